@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// How the guest driver touches the device: 32-bit register accesses per BAR
+// and direct mappings of BAR ranges where the platform gives them. Ports:
+// the in-process port onto the software GPU model (the native baseline),
+// the mediated port of the testbed (a VM's view through the mediator), and
+// the PCI port (libpciaccess, inside a Linux guest).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace vgpu::driver {
+
+enum class Bar : uint8_t { bar0 = 0, bar1 = 1, bar3 = 3 };
+
+class Port {
+ public:
+  virtual ~Port() = default;
+  virtual uint32_t read32(Bar bar, uint64_t offset) = 0;
+  virtual void write32(Bar bar, uint64_t offset, uint32_t value) = 0;
+  // A CPU mapping of [offset, offset + len) of a BAR when the platform gives
+  // one (every page in the range must be mapped); an empty span otherwise,
+  // and the driver falls back to read32/write32 or the copy engine.
+  virtual std::span<std::byte> map(Bar bar, uint64_t offset, uint64_t len) = 0;
+  virtual uint64_t bar_size(Bar bar) const = 0;
+  // Called in every poll loop: lets the platform make progress.
+  virtual void relax() {}
+  virtual std::string name() const = 0;
+};
+
+}  // namespace vgpu::driver

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The software GPU model: the physical GPU backend. It implements the
+// device contract of docs/spec/vgpu.md as hardware would. The mediator,
+// the native driver port and the QEMU device all talk to it through this
+// interface; a backend for a real GPU will implement the same one.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "common/clock.h"
+#include "common/error.h"
+#include "gpu/vram.h"
+
+namespace vgpu::gpu {
+
+enum class Bar : uint8_t { bar0 = 0, bar1 = 1, bar3 = 3 };
+
+struct GpuConfig {
+  uint64_t vram_bytes = 256 * 1024 * 1024;
+  ClockKind clock = ClockKind::real;
+};
+
+// One BAR1/BAR3 page as the BAR's page tables map it right now.
+struct BarPage {
+  uint64_t bar_offset;   // start of the page in the BAR
+  uint64_t vram_addr;    // VRAM address it maps to
+  uint64_t bytes;        // page size (4 KiB or 128 KiB)
+  bool read_only;
+};
+
+// Something a channel did that the host side (mediator, scheduler) needs
+// to know about. Delivered on a model thread; handlers must not block.
+struct ChannelEvent {
+  enum class Kind {
+    idle,      // GP_GET caught up with GP_PUT and all engine work retired
+    error,     // the channel stopped with an error (CHAN_ERROR holds the code)
+    nonstall,  // NON_STALL_INTERRUPT or an awaken semaphore
+  };
+  Kind kind;
+  uint32_t chid;
+  uint64_t start_ns;   // idle: when this busy period began
+  uint64_t end_ns;     // idle: when the last work retired; others: event time
+};
+
+class Gpu {
+ public:
+  static Result<std::unique_ptr<Gpu>> create(const GpuConfig& config);
+  virtual ~Gpu() = default;
+
+  // BAR0: 32-bit registers. Unimplemented offsets read regs::BAD_REGISTER.
+  virtual uint32_t read32(uint32_t offset) = 0;
+  virtual void write32(uint32_t offset, uint32_t value) = 0;
+
+  // BAR1 and BAR3 as a CPU access sees them: translated through the BAR's
+  // page tables. A fault is recorded (unit bar1/bar3), the read gives all
+  // ones and the write is dropped. BAR1 writes to a USERD GP_PUT are the
+  // doorbell that wakes PFIFO.
+  virtual uint32_t bar_read32(Bar bar, uint64_t offset) = 0;
+  virtual void bar_write32(Bar bar, uint64_t offset, uint32_t value) = 0;
+  virtual uint64_t bar_size(Bar bar) const = 0;
+  // The page behind a BAR offset, for direct mappings; none if unmapped.
+  virtual std::optional<BarPage> bar_translate(Bar bar, uint64_t offset) = 0;
+  // Changes whenever a BAR's translation may have changed (BAR instance
+  // register written, BAR TLB invalidated). Direct mappings compare it.
+  virtual uint64_t bar_generation() const = 0;
+
+  virtual Vram& vram() = 0;
+  virtual Clock& clock() = 0;
+
+  // The interrupt line (PMC INTR_0 & mask, if INTR_EN_0) changed level.
+  virtual void set_interrupt_handler(std::function<void(bool asserted)> handler) = 0;
+  virtual void set_channel_event_handler(std::function<void(const ChannelEvent&)> handler) = 0;
+
+  // Wait until no channel has work and every engine is idle (tests, teardown).
+  virtual bool wait_idle(uint64_t timeout_ns) = 0;
+};
+
+}  // namespace vgpu::gpu

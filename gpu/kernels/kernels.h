@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The built-in compute kernels (docs/spec/vgpu.md, "Built-in kernels"),
+// run by the model's compute engine on host views of GPU memory, and
+// their modeled cost for virtual time.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "vgpu/classes.h"
+
+namespace vgpu::gpu::kernels {
+
+// Each takes host views whose sizes the compute engine has checked against
+// the arguments (required_bytes below).
+void fill(std::span<float> dst, float value);
+void saxpy(float a, std::span<const float> x, std::span<float> y);
+void madd(std::span<const float> a, std::span<const float> b, std::span<float> c);
+void sgemm(const cls::SgemmArgs& args, const float* a, const float* b, float* c);
+void conv2d(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output);
+void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
+          const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi);
+
+// Output height and width of a convolution; 0 when the arguments are invalid.
+uint32_t conv2d_out_h(const cls::Conv2dArgs& a);
+uint32_t conv2d_out_w(const cls::Conv2dArgs& a);
+
+// Modeled cost in nanoseconds (docs/spec/vgpu.md, "Time and the cost model").
+struct CostModel {
+  double flops_per_ns = 1000.0;     // 1 TFLOP/s single precision (Quadro 6000 class)
+  double bytes_per_ns = 144.0;      // 144 GB/s VRAM bandwidth
+  uint64_t launch_ns = 5000;        // fixed cost per launch
+};
+uint64_t sgemm_cost_ns(const CostModel& m, const cls::SgemmArgs& a);
+uint64_t conv2d_cost_ns(const CostModel& m, const cls::Conv2dArgs& a);
+uint64_t mriq_cost_ns(const CostModel& m, uint32_t num_k, uint32_t num_x);
+uint64_t stream_cost_ns(const CostModel& m, uint64_t bytes);   // fill, saxpy, madd, copies
+
+}  // namespace vgpu::gpu::kernels

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The GPU MMU of the software model: walks Fermi page tables in VRAM
+// (docs/spec/vgpu.md, "Page tables"), caches translations in a TLB that
+// keeps stale entries until invalidated, and reports faults.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+#include "gpu/vram.h"
+#include "vgpu/formats.h"
+#include "vgpu/regs.h"
+
+namespace vgpu::gpu {
+
+// Who accesses which address space.
+struct AccessContext {
+  uint64_t pdb = 0;                   // page directory VRAM address
+  uint64_t limit = 0;                 // last valid VA byte (instance block +0x208)
+  regs::FaultUnit unit = regs::FaultUnit::pfifo;
+  uint64_t inst = 0;                  // instance block address, reported with faults
+  std::optional<uint32_t> chid;       // channel, reported with faults
+  bool priv = false;                  // privileged client (may use PRIV pages)
+};
+
+struct Fault {
+  regs::FaultReason reason;
+  uint64_t va;
+  bool write;
+  regs::FaultUnit unit;
+  uint64_t inst;
+  std::optional<uint32_t> chid;
+};
+
+// Translation of one byte address; valid up to the end of its page.
+struct Translation {
+  uint64_t phys;
+  uint64_t page_bytes;
+  bool read_only;
+};
+
+template <typename T>
+using Walk = std::expected<T, Fault>;
+
+// A contiguous host view of a GPU VA range (compute kernels read and write
+// through it). Physically contiguous ranges are a pointer into VRAM;
+// others are a window of shared mappings of the VRAM memfd.
+class HostView {
+ public:
+  HostView() = default;
+  HostView(HostView&&) noexcept;
+  HostView& operator=(HostView&&) noexcept;
+  ~HostView();
+  std::byte* data() const { return data_; }
+  uint64_t size() const { return size_; }
+  bool windowed() const { return window_ != nullptr; }
+
+ private:
+  friend class Mmu;
+  std::byte* data_ = nullptr;
+  uint64_t size_ = 0;
+  void* window_ = nullptr;     // mmap'd window to unmap, if any
+  uint64_t window_bytes_ = 0;
+};
+
+struct TlbStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t invalidates = 0;
+};
+
+class Mmu {
+ public:
+  explicit Mmu(Vram& vram) : vram_(vram) {}
+
+  Walk<Translation> translate(const AccessContext& ctx, uint64_t va, bool write);
+
+  // Calls fn(va, phys, bytes) for each physically contiguous run of [va, va+len).
+  Walk<void> for_each_run(const AccessContext& ctx, uint64_t va, uint64_t len, bool write,
+                          const std::function<void(uint64_t va, uint64_t phys, uint64_t bytes)>& fn);
+
+  Walk<void> read(const AccessContext& ctx, uint64_t va, void* dst, uint64_t len);
+  Walk<void> write(const AccessContext& ctx, uint64_t va, const void* src, uint64_t len);
+  Walk<uint32_t> read32(const AccessContext& ctx, uint64_t va);
+  Walk<void> write32(const AccessContext& ctx, uint64_t va, uint32_t value);
+
+  Walk<HostView> map_range(const AccessContext& ctx, uint64_t va, uint64_t len, bool write);
+
+  // Drop cached translations of one address space, or of all.
+  void invalidate(uint64_t pdb);
+  void invalidate_all();
+  TlbStats stats() const;
+
+ private:
+  Vram& vram_;
+  // ... TLB state, owned by the implementation
+  mutable std::mutex mutex_;
+  struct TlbKey {
+    uint64_t pdb;
+    uint64_t page;   // va >> SMALL_PAGE_SHIFT
+    bool operator==(const TlbKey&) const = default;
+  };
+  struct TlbKeyHash {
+    size_t operator()(const TlbKey& k) const { return std::hash<uint64_t>()(k.pdb * 0x9e3779b97f4a7c15ull ^ k.page); }
+  };
+  std::unordered_map<TlbKey, Translation, TlbKeyHash> tlb_;
+  TlbStats stats_;
+};
+
+}  // namespace vgpu::gpu

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// VRAM of the software GPU: host memory backed by a memfd, so that QEMU
+// (BAR remap) and a host daemon can map the same pages.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "common/error.h"
+
+namespace vgpu::gpu {
+
+class Vram {
+ public:
+  static Result<std::unique_ptr<Vram>> create(uint64_t bytes);
+  ~Vram();
+  Vram(const Vram&) = delete;
+  Vram& operator=(const Vram&) = delete;
+
+  uint64_t size() const { return size_; }
+  int fd() const { return fd_; }
+  std::byte* data() { return base_; }
+  const std::byte* data() const { return base_; }
+
+  bool contains(uint64_t addr, uint64_t len) const { return addr <= size_ && len <= size_ - addr; }
+
+  // Naturally aligned, single-copy atomic accesses (the GPU and the CPU
+  // poll the same words). Out of range or misaligned: reads give all ones,
+  // writes are dropped, and the result says false.
+  uint32_t read32(uint64_t addr) const;
+  uint64_t read64(uint64_t addr) const;
+  bool write32(uint64_t addr, uint32_t value);
+  bool write64(uint64_t addr, uint64_t value);
+
+ private:
+  Vram(int fd, std::byte* base, uint64_t size) : fd_(fd), base_(base), size_(size) {}
+  int fd_;
+  std::byte* base_;
+  uint64_t size_;
+};
+
+}  // namespace vgpu::gpu
