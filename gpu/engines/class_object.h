@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The seam between PFIFO (which fetches and decodes push buffers) and the
+// objects bound to subchannels by SET_OBJECT (copy 0x90B5, compute 0x90C0).
+// PFIFO delivers each non-host method to the bound object in order. A
+// method either completes at once or hands back engine work, which PFIFO
+// runs on that engine's own thread; the channel waits for it before its
+// next method, while other channels go on.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "common/clock.h"
+#include "gpu/kernels/kernels.h"
+#include "gpu/mmu.h"
+#include "vgpu/regs.h"
+
+namespace vgpu::gpu {
+
+enum class EngineId : uint8_t { copy = 0, compute = 1 };
+
+// Why a channel stops: the code for CHAN_ERROR, the method, and details.
+struct ChannelFault {
+  regs::ChannelError code;
+  uint32_t method = 0;              // byte address of the offending method
+  uint32_t subch = 0;
+  uint64_t addr = 0;                // faulting or offending address, if any
+  std::optional<Fault> mmu;         // set when code == mmu_fault
+};
+
+// What an object may use while running a method of one channel.
+struct ChannelContext {
+  uint32_t chid;
+  AccessContext as;                 // the channel's address space
+  Mmu& mmu;
+  Clock& clock;
+  const kernels::CostModel& cost;
+  // Raise the channel's non-stall interrupt (NONSTALL_PENDING, PFIFO intr).
+  std::function<void()> nonstall;
+  // A semaphore was written: wake channels blocked in an acquire.
+  std::function<void()> semaphore_written;
+};
+
+using MethodDone = std::expected<void, ChannelFault>;
+
+// Work for an engine thread. It returns when the work is done (in virtual
+// time it charges its modeled cost to the clock).
+struct EngineWork {
+  EngineId engine;
+  std::function<MethodDone()> run;
+};
+
+using MethodOutcome = std::expected<std::optional<EngineWork>, ChannelFault>;
+
+class ClassObject {
+ public:
+  virtual ~ClassObject() = default;
+  virtual uint32_t class_id() const = 0;
+  // One method (byte address >= fmt::mthd::HOST_METHOD_END) and its data.
+  [[nodiscard]] virtual MethodOutcome method(ChannelContext& ctx, uint32_t mthd, uint32_t data) = 0;
+};
+
+// Factories; nullptr for a class the device does not have.
+std::unique_ptr<ClassObject> make_class_object(uint32_t class_id);
+
+// Write a semaphore release: one word (payload) or four words
+// (payload, 0, 64-bit timestamp). Shared by the host, copy and compute classes.
+[[nodiscard]] MethodDone release_semaphore(ChannelContext& ctx, uint64_t va, uint32_t payload,
+                                           bool four_words, uint32_t method);
+
+}  // namespace vgpu::gpu
