@@ -12,7 +12,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
-#include "gpu/vram.h"
+#include "gpu/mem/vram.h"
 
 namespace vgpu::gpu {
 

@@ -15,7 +15,7 @@
 
 #include "common/clock.h"
 #include "gpu/kernels/kernels.h"
-#include "gpu/mmu.h"
+#include "gpu/mem/mmu.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::gpu {

@@ -11,7 +11,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "gpu/vram.h"
+#include "gpu/mem/vram.h"
 #include "vgpu/formats.h"
 #include "vgpu/regs.h"
 
