@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The C++ side of the C API: one abstract backend, implemented by the
+// software GPU model (model_backend.cc) or, while that library is not
+// linked, by the identity backend (identity_backend.cc). vgpu_capi.cc owns
+// the C boundary: validation, counters, and catching exceptions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capi/vgpu_capi.h"
+#include "common/error.h"
+
+namespace vgpu::capi {
+
+struct BackendConfig {
+  uint64_t vram_bytes;
+  uint32_t channels;
+  VgpuMode mode;
+  bool bar_remap;
+  bool lazy_shadow;
+  std::string scheduler;
+  uint32_t weight;
+};
+
+using IrqFn = void (*)(void* opaque, bool asserted);
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual const char* kind() const = 0;
+
+  virtual uint32_t bar0_read32(uint32_t offset) = 0;
+  virtual void bar0_write32(uint32_t offset, uint32_t value) = 0;
+  virtual uint32_t bar_read32(VgpuBar bar, uint64_t offset) = 0;
+  virtual void bar_write32(VgpuBar bar, uint64_t offset, uint32_t value) = 0;
+  virtual uint64_t bar_size(VgpuBar bar) const = 0;
+
+  virtual uint64_t bar_generation() const = 0;
+  // The BAR's layout when remapping is on (sorted, covering the BAR).
+  virtual std::vector<VgpuBarRange> bar_layout(VgpuBar bar) = 0;
+
+  virtual int vram_fd() const = 0;
+  virtual uint64_t vram_size() const = 0;
+
+  // Replaces the interrupt handler; safe against concurrent delivery.
+  virtual void set_irq_handler(IrqFn fn, void* opaque) = 0;
+
+  // Backend-specific counters as JSON members ("name": value, ...), or empty.
+  virtual std::string counters_json() const = 0;
+};
+
+// Defined by whichever backend is linked (see capi/meson.build).
+[[nodiscard]] Result<std::unique_ptr<Backend>> make_backend(const BackendConfig& config);
+
+// One trapped range over a whole BAR: the layout with remapping off.
+std::vector<VgpuBarRange> all_trapped(uint64_t bar_size);
+
+}  // namespace vgpu::capi

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The C boundary: validates the configuration, counts trapped accesses, and
+// catches every exception (a C caller cannot unwind C++ frames). A failure
+// inside a register access behaves as guest misbehaviour does: reads give
+// all ones, writes are dropped, and the failure is counted.
+#include "capi/vgpu_capi.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "capi/backend.h"
+#include "vgpu/regs.h"
+
+using vgpu::capi::Backend;
+using vgpu::capi::BackendConfig;
+
+struct VgpuBackend {
+  std::unique_ptr<Backend> impl;
+  std::atomic<uint64_t> bar0_reads{0};
+  std::atomic<uint64_t> bar0_writes{0};
+  std::atomic<uint64_t> bar_reads{0};
+  std::atomic<uint64_t> bar_writes{0};
+  std::atomic<uint64_t> layout_queries{0};
+  std::atomic<uint64_t> internal_errors{0};
+};
+
+namespace vgpu::capi {
+
+std::vector<VgpuBarRange> all_trapped(uint64_t bar_size) {
+  return {VgpuBarRange{0, 0, bar_size, true}};
+}
+
+namespace {
+
+constexpr uint64_t VRAM_MIN = 64 * MiB;
+constexpr uint64_t VRAM_MAX = 4 * GiB;
+constexpr uint64_t VRAM_GRANULE = MiB;  // PFB FBPA_MIB reports whole MiB
+constexpr uint32_t WEIGHT_MAX = 100;
+constexpr std::array<const char*, 3> SCHEDULERS{"fifo", "credit", "band"};
+constexpr uint32_t ALL_ONES = std::numeric_limits<uint32_t>::max();
+
+void put_error(char* err, size_t err_len, const std::string& message) {
+  if (err == nullptr || err_len == 0) return;
+  std::snprintf(err, err_len, "%s", message.c_str());
+}
+
+[[nodiscard]] Result<BackendConfig> validate(const VgpuBackendConfig& c) {
+  if (c.vram_bytes < VRAM_MIN || c.vram_bytes > VRAM_MAX || c.vram_bytes % VRAM_GRANULE != 0) {
+    return fail(Errc::invalid_argument,
+                "vram: " + std::to_string(c.vram_bytes) + " bytes is not a whole number of MiB in [" +
+                    std::to_string(VRAM_MIN / MiB) + " MiB, " + std::to_string(VRAM_MAX / MiB) +
+                    " MiB]");
+  }
+  if (c.channels < 1 || c.channels > regs::NUM_CHANNELS) {
+    return fail(Errc::invalid_argument,
+                "channels: " + std::to_string(c.channels) + " is outside [1, " +
+                    std::to_string(regs::NUM_CHANNELS) + "]");
+  }
+  if (c.mode != VGPU_MODE_PASSTHROUGH && c.mode != VGPU_MODE_FV) {
+    return fail(Errc::invalid_argument, "mode: must be passthrough or fv");
+  }
+  std::string scheduler = c.scheduler != nullptr ? c.scheduler : "";
+  if (std::ranges::find(SCHEDULERS, scheduler) == SCHEDULERS.end()) {
+    return fail(Errc::invalid_argument,
+                "scheduler: '" + scheduler + "' is not one of fifo, credit, band");
+  }
+  if (c.weight < 1 || c.weight > WEIGHT_MAX) {
+    return fail(Errc::invalid_argument,
+                "weight: " + std::to_string(c.weight) + " is outside [1, " +
+                    std::to_string(WEIGHT_MAX) + "]");
+  }
+  return BackendConfig{c.vram_bytes, c.channels, c.mode, c.bar_remap, c.lazy_shadow,
+                       std::move(scheduler), c.weight};
+}
+
+// Runs f; on an exception counts it and returns fallback.
+template <typename F, typename T>
+T guarded(VgpuBackend* b, T fallback, F&& f) noexcept {
+  try {
+    return f();
+  } catch (...) {
+    b->internal_errors.fetch_add(1, std::memory_order_relaxed);
+    return fallback;
+  }
+}
+
+template <typename F>
+void guarded_void(VgpuBackend* b, F&& f) noexcept {
+  try {
+    f();
+  } catch (...) {
+    b->internal_errors.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace
+}  // namespace vgpu::capi
+
+using namespace vgpu::capi;
+
+extern "C" {
+
+void vgpu_pci_identity(VgpuPciIdentity* id) {
+  namespace pci = vgpu::regs::pci;
+  *id = VgpuPciIdentity{
+      .vendor_id = pci::VENDOR_ID,
+      .device_id = pci::DEVICE_ID,
+      .revision = pci::REVISION,
+      .class_id = static_cast<uint16_t>((pci::CLASS_DISPLAY << 8) | pci::SUBCLASS_3D),
+      .bar0_index = pci::BAR0_INDEX,
+      .bar1_index = pci::BAR1_INDEX,
+      .bar3_index = pci::BAR3_INDEX,
+      .bar0_size = pci::BAR0_SIZE,
+      .bar1_size = pci::BAR1_SIZE,
+      .bar3_size = pci::BAR3_SIZE,
+  };
+}
+
+void vgpu_limits(VgpuLimits* limits) {
+  *limits = VgpuLimits{
+      .vram_min = VRAM_MIN,
+      .vram_max = VRAM_MAX,
+      .vram_granule = VRAM_GRANULE,
+      .channels_max = vgpu::regs::NUM_CHANNELS,
+      .weight_max = WEIGHT_MAX,
+  };
+}
+
+VgpuBackend* vgpu_backend_create(const VgpuBackendConfig* config, char* err, size_t err_len) {
+  try {
+    if (config == nullptr) {
+      put_error(err, err_len, "no configuration");
+      return nullptr;
+    }
+    auto valid = validate(*config);
+    if (!valid) {
+      put_error(err, err_len, valid.error().message);
+      return nullptr;
+    }
+    auto impl = make_backend(*valid);
+    if (!impl) {
+      put_error(err, err_len, impl.error().what());
+      return nullptr;
+    }
+    auto* b = new VgpuBackend;
+    b->impl = std::move(*impl);
+    return b;
+  } catch (const std::exception& e) {
+    put_error(err, err_len, std::string("backend creation failed: ") + e.what());
+  } catch (...) {
+    put_error(err, err_len, "backend creation failed");
+  }
+  return nullptr;
+}
+
+void vgpu_backend_destroy(VgpuBackend* b) {
+  try {
+    delete b;
+  } catch (...) {
+    // A destructor that throws has nowhere to report; the memory is gone.
+  }
+}
+
+const char* vgpu_backend_kind(const VgpuBackend* b) { return b->impl->kind(); }
+
+uint32_t vgpu_backend_bar0_read32(VgpuBackend* b, uint32_t offset) {
+  b->bar0_reads.fetch_add(1, std::memory_order_relaxed);
+  return guarded(b, ALL_ONES, [&] { return b->impl->bar0_read32(offset); });
+}
+
+void vgpu_backend_bar0_write32(VgpuBackend* b, uint32_t offset, uint32_t value) {
+  b->bar0_writes.fetch_add(1, std::memory_order_relaxed);
+  guarded_void(b, [&] { b->impl->bar0_write32(offset, value); });
+}
+
+uint32_t vgpu_backend_bar_read32(VgpuBackend* b, VgpuBar bar, uint64_t offset) {
+  b->bar_reads.fetch_add(1, std::memory_order_relaxed);
+  return guarded(b, ALL_ONES, [&] { return b->impl->bar_read32(bar, offset); });
+}
+
+void vgpu_backend_bar_write32(VgpuBackend* b, VgpuBar bar, uint64_t offset, uint32_t value) {
+  b->bar_writes.fetch_add(1, std::memory_order_relaxed);
+  guarded_void(b, [&] { b->impl->bar_write32(bar, offset, value); });
+}
+
+uint64_t vgpu_backend_bar_size(const VgpuBackend* b, VgpuBar bar) {
+  return b->impl->bar_size(bar);
+}
+
+uint64_t vgpu_backend_bar_generation(VgpuBackend* b) {
+  return guarded(b, uint64_t{0}, [&] { return b->impl->bar_generation(); });
+}
+
+size_t vgpu_backend_bar_layout(VgpuBackend* b, VgpuBar bar, VgpuBarRange* ranges,
+                               size_t max_ranges, uint64_t* generation) {
+  b->layout_queries.fetch_add(1, std::memory_order_relaxed);
+  return guarded(b, size_t{0}, [&] {
+    // Read the generation first: a change during the walk is seen next poll.
+    uint64_t gen = b->impl->bar_generation();
+    std::vector<VgpuBarRange> layout = b->impl->bar_layout(bar);
+    std::copy_n(layout.begin(), std::min(layout.size(), max_ranges), ranges);
+    if (generation != nullptr) *generation = gen;
+    return layout.size();
+  });
+}
+
+int vgpu_backend_vram_fd(const VgpuBackend* b) { return b->impl->vram_fd(); }
+uint64_t vgpu_backend_vram_size(const VgpuBackend* b) { return b->impl->vram_size(); }
+
+void vgpu_backend_set_irq_handler(VgpuBackend* b, VgpuIrqFn fn, void* opaque) {
+  guarded_void(b, [&] { b->impl->set_irq_handler(fn, opaque); });
+}
+
+char* vgpu_backend_counters_json(VgpuBackend* b) {
+  try {
+    std::string extra = b->impl->counters_json();
+    auto member = [](const char* name, uint64_t v) {
+      return std::string(", \"") + name + "\": " + std::to_string(v);
+    };
+    std::string json = std::string("{\"backend\": \"") + b->impl->kind() + "\"" +
+                       member("bar0_reads", b->bar0_reads.load()) +
+                       member("bar0_writes", b->bar0_writes.load()) +
+                       member("bar_reads", b->bar_reads.load()) +
+                       member("bar_writes", b->bar_writes.load()) +
+                       member("layout_queries", b->layout_queries.load()) +
+                       member("internal_errors", b->internal_errors.load()) +
+                       (extra.empty() ? "" : ", ") + extra + "}";
+    return strdup(json.c_str());
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void vgpu_backend_free_string(char* s) { std::free(s); }
+
+}  // extern "C"

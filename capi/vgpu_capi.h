@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// vgpu C API: the seam between a C host (QEMU's hw/vgpu) and the C++
+// backend (the embedded mediator and the software GPU model). C only: no
+// C++ types cross it, and no C++ exception escapes it (every entry point
+// catches at the boundary and turns a failure into a return value).
+//
+// Threading: every function may be called from any thread, but calls on
+// one backend must be serialised by the caller (QEMU holds the BQL around
+// MMIO). The interrupt callback is the exception: the backend calls it from
+// its own engine threads, possibly while a caller is inside a backend call.
+#ifndef VGPU_CAPI_H
+#define VGPU_CAPI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct VgpuBackend VgpuBackend;
+
+// The device's PCI identity and BAR sizes (regs::pci in vgpu/regs.h), for
+// C front ends that cannot include the C++ register header.
+typedef struct VgpuPciIdentity {
+    uint16_t vendor_id;
+    uint16_t device_id;
+    uint8_t revision;
+    uint16_t class_id;    // base class << 8 | subclass
+    unsigned bar0_index;  // 32-bit MMIO registers
+    unsigned bar1_index;  // 64-bit prefetchable VRAM aperture
+    unsigned bar3_index;  // 64-bit prefetchable instance aperture
+    uint64_t bar0_size;
+    uint64_t bar1_size;
+    uint64_t bar3_size;
+} VgpuPciIdentity;
+
+void vgpu_pci_identity(VgpuPciIdentity *identity);
+
+// Limits the backend accepts (docs/qemu.md): VRAM is a whole number of MiB
+// in [min, max]; channels in [1, max]; weight in [1, max].
+typedef struct VgpuLimits {
+    uint64_t vram_min;
+    uint64_t vram_max;
+    uint64_t vram_granule;
+    uint32_t channels_max;
+    uint32_t weight_max;
+} VgpuLimits;
+
+void vgpu_limits(VgpuLimits *limits);
+
+typedef enum VgpuMode {
+    VGPU_MODE_PASSTHROUGH = 0,  // the VM owns the whole GPU, no shadowing
+    VGPU_MODE_FV = 1,           // full virtualization through the mediator
+} VgpuMode;
+
+typedef enum VgpuBar {
+    VGPU_BAR1 = 1,  // VRAM aperture
+    VGPU_BAR3 = 3,  // instance aperture
+} VgpuBar;
+
+typedef struct VgpuBackendConfig {
+    uint64_t vram_bytes;    // VRAM the VM sees
+    uint32_t channels;      // channels the VM may use (1..128)
+    VgpuMode mode;
+    bool bar_remap;         // map safe BAR1/BAR3 pages straight to VRAM
+    bool lazy_shadow;       // rescan page tables only when a channel runs
+    const char *scheduler;  // "fifo", "credit" or "band"
+    uint32_t weight;        // scheduler share, 1..100
+} VgpuBackendConfig;
+
+// One range of a BAR as the front end should map it. Ranges are sorted,
+// do not overlap and cover the whole BAR.
+typedef struct VgpuBarRange {
+    uint64_t bar_offset;   // start in the BAR
+    uint64_t vram_offset;  // offset in the VRAM memfd (direct ranges only)
+    uint64_t size;         // bytes
+    bool trapped;          // true: every access goes through bar_read32/bar_write32
+} VgpuBarRange;
+
+// Called with the new level of the device's interrupt line. Runs on a
+// backend thread (or on the caller's thread, inside a register write): it
+// must not block and must not call back into the backend.
+typedef void (*VgpuIrqFn)(void *opaque, bool asserted);
+
+// Returns NULL on failure with a message in err (always NUL-terminated when
+// err_len > 0) naming the setting at fault.
+VgpuBackend *vgpu_backend_create(const VgpuBackendConfig *config, char *err, size_t err_len);
+void vgpu_backend_destroy(VgpuBackend *backend);
+
+// A short name of what implements the backend ("model", or "identity" while
+// the model library is not linked). For logs and the counters.
+const char *vgpu_backend_kind(const VgpuBackend *backend);
+
+// BAR0: 32-bit registers. Unimplemented offsets read as regs::BAD_REGISTER.
+uint32_t vgpu_backend_bar0_read32(VgpuBackend *backend, uint32_t offset);
+void vgpu_backend_bar0_write32(VgpuBackend *backend, uint32_t offset, uint32_t value);
+
+// BAR1/BAR3 accesses that trap. A read of an unmapped page gives all ones.
+uint32_t vgpu_backend_bar_read32(VgpuBackend *backend, VgpuBar bar, uint64_t offset);
+void vgpu_backend_bar_write32(VgpuBackend *backend, VgpuBar bar, uint64_t offset,
+                              uint32_t value);
+uint64_t vgpu_backend_bar_size(const VgpuBackend *backend, VgpuBar bar);
+
+// Changes whenever a BAR layout may have changed (BAR instance register,
+// TLB invalidate, USERD base). Front ends poll it after every BAR0 write.
+uint64_t vgpu_backend_bar_generation(VgpuBackend *backend);
+
+// Fills up to max_ranges ranges of the BAR's current layout and returns how
+// many the layout has (call again with a larger array if that is more than
+// max_ranges). *generation receives the generation the layout belongs to.
+// With bar_remap off, the layout is one trapped range over the whole BAR.
+size_t vgpu_backend_bar_layout(VgpuBackend *backend, VgpuBar bar, VgpuBarRange *ranges,
+                               size_t max_ranges, uint64_t *generation);
+
+// The VRAM memfd (owned by the backend; -1 when the backend has no VRAM
+// to share) and its size in bytes.
+int vgpu_backend_vram_fd(const VgpuBackend *backend);
+uint64_t vgpu_backend_vram_size(const VgpuBackend *backend);
+
+void vgpu_backend_set_irq_handler(VgpuBackend *backend, VgpuIrqFn fn, void *opaque);
+
+// Counters as one JSON object. The caller frees the string with
+// vgpu_backend_free_string. NULL if memory ran out.
+char *vgpu_backend_counters_json(VgpuBackend *backend);
+void vgpu_backend_free_string(char *s);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // VGPU_CAPI_H

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "capi/vgpu_capi.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vgpu/regs.h"
+
+namespace {
+
+using namespace vgpu;
+
+VgpuBackendConfig default_config() {
+  return VgpuBackendConfig{
+      .vram_bytes = 64 * MiB,
+      .channels = 8,
+      .mode = VGPU_MODE_PASSTHROUGH,
+      .bar_remap = true,
+      .lazy_shadow = true,
+      .scheduler = "fifo",
+      .weight = 1,
+  };
+}
+
+struct Destroy {
+  void operator()(VgpuBackend* b) const { vgpu_backend_destroy(b); }
+};
+using BackendPtr = std::unique_ptr<VgpuBackend, Destroy>;
+
+// Creation must fail and the message must start with the property's name.
+void expect_rejected(const VgpuBackendConfig& config, const std::string& property) {
+  char err[256] = {};
+  BackendPtr b(vgpu_backend_create(&config, err, sizeof(err)));
+  EXPECT_EQ(b, nullptr);
+  EXPECT_EQ(std::string(err).rfind(property + ":", 0), 0u) << err;
+}
+
+TEST(Capi, RejectsVramBelowMinimumNamingVram) {
+  VgpuBackendConfig c = default_config();
+  c.vram_bytes = 1;
+  expect_rejected(c, "vram");
+}
+
+TEST(Capi, RejectsVramThatIsNotWholeMiB) {
+  VgpuBackendConfig c = default_config();
+  c.vram_bytes = 64 * MiB + 4 * KiB;
+  expect_rejected(c, "vram");
+}
+
+TEST(Capi, RejectsVramAboveMaximum) {
+  VgpuBackendConfig c = default_config();
+  c.vram_bytes = 8 * GiB;
+  expect_rejected(c, "vram");
+}
+
+TEST(Capi, RejectsZeroAndTooManyChannels) {
+  VgpuBackendConfig c = default_config();
+  c.channels = 0;
+  expect_rejected(c, "channels");
+  c.channels = regs::NUM_CHANNELS + 1;
+  expect_rejected(c, "channels");
+}
+
+TEST(Capi, RejectsUnknownScheduler) {
+  VgpuBackendConfig c = default_config();
+  c.scheduler = "lottery";
+  expect_rejected(c, "scheduler");
+  c.scheduler = nullptr;
+  expect_rejected(c, "scheduler");
+}
+
+TEST(Capi, RejectsWeightOutsideOneToHundred) {
+  VgpuBackendConfig c = default_config();
+  c.weight = 0;
+  expect_rejected(c, "weight");
+  c.weight = 101;
+  expect_rejected(c, "weight");
+}
+
+TEST(Capi, ErrorMessageIsTruncatedToTheBuffer) {
+  VgpuBackendConfig c = default_config();
+  c.weight = 0;
+  char err[8];
+  std::memset(err, 'x', sizeof(err));
+  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
+  EXPECT_EQ(b, nullptr);
+  EXPECT_EQ(std::strlen(err), sizeof(err) - 1);
+}
+
+TEST(Capi, Boot0ReportsGf100Chipset) {
+  VgpuBackendConfig c = default_config();
+  char err[256] = {};
+  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
+  ASSERT_NE(b, nullptr) << err;
+  uint32_t boot0 = vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset);
+  EXPECT_EQ(regs::pmc::Boot0Chipset::get(boot0), regs::CHIPSET_GF100);
+}
+
+TEST(Capi, LayoutWithRemapOffIsOneTrappedRangeOverTheBar) {
+  VgpuBackendConfig c = default_config();
+  c.bar_remap = false;
+  char err[256] = {};
+  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
+  ASSERT_NE(b, nullptr) << err;
+  for (VgpuBar bar : {VGPU_BAR1, VGPU_BAR3}) {
+    std::vector<VgpuBarRange> ranges(4);
+    uint64_t gen = ~uint64_t{0};
+    size_t n = vgpu_backend_bar_layout(b.get(), bar, ranges.data(), ranges.size(), &gen);
+    ASSERT_EQ(n, 1u);
+    EXPECT_EQ(ranges[0].bar_offset, 0u);
+    EXPECT_EQ(ranges[0].size, vgpu_backend_bar_size(b.get(), bar));
+    EXPECT_TRUE(ranges[0].trapped);
+    EXPECT_EQ(gen, vgpu_backend_bar_generation(b.get()));
+  }
+}
+
+TEST(Capi, LayoutReportsCountWhenArrayIsTooSmall) {
+  VgpuBackendConfig c = default_config();
+  char err[256] = {};
+  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
+  ASSERT_NE(b, nullptr) << err;
+  size_t n = vgpu_backend_bar_layout(b.get(), VGPU_BAR1, nullptr, 0, nullptr);
+  EXPECT_GE(n, 1u);
+}
+
+TEST(Capi, CountersJsonCountsBar0Accesses) {
+  VgpuBackendConfig c = default_config();
+  char err[256] = {};
+  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
+  ASSERT_NE(b, nullptr) << err;
+  (void)vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset);
+  (void)vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset);
+  vgpu_backend_bar0_write32(b.get(), regs::pmc::INTR_EN_0.offset, 0);
+  char* json = vgpu_backend_counters_json(b.get());
+  ASSERT_NE(json, nullptr);
+  std::string s(json);
+  vgpu_backend_free_string(json);
+  EXPECT_NE(s.find("\"bar0_reads\": 2"), std::string::npos) << s;
+  EXPECT_NE(s.find("\"bar0_writes\": 1"), std::string::npos) << s;
+  EXPECT_NE(s.find(std::string("\"backend\": \"") + vgpu_backend_kind(b.get()) + "\""),
+            std::string::npos) << s;
+}
+
+TEST(Capi, PciIdentityMatchesRegisterHeader) {
+  VgpuPciIdentity id;
+  vgpu_pci_identity(&id);
+  EXPECT_EQ(id.vendor_id, regs::pci::VENDOR_ID);
+  EXPECT_EQ(id.device_id, regs::pci::DEVICE_ID);
+  EXPECT_EQ(id.class_id >> 8, regs::pci::CLASS_DISPLAY);
+  EXPECT_EQ(id.bar1_size, regs::pci::BAR1_SIZE);
+  EXPECT_EQ(id.bar3_index, regs::pci::BAR3_INDEX);
+}
+
+}  // namespace
