@@ -4,12 +4,15 @@
 // keeps stale entries until invalidated, and reports faults.
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <expected>
 #include <functional>
-#include <mutex>
+#include <shared_mutex>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "gpu/mem/vram.h"
 #include "vgpu/formats.h"
@@ -43,6 +46,13 @@ struct Translation {
   bool read_only;
 };
 
+// One physically contiguous piece of a VA range.
+struct PhysRun {
+  uint64_t va;
+  uint64_t phys;
+  uint64_t bytes;
+};
+
 template <typename T>
 using Walk = std::expected<T, Fault>;
 
@@ -70,24 +80,34 @@ class HostView {
 struct TlbStats {
   uint64_t hits = 0;
   uint64_t misses = 0;
-  uint64_t invalidates = 0;
+  uint64_t invalidates = 0;   // invalidate() and invalidate_all() calls
+  uint64_t evictions = 0;     // whole-TLB drops because it reached TLB_CAPACITY
 };
 
 class Mmu {
  public:
+  // Cached translations (4 KiB granules) before the TLB drops them all.
+  static constexpr size_t TLB_CAPACITY = size_t{1} << 16;
+
   explicit Mmu(Vram& vram) : vram_(vram) {}
 
+  // Checks the limit, then the TLB, then walks the tables. Faults are
+  // never cached; permission checks (read-only, priv) apply on every hit.
   Walk<Translation> translate(const AccessContext& ctx, uint64_t va, bool write);
 
   // Calls fn(va, phys, bytes) for each physically contiguous run of [va, va+len).
+  // The whole range is translated first: on a fault, fn is never called.
   Walk<void> for_each_run(const AccessContext& ctx, uint64_t va, uint64_t len, bool write,
                           const std::function<void(uint64_t va, uint64_t phys, uint64_t bytes)>& fn);
 
   Walk<void> read(const AccessContext& ctx, uint64_t va, void* dst, uint64_t len);
   Walk<void> write(const AccessContext& ctx, uint64_t va, const void* src, uint64_t len);
+  // Aligned: one atomic VRAM access. Unaligned: byte copies (may cross pages).
   Walk<uint32_t> read32(const AccessContext& ctx, uint64_t va);
   Walk<void> write32(const AccessContext& ctx, uint64_t va, uint32_t value);
 
+  // A host view of [va, va+len). If the host cannot map the window (mmap
+  // fails), the view is empty: data() == nullptr. len == 0 gives an empty view.
   Walk<HostView> map_range(const AccessContext& ctx, uint64_t va, uint64_t len, bool write);
 
   // Drop cached translations of one address space, or of all.
@@ -96,19 +116,27 @@ class Mmu {
   TlbStats stats() const;
 
  private:
+  // What a PTE said, for one page; permissions are checked per access.
+  struct TlbEntry {
+    uint64_t phys_page;   // physical address of the page start
+    uint64_t page_bytes;
+    bool read_only;
+    bool priv;
+  };
+  Walk<TlbEntry> walk(const AccessContext& ctx, uint64_t va, bool write) const;
+  Walk<std::vector<PhysRun>> runs(const AccessContext& ctx, uint64_t va, uint64_t len, bool write);
+
   Vram& vram_;
-  // ... TLB state, owned by the implementation
-  mutable std::mutex mutex_;
-  struct TlbKey {
-    uint64_t pdb;
-    uint64_t page;   // va >> SMALL_PAGE_SHIFT
-    bool operator==(const TlbKey&) const = default;
-  };
-  struct TlbKeyHash {
-    size_t operator()(const TlbKey& k) const { return std::hash<uint64_t>()(k.pdb * 0x9e3779b97f4a7c15ull ^ k.page); }
-  };
-  std::unordered_map<TlbKey, Translation, TlbKeyHash> tlb_;
-  TlbStats stats_;
+  mutable std::shared_mutex mutex_;
+  // pdb -> (va >> SMALL_PAGE_SHIFT) -> entry
+  std::unordered_map<uint64_t, std::unordered_map<uint64_t, TlbEntry>> tlb_;
+  size_t tlb_entries_ = 0;
+  // Bumped by every invalidate: a walk that raced one is not cached.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<uint64_t> hits_{0};
+  std::atomic<uint64_t> misses_{0};
+  std::atomic<uint64_t> invalidates_{0};
+  std::atomic<uint64_t> evictions_{0};
 };
 
 }  // namespace vgpu::gpu

@@ -13,6 +13,7 @@ namespace vgpu::gpu {
 
 class Vram {
  public:
+  // bytes: non-zero and a multiple of the 4 KiB small page.
   static Result<std::unique_ptr<Vram>> create(uint64_t bytes);
   ~Vram();
   Vram(const Vram&) = delete;
@@ -32,6 +33,11 @@ class Vram {
   uint64_t read64(uint64_t addr) const;
   bool write32(uint64_t addr, uint32_t value);
   bool write64(uint64_t addr, uint64_t value);
+
+  // Byte copies (not atomic). Out of range: nothing is copied, false.
+  [[nodiscard]] bool read(uint64_t addr, void* dst, uint64_t len) const;
+  [[nodiscard]] bool write(uint64_t addr, const void* src, uint64_t len);
+  [[nodiscard]] bool fill(uint64_t addr, std::byte value, uint64_t len);
 
  private:
   Vram(int fd, std::byte* base, uint64_t size) : fd_(fd), base_(base), size_(size) {}

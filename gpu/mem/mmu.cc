@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The MMU walk: one generic walker over the geometry rows of formats.h,
+// with a small decoder per entry format (PDE, PTE).
+#include "gpu/mem/mmu.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+namespace vgpu::gpu {
+namespace {
+
+using regs::FaultReason;
+
+// ---------------------------------------------------------------- entry decoders
+
+// One page table under a PDE, as the PDE describes it.
+struct TableRef {
+  fmt::PdeTarget target;
+  uint64_t addr;
+};
+
+struct Pde {
+  TableRef big;
+  TableRef small;
+
+  static Pde decode(uint64_t raw) {
+    return Pde{{static_cast<fmt::PdeTarget>(fmt::pde::LptTarget::get(raw)), fmt::pde::lpt_addr(raw)},
+               {static_cast<fmt::PdeTarget>(fmt::pde::SptTarget::get(raw)), fmt::pde::spt_addr(raw)}};
+  }
+  bool empty() const { return big.target == fmt::PdeTarget::none && small.target == fmt::PdeTarget::none; }
+};
+
+struct Pte {
+  bool valid;
+  bool priv;
+  bool read_only;
+  fmt::Target aperture;
+  uint64_t addr;
+  uint64_t kind;
+
+  static Pte decode(uint64_t raw) {
+    return Pte{fmt::pte::Valid::get(raw) != 0,
+               fmt::pte::Priv::get(raw) != 0,
+               fmt::pte::ReadOnly::get(raw) != 0,
+               static_cast<fmt::Target>(fmt::pte::Aperture::get(raw)),
+               fmt::pte::addr(raw),
+               fmt::pte::Kind::get(raw)};
+  }
+};
+
+// ---------------------------------------------------------------- geometry as data
+
+// The tables under one PDE, in the order the MMU consults them: a valid
+// big PTE wins, else the small table (fermi.md 4.2).
+struct TableKind {
+  fmt::PageSize size;
+  const fmt::Level* level;
+  TableRef Pde::*ref;
+};
+constexpr std::array<TableKind, 2> LOOKUP_ORDER{{
+    {fmt::PageSize::big, &fmt::LPT, &Pde::big},
+    {fmt::PageSize::small, &fmt::SPT, &Pde::small},
+}};
+
+constexpr uint64_t entry_addr(uint64_t table, const fmt::Level& level, uint64_t va) {
+  return table + level.index(va) * level.entry_bytes;
+}
+
+// The last VA byte the context may touch.
+uint64_t last_va(const AccessContext& ctx) { return std::min(ctx.limit, fmt::VA_LIMIT - 1); }
+
+std::unexpected<Fault> fault(const AccessContext& ctx, FaultReason reason, uint64_t va, bool write) {
+  return std::unexpected(Fault{reason, va, write, ctx.unit, ctx.inst, ctx.chid});
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- HostView
+
+HostView::HostView(HostView&& o) noexcept
+    : data_(std::exchange(o.data_, nullptr)),
+      size_(std::exchange(o.size_, 0)),
+      window_(std::exchange(o.window_, nullptr)),
+      window_bytes_(std::exchange(o.window_bytes_, 0)) {}
+
+HostView& HostView::operator=(HostView&& o) noexcept {
+  if (this != &o) {
+    if (window_) munmap(window_, window_bytes_);
+    data_ = std::exchange(o.data_, nullptr);
+    size_ = std::exchange(o.size_, 0);
+    window_ = std::exchange(o.window_, nullptr);
+    window_bytes_ = std::exchange(o.window_bytes_, 0);
+  }
+  return *this;
+}
+
+HostView::~HostView() {
+  if (window_) munmap(window_, window_bytes_);
+}
+
+// ---------------------------------------------------------------- walk
+
+Walk<Mmu::TlbEntry> Mmu::walk(const AccessContext& ctx, uint64_t va, bool write) const {
+  const auto& pd = fmt::PD;
+  if (!vram_.contains(ctx.pdb, pd.entry_bytes)) return fault(ctx, FaultReason::out_of_vram, va, write);
+  uint64_t pde_addr = entry_addr(ctx.pdb, pd, va);
+  if (!vram_.contains(pde_addr, pd.entry_bytes)) return fault(ctx, FaultReason::out_of_vram, va, write);
+  Pde pde = Pde::decode(vram_.read64(pde_addr));
+  if (pde.empty()) return fault(ctx, FaultReason::pt_not_present, va, write);
+
+  for (const TableKind& kind : LOOKUP_ORDER) {
+    const TableRef& table = pde.*kind.ref;
+    // Tables in system memory are not supported: nothing maps through them.
+    if (table.target != fmt::PdeTarget::vram) continue;
+    uint64_t pte_addr = entry_addr(table.addr, *kind.level, va);
+    if (!vram_.contains(pte_addr, kind.level->entry_bytes)) return fault(ctx, FaultReason::out_of_vram, va, write);
+    Pte pte = Pte::decode(vram_.read64(pte_addr));
+    if (!pte.valid) continue;
+
+    uint64_t bytes = fmt::page_bytes(kind.size);
+    // Pages in system memory are not supported.
+    if (pte.aperture != fmt::Target::vram) return fault(ctx, FaultReason::page_not_present, va, write);
+    if (!fmt::pte::kind_supported(pte.kind)) return fault(ctx, FaultReason::invalid_storage_type, va, write);
+    if (pte.addr % bytes != 0) return fault(ctx, FaultReason::page_not_present, va, write);
+    if (!vram_.contains(pte.addr, bytes)) return fault(ctx, FaultReason::out_of_vram, va, write);
+    return TlbEntry{pte.addr, bytes, pte.read_only, pte.priv};
+  }
+  return fault(ctx, FaultReason::page_not_present, va, write);
+}
+
+// ---------------------------------------------------------------- TLB
+
+Walk<Translation> Mmu::translate(const AccessContext& ctx, uint64_t va, bool write) {
+  if (va > last_va(ctx)) return fault(ctx, FaultReason::vm_limit_exceeded, va, write);
+  const uint64_t page = va >> fmt::SMALL_PAGE_SHIFT;
+
+  std::optional<TlbEntry> cached;
+  {
+    std::shared_lock lock(mutex_);
+    if (auto as = tlb_.find(ctx.pdb); as != tlb_.end()) {
+      if (auto e = as->second.find(page); e != as->second.end()) cached = e->second;
+    }
+  }
+
+  TlbEntry entry;
+  if (cached) {
+    hits_.fetch_add(1, std::memory_order_relaxed);
+    entry = *cached;
+  } else {
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    const uint64_t generation = generation_.load(std::memory_order_acquire);
+    auto walked = walk(ctx, va, write);
+    if (!walked) return std::unexpected(walked.error());
+    entry = *walked;
+    std::unique_lock lock(mutex_);
+    // An invalidate that raced the walk may have been meant for what we read.
+    if (generation_.load(std::memory_order_relaxed) == generation) {
+      if (tlb_entries_ >= TLB_CAPACITY) {
+        tlb_.clear();
+        tlb_entries_ = 0;
+        evictions_.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (tlb_[ctx.pdb].try_emplace(page, entry).second) ++tlb_entries_;
+    }
+  }
+
+  if (entry.priv && !ctx.priv) return fault(ctx, FaultReason::page_system_only, va, write);
+  if (write && entry.read_only) return fault(ctx, FaultReason::page_read_only, va, write);
+  return Translation{entry.phys_page + (va & (entry.page_bytes - 1)), entry.page_bytes, entry.read_only};
+}
+
+void Mmu::invalidate(uint64_t pdb) {
+  std::unique_lock lock(mutex_);
+  generation_.fetch_add(1, std::memory_order_release);
+  invalidates_.fetch_add(1, std::memory_order_relaxed);
+  if (auto as = tlb_.find(pdb); as != tlb_.end()) {
+    tlb_entries_ -= as->second.size();
+    tlb_.erase(as);
+  }
+}
+
+void Mmu::invalidate_all() {
+  std::unique_lock lock(mutex_);
+  generation_.fetch_add(1, std::memory_order_release);
+  invalidates_.fetch_add(1, std::memory_order_relaxed);
+  tlb_.clear();
+  tlb_entries_ = 0;
+}
+
+TlbStats Mmu::stats() const {
+  return TlbStats{hits_.load(std::memory_order_relaxed), misses_.load(std::memory_order_relaxed),
+                  invalidates_.load(std::memory_order_relaxed), evictions_.load(std::memory_order_relaxed)};
+}
+
+// ---------------------------------------------------------------- ranges
+
+Walk<std::vector<PhysRun>> Mmu::runs(const AccessContext& ctx, uint64_t va, uint64_t len, bool write) {
+  std::vector<PhysRun> out;
+  if (len == 0) return out;
+  const uint64_t last = last_va(ctx);
+  if (va > last) return fault(ctx, FaultReason::vm_limit_exceeded, va, write);
+  if (len - 1 > last - va) return fault(ctx, FaultReason::vm_limit_exceeded, last + 1, write);
+
+  uint64_t cur = va;
+  uint64_t left = len;
+  while (left > 0) {
+    auto t = translate(ctx, cur, write);
+    if (!t) return std::unexpected(t.error());
+    uint64_t chunk = std::min(left, t->page_bytes - (cur & (t->page_bytes - 1)));
+    if (!out.empty() && out.back().phys + out.back().bytes == t->phys)
+      out.back().bytes += chunk;
+    else
+      out.push_back(PhysRun{cur, t->phys, chunk});
+    cur += chunk;
+    left -= chunk;
+  }
+  return out;
+}
+
+Walk<void> Mmu::for_each_run(const AccessContext& ctx, uint64_t va, uint64_t len, bool write,
+                             const std::function<void(uint64_t, uint64_t, uint64_t)>& fn) {
+  auto r = runs(ctx, va, len, write);
+  if (!r) return std::unexpected(r.error());
+  for (const PhysRun& run : *r) fn(run.va, run.phys, run.bytes);
+  return {};
+}
+
+Walk<void> Mmu::read(const AccessContext& ctx, uint64_t va, void* dst, uint64_t len) {
+  auto r = runs(ctx, va, len, false);
+  if (!r) return std::unexpected(r.error());
+  auto* out = static_cast<std::byte*>(dst);
+  for (const PhysRun& run : *r) std::memcpy(out + (run.va - va), vram_.data() + run.phys, run.bytes);
+  return {};
+}
+
+Walk<void> Mmu::write(const AccessContext& ctx, uint64_t va, const void* src, uint64_t len) {
+  auto r = runs(ctx, va, len, true);
+  if (!r) return std::unexpected(r.error());
+  const auto* in = static_cast<const std::byte*>(src);
+  for (const PhysRun& run : *r) std::memcpy(vram_.data() + run.phys, in + (run.va - va), run.bytes);
+  return {};
+}
+
+Walk<uint32_t> Mmu::read32(const AccessContext& ctx, uint64_t va) {
+  if (va % sizeof(uint32_t) == 0) {
+    auto t = translate(ctx, va, false);
+    if (!t) return std::unexpected(t.error());
+    return vram_.read32(t->phys);
+  }
+  uint32_t value = 0;
+  auto r = read(ctx, va, &value, sizeof value);
+  if (!r) return std::unexpected(r.error());
+  return value;
+}
+
+Walk<void> Mmu::write32(const AccessContext& ctx, uint64_t va, uint32_t value) {
+  if (va % sizeof(uint32_t) == 0) {
+    auto t = translate(ctx, va, true);
+    if (!t) return std::unexpected(t.error());
+    vram_.write32(t->phys, value);
+    return {};
+  }
+  return write(ctx, va, &value, sizeof value);
+}
+
+Walk<HostView> Mmu::map_range(const AccessContext& ctx, uint64_t va, uint64_t len, bool write) {
+  HostView view;
+  auto r = runs(ctx, va, len, write);
+  if (!r) return std::unexpected(r.error());
+  if (r->empty()) return view;
+  if (r->size() == 1) {
+    view.data_ = vram_.data() + r->front().phys;
+    view.size_ = len;
+    return view;
+  }
+
+  // A window of shared mappings of the VRAM memfd, one per run, at page
+  // granularity. Every run boundary inside the range is a page boundary.
+  const uint64_t page = fmt::SMALL_PAGE;
+  if (static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) != page) return view;
+  const uint64_t base = align_down(va, page);
+  const uint64_t bytes = align_up(va + len, page) - base;
+  void* window = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (window == MAP_FAILED) return view;
+  auto* host = static_cast<std::byte*>(window);
+  const int prot = PROT_READ | (write ? PROT_WRITE : 0);
+  for (const PhysRun& run : *r) {
+    const uint64_t lo = align_down(run.va, page);
+    const uint64_t hi = align_up(run.va + run.bytes, page);
+    const uint64_t phys = run.phys - (run.va - lo);
+    void* at = mmap(host + (lo - base), hi - lo, prot, MAP_FIXED | MAP_SHARED, vram_.fd(),
+                    static_cast<off_t>(phys));
+    if (at == MAP_FAILED) {
+      munmap(window, bytes);
+      return view;
+    }
+  }
+  view.window_ = window;
+  view.window_bytes_ = bytes;
+  view.data_ = host + (va - base);
+  view.size_ = len;
+  return view;
+}
+
+}  // namespace vgpu::gpu

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "gpu/mem/vram.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <array>
+#include <cstring>
+
+#include "vgpu/bits.h"
+
+namespace vgpu::gpu {
+namespace {
+
+std::unique_ptr<Vram> make_vram(uint64_t bytes = 1 * MiB) {
+  auto v = Vram::create(bytes);
+  EXPECT_TRUE(v.has_value());
+  return v ? std::move(*v) : nullptr;
+}
+
+TEST(Vram, CreateRejectsZeroSize) {
+  auto v = Vram::create(0);
+  ASSERT_FALSE(v.has_value());
+  EXPECT_EQ(v.error().code, Errc::invalid_argument);
+}
+
+TEST(Vram, CreateRejectsSizeNotPageMultiple) { EXPECT_FALSE(Vram::create(4 * KiB + 1).has_value()); }
+
+TEST(Vram, StartsZeroed) {
+  auto v = make_vram();
+  EXPECT_EQ(v->size(), 1 * MiB);
+  EXPECT_EQ(v->read64(0), 0u);
+  EXPECT_EQ(v->read64(v->size() - 8), 0u);
+}
+
+TEST(Vram, Word32RoundTrips) {
+  auto v = make_vram();
+  EXPECT_TRUE(v->write32(0x100, 0xdeadbeef));
+  EXPECT_EQ(v->read32(0x100), 0xdeadbeefu);
+}
+
+TEST(Vram, Word64RoundTripsLittleEndian) {
+  auto v = make_vram();
+  EXPECT_TRUE(v->write64(0x200, 0x1122334455667788ull));
+  EXPECT_EQ(v->read64(0x200), 0x1122334455667788ull);
+  EXPECT_EQ(v->read32(0x200), 0x55667788u);
+  EXPECT_EQ(v->read32(0x204), 0x11223344u);
+}
+
+TEST(Vram, MisalignedAccessReadsOnesAndDropsWrites) {
+  auto v = make_vram();
+  EXPECT_EQ(v->read32(2), ~uint32_t{0});
+  EXPECT_EQ(v->read64(4), ~uint64_t{0});
+  EXPECT_FALSE(v->write32(1, 7));
+  EXPECT_FALSE(v->write64(4, 7));
+  EXPECT_EQ(v->read64(0), 0u);
+  EXPECT_EQ(v->read64(8), 0u);
+}
+
+TEST(Vram, OutOfRangeAccessReadsOnesAndDropsWrites) {
+  auto v = make_vram();
+  EXPECT_EQ(v->read32(v->size()), ~uint32_t{0});
+  EXPECT_EQ(v->read64(v->size() - 4), ~uint64_t{0});
+  EXPECT_FALSE(v->write32(v->size(), 1));
+  EXPECT_FALSE(v->write64(~uint64_t{0} - 7, 1));
+  EXPECT_TRUE(v->write32(v->size() - 4, 1));
+}
+
+TEST(Vram, ContainsChecksEndWithoutOverflow) {
+  auto v = make_vram();
+  EXPECT_TRUE(v->contains(0, v->size()));
+  EXPECT_TRUE(v->contains(v->size(), 0));
+  EXPECT_FALSE(v->contains(v->size() - 1, 2));
+  EXPECT_FALSE(v->contains(1, ~uint64_t{0}));
+}
+
+TEST(Vram, ByteCopiesRoundTripAndCheckBounds) {
+  auto v = make_vram();
+  std::array<uint8_t, 5> in{1, 2, 3, 4, 5}, out{};
+  EXPECT_TRUE(v->write(0x301, in.data(), in.size()));
+  EXPECT_TRUE(v->read(0x301, out.data(), out.size()));
+  EXPECT_EQ(in, out);
+  EXPECT_FALSE(v->write(v->size() - 2, in.data(), in.size()));
+  EXPECT_FALSE(v->read(v->size() - 2, out.data(), out.size()));
+  EXPECT_TRUE(v->fill(0x301, std::byte{0xab}, 2));
+  EXPECT_EQ(v->read32(0x300), 0x03abab00u);  // byte 0x303 still holds in[2]
+}
+
+TEST(Vram, MemfdMappingSharesPages) {
+  auto v = make_vram();
+  void* p = mmap(nullptr, 4 * KiB, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd(), 8 * KiB);
+  ASSERT_NE(p, MAP_FAILED);
+  uint32_t word = 0x600d;
+  std::memcpy(static_cast<std::byte*>(p) + 0x10, &word, sizeof word);
+  EXPECT_EQ(v->read32(8 * KiB + 0x10), 0x600du);
+  v->write32(8 * KiB + 0x20, 0xfeed);
+  std::memcpy(&word, static_cast<std::byte*>(p) + 0x20, sizeof word);
+  EXPECT_EQ(word, 0xfeedu);
+  munmap(p, 4 * KiB);
+}
+
+}  // namespace
+}  // namespace vgpu::gpu
