@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "scheduler/dispatcher.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace vgpu::sched {
+namespace {
+// A virtual clock is moved by someone else: look at it this often (real
+// time) while waiting for a yield window to end.
+constexpr auto VIRTUAL_POLL = std::chrono::milliseconds(1);
+}  // namespace
+
+Dispatcher::Dispatcher(std::unique_ptr<Policy> policy, Clock& clock, Engine& engine)
+    : policy_(std::move(policy)), clock_(clock), engine_(engine) {}
+
+Dispatcher::~Dispatcher() { stop_thread(); }
+
+Status Dispatcher::add_vm(VmId vm, uint32_t weight) {
+  std::lock_guard lk(mu_);
+  return policy_->add_vm(vm, weight);
+}
+
+Status Dispatcher::remove_vm(VmId vm) {
+  std::unique_lock lk(mu_);
+  auto st = policy_->remove_vm(vm);
+  if (st) kick(lk);
+  return st;
+}
+
+Status Dispatcher::submit(VmId vm, uint64_t tag) {
+  std::unique_lock lk(mu_);
+  auto st = policy_->arrive(Submission{.vm = vm, .tag = tag}, clock_.now_ns());
+  if (!st) return std::unexpected(st.error().context("submit"));
+  kick(lk);
+  return {};
+}
+
+void Dispatcher::completed(const Submission& s, uint64_t start_ns, uint64_t end_ns) {
+  std::unique_lock lk(mu_);
+  policy_->complete(s.vm, start_ns, end_ns);
+  in_flight_ = false;
+  kick(lk);
+}
+
+void Dispatcher::tick() {
+  std::unique_lock lk(mu_);
+  kick(lk);
+}
+
+std::optional<uint64_t> Dispatcher::wake_at() const {
+  std::lock_guard lk(mu_);
+  return wake_at_;
+}
+
+uint64_t Dispatcher::gpu_ns(VmId vm) const {
+  std::lock_guard lk(mu_);
+  return policy_->gpu_ns(vm);
+}
+
+bool Dispatcher::busy() const {
+  std::lock_guard lk(mu_);
+  return in_flight_;
+}
+
+uint64_t Dispatcher::dispatched() const {
+  std::lock_guard lk(mu_);
+  return dispatched_;
+}
+
+void Dispatcher::kick(std::unique_lock<std::mutex>& lk) {
+  if (threaded_) {
+    kicked_ = true;
+    cv_.notify_one();
+    return;
+  }
+  if (stepping_) {  // re-entered from Engine::start: the outer step loops
+    again_ = true;
+    return;
+  }
+  step(lk);
+}
+
+void Dispatcher::step(std::unique_lock<std::mutex>& lk) {
+  stepping_ = true;
+  do {
+    again_ = false;
+    if (in_flight_) break;
+    Decision d = policy_->pick(clock_.now_ns());
+    wake_at_ = d.retry_at_ns;
+    if (!d.dispatch) break;
+    in_flight_ = true;
+    ++dispatched_;
+    const Submission s = *d.dispatch;
+    lk.unlock();
+    engine_.start(s);  // may call completed() before returning
+    lk.lock();
+  } while (again_);
+  stepping_ = false;
+}
+
+void Dispatcher::start_thread() {
+  std::lock_guard lk(mu_);
+  if (threaded_) return;
+  threaded_ = true;
+  stop_ = false;
+  kicked_ = true;
+  thread_ = std::thread([this] { thread_main(); });
+}
+
+void Dispatcher::stop_thread() {
+  {
+    std::lock_guard lk(mu_);
+    if (!threaded_) return;
+    stop_ = true;
+    cv_.notify_one();
+  }
+  thread_.join();
+  std::lock_guard lk(mu_);
+  threaded_ = false;
+}
+
+void Dispatcher::thread_main() {
+  std::unique_lock lk(mu_);
+  while (!stop_) {
+    kicked_ = false;
+    step(lk);
+    if (stop_ || kicked_) continue;
+    if (!in_flight_ && wake_at_) {
+      const uint64_t now = clock_.now_ns();
+      if (now >= *wake_at_) continue;
+      const auto slice = clock_.kind() == ClockKind::real
+                             ? std::chrono::nanoseconds(*wake_at_ - now)
+                             : std::chrono::duration_cast<std::chrono::nanoseconds>(VIRTUAL_POLL);
+      cv_.wait_for(lk, slice, [this] { return stop_ || kicked_; });
+    } else {
+      cv_.wait(lk, [this] { return stop_ || kicked_; });
+    }
+  }
+}
+
+}  // namespace vgpu::sched

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The mechanism around a Policy: VM threads submit work (returns at once),
+// the dispatcher asks the policy and hands one submission at a time to the
+// engine (non-preemptive: at most one in flight), and the engine reports
+// each completion with its start and end timestamps, which the policy
+// charges to the VM. Every physical submission of the mediator goes
+// through here.
+//
+// Two ways to drive it, same decisions:
+//  - threaded (start_thread): a dispatcher thread waits for submissions,
+//    completions and yield-window deadlines on the Clock. For real time.
+//  - inline (default): each submit/completed runs the scheduling step on
+//    the caller's thread; when the policy asks to wait, wake_at() says
+//    until when, and the driver calls tick() once its clock is there. For
+//    virtual time and discrete-event simulation (bench/sched).
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "common/clock.h"
+#include "scheduler/policy.h"
+
+namespace vgpu::sched {
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  // Begin running `s` asynchronously. When it has run, the engine calls
+  // Dispatcher::completed(s, start_ns, end_ns) (from any thread; it may do
+  // so before start() returns).
+  virtual void start(const Submission& s) = 0;
+};
+
+class Dispatcher {
+ public:
+  Dispatcher(std::unique_ptr<Policy> policy, Clock& clock, Engine& engine);
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  [[nodiscard]] Status add_vm(VmId vm, uint32_t weight);
+  [[nodiscard]] Status remove_vm(VmId vm);
+  // Queue one submission of `vm`; `tag` comes back in Engine::start.
+  [[nodiscard]] Status submit(VmId vm, uint64_t tag);
+  // The engine finished `s`, which ran from start_ns to end_ns.
+  void completed(const Submission& s, uint64_t start_ns, uint64_t end_ns);
+
+  // Inline mode: the clock has reached wake_at(); ask the policy again.
+  void tick();
+  [[nodiscard]] std::optional<uint64_t> wake_at() const;
+
+  void start_thread();
+  void stop_thread();
+
+  [[nodiscard]] std::string_view policy_name() const { return policy_->name(); }
+  [[nodiscard]] uint64_t gpu_ns(VmId vm) const;
+  [[nodiscard]] bool busy() const;
+  [[nodiscard]] uint64_t dispatched() const;
+
+ private:
+  // One scheduling step with mu_ held by `lk`: dispatch while the engine
+  // is free and the policy has something; otherwise note when to wake.
+  void step(std::unique_lock<std::mutex>& lk);
+  void kick(std::unique_lock<std::mutex>& lk);
+  void thread_main();
+
+  std::unique_ptr<Policy> policy_;
+  Clock& clock_;
+  Engine& engine_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool in_flight_ = false;
+  bool stepping_ = false;  // a step is running (engine may re-enter)
+  bool again_ = false;     // something happened during that step
+  std::optional<uint64_t> wake_at_;
+  uint64_t dispatched_ = 0;
+
+  bool threaded_ = false;
+  bool stop_ = false;
+  bool kicked_ = false;
+  std::thread thread_;
+};
+
+}  // namespace vgpu::sched

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "scheduler/dispatcher.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "scheduler/script.h"
+
+namespace vgpu::sched {
+namespace {
+using testing::MS;
+using testing::US;
+
+// Records what it is asked to run; the test completes submissions.
+class FakeEngine final : public Engine {
+ public:
+  void start(const Submission& s) override {
+    const int now = ++running;
+    max_running = std::max(max_running.load(), now);
+    std::lock_guard lk(mu);
+    started.push_back(s);
+  }
+  void finish(Dispatcher& d, const Submission& s, uint64_t start, uint64_t end) {
+    --running;
+    d.completed(s, start, end);
+  }
+  std::mutex mu;
+  std::vector<Submission> started;
+  std::atomic<int> running{0};
+  std::atomic<int> max_running{0};
+};
+
+// Completes each submission before start() returns: a zero-length engine.
+class InstantEngine final : public Engine {
+ public:
+  void start(const Submission& s) override {
+    order.push_back(s.tag);
+    dispatcher->completed(s, 0, 0);
+  }
+  Dispatcher* dispatcher = nullptr;
+  std::vector<uint64_t> order;
+};
+
+std::unique_ptr<Policy> fifo() { return std::move(*make_policy("fifo")); }
+
+TEST(Dispatcher, StartsTheFirstSubmissionAtOnce) {
+  VirtualClock clock;
+  FakeEngine engine;
+  Dispatcher d(fifo(), clock, engine);
+  ASSERT_TRUE(d.add_vm(1, 1));
+  ASSERT_TRUE(d.submit(1, 42));
+  ASSERT_EQ(engine.started.size(), 1u);
+  EXPECT_EQ(engine.started[0].tag, 42u);
+  EXPECT_TRUE(d.busy());
+}
+
+TEST(Dispatcher, KeepsAtMostOneSubmissionInFlight) {
+  VirtualClock clock;
+  FakeEngine engine;
+  Dispatcher d(fifo(), clock, engine);
+  ASSERT_TRUE(d.add_vm(1, 1));
+  ASSERT_TRUE(d.add_vm(2, 1));
+  ASSERT_TRUE(d.submit(1, 10));
+  ASSERT_TRUE(d.submit(2, 20));
+  EXPECT_EQ(engine.started.size(), 1u);
+  engine.finish(d, engine.started[0], 0, 5);
+  ASSERT_EQ(engine.started.size(), 2u);
+  EXPECT_EQ(engine.started[1].tag, 20u);
+  EXPECT_EQ(engine.max_running.load(), 1);
+}
+
+TEST(Dispatcher, ChargesCompletionsToTheVm) {
+  VirtualClock clock;
+  FakeEngine engine;
+  Dispatcher d(fifo(), clock, engine);
+  ASSERT_TRUE(d.add_vm(1, 1));
+  ASSERT_TRUE(d.submit(1, 0));
+  engine.finish(d, engine.started[0], 100, 700);
+  EXPECT_EQ(d.gpu_ns(1), 600u);
+  EXPECT_FALSE(d.busy());
+}
+
+TEST(Dispatcher, SubmitFromUnknownVmIsAnErrorAndStartsNothing) {
+  VirtualClock clock;
+  FakeEngine engine;
+  Dispatcher d(fifo(), clock, engine);
+  auto st = d.submit(9, 0);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("vm 9"), std::string::npos);
+  EXPECT_TRUE(engine.started.empty());
+}
+
+TEST(Dispatcher, EngineCompletingInsideStartDrainsTheQueueInOrder) {
+  VirtualClock clock;
+  InstantEngine engine;
+  auto policy = fifo();
+  ASSERT_TRUE(policy->add_vm(1, 1));
+  ASSERT_TRUE(policy->add_vm(2, 1));
+  for (uint64_t tag = 0; tag < 4; ++tag) ASSERT_TRUE(policy->arrive(Submission{.vm = static_cast<VmId>(1 + tag % 2), .tag = tag}, 0));
+  Dispatcher d(std::move(policy), clock, engine);
+  engine.dispatcher = &d;
+  d.tick();
+  EXPECT_EQ(engine.order, (std::vector<uint64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(d.dispatched(), 4u);
+}
+
+// BAND's yield window in virtual time: the dispatcher reports when to wake,
+// and dispatches once the driver has moved the clock there.
+TEST(Dispatcher, WaitsForTheYieldWindowOnTheClock) {
+  VirtualClock clock;
+  FakeEngine engine;
+  Dispatcher d(std::move(*make_policy("band", PolicyParams{.period_ns = 10 * MS})), clock, engine);
+  ASSERT_TRUE(d.add_vm(1, 1));
+  ASSERT_TRUE(d.add_vm(2, 1));
+  // vm 2 alone 0-21 ms (over its share at the 20 ms boundary), vm 1 21-22 ms.
+  ASSERT_TRUE(d.submit(2, 0));
+  clock.advance_to(12 * MS);
+  ASSERT_TRUE(d.submit(2, 1));
+  engine.finish(d, engine.started.back(), 0, 12 * MS);
+  clock.advance_to(21 * MS);
+  ASSERT_TRUE(d.submit(1, 2));
+  ASSERT_TRUE(d.submit(2, 3));
+  engine.finish(d, engine.started.back(), 12 * MS, 21 * MS);
+  ASSERT_EQ(engine.started.back().tag, 2u);
+  clock.advance_to(22 * MS);
+  engine.finish(d, engine.started.back(), 21 * MS, 22 * MS);
+  EXPECT_FALSE(d.busy());
+  ASSERT_EQ(d.wake_at(), 22 * MS + 500 * US);
+  clock.advance_to(22 * MS + 500 * US);
+  d.tick();
+  EXPECT_TRUE(d.busy());
+  EXPECT_EQ(engine.started.back().tag, 3u);
+}
+
+// Real time, threaded: four VM threads submit at once while an engine
+// thread completes whatever is running; every submission runs, one at a time.
+TEST(Dispatcher, ThreadedModeRunsEverySubmissionOneAtATime) {
+  RealClock clock;
+  FakeEngine engine;
+  Dispatcher d(std::move(*make_policy("credit")), clock, engine);
+  for (VmId vm = 1; vm <= 4; ++vm) ASSERT_TRUE(d.add_vm(vm, vm));
+  d.start_thread();
+  constexpr int PER_VM = 50;
+  std::atomic<bool> done{false};
+  std::thread gpu([&] {
+    size_t finished = 0;
+    while (!done) {
+      Submission s;
+      {
+        std::lock_guard lk(engine.mu);
+        if (engine.started.size() == finished) {
+          s.vm = 0;
+        } else {
+          s = engine.started[finished];
+        }
+      }
+      if (s.vm == 0) {
+        std::this_thread::yield();
+        continue;
+      }
+      ++finished;
+      const uint64_t t = clock.now_ns();
+      engine.finish(d, s, t, t + 1000);
+    }
+  });
+  std::vector<std::thread> vms;
+  for (VmId vm = 1; vm <= 4; ++vm)
+    vms.emplace_back([&, vm] {
+      for (int i = 0; i < PER_VM; ++i) EXPECT_TRUE(d.submit(vm, static_cast<uint64_t>(i)));
+    });
+  for (auto& t : vms) t.join();
+  for (int i = 0; i < 2000 && d.dispatched() < 4 * PER_VM; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (d.busy()) std::this_thread::yield();
+  done = true;
+  gpu.join();
+  d.stop_thread();
+  EXPECT_EQ(d.dispatched(), 4u * PER_VM);
+  EXPECT_EQ(engine.max_running.load(), 1);
+  for (VmId vm = 1; vm <= 4; ++vm) EXPECT_EQ(d.gpu_ns(vm), 1000u * PER_VM);
+}
+
+}  // namespace
+}  // namespace vgpu::sched
