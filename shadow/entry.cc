@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "shadow/entry.h"
+
+namespace vgpu::shadow {
+namespace {
+
+GuestTable guest_table(uint64_t target, uint64_t addr, const fmt::Level& level, const Partition& partition) {
+  if (target == uint64_t(fmt::PdeTarget::none)) return {0, Verdict::absent};
+  if (target != uint64_t(fmt::PdeTarget::vram)) return {0, Verdict::rejected};
+  if (!partition.contains(addr, level.table_bytes())) return {0, Verdict::rejected};
+  return {addr, Verdict::mapped};
+}
+
+}  // namespace
+
+ShadowPte shadow_pte(uint64_t guest_pte, fmt::PageSize size, const Partition& partition) {
+  if (!fmt::pte::Valid::get(guest_pte)) return {0, Verdict::absent};
+  if (fmt::pte::Aperture::get(guest_pte) != uint64_t(fmt::Target::vram)) return {0, Verdict::rejected};
+  const uint64_t page = fmt::page_bytes(size);
+  const uint64_t gaddr = fmt::pte::addr(guest_pte);
+  if (gaddr % page != 0 || !partition.contains(gaddr, page)) return {0, Verdict::rejected};
+  const uint64_t host = partition.host(gaddr);
+  return {fmt::pte::Addr::set(guest_pte, host >> fmt::pte::ADDR_SHIFT), Verdict::mapped};
+}
+
+GuestTable guest_spt(uint64_t pde, const Partition& partition) {
+  return guest_table(fmt::pde::SptTarget::get(pde), fmt::pde::spt_addr(pde), fmt::SPT, partition);
+}
+
+GuestTable guest_lpt(uint64_t pde, const Partition& partition) {
+  return guest_table(fmt::pde::LptTarget::get(pde), fmt::pde::lpt_addr(pde), fmt::LPT, partition);
+}
+
+}  // namespace vgpu::shadow

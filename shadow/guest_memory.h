@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A VM's VRAM partition: guest VRAM addresses [0, size) live at host VRAM
+// [base, base + size). Everything the mediator reads of a guest (page
+// tables, instance blocks, runlists, USERD) goes through this view, so an
+// address outside the partition can never reach another VM's memory.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "gpu/mem/vram.h"
+
+namespace vgpu::shadow {
+
+struct Partition {
+  uint64_t base = 0;
+  uint64_t size = 0;
+  constexpr bool contains(uint64_t gaddr, uint64_t len) const { return gaddr <= size && len <= size - gaddr; }
+  constexpr uint64_t host(uint64_t gaddr) const { return base + gaddr; }
+};
+
+class GuestMemory {
+ public:
+  GuestMemory(gpu::Vram& vram, Partition partition) : vram_(vram), partition_(partition) {}
+
+  const Partition& partition() const { return partition_; }
+  gpu::Vram& vram() const { return vram_; }
+
+  std::optional<uint32_t> read32(uint64_t gaddr) const {
+    if (!partition_.contains(gaddr, sizeof(uint32_t)) || gaddr % sizeof(uint32_t)) return std::nullopt;
+    return vram_.read32(partition_.host(gaddr));
+  }
+  std::optional<uint64_t> read64(uint64_t gaddr) const {
+    if (!partition_.contains(gaddr, sizeof(uint64_t)) || gaddr % sizeof(uint64_t)) return std::nullopt;
+    return vram_.read64(partition_.host(gaddr));
+  }
+  bool write32(uint64_t gaddr, uint32_t value) const {
+    if (!partition_.contains(gaddr, sizeof(uint32_t)) || gaddr % sizeof(uint32_t)) return false;
+    return vram_.write32(partition_.host(gaddr), value);
+  }
+
+ private:
+  gpu::Vram& vram_;
+  Partition partition_;
+};
+
+}  // namespace vgpu::shadow

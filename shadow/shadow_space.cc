@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "shadow/shadow_space.h"
+
+#include <algorithm>
+
+#include "common/text.h"
+#include "shadow/entry.h"
+
+namespace vgpu::shadow {
+namespace {
+
+// Dirty tracking granularity: one guest page of a table.
+constexpr uint64_t TRACK_PAGE = fmt::SMALL_PAGE;
+constexpr uint64_t ENTRY_BYTES = 8;
+constexpr uint64_t ENTRIES_PER_TRACK_PAGE = TRACK_PAGE / ENTRY_BYTES;
+static_assert(fmt::PD.entry_bytes == ENTRY_BYTES && fmt::SPT.entry_bytes == ENTRY_BYTES &&
+              fmt::LPT.entry_bytes == ENTRY_BYTES);
+static_assert(fmt::TABLE_ALIGN == TRACK_PAGE, "tables start on tracked pages");
+
+}  // namespace
+
+Result<std::unique_ptr<ShadowSpace>> ShadowSpace::create(const GuestMemory& guest, ReservedVram& reserved,
+                                                         ShadowCounters& counters, uint64_t guest_pd) {
+  if (guest_pd % fmt::TABLE_ALIGN != 0 || !guest.partition().contains(guest_pd, fmt::PD.table_bytes()))
+    return fail(Errc::invalid_argument,
+                strfmt("page directory %s does not lie in the VM's %s-byte VRAM", hex(guest_pd).c_str(),
+                       hex(guest.partition().size).c_str()));
+  auto pd = reserved.alloc(fmt::PD.table_bytes());
+  if (!pd) return fail(Errc::out_of_memory, "no reserved VRAM for the shadow of page directory " + hex(guest_pd));
+  return std::unique_ptr<ShadowSpace>(new ShadowSpace(guest, reserved, counters, guest_pd, *pd));
+}
+
+ShadowSpace::ShadowSpace(const GuestMemory& guest, ReservedVram& reserved, ShadowCounters& counters,
+                         uint64_t guest_pd, uint64_t shadow_pd)
+    : guest_(guest), reserved_(reserved), counters_(counters), guest_pd_(guest_pd), shadow_pd_(shadow_pd) {
+  register_pages(TableRef{Kind::pd, 0, guest_pd_}, fmt::PD.table_bytes());
+}
+
+ShadowSpace::~ShadowSpace() {
+  for (auto& [pde, slot] : slots_) {
+    if (slot.shadow_spt) reserved_.free(slot.shadow_spt);
+    if (slot.shadow_lpt) reserved_.free(slot.shadow_lpt);
+  }
+  reserved_.free(shadow_pd_);
+}
+
+Status ShadowSpace::sync_full() {
+  std::lock_guard lock(mutex_);
+  counters_.add(counters_.full_syncs);
+  dirty_.clear();
+  synced_ = true;
+  return scan_pdes(0, static_cast<uint32_t>(fmt::PD.entries()), true);
+}
+
+Status ShadowSpace::sync_dirty() {
+  std::unique_lock lock(mutex_);
+  if (!synced_) {
+    lock.unlock();
+    return sync_full();
+  }
+  if (dirty_.empty()) return {};
+  counters_.add(counters_.dirty_syncs);
+  std::vector<uint64_t> pages(dirty_.begin(), dirty_.end());
+  dirty_.clear();
+  std::sort(pages.begin(), pages.end());
+  Status status;
+  for (uint64_t page : pages) {
+    auto it = page_refs_.find(page);
+    if (it == page_refs_.end()) continue;  // the table went away since the write
+    counters_.add(counters_.pages_rescanned);
+    const std::vector<TableRef> refs = it->second;  // scanning may re-register pages
+    for (const TableRef& ref : refs) {
+      const uint64_t first = (page - ref.table_addr) / ENTRY_BYTES;
+      if (ref.kind == Kind::pd) {
+        const uint64_t count = std::min(ENTRIES_PER_TRACK_PAGE, fmt::PD.entries() - first);
+        Status s = scan_pdes(static_cast<uint32_t>(first), static_cast<uint32_t>(count), false);
+        if (!s && status) status = s;
+        continue;
+      }
+      auto slot = slots_.find(ref.pde);
+      if (slot == slots_.end()) continue;
+      const bool big = ref.kind == Kind::lpt;
+      const uint64_t guest_table = big ? slot->second.guest_lpt : slot->second.guest_spt;
+      const uint64_t shadow_table = big ? slot->second.shadow_lpt : slot->second.shadow_spt;
+      if (guest_table != ref.table_addr || shadow_table == 0) continue;
+      const fmt::Level& level = big ? fmt::LPT : fmt::SPT;
+      scan_entries(ref.kind, guest_table, shadow_table, first, std::min(ENTRIES_PER_TRACK_PAGE, level.entries() - first));
+    }
+  }
+  return status;
+}
+
+bool ShadowSpace::note_write(uint64_t gaddr) {
+  const uint64_t page = align_down(gaddr, TRACK_PAGE);
+  std::lock_guard lock(mutex_);
+  if (!page_refs_.contains(page)) return false;
+  dirty_.insert(page);
+  return true;
+}
+
+bool ShadowSpace::dirty() const {
+  std::lock_guard lock(mutex_);
+  return !synced_ || !dirty_.empty();
+}
+
+std::vector<uint64_t> ShadowSpace::table_pages() const {
+  std::lock_guard lock(mutex_);
+  std::vector<uint64_t> pages;
+  pages.reserve(page_refs_.size());
+  for (const auto& [page, refs] : page_refs_) pages.push_back(page);
+  std::sort(pages.begin(), pages.end());
+  return pages;
+}
+
+void ShadowSpace::for_each_mapping(uint64_t va_begin, uint64_t va_end,
+                                   const std::function<void(uint64_t, uint64_t, uint64_t, bool)>& fn) const {
+  std::lock_guard lock(mutex_);
+  const gpu::Vram& vram = guest_.vram();
+  va_end = std::min(va_end, fmt::VA_LIMIT);
+  uint64_t va = align_down(va_begin, fmt::SMALL_PAGE);
+  while (va < va_end) {
+    const uint32_t pde = static_cast<uint32_t>(fmt::PD.index(va));
+    const uint64_t pde_end = std::min(align_down(va, fmt::PDE_SPAN) + fmt::PDE_SPAN, va_end);
+    auto slot = slots_.find(pde);
+    if (slot == slots_.end()) {
+      va = pde_end;
+      continue;
+    }
+    for (; va < pde_end;) {
+      const uint64_t big_start = align_down(va, fmt::BIG_PAGE);
+      if (slot->second.shadow_lpt) {
+        const uint64_t e = vram.read64(slot->second.shadow_lpt + fmt::LPT.index(va) * ENTRY_BYTES);
+        if (fmt::pte::Valid::get(e)) {
+          fn(big_start, fmt::pte::addr(e), fmt::BIG_PAGE, fmt::pte::ReadOnly::get(e) != 0);
+          va = big_start + fmt::BIG_PAGE;
+          continue;
+        }
+      }
+      const uint64_t big_end = std::min(big_start + fmt::BIG_PAGE, pde_end);
+      if (slot->second.shadow_spt) {
+        for (; va < big_end; va += fmt::SMALL_PAGE) {
+          const uint64_t e = vram.read64(slot->second.shadow_spt + fmt::SPT.index(va) * ENTRY_BYTES);
+          if (fmt::pte::Valid::get(e)) fn(va, fmt::pte::addr(e), fmt::SMALL_PAGE, fmt::pte::ReadOnly::get(e) != 0);
+        }
+      }
+      va = big_end;
+    }
+  }
+}
+
+Status ShadowSpace::scan_pdes(uint32_t first, uint32_t count, bool rescan_tables) {
+  const Partition& part = guest_.partition();
+  Status status;
+  uint64_t bad = 0;
+  for (uint32_t i = first; i < first + count; ++i) {
+    const uint64_t g = guest_.read64(guest_pd_ + uint64_t{i} * ENTRY_BYTES).value_or(0);
+    const GuestTable spt = guest_spt(g, part);
+    const GuestTable lpt = guest_lpt(g, part);
+    bad += (spt.verdict == Verdict::rejected) + (lpt.verdict == Verdict::rejected);
+    Status s1 = attach(i, Kind::spt, spt.guest_addr, rescan_tables);
+    Status s2 = attach(i, Kind::lpt, lpt.guest_addr, rescan_tables);
+    if (!s1 && status) status = s1;
+    if (!s2 && status) status = s2;
+    auto slot = slots_.find(i);
+    const uint64_t shadow = slot == slots_.end() ? 0 : shadow_pde(slot->second.shadow_spt, slot->second.shadow_lpt);
+    write_shadow(shadow_pd_ + uint64_t{i} * ENTRY_BYTES, shadow);
+    if (slot != slots_.end() && slot->second.guest_spt == 0 && slot->second.guest_lpt == 0) slots_.erase(slot);
+  }
+  counters_.add(counters_.entries_scanned, count);
+  if (bad) counters_.add(counters_.bad_entries, bad);
+  return status;
+}
+
+Status ShadowSpace::attach(uint32_t pde, Kind kind, uint64_t guest_table, bool rescan) {
+  const bool big = kind == Kind::lpt;
+  const fmt::Level& level = big ? fmt::LPT : fmt::SPT;
+  {
+    auto it = slots_.find(pde);
+    const uint64_t current = it == slots_.end() ? 0 : (big ? it->second.guest_lpt : it->second.guest_spt);
+    if (current == guest_table) {
+      if (guest_table && rescan)
+        scan_entries(kind, guest_table, big ? it->second.shadow_lpt : it->second.shadow_spt, 0, level.entries());
+      return {};
+    }
+  }
+  detach(pde, kind);
+  if (guest_table == 0) return {};
+  auto table = reserved_.alloc(level.table_bytes());
+  if (!table)
+    return fail(Errc::out_of_memory, strfmt("no reserved VRAM to shadow the %s at %s (PDE %u)", level.name,
+                                            hex(guest_table).c_str(), pde));
+  Slot& slot = slots_[pde];
+  (big ? slot.guest_lpt : slot.guest_spt) = guest_table;
+  (big ? slot.shadow_lpt : slot.shadow_spt) = *table;
+  register_pages(TableRef{kind, pde, guest_table}, level.table_bytes());
+  scan_entries(kind, guest_table, *table, 0, level.entries());
+  return {};
+}
+
+void ShadowSpace::detach(uint32_t pde, Kind kind) {
+  auto it = slots_.find(pde);
+  if (it == slots_.end()) return;
+  const bool big = kind == Kind::lpt;
+  uint64_t& guest_table = big ? it->second.guest_lpt : it->second.guest_spt;
+  uint64_t& shadow_table = big ? it->second.shadow_lpt : it->second.shadow_spt;
+  if (guest_table == 0) return;
+  unregister_pages(TableRef{kind, pde, guest_table}, (big ? fmt::LPT : fmt::SPT).table_bytes());
+  reserved_.free(shadow_table);
+  guest_table = 0;
+  shadow_table = 0;
+}
+
+void ShadowSpace::scan_entries(Kind kind, uint64_t guest_table, uint64_t shadow_table, uint64_t first, uint64_t count) {
+  const fmt::PageSize size = kind == Kind::lpt ? fmt::PageSize::big : fmt::PageSize::small;
+  const Partition& part = guest_.partition();
+  uint64_t bad = 0;
+  for (uint64_t e = first; e < first + count; ++e) {
+    const uint64_t g = guest_.read64(guest_table + e * ENTRY_BYTES).value_or(0);
+    const ShadowPte s = shadow_pte(g, size, part);
+    bad += s.verdict == Verdict::rejected;
+    write_shadow(shadow_table + e * ENTRY_BYTES, s.value);
+  }
+  counters_.add(counters_.entries_scanned, count);
+  if (bad) counters_.add(counters_.bad_entries, bad);
+}
+
+void ShadowSpace::write_shadow(uint64_t host_addr, uint64_t value) {
+  gpu::Vram& vram = guest_.vram();
+  if (vram.read64(host_addr) == value) return;
+  vram.write64(host_addr, value);
+  counters_.add(counters_.shadow_writes);
+}
+
+void ShadowSpace::register_pages(const TableRef& ref, uint64_t bytes) {
+  for (uint64_t p = ref.table_addr; p < ref.table_addr + bytes; p += TRACK_PAGE) page_refs_[p].push_back(ref);
+}
+
+void ShadowSpace::unregister_pages(const TableRef& ref, uint64_t bytes) {
+  for (uint64_t p = ref.table_addr; p < ref.table_addr + bytes; p += TRACK_PAGE) {
+    auto it = page_refs_.find(p);
+    if (it == page_refs_.end()) continue;
+    std::erase(it->second, ref);
+    if (it->second.empty()) page_refs_.erase(it);
+  }
+}
+
+}  // namespace vgpu::shadow

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A shadow address space: the physical page tables the GPU's MMU walks on
+// behalf of one guest page directory. Shadow tables live in reserved VRAM
+// and mirror the guest's, with every entry validated by shadow/entry.h.
+//
+// Two ways to bring it up to date:
+//  - sync_full(): rescan the whole guest directory and every table (naive);
+//  - sync_dirty(): rescan only the guest table pages written since the last
+//    scan, as reported by note_write() from the trapped write paths (lazy).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/error.h"
+#include "shadow/counters.h"
+#include "shadow/guest_memory.h"
+#include "shadow/reserved_vram.h"
+#include "vgpu/formats.h"
+
+namespace vgpu::shadow {
+
+class ShadowSpace {
+ public:
+  // Fails if the guest page directory does not lie wholly in the partition
+  // or reserved VRAM is exhausted. The space starts unsynchronized.
+  static Result<std::unique_ptr<ShadowSpace>> create(const GuestMemory& guest, ReservedVram& reserved,
+                                                     ShadowCounters& counters, uint64_t guest_pd);
+  ~ShadowSpace();
+  ShadowSpace(const ShadowSpace&) = delete;
+  ShadowSpace& operator=(const ShadowSpace&) = delete;
+
+  uint64_t guest_pd() const { return guest_pd_; }
+  uint64_t shadow_pd() const { return shadow_pd_; }   // host VRAM address
+
+  // Naive: rescan everything. Fails only when reserved VRAM runs out (the
+  // tables that could not be shadowed stay faulting).
+  Status sync_full();
+  // Lazy: rescan the dirty pages; a space never synced is synced in full.
+  Status sync_dirty();
+
+  // A guest write landed at guest VRAM address `gaddr`. Returns true when it
+  // falls in one of this space's tables (the page is then dirty).
+  bool note_write(uint64_t gaddr);
+  bool dirty() const;
+
+  // Guest VRAM pages (4 KiB, by address) holding this space's directory and
+  // tables: the mediator keeps BAR mappings of them trapped.
+  std::vector<uint64_t> table_pages() const;
+
+  // Calls fn(va, host_phys, bytes, read_only) for every valid mapping in
+  // [va_begin, va_end), big pages first where both exist (as the MMU does).
+  void for_each_mapping(uint64_t va_begin, uint64_t va_end,
+                        const std::function<void(uint64_t, uint64_t, uint64_t, bool)>& fn) const;
+
+ private:
+  enum class Kind : uint8_t { pd, spt, lpt };
+  struct TableRef {
+    Kind kind;
+    uint32_t pde;         // index of the PDE owning the table (pd: unused)
+    uint64_t table_addr;  // guest address of the table start
+    bool operator==(const TableRef&) const = default;
+  };
+  struct Slot {
+    uint64_t guest_spt = 0, guest_lpt = 0;     // guest table addresses (0 = none)
+    uint64_t shadow_spt = 0, shadow_lpt = 0;   // host VRAM addresses (0 = none)
+  };
+
+  ShadowSpace(const GuestMemory& guest, ReservedVram& reserved, ShadowCounters& counters, uint64_t guest_pd,
+              uint64_t shadow_pd);
+
+  Status scan_pdes(uint32_t first, uint32_t count, bool rescan_tables);
+  Status attach(uint32_t pde, Kind kind, uint64_t guest_table, bool rescan);
+  void detach(uint32_t pde, Kind kind);
+  void scan_entries(Kind kind, uint64_t guest_table, uint64_t shadow_table, uint64_t first, uint64_t count);
+  void register_pages(const TableRef& ref, uint64_t bytes);
+  void unregister_pages(const TableRef& ref, uint64_t bytes);
+  void write_shadow(uint64_t host_addr, uint64_t value);
+
+  GuestMemory guest_;
+  ReservedVram& reserved_;
+  ShadowCounters& counters_;
+  const uint64_t guest_pd_;
+  const uint64_t shadow_pd_;
+
+  mutable std::mutex mutex_;
+  bool synced_ = false;
+  std::unordered_map<uint32_t, Slot> slots_;                          // by PDE index
+  std::unordered_map<uint64_t, std::vector<TableRef>> page_refs_;     // guest page -> tables in it
+  std::unordered_set<uint64_t> dirty_;                                // guest pages
+};
+
+}  // namespace vgpu::shadow

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "shadow/shadow_space.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "shadow/testing.h"
+
+namespace vgpu::shadow {
+namespace {
+
+using testing::Fixture;
+using fmt::PageSize;
+
+// Guest layout inside the partition.
+constexpr uint64_t PD = 0x100000;
+constexpr uint64_t SPT = 0x200000;
+constexpr uint64_t LPT = 0x300000;
+constexpr uint64_t VA = 0x4000'0000;   // inside PDE 8
+
+struct Mapping {
+  uint64_t va, phys, bytes;
+  bool ro;
+};
+
+std::vector<Mapping> mappings(const ShadowSpace& s, uint64_t begin, uint64_t end) {
+  std::vector<Mapping> out;
+  s.for_each_mapping(begin, end, [&](uint64_t va, uint64_t phys, uint64_t bytes, bool ro) {
+    out.push_back({va, phys, bytes, ro});
+  });
+  return out;
+}
+
+class ShadowSpaceTest : public ::testing::Test {
+ protected:
+  Fixture f;
+  std::unique_ptr<ShadowSpace> space;
+
+  void SetUp() override {
+    f.guest_pde(PD, VA, SPT, LPT);
+    f.guest_pte(SPT, VA, PageSize::small, fmt::pte::make(0x10000));
+    f.guest_pte(LPT, VA + fmt::BIG_PAGE, PageSize::big, fmt::pte::make(0x400000));
+    space = ShadowSpace::create(f.guest, f.reserved, f.counters, PD).value();
+  }
+  uint64_t shadow_spt_entry(uint64_t va) {
+    const uint64_t pde = f.host_read64(space->shadow_pd() + fmt::PD.index(va) * 8);
+    return f.host_read64(fmt::pde::spt_addr(pde) + fmt::SPT.index(va) * 8);
+  }
+};
+
+TEST_F(ShadowSpaceTest, FullSyncRelocatesSmallAndBigPages) {
+  ASSERT_TRUE(space->sync_full());
+  auto m = mappings(*space, VA, VA + 2 * fmt::BIG_PAGE);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].va, VA);
+  EXPECT_EQ(m[0].phys, Fixture::PART_BASE + 0x10000);
+  EXPECT_EQ(m[0].bytes, fmt::SMALL_PAGE);
+  EXPECT_EQ(m[1].va, VA + fmt::BIG_PAGE);
+  EXPECT_EQ(m[1].phys, Fixture::PART_BASE + 0x400000);
+  EXPECT_EQ(m[1].bytes, fmt::BIG_PAGE);
+}
+
+TEST_F(ShadowSpaceTest, EntryOutsidePartitionBecomesFaultingAndIsCounted) {
+  f.guest_pte(SPT, VA + fmt::SMALL_PAGE, PageSize::small, fmt::pte::make(Fixture::PART_BYTES + 0x1000));
+  ASSERT_TRUE(space->sync_full());
+  EXPECT_EQ(shadow_spt_entry(VA + fmt::SMALL_PAGE), 0u);
+  EXPECT_EQ(f.counters.bad_entries.load(), 1u);
+  EXPECT_EQ(mappings(*space, VA, VA + fmt::BIG_PAGE).size(), 1u);
+}
+
+TEST_F(ShadowSpaceTest, BigPageOutsidePartitionBecomesFaulting) {
+  f.guest_pte(LPT, VA + 2 * fmt::BIG_PAGE, PageSize::big, fmt::pte::make(Fixture::PART_BYTES));
+  ASSERT_TRUE(space->sync_full());
+  EXPECT_EQ(mappings(*space, VA + 2 * fmt::BIG_PAGE, VA + 3 * fmt::BIG_PAGE).size(), 0u);
+  EXPECT_EQ(f.counters.bad_entries.load(), 1u);
+}
+
+TEST_F(ShadowSpaceTest, PageTableOutsidePartitionIsNotShadowed) {
+  f.guest_pde(PD, VA + fmt::PDE_SPAN, Fixture::PART_BYTES + 0x1000, 0);
+  ASSERT_TRUE(space->sync_full());
+  EXPECT_EQ(f.host_read64(space->shadow_pd() + fmt::PD.index(VA + fmt::PDE_SPAN) * 8), 0u);
+  EXPECT_EQ(f.counters.bad_entries.load(), 1u);
+}
+
+TEST_F(ShadowSpaceTest, PageDirectoryOutsidePartitionIsRefused) {
+  auto s = ShadowSpace::create(f.guest, f.reserved, f.counters, Fixture::PART_BYTES - 0x1000);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().code, Errc::invalid_argument);
+}
+
+TEST_F(ShadowSpaceTest, LazySyncRescansOnlyTheWrittenPage) {
+  ASSERT_TRUE(space->sync_full());
+  const uint64_t scanned = f.counters.entries_scanned.load();
+  const uint64_t slot = SPT + fmt::SPT.index(VA + fmt::SMALL_PAGE) * 8;
+  f.guest_write64(slot, fmt::pte::make(0x20000));
+  EXPECT_TRUE(space->note_write(slot));
+  ASSERT_TRUE(space->sync_dirty());
+  EXPECT_EQ(f.counters.pages_rescanned.load(), 1u);
+  EXPECT_EQ(f.counters.entries_scanned.load() - scanned, fmt::SMALL_PAGE / 8);
+  EXPECT_EQ(fmt::pte::addr(shadow_spt_entry(VA + fmt::SMALL_PAGE)), Fixture::PART_BASE + 0x20000);
+}
+
+TEST_F(ShadowSpaceTest, UnreportedWriteStaysStaleUntilFullSync) {
+  ASSERT_TRUE(space->sync_full());
+  f.guest_pte(SPT, VA + fmt::SMALL_PAGE, PageSize::small, fmt::pte::make(0x20000));
+  ASSERT_TRUE(space->sync_dirty());
+  EXPECT_EQ(shadow_spt_entry(VA + fmt::SMALL_PAGE), 0u);
+  ASSERT_TRUE(space->sync_full());
+  EXPECT_NE(shadow_spt_entry(VA + fmt::SMALL_PAGE), 0u);
+}
+
+TEST_F(ShadowSpaceTest, WriteOutsideTablesIsNotNoted) {
+  EXPECT_FALSE(space->note_write(0x10000));
+  EXPECT_TRUE(space->note_write(PD + 8));
+}
+
+TEST_F(ShadowSpaceTest, DirectoryWriteAttachesANewTable) {
+  ASSERT_TRUE(space->sync_full());
+  constexpr uint64_t SPT2 = 0x600000;
+  const uint64_t va2 = VA + fmt::PDE_SPAN;
+  f.guest_pte(SPT2, va2, PageSize::small, fmt::pte::make(0x30000));
+  const uint64_t pde_addr = PD + fmt::PD.index(va2) * 8;
+  f.guest_write64(pde_addr, fmt::pde::make(SPT2, 0));
+  ASSERT_TRUE(space->note_write(pde_addr));
+  ASSERT_TRUE(space->sync_dirty());
+  auto m = mappings(*space, va2, va2 + fmt::SMALL_PAGE);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].phys, Fixture::PART_BASE + 0x30000);
+  auto pages = space->table_pages();
+  EXPECT_TRUE(std::find(pages.begin(), pages.end(), SPT2) != pages.end());
+}
+
+TEST_F(ShadowSpaceTest, DetachedTableIsFreedAndUntracked) {
+  ASSERT_TRUE(space->sync_full());
+  const uint64_t used = f.reserved.used();
+  const uint64_t pde_addr = PD + fmt::PD.index(VA) * 8;
+  f.guest_write64(pde_addr, 0);
+  ASSERT_TRUE(space->note_write(pde_addr));
+  ASSERT_TRUE(space->sync_dirty());
+  EXPECT_EQ(used - f.reserved.used(), fmt::SPT.table_bytes() + fmt::LPT.table_bytes());
+  EXPECT_FALSE(space->note_write(SPT));
+}
+
+TEST_F(ShadowSpaceTest, ShadowTablesLiveInReservedVram) {
+  ASSERT_TRUE(space->sync_full());
+  EXPECT_TRUE(f.reserved.contains(space->shadow_pd()));
+  const uint64_t pde = f.host_read64(space->shadow_pd() + fmt::PD.index(VA) * 8);
+  EXPECT_TRUE(f.reserved.contains(fmt::pde::spt_addr(pde)));
+  EXPECT_TRUE(f.reserved.contains(fmt::pde::lpt_addr(pde)));
+}
+
+}  // namespace
+}  // namespace vgpu::shadow
