@@ -12,7 +12,12 @@
 namespace vgpu::gpu::kernels {
 
 // Each takes host views whose sizes the compute engine has checked against
-// the arguments (required_bytes below).
+// the arguments (footprint() in gpu/kernels/footprint.h). Inputs and
+// outputs may alias (a guest can point them at the same memory): results
+// are then unspecified but every access stays inside the checked views.
+// Degenerate sizes (a zero dimension) are no-ops, except that sgemm with
+// k == 0 still scales C by beta. sgemm and conv2d do nothing when their
+// arguments are outside what footprint() accepts.
 void fill(std::span<float> dst, float value);
 void saxpy(float a, std::span<const float> x, std::span<float> y);
 void madd(std::span<const float> a, std::span<const float> b, std::span<float> c);
@@ -21,7 +26,9 @@ void conv2d(const cls::Conv2dArgs& args, const float* input, const float* filter
 void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
           const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi);
 
-// Output height and width of a convolution; 0 when the arguments are invalid.
+// Output height and width of a convolution; both 0 when the arguments are
+// invalid: a zero size or stride, a filter larger than the padded input,
+// or an output dimension that does not fit in 32 bits.
 uint32_t conv2d_out_h(const cls::Conv2dArgs& a);
 uint32_t conv2d_out_w(const cls::Conv2dArgs& a);
 
@@ -35,5 +42,11 @@ uint64_t sgemm_cost_ns(const CostModel& m, const cls::SgemmArgs& a);
 uint64_t conv2d_cost_ns(const CostModel& m, const cls::Conv2dArgs& a);
 uint64_t mriq_cost_ns(const CostModel& m, uint32_t num_k, uint32_t num_x);
 uint64_t stream_cost_ns(const CostModel& m, uint64_t bytes);   // fill, saxpy, madd, copies
+// A spin kernel costs exactly its requested duration (no launch_ns), so
+// scheduling experiments get the time they asked for.
+uint64_t spin_cost_ns(const CostModel& m, uint64_t duration_ns);
+// Every cost saturates at UINT64_MAX instead of overflowing; a CostModel
+// with a rate that is not positive and finite makes any non-zero work cost
+// UINT64_MAX. Invalid conv2d arguments cost launch_ns only.
 
 }  // namespace vgpu::gpu::kernels

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The elementwise kernels, sgemm through OpenBLAS, and the conv2d output
+// shape. conv2d and mriq live in their own files.
+#include "gpu/kernels/kernels.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+
+#include "gpu/kernels/footprint.h"
+
+namespace vgpu::gpu::kernels {
+
+void fill(std::span<float> dst, float value) { std::fill(dst.begin(), dst.end(), value); }
+
+void saxpy(float a, std::span<const float> x, std::span<float> y) {
+  const size_t n = std::min(x.size(), y.size());
+  for (size_t i = 0; i < n; ++i) y[i] = a * x[i] + y[i];
+}
+
+void madd(std::span<const float> a, std::span<const float> b, std::span<float> c) {
+  const size_t n = std::min({a.size(), b.size(), c.size()});
+  for (size_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
+}
+
+void sgemm(const cls::SgemmArgs& g, const float* a, const float* b, float* c) {
+  if (!sgemm_args_valid(g) || g.m == 0 || g.n == 0) return;
+  const int m = static_cast<int>(g.m);
+  const int n = static_cast<int>(g.n);
+  const int k = static_cast<int>(g.k);
+  // cblas requires lda >= max(1, k); with k == 0 A is never read and the
+  // call only scales C by beta.
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, g.alpha, a, std::max(k, 1), b, n,
+              g.beta, c, n);
+}
+
+namespace {
+
+// One output dimension: (in + 2 pad - filter) / stride + 1, or 0.
+uint32_t out_dim(uint32_t in, uint32_t pad, uint32_t filter, uint32_t stride) {
+  const uint64_t padded = uint64_t{in} + 2 * uint64_t{pad};
+  if (in == 0 || filter == 0 || stride == 0 || filter > padded) return 0;
+  const uint64_t out = (padded - filter) / stride + 1;
+  return out > std::numeric_limits<uint32_t>::max() ? 0 : static_cast<uint32_t>(out);
+}
+
+bool conv2d_shape_ok(const cls::Conv2dArgs& a) {
+  return a.n != 0 && a.c != 0 && a.k != 0 && out_dim(a.h, a.pad_h, a.r, a.stride_h) != 0 &&
+         out_dim(a.w, a.pad_w, a.s, a.stride_w) != 0;
+}
+
+}  // namespace
+
+uint32_t conv2d_out_h(const cls::Conv2dArgs& a) {
+  return conv2d_shape_ok(a) ? out_dim(a.h, a.pad_h, a.r, a.stride_h) : 0;
+}
+
+uint32_t conv2d_out_w(const cls::Conv2dArgs& a) {
+  return conv2d_shape_ok(a) ? out_dim(a.w, a.pad_w, a.s, a.stride_w) : 0;
+}
+
+}  // namespace vgpu::gpu::kernels
