@@ -75,6 +75,9 @@ using LaunchMultiLine = Bit<9>;
 using LaunchRemap = Bit<10>;                // must be 0
 enum class Transfer : uint32_t { none = 0, pipelined = 1, non_pipelined = 2 };
 enum class SemRelease : uint32_t { none = 0, one_word = 1, four_words = 2 };
+enum class Interrupt : uint32_t { none = 0, blocking = 1, non_blocking = 2 };
+using VaUpper = Field<7, 0>;                // *_UPPER and SET_SEMAPHORE_A: VA bits 39:32
+inline constexpr uint32_t ADDRESSING_VIRTUAL_LOCAL_FB = 0;  // SRC/DST virtual, local FB: the only mode
 }  // namespace copy
 
 // ---------------------------------------------------------------- 0x90C0 compute (subset)
@@ -117,6 +120,8 @@ using CbSize = Field<16, 0>;
 using BindValid = Bit<0>;
 using BindSlot = Field<12, 8>;
 using ReportOperation = Field<1, 0>;       // 0 = release
+enum class ReportOp : uint32_t { release = 0, trap = 3 };
+using VaUpper = Field<7, 0>;               // *_A methods holding VA bits 39:32
 using ReportFlushDisable = Bit<2>;
 using ReportAwaken = Bit<20>;              // raise the non-stall interrupt
 using ReportSize4 = Bit<28>;               // 1 = one word, 0 = four words

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "gpu/engines/compute_object.h"
+
+#include "gpu/engines/kernel_launch.h"
+#include "gpu/kernels/footprint.h"
+#include "vgpu/bits.h"
+
+namespace vgpu::gpu {
+
+namespace {
+
+using namespace cls::compute;
+using regs::ChannelError;
+
+// The compute engine's view of the channel: its faults name PGRAPH.
+ChannelContext engine_context(const ChannelContext& ctx) {
+  ChannelContext e = ctx;
+  e.as.unit = regs::FaultUnit::pgraph;
+  return e;
+}
+
+bool dims_valid(const ComputeObject::Dim3& grid, const ComputeObject::Dim3& block) {
+  const auto positive = [](const ComputeObject::Dim3& d) { return d.x != 0 && d.y != 0 && d.z != 0; };
+  if (!positive(grid) || !positive(block)) return false;
+  if (grid.x > MAX_GRID_DIM || grid.y > MAX_GRID_DIM || grid.z > MAX_GRID_DIM) return false;
+  const uint64_t threads = uint64_t{block.x} * block.y * block.z;
+  return threads <= MAX_THREADS_PER_BLOCK;
+}
+
+}  // namespace
+
+std::span<const ComputeObject::Record> ComputeObject::methods() {
+  static constexpr Record TABLE[] = {
+      {"SET_SHADER_SHARED_MEMORY_WINDOW", SET_SHADER_SHARED_MEMORY_WINDOW, 1, &ignore},
+      {"SET_CTA_RASTER_SIZE_A", SET_CTA_RASTER_SIZE_A, 1, &raster_a},
+      {"SET_CTA_RASTER_SIZE_B", SET_CTA_RASTER_SIZE_B, 1, &raster_b},
+      {"SET_SHADER_SHARED_MEMORY_SIZE", SET_SHADER_SHARED_MEMORY_SIZE, 1, &ignore},
+      {"SET_CTA_THREAD_COUNT", SET_CTA_THREAD_COUNT, 1, &store<&State::thread_count>},
+      {"SET_CTA_BARRIER_COUNT", SET_CTA_BARRIER_COUNT, 1, &ignore},
+      {"BEGIN_GRID", BEGIN_GRID, 1, &ignore},
+      {"SET_CTA_REGISTER_COUNT", SET_CTA_REGISTER_COUNT, 1, &ignore},
+      {"SET_L1_CONFIGURATION", SET_L1_CONFIGURATION, 1, &ignore},
+      {"WAIT_REF_COUNT", WAIT_REF_COUNT, 1, &ignore},
+      {"LAUNCH", LAUNCH, 1, &launch},
+      {"SET_LAUNCH_ID", SET_LAUNCH_ID, 1, &ignore},
+      {"SET_CTA_THREAD_DIMENSION_A", SET_CTA_THREAD_DIMENSION_A, 1, &thread_dim_a},
+      {"SET_CTA_THREAD_DIMENSION_B", SET_CTA_THREAD_DIMENSION_B, 1, &thread_dim_b},
+      {"SET_CTA_PROGRAM_START", SET_CTA_PROGRAM_START, 1, &store<&State::program_start>},
+      {"SET_GRID_PARAM", SET_GRID_PARAM, 1, &ignore},
+      {"END_GRID", END_GRID, 1, &ignore},
+      {"SET_LAUNCH_SIZE", SET_LAUNCH_SIZE, 1, &ignore},
+      {"SET_PROGRAM_REGION_A", SET_PROGRAM_REGION_A, 1, &store<&State::program_region_a>},
+      {"SET_PROGRAM_REGION_B", SET_PROGRAM_REGION_B, 1, &store<&State::program_region_b>},
+      {"BIND_CONSTANT_BUFFER", BIND_CONSTANT_BUFFER, 1, &bind_cb},
+      {"INVALIDATE_SHADER_CACHES_NO_WFI", INVALIDATE_SHADER_CACHES_NO_WFI, 1, &ignore},
+      {"SET_REPORT_SEMAPHORE_A", SET_REPORT_SEMAPHORE_A, 1, &store<&State::report_a>},
+      {"SET_REPORT_SEMAPHORE_B", SET_REPORT_SEMAPHORE_B, 1, &store<&State::report_b>},
+      {"SET_REPORT_SEMAPHORE_C", SET_REPORT_SEMAPHORE_C, 1, &store<&State::report_payload>},
+      {"SET_REPORT_SEMAPHORE_D", SET_REPORT_SEMAPHORE_D, 1, &report_d},
+      {"SET_CONSTANT_BUFFER_SELECTOR_A", SET_CONSTANT_BUFFER_SELECTOR_A, 1, &store<&State::cb_selector_size>},
+      {"SET_CONSTANT_BUFFER_SELECTOR_B", SET_CONSTANT_BUFFER_SELECTOR_B, 1, &store<&State::cb_selector_upper>},
+      {"SET_CONSTANT_BUFFER_SELECTOR_C", SET_CONSTANT_BUFFER_SELECTOR_C, 1, &store<&State::cb_selector_lower>},
+      {"LOAD_CONSTANT_BUFFER_OFFSET", LOAD_CONSTANT_BUFFER_OFFSET, 1, &store<&State::cb_load_offset>},
+      {"LOAD_CONSTANT_BUFFER", LOAD_CONSTANT_BUFFER, LOAD_CONSTANT_BUFFER_WORDS, &load_cb},
+  };
+  return TABLE;
+}
+
+const char* ComputeObject::method_name(uint32_t mthd) {
+  const Record* r = find_method(methods(), mthd);
+  return r == nullptr ? nullptr : r->name;
+}
+
+MethodOutcome ComputeObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t data) {
+  return dispatch_method(methods(), *this, ctx, mthd, data);
+}
+
+template <uint32_t ComputeObject::State::*Reg>
+MethodOutcome ComputeObject::store(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
+  self.state_.*Reg = data;
+  return method_done();
+}
+
+// Accepted for compatibility with Fermi launch sequences; the built-in
+// kernels have no shared memory, barriers, registers or caches to set.
+MethodOutcome ComputeObject::ignore(ComputeObject&, ChannelContext&, uint32_t, uint32_t) { return method_done(); }
+
+MethodOutcome ComputeObject::raster_a(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
+  self.state_.grid.x = DimLo::get(data);
+  self.state_.grid.y = DimHi::get(data);
+  return method_done();
+}
+
+MethodOutcome ComputeObject::raster_b(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
+  self.state_.grid.z = DimLo::get(data);
+  return method_done();
+}
+
+MethodOutcome ComputeObject::thread_dim_a(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
+  self.state_.block.x = DimLo::get(data);
+  self.state_.block.y = DimHi::get(data);
+  return method_done();
+}
+
+MethodOutcome ComputeObject::thread_dim_b(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
+  self.state_.block.z = DimLo::get(data);
+  return method_done();
+}
+
+// One inline word into the selected constant buffer, at the load offset.
+MethodOutcome ComputeObject::load_cb(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data) {
+  State& s = self.state_;
+  const uint64_t cb_va = join64(VaUpper::get(s.cb_selector_upper), s.cb_selector_lower);
+  const uint32_t size = CbSize::get(s.cb_selector_size);
+  if (s.cb_load_offset > size || size - s.cb_load_offset < sizeof(uint32_t))
+    return channel_fault(ChannelError::bad_argument, mthd, cb_va + s.cb_load_offset);
+  ChannelContext e = engine_context(ctx);
+  if (auto r = e.mmu.write32(e.as, cb_va + s.cb_load_offset, data); !r) return mmu_channel_fault(mthd, r.error());
+  s.cb_load_offset += static_cast<uint32_t>(sizeof(uint32_t));
+  return method_done();
+}
+
+MethodOutcome ComputeObject::bind_cb(ComputeObject& self, ChannelContext&, uint32_t mthd, uint32_t data) {
+  State& s = self.state_;
+  const uint32_t slot = BindSlot::get(data);
+  if (slot >= NUM_CB_SLOTS) return channel_fault(ChannelError::bad_argument, mthd);
+  s.bound[slot] = BindValid::get(data)
+                      ? ConstantBuffer{.va = join64(VaUpper::get(s.cb_selector_upper), s.cb_selector_lower),
+                                       .size = CbSize::get(s.cb_selector_size),
+                                       .valid = true}
+                      : ConstantBuffer{};
+  return method_done();
+}
+
+// The channel delivers no method before the previous one's engine work has
+// retired, so the preceding launch is complete when this runs.
+MethodOutcome ComputeObject::report_d(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data) {
+  const State& s = self.state_;
+  if (static_cast<ReportOp>(ReportOperation::get(data)) != ReportOp::release)
+    return channel_fault(ChannelError::illegal_method, mthd);
+  ChannelContext e = engine_context(ctx);
+  const uint64_t va = join64(VaUpper::get(s.report_a), s.report_b);
+  if (auto r = release_semaphore(e, va, s.report_payload, ReportSize4::get(data) == 0, mthd); !r)
+    return std::unexpected(r.error());
+  if (ReportAwaken::get(data) && e.nonstall) e.nonstall();
+  return method_done();
+}
+
+MethodOutcome ComputeObject::launch(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t) {
+  const State& s = self.state_;
+  ChannelContext e = engine_context(ctx);
+
+  // The program: a descriptor naming a built-in kernel.
+  const uint64_t desc_va = join64(VaUpper::get(s.program_region_a), s.program_region_b) + s.program_start;
+  cls::ProgramDescriptor desc{};
+  if (auto r = e.mmu.read(e.as, desc_va, &desc, sizeof(desc)); !r) return mmu_channel_fault(mthd, r.error());
+  const auto kernel = static_cast<cls::Kernel>(desc.kernel);
+  if (desc.magic != cls::PROGRAM_MAGIC || desc.version != cls::PROGRAM_VERSION || !kernel_known(kernel))
+    return channel_fault(ChannelError::bad_program, mthd, desc_va);
+
+  if (!dims_valid(s.grid, s.block)) return channel_fault(ChannelError::bad_argument, mthd);
+
+  // The arguments: the kernel's struct at the start of constant buffer ARG_CB_SLOT.
+  KernelLaunch launch{.kernel = kernel, .arg_bytes = kernels::args_size(kernel)};
+  const ConstantBuffer& cb = s.bound[ARG_CB_SLOT];
+  if (!cb.valid || cb.size < launch.arg_bytes || launch.arg_bytes > launch.args.size())
+    return channel_fault(ChannelError::bad_argument, mthd, cb.va);
+  if (auto r = e.mmu.read(e.as, cb.va, launch.args.data(), launch.arg_bytes); !r)
+    return mmu_channel_fault(mthd, r.error());
+
+  auto footprint = kernels::footprint(kernel, launch.arg_span());
+  if (!footprint) return channel_fault(ChannelError::bad_argument, mthd, cb.va);
+  launch.footprint = *footprint;
+  if (auto ok = check_launch(launch); !ok) return channel_fault(ChannelError::bad_argument, mthd, ok.error());
+
+  return std::optional<EngineWork>{EngineWork{
+      .engine = EngineId::compute,
+      .run = [e, launch, mthd]() mutable { return run_kernel(e, launch, mthd); },
+  }};
+}
+
+}  // namespace vgpu::gpu

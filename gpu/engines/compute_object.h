@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The compute engine's class: the subset of 0x90C0 (FERMI_COMPUTE_A) that
+// launches built-in kernels (docs/spec/vgpu.md, "Compute class"). State
+// methods latch the program region, grid, block and constant buffers;
+// LAUNCH reads the program descriptor and the kernel's arguments from
+// constant buffer ARG_CB_SLOT, validates them and hands the kernel to the
+// compute engine. SET_REPORT_SEMAPHORE_D reports completion.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "gpu/engines/class_object.h"
+#include "gpu/engines/method_table.h"
+#include "vgpu/classes.h"
+
+namespace vgpu::gpu {
+
+class ComputeObject final : public ClassObject {
+ public:
+  struct Dim3 {
+    uint32_t x = 1;   // ext: dimensions default to 1, so a driver that only
+    uint32_t y = 1;   // sets the A methods (x, y) launches a 2D grid
+    uint32_t z = 1;
+  };
+  struct ConstantBuffer {
+    uint64_t va = 0;
+    uint32_t size = 0;    // bytes
+    bool valid = false;
+  };
+  // The registers the state methods set, as last written.
+  struct State {
+    uint32_t program_region_a = 0;    // VA bits 39:32
+    uint32_t program_region_b = 0;    // VA bits 31:0
+    uint32_t program_start = 0;       // offset of the descriptor in the region
+    Dim3 grid;
+    Dim3 block;
+    uint32_t thread_count = 0;        // SET_CTA_THREAD_COUNT, recorded only
+    uint32_t cb_selector_size = 0;    // SET_CONSTANT_BUFFER_SELECTOR_A..C
+    uint32_t cb_selector_upper = 0;   // VA bits 39:32
+    uint32_t cb_selector_lower = 0;   // VA bits 31:0
+    uint32_t cb_load_offset = 0;      // LOAD_CONSTANT_BUFFER_OFFSET, advanced 4 per word
+    std::array<ConstantBuffer, cls::compute::NUM_CB_SLOTS> bound{};
+    uint32_t report_a = 0;            // SET_REPORT_SEMAPHORE_A..C
+    uint32_t report_b = 0;
+    uint32_t report_payload = 0;
+  };
+
+  uint32_t class_id() const override { return cls::COMPUTE; }
+  [[nodiscard]] MethodOutcome method(ChannelContext& ctx, uint32_t mthd, uint32_t data) override;
+
+  const State& state() const { return state_; }
+  // Name of a method of this class; nullptr for one it does not have.
+  static const char* method_name(uint32_t mthd);
+
+ private:
+  using Record = MethodRecord<ComputeObject>;
+  static std::span<const Record> methods();
+
+  template <uint32_t State::*Reg>
+  static MethodOutcome store(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  static MethodOutcome ignore(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  static MethodOutcome raster_a(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  static MethodOutcome raster_b(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  static MethodOutcome thread_dim_a(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  static MethodOutcome thread_dim_b(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  static MethodOutcome load_cb(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  static MethodOutcome bind_cb(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  static MethodOutcome report_d(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  static MethodOutcome launch(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+
+  State state_;
+};
+
+}  // namespace vgpu::gpu

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "gpu/engines/copy_object.h"
+
+#include <optional>
+
+#include "gpu/engines/pitch_copy.h"
+#include "vgpu/bits.h"
+#include "vgpu/formats.h"
+
+namespace vgpu::gpu {
+
+namespace {
+
+using namespace cls::copy;
+using regs::ChannelError;
+
+// Everything LAUNCH_DMA hands to the copy engine, captured by value: the
+// work may run after the object has taken further methods.
+struct CopyLaunch {
+  ChannelContext ctx;               // the channel's, with the fault unit of the copy engine
+  uint32_t mthd;
+  std::optional<PitchCopy> copy;    // none: DATA_TRANSFER_TYPE NONE
+  SemRelease semaphore;
+  uint64_t semaphore_va;
+  uint32_t payload;
+  bool interrupt;
+};
+
+MethodDone run_launch(CopyLaunch& l) {
+  if (l.copy) {
+    const uint64_t start = l.ctx.clock.now_ns();
+    if (auto r = pitch_copy(l.ctx.mmu, l.ctx.as, *l.copy); !r) return mmu_channel_fault(l.mthd, r.error());
+    // Traffic: every byte is read once and written once.
+    const uint64_t traffic = l.copy->total_bytes() * 2;
+    l.ctx.clock.charge(start, kernels::stream_cost_ns(l.ctx.cost, traffic));
+  }
+  if (l.semaphore != SemRelease::none) {
+    auto r = release_semaphore(l.ctx, l.semaphore_va, l.payload, l.semaphore == SemRelease::four_words, l.mthd);
+    if (!r) return r;
+  }
+  if (l.interrupt && l.ctx.nonstall) l.ctx.nonstall();
+  return {};
+}
+
+// A range is usable if it lies inside the 40-bit GPU VA space.
+bool fits_va(uint64_t va, uint64_t extent) { return va <= fmt::VA_LIMIT && extent <= fmt::VA_LIMIT - va; }
+
+}  // namespace
+
+std::span<const CopyObject::Record> CopyObject::methods() {
+  static constexpr Record TABLE[] = {
+      {"NOP", NOP, 1, &nop},
+      {"SET_SEMAPHORE_A", SET_SEMAPHORE_A, 1, &store<&State::semaphore_a>},
+      {"SET_SEMAPHORE_B", SET_SEMAPHORE_B, 1, &store<&State::semaphore_b>},
+      {"SET_SEMAPHORE_PAYLOAD", SET_SEMAPHORE_PAYLOAD, 1, &store<&State::semaphore_payload>},
+      {"ADDRESSING_MODE", ADDRESSING_MODE, 1, &store<&State::addressing_mode>},
+      {"LAUNCH_DMA", LAUNCH_DMA, 1, &launch_dma},
+      {"OFFSET_IN_UPPER", OFFSET_IN_UPPER, 1, &store<&State::offset_in_upper>},
+      {"OFFSET_IN_LOWER", OFFSET_IN_LOWER, 1, &store<&State::offset_in_lower>},
+      {"OFFSET_OUT_UPPER", OFFSET_OUT_UPPER, 1, &store<&State::offset_out_upper>},
+      {"OFFSET_OUT_LOWER", OFFSET_OUT_LOWER, 1, &store<&State::offset_out_lower>},
+      {"PITCH_IN", PITCH_IN, 1, &store<&State::pitch_in>},
+      {"PITCH_OUT", PITCH_OUT, 1, &store<&State::pitch_out>},
+      {"LINE_LENGTH_IN", LINE_LENGTH_IN, 1, &store<&State::line_length_in>},
+      {"LINE_COUNT", LINE_COUNT, 1, &store<&State::line_count>},
+  };
+  return TABLE;
+}
+
+const char* CopyObject::method_name(uint32_t mthd) {
+  const Record* r = find_method(methods(), mthd);
+  return r == nullptr ? nullptr : r->name;
+}
+
+MethodOutcome CopyObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t data) {
+  return dispatch_method(methods(), *this, ctx, mthd, data);
+}
+
+template <uint32_t CopyObject::State::*Reg>
+MethodOutcome CopyObject::store(CopyObject& self, ChannelContext&, uint32_t, uint32_t data) {
+  self.state_.*Reg = data;
+  return method_done();
+}
+
+MethodOutcome CopyObject::nop(CopyObject&, ChannelContext&, uint32_t, uint32_t) { return method_done(); }
+
+MethodOutcome CopyObject::launch_dma(CopyObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data) {
+  const State& s = self.state_;
+  const auto transfer = static_cast<Transfer>(LaunchTransferType::get(data));
+  const auto semaphore = static_cast<SemRelease>(LaunchSemaphoreType::get(data));
+  const auto interrupt = static_cast<Interrupt>(LaunchInterruptType::get(data));
+
+  // Reserved encodings and features the engine does not have.
+  if (transfer > Transfer::non_pipelined || semaphore > SemRelease::four_words ||
+      interrupt > Interrupt::non_blocking || LaunchRemap::get(data) != 0)
+    return channel_fault(ChannelError::bad_copy, mthd);
+
+  CopyLaunch launch{
+      .ctx = ctx,
+      .mthd = mthd,
+      .copy = std::nullopt,
+      .semaphore = semaphore,
+      .semaphore_va = join64(VaUpper::get(s.semaphore_a), s.semaphore_b),
+      .payload = s.semaphore_payload,
+      .interrupt = interrupt != Interrupt::none,
+  };
+  launch.ctx.as.unit = regs::FaultUnit::ce0;
+
+  if (transfer != Transfer::none) {
+    if (LaunchSrcPitch::get(data) == 0 || LaunchDstPitch::get(data) == 0 ||
+        s.addressing_mode != ADDRESSING_VIRTUAL_LOCAL_FB)
+      return channel_fault(ChannelError::bad_copy, mthd);
+    PitchCopy copy{
+        .src = join64(VaUpper::get(s.offset_in_upper), s.offset_in_lower),
+        .dst = join64(VaUpper::get(s.offset_out_upper), s.offset_out_lower),
+        .line_bytes = s.line_length_in,
+        .lines = LaunchMultiLine::get(data) ? uint64_t{s.line_count} : uint64_t{1},
+        .pitch_in = s.pitch_in,
+        .pitch_out = s.pitch_out,
+    };
+    // 32-bit pitches and counts cannot overflow 64 bits; the VA space can.
+    if (copy.total_bytes() != 0) {
+      if (!fits_va(copy.src, copy.src_extent())) return channel_fault(ChannelError::bad_argument, mthd, copy.src);
+      if (!fits_va(copy.dst, copy.dst_extent())) return channel_fault(ChannelError::bad_argument, mthd, copy.dst);
+      launch.copy = copy;
+    }
+  }
+
+  if (!launch.copy && semaphore == SemRelease::none && !launch.interrupt) return method_done();
+  return std::optional<EngineWork>{EngineWork{
+      .engine = EngineId::copy,
+      .run = [launch]() mutable { return run_launch(launch); },
+  }};
+}
+
+}  // namespace vgpu::gpu

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Method tables of the class objects: one record per method (name, byte
+// address, number of words for method arrays, handler), looked up by the
+// method's byte address. Also the small helpers every handler uses to
+// report a channel fault.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <span>
+
+#include "gpu/engines/class_object.h"
+
+namespace vgpu::gpu {
+
+template <typename Object>
+struct MethodRecord {
+  using Handler = MethodOutcome (*)(Object&, ChannelContext&, uint32_t mthd, uint32_t data);
+  const char* name;
+  uint32_t offset;   // byte address of the first word
+  uint32_t words;    // 1, or the length of a method array (LOAD_CONSTANT_BUFFER)
+  Handler handler;
+
+  constexpr bool covers(uint32_t mthd) const {
+    return mthd >= offset && mthd - offset < words * sizeof(uint32_t) && (mthd - offset) % sizeof(uint32_t) == 0;
+  }
+  // Index of mthd in a method array.
+  constexpr uint32_t index(uint32_t mthd) const { return (mthd - offset) / static_cast<uint32_t>(sizeof(uint32_t)); }
+};
+
+template <typename Object>
+const MethodRecord<Object>* find_method(std::span<const MethodRecord<Object>> table, uint32_t mthd) {
+  auto it = std::ranges::find_if(table, [mthd](const MethodRecord<Object>& r) { return r.covers(mthd); });
+  return it == table.end() ? nullptr : &*it;
+}
+
+// Deliver one method through a table; a method the table lacks is illegal.
+template <typename Object>
+MethodOutcome dispatch_method(std::span<const MethodRecord<Object>> table, Object& object, ChannelContext& ctx,
+                              uint32_t mthd, uint32_t data) {
+  const MethodRecord<Object>* record = find_method(table, mthd);
+  if (record == nullptr)
+    return std::unexpected(ChannelFault{.code = regs::ChannelError::illegal_method, .method = mthd});
+  return record->handler(object, ctx, mthd, data);
+}
+
+inline std::unexpected<ChannelFault> channel_fault(regs::ChannelError code, uint32_t mthd, uint64_t addr = 0) {
+  return std::unexpected(ChannelFault{.code = code, .method = mthd, .addr = addr});
+}
+
+inline std::unexpected<ChannelFault> mmu_channel_fault(uint32_t mthd, const Fault& fault) {
+  return std::unexpected(
+      ChannelFault{.code = regs::ChannelError::mmu_fault, .method = mthd, .addr = fault.va, .mmu = fault});
+}
+
+// A method that completed at once, with no engine work.
+inline MethodOutcome method_done() { return std::optional<EngineWork>{}; }
+
+}  // namespace vgpu::gpu

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "gpu/engines/pitch_copy.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace vgpu::gpu {
+
+namespace {
+
+struct PhysRange {
+  uint64_t phys;
+  uint64_t bytes;
+};
+
+Walk<std::vector<PhysRange>> phys_ranges(Mmu& mmu, const AccessContext& as, uint64_t va, uint64_t len,
+                                         bool write) {
+  std::vector<PhysRange> out;
+  auto walked = mmu.for_each_run(as, va, len, write,
+                                 [&out](uint64_t, uint64_t phys, uint64_t bytes) { out.push_back({phys, bytes}); });
+  if (!walked) return std::unexpected(walked.error());
+  std::ranges::sort(out, {}, &PhysRange::phys);
+  return out;
+}
+
+bool intersect(const std::vector<PhysRange>& a, const std::vector<PhysRange>& b) {
+  // Both sorted by address: a merge walk.
+  size_t i = 0;
+  size_t j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (a[i].phys < b[j].phys + b[j].bytes && b[j].phys < a[i].phys + a[i].bytes) return true;
+    if (a[i].phys + a[i].bytes <= b[j].phys + b[j].bytes) ++i; else ++j;
+  }
+  return false;
+}
+
+// Do the two views share VRAM? Direct views are pointers into one mapping
+// of VRAM, where memmove sees any overlap itself; a window is a second
+// mapping of the same pages, where it cannot.
+Walk<bool> views_alias(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t dst, uint64_t len) {
+  auto s = phys_ranges(mmu, as, src, len, false);
+  if (!s) return std::unexpected(s.error());
+  auto d = phys_ranges(mmu, as, dst, len, true);
+  if (!d) return std::unexpected(d.error());
+  return intersect(*s, *d);
+}
+
+// Copy one line through host views of both ranges.
+Walk<void> copy_line(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t dst, uint64_t len) {
+  auto in = mmu.map_range(as, src, len, false);
+  if (!in) return std::unexpected(in.error());
+  auto out = mmu.map_range(as, dst, len, true);
+  if (!out) return std::unexpected(out.error());
+
+  if (in->data() == nullptr || out->data() == nullptr) {
+    // The host could not map a window: go through the MMU byte copies.
+    std::vector<std::byte> bounce(len);
+    if (auto r = mmu.read(as, src, bounce.data(), len); !r) return r;
+    return mmu.write(as, dst, bounce.data(), len);
+  }
+  if (!in->windowed() && !out->windowed()) {
+    std::memmove(out->data(), in->data(), len);
+    return {};
+  }
+  auto alias = views_alias(mmu, as, src, dst, len);
+  if (!alias) return std::unexpected(alias.error());
+  if (*alias) {
+    std::vector<std::byte> bounce(in->data(), in->data() + len);
+    std::memcpy(out->data(), bounce.data(), len);
+  } else {
+    std::memcpy(out->data(), in->data(), len);
+  }
+  return {};
+}
+
+}  // namespace
+
+Walk<void> pitch_copy(Mmu& mmu, const AccessContext& as, const PitchCopy& copy) {
+  if (copy.lines == 0 || copy.line_bytes == 0) return {};
+  const bool overlap = copy.src < copy.dst + copy.dst_extent() && copy.dst < copy.src + copy.src_extent();
+  const bool backwards = overlap && copy.dst > copy.src;
+  for (uint64_t n = 0; n < copy.lines; ++n) {
+    const uint64_t line = backwards ? copy.lines - 1 - n : n;
+    auto r = copy_line(mmu, as, copy.src + line * copy.pitch_in, copy.dst + line * copy.pitch_out, copy.line_bytes);
+    if (!r) return r;
+  }
+  return {};
+}
+
+}  // namespace vgpu::gpu

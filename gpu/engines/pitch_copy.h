@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The copy engine's data mover: a pitch-linear copy of `lines` lines of
+// `line_bytes` bytes, each translated through the channel's page tables.
+// Overlapping source and destination copy as memmove would.
+#pragma once
+
+#include <cstdint>
+
+#include "gpu/mem/mmu.h"
+
+namespace vgpu::gpu {
+
+struct PitchCopy {
+  uint64_t src = 0;          // GPU VA of the first source line
+  uint64_t dst = 0;          // GPU VA of the first destination line
+  uint64_t line_bytes = 0;
+  uint64_t lines = 0;
+  uint64_t pitch_in = 0;     // bytes between source lines
+  uint64_t pitch_out = 0;    // bytes between destination lines
+
+  uint64_t total_bytes() const { return line_bytes * lines; }
+  // Bytes from the first line's start to the last line's end (lines > 0).
+  uint64_t src_extent() const { return (lines - 1) * pitch_in + line_bytes; }
+  uint64_t dst_extent() const { return (lines - 1) * pitch_out + line_bytes; }
+};
+
+// Copies line by line. When the destination starts above an overlapping
+// source the lines go last to first, so that equal pitches give memmove
+// semantics for the whole rectangle. On a fault, the lines before the
+// faulting one (in copy order) have been copied.
+[[nodiscard]] Walk<void> pitch_copy(Mmu& mmu, const AccessContext& as, const PitchCopy& copy);
+
+}  // namespace vgpu::gpu

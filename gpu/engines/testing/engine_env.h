@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A small GPU address space for class-object tests: VRAM with Fermi page
+// tables (gpu/mem PageTableBuilder), an MMU, a virtual clock and a channel
+// context that counts its interrupts and semaphore wake-ups. Methods are fed
+// straight to an object; engine work runs inline.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "gpu/engines/class_object.h"
+#include "gpu/mem/mmu.h"
+#include "gpu/mem/page_table_builder.h"
+#include "gpu/mem/vram.h"
+#include "vgpu/bits.h"
+#include "vgpu/formats.h"
+
+namespace vgpu::gpu::testing {
+
+struct Method {
+  uint32_t mthd;
+  uint32_t data;
+};
+
+class EngineEnv : public ::testing::Test {
+ protected:
+  static constexpr uint64_t VRAM_BYTES = 16 * MiB;
+  static constexpr uint64_t TABLES_END = 2 * MiB;       // page tables in [0, 2 MiB)
+  static constexpr uint64_t DATA_PHYS = 4 * MiB;         // the linear region's backing
+  static constexpr uint64_t DATA_BYTES = 4 * MiB;
+  static constexpr uint64_t SCATTER_PHYS = 12 * MiB;     // the scattered region's backing
+  static constexpr uint64_t SCATTER_PAGES = 16;
+  static constexpr uint32_t CHID = 5;
+
+  // GPU VAs above 4 GiB, so that every *_UPPER method matters.
+  static constexpr uint64_t LINEAR_VA = 0x12'3400'0000;   // physically contiguous
+  static constexpr uint64_t SCATTER_VA = 0x20'0000'0000;  // pages in reverse physical order
+  static constexpr uint64_t UNMAPPED_VA = 0x30'0000'0000;
+
+  void SetUp() override {
+    auto vram = Vram::create(VRAM_BYTES);
+    ASSERT_TRUE(vram.has_value()) << vram.error().what();
+    vram_ = std::move(*vram);
+    builder_ = std::make_unique<PageTableBuilder>(*vram_, 0, TABLES_END);
+    auto pd = builder_->create_pd();
+    ASSERT_TRUE(pd.has_value()) << pd.error().what();
+    pd_ = *pd;
+    ASSERT_TRUE(builder_->map(pd_, LINEAR_VA, DATA_PHYS, DATA_BYTES, fmt::PageSize::small).has_value());
+    for (uint64_t i = 0; i < SCATTER_PAGES; ++i) {
+      const uint64_t phys = SCATTER_PHYS + (SCATTER_PAGES - 1 - i) * fmt::SMALL_PAGE;
+      ASSERT_TRUE(builder_->map(pd_, SCATTER_VA + i * fmt::SMALL_PAGE, phys, fmt::SMALL_PAGE,
+                                fmt::PageSize::small).has_value());
+    }
+    mmu_ = std::make_unique<Mmu>(*vram_);
+  }
+
+  AccessContext address_space() const {
+    return AccessContext{.pdb = pd_, .limit = fmt::VA_LIMIT - 1, .unit = regs::FaultUnit::pfifo,
+                         .inst = 0, .chid = CHID, .priv = false};
+  }
+
+  ChannelContext context() {
+    return ChannelContext{
+        .chid = CHID,
+        .as = address_space(),
+        .mmu = *mmu_,
+        .clock = clock_,
+        .cost = cost_,
+        .nonstall = [this] { ++nonstalls_; },
+        .semaphore_written = [this] { ++semaphore_writes_; },
+    };
+  }
+
+  // Feed methods in order, running engine work inline; stop at the first fault.
+  MethodDone send(ClassObject& object, std::initializer_list<Method> methods) {
+    return send(object, std::vector<Method>(methods));
+  }
+  MethodDone send(ClassObject& object, const std::vector<Method>& methods) {
+    ChannelContext ctx = context();
+    for (const Method& m : methods) {
+      MethodOutcome out = object.method(ctx, m.mthd, m.data);
+      if (!out) return std::unexpected(out.error());
+      if (*out) {
+        if (auto done = (*out)->run(); !done) return done;
+        ++engine_runs_;
+      }
+    }
+    return {};
+  }
+
+  void write(uint64_t va, const void* src, uint64_t len) {
+    ASSERT_TRUE(mmu_->write(address_space(), va, src, len).has_value()) << "write at " << va;
+  }
+  template <typename T>
+  void write_vec(uint64_t va, const std::vector<T>& v) { write(va, v.data(), v.size() * sizeof(T)); }
+  template <typename T>
+  std::vector<T> read_vec(uint64_t va, size_t count) {
+    std::vector<T> v(count);
+    EXPECT_TRUE(mmu_->read(address_space(), va, v.data(), count * sizeof(T)).has_value()) << "read at " << va;
+    return v;
+  }
+  uint32_t read32(uint64_t va) {
+    auto r = mmu_->read32(address_space(), va);
+    EXPECT_TRUE(r.has_value());
+    return r.value_or(0);
+  }
+
+  std::unique_ptr<Vram> vram_;
+  std::unique_ptr<PageTableBuilder> builder_;
+  std::unique_ptr<Mmu> mmu_;
+  uint64_t pd_ = 0;
+  VirtualClock clock_;
+  kernels::CostModel cost_;
+  int nonstalls_ = 0;
+  int semaphore_writes_ = 0;
+  int engine_runs_ = 0;
+};
+
+// A byte pattern that differs at every offset in a page and across pages.
+inline std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>((i * 131 + i / 4096 * 7 + seed) & 0xff);
+  return v;
+}
+
+}  // namespace vgpu::gpu::testing
