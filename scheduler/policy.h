@@ -54,9 +54,10 @@ struct PolicyParams {
   // start of the current measurement interval; it is recomputed at every
   // period boundary and the interval restarts after this long.
   uint64_t util_interval_ns = 1'000'000'000;
-  // BAND: end a yield window early once every VM already has work queued,
-  // since then no VM can arrive to use it (see docs/scheduler.md).
-  bool yield_ends_when_all_queued = true;
+  // BAND, off by default (Gdev always waits the whole window): end a yield
+  // window early once every VM already has work queued, since then no VM
+  // can arrive to use it (see docs/scheduler.md).
+  bool yield_ends_when_all_queued = false;
 
   [[nodiscard]] uint64_t credit_limit() const { return credit_limit_ns ? credit_limit_ns : period_ns; }
 };

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A discrete-event simulation in virtual time that drives the real
+// scheduler (Dispatcher + Policy, inline mode) with simulated VMs issuing
+// spin kernels to one simulated engine.
+//
+// VM model: a VM has one kernel outstanding at a time. When its kernel
+// completes at t, it submits the next at t + gap_ns (the host's turnaround:
+// completion interrupt, guest driver, doorbell, mediator) plus think_ns
+// (0 for an always-busy VM; > 0 for an interactive VM such as the latency
+// probe). The engine runs a kernel for exactly its length.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "scheduler/policy.h"
+
+namespace vgpu::bench {
+
+struct SimVm {
+  uint32_t weight = 1;
+  uint64_t kernel_ns = 0;
+  uint64_t think_ns = 0;  // 0: always busy
+};
+
+struct SimConfig {
+  std::string policy;
+  sched::PolicyParams params;
+  std::vector<SimVm> vms;
+  uint64_t duration_ns = 20'000'000'000;
+  uint64_t gap_ns = 20'000;
+  uint64_t sample_ns = 250'000'000;  // share-over-time window
+};
+
+struct SimVmResult {
+  uint64_t gpu_ns = 0;                 // completed kernels' makespans
+  std::vector<uint64_t> latencies_ns;  // completion - submission, per kernel
+  std::vector<uint64_t> busy_per_sample_ns;
+};
+
+struct SimResult {
+  uint64_t elapsed_ns = 0;  // up to the last completion
+  std::vector<SimVmResult> vms;
+  uint64_t dispatched = 0;
+};
+
+[[nodiscard]] Result<SimResult> simulate(const SimConfig& config);
+
+}  // namespace vgpu::bench
