@@ -8,6 +8,7 @@
 // is reduced in turns (t - rint(t)) before scaling by 2 pi, which is exact,
 // where Parboil scales first and reduces inside cosf/sinf.
 #include <algorithm>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstddef>
@@ -30,25 +31,32 @@ constexpr float S3 = -1.0f / 6.0f, S5 = 1.0f / 120.0f, S7 = -1.0f / 5040.0f,
 constexpr float C2 = -0.5f, C4 = 1.0f / 24.0f, C6 = -1.0f / 720.0f, C8 = 1.0f / 40320.0f,
                 C10 = -1.0f / 3628800.0f;
 
-// sin and cos of 2 pi t, t in turns. NaN and infinite t give NaN, as sinf does.
+// sin and cos of 2 pi t, t in turns. NaN and infinite t give NaN, as sinf
+// does. There is no float comparison (under the default -ftrapping-math
+// GCC will not if-convert one), so the caller's loop vectorizes without
+// -ffast-math.
 inline void sincos_turns(float t, float& sin_out, float& cos_out) {
-  const float y = std::fabs(t);
-  // r = t - rint(t): below 2^23, adding 2^23 rounds |t| to an integer
-  // exactly; from 2^23 on every float is an integer (r = 0).
-  const float whole = std::copysign((y + INTEGRAL) - INTEGRAL, t);
-  const float r = y >= INTEGRAL && y <= FLT_MAX ? 0.0f : t - whole;
-  const float quarter = (4.0f * r + ROUND_SMALL) - ROUND_SMALL;   // -2..2 quarter turns
-  const float a = TWO_PI * (r - 0.25f * quarter);                // |a| <= pi/4
+  // y = min(|t|, 2^23), compared as bit patterns (non-negative floats order
+  // like their bits; an integer compare does not trap). Every float from
+  // 2^23 on is an integer, so clamping it there keeps a fraction of 0.
+  const float y = std::bit_cast<float>(
+      std::min(std::bit_cast<uint32_t>(std::fabs(t)), std::bit_cast<uint32_t>(INTEGRAL)));
+  // r = t - rint(t) in [-1/2, 1/2]: adding 2^23 rounds y to an integer
+  // exactly. (t - t) is 0, or NaN for an infinite or NaN t.
+  const float r = std::copysign(1.0f, t) * (y - ((y + INTEGRAL) - INTEGRAL)) + (t - t);
+  const float q = (4.0f * r + ROUND_SMALL) - ROUND_SMALL;   // quarter turns, -2..2
+  const float a = TWO_PI * (r - 0.25f * q);                 // |a| <= pi/4
   const float a2 = a * a;
   const float s = a * (1.0f + a2 * (S3 + a2 * (S5 + a2 * (S7 + a2 * S9))));
   const float c = 1.0f + a2 * (C2 + a2 * (C4 + a2 * (C6 + a2 * (C8 + a2 * C10))));
-  // Rotate by `quarter` quarter turns: sin(a + q pi/2), cos(a + q pi/2).
-  const bool odd = quarter == 1.0f || quarter == -1.0f;
-  const float s1 = odd ? c : s;
-  const float c1 = odd ? s : c;
-  const bool half = quarter == 2.0f || quarter == -2.0f;
-  sin_out = half || quarter == -1.0f ? -s1 : s1;
-  cos_out = half || quarter == 1.0f ? -c1 : c1;
+  // Rotate by q quarter turns: sin(a + q pi/2) = s cq + c sq and
+  // cos(a + q pi/2) = c cq - s sq, where cq = cos(q pi/2), sq = sin(q pi/2)
+  // are these polynomials, exact at q = -2..2 (one is 0, the other +-1).
+  const float q2 = q * q;
+  const float cq = (6.0f - 7.0f * q2 + q2 * q2) / 6.0f;
+  const float sq = q * (4.0f - q2) / 3.0f;
+  sin_out = s * cq + c * sq;
+  cos_out = c * cq - s * sq;
 }
 
 // One tile of up to TILE x values against every k. Locals make the inner
