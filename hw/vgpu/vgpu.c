@@ -1,0 +1,571 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * vgpu: a Fermi-class (GF100) GPU for the guest, virtualized GPUvm style.
+ * This file is the QEMU front end only: it traps BAR0, maps BAR1/BAR3
+ * either straight onto the backend's VRAM or through traps, and delivers
+ * the interrupt line. Every register's meaning lives in the backend behind
+ * the vgpu C API (vgpu_capi.h): the embedded mediator and software GPU.
+ *
+ * Spec: docs/spec/vgpu.md; user documentation: docs/qemu.md.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/module.h"
+#include "qemu/units.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/pci.h"
+#include "hw/qdev-properties.h"
+#include "migration/blocker.h"
+#include "qom/object.h"
+#include "trace.h"
+#include "vgpu_capi.h"
+
+#define TYPE_VGPU "vgpu"
+OBJECT_DECLARE_SIMPLE_TYPE(VGPUState, VGPU)
+
+/* Layout queries start with this many ranges and grow on demand. */
+#define VGPU_LAYOUT_INITIAL_RANGES 64
+
+typedef enum VgpuSchedulerProp {
+    VGPU_SCHED_FIFO,
+    VGPU_SCHED_CREDIT,
+    VGPU_SCHED_BAND,
+} VgpuSchedulerProp;
+
+static const char *const vgpu_mode_names[] = { "passthrough", "fv" };
+static const char *const vgpu_scheduler_names[] = { "fifo", "credit", "band" };
+
+/* One direct window: BAR pages mapped straight onto VRAM (an alias). */
+typedef struct VgpuDirectWindow {
+    MemoryRegion alias;
+} VgpuDirectWindow;
+
+/* BAR1 or BAR3: a container over a trapping background region, with direct
+ * windows laid over it at a higher priority where the backend allows. */
+typedef struct VgpuBarState {
+    struct VGPUState *dev;
+    VgpuBar which;
+    MemoryRegion container;
+    MemoryRegion trap;
+    GPtrArray *windows;          /* VgpuDirectWindow *, current direct windows */
+} VgpuBarState;
+
+struct VGPUState {
+    /* parent */
+    PCIDevice parent_obj;
+
+    /* configuration (properties) */
+    uint64_t vram;
+    uint32_t channels;
+    int mode;                    /* VgpuMode */
+    bool bar_remap;
+    bool lazy_shadow;
+    int scheduler;               /* VgpuSchedulerProp */
+    uint32_t weight;
+
+    /* registers: BAR0 traps every access into the backend */
+    MemoryRegion bar0;
+    VgpuBarState bar1;
+    VgpuBarState bar3;
+
+    /* runtime state */
+    VgpuBackend *backend;
+    void *vram_ptr;              /* mmap of the backend's VRAM memfd, or NULL */
+    uint64_t vram_map_size;
+    MemoryRegion vram_mr;        /* RAM-device region over vram_ptr */
+    uint64_t layout_generation;
+    bool layout_valid;
+    bool msi_ok;                 /* MSI capability present (else INTx only) */
+    QEMUBH *irq_bh;
+    int irq_level;               /* written by backend threads, atomically */
+    unsigned irq_edges;          /* rising edges seen, atomically */
+    unsigned irq_edges_sent;     /* rising edges turned into MSIs (BH only) */
+    Error *migration_blocker;
+};
+
+/*
+ * vmstate: none. The device state lives in the backend (VRAM, channels,
+ * shadow tables) and has no save/restore yet; realize installs a migration
+ * blocker that says so instead of pretending with an empty section.
+ */
+
+/* ---------------------------------------------------------------- interrupts */
+
+/*
+ * The backend reports the line level from its engine threads, and also from
+ * inside a register write on the vCPU thread that holds the BQL. Taking the
+ * BQL in the callback would deadlock in the second case, so the callback
+ * only records the level and schedules a bottom half (qemu_bh_schedule is
+ * thread safe); the bottom half runs in the main loop with the BQL held and
+ * drives MSI or INTx.
+ */
+static void vgpu_irq_from_backend(void *opaque, bool asserted)
+{
+    VGPUState *s = opaque;
+
+    if (asserted) {
+        qatomic_inc(&s->irq_edges);
+    }
+    qatomic_set(&s->irq_level, asserted ? 1 : 0);
+    qemu_bh_schedule(s->irq_bh);
+}
+
+static void vgpu_irq_bh(void *opaque)
+{
+    VGPUState *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
+    int level = qatomic_read(&s->irq_level);
+    bool msi = s->msi_ok && msi_enabled(pdev);
+
+    trace_vgpu_irq(level, msi);
+    if (msi) {
+        /* MSI is edge triggered: one message per rising edge of the line. */
+        unsigned edges = qatomic_read(&s->irq_edges);
+        if (edges != s->irq_edges_sent) {
+            s->irq_edges_sent = edges;
+            msi_notify(pdev, 0);
+        }
+        pci_set_irq(pdev, 0);
+    } else {
+        pci_set_irq(pdev, level);
+    }
+}
+
+/* ---------------------------------------------------------------- BAR remap */
+
+static void vgpu_clear_windows(VgpuBarState *b)
+{
+    for (guint i = 0; i < b->windows->len; i++) {
+        VgpuDirectWindow *w = g_ptr_array_index(b->windows, i);
+        memory_region_del_subregion(&b->container, &w->alias);
+    }
+}
+
+static void vgpu_free_windows(VgpuBarState *b)
+{
+    /* Flat views resolve aliases to vram_mr, so no flat view refers to an
+     * alias once it is out of the container and the transaction committed. */
+    for (guint i = 0; i < b->windows->len; i++) {
+        VgpuDirectWindow *w = g_ptr_array_index(b->windows, i);
+        object_unparent(OBJECT(&w->alias));
+        g_free(w);
+    }
+    g_ptr_array_set_size(b->windows, 0);
+}
+
+/* Lays the backend's direct ranges over the trapping region of one BAR. */
+static void vgpu_map_bar(VGPUState *s, VgpuBarState *b, uint64_t *generation)
+{
+    size_t cap = VGPU_LAYOUT_INITIAL_RANGES;
+    g_autofree VgpuBarRange *ranges = g_new(VgpuBarRange, cap);
+    size_t n = vgpu_backend_bar_layout(s->backend, b->which, ranges, cap, generation);
+    unsigned direct = 0;
+
+    if (n > cap) {
+        cap = n;
+        ranges = g_renew(VgpuBarRange, ranges, cap);
+        n = MIN(vgpu_backend_bar_layout(s->backend, b->which, ranges, cap, generation), cap);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const VgpuBarRange *r = &ranges[i];
+        VgpuDirectWindow *w;
+
+        if (r->trapped || !s->vram_ptr || r->vram_offset + r->size > s->vram_map_size) {
+            continue;   /* the background region traps it */
+        }
+        w = g_new0(VgpuDirectWindow, 1);
+        memory_region_init_alias(&w->alias, OBJECT(s), b->which == VGPU_BAR1 ?
+                                 "vgpu-bar1-direct" : "vgpu-bar3-direct",
+                                 &s->vram_mr, r->vram_offset, r->size);
+        memory_region_add_subregion_overlap(&b->container, r->bar_offset, &w->alias, 1);
+        g_ptr_array_add(b->windows, w);
+        direct++;
+    }
+    trace_vgpu_remap(b->which, *generation, direct, (unsigned)(n - direct));
+}
+
+/* Rebuilds both BARs' direct windows if the backend's layout changed. */
+static void vgpu_update_layout(VGPUState *s)
+{
+    uint64_t gen;
+
+    if (!s->bar_remap || !s->vram_ptr) {
+        return;     /* everything traps; nothing to lay over */
+    }
+    gen = vgpu_backend_bar_generation(s->backend);
+    if (s->layout_valid && gen == s->layout_generation) {
+        return;
+    }
+    memory_region_transaction_begin();
+    vgpu_clear_windows(&s->bar1);
+    vgpu_clear_windows(&s->bar3);
+    memory_region_transaction_commit();
+    vgpu_free_windows(&s->bar1);
+    vgpu_free_windows(&s->bar3);
+
+    memory_region_transaction_begin();
+    vgpu_map_bar(s, &s->bar1, &gen);
+    vgpu_map_bar(s, &s->bar3, &gen);
+    memory_region_transaction_commit();
+    s->layout_generation = gen;
+    s->layout_valid = true;
+}
+
+/* ---------------------------------------------------------------- MMIO */
+
+static uint64_t vgpu_bar0_read(void *opaque, hwaddr addr, unsigned size)
+{
+    VGPUState *s = opaque;
+    uint32_t value = vgpu_backend_bar0_read32(s->backend, (uint32_t)addr);
+
+    trace_vgpu_bar0_read((uint32_t)addr, value);
+    return value;
+}
+
+static void vgpu_bar0_write(void *opaque, hwaddr addr, uint64_t value, unsigned size)
+{
+    VGPUState *s = opaque;
+
+    trace_vgpu_bar0_write((uint32_t)addr, (uint32_t)value);
+    vgpu_backend_bar0_write32(s->backend, (uint32_t)addr, (uint32_t)value);
+    /* BAR instance, TLB invalidate and USERD base writes move the layout;
+     * the backend bumps the generation, so polling it here is enough. */
+    vgpu_update_layout(s);
+}
+
+static const MemoryRegionOps vgpu_bar0_ops = {
+    .read = vgpu_bar0_read,
+    .write = vgpu_bar0_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 8 },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+};
+
+static uint64_t vgpu_bar_read(void *opaque, hwaddr addr, unsigned size)
+{
+    VgpuBarState *b = opaque;
+    uint32_t value = vgpu_backend_bar_read32(b->dev->backend, b->which, addr);
+
+    trace_vgpu_bar_read(b->which, addr, value);
+    return value;
+}
+
+static void vgpu_bar_write(void *opaque, hwaddr addr, uint64_t value, unsigned size)
+{
+    VgpuBarState *b = opaque;
+
+    trace_vgpu_bar_write(b->which, addr, (uint32_t)value);
+    vgpu_backend_bar_write32(b->dev->backend, b->which, addr, (uint32_t)value);
+}
+
+static const MemoryRegionOps vgpu_bar_ops = {
+    .read = vgpu_bar_read,
+    .write = vgpu_bar_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = { .min_access_size = 4, .max_access_size = 8 },
+    .impl = { .min_access_size = 4, .max_access_size = 4 },
+};
+
+/* ---------------------------------------------------------------- realize */
+
+static bool vgpu_check_properties(VGPUState *s, Error **errp)
+{
+    VgpuLimits lim;
+
+    vgpu_limits(&lim);
+    if (s->vram < lim.vram_min || s->vram > lim.vram_max || s->vram % lim.vram_granule) {
+        error_setg(errp, "vgpu: property 'vram' must be a whole number of MiB from "
+                   "%" PRIu64 " MiB to %" PRIu64 " MiB, not %" PRIu64 " bytes",
+                   lim.vram_min / MiB, lim.vram_max / MiB, s->vram);
+        return false;
+    }
+    if (s->channels < 1 || s->channels > lim.channels_max) {
+        error_setg(errp, "vgpu: property 'channels' must be from 1 to %u, not %u",
+                   lim.channels_max, s->channels);
+        return false;
+    }
+    if (s->weight < 1 || s->weight > lim.weight_max) {
+        error_setg(errp, "vgpu: property 'weight' must be from 1 to %u, not %u",
+                   lim.weight_max, s->weight);
+        return false;
+    }
+    return true;
+}
+
+static void vgpu_init_bar(VGPUState *s, VgpuBarState *b, VgpuBar which, uint64_t size,
+                          const char *name, const char *trap_name)
+{
+    b->dev = s;
+    b->which = which;
+    b->windows = g_ptr_array_new();
+    memory_region_init(&b->container, OBJECT(s), name, size);
+    memory_region_init_io(&b->trap, OBJECT(s), &vgpu_bar_ops, b, trap_name, size);
+    memory_region_add_subregion_overlap(&b->container, 0, &b->trap, 0);
+}
+
+static bool vgpu_map_vram(VGPUState *s, Error **errp)
+{
+    int fd = vgpu_backend_vram_fd(s->backend);
+    uint64_t size = vgpu_backend_vram_size(s->backend);
+    void *ptr;
+
+    if (!s->bar_remap || fd < 0) {
+        return true;    /* nothing to map directly: every BAR access traps */
+    }
+    ptr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ptr == MAP_FAILED) {
+        error_setg_errno(errp, errno, "vgpu: cannot map %" PRIu64 " bytes of VRAM", size);
+        return false;
+    }
+    s->vram_ptr = ptr;
+    s->vram_map_size = size;
+    memory_region_init_ram_device_ptr(&s->vram_mr, OBJECT(s), "vgpu-vram", size, ptr);
+    return true;
+}
+
+static void vgpu_release(VGPUState *s)
+{
+    if (s->backend) {
+        vgpu_backend_set_irq_handler(s->backend, NULL, NULL);
+    }
+    if (s->bar1.windows) {
+        vgpu_clear_windows(&s->bar1);
+        vgpu_free_windows(&s->bar1);
+        g_ptr_array_free(s->bar1.windows, true);
+        s->bar1.windows = NULL;
+    }
+    if (s->bar3.windows) {
+        vgpu_clear_windows(&s->bar3);
+        vgpu_free_windows(&s->bar3);
+        g_ptr_array_free(s->bar3.windows, true);
+        s->bar3.windows = NULL;
+    }
+    if (s->vram_ptr) {
+        object_unparent(OBJECT(&s->vram_mr));
+        munmap(s->vram_ptr, s->vram_map_size);
+        s->vram_ptr = NULL;
+    }
+    if (s->irq_bh) {
+        qemu_bh_delete(s->irq_bh);
+        s->irq_bh = NULL;
+    }
+    if (s->backend) {
+        vgpu_backend_destroy(s->backend);
+        s->backend = NULL;
+    }
+    if (s->migration_blocker) {
+        migrate_del_blocker(s->migration_blocker);
+        error_free(s->migration_blocker);
+        s->migration_blocker = NULL;
+    }
+}
+
+static void vgpu_realize(PCIDevice *pdev, Error **errp)
+{
+    VGPUState *s = VGPU(pdev);
+    VgpuPciIdentity id;
+    char err[256] = "";
+    Error *local_err = NULL;
+    VgpuBackendConfig config;
+
+    if (!vgpu_check_properties(s, errp)) {
+        return;
+    }
+    config = (VgpuBackendConfig) {
+        .vram_bytes = s->vram,
+        .channels = s->channels,
+        .mode = (VgpuMode)s->mode,
+        .bar_remap = s->bar_remap,
+        .lazy_shadow = s->lazy_shadow,
+        .scheduler = vgpu_scheduler_names[s->scheduler],
+        .weight = s->weight,
+    };
+    s->backend = vgpu_backend_create(&config, err, sizeof(err));
+    if (!s->backend) {
+        error_setg(errp, "vgpu: %s", err);
+        return;
+    }
+
+    error_setg(&s->migration_blocker,
+               "vgpu: device state save/restore is not implemented, so a VM with "
+               "a vgpu device cannot be migrated or snapshotted");
+    if (migrate_add_blocker(s->migration_blocker, errp) < 0) {
+        error_free(s->migration_blocker);
+        s->migration_blocker = NULL;
+        vgpu_release(s);
+        return;
+    }
+
+    vgpu_pci_identity(&id);
+    memory_region_init_io(&s->bar0, OBJECT(s), &vgpu_bar0_ops, s, "vgpu-bar0", id.bar0_size);
+    pci_register_bar(pdev, id.bar0_index, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar0);
+    vgpu_init_bar(s, &s->bar1, VGPU_BAR1, vgpu_backend_bar_size(s->backend, VGPU_BAR1),
+                  "vgpu-bar1", "vgpu-bar1-trap");
+    vgpu_init_bar(s, &s->bar3, VGPU_BAR3, vgpu_backend_bar_size(s->backend, VGPU_BAR3),
+                  "vgpu-bar3", "vgpu-bar3-trap");
+    pci_register_bar(pdev, id.bar1_index, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH,
+                     &s->bar1.container);
+    pci_register_bar(pdev, id.bar3_index, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH,
+                     &s->bar3.container);
+    if (!vgpu_map_vram(s, errp)) {
+        vgpu_release(s);
+        return;
+    }
+    vgpu_update_layout(s);
+
+    /* Interrupts: INTx pin A always; MSI (one vector) when the platform has
+     * it, with INTx as the fallback when the guest leaves MSI off. */
+    pci_config_set_interrupt_pin(pdev->config, 1);
+    s->msi_ok = msi_init(pdev, 0, 1, true, false, &local_err) == 0;
+    if (!s->msi_ok) {
+        error_free(local_err);   /* no MSI on this machine: INTx only */
+    }
+    s->irq_bh = qemu_bh_new(vgpu_irq_bh, s);
+    vgpu_backend_set_irq_handler(s->backend, vgpu_irq_from_backend, s);
+
+    trace_vgpu_realize(vgpu_backend_kind(s->backend), s->vram, s->channels,
+                       vgpu_mode_names[s->mode], s->bar_remap, s->msi_ok);
+}
+
+static void vgpu_exit(PCIDevice *pdev)
+{
+    VGPUState *s = VGPU(pdev);
+
+    vgpu_release(s);
+    msi_uninit(pdev);
+}
+
+/* ---------------------------------------------------------------- properties */
+
+/* Enumerated string properties without a QAPI schema: the value is an index
+ * into the lookup table; a name outside the table is refused by name. */
+static void vgpu_get_enum(Object *obj, Visitor *v, const char *name, void *opaque,
+                          Error **errp)
+{
+    Property *prop = opaque;
+    int *ptr = object_field_prop_ptr(obj, prop);
+
+    visit_type_enum(v, name, ptr, prop->info->enum_table, errp);
+}
+
+static void vgpu_set_enum(Object *obj, Visitor *v, const char *name, void *opaque,
+                          Error **errp)
+{
+    Property *prop = opaque;
+    int *ptr = object_field_prop_ptr(obj, prop);
+
+    visit_type_enum(v, name, ptr, prop->info->enum_table, errp);
+}
+
+static void vgpu_set_default_enum(ObjectProperty *op, const Property *prop)
+{
+    object_property_set_default_str(op, qapi_enum_lookup(prop->info->enum_table,
+                                                         prop->defval.i));
+}
+
+static const QEnumLookup vgpu_mode_lookup = {
+    .array = vgpu_mode_names,
+    .size = ARRAY_SIZE(vgpu_mode_names),
+};
+
+static const QEnumLookup vgpu_scheduler_lookup = {
+    .array = vgpu_scheduler_names,
+    .size = ARRAY_SIZE(vgpu_scheduler_names),
+};
+
+static const PropertyInfo vgpu_prop_mode = {
+    .name = "VgpuMode",
+    .description = "passthrough/fv",
+    .enum_table = &vgpu_mode_lookup,
+    .get = vgpu_get_enum,
+    .set = vgpu_set_enum,
+    .set_default_value = vgpu_set_default_enum,
+};
+
+static const PropertyInfo vgpu_prop_scheduler = {
+    .name = "VgpuScheduler",
+    .description = "fifo/credit/band",
+    .enum_table = &vgpu_scheduler_lookup,
+    .get = vgpu_get_enum,
+    .set = vgpu_set_enum,
+    .set_default_value = vgpu_set_default_enum,
+};
+
+static Property vgpu_properties[] = {
+    DEFINE_PROP_SIZE("vram", VGPUState, vram, 256 * MiB),
+    DEFINE_PROP_UINT32("channels", VGPUState, channels, 128),
+    DEFINE_PROP_SIGNED("mode", VGPUState, mode, VGPU_MODE_PASSTHROUGH,
+                       vgpu_prop_mode, int),
+    DEFINE_PROP_BOOL("bar-remap", VGPUState, bar_remap, true),
+    DEFINE_PROP_BOOL("lazy-shadow", VGPUState, lazy_shadow, true),
+    DEFINE_PROP_SIGNED("scheduler", VGPUState, scheduler, VGPU_SCHED_FIFO,
+                       vgpu_prop_scheduler, int),
+    DEFINE_PROP_UINT32("weight", VGPUState, weight, 10),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+/* Read-only QOM property "counters": the backend's counters as JSON. */
+static char *vgpu_get_counters(Object *obj, Error **errp)
+{
+    VGPUState *s = VGPU(obj);
+    char *json;
+    char *copy;
+
+    if (!s->backend) {
+        return g_strdup("{}");
+    }
+    json = vgpu_backend_counters_json(s->backend);
+    if (!json) {
+        error_setg(errp, "vgpu: counters are not available");
+        return NULL;
+    }
+    copy = g_strdup(json);
+    vgpu_backend_free_string(json);
+    return copy;
+}
+
+/* ---------------------------------------------------------------- class */
+
+static void vgpu_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+    VgpuPciIdentity id;
+
+    vgpu_pci_identity(&id);
+    k->realize = vgpu_realize;
+    k->exit = vgpu_exit;
+    k->vendor_id = id.vendor_id;
+    k->device_id = id.device_id;
+    k->revision = id.revision;
+    k->class_id = id.class_id;
+    dc->desc = "vgpu Fermi-class GPU (GPUvm-style full virtualization)";
+    set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
+    device_class_set_props(dc, vgpu_properties);
+    object_class_property_add_str(klass, "counters", vgpu_get_counters, NULL);
+}
+
+static const TypeInfo vgpu_info = {
+    .name = TYPE_VGPU,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(VGPUState),
+    .class_init = vgpu_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_CONVENTIONAL_PCI_DEVICE },
+        { },
+    },
+};
+
+static void vgpu_register_types(void)
+{
+    type_register_static(&vgpu_info);
+}
+
+type_init(vgpu_register_types)
