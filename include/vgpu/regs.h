@@ -174,6 +174,11 @@ inline constexpr Reg32 RUNLIST_INTR{0x002a00};    // RW1C
 using RunlistIntrDone = Bit<28>;
 
 inline constexpr Reg32 CHAN_TABLE_ERROR{0x00252c};  // RO  code of the last channel-table error
+enum class ChanTableError : uint32_t {
+  none = 0x00,
+  invalid_target = 0x06,   // runlist not in VRAM, or beyond the VRAM size
+  invalid_chid = 0x10,     // ext: a runlist entry names a channel >= NUM_CHANNELS
+};
 inline constexpr Reg32 FAULT_UNIT_PENDING{0x00259c};  // RW1C bit n = FAULT_INFO[n] holds a fault
 inline constexpr Reg32 NONSTALL_ENGINE{0x0025a4};   // RW1C engine non-stall summary (bit 0 = host)
 inline constexpr Reg32 PREEMPT{0x002634};           // RW  write chid to preempt; bit 20 = pending

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// One engine (copy or compute) as a thread that runs EngineWork in order.
+// PFIFO queues work and gets the result through the job's completion.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace vgpu::gpu {
+
+class EngineThread {
+ public:
+  explicit EngineThread(const char* name);
+  ~EngineThread();   // finishes the running job, drops queued ones
+  EngineThread(const EngineThread&) = delete;
+  EngineThread& operator=(const EngineThread&) = delete;
+
+  void submit(std::function<void()> job);
+  bool idle() const;
+  uint64_t jobs_run() const;
+
+ private:
+  void loop();
+
+  const char* name_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool running_job_ = false;
+  bool stop_ = false;
+  uint64_t jobs_run_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace vgpu::gpu

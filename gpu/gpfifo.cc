@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Running one channel for a slice: GPFIFO entries from GP_GET to GP_PUT,
+// their push-buffer segments, and each method to the host class or to the
+// object bound to its subchannel.
+#include "gpu/host_class.h"
+#include "gpu/pfifo.h"
+
+namespace vgpu::gpu {
+
+using namespace regs;
+using pushbuf::Kind;
+
+namespace {
+std::unexpected<ChannelFault> fault(ChannelError code, uint64_t addr, uint32_t method = 0, uint32_t subch = 0) {
+  return std::unexpected(ChannelFault{code, method, subch, addr, std::nullopt});
+}
+std::unexpected<ChannelFault> mmu_fault(const Fault& f) {
+  return std::unexpected(ChannelFault{ChannelError::mmu_fault, 0, 0, f.va, f});
+}
+}  // namespace
+
+Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
+  bool fetched = false;
+  for (uint32_t budget = SLICE_METHODS; budget > 0;) {
+    if (!run.in_segment) {
+      if (fetched) return {};   // one GPFIFO entry per turn: round robin
+      const uint32_t put = gp_put(run);
+      if (put == run.gp_get) return {};
+      if (put >= run.gp_entries) return fault(ChannelError::gpentry_invalid, put);
+      if (!run.busy) {
+        run.busy = true;
+        run.busy_start_ns = d_.clock.now_ns();
+      }
+      if (auto r = fetch_entry(run); !r) return r;
+      fetched = true;
+      continue;
+    }
+    if (!run.command) {
+      if (run.pos == run.words.size()) {
+        finish_entry(run);
+        continue;
+      }
+      const uint64_t header_va = run.segment_va + run.pos * 4;
+      const pushbuf::Command cmd = pushbuf::decode(run.words[run.pos]);
+      if (cmd.kind == Kind::illegal) return fault(ChannelError::illegal_cmd, header_va, cmd.method, cmd.subch);
+      if (cmd.kind == Kind::end_segment) {
+        finish_entry(run);
+        continue;
+      }
+      const uint32_t data_words = cmd.kind == Kind::immediate ? 0 : cmd.count;
+      if (run.pos + 1 + data_words > run.words.size())
+        return fault(ChannelError::illegal_cmd, header_va, cmd.method, cmd.subch);
+      ++run.pos;
+      if (cmd.kind == Kind::nop || pushbuf::methods(cmd) == 0) continue;
+      run.command = cmd;
+      run.command_done = 0;
+      run.command_va = header_va;
+    }
+    const pushbuf::Command& cmd = *run.command;
+    const uint32_t method = pushbuf::method_of(cmd, run.command_done);
+    const uint32_t data = cmd.kind == Kind::immediate ? cmd.immediate : run.words[run.pos];
+    auto step = execute(chid, run, cmd.subch, method, data);
+    if (!step) {
+      ChannelFault f = step.error();
+      if (f.code != ChannelError::mmu_fault && f.addr == 0) f.addr = run.command_va;
+      return std::unexpected(f);
+    }
+    switch (*step) {
+      case Step::blocked:
+        run.parked_sem_epoch = sem_epoch_.load();
+        run.parked_poll_round = poll_round_.load();
+        return {};
+      case Step::engine:
+        run.engine_wait = true;
+        return {};
+      case Step::yield:
+        advance(run);
+        return {};
+      case Step::done:
+        advance(run);
+        --budget;
+        break;
+    }
+  }
+  return {};
+}
+
+Pfifo::Ran Pfifo::fetch_entry(ChannelRun& run) {
+  const AccessContext& as = run.ctx->as;
+  const uint64_t entry_va = run.gp_base + uint64_t{run.gp_get} * ramfc::GP_ENTRY_BYTES;
+  fmt::gp::Entry e{};
+  if (auto r = d_.mmu.read(as, entry_va, &e, sizeof e); !r) return mmu_fault(r.error());
+  const uint32_t length = fmt::gp::Length::get(e.w1);
+  if (length == 0) {  // control entry
+    if (fmt::gp::Opcode::get(e.w1) != uint32_t(fmt::gp::ControlOp::nop))
+      return fault(ChannelError::gpentry_invalid, entry_va);
+    finish_entry(run);
+    return {};
+  }
+  const uint64_t va = fmt::gp::va(e);
+  const uint64_t bytes = uint64_t{length} * 4;
+  if (va + bytes > fmt::VA_LIMIT || va + bytes - 1 > as.limit) return fault(ChannelError::gpentry_invalid, va);
+  run.words.resize(length);
+  if (auto r = d_.mmu.read(as, va, run.words.data(), bytes); !r) return mmu_fault(r.error());
+  run.in_segment = true;
+  run.segment_va = va;
+  run.pos = 0;
+  run.command.reset();
+  return {};
+}
+
+void Pfifo::finish_entry(ChannelRun& run) {
+  run.in_segment = false;
+  run.command.reset();
+  run.words.clear();
+  run.gp_get = (run.gp_get + 1) % run.gp_entries;
+  (void)d_.vram.write32(run.userd + userd::GP_GET, run.gp_get);
+  (void)d_.vram.write32(run.inst + ramfc::GP_GET, run.gp_get);
+}
+
+void Pfifo::advance(ChannelRun& run) {
+  if (!run.command) return;
+  if (run.command->kind != Kind::immediate) ++run.pos;
+  if (++run.command_done == pushbuf::methods(*run.command)) run.command.reset();
+}
+
+Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method, uint32_t data) {
+  if (method < fmt::mthd::HOST_METHOD_END) {
+    auto r = host_method(HostCall{run, d_.vram, d_.tlb_invalidate, subch, method, data});
+    if (!r) return std::unexpected(r.error());
+    static constexpr Step STEPS[] = {Step::done, Step::blocked, Step::yield};
+    return STEPS[static_cast<size_t>(*r)];
+  }
+  ClassObject* object = run.objects[subch].get();
+  if (!object) return fault(ChannelError::empty_subchannel, 0, method, subch);
+  auto outcome = object->method(*run.ctx, method, data);
+  if (!outcome) {
+    ChannelFault f = outcome.error();
+    f.method = method;
+    f.subch = subch;
+    return std::unexpected(f);
+  }
+  if (!*outcome) return Step::done;
+  EngineWork work = std::move(**outcome);
+  const auto engine = static_cast<size_t>(work.engine);
+  if (engine >= engines_.size() || !engines_[engine])
+    return fault(ChannelError::illegal_method, 0, method, subch);
+  const uint64_t epoch = run.epoch;
+  {
+    std::lock_guard l(d_.mutex);
+    slots_[chid].engine_outstanding = true;
+    slots_[chid].engine_epoch = epoch;
+  }
+  engines_[engine]->submit([this, chid, epoch, run_work = std::move(work.run)] {
+    post_engine_result(chid, epoch, run_work());
+  });
+  return Step::engine;
+}
+
+}  // namespace vgpu::gpu

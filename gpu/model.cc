@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "gpu/model.h"
+
+namespace vgpu::gpu {
+
+using namespace regs;
+
+Result<std::unique_ptr<Gpu>> Gpu::create(const GpuConfig& config) {
+  auto model = GpuModel::create(config);
+  if (!model) return std::unexpected(model.error());
+  return std::unique_ptr<Gpu>(std::move(*model));
+}
+
+Result<std::unique_ptr<GpuModel>> GpuModel::create(const GpuConfig& config) {
+  if (config.vram_bytes == 0 || config.vram_bytes % MiB != 0)
+    return fail(Errc::invalid_argument, "gpu model: VRAM size must be a non-zero multiple of 1 MiB");
+  auto vram = Vram::create(config.vram_bytes);
+  if (!vram) return std::unexpected(vram.error().context("gpu model"));
+  std::unique_ptr<GpuModel> model(new GpuModel(config, std::move(*vram)));
+  if (model->regs_.stats().conflicts != 0) return fail(Errc::device_error, "gpu model: register table conflict");
+  return model;
+}
+
+GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram)
+    : config_(config),
+      vram_(std::move(vram)),
+      clock_(make_clock(config.clock)),
+      mmu_(std::make_unique<Mmu>(*vram_)),
+      pmc_(Pmc::Hooks{[this] { return unit_interrupts(); },
+                      [this](uint32_t before, uint32_t after) { enable_changed(before, after); }}),
+      pbus_(*vram_, [this](Bar bar, uint32_t value) { bars_.bind(bar, value); }),
+      ptimer_(*clock_),
+      fb_(config.vram_bytes, [this](std::optional<uint64_t> pdb) { invalidate(pdb); }),
+      bars_(*vram_, *mmu_),
+      irq_([this] {
+        std::lock_guard l(mutex_);
+        return pmc_.line();
+      }),
+      pfifo_(Pfifo::Deps{*vram_, *mmu_, *clock_, cost_, mutex_, faults_, events_,
+                         [this] { return pmc_.enabled(pmc::enable::Pfifo::mask); },
+                         [this] { ptimer_.poll(); },
+                         [this] { notify(); },
+                         [this](uint64_t pdb) {
+                           std::lock_guard l(mutex_);
+                           invalidate(pdb);
+                         }}) {
+  build_register_file();
+  pfifo_.start();
+}
+
+GpuModel::~GpuModel() { pfifo_.stop(); }
+
+void GpuModel::build_register_file() {
+  regs_.set_gate([this](Gate g) { return gate_open(g); });
+  pmc_.add_registers(regs_);
+  pbus_.add_registers(regs_);
+  ptimer_.add_registers(regs_);
+  fb_.add_registers(regs_);
+  faults_.add_registers(regs_);
+  pfifo_.add_registers(regs_);
+}
+
+bool GpuModel::gate_open(Gate g) const {
+  switch (g) {
+    case Gate::none: return true;
+    case Gate::pfifo: return pmc_.enabled(pmc::enable::Pfifo::mask);
+    case Gate::ptimer: return pmc_.enabled(pmc::enable::Ptimer::mask);
+  }
+  return false;
+}
+
+uint32_t GpuModel::unit_interrupts() const {
+  uint32_t bits = 0;
+  if (gate_open(Gate::pfifo) && pfifo_.pending()) bits |= pmc::intr::Pfifo::mask;
+  if (gate_open(Gate::ptimer) && ptimer_.pending()) bits |= pmc::intr::Ptimer::mask;
+  if (pbus_.pending()) bits |= pmc::intr::Pbus::mask;
+  return bits;
+}
+
+void GpuModel::enable_changed(uint32_t before, uint32_t after) {
+  // Clearing a unit's bit holds it in reset: the guest reclaims everything.
+  const auto cleared = [&](uint32_t mask) { return (before & mask) && !(after & mask); };
+  if (cleared(pmc::enable::Pfifo::mask)) pfifo_.reset();
+  if (cleared(pmc::enable::Ptimer::mask)) ptimer_.reset();
+}
+
+void GpuModel::invalidate(std::optional<uint64_t> pdb) {
+  if (pdb)
+    mmu_->invalidate(*pdb);
+  else
+    mmu_->invalidate_all();
+  // The BARs reload their bindings (and so bump the generation).
+  bars_.bind(Bar::bar1, pbus_.bar_inst(Bar::bar1));
+  bars_.bind(Bar::bar3, pbus_.bar_inst(Bar::bar3));
+}
+
+void GpuModel::notify() {
+  irq_.update();
+  events_.flush();
+}
+
+uint32_t GpuModel::read32(uint32_t offset) {
+  uint32_t value;
+  {
+    std::lock_guard l(mutex_);
+    ptimer_.poll();
+    value = regs_.read(offset);
+  }
+  notify();
+  return value;
+}
+
+void GpuModel::write32(uint32_t offset, uint32_t value) {
+  {
+    std::lock_guard l(mutex_);
+    regs_.write(offset, value);
+  }
+  notify();
+}
+
+void GpuModel::record_bar_fault(const Fault& f) {
+  {
+    std::lock_guard l(mutex_);
+    faults_.record(f);
+    pbus_.raise(pbus::IntrMmioFault::mask);
+  }
+  notify();
+}
+
+uint32_t GpuModel::bar_read32(Bar bar, uint64_t offset) {
+  auto v = bars_.read32(bar, offset);
+  if (v) return *v;
+  record_bar_fault(v.error());
+  return ~0u;
+}
+
+void GpuModel::bar_write32(Bar bar, uint64_t offset, uint32_t value) {
+  if (auto r = bars_.write32(bar, offset, value); !r) return record_bar_fault(r.error());
+  if (bar == Bar::bar1) pfifo_.doorbell(offset);
+}
+
+std::optional<BarPage> GpuModel::bar_translate(Bar bar, uint64_t offset) { return bars_.translate(bar, offset); }
+
+void GpuModel::set_interrupt_handler(std::function<void(bool)> handler) {
+  irq_.set_handler(std::move(handler));
+  irq_.update();
+}
+
+void GpuModel::set_channel_event_handler(std::function<void(const ChannelEvent&)> handler) {
+  events_.set_handler(std::move(handler));
+}
+
+bool GpuModel::wait_idle(uint64_t timeout_ns) { return pfifo_.wait_idle(timeout_ns); }
+
+RegStats GpuModel::register_stats() {
+  std::lock_guard l(mutex_);
+  return regs_.stats();
+}
+
+}  // namespace vgpu::gpu

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The software GPU model: Gpu implemented by registers in tables (one unit
+// per file), BAR windows, PFIFO with its threads, VRAM and the MMU.
+//
+// Locking: one model lock guards every register and channel slot. MMIO
+// handlers run under it; the PFIFO thread and the engine threads take it
+// briefly. The MMU and the BAR windows have their own locks, always taken
+// after the model lock. The interrupt and event handlers are called with
+// no model lock held (notify.h).
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "gpu/bar.h"
+#include "gpu/fault_log.h"
+#include "gpu/fb.h"
+#include "gpu/gpu.h"
+#include "gpu/kernels/kernels.h"
+#include "gpu/mem/mmu.h"
+#include "gpu/notify.h"
+#include "gpu/pbus.h"
+#include "gpu/pfifo.h"
+#include "gpu/pmc.h"
+#include "gpu/ptimer.h"
+#include "gpu/regfile.h"
+
+namespace vgpu::gpu {
+
+class GpuModel final : public Gpu {
+ public:
+  static Result<std::unique_ptr<GpuModel>> create(const GpuConfig& config);
+  ~GpuModel() override;
+
+  uint32_t read32(uint32_t offset) override;
+  void write32(uint32_t offset, uint32_t value) override;
+  uint32_t bar_read32(Bar bar, uint64_t offset) override;
+  void bar_write32(Bar bar, uint64_t offset, uint32_t value) override;
+  uint64_t bar_size(Bar bar) const override { return BarWindows::size(bar); }
+  std::optional<BarPage> bar_translate(Bar bar, uint64_t offset) override;
+  uint64_t bar_generation() const override { return bars_.generation(); }
+  Vram& vram() override { return *vram_; }
+  Clock& clock() override { return *clock_; }
+  void set_interrupt_handler(std::function<void(bool asserted)> handler) override;
+  void set_channel_event_handler(std::function<void(const ChannelEvent&)> handler) override;
+  bool wait_idle(uint64_t timeout_ns) override;
+
+  // For tests and statistics.
+  Mmu& mmu() { return *mmu_; }
+  RegStats register_stats();
+  bool interrupt_asserted() const { return irq_.asserted(); }
+
+ private:
+  GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram);
+  void build_register_file();
+  uint32_t unit_interrupts() const;        // lock held
+  bool gate_open(Gate g) const;            // lock held
+  void enable_changed(uint32_t before, uint32_t after);  // lock held
+  void invalidate(std::optional<uint64_t> pdb);          // lock held
+  void record_bar_fault(const Fault& f);
+  void notify();                           // no lock held
+
+  // Configuration and memory.
+  GpuConfig config_;
+  std::unique_ptr<Vram> vram_;
+  std::unique_ptr<Clock> clock_;
+  std::unique_ptr<Mmu> mmu_;
+  kernels::CostModel cost_;
+
+  // Units (registers under mutex_).
+  mutable std::mutex mutex_;
+  RegisterFile regs_;
+  Pmc pmc_;
+  Pbus pbus_;
+  Ptimer ptimer_;
+  FbUnits fb_;
+  FaultLog faults_;
+  BarWindows bars_;
+
+  // Delivery to the host side, then PFIFO and its threads (stopped first).
+  InterruptLine irq_;
+  EventQueue events_;
+  Pfifo pfifo_;
+};
+
+}  // namespace vgpu::gpu

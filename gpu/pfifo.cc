@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// PFIFO: the service thread, channel selection and the reporting of
+// results (errors, non-stall interrupts, idle events, engine completion).
+#include "gpu/pfifo.h"
+
+#include <chrono>
+
+namespace vgpu::gpu {
+
+using namespace regs::pfifo;
+
+Pfifo::Pfifo(Deps deps) : d_(std::move(deps)) {}
+
+Pfifo::~Pfifo() { stop(); }
+
+void Pfifo::start() {
+  engines_[static_cast<size_t>(EngineId::copy)] = std::make_unique<EngineThread>("copy");
+  engines_[static_cast<size_t>(EngineId::compute)] = std::make_unique<EngineThread>("compute");
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Pfifo::stop() {
+  {
+    std::lock_guard l(d_.mutex);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  for (auto& e : engines_) e.reset();   // joins; results posted meanwhile are dropped with us
+}
+
+void Pfifo::wake() {
+  {
+    std::lock_guard l(d_.mutex);
+    kick_ = true;
+  }
+  cv_.notify_all();
+}
+
+void Pfifo::doorbell(uint64_t bar1_offset) {
+  const uint32_t base_reg = userd_base_.load(std::memory_order_acquire);
+  const uint64_t base = uint64_t{UserdBaseAddr::get(base_reg)} << USERD_BASE_SHIFT;
+  const uint64_t span = uint64_t{regs::userd::SIZE} * regs::NUM_CHANNELS;
+  if (bar1_offset < base || bar1_offset >= base + span) return;
+  if ((bar1_offset - base) % regs::userd::SIZE == regs::userd::GP_PUT) wake();
+}
+
+void Pfifo::loop() {
+  std::unique_lock l(d_.mutex);
+  auto last_poll = std::chrono::steady_clock::now();
+  while (!stop_) {
+    // Parked channels retry once per poll period even while others keep us busy.
+    if (const auto now = std::chrono::steady_clock::now(); now - last_poll >= std::chrono::nanoseconds(POLL_NS)) {
+      last_poll = now;
+      poll_round_.fetch_add(1);
+    }
+    if (d_.tick) d_.tick();
+    drop_stale_runs();
+    std::optional<Pick> next = pick();
+    l.unlock();
+    idle_cv_.notify_all();
+    d_.notify();
+    if (next) service(std::move(*next));
+    l.lock();
+    if (next || stop_) continue;
+    if (!kick_) cv_.wait_for(l, std::chrono::nanoseconds(POLL_NS));
+    kick_ = false;
+  }
+}
+
+bool Pfifo::schedulable(uint32_t chid) const {
+  const ChannelSlot& s = slots_[chid];
+  return CtrlEnable::get(ctrl_) && d_.unit_enabled() && ChanInstValid::get(s.inst) &&
+         ChanStateRunnable::get(s.state) && s.in_runlist && !s.stopped &&
+         !(s.engine_outstanding && !s.engine_result);
+}
+
+bool Pfifo::has_work(uint32_t chid) const {
+  const ChannelSlot& s = slots_[chid];
+  const ChannelRun& r = runs_[chid];
+  if (r.epoch != s.epoch || !r.loaded || s.engine_result) return true;
+  if (r.engine_wait) return false;
+  if (r.parked) return r.parked_sem_epoch != sem_epoch_.load() || r.parked_poll_round != poll_round_.load();
+  return r.in_segment || r.busy || gp_put(r) != r.gp_get;
+}
+
+std::optional<Pfifo::Pick> Pfifo::pick() {
+  for (uint32_t i = 0; i < regs::NUM_CHANNELS; ++i) {
+    const uint32_t chid = (next_chid_ + i) % regs::NUM_CHANNELS;
+    if (!schedulable(chid) || !has_work(chid)) continue;
+    next_chid_ = (chid + 1) % regs::NUM_CHANNELS;
+    ChannelSlot& s = slots_[chid];
+    Pick p{chid, s.epoch, std::move(s.engine_result)};
+    s.engine_result.reset();
+    return p;
+  }
+  return std::nullopt;
+}
+
+void Pfifo::drop_stale_runs() {
+  for (uint32_t chid = 0; chid < regs::NUM_CHANNELS; ++chid) {
+    const ChannelSlot& s = slots_[chid];
+    ChannelRun& r = runs_[chid];
+    if (r.epoch != s.epoch && r.loaded && !s.engine_outstanding) runs_[chid] = ChannelRun{};
+  }
+}
+
+void Pfifo::service(Pick p) {
+  ChannelRun& run = runs_[p.chid];
+  if (run.epoch != p.epoch) {
+    run = ChannelRun{};
+    run.epoch = p.epoch;
+  }
+  if (!run.loaded) {
+    uint32_t chan_inst;
+    {
+      std::lock_guard l(d_.mutex);
+      chan_inst = slots_[p.chid].inst;
+    }
+    if (auto r = load(p.chid, chan_inst, run); !r) return fail(p.chid, p.epoch, r.error());
+  }
+  if (p.engine_result) {
+    run.engine_wait = false;
+    if (!*p.engine_result) return fail(p.chid, p.epoch, p.engine_result->error());
+    advance(run);
+  }
+  if (auto r = run_slice(p.chid, run); !r) return fail(p.chid, p.epoch, r.error());
+  publish(p.chid, run);
+}
+
+void Pfifo::publish(uint32_t chid, ChannelRun& run) {
+  const uint32_t put = gp_put(run);
+  const bool busy = run.in_segment || run.engine_wait || run.parked || put != run.gp_get;
+  const uint64_t now = d_.clock.now_ns();
+  {
+    std::lock_guard l(d_.mutex);
+    ChannelSlot& s = slots_[chid];
+    if (s.epoch != run.epoch) return;
+    s.busy = busy;
+    s.acquire_pending = run.parked;
+    s.loaded = run.loaded;
+    s.userd = run.userd;
+    s.gp_get = run.gp_get;
+    if (run.busy && !busy) d_.events.push(ChannelEvent{ChannelEvent::Kind::idle, chid, run.busy_start_ns, now});
+  }
+  if (!busy) run.busy = false;
+  idle_cv_.notify_all();
+  d_.notify();
+}
+
+void Pfifo::fail(uint32_t chid, uint64_t epoch, ChannelFault f) {
+  ChannelRun& run = runs_[chid];
+  run.busy = false;
+  run.parked = false;
+  const uint64_t now = d_.clock.now_ns();
+  {
+    std::lock_guard l(d_.mutex);
+    ChannelSlot& s = slots_[chid];
+    if (s.epoch != epoch) return;
+    s.stopped = true;
+    s.state = ChanStateRunnable::set(s.state, 0);
+    s.busy = false;
+    s.acquire_pending = false;
+    s.error = ChanErrorCode::make(static_cast<uint32_t>(f.code));
+    s.error_method = ChanErrorMethodAddr::make(f.method >> 2) | ChanErrorMethodSubch::make(f.subch);
+    s.error_addr_lo = lo32(f.addr);
+    s.error_addr_hi = hi32(f.addr);
+    chan_error_pending_[chid / 32] |= 1u << (chid % 32);
+    if (f.mmu) {
+      Fault mf = *f.mmu;
+      mf.chid = chid;
+      d_.faults.record(mf);
+    }
+    d_.events.push(ChannelEvent{ChannelEvent::Kind::error, chid, now, now});
+  }
+  idle_cv_.notify_all();
+  d_.notify();
+}
+
+void Pfifo::raise_nonstall(uint32_t chid, uint64_t epoch) {
+  const uint64_t now = d_.clock.now_ns();
+  {
+    std::lock_guard l(d_.mutex);
+    if (slots_[chid].epoch != epoch) return;
+    nonstall_pending_[chid / 32] |= 1u << (chid % 32);
+    nonstall_engine_ |= NONSTALL_ENGINE_HOST;
+    d_.events.push(ChannelEvent{ChannelEvent::Kind::nonstall, chid, now, now});
+  }
+  d_.notify();
+}
+
+void Pfifo::semaphore_written() {
+  sem_epoch_.fetch_add(1);
+  wake();
+}
+
+void Pfifo::post_engine_result(uint32_t chid, uint64_t epoch, MethodDone result) {
+  {
+    std::lock_guard l(d_.mutex);
+    ChannelSlot& s = slots_[chid];
+    s.engine_outstanding = false;
+    if (s.epoch == epoch) s.engine_result = std::move(result);
+    kick_ = true;
+  }
+  cv_.notify_all();
+  idle_cv_.notify_all();
+}
+
+bool Pfifo::all_idle() const {
+  for (uint32_t chid = 0; chid < regs::NUM_CHANNELS; ++chid) {
+    const ChannelSlot& s = slots_[chid];
+    if (s.engine_outstanding || s.engine_result) return false;
+    if (!schedulable(chid)) continue;
+    if (!s.loaded || s.busy) return false;
+    if (d_.vram.read32(s.userd + regs::userd::GP_PUT) != s.gp_get) return false;
+  }
+  for (const auto& e : engines_)
+    if (e && !e->idle()) return false;
+  return true;
+}
+
+bool Pfifo::wait_idle(uint64_t timeout_ns) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  std::unique_lock l(d_.mutex);
+  kick_ = true;
+  cv_.notify_all();
+  while (!all_idle()) {
+    if (idle_cv_.wait_until(l, deadline) == std::cv_status::timeout) return all_idle();
+  }
+  return true;
+}
+
+}  // namespace vgpu::gpu

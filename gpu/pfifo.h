@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// PFIFO: the channel table, the runlist, and the thread that services
+// runnable channels round-robin: GPFIFO fetch, push-buffer decode, host
+// class methods, and dispatch of engine work to one thread per engine.
+//
+// Locking: register state and channel slots are guarded by the model lock
+// (Deps::mutex). Register handlers run under it. The run state of each
+// channel (ChannelRun) belongs to the PFIFO thread, which executes methods
+// without the lock and takes it briefly to publish results. Engine threads
+// take it only to post a result or raise a non-stall interrupt.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "common/clock.h"
+#include "gpu/channel.h"
+#include "gpu/engine_thread.h"
+#include "gpu/fault_log.h"
+#include "gpu/mem/mmu.h"
+#include "gpu/mem/vram.h"
+#include "gpu/notify.h"
+#include "gpu/regfile.h"
+#include "gpu/kernels/kernels.h"
+
+namespace vgpu::gpu {
+
+class Pfifo {
+ public:
+  struct Deps {
+    Vram& vram;
+    Mmu& mmu;
+    Clock& clock;
+    const kernels::CostModel& cost;
+    std::mutex& mutex;                                   // the model lock
+    FaultLog& faults;
+    EventQueue& events;
+    std::function<bool()> unit_enabled;                  // PMC.ENABLE PFIFO (lock held)
+    std::function<void()> tick;                          // periodic work of the model (lock held)
+    std::function<void()> notify;                        // deliver interrupts and events (no lock held)
+    std::function<void(uint64_t pdb)> tlb_invalidate;    // a channel's MEM_OP invalidate (no lock held)
+  };
+
+  explicit Pfifo(Deps deps);
+  ~Pfifo();
+  Pfifo(const Pfifo&) = delete;
+  Pfifo& operator=(const Pfifo&) = delete;
+
+  void start();
+  void stop();   // joins the PFIFO thread, then the engine threads
+
+  void add_registers(RegisterFile& rf);
+  // PMC.ENABLE cleared PFIFO: forget channels, runlist, errors (lock held).
+  void reset();
+  // Pending and enabled PFIFO interrupts (lock held).
+  uint32_t pending() const { return intr() & intr_en_; }
+
+  // A BAR1 write landed at this offset; wakes PFIFO if it is a GP_PUT.
+  void doorbell(uint64_t bar1_offset);
+  void wake();
+  bool wait_idle(uint64_t timeout_ns);
+
+  // Poll period of the PFIFO thread: GP_PUT written behind its back,
+  // semaphores written by the CPU, the PTIMER alarm.
+  static constexpr uint64_t POLL_NS = 1'000'000;
+  static constexpr uint32_t SLICE_METHODS = 256;
+  static constexpr uint32_t NONSTALL_ENGINE_HOST = 1;   // NONSTALL_ENGINE bit 0
+
+ private:
+  struct Pick {
+    uint32_t chid;
+    uint64_t epoch;
+    std::optional<MethodDone> engine_result;
+  };
+  enum class Step { done, blocked, engine, yield };
+  using Stepped = std::expected<Step, ChannelFault>;
+  using Ran = std::expected<void, ChannelFault>;
+
+  // pfifo.cc: the thread.
+  void loop();
+  std::optional<Pick> pick();                    // lock held
+  bool schedulable(uint32_t chid) const;         // lock held
+  bool has_work(uint32_t chid) const;            // lock held, PFIFO thread
+  void drop_stale_runs();                        // lock held, PFIFO thread
+  void service(Pick pick);
+  void publish(uint32_t chid, ChannelRun& run);  // mirrors and the idle event
+  bool all_idle() const;                         // lock held
+  uint32_t gp_put(const ChannelRun& run) const { return d_.vram.read32(run.userd + regs::userd::GP_PUT); }
+
+  // pfifo.cc: results from any thread, no lock held.
+  void fail(uint32_t chid, uint64_t epoch, ChannelFault fault);
+  void raise_nonstall(uint32_t chid, uint64_t epoch);
+  void semaphore_written();
+  void post_engine_result(uint32_t chid, uint64_t epoch, MethodDone result);
+
+  // channel_load.cc
+  Ran load(uint32_t chid, uint32_t chan_inst, ChannelRun& run);
+
+  // gpfifo.cc
+  Ran run_slice(uint32_t chid, ChannelRun& run);
+  Ran fetch_entry(ChannelRun& run);
+  void finish_entry(ChannelRun& run);
+  void advance(ChannelRun& run);
+  Stepped execute(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method, uint32_t data);
+
+  // pfifo_regs.cc
+  uint32_t intr() const;
+  void submit_runlist(uint32_t value);
+  void bind(uint32_t chid, uint32_t value);
+
+  Deps d_;
+  std::array<ChannelSlot, regs::NUM_CHANNELS> slots_;
+  std::array<ChannelRun, regs::NUM_CHANNELS> runs_;
+
+  // Registers (lock held).
+  uint32_t intr_ = 0;                 // latched bits: ChanTableError, Runlist
+  uint32_t intr_en_ = 0;
+  uint32_t ctrl_ = 0;
+  uint32_t pbdma_enable_ = 0;
+  std::atomic<uint32_t> userd_base_{0};
+  uint32_t runlist_base_ = 0;
+  uint32_t runlist_intr_ = 0;
+  uint32_t chan_table_error_ = 0;
+  uint32_t nonstall_engine_ = 0;
+  uint32_t preempt_ = 0;
+  std::array<uint32_t, regs::NUM_CHANNELS / 32> chan_error_pending_{};
+  std::array<uint32_t, regs::NUM_CHANNELS / 32> nonstall_pending_{};
+
+  // The thread.
+  std::condition_variable cv_;        // work may be available
+  std::condition_variable idle_cv_;   // a channel or engine made progress
+  bool kick_ = false;
+  bool stop_ = false;
+  std::atomic<uint64_t> poll_round_{0};
+  std::atomic<uint64_t> sem_epoch_{0};
+  uint32_t next_chid_ = 0;
+  std::thread thread_;
+  std::array<std::unique_ptr<EngineThread>, 2> engines_;
+};
+
+}  // namespace vgpu::gpu
