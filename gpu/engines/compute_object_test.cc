@@ -193,6 +193,24 @@ TEST_F(ComputeTest, SpinAdvancesVirtualClockByItsDuration) {
   EXPECT_EQ(clock_.now_ns(), 1000u + 5'000'000u);
 }
 
+TEST_F(ComputeTest, SpinOnRealClockWaitsItsDuration) {
+  RealClock real;
+  write_program(static_cast<uint32_t>(Kernel::spin));
+  ChannelContext ctx = context();
+  ChannelContext real_ctx{ctx.chid, ctx.as, ctx.mmu, real, ctx.cost, ctx.nonstall, ctx.semaphore_written};
+  MethodOutcome out = method_done();
+  for (const Method& m : launch_sequence(cls::SpinArgs{2'000'000})) {
+    out = compute_.method(real_ctx, m.mthd, m.data);
+    ASSERT_TRUE(out.has_value());
+    if (m.mthd == LAUNCH) break;
+  }
+  ASSERT_TRUE(out->has_value());
+  const uint64_t before = real.now_ns();
+  ASSERT_TRUE((*out)->run().has_value());
+  EXPECT_GE(real.now_ns() - before, 2'000'000u);   // a lower bound: the spin really waited
+  EXPECT_EQ(clock_.now_ns(), 0u);
+}
+
 TEST_F(ComputeTest, FillChargesStreamCost) {
   const uint64_t dst = buffer(std::vector<float>(512, 0.0f));
   ASSERT_TRUE(run(Kernel::fill, cls::FillArgs{dst, 512, 1.0f}).has_value());
