@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include "gpu/mem/instance.h"
 #include "gpu/mem/mmu.h"
 #include "vgpu/regs.h"
 
@@ -111,29 +110,6 @@ TEST_F(PageTableBuilderTest, WriteInstanceEncodesPdbAndLimit) {
   EXPECT_EQ(PdbTarget::get(lo), static_cast<uint32_t>(fmt::Target::vram));
   EXPECT_EQ(join64(PdbAddrHi::get(hi), PdbAddrLo::get(lo) << PdbAddrLo::lo), pd);
   EXPECT_EQ(join64(vram->read32(*inst + LIMIT_HI), vram->read32(*inst + LIMIT_LO)), fmt::VA_LIMIT - 1);
-}
-
-TEST_F(PageTableBuilderTest, InstanceSpaceReadsBackWhatWasWritten) {
-  auto inst = builder->allocate(regs::inst::SIZE, regs::inst::ALIGN);
-  ASSERT_TRUE(inst.has_value());
-  ASSERT_TRUE(builder->write_instance(*inst, pd, 0x123456fff).has_value());
-  auto space = read_instance_space(*vram, *inst);
-  ASSERT_TRUE(space.has_value());
-  EXPECT_EQ(space->pdb, pd);
-  EXPECT_EQ(space->limit, 0x123456fffu);
-}
-
-TEST_F(PageTableBuilderTest, InstanceSpaceRejectsSysmemPageDirectory) {
-  auto inst = builder->allocate(regs::inst::SIZE, regs::inst::ALIGN);
-  ASSERT_TRUE(inst.has_value());
-  ASSERT_TRUE(builder->write_instance(*inst, pd, 0).has_value());
-  const uint32_t lo = vram->read32(*inst + regs::inst::PDB_LO);
-  vram->write32(*inst + regs::inst::PDB_LO,
-                regs::inst::PdbTarget::set(lo, static_cast<uint32_t>(fmt::Target::sysmem_coherent)));
-  auto space = read_instance_space(*vram, *inst);
-  ASSERT_FALSE(space.has_value());
-  EXPECT_EQ(space.error().code, Errc::unsupported);
-  EXPECT_FALSE(read_instance_space(*vram, *inst + 8).has_value());
 }
 
 TEST_F(PageTableBuilderTest, WriteInstanceRejectsMisalignedBlock) {
