@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "driver/address_space.h"
+
+#include "driver/msg.h"
+
+namespace vgpu::driver {
+
+AddressSpace::AddressSpace(Port& port, std::unique_ptr<Vmm> vmm, uint64_t va_base, uint64_t va_bytes)
+    : port_(port), vmm_(std::move(vmm)), va_(vmm_->name() + " VA", va_base, va_bytes) {}
+
+AddressSpace::~AddressSpace() {
+  for (const auto& [va, m] : maps_) (void)vmm_->unmap(va, m.bytes, m.ps);
+  if (!maps_.empty()) (void)vmm_->flush(port_);
+}
+
+Result<uint64_t> AddressSpace::map(uint64_t phys, uint64_t bytes, fmt::pte::Flags flags) {
+  const bool big = bytes >= fmt::BIG_PAGE && phys % fmt::BIG_PAGE == 0 && bytes % fmt::BIG_PAGE == 0;
+  const fmt::PageSize ps = big ? fmt::PageSize::big : fmt::PageSize::small;
+  const uint64_t page = fmt::page_bytes(ps);
+  bytes = align_up(bytes, page);
+  auto va = va_.alloc(bytes, page);
+  if (!va) return va;
+  if (auto ok = vmm_->map(*va, phys, bytes, ps, flags); !ok) {
+    (void)vmm_->unmap(*va, bytes, ps);
+    (void)va_.free(*va);
+    return std::unexpected(ok.error());
+  }
+  if (auto ok = vmm_->flush(port_); !ok) return std::unexpected(ok.error());
+  maps_.emplace(*va, Mapping{bytes, ps});
+  return *va;
+}
+
+Status AddressSpace::unmap(uint64_t va) {
+  auto it = maps_.find(va);
+  if (it == maps_.end()) return fail(Errc::not_found, msg("{}: nothing mapped at {}", vmm_->name(), hex(va)));
+  if (auto ok = vmm_->unmap(va, it->second.bytes, it->second.ps); !ok) return ok;
+  maps_.erase(it);
+  (void)va_.free(va);
+  return vmm_->flush(port_);
+}
+
+}  // namespace vgpu::driver

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A VMM plus the allocator of its virtual addresses: maps whole VRAM
+// ranges at a fresh VA, with big pages where the range allows, and flushes
+// the TLB after each map or unmap. Used for BAR1 and for each context.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+
+#include "driver/allocator.h"
+#include "driver/vmm.h"
+
+namespace vgpu::driver {
+
+class AddressSpace {
+ public:
+  AddressSpace(Port& port, std::unique_ptr<Vmm> vmm, uint64_t va_base, uint64_t va_bytes);
+  ~AddressSpace();
+  AddressSpace(const AddressSpace&) = delete;
+  AddressSpace& operator=(const AddressSpace&) = delete;
+
+  // Maps VRAM [phys, phys + bytes) at a new VA; bytes is rounded up to the
+  // page size used (big when phys and bytes are big-page multiples).
+  [[nodiscard]] Result<uint64_t> map(uint64_t phys, uint64_t bytes, fmt::pte::Flags flags = {});
+  [[nodiscard]] Status unmap(uint64_t va);
+
+  Vmm& vmm() { return *vmm_; }
+  const RangeAllocator& va() const { return va_; }
+
+ private:
+  struct Mapping {
+    uint64_t bytes;
+    fmt::PageSize ps;
+  };
+  Port& port_;
+  std::unique_ptr<Vmm> vmm_;
+  RangeAllocator va_;
+  std::map<uint64_t, Mapping> maps_;
+};
+
+}  // namespace vgpu::driver

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A GPFIFO channel (nouveau's gf100 channel bring-up): instance block with
+// RAMFC and the address space's page directory, a GPFIFO ring and a
+// push-buffer ring mapped in the channel's address space and in BAR1,
+// bound in the channel table, started and put on the runlist. Submission
+// copies words into the push-buffer ring, adds one GPFIFO entry and rings
+// the doorbell (GP_PUT in USERD, always a 32-bit BAR1 write).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "common/error.h"
+#include "driver/address_space.h"
+#include "driver/bars.h"
+#include "driver/fifo.h"
+#include "driver/instmem.h"
+#include "vgpu/regs.h"
+
+namespace vgpu::driver {
+
+struct ChannelConfig {
+  uint32_t gpfifo_entries = 1024;          // power of two, at most 2^MAX_LIMIT2
+  uint64_t pushbuf_bytes = 256 * 1024;
+  uint64_t timeout_ns = 10'000'000'000;    // waits for ring space
+};
+
+// What the channel needs from the device.
+struct ChannelDeps {
+  Port& port;
+  InstMem& mem;
+  RangeAllocator& heap;
+  RangeAllocator& vram;
+  Bars& bars;
+  Fifo& fifo;
+};
+
+class Channel {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<Channel>> create(ChannelDeps deps, AddressSpace& as,
+                                                               const ChannelConfig& config = {});
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  // Queues `words` as one GPFIFO entry and rings the doorbell.
+  [[nodiscard]] Status submit(std::span<const uint32_t> words);
+
+  // GP_GET from USERD.
+  uint32_t gp_get();
+  uint32_t gp_put() const { return gp_put_; }
+  // CHAN_ERROR code (0 = none) and a message naming it.
+  regs::ChannelError error();
+  Error error_status(regs::ChannelError code);
+
+  uint32_t chid() const { return chid_; }
+  uint64_t inst() const { return inst_; }
+  uint64_t gpfifo_va() const { return gp_va_; }
+  uint64_t pushbuf_va() const { return pb_va_; }
+  uint64_t submits() const { return submits_; }
+
+ private:
+  Channel(ChannelDeps deps, AddressSpace& as, const ChannelConfig& c) : d_(deps), as_(as), config_(c) {}
+  [[nodiscard]] Status setup();
+  void write_ramfc();
+  void clear_userd();
+  [[nodiscard]] Result<uint64_t> reserve_pushbuf(uint64_t bytes);
+
+  ChannelDeps d_;
+  AddressSpace& as_;
+  ChannelConfig config_;
+  uint32_t chid_ = regs::NUM_CHANNELS;
+  bool on_runlist_ = false;
+  uint64_t inst_ = 0;
+  uint64_t gp_mem_ = 0, gp_va_ = 0, gp_bar1_ = 0;
+  uint64_t pb_mem_ = 0, pb_va_ = 0, pb_bar1_ = 0;
+  uint32_t gp_put_ = 0;
+  uint64_t pb_put_ = 0;
+  std::vector<uint64_t> pb_start_;   // push-buffer offset of each in-flight GPFIFO entry
+  uint64_t submits_ = 0;
+};
+
+}  // namespace vgpu::driver

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "driver/compute.h"
+
+#include "vgpu/bits.h"
+
+namespace vgpu::driver {
+
+namespace k = cls::compute;
+
+uint32_t program_offset(cls::Kernel kernel) {
+  uint32_t i = 0;
+  for (cls::Kernel each : KERNELS) {
+    if (each == kernel) break;
+    ++i;
+  }
+  return i * static_cast<uint32_t>(sizeof(cls::ProgramDescriptor));
+}
+
+cls::ProgramDescriptor program_descriptor(cls::Kernel kernel) {
+  return {cls::PROGRAM_MAGIC, cls::PROGRAM_VERSION, static_cast<uint32_t>(kernel), 0};
+}
+
+void emit_compute_bind(PushBuffer& pb, uint64_t code_va) {
+  pb.inc(subch::COMPUTE, cls::host::SET_OBJECT, {cls::host::SetObjectClass::make(cls::COMPUTE)});
+  pb.inc(subch::COMPUTE, k::SET_PROGRAM_REGION_A, {hi32(code_va), lo32(code_va)});
+}
+
+void emit_launch(PushBuffer& pb, cls::Kernel kernel, uint64_t cb_va, std::span<const uint32_t> args,
+                 LaunchShape shape) {
+  const unsigned s = subch::COMPUTE;
+  pb.inc(s, k::SET_CONSTANT_BUFFER_SELECTOR_A, {k::CbSize::make(ARG_CB_BYTES), hi32(cb_va), lo32(cb_va)});
+  pb.method(s, k::LOAD_CONSTANT_BUFFER_OFFSET, 0);
+  pb.non_inc(s, k::LOAD_CONSTANT_BUFFER, args);
+  pb.method(s, k::BIND_CONSTANT_BUFFER, k::BindValid::mask | k::BindSlot::make(k::ARG_CB_SLOT));
+  pb.method(s, k::SET_CTA_PROGRAM_START, program_offset(kernel));
+  pb.method(s, k::SET_CTA_THREAD_COUNT, shape.block.x * shape.block.y * shape.block.z);
+  pb.inc(s, k::SET_CTA_THREAD_DIMENSION_A,
+         {k::DimLo::make(shape.block.x) | k::DimHi::make(shape.block.y), k::DimLo::make(shape.block.z)});
+  pb.inc(s, k::SET_CTA_RASTER_SIZE_A,
+         {k::DimLo::make(shape.grid.x) | k::DimHi::make(shape.grid.y), k::DimLo::make(shape.grid.z)});
+  pb.method(s, k::LAUNCH, 0);
+}
+
+}  // namespace vgpu::driver

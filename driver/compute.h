@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Compute launches with class 0x90C0. vgpu deviation (no shader ISA): the
+// program at PROGRAM_REGION + CTA_PROGRAM_START is a cls::ProgramDescriptor
+// naming a built-in kernel; its arguments are uploaded inline into the
+// constant buffer bound at slot ARG_CB_SLOT.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "driver/pushbuf.h"
+#include "vgpu/classes.h"
+
+namespace vgpu::driver {
+
+struct Dim3 {
+  uint32_t x = 1, y = 1, z = 1;
+};
+struct LaunchShape {
+  Dim3 grid;
+  Dim3 block;
+};
+
+// Program descriptors, one per built-in kernel, at index * 16 of the code
+// buffer.
+inline constexpr cls::Kernel KERNELS[] = {cls::Kernel::fill,   cls::Kernel::saxpy, cls::Kernel::madd,
+                                           cls::Kernel::sgemm,  cls::Kernel::conv2d, cls::Kernel::mriq,
+                                           cls::Kernel::spin};
+inline constexpr uint32_t CODE_BYTES = sizeof(KERNELS) / sizeof(KERNELS[0]) * sizeof(cls::ProgramDescriptor);
+uint32_t program_offset(cls::Kernel k);
+cls::ProgramDescriptor program_descriptor(cls::Kernel k);
+
+// Constant buffer holding the arguments: large enough for every arg struct.
+inline constexpr uint32_t ARG_CB_BYTES = 256;
+
+// Binds 0x90C0 on subch::COMPUTE and points PROGRAM_REGION at the code buffer.
+void emit_compute_bind(PushBuffer& pb, uint64_t code_va);
+// One launch of kernel k with the argument words, in the constant buffer at cb_va.
+void emit_launch(PushBuffer& pb, cls::Kernel k, uint64_t cb_va, std::span<const uint32_t> args, LaunchShape shape);
+
+}  // namespace vgpu::driver

@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Contexts: address space, channel, buffers, transfers, fences.
+#include <cstring>
+
+#include "driver/bar_io.h"
+#include "driver/copy_engine.h"
+#include <algorithm>
+
+#include "driver/msg.h"
+#include "driver/runtime.h"
+
+namespace vgpu::driver {
+
+namespace {
+// User VAs start above the first PDE so that small addresses fault.
+constexpr uint64_t USER_VA_BASE = fmt::PDE_SPAN;
+constexpr uint64_t CONSTS_BYTES = fmt::SMALL_PAGE;
+constexpr uint64_t ARG_CB_OFFSET = 0x100;   // after the program descriptors
+static_assert(CODE_BYTES <= ARG_CB_OFFSET && ARG_CB_OFFSET + ARG_CB_BYTES <= CONSTS_BYTES);
+}  // namespace
+
+Status Context::setup() {
+  Device& d = dev_;
+  auto vmm = Vmm::create("context VMM", d.mem_, *d.tables_, fmt::VA_LIMIT, false);
+  if (!vmm) return std::unexpected(vmm.error());
+  as_ = std::make_unique<AddressSpace>(d.port_, std::move(*vmm), USER_VA_BASE, fmt::VA_LIMIT - USER_VA_BASE);
+  auto ch = Channel::create(d.deps(), *as_, d.options_.channel);
+  if (!ch) return std::unexpected(ch.error());
+  channel_ = std::move(*ch);
+
+  auto fva = as_->map(d.fence_mem_, fmt::SMALL_PAGE);
+  if (!fva) return std::unexpected(fva.error().context("fence buffer"));
+  fence_va_ = *fva;
+  const uint64_t slot = uint64_t{channel_->chid()} * cls::host::SEM_RELEASE_16_BYTES;
+  fence_ = std::make_unique<FenceSlot>(d.port_, *channel_, fence_va_ + slot, d.fence_bar1_ + slot);
+  d.port_.write32(Bar::bar1, d.fence_bar1_ + slot, 0);
+
+  // Program descriptors and the argument constant buffer.
+  auto consts = d.vram_->alloc(CONSTS_BYTES, fmt::SMALL_PAGE);
+  if (!consts) return std::unexpected(consts.error().context("code buffer"));
+  consts_mem_ = *consts;
+  auto cva = as_->map(consts_mem_, CONSTS_BYTES);
+  if (!cva) return std::unexpected(cva.error());
+  consts_va_ = *cva;
+  for (cls::Kernel k : KERNELS) {
+    const cls::ProgramDescriptor pd = program_descriptor(k);
+    const uint32_t words[4] = {pd.magic, pd.version, pd.kernel, pd.reserved};
+    for (uint32_t i = 0; i < 4; ++i) d.mem_.write32(consts_mem_ + program_offset(k) + 4 * i, words[i]);
+  }
+
+  // Staging buffer: BAR1 for the CPU, this address space for the copy engine.
+  const uint64_t staging = align_up(std::max<uint64_t>(d.options_.staging_bytes, fmt::SMALL_PAGE), fmt::SMALL_PAGE);
+  auto smem = d.vram_->alloc(staging, fmt::SMALL_PAGE);
+  if (!smem) return std::unexpected(smem.error().context("staging buffer"));
+  staging_mem_ = *smem;
+  auto sva = as_->map(staging_mem_, staging);
+  if (!sva) return std::unexpected(sva.error());
+  staging_va_ = *sva;
+  auto sbar = d.bars_->bar1().map(staging_mem_, staging);
+  if (!sbar) return std::unexpected(sbar.error().context("staging buffer"));
+  staging_bar1_ = *sbar;
+
+  PushBuffer pb;
+  emit_copy_bind(pb);
+  emit_compute_bind(pb, consts_va_);
+  auto f = submit(pb);
+  if (!f) return std::unexpected(f.error());
+  return wait(*f);
+}
+
+Context::~Context() {
+  for (auto& [id, rec] : buffers_) {
+    if (rec.bar1) (void)dev_.bars_->bar1().unmap(rec.bar1);
+    (void)as_->unmap(rec.va);
+    (void)dev_.vram_->free(rec.vram);
+  }
+  if (staging_bar1_) (void)dev_.bars_->bar1().unmap(staging_bar1_);
+  fence_.reset();
+  channel_.reset();   // off the runlist before its memory goes
+  as_.reset();
+  for (uint64_t m : {consts_mem_, staging_mem_})
+    if (m) (void)dev_.vram_->free(m);
+}
+
+// ---------------------------------------------------------------- buffers
+
+Result<Buffer> Context::alloc(uint64_t bytes) {
+  if (bytes == 0) return fail(Errc::invalid_argument, "buffer of 0 bytes");
+  // Big pages for buffers of at least one big page: fewer PTEs.
+  const bool big = bytes >= fmt::BIG_PAGE;
+  const uint64_t page = big ? fmt::BIG_PAGE : fmt::SMALL_PAGE;
+  const uint64_t rounded = align_up(bytes, page);
+  auto mem = dev_.vram_->alloc(rounded, page);
+  if (!mem) return std::unexpected(mem.error().context(msg("buffer of {} bytes", bytes)));
+  auto va = as_->map(*mem, rounded);
+  if (!va) {
+    (void)dev_.vram_->free(*mem);
+    return std::unexpected(va.error().context(msg("buffer of {} bytes", bytes)));
+  }
+  const uint32_t id = next_id_++;
+  buffers_.emplace(id, BufferRec{*mem, bytes, *va});
+  return Buffer{id};
+}
+
+Result<const Context::BufferRec*> Context::find(Buffer b, const char* role) const {
+  if (b.id == 0 || b.id >= next_id_)
+    return fail(Errc::invalid_argument, msg("{}: buffer {} is not a handle of context {}", role, b.id, channel_id()));
+  auto it = buffers_.find(b.id);
+  if (it == buffers_.end())
+    return fail(Errc::not_found, msg("{}: buffer {} was freed", role, b.id));
+  return &it->second;
+}
+
+Status Context::free(Buffer b) {
+  auto rec = find(b, "free");
+  if (!rec) return std::unexpected(rec.error());
+  // The GPU may still use it: wait for submitted work first.
+  if (auto ok = synchronize(); !ok && ok.error().code != Errc::device_error) return ok;
+  BufferRec r = **rec;
+  buffers_.erase(b.id);
+  if (r.bar1) (void)dev_.bars_->bar1().unmap(r.bar1);
+  if (auto ok = as_->unmap(r.va); !ok) return ok;
+  return dev_.vram_->free(r.vram);
+}
+
+Result<uint64_t> Context::gpu_va(Buffer b) const {
+  auto rec = find(b, "gpu_va");
+  if (!rec) return std::unexpected(rec.error());
+  return (*rec)->va;
+}
+
+Result<uint64_t> Context::size(Buffer b) const {
+  auto rec = find(b, "size");
+  if (!rec) return std::unexpected(rec.error());
+  return (*rec)->bytes;
+}
+
+Result<uint64_t> Context::va_checked(Buffer b, uint64_t bytes, const char* role) const {
+  auto rec = find(b, role);
+  if (!rec) return std::unexpected(rec.error());
+  if (bytes > (*rec)->bytes)
+    return fail(Errc::invalid_argument,
+                msg("{}: buffer {} has {} bytes, the kernel touches {}", role, b.id, (*rec)->bytes, bytes));
+  return (*rec)->va;
+}
+
+// ---------------------------------------------------------------- submission and fences
+
+Status Context::status() {
+  if (error_) return std::unexpected(*error_);
+  if (auto code = channel_->error(); code != regs::ChannelError::none) {
+    error_ = channel_->error_status(code);
+    return std::unexpected(*error_);
+  }
+  return {};
+}
+
+Result<Fence> Context::submit(PushBuffer& pb) {
+  if (auto ok = status(); !ok) return std::unexpected(ok.error());
+  const Fence f = fence_->emit(pb);
+  if (auto ok = channel_->submit(pb.words()); !ok) {
+    if (ok.error().code == Errc::device_error) error_ = ok.error();
+    return std::unexpected(ok.error());
+  }
+  return f;
+}
+
+Status Context::wait(Fence f, uint64_t timeout_ns) {
+  auto ok = fence_->wait(f, timeout_ns ? timeout_ns : dev_.options_.timeout_ns);
+  if (!ok && ok.error().code == Errc::device_error) error_ = ok.error();
+  return ok;
+}
+
+Status Context::synchronize(uint64_t timeout_ns) {
+  if (fence_->last_emitted() == 0) return status();
+  return wait(Fence{channel_id(), fence_->last_emitted()}, timeout_ns);
+}
+
+// ---------------------------------------------------------------- transfers
+
+Status Context::direct(BufferRec& rec, uint64_t offset, std::span<const std::byte> src, std::span<std::byte> dst) {
+  if (!rec.bar1) {
+    auto off = dev_.bars_->bar1().map(rec.vram, align_up(rec.bytes, fmt::SMALL_PAGE));
+    if (!off) return std::unexpected(off.error());
+    rec.bar1 = *off;
+  }
+  if (!src.empty()) bar1_write(dev_.port_, rec.bar1 + offset, src);
+  if (!dst.empty()) bar1_read(dev_.port_, rec.bar1 + offset, dst);
+  stats_.direct_bytes += src.size() + dst.size();
+  return {};
+}
+
+Status Context::staged(const BufferRec& rec, uint64_t offset, std::span<const std::byte> src, std::span<std::byte> dst) {
+  const uint64_t chunk = align_up(std::max<uint64_t>(dev_.options_.staging_bytes, fmt::SMALL_PAGE), fmt::SMALL_PAGE);
+  const uint64_t total = src.empty() ? dst.size() : src.size();
+  for (uint64_t done = 0; done < total;) {
+    const uint64_t n = std::min(chunk, total - done);
+    PushBuffer pb;
+    if (!src.empty()) {
+      bar1_write(dev_.port_, staging_bar1_, src.subspan(done, n));
+      emit_copy(pb, rec.va + offset + done, staging_va_, n);
+    } else {
+      emit_copy(pb, staging_va_, rec.va + offset + done, n);
+    }
+    auto f = submit(pb);
+    if (!f) return std::unexpected(f.error());
+    if (auto ok = wait(*f); !ok) return ok;
+    if (!dst.empty()) bar1_read(dev_.port_, staging_bar1_, dst.subspan(done, n));
+    done += n;
+  }
+  stats_.staged_bytes += total;
+  return {};
+}
+
+Status Context::upload(Buffer dst, uint64_t offset, std::span<const std::byte> src) {
+  auto rec = find(dst, "upload");
+  if (!rec) return std::unexpected(rec.error());
+  if (offset > (*rec)->bytes || src.size() > (*rec)->bytes - offset)
+    return fail(Errc::invalid_argument, msg("upload: {} bytes at offset {} overrun buffer {} of {} bytes", src.size(),
+                                            offset, dst.id, (*rec)->bytes));
+  if (src.empty()) return {};
+  if (auto ok = synchronize(); !ok) return ok;
+  BufferRec& r = buffers_.at(dst.id);
+  if (src.size() <= dev_.options_.direct_transfer_max) return direct(r, offset, src, {});
+  return staged(r, offset, src, {});
+}
+
+Status Context::download(Buffer src, uint64_t offset, std::span<std::byte> dst) {
+  auto rec = find(src, "download");
+  if (!rec) return std::unexpected(rec.error());
+  if (offset > (*rec)->bytes || dst.size() > (*rec)->bytes - offset)
+    return fail(Errc::invalid_argument, msg("download: {} bytes at offset {} overrun buffer {} of {} bytes",
+                                            dst.size(), offset, src.id, (*rec)->bytes));
+  if (dst.empty()) return {};
+  if (auto ok = synchronize(); !ok) return ok;
+  BufferRec& r = buffers_.at(src.id);
+  if (dst.size() <= dev_.options_.direct_transfer_max) return direct(r, offset, {}, dst);
+  return staged(r, offset, {}, dst);
+}
+
+Result<Fence> Context::copy(Buffer dst, uint64_t dst_off, Buffer src, uint64_t src_off, uint64_t bytes) {
+  auto d = find(dst, "copy destination");
+  if (!d) return std::unexpected(d.error());
+  auto s = find(src, "copy source");
+  if (!s) return std::unexpected(s.error());
+  if (dst_off > (*d)->bytes || bytes > (*d)->bytes - dst_off || src_off > (*s)->bytes || bytes > (*s)->bytes - src_off)
+    return fail(Errc::invalid_argument, msg("copy: {} bytes from buffer {}+{} to buffer {}+{} out of range", bytes,
+                                            src.id, src_off, dst.id, dst_off));
+  PushBuffer pb;
+  emit_copy(pb, (*d)->va + dst_off, (*s)->va + src_off, bytes);
+  return submit(pb);
+}
+
+// ---------------------------------------------------------------- launches
+
+Result<Fence> Context::launch(cls::Kernel kernel, std::span<const std::byte> args, LaunchShape shape) {
+  if (args.size() > ARG_CB_BYTES || args.size() % 4)
+    return fail(Errc::invalid_argument, msg("kernel {}: {} argument bytes", static_cast<uint32_t>(kernel), args.size()));
+  std::vector<uint32_t> words(args.size() / 4);
+  std::memcpy(words.data(), args.data(), args.size());
+  PushBuffer pb;
+  emit_launch(pb, kernel, consts_va_ + ARG_CB_OFFSET, words, shape);
+  return submit(pb);
+}
+
+}  // namespace vgpu::driver

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "driver/fence.h"
+
+#include "driver/msg.h"
+#include "driver/poll.h"
+#include "vgpu/classes.h"
+
+namespace vgpu::driver {
+
+namespace h = cls::host;
+
+Fence FenceSlot::emit(PushBuffer& pb) {
+  ++seq_;
+  pb.inc(subch::HOST, h::SEMAPHORE_A,
+         {h::SemAHi::make(hi32(va_)), lo32(va_) & h::SemBLo::mask, seq_,
+          h::SemDOperation::make(static_cast<uint32_t>(h::SemOp::release))});   // 16-byte, WFI
+  pb.immediate(subch::HOST, h::NON_STALL_INTERRUPT, 0);
+  return Fence{ch_.chid(), seq_};
+}
+
+uint32_t FenceSlot::completed() { return port_.read32(Bar::bar1, bar1_); }
+
+Status FenceSlot::wait(Fence f, uint64_t timeout_ns) {
+  Port& port = port_;
+  if (f.chid != ch_.chid())
+    return fail(Errc::invalid_argument, msg("fence of channel {} waited on channel {}", f.chid, ch_.chid()));
+  if (static_cast<int32_t>(seq_ - f.value) < 0)
+    return fail(Errc::invalid_argument, msg("channel {}: fence {} was never emitted (last {})", f.chid, f.value, seq_));
+  regs::ChannelError err = regs::ChannelError::none;
+  auto done = [&] {
+    if (static_cast<int32_t>(port.read32(Bar::bar1, bar1_) - f.value) >= 0) return true;
+    err = ch_.error();
+    return err != regs::ChannelError::none;
+  };
+  if (!poll_until(port, done, timeout_ns))
+    return fail(Errc::timeout, msg("channel {}: fence {} not signaled after {} ns (completed {})", f.chid, f.value,
+                                   timeout_ns, port.read32(Bar::bar1, bar1_)));
+  if (err != regs::ChannelError::none) return std::unexpected(ch_.error_status(err));
+  return {};
+}
+
+}  // namespace vgpu::driver

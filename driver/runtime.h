@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The driver's runtime API (docs/runtime.md): open a device on a Port,
+// create contexts (a channel and its address space), allocate buffers,
+// move data, launch the built-in kernels and wait on fences. Errors are
+// Result/Status values naming what failed; nothing aborts on a device
+// error. A Device must outlive its Contexts; neither is thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+
+#include "common/error.h"
+#include "driver/address_space.h"
+#include "driver/allocator.h"
+#include "driver/bars.h"
+#include "driver/channel.h"
+#include "driver/compute.h"
+#include "driver/device_init.h"
+#include "driver/fence.h"
+#include "driver/fifo.h"
+#include "driver/instmem.h"
+#include "driver/port.h"
+#include "driver/vmm.h"
+#include "vgpu/bits.h"
+#include "vgpu/classes.h"
+
+namespace vgpu::driver {
+
+struct DeviceOptions {
+  // VRAM that BAR3 maps for instance blocks, page tables and runlists;
+  // capped at BAR3's size and a quarter of VRAM.
+  uint64_t inst_heap_bytes = 16 * MiB;
+  // upload/download of at most this many bytes go through a BAR1 mapping
+  // of the buffer itself; larger ones through the copy engine and the
+  // context's staging buffer, staging_bytes at a time.
+  uint64_t direct_transfer_max = 1 * MiB;
+  uint64_t staging_bytes = 1 * MiB;
+  uint64_t timeout_ns = 10'000'000'000;   // default for waits
+  ChannelConfig channel;
+};
+
+// A buffer of one context. id 0 is never valid; ids are not reused.
+struct Buffer {
+  uint32_t id = 0;
+};
+
+// Kernel parameters with buffers in place of GPU addresses (cls::*Args).
+struct FillParams { Buffer dst; uint32_t count; float value; };
+struct SaxpyParams { Buffer x, y; uint32_t n; float a; };
+struct MaddParams { Buffer a, b, c; uint32_t rows, cols; };
+struct SgemmParams { Buffer a, b, c; uint32_t m, n, k; float alpha, beta; };
+struct Conv2dParams {
+  Buffer input, filter, output;
+  uint32_t n, c, h, w, k, r, s;
+  uint32_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1;
+};
+struct MriqParams { Buffer kx, ky, kz, phi_mag, x, y, z, qr, qi; uint32_t num_k, num_x; };
+struct SpinParams { uint64_t duration_ns; };
+
+struct TransferStats {
+  uint64_t direct_bytes = 0;    // through a BAR1 mapping of the buffer
+  uint64_t staged_bytes = 0;    // through staging and the copy engine
+};
+
+class Context;
+
+class Device {
+ public:
+  [[nodiscard]] static Result<std::unique_ptr<Device>> open(Port& port, const DeviceOptions& options = {});
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  [[nodiscard]] Result<std::unique_ptr<Context>> create_context();
+
+  const DeviceInfo& info() const { return info_; }
+  uint64_t vram_bytes() const { return info_.vram_bytes; }
+  uint64_t vram_free() const { return vram_->free_bytes(); }
+  uint64_t time_ns();                    // PTIMER
+  const DeviceOptions& options() const { return options_; }
+  Port& port() { return port_; }
+  const InstMemStats& inst_stats() const { return mem_.stats(); }
+
+ private:
+  friend class Context;
+  Device(Port& port, const DeviceOptions& o) : port_(port), options_(o), mem_(port) {}
+  [[nodiscard]] Status bring_up();
+  ChannelDeps deps() { return {port_, mem_, *heap_, *vram_, *bars_, *fifo_}; }
+
+  Port& port_;
+  DeviceOptions options_;
+  DeviceInfo info_;
+  InstMem mem_;
+  std::unique_ptr<RangeAllocator> vram_;
+  std::unique_ptr<RangeAllocator> heap_;
+  std::unique_ptr<TableMemory> tables_;
+  std::unique_ptr<Bars> bars_;
+  std::unique_ptr<Fifo> fifo_;
+  uint64_t fence_mem_ = 0;    // NUM_CHANNELS 16-byte slots
+  uint64_t fence_bar1_ = 0;
+};
+
+class Context {
+ public:
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  uint32_t channel_id() const { return channel_->chid(); }
+
+  // VRAM (physically contiguous) mapped in this context's address space.
+  [[nodiscard]] Result<Buffer> alloc(uint64_t bytes);
+  [[nodiscard]] Status free(Buffer b);
+  [[nodiscard]] Result<uint64_t> gpu_va(Buffer b) const;
+  [[nodiscard]] Result<uint64_t> size(Buffer b) const;
+
+  // Host <-> buffer copies, ordered after all work submitted before them.
+  [[nodiscard]] Status upload(Buffer dst, uint64_t offset, std::span<const std::byte> src);
+  [[nodiscard]] Status download(Buffer src, uint64_t offset, std::span<std::byte> dst);
+  template <typename T>
+  [[nodiscard]] Status upload(Buffer dst, std::span<const T> src) { return upload(dst, 0, std::as_bytes(src)); }
+  template <typename T>
+  [[nodiscard]] Status download(Buffer src, std::span<T> dst) { return download(src, 0, std::as_writable_bytes(dst)); }
+
+  // Buffer-to-buffer copy on the copy engine.
+  [[nodiscard]] Result<Fence> copy(Buffer dst, uint64_t dst_off, Buffer src, uint64_t src_off, uint64_t bytes);
+
+  // Built-in kernels; each checks its buffers against the sizes it touches.
+  [[nodiscard]] Result<Fence> fill(const FillParams& p);
+  [[nodiscard]] Result<Fence> saxpy(const SaxpyParams& p);
+  [[nodiscard]] Result<Fence> madd(const MaddParams& p);
+  [[nodiscard]] Result<Fence> sgemm(const SgemmParams& p);
+  [[nodiscard]] Result<Fence> conv2d(const Conv2dParams& p);
+  [[nodiscard]] Result<Fence> mriq(const MriqParams& p);
+  [[nodiscard]] Result<Fence> spin(const SpinParams& p);
+  // Any kernel with raw argument bytes (GPU addresses unchecked).
+  [[nodiscard]] Result<Fence> launch(cls::Kernel kernel, std::span<const std::byte> args, LaunchShape shape);
+
+  // Waits for a fence (timeout_ns 0: the device default).
+  [[nodiscard]] Status wait(Fence f, uint64_t timeout_ns = 0);
+  bool done(Fence f) { return fence_->signaled(f); }
+  // Waits for everything submitted so far.
+  [[nodiscard]] Status synchronize(uint64_t timeout_ns = 0);
+  // device_error once the channel has reported an error.
+  [[nodiscard]] Status status();
+
+  const TransferStats& transfer_stats() const { return stats_; }
+  Channel& channel() { return *channel_; }
+  AddressSpace& address_space() { return *as_; }
+
+ private:
+  friend class Device;
+  struct BufferRec {
+    uint64_t vram;
+    uint64_t bytes;
+    uint64_t va;
+    uint64_t bar1 = 0;   // 0: not mapped in BAR1 yet (BAR1 offset 0 is USERD)
+  };
+  explicit Context(Device& dev) : dev_(dev) {}
+  [[nodiscard]] Status setup();
+  [[nodiscard]] Result<const BufferRec*> find(Buffer b, const char* role) const;
+  [[nodiscard]] Result<uint64_t> va_checked(Buffer b, uint64_t bytes, const char* role) const;
+  [[nodiscard]] Result<Fence> submit(PushBuffer& pb);
+  [[nodiscard]] Status direct(BufferRec& rec, uint64_t offset, std::span<const std::byte> src, std::span<std::byte> dst);
+  [[nodiscard]] Status staged(const BufferRec& rec, uint64_t offset, std::span<const std::byte> src,
+                              std::span<std::byte> dst);
+  template <typename Args>
+  [[nodiscard]] Result<Fence> launch_args(cls::Kernel k, const Args& args, LaunchShape shape) {
+    return launch(k, std::as_bytes(std::span(&args, 1)), shape);
+  }
+
+  Device& dev_;
+  std::unique_ptr<AddressSpace> as_;
+  std::unique_ptr<Channel> channel_;
+  std::unique_ptr<FenceSlot> fence_;
+  uint64_t fence_va_ = 0;
+  uint64_t consts_mem_ = 0, consts_va_ = 0;     // program descriptors, then the argument constant buffer
+  uint64_t staging_mem_ = 0, staging_va_ = 0, staging_bar1_ = 0;
+  std::map<uint32_t, BufferRec> buffers_;
+  uint32_t next_id_ = 1;
+  std::optional<Error> error_;                   // first channel error seen
+  TransferStats stats_;
+};
+
+}  // namespace vgpu::driver
