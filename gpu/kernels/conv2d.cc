@@ -101,6 +101,23 @@ void direct(const Shape& g, int64_t n_images, const float* input, const float* f
         }
 }
 
+// A 1x1 filter with unit stride and no padding: the image itself is the
+// column matrix (C x HW), so each image is one GEMM with no copy.
+bool is_pointwise(const cls::Conv2dArgs& a) {
+  return a.r == 1 && a.s == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 &&
+         a.pad_w == 0;
+}
+
+void pointwise(const Shape& g, int64_t n_images, const float* input, const float* filter,
+               float* output) {
+  const int64_t pq = g.pq();   // == h * w
+  for (int64_t n = 0; n < n_images; ++n)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.k),
+                static_cast<int>(pq), static_cast<int>(g.c), 1.0f, filter, static_cast<int>(g.c),
+                input + n * g.c * pq, static_cast<int>(pq), 0.0f, output + n * g.k * pq,
+                static_cast<int>(pq));
+}
+
 }  // namespace
 
 void conv2d(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output) {
@@ -113,6 +130,7 @@ void detail::conv2d_banded(const cls::Conv2dArgs& a, const float* input, const f
   const Shape g = shape_of(a);
   const int64_t crs = g.crs();
   const int64_t pq = g.pq();
+  if (is_pointwise(a)) return pointwise(g, a.n, input, filter, output);
   const int64_t limit = static_cast<int64_t>(std::min(workspace_floats, size_t{1} << 40));
   const int64_t band = std::clamp(limit / crs, int64_t{1}, pq);
   const auto words = static_cast<size_t>(band * crs);

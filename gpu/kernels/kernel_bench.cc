@@ -1,72 +1,202 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Kernel-level benchmark: sgemm 1024x1024x1024 through kernels::sgemm and
-// straight through cblas_sgemm, median of 5 runs each (after one warm-up),
-// printed as one JSON line and a table. Not a test: figures only.
+// Kernel-level benchmark (not a test; it prints figures, asserts nothing).
+//  - sgemm 1024x1024x1024 through kernels::sgemm and straight through
+//    cblas_sgemm: median of 5 runs each, the two interleaved so that load
+//    from other processes hits both alike; GFLOP/s and their ratio.
+//  - conv2d on the DeepBench shapes of seed-workloads.json and mriq at a
+//    Parboil-like size, through the kernel functions: median of 5.
+// Prints one JSON line, then a readable table.
 #include <cblas.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <functional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gpu/kernels/kernels.h"
 
 namespace {
 
+using vgpu::cls::Conv2dArgs;
 using vgpu::cls::SgemmArgs;
 namespace kernels = vgpu::gpu::kernels;
 
 constexpr int RUNS = 5;
-constexpr uint32_t SIZE = 1024;
+constexpr uint32_t GEMM_SIZE = 1024;
+constexpr uint32_t MRIQ_K = 2048;     // Parboil's 64^3 data set has 2048 k-space samples
+constexpr uint32_t MRIQ_X = 32768;    // of its 262144 voxels: an eighth, to keep runs short
 
-double median_seconds(const std::function<void()>& body) {
-  body();   // warm-up: OpenBLAS thread start, page faults
-  std::vector<double> times;
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& f : v) f = dist(gen);
+  return v;
+}
+
+template <typename F>
+double seconds(F&& body) {
+  const auto start = std::chrono::steady_clock::now();
+  body();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename F>
+double median_seconds(F&& body) {
+  body();   // warm-up
+  std::vector<double> t;
+  for (int i = 0; i < RUNS; ++i) t.push_back(seconds(body));
+  return median(t);
+}
+
+struct GemmResult {
+  double kernel_s, blas_s;
+};
+
+GemmResult bench_sgemm() {
+  const size_t elems = size_t{GEMM_SIZE} * GEMM_SIZE;
+  const auto a = random_floats(elems, 1, -1.0f, 1.0f);
+  const auto b = random_floats(elems, 2, -1.0f, 1.0f);
+  std::vector<float> c(elems, 0.0f);
+  SgemmArgs args{};
+  args.m = GEMM_SIZE, args.n = GEMM_SIZE, args.k = GEMM_SIZE, args.alpha = 1.0f, args.beta = 0.0f;
+  const int n = static_cast<int>(GEMM_SIZE);
+  auto kernel = [&] { kernels::sgemm(args, a.data(), b.data(), c.data()); };
+  auto blas = [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
+                n, 0.0f, c.data(), n);
+  };
+  kernel();   // warm-up: OpenBLAS threads, page faults
+  blas();
+  std::vector<double> tk, tb;
   for (int i = 0; i < RUNS; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    body();
-    const auto stop = std::chrono::steady_clock::now();
-    times.push_back(std::chrono::duration<double>(stop - start).count());
+    tk.push_back(seconds(kernel));
+    tb.push_back(seconds(blas));
   }
-  std::sort(times.begin(), times.end());
-  return times[RUNS / 2];
+  return {median(tk), median(tb)};
+}
+
+struct ConvCase {
+  const char* name;
+  uint32_t w, h, c, n, r, s, k, pad_h, pad_w, stride_h, stride_w;
+};
+
+// DeepBench conv_bench shapes (seed-workloads.json, "conv2d").
+constexpr ConvCase CONV_CASES[] = {
+    {"conv1", 341, 79, 32, 4, 5, 10, 32, 0, 0, 2, 2},
+    {"conv2", 224, 224, 3, 1, 7, 7, 64, 3, 3, 2, 2},
+    {"conv3", 56, 56, 256, 1, 1, 1, 128, 0, 0, 2, 2},
+    {"conv4", 7, 7, 512, 2, 1, 1, 2048, 0, 0, 1, 1},
+};
+
+struct ConvResult {
+  const char* name;
+  double s, gflop;
+};
+
+ConvResult bench_conv(const ConvCase& cc) {
+  Conv2dArgs a{};
+  a.n = cc.n, a.c = cc.c, a.h = cc.h, a.w = cc.w, a.k = cc.k, a.r = cc.r, a.s = cc.s;
+  a.pad_h = cc.pad_h, a.pad_w = cc.pad_w, a.stride_h = cc.stride_h, a.stride_w = cc.stride_w;
+  const double p = kernels::conv2d_out_h(a), q = kernels::conv2d_out_w(a);
+  const auto in = random_floats(size_t{a.n} * a.c * a.h * a.w, 3, -1.0f, 1.0f);
+  const auto filter = random_floats(size_t{a.k} * a.c * a.r * a.s, 4, -1.0f, 1.0f);
+  std::vector<float> out(static_cast<size_t>(a.n * a.k * p * q));
+  const double t = median_seconds([&] { kernels::conv2d(a, in.data(), filter.data(), out.data()); });
+  const double flops = 2.0 * a.n * a.k * p * q * a.c * a.r * a.s;
+  return {cc.name, t, flops / 1e9};
+}
+
+// Parboil's CPU computeQ as published (scalar cosf/sinf after scaling by
+// 2 pi), for comparison with kernels::mriq.
+void parboil_compute_q(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky,
+                       const float* kz, const float* phi_mag, const float* x, const float* y,
+                       const float* z, float* qr, float* qi) {
+  constexpr float PIx2 = 6.2831853071795864769252867665590058f;
+  for (uint32_t i = 0; i < num_x; ++i) {
+    float acc_r = 0.0f, acc_i = 0.0f;
+    for (uint32_t k = 0; k < num_k; ++k) {
+      const float arg = PIx2 * (kx[k] * x[i] + ky[k] * y[i] + kz[k] * z[i]);
+      acc_r += phi_mag[k] * std::cos(arg);
+      acc_i += phi_mag[k] * std::sin(arg);
+    }
+    qr[i] = acc_r;
+    qi[i] = acc_i;
+  }
+}
+
+struct MriqResult {
+  double kernel_s, parboil_s;
+};
+
+MriqResult bench_mriq() {
+  const auto kx = random_floats(MRIQ_K, 5, -32.0f, 32.0f), ky = random_floats(MRIQ_K, 6, -32.0f, 32.0f),
+             kz = random_floats(MRIQ_K, 7, -32.0f, 32.0f), phi = random_floats(MRIQ_K, 8, 0.0f, 1.0f);
+  const auto x = random_floats(MRIQ_X, 9, -0.5f, 0.5f), y = random_floats(MRIQ_X, 10, -0.5f, 0.5f),
+             z = random_floats(MRIQ_X, 11, -0.5f, 0.5f);
+  std::vector<float> qr(MRIQ_X), qi(MRIQ_X);
+  const double kernel_s = median_seconds([&] {
+    kernels::mriq(MRIQ_K, MRIQ_X, kx.data(), ky.data(), kz.data(), phi.data(), x.data(), y.data(),
+                  z.data(), qr.data(), qi.data());
+  });
+  const double parboil_s = median_seconds([&] {
+    parboil_compute_q(MRIQ_K, MRIQ_X, kx.data(), ky.data(), kz.data(), phi.data(), x.data(),
+                      y.data(), z.data(), qr.data(), qi.data());
+  });
+  return {kernel_s, parboil_s};
 }
 
 }  // namespace
 
 int main() {
-  const size_t elems = size_t{SIZE} * SIZE;
-  std::mt19937 gen(1);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> a(elems), b(elems), c(elems, 0.0f);
-  for (float& v : a) v = dist(gen);
-  for (float& v : b) v = dist(gen);
+  const GemmResult g = bench_sgemm();
+  const double gemm_flops = 2.0 * GEMM_SIZE * GEMM_SIZE * GEMM_SIZE;
+  const double gf_kernel = gemm_flops / g.kernel_s / 1e9;
+  const double gf_blas = gemm_flops / g.blas_s / 1e9;
+  std::vector<ConvResult> convs;
+  for (const ConvCase& cc : CONV_CASES) convs.push_back(bench_conv(cc));
+  const MriqResult mq = bench_mriq();
+  const double mriq_s = mq.kernel_s;
+  const double mriq_elems = double{MRIQ_K} * MRIQ_X;
+  const int threads = openblas_get_num_threads();
 
-  SgemmArgs args{};
-  args.m = SIZE, args.n = SIZE, args.k = SIZE, args.alpha = 1.0f, args.beta = 0.0f;
-  const int n = static_cast<int>(SIZE);
-
-  const double t_kernel = median_seconds([&] { kernels::sgemm(args, a.data(), b.data(), c.data()); });
-  const double t_blas = median_seconds([&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n,
-                0.0f, c.data(), n);
-  });
-
-  const double flops = 2.0 * SIZE * SIZE * SIZE;
-  const double gf_kernel = flops / t_kernel / 1e9;
-  const double gf_blas = flops / t_blas / 1e9;
-  const double ratio = gf_kernel / gf_blas;
+  std::string conv_json;
+  for (const ConvResult& r : convs) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s{\"name\":\"%s\",\"median_s\":%.6f,\"gflops\":%.2f}",
+                  conv_json.empty() ? "" : ",", r.name, r.s, r.gflop / r.s);
+    conv_json += buf;
+  }
   std::printf(
-      "{\"bench\":\"kernel_sgemm\",\"m\":%u,\"n\":%u,\"k\":%u,\"runs\":%d,"
-      "\"kernel_median_s\":%.6f,\"cblas_median_s\":%.6f,"
-      "\"kernel_gflops\":%.2f,\"cblas_gflops\":%.2f,\"ratio\":%.4f}\n",
-      SIZE, SIZE, SIZE, RUNS, t_kernel, t_blas, gf_kernel, gf_blas, ratio);
-  std::printf("\nsgemm %ux%ux%u, median of %d runs\n", SIZE, SIZE, SIZE, RUNS);
-  std::printf("  %-22s %10s %10s\n", "path", "time (ms)", "GFLOP/s");
-  std::printf("  %-22s %10.3f %10.2f\n", "kernels::sgemm", t_kernel * 1e3, gf_kernel);
-  std::printf("  %-22s %10.3f %10.2f\n", "cblas_sgemm (direct)", t_blas * 1e3, gf_blas);
-  std::printf("  kernel / direct = %.4f\n", ratio);
+      "{\"bench\":\"kernels\",\"runs\":%d,\"openblas_threads\":%d,"
+      "\"sgemm\":{\"m\":%u,\"n\":%u,\"k\":%u,\"kernel_median_s\":%.6f,\"cblas_median_s\":%.6f,"
+      "\"kernel_gflops\":%.2f,\"cblas_gflops\":%.2f,\"ratio\":%.4f},"
+      "\"conv2d\":[%s],"
+      "\"mriq\":{\"num_k\":%u,\"num_x\":%u,\"median_s\":%.6f,\"g_elements_per_s\":%.3f,"
+      "\"parboil_scalar_median_s\":%.6f}}\n",
+      RUNS, threads, GEMM_SIZE, GEMM_SIZE, GEMM_SIZE, g.kernel_s, g.blas_s, gf_kernel, gf_blas,
+      gf_kernel / gf_blas, conv_json.c_str(), MRIQ_K, MRIQ_X, mriq_s, mriq_elems / mriq_s / 1e9, mq.parboil_s);
+
+  std::printf("\nmedian of %d runs, OpenBLAS threads: %d\n", RUNS, threads);
+  std::printf("  %-34s %10s %12s\n", "kernel", "time (ms)", "rate");
+  std::printf("  %-34s %10.3f %8.2f GFLOP/s\n", "sgemm 1024^3 kernels::sgemm", g.kernel_s * 1e3,
+              gf_kernel);
+  std::printf("  %-34s %10.3f %8.2f GFLOP/s\n", "sgemm 1024^3 cblas_sgemm (direct)",
+              g.blas_s * 1e3, gf_blas);
+  std::printf("  %-34s %10s %8.4f\n", "sgemm kernel / direct", "", gf_kernel / gf_blas);
+  for (const ConvResult& r : convs)
+    std::printf("  conv2d %-27s %10.3f %8.2f GFLOP/s\n", r.name, r.s * 1e3, r.gflop / r.s);
+  std::printf("  mriq %4u k x %6u x %16s %10.3f %8.3f G elem/s\n", MRIQ_K, MRIQ_X, "",
+              mriq_s * 1e3, mriq_elems / mriq_s / 1e9);
+  std::printf("  %-34s %10.3f %8.3f G elem/s\n", "mriq Parboil scalar cosf/sinf",
+              mq.parboil_s * 1e3, mriq_elems / mq.parboil_s / 1e9);
   return 0;
 }

@@ -211,6 +211,12 @@ TEST(Conv2d, PaddingWiderThanImageMatchesReference) {
   EXPECT_LT(relative_error(run.got, run.want), GEMM_TOLERANCE);
 }
 
+TEST(Conv2d, PointwiseFilterMatchesReference) {
+  // 1x1, stride 1, no padding (DeepBench conv4 reduced): the no-copy path.
+  const auto run = run_conv(conv(2, 16, 7, 7, 32, 1, 1, 0, 0, 1, 1));
+  EXPECT_LT(relative_error(run.got, run.want), GEMM_TOLERANCE);
+}
+
 TEST(Conv2d, InvalidShapeLeavesOutputUntouched) {
   auto a = conv(1, 1, 4, 4, 1, 3, 3, 0, 0, 0, 1);   // stride 0
   std::vector<float> in(16, 1.0f), filter(9, 1.0f), out(4, 7.0f);

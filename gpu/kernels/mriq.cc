@@ -51,10 +51,12 @@ inline void sincos_turns(float t, float& sin_out, float& cos_out) {
   const float c = 1.0f + a2 * (C2 + a2 * (C4 + a2 * (C6 + a2 * (C8 + a2 * C10))));
   // Rotate by q quarter turns: sin(a + q pi/2) = s cq + c sq and
   // cos(a + q pi/2) = c cq - s sq, where cq = cos(q pi/2), sq = sin(q pi/2)
-  // are these polynomials, exact at q = -2..2 (one is 0, the other +-1).
+  // are these polynomials, exact at q = -2..2 (one is 0, the other +-1:
+  // +-6 * float(1/6) and +-3 * float(1/3) round to +-1 exactly, and a
+  // multiply is far cheaper than a vector divide).
   const float q2 = q * q;
-  const float cq = (6.0f - 7.0f * q2 + q2 * q2) / 6.0f;
-  const float sq = q * (4.0f - q2) / 3.0f;
+  const float cq = (6.0f - 7.0f * q2 + q2 * q2) * (1.0f / 6.0f);
+  const float sq = q * (4.0f - q2) * (1.0f / 3.0f);
   sin_out = s * cq + c * sq;
   cos_out = c * cq - s * sq;
 }
