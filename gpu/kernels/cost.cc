@@ -44,8 +44,8 @@ uint64_t sgemm_cost_ns(const CostModel& m, const cls::SgemmArgs& a) {
 uint64_t conv2d_cost_ns(const CostModel& m, const cls::Conv2dArgs& a) {
   const double p = conv2d_out_h(a);
   const double q = conv2d_out_w(a);
-  const double flops =
-      2.0 * a.n * static_cast<double>(a.k) * p * q * static_cast<double>(a.c) * static_cast<double>(a.r) * static_cast<double>(a.s);
+  const double filter = static_cast<double>(a.c) * static_cast<double>(a.r) * a.s;
+  const double flops = 2.0 * a.n * static_cast<double>(a.k) * p * q * filter;
   return launched(m, work_ns(flops, m.flops_per_ns));
 }
 

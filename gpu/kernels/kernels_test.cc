@@ -144,11 +144,12 @@ TEST(Sgemm, ZeroKScalesCByBeta) {
   EXPECT_EQ(c, (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }
 
-TEST(Sgemm, ZeroRowsIsNoOp) {
+TEST(Sgemm, ZeroRowsLeavesMemoryUntouched) {
   cls::SgemmArgs args{};
-  args.m = 0, args.n = 3, args.k = 3, args.alpha = 1.0f;
-  sgemm(args, nullptr, nullptr, nullptr);   // must not touch memory
-  SUCCEED();
+  args.m = 0, args.n = 3, args.k = 3, args.alpha = 1.0f, args.beta = 0.0f;
+  std::vector<float> b(9, 1.0f), c(3, 7.0f);   // c: memory beyond the empty C
+  sgemm(args, nullptr, b.data(), c.data());
+  EXPECT_EQ(c, std::vector<float>(3, 7.0f));
 }
 
 // ------------------------------------------------------------ conv2d
