@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "driver/pci_port.h"
+
+#include <pciaccess.h>
+
+#include <cstdio>
+
+#include "driver/msg.h"
+#include "vgpu/regs.h"
+
+namespace vgpu::driver {
+
+namespace {
+struct BarIndex {
+  Bar bar;
+  unsigned pci_index;
+};
+constexpr BarIndex BARS[] = {{Bar::bar0, regs::pci::BAR0_INDEX},
+                             {Bar::bar1, regs::pci::BAR1_INDEX},
+                             {Bar::bar3, regs::pci::BAR3_INDEX}};
+
+std::string slot_name(const pci_device* d) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", d->domain, d->bus, d->dev, d->func);
+  return buf;
+}
+}  // namespace
+
+Result<std::unique_ptr<PciPort>> PciPort::open(const std::string& slot) {
+  if (int err = pci_system_init(); err != 0)
+    return fail(Errc::io_error, msg("pci_system_init failed (errno {})", err));
+  std::unique_ptr<PciPort> port(new PciPort());
+  pci_id_match match{regs::pci::VENDOR_ID, regs::pci::DEVICE_ID, PCI_MATCH_ANY, PCI_MATCH_ANY, 0, 0, 0};
+  pci_device_iterator* it = pci_id_match_iterator_create(&match);
+  while (pci_device* d = pci_device_next(it)) {
+    if (slot.empty() || slot == slot_name(d)) {
+      port->dev_ = d;
+      break;
+    }
+  }
+  pci_iterator_destroy(it);
+  if (!port->dev_) {
+    pci_system_cleanup();
+    return fail(Errc::not_found, msg("no vgpu PCI device {}:{}{}", hex(regs::pci::VENDOR_ID), hex(regs::pci::DEVICE_ID),
+                                     slot.empty() ? std::string() : " at " + slot));
+  }
+  port->name_ = "pci " + slot_name(port->dev_);
+  if (int err = pci_device_probe(port->dev_); err != 0)
+    return fail(Errc::io_error, msg("{}: pci_device_probe failed (errno {})", port->name_, err));
+  for (const auto& [bar, index] : BARS) {
+    const pci_mem_region& r = port->dev_->regions[index];
+    if (r.size == 0) return fail(Errc::not_found, msg("{}: BAR{} is not present", port->name_, index));
+    void* addr = nullptr;
+    if (int err = pci_device_map_range(port->dev_, r.base_addr, r.size, PCI_DEV_MAP_FLAG_WRITABLE, &addr); err != 0)
+      return fail(Errc::io_error, msg("{}: mapping BAR{} failed (errno {})", port->name_, index, err));
+    port->region(bar) = Region{static_cast<std::byte*>(addr), r.size};
+  }
+  return port;
+}
+
+PciPort::~PciPort() {
+  for (Region& r : regions_)
+    if (r.base) (void)pci_device_unmap_range(dev_, r.base, r.size);
+  if (dev_) pci_system_cleanup();
+}
+
+uint32_t PciPort::read32(Bar bar, uint64_t offset) {
+  const Region& r = region(bar);
+  if (!r.base || offset + 4 > r.size) return ~0u;
+  return *reinterpret_cast<volatile const uint32_t*>(r.base + offset);
+}
+
+void PciPort::write32(Bar bar, uint64_t offset, uint32_t value) {
+  Region& r = region(bar);
+  if (!r.base || offset + 4 > r.size) return;
+  *reinterpret_cast<volatile uint32_t*>(r.base + offset) = value;
+}
+
+std::span<std::byte> PciPort::map(Bar bar, uint64_t offset, uint64_t len) {
+  Region& r = region(bar);
+  if (bar == Bar::bar0 || !r.base || offset > r.size || len > r.size - offset) return {};
+  return {r.base + offset, len};
+}
+
+uint64_t PciPort::bar_size(Bar bar) const { return region(bar).size; }
+
+}  // namespace vgpu::driver

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The PCI port: the driver inside a Linux guest, on the vgpu PCI device
+// (1af4:10f0) found and mapped with libpciaccess. Register accesses are
+// volatile 32-bit loads and stores on the mapped BARs; map() hands out
+// the mapped BAR range itself.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "common/error.h"
+#include "driver/port.h"
+
+struct pci_device;
+
+namespace vgpu::driver {
+
+class PciPort final : public Port {
+ public:
+  // The first vgpu device (or the one at domain:bus:dev.func if given as
+  // "0000:00:04.0"). not_found when there is none.
+  [[nodiscard]] static Result<std::unique_ptr<PciPort>> open(const std::string& slot = "");
+  ~PciPort() override;
+
+  uint32_t read32(Bar bar, uint64_t offset) override;
+  void write32(Bar bar, uint64_t offset, uint32_t value) override;
+  std::span<std::byte> map(Bar bar, uint64_t offset, uint64_t len) override;
+  uint64_t bar_size(Bar bar) const override;
+  std::string name() const override { return name_; }
+
+ private:
+  struct Region {
+    std::byte* base = nullptr;
+    uint64_t size = 0;
+  };
+  PciPort() = default;
+  Region& region(Bar bar) { return regions_[static_cast<unsigned>(bar)]; }
+  const Region& region(Bar bar) const { return regions_[static_cast<unsigned>(bar)]; }
+
+  pci_device* dev_ = nullptr;
+  Region regions_[4];
+  std::string name_;
+};
+
+}  // namespace vgpu::driver
