@@ -48,6 +48,8 @@ struct Channel {
 class Harness {
  public:
   explicit Harness(ClockKind clock = ClockKind::real);
+  // The model goes first: its threads call our handlers until it is gone.
+  ~Harness() { gpu_.reset(); }
 
   GpuModel& gpu() { return *gpu_; }
   Vram& vram() { return gpu_->vram(); }
