@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "mediator/host.h"
+
+#include <algorithm>
+
+#include "common/text.h"
+#include "vgpu/formats.h"
+
+namespace vgpu::mediator {
+namespace {
+
+namespace pf = regs::pfifo;
+namespace pmc = regs::pmc;
+namespace pbus = regs::pbus;
+namespace mmu = regs::mmu;
+
+// The host's own BAR1 address space maps the USERD pages of all physical
+// channels at BAR1 offset 0, so a physical doorbell is a BAR1 write.
+constexpr uint64_t USERD_ARRAY_BYTES = uint64_t{regs::NUM_CHANNELS} * regs::userd::SIZE;
+constexpr uint64_t RUNLIST_BYTES = uint64_t{regs::NUM_CHANNELS} * regs::runlist::ENTRY_BYTES;
+constexpr uint64_t RUNLIST_WAIT_NS = 2'000'000'000;
+
+uint64_t encode_tag(uint32_t vgpu_id, uint32_t gchid) { return (uint64_t{vgpu_id} << 32) | gchid; }
+uint32_t tag_vgpu(uint64_t tag) { return static_cast<uint32_t>(tag >> 32); }
+uint32_t tag_gchid(uint64_t tag) { return static_cast<uint32_t>(tag); }
+
+}  // namespace
+
+Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
+  if (config.reserved_bytes == 0 || config.reserved_bytes % MiB || config.reserved_bytes >= config.vram_bytes)
+    return fail(Errc::invalid_argument,
+                strfmt("host: reserved VRAM %s must be a non-zero MiB multiple below the VRAM size %s",
+                       hex(config.reserved_bytes).c_str(), hex(config.vram_bytes).c_str()));
+  auto policy = sched::make_policy(config.scheduler, config.sched_params);
+  if (!policy) return std::unexpected(policy.error().context("host"));
+  std::unique_ptr<Host> host(new Host(config));
+  auto gpu = gpu::Gpu::create(gpu::GpuConfig{config.vram_bytes, config.clock});
+  if (!gpu) return std::unexpected(gpu.error().context("host"));
+  host->gpu_ = std::move(*gpu);
+  gpu::Vram& vram = host->gpu_->vram();
+  host->reserved_ = std::make_unique<shadow::ReservedVram>(vram, 0, config.reserved_bytes);
+  host->partitions_ =
+      std::make_unique<shadow::ReservedVram>(vram, config.reserved_bytes, config.vram_bytes - config.reserved_bytes);
+  host->dispatcher_ = std::make_unique<sched::Dispatcher>(std::move(*policy), host->gpu_->clock(), *host);
+  if (Status s = host->bring_up(); !s) return std::unexpected(s.error().context("host"));
+  host->gpu_->set_channel_event_handler([h = host.get()](const gpu::ChannelEvent& e) {
+    {
+      std::lock_guard lock(h->events_mutex_);
+      h->events_.push_back(e);
+    }
+    h->events_cv_.notify_one();
+  });
+  host->service_ = std::thread([h = host.get()] { h->service_main(); });
+  host->dispatcher_->start_thread();
+  return host;
+}
+
+Host::Host(const HostConfig& config) : config_(config) {}
+
+Host::~Host() {
+  if (dispatcher_) dispatcher_->stop_thread();
+  {
+    std::lock_guard lock(events_mutex_);
+    stop_ = true;
+  }
+  events_cv_.notify_all();
+  if (service_.joinable()) service_.join();
+  {
+    std::lock_guard lock(mutex_);
+    vgpus_.clear();
+    by_pchid_ = {};
+  }
+  if (gpu_) gpu_->set_channel_event_handler(nullptr);
+}
+
+Status Host::bring_up() {
+  gpu::Gpu& g = *gpu_;
+  g.write32(pmc::ENABLE.offset, pmc::enable::ALL);
+  g.write32(pmc::PBDMA_ENABLE.offset, (1u << regs::NUM_PBDMA) - 1);
+  g.write32(pf::CTRL.offset, pf::CtrlEnable::mask);
+  g.write32(pf::INTR_EN.offset, ~uint32_t{0});
+
+  // USERD pages and the BAR1 address space that maps them.
+  auto userd = reserved_->alloc(USERD_ARRAY_BYTES);
+  auto inst = reserved_->alloc(regs::inst::SIZE);
+  auto pd = reserved_->alloc(fmt::PD.table_bytes());
+  auto spt = reserved_->alloc(fmt::SPT.table_bytes());
+  auto rl0 = reserved_->alloc(RUNLIST_BYTES);
+  auto rl1 = reserved_->alloc(RUNLIST_BYTES);
+  if (!userd || !inst || !pd || !spt || !rl0 || !rl1)
+    return fail(Errc::out_of_memory, "reserved VRAM too small for the host's own structures");
+  userd_base_ = *userd;
+  runlist_buf_ = {*rl0, *rl1};
+  gpu::Vram& vram = g.vram();
+  vram.write64(*pd, fmt::pde::make(*spt, 0));
+  for (uint64_t off = 0; off < USERD_ARRAY_BYTES; off += fmt::SMALL_PAGE)
+    vram.write64(*spt + fmt::SPT.index(off) * fmt::SPT.entry_bytes, fmt::pte::make(userd_base_ + off));
+  vram.write32(*inst + regs::inst::PDB_LO, lo32(*pd) & regs::inst::PdbAddrLo::mask);
+  vram.write32(*inst + regs::inst::PDB_HI, regs::inst::PdbAddrHi::make(hi32(*pd)));
+  vram.write32(*inst + regs::inst::LIMIT_LO, lo32(USERD_ARRAY_BYTES - 1));
+  vram.write32(*inst + regs::inst::LIMIT_HI, 0);
+  g.write32(pbus::BAR1_INST.offset,
+            pbus::BarInstMode::mask | pbus::BarInstAddr::make(static_cast<uint32_t>(*inst >> pbus::BAR_INST_SHIFT)));
+  g.write32(pf::USERD_BASE.offset, pf::UserdBaseEnable::mask | pf::UserdBaseAddr::make(0));
+  return {};
+}
+
+Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
+  if (config.channels == 0 || config.channels > regs::NUM_CHANNELS)
+    return fail(Errc::invalid_argument, strfmt("vgpu %s: channels %u out of range 1..%u", config.name.c_str(),
+                                               config.channels, regs::NUM_CHANNELS));
+  if (config.vram_bytes == 0 || config.vram_bytes % MiB)
+    return fail(Errc::invalid_argument,
+                strfmt("vgpu %s: VRAM %s is not a non-zero MiB multiple", config.name.c_str(), hex(config.vram_bytes).c_str()));
+  if (config.weight == 0) return fail(Errc::invalid_argument, "vgpu " + config.name + ": weight must be positive");
+  std::lock_guard lock(mutex_);
+  uint32_t base = 0, run = 0;
+  for (uint32_t c = 0; c < regs::NUM_CHANNELS && run < config.channels; ++c) {
+    if (by_pchid_[c]) {
+      run = 0;
+      base = c + 1;
+    } else {
+      ++run;
+    }
+  }
+  if (run < config.channels)
+    return fail(Errc::out_of_memory, strfmt("vgpu %s: no run of %u free physical channels", config.name.c_str(), config.channels));
+  auto part = partitions_->alloc(config.vram_bytes, fmt::BIG_PAGE);
+  if (!part)
+    return fail(Errc::out_of_memory, strfmt("vgpu %s: no %s bytes of VRAM left for its partition", config.name.c_str(),
+                                            hex(config.vram_bytes).c_str()));
+  const uint32_t id = next_id_++;
+  auto v = std::make_shared<Vgpu>(*this, id, config, shadow::Partition{*part, config.vram_bytes}, base);
+  if (Status s = dispatcher_->add_vm(id, config.weight); !s) {
+    partitions_->free(*part);
+    return std::unexpected(s.error().context("vgpu " + config.name));
+  }
+  for (uint32_t c = 0; c < config.channels; ++c) by_pchid_[base + c] = v;
+  vgpus_.push_back(v);
+  return v.get();
+}
+
+void Host::destroy_vgpu(Vgpu* vgpu) {
+  std::shared_ptr<Vgpu> keep;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = std::find_if(vgpus_.begin(), vgpus_.end(), [&](auto& p) { return p.get() == vgpu; });
+    if (it == vgpus_.end()) return;
+    keep = *it;
+    vgpus_.erase(it);
+  }
+  // Reclaim its channels (this also completes anything it had in flight),
+  // then its partition and its scheduler state.
+  keep->write32(pmc::ENABLE.offset, 0);
+  (void)dispatcher_->remove_vm(keep->id());
+  std::lock_guard lock(mutex_);
+  for (auto& p : by_pchid_)
+    if (p == keep) p.reset();
+  std::erase_if(runlists_, [&](auto& r) { return r.first == keep->id(); });
+  commit_runlist_locked();
+  partitions_->free(keep->partition().base);
+}
+
+std::shared_ptr<Vgpu> Host::owner(uint32_t pchid) {
+  std::lock_guard lock(mutex_);
+  return pchid < by_pchid_.size() ? by_pchid_[pchid] : nullptr;
+}
+
+void Host::log_guest_error(const std::string& line) {
+  if (config_.log) config_.log(line);
+}
+
+// ---- scheduling
+
+void Host::submit(uint32_t vgpu_id, uint32_t gchid) {
+  Status s = dispatcher_->submit(vgpu_id, encode_tag(vgpu_id, gchid));
+  if (!s) log_guest_error("scheduler: " + s.error().message);
+}
+
+void Host::start(const sched::Submission& s) {
+  {
+    std::lock_guard lock(flight_mutex_);
+    in_flight_ = s;
+  }
+  std::shared_ptr<Vgpu> v;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& p : vgpus_)
+      if (p->id() == tag_vgpu(s.tag)) v = p;
+  }
+  if (v) {
+    v->dispatch(tag_gchid(s.tag), s.tag);
+  } else {
+    const uint64_t now = now_ns();
+    completed(now, now);   // the VM went away while its work was queued
+  }
+}
+
+void Host::completed(uint64_t start_ns, uint64_t end_ns) {
+  std::optional<sched::Submission> s;
+  {
+    std::lock_guard lock(flight_mutex_);
+    s.swap(in_flight_);
+  }
+  if (s) dispatcher_->completed(*s, start_ns, end_ns);
+}
+
+// ---- the physical GPU
+
+void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst) {
+  std::lock_guard lock(mutex_);
+  gpu_->write32(pf::CHAN_STATE[pchid].offset, 0);
+  gpu_->write32(pf::CHAN_INST[pchid].offset,
+                pf::ChanInstValid::mask | pf::ChanInstPoll::mask |
+                    pf::ChanInstAddr::make(static_cast<uint32_t>(shadow_inst >> pf::CHAN_INST_SHIFT)));
+  gpu_->write32(pf::CHAN_ERROR[pchid].offset, 0);
+}
+
+void Host::unbind_physical(uint32_t pchid) {
+  std::lock_guard lock(mutex_);
+  gpu_->write32(pf::CHAN_STATE[pchid].offset, 0);
+  gpu_->write32(pf::CHAN_INST[pchid].offset, 0);
+  gpu_->write32(pf::CHAN_ERROR[pchid].offset, 0);
+}
+
+void Host::set_runnable(uint32_t pchid, bool runnable) {
+  std::lock_guard lock(mutex_);
+  gpu_->write32(pf::CHAN_STATE[pchid].offset,
+                pf::ChanStateEngine::make(pf::ENGINE_NONE) | pf::ChanStateRunnable::make(runnable));
+}
+
+uint32_t Host::physical_state(uint32_t pchid) { return gpu_->read32(pf::CHAN_STATE[pchid].offset); }
+
+void Host::set_runlist(uint32_t vgpu_id, std::vector<uint32_t> pchids) {
+  std::lock_guard lock(mutex_);
+  auto it = std::find_if(runlists_.begin(), runlists_.end(), [&](auto& r) { return r.first == vgpu_id; });
+  if (it == runlists_.end())
+    runlists_.emplace_back(vgpu_id, std::move(pchids));
+  else
+    it->second = std::move(pchids);
+  commit_runlist_locked();
+}
+
+void Host::commit_runlist_locked() {
+  std::vector<uint32_t> all;
+  for (auto& [id, list] : runlists_) all.insert(all.end(), list.begin(), list.end());
+  const uint64_t buf = runlist_buf_[runlist_next_];
+  runlist_next_ ^= 1;
+  gpu::Vram& vram = gpu_->vram();
+  for (size_t i = 0; i < all.size(); ++i) {
+    vram.write32(buf + i * regs::runlist::ENTRY_BYTES + regs::runlist::ENTRY_CHID, all[i]);
+    vram.write32(buf + i * regs::runlist::ENTRY_BYTES + regs::runlist::ENTRY_FLAGS, 0);
+  }
+  gpu_->write32(pf::RUNLIST_BASE.offset, pf::RunlistAddr::make(static_cast<uint32_t>(buf >> pf::RUNLIST_SHIFT)));
+  gpu_->write32(pf::RUNLIST_SUBMIT.offset, pf::RunlistCount::make(static_cast<uint32_t>(all.size())));
+  RealClock wait;
+  while (pf::RunlistPending::get(gpu_->read32(pf::RUNLIST_STATUS.offset)) && wait.now_ns() < RUNLIST_WAIT_NS) {
+  }
+}
+
+void Host::invalidate_physical(uint64_t shadow_pd) {
+  std::lock_guard lock(mutex_);
+  gpu_->write32(mmu::INVALIDATE_PDB.offset,
+                mmu::InvalidatePdbAddr::make(static_cast<uint32_t>(shadow_pd >> fmt::TABLE_ALIGN_SHIFT)));
+  gpu_->write32(mmu::INVALIDATE.offset, mmu::InvalidateTrigger::mask | mmu::InvalidatePageAll::mask);
+}
+
+void Host::ring_physical(uint32_t pchid, uint32_t put) {
+  gpu_->bar_write32(gpu::Bar::bar1, uint64_t{pchid} * regs::userd::SIZE + regs::userd::GP_PUT, put);
+}
+
+// ---- what the GPU reports
+
+void Host::service_main() {
+  for (;;) {
+    gpu::ChannelEvent e;
+    {
+      std::unique_lock lock(events_mutex_);
+      events_cv_.wait(lock, [&] { return stop_ || !events_.empty(); });
+      if (stop_) return;
+      e = events_.front();
+      events_.pop_front();
+    }
+    handle(e);
+  }
+}
+
+void Host::handle(const gpu::ChannelEvent& e) {
+  std::shared_ptr<Vgpu> v = owner(e.chid);
+  const uint32_t bit = 1u << (e.chid % 32);
+  switch (e.kind) {
+    case gpu::ChannelEvent::Kind::idle:
+      if (v) v->on_channel_idle(v->gchid_of(e.chid), e.start_ns, e.end_ns);
+      break;
+    case gpu::ChannelEvent::Kind::nonstall:
+      gpu_->write32(pf::NONSTALL_PENDING[e.chid / 32].offset, bit);
+      if (v) v->on_nonstall(v->gchid_of(e.chid));
+      break;
+    case gpu::ChannelEvent::Kind::error: {
+      const uint32_t code = pf::ChanErrorCode::get(gpu_->read32(pf::CHAN_ERROR[e.chid].offset));
+      const uint32_t method = gpu_->read32(pf::CHAN_ERROR_METHOD[e.chid].offset);
+      const uint64_t addr =
+          join64(gpu_->read32(pf::CHAN_ERROR_ADDR_HI[e.chid].offset), gpu_->read32(pf::CHAN_ERROR_ADDR_LO[e.chid].offset));
+      if (code == uint32_t(regs::ChannelError::mmu_fault)) {
+        const uint32_t pending = gpu_->read32(pf::FAULT_UNIT_PENDING.offset);
+        for (uint32_t u = 0; u < pf::NUM_FAULT_UNITS; ++u) {
+          if (!(pending & (1u << u))) continue;
+          const uint32_t type = gpu_->read32(pf::FAULT_TYPE[u].offset);
+          if (!pf::FaultChidValid::get(type) || pf::FaultChid::get(type) != e.chid) continue;
+          const uint64_t va = join64(gpu_->read32(pf::FAULT_VA_HI[u].offset), gpu_->read32(pf::FAULT_VA_LO[u].offset));
+          if (v)
+            v->on_fault(v->gchid_of(e.chid), static_cast<regs::FaultUnit>(u),
+                        static_cast<regs::FaultReason>(pf::FaultReason::get(type)), va, pf::FaultWrite::get(type));
+          gpu_->write32(pf::FAULT_UNIT_PENDING.offset, 1u << u);
+        }
+      }
+      gpu_->write32(pf::CHAN_ERROR_PENDING[e.chid / 32].offset, bit);
+      if (v) v->on_channel_error(v->gchid_of(e.chid), static_cast<regs::ChannelError>(code), method, addr);
+      break;
+    }
+  }
+  gpu_->write32(pf::INTR.offset, pf::IntrChannelError::mask | pf::IntrNonStall::mask | pf::IntrMmuFault::mask |
+                                      pf::IntrRunlist::mask);
+}
+
+}  // namespace vgpu::mediator

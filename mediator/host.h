@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The host: owns the physical GPU, the hypervisor-reserved VRAM, the
+// scheduler and every vGPU. It is the physical GPU's only driver: it brings
+// the GPU up, keeps the physical runlist, rings physical doorbells, and
+// routes what the GPU reports (channel idle, errors, faults, non-stall
+// interrupts) to the vGPU that owns the channel.
+//
+// Threads: a service thread drains the GPU's channel events; the
+// scheduler's dispatcher thread starts submissions (Engine::start). Lock
+// order: a vGPU's mutex, then the host's; the host never calls into a
+// vGPU while holding its own.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/error.h"
+#include "gpu/gpu.h"
+#include "mediator/vgpu.h"
+#include "scheduler/dispatcher.h"
+#include "scheduler/policy.h"
+#include "shadow/reserved_vram.h"
+
+namespace vgpu::mediator {
+
+struct HostConfig {
+  uint64_t vram_bytes = 4 * GiB;          // physical VRAM (a sparse memfd: untouched pages cost nothing)
+  uint64_t reserved_bytes = 256 * MiB;    // hypervisor-reserved: shadows, instance blocks, USERD, runlists
+  ClockKind clock = ClockKind::real;
+  std::string scheduler = "fifo";         // fifo | credit | band
+  sched::PolicyParams sched_params;
+  // Guest errors (bad registers, bad values) go here; default: dropped
+  // after being counted and kept in each vGPU's recent-error list.
+  std::function<void(const std::string&)> log;
+};
+
+class Host final : public sched::Engine {
+ public:
+  static Result<std::unique_ptr<Host>> create(const HostConfig& config);
+  ~Host() override;
+  Host(const Host&) = delete;
+  Host& operator=(const Host&) = delete;
+
+  // A new vGPU with its own VRAM partition (zeroed) and channel range.
+  Result<Vgpu*> create_vgpu(const VgpuConfig& config);
+  void destroy_vgpu(Vgpu* vgpu);
+
+  gpu::Gpu& gpu() { return *gpu_; }
+  shadow::ReservedVram& reserved() { return *reserved_; }
+  uint64_t reserved_used() const { return reserved_->used(); }
+  std::string_view scheduler_name() const { return dispatcher_->policy_name(); }
+  uint64_t gpu_ns(uint32_t vgpu_id) const { return dispatcher_->gpu_ns(vgpu_id); }
+
+  // ---- for vGPUs
+  void submit(uint32_t vgpu_id, uint32_t gchid);
+  void completed(uint64_t start_ns, uint64_t end_ns);   // the in-flight submission ran
+  void bind_physical(uint32_t pchid, uint64_t shadow_inst);
+  void unbind_physical(uint32_t pchid);
+  void set_runnable(uint32_t pchid, bool runnable);
+  uint32_t physical_state(uint32_t pchid);
+  void set_runlist(uint32_t vgpu_id, std::vector<uint32_t> pchids);   // and commit the physical runlist
+  void invalidate_physical(uint64_t shadow_pd);
+  uint64_t host_userd(uint32_t pchid) const { return userd_base_ + uint64_t{pchid} * regs::userd::SIZE; }
+  void ring_physical(uint32_t pchid, uint32_t put);
+  uint64_t now_ns() { return gpu_->clock().now_ns(); }
+  void log_guest_error(const std::string& line);
+
+ private:
+  explicit Host(const HostConfig& config);
+  Status bring_up();
+  void start(const sched::Submission& s) override;   // sched::Engine
+  void service_main();
+  void handle(const gpu::ChannelEvent& e);
+  std::shared_ptr<Vgpu> owner(uint32_t pchid);
+  void commit_runlist_locked();
+
+  HostConfig config_;
+  std::unique_ptr<gpu::Gpu> gpu_;
+  std::unique_ptr<shadow::ReservedVram> reserved_;
+  std::unique_ptr<shadow::ReservedVram> partitions_;
+  std::unique_ptr<sched::Dispatcher> dispatcher_;
+
+  uint64_t userd_base_ = 0;                   // host VRAM: USERD pages of all physical channels
+  std::array<uint64_t, 2> runlist_buf_{};     // double-buffered physical runlist
+  unsigned runlist_next_ = 0;
+
+  std::mutex mutex_;                          // vGPU registry, runlists, physical register sequences
+  std::vector<std::shared_ptr<Vgpu>> vgpus_;
+  std::array<std::shared_ptr<Vgpu>, regs::NUM_CHANNELS> by_pchid_{};
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runlists_;   // per vGPU id
+  uint32_t next_id_ = 1;
+
+  std::mutex flight_mutex_;
+  std::optional<sched::Submission> in_flight_;
+
+  std::mutex events_mutex_;
+  std::condition_variable events_cv_;
+  std::deque<gpu::ChannelEvent> events_;
+  bool stop_ = false;
+  std::thread service_;
+};
+
+}  // namespace vgpu::mediator

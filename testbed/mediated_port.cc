@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "testbed/mediated_port.h"
+
+namespace vgpu::testbed {
+namespace {
+gpu::Bar to_gpu(driver::Bar bar) { return static_cast<gpu::Bar>(static_cast<uint8_t>(bar)); }
+}  // namespace
+
+Result<std::unique_ptr<MediatedPort>> MediatedPort::create(mediator::Vgpu& vgpu, gpu::Vram& vram) {
+  std::unique_ptr<MediatedPort> port(new MediatedPort(vgpu));
+  if (vgpu.config().bar_remap) {
+    auto b1 = gpu::BarWindow::create(vram, vgpu.bar_size(gpu::Bar::bar1));
+    auto b3 = gpu::BarWindow::create(vram, vgpu.bar_size(gpu::Bar::bar3));
+    if (!b1) return std::unexpected(b1.error().context("mediated port"));
+    if (!b3) return std::unexpected(b3.error().context("mediated port"));
+    port->bar1_ = std::move(*b1);
+    port->bar3_ = std::move(*b3);
+  }
+  return port;
+}
+
+uint32_t MediatedPort::read32(driver::Bar bar, uint64_t offset) {
+  if (bar == driver::Bar::bar0) return vgpu_.read32(static_cast<uint32_t>(offset));
+  return vgpu_.bar_read32(to_gpu(bar), offset);
+}
+
+void MediatedPort::write32(driver::Bar bar, uint64_t offset, uint32_t value) {
+  if (bar == driver::Bar::bar0)
+    vgpu_.write32(static_cast<uint32_t>(offset), value);
+  else
+    vgpu_.bar_write32(to_gpu(bar), offset, value);
+}
+
+uint64_t MediatedPort::bar_size(driver::Bar bar) const {
+  if (bar == driver::Bar::bar0) return regs::pci::BAR0_SIZE;
+  return vgpu_.bar_size(to_gpu(bar));
+}
+
+gpu::BarWindow* MediatedPort::window(driver::Bar bar) {
+  if (bar == driver::Bar::bar1) return bar1_.get();
+  if (bar == driver::Bar::bar3) return bar3_.get();
+  return nullptr;
+}
+
+void MediatedPort::rebuild() {
+  for (driver::Bar bar : {driver::Bar::bar1, driver::Bar::bar3}) {
+    gpu::BarWindow* w = window(bar);
+    w->clear();
+    for (const mediator::DirectRange& r : vgpu_.direct_ranges(to_gpu(bar)))
+      (void)w->map_page(r.bar_offset, r.vram_addr, r.bytes, r.read_only);
+  }
+}
+
+std::span<std::byte> MediatedPort::map(driver::Bar bar, uint64_t offset, uint64_t len) {
+  gpu::BarWindow* w = window(bar);
+  if (!w) return {};   // naive mode: every access traps
+  const uint64_t gen = vgpu_.layout_generation();
+  if (gen != generation_) {
+    rebuild();
+    generation_ = gen;
+  }
+  return w->span(offset, len, true);
+}
+
+}  // namespace vgpu::testbed

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A VM's view of its vGPU in the testbed, playing the hypervisor's part
+// exactly as QEMU's memory map does: every BAR access goes either to the
+// mediator's trap handlers or, for pages the mediator lists as direct (BAR
+// remap), straight to VRAM through a window of shared mappings. The window
+// follows the vGPU's layout generation.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "driver/port.h"
+#include "gpu/mem/bar_window.h"
+#include "mediator/vgpu.h"
+
+namespace vgpu::testbed {
+
+class MediatedPort final : public driver::Port {
+ public:
+  static Result<std::unique_ptr<MediatedPort>> create(mediator::Vgpu& vgpu, gpu::Vram& vram);
+
+  uint32_t read32(driver::Bar bar, uint64_t offset) override;
+  void write32(driver::Bar bar, uint64_t offset, uint32_t value) override;
+  std::span<std::byte> map(driver::Bar bar, uint64_t offset, uint64_t len) override;
+  uint64_t bar_size(driver::Bar bar) const override;
+  std::string name() const override { return "mediated"; }
+
+  mediator::Vgpu& vgpu() { return vgpu_; }
+
+ private:
+  MediatedPort(mediator::Vgpu& vgpu) : vgpu_(vgpu) {}
+  gpu::BarWindow* window(driver::Bar bar);
+  void rebuild();
+
+  mediator::Vgpu& vgpu_;
+  std::unique_ptr<gpu::BarWindow> bar1_, bar3_;
+  uint64_t generation_ = 0;
+};
+
+}  // namespace vgpu::testbed

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "testbed/testbed.h"
+
+#include <barrier>
+#include <thread>
+
+#include "common/text.h"
+#include "driver/native_port.h"
+#include "testbed/mediated_port.h"
+
+namespace vgpu::testbed {
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::native: return "native";
+    case Mode::fv_naive: return "fv-naive";
+    case Mode::fv_opt: return "fv-opt";
+  }
+  return "?";
+}
+
+Result<Mode> parse_mode(std::string_view name) {
+  for (Mode m : {Mode::native, Mode::fv_naive, Mode::fv_opt})
+    if (name == mode_name(m)) return m;
+  return fail(Errc::invalid_argument, "unknown mode '" + std::string(name) + "' (native, fv-naive, fv-opt)");
+}
+
+Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
+  if (config.vms == 0) return fail(Errc::invalid_argument, "testbed: at least one VM");
+  if (config.mode == Mode::native && config.vms != 1)
+    return fail(Errc::invalid_argument, "testbed: native mode runs exactly one VM (it owns the GPU)");
+  if (!config.weights.empty() && config.weights.size() != config.vms)
+    return fail(Errc::invalid_argument, strfmt("testbed: %zu weights for %u VMs", config.weights.size(), config.vms));
+  std::unique_ptr<Testbed> tb(new Testbed(config));
+  if (config.mode == Mode::native) {
+    auto gpu = gpu::Gpu::create(gpu::GpuConfig{config.vram_per_vm, config.clock});
+    if (!gpu) return std::unexpected(gpu.error().context("testbed"));
+    tb->gpu_ = std::move(*gpu);
+    auto port = driver::NativePort::create(*tb->gpu_);
+    if (!port) return std::unexpected(port.error().context("testbed"));
+    tb->ports_.push_back(std::move(*port));
+    return tb;
+  }
+  mediator::HostConfig hc;
+  hc.vram_bytes = config.vram_per_vm * config.vms + hc.reserved_bytes;
+  hc.clock = config.clock;
+  hc.scheduler = config.scheduler;
+  hc.log = config.log;
+  auto host = mediator::Host::create(hc);
+  if (!host) return std::unexpected(host.error().context("testbed"));
+  tb->host_ = std::move(*host);
+  const bool opt = config.mode == Mode::fv_opt;
+  for (uint32_t i = 0; i < config.vms; ++i) {
+    mediator::VgpuConfig vc;
+    vc.name = "vm" + std::to_string(i);
+    vc.vram_bytes = config.vram_per_vm;
+    vc.channels = config.channels_per_vm;
+    vc.bar_remap = opt;
+    vc.lazy_shadow = opt;
+    vc.weight = config.weights.empty() ? 1 : config.weights[i];
+    auto v = tb->host_->create_vgpu(vc);
+    if (!v) return std::unexpected(v.error().context("testbed"));
+    tb->vgpus_.push_back(*v);
+    auto port = MediatedPort::create(**v, tb->host_->gpu().vram());
+    if (!port) return std::unexpected(port.error().context("testbed"));
+    tb->ports_.push_back(std::move(*port));
+  }
+  return tb;
+}
+
+Testbed::~Testbed() {
+  ports_.clear();
+  if (host_)
+    for (auto* v : vgpus_) host_->destroy_vgpu(v);
+}
+
+gpu::Gpu& Testbed::gpu() { return host_ ? host_->gpu() : *gpu_; }
+
+std::vector<Status> Testbed::run(const std::function<Status(Vm&)>& fn) {
+  const uint32_t n = vms();
+  std::vector<Status> results(n);
+  std::barrier start(static_cast<std::ptrdiff_t>(n));
+  std::vector<std::thread> threads;
+  for (uint32_t i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      auto dev = driver::Device::open(*ports_[i], config_.device);
+      start.arrive_and_wait();
+      if (!dev) {
+        results[i] = std::unexpected(dev.error().context("vm" + std::to_string(i) + ": open"));
+        return;
+      }
+      Vm vm{i, *ports_[i], **dev};
+      Status s = fn(vm);
+      results[i] = s ? s : std::unexpected(s.error().context("vm" + std::to_string(i)));
+    });
+  }
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+std::optional<mediator::CounterSnapshot> Testbed::counters(uint32_t vm) const {
+  if (vm >= vgpus_.size()) return std::nullopt;
+  return vgpus_[vm]->counters();
+}
+
+}  // namespace vgpu::testbed

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The in-process testbed: the guest driver, the mediator and the software
+// GPU in one process, each VM a thread. Modes:
+//   native    one VM straight on the GPU model (the baseline);
+//   fv-naive  full virtualization, every BAR access trapped, shadows
+//             rescanned in full at every sync point;
+//   fv-opt    full virtualization with BAR remap and lazy shadowing.
+// Nothing in the driver changes between modes: only the Port does.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "driver/port.h"
+#include "driver/runtime.h"
+#include "gpu/gpu.h"
+#include "mediator/host.h"
+
+namespace vgpu::testbed {
+
+enum class Mode { native, fv_naive, fv_opt };
+const char* mode_name(Mode m);
+Result<Mode> parse_mode(std::string_view name);
+
+struct TestbedConfig {
+  Mode mode = Mode::native;
+  uint32_t vms = 1;                        // native: exactly 1
+  uint64_t vram_per_vm = 512 * MiB;
+  uint32_t channels_per_vm = 8;
+  std::string scheduler = "fifo";
+  std::vector<uint32_t> weights;           // per VM; empty = all 1
+  ClockKind clock = ClockKind::real;
+  driver::DeviceOptions device;
+  std::function<void(const std::string&)> log;   // guest errors
+};
+
+// What a VM's thread gets: its port and its opened device.
+struct Vm {
+  uint32_t index;
+  driver::Port& port;
+  driver::Device& device;
+};
+
+class Testbed {
+ public:
+  static Result<std::unique_ptr<Testbed>> create(const TestbedConfig& config);
+  ~Testbed();
+
+  const TestbedConfig& config() const { return config_; }
+  uint32_t vms() const { return static_cast<uint32_t>(ports_.size()); }
+  driver::Port& port(uint32_t vm) { return *ports_[vm]; }
+  // fv modes only: the vGPU behind a VM and the host.
+  mediator::Vgpu* vgpu(uint32_t vm) { return vm < vgpus_.size() ? vgpus_[vm] : nullptr; }
+  mediator::Host* host() { return host_.get(); }
+  gpu::Gpu& gpu();
+
+  // Open the driver on every VM, then run fn(vm) in one thread per VM,
+  // all started together. Returns each VM's status (a failed open is that
+  // VM's status).
+  std::vector<Status> run(const std::function<Status(Vm&)>& fn);
+
+  // Counters of a VM's vGPU (fv modes), none in native mode.
+  std::optional<mediator::CounterSnapshot> counters(uint32_t vm) const;
+
+ private:
+  explicit Testbed(const TestbedConfig& c) : config_(c) {}
+  TestbedConfig config_;
+  std::unique_ptr<gpu::Gpu> gpu_;                 // native mode
+  std::unique_ptr<mediator::Host> host_;          // fv modes
+  std::vector<mediator::Vgpu*> vgpus_;
+  std::vector<std::unique_ptr<driver::Port>> ports_;
+};
+
+}  // namespace vgpu::testbed
