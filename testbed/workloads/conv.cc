@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// conv2d workloads (DeepBench conv_bench inference cases): input NCHW and
+// filter KCRS uniform in [-1, 1), output NKPQ. Timed: each run from the
+// conv2d launch to its fence. Checked: a deterministic sample of outputs
+// against a double-precision sum over (c, r, s) with zero padding.
+#include <algorithm>
+#include <cmath>
+
+#include "common/text.h"
+#include "gpu/kernels/kernels.h"
+#include "testbed/workloads/suite.h"
+#include "testbed/workloads/support.h"
+
+namespace vgpu::testbed::workloads {
+namespace {
+
+// Seed-workloads.json layout: input W x H x C, batch N, filter R (height)
+// x S (width), K filters.
+struct ConvShape {
+  uint32_t w, h, c, n, r, s, k, pad_h, pad_w, stride_h, stride_w;
+};
+
+constexpr double CONV_REL_TOL = 1e-4;
+constexpr double CONV_ABS_TOL = 1e-5;
+
+Result<WorkloadResult> run_conv(Vm& vm, const WorkloadOptions& o, ConvShape s) {
+  if (o.reduced) {   // one image, a quarter of the channels and filters
+    s.n = 1;
+    s.c = std::max(1u, s.c / 4);
+    s.k = std::max(1u, s.k / 4);
+  }
+  driver::Conv2dParams p{};
+  p.n = s.n, p.c = s.c, p.h = s.h, p.w = s.w, p.k = s.k, p.r = s.r, p.s = s.s;
+  p.pad_h = s.pad_h, p.pad_w = s.pad_w, p.stride_h = s.stride_h, p.stride_w = s.stride_w;
+  const cls::Conv2dArgs args{0, 0, 0, p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.pad_h, p.pad_w, p.stride_h, p.stride_w, 0};
+  const uint32_t out_h = gpu::kernels::conv2d_out_h(args), out_w = gpu::kernels::conv2d_out_w(args);
+  if (out_h == 0 || out_w == 0) return fail(Errc::invalid_argument, "conv: invalid shape");
+
+  auto ctx = vm.device.create_context();
+  if (!ctx) return std::unexpected(ctx.error());
+  driver::Context& c = **ctx;
+  const auto in = random_floats(size_t{s.n} * s.c * s.h * s.w, o.seed);
+  const auto filt = random_floats(size_t{s.k} * s.c * s.r * s.s, o.seed + 1);
+  const size_t out_count = size_t{s.n} * s.k * out_h * out_w;
+  auto bi = upload_new(c, in);
+  if (!bi) return std::unexpected(bi.error().context("conv input"));
+  auto bf = upload_new(c, filt);
+  if (!bf) return std::unexpected(bf.error().context("conv filter"));
+  auto bo = c.alloc(out_count * sizeof(float));
+  if (!bo) return std::unexpected(bo.error().context("conv output"));
+  p.input = *bi, p.filter = *bf, p.output = *bo;
+
+  WorkloadResult r;
+  RunTimer timer;
+  for (uint32_t i = 0; i < o.runs; ++i) {
+    timer.begin();
+    auto f = c.conv2d(p);
+    if (!f) return std::unexpected(f.error());
+    if (auto st = c.wait(*f); !st) return std::unexpected(st.error());
+    timer.end(r);
+    ++r.launches;
+  }
+  r.runs = o.runs;
+
+  std::vector<float> out(out_count);
+  if (auto st = c.download(*bo, std::span<float>(out)); !st) return std::unexpected(st.error());
+  const auto idx = sample_indices(out.size(), o.check_samples, o.seed + 2);
+  const auto check = check_sampled(out, idx, [&](size_t i) {
+    const size_t q = i % out_w, pq = i / out_w, pp = pq % out_h, nk = pq / out_h;
+    const size_t kk = nk % s.k, nn = nk / s.k;
+    Reference ref{0, 0};
+    for (size_t cc = 0; cc < s.c; ++cc)
+      for (size_t rr = 0; rr < s.r; ++rr) {
+        const int64_t ih = static_cast<int64_t>(pp * s.stride_h + rr) - s.pad_h;
+        if (ih < 0 || ih >= s.h) continue;
+        for (size_t ss = 0; ss < s.s; ++ss) {
+          const int64_t iw = static_cast<int64_t>(q * s.stride_w + ss) - s.pad_w;
+          if (iw < 0 || iw >= s.w) continue;
+          const double t = double{in[((nn * s.c + cc) * s.h + static_cast<size_t>(ih)) * s.w + static_cast<size_t>(iw)]} *
+                           double{filt[((kk * s.c + cc) * s.r + rr) * s.s + ss]};
+          ref.value += t;
+          ref.abs_sum += std::abs(t);
+        }
+      }
+    return ref;
+  }, CONV_REL_TOL, CONV_ABS_TOL);
+  r.correct = check.ok();
+  r.checksum = hash_of(std::span<const float>(out));
+  r.work_per_run = 2.0 * static_cast<double>(out_count) * s.c * s.r * s.s;
+  r.work_unit = "flop";
+  const double med = median(r.seconds);
+  r.detail = strfmt("N%u C%u H%u W%u K%u R%u S%u -> %ux%u, %.2f GFLOP/s; %s", s.n, s.c, s.h, s.w, s.k, s.r, s.s,
+                    out_h, out_w, med > 0 ? r.work_per_run / med * 1e-9 : 0.0, check.summary().c_str());
+  return r;
+}
+
+}  // namespace
+
+// Sizes from seed-workloads.json: W, H, C, N, R, S, K, pad_h, pad_w, stride_h, stride_w.
+Result<WorkloadResult> conv1(Vm& vm, const WorkloadOptions& o) {
+  return run_conv(vm, o, {341, 79, 32, 4, 5, 10, 32, 0, 0, 2, 2});
+}
+Result<WorkloadResult> conv2(Vm& vm, const WorkloadOptions& o) {
+  return run_conv(vm, o, {224, 224, 3, 1, 7, 7, 64, 3, 3, 2, 2});
+}
+Result<WorkloadResult> conv3(Vm& vm, const WorkloadOptions& o) {
+  return run_conv(vm, o, {56, 56, 256, 1, 1, 1, 128, 0, 0, 2, 2});
+}
+Result<WorkloadResult> conv4(Vm& vm, const WorkloadOptions& o) {
+  return run_conv(vm, o, {7, 7, 512, 2, 1, 1, 2048, 0, 0, 1, 1});
+}
+
+}  // namespace vgpu::testbed::workloads

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// sgemm workloads: C = A(m x k) * B(k x n), inputs uniform in [-1, 1).
+// Timed: each run from the sgemm launch to its fence. Checked: a
+// deterministic sample of C against a double-precision dot product.
+#include <algorithm>
+#include <cmath>
+
+#include "common/text.h"
+#include "testbed/workloads/suite.h"
+#include "testbed/workloads/support.h"
+
+namespace vgpu::testbed::workloads {
+namespace {
+
+struct GemmShape {
+  uint32_t m, n, k;
+};
+
+// Sanitizer tests: every dimension a quarter, at least 8.
+uint32_t reduce(uint32_t d) { return std::max(8u, d / 4); }
+
+// Relative tolerance against the sum of |a_ik b_kj|: float accumulation of
+// up to a few thousand terms stays far below this; a wrong element is off
+// by the order of its value (about sqrt(k) / 3 times larger).
+constexpr double GEMM_REL_TOL = 1e-4;
+constexpr double GEMM_ABS_TOL = 1e-5;
+
+Result<WorkloadResult> run_sgemm(Vm& vm, const WorkloadOptions& o, GemmShape s) {
+  if (o.reduced) s = {reduce(s.m), reduce(s.n), reduce(s.k)};
+  auto ctx = vm.device.create_context();
+  if (!ctx) return std::unexpected(ctx.error());
+  driver::Context& c = **ctx;
+  const auto a = random_floats(size_t{s.m} * s.k, o.seed);
+  const auto b = random_floats(size_t{s.k} * s.n, o.seed + 1);
+  auto ba = upload_new(c, a);
+  if (!ba) return std::unexpected(ba.error().context("sgemm A"));
+  auto bb = upload_new(c, b);
+  if (!bb) return std::unexpected(bb.error().context("sgemm B"));
+  auto bc = c.alloc(size_t{s.m} * s.n * sizeof(float));
+  if (!bc) return std::unexpected(bc.error().context("sgemm C"));
+
+  WorkloadResult r;
+  RunTimer timer;
+  for (uint32_t i = 0; i < o.runs; ++i) {
+    timer.begin();
+    auto f = c.sgemm({*ba, *bb, *bc, s.m, s.n, s.k, 1.f, 0.f});
+    if (!f) return std::unexpected(f.error());
+    if (auto st = c.wait(*f); !st) return std::unexpected(st.error());
+    timer.end(r);
+    ++r.launches;
+  }
+  r.runs = o.runs;
+
+  std::vector<float> out(size_t{s.m} * s.n);
+  if (auto st = c.download(*bc, std::span<float>(out)); !st) return std::unexpected(st.error());
+  const auto idx = sample_indices(out.size(), o.check_samples, o.seed + 2);
+  const auto check = check_sampled(out, idx, [&](size_t i) {
+    const size_t row = i / s.n, col = i % s.n;
+    Reference ref{0, 0};
+    for (size_t kk = 0; kk < s.k; ++kk) {
+      const double t = double{a[row * s.k + kk]} * double{b[kk * s.n + col]};
+      ref.value += t;
+      ref.abs_sum += std::abs(t);
+    }
+    return ref;
+  }, GEMM_REL_TOL, GEMM_ABS_TOL);
+  r.correct = check.ok();
+  r.checksum = hash_of(std::span<const float>(out));
+  r.work_per_run = 2.0 * s.m * s.n * s.k;
+  r.work_unit = "flop";
+  const double med = median(r.seconds);
+  r.detail = strfmt("%ux%ux%u, %.2f GFLOP/s; %s", s.m, s.n, s.k, med > 0 ? r.work_per_run / med * 1e-9 : 0.0,
+                    check.summary().c_str());
+  return r;
+}
+
+}  // namespace
+
+// Sizes from seed-workloads.json (DeepBench gemm_bench, M x N x K).
+Result<WorkloadResult> gemm1(Vm& vm, const WorkloadOptions& o) { return run_sgemm(vm, o, {5124, 700, 2048}); }
+Result<WorkloadResult> gemm2(Vm& vm, const WorkloadOptions& o) { return run_sgemm(vm, o, {35, 700, 2048}); }
+Result<WorkloadResult> gemm3(Vm& vm, const WorkloadOptions& o) { return run_sgemm(vm, o, {3072, 3000, 1024}); }
+Result<WorkloadResult> gemm4(Vm& vm, const WorkloadOptions& o) { return run_sgemm(vm, o, {512, 6000, 2816}); }
+
+// The remoting paper's float32 matmul: A 320x320 times B 320x640, 1000 runs
+// by default; the mean per run goes into the detail too.
+Result<WorkloadResult> matmul320(Vm& vm, const WorkloadOptions& o) {
+  auto r = run_sgemm(vm, o, {320, 640, 320});
+  if (r && !r->seconds.empty()) {
+    double sum = 0;
+    for (double t : r->seconds) sum += t;
+    r->detail = strfmt("mean %.1f us/run; ", sum / static_cast<double>(r->seconds.size()) * 1e6) + r->detail;
+  }
+  return r;
+}
+
+// GPUvm's MMUL microbenchmark: sgemm 512^3.
+Result<WorkloadResult> mmul(Vm& vm, const WorkloadOptions& o) { return run_sgemm(vm, o, {512, 512, 512}); }
+
+}  // namespace vgpu::testbed::workloads

@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "testbed/workloads/run.h"
+
+namespace vgpu::testbed::workloads {
+
+mediator::CounterSnapshot counter_delta(const mediator::CounterSnapshot& a, const mediator::CounterSnapshot& b) {
+  return mediator::CounterSnapshot{
+      a.trapped_reads - b.trapped_reads,     a.trapped_writes - b.trapped_writes,
+      a.tlb_invalidates - b.tlb_invalidates, a.faults - b.faults,
+      a.guest_errors - b.guest_errors,       a.doorbells - b.doorbells,
+      a.submissions - b.submissions,         a.layout_rebuilds - b.layout_rebuilds,
+      a.entries_scanned - b.entries_scanned, a.shadow_writes - b.shadow_writes,
+      a.pages_rescanned - b.pages_rescanned, a.bad_entries - b.bad_entries,
+      a.full_syncs - b.full_syncs,           a.dirty_syncs - b.dirty_syncs,
+      a.reserved_bytes};
+}
+
+Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfig& config) {
+  TestbedConfig tc;
+  tc.mode = config.mode;
+  tc.vms = config.vms;
+  tc.vram_per_vm = config.vram_per_vm;
+  tc.scheduler = config.scheduler;
+  if (spec.direct_transfer_max >= 0) tc.device.direct_transfer_max = static_cast<uint64_t>(spec.direct_transfer_max);
+  auto tb = Testbed::create(tc);
+  if (!tb) return std::unexpected(tb.error().context(std::string(spec.name)));
+  Testbed& bed = **tb;
+  std::vector<VmRun> runs(config.vms);
+  const auto statuses = bed.run([&](Vm& vm) -> Status {
+    const auto before = bed.counters(vm.index);
+    auto r = spec.fn(vm, config.options);
+    if (!r) return std::unexpected(r.error());
+    const auto after = bed.counters(vm.index);
+    runs[vm.index].result = std::move(*r);
+    if (before && after) runs[vm.index].counters = counter_delta(*after, *before);
+    return {};
+  });
+  for (const auto& s : statuses)
+    if (!s) return std::unexpected(s.error().context(std::string(spec.name) + " (" + mode_name(config.mode) + ")"));
+  return runs;
+}
+
+}  // namespace vgpu::testbed::workloads

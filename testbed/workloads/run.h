@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Runs one workload in a fresh testbed: the mode, the VM count and the
+// device options the workload needs; every VM runs the workload at once.
+// Counters are the vGPU's, taken just before and just after the workload
+// in the VM's thread, so the driver's bring-up is not in them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mediator/counters.h"
+#include "testbed/workloads/workload.h"
+
+namespace vgpu::testbed::workloads {
+
+struct RunConfig {
+  Mode mode = Mode::native;
+  uint32_t vms = 1;
+  uint64_t vram_per_vm = 512 * MiB;
+  std::string scheduler = "fifo";
+  WorkloadOptions options;
+};
+
+struct VmRun {
+  WorkloadResult result;
+  std::optional<mediator::CounterSnapshot> counters;   // fv modes: the workload's share
+};
+
+// One VmRun per VM; an error when the testbed or any VM's workload failed.
+[[nodiscard]] Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfig& config);
+
+// after - before, field by field (reserved_bytes: after's).
+mediator::CounterSnapshot counter_delta(const mediator::CounterSnapshot& after, const mediator::CounterSnapshot& before);
+
+}  // namespace vgpu::testbed::workloads

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Helpers the workloads share: deterministic inputs, buffers filled from
+// host vectors, timing of the GPU part, output hashes and the sampled
+// check against a double-precision reference.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "driver/runtime.h"
+#include "testbed/workloads/workload.h"
+
+namespace vgpu::testbed::workloads {
+
+// Seconds on the steady clock.
+double now_s();
+
+// Uniform floats in [lo, hi) from splitmix64(seed): the same on every host.
+std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.f, float hi = 1.f);
+
+// 64-bit FNV-1a over 8-byte words (then the tail bytes).
+uint64_t hash_bytes(std::span<const std::byte> bytes);
+template <typename T>
+uint64_t hash_of(std::span<const T> v) { return hash_bytes(std::as_bytes(v)); }
+
+// count distinct-enough indices in [0, n), deterministic in seed; all of
+// them when n <= count.
+std::vector<size_t> sample_indices(size_t n, size_t count, uint64_t seed);
+
+// A buffer of ctx holding data.
+[[nodiscard]] Result<driver::Buffer> upload_new(driver::Context& ctx, std::span<const float> data);
+[[nodiscard]] Result<driver::Buffer> alloc_zeroed(driver::Context& ctx, size_t floats);
+
+// The sampled check: want(i) returns the reference value and the sum of
+// the absolute values of its terms; an element passes when
+// |got - want| <= rel * abs_sum + abs_floor.
+struct Reference {
+  double value;
+  double abs_sum;
+};
+struct SampleCheck {
+  size_t checked = 0;
+  size_t failed = 0;
+  double max_err = 0;          // |got - want| / (abs_sum + 1), the worst seen
+  size_t first_bad = 0;
+  bool ok() const { return checked > 0 && failed == 0; }
+  std::string summary() const;
+};
+SampleCheck check_sampled(std::span<const float> got, std::span<const size_t> indices,
+                          const std::function<Reference(size_t)>& want, double rel, double abs_floor);
+
+// Turns a timed run's fence wait into a timestamp pair.
+class RunTimer {
+ public:
+  void begin() { t0_ = now_s(); if (first_ == 0) first_ = t0_; }
+  void end(WorkloadResult& r) {
+    const double t1 = now_s();
+    r.seconds.push_back(t1 - t0_);
+    r.timed_begin = first_;
+    r.timed_end = t1;
+  }
+ private:
+  double t0_ = 0, first_ = 0;
+};
+
+}  // namespace vgpu::testbed::workloads
