@@ -106,6 +106,9 @@ void Vgpu::unbind(uint32_t gchid) {
 void Vgpu::write_chan_state(uint32_t gchid, uint32_t value) {
   if (gchid >= channels_.size()) {
     guest_error(strfmt("CHAN_STATE of channel %u outside the VM's %zu channels", gchid, channels_.size()));
+    chan_table_error_ = static_cast<uint32_t>(pf::ChanTableError::invalid_chid);
+    pfifo_intr_ |= pf::IntrChanTableError::mask;
+    update_interrupt_line();
     return;
   }
   Channel& ch = channels_[gchid];
