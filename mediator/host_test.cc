@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The host: vGPU creation and destruction (partitions, channel ranges,
+// config checks), reserved VRAM accounting, and per-VM routing of what the
+// physical GPU reports.
+#include "mediator/host.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <vector>
+
+#include "driver/runtime.h"
+#include "testbed/testbed.h"
+
+namespace vgpu::mediator {
+namespace {
+
+namespace pf = regs::pfifo;
+using driver::Bar;
+
+constexpr uint64_t RESERVED = 16 * MiB;
+constexpr uint64_t VM_VRAM = 64 * MiB;
+
+std::unique_ptr<Host> make_host(uint32_t vm_slots) {
+  HostConfig hc;
+  hc.reserved_bytes = RESERVED;
+  hc.vram_bytes = RESERVED + vm_slots * VM_VRAM;
+  auto h = Host::create(hc);
+  EXPECT_TRUE(h) << h.error().what();
+  return h ? std::move(*h) : nullptr;
+}
+
+VgpuConfig vm(const char* name, uint32_t channels, uint64_t vram = VM_VRAM) {
+  VgpuConfig c;
+  c.name = name;
+  c.channels = channels;
+  c.vram_bytes = vram;
+  return c;
+}
+
+std::set<uint32_t> pchids(const Vgpu& v) {
+  std::set<uint32_t> out;
+  for (uint32_t p = 0; p < regs::NUM_CHANNELS; ++p)
+    if (v.owns_pchid(p)) out.insert(p);
+  return out;
+}
+
+bool overlap(const shadow::Partition& a, const shadow::Partition& b) {
+  return a.base < b.base + b.size && b.base < a.base + a.size;
+}
+
+TEST(Host, VgpusGetDisjointPartitionsAndChannelRanges) {
+  auto h = make_host(2);
+  ASSERT_TRUE(h);
+  auto a = h->create_vgpu(vm("a", 8));
+  auto b = h->create_vgpu(vm("b", 16));
+  ASSERT_TRUE(a) << a.error().what();
+  ASSERT_TRUE(b) << b.error().what();
+  const shadow::Partition pa = (*a)->partition(), pb = (*b)->partition();
+  EXPECT_EQ(pa.size, VM_VRAM);
+  EXPECT_EQ(pb.size, VM_VRAM);
+  EXPECT_FALSE(overlap(pa, pb));
+  // Neither reaches into hypervisor-reserved VRAM.
+  EXPECT_GE(pa.base, RESERVED);
+  EXPECT_GE(pb.base, RESERVED);
+  const auto ca = pchids(**a), cb = pchids(**b);
+  EXPECT_EQ(ca.size(), 8u);
+  EXPECT_EQ(cb.size(), 16u);
+  for (uint32_t p : ca) EXPECT_FALSE(cb.contains(p)) << "pchid " << p;
+}
+
+TEST(Host, DestroyingAVgpuFreesItsPartitionForANewOne) {
+  auto h = make_host(2);
+  ASSERT_TRUE(h);
+  auto a = h->create_vgpu(vm("a", 4));
+  auto b = h->create_vgpu(vm("b", 4));
+  ASSERT_TRUE(a && b);
+  const uint64_t a_base = (*a)->partition().base;
+  ASSERT_FALSE(h->create_vgpu(vm("c", 4)));
+  h->destroy_vgpu(*a);
+  auto c = h->create_vgpu(vm("c", 4));
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ((*c)->partition().base, a_base);
+}
+
+TEST(Host, DestroyingAVgpuFreesItsChannelsForANewOne) {
+  auto h = make_host(3);
+  ASSERT_TRUE(h);
+  auto a = h->create_vgpu(vm("a", regs::NUM_CHANNELS - 8));
+  auto b = h->create_vgpu(vm("b", 8));
+  ASSERT_TRUE(a && b);
+  const auto a_chans = pchids(**a);
+  ASSERT_FALSE(h->create_vgpu(vm("c", 1)));
+  h->destroy_vgpu(*a);
+  auto c = h->create_vgpu(vm("c", regs::NUM_CHANNELS - 8));
+  ASSERT_TRUE(c) << c.error().what();
+  EXPECT_EQ(pchids(**c), a_chans);
+}
+
+void expect_refused(Host& h, const VgpuConfig& c, const char* field) {
+  auto v = h.create_vgpu(c);
+  ASSERT_FALSE(v) << "config naming " << field << " accepted";
+  EXPECT_EQ(v.error().code, Errc::invalid_argument);
+  EXPECT_NE(v.error().message.find(field), std::string::npos) << v.error().message;
+}
+
+TEST(Host, RefusesZeroChannels) {
+  auto h = make_host(1);
+  ASSERT_TRUE(h);
+  expect_refused(*h, vm("v", 0), "channels");
+}
+
+TEST(Host, RefusesMoreChannelsThanTheGpuHas) {
+  auto h = make_host(1);
+  ASSERT_TRUE(h);
+  expect_refused(*h, vm("v", regs::NUM_CHANNELS + 1), "channels");
+}
+
+TEST(Host, RefusesVramThatIsNotAMibMultiple) {
+  auto h = make_host(1);
+  ASSERT_TRUE(h);
+  expect_refused(*h, vm("v", 4, VM_VRAM + 4096), "VRAM");
+  expect_refused(*h, vm("v", 4, 0), "VRAM");
+}
+
+TEST(Host, RefusesZeroWeight) {
+  auto h = make_host(1);
+  ASSERT_TRUE(h);
+  VgpuConfig c = vm("v", 4);
+  c.weight = 0;
+  expect_refused(*h, c, "weight");
+}
+
+TEST(Host, RunningOutOfVramIsAClearError) {
+  auto h = make_host(1);
+  ASSERT_TRUE(h);
+  auto v = h->create_vgpu(vm("big", 4, 2 * VM_VRAM));
+  ASSERT_FALSE(v);
+  EXPECT_EQ(v.error().code, Errc::out_of_memory);
+  EXPECT_NE(v.error().message.find("VRAM"), std::string::npos) << v.error().message;
+  EXPECT_NE(v.error().message.find("big"), std::string::npos) << v.error().message;
+}
+
+TEST(Host, RunningOutOfChannelsIsAClearError) {
+  auto h = make_host(2);
+  ASSERT_TRUE(h);
+  ASSERT_TRUE(h->create_vgpu(vm("a", regs::NUM_CHANNELS - 2)));
+  auto v = h->create_vgpu(vm("b", 3));
+  ASSERT_FALSE(v);
+  EXPECT_EQ(v.error().code, Errc::out_of_memory);
+  EXPECT_NE(v.error().message.find("channels"), std::string::npos) << v.error().message;
+}
+
+TEST(Host, ReservedVramUseIsReported) {
+  testbed::TestbedConfig tc;
+  tc.mode = testbed::Mode::fv_opt;
+  tc.vram_per_vm = 128 * MiB;
+  auto tb = testbed::Testbed::create(tc);
+  ASSERT_TRUE(tb) << tb.error().what();
+  Host& h = *(*tb)->host();
+  const uint64_t idle = h.reserved_used();
+  EXPECT_GT(idle, 0u) << "the host's own USERD pages, runlists and BAR1 tables";
+  EXPECT_EQ((*tb)->vgpu(0)->counters().reserved_bytes, idle);
+  auto dev = driver::Device::open((*tb)->port(0));
+  ASSERT_TRUE(dev) << dev.error().what();
+  auto ctx = (*dev)->create_context();
+  ASSERT_TRUE(ctx) << ctx.error().what();
+  EXPECT_GT(h.reserved_used(), idle) << "shadow tables and the shadow instance block";
+  EXPECT_EQ((*tb)->vgpu(0)->counters().reserved_bytes, h.reserved_used());
+}
+
+// ---- isolation of what the GPU reports
+
+TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
+  testbed::TestbedConfig tc;
+  tc.mode = testbed::Mode::fv_opt;
+  tc.vms = 2;
+  tc.vram_per_vm = 128 * MiB;
+  auto tb = testbed::Testbed::create(tc);
+  ASSERT_TRUE(tb) << tb.error().what();
+  testbed::Testbed& t = **tb;
+  Vgpu& va = *t.vgpu(0);
+  Vgpu& vb = *t.vgpu(1);
+  auto dev_a = driver::Device::open(t.port(0));
+  auto dev_b = driver::Device::open(t.port(1));
+  ASSERT_TRUE(dev_a) << dev_a.error().what();
+  ASSERT_TRUE(dev_b) << dev_b.error().what();
+  auto ctx_a = (*dev_a)->create_context();
+  auto ctx_b = (*dev_b)->create_context();
+  ASSERT_TRUE(ctx_a) << ctx_a.error().what();
+  ASSERT_TRUE(ctx_b) << ctx_b.error().what();
+  const uint64_t b_errors = vb.counters().guest_errors;
+  int b_interrupts = 0;   // B is idle from here on: its line must not rise
+  vb.set_interrupt_handler([&](bool level) { b_interrupts += level; });
+  const uint64_t b_faults = vb.counters().faults;
+
+  // VM A: saxpy over addresses below the first user PDE, mapped by nothing.
+  const cls::SaxpyArgs bad{fmt::SMALL_PAGE, 2 * fmt::SMALL_PAGE, 64, 1.f};
+  auto f = (*ctx_a)->launch(cls::Kernel::saxpy, std::as_bytes(std::span(&bad, 1)), {{1, 1, 1}, {64, 1, 1}});
+  ASSERT_TRUE(f) << f.error().what();
+  EXPECT_FALSE((*ctx_a)->wait(*f)) << "the launch should fail with a channel error";
+  const uint32_t chid = (*ctx_a)->channel_id();
+  EXPECT_NE(t.port(0).read32(Bar::bar0, pf::CHAN_ERROR_PENDING[chid / 32].offset) & (1u << (chid % 32)), 0u);
+  EXPECT_NE(t.port(0).read32(Bar::bar0, pf::CHAN_ERROR[chid].offset), 0u);
+  EXPECT_GT(va.counters().faults, 0u);
+
+  // VM B sees nothing of it and its work completes.
+  for (uint32_t i = 0; i < regs::NUM_CHANNELS / 32; ++i)
+    EXPECT_EQ(t.port(1).read32(Bar::bar0, pf::CHAN_ERROR_PENDING[i].offset), 0u) << "word " << i;
+  for (uint32_t c = 0; c < tc.channels_per_vm; ++c)
+    EXPECT_EQ(t.port(1).read32(Bar::bar0, pf::CHAN_ERROR[c].offset), 0u) << "channel " << c;
+  EXPECT_EQ(t.port(1).read32(Bar::bar0, pf::FAULT_UNIT_PENDING.offset), 0u);
+  EXPECT_EQ(t.port(1).read32(Bar::bar0, pf::INTR.offset) & (pf::IntrChannelError::mask | pf::IntrMmuFault::mask), 0u);
+  EXPECT_EQ(vb.counters().faults, b_faults);
+  EXPECT_EQ(b_interrupts, 0);
+
+  constexpr uint32_t COUNT = 128;
+  auto buf = (*ctx_b)->alloc(COUNT * sizeof(float));
+  ASSERT_TRUE(buf) << buf.error().what();
+  auto fb = (*ctx_b)->fill({*buf, COUNT, 3.f});
+  ASSERT_TRUE(fb) << fb.error().what();
+  ASSERT_TRUE((*ctx_b)->wait(*fb));
+  std::vector<float> got(COUNT);
+  ASSERT_TRUE((*ctx_b)->download(*buf, std::span<float>(got)));
+  for (float x : got) EXPECT_EQ(x, 3.f);
+  EXPECT_EQ(vb.counters().guest_errors, b_errors);
+}
+
+}  // namespace
+}  // namespace vgpu::mediator
