@@ -38,7 +38,7 @@ Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, 
     if (auto st = c.upload(*buf, 0, src); !st) return std::unexpected(st.error());
 
   WorkloadResult r;
-  RunTimer timer;
+  RunTimer timer(o);
   const driver::TransferStats before = c.transfer_stats();
   bool all_equal = true;
   for (uint32_t i = 0; i < o.runs; ++i) {

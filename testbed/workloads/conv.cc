@@ -51,7 +51,7 @@ Result<WorkloadResult> run_conv(Vm& vm, const WorkloadOptions& o, ConvShape s) {
   p.input = *bi, p.filter = *bf, p.output = *bo;
 
   WorkloadResult r;
-  RunTimer timer;
+  RunTimer timer(o);
   for (uint32_t i = 0; i < o.runs; ++i) {
     timer.begin();
     auto f = c.conv2d(p);

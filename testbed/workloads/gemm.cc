@@ -40,7 +40,7 @@ Result<WorkloadResult> run_sgemm(Vm& vm, const WorkloadOptions& o, GemmShape s) 
   if (!bc) return std::unexpected(bc.error().context("sgemm C"));
 
   WorkloadResult r;
-  RunTimer timer;
+  RunTimer timer(o);
   for (uint32_t i = 0; i < o.runs; ++i) {
     timer.begin();
     auto f = c.sgemm({*ba, *bb, *bc, s.m, s.n, s.k, 1.f, 0.f});

@@ -19,7 +19,7 @@ Result<WorkloadResult> loop(Vm& vm, const WorkloadOptions& o) {
   if (!ctx) return std::unexpected(ctx.error());
   driver::Context& c = **ctx;
   WorkloadResult r;
-  RunTimer timer;
+  RunTimer timer(o);
   bool ok = true;
   for (uint32_t i = 0; i < o.runs; ++i) {
     std::vector<driver::Fence> fences;
@@ -64,7 +64,7 @@ Result<WorkloadResult> madd(Vm& vm, const WorkloadOptions& o) {
   auto bc = c.alloc(n * sizeof(float));
   if (!bc) return std::unexpected(bc.error());
   WorkloadResult r;
-  RunTimer timer;
+  RunTimer timer(o);
   for (uint32_t i = 0; i < o.runs; ++i) {
     timer.begin();
     auto f = c.madd({*ba, *bb, *bc, rows, cols});
@@ -103,7 +103,7 @@ Result<WorkloadResult> cpy(Vm& vm, const WorkloadOptions& o) {
   auto bd = c.alloc(bytes);
   if (!bd) return std::unexpected(bd.error());
   WorkloadResult r;
-  RunTimer timer;
+  RunTimer timer(o);
   for (uint32_t i = 0; i < o.runs; ++i) {
     timer.begin();
     auto f = c.copy(*bd, 0, *bs, 0, bytes);

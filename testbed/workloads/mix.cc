@@ -63,7 +63,7 @@ Result<WorkloadResult> sgemm_mriq(Vm& vm, const WorkloadOptions& o) {
   mp.qr = *qr, mp.qi = *qi, mp.num_k = num_k, mp.num_x = num_x;
 
   WorkloadResult r;
-  RunTimer timer;
+  RunTimer timer(o);
   for (uint32_t i = 0; i < o.runs; ++i) {
     timer.begin();
     auto fg = cg.sgemm({*ba, *bb, *bc, dim, dim, dim, 1.f, 0.f});

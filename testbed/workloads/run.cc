@@ -27,10 +27,11 @@ Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfi
   Testbed& bed = **tb;
   std::vector<VmRun> runs(config.vms);
   const auto statuses = bed.run([&](Vm& vm) -> Status {
-    const auto before = bed.counters(vm.index);
-    auto r = spec.fn(vm, config.options);
+    std::optional<mediator::CounterSnapshot> before, after;
+    WorkloadOptions options = config.options;
+    options.on_timed = [&](bool begin) { (begin ? before : after) = bed.counters(vm.index); };
+    auto r = spec.fn(vm, options);
     if (!r) return std::unexpected(r.error());
-    const auto after = bed.counters(vm.index);
     runs[vm.index].result = std::move(*r);
     if (before && after) runs[vm.index].counters = counter_delta(*after, *before);
     return {};

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Runs one workload in a fresh testbed: the mode, the VM count and the
 // device options the workload needs; every VM runs the workload at once.
-// Counters are the vGPU's, taken just before and just after the workload
-// in the VM's thread, so the driver's bring-up is not in them.
+// Counters are the vGPU's over the timed part alone (first timed launch to
+// the last timed fence), taken in the VM's thread through on_timed: input
+// uploads, bring-up and the output download are not in them.
 #pragma once
 
 #include <optional>
@@ -24,7 +25,7 @@ struct RunConfig {
 
 struct VmRun {
   WorkloadResult result;
-  std::optional<mediator::CounterSnapshot> counters;   // fv modes: the workload's share
+  std::optional<mediator::CounterSnapshot> counters;   // fv modes: the timed part's
 };
 
 // One VmRun per VM; an error when the testbed or any VM's workload failed.

@@ -54,16 +54,24 @@ SampleCheck check_sampled(std::span<const float> got, std::span<const size_t> in
                           const std::function<Reference(size_t)>& want, double rel, double abs_floor);
 
 // Turns a timed run's fence wait into a timestamp pair.
+// Calls WorkloadOptions::on_timed around the timed part.
 class RunTimer {
  public:
-  void begin() { t0_ = now_s(); if (first_ == 0) first_ = t0_; }
+  explicit RunTimer(const WorkloadOptions& o) : on_timed_(o.on_timed) {}
+  void begin() {
+    if (first_ == 0 && on_timed_) on_timed_(true);
+    t0_ = now_s();
+    if (first_ == 0) first_ = t0_;
+  }
   void end(WorkloadResult& r) {
     const double t1 = now_s();
     r.seconds.push_back(t1 - t0_);
     r.timed_begin = first_;
     r.timed_end = t1;
+    if (on_timed_) on_timed_(false);
   }
  private:
+  const std::function<void(bool)>& on_timed_;
   double t0_ = 0, first_ = 0;
 };
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -23,6 +24,10 @@ struct WorkloadOptions {
   uint64_t bandwidth_bytes = 0;    // bandwidth workloads; 0: 64 MiB (reduced: 4 MiB)
   uint64_t spin_ns = 0;            // LOOP: each spin; 0: 1 ms (reduced: 100 us)
   uint32_t check_samples = 512;    // sampled outputs checked in double
+  // Called at the first timed launch (true) and at every timed run's end
+  // (false): the runner takes the vGPU's counters there, so they cover
+  // the timed part alone. May be empty.
+  std::function<void(bool begin)> on_timed;
 };
 
 struct WorkloadResult {

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "bench/workloads/args.h"
+
+#include <charconv>
+
+#include "common/text.h"
+
+namespace vgpu::bench {
+
+std::vector<std::string> split_list(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = s.find(',', start);
+    const size_t end = comma == std::string_view::npos ? s.size() : comma;
+    out.emplace_back(s.substr(start, end - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Result<uint32_t> parse_count(std::string_view flag, std::string_view value, uint32_t max) {
+  uint32_t v = 0;
+  auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || p != value.data() + value.size() || v == 0 || v > max)
+    return fail(Errc::invalid_argument,
+                strfmt("%.*s: '%.*s' is not a whole number from 1 to %u", static_cast<int>(flag.size()), flag.data(),
+                       static_cast<int>(value.size()), value.data(), max));
+  return v;
+}
+
+Result<std::vector<testbed::Mode>> parse_modes(std::string_view value) {
+  std::vector<testbed::Mode> modes;
+  for (const auto& name : split_list(value)) {
+    auto m = testbed::parse_mode(name);
+    if (!m) return std::unexpected(m.error().context("--modes"));
+    modes.push_back(*m);
+  }
+  return modes;
+}
+
+Result<std::vector<uint32_t>> parse_vm_counts(std::string_view value) {
+  std::vector<uint32_t> counts;
+  for (const auto& v : split_list(value)) {
+    auto n = parse_count("--vms", v, 16);
+    if (!n) return std::unexpected(n.error());
+    counts.push_back(*n);
+  }
+  return counts;
+}
+
+Result<std::vector<const testbed::workloads::WorkloadSpec*>> parse_workloads(std::string_view value) {
+  std::vector<const testbed::workloads::WorkloadSpec*> out;
+  for (const auto& name : split_list(value)) {
+    const auto* w = testbed::workloads::find(name);
+    if (!w) {
+      std::string known;
+      for (const auto& s : testbed::workloads::registry()) known += (known.empty() ? "" : ", ") + std::string(s.name);
+      return fail(Errc::invalid_argument, "unknown workload '" + name + "' (" + known + ")");
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      out += strfmt("\\u%04x", static_cast<unsigned>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace vgpu::bench

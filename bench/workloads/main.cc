@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// vgpu-bench: the workload suite and VM scaling on the in-process testbed
+// (docs/benchmarks.md).
+//   vgpu-bench workloads [...]   modes side by side, one VM each
+//   vgpu-bench scale [...]       N VMs at once per mode
+#include <iostream>
+#include <span>
+#include <string>
+
+#include "bench/workloads/commands.h"
+
+int main(int argc, char** argv) {
+  const std::span<char*> all(argv, static_cast<size_t>(argc));
+  const std::string cmd = argc > 1 ? argv[1] : "";
+  if (cmd == "workloads") return vgpu::bench::workloads_main(all.subspan(2));
+  if (cmd == "scale") return vgpu::bench::scale_main(all.subspan(2));
+  std::cerr << (cmd.empty() || cmd == "--help" || cmd == "-h" ? "" : "vgpu-bench: unknown subcommand '" + cmd + "'\n")
+            << "usage: vgpu-bench workloads [--modes LIST] [--runs N] [--only NAMES] [--json FILE]\n"
+               "       vgpu-bench scale [--vms LIST] [--modes LIST] [--workloads NAMES] [--runs N] [--json FILE]\n";
+  return cmd == "--help" || cmd == "-h" ? 0 : 2;
+}

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// vgpu-bench scale: N VMs at once per mode, each running a throughput
+// workload for a fixed number of runs.
+//   scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]
+//         [--runs N] [--scheduler fifo|credit|band] [--json FILE]
+// Aggregate throughput = VMs x runs / (last VM's last fence - first VM's
+// first launch); ratio_to_native is over one native VM's throughput
+// measured the same way (native runs at 1 VM only).
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "bench/workloads/args.h"
+#include "bench/workloads/commands.h"
+#include "common/text.h"
+#include "testbed/workloads/run.h"
+
+namespace vgpu::bench {
+namespace {
+
+using testbed::Mode;
+using namespace testbed::workloads;
+
+struct ScaleEntry {
+  const WorkloadSpec* spec;
+  Mode mode;
+  uint32_t vms, runs;
+  double window_s = 0, per_s = 0, ratio = 0;
+  bool correct = true;
+  uint64_t trapped = 0, submissions = 0;
+};
+
+Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, uint32_t runs, const std::string& sched) {
+  RunConfig rc;
+  rc.mode = mode;
+  rc.vms = vms;
+  rc.vram_per_vm = 256 * MiB;
+  rc.scheduler = sched;
+  rc.options.runs = runs;
+  auto r = run_workload(spec, rc);
+  if (!r) return std::unexpected(r.error());
+  ScaleEntry e{&spec, mode, vms, runs};
+  double begin = 0, end = 0;
+  for (const auto& v : *r) {
+    begin = begin == 0 ? v.result.timed_begin : std::min(begin, v.result.timed_begin);
+    end = std::max(end, v.result.timed_end);
+    e.correct = e.correct && v.result.correct;
+    if (v.counters) {
+      e.trapped += v.counters->trapped();
+      e.submissions += v.counters->submissions;
+    }
+  }
+  e.window_s = end - begin;
+  e.per_s = e.window_s > 0 ? static_cast<double>(vms) * runs / e.window_s : 0;
+  return e;
+}
+
+void usage() {
+  std::cerr << "usage: vgpu-bench scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]\n"
+               "                        [--runs N] [--scheduler fifo|credit|band] [--json FILE]\n";
+}
+
+}  // namespace
+
+int scale_main(std::span<char*> args) {
+  std::vector<uint32_t> vm_counts{1, 2, 4, 8};
+  std::vector<Mode> modes{Mode::fv_naive, Mode::fv_opt};
+  std::vector<const WorkloadSpec*> chosen{find("gemm2"), find("MMUL")};
+  uint32_t runs = 20;
+  std::string json_path, sched = "fifo";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string a = args[i];
+    if (i + 1 >= args.size() || a.rfind("--", 0) != 0) {
+      std::cerr << "vgpu-bench scale: unknown or incomplete argument '" << a << "'\n";
+      usage();
+      return 2;
+    }
+    const std::string v = args[++i];
+    Status st;
+    if (a == "--vms") {
+      auto n = parse_vm_counts(v);
+      if (n) vm_counts = *n; else st = std::unexpected(n.error());
+    } else if (a == "--modes") {
+      auto m = parse_modes(v);
+      if (m) modes = *m; else st = std::unexpected(m.error());
+    } else if (a == "--workloads") {
+      auto w = parse_workloads(v);
+      if (w) chosen = *w; else st = std::unexpected(w.error().context("--workloads"));
+    } else if (a == "--runs") {
+      auto n = parse_count(a, v, 100000);
+      if (n) runs = *n; else st = std::unexpected(n.error());
+    } else if (a == "--scheduler") {
+      if (v == "fifo" || v == "credit" || v == "band") sched = v;
+      else st = fail(Errc::invalid_argument, "--scheduler: '" + v + "' is not fifo, credit or band");
+    } else if (a == "--json") {
+      json_path = v;
+    } else {
+      std::cerr << "vgpu-bench scale: unknown argument '" << a << "'\n";
+      usage();
+      return 2;
+    }
+    if (!st) {
+      std::cerr << "vgpu-bench scale: " << st.error().message << "\n";
+      return 2;
+    }
+  }
+
+  std::vector<ScaleEntry> entries;
+  bool all_ok = true;
+  for (const WorkloadSpec* spec : chosen) {
+    auto base = measure(*spec, Mode::native, 1, runs, sched);
+    if (!base) {
+      std::cerr << "vgpu-bench scale: " << base.error().what() << "\n";
+      return 1;
+    }
+    base->ratio = 1;
+    const double native_per_s = base->per_s;
+    all_ok = all_ok && base->correct;
+    entries.push_back(*base);
+    for (Mode mode : modes) {
+      if (mode == Mode::native) continue;   // native owns the GPU: 1 VM, the baseline above
+      for (uint32_t vms : vm_counts) {
+        std::fprintf(stderr, "  %-8s %-8s %u VMs ...\n", std::string(spec->name).c_str(), mode_name(mode), vms);
+        auto e = measure(*spec, mode, vms, runs, sched);
+        if (!e) {
+          std::cerr << "  failed: " << e.error().what() << "\n";
+          all_ok = false;
+          continue;
+        }
+        e->ratio = native_per_s > 0 ? e->per_s / native_per_s : 0;
+        all_ok = all_ok && e->correct;
+        entries.push_back(*e);
+      }
+    }
+  }
+
+  std::printf("\n%-8s %-8s %4s %6s %10s %12s %9s %8s %12s\n", "workload", "mode", "vms", "runs", "window s",
+              "runs/s", "ratio", "correct", "trapped");
+  for (const auto& e : entries)
+    std::printf("%-8s %-8s %4u %6u %10.3f %12.2f %9.3f %8s %12lu\n", std::string(e.spec->name).c_str(),
+                mode_name(e.mode), e.vms, e.runs, e.window_s, e.per_s, e.ratio, e.correct ? "yes" : "NO", e.trapped);
+  std::printf("\nruns/s = VMs x runs / window (first launch to last fence over all VMs); ratio = over 1 native VM\n");
+
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << "{\"suite\": \"scale\", \"scheduler\": " << json_string(sched) << ", \"results\": [\n";
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const auto& e = entries[i];
+      out << strfmt("  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"runs_per_vm\": %u, \"window_s\": %.6g, "
+                    "\"throughput_per_s\": %.6g, \"ratio_to_native\": %.4f, \"correct\": %s, "
+                    "\"counters\": {\"trapped\": %lu, \"submissions\": %lu}}",
+                    json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, e.runs, e.window_s, e.per_s, e.ratio,
+                    e.correct ? "true" : "false", e.trapped, e.submissions)
+          << (i + 1 < entries.size() ? ",\n" : "\n");
+    }
+    out << "]}\n";
+    if (!out) {
+      std::cerr << "vgpu-bench scale: cannot write " << json_path << "\n";
+      return 1;
+    }
+    std::printf("JSON: %s\n", json_path.c_str());
+  }
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace vgpu::bench

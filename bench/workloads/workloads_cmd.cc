@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// vgpu-bench workloads: the suite at one VM per mode, modes side by side.
+//   workloads [--modes native,fv-naive,fv-opt] [--runs N] [--only NAME,...]
+//             [--naive-bar1-mib M] [--trap-reads N] [--json FILE]
+// ratio_to_native: the mode's throughput (work per run / median) over
+// native's, which is native median / mode median when both did the same
+// work. fv-naive's BAR1 bandwidth runs move --naive-bar1-mib
+// (default 4) MiB: every 32-bit access of theirs traps.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <optional>
+
+#include "bench/workloads/args.h"
+#include "bench/workloads/commands.h"
+#include "common/text.h"
+#include "testbed/workloads/run.h"
+
+namespace vgpu::bench {
+namespace {
+
+using testbed::Mode;
+using namespace testbed::workloads;
+
+struct Entry {
+  const WorkloadSpec* spec;
+  Mode mode;
+  WorkloadResult result;
+  std::optional<mediator::CounterSnapshot> counters;
+  double median_s = 0;
+  std::optional<double> ratio;
+};
+
+double throughput(const Entry& e) { return e.median_s > 0 ? e.result.work_per_run / e.median_s : 0; }
+
+std::string counters_json(const Entry& e) {
+  if (!e.counters) return "{}";
+  std::string j = e.counters->json();
+  j.pop_back();   // the closing brace: derived figures follow
+  const double trapped = static_cast<double>(e.counters->trapped());
+  if (e.result.launches > 0) j += strfmt(", \"trapped_per_launch\": %.1f", trapped / static_cast<double>(e.result.launches));
+  if (e.counters->doorbells > 0)
+    j += strfmt(", \"trapped_per_doorbell\": %.1f", trapped / static_cast<double>(e.counters->doorbells));
+  if (e.result.runs > 0) j += strfmt(", \"trapped_per_run\": %.1f", trapped / e.result.runs);
+  return j + "}";
+}
+
+std::string entry_json(const Entry& e) {
+  return strfmt("{\"workload\": %s, \"mode\": \"%s\", \"vms\": 1, \"runs\": %u, \"median_s\": %.9g, "
+                "\"ratio_to_native\": %s, \"correct\": %s, \"work_per_run\": %.6g, \"work_unit\": %s, "
+                "\"checksum\": \"%016lx\", \"detail\": %s, \"counters\": %s}",
+                json_string(e.spec->name).c_str(), mode_name(e.mode), e.result.runs, e.median_s,
+                e.ratio ? strfmt("%.4f", *e.ratio).c_str() : "null", e.result.correct ? "true" : "false",
+                e.result.work_per_run, json_string(e.result.work_unit).c_str(), e.result.checksum,
+                json_string(e.result.detail).c_str(), counters_json(e).c_str());
+}
+
+void usage() {
+  std::cerr << "usage: vgpu-bench workloads [--modes native,fv-naive,fv-opt] [--runs N] [--only NAME,...]\n"
+               "                            [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n";
+}
+
+}  // namespace
+
+int workloads_main(std::span<char*> args) {
+  std::vector<Mode> modes{Mode::native, Mode::fv_naive, Mode::fv_opt};
+  std::vector<const WorkloadSpec*> only;
+  for (const auto& w : registry()) only.push_back(&w);
+  std::optional<uint32_t> runs;
+  uint32_t naive_bar1_mib = 4, trap_reads = 200'000;
+  std::string json_path;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string a = args[i];
+    if (i + 1 >= args.size() || a.rfind("--", 0) != 0) {
+      std::cerr << "vgpu-bench workloads: unknown or incomplete argument '" << a << "'\n";
+      usage();
+      return 2;
+    }
+    const std::string v = args[++i];
+    Status st;
+    if (a == "--modes") {
+      auto m = parse_modes(v);
+      if (m) modes = *m; else st = std::unexpected(m.error());
+    } else if (a == "--runs") {
+      auto n = parse_count(a, v, 100000);
+      if (n) runs = *n; else st = std::unexpected(n.error());
+    } else if (a == "--only") {
+      auto w = parse_workloads(v);
+      if (w) only = *w; else st = std::unexpected(w.error().context("--only"));
+    } else if (a == "--naive-bar1-mib") {
+      auto n = parse_count(a, v, 64);
+      if (n) naive_bar1_mib = *n; else st = std::unexpected(n.error());
+    } else if (a == "--trap-reads") {
+      auto n = parse_count(a, v, 100'000'000);
+      if (n) trap_reads = *n; else st = std::unexpected(n.error());
+    } else if (a == "--json") {
+      json_path = v;
+    } else {
+      std::cerr << "vgpu-bench workloads: unknown argument '" << a << "'\n";
+      usage();
+      return 2;
+    }
+    if (!st) {
+      std::cerr << "vgpu-bench workloads: " << st.error().message << "\n";
+      return 2;
+    }
+  }
+
+  std::vector<Entry> entries;
+  bool all_ok = true;
+  for (const WorkloadSpec* spec : only) {
+    std::optional<double> native_tp;
+    for (Mode mode : modes) {
+      RunConfig rc;
+      rc.mode = mode;
+      rc.options.runs = runs.value_or(spec->default_runs);
+      const bool bar1 = spec->name.find("bar1") != std::string_view::npos;
+      if (mode == Mode::fv_naive && bar1) rc.options.bandwidth_bytes = uint64_t{naive_bar1_mib} * MiB;
+      std::fprintf(stderr, "  %-12s %-8s ...", std::string(spec->name).c_str(), mode_name(mode));
+      auto r = run_workload(*spec, rc);
+      if (!r) {
+        std::fprintf(stderr, " failed: %s\n", r.error().what().c_str());
+        all_ok = false;
+        continue;
+      }
+      Entry e{spec, mode, std::move((*r)[0].result), (*r)[0].counters, 0, std::nullopt};
+      e.median_s = median(e.result.seconds);
+      if (mode == Mode::native) native_tp = throughput(e);
+      std::fprintf(stderr, " %.3f ms%s\n", e.median_s * 1e3, e.result.correct ? "" : "  INCORRECT");
+      all_ok = all_ok && e.result.correct;
+      entries.push_back(std::move(e));
+    }
+    for (auto& e : entries)
+      if (e.spec == spec && native_tp && *native_tp > 0) e.ratio = throughput(e) / *native_tp;
+  }
+
+  std::fprintf(stderr, "  trap cost ...\n");
+  const TrapCost trap = measure_trap_cost(trap_reads);
+
+  // The table: one row per workload, modes side by side.
+  std::printf("\n%-12s", "workload");
+  for (Mode m : modes) std::printf(" | %-9s %-8s %-7s", mode_name(m), "ms", "ratio");
+  std::printf(" | correct | trapped/run (fv)\n");
+  for (const WorkloadSpec* spec : only) {
+    std::printf("%-12s", std::string(spec->name).c_str());
+    std::string correct, traps;
+    for (Mode m : modes) {
+      const Entry* e = nullptr;
+      for (const auto& x : entries)
+        if (x.spec == spec && x.mode == m) e = &x;
+      if (!e) {
+        std::printf(" | %-9s %-8s %-7s", "", "failed", "");
+        correct += "x";
+        continue;
+      }
+      std::printf(" | %-9s %-8.3f %-7s", "", e->median_s * 1e3, e->ratio ? strfmt("%.3f", *e->ratio).c_str() : "-");
+      correct += e->result.correct ? "y" : "N";
+      if (e->counters && e->result.runs)
+        traps += strfmt("%s%.0f", traps.empty() ? "" : " / ",
+                        static_cast<double>(e->counters->trapped()) / e->result.runs);
+    }
+    std::printf(" | %-7s | %s\n", correct.c_str(), traps.c_str());
+  }
+  std::printf("\nratio = mode throughput / native throughput (native median / mode median for equal work)\n");
+  std::printf("trap cost: %.0f ns per trapped BOOT_0 read (fv-opt %.0f ns, native %.0f ns, %u reads)\n",
+              trap.cost_ns, trap.fv_ns_per_read, trap.native_ns_per_read, trap.reads);
+  std::printf("\ndetails:\n");
+  for (const auto& e : entries)
+    std::printf("  %-12s %-8s %s\n", std::string(e.spec->name).c_str(), mode_name(e.mode), e.result.detail.c_str());
+
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << "{\"suite\": \"workloads\", \"trap_cost_ns\": " << strfmt("%.1f", trap.cost_ns)
+        << ", \"trap_cost\": {\"reads\": " << trap.reads << ", \"native_ns_per_read\": "
+        << strfmt("%.1f", trap.native_ns_per_read) << ", \"fv_opt_ns_per_read\": " << strfmt("%.1f", trap.fv_ns_per_read)
+        << "},\n \"results\": [\n";
+    for (size_t i = 0; i < entries.size(); ++i) out << "  " << entry_json(entries[i]) << (i + 1 < entries.size() ? ",\n" : "\n");
+    out << "]}\n";
+    if (!out) {
+      std::cerr << "vgpu-bench workloads: cannot write " << json_path << "\n";
+      return 1;
+    }
+    std::printf("\nJSON: %s\n", json_path.c_str());
+  }
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace vgpu::bench
