@@ -1,0 +1,836 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The isolation catalog (docs/isolation.md): one test per attack. In each,
+// VM 1 (the victim) runs a real workload through the unchanged driver
+// while VM 0 (the attacker) opens a normal context and then corrupts its
+// own tables and registers through raw BAR accesses, aiming at the
+// victim's memory and channels. Every test checks three things: the
+// attack went through the mediator (its counters or error record moved),
+// the attacker got the specific fault or error, and the victim's results
+// and the checksum of its data in VRAM are unchanged.
+//
+// The attacker is VM 0 and the victim VM 1, so the victim's partition
+// lies right after the attacker's: an attacker guest address past its own
+// partition's end is exactly where the victim's data would be if the
+// mediator did not check it (Attack::foreign).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "common/text.h"
+#include "driver/copy_engine.h"
+#include "driver/pushbuf.h"
+#include "gpu/kernels/reference.h"
+#include "mediator/testing/guest_attacker.h"
+#include "testbed/testbed.h"
+
+namespace vgpu::mediator {
+namespace {
+
+using attack::GuestAttacker;
+using driver::Bar;
+using testbed::Mode;
+using testbed::Testbed;
+using testbed::TestbedConfig;
+using testbed::Vm;
+namespace pf = regs::pfifo;
+namespace pbus = regs::pbus;
+namespace pmc = regs::pmc;
+
+constexpr uint32_t ATTACKER = 0;
+constexpr uint32_t VICTIM = 1;
+constexpr uint64_t VM_VRAM = 64 * MiB;
+constexpr uint32_t CHANNELS = 8;
+constexpr uint32_t SPARE_CHID = CHANNELS - 1;          // a channel id of the attacker's range it never uses
+constexpr uint64_t INST_HEAP = 8 * MiB;                // BAR3 [8, 16) MiB stays unmapped
+constexpr uint64_t BAR3_UNUSED = 12 * MiB;
+constexpr uint64_t BAR1_UNUSED = 100 * MiB;            // below the first PDE's end, above what the driver maps
+constexpr uint64_t SMALL_SENTINEL = 16 * KiB;          // small pages
+constexpr uint64_t BIG_SENTINEL = 2 * fmt::BIG_PAGE;   // big pages
+constexpr uint32_t MIN_ROUNDS = 3;
+constexpr uint32_t WORK_FLOATS = 4096;
+constexpr uint32_t GEMM = 32;
+constexpr auto READY_TIMEOUT = std::chrono::seconds(60);
+
+uint32_t pattern(uint64_t i, uint32_t salt) { return static_cast<uint32_t>(i * 2654435761u) ^ salt; }
+
+// ---------------------------------------------------------------- the victim
+
+struct VictimShared {
+  std::atomic<bool> ready{false};
+  std::atomic<bool> stop{false};
+  std::atomic<uint32_t> rounds{0};
+  // Guest addresses, published before `ready`.
+  uint64_t small_gaddr = 0, big_gaddr = 0, inst = 0, pd = 0, userd = 0;
+  uint64_t sum_before = 0, sum_after = 0;   // host VRAM checksum of both sentinels
+};
+
+uint64_t host_checksum(Testbed& tb, uint64_t host_addr, uint64_t bytes) {
+  std::vector<uint32_t> words(bytes / sizeof(uint32_t));
+  for (size_t i = 0; i < words.size(); ++i) words[i] = tb.gpu().vram().read32(host_addr + i * sizeof(uint32_t));
+  return attack::checksum(words.data(), words.size());
+}
+
+uint64_t victim_sum(Testbed& tb, const VictimShared& sh) {
+  const uint64_t base = tb.vgpu(VICTIM)->partition().base;
+  return host_checksum(tb, base + sh.small_gaddr, SMALL_SENTINEL) ^
+         (host_checksum(tb, base + sh.big_gaddr, BIG_SENTINEL) * 31);
+}
+
+Status check_sentinel(driver::Context& ctx, driver::Buffer b, uint64_t bytes, uint32_t salt) {
+  std::vector<uint32_t> got(bytes / sizeof(uint32_t));
+  if (auto s = ctx.download(b, std::span<uint32_t>(got)); !s) return s;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != pattern(i, salt)) return fail(Errc::device_error, strfmt("victim sentinel word %zu changed", i));
+  return {};
+}
+
+Status victim_round(driver::Context& ctx, driver::Buffer work, driver::Buffer a, driver::Buffer b, driver::Buffer c,
+                    uint32_t round) {
+  const float value = static_cast<float>(round + 1);
+  auto f = ctx.fill({work, WORK_FLOATS, value});
+  if (!f) return std::unexpected(f.error());
+  if (auto s = ctx.wait(*f); !s) return s;
+  std::vector<float> got(WORK_FLOATS);
+  if (auto s = ctx.download(work, std::span<float>(got)); !s) return s;
+  if (std::any_of(got.begin(), got.end(), [&](float x) { return x != value; }))
+    return fail(Errc::device_error, strfmt("victim fill of round %u wrong", round));
+
+  std::mt19937 rng(round);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> ha(GEMM * GEMM), hb(GEMM * GEMM), hc(GEMM * GEMM, 0.f), want(GEMM * GEMM, 0.f);
+  for (auto& x : ha) x = d(rng);
+  for (auto& x : hb) x = d(rng);
+  if (auto s = ctx.upload(a, std::span<const float>(ha)); !s) return s;
+  if (auto s = ctx.upload(b, std::span<const float>(hb)); !s) return s;
+  auto g = ctx.sgemm({a, b, c, GEMM, GEMM, GEMM, 1.f, 0.f});
+  if (!g) return std::unexpected(g.error());
+  if (auto s = ctx.wait(*g); !s) return s;
+  if (auto s = ctx.download(c, std::span<float>(hc)); !s) return s;
+  gpu::kernels::reference::sgemm(cls::SgemmArgs{0, 0, 0, GEMM, GEMM, GEMM, 1.f, 0.f, 0}, ha.data(), hb.data(),
+                                 want.data());
+  for (size_t i = 0; i < hc.size(); ++i)
+    if (std::abs(hc[i] - want[i]) > 1e-4f * (1.f + std::abs(want[i])))
+      return fail(Errc::device_error, strfmt("victim sgemm of round %u differs at %zu", round, i));
+  return {};
+}
+
+Status victim(Vm& vm, Testbed& tb, VictimShared& sh) {
+  auto ctx = vm.device.create_context();
+  if (!ctx) return std::unexpected(ctx.error());
+  driver::Context& c = **ctx;
+  auto small = c.alloc(SMALL_SENTINEL), big = c.alloc(BIG_SENTINEL), work = c.alloc(WORK_FLOATS * sizeof(float));
+  auto ga = c.alloc(GEMM * GEMM * 4), gb = c.alloc(GEMM * GEMM * 4), gc = c.alloc(GEMM * GEMM * 4);
+  if (!small || !big || !work || !ga || !gb || !gc) return fail(Errc::out_of_memory, "victim buffers");
+  for (auto [buf, bytes, salt] : {std::tuple{*small, SMALL_SENTINEL, 0x5a5a0000u}, std::tuple{*big, BIG_SENTINEL, 0xa5a50000u}}) {
+    std::vector<uint32_t> words(bytes / sizeof(uint32_t));
+    for (size_t i = 0; i < words.size(); ++i) words[i] = pattern(i, salt);
+    if (auto s = c.upload(buf, std::span<const uint32_t>(words)); !s) return s;
+  }
+  driver::Vmm& vmm = c.address_space().vmm();
+  auto small_pte = vmm.pte(c.gpu_va(*small).value(), fmt::PageSize::small);
+  auto big_pte = vmm.pte(c.gpu_va(*big).value(), fmt::PageSize::big);
+  if (!small_pte || !big_pte) return fail(Errc::not_found, "victim sentinel PTEs not found");
+  sh.small_gaddr = fmt::pte::addr(*small_pte);
+  sh.big_gaddr = fmt::pte::addr(*big_pte);
+  sh.inst = c.channel().inst();
+  sh.pd = vmm.pd_addr();
+  sh.sum_before = victim_sum(tb, sh);
+  sh.ready.store(true, std::memory_order_release);
+
+  for (uint32_t r = 0; !sh.stop.load(std::memory_order_acquire) || r < MIN_ROUNDS; ++r) {
+    if (auto s = victim_round(c, *work, *ga, *gb, *gc, r); !s) return s;
+    sh.rounds.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (auto s = check_sentinel(c, *small, SMALL_SENTINEL, 0x5a5a0000u); !s) return s;
+  if (auto s = check_sentinel(c, *big, BIG_SENTINEL, 0xa5a50000u); !s) return s;
+  sh.sum_after = victim_sum(tb, sh);
+  return {};
+}
+
+// ---------------------------------------------------------------- the attacker
+
+struct Attack {
+  Testbed& tb;
+  Vm& vm;
+  driver::Context& ctx;
+  GuestAttacker raw;
+  Vgpu& self;
+  const VictimShared& victim;
+
+  // The attacker guest address that names victim guest address `gaddr`
+  // if the mediator failed to confine guest addresses to the partition.
+  uint64_t foreign(uint64_t gaddr) const {
+    return tb.vgpu(VICTIM)->partition().base - self.partition().base + gaddr;
+  }
+  uint32_t chid() const { return ctx.channel_id(); }
+  uint64_t pd() { return ctx.address_space().vmm().pd_addr(); }
+  CounterSnapshot counters() const { return self.counters(); }
+  bool logged(const std::string& needle) const {
+    for (const std::string& e : self.guest_errors())
+      if (e.find(needle) != std::string::npos) return true;
+    return false;
+  }
+  driver::Buffer buffer(uint64_t bytes) {
+    auto b = ctx.alloc(bytes);
+    EXPECT_TRUE(b) << b.error().what();
+    return b.value_or(driver::Buffer{});
+  }
+  uint64_t va(driver::Buffer b) { return ctx.gpu_va(b).value(); }
+  // Rewrites the PTE behind `va` to name guest address `target`.
+  void redirect(uint64_t va_, fmt::PageSize ps, uint64_t target) {
+    auto at = raw.pte_addr(pd(), va_, ps);
+    ASSERT_TRUE(at) << "no page table behind VA " << va_;
+    ASSERT_TRUE(fmt::pte::Valid::get(raw.vram64(*at))) << "the walk found no valid PTE";
+    raw.set_vram64(*at, fmt::pte::make(target));
+    raw.invalidate(pd());
+  }
+  // The unit whose FAULT_INFO record is pending (one expected).
+  std::optional<uint32_t> pending_fault_unit() {
+    const uint32_t pending = raw.reg(pf::FAULT_UNIT_PENDING);
+    for (uint32_t u = 0; u < pf::NUM_FAULT_UNITS; ++u)
+      if (pending & (1u << u)) return u;
+    return std::nullopt;
+  }
+  // Some unit's FAULT_INFO record is pending, with `reason`.
+  void expect_pending_fault(regs::FaultReason reason) {
+    auto unit = pending_fault_unit();
+    ASSERT_TRUE(unit) << "no FAULT_INFO record pending";
+    EXPECT_EQ(pf::FaultReason::get(raw.reg(pf::FAULT_TYPE[*unit].offset)), static_cast<uint32_t>(reason));
+  }
+  void expect_fault(regs::FaultUnit unit, regs::FaultReason reason, uint64_t fault_va) {
+    const uint32_t u = static_cast<uint32_t>(unit);
+    EXPECT_TRUE(raw.reg(pf::FAULT_UNIT_PENDING) & (1u << u))
+        << "no fault pending on unit " << u << " (pending " << raw.reg(pf::FAULT_UNIT_PENDING) << ", CHAN_ERROR addr "
+        << raw.reg(pf::CHAN_ERROR_ADDR_LO[chid()].offset) << ")";
+    const uint32_t type = raw.reg(pf::FAULT_TYPE[u].offset);
+    EXPECT_EQ(pf::FaultReason::get(type), static_cast<uint32_t>(reason));
+    EXPECT_EQ(join64(raw.reg(pf::FAULT_VA_HI[u].offset), raw.reg(pf::FAULT_VA_LO[u].offset)), fault_va);
+  }
+  // Submits raw push-buffer words on the attacker's channel.
+  void submit(const driver::PushBuffer& pb) {
+    auto s = ctx.channel().submit(pb.words());
+    EXPECT_TRUE(s) << s.error().what();
+  }
+};
+
+struct StopOnExit {
+  std::atomic<bool>& stop;
+  ~StopOnExit() { stop.store(true, std::memory_order_release); }
+};
+
+TestbedConfig config(Mode mode) {
+  TestbedConfig tc;
+  tc.mode = mode;
+  tc.vms = 2;
+  tc.vram_per_vm = VM_VRAM;
+  tc.channels_per_vm = CHANNELS;
+  tc.device.inst_heap_bytes = INST_HEAP;
+  tc.device.timeout_ns = 5'000'000'000;
+  return tc;
+}
+
+// Runs `attack` as VM 0 while VM 1 runs its workload; checks the victim.
+void run_isolation(Mode mode, const std::function<void(Attack&)>& attack_fn) {
+  auto tb = Testbed::create(config(mode));
+  ASSERT_TRUE(tb) << tb.error().what();
+  Testbed& t = **tb;
+  ASSERT_LT(t.vgpu(ATTACKER)->partition().base, t.vgpu(VICTIM)->partition().base);
+  VictimShared sh;
+  bool attacked = false;
+  auto results = t.run([&](Vm& vm) -> Status {
+    if (vm.index == VICTIM) return victim(vm, t, sh);
+    StopOnExit stop{sh.stop};
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    const auto deadline = std::chrono::steady_clock::now() + READY_TIMEOUT;
+    while (!sh.ready.load(std::memory_order_acquire)) {
+      if (std::chrono::steady_clock::now() > deadline) return fail(Errc::timeout, "victim never got ready");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    Attack a{t, vm, **ctx, GuestAttacker(vm.port), *t.vgpu(ATTACKER), sh};
+    attack_fn(a);
+    attacked = true;
+    return {};
+  });
+  EXPECT_TRUE(attacked);
+  for (auto& r : results) EXPECT_TRUE(r) << r.error().what();
+  EXPECT_GE(sh.rounds.load(), MIN_ROUNDS);
+  EXPECT_EQ(sh.sum_before, sh.sum_after) << "the victim's data in VRAM changed";
+  EXPECT_TRUE(t.vgpu(VICTIM)->guest_errors().empty()) << t.vgpu(VICTIM)->guest_errors().front();
+}
+
+class Isolation : public ::testing::TestWithParam<Mode> {};
+
+std::string mode_param_name(const ::testing::TestParamInfo<Mode>& p) {
+  std::string n = testbed::mode_name(p.param);
+  std::replace(n.begin(), n.end(), '-', '_');
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Isolation, ::testing::Values(Mode::fv_opt, Mode::fv_naive), mode_param_name);
+
+// ================================================================ page tables
+
+// A small-page PTE naming the victim's sentinel: the shadow entry is left
+// faulting, so the attacker's fill faults instead of writing.
+TEST_P(Isolation, SmallPteOutsidePartitionFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::Buffer b = a.buffer(SMALL_SENTINEL);
+    const uint64_t va = a.va(b);
+    const uint64_t bad_before = a.counters().bad_entries;
+    a.redirect(va, fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
+    auto f = a.ctx.fill({b, static_cast<uint32_t>(SMALL_SENTINEL / 4), 1.f});
+    ASSERT_TRUE(f);
+    EXPECT_FALSE(a.ctx.wait(*f));
+    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
+    EXPECT_GT(a.counters().bad_entries, bad_before);
+  });
+}
+
+// The same with a big-page PTE (128 KiB pages).
+TEST_P(Isolation, BigPteOutsidePartitionFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::Buffer b = a.buffer(BIG_SENTINEL);
+    const uint64_t va = a.va(b);
+    const uint64_t bad_before = a.counters().bad_entries;
+    a.redirect(va, fmt::PageSize::big, a.foreign(a.victim.big_gaddr));
+    auto f = a.ctx.fill({b, static_cast<uint32_t>(BIG_SENTINEL / 4), 1.f});
+    ASSERT_TRUE(f);
+    EXPECT_FALSE(a.ctx.wait(*f));
+    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
+    EXPECT_GT(a.counters().bad_entries, bad_before);
+  });
+}
+
+// A big-page PTE whose page starts inside the partition but runs past its
+// end (the last 64 KiB): rejected as a whole.
+TEST(IsolationPageTables, BigPteStraddlingPartitionEndFaults) {
+  run_isolation(Mode::fv_opt, [](Attack& a) {
+    driver::Buffer b = a.buffer(BIG_SENTINEL);
+    const uint64_t va = a.va(b);
+    const uint64_t bad_before = a.counters().bad_entries;
+    a.redirect(va, fmt::PageSize::big, VM_VRAM - fmt::BIG_PAGE / 2);
+    auto f = a.ctx.fill({b, static_cast<uint32_t>(BIG_SENTINEL / 4), 1.f});
+    ASSERT_TRUE(f);
+    EXPECT_FALSE(a.ctx.wait(*f));
+    a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
+    EXPECT_GT(a.counters().bad_entries, bad_before);
+  });
+}
+
+// A PDE whose small-page table is the victim's page directory: the victim's
+// tables would become the attacker's. The shadow PDE gets no table.
+TEST_P(Isolation, PdeSmallTableOutsidePartitionFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::Buffer b = a.buffer(SMALL_SENTINEL);
+    const uint64_t va = a.va(b);
+    const uint64_t bad_before = a.counters().bad_entries;
+    const uint64_t at = GuestAttacker::pde_addr(a.pd(), va);
+    const uint64_t pde = a.raw.vram64(at);
+    ASSERT_EQ(fmt::pde::SptTarget::get(pde), uint64_t(fmt::PdeTarget::vram));
+    a.raw.set_vram64(at, fmt::pde::SptAddr::set(pde, a.foreign(a.victim.pd) >> fmt::TABLE_ALIGN_SHIFT));
+    a.raw.invalidate(a.pd());
+    // Every mapping of this PDE (ring, push buffer, fence) is gone: the
+    // channel faults on its first fetch, whatever the work.
+    auto f = a.ctx.fill({b, 16, 1.f});
+    ASSERT_TRUE(f);
+    EXPECT_FALSE(a.ctx.wait(*f));
+    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    // The PDE keeps its big-page half, so the walk ends at the missing
+    // small-page entry.
+    a.expect_pending_fault(regs::FaultReason::page_not_present);
+    EXPECT_GT(a.counters().bad_entries, bad_before);
+  });
+}
+
+// A PDE whose big-page table is the victim's big sentinel.
+TEST_P(Isolation, PdeBigTableOutsidePartitionFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::Buffer b = a.buffer(BIG_SENTINEL);
+    const uint64_t va = a.va(b);
+    const uint64_t bad_before = a.counters().bad_entries;
+    const uint64_t at = GuestAttacker::pde_addr(a.pd(), va);
+    const uint64_t pde = a.raw.vram64(at);
+    ASSERT_EQ(fmt::pde::LptTarget::get(pde), uint64_t(fmt::PdeTarget::vram));
+    a.raw.set_vram64(at, fmt::pde::LptAddr::set(pde, a.foreign(a.victim.big_gaddr) >> fmt::TABLE_ALIGN_SHIFT));
+    a.raw.invalidate(a.pd());
+    auto f = a.ctx.fill({b, static_cast<uint32_t>(BIG_SENTINEL / 4), 1.f});
+    ASSERT_TRUE(f);
+    EXPECT_FALSE(a.ctx.wait(*f));
+    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    // Every big page of this PDE is gone (the push buffer too): the first
+    // access to one faults, the small table under it has no entry.
+    a.expect_pending_fault(regs::FaultReason::page_not_present);
+    EXPECT_GT(a.counters().bad_entries, bad_before);
+  });
+}
+
+
+// A PTE written through a BAR1 alias of the page table: the guest maps its
+// own table page into BAR1 and writes a foreign PTE there, hoping the write
+// bypasses the mediator. Table pages are never mapped straight into the VM,
+// so the write traps, marks the table dirty, and the entry is rejected.
+TEST_P(Isolation, PteWrittenThroughBar1AliasFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::Buffer b = a.buffer(SMALL_SENTINEL);
+    const uint64_t va = a.va(b);
+    auto pte_at = a.raw.pte_addr(a.pd(), va, fmt::PageSize::small);
+    ASSERT_TRUE(pte_at);
+    const uint64_t table_page = align_down(*pte_at, fmt::SMALL_PAGE);
+    const uint64_t bar1_pd = a.raw.bar_pd(Bar::bar1);
+    auto bar1_pte = a.raw.pte_addr(bar1_pd, BAR1_UNUSED, fmt::PageSize::small);
+    ASSERT_TRUE(bar1_pte);
+    a.raw.set_vram64(*bar1_pte, fmt::pte::make(table_page));
+    a.raw.invalidate(bar1_pd);
+    EXPECT_TRUE(a.raw.port().map(Bar::bar1, BAR1_UNUSED, fmt::SMALL_PAGE).empty())
+        << "a page-table page is mapped straight into the VM";
+    const uint64_t off = BAR1_UNUSED + *pte_at - table_page;
+    ASSERT_EQ(join64(a.raw.bar_read(Bar::bar1, off + 4), a.raw.bar_read(Bar::bar1, off)), a.raw.vram64(*pte_at))
+        << "the BAR1 alias does not show the page table";
+    const uint64_t bad_before = a.counters().bad_entries;
+    const uint64_t trapped_before = a.counters().trapped_writes;
+    const uint64_t evil = fmt::pte::make(a.foreign(a.victim.small_gaddr));
+    a.raw.bar_write(Bar::bar1, off, lo32(evil));
+    a.raw.bar_write(Bar::bar1, off + 4, hi32(evil));
+    EXPECT_GE(a.counters().trapped_writes, trapped_before + 2);
+    a.raw.invalidate(a.pd());
+    auto f = a.ctx.fill({b, static_cast<uint32_t>(SMALL_SENTINEL / 4), 1.f});
+    ASSERT_TRUE(f);
+    EXPECT_FALSE(a.ctx.wait(*f));
+    a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
+    EXPECT_GT(a.counters().bad_entries, bad_before);
+  });
+}
+
+// ================================================================ BAR1 / BAR3
+
+// A BAR page-table entry naming the victim: first a control (the same
+// entry naming the attacker's own page works), then the foreign one, whose
+// accesses fault with a FAULT_INFO record and a PBUS MMIO fault.
+void bar_pte_attack(Attack& a, Bar bar, uint64_t offset) {
+  const regs::FaultUnit unit = bar == Bar::bar1 ? regs::FaultUnit::bar1 : regs::FaultUnit::bar3;
+  const char* name = bar == Bar::bar1 ? "BAR1" : "BAR3";
+  driver::Buffer own = a.buffer(fmt::SMALL_PAGE);
+  auto own_gaddr = a.raw.translate(a.pd(), a.va(own), fmt::PageSize::small);
+  ASSERT_TRUE(own_gaddr);
+  const uint64_t bar_pd = a.raw.bar_pd(bar);
+  auto pte_at = a.raw.pte_addr(bar_pd, offset, fmt::PageSize::small);
+  ASSERT_TRUE(pte_at) << name << " has no page table at " << offset;
+
+  a.raw.set_vram64(*pte_at, fmt::pte::make(*own_gaddr));
+  a.raw.invalidate(bar_pd);
+  a.raw.bar_write(bar, offset, 0x600d600d);
+  ASSERT_EQ(a.tb.gpu().vram().read32(a.self.partition().host(*own_gaddr)), 0x600d600du) << "control mapping broken";
+
+  const uint64_t bad_before = a.counters().bad_entries;
+  a.raw.set_vram64(*pte_at, fmt::pte::make(a.foreign(a.victim.small_gaddr)));
+  a.raw.invalidate(bar_pd);
+  EXPECT_GT(a.counters().bad_entries, bad_before);
+  EXPECT_EQ(a.raw.bar_read(bar, offset), ~uint32_t{0});
+  a.expect_fault(unit, regs::FaultReason::page_not_present, offset);
+  a.raw.bar_write(bar, offset, 0xbadbad);
+  EXPECT_TRUE(pbus::IntrMmioFault::get(a.raw.reg(pbus::INTR)));
+  EXPECT_TRUE(a.logged(std::string(name) + " write at"));
+  EXPECT_TRUE(a.raw.port().map(bar, offset, fmt::SMALL_PAGE).empty());
+}
+
+TEST_P(Isolation, Bar1PteOutsidePartitionFaults) {
+  run_isolation(GetParam(), [](Attack& a) { bar_pte_attack(a, Bar::bar1, BAR1_UNUSED); });
+}
+
+TEST_P(Isolation, Bar3PteOutsidePartitionFaults) {
+  run_isolation(GetParam(), [](Attack& a) { bar_pte_attack(a, Bar::bar3, BAR3_UNUSED); });
+}
+
+// BAR1_INST naming the victim's channel instance block: refused, BAR1
+// faults from then on (nothing of the victim's shows through).
+TEST_P(Isolation, Bar1InstanceOutsidePartitionFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    a.raw.set_reg(pbus::BAR1_INST, pbus::BarInstMode::mask | pbus::BarInstAddr::make(static_cast<uint32_t>(
+                                                                 a.foreign(a.victim.inst) >> pbus::BAR_INST_SHIFT)));
+    EXPECT_TRUE(a.logged("BAR1: instance block"));
+    a.expect_fault(regs::FaultUnit::bar1, regs::FaultReason::pt_not_present, 0);
+    EXPECT_EQ(a.raw.bar_read(Bar::bar1, 0), ~uint32_t{0});
+    EXPECT_TRUE(pbus::IntrMmioFault::get(a.raw.reg(pbus::INTR)));
+  });
+}
+
+// ================================================================ channels
+
+// A copy of the attacker's own instance block, at a fresh guest address:
+// binding it unchanged works (the control), then `mutate` edits it.
+uint64_t copy_instance(Attack& a) {
+  driver::Buffer b = a.buffer(regs::inst::SIZE);
+  auto at = a.raw.translate(a.pd(), a.va(b), fmt::PageSize::small);
+  EXPECT_TRUE(at);
+  a.raw.copy_vram(*at, a.ctx.channel().inst(), regs::inst::LIMIT_HI + sizeof(uint32_t));
+  return *at;
+}
+
+uint32_t chan_inst_value(uint64_t inst) {
+  return pf::ChanInstValid::mask | pf::ChanInstAddr::make(static_cast<uint32_t>(inst >> pf::CHAN_INST_SHIFT));
+}
+
+void bind_bad_instance(Attack& a, uint64_t inst, const char* what) {
+  a.raw.set_reg(pf::CHAN_INST[SPARE_CHID].offset, chan_inst_value(inst));
+  EXPECT_EQ(a.raw.chan_error(SPARE_CHID), static_cast<uint32_t>(regs::ChannelError::bad_instance));
+  EXPECT_TRUE(pf::IntrChannelError::get(a.raw.reg(pf::INTR)));
+  EXPECT_TRUE(a.raw.reg(pf::CHAN_ERROR_PENDING[0].offset) & (1u << SPARE_CHID));
+  EXPECT_TRUE(a.logged(what)) << "no guest error naming: " << what;
+}
+
+void bind_copy_then(Attack& a, const std::function<void(uint64_t)>& mutate, const char* what) {
+  const uint64_t inst = copy_instance(a);
+  a.raw.set_reg(pf::CHAN_INST[SPARE_CHID].offset, chan_inst_value(inst));
+  ASSERT_EQ(a.raw.chan_error(SPARE_CHID), 0u) << "the unchanged copy should bind";
+  a.raw.set_reg(pf::CHAN_INST[SPARE_CHID].offset, 0);
+  mutate(inst);
+  bind_bad_instance(a, inst, what);
+}
+
+// CHAN_INST naming the victim's instance block.
+TEST_P(Isolation, InstanceBlockOutsidePartitionIsRefused) {
+  run_isolation(GetParam(), [](Attack& a) {
+    bind_bad_instance(a, a.foreign(a.victim.inst), "not an aligned block inside the VM's VRAM");
+  });
+}
+
+// An instance block whose page directory is the victim's.
+TEST_P(Isolation, PageDirectoryOutsidePartitionIsRefused) {
+  run_isolation(GetParam(), [](Attack& a) {
+    bind_copy_then(a, [&](uint64_t inst) {
+      const uint64_t pd = a.foreign(a.victim.pd);
+      a.raw.set_vram32(inst + regs::inst::PDB_LO, lo32(pd) & regs::inst::PdbAddrLo::mask);
+      a.raw.set_vram32(inst + regs::inst::PDB_HI, regs::inst::PdbAddrHi::make(hi32(pd)));
+    }, "page directory outside the VM's VRAM");
+  });
+}
+
+// An instance block whose USERD page is outside the partition.
+TEST_P(Isolation, UserdOutsidePartitionIsRefused) {
+  run_isolation(GetParam(), [](Attack& a) {
+    bind_copy_then(a, [&](uint64_t inst) {
+      a.raw.set_vram32(inst + regs::ramfc::USERD_LO, lo32(a.foreign(a.victim.inst)));
+      a.raw.set_vram32(inst + regs::ramfc::USERD_HI, hi32(a.foreign(a.victim.inst)));
+    }, "USERD page outside the VM's VRAM");
+  });
+}
+
+std::vector<uint32_t> owned_pchids(Vgpu& v) {
+  std::vector<uint32_t> out;
+  for (uint32_t p = 0; p < regs::NUM_CHANNELS; ++p)
+    if (v.owns_pchid(p)) out.push_back(p);
+  return out;
+}
+
+std::vector<uint32_t> physical_chan_inst(Testbed& tb, const std::vector<uint32_t>& pchids) {
+  std::vector<uint32_t> out;
+  for (uint32_t p : pchids) out.push_back(tb.gpu().read32(pf::CHAN_INST[p].offset));
+  return out;
+}
+
+// CHAN_INST / CHAN_STATE of channel ids past the VM's range (which would
+// be the victim's physical channels if ids were not virtualized).
+TEST_P(Isolation, ChannelTableEntriesOutsideRangeAreRefused) {
+  run_isolation(GetParam(), [](Attack& a) {
+    Vgpu& victim = *a.tb.vgpu(VICTIM);
+    const auto victim_pchids = owned_pchids(victim);
+    const auto before = physical_chan_inst(a.tb, victim_pchids);
+    for (uint32_t chid : {CHANNELS, CHANNELS + 1, regs::NUM_CHANNELS / 2, regs::NUM_CHANNELS - 1}) {
+      a.raw.set_reg(pf::CHAN_INST[chid].offset, chan_inst_value(a.ctx.channel().inst()));
+      a.raw.set_reg(pf::CHAN_STATE[chid].offset, pf::ChanStateRunnable::mask);
+      EXPECT_TRUE(a.logged(strfmt("CHAN_INST of channel %u outside", chid)));
+      EXPECT_TRUE(a.logged(strfmt("CHAN_STATE of channel %u outside", chid)));
+      EXPECT_EQ(a.raw.reg(pf::CHAN_INST[chid].offset), 0u);
+    }
+    EXPECT_EQ(a.raw.reg(pf::CHAN_TABLE_ERROR), static_cast<uint32_t>(pf::ChanTableError::invalid_chid));
+    EXPECT_TRUE(pf::IntrChanTableError::get(a.raw.reg(pf::INTR)));
+    EXPECT_EQ(physical_chan_inst(a.tb, victim_pchids), before);
+  });
+}
+
+// A runlist naming channel ids past the VM's range.
+TEST_P(Isolation, RunlistEntriesOutsideRangeAreRefused) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::Buffer b = a.buffer(fmt::SMALL_PAGE);
+    auto rl = a.raw.translate(a.pd(), a.va(b), fmt::PageSize::small);
+    ASSERT_TRUE(rl);
+    const uint32_t entries[] = {a.chid(), CHANNELS, CHANNELS + 1, regs::NUM_CHANNELS - 1, regs::NUM_CHANNELS};
+    for (uint32_t i = 0; i < std::size(entries); ++i) {
+      a.raw.set_vram32(*rl + i * regs::runlist::ENTRY_BYTES + regs::runlist::ENTRY_CHID, entries[i]);
+      a.raw.set_vram32(*rl + i * regs::runlist::ENTRY_BYTES + regs::runlist::ENTRY_FLAGS, 0);
+    }
+    a.raw.set_reg(pf::RUNLIST_BASE, pf::RunlistAddr::make(static_cast<uint32_t>(*rl >> pf::RUNLIST_SHIFT)));
+    a.raw.set_reg(pf::RUNLIST_SUBMIT, pf::RunlistCount::make(static_cast<uint32_t>(std::size(entries))));
+    EXPECT_EQ(a.raw.reg(pf::CHAN_TABLE_ERROR), static_cast<uint32_t>(pf::ChanTableError::invalid_chid));
+    EXPECT_TRUE(a.logged("runlist entry 1 names channel 8 outside"));
+    const auto listed = a.self.runlist_pchids();
+    ASSERT_EQ(listed.size(), 1u);   // its own channel only
+    EXPECT_TRUE(a.self.owns_pchid(listed[0]));
+    for (uint32_t p : a.tb.vgpu(VICTIM)->runlist_pchids()) EXPECT_TRUE(a.tb.vgpu(VICTIM)->owns_pchid(p));
+  });
+}
+
+// A runlist whose base lies outside the partition.
+TEST_P(Isolation, RunlistOutsidePartitionIsRefused) {
+  run_isolation(GetParam(), [](Attack& a) {
+    a.raw.set_reg(pf::RUNLIST_BASE,
+                  pf::RunlistAddr::make(static_cast<uint32_t>(a.foreign(a.victim.inst) >> pf::RUNLIST_SHIFT)));
+    a.raw.set_reg(pf::RUNLIST_SUBMIT, pf::RunlistCount::make(1));
+    EXPECT_EQ(a.raw.reg(pf::CHAN_TABLE_ERROR), static_cast<uint32_t>(pf::ChanTableError::invalid_target));
+    EXPECT_TRUE(a.logged("lies outside the VM's VRAM"));
+    EXPECT_TRUE(a.self.runlist_pchids().empty());
+  });
+}
+
+// ================================================================ engines
+
+constexpr uint64_t UNMAPPED_VA = uint64_t{1} << 38;   // never mapped by the driver
+
+// Copy-engine writes to a VA nothing maps.
+TEST_P(Isolation, CopyToUnmappedVaFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::Buffer src = a.buffer(fmt::SMALL_PAGE);
+    driver::PushBuffer pb;
+    driver::emit_copy(pb, UNMAPPED_VA, a.va(src), fmt::SMALL_PAGE);
+    a.submit(pb);
+    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    a.expect_fault(regs::FaultUnit::ce0, regs::FaultReason::pt_not_present, UNMAPPED_VA);
+  });
+}
+
+// Copy-engine writes through a PTE naming the victim's sentinel: a guest
+// can only name its own VAs, and this VA faults instead of copying.
+TEST_P(Isolation, CopyThroughForeignPteFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::Buffer src = a.buffer(SMALL_SENTINEL), dst = a.buffer(SMALL_SENTINEL);
+    a.redirect(a.va(dst), fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
+    auto f = a.ctx.copy(dst, 0, src, 0, SMALL_SENTINEL);
+    ASSERT_TRUE(f);
+    EXPECT_FALSE(a.ctx.wait(*f));
+    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    a.expect_fault(regs::FaultUnit::ce0, regs::FaultReason::page_not_present, a.va(dst));
+  });
+}
+
+// Copy-engine reads through a PTE naming the victim's sentinel (stealing
+// its data): faults, and the attacker's destination stays zero.
+TEST_P(Isolation, CopyFromForeignPteFaultsAndLeaksNothing) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::Buffer src = a.buffer(SMALL_SENTINEL), dst = a.buffer(SMALL_SENTINEL);
+    auto dst_gaddr = a.raw.translate(a.pd(), a.va(dst), fmt::PageSize::small);
+    ASSERT_TRUE(dst_gaddr);
+    a.redirect(a.va(src), fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
+    auto f = a.ctx.copy(dst, 0, src, 0, SMALL_SENTINEL);
+    ASSERT_TRUE(f);
+    EXPECT_FALSE(a.ctx.wait(*f));
+    a.expect_fault(regs::FaultUnit::ce0, regs::FaultReason::page_not_present, a.va(src));
+    const uint64_t host = a.self.partition().host(*dst_gaddr);
+    for (uint64_t off = 0; off < SMALL_SENTINEL; off += sizeof(uint32_t))
+      ASSERT_EQ(a.tb.gpu().vram().read32(host + off), 0u) << "victim data leaked at offset " << off;
+  });
+}
+
+void semaphore_release(driver::PushBuffer& pb, uint64_t va, uint32_t payload) {
+  namespace h = cls::host;
+  pb.inc(driver::subch::HOST, h::SEMAPHORE_A,
+         {h::SemAHi::make(hi32(va)), lo32(va) & h::SemBLo::mask, payload,
+          h::SemDOperation::make(static_cast<uint32_t>(h::SemOp::release)) | h::SemDReleaseSize4::mask});
+}
+
+// A semaphore release through a PTE naming the victim's sentinel.
+TEST_P(Isolation, SemaphoreReleaseToForeignAddressFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::Buffer b = a.buffer(SMALL_SENTINEL);
+    a.redirect(a.va(b), fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
+    driver::PushBuffer pb;
+    semaphore_release(pb, a.va(b), 0xdeadbeef);
+    a.submit(pb);
+    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    a.expect_fault(regs::FaultUnit::pfifo, regs::FaultReason::page_not_present, a.va(b));
+  });
+}
+
+// A semaphore release to a VA nothing maps.
+TEST_P(Isolation, SemaphoreReleaseToUnmappedVaFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::PushBuffer pb;
+    semaphore_release(pb, UNMAPPED_VA, 0xdeadbeef);
+    a.submit(pb);
+    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    a.expect_fault(regs::FaultUnit::pfifo, regs::FaultReason::pt_not_present, UNMAPPED_VA);
+  });
+}
+
+// Writes one raw GPFIFO entry at the channel's GP_PUT and rings it.
+void raw_gp_entry(Attack& a, uint64_t pb_va, uint32_t dwords) {
+  driver::Channel& ch = a.ctx.channel();
+  auto ring = a.raw.translate(a.pd(), ch.gpfifo_va(), fmt::PageSize::small);
+  ASSERT_TRUE(ring);
+  const fmt::gp::Entry e = fmt::gp::make(pb_va, dwords);
+  const uint64_t at = *ring + uint64_t{ch.gp_put()} * regs::ramfc::GP_ENTRY_BYTES;
+  a.raw.set_vram32(at, e.w0);
+  a.raw.set_vram32(at + 4, e.w1);
+  const uint64_t before = a.counters().doorbells;
+  a.raw.doorbell(a.chid(), ch.gp_put() + 1);
+  EXPECT_EQ(a.counters().doorbells, before + 1);
+}
+
+// A GPFIFO entry whose push buffer runs past the end of the address space.
+TEST_P(Isolation, GpfifoEntryOutsideAddressSpaceIsInvalid) {
+  run_isolation(GetParam(), [](Attack& a) {
+    const uint64_t va = fmt::VA_LIMIT - 8;
+    raw_gp_entry(a, va, 4);
+    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::gpentry_invalid));
+    EXPECT_EQ(join64(a.raw.reg(pf::CHAN_ERROR_ADDR_HI[a.chid()].offset), a.raw.reg(pf::CHAN_ERROR_ADDR_LO[a.chid()].offset)),
+              va);
+  });
+}
+
+// A GPFIFO entry whose push buffer is the victim's sentinel, through a PTE.
+TEST_P(Isolation, GpfifoEntryThroughForeignPteFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    driver::Buffer b = a.buffer(SMALL_SENTINEL);
+    a.redirect(a.va(b), fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
+    raw_gp_entry(a, a.va(b), 16);
+    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    a.expect_fault(regs::FaultUnit::pfifo, regs::FaultReason::page_not_present, a.va(b));
+  });
+}
+
+// GP_PUT past the end of the ring.
+TEST_P(Isolation, GpPutBeyondRingIsInvalid) {
+  run_isolation(GetParam(), [](Attack& a) {
+    const uint32_t entries = a.vm.device.options().channel.gpfifo_entries;
+    a.raw.doorbell(a.chid(), entries + 3);
+    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::gpentry_invalid));
+    EXPECT_TRUE(a.logged(strfmt("beyond its %u-entry ring", entries)));
+  });
+}
+
+// ================================================================ global state
+
+struct PhysicalGlobals {
+  uint32_t enable, pbdma, intr_en, mask, fifo_ctrl, fifo_intr_en, fifo_pbdma;
+  bool operator==(const PhysicalGlobals&) const = default;
+};
+
+PhysicalGlobals physical_globals(Testbed& tb) {
+  gpu::Gpu& g = tb.gpu();
+  return {g.read32(pmc::ENABLE.offset),       g.read32(pmc::PBDMA_ENABLE.offset), g.read32(pmc::INTR_EN_0.offset),
+          g.read32(pmc::INTR_MASK_0.offset),  g.read32(pf::CTRL.offset),          g.read32(pf::INTR_EN.offset),
+          g.read32(pf::PBDMA_ENABLE.offset)};
+}
+
+// Writes to PMC, PFIFO, PBUS and MMU state that is global on the real GPU:
+// each lands in the attacker's virtual copy only.
+TEST_P(Isolation, GlobalRegisterWritesStayVirtual) {
+  run_isolation(GetParam(), [](Attack& a) {
+    const PhysicalGlobals before = physical_globals(a.tb);
+    const uint64_t writes_before = a.counters().trapped_writes;
+    const uint64_t inval_before = a.counters().tlb_invalidates;
+    a.raw.set_reg(pmc::INTR_EN_0, 0);
+    a.raw.set_reg(pmc::INTR_MASK_0, 0);
+    a.raw.set_reg(pmc::PBDMA_ENABLE, 0);
+    a.raw.set_reg(pf::CTRL, 0);
+    a.raw.set_reg(pf::INTR_EN, 0);
+    a.raw.set_reg(pf::PBDMA_ENABLE, 0);
+    a.raw.set_reg(pf::INTR, ~uint32_t{0});
+    a.raw.set_reg(pf::FAULT_UNIT_PENDING, ~uint32_t{0});
+    a.raw.set_reg(pbus::INTR, ~uint32_t{0});
+    for (uint32_t i = 0; i < regs::NUM_CHANNELS / 32; ++i) a.raw.set_reg(pf::CHAN_ERROR_PENDING[i].offset, ~uint32_t{0});
+    for (uint32_t c = 0; c < regs::NUM_CHANNELS; ++c) a.raw.set_reg(pf::PREEMPT, pf::PreemptChid::make(c));
+    a.raw.invalidate(0, true);   // ALL_PDB
+    a.raw.set_reg(pmc::BOOT_0, 0);
+    EXPECT_GE(a.counters().trapped_writes, writes_before + 12 + regs::NUM_CHANNELS);
+    EXPECT_EQ(a.counters().tlb_invalidates, inval_before + 1);
+    EXPECT_TRUE(a.logged("read-only register PMC.BOOT_0"));
+    // The attacker sees its own view change...
+    EXPECT_EQ(a.raw.reg(pf::CTRL), 0u);
+    EXPECT_EQ(a.raw.reg(pmc::PBDMA_ENABLE), 0u);
+    // ...and the GPU's does not.
+    EXPECT_EQ(physical_globals(a.tb), before);
+    EXPECT_TRUE(pf::CtrlEnable::get(before.fifo_ctrl));
+  });
+}
+
+// PMC ENABLE clearing PFIFO: resets the attacker's own vGPU (its channels
+// unbound, its runlist emptied), never the GPU.
+TEST_P(Isolation, PmcResetOfOwnVgpuLeavesVictimRunning) {
+  run_isolation(GetParam(), [](Attack& a) {
+    const PhysicalGlobals before = physical_globals(a.tb);
+    const uint32_t pchid = owned_pchids(a.self)[a.chid()];
+    ASSERT_NE(a.tb.gpu().read32(pf::CHAN_INST[pchid].offset), 0u);
+    a.raw.set_reg(pmc::ENABLE, pmc::enable::ALL & ~pmc::enable::Pfifo::mask);
+    EXPECT_EQ(a.raw.reg(pf::CHAN_INST[a.chid()].offset), 0u);
+    EXPECT_TRUE(a.self.runlist_pchids().empty());
+    EXPECT_EQ(a.tb.gpu().read32(pf::CHAN_INST[pchid].offset), 0u);
+    EXPECT_EQ(physical_globals(a.tb), before);
+    a.raw.set_reg(pmc::ENABLE, pmc::enable::ALL);
+  });
+}
+
+// A PRAMIN window placed past the partition's end (on the victim's
+// sentinel), and one straddling it.
+TEST_P(Isolation, PraminWindowBeyondPartitionFaults) {
+  run_isolation(GetParam(), [](Attack& a) {
+    constexpr uint64_t GRANULE = uint64_t{1} << pbus::PRAMIN_BASE_SHIFT;
+    const uint64_t target = a.foreign(a.victim.small_gaddr);
+    const uint64_t base = align_down(target, GRANULE);
+    const uint64_t faults_before = a.counters().faults;
+    a.raw.set_reg(pbus::PRAMIN_WINDOW, pbus::PraminBase::make(static_cast<uint32_t>(base >> pbus::PRAMIN_BASE_SHIFT)));
+    const uint32_t off = static_cast<uint32_t>(regs::pramin::BASE + target - base);
+    EXPECT_EQ(a.raw.reg(off), ~uint32_t{0});
+    EXPECT_TRUE(a.logged("PRAMIN read at"));
+    a.raw.set_reg(off, 0xdeadbeef);
+    EXPECT_TRUE(a.logged("PRAMIN write at"));
+    EXPECT_TRUE(pbus::IntrMmioFault::get(a.raw.reg(pbus::INTR)));
+    EXPECT_EQ(a.counters().faults, faults_before + 2);
+
+    // Straddling: the window's first 64 KiB are the attacker's, the rest not.
+    const uint64_t edge = VM_VRAM - GRANULE;
+    a.raw.set_reg(pbus::PRAMIN_WINDOW, pbus::PraminBase::make(static_cast<uint32_t>(edge >> pbus::PRAMIN_BASE_SHIFT)));
+    a.raw.set_reg(regs::pramin::BASE, 0x600d);
+    EXPECT_EQ(a.raw.reg(regs::pramin::BASE), 0x600du);
+    EXPECT_EQ(a.counters().faults, faults_before + 2);
+    a.raw.set_reg(static_cast<uint32_t>(regs::pramin::BASE + GRANULE), 0xdeadbeef);
+    EXPECT_EQ(a.raw.reg(static_cast<uint32_t>(regs::pramin::BASE + GRANULE)), ~uint32_t{0});
+    EXPECT_EQ(a.counters().faults, faults_before + 4);
+  });
+}
+
+// ================================================================ storms
+
+// Thousands of TLB invalidates (own PD and ALL_PDB) and doorbells while the
+// victim works; the attacker's own channel still works afterwards.
+TEST_P(Isolation, InvalidateAndDoorbellStormsLeaveVictimCorrect) {
+  run_isolation(GetParam(), [](Attack& a) {
+    const uint32_t n = GetParam() == Mode::fv_opt ? 3000 : 200;   // naive rescans everything each time
+    const auto c0 = a.counters();
+    const uint32_t victim_rounds = a.victim.rounds.load();
+    for (uint32_t i = 0; i < n; ++i) {
+      a.raw.invalidate(a.pd(), i % 2 == 1);
+      a.raw.doorbell(a.chid(), a.ctx.channel().gp_put());
+    }
+    const auto c1 = a.counters();
+    EXPECT_EQ(c1.tlb_invalidates - c0.tlb_invalidates, n);
+    EXPECT_EQ(c1.doorbells - c0.doorbells, n);
+    (void)victim_rounds;
+    driver::Buffer b = a.buffer(fmt::SMALL_PAGE);
+    auto f = a.ctx.fill({b, 16, 2.f});
+    ASSERT_TRUE(f);
+    EXPECT_TRUE(a.ctx.wait(*f));
+  });
+}
+
+}  // namespace
+}  // namespace vgpu::mediator
