@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The C++ side of the C API: one abstract backend, implemented by the
-// software GPU model (model_backend.cc) or, while that library is not
-// linked, by the identity backend (identity_backend.cc). vgpu_capi.cc owns
+// software GPU model (model_backend.cc, mode=passthrough) and by the
+// mediator over it (mediator_backend.cc, mode=fv). vgpu_capi.cc owns
 // the C boundary: validation, counters, and catching exceptions.
 #pragma once
 
@@ -52,8 +52,9 @@ class Backend {
   virtual std::string counters_json() const = 0;
 };
 
-// Defined by whichever backend is linked (see capi/meson.build).
+// Picks the backend for config.mode.
 [[nodiscard]] Result<std::unique_ptr<Backend>> make_backend(const BackendConfig& config);
+[[nodiscard]] Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& config);
 
 // One trapped range over a whole BAR: the layout with remapping off.
 std::vector<VgpuBarRange> all_trapped(uint64_t bar_size);

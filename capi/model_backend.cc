@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The model backend: the software GPU model (gpu/gpu.h) behind the C API.
-// mode=passthrough gives the VM the whole model. mode=fv needs the
-// mediator, which is not linked yet: create() says so instead of silently
-// running passthrough.
+// mode=passthrough gives the VM the whole model; mode=fv puts the
+// mediator in between (mediator_backend.cc).
 //
 // BAR layout for remapping: a page is direct when the BAR's page tables map
 // it writable to VRAM and it holds no USERD page (the GP_PUT doorbell must
@@ -132,10 +131,7 @@ class ModelBackend final : public Backend {
 }  // namespace
 
 Result<std::unique_ptr<Backend>> make_backend(const BackendConfig& config) {
-  if (config.mode == VGPU_MODE_FV) {
-    return fail(Errc::unsupported,
-                "mode=fv needs the mediator, which is not linked into this build yet");
-  }
+  if (config.mode == VGPU_MODE_FV) return make_mediator_backend(config);
   auto g = gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = config.vram_bytes, .clock = ClockKind::real});
   if (!g) return std::unexpected(g.error().context("software GPU model"));
   return std::make_unique<ModelBackend>(std::move(*g), config);

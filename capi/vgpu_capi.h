@@ -89,8 +89,8 @@ typedef void (*VgpuIrqFn)(void *opaque, bool asserted);
 VgpuBackend *vgpu_backend_create(const VgpuBackendConfig *config, char *err, size_t err_len);
 void vgpu_backend_destroy(VgpuBackend *backend);
 
-// A short name of what implements the backend ("model", or "identity" while
-// the model library is not linked). For logs and the counters.
+// A short name of what implements the backend ("model" for
+// mode=passthrough, "mediator" for mode=fv). For logs and the counters.
 const char *vgpu_backend_kind(const VgpuBackend *backend);
 
 // BAR0: 32-bit registers. Unimplemented offsets read as regs::BAD_REGISTER.

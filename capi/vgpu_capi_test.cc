@@ -155,4 +155,38 @@ TEST(Capi, PciIdentityMatchesRegisterHeader) {
   EXPECT_EQ(id.bar3_index, regs::pci::BAR3_INDEX);
 }
 
+TEST(Capi, FvModeIsServedByTheMediator) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  char err[256] = {};
+  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
+  ASSERT_NE(b, nullptr) << err;
+  EXPECT_STREQ(vgpu_backend_kind(b.get()), "mediator");
+  EXPECT_EQ(regs::pmc::Boot0Chipset::get(vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset)),
+            regs::CHIPSET_GF100);
+}
+
+TEST(Capi, FvModeReportsThePartitionNotTheGpu) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  BackendPtr b(vgpu_backend_create(&c, nullptr, 0));
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(vgpu_backend_bar0_read32(b.get(), regs::pfb::FBPA_MIB[0].offset), c.vram_bytes / MiB);
+  // The memfd also holds the hypervisor's reserved VRAM.
+  EXPECT_GT(vgpu_backend_vram_size(b.get()), c.vram_bytes);
+}
+
+TEST(Capi, FvModeCountersIncludeTrappedAccesses) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  BackendPtr b(vgpu_backend_create(&c, nullptr, 0));
+  ASSERT_NE(b, nullptr);
+  (void)vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset);
+  char* json = vgpu_backend_counters_json(b.get());
+  ASSERT_NE(json, nullptr);
+  const std::string s(json);
+  vgpu_backend_free_string(json);
+  EXPECT_NE(s.find("\"trapped_reads\": 1"), std::string::npos) << s;
+}
+
 }  // namespace

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The full-virtualization backend: the mediator (mediator/host.h) with one
+// vGPU, embedded in the QEMU process. Every trapped BAR access goes to the
+// vGPU's trap handlers; the BAR layout for remapping is the vGPU's direct
+// ranges, everything between them trapped; the layout generation is the
+// vGPU's, so QEMU rebuilds its memory map exactly when the mediator's
+// layout changes (guest BAR TLB invalidates, table pages found, USERD base).
+#include <atomic>
+#include <mutex>
+#include <string>
+
+#include "capi/backend.h"
+#include "mediator/host.h"
+
+namespace vgpu::capi {
+namespace {
+
+gpu::Bar to_gpu(VgpuBar bar) { return bar == VGPU_BAR1 ? gpu::Bar::bar1 : gpu::Bar::bar3; }
+
+class MediatorBackend final : public Backend {
+ public:
+  MediatorBackend(std::unique_ptr<mediator::Host> host, mediator::Vgpu& vgpu) : host_(std::move(host)), vgpu_(vgpu) {
+    vgpu_.set_interrupt_handler([this](bool asserted) {
+      std::lock_guard lock(irq_mutex_);
+      if (irq_fn_ != nullptr) irq_fn_(irq_opaque_, asserted);
+    });
+  }
+  ~MediatorBackend() override {
+    vgpu_.set_interrupt_handler(nullptr);
+    host_->destroy_vgpu(&vgpu_);
+  }
+
+  const char* kind() const override { return "mediator"; }
+
+  uint32_t bar0_read32(uint32_t offset) override { return vgpu_.read32(offset); }
+  void bar0_write32(uint32_t offset, uint32_t value) override { vgpu_.write32(offset, value); }
+  uint32_t bar_read32(VgpuBar bar, uint64_t offset) override { return vgpu_.bar_read32(to_gpu(bar), offset); }
+  void bar_write32(VgpuBar bar, uint64_t offset, uint32_t value) override {
+    vgpu_.bar_write32(to_gpu(bar), offset, value);
+  }
+  uint64_t bar_size(VgpuBar bar) const override { return vgpu_.bar_size(to_gpu(bar)); }
+  uint64_t bar_generation() const override { return vgpu_.layout_generation(); }
+
+  std::vector<VgpuBarRange> bar_layout(VgpuBar bar) override {
+    const uint64_t size = bar_size(bar);
+    std::vector<VgpuBarRange> out;
+    uint64_t at = 0;
+    for (const mediator::DirectRange& r : vgpu_.direct_ranges(to_gpu(bar))) {
+      if (r.read_only) continue;   // writes must fault: keep read-only pages trapped
+      if (r.bar_offset > at) out.push_back(VgpuBarRange{at, 0, r.bar_offset - at, true});
+      out.push_back(VgpuBarRange{r.bar_offset, r.vram_addr, r.bytes, false});
+      at = r.bar_offset + r.bytes;
+    }
+    if (at < size) out.push_back(VgpuBarRange{at, 0, size - at, true});
+    return out;
+  }
+
+  int vram_fd() const override { return host_->gpu().vram().fd(); }
+  uint64_t vram_size() const override { return host_->gpu().vram().size(); }
+
+  void set_irq_handler(IrqFn fn, void* opaque) override {
+    std::lock_guard lock(irq_mutex_);
+    irq_fn_ = fn;
+    irq_opaque_ = opaque;
+  }
+
+  std::string counters_json() const override {
+    // CounterSnapshot::json() is an object; hand back its members.
+    std::string j = vgpu_.counters().json();
+    return j.size() >= 2 ? j.substr(1, j.size() - 2) : std::string();
+  }
+
+ private:
+  std::unique_ptr<mediator::Host> host_;
+  mediator::Vgpu& vgpu_;
+  std::mutex irq_mutex_;
+  IrqFn irq_fn_ = nullptr;
+  void* irq_opaque_ = nullptr;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& config) {
+  mediator::HostConfig hc;
+  hc.vram_bytes = config.vram_bytes + hc.reserved_bytes;
+  hc.scheduler = config.scheduler;
+  auto host = mediator::Host::create(hc);
+  if (!host) return std::unexpected(host.error());
+  mediator::VgpuConfig vc;
+  vc.name = "qemu";
+  vc.vram_bytes = config.vram_bytes;
+  vc.channels = config.channels;
+  vc.bar_remap = config.bar_remap;
+  vc.lazy_shadow = config.lazy_shadow;
+  vc.weight = config.weight;
+  auto vgpu = (*host)->create_vgpu(vc);
+  if (!vgpu) return std::unexpected(vgpu.error());
+  return std::make_unique<MediatorBackend>(std::move(*host), **vgpu);
+}
+
+}  // namespace vgpu::capi
