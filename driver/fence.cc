@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "driver/fence.h"
 
+#include <chrono>
+
 #include "driver/msg.h"
 #include "driver/poll.h"
 #include "vgpu/classes.h"
@@ -8,6 +10,10 @@
 namespace vgpu::driver {
 
 namespace h = cls::host;
+
+namespace {
+constexpr uint64_t ERROR_CHECK_NS = 1'000'000;
+}  // namespace
 
 Fence FenceSlot::emit(PushBuffer& pb) {
   ++seq_;
@@ -26,9 +32,16 @@ Status FenceSlot::wait(Fence f, uint64_t timeout_ns) {
     return fail(Errc::invalid_argument, msg("fence of channel {} waited on channel {}", f.chid, ch_.chid()));
   if (static_cast<int32_t>(seq_ - f.value) < 0)
     return fail(Errc::invalid_argument, msg("channel {}: fence {} was never emitted (last {})", f.chid, f.value, seq_));
+  // The fence is memory; the channel's error record is a register. Poll the
+  // memory and look at the register only every ERROR_CHECK_NS (a register
+  // read traps in a VM, and would compete with the GPU for the CPU).
   regs::ChannelError err = regs::ChannelError::none;
+  auto next_check = std::chrono::steady_clock::now();
   auto done = [&] {
     if (static_cast<int32_t>(port.read32(Bar::bar1, bar1_) - f.value) >= 0) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_check) return false;
+    next_check = now + std::chrono::nanoseconds(ERROR_CHECK_NS);
     err = ch_.error();
     return err != regs::ChannelError::none;
   };

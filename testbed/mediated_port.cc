@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "testbed/mediated_port.h"
 
+#include <atomic>
+#include <thread>
+
 namespace vgpu::testbed {
 namespace {
 gpu::Bar to_gpu(driver::Bar bar) { return static_cast<gpu::Bar>(static_cast<uint8_t>(bar)); }
@@ -19,17 +22,33 @@ Result<std::unique_ptr<MediatedPort>> MediatedPort::create(mediator::Vgpu& vgpu,
   return port;
 }
 
+// An access to a page the mediator maps directly goes to memory, as it
+// would in a guest whose hypervisor mapped that page: no trap.
+uint32_t* MediatedPort::direct_word(driver::Bar bar, uint64_t offset, bool write) {
+  gpu::BarWindow* w = window(bar);
+  if (!w || offset % sizeof(uint32_t)) return nullptr;
+  refresh();
+  auto span = w->span(offset, sizeof(uint32_t), write);
+  return span.empty() ? nullptr : reinterpret_cast<uint32_t*>(span.data());
+}
+
 uint32_t MediatedPort::read32(driver::Bar bar, uint64_t offset) {
   if (bar == driver::Bar::bar0) return vgpu_.read32(static_cast<uint32_t>(offset));
+  if (uint32_t* p = direct_word(bar, offset, false)) return std::atomic_ref<uint32_t>(*p).load(std::memory_order_acquire);
   return vgpu_.bar_read32(to_gpu(bar), offset);
 }
 
 void MediatedPort::write32(driver::Bar bar, uint64_t offset, uint32_t value) {
-  if (bar == driver::Bar::bar0)
+  if (bar == driver::Bar::bar0) {
     vgpu_.write32(static_cast<uint32_t>(offset), value);
-  else
+  } else if (uint32_t* p = direct_word(bar, offset, true)) {
+    std::atomic_ref<uint32_t>(*p).store(value, std::memory_order_release);
+  } else {
     vgpu_.bar_write32(to_gpu(bar), offset, value);
+  }
 }
+
+void MediatedPort::relax() { std::this_thread::yield(); }
 
 uint64_t MediatedPort::bar_size(driver::Bar bar) const {
   if (bar == driver::Bar::bar0) return regs::pci::BAR0_SIZE;
@@ -51,14 +70,17 @@ void MediatedPort::rebuild() {
   }
 }
 
+void MediatedPort::refresh() {
+  const uint64_t gen = vgpu_.layout_generation();
+  if (gen == generation_) return;
+  rebuild();
+  generation_ = gen;
+}
+
 std::span<std::byte> MediatedPort::map(driver::Bar bar, uint64_t offset, uint64_t len) {
   gpu::BarWindow* w = window(bar);
   if (!w) return {};   // naive mode: every access traps
-  const uint64_t gen = vgpu_.layout_generation();
-  if (gen != generation_) {
-    rebuild();
-    generation_ = gen;
-  }
+  refresh();
   return w->span(offset, len, true);
 }
 

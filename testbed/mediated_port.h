@@ -23,6 +23,7 @@ class MediatedPort final : public driver::Port {
   void write32(driver::Bar bar, uint64_t offset, uint32_t value) override;
   std::span<std::byte> map(driver::Bar bar, uint64_t offset, uint64_t len) override;
   uint64_t bar_size(driver::Bar bar) const override;
+  void relax() override;
   std::string name() const override { return "mediated"; }
 
   mediator::Vgpu& vgpu() { return vgpu_; }
@@ -31,6 +32,8 @@ class MediatedPort final : public driver::Port {
   MediatedPort(mediator::Vgpu& vgpu) : vgpu_(vgpu) {}
   gpu::BarWindow* window(driver::Bar bar);
   void rebuild();
+  void refresh();   // rebuild the windows if the vGPU's layout changed
+  uint32_t* direct_word(driver::Bar bar, uint64_t offset, bool write);
 
   mediator::Vgpu& vgpu_;
   std::unique_ptr<gpu::BarWindow> bar1_, bar3_;
