@@ -28,7 +28,7 @@ struct CounterSnapshot {
   uint64_t trapped_reads, trapped_writes, tlb_invalidates, faults, guest_errors, doorbells, submissions,
       layout_rebuilds;
   uint64_t entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs;
-  uint64_t reserved_bytes;   // hypervisor VRAM in use (host-wide)
+  uint64_t reserved_bytes;   // hypervisor-reserved VRAM this vGPU's shadows use
 
   uint64_t trapped() const { return trapped_reads + trapped_writes; }
   std::string json() const;

@@ -19,6 +19,8 @@ namespace mmu = regs::mmu;
 constexpr uint64_t USERD_ARRAY_BYTES = uint64_t{regs::NUM_CHANNELS} * regs::userd::SIZE;
 constexpr uint64_t RUNLIST_BYTES = uint64_t{regs::NUM_CHANNELS} * regs::runlist::ENTRY_BYTES;
 constexpr uint64_t RUNLIST_WAIT_NS = 2'000'000'000;
+// One shadow directory, one small and one big table and a few instance blocks.
+constexpr uint64_t MIN_SHADOW_BYTES = 1 * MiB;
 
 uint64_t encode_tag(uint32_t vgpu_id, uint32_t gchid) { return (uint64_t{vgpu_id} << 32) | gchid; }
 uint32_t tag_vgpu(uint64_t tag) { return static_cast<uint32_t>(tag >> 32); }
@@ -125,14 +127,25 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
   }
   if (run < config.channels)
     return fail(Errc::out_of_memory, strfmt("vgpu %s: no run of %u free physical channels", config.name.c_str(), config.channels));
+  if (config.shadow_bytes < MIN_SHADOW_BYTES || config.shadow_bytes % MiB)
+    return fail(Errc::invalid_argument, strfmt("vgpu %s: shadow budget %s is not a MiB multiple of at least %s",
+                                               config.name.c_str(), hex(config.shadow_bytes).c_str(),
+                                               hex(MIN_SHADOW_BYTES).c_str()));
   auto part = partitions_->alloc(config.vram_bytes, fmt::BIG_PAGE);
   if (!part)
     return fail(Errc::out_of_memory, strfmt("vgpu %s: no %s bytes of VRAM left for its partition", config.name.c_str(),
                                             hex(config.vram_bytes).c_str()));
+  auto shadows = reserved_->alloc(config.shadow_bytes);
+  if (!shadows) {
+    partitions_->free(*part);
+    return fail(Errc::out_of_memory, strfmt("vgpu %s: no %s bytes of reserved VRAM left for its shadows",
+                                            config.name.c_str(), hex(config.shadow_bytes).c_str()));
+  }
   const uint32_t id = next_id_++;
-  auto v = std::make_shared<Vgpu>(*this, id, config, shadow::Partition{*part, config.vram_bytes}, base);
+  auto v = std::make_shared<Vgpu>(*this, id, config, shadow::Partition{*part, config.vram_bytes}, base, *shadows);
   if (Status s = dispatcher_->add_vm(id, config.weight); !s) {
     partitions_->free(*part);
+    reserved_->free(*shadows);
     return std::unexpected(s.error().context("vgpu " + config.name));
   }
   for (uint32_t c = 0; c < config.channels; ++c) by_pchid_[base + c] = v;
@@ -159,6 +172,7 @@ void Host::destroy_vgpu(Vgpu* vgpu) {
   std::erase_if(runlists_, [&](auto& r) { return r.first == keep->id(); });
   commit_runlist_locked();
   partitions_->free(keep->partition().base);
+  reserved_->free(keep->shadow_pool().base());
 }
 
 std::shared_ptr<Vgpu> Host::owner(uint32_t pchid) {

@@ -18,8 +18,10 @@ namespace {
 namespace pf = regs::pfifo;
 using driver::Bar;
 
-constexpr uint64_t RESERVED = 16 * MiB;
 constexpr uint64_t VM_VRAM = 64 * MiB;
+constexpr uint64_t VM_SHADOW = 1 * MiB;
+// The host's own structures plus a shadow budget for every channel-sized VM.
+constexpr uint64_t RESERVED = 4 * MiB + regs::NUM_CHANNELS * VM_SHADOW;
 
 std::unique_ptr<Host> make_host(uint32_t vm_slots) {
   HostConfig hc;
@@ -35,6 +37,7 @@ VgpuConfig vm(const char* name, uint32_t channels, uint64_t vram = VM_VRAM) {
   c.name = name;
   c.channels = channels;
   c.vram_bytes = vram;
+  c.shadow_bytes = VM_SHADOW;
   return c;
 }
 
@@ -158,15 +161,16 @@ TEST(Host, ReservedVramUseIsReported) {
   auto tb = testbed::Testbed::create(tc);
   ASSERT_TRUE(tb) << tb.error().what();
   Host& h = *(*tb)->host();
-  const uint64_t idle = h.reserved_used();
-  EXPECT_GT(idle, 0u) << "the host's own USERD pages, runlists and BAR1 tables";
-  EXPECT_EQ((*tb)->vgpu(0)->counters().reserved_bytes, idle);
+  Vgpu& v = *(*tb)->vgpu(0);
+  EXPECT_GE(h.reserved_used(), v.shadow_pool().size()) << "the host's own structures and the vGPU's budget";
+  const uint64_t idle = v.counters().reserved_bytes;
+  EXPECT_EQ(idle, v.shadow_pool().used());
   auto dev = driver::Device::open((*tb)->port(0));
   ASSERT_TRUE(dev) << dev.error().what();
   auto ctx = (*dev)->create_context();
   ASSERT_TRUE(ctx) << ctx.error().what();
-  EXPECT_GT(h.reserved_used(), idle) << "shadow tables and the shadow instance block";
-  EXPECT_EQ((*tb)->vgpu(0)->counters().reserved_bytes, h.reserved_used());
+  EXPECT_GT(v.counters().reserved_bytes, idle) << "shadow tables and the shadow instance block";
+  EXPECT_EQ(v.counters().reserved_bytes, v.shadow_pool().used());
 }
 
 // ---- isolation of what the GPU reports

@@ -11,12 +11,14 @@ namespace {
 constexpr size_t MAX_KEPT_ERRORS = 64;
 }  // namespace
 
-Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partition, uint32_t pchid_base)
+Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partition, uint32_t pchid_base,
+           uint64_t shadow_base)
     : host_(host),
       id_(id),
       config_(std::move(config)),
       guest_(host.gpu().vram(), partition),
       pchid_base_(pchid_base),
+      reserved_(std::make_unique<shadow::ReservedVram>(host.gpu().vram(), shadow_base, config_.shadow_bytes)),
       channels_(config_.channels) {}
 
 Vgpu::~Vgpu() {
@@ -30,7 +32,7 @@ void Vgpu::set_interrupt_handler(std::function<void(bool)> handler) {
   line_delivered_ = false;
 }
 
-CounterSnapshot Vgpu::counters() const { return snapshot(counters_, host_.reserved_used()); }
+CounterSnapshot Vgpu::counters() const { return snapshot(counters_, reserved_->used()); }
 
 std::vector<std::string> Vgpu::guest_errors() const {
   std::lock_guard lock(mutex_);

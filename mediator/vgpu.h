@@ -41,6 +41,10 @@ struct VgpuConfig {
   bool bar_remap = true;         // map insensitive BAR pages straight onto VRAM
   bool lazy_shadow = true;       // defer shadow sync to dispatch, rescan dirty pages only
   uint32_t weight = 1;           // scheduler share
+  // Reserved VRAM this vGPU's shadows may use (page tables, instance
+  // blocks): carved from the host's pool at creation, so that no VM can
+  // exhaust what another needs.
+  uint64_t shadow_bytes = 24 * MiB;
 };
 
 // A run of BAR pages mapped straight onto host VRAM (BAR remap).
@@ -53,7 +57,8 @@ struct DirectRange {
 
 class Vgpu {
  public:
-  Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partition, uint32_t pchid_base);
+  Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partition, uint32_t pchid_base,
+       uint64_t shadow_base);
   ~Vgpu();
   Vgpu(const Vgpu&) = delete;
   Vgpu& operator=(const Vgpu&) = delete;
@@ -61,6 +66,8 @@ class Vgpu {
   uint32_t id() const { return id_; }
   const VgpuConfig& config() const { return config_; }
   const shadow::Partition& partition() const { return guest_.partition(); }
+  // This vGPU's share of hypervisor-reserved VRAM (its shadows).
+  const shadow::ReservedVram& shadow_pool() const { return *reserved_; }
 
   // ---- trap entry points (the VM's thread)
   uint32_t read32(uint32_t offset);
@@ -174,6 +181,8 @@ class Vgpu {
   const VgpuConfig config_;
   const shadow::GuestMemory guest_;
   const uint32_t pchid_base_;
+  // Declared before everything that holds shadow memory: freed last.
+  const std::unique_ptr<shadow::ReservedVram> reserved_;
 
   mutable std::mutex mutex_;
   Counters counters_;

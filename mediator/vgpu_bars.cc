@@ -37,7 +37,7 @@ void Vgpu::write_bar_inst(gpu::Bar bar, uint32_t value) {
         (uint64_t{regs::inst::PdbAddrHi::get(guest_.read32(inst + regs::inst::PDB_HI).value_or(0))} << 32) |
         (pdb_lo & regs::inst::PdbAddrLo::mask);
     auto space = pbus::BarInstTarget::get(value) == uint32_t(fmt::Target::vram) && part.contains(inst, regs::inst::SIZE)
-                     ? shadow::ShadowSpace::create(guest_, host_.reserved(), counters_.shadow, pd)
+                     ? shadow::ShadowSpace::create(guest_, *reserved_, counters_.shadow, pd)
                      : fail(Errc::invalid_argument, "instance block " + hex(inst) + " outside the VM's VRAM");
     if (!space) {
       guest_error(strfmt("%s: %s", bar_name(bar), space.error().message.c_str()));

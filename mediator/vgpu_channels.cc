@@ -42,7 +42,7 @@ std::shared_ptr<shadow::ShadowSpace> Vgpu::space_for(uint64_t guest_pd, Status& 
   auto it = spaces_.find(guest_pd);
   if (it != spaces_.end())
     if (auto live = it->second.lock()) return live;
-  auto created = shadow::ShadowSpace::create(guest_, host_.reserved(), counters_.shadow, guest_pd);
+  auto created = shadow::ShadowSpace::create(guest_, *reserved_, counters_.shadow, guest_pd);
   if (!created) {
     status = std::unexpected(created.error());
     return nullptr;
@@ -63,7 +63,7 @@ void Vgpu::bind(uint32_t gchid, uint64_t guest_inst) {
   }
   Status status;
   auto space = space_for(desc->pd, status);
-  auto shadow_inst = space ? host_.reserved().alloc(regs::inst::SIZE, regs::inst::ALIGN) : std::nullopt;
+  auto shadow_inst = space ? reserved_->alloc(regs::inst::SIZE, regs::inst::ALIGN) : std::nullopt;
   if (!space || !shadow_inst) {
     guest_error(strfmt("channel %u: no reserved VRAM for its shadows%s%s", gchid, status ? "" : ": ",
                        status ? "" : status.error().message.c_str()));
@@ -93,7 +93,7 @@ void Vgpu::unbind(uint32_t gchid) {
   host_.set_runnable(pchid, false);
   host_.unbind_physical(pchid);
   finish_in_flight(ch, ch.in_flight_start, host_.now_ns());
-  host_.reserved().free(ch.shadow_inst);
+  reserved_->free(ch.shadow_inst);
   ch.shadow_inst = 0;
   ch.space.reset();
   ch.bound = false;

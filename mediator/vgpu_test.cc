@@ -198,7 +198,7 @@ TEST(VgpuReset, ClearingPfifoEnableReclaimsEverything) {
   ASSERT_TRUE(tb);
   Vgpu& v = *tb->vgpu(0);
   gpu::Gpu& g = tb->host()->gpu();
-  const uint64_t reserved_before = tb->host()->reserved_used();
+  const uint64_t reserved_before = v.shadow_pool().used();
   auto dev = driver::Device::open(tb->port(0));
   ASSERT_TRUE(dev) << dev.error().what();
   auto ctx = (*dev)->create_context();
@@ -209,12 +209,12 @@ TEST(VgpuReset, ClearingPfifoEnableReclaimsEverything) {
   bool any_bound = false;
   for (uint32_t p : pchids) any_bound |= g.read32(pf::CHAN_INST[p].offset) != 0;
   ASSERT_TRUE(any_bound);
-  ASSERT_GT(tb->host()->reserved_used(), reserved_before);
+  ASSERT_GT(v.shadow_pool().used(), reserved_before);
 
   tb->port(0).write32(Bar::bar0, pmc::ENABLE.offset, pmc::enable::ALL & ~pmc::enable::Pfifo::mask);
 
   for (uint32_t p : pchids) EXPECT_EQ(g.read32(pf::CHAN_INST[p].offset), 0u) << "pchid " << p;
-  EXPECT_EQ(tb->host()->reserved_used(), reserved_before);
+  EXPECT_EQ(v.shadow_pool().used(), reserved_before);
   EXPECT_TRUE(v.runlist_pchids().empty());
   EXPECT_TRUE(v.direct_ranges(gpu::Bar::bar1).empty());
 }
