@@ -246,12 +246,29 @@ static const MemoryRegionOps vgpu_bar0_ops = {
     .impl = { .min_access_size = 4, .max_access_size = 4 },
 };
 
+/*
+ * BAR1 and BAR3 are memory apertures: the guest touches them with any size
+ * and alignment (a memcpy onto a trapped page does, and with bar-remap=off
+ * every page traps). The backend works in aligned 32-bit words, so an
+ * access is split into the words it touches, and a partial word is read,
+ * merged and written back. Little endian: byte i of the value is the byte
+ * at addr + i.
+ */
 static uint64_t vgpu_bar_read(void *opaque, hwaddr addr, unsigned size)
 {
     VgpuBarState *b = opaque;
-    uint32_t value = vgpu_backend_bar_read32(b->dev->backend, b->which, addr);
+    uint64_t value = 0;
 
-    trace_vgpu_bar_read(b->which, addr, value);
+    for (unsigned done = 0; done < size;) {
+        hwaddr word = (addr + done) & ~(hwaddr)3;
+        unsigned skip = addr + done - word;
+        unsigned n = MIN(4 - skip, size - done);
+        uint32_t w = vgpu_backend_bar_read32(b->dev->backend, b->which, word);
+
+        trace_vgpu_bar_read(b->which, word, w);
+        value |= ((w >> (8 * skip)) & MAKE_64BIT_MASK(0, 8 * n)) << (8 * done);
+        done += n;
+    }
     return value;
 }
 
@@ -259,16 +276,29 @@ static void vgpu_bar_write(void *opaque, hwaddr addr, uint64_t value, unsigned s
 {
     VgpuBarState *b = opaque;
 
-    trace_vgpu_bar_write(b->which, addr, (uint32_t)value);
-    vgpu_backend_bar_write32(b->dev->backend, b->which, addr, (uint32_t)value);
+    for (unsigned done = 0; done < size;) {
+        hwaddr word = (addr + done) & ~(hwaddr)3;
+        unsigned skip = addr + done - word;
+        unsigned n = MIN(4 - skip, size - done);
+        uint64_t mask = MAKE_64BIT_MASK(8 * skip, 8 * n);
+        uint64_t part = ((value >> (8 * done)) << (8 * skip)) & mask;
+        uint32_t w = (uint32_t)part;
+
+        if (n != 4) {   /* partial word: read-modify-write */
+            w = (vgpu_backend_bar_read32(b->dev->backend, b->which, word) & ~(uint32_t)mask) | w;
+        }
+        trace_vgpu_bar_write(b->which, word, w);
+        vgpu_backend_bar_write32(b->dev->backend, b->which, word, w);
+        done += n;
+    }
 }
 
 static const MemoryRegionOps vgpu_bar_ops = {
     .read = vgpu_bar_read,
     .write = vgpu_bar_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = { .min_access_size = 4, .max_access_size = 8 },
-    .impl = { .min_access_size = 4, .max_access_size = 4 },
+    .valid = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
+    .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
 
 /* ---------------------------------------------------------------- realize */
