@@ -83,6 +83,10 @@ Status Channel::setup() {
 
   clear_userd();
   write_ramfc();
+  // A channel id is reused after its context goes (or after the driver is
+  // reloaded): clear an error a previous owner left, code and pending bit.
+  d_.port.write32(Bar::bar0, r::pfifo::CHAN_ERROR[chid_].offset, 0);
+  d_.port.write32(Bar::bar0, r::pfifo::CHAN_ERROR_PENDING[chid_ / 32].offset, 1u << (chid_ % 32));
   d_.port.write32(Bar::bar0, r::pfifo::CHAN_INST[chid_].offset,
                   r::pfifo::ChanInstValid::mask | r::pfifo::ChanInstPoll::mask | r::pfifo::ChanInstTarget::make(0) |
                       r::pfifo::ChanInstAddr::make(static_cast<uint32_t>(inst_ >> r::pfifo::CHAN_INST_SHIFT)));

@@ -267,6 +267,20 @@ TEST_F(Native, ChannelErrorEndsWaitAndLaterLaunches) {
   EXPECT_EQ(later.error().code, Errc::device_error);
 }
 
+TEST_F(Native, ChannelIdReusedAfterAnErrorStartsClean) {
+  const cls::SaxpyArgs args{0x1000, 0x2000, 64, 1.0f};
+  auto f = ctx->launch(cls::Kernel::saxpy, std::as_bytes(std::span(&args, 1)), {});
+  ASSERT_TRUE(f);
+  ASSERT_FALSE(ctx->wait(*f));
+  const uint32_t chid = ctx->channel_id();
+  ctx.reset();
+  auto c = dev->create_context();
+  ASSERT_TRUE(c) << c.error().what();
+  ctx = std::move(*c);
+  ASSERT_EQ(ctx->channel_id(), chid);
+  run(ctx->spin({1000}));
+}
+
 TEST_F(Native, ContextsAreIndependent) {
   auto other = dev->create_context();
   ASSERT_TRUE(other) << other.error().what();
