@@ -11,6 +11,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "qemu/module.h"
@@ -22,6 +23,7 @@
 #include "hw/qdev-properties.h"
 #include "migration/blocker.h"
 #include "qom/object.h"
+#include "sysemu/sysemu.h"
 #include "trace.h"
 #include "vgpu_capi.h"
 
@@ -67,6 +69,7 @@ struct VGPUState {
     bool lazy_shadow;
     int scheduler;               /* VgpuSchedulerProp */
     uint32_t weight;
+    char *counters_file;         /* x-counters-file: counters JSON written at exit */
 
     /* registers: BAR0 traps every access into the backend */
     MemoryRegion bar0;
@@ -86,6 +89,8 @@ struct VGPUState {
     unsigned irq_edges;          /* rising edges seen, atomically */
     unsigned irq_edges_sent;     /* rising edges turned into MSIs (BH only) */
     Error *migration_blocker;
+    Notifier exit_notifier;      /* writes counters_file when QEMU exits */
+    bool exit_notifier_added;
 };
 
 /*
@@ -301,6 +306,42 @@ static const MemoryRegionOps vgpu_bar_ops = {
     .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
 
+/* ---------------------------------------------------------------- counters at exit */
+
+/*
+ * x-counters-file=PATH: when QEMU exits (guest power-off included: QEMU
+ * does not unrealize devices then), the backend's counters JSON is written
+ * to PATH, one line. For scripts that want the counters of a whole run
+ * without a QMP connection (scripts/run-guest).
+ */
+static void vgpu_write_counters_file(VGPUState *s)
+{
+    g_autoptr(GError) gerr = NULL;
+    char *json;
+    g_autofree char *line = NULL;
+
+    if (!s->backend || !s->counters_file || !*s->counters_file) {
+        return;
+    }
+    json = vgpu_backend_counters_json(s->backend);
+    if (!json) {
+        error_report("vgpu: counters are not available for %s", s->counters_file);
+        return;
+    }
+    line = g_strdup_printf("%s\n", json);
+    vgpu_backend_free_string(json);
+    if (!g_file_set_contents(s->counters_file, line, -1, &gerr)) {
+        error_report("vgpu: cannot write counters to %s: %s", s->counters_file, gerr->message);
+    }
+}
+
+static void vgpu_exit_notify(Notifier *n, void *data)
+{
+    VGPUState *s = container_of(n, VGPUState, exit_notifier);
+
+    vgpu_write_counters_file(s);
+}
+
 /* ---------------------------------------------------------------- realize */
 
 static bool vgpu_check_properties(VGPUState *s, Error **errp)
@@ -360,6 +401,10 @@ static bool vgpu_map_vram(VGPUState *s, Error **errp)
 
 static void vgpu_release(VGPUState *s)
 {
+    if (s->exit_notifier_added) {
+        qemu_remove_exit_notifier(&s->exit_notifier);
+        s->exit_notifier_added = false;
+    }
     if (s->backend) {
         vgpu_backend_set_irq_handler(s->backend, NULL, NULL);
     }
@@ -460,6 +505,11 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
     s->irq_bh = qemu_bh_new(vgpu_irq_bh, s);
     vgpu_backend_set_irq_handler(s->backend, vgpu_irq_from_backend, s);
 
+    if (s->counters_file && *s->counters_file) {
+        s->exit_notifier.notify = vgpu_exit_notify;
+        qemu_add_exit_notifier(&s->exit_notifier);
+        s->exit_notifier_added = true;
+    }
     trace_vgpu_realize(vgpu_backend_kind(s->backend), s->vram, s->channels,
                        vgpu_mode_names[s->mode], s->bar_remap, s->msi_ok);
 }
@@ -468,6 +518,7 @@ static void vgpu_exit(PCIDevice *pdev)
 {
     VGPUState *s = VGPU(pdev);
 
+    vgpu_write_counters_file(s);    /* unplugged before QEMU exits */
     vgpu_release(s);
     msi_uninit(pdev);
 }
@@ -538,6 +589,7 @@ static Property vgpu_properties[] = {
     DEFINE_PROP_SIGNED("scheduler", VGPUState, scheduler, VGPU_SCHED_FIFO,
                        vgpu_prop_scheduler, int),
     DEFINE_PROP_UINT32("weight", VGPUState, weight, 10),
+    DEFINE_PROP_STRING("x-counters-file", VGPUState, counters_file),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "gpu_env.h"
+
+#include <cmath>
+#include <random>
+
+#include "harness.h"
+
+namespace vgpu::guest {
+
+using driver::Buffer;
+using driver::Context;
+
+Result<driver::Port*> gpu_port() {
+  static std::unique_ptr<driver::PciPort> port;
+  if (!port) {
+    auto p = driver::PciPort::open();
+    if (!p) return std::unexpected(p.error());
+    port = std::move(*p);
+  }
+  return port.get();
+}
+
+Result<Gpu> open_gpu(const driver::DeviceOptions& options) {
+  auto port = gpu_port();
+  if (!port) return std::unexpected(port.error());
+  auto dev = driver::Device::open(**port, options);
+  if (!dev) return std::unexpected(dev.error().context("open device"));
+  auto ctx = (*dev)->create_context();
+  if (!ctx) return std::unexpected(ctx.error());
+  return Gpu{std::move(*dev), std::move(*ctx)};
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+Result<Buffer> upload_new(Context& ctx, std::span<const float> v) {
+  auto b = ctx.alloc(v.size_bytes());
+  if (!b) return std::unexpected(b.error());
+  if (auto ok = ctx.upload(*b, v); !ok) return std::unexpected(ok.error());
+  return *b;
+}
+
+Result<std::vector<float>> download_all(Context& ctx, Buffer b, size_t n) {
+  std::vector<float> v(n);
+  if (auto ok = ctx.download(b, std::span<float>(v)); !ok) return std::unexpected(ok.error());
+  return v;
+}
+
+Status finish(Context& ctx, const Result<driver::Fence>& f, const char* what) {
+  if (!f) return std::unexpected(f.error().context(what));
+  if (auto ok = ctx.wait(*f); !ok) return std::unexpected(ok.error().context(what));
+  return {};
+}
+
+Status compare(std::span<const float> got, std::span<const float> want, float tol, const char* what) {
+  if (got.size() != want.size())
+    return check(false, std::string(what) + ": " + std::to_string(got.size()) + " values, expected " +
+                            std::to_string(want.size()));
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::fabs(got[i] - want[i]) > tol * std::max(1.0f, std::fabs(want[i])))
+      return check(false, std::string(what) + ": element " + std::to_string(i) + " is " + fixed(got[i], 6) +
+                              ", reference " + fixed(want[i], 6));
+  }
+  return {};
+}
+
+Status expect_error(const Error* e, Errc code, const char* what) {
+  if (e == nullptr) return check(false, std::string(what) + " succeeded, expected " + errc_name(code));
+  return check(e->code == code, std::string(what) + " gave " + e->what() + ", expected " + errc_name(code));
+}
+
+}  // namespace vgpu::guest

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Guest-sized workloads: the GPU work runs on the host's model at full
+// speed, so sizes are those of a small benchmark; the guest CPU (emulated)
+// only prepares inputs and checks results against gpu/kernels/reference.h
+// on a sample (row slices for sgemm) or on the whole output where cheap.
+// Each prints its figures as an indented note under its PASS line.
+#include <chrono>
+#include <cstring>
+
+#include "conformance.h"
+#include "gpu/kernels/reference.h"
+#include "gpu_env.h"
+#include "harness.h"
+
+namespace vgpu::guest {
+namespace {
+
+namespace ref = gpu::kernels::reference;
+using driver::Buffer;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// C = A * B for 256 x 256 x 256; four 4-row slices checked against the reference.
+Status wl_sgemm_256() {
+  auto g = open_gpu();
+  if (!g) return std::unexpected(g.error());
+  driver::Context& ctx = *g->ctx;
+  const uint32_t m = 256, n = 256, k = 256;
+  auto a = random_floats(m * k, 31), b = random_floats(k * n, 32);
+  auto ba = upload_new(ctx, a), bb = upload_new(ctx, b);
+  auto bc = ctx.alloc(size_t{m} * n * sizeof(float));
+  if (!ba || !bb || !bc) return std::unexpected(!ba ? ba.error() : !bb ? bb.error() : bc.error());
+  const auto t0 = Clock::now();
+  if (auto ok = finish(ctx, ctx.sgemm({*ba, *bb, *bc, m, n, k, 1.0f, 0.0f}), "sgemm 256^3"); !ok) return ok;
+  const double s = seconds_since(t0);
+  auto c = download_all(ctx, *bc, size_t{m} * n);
+  if (!c) return std::unexpected(c.error());
+  const uint32_t slice = 4;
+  for (uint32_t row : {0u, 84u, 168u, m - slice}) {
+    std::vector<float> want(size_t{slice} * n);
+    ref::sgemm(cls::SgemmArgs{0, 0, 0, slice, n, k, 1.0f, 0.0f, 0}, a.data() + size_t{row} * k, b.data(),
+               want.data());
+    const std::span<const float> got(c->data() + size_t{row} * n, want.size());
+    if (auto ok = compare(got, want, 1e-4f, ("sgemm rows " + std::to_string(row)).c_str()); !ok) return ok;
+  }
+  note("sgemm 256x256x256: " + fixed(s * 1e3, 2) + " ms launch to fence, " +
+       fixed(2.0 * m * n * k / s / 1e9, 2) + " GFLOP/s as the guest sees it");
+  return {};
+}
+
+// One 3x3 convolution layer, 8 -> 16 channels on 32 x 32, all outputs checked.
+Status wl_conv2d_small() {
+  auto g = open_gpu();
+  if (!g) return std::unexpected(g.error());
+  driver::Context& ctx = *g->ctx;
+  const cls::Conv2dArgs args{0, 0, 0, 1, 8, 32, 32, 16, 3, 3, 1, 1, 1, 1, 0};
+  auto in = random_floats(size_t{1} * 8 * 32 * 32, 33), filt = random_floats(size_t{16} * 8 * 3 * 3, 34);
+  const size_t out_n = size_t{16} * 32 * 32;
+  auto bi = upload_new(ctx, in), bf = upload_new(ctx, filt);
+  auto bo = ctx.alloc(out_n * sizeof(float));
+  if (!bi || !bf || !bo) return std::unexpected(!bi ? bi.error() : !bf ? bf.error() : bo.error());
+  driver::Conv2dParams p{*bi, *bf, *bo, args.n, args.c, args.h, args.w, args.k, args.r, args.s,
+                         args.pad_h, args.pad_w, args.stride_h, args.stride_w};
+  const auto t0 = Clock::now();
+  if (auto ok = finish(ctx, ctx.conv2d(p), "conv2d"); !ok) return ok;
+  const double s = seconds_since(t0);
+  std::vector<float> want(out_n);
+  ref::conv2d(args, in.data(), filt.data(), want.data());
+  auto got = download_all(ctx, *bo, out_n);
+  if (!got) return std::unexpected(got.error());
+  note("conv2d 1x8x32x32 * 16x8x3x3: " + fixed(s * 1e3, 2) + " ms launch to fence");
+  return compare(*got, want, 1e-4f, "conv2d");
+}
+
+// Upload and download `bytes` with the driver's default threshold; checks
+// the data and which path carried them; prints MiB/s each way.
+Status bandwidth(uint64_t bytes, bool expect_direct) {
+  auto g = open_gpu();
+  if (!g) return std::unexpected(g.error());
+  driver::Context& ctx = *g->ctx;
+  std::vector<std::byte> src(bytes), dst(bytes);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<std::byte>((i * 131 + 7) >> 3);
+  auto b = ctx.alloc(bytes);
+  if (!b) return std::unexpected(b.error());
+  auto t0 = Clock::now();
+  if (auto ok = ctx.upload(*b, 0, src); !ok) return ok;
+  const double up = seconds_since(t0);
+  t0 = Clock::now();
+  if (auto ok = ctx.download(*b, 0, dst); !ok) return ok;
+  const double down = seconds_since(t0);
+  if (auto ok = check(std::memcmp(src.data(), dst.data(), bytes) == 0, "downloaded bytes differ"); !ok) return ok;
+  const driver::TransferStats& st = ctx.transfer_stats();
+  const uint64_t path_bytes = expect_direct ? st.direct_bytes : st.staged_bytes;
+  if (auto ok = check(path_bytes == 2 * bytes, std::string("expected the ") +
+                                                   (expect_direct ? "BAR1 path" : "copy engine") + " to carry " +
+                                                   std::to_string(2 * bytes) + " bytes, it carried " +
+                                                   std::to_string(path_bytes));
+      !ok)
+    return ok;
+  const double mib = static_cast<double>(bytes) / static_cast<double>(MiB);
+  note(fixed(mib, 1) + " MiB via " + (expect_direct ? "BAR1 direct" : "copy engine") + ": upload " +
+       fixed(mib / up, 1) + " MiB/s, download " + fixed(mib / down, 1) + " MiB/s");
+  return {};
+}
+
+Status wl_bandwidth_bar1_1mib() { return bandwidth(1 * MiB, true); }
+Status wl_bandwidth_ce_4mib() { return bandwidth(4 * MiB, false); }
+
+// LOOP: 20 spins of 5 ms queued back to back, then one synchronize; the
+// GPU timer must cover them all.
+Status wl_loop_spins() {
+  auto g = open_gpu();
+  if (!g) return std::unexpected(g.error());
+  const uint64_t each = 5'000'000, count = 20;
+  const uint64_t t0 = g->dev->time_ns();
+  const auto w0 = Clock::now();
+  for (uint64_t i = 0; i < count; ++i) {
+    if (auto f = g->ctx->spin({each}); !f) return std::unexpected(f.error().context("spin " + std::to_string(i)));
+  }
+  if (auto ok = g->ctx->synchronize(); !ok) return ok;
+  const uint64_t gpu_ns = g->dev->time_ns() - t0;
+  note(std::to_string(count) + " spins of 5 ms: " + fixed(static_cast<double>(gpu_ns) / 1e6, 1) +
+       " ms GPU time, " + fixed(seconds_since(w0) * 1e3, 1) + " ms guest time");
+  return check(gpu_ns >= each * count,
+               "20 spins of 5 ms finished after " + std::to_string(gpu_ns) + " ns of GPU time");
+}
+
+constexpr TestCase TESTS[] = {
+    {"wl_sgemm_256", Group::workload, wl_sgemm_256},
+    {"wl_conv2d_small", Group::workload, wl_conv2d_small},
+    {"wl_bandwidth_bar1_1mib", Group::workload, wl_bandwidth_bar1_1mib},
+    {"wl_bandwidth_ce_4mib", Group::workload, wl_bandwidth_ce_4mib},
+    {"wl_loop_spins", Group::workload, wl_loop_spins},
+};
+
+}  // namespace
+
+std::span<const TestCase> workload_tests() { return TESTS; }
+
+}  // namespace vgpu::guest
