@@ -19,7 +19,7 @@ namespace vgpu::gpu {
 // ext: the longest spin kernel a launch may ask for. A longer one is
 // bad_argument: engines are not preemptive, so this bounds how long one
 // launch can hold the compute engine by request.
-inline constexpr uint64_t MAX_SPIN_NS = 10'000'000'000;   // 10 s
+using cls::MAX_SPIN_NS;   // the contract's limit (vgpu/classes.h)
 
 struct KernelLaunch {
   static constexpr size_t MAX_ARG_BYTES = sizeof(cls::MriqArgs);   // the largest argument block

@@ -205,6 +205,9 @@ struct MriqArgs {        // Parboil MRI-Q computeQ
 struct SpinArgs {        // occupy the engine for duration_ns
   uint64_t duration_ns;
 };
+// Longest spin a launch may ask for; longer is bad_argument (the engine is
+// not preemptible, so one launch must not hold it for long).
+inline constexpr uint64_t MAX_SPIN_NS = 10'000'000'000;   // 10 s
 
 static_assert(std::is_trivially_copyable_v<SgemmArgs>);
 static_assert(sizeof(ProgramDescriptor) == 16);
