@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Count GoogleTest cases across meson test logs.
+"""Count GoogleTest cases across meson test logs, plus guest test runs.
 
-Each argument is a meson-logs/testlog.json. For every test program the
-gtest summary lines give the passed and failed case counts; a program that
-crashed or timed out without a summary counts as one failure. Prints the
-failures by name, then "N passed, N failed".
+Each plain argument is a meson-logs/testlog.json. For every test program
+the gtest summary lines give the passed and failed case counts; a program
+that crashed or timed out without a summary counts as one failure.
+Each "--guest-summary FILE" names a file scripts/run-guest wrote with the
+guest's "N passed, N failed" line; those counts are added, and a missing
+file or line counts as one failure. Prints the failures by name, then
+"N passed, N failed".
 """
 import json
 import re
@@ -16,8 +19,37 @@ FAILED = re.compile(r"^\[  FAILED  \] (\d+) tests?, listed below", re.M)
 FAILED_NAME = re.compile(r"^\[  FAILED  \] (\S+)(?: \(\d+ ms\))?$", re.M)
 
 
-def main(paths):
+GUEST_SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$", re.M)
+
+
+def count_guest(path):
+    """(passed, failed) of one guest run's summary file."""
+    try:
+        m = GUEST_SUMMARY.search(open(path).read())
+    except OSError as e:
+        print(f"FAIL guest run {path}: no summary ({e.strerror})")
+        return 0, 1
+    if m is None:
+        print(f"FAIL guest run {path}: no 'N passed, N failed' line")
+        return 0, 1
+    p, f = int(m.group(1)), int(m.group(2))
+    if f:
+        print(f"FAIL guest run {path}: {f} failed")
+    return p, f
+
+
+def main(args):
     passed = failed = 0
+    paths = []
+    while args:
+        if args[0] == "--guest-summary" and len(args) > 1:
+            p, f = count_guest(args[1])
+            passed += p
+            failed += f
+            args = args[2:]
+        else:
+            paths.append(args[0])
+            args = args[1:]
     for path in paths:
         label = path.split("/")[-3] if path.count("/") >= 2 else path
         try:
