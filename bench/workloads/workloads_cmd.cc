@@ -23,11 +23,17 @@ namespace {
 using testbed::Mode;
 using namespace testbed::workloads;
 
+// One workload in one mode: the first instance's result (details, and the
+// counters with the runs they cover), the run times of every instance
+// pooled, and whether every instance was correct.
 struct Entry {
   const WorkloadSpec* spec;
   Mode mode;
   WorkloadResult result;
   std::optional<mediator::CounterSnapshot> counters;
+  std::vector<double> seconds;
+  bool correct = true;
+  uint32_t instances = 0;
   double median_s = 0;
   std::optional<double> ratio;
 };
@@ -47,18 +53,19 @@ std::string counters_json(const Entry& e) {
 }
 
 std::string entry_json(const Entry& e) {
-  return strfmt("{\"workload\": %s, \"mode\": \"%s\", \"vms\": 1, \"runs\": %u, \"median_s\": %.9g, "
+  return strfmt("{\"workload\": %s, \"mode\": \"%s\", \"vms\": 1, \"runs\": %zu, \"instances\": %u, "
+                "\"median_s\": %.9g, "
                 "\"ratio_to_native\": %s, \"correct\": %s, \"work_per_run\": %.6g, \"work_unit\": %s, "
                 "\"checksum\": \"%016lx\", \"detail\": %s, \"counters\": %s}",
-                json_string(e.spec->name).c_str(), mode_name(e.mode), e.result.runs, e.median_s,
-                e.ratio ? strfmt("%.4f", *e.ratio).c_str() : "null", e.result.correct ? "true" : "false",
+                json_string(e.spec->name).c_str(), mode_name(e.mode), e.seconds.size(), e.instances, e.median_s,
+                e.ratio ? strfmt("%.4f", *e.ratio).c_str() : "null", e.correct ? "true" : "false",
                 e.result.work_per_run, json_string(e.result.work_unit).c_str(), e.result.checksum,
                 json_string(e.result.detail).c_str(), counters_json(e).c_str());
 }
 
 void usage() {
   std::cerr << "usage: vgpu-bench workloads [--modes native,fv-naive,fv-opt] [--runs N] [--only NAME,...]\n"
-               "                            [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n";
+               "                            [--instances N] [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n";
 }
 
 }  // namespace
@@ -68,6 +75,9 @@ int workloads_main(std::span<char*> args) {
   std::vector<const WorkloadSpec*> only;
   for (const auto& w : registry()) only.push_back(&w);
   std::optional<uint32_t> runs;
+  // Fresh testbeds per mode, interleaved across modes: run times vary more
+  // between instances (memory placement) than between modes.
+  uint32_t instances = 1;
   uint32_t naive_bar1_mib = 4, trap_reads = 200'000;
   std::string json_path;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -88,6 +98,9 @@ int workloads_main(std::span<char*> args) {
     } else if (a == "--only") {
       auto w = parse_workloads(v);
       if (w) only = *w; else st = std::unexpected(w.error().context("--only"));
+    } else if (a == "--instances") {
+      auto n = parse_count(a, v, 100);
+      if (n) instances = *n; else st = std::unexpected(n.error());
     } else if (a == "--naive-bar1-mib") {
       auto n = parse_count(a, v, 64);
       if (n) naive_bar1_mib = *n; else st = std::unexpected(n.error());
@@ -111,24 +124,37 @@ int workloads_main(std::span<char*> args) {
   bool all_ok = true;
   for (const WorkloadSpec* spec : only) {
     std::optional<double> native_tp;
-    for (Mode mode : modes) {
-      RunConfig rc;
-      rc.mode = mode;
-      rc.options.runs = runs.value_or(spec->default_runs);
-      const bool bar1 = spec->name.find("bar1") != std::string_view::npos;
-      if (mode == Mode::fv_naive && bar1) rc.options.bandwidth_bytes = uint64_t{naive_bar1_mib} * MiB;
-      std::fprintf(stderr, "  %-12s %-8s ...", std::string(spec->name).c_str(), mode_name(mode));
-      auto r = run_workload(*spec, rc);
-      if (!r) {
-        std::fprintf(stderr, " failed: %s\n", r.error().what().c_str());
-        all_ok = false;
-        continue;
+    std::vector<std::optional<Entry>> per_mode(modes.size());
+    for (uint32_t inst = 0; inst < instances; ++inst) {
+      for (size_t m = 0; m < modes.size(); ++m) {
+        const Mode mode = modes[m];
+        RunConfig rc;
+        rc.mode = mode;
+        rc.options.runs = runs.value_or(spec->default_runs);
+        const bool bar1 = spec->name.find("bar1") != std::string_view::npos;
+        if (mode == Mode::fv_naive && bar1) rc.options.bandwidth_bytes = uint64_t{naive_bar1_mib} * MiB;
+        std::fprintf(stderr, "  %-12s %-8s ...", std::string(spec->name).c_str(), mode_name(mode));
+        auto r = run_workload(*spec, rc);
+        if (!r) {
+          std::fprintf(stderr, " failed: %s\n", r.error().what().c_str());
+          all_ok = false;
+          continue;
+        }
+        const WorkloadResult& res = (*r)[0].result;
+        std::fprintf(stderr, " %.3f ms%s\n", median(res.seconds) * 1e3, res.correct ? "" : "  INCORRECT");
+        if (!per_mode[m]) per_mode[m] = Entry{spec, mode, res, (*r)[0].counters, {}, true, 0, 0, std::nullopt};
+        Entry& e = *per_mode[m];
+        e.seconds.insert(e.seconds.end(), res.seconds.begin(), res.seconds.end());
+        e.correct = e.correct && res.correct;
+        ++e.instances;
       }
-      Entry e{spec, mode, std::move((*r)[0].result), (*r)[0].counters, 0, std::nullopt};
-      e.median_s = median(e.result.seconds);
-      if (mode == Mode::native) native_tp = throughput(e);
-      std::fprintf(stderr, " %.3f ms%s\n", e.median_s * 1e3, e.result.correct ? "" : "  INCORRECT");
-      all_ok = all_ok && e.result.correct;
+    }
+    for (auto& pm : per_mode) {
+      if (!pm) continue;
+      Entry& e = *pm;
+      e.median_s = median(e.seconds);
+      if (e.mode == Mode::native) native_tp = throughput(e);
+      all_ok = all_ok && e.correct;
       entries.push_back(std::move(e));
     }
     for (auto& e : entries)
@@ -155,7 +181,7 @@ int workloads_main(std::span<char*> args) {
         continue;
       }
       std::printf(" | %-9s %-8.3f %-7s", "", e->median_s * 1e3, e->ratio ? strfmt("%.3f", *e->ratio).c_str() : "-");
-      correct += e->result.correct ? "y" : "N";
+      correct += e->correct ? "y" : "N";
       if (e->counters && e->result.runs)
         traps += strfmt("%s%.0f", traps.empty() ? "" : " / ",
                         static_cast<double>(e->counters->trapped()) / e->result.runs);
