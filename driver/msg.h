@@ -3,19 +3,14 @@
 // replaces each "{}" with the next argument; hex(v) gives "0x..".
 #pragma once
 
-#include <charconv>
 #include <concepts>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace vgpu::driver {
+#include "common/text.h"   // hex(v)
 
-inline std::string hex(uint64_t v) {
-  char buf[2 + 16] = {'0', 'x'};
-  auto r = std::to_chars(buf + 2, buf + sizeof buf, v, 16);
-  return std::string(buf, r.ptr);
-}
+namespace vgpu::driver {
 
 namespace detail {
 inline void append(std::string& out, std::string_view s) { out += s; }

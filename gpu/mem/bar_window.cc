@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "gpu/mem/hex.h"
+#include "common/text.h"
 #include "vgpu/formats.h"
 
 namespace vgpu::gpu {

@@ -4,7 +4,7 @@
 #include <array>
 #include <optional>
 
-#include "gpu/mem/hex.h"
+#include "common/text.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::gpu {
