@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "driver/native_port.h"
 
+#include <atomic>
 #include <thread>
 
 #include "vgpu/formats.h"
@@ -26,13 +27,24 @@ Result<std::unique_ptr<NativePort>> NativePort::create(gpu::Gpu& gpu, bool direc
   return p;
 }
 
+// A CPU access to a BAR page is a plain memory access when the page can be
+// mapped directly (as on hardware, where BAR1/BAR3 reads need no driver
+// help); USERD pages are never mapped, so doorbells still reach the model.
+uint32_t* NativePort::direct_word(Bar bar, uint64_t offset, bool write) {
+  if (offset % sizeof(uint32_t) != 0 || map(bar, offset, sizeof(uint32_t)).empty()) return nullptr;
+  auto span = window(bar)->win->span(offset, sizeof(uint32_t), write);
+  return span.empty() ? nullptr : reinterpret_cast<uint32_t*>(span.data());
+}
+
 uint32_t NativePort::read32(Bar bar, uint64_t offset) {
   if (bar == Bar::bar0) return gpu_.read32(static_cast<uint32_t>(offset));
+  if (uint32_t* p = direct_word(bar, offset, false)) return std::atomic_ref<uint32_t>(*p).load(std::memory_order_acquire);
   return gpu_.bar_read32(to_gpu(bar), offset);
 }
 
 void NativePort::write32(Bar bar, uint64_t offset, uint32_t value) {
   if (bar == Bar::bar0) return gpu_.write32(static_cast<uint32_t>(offset), value);
+  if (uint32_t* p = direct_word(bar, offset, true)) return std::atomic_ref<uint32_t>(*p).store(value, std::memory_order_release);
   gpu_.bar_write32(to_gpu(bar), offset, value);
 }
 

@@ -39,6 +39,7 @@ class NativePort final : public Port {
   Window* window(Bar bar);
   void revalidate(Bar bar, Window& w);
   bool is_userd(Bar bar, uint64_t page) const;
+  uint32_t* direct_word(Bar bar, uint64_t offset, bool write);
 
   gpu::Gpu& gpu_;
   bool direct_;

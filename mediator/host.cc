@@ -46,13 +46,9 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   host->dispatcher_ = std::make_unique<sched::Dispatcher>(std::move(*policy), host->gpu_->clock(), *host);
   if (Status s = host->bring_up(); !s) return std::unexpected(s.error().context("host"));
   host->gpu_->set_channel_event_handler([h = host.get()](const gpu::ChannelEvent& e) {
-    {
-      std::lock_guard lock(h->events_mutex_);
-      h->events_.push_back(e);
-    }
-    h->events_cv_.notify_one();
+    std::shared_lock gate(h->events_gate_);
+    if (!h->events_closed_) h->handle(e);
   });
-  host->service_ = std::thread([h = host.get()] { h->service_main(); });
   host->dispatcher_->start_thread();
   return host;
 }
@@ -62,11 +58,9 @@ Host::Host(const HostConfig& config) : config_(config) {}
 Host::~Host() {
   if (dispatcher_) dispatcher_->stop_thread();
   {
-    std::lock_guard lock(events_mutex_);
-    stop_ = true;
+    std::unique_lock gate(events_gate_);
+    events_closed_ = true;
   }
-  events_cv_.notify_all();
-  if (service_.joinable()) service_.join();
   {
     std::lock_guard lock(mutex_);
     vgpus_.clear();
@@ -284,20 +278,6 @@ void Host::ring_physical(uint32_t pchid, uint32_t put) {
 }
 
 // ---- what the GPU reports
-
-void Host::service_main() {
-  for (;;) {
-    gpu::ChannelEvent e;
-    {
-      std::unique_lock lock(events_mutex_);
-      events_cv_.wait(lock, [&] { return stop_ || !events_.empty(); });
-      if (stop_) return;
-      e = events_.front();
-      events_.pop_front();
-    }
-    handle(e);
-  }
-}
 
 void Host::handle(const gpu::ChannelEvent& e) {
   std::shared_ptr<Vgpu> v = owner(e.chid);

@@ -5,21 +5,21 @@
 // routes what the GPU reports (channel idle, errors, faults, non-stall
 // interrupts) to the vGPU that owns the channel.
 //
-// Threads: a service thread drains the GPU's channel events; the
-// scheduler's dispatcher thread starts submissions (Engine::start). Lock
-// order: a vGPU's mutex, then the host's; the host never calls into a
-// vGPU while holding its own.
+// Threads: the GPU's channel events are handled on the model thread that
+// raises them (with no model lock held); a scheduling step, and so
+// Engine::start, runs on the thread that submitted or completed work, or
+// on the dispatcher's thread after a timed retry. Lock order: a vGPU's
+// mutex, then the host's; the host never calls into a vGPU while holding
+// its own.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
+#include <shared_mutex>
 #include <vector>
 
 #include "common/error.h"
@@ -77,7 +77,6 @@ class Host final : public sched::Engine {
   explicit Host(const HostConfig& config);
   Status bring_up();
   void start(const sched::Submission& s) override;   // sched::Engine
-  void service_main();
   void handle(const gpu::ChannelEvent& e);
   std::shared_ptr<Vgpu> owner(uint32_t pchid);
   void commit_runlist_locked();
@@ -101,11 +100,10 @@ class Host final : public sched::Engine {
   std::mutex flight_mutex_;
   std::optional<sched::Submission> in_flight_;
 
-  std::mutex events_mutex_;
-  std::condition_variable events_cv_;
-  std::deque<gpu::ChannelEvent> events_;
-  bool stop_ = false;
-  std::thread service_;
+  // Event handlers run on model threads; closing the gate (destructor)
+  // waits for any handler in progress and turns later ones away.
+  std::shared_mutex events_gate_;
+  bool events_closed_ = false;
 };
 
 }  // namespace vgpu::mediator

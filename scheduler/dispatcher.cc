@@ -68,13 +68,20 @@ uint64_t Dispatcher::dispatched() const {
   return dispatched_;
 }
 
+// The step runs on the thread whose event made it necessary (a VM's
+// submission, an engine's completion): no hand-off to another thread on
+// the way to the engine. The dispatcher thread, when there is one, only
+// waits out the policy's timed retries (yield windows, replenishment).
 void Dispatcher::kick(std::unique_lock<std::mutex>& lk) {
-  if (threaded_) {
+  run_step(lk);
+  if (threaded_ && wake_at_ != thread_wake_at_) {
     kicked_ = true;
     cv_.notify_one();
-    return;
   }
-  if (stepping_) {  // re-entered from Engine::start: the outer step loops
+}
+
+void Dispatcher::run_step(std::unique_lock<std::mutex>& lk) {
+  if (stepping_) {  // another thread, or Engine::start re-entering: that step loops
     again_ = true;
     return;
   }
@@ -124,7 +131,8 @@ void Dispatcher::thread_main() {
   std::unique_lock lk(mu_);
   while (!stop_) {
     kicked_ = false;
-    step(lk);
+    run_step(lk);
+    thread_wake_at_ = wake_at_;
     if (stop_ || kicked_) continue;
     if (!in_flight_ && wake_at_) {
       const uint64_t now = clock_.now_ns();

@@ -7,8 +7,9 @@
 // through here.
 //
 // Two ways to drive it, same decisions:
-//  - threaded (start_thread): a dispatcher thread waits for submissions,
-//    completions and yield-window deadlines on the Clock. For real time.
+//  - threaded (start_thread): each step still runs on the thread that
+//    submitted or completed; a dispatcher thread waits out the policy's
+//    timed retries (yield windows, replenishment) on the Clock. Real time.
 //  - inline (default): each submit/completed runs the scheduling step on
 //    the caller's thread; when the policy asks to wait, wake_at() says
 //    until when, and the driver calls tick() once its clock is there. For
@@ -66,6 +67,7 @@ class Dispatcher {
   // is free and the policy has something; otherwise note when to wake.
   void step(std::unique_lock<std::mutex>& lk);
   void kick(std::unique_lock<std::mutex>& lk);
+  void run_step(std::unique_lock<std::mutex>& lk);   // step unless one is running
   void thread_main();
 
   std::unique_ptr<Policy> policy_;
@@ -78,6 +80,7 @@ class Dispatcher {
   bool stepping_ = false;  // a step is running (engine may re-enter)
   bool again_ = false;     // something happened during that step
   std::optional<uint64_t> wake_at_;
+  std::optional<uint64_t> thread_wake_at_;   // the retry time the thread is waiting for
   uint64_t dispatched_ = 0;
 
   bool threaded_ = false;
