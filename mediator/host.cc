@@ -2,6 +2,7 @@
 #include "mediator/host.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "common/text.h"
 #include "vgpu/formats.h"
@@ -19,6 +20,8 @@ namespace mmu = regs::mmu;
 constexpr uint64_t USERD_ARRAY_BYTES = uint64_t{regs::NUM_CHANNELS} * regs::userd::SIZE;
 constexpr uint64_t RUNLIST_BYTES = uint64_t{regs::NUM_CHANNELS} * regs::runlist::ENTRY_BYTES;
 constexpr uint64_t RUNLIST_WAIT_NS = 2'000'000'000;
+// How often the watchdog looks at the in-flight submission's channel.
+constexpr auto WATCHDOG_PERIOD = std::chrono::milliseconds(1);
 // One shadow directory, one small and one big table and a few instance blocks.
 constexpr uint64_t MIN_SHADOW_BYTES = 1 * MiB;
 
@@ -50,12 +53,19 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
     if (!h->events_closed_) h->handle(e);
   });
   host->dispatcher_->start_thread();
+  host->watchdog_ = std::thread([h = host.get()] { h->watchdog_main(); });
   return host;
 }
 
 Host::Host(const HostConfig& config) : config_(config) {}
 
 Host::~Host() {
+  {
+    std::lock_guard lock(watchdog_mutex_);
+    watchdog_stop_ = true;
+  }
+  watchdog_cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
   if (dispatcher_) dispatcher_->stop_thread();
   {
     std::unique_lock gate(events_gate_);
@@ -186,15 +196,17 @@ void Host::submit(uint32_t vgpu_id, uint32_t gchid) {
 }
 
 void Host::start(const sched::Submission& s) {
-  {
-    std::lock_guard lock(flight_mutex_);
-    in_flight_ = s;
-  }
   std::shared_ptr<Vgpu> v;
   {
     std::lock_guard lock(mutex_);
     for (auto& p : vgpus_)
       if (p->id() == tag_vgpu(s.tag)) v = p;
+  }
+  {
+    std::lock_guard lock(flight_mutex_);
+    in_flight_ = s;
+    in_flight_pchid_.reset();
+    if (v && tag_gchid(s.tag) < v->config().channels) in_flight_pchid_ = v->pchid_of(tag_gchid(s.tag));
   }
   if (v) {
     v->dispatch(tag_gchid(s.tag), s.tag);
@@ -209,8 +221,22 @@ void Host::completed(uint64_t start_ns, uint64_t end_ns) {
   {
     std::lock_guard lock(flight_mutex_);
     s.swap(in_flight_);
+    in_flight_pchid_.reset();
   }
   if (s) dispatcher_->completed(*s, start_ns, end_ns);
+}
+
+void Host::watchdog_main() {
+  std::unique_lock lock(watchdog_mutex_);
+  while (!watchdog_cv_.wait_for(lock, WATCHDOG_PERIOD, [this] { return watchdog_stop_; })) {
+    std::optional<uint32_t> pchid;
+    {
+      std::lock_guard flight(flight_mutex_);
+      pchid = in_flight_pchid_;
+    }
+    if (!pchid || !pf::ChanStateAcquirePending::get(physical_state(*pchid))) continue;
+    if (std::shared_ptr<Vgpu> v = owner(*pchid)) v->on_channel_parked(v->gchid_of(*pchid));
+  }
 }
 
 // ---- the physical GPU

@@ -19,7 +19,9 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <condition_variable>
 #include <shared_mutex>
+#include <thread>
 #include <vector>
 
 #include "common/error.h"
@@ -78,6 +80,7 @@ class Host final : public sched::Engine {
   Status bring_up();
   void start(const sched::Submission& s) override;   // sched::Engine
   void handle(const gpu::ChannelEvent& e);
+  void watchdog_main();
   std::shared_ptr<Vgpu> owner(uint32_t pchid);
   void commit_runlist_locked();
 
@@ -99,6 +102,16 @@ class Host final : public sched::Engine {
 
   std::mutex flight_mutex_;
   std::optional<sched::Submission> in_flight_;
+  std::optional<uint32_t> in_flight_pchid_;
+
+  // Submissions are not preemptive, and a turn ends when its channel goes
+  // idle. A channel parked in a semaphore acquire that nothing queued
+  // ahead of it will satisfy would hold the GPU for every VM: the watchdog
+  // ends such a turn (the channel stays runnable on the GPU).
+  std::thread watchdog_;
+  std::mutex watchdog_mutex_;
+  std::condition_variable watchdog_cv_;
+  bool watchdog_stop_ = false;
 
   // Event handlers run on model threads; closing the gate (destructor)
   // waits for any handler in progress and turns later ones away.

@@ -679,6 +679,36 @@ TEST_P(Isolation, SemaphoreReleaseToUnmappedVaFaults) {
   });
 }
 
+// A semaphore acquire that nothing will ever satisfy (its payload never
+// appears; the driver's RAMFC acquire timeout is nouveau's, about 35
+// minutes). Submissions are not preemptive and a turn ends when the channel
+// goes idle, so without the host's watchdog this turn would hold the GPU
+// for every VM and the victim's fences would time out.
+TEST_P(Isolation, SemaphoreAcquireThatNeverSucceedsDoesNotStallOthers) {
+  run_isolation(GetParam(), [](Attack& a) {
+    namespace h = cls::host;
+    driver::Buffer b = a.buffer(SMALL_SENTINEL);   // zeroed: the payload never matches
+    const uint64_t va = a.va(b);
+    driver::PushBuffer pb;
+    pb.inc(driver::subch::HOST, h::SEMAPHORE_A,
+           {h::SemAHi::make(hi32(va)), lo32(va) & h::SemBLo::mask, 0x1234,
+            h::SemDOperation::make(static_cast<uint32_t>(h::SemOp::acquire))});
+    a.submit(pb);
+    // The attacker's channel parks in the acquire and stays parked (its
+    // context stays open) while the victim completes more rounds.
+    const uint32_t state = pf::CHAN_STATE[a.chid()].offset;
+    for (int i = 0; i < 2000 && !pf::ChanStateAcquirePending::get(a.raw.reg(state)); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_TRUE(pf::ChanStateAcquirePending::get(a.raw.reg(state)));
+    const uint32_t rounds = a.victim.rounds.load();
+    constexpr uint32_t MORE_ROUNDS = 3;
+    for (int i = 0; i < 20000 && a.victim.rounds.load() < rounds + MORE_ROUNDS; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_GE(a.victim.rounds.load(), rounds + MORE_ROUNDS) << "the victim made no progress behind the parked acquire";
+    EXPECT_TRUE(pf::ChanStateAcquirePending::get(a.raw.reg(state))) << "the acquire is still parked";
+  });
+}
+
 // Writes one raw GPFIFO entry at the channel's GP_PUT and rings it.
 void raw_gp_entry(Attack& a, uint64_t pb_va, uint32_t dwords) {
   driver::Channel& ch = a.ctx.channel();

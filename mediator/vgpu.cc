@@ -174,6 +174,17 @@ void Vgpu::on_channel_idle(uint32_t gchid, uint64_t start_ns, uint64_t end_ns) {
   run_deferred(std::move(d));
 }
 
+void Vgpu::on_channel_parked(uint32_t gchid) {
+  Deferred d;
+  {
+    std::lock_guard lock(mutex_);
+    if (gchid >= channels_.size()) return;
+    finish_in_flight(channels_[gchid], channels_[gchid].in_flight_start, host_.now_ns());
+    d = take_deferred();
+  }
+  run_deferred(std::move(d));
+}
+
 void Vgpu::finish_in_flight(Channel& ch, uint64_t start_ns, uint64_t end_ns) {
   if (!ch.in_flight) return;
   ch.in_flight = false;

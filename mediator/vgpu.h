@@ -90,6 +90,10 @@ class Vgpu {
   void on_channel_error(uint32_t gchid, regs::ChannelError code, uint32_t method_word, uint64_t addr);
   void on_fault(uint32_t gchid, regs::FaultUnit unit, regs::FaultReason reason, uint64_t va, bool write);
   void on_nonstall(uint32_t gchid);
+  // The channel of the in-flight submission parked in a semaphore acquire:
+  // end its turn (it stays runnable and resumes on the GPU once released).
+  void on_channel_parked(uint32_t gchid);
+  uint32_t pchid_of(uint32_t gchid) const { return pchid_base_ + gchid; }
   bool owns_pchid(uint32_t pchid) const { return pchid >= pchid_base_ && pchid - pchid_base_ < config_.channels; }
   uint32_t gchid_of(uint32_t pchid) const { return pchid - pchid_base_; }
   // Physical channels in this VM's committed runlist (for the physical runlist).
