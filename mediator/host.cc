@@ -209,7 +209,7 @@ void Host::start(const sched::Submission& s) {
     if (v && tag_gchid(s.tag) < v->config().channels) in_flight_pchid_ = v->pchid_of(tag_gchid(s.tag));
   }
   if (v) {
-    v->dispatch(tag_gchid(s.tag), s.tag);
+    v->dispatch(tag_gchid(s.tag));
   } else {
     const uint64_t now = now_ns();
     completed(now, now);   // the VM went away while its work was queued

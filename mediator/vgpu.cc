@@ -118,26 +118,18 @@ void Vgpu::record_fault(regs::FaultUnit unit, regs::FaultReason reason, uint64_t
 }
 
 void Vgpu::on_fault(uint32_t gchid, regs::FaultUnit unit, regs::FaultReason reason, uint64_t va, bool write) {
-  Deferred d;
-  {
-    std::lock_guard lock(mutex_);
+  locked([&] {
     if (gchid >= channels_.size()) return;
     record_fault(unit, reason, channels_[gchid].guest.inst, va, write, gchid);
-    d = take_deferred();
-  }
-  run_deferred(std::move(d));
+  });
 }
 
 void Vgpu::on_channel_error(uint32_t gchid, regs::ChannelError code, uint32_t method_word, uint64_t addr) {
-  Deferred d;
-  {
-    std::lock_guard lock(mutex_);
+  locked([&] {
     if (gchid >= channels_.size()) return;
     raise_channel_error(gchid, code, method_word, addr);
     finish_in_flight(channels_[gchid], channels_[gchid].in_flight_start, host_.now_ns());
-    d = take_deferred();
-  }
-  run_deferred(std::move(d));
+  });
 }
 
 void Vgpu::raise_channel_error(uint32_t gchid, regs::ChannelError code, uint32_t method_word, uint64_t addr) {
@@ -151,38 +143,26 @@ void Vgpu::raise_channel_error(uint32_t gchid, regs::ChannelError code, uint32_t
 }
 
 void Vgpu::on_nonstall(uint32_t gchid) {
-  Deferred d;
-  {
-    std::lock_guard lock(mutex_);
+  locked([&] {
     if (gchid >= channels_.size()) return;
     nonstall_pending_[gchid / 32] |= 1u << (gchid % 32);
     pfifo_intr_ |= regs::pfifo::IntrNonStall::mask;
     update_interrupt_line();
-    d = take_deferred();
-  }
-  run_deferred(std::move(d));
+  });
 }
 
 void Vgpu::on_channel_idle(uint32_t gchid, uint64_t start_ns, uint64_t end_ns) {
-  Deferred d;
-  {
-    std::lock_guard lock(mutex_);
+  locked([&] {
     if (gchid >= channels_.size()) return;
     finish_in_flight(channels_[gchid], start_ns, end_ns);
-    d = take_deferred();
-  }
-  run_deferred(std::move(d));
+  });
 }
 
 void Vgpu::on_channel_parked(uint32_t gchid) {
-  Deferred d;
-  {
-    std::lock_guard lock(mutex_);
+  locked([&] {
     if (gchid >= channels_.size()) return;
     finish_in_flight(channels_[gchid], channels_[gchid].in_flight_start, host_.now_ns());
-    d = take_deferred();
-  }
-  run_deferred(std::move(d));
+  });
 }
 
 void Vgpu::finish_in_flight(Channel& ch, uint64_t start_ns, uint64_t end_ns) {

@@ -85,7 +85,7 @@ class Vgpu {
   std::vector<std::string> guest_errors() const;   // the most recent, oldest first
 
   // ---- from the host
-  void dispatch(uint32_t gchid, uint64_t tag);     // scheduler picked a submission
+  void dispatch(uint32_t gchid);                   // scheduler picked a submission
   void on_channel_idle(uint32_t gchid, uint64_t start_ns, uint64_t end_ns);
   void on_channel_error(uint32_t gchid, regs::ChannelError code, uint32_t method_word, uint64_t addr);
   void on_fault(uint32_t gchid, regs::FaultUnit unit, regs::FaultReason reason, uint64_t va, bool write);
@@ -114,7 +114,6 @@ class Vgpu {
     uint32_t guest_put = 0;      // last GP_PUT the guest rang
     uint32_t physical_put = 0;   // last GP_PUT given to the GPU
     bool in_flight = false;
-    uint64_t in_flight_tag = 0;
     uint64_t in_flight_start = 0;
   };
   struct ChannelErrorRecord {
@@ -142,6 +141,18 @@ class Vgpu {
   };
   Deferred take_deferred();            // with mutex_ held
   void run_deferred(Deferred d);       // without
+  // Every entry point from outside: f runs with mutex_ held, then whatever
+  // it left for after the unlock runs (an early return from f is fine).
+  template <typename F>
+  void locked(F&& f) {
+    Deferred d;
+    {
+      std::lock_guard lock(mutex_);
+      f();
+      d = take_deferred();
+    }
+    run_deferred(std::move(d));
+  }
 
   // Registers (vgpu_regs.cc) and helpers, all with mutex_ held.
   uint32_t intr0() const;

@@ -147,10 +147,8 @@ void Vgpu::bar_fault(gpu::Bar bar, uint64_t offset, bool write) {
 
 uint32_t Vgpu::bar_read32(gpu::Bar bar, uint64_t offset) {
   Counters::bump(counters_.trapped_reads);
-  Deferred d;
   uint32_t value = ~uint32_t{0};
-  {
-    std::lock_guard lock(mutex_);
+  locked([&] {
     const BarState& st = bar_state(bar);
     const uint64_t page = offset / BAR_PAGE;
     uint32_t gchid = 0, field = 0;
@@ -166,17 +164,13 @@ uint32_t Vgpu::bar_read32(gpu::Bar bar, uint64_t offset) {
     } else {
       value = host_.gpu().vram().read32((st.pages[page] & ~PAGE_READ_ONLY) + offset % BAR_PAGE);
     }
-    d = take_deferred();
-  }
-  run_deferred(std::move(d));
+  });
   return value;
 }
 
 void Vgpu::bar_write32(gpu::Bar bar, uint64_t offset, uint32_t value) {
   Counters::bump(counters_.trapped_writes);
-  Deferred d;
-  {
-    std::lock_guard lock(mutex_);
+  locked([&] {
     const BarState& st = bar_state(bar);
     const uint64_t page = offset / BAR_PAGE;
     if (offset % sizeof(uint32_t) != 0 || bar == gpu::Bar::bar0) {
@@ -198,9 +192,7 @@ void Vgpu::bar_write32(gpu::Bar bar, uint64_t offset, uint32_t value) {
           guest_error(strfmt("GP_PUT of channel %u outside the VM's %zu channels", gchid, channels_.size()));
       }
     }
-    d = take_deferred();
-  }
-  run_deferred(std::move(d));
+  });
 }
 
 uint32_t Vgpu::pramin_read(uint32_t offset) {

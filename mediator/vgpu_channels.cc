@@ -182,10 +182,8 @@ void Vgpu::doorbell(uint32_t gchid, uint32_t put) {
   pending_submits_.push_back(gchid);
 }
 
-void Vgpu::dispatch(uint32_t gchid, uint64_t tag) {
-  Deferred d;
-  {
-    std::lock_guard lock(mutex_);
+void Vgpu::dispatch(uint32_t gchid) {
+  locked([&] {
     Counters::bump(counters_.submissions);
     const uint64_t now = host_.now_ns();
     if (gchid >= channels_.size()) {
@@ -203,15 +201,12 @@ void Vgpu::dispatch(uint32_t gchid, uint64_t tag) {
       } else {
         if (config_.lazy_shadow) sync_space(*ch.space, false);   // lazy: just before the channel runs
         ch.in_flight = true;
-        ch.in_flight_tag = tag;
         ch.in_flight_start = now;
         ch.physical_put = ch.guest_put;
         host_.ring_physical(pchid_base_ + gchid, ch.guest_put);
       }
     }
-    d = take_deferred();
-  }
-  run_deferred(std::move(d));
+  });
 }
 
 void Vgpu::sync_space(shadow::ShadowSpace& space, bool full) {

@@ -238,9 +238,7 @@ uint32_t Vgpu::read32(uint32_t offset) {
 
 void Vgpu::write32(uint32_t offset, uint32_t value) {
   Counters::bump(counters_.trapped_writes);
-  Deferred deferred;
-  {
-    std::lock_guard lock(mutex_);
+  locked([&] {
     if (offset >= regs::pramin::BASE && offset - regs::pramin::BASE < regs::pramin::SIZE) {
       pramin_write(offset - regs::pramin::BASE, value);
     } else {
@@ -252,9 +250,7 @@ void Vgpu::write32(uint32_t offset, uint32_t value) {
       else
         hit.record->write(*this, hit.index, value);
     }
-    deferred = take_deferred();
-  }
-  run_deferred(std::move(deferred));
+  });
 }
 
 }  // namespace vgpu::mediator
