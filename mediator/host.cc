@@ -48,10 +48,7 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
       std::make_unique<shadow::ReservedVram>(vram, config.reserved_bytes, config.vram_bytes - config.reserved_bytes);
   host->dispatcher_ = std::make_unique<sched::Dispatcher>(std::move(*policy), host->gpu_->clock(), *host);
   if (Status s = host->bring_up(); !s) return std::unexpected(s.error().context("host"));
-  host->gpu_->set_channel_event_handler([h = host.get()](const gpu::ChannelEvent& e) {
-    std::shared_lock gate(h->events_gate_);
-    if (!h->events_closed_) h->handle(e);
-  });
+  host->gpu_->set_channel_event_handler([h = host.get()](const gpu::ChannelEvent& e) { h->post(e); });
   host->dispatcher_->start_thread();
   host->watchdog_ = std::thread([h = host.get()] { h->watchdog_main(); });
   return host;
@@ -69,10 +66,12 @@ Host::~Host() {
   if (dispatcher_) dispatcher_->stop_thread();
   {
     std::unique_lock gate(events_gate_);
+    std::lock_guard lock(events_mutex_);
     events_closed_ = true;
+    events_.clear();
   }
   {
-    std::lock_guard lock(mutex_);
+    MediatorLock lock(mutex_);
     vgpus_.clear();
     by_pchid_ = {};
   }
@@ -119,7 +118,7 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
     return fail(Errc::invalid_argument,
                 strfmt("vgpu %s: VRAM %s is not a non-zero MiB multiple", config.name.c_str(), hex(config.vram_bytes).c_str()));
   if (config.weight == 0) return fail(Errc::invalid_argument, "vgpu " + config.name + ": weight must be positive");
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   uint32_t base = 0, run = 0;
   for (uint32_t c = 0; c < regs::NUM_CHANNELS && run < config.channels; ++c) {
     if (by_pchid_[c]) {
@@ -160,7 +159,7 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
 void Host::destroy_vgpu(Vgpu* vgpu) {
   std::shared_ptr<Vgpu> keep;
   {
-    std::lock_guard lock(mutex_);
+    MediatorLock lock(mutex_);
     auto it = std::find_if(vgpus_.begin(), vgpus_.end(), [&](auto& p) { return p.get() == vgpu; });
     if (it == vgpus_.end()) return;
     keep = *it;
@@ -170,7 +169,7 @@ void Host::destroy_vgpu(Vgpu* vgpu) {
   // then its partition and its scheduler state.
   keep->write32(pmc::ENABLE.offset, 0);
   (void)dispatcher_->remove_vm(keep->id());
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   for (auto& p : by_pchid_)
     if (p == keep) p.reset();
   std::erase_if(runlists_, [&](auto& r) { return r.first == keep->id(); });
@@ -180,7 +179,7 @@ void Host::destroy_vgpu(Vgpu* vgpu) {
 }
 
 std::shared_ptr<Vgpu> Host::owner(uint32_t pchid) {
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   return pchid < by_pchid_.size() ? by_pchid_[pchid] : nullptr;
 }
 
@@ -198,7 +197,7 @@ void Host::submit(uint32_t vgpu_id, uint32_t gchid) {
 void Host::start(const sched::Submission& s) {
   std::shared_ptr<Vgpu> v;
   {
-    std::lock_guard lock(mutex_);
+    MediatorLock lock(mutex_);
     for (auto& p : vgpus_)
       if (p->id() == tag_vgpu(s.tag)) v = p;
   }
@@ -229,20 +228,26 @@ void Host::completed(uint64_t start_ns, uint64_t end_ns) {
 void Host::watchdog_main() {
   std::unique_lock lock(watchdog_mutex_);
   while (!watchdog_cv_.wait_for(lock, WATCHDOG_PERIOD, [this] { return watchdog_stop_; })) {
-    std::optional<uint32_t> pchid;
-    {
-      std::lock_guard flight(flight_mutex_);
-      pchid = in_flight_pchid_;
-    }
-    if (!pchid || !pf::ChanStateAcquirePending::get(physical_state(*pchid))) continue;
-    if (std::shared_ptr<Vgpu> v = owner(*pchid)) v->on_channel_parked(v->gchid_of(*pchid));
+    lock.unlock();
+    check_parked_channel();
+    lock.lock();
   }
+}
+
+void Host::check_parked_channel() {
+  std::optional<uint32_t> pchid;
+  {
+    std::lock_guard flight(flight_mutex_);
+    pchid = in_flight_pchid_;
+  }
+  if (!pchid || !pf::ChanStateAcquirePending::get(physical_state(*pchid))) return;
+  if (std::shared_ptr<Vgpu> v = owner(*pchid)) v->on_channel_parked(v->gchid_of(*pchid));
 }
 
 // ---- the physical GPU
 
 void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst) {
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   gpu_->write32(pf::CHAN_STATE[pchid].offset, 0);
   gpu_->write32(pf::CHAN_INST[pchid].offset,
                 pf::ChanInstValid::mask | pf::ChanInstPoll::mask |
@@ -251,14 +256,14 @@ void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst) {
 }
 
 void Host::unbind_physical(uint32_t pchid) {
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   gpu_->write32(pf::CHAN_STATE[pchid].offset, 0);
   gpu_->write32(pf::CHAN_INST[pchid].offset, 0);
   gpu_->write32(pf::CHAN_ERROR[pchid].offset, 0);
 }
 
 void Host::set_runnable(uint32_t pchid, bool runnable) {
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   gpu_->write32(pf::CHAN_STATE[pchid].offset,
                 pf::ChanStateEngine::make(pf::ENGINE_NONE) | pf::ChanStateRunnable::make(runnable));
 }
@@ -266,7 +271,7 @@ void Host::set_runnable(uint32_t pchid, bool runnable) {
 uint32_t Host::physical_state(uint32_t pchid) { return gpu_->read32(pf::CHAN_STATE[pchid].offset); }
 
 void Host::set_runlist(uint32_t vgpu_id, std::vector<uint32_t> pchids) {
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   auto it = std::find_if(runlists_.begin(), runlists_.end(), [&](auto& r) { return r.first == vgpu_id; });
   if (it == runlists_.end())
     runlists_.emplace_back(vgpu_id, std::move(pchids));
@@ -293,7 +298,7 @@ void Host::commit_runlist_locked() {
 }
 
 void Host::invalidate_physical(uint64_t shadow_pd) {
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   gpu_->write32(mmu::INVALIDATE_PDB.offset,
                 mmu::InvalidatePdbAddr::make(static_cast<uint32_t>(shadow_pd >> fmt::TABLE_ALIGN_SHIFT)));
   gpu_->write32(mmu::INVALIDATE.offset, mmu::InvalidateTrigger::mask | mmu::InvalidatePageAll::mask);
@@ -304,6 +309,35 @@ void Host::ring_physical(uint32_t pchid, uint32_t put) {
 }
 
 // ---- what the GPU reports
+
+void Host::post(const gpu::ChannelEvent& e) {
+  {
+    std::lock_guard lock(events_mutex_);
+    if (events_closed_) return;
+    events_.push_back(e);
+  }
+  if (MediatorLock::held())
+    MediatorLock::defer(*this);   // handled when this thread lets go of its last mediator lock
+  else
+    run_deferred_events();
+}
+
+// One thread at a time handles events, in the order the GPU raised them;
+// one that finds another at work leaves its events to that one.
+void Host::run_deferred_events() {
+  std::shared_lock gate(events_gate_);
+  std::unique_lock lock(events_mutex_);
+  if (handling_events_) return;
+  handling_events_ = true;
+  while (!events_closed_ && !events_.empty()) {
+    const gpu::ChannelEvent e = events_.front();
+    events_.pop_front();
+    lock.unlock();
+    handle(e);
+    lock.lock();
+  }
+  handling_events_ = false;
+}
 
 void Host::handle(const gpu::ChannelEvent& e) {
   std::shared_ptr<Vgpu> v = owner(e.chid);

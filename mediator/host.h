@@ -5,15 +5,17 @@
 // routes what the GPU reports (channel idle, errors, faults, non-stall
 // interrupts) to the vGPU that owns the channel.
 //
-// Threads: the GPU's channel events are handled on the model thread that
-// raises them (with no model lock held); a scheduling step, and so
+// Threads: the GPU's channel events are handled on the thread that raised
+// them (a model thread, or an MMIO caller) once it holds no model lock and
+// no mediator lock (mediator/lock.h); a scheduling step, and so
 // Engine::start, runs on the thread that submitted or completed work, or
 // on the dispatcher's thread after a timed retry. Lock order: a vGPU's
 // mutex, then the host's; the host never calls into a vGPU while holding
-// its own.
+// its own. Every mediator mutex is taken through MediatorLock.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -26,6 +28,7 @@
 
 #include "common/error.h"
 #include "gpu/gpu.h"
+#include "mediator/lock.h"
 #include "mediator/vgpu.h"
 #include "scheduler/dispatcher.h"
 #include "scheduler/policy.h"
@@ -44,7 +47,7 @@ struct HostConfig {
   std::function<void(const std::string&)> log;
 };
 
-class Host final : public sched::Engine {
+class Host final : public sched::Engine, private DeferredSink {
  public:
   static Result<std::unique_ptr<Host>> create(const HostConfig& config);
   ~Host() override;
@@ -79,8 +82,11 @@ class Host final : public sched::Engine {
   explicit Host(const HostConfig& config);
   Status bring_up();
   void start(const sched::Submission& s) override;   // sched::Engine
+  void post(const gpu::ChannelEvent& e);       // the GPU's event handler
+  void run_deferred_events() override;          // DeferredSink: handle queued events, in order
   void handle(const gpu::ChannelEvent& e);
   void watchdog_main();
+  void check_parked_channel();
   std::shared_ptr<Vgpu> owner(uint32_t pchid);
   void commit_runlist_locked();
 
@@ -113,9 +119,13 @@ class Host final : public sched::Engine {
   std::condition_variable watchdog_cv_;
   bool watchdog_stop_ = false;
 
-  // Event handlers run on model threads; closing the gate (destructor)
-  // waits for any handler in progress and turns later ones away.
+  // Channel events waiting to be handled, and whether a thread is at it.
+  // Closing the gate (destructor) waits for handling in progress and turns
+  // later events away.
   std::shared_mutex events_gate_;
+  std::mutex events_mutex_;
+  std::deque<gpu::ChannelEvent> events_;
+  bool handling_events_ = false;
   bool events_closed_ = false;
 };
 

@@ -22,12 +22,12 @@ Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partiti
       channels_(config_.channels) {}
 
 Vgpu::~Vgpu() {
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   for (uint32_t c = 0; c < channels_.size(); ++c) unbind(c);
 }
 
 void Vgpu::set_interrupt_handler(std::function<void(bool)> handler) {
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   interrupt_handler_ = std::move(handler);
   line_delivered_ = false;
 }
@@ -35,7 +35,7 @@ void Vgpu::set_interrupt_handler(std::function<void(bool)> handler) {
 CounterSnapshot Vgpu::counters() const { return snapshot(counters_, reserved_->used()); }
 
 std::vector<std::string> Vgpu::guest_errors() const {
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   return errors_;
 }
 

@@ -25,6 +25,7 @@
 #include "common/error.h"
 #include "gpu/gpu.h"
 #include "mediator/counters.h"
+#include "mediator/lock.h"
 #include "mediator/mmio_table.h"
 #include "shadow/guest_memory.h"
 #include "shadow/shadow_space.h"
@@ -147,7 +148,7 @@ class Vgpu {
   void locked(F&& f) {
     Deferred d;
     {
-      std::lock_guard lock(mutex_);
+      MediatorLock lock(mutex_);
       f();
       d = take_deferred();
     }

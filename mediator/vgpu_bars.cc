@@ -97,7 +97,7 @@ bool Vgpu::sensitive_bar_page(gpu::Bar bar, uint64_t bar_offset) const {
 }
 
 std::vector<DirectRange> Vgpu::direct_ranges(gpu::Bar bar) const {
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   std::vector<DirectRange> out;
   if (!config_.bar_remap) return out;
   const BarState& st = bar_state(bar);

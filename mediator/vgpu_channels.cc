@@ -136,7 +136,7 @@ std::vector<uint32_t> Vgpu::runlist_pchids_locked() const {
 }
 
 std::vector<uint32_t> Vgpu::runlist_pchids() const {
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   return runlist_pchids_locked();
 }
 

@@ -224,11 +224,11 @@ const char* access_name(Access a) {
 uint32_t Vgpu::read32(uint32_t offset) {
   Counters::bump(counters_.trapped_reads);
   if (offset >= regs::pramin::BASE && offset - regs::pramin::BASE < regs::pramin::SIZE) {
-    std::lock_guard lock(mutex_);
+    MediatorLock lock(mutex_);
     return pramin_read(offset - regs::pramin::BASE);
   }
   const Table::Hit hit = table().find(offset);
-  std::lock_guard lock(mutex_);
+  MediatorLock lock(mutex_);
   if (!hit.record || !hit.record->read) {
     if (!hit.record) guest_error("read of unimplemented register " + hex(offset));
     return hit.record ? 0 : regs::BAD_REGISTER;
