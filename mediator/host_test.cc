@@ -6,7 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "driver/runtime.h"
@@ -225,6 +230,65 @@ TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
   ASSERT_TRUE((*ctx_b)->download(*buf, std::span<float>(got)));
   for (float x : got) EXPECT_EQ(x, 3.f);
   EXPECT_EQ(vb.counters().guest_errors, b_errors);
+}
+
+// ---- threads
+
+// The GPU model delivers a channel event on whichever thread lets it, and
+// that can be a VM's thread inside a host register write made under a
+// mediator lock. Before MediatorLock, the handler then took the host's
+// mutex a second time on that thread and everything stopped (seen in CI).
+// One VM completes short launches as fast as it can (a stream of idle
+// events from the PFIFO thread) while another creates and destroys
+// channels (host register writes under the host's mutex); both must
+// finish. A hang is reported by the deadline below: a deadlocked thread
+// cannot be joined, so the program ends there.
+TEST(HostThreads, ChannelChurnBesideAStreamOfCompletionsDoesNotDeadlock) {
+  testbed::TestbedConfig tc;
+  tc.mode = testbed::Mode::fv_opt;
+  tc.vms = 2;
+  tc.vram_per_vm = 128 * MiB;
+  auto tb = testbed::Testbed::create(tc);
+  ASSERT_TRUE(tb) << tb.error().what();
+  constexpr int CHURNS = 150;
+  constexpr uint32_t COUNT = 64;
+  constexpr auto DEADLINE = std::chrono::seconds(120);
+  std::atomic<bool> churn_done{false}, finished{false};
+  std::atomic<int> launches{0};
+  std::thread deadline([&] {
+    const auto end = std::chrono::steady_clock::now() + DEADLINE;
+    while (!finished && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (finished) return;
+    std::fprintf(stderr, "HostThreads: no progress for %lld s: the mediator deadlocked\n",
+                 static_cast<long long>(DEADLINE.count()));
+    std::abort();
+  });
+  const auto statuses = (*tb)->run([&](testbed::Vm& vm) -> Status {
+    if (vm.index == 1) {
+      Status churned;
+      for (int i = 0; i < CHURNS && churned; ++i) {
+        auto ctx = vm.device.create_context();   // destroyed again at once
+        if (!ctx) churned = std::unexpected(ctx.error());
+      }
+      churn_done = true;
+      return churned;
+    }
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    auto buf = (*ctx)->alloc(COUNT * sizeof(float));
+    if (!buf) return std::unexpected(buf.error());
+    while (!churn_done) {
+      auto f = (*ctx)->fill({*buf, COUNT, 1.f});
+      if (!f) return std::unexpected(f.error());
+      if (Status s = (*ctx)->wait(*f); !s) return s;
+      ++launches;
+    }
+    return {};
+  });
+  finished = true;
+  deadline.join();
+  for (const Status& s : statuses) EXPECT_TRUE(s) << s.error().what();
+  EXPECT_GT(launches.load(), 0);
 }
 
 }  // namespace
