@@ -180,11 +180,16 @@ TEST(Host, ReservedVramUseIsReported) {
 
 // ---- isolation of what the GPU reports
 
-TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
+testbed::TestbedConfig two_fv_opt_vms() {
   testbed::TestbedConfig tc;
   tc.mode = testbed::Mode::fv_opt;
   tc.vms = 2;
   tc.vram_per_vm = 128 * MiB;
+  return tc;
+}
+
+TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
+  const testbed::TestbedConfig tc = two_fv_opt_vms();
   auto tb = testbed::Testbed::create(tc);
   ASSERT_TRUE(tb) << tb.error().what();
   testbed::Testbed& t = **tb;
@@ -244,10 +249,7 @@ TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
 // finish. A hang is reported by the deadline below: a deadlocked thread
 // cannot be joined, so the program ends there.
 TEST(HostThreads, ChannelChurnBesideAStreamOfCompletionsDoesNotDeadlock) {
-  testbed::TestbedConfig tc;
-  tc.mode = testbed::Mode::fv_opt;
-  tc.vms = 2;
-  tc.vram_per_vm = 128 * MiB;
+  const testbed::TestbedConfig tc = two_fv_opt_vms();
   auto tb = testbed::Testbed::create(tc);
   ASSERT_TRUE(tb) << tb.error().what();
   constexpr int CHURNS = 150;
