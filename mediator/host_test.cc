@@ -242,17 +242,17 @@ TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
 // The GPU model delivers a channel event on whichever thread lets it, and
 // that can be a VM's thread inside a host register write made under a
 // mediator lock. Before MediatorLock, the handler then took the host's
-// mutex a second time on that thread and everything stopped (seen in CI).
-// One VM completes short launches as fast as it can (a stream of idle
-// events from the PFIFO thread) while another creates and destroys
-// channels (host register writes under the host's mutex); both must
-// finish. A hang is reported by the deadline below: a deadlocked thread
-// cannot be joined, so the program ends there.
-TEST(HostThreads, ChannelChurnBesideAStreamOfCompletionsDoesNotDeadlock) {
+// mutex a second time on that thread and everything stopped (seen in CI,
+// in Host::set_runnable). One VM completes short launches as fast as it
+// can (a stream of idle events from the PFIFO thread) while another turns
+// its idle channel off and on (host register writes under the host's
+// mutex); both must finish. A hang is reported by the deadline below: a
+// deadlocked thread cannot be joined, so the program ends there.
+TEST(HostThreads, ChannelTogglingBesideAStreamOfCompletionsDoesNotDeadlock) {
   const testbed::TestbedConfig tc = two_fv_opt_vms();
   auto tb = testbed::Testbed::create(tc);
   ASSERT_TRUE(tb) << tb.error().what();
-  constexpr int CHURNS = 150;
+  constexpr int TOGGLES = 100000;
   constexpr uint32_t COUNT = 64;
   constexpr auto DEADLINE = std::chrono::seconds(120);
   std::atomic<bool> churn_done{false}, finished{false};
@@ -267,13 +267,16 @@ TEST(HostThreads, ChannelChurnBesideAStreamOfCompletionsDoesNotDeadlock) {
   });
   const auto statuses = (*tb)->run([&](testbed::Vm& vm) -> Status {
     if (vm.index == 1) {
-      Status churned;
-      for (int i = 0; i < CHURNS && churned; ++i) {
-        auto ctx = vm.device.create_context();   // destroyed again at once
-        if (!ctx) churned = std::unexpected(ctx.error());
+      Status toggled;
+      auto ctx = vm.device.create_context();
+      if (!ctx) toggled = std::unexpected(ctx.error());
+      const uint32_t state = ctx ? pf::CHAN_STATE[(*ctx)->channel_id()].offset : 0;
+      for (int i = 0; i < TOGGLES && toggled; ++i) {
+        vm.port.write32(Bar::bar0, state, pf::ChanStateRunnable::make(0));
+        vm.port.write32(Bar::bar0, state, pf::ChanStateRunnable::make(1));
       }
       churn_done = true;
-      return churned;
+      return toggled;
     }
     auto ctx = vm.device.create_context();
     if (!ctx) return std::unexpected(ctx.error());
