@@ -57,10 +57,21 @@ void Pfifo::loop() {
     if (d_.tick) d_.tick();
     drop_stale_runs();
     std::optional<Pick> next = pick();
+    if (next) servicing_ = next->chid;
     l.unlock();
     idle_cv_.notify_all();
     d_.notify();
-    if (next) service(std::move(*next));
+    if (next) {
+      // What the slice raises is delivered once it is over and PREEMPT
+      // no longer reads pending for it: a handler may wait on a thread
+      // that is itself polling PREEMPT.
+      service(std::move(*next));
+      l.lock();
+      servicing_.reset();
+      l.unlock();
+      idle_cv_.notify_all();
+      d_.notify();
+    }
     l.lock();
     if (next || stop_) continue;
     if (!kick_) cv_.wait_for(l, std::chrono::nanoseconds(POLL_NS));
@@ -144,8 +155,6 @@ void Pfifo::publish(uint32_t chid, ChannelRun& run) {
     if (run.busy && !busy) d_.events.push(ChannelEvent{ChannelEvent::Kind::idle, chid, run.busy_start_ns, now});
   }
   if (!busy) run.busy = false;
-  idle_cv_.notify_all();
-  d_.notify();
 }
 
 void Pfifo::fail(uint32_t chid, uint64_t epoch, ChannelFault f) {
@@ -173,8 +182,6 @@ void Pfifo::fail(uint32_t chid, uint64_t epoch, ChannelFault f) {
     }
     d_.events.push(ChannelEvent{ChannelEvent::Kind::error, chid, now, now});
   }
-  idle_cv_.notify_all();
-  d_.notify();
 }
 
 void Pfifo::raise_nonstall(uint32_t chid, uint64_t epoch) {
@@ -186,7 +193,7 @@ void Pfifo::raise_nonstall(uint32_t chid, uint64_t epoch) {
     nonstall_engine_ |= NONSTALL_ENGINE_HOST;
     d_.events.push(ChannelEvent{ChannelEvent::Kind::nonstall, chid, now, now});
   }
-  d_.notify();
+  if (std::this_thread::get_id() != thread_.get_id()) d_.notify();   // else the slice's end delivers it
 }
 
 void Pfifo::semaphore_written() {

@@ -90,11 +90,12 @@ class Pfifo {
   bool has_work(uint32_t chid) const;            // lock held, PFIFO thread
   void drop_stale_runs();                        // lock held, PFIFO thread
   void service(Pick pick);
-  void publish(uint32_t chid, ChannelRun& run);  // mirrors and the idle event
+  void publish(uint32_t chid, ChannelRun& run);  // mirrors and the idle event (delivered after the slice)
   bool all_idle() const;                         // lock held
   uint32_t gp_put(const ChannelRun& run) const { return d_.vram.read32(run.userd + regs::userd::GP_PUT); }
 
-  // pfifo.cc: results from any thread, no lock held.
+  // pfifo.cc: results, no lock held. fail() is the PFIFO thread's, inside
+  // a slice; the others come from any thread.
   void fail(uint32_t chid, uint64_t epoch, ChannelFault fault);
   void raise_nonstall(uint32_t chid, uint64_t epoch);
   void semaphore_written();
@@ -130,6 +131,7 @@ class Pfifo {
   uint32_t chan_table_error_ = 0;
   uint32_t nonstall_engine_ = 0;
   uint32_t preempt_ = 0;
+  std::optional<uint32_t> servicing_;   // the channel whose slice the PFIFO thread is running
   std::array<uint32_t, regs::NUM_CHANNELS / 32> chan_error_pending_{};
   std::array<uint32_t, regs::NUM_CHANNELS / 32> nonstall_pending_{};
 

@@ -112,8 +112,12 @@ void Pfifo::add_registers(RegisterFile& rf) {
   rf.add(RegRecord{"PFIFO.CHAN_TABLE_ERROR", single(CHAN_TABLE_ERROR), Access::ro, g,
                    [this](uint32_t) { return chan_table_error_; }, nullptr});
   rf.add(stored_rw1c("PFIFO.NONSTALL_ENGINE", NONSTALL_ENGINE, g, nonstall_engine_));
-  // Preemption completes at once: the pending bit never reads 1.
-  rf.add(RegRecord{"PFIFO.PREEMPT", single(PREEMPT), Access::rw, g, [this](uint32_t) { return preempt_; },
+  // Pending while the PFIFO thread is inside a slice of the channel named:
+  // once it reads 0, a stopped channel touches its instance block no more.
+  rf.add(RegRecord{"PFIFO.PREEMPT", single(PREEMPT), Access::rw, g,
+                   [this](uint32_t) {
+                     return preempt_ | PreemptPending::make(servicing_ && *servicing_ == preempt_);
+                   },
                    [this](uint32_t, uint32_t v) { preempt_ = PreemptChid::get(v); }});
   rf.add(RegRecord{"PFIFO.TIME_LO", single(TIME_LO), Access::ro, g,
                    [this](uint32_t) { return Ptimer::time_0(d_.clock.now_ns()); }, nullptr});
