@@ -122,8 +122,15 @@ void Channel::write_ramfc() {
 Channel::~Channel() {
   if (chid_ < r::NUM_CHANNELS) {
     if (on_runlist_) {
+      // Stop, take off the runlist, and wait out a slice the GPU may still
+      // be running (it writes GP_GET into the instance block) before the
+      // channel's memory is freed, as nouveau's Fermi channel kick does.
       d_.port.write32(Bar::bar0, r::pfifo::CHAN_STATE[chid_].offset, 0);
       (void)d_.fifo.remove(chid_);
+      d_.port.write32(Bar::bar0, r::pfifo::PREEMPT.offset, r::pfifo::PreemptChid::make(chid_));
+      (void)poll_until(d_.port, [&] {
+        return !r::pfifo::PreemptPending::get(d_.port.read32(Bar::bar0, r::pfifo::PREEMPT.offset));
+      });
       d_.port.write32(Bar::bar0, r::pfifo::CHAN_INST[chid_].offset, 0);
     }
     d_.fifo.free_chid(chid_);

@@ -20,6 +20,9 @@ namespace mmu = regs::mmu;
 constexpr uint64_t USERD_ARRAY_BYTES = uint64_t{regs::NUM_CHANNELS} * regs::userd::SIZE;
 constexpr uint64_t RUNLIST_BYTES = uint64_t{regs::NUM_CHANNELS} * regs::runlist::ENTRY_BYTES;
 constexpr uint64_t RUNLIST_WAIT_NS = 2'000'000'000;
+// A slice of the GPU's channel work lasts microseconds; this bounds a wait
+// for one that never ends (a model bug), so that unbinding still finishes.
+constexpr uint64_t PREEMPT_WAIT_NS = 1'000'000'000;
 // How often the watchdog looks at the in-flight submission's channel.
 constexpr auto WATCHDOG_PERIOD = std::chrono::milliseconds(1);
 // One shadow directory, one small and one big table and a few instance blocks.
@@ -257,7 +260,21 @@ void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst) {
 
 void Host::unbind_physical(uint32_t pchid) {
   MediatorLock lock(mutex_);
+  // Stop the channel, then let the slice the GPU may be running for it end
+  // before its shadow instance block and tables are freed: a slice still
+  // running would write GP_GET into an instance block that the next
+  // binding may already have been given.
   gpu_->write32(pf::CHAN_STATE[pchid].offset, 0);
+  gpu_->write32(pf::PREEMPT.offset, pf::PreemptChid::make(pchid));
+  RealClock wait;
+  while (pf::PreemptPending::get(gpu_->read32(pf::PREEMPT.offset))) {
+    if (wait.now_ns() >= PREEMPT_WAIT_NS) {
+      log_guest_error(strfmt("host: channel %u still in a slice %llu ms after a preempt; unbinding it anyway", pchid,
+                             static_cast<unsigned long long>(PREEMPT_WAIT_NS / 1'000'000)));
+      break;
+    }
+    std::this_thread::yield();
+  }
   gpu_->write32(pf::CHAN_INST[pchid].offset, 0);
   gpu_->write32(pf::CHAN_ERROR[pchid].offset, 0);
 }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -239,23 +240,17 @@ TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
 
 // ---- threads
 
-// The GPU model delivers a channel event on whichever thread lets it, and
-// that can be a VM's thread inside a host register write made under a
-// mediator lock. Before MediatorLock, the handler then took the host's
-// mutex a second time on that thread and everything stopped (seen in CI,
-// in Host::set_runnable). One VM completes short launches as fast as it
-// can (a stream of idle events from the PFIFO thread) while another turns
-// its idle channel off and on (host register writes under the host's
-// mutex); both must finish. A hang is reported by the deadline below: a
-// deadlocked thread cannot be joined, so the program ends there.
-TEST(HostThreads, ChannelTogglingBesideAStreamOfCompletionsDoesNotDeadlock) {
+// VM 0 completes short launches as fast as it can (a stream of idle events
+// from the PFIFO thread) while VM 1 runs `other`; both must finish. A hang
+// is reported by the deadline: a deadlocked thread cannot be joined, so the
+// program ends there.
+void run_beside_launches(const std::function<Status(testbed::Vm&)>& other) {
   const testbed::TestbedConfig tc = two_fv_opt_vms();
   auto tb = testbed::Testbed::create(tc);
   ASSERT_TRUE(tb) << tb.error().what();
-  constexpr int TOGGLES = 100000;
   constexpr uint32_t COUNT = 64;
   constexpr auto DEADLINE = std::chrono::seconds(120);
-  std::atomic<bool> churn_done{false}, finished{false};
+  std::atomic<bool> other_done{false}, finished{false};
   std::atomic<int> launches{0};
   std::thread deadline([&] {
     const auto end = std::chrono::steady_clock::now() + DEADLINE;
@@ -267,22 +262,15 @@ TEST(HostThreads, ChannelTogglingBesideAStreamOfCompletionsDoesNotDeadlock) {
   });
   const auto statuses = (*tb)->run([&](testbed::Vm& vm) -> Status {
     if (vm.index == 1) {
-      Status toggled;
-      auto ctx = vm.device.create_context();
-      if (!ctx) toggled = std::unexpected(ctx.error());
-      const uint32_t state = ctx ? pf::CHAN_STATE[(*ctx)->channel_id()].offset : 0;
-      for (int i = 0; i < TOGGLES && toggled; ++i) {
-        vm.port.write32(Bar::bar0, state, pf::ChanStateRunnable::make(0));
-        vm.port.write32(Bar::bar0, state, pf::ChanStateRunnable::make(1));
-      }
-      churn_done = true;
-      return toggled;
+      const Status s = other(vm);
+      other_done = true;
+      return s;
     }
     auto ctx = vm.device.create_context();
     if (!ctx) return std::unexpected(ctx.error());
     auto buf = (*ctx)->alloc(COUNT * sizeof(float));
     if (!buf) return std::unexpected(buf.error());
-    while (!churn_done) {
+    while (!other_done) {
       auto f = (*ctx)->fill({*buf, COUNT, 1.f});
       if (!f) return std::unexpected(f.error());
       if (Status s = (*ctx)->wait(*f); !s) return s;
@@ -292,8 +280,46 @@ TEST(HostThreads, ChannelTogglingBesideAStreamOfCompletionsDoesNotDeadlock) {
   });
   finished = true;
   deadline.join();
-  for (const Status& s : statuses) EXPECT_TRUE(s) << s.error().what();
+  for (const Status& st : statuses) EXPECT_TRUE(st) << st.error().what();
   EXPECT_GT(launches.load(), 0);
+}
+
+// The GPU model delivers a channel event on whichever thread lets it, and
+// that can be a VM's thread inside a host register write made under a
+// mediator lock. Before MediatorLock, the handler then took the host's
+// mutex a second time on that thread and everything stopped (seen in CI,
+// in Host::set_runnable). VM 1 turns its idle channel off and on: host
+// register writes under the host's mutex.
+TEST(HostThreads, ChannelTogglingBesideAStreamOfCompletionsDoesNotDeadlock) {
+  constexpr int TOGGLES = 100000;
+  run_beside_launches([](testbed::Vm& vm) -> Status {
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    const uint32_t state = pf::CHAN_STATE[(*ctx)->channel_id()].offset;
+    for (int i = 0; i < TOGGLES; ++i) {
+      vm.port.write32(Bar::bar0, state, pf::ChanStateRunnable::make(0));
+      vm.port.write32(Bar::bar0, state, pf::ChanStateRunnable::make(1));
+    }
+    return {};
+  });
+}
+
+// A context is destroyed as soon as its fence signals, when the GPU may
+// still be inside that channel's slice, and the next one takes the same
+// channel id, shadow instance block and shadow directory at once. Before
+// the host waited out the slice (PREEMPT) on unbind, the old slice wrote
+// GP_GET into the new binding's instance block and the new channel ran
+// stale GPFIFO entries: an MMU fault at the fence's VA before its first
+// submission (26 of 160 runs under load).
+TEST(HostThreads, ChannelChurnBesideAStreamOfCompletionsKeepsEveryChannelSound) {
+  constexpr int CHURNS = 150;
+  run_beside_launches([](testbed::Vm& vm) -> Status {
+    for (int i = 0; i < CHURNS; ++i) {
+      auto ctx = vm.device.create_context();   // destroyed again at once
+      if (!ctx) return std::unexpected(ctx.error());
+    }
+    return {};
+  });
 }
 
 }  // namespace
