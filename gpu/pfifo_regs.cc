@@ -129,7 +129,8 @@ void Pfifo::add_registers(RegisterFile& rf) {
   rf.add(RegRecord{"PFIFO.CHAN_STATE", CHAN_STATE, Access::rw, g,
                    [this](uint32_t i) {
                      const ChannelSlot& s = slots_[i];
-                     return s.state | ChanStateAcquirePending::make(s.acquire_pending) | ChanStateBusy::make(s.busy);
+                     return s.state | ChanStateAcquirePending::make(s.acquire_pending) | ChanStateBusy::make(s.busy) |
+                            ChanStateEngineOutstanding::make(s.engine_outstanding);
                    },
                    [this](uint32_t i, uint32_t v) {
                      slots_[i].state = v & CHAN_STATE_BITS;

@@ -238,6 +238,50 @@ TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
   EXPECT_EQ(vb.counters().guest_errors, b_errors);
 }
 
+// ---- channel teardown
+
+// An engine still running work of a channel the guest has unbound walks
+// that channel's shadow tables: they, and its shadow instance block, stay
+// allocated until the GPU reports the work done, and are reclaimed at the
+// next bind after that.
+TEST(HostTeardown, ShadowsOfAnUnboundChannelLiveUntilItsEngineWorkEnds) {
+  testbed::TestbedConfig tc = two_fv_opt_vms();
+  tc.vms = 1;
+  auto tb = testbed::Testbed::create(tc);
+  ASSERT_TRUE(tb) << tb.error().what();
+  testbed::Testbed& t = **tb;
+  Vgpu& v = *t.vgpu(0);
+  auto dev = driver::Device::open(t.port(0));
+  ASSERT_TRUE(dev) << dev.error().what();
+  const uint64_t baseline = v.counters().reserved_bytes;
+  constexpr uint64_t SPIN_NS = 300'000'000;
+  constexpr uint64_t WAIT_NS = 5'000'000'000;
+  const auto engine_busy = [&](uint32_t pchid) {
+    return pf::ChanStateEngineOutstanding::get(t.host()->gpu().read32(pf::CHAN_STATE[pchid].offset)) != 0;
+  };
+  const auto wait_for = [&](auto done) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(WAIT_NS);
+    while (!done() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return done();
+  };
+
+  auto ctx = (*dev)->create_context();
+  ASSERT_TRUE(ctx) << ctx.error().what();
+  const uint32_t pchid = v.pchid_of((*ctx)->channel_id());
+  auto f = (*ctx)->spin({SPIN_NS});
+  ASSERT_TRUE(f) << f.error().what();
+  ASSERT_TRUE(wait_for([&] { return engine_busy(pchid); })) << "the spin never reached the engine";
+  ctx->reset();   // unbinds the channel while its spin runs
+  ASSERT_TRUE(engine_busy(pchid)) << "the spin ended before the channel was unbound: nothing to check";
+  EXPECT_GT(v.counters().reserved_bytes, baseline) << "shadows freed under a running engine";
+
+  ASSERT_TRUE(wait_for([&] { return !engine_busy(pchid); })) << "the spin never ended";
+  auto next = (*dev)->create_context();   // a bind: reclaims what the spin held
+  ASSERT_TRUE(next) << next.error().what();
+  next->reset();
+  EXPECT_EQ(v.counters().reserved_bytes, baseline);
+}
+
 // ---- threads
 
 // VM 0 completes short launches as fast as it can (a stream of idle events

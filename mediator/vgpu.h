@@ -229,6 +229,16 @@ class Vgpu {
   std::array<ChannelErrorRecord, regs::NUM_CHANNELS> chan_errors_{};
 
   std::vector<Channel> channels_;
+  // Shadows of unbound channels whose engine work still runs: that work
+  // walks the shadow tables and its instance block, so they are freed only
+  // once the GPU reports it done (reap_retired, at the next bind/unbind).
+  struct Retired {
+    uint32_t pchid;
+    uint64_t shadow_inst;
+    std::shared_ptr<shadow::ShadowSpace> space;
+  };
+  std::vector<Retired> retired_;
+  void reap_retired();
   std::map<uint64_t, std::weak_ptr<shadow::ShadowSpace>> spaces_;   // by guest PD
   BarState bar1_, bar3_;
   std::vector<uint64_t> sensitive_pages_;    // guest VRAM pages (sorted) trapped under remap

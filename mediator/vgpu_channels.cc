@@ -54,6 +54,7 @@ std::shared_ptr<shadow::ShadowSpace> Vgpu::space_for(uint64_t guest_pd, Status& 
 
 void Vgpu::bind(uint32_t gchid, uint64_t guest_inst) {
   unbind(gchid);
+  reap_retired();
   Channel& ch = channels_[gchid];
   auto desc = channels::read_guest_instance(guest_, guest_inst);
   if (!desc) {
@@ -93,7 +94,10 @@ void Vgpu::unbind(uint32_t gchid) {
   host_.set_runnable(pchid, false);
   host_.unbind_physical(pchid);
   finish_in_flight(ch, ch.in_flight_start, host_.now_ns());
-  reserved_->free(ch.shadow_inst);
+  if (pf::ChanStateEngineOutstanding::get(host_.physical_state(pchid)))
+    retired_.push_back(Retired{pchid, ch.shadow_inst, std::move(ch.space)});
+  else
+    reserved_->free(ch.shadow_inst);
   ch.shadow_inst = 0;
   ch.space.reset();
   ch.bound = false;
@@ -101,6 +105,14 @@ void Vgpu::unbind(uint32_t gchid) {
     ch.in_runlist = false;
     host_.set_runlist(id_, runlist_pchids_locked());
   }
+}
+
+void Vgpu::reap_retired() {
+  std::erase_if(retired_, [&](Retired& r) {
+    if (pf::ChanStateEngineOutstanding::get(host_.physical_state(r.pchid))) return false;
+    reserved_->free(r.shadow_inst);
+    return true;   // the space goes with the entry, unless a new binding shares it
+  });
 }
 
 void Vgpu::write_chan_state(uint32_t gchid, uint32_t value) {

@@ -200,6 +200,7 @@ using ChanStateRunnable = Bit<0>;
 using ChanStateAcquirePending = Bit<4>;          // RO blocked in a semaphore acquire
 using ChanStateEngine = Field<20, 16>;           // 0x1f = none
 using ChanStateBusy = Bit<28>;                   // RO work fetched or executing
+using ChanStateEngineOutstanding = Bit<29>;      // RO engine work the channel started still runs (even unbound)
 inline constexpr uint32_t ENGINE_NONE = 0x1f;
 
 // ext: per-channel interrupt attribution (Fermi reports these per PBDMA or
