@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/text.h"
+#include "vgpu/classes.h"
 #include "vgpu/formats.h"
 
 namespace vgpu::mediator {
@@ -23,6 +24,9 @@ constexpr uint64_t RUNLIST_WAIT_NS = 2'000'000'000;
 // A slice of the GPU's channel work lasts microseconds; this bounds a wait
 // for one that never ends (a model bug), so that unbinding still finishes.
 constexpr uint64_t PREEMPT_WAIT_NS = 1'000'000'000;
+// Engine work is not preemptive: the longest a launch may run (the spin
+// kernel's bound), and a margin.
+constexpr uint64_t ENGINE_WAIT_NS = cls::MAX_SPIN_NS + 1'000'000'000;
 // How often the watchdog looks at the in-flight submission's channel.
 constexpr auto WATCHDOG_PERIOD = std::chrono::milliseconds(1);
 // One shadow directory, one small and one big table and a few instance blocks.
@@ -172,13 +176,34 @@ void Host::destroy_vgpu(Vgpu* vgpu) {
   // then its partition and its scheduler state.
   keep->write32(pmc::ENABLE.offset, 0);
   (void)dispatcher_->remove_vm(keep->id());
+  // Engine work the VM started still walks its shadow tables and writes
+  // its partition: both go back to the pool only once it has ended.
+  const bool quiet = wait_engines_idle(*keep);
   MediatorLock lock(mutex_);
   for (auto& p : by_pchid_)
     if (p == keep) p.reset();
   std::erase_if(runlists_, [&](auto& r) { return r.first == keep->id(); });
   commit_runlist_locked();
+  if (!quiet) {
+    log_guest_error(strfmt("host: vgpu %s destroyed with engine work still running after %llu ms; its VRAM "
+                           "partition and shadow pool are not reused",
+                           keep->config().name.c_str(), static_cast<unsigned long long>(ENGINE_WAIT_NS / 1'000'000)));
+    return;
+  }
   partitions_->free(keep->partition().base);
   reserved_->free(keep->shadow_pool().base());
+}
+
+bool Host::wait_engines_idle(const Vgpu& v) {
+  RealClock wait;
+  for (uint32_t p = 0; p < regs::NUM_CHANNELS; ++p) {
+    if (!v.owns_pchid(p)) continue;
+    while (pf::ChanStateEngineOutstanding::get(physical_state(p))) {
+      if (wait.now_ns() >= ENGINE_WAIT_NS) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+  return true;
 }
 
 std::shared_ptr<Vgpu> Host::owner(uint32_t pchid) {

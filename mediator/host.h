@@ -87,6 +87,7 @@ class Host final : public sched::Engine, private DeferredSink {
   void handle(const gpu::ChannelEvent& e);
   void watchdog_main();
   void check_parked_channel();
+  bool wait_engines_idle(const Vgpu& v);   // false: still running after the longest launch
   std::shared_ptr<Vgpu> owner(uint32_t pchid);
   void commit_runlist_locked();
 

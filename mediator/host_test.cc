@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "driver/runtime.h"
+#include "testbed/mediated_port.h"
 #include "testbed/testbed.h"
 
 namespace vgpu::mediator {
@@ -280,6 +281,42 @@ TEST(HostTeardown, ShadowsOfAnUnboundChannelLiveUntilItsEngineWorkEnds) {
   ASSERT_TRUE(next) << next.error().what();
   next->reset();
   EXPECT_EQ(v.counters().reserved_bytes, baseline);
+}
+
+// A vGPU destroyed while an engine still runs its work keeps its partition
+// and shadow pool out of reuse until that work has ended: destroy_vgpu
+// waits for it.
+TEST(HostTeardown, DestroyingAVgpuWaitsForItsEngineWork) {
+  auto h = make_host(1);
+  ASSERT_TRUE(h);
+  auto v = h->create_vgpu(vm("spinner", 4));
+  ASSERT_TRUE(v) << v.error().what();
+  const uint64_t base = (*v)->partition().base;
+  constexpr uint64_t SPIN_NS = 1'000'000'000;   // far longer than a context teardown, even under load
+  uint32_t pchid = 0;
+  {
+    auto port = testbed::MediatedPort::create(**v, h->gpu().vram());
+    ASSERT_TRUE(port) << port.error().what();
+    auto dev = driver::Device::open(**port);
+    ASSERT_TRUE(dev) << dev.error().what();
+    auto ctx = (*dev)->create_context();
+    ASSERT_TRUE(ctx) << ctx.error().what();
+    pchid = (*v)->pchid_of((*ctx)->channel_id());
+    auto f = (*ctx)->spin({SPIN_NS});
+    ASSERT_TRUE(f) << f.error().what();
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!pf::ChanStateEngineOutstanding::get(h->gpu().read32(pf::CHAN_STATE[pchid].offset)) &&
+           std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(pf::ChanStateEngineOutstanding::get(h->gpu().read32(pf::CHAN_STATE[pchid].offset)))
+      << "the spin was not running when the vGPU was destroyed: nothing to check";
+  h->destroy_vgpu(*v);
+  EXPECT_FALSE(pf::ChanStateEngineOutstanding::get(h->gpu().read32(pf::CHAN_STATE[pchid].offset)))
+      << "destroy_vgpu returned while the VM's engine work still ran";
+  auto again = h->create_vgpu(vm("next", 4));
+  ASSERT_TRUE(again) << again.error().what();
+  EXPECT_EQ((*again)->partition().base, base);
 }
 
 // ---- threads
