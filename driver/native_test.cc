@@ -4,9 +4,9 @@
 
 #include <cmath>
 #include <numeric>
-#include <random>
 #include <vector>
 
+#include "common/random.h"
 #include "driver/native_port.h"
 #include "driver/runtime.h"
 #include "gpu/gpu.h"
@@ -18,13 +18,6 @@ namespace {
 
 namespace ref = gpu::kernels::reference;
 
-std::vector<float> random_floats(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol) {
   ASSERT_EQ(got.size(), want.size());

@@ -2,7 +2,6 @@
 #include "gpu_env.h"
 
 #include <cmath>
-#include <random>
 
 #include "harness.h"
 
@@ -31,13 +30,6 @@ Result<Gpu> open_gpu(const driver::DeviceOptions& options) {
   return Gpu{std::move(*dev), std::move(*ctx)};
 }
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 Result<Buffer> upload_new(Context& ctx, std::span<const float> v) {
   auto b = ctx.alloc(v.size_bytes());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/random.h"
 #include "driver/pci_port.h"
 #include "driver/runtime.h"
 
@@ -27,7 +28,7 @@ struct Gpu {
 [[nodiscard]] Result<Gpu> open_gpu(const driver::DeviceOptions& options = {});
 
 // Deterministic floats in [-1, 1).
-std::vector<float> random_floats(size_t n, uint32_t seed);
+using vgpu::random_floats;   // common/random.h
 
 // Allocates a buffer and uploads v into it.
 [[nodiscard]] Result<driver::Buffer> upload_new(driver::Context& ctx, std::span<const float> v);

@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
 #include <vector>
 
+#include "common/random.h"
 #include "gpu/kernels/reference.h"
 
 namespace vgpu::testbed {
@@ -14,13 +14,6 @@ namespace {
 
 constexpr uint32_t M = 48, N = 40, K = 32;
 
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 // sgemm through the runtime API, checked against the CPU reference.
 Status sgemm_roundtrip(Vm& vm, uint32_t seed) {

@@ -12,16 +12,17 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "common/random.h"
 #include "gpu/kernels/kernels.h"
 
 namespace {
 
 using vgpu::cls::Conv2dArgs;
 using vgpu::cls::SgemmArgs;
+using vgpu::random_floats;
 namespace kernels = vgpu::gpu::kernels;
 
 constexpr int RUNS = 5;
@@ -29,13 +30,6 @@ constexpr uint32_t GEMM_SIZE = 1024;
 constexpr uint32_t MRIQ_K = 2048;     // Parboil's 64^3 data set has 2048 k-space samples
 constexpr uint32_t MRIQ_X = 32768;    // of its 262144 voxels: an eighth, to keep runs short
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& f : v) f = dist(gen);
-  return v;
-}
 
 template <typename F>
 double seconds(F&& body) {

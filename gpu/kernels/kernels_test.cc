@@ -20,9 +20,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <random>
 #include <vector>
 
+#include "common/random.h"
 #include "gpu/kernels/conv2d_detail.h"
 #include "gpu/kernels/reference.h"
 
@@ -33,13 +33,6 @@ constexpr double GEMM_TOLERANCE = 1e-5;
 constexpr double MRIQ_TOLERANCE = 1e-4;
 constexpr double SINCOS_ABS_TOLERANCE = 2e-6;
 
-std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& f : v) f = dist(gen);
-  return v;
-}
 
 // ||got - want|| / ||want|| in double.
 double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
