@@ -30,6 +30,36 @@ Result<uint32_t> parse_count(std::string_view flag, std::string_view value, uint
   return v;
 }
 
+Status parse_flags(std::span<char*> args, const FlagHandlers& handlers) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string_view flag = args[i];
+    const auto h = handlers.find(flag);
+    if (h == handlers.end() || i + 1 >= args.size())
+      return fail(Errc::invalid_argument, strfmt("unknown or incomplete argument '%.*s'",
+                                                 static_cast<int>(flag.size()), flag.data()));
+    if (Status s = h->second(args[++i]); !s) return s;
+  }
+  return {};
+}
+
+FlagHandler count_flag(std::string_view flag, uint32_t& dst, uint32_t max) {
+  return parsed_flag(dst, [flag = std::string(flag), max](std::string_view v) { return parse_count(flag, v, max); });
+}
+
+FlagHandler list_flag(std::vector<std::string>& dst) {
+  return [&dst](std::string_view v) -> Status {
+    dst = split_list(v);
+    return {};
+  };
+}
+
+FlagHandler text_flag(std::string& dst) {
+  return [&dst](std::string_view v) -> Status {
+    dst = v;
+    return {};
+  };
+}
+
 Result<std::vector<testbed::Mode>> parse_modes(std::string_view value) {
   std::vector<testbed::Mode> modes;
   for (const auto& name : split_list(value)) {

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +22,28 @@ std::vector<std::string> split_list(std::string_view s);
 [[nodiscard]] Result<std::vector<testbed::Mode>> parse_modes(std::string_view value);
 [[nodiscard]] Result<std::vector<uint32_t>> parse_vm_counts(std::string_view value);
 [[nodiscard]] Result<std::vector<const testbed::workloads::WorkloadSpec*>> parse_workloads(std::string_view value);
+
+// "--flag value" pairs, each value handed to its flag's handler, which says
+// what is wrong with it. A flag with no handler or no value, or a value its
+// handler refuses: an error naming it.
+using FlagHandler = std::function<Status(std::string_view value)>;
+using FlagHandlers = std::map<std::string, FlagHandler, std::less<>>;
+[[nodiscard]] Status parse_flags(std::span<char*> args, const FlagHandlers& handlers);
+// Handlers for the common kinds: a count from 1 to max, a comma list,
+// any text.
+FlagHandler count_flag(std::string_view flag, uint32_t& dst, uint32_t max);
+FlagHandler list_flag(std::vector<std::string>& dst);
+FlagHandler text_flag(std::string& dst);
+// A handler from a parser of the Result<T>(std::string_view) kind.
+template <typename T, typename Parse>
+FlagHandler parsed_flag(T& dst, Parse parse) {
+  return [&dst, parse](std::string_view v) -> Status {
+    auto r = parse(v);
+    if (!r) return std::unexpected(r.error());
+    dst = std::move(*r);
+    return {};
+  };
+}
 
 // A string as a JSON string literal.
 std::string json_string(std::string_view s);

@@ -70,27 +70,14 @@ int fair_main(std::span<char*> args) {
   std::vector<std::string> policies{"fifo", "credit", "band"};
   uint32_t short_ms = 1, long_ms = 10, seconds = 3;
   std::string json_path;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string_view flag = args[i];
-    if (i + 1 >= args.size()) {
-      std::cerr << "fair: " << flag << " needs a value\n";
-      return 2;
-    }
-    const std::string_view value = args[++i];
-    Result<uint32_t> n = 0u;
-    if (flag == "--policies") policies = split_list(value);
-    else if (flag == "--short-ms") n = parse_count(flag, value, 1000), short_ms = n.value_or(0);
-    else if (flag == "--long-ms") n = parse_count(flag, value, 1000), long_ms = n.value_or(0);
-    else if (flag == "--seconds") n = parse_count(flag, value, 600), seconds = n.value_or(0);
-    else if (flag == "--json") json_path = value;
-    else {
-      std::cerr << "fair: unknown flag " << flag << "\n";
-      return 2;
-    }
-    if (!n) {
-      std::cerr << "fair: " << n.error().message << "\n";
-      return 2;
-    }
+  if (Status s = parse_flags(args, {{"--policies", list_flag(policies)},
+                                    {"--short-ms", count_flag("--short-ms", short_ms, 1000)},
+                                    {"--long-ms", count_flag("--long-ms", long_ms, 1000)},
+                                    {"--seconds", count_flag("--seconds", seconds, 600)},
+                                    {"--json", text_flag(json_path)}});
+      !s) {
+    std::cerr << "fair: " << s.error().message << "\n";
+    return 2;
   }
   std::vector<FairEntry> entries;
   std::printf("two fv-opt VMs, spin kernels %u ms (vm0) and %u ms (vm1), equal weights, %u s each\n", short_ms,

@@ -85,25 +85,12 @@ Status run(testbed::Vm& vm, uint32_t runs, uint64_t copy_bytes, Figures& f) {
 int model_main(std::span<char*> args) {
   uint32_t runs = 5, copy_mib = 256;
   std::string json_path;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string_view flag = args[i];
-    if (i + 1 >= args.size()) {
-      std::cerr << "model: " << flag << " needs a value\n";
-      return 2;
-    }
-    const std::string_view value = args[++i];
-    Result<uint32_t> n = 0u;
-    if (flag == "--runs") n = parse_count(flag, value, 100), runs = n.value_or(0);
-    else if (flag == "--copy-mib") n = parse_count(flag, value, 1024), copy_mib = n.value_or(0);
-    else if (flag == "--json") json_path = value;
-    else {
-      std::cerr << "model: unknown flag " << flag << "\n";
-      return 2;
-    }
-    if (!n) {
-      std::cerr << "model: " << n.error().message << "\n";
-      return 2;
-    }
+  if (Status s = parse_flags(args, {{"--runs", count_flag("--runs", runs, 100)},
+                                    {"--copy-mib", count_flag("--copy-mib", copy_mib, 1024)},
+                                    {"--json", text_flag(json_path)}});
+      !s) {
+    std::cerr << "model: " << s.error().message << "\n";
+    return 2;
   }
   const uint64_t copy_bytes = uint64_t{copy_mib} * MiB;
   testbed::TestbedConfig tc;

@@ -69,41 +69,26 @@ int scale_main(std::span<char*> args) {
   std::vector<const WorkloadSpec*> chosen{find("gemm2"), find("MMUL")};
   uint32_t runs = 20;
   std::string json_path, sched = "fifo";
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string a = args[i];
-    if (i + 1 >= args.size() || a.rfind("--", 0) != 0) {
-      std::cerr << "vgpu-bench scale: unknown or incomplete argument '" << a << "'\n";
-      usage();
-      return 2;
-    }
-    const std::string v = args[++i];
-    Status st;
-    if (a == "--vms") {
-      auto n = parse_vm_counts(v);
-      if (n) vm_counts = *n; else st = std::unexpected(n.error());
-    } else if (a == "--modes") {
-      auto m = parse_modes(v);
-      if (m) modes = *m; else st = std::unexpected(m.error());
-    } else if (a == "--workloads") {
-      auto w = parse_workloads(v);
-      if (w) chosen = *w; else st = std::unexpected(w.error().context("--workloads"));
-    } else if (a == "--runs") {
-      auto n = parse_count(a, v, 100000);
-      if (n) runs = *n; else st = std::unexpected(n.error());
-    } else if (a == "--scheduler") {
-      if (v == "fifo" || v == "credit" || v == "band") sched = v;
-      else st = fail(Errc::invalid_argument, "--scheduler: '" + v + "' is not fifo, credit or band");
-    } else if (a == "--json") {
-      json_path = v;
-    } else {
-      std::cerr << "vgpu-bench scale: unknown argument '" << a << "'\n";
-      usage();
-      return 2;
-    }
-    if (!st) {
-      std::cerr << "vgpu-bench scale: " << st.error().message << "\n";
-      return 2;
-    }
+  const FlagHandler scheduler = [&sched](std::string_view v) -> Status {
+    if (v != "fifo" && v != "credit" && v != "band")
+      return fail(Errc::invalid_argument, "--scheduler: '" + std::string(v) + "' is not fifo, credit or band");
+    sched = v;
+    return {};
+  };
+  if (Status s = parse_flags(args, {{"--vms", parsed_flag(vm_counts, parse_vm_counts)},
+                                    {"--modes", parsed_flag(modes, parse_modes)},
+                                    {"--workloads", parsed_flag(chosen, [](std::string_view v) {
+                                       auto w = parse_workloads(v);
+                                       if (!w) w = std::unexpected(w.error().context("--workloads"));
+                                       return w;
+                                     })},
+                                    {"--runs", count_flag("--runs", runs, 100000)},
+                                    {"--scheduler", scheduler},
+                                    {"--json", text_flag(json_path)}});
+      !s) {
+    std::cerr << "vgpu-bench scale: " << s.error().message << "\n";
+    usage();
+    return 2;
   }
 
   std::vector<ScaleEntry> entries;

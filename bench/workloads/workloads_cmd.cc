@@ -80,44 +80,21 @@ int workloads_main(std::span<char*> args) {
   uint32_t instances = 1;
   uint32_t naive_bar1_mib = 4, trap_reads = 200'000;
   std::string json_path;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string a = args[i];
-    if (i + 1 >= args.size() || a.rfind("--", 0) != 0) {
-      std::cerr << "vgpu-bench workloads: unknown or incomplete argument '" << a << "'\n";
-      usage();
-      return 2;
-    }
-    const std::string v = args[++i];
-    Status st;
-    if (a == "--modes") {
-      auto m = parse_modes(v);
-      if (m) modes = *m; else st = std::unexpected(m.error());
-    } else if (a == "--runs") {
-      auto n = parse_count(a, v, 100000);
-      if (n) runs = *n; else st = std::unexpected(n.error());
-    } else if (a == "--only") {
-      auto w = parse_workloads(v);
-      if (w) only = *w; else st = std::unexpected(w.error().context("--only"));
-    } else if (a == "--instances") {
-      auto n = parse_count(a, v, 100);
-      if (n) instances = *n; else st = std::unexpected(n.error());
-    } else if (a == "--naive-bar1-mib") {
-      auto n = parse_count(a, v, 64);
-      if (n) naive_bar1_mib = *n; else st = std::unexpected(n.error());
-    } else if (a == "--trap-reads") {
-      auto n = parse_count(a, v, 100'000'000);
-      if (n) trap_reads = *n; else st = std::unexpected(n.error());
-    } else if (a == "--json") {
-      json_path = v;
-    } else {
-      std::cerr << "vgpu-bench workloads: unknown argument '" << a << "'\n";
-      usage();
-      return 2;
-    }
-    if (!st) {
-      std::cerr << "vgpu-bench workloads: " << st.error().message << "\n";
-      return 2;
-    }
+  if (Status s = parse_flags(args, {{"--modes", parsed_flag(modes, parse_modes)},
+                                    {"--runs", parsed_flag(runs, [](std::string_view v) { return parse_count("--runs", v, 100000); })},
+                                    {"--only", parsed_flag(only, [](std::string_view v) {
+                                       auto w = parse_workloads(v);
+                                       if (!w) w = std::unexpected(w.error().context("--only"));
+                                       return w;
+                                     })},
+                                    {"--instances", count_flag("--instances", instances, 100)},
+                                    {"--naive-bar1-mib", count_flag("--naive-bar1-mib", naive_bar1_mib, 64)},
+                                    {"--trap-reads", count_flag("--trap-reads", trap_reads, 100'000'000)},
+                                    {"--json", text_flag(json_path)}});
+      !s) {
+    std::cerr << "vgpu-bench workloads: " << s.error().message << "\n";
+    usage();
+    return 2;
   }
 
   std::vector<Entry> entries;
