@@ -50,7 +50,8 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   if (!gpu) return std::unexpected(gpu.error().context("host"));
   host->gpu_ = std::move(*gpu);
   gpu::Vram& vram = host->gpu_->vram();
-  host->reserved_ = std::make_unique<shadow::ReservedVram>(vram, 0, config.reserved_bytes);
+  host->reserved_ = std::make_unique<shadow::ReservedVram>(vram, 0, config.reserved_bytes,
+                                                           [h = host.get()] { h->invalidate_all_physical(); });
   host->partitions_ =
       std::make_unique<shadow::ReservedVram>(vram, config.reserved_bytes, config.vram_bytes - config.reserved_bytes);
   host->dispatcher_ = std::make_unique<sched::Dispatcher>(std::move(*policy), host->gpu_->clock(), *host);
@@ -77,11 +78,15 @@ Host::~Host() {
     events_closed_ = true;
     events_.clear();
   }
+  // A vGPU's teardown unbinds its channels through the host, so it runs
+  // with the host's mutex free.
+  std::vector<std::shared_ptr<Vgpu>> remaining;
   {
     MediatorLock lock(mutex_);
-    vgpus_.clear();
+    remaining.swap(vgpus_);
     by_pchid_ = {};
   }
+  remaining.clear();
   if (gpu_) gpu_->set_channel_event_handler(nullptr);
 }
 
@@ -340,10 +345,16 @@ void Host::commit_runlist_locked() {
 }
 
 void Host::invalidate_physical(uint64_t shadow_pd) {
-  MediatorLock lock(mutex_);
+  MediatorLock lock(mmu_mutex_);
   gpu_->write32(mmu::INVALIDATE_PDB.offset,
                 mmu::InvalidatePdbAddr::make(static_cast<uint32_t>(shadow_pd >> fmt::TABLE_ALIGN_SHIFT)));
   gpu_->write32(mmu::INVALIDATE.offset, mmu::InvalidateTrigger::mask | mmu::InvalidatePageAll::mask);
+}
+
+void Host::invalidate_all_physical() {
+  MediatorLock lock(mmu_mutex_);
+  gpu_->write32(mmu::INVALIDATE.offset,
+                mmu::InvalidateTrigger::mask | mmu::InvalidatePageAll::mask | mmu::InvalidateAllPdb::mask);
 }
 
 void Host::ring_physical(uint32_t pchid, uint32_t put) {

@@ -73,6 +73,9 @@ class Host final : public sched::Engine, private DeferredSink {
   uint32_t physical_state(uint32_t pchid);
   void set_runlist(uint32_t vgpu_id, std::vector<uint32_t> pchids);   // and commit the physical runlist
   void invalidate_physical(uint64_t shadow_pd);
+  // Drops every translation the physical TLB caches: the shootdown that
+  // lets quarantined shadow memory be reused (shadow/reserved_vram.h).
+  void invalidate_all_physical();
   uint64_t host_userd(uint32_t pchid) const { return userd_base_ + uint64_t{pchid} * regs::userd::SIZE; }
   void ring_physical(uint32_t pchid, uint32_t put);
   uint64_t now_ns() { return gpu_->clock().now_ns(); }
@@ -102,6 +105,9 @@ class Host final : public sched::Engine, private DeferredSink {
   unsigned runlist_next_ = 0;
 
   std::mutex mutex_;                          // vGPU registry, runlists, physical register sequences
+  // The MMU's two-register invalidate sequence. Taken last, on its own,
+  // so that a pool may run a shootdown under any other mediator lock.
+  std::mutex mmu_mutex_;
   std::vector<std::shared_ptr<Vgpu>> vgpus_;
   std::array<std::shared_ptr<Vgpu>, regs::NUM_CHANNELS> by_pchid_{};
   std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runlists_;   // per vGPU id

@@ -18,7 +18,8 @@ Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partiti
       config_(std::move(config)),
       guest_(host.gpu().vram(), partition),
       pchid_base_(pchid_base),
-      reserved_(std::make_unique<shadow::ReservedVram>(host.gpu().vram(), shadow_base, config_.shadow_bytes)),
+      reserved_(std::make_unique<shadow::ReservedVram>(host.gpu().vram(), shadow_base, config_.shadow_bytes,
+                                                       [&host] { host.invalidate_all_physical(); })),
       channels_(config_.channels) {}
 
 Vgpu::~Vgpu() {

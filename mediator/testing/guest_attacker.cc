@@ -101,6 +101,27 @@ uint32_t GuestAttacker::userd_read(uint32_t chid, uint32_t field) {
   return port_.read32(driver::Bar::bar1, base + uint64_t{chid} * regs::userd::SIZE + field);
 }
 
+void GuestAttacker::bind_raw_channel(const RawChannel& c) {
+  namespace pf = regs::pfifo;
+  namespace f = regs::ramfc;
+  namespace in = regs::inst;
+  set_vram32(c.inst + in::PDB_LO, lo32(c.pd) & in::PdbAddrLo::mask);
+  set_vram32(c.inst + in::PDB_HI, in::PdbAddrHi::make(hi32(c.pd)));
+  set_vram32(c.inst + in::LIMIT_LO, lo32(fmt::VA_LIMIT - 1));
+  set_vram32(c.inst + in::LIMIT_HI, hi32(fmt::VA_LIMIT - 1));
+  set_vram32(c.inst + f::USERD_LO, lo32(c.userd) | f::UserdTarget::make(0));
+  set_vram32(c.inst + f::USERD_HI, hi32(c.userd));
+  set_vram32(c.inst + f::SIGNATURE, f::SignatureValue::make(f::SIGNATURE_VALUE));
+  set_vram32(c.inst + f::GP_BASE, lo32(c.ring_va));
+  set_vram32(c.inst + f::GP_BASE_HI, f::GpBaseHiAddr::make(hi32(c.ring_va)) | f::GpBaseHiLimit2::make(c.limit2));
+  set_reg(pf::CHAN_INST[c.chid].offset, pf::ChanInstValid::mask | pf::ChanInstPoll::mask |
+                                            pf::ChanInstAddr::make(static_cast<uint32_t>(c.inst >> pf::CHAN_INST_SHIFT)));
+  set_reg(pf::CHAN_STATE[c.chid].offset, pf::ChanStateRunnable::mask | pf::ChanStateEngine::make(pf::ENGINE_NONE));
+  set_vram32(c.runlist + regs::runlist::ENTRY_CHID, c.chid);
+  set_reg(pf::RUNLIST_BASE, pf::RunlistAddr::make(static_cast<uint32_t>(c.runlist >> pf::RUNLIST_SHIFT)));
+  set_reg(pf::RUNLIST_SUBMIT, pf::RunlistCount::make(1));
+}
+
 uint64_t checksum(const uint32_t* words, uint64_t count) {
   uint64_t h = 0xcbf29ce484222325ull;   // FNV-1a offset basis
   for (uint64_t i = 0; i < count; ++i) {

@@ -60,6 +60,20 @@ class GuestAttacker {
   void doorbell(uint32_t chid, uint32_t put);
   uint32_t userd_read(uint32_t chid, uint32_t field);
 
+  // A channel built by hand, not by the driver: an instance block at
+  // guest address `inst` (zeroed, 4 KiB aligned) naming page directory
+  // `pd`, a GPFIFO ring of 2^limit2 entries at `ring_va` and USERD at
+  // `userd`; bound to `chid`, made runnable and listed alone in a runlist
+  // written at `runlist`. Nothing is mapped: what the channel reaches is
+  // what `pd` maps.
+  struct RawChannel {
+    uint32_t chid;
+    uint64_t inst, pd, userd, runlist;
+    uint64_t ring_va;
+    uint32_t limit2 = 4;
+  };
+  void bind_raw_channel(const RawChannel& c);
+
   driver::Port& port() { return port_; }
 
  private:
