@@ -55,11 +55,16 @@ struct ChannelRun {
   std::unique_ptr<ChannelContext> ctx;
   std::array<std::unique_ptr<ClassObject>, regs::NUM_SUBCHANNELS> objects;
 
-  // The segment being executed: its words, the next word, the command in progress.
+  // The segment being executed: its length, the next word, the command in
+  // progress. Its words are fetched in windows of at most
+  // Pfifo::SEGMENT_WINDOW_WORDS, so a channel holds a bounded amount of
+  // host memory whatever the entry's length (up to 8 MiB).
   bool in_segment = false;
   uint64_t segment_va = 0;
-  std::vector<uint32_t> words;
-  size_t pos = 0;
+  uint32_t segment_words = 0;
+  std::vector<uint32_t> window;
+  uint32_t window_start = 0;     // segment word index of window[0]
+  uint32_t pos = 0;
   std::optional<pushbuf::Command> command;
   uint32_t command_done = 0;     // methods of the command already executed
   uint64_t command_va = 0;       // VA of its header

@@ -3,7 +3,7 @@
 
 namespace vgpu::gpu {
 
-EngineThread::EngineThread(const char* name) : name_(name), thread_([this] { loop(); }) {}
+EngineThread::EngineThread(const char* name, Log& log) : name_(name), log_(log), thread_([this] { loop(); }) {}
 
 EngineThread::~EngineThread() {
   {
@@ -42,7 +42,15 @@ void EngineThread::loop() {
     queue_.pop_front();
     running_job_ = true;
     l.unlock();
-    job();
+    try {
+      job();
+    } catch (const std::exception& e) {
+      try {
+        log_.internal_error(std::string(name_) + " engine: a job failed: " + e.what());
+      } catch (...) {
+      }
+    } catch (...) {
+    }
     l.lock();
     running_job_ = false;
     ++jobs_run_;

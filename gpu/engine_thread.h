@@ -9,11 +9,15 @@
 #include <mutex>
 #include <thread>
 
+#include "common/log.h"
+
 namespace vgpu::gpu {
 
 class EngineThread {
  public:
-  explicit EngineThread(const char* name);
+  // A job that throws is the last resort's: logged as an internal error
+  // (jobs turn their own failures into channel errors; see Pfifo).
+  EngineThread(const char* name, Log& log);
   ~EngineThread();   // finishes the running job, drops queued ones
   EngineThread(const EngineThread&) = delete;
   EngineThread& operator=(const EngineThread&) = delete;
@@ -26,6 +30,7 @@ class EngineThread {
   void loop();
 
   const char* name_;
+  Log& log_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;

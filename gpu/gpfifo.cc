@@ -2,6 +2,8 @@
 // Running one channel for a slice: GPFIFO entries from GP_GET to GP_PUT,
 // their push-buffer segments, and each method to the host class or to the
 // object bound to its subchannel.
+#include <algorithm>
+
 #include "gpu/host_class.h"
 #include "gpu/pfifo.h"
 
@@ -36,19 +38,21 @@ Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
       continue;
     }
     if (!run.command) {
-      if (run.pos == run.words.size()) {
+      if (run.pos == run.segment_words) {
         finish_entry(run);
         continue;
       }
-      const uint64_t header_va = run.segment_va + run.pos * 4;
-      const pushbuf::Command cmd = pushbuf::decode(run.words[run.pos]);
+      const uint64_t header_va = run.segment_va + uint64_t{run.pos} * 4;
+      auto header = segment_word(run, run.pos);
+      if (!header) return mmu_fault(header.error());
+      const pushbuf::Command cmd = pushbuf::decode(*header);
       if (cmd.kind == Kind::illegal) return fault(ChannelError::illegal_cmd, header_va, cmd.method, cmd.subch);
       if (cmd.kind == Kind::end_segment) {
         finish_entry(run);
         continue;
       }
       const uint32_t data_words = cmd.kind == Kind::immediate ? 0 : cmd.count;
-      if (run.pos + 1 + data_words > run.words.size())
+      if (uint64_t{run.pos} + 1 + data_words > run.segment_words)
         return fault(ChannelError::illegal_cmd, header_va, cmd.method, cmd.subch);
       ++run.pos;
       if (cmd.kind == Kind::nop || pushbuf::methods(cmd) == 0) continue;
@@ -58,7 +62,12 @@ Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
     }
     const pushbuf::Command& cmd = *run.command;
     const uint32_t method = pushbuf::method_of(cmd, run.command_done);
-    const uint32_t data = cmd.kind == Kind::immediate ? cmd.immediate : run.words[run.pos];
+    uint32_t data = cmd.immediate;
+    if (cmd.kind != Kind::immediate) {
+      auto word = segment_word(run, run.pos);
+      if (!word) return mmu_fault(word.error());
+      data = *word;
+    }
     auto step = execute(chid, run, cmd.subch, method, data);
     if (!step) {
       ChannelFault f = step.error();
@@ -100,19 +109,31 @@ Pfifo::Ran Pfifo::fetch_entry(ChannelRun& run) {
   const uint64_t va = fmt::gp::va(e);
   const uint64_t bytes = uint64_t{length} * 4;
   if (va + bytes > fmt::VA_LIMIT || va + bytes - 1 > as.limit) return fault(ChannelError::gpentry_invalid, va);
-  run.words.resize(length);
-  if (auto r = d_.mmu.read(as, va, run.words.data(), bytes); !r) return mmu_fault(r.error());
   run.in_segment = true;
   run.segment_va = va;
+  run.segment_words = length;
+  run.window.clear();
+  run.window_start = 0;
   run.pos = 0;
   run.command.reset();
   return {};
 }
 
+Walk<uint32_t> Pfifo::segment_word(ChannelRun& run, uint32_t index) {
+  if (index < run.window_start || index - run.window_start >= run.window.size()) {
+    const uint32_t n = std::min(SEGMENT_WINDOW_WORDS, run.segment_words - index);
+    run.window.resize(n);
+    if (auto r = d_.mmu.read(run.ctx->as, run.segment_va + uint64_t{index} * 4, run.window.data(), uint64_t{n} * 4); !r)
+      return std::unexpected(r.error());
+    run.window_start = index;
+  }
+  return run.window[index - run.window_start];
+}
+
 void Pfifo::finish_entry(ChannelRun& run) {
   run.in_segment = false;
   run.command.reset();
-  run.words.clear();
+  run.window.clear();
   run.gp_get = (run.gp_get + 1) % run.gp_entries;
   (void)d_.vram.write32(run.userd + userd::GP_GET, run.gp_get);
   (void)d_.vram.write32(run.inst + ramfc::GP_GET, run.gp_get);
@@ -152,7 +173,7 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
     slots_[chid].engine_epoch = epoch;
   }
   engines_[engine]->submit([this, chid, epoch, run_work = std::move(work.run)] {
-    post_engine_result(chid, epoch, run_work());
+    post_engine_result(chid, epoch, run_engine_work(d_.log, chid, run_work));
   });
   return Step::engine;
 }

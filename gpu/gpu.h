@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "common/log.h"
 #include "gpu/mem/vram.h"
 
 namespace vgpu::gpu {
@@ -21,6 +22,7 @@ enum class Bar : uint8_t { bar0 = 0, bar1 = 1, bar3 = 3 };
 struct GpuConfig {
   uint64_t vram_bytes = 256 * 1024 * 1024;
   ClockKind clock = ClockKind::real;
+  LogFn log;   // guest errors and internal errors; default: stderr (common/log.h)
 };
 
 // One BAR1/BAR3 page as the BAR's page tables map it right now.

@@ -23,6 +23,7 @@ Result<std::unique_ptr<GpuModel>> GpuModel::create(const GpuConfig& config) {
 
 GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram)
     : config_(config),
+      log_(config.log),
       vram_(std::move(vram)),
       clock_(make_clock(config.clock)),
       mmu_(std::make_unique<Mmu>(*vram_)),
@@ -36,7 +37,7 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram)
         std::lock_guard l(mutex_);
         return pmc_.line();
       }),
-      pfifo_(Pfifo::Deps{*vram_, *mmu_, *clock_, cost_, mutex_, faults_, events_,
+      pfifo_(Pfifo::Deps{*vram_, *mmu_, *clock_, cost_, mutex_, faults_, events_, log_,
                          [this] { return pmc_.enabled(pmc::enable::Pfifo::mask); },
                          [this] { ptimer_.poll(); },
                          [this] { notify(); },

@@ -62,6 +62,7 @@ class GpuModel final : public Gpu {
 
   // Configuration and memory.
   GpuConfig config_;
+  Log log_;
   std::unique_ptr<Vram> vram_;
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<Mmu> mmu_;

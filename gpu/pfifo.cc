@@ -5,17 +5,20 @@
 
 #include <chrono>
 
+#include "common/text.h"
+
 namespace vgpu::gpu {
 
 using namespace regs::pfifo;
+using regs::ChannelError;
 
 Pfifo::Pfifo(Deps deps) : d_(std::move(deps)) {}
 
 Pfifo::~Pfifo() { stop(); }
 
 void Pfifo::start() {
-  engines_[static_cast<size_t>(EngineId::copy)] = std::make_unique<EngineThread>("copy");
-  engines_[static_cast<size_t>(EngineId::compute)] = std::make_unique<EngineThread>("compute");
+  engines_[static_cast<size_t>(EngineId::copy)] = std::make_unique<EngineThread>("copy", d_.log);
+  engines_[static_cast<size_t>(EngineId::compute)] = std::make_unique<EngineThread>("compute", d_.log);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -65,7 +68,7 @@ void Pfifo::loop() {
       // What the slice raises is delivered once it is over and PREEMPT
       // no longer reads pending for it: a handler may wait on a thread
       // that is itself polling PREEMPT.
-      service(std::move(*next));
+      service_guarded(std::move(*next));
       l.lock();
       servicing_.reset();
       l.unlock();
@@ -155,6 +158,41 @@ void Pfifo::publish(uint32_t chid, ChannelRun& run) {
     if (run.busy && !busy) d_.events.push(ChannelEvent{ChannelEvent::Kind::idle, chid, run.busy_start_ns, now});
   }
   if (!busy) run.busy = false;
+}
+
+void Pfifo::service_guarded(Pick p) {
+  const uint32_t chid = p.chid;
+  const uint64_t epoch = p.epoch;
+  try {
+    service(std::move(p));
+  } catch (const std::exception& e) {
+    internal_failure(chid, epoch, e.what());
+  } catch (...) {
+    internal_failure(chid, epoch, "unknown exception");
+  }
+}
+
+MethodDone run_engine_work(Log& log, uint32_t chid, const std::function<MethodDone()>& work) {
+  const char* what = "unknown exception";
+  try {
+    return work();
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+  }
+  try {
+    log.internal_error(strfmt("channel %u: engine work failed: %s; the channel stops with error internal", chid, what));
+  } catch (...) {
+  }
+  return std::unexpected(ChannelFault{.code = ChannelError::internal});
+}
+
+void Pfifo::internal_failure(uint32_t chid, uint64_t epoch, const char* what) {
+  try {
+    d_.log.internal_error(strfmt("channel %u: %s; the channel stops with error internal", chid, what));
+  } catch (...) {
+  }
+  fail(chid, epoch, ChannelFault{.code = ChannelError::internal});
 }
 
 void Pfifo::fail(uint32_t chid, uint64_t epoch, ChannelFault f) {

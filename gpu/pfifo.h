@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "gpu/channel.h"
 #include "gpu/engine_thread.h"
 #include "gpu/fault_log.h"
@@ -32,6 +33,11 @@
 
 namespace vgpu::gpu {
 
+// Engine work of channel `chid`, with the last resort for anything it
+// throws (host memory exhausted, a bug): ChannelError::internal and a
+// logged internal error, never an exception on an engine thread.
+MethodDone run_engine_work(Log& log, uint32_t chid, const std::function<MethodDone()>& work);
+
 class Pfifo {
  public:
   struct Deps {
@@ -42,6 +48,7 @@ class Pfifo {
     std::mutex& mutex;                                   // the model lock
     FaultLog& faults;
     EventQueue& events;
+    Log& log;                                            // internal errors (a failed method or thread)
     std::function<bool()> unit_enabled;                  // PMC.ENABLE PFIFO (lock held)
     std::function<void()> tick;                          // periodic work of the model (lock held)
     std::function<void()> notify;                        // deliver interrupts and events (no lock held)
@@ -71,6 +78,9 @@ class Pfifo {
   // semaphores written by the CPU, the PTIMER alarm.
   static constexpr uint64_t POLL_NS = 1'000'000;
   static constexpr uint32_t SLICE_METHODS = 256;
+  // Push-buffer words fetched at a time (64 KiB): what one channel's
+  // segment costs the host, however long the GPFIFO entry.
+  static constexpr uint32_t SEGMENT_WINDOW_WORDS = 16384;
   static constexpr uint32_t NONSTALL_ENGINE_HOST = 1;   // NONSTALL_ENGINE bit 0
 
  private:
@@ -90,6 +100,12 @@ class Pfifo {
   bool has_work(uint32_t chid) const;            // lock held, PFIFO thread
   void drop_stale_runs();                        // lock held, PFIFO thread
   void service(Pick pick);
+  // Word `index` of the segment in progress, fetching the window holding it.
+  Walk<uint32_t> segment_word(ChannelRun& run, uint32_t index);
+  // service(), and the last resort for anything it throws: the channel
+  // stops with ChannelError::internal and an internal error is logged.
+  void service_guarded(Pick pick);
+  void internal_failure(uint32_t chid, uint64_t epoch, const char* what);
   void publish(uint32_t chid, ChannelRun& run);  // mirrors and the idle event (delivered after the slice)
   bool all_idle() const;                         // lock held
   uint32_t gp_put(const ChannelRun& run) const { return d_.vram.read32(run.userd + regs::userd::GP_PUT); }

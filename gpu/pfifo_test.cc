@@ -91,6 +91,36 @@ TEST_F(OneChannel, EndSegmentIgnoresTheRestOfTheSegment) {
   EXPECT_EQ(h.userd(c, userd::GP_GET), 1u);
 }
 
+// Segments are fetched in windows of SEGMENT_WINDOW_WORDS: a command
+// whose data crosses windows, and one after them, run as if fetched whole.
+TEST_F(OneChannel, LongSegmentCrossingFetchWindowsRunsEveryWord) {
+  const uint32_t n = Pfifo::SEGMENT_WINDOW_WORDS + 3000;
+  std::vector<uint32_t> words{fmt::mthd::non_inc(0, SET_REFERENCE, n)};
+  for (uint32_t i = 1; i <= n; ++i) words.push_back(i);
+  ASSERT_EQ(ref(), 0u);
+  words.push_back(fmt::mthd::immediate(0, NOP, 0));
+  words.insert(words.end(), Pfifo::SEGMENT_WINDOW_WORDS, 0u);   // headers with no methods, into a third window
+  words.push_back(fmt::mthd::non_inc(0, SET_REFERENCE, 1));
+  words.push_back(0x5eed);
+  h.submit(c, words);
+  ASSERT_TRUE(h.idle());
+  EXPECT_EQ(ref(), 0x5eedu);
+  EXPECT_EQ(h.chan_error(c.chid), 0u);
+}
+
+// A segment whose later window is not mapped faults when the fetch gets
+// there, at the first unmapped word.
+TEST_F(OneChannel, SegmentRunningPastTheMappingFaultsAtTheFirstUnmappedWord) {
+  const uint64_t start = testing::CHAN_MEM_BYTES - 4 * KiB;   // the window's last page
+  const uint64_t unmapped = c.va(testing::CHAN_MEM_BYTES);
+  h.vram().write32(c.phys(start), fmt::mthd::immediate(0, SET_REFERENCE, 0x42));
+  h.submit_entry(c, fmt::gp::make(c.va(start), Pfifo::SEGMENT_WINDOW_WORDS + 8));
+  ASSERT_TRUE(h.wait_error(c.chid));
+  EXPECT_EQ(pfifo::ChanErrorCode::get(h.chan_error(c.chid)), static_cast<uint32_t>(ChannelError::mmu_fault));
+  EXPECT_EQ(join64(h.rd(pfifo::FAULT_VA_HI[uint32_t(FaultUnit::pfifo)]), h.rd(pfifo::FAULT_VA_LO[uint32_t(FaultUnit::pfifo)])),
+            unmapped);
+}
+
 TEST_F(OneChannel, ControlNopEntryIsConsumed) {
   h.submit_entry(c, fmt::gp::Entry{0, 0});
   h.submit(c, {fmt::mthd::immediate(0, SET_REFERENCE, 5)});

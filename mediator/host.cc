@@ -46,7 +46,7 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   auto policy = sched::make_policy(config.scheduler, config.sched_params);
   if (!policy) return std::unexpected(policy.error().context("host"));
   std::unique_ptr<Host> host(new Host(config));
-  auto gpu = gpu::Gpu::create(gpu::GpuConfig{config.vram_bytes, config.clock});
+  auto gpu = gpu::Gpu::create(gpu::GpuConfig{config.vram_bytes, config.clock, config.log});
   if (!gpu) return std::unexpected(gpu.error().context("host"));
   host->gpu_ = std::move(*gpu);
   gpu::Vram& vram = host->gpu_->vram();
@@ -62,7 +62,7 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   return host;
 }
 
-Host::Host(const HostConfig& config) : config_(config) {}
+Host::Host(const HostConfig& config) : config_(config), log_(config.log) {}
 
 Host::~Host() {
   {
@@ -190,7 +190,7 @@ void Host::destroy_vgpu(Vgpu* vgpu) {
   std::erase_if(runlists_, [&](auto& r) { return r.first == keep->id(); });
   commit_runlist_locked();
   if (!quiet) {
-    log_guest_error(strfmt("host: vgpu %s destroyed with engine work still running after %llu ms; its VRAM "
+    log_internal_error(strfmt("host: vgpu %s destroyed with engine work still running after %llu ms; its VRAM "
                            "partition and shadow pool are not reused",
                            keep->config().name.c_str(), static_cast<unsigned long long>(ENGINE_WAIT_NS / 1'000'000)));
     return;
@@ -216,10 +216,6 @@ std::shared_ptr<Vgpu> Host::owner(uint32_t pchid) {
   return pchid < by_pchid_.size() ? by_pchid_[pchid] : nullptr;
 }
 
-void Host::log_guest_error(const std::string& line) {
-  if (config_.log) config_.log(line);
-}
-
 // ---- scheduling
 
 void Host::submit(uint32_t vgpu_id, uint32_t gchid) {
@@ -227,7 +223,26 @@ void Host::submit(uint32_t vgpu_id, uint32_t gchid) {
   if (!s) log_guest_error("scheduler: " + s.error().message);
 }
 
+// The dispatcher's seam: whatever goes wrong here must not leave the
+// submission in flight, or the GPU is lost to every VM.
 void Host::start(const sched::Submission& s) {
+  try {
+    start_unguarded(s);
+  } catch (const std::exception& e) {
+    internal_failure("starting a submission", e.what());
+    const uint64_t now = now_ns();
+    completed(now, now);
+  }
+}
+
+void Host::internal_failure(const char* doing, const char* what) noexcept {
+  try {
+    log_internal_error(strfmt("host: %s failed: %s", doing, what));
+  } catch (...) {
+  }
+}
+
+void Host::start_unguarded(const sched::Submission& s) {
   std::shared_ptr<Vgpu> v;
   {
     MediatorLock lock(mutex_);
@@ -262,7 +277,11 @@ void Host::watchdog_main() {
   std::unique_lock lock(watchdog_mutex_);
   while (!watchdog_cv_.wait_for(lock, WATCHDOG_PERIOD, [this] { return watchdog_stop_; })) {
     lock.unlock();
-    check_parked_channel();
+    try {
+      check_parked_channel();
+    } catch (const std::exception& e) {
+      internal_failure("the watchdog's check", e.what());
+    }
     lock.lock();
   }
 }
@@ -299,7 +318,7 @@ void Host::unbind_physical(uint32_t pchid) {
   RealClock wait;
   while (pf::PreemptPending::get(gpu_->read32(pf::PREEMPT.offset))) {
     if (wait.now_ns() >= PREEMPT_WAIT_NS) {
-      log_guest_error(strfmt("host: channel %u still in a slice %llu ms after a preempt; unbinding it anyway", pchid,
+      log_internal_error(strfmt("host: channel %u still in a slice %llu ms after a preempt; unbinding it anyway", pchid,
                              static_cast<unsigned long long>(PREEMPT_WAIT_NS / 1'000'000)));
       break;
     }
@@ -386,7 +405,11 @@ void Host::run_deferred_events() {
     const gpu::ChannelEvent e = events_.front();
     events_.pop_front();
     lock.unlock();
-    handle(e);
+    try {
+      handle(e);
+    } catch (const std::exception& ex) {
+      internal_failure("handling a GPU event", ex.what());
+    }
     lock.lock();
   }
   handling_events_ = false;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/log.h"
 #include "gpu/gpu.h"
 #include "mediator/lock.h"
 #include "mediator/vgpu.h"
@@ -42,9 +43,11 @@ struct HostConfig {
   ClockKind clock = ClockKind::real;
   std::string scheduler = "fifo";         // fifo | credit | band
   sched::PolicyParams sched_params;
-  // Guest errors (bad registers, bad values) go here; default: dropped
-  // after being counted and kept in each vGPU's recent-error list.
-  std::function<void(const std::string&)> log;
+  // Guest errors (bad registers, bad values) and internal errors (the
+  // host's own failures) go here, rate-limited (common/log.h); default:
+  // stderr. Guest errors are also counted and the last ones kept in each
+  // vGPU's recent-error list.
+  LogFn log;
 };
 
 class Host final : public sched::Engine, private DeferredSink {
@@ -79,12 +82,15 @@ class Host final : public sched::Engine, private DeferredSink {
   uint64_t host_userd(uint32_t pchid) const { return userd_base_ + uint64_t{pchid} * regs::userd::SIZE; }
   void ring_physical(uint32_t pchid, uint32_t put);
   uint64_t now_ns() { return gpu_->clock().now_ns(); }
-  void log_guest_error(const std::string& line);
+  void log_guest_error(const std::string& line) { log_.guest_error(line); }
+  void log_internal_error(const std::string& line) { log_.internal_error(line); }
 
  private:
   explicit Host(const HostConfig& config);
   Status bring_up();
   void start(const sched::Submission& s) override;   // sched::Engine
+  void start_unguarded(const sched::Submission& s);
+  void internal_failure(const char* doing, const char* what) noexcept;
   void post(const gpu::ChannelEvent& e);       // the GPU's event handler
   void run_deferred_events() override;          // DeferredSink: handle queued events, in order
   void handle(const gpu::ChannelEvent& e);
@@ -95,6 +101,7 @@ class Host final : public sched::Engine, private DeferredSink {
   void commit_runlist_locked();
 
   HostConfig config_;
+  Log log_;
   std::unique_ptr<gpu::Gpu> gpu_;
   std::unique_ptr<shadow::ReservedVram> reserved_;
   std::unique_ptr<shadow::ReservedVram> partitions_;

@@ -18,12 +18,14 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "common/text.h"
+#include "driver/compute.h"
 #include "driver/copy_engine.h"
 #include "driver/pushbuf.h"
 #include "gpu/kernels/reference.h"
@@ -646,6 +648,47 @@ TEST_P(Isolation, CopyFromForeignPteFaultsAndLeaksNothing) {
     const uint64_t host = a.self.partition().host(*dst_gaddr);
     for (uint64_t off = 0; off < SMALL_SENTINEL; off += sizeof(uint32_t))
       ASSERT_EQ(a.tb.gpu().vram().read32(host + off), 0u) << "victim data leaked at offset " << off;
+  });
+}
+
+// ================================================================ host resources
+
+// A kernel over a huge range that aliases one page: one big-page table of
+// the attacker's own, every entry naming one of its own big pages (legal),
+// named by 128 PDEs: 16 GiB of VA over 128 KiB of VRAM. Saxpy over it
+// would need a 32 GiB host copy (no host view of such a range exists);
+// before the engines' limits the allocation threw on the compute engine's
+// thread and the whole process (QEMU, the daemon) terminated.
+TEST_P(Isolation, KernelOverAHugeAliasedRangeIsRefusedWithoutHostMemory) {
+  run_isolation(GetParam(), [](Attack& a) {
+    constexpr uint64_t ALIAS_VA = uint64_t{1} << 38;
+    constexpr uint64_t PDES = 128;
+    driver::Buffer page = a.buffer(BIG_SENTINEL), table = a.buffer(fmt::LPT.table_bytes());
+    auto page_gaddr = a.raw.translate(a.pd(), a.va(page), fmt::PageSize::big);
+    auto table_gaddr = a.raw.translate(a.pd(), a.va(table), fmt::PageSize::small);
+    ASSERT_TRUE(page_gaddr && table_gaddr);
+    const uint64_t big = align_down(*page_gaddr, fmt::BIG_PAGE);
+    for (uint64_t i = 0; i < fmt::LPT.entries(); ++i) a.raw.set_vram64(*table_gaddr + i * 8, fmt::pte::make(big));
+    for (uint64_t p = 0; p < PDES; ++p)
+      a.raw.set_vram64(GuestAttacker::pde_addr(a.pd(), ALIAS_VA + p * fmt::PDE_SPAN), fmt::pde::make(0, *table_gaddr));
+    a.raw.invalidate(a.pd());
+
+    // A compute launch of its own: program descriptors, then saxpy over
+    // the aliased range with a count of 2^32 - 1 floats.
+    driver::Buffer code = a.buffer(driver::CODE_BYTES), cb = a.buffer(driver::ARG_CB_BYTES);
+    std::vector<cls::ProgramDescriptor> programs;
+    for (cls::Kernel k : driver::KERNELS) programs.push_back(driver::program_descriptor(k));
+    ASSERT_TRUE(a.ctx.upload(code, std::span<const cls::ProgramDescriptor>(programs)));
+    const cls::SaxpyArgs args{ALIAS_VA, ALIAS_VA, 0xffffffffu, 2.f};
+    std::vector<uint32_t> words(sizeof args / sizeof(uint32_t));
+    std::memcpy(words.data(), &args, sizeof args);
+    driver::PushBuffer pb;
+    driver::emit_compute_bind(pb, a.va(code));
+    driver::emit_launch(pb, cls::Kernel::saxpy, a.va(cb), words, driver::LaunchShape{{256, 1, 1}, {256, 1, 1}});
+    a.submit(pb);
+    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::bad_argument));
+    EXPECT_EQ(join64(a.raw.reg(pf::CHAN_ERROR_ADDR_HI[a.chid()].offset), a.raw.reg(pf::CHAN_ERROR_ADDR_LO[a.chid()].offset)),
+              ALIAS_VA);
   });
 }
 

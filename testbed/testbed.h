@@ -35,7 +35,7 @@ struct TestbedConfig {
   std::vector<uint32_t> weights;           // per VM; empty = all 1
   ClockKind clock = ClockKind::real;
   driver::DeviceOptions device;
-  std::function<void(const std::string&)> log;   // guest errors
+  LogFn log;   // guest and internal errors (common/log.h); default stderr
 };
 
 // What a VM's thread gets: its port and its opened device.

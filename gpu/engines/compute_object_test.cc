@@ -3,10 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
+#include "gpu/engines/engine_limits.h"
 #include "gpu/engines/kernel_launch.h"
 #include "gpu/engines/testing/engine_env.h"
 #include "gpu/kernels/kernels.h"
@@ -363,6 +365,42 @@ TEST_F(ComputeTest, OverflowingSgemmSizesAreBadArgument) {
   expect_error(run(Kernel::sgemm, cls::SgemmArgs{BUFFERS_VA, BUFFERS_VA, BUFFERS_VA, 0x80000000u, 0x80000000u,
                                                  0x80000000u, 1.0f, 0.0f, 0}),
                regs::ChannelError::bad_argument);
+}
+
+// A guest maps one big page over 16 GiB of VA with a few legal entries
+// (one big-page table named by 128 PDEs) and runs saxpy over it: there is
+// no host view of such a range, and a copy would be 32 GiB. The launch
+// ends with bad_argument at that buffer, and the host allocates nothing in
+// proportion to the guest's range.
+TEST_F(ComputeTest, BufferAliasingOnePageOverAHugeRangeIsBadArgumentNotAnAllocation) {
+  constexpr uint64_t ALIAS_VA = 0x40'0000'0000;
+  constexpr uint64_t PDES = 128;
+  auto lpt = builder_->allocate(fmt::LPT.table_bytes());
+  ASSERT_TRUE(lpt.has_value());
+  for (uint64_t i = 0; i < fmt::LPT.entries(); ++i) vram_->write64(*lpt + i * 8, fmt::pte::make(DATA_PHYS));
+  for (uint64_t p = 0; p < PDES; ++p)
+    vram_->write64(pd_ + fmt::PD.index(ALIAS_VA + p * fmt::PDE_SPAN) * 8, fmt::pde::make(0, *lpt));
+  const uint32_t n = 0xffffffffu;   // 16 GiB of floats, within the aliased range
+  ASSERT_LE(uint64_t{n} * sizeof(float), PDES * fmt::PDE_SPAN);
+  auto r = run(Kernel::saxpy, cls::SaxpyArgs{ALIAS_VA, ALIAS_VA, n, 1.0f});
+  expect_error(r, regs::ChannelError::bad_argument);
+  EXPECT_EQ(r.error().addr, ALIAS_VA);
+}
+
+// Within the bounce budget, a buffer the MMU cannot window still computes.
+TEST_F(ComputeTest, BufferWithoutAViewWithinTheBounceBudgetComputes) {
+  // One small page aliased over 65,536 pages (more runs than a window
+  // holds); fill writes the same page again and again.
+  constexpr uint64_t ALIAS_VA = 0x48'0000'0000;
+  auto spt = builder_->allocate(fmt::SPT.table_bytes());
+  ASSERT_TRUE(spt.has_value());
+  for (uint64_t i = 0; i < fmt::SPT.entries(); ++i) vram_->write64(*spt + i * 8, fmt::pte::make(DATA_PHYS));
+  for (uint64_t p = 0; p < 2; ++p)
+    vram_->write64(pd_ + fmt::PD.index(ALIAS_VA + p * fmt::PDE_SPAN) * 8, fmt::pde::make(*spt, 0));
+  const uint32_t n = static_cast<uint32_t>(Mmu::MAX_WINDOW_RUNS + 1) * 1024;   // floats: MAX_WINDOW_RUNS + 1 pages
+  ASSERT_LE(uint64_t{n} * sizeof(float), MAX_BOUNCE_BYTES);
+  ASSERT_TRUE(run(Kernel::fill, cls::FillArgs{ALIAS_VA, n, 7.0f}).has_value());
+  EXPECT_EQ(vram_->read32(DATA_PHYS + 12), std::bit_cast<uint32_t>(7.0f));
 }
 
 TEST_F(ComputeTest, BufferBeyondVaSpaceIsBadArgument) {

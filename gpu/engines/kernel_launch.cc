@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpu/engines/engine_limits.h"
 #include "gpu/engines/method_table.h"
 #include "gpu/kernels/kernels.h"
 #include "vgpu/formats.h"
@@ -140,6 +141,7 @@ MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t 
 
   std::vector<MappedBuffer> mapped;
   mapped.reserve(launch.footprint.count);
+  uint64_t bounced = 0;
   for (const kernels::BufferUse& use : launch.footprint.buffers()) {
     MappedBuffer& m = mapped.emplace_back(MappedBuffer{.use = use, .view = {}, .bounce = {}});
     if (use.bytes == 0) continue;
@@ -148,6 +150,10 @@ MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t 
     m.view = std::move(*view);
     m.data = m.view.data();
     if (m.data == nullptr) {
+      // No view (a range scattered over too many runs, or mmap failed):
+      // a copy, within the launch's bounce budget.
+      if (use.bytes > MAX_BOUNCE_BYTES - bounced) return channel_fault(regs::ChannelError::bad_argument, mthd, use.va);
+      bounced += use.bytes;
       m.bounce.resize(use.bytes);
       if (auto r = ctx.mmu.read(ctx.as, use.va, m.bounce.data(), use.bytes); !r) return mmu_channel_fault(mthd, r.error());
       m.data = m.bounce.data();

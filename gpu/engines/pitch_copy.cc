@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "gpu/engines/engine_limits.h"
+
 namespace vgpu::gpu {
 
 namespace {
@@ -46,15 +48,15 @@ Walk<bool> views_alias(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t
   return intersect(*s, *d);
 }
 
-// Copy one line through host views of both ranges.
-Walk<void> copy_line(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t dst, uint64_t len) {
+// Copy one piece (at most COPY_PIECE_BYTES) through host views of both ranges.
+Walk<void> copy_piece(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t dst, uint64_t len) {
   auto in = mmu.map_range(as, src, len, false);
   if (!in) return std::unexpected(in.error());
   auto out = mmu.map_range(as, dst, len, true);
   if (!out) return std::unexpected(out.error());
 
   if (in->data() == nullptr || out->data() == nullptr) {
-    // The host could not map a window: go through the MMU byte copies.
+    // The host could not map a window: a bounce copy of the piece.
     std::vector<std::byte> bounce(len);
     if (auto r = mmu.read(as, src, bounce.data(), len); !r) return r;
     return mmu.write(as, dst, bounce.data(), len);
@@ -74,6 +76,19 @@ Walk<void> copy_line(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t d
   return {};
 }
 
+// Copy one line in pieces; last piece first when `backwards`, so that an
+// overlapping line whose destination starts above its source copies as
+// memmove would.
+Walk<void> copy_line(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t dst, uint64_t len, bool backwards) {
+  const uint64_t pieces = (len + COPY_PIECE_BYTES - 1) / COPY_PIECE_BYTES;
+  for (uint64_t n = 0; n < pieces; ++n) {
+    const uint64_t piece = backwards ? pieces - 1 - n : n;
+    const uint64_t off = piece * COPY_PIECE_BYTES;
+    if (auto r = copy_piece(mmu, as, src + off, dst + off, std::min(COPY_PIECE_BYTES, len - off)); !r) return r;
+  }
+  return {};
+}
+
 }  // namespace
 
 Walk<void> pitch_copy(Mmu& mmu, const AccessContext& as, const PitchCopy& copy) {
@@ -82,7 +97,8 @@ Walk<void> pitch_copy(Mmu& mmu, const AccessContext& as, const PitchCopy& copy) 
   const bool backwards = overlap && copy.dst > copy.src;
   for (uint64_t n = 0; n < copy.lines; ++n) {
     const uint64_t line = backwards ? copy.lines - 1 - n : n;
-    auto r = copy_line(mmu, as, copy.src + line * copy.pitch_in, copy.dst + line * copy.pitch_out, copy.line_bytes);
+    auto r = copy_line(mmu, as, copy.src + line * copy.pitch_in, copy.dst + line * copy.pitch_out, copy.line_bytes,
+                       backwards);
     if (!r) return r;
   }
   return {};

@@ -24,10 +24,12 @@ struct PitchCopy {
   uint64_t dst_extent() const { return (lines - 1) * pitch_out + line_bytes; }
 };
 
-// Copies line by line. When the destination starts above an overlapping
-// source the lines go last to first, so that equal pitches give memmove
-// semantics for the whole rectangle. On a fault, the lines before the
-// faulting one (in copy order) have been copied.
+// Copies line by line, each line in pieces of at most COPY_PIECE_BYTES
+// (gpu/engines/engine_limits.h), so the host memory a copy uses is bounded
+// whatever its size. When the destination starts above an overlapping
+// source the lines and pieces go last to first, so that equal pitches give
+// memmove semantics for the whole rectangle. On a fault, the lines and
+// pieces before the faulting one (in copy order) have been copied.
 [[nodiscard]] Walk<void> pitch_copy(Mmu& mmu, const AccessContext& as, const PitchCopy& copy);
 
 }  // namespace vgpu::gpu

@@ -200,51 +200,61 @@ TlbStats Mmu::stats() const {
 
 // ---------------------------------------------------------------- ranges
 
-Walk<std::vector<PhysRun>> Mmu::runs(const AccessContext& ctx, uint64_t va, uint64_t len, bool write) {
-  std::vector<PhysRun> out;
-  if (len == 0) return out;
+template <typename Visit>
+Walk<void> Mmu::visit_runs(const AccessContext& ctx, uint64_t va, uint64_t len, bool write, Visit&& visit) {
+  if (len == 0) return {};
   const uint64_t last = last_va(ctx);
   if (va > last) return fault(ctx, FaultReason::vm_limit_exceeded, va, write);
   if (len - 1 > last - va) return fault(ctx, FaultReason::vm_limit_exceeded, last + 1, write);
 
+  std::optional<PhysRun> run;
   uint64_t cur = va;
   uint64_t left = len;
   while (left > 0) {
     auto t = translate(ctx, cur, write);
     if (!t) return std::unexpected(t.error());
-    uint64_t chunk = std::min(left, t->page_bytes - (cur & (t->page_bytes - 1)));
-    if (!out.empty() && out.back().phys + out.back().bytes == t->phys)
-      out.back().bytes += chunk;
-    else
-      out.push_back(PhysRun{cur, t->phys, chunk});
+    const uint64_t chunk = std::min(left, t->page_bytes - (cur & (t->page_bytes - 1)));
+    if (run && run->phys + run->bytes == t->phys) {
+      run->bytes += chunk;
+    } else {
+      if (run && !visit(*run)) return {};
+      run = PhysRun{cur, t->phys, chunk};
+    }
     cur += chunk;
     left -= chunk;
   }
-  return out;
+  visit(*run);
+  return {};
 }
+
+namespace {
+constexpr auto ANY_RUN = [](const PhysRun&) { return true; };
+}  // namespace
 
 Walk<void> Mmu::for_each_run(const AccessContext& ctx, uint64_t va, uint64_t len, bool write,
                              const std::function<void(uint64_t, uint64_t, uint64_t)>& fn) {
-  auto r = runs(ctx, va, len, write);
-  if (!r) return std::unexpected(r.error());
-  for (const PhysRun& run : *r) fn(run.va, run.phys, run.bytes);
-  return {};
+  if (auto checked = visit_runs(ctx, va, len, write, ANY_RUN); !checked) return checked;
+  return visit_runs(ctx, va, len, write, [&fn](const PhysRun& run) {
+    fn(run.va, run.phys, run.bytes);
+    return true;
+  });
 }
 
 Walk<void> Mmu::read(const AccessContext& ctx, uint64_t va, void* dst, uint64_t len) {
-  auto r = runs(ctx, va, len, false);
-  if (!r) return std::unexpected(r.error());
   auto* out = static_cast<std::byte*>(dst);
-  for (const PhysRun& run : *r) std::memcpy(out + (run.va - va), vram_.data() + run.phys, run.bytes);
-  return {};
+  return visit_runs(ctx, va, len, false, [&](const PhysRun& run) {
+    std::memcpy(out + (run.va - va), vram_.data() + run.phys, run.bytes);
+    return true;
+  });
 }
 
 Walk<void> Mmu::write(const AccessContext& ctx, uint64_t va, const void* src, uint64_t len) {
-  auto r = runs(ctx, va, len, true);
-  if (!r) return std::unexpected(r.error());
+  if (auto checked = visit_runs(ctx, va, len, true, ANY_RUN); !checked) return checked;
   const auto* in = static_cast<const std::byte*>(src);
-  for (const PhysRun& run : *r) std::memcpy(vram_.data() + run.phys, in + (run.va - va), run.bytes);
-  return {};
+  return visit_runs(ctx, va, len, true, [&](const PhysRun& run) {
+    std::memcpy(vram_.data() + run.phys, in + (run.va - va), run.bytes);
+    return true;
+  });
 }
 
 Walk<uint32_t> Mmu::read32(const AccessContext& ctx, uint64_t va) {
@@ -271,14 +281,22 @@ Walk<void> Mmu::write32(const AccessContext& ctx, uint64_t va, uint32_t value) {
 
 Walk<HostView> Mmu::map_range(const AccessContext& ctx, uint64_t va, uint64_t len, bool write) {
   HostView view;
-  auto r = runs(ctx, va, len, write);
-  if (!r) return std::unexpected(r.error());
-  if (r->empty()) return view;
-  if (r->size() == 1) {
-    view.data_ = vram_.data() + r->front().phys;
+  // First pass: one run is a pointer into VRAM; count the others, up to
+  // one past what a window may hold.
+  size_t count = 0;
+  PhysRun first{};
+  auto counted = visit_runs(ctx, va, len, write, [&](const PhysRun& run) {
+    if (count++ == 0) first = run;
+    return count <= MAX_WINDOW_RUNS;
+  });
+  if (!counted) return std::unexpected(counted.error());
+  if (count == 0) return view;
+  if (count == 1) {
+    view.data_ = vram_.data() + first.phys;
     view.size_ = len;
     return view;
   }
+  if (count > MAX_WINDOW_RUNS) return view;
 
   // A window of shared mappings of the VRAM memfd, one per run, at page
   // granularity. Every run boundary inside the range is a page boundary.
@@ -286,20 +304,24 @@ Walk<HostView> Mmu::map_range(const AccessContext& ctx, uint64_t va, uint64_t le
   if (static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) != page) return view;
   const uint64_t base = align_down(va, page);
   const uint64_t bytes = align_up(va + len, page) - base;
+  if (bytes > MAX_WINDOW_BYTES) return view;
   void* window = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (window == MAP_FAILED) return view;
   auto* host = static_cast<std::byte*>(window);
   const int prot = PROT_READ | (write ? PROT_WRITE : 0);
-  for (const PhysRun& run : *r) {
+  bool mapped = true;
+  auto placed = visit_runs(ctx, va, len, write, [&](const PhysRun& run) {
     const uint64_t lo = align_down(run.va, page);
     const uint64_t hi = align_up(run.va + run.bytes, page);
     const uint64_t phys = run.phys - (run.va - lo);
-    void* at = mmap(host + (lo - base), hi - lo, prot, MAP_FIXED | MAP_SHARED, vram_.fd(),
-                    static_cast<off_t>(phys));
-    if (at == MAP_FAILED) {
-      munmap(window, bytes);
-      return view;
-    }
+    void* at = mmap(host + (lo - base), hi - lo, prot, MAP_FIXED | MAP_SHARED, vram_.fd(), static_cast<off_t>(phys));
+    mapped = at != MAP_FAILED;
+    return mapped;
+  });
+  if (!placed || !mapped) {
+    munmap(window, bytes);
+    if (!placed) return std::unexpected(placed.error());   // the tables changed under us
+    return view;
   }
   view.window_ = window;
   view.window_bytes_ = bytes;

@@ -58,7 +58,10 @@ using Walk = std::expected<T, Fault>;
 
 // A contiguous host view of a GPU VA range (compute kernels read and write
 // through it). Physically contiguous ranges are a pointer into VRAM;
-// others are a window of shared mappings of the VRAM memfd.
+// others are a window of shared mappings of the VRAM memfd, one mapping
+// per physically contiguous run, within the bounds Mmu::MAX_WINDOW_RUNS
+// and MAX_WINDOW_BYTES (host resources a guest's page tables must not be
+// able to exhaust: mappings, address space, host page tables).
 class HostView {
  public:
   HostView() = default;
@@ -88,6 +91,11 @@ class Mmu {
  public:
   // Cached translations (4 KiB granules) before the TLB drops them all.
   static constexpr size_t TLB_CAPACITY = size_t{1} << 16;
+  // A window stitches at most this many runs (one host mapping each;
+  // Linux allows 65,530 per process by default) over at most this many
+  // bytes; a range beyond either has no host view (data() == nullptr).
+  static constexpr size_t MAX_WINDOW_RUNS = size_t{1} << 14;
+  static constexpr uint64_t MAX_WINDOW_BYTES = uint64_t{4} << 30;
 
   explicit Mmu(Vram& vram) : vram_(vram) {}
 
@@ -96,10 +104,14 @@ class Mmu {
   Walk<Translation> translate(const AccessContext& ctx, uint64_t va, bool write);
 
   // Calls fn(va, phys, bytes) for each physically contiguous run of [va, va+len).
-  // The whole range is translated first: on a fault, fn is never called.
+  // The whole range is translated first: on a fault, fn is never called
+  // (unless the tables change between the check and the calls: then the
+  // calls stop at the fault). Host memory used does not grow with len.
   Walk<void> for_each_run(const AccessContext& ctx, uint64_t va, uint64_t len, bool write,
                           const std::function<void(uint64_t va, uint64_t phys, uint64_t bytes)>& fn);
 
+  // On a fault, read() may have filled part of dst; write() checks the
+  // whole range before it writes.
   Walk<void> read(const AccessContext& ctx, uint64_t va, void* dst, uint64_t len);
   Walk<void> write(const AccessContext& ctx, uint64_t va, const void* src, uint64_t len);
   // Aligned: one atomic VRAM access. Unaligned: byte copies (may cross pages).
@@ -107,7 +119,10 @@ class Mmu {
   Walk<void> write32(const AccessContext& ctx, uint64_t va, uint32_t value);
 
   // A host view of [va, va+len). If the host cannot map the window (mmap
-  // fails), the view is empty: data() == nullptr. len == 0 gives an empty view.
+  // fails, or the range needs more than MAX_WINDOW_RUNS runs or spans more
+  // than MAX_WINDOW_BYTES), the view is empty: data() == nullptr. The walk
+  // stops at MAX_WINDOW_RUNS + 1 runs, so a fault beyond them is not
+  // reported here. len == 0 gives an empty view.
   Walk<HostView> map_range(const AccessContext& ctx, uint64_t va, uint64_t len, bool write);
 
   // Drop cached translations of one address space, or of all.
@@ -124,7 +139,10 @@ class Mmu {
     bool priv;
   };
   Walk<TlbEntry> walk(const AccessContext& ctx, uint64_t va, bool write) const;
-  Walk<std::vector<PhysRun>> runs(const AccessContext& ctx, uint64_t va, uint64_t len, bool write);
+  // Visits the physically contiguous runs of [va, va+len) in VA order;
+  // stops at the first fault, or when visit returns false.
+  template <typename Visit>
+  Walk<void> visit_runs(const AccessContext& ctx, uint64_t va, uint64_t len, bool write, Visit&& visit);
 
   Vram& vram_;
   mutable std::shared_mutex mutex_;

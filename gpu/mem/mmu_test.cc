@@ -497,5 +497,50 @@ TEST_F(MmuTest, ConcurrentTranslateFromSeveralThreads) {
   EXPECT_EQ(s.invalidates, 40u);
 }
 
+// ---------------------------------------------------------------- bounded host views
+
+// A guest can map one page over and over across a huge VA range with a
+// few legal entries: one table named by many PDEs. A view of such a range
+// must cost the host neither a mapping per run nor a walk of the whole
+// range.
+TEST_F(MmuTest, MapRangeOverMoreRunsThanAWindowHoldsGivesNoViewAndStopsWalking) {
+  auto spt = builder->allocate(fmt::SPT.table_bytes());
+  ASSERT_TRUE(spt.has_value());
+  for (uint64_t i = 0; i < fmt::SPT.entries(); ++i) vram->write64(*spt + i * 8, fmt::pte::make(DATA));
+  constexpr uint64_t VA = 4 * fmt::PDE_SPAN;
+  constexpr uint64_t PDES = 2;   // 65,536 runs of one page each, four times what a window holds
+  for (uint64_t p = 0; p < PDES; ++p) vram->write64(pd + fmt::PD.index(VA + p * fmt::PDE_SPAN) * 8, fmt::pde::make(*spt, 0));
+  const TlbStats before = mmu->stats();
+  auto v = mmu->map_range(ctx, VA, PDES * fmt::PDE_SPAN, false);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->data(), nullptr);
+  const TlbStats after = mmu->stats();
+  // A run ends where the next translation breaks it: one more than the runs.
+  EXPECT_LE(after.hits + after.misses - before.hits - before.misses, Mmu::MAX_WINDOW_RUNS + 2);
+  // Within the limit, the same aliasing gives a window that shows the page everywhere.
+  vram->write32(DATA + 8, 0xabcd);
+  auto small = mmu->map_range(ctx, VA, 64 * SMALL, false);
+  ASSERT_TRUE(small.has_value());
+  ASSERT_NE(small->data(), nullptr);
+  uint32_t word = 0;
+  std::memcpy(&word, small->data() + 63 * SMALL + 8, sizeof word);
+  EXPECT_EQ(word, 0xabcdu);
+}
+
+TEST_F(MmuTest, MapRangeSpanningMoreThanAWindowMayGivesNoView) {
+  // Big pages in contiguous groups of four (512 KiB runs), so the run
+  // count stays under the limit while the span passes MAX_WINDOW_BYTES.
+  auto lpt = builder->allocate(fmt::LPT.table_bytes());
+  ASSERT_TRUE(lpt.has_value());
+  for (uint64_t i = 0; i < fmt::LPT.entries(); ++i) vram->write64(*lpt + i * 8, fmt::pte::make(DATA + (i % 4) * BIG));
+  constexpr uint64_t VA = 64 * fmt::PDE_SPAN;
+  const uint64_t pdes = Mmu::MAX_WINDOW_BYTES / fmt::PDE_SPAN + 1;
+  for (uint64_t p = 0; p < pdes; ++p) vram->write64(pd + fmt::PD.index(VA + p * fmt::PDE_SPAN) * 8, fmt::pde::make(0, *lpt));
+  ASSERT_LE(pdes * fmt::PDE_SPAN / (4 * BIG), Mmu::MAX_WINDOW_RUNS);
+  auto v = mmu->map_range(ctx, VA, pdes * fmt::PDE_SPAN, false);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->data(), nullptr);
+}
+
 }  // namespace
 }  // namespace vgpu::gpu

@@ -274,6 +274,7 @@ enum class ChannelError : uint32_t {
   illegal_sem = 0x0a,        // semaphore operation not defined
   bad_instance = 0x0b,       // instance block or RAMFC invalid (signature, ring, limit)
   bad_copy = 0x0c,           // copy-engine launch with invalid parameters
+  internal = 0x0d,           // ext: the device failed (a host resource); the operation did not complete
 };
 
 // ---------------------------------------------------------------- BAR1 / USERD
