@@ -66,13 +66,13 @@ PciPort::~PciPort() {
 
 uint32_t PciPort::read32(Bar bar, uint64_t offset) {
   const Region& r = region(bar);
-  if (!r.base || offset + 4 > r.size) return ~0u;
+  if (!r.base || !decodes(bar, offset)) return BUS_MISS;
   return *reinterpret_cast<volatile const uint32_t*>(r.base + offset);
 }
 
 void PciPort::write32(Bar bar, uint64_t offset, uint32_t value) {
   Region& r = region(bar);
-  if (!r.base || offset + 4 > r.size) return;
+  if (!r.base || !decodes(bar, offset)) return;
   *reinterpret_cast<volatile uint32_t*>(r.base + offset) = value;
 }
 

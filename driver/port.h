@@ -28,6 +28,16 @@ class Port {
   // Called in every poll loop: lets the platform make progress.
   virtual void relax() {}
   virtual std::string name() const = 0;
+
+  // Whether a 32-bit access at `offset` lies inside the BAR. One that does
+  // not never reaches the device, as on a bus (and in QEMU's memory map):
+  // a read gives BUS_MISS and a write goes nowhere. Ports that reach the
+  // device in-process check it first.
+  bool decodes(Bar bar, uint64_t offset) const {
+    const uint64_t size = bar_size(bar);
+    return size >= sizeof(uint32_t) && offset <= size - sizeof(uint32_t);
+  }
+  static constexpr uint32_t BUS_MISS = 0xffffffff;
 };
 
 }  // namespace vgpu::driver

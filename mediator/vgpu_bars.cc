@@ -137,10 +137,17 @@ bool Vgpu::userd_slot(uint64_t bar1_offset, uint32_t& gchid, uint32_t& field) co
   return true;
 }
 
+// An access the BAR does not translate: beyond the BAR or its instance
+// block's limit (vm_limit_exceeded, as the MMU checks the limit first),
+// or on a page nothing maps (page_not_present).
 void Vgpu::bar_fault(gpu::Bar bar, uint64_t offset, bool write) {
-  guest_error(strfmt("%s %s at %s: no page mapped", bar_name(bar), write ? "write" : "read", hex(offset).c_str()));
-  const uint64_t inst = uint64_t{pbus::BarInstAddr::get(bar_state(bar).inst_reg)} << pbus::BAR_INST_SHIFT;
-  record_fault(fault_unit(bar), regs::FaultReason::page_not_present, inst, offset, write, std::nullopt);
+  const BarState& st = bar_state(bar);
+  const bool beyond = offset >= bar_size(bar) || (st.space && offset > st.limit);
+  guest_error(strfmt("%s %s at %s: %s", bar_name(bar), write ? "write" : "read", hex(offset).c_str(),
+                     beyond ? "beyond the BAR's limit" : "no page mapped"));
+  const uint64_t inst = uint64_t{pbus::BarInstAddr::get(st.inst_reg)} << pbus::BAR_INST_SHIFT;
+  record_fault(fault_unit(bar), beyond ? regs::FaultReason::vm_limit_exceeded : regs::FaultReason::page_not_present,
+               inst, offset, write, std::nullopt);
   pbus_intr_ |= pbus::IntrMmioFault::mask;
   update_interrupt_line();
 }

@@ -165,6 +165,49 @@ TEST_P(VgpuRegs, PraminWindowBeyondThePartitionFaults) {
   EXPECT_EQ(rd(pbus::INTR.offset) & pbus::IntrMmioFault::mask, pbus::IntrMmioFault::mask);
 }
 
+// An access beyond a BAR never reaches the vGPU, as in QEMU's memory map:
+// the port used to truncate BAR0 offsets to 32 bits, so 4 GiB + PMC.ENABLE
+// reset the VM.
+TEST_P(VgpuRegs, OffsetsBeyondABarAreRefusedByThePort) {
+  const uint64_t before = v_->counters().trapped_writes + v_->counters().trapped_reads;
+  const uint32_t enable = rd(pmc::ENABLE.offset);
+  tb_->port(0).write32(Bar::bar0, (uint64_t{1} << 32) + pmc::ENABLE.offset, 0);
+  EXPECT_EQ(tb_->port(0).read32(Bar::bar0, (uint64_t{1} << 32) + pmc::BOOT_0.offset), driver::Port::BUS_MISS);
+  EXPECT_EQ(tb_->port(0).read32(Bar::bar1, v_->bar_size(gpu::Bar::bar1)), driver::Port::BUS_MISS);
+  tb_->port(0).write32(Bar::bar3, ~uint64_t{0} - 1, 1);
+  EXPECT_EQ(v_->counters().trapped_writes + v_->counters().trapped_reads, before + 1) << "only the read of ENABLE traps";
+  EXPECT_EQ(rd(pmc::ENABLE.offset), enable);
+}
+
+// A trapped BAR access beyond the BAR instance block's limit, or beyond the
+// BAR, faults vm_limit_exceeded (the MMU checks the limit first); within
+// it, an unmapped page faults page_not_present.
+TEST_P(VgpuRegs, BarAccessBeyondItsLimitFaultsVmLimitExceeded) {
+  namespace pbus = regs::pbus;
+  constexpr uint64_t INST = 1 * MiB;   // a BAR1 instance block of our own: empty directory at 2 MiB, limit 64 KiB
+  constexpr uint64_t PD = 2 * MiB;
+  constexpr uint64_t LIMIT = 64 * KiB - 1;
+  const auto set_vram = [&](uint64_t gaddr, uint32_t value) {
+    wr(pbus::PRAMIN_WINDOW.offset,
+       pbus::PraminBase::make(static_cast<uint32_t>(align_down(gaddr, regs::pramin::SIZE) >> pbus::PRAMIN_BASE_SHIFT)));
+    wr(static_cast<uint32_t>(regs::pramin::BASE + gaddr % regs::pramin::SIZE), value);
+  };
+  set_vram(INST + regs::inst::PDB_LO, static_cast<uint32_t>(PD));
+  set_vram(INST + regs::inst::LIMIT_LO, static_cast<uint32_t>(LIMIT));
+  wr(pbus::BAR1_INST.offset, pbus::BarInstMode::mask | pbus::BarInstAddr::make(INST >> pbus::BAR_INST_SHIFT));
+  const uint32_t unit = static_cast<uint32_t>(regs::FaultUnit::bar1);
+  const auto reason = [&] { return pf::FaultReason::get(rd(pf::FAULT_TYPE[unit].offset)); };
+
+  EXPECT_EQ(tb_->port(0).read32(Bar::bar1, 16 * KiB), ~uint32_t{0});
+  EXPECT_EQ(reason(), static_cast<uint32_t>(regs::FaultReason::page_not_present));
+  EXPECT_EQ(tb_->port(0).read32(Bar::bar1, LIMIT + 1), ~uint32_t{0});
+  EXPECT_EQ(reason(), static_cast<uint32_t>(regs::FaultReason::vm_limit_exceeded));
+  EXPECT_EQ(join64(rd(pf::FAULT_VA_HI[unit].offset), rd(pf::FAULT_VA_LO[unit].offset)), LIMIT + 1);
+  // Beyond the BAR itself (a caller that is not a bus, such as the C API).
+  v_->bar_write32(gpu::Bar::bar1, v_->bar_size(gpu::Bar::bar1) + 4 * KiB, 1);
+  EXPECT_EQ(reason(), static_cast<uint32_t>(regs::FaultReason::vm_limit_exceeded));
+}
+
 INSTANTIATE_TEST_SUITE_P(FvModes, VgpuRegs, ::testing::Values(Mode::fv_opt, Mode::fv_naive),
                          [](const ::testing::TestParamInfo<Mode>& p) {
                            return p.param == Mode::fv_opt ? std::string("fv_opt") : std::string("fv_naive");

@@ -33,12 +33,14 @@ uint32_t* MediatedPort::direct_word(driver::Bar bar, uint64_t offset, bool write
 }
 
 uint32_t MediatedPort::read32(driver::Bar bar, uint64_t offset) {
+  if (!decodes(bar, offset)) return BUS_MISS;
   if (bar == driver::Bar::bar0) return vgpu_.read32(static_cast<uint32_t>(offset));
   if (uint32_t* p = direct_word(bar, offset, false)) return std::atomic_ref<uint32_t>(*p).load(std::memory_order_acquire);
   return vgpu_.bar_read32(to_gpu(bar), offset);
 }
 
 void MediatedPort::write32(driver::Bar bar, uint64_t offset, uint32_t value) {
+  if (!decodes(bar, offset)) return;
   if (bar == driver::Bar::bar0) {
     vgpu_.write32(static_cast<uint32_t>(offset), value);
   } else if (uint32_t* p = direct_word(bar, offset, true)) {
