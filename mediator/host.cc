@@ -336,13 +336,20 @@ void Host::set_runnable(uint32_t pchid, bool runnable) {
 
 uint32_t Host::physical_state(uint32_t pchid) { return gpu_->read32(pf::CHAN_STATE[pchid].offset); }
 
+// A commit writes the GPU's runlist registers and waits for them, under
+// the host's mutex: every VM's doorbells wait meanwhile. So a VM whose
+// list did not change (a guest reset loop, a resubmitted runlist) costs
+// the others nothing.
 void Host::set_runlist(uint32_t vgpu_id, std::vector<uint32_t> pchids) {
   MediatorLock lock(mutex_);
   auto it = std::find_if(runlists_.begin(), runlists_.end(), [&](auto& r) { return r.first == vgpu_id; });
-  if (it == runlists_.end())
+  if (it == runlists_.end()) {
+    if (pchids.empty()) return;
     runlists_.emplace_back(vgpu_id, std::move(pchids));
-  else
+  } else {
+    if (it->second == pchids) return;
     it->second = std::move(pchids);
+  }
   commit_runlist_locked();
 }
 

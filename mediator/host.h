@@ -66,6 +66,7 @@ class Host final : public sched::Engine, private DeferredSink {
   uint64_t reserved_used() const { return reserved_->used(); }
   std::string_view scheduler_name() const { return dispatcher_->policy_name(); }
   uint64_t gpu_ns(uint32_t vgpu_id) const { return dispatcher_->gpu_ns(vgpu_id); }
+  size_t queued_submissions(uint32_t vgpu_id) const { return dispatcher_->queued(vgpu_id); }
 
   // ---- for vGPUs
   void submit(uint32_t vgpu_id, uint32_t gchid);

@@ -239,6 +239,55 @@ TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
   EXPECT_EQ(vb.counters().guest_errors, b_errors);
 }
 
+// ---- host resources
+
+// While another VM's long kernel holds the GPU, a VM rings its doorbell
+// again and again. Each doorbell used to queue its own scheduler entry:
+// host memory grew with the guest's doorbell count. A channel now has at
+// most one queued submission, which runs up to the latest GP_PUT.
+TEST(HostResources, ADoorbellStormQueuesAtMostOneSubmissionPerChannel) {
+  const testbed::TestbedConfig tc = two_fv_opt_vms();
+  auto tb = testbed::Testbed::create(tc);
+  ASSERT_TRUE(tb) << tb.error().what();
+  testbed::Testbed& t = **tb;
+  auto dev_a = driver::Device::open(t.port(0));
+  auto dev_b = driver::Device::open(t.port(1));
+  ASSERT_TRUE(dev_a && dev_b);
+  auto ctx_a = (*dev_a)->create_context();
+  auto ctx_b = (*dev_b)->create_context();
+  ASSERT_TRUE(ctx_a && ctx_b);
+  auto spin = (*ctx_a)->spin({300'000'000});   // VM A holds the GPU for 300 ms
+  ASSERT_TRUE(spin) << spin.error().what();
+  const auto engine_busy = [&] {
+    const uint32_t pchid = t.vgpu(0)->pchid_of((*ctx_a)->channel_id());
+    return pf::ChanStateEngineOutstanding::get(t.host()->gpu().read32(pf::CHAN_STATE[pchid].offset)) != 0;
+  };
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!engine_busy() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_TRUE(engine_busy()) << "VM A's spin never started";
+
+  // VM B's raw doorbells: GP_PUT of its channel, rewritten 20,000 times.
+  const uint32_t chid = (*ctx_b)->channel_id();
+  const uint64_t userd_base = uint64_t{pf::UserdBaseAddr::get(t.port(1).read32(Bar::bar0, pf::USERD_BASE.offset))}
+                              << pf::USERD_BASE_SHIFT;
+  const uint64_t gp_put = userd_base + uint64_t{chid} * regs::userd::SIZE + regs::userd::GP_PUT;
+  const uint32_t put = t.port(1).read32(Bar::bar1, gp_put);
+  constexpr uint32_t DOORBELLS = 20'000;
+  const uint64_t rung_before = t.vgpu(1)->counters().doorbells;
+  for (uint32_t i = 0; i < DOORBELLS; ++i) t.port(1).write32(Bar::bar1, gp_put, put);
+  ASSERT_TRUE(engine_busy()) << "the spin ended during the storm: the queue was drained meanwhile";
+  EXPECT_EQ(t.vgpu(1)->counters().doorbells, rung_before + DOORBELLS);
+  EXPECT_LE(t.host()->queued_submissions(t.vgpu(1)->id()), 1u);
+
+  ASSERT_TRUE((*ctx_a)->wait(*spin));
+  // VM B's channel still works.
+  auto buf = (*ctx_b)->alloc(64 * sizeof(float));
+  ASSERT_TRUE(buf);
+  auto f = (*ctx_b)->fill({*buf, 64, 1.f});
+  ASSERT_TRUE(f);
+  EXPECT_TRUE((*ctx_b)->wait(*f));
+}
+
 // ---- channel teardown
 
 // An engine still running work of a channel the guest has unbound walks

@@ -20,6 +20,7 @@ Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partiti
       pchid_base_(pchid_base),
       reserved_(std::make_unique<shadow::ReservedVram>(host.gpu().vram(), shadow_base, config_.shadow_bytes,
                                                        [&host] { host.invalidate_all_physical(); })),
+      submission_queued_(config_.channels, false),
       channels_(config_.channels) {}
 
 Vgpu::~Vgpu() {
@@ -97,6 +98,7 @@ void Vgpu::reset() {
   chan_error_pending_ = {};
   nonstall_pending_ = {};
   chan_errors_ = {};
+  for (uint64_t gchid : pending_submits_) submission_queued_[gchid] = false;   // dropped before reaching the scheduler
   pending_submits_.clear();
   rebuild_layout(true);
   update_interrupt_line();

@@ -206,6 +206,12 @@ class Vgpu {
   bool line_ = false;
   bool line_delivered_ = false;
   std::vector<uint64_t> pending_submits_;  // gchid doorbells to hand to the scheduler after unlock
+  // Per guest channel: a submission of it waits in the scheduler (or in
+  // pending_submits_). Doorbells meanwhile only move its GP_PUT: dispatch
+  // runs up to the latest one, so a doorbell storm queues at most one
+  // submission per channel. Not cleared by reset: a queued one still
+  // reaches dispatch().
+  std::vector<bool> submission_queued_;
   std::optional<std::pair<uint64_t, uint64_t>> pending_completion_;
   std::vector<std::string> errors_;
 

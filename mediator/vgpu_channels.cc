@@ -191,6 +191,8 @@ void Vgpu::doorbell(uint32_t gchid, uint32_t put) {
   ch.guest_put = put;
   if (!ch.bound) return;
   if (!config_.lazy_shadow) sync_space(*ch.space, true);   // sync point: GP_PUT
+  if (submission_queued_[gchid]) return;
+  submission_queued_[gchid] = true;
   pending_submits_.push_back(gchid);
 }
 
@@ -198,6 +200,7 @@ void Vgpu::dispatch(uint32_t gchid) {
   locked([&] {
     Counters::bump(counters_.submissions);
     const uint64_t now = host_.now_ns();
+    if (gchid < submission_queued_.size()) submission_queued_[gchid] = false;
     if (gchid >= channels_.size()) {
       pending_completion_ = std::make_pair(now, now);
     } else {

@@ -53,6 +53,11 @@ std::optional<uint64_t> Dispatcher::wake_at() const {
   return wake_at_;
 }
 
+size_t Dispatcher::queued(VmId vm) const {
+  std::lock_guard lk(mu_);
+  return policy_->queued(vm);
+}
+
 uint64_t Dispatcher::gpu_ns(VmId vm) const {
   std::lock_guard lk(mu_);
   return policy_->gpu_ns(vm);
