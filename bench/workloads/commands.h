@@ -13,6 +13,7 @@ int workloads_main(std::span<char*> args);
 int scale_main(std::span<char*> args);
 int fair_main(std::span<char*> args);
 int model_main(std::span<char*> args);
+int noisy_main(std::span<char*> args);
 
 // The mediator's cost per trapped access: N reads of BOOT_0 through the
 // mediated port (fv-opt) minus N through the native port, over N.
