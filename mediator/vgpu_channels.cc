@@ -191,7 +191,9 @@ void Vgpu::doorbell(uint32_t gchid, uint32_t put) {
   ch.guest_put = put;
   if (!ch.bound) return;
   if (!config_.lazy_shadow) sync_space(*ch.space, true);   // sync point: GP_PUT
-  if (submission_queued_[gchid]) return;
+  // Nothing new since the last dispatch, or a submission already queued
+  // (it will run up to this put): no scheduler work.
+  if (ch.guest_put == ch.physical_put || submission_queued_[gchid]) return;
   submission_queued_[gchid] = true;
   pending_submits_.push_back(gchid);
 }
