@@ -11,22 +11,19 @@
 
 #include "common/error.h"
 #include "shadow/guest_memory.h"
+#include "vgpu/formats.h"
 
 namespace vgpu::channels {
 
 struct GuestInstance {
-  uint64_t inst;          // guest VRAM address of the instance block
-  uint64_t pd;            // guest VRAM address of its page directory
-  uint64_t limit;         // last valid VA byte
-  uint64_t gp_base;       // GPFIFO ring VA
-  uint32_t ring_entries;  // power of two
-  uint64_t userd;         // guest VRAM address of its USERD page
+  uint64_t inst;                  // guest VRAM address of the instance block
+  fmt::ChannelInstance block;     // decoded, and valid by fmt::check_channel_instance
+  uint64_t pd() const { return block.space.pdb; }
+  uint32_t ring_entries() const { return block.ramfc.ring_entries(); }
 };
 
-// Checks: block aligned and inside the partition; page directory in VRAM,
-// aligned, wholly inside the partition; RAMFC signature; ring aligned and
-// sized within the limits; USERD page in VRAM inside the partition. The
-// error names the field and the offending address.
+// The rules of fmt::check_channel_instance, bounded by the partition. The
+// error names the rule and the offending value.
 Result<GuestInstance> read_guest_instance(const shadow::GuestMemory& guest, uint64_t inst);
 
 // Write the physical instance block at `shadow_inst` (host VRAM).

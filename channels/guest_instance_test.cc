@@ -40,11 +40,11 @@ class GuestInstanceTest : public ::testing::Test {
 TEST_F(GuestInstanceTest, ValidBlockIsRead) {
   auto g = read_guest_instance(f.guest, INST);
   ASSERT_TRUE(g) << g.error().what();
-  EXPECT_EQ(g->pd, PD);
-  EXPECT_EQ(g->gp_base, RING_VA);
-  EXPECT_EQ(g->ring_entries, 1u << LIMIT2);
-  EXPECT_EQ(g->userd, USERD);
-  EXPECT_EQ(g->limit, fmt::VA_LIMIT - 1);
+  EXPECT_EQ(g->pd(), PD);
+  EXPECT_EQ(g->block.ramfc.gp_base, RING_VA);
+  EXPECT_EQ(g->ring_entries(), 1u << LIMIT2);
+  EXPECT_EQ(g->block.ramfc.userd, USERD);
+  EXPECT_EQ(g->block.space.limit, fmt::VA_LIMIT - 1);
 }
 
 TEST_F(GuestInstanceTest, BlockOutsidePartitionIsRefused) {

@@ -87,10 +87,8 @@ Status Channel::setup() {
   // A channel id is reused after its context goes (or after the driver is
   // reloaded): clear an error a previous owner left, code and pending bit.
   d_.port.write32(Bar::bar0, r::pfifo::CHAN_ERROR[chid_].offset, 0);
-  d_.port.write32(Bar::bar0, r::pfifo::CHAN_ERROR_PENDING[chid_ / 32].offset, 1u << (chid_ % 32));
-  d_.port.write32(Bar::bar0, r::pfifo::CHAN_INST[chid_].offset,
-                  r::pfifo::ChanInstValid::mask | r::pfifo::ChanInstPoll::mask | r::pfifo::ChanInstTarget::make(0) |
-                      r::pfifo::ChanInstAddr::make(static_cast<uint32_t>(inst_ >> r::pfifo::CHAN_INST_SHIFT)));
+  d_.port.write32(Bar::bar0, r::pfifo::CHAN_ERROR_PENDING[r::channel_word(chid_)].offset, r::channel_bit(chid_));
+  d_.port.write32(Bar::bar0, r::pfifo::CHAN_INST[chid_].offset, fmt::encode_chan_inst({.valid = true, .inst = inst_}));
   d_.port.write32(Bar::bar0, r::pfifo::CHAN_STATE[chid_].offset,
                   r::pfifo::ChanStateRunnable::mask | r::pfifo::ChanStateEngine::make(r::pfifo::ENGINE_NONE));
   on_runlist_ = true;
@@ -102,22 +100,14 @@ void Channel::clear_userd() {
   for (uint32_t off : USERD_CLEARED) d_.port.write32(Bar::bar1, userd + off, 0);
 }
 
+// The instance block was zeroed (the heap's fill): PB_GET and REF start
+// at 0 without being written.
 void Channel::write_ramfc() {
-  namespace f = r::ramfc;
-  const uint64_t userd = d_.bars.userd_vram(chid_);
-  const uint32_t limit2 = static_cast<uint32_t>(std::bit_width(config_.gpfifo_entries) - 1);
-  auto w = [&](uint32_t off, uint32_t v) { d_.mem.write32(inst_ + off, v); };
-  w(f::GP_PUT, 0);
-  w(f::USERD_LO, lo32(userd) | f::UserdTarget::make(0));
-  w(f::USERD_HI, hi32(userd));
-  w(f::SIGNATURE, f::SignatureValue::make(f::SIGNATURE_VALUE));
-  w(f::GP_GET, 0);
-  w(f::PB_GET, 0);
-  w(f::PB_GET_HI, 0);
-  w(f::REF, 0);
-  w(f::ACQUIRE, ACQUIRE_VALUE);
-  w(f::GP_BASE, lo32(gp_va_));
-  w(f::GP_BASE_HI, f::GpBaseHiAddr::make(hi32(gp_va_)) | f::GpBaseHiLimit2::make(limit2));
+  fmt::encode_ramfc(fmt::Ramfc{.gp_base = gp_va_,
+                               .limit2 = static_cast<uint32_t>(std::bit_width(config_.gpfifo_entries) - 1),
+                               .userd = d_.bars.userd_vram(chid_),
+                               .acquire = ACQUIRE_VALUE},
+                    d_.mem.writer(inst_));
 }
 
 Channel::~Channel() {

@@ -24,8 +24,7 @@ Result<DeviceInfo> identify(Port& port) {
 
 void enable_units(Port& port) {
   port.write32(Bar::bar0, r::pmc::ENABLE.offset, r::pmc::enable::ALL);
-  constexpr uint32_t all_pbdma = (1u << r::NUM_PBDMA) - 1;
-  port.write32(Bar::bar0, r::pmc::PBDMA_ENABLE.offset, all_pbdma);
+  port.write32(Bar::bar0, r::pmc::PBDMA_ENABLE.offset, r::ALL_PBDMA);
 }
 
 void setup_interrupts(Port& port) {

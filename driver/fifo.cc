@@ -3,6 +3,7 @@
 
 #include "driver/msg.h"
 #include "driver/poll.h"
+#include "vgpu/formats.h"
 
 namespace vgpu::driver {
 
@@ -11,7 +12,6 @@ namespace r = regs;
 namespace {
 constexpr uint64_t RUNLIST_BYTES = uint64_t{r::NUM_CHANNELS} * r::runlist::ENTRY_BYTES;
 // Dword 1 of a runlist entry, as nouveau writes it (the device ignores it).
-constexpr uint32_t RUNLIST_ENTRY_FLAGS_NOUVEAU = 0x4;
 }  // namespace
 
 Result<std::unique_ptr<Fifo>> Fifo::init(Port& port, InstMem& mem, RangeAllocator& heap) {
@@ -21,8 +21,7 @@ Result<std::unique_ptr<Fifo>> Fifo::init(Port& port, InstMem& mem, RangeAllocato
     if (!a) return std::unexpected(a.error().context("runlist"));
     b = *a;
   }
-  constexpr uint32_t all_pbdma = (1u << r::NUM_PBDMA) - 1;
-  port.write32(Bar::bar0, r::pfifo::PBDMA_ENABLE.offset, all_pbdma);
+  port.write32(Bar::bar0, r::pfifo::PBDMA_ENABLE.offset, r::ALL_PBDMA);
   port.write32(Bar::bar0, r::pfifo::CTRL.offset, r::pfifo::CtrlEnable::mask);
   return fifo;
 }
@@ -61,8 +60,9 @@ Status Fifo::commit() {
   next_ ^= 1;
   uint64_t off = 0;
   for (uint32_t chid : running_) {
-    mem_.write32(buf + off + r::runlist::ENTRY_CHID, r::runlist::EntryChid::make(chid));
-    mem_.write32(buf + off + r::runlist::ENTRY_FLAGS, RUNLIST_ENTRY_FLAGS_NOUVEAU);
+    const auto entry = fmt::encode_runlist_entry(chid);
+    mem_.write32(buf + off + r::runlist::ENTRY_CHID, entry[0]);
+    mem_.write32(buf + off + r::runlist::ENTRY_FLAGS, entry[1]);
     off += r::runlist::ENTRY_BYTES;
   }
   port_.write32(Bar::bar0, r::pfifo::RUNLIST_BASE.offset,

@@ -25,6 +25,10 @@ class InstMem {
 
   uint32_t read32(uint64_t addr);
   void write32(uint64_t addr, uint32_t value);
+  // Words relative to `base`, for the codecs of vgpu/formats.h.
+  auto writer(uint64_t base) {
+    return [this, base](uint32_t off, uint32_t value) { write32(base + off, value); };
+  }
   uint64_t read64(uint64_t addr);
   void write64(uint64_t addr, uint64_t value);   // low word first
   // Sets [addr, addr + bytes) (4-byte aligned) to `value` words.

@@ -114,12 +114,7 @@ Status Vmm::flush(Port& port, uint64_t timeout_ns) {
 }
 
 void Vmm::join(uint64_t inst_addr) {
-  namespace in = regs::inst;
-  mem_.write32(inst_addr + in::PDB_LO,
-               in::PdbTarget::make(0) | in::PdbAddrLo::make(static_cast<uint32_t>(lo32(pd_) >> 12)));
-  mem_.write32(inst_addr + in::PDB_HI, in::PdbAddrHi::make(hi32(pd_)));
-  mem_.write32(inst_addr + in::LIMIT_LO, lo32(limit()));
-  mem_.write32(inst_addr + in::LIMIT_HI, hi32(limit()));
+  fmt::encode_address_space(fmt::AddressSpace{.pdb = pd_, .limit = limit()}, mem_.writer(inst_addr));
 }
 
 std::optional<uint64_t> Vmm::pte(uint64_t va, fmt::PageSize ps) {

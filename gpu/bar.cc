@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/bar.h"
 
-#include "gpu/instance.h"
+#include "vgpu/formats.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::gpu {
@@ -25,7 +25,7 @@ void BarWindows::bind(Bar bar, uint32_t inst_reg) {
   b.as.inst = uint64_t{BarInstAddr::get(inst_reg)} << BAR_INST_SHIFT;
   b.translated = BarInstMode::get(inst_reg);
   if (b.translated) {
-    const InstanceSpace s = read_instance_space(vram_, b.as.inst);
+    const fmt::AddressSpace s = fmt::decode_address_space(vram_.reader(b.as.inst));
     b.as.pdb = s.pdb;
     b.as.limit = s.limit;
   }

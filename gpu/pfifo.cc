@@ -212,7 +212,7 @@ void Pfifo::fail(uint32_t chid, uint64_t epoch, ChannelFault f) {
     s.error_method = ChanErrorMethodAddr::make(f.method >> 2) | ChanErrorMethodSubch::make(f.subch);
     s.error_addr_lo = lo32(f.addr);
     s.error_addr_hi = hi32(f.addr);
-    chan_error_pending_[chid / 32] |= 1u << (chid % 32);
+    chan_error_pending_.set(chid);
     if (f.mmu) {
       Fault mf = *f.mmu;
       mf.chid = chid;
@@ -227,7 +227,7 @@ void Pfifo::raise_nonstall(uint32_t chid, uint64_t epoch) {
   {
     std::lock_guard l(d_.mutex);
     if (slots_[chid].epoch != epoch) return;
-    nonstall_pending_[chid / 32] |= 1u << (chid % 32);
+    nonstall_pending_.set(chid);
     nonstall_engine_ |= NONSTALL_ENGINE_HOST;
     d_.events.push(ChannelEvent{ChannelEvent::Kind::nonstall, chid, now, now});
   }

@@ -148,8 +148,8 @@ class Pfifo {
   uint32_t nonstall_engine_ = 0;
   uint32_t preempt_ = 0;
   std::optional<uint32_t> servicing_;   // the channel whose slice the PFIFO thread is running
-  std::array<uint32_t, regs::NUM_CHANNELS / 32> chan_error_pending_{};
-  std::array<uint32_t, regs::NUM_CHANNELS / 32> nonstall_pending_{};
+  regs::ChannelBits chan_error_pending_;
+  regs::ChannelBits nonstall_pending_;
 
   // The thread.
   std::condition_variable cv_;        // work may be available

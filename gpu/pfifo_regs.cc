@@ -3,6 +3,7 @@
 // per-channel error and non-stall records.
 #include "gpu/pfifo.h"
 #include "gpu/ptimer.h"
+#include "vgpu/formats.h"
 
 namespace vgpu::gpu {
 
@@ -15,20 +16,14 @@ constexpr uint32_t CHAN_INST_BITS = ChanInstAddr::mask | ChanInstTarget::mask | 
 constexpr uint32_t CHAN_STATE_BITS = ChanStateRunnable::mask | ChanStateEngine::mask;
 constexpr uint32_t USERD_BASE_BITS = UserdBaseAddr::mask | UserdBaseEnable::mask;
 constexpr uint32_t RUNLIST_BASE_BITS = RunlistAddr::mask | RunlistTarget::mask;
-constexpr uint32_t PBDMA_BITS = (1u << regs::NUM_PBDMA) - 1;
 // Runlist updates are applied when RUNLIST_SUBMIT is written: never pending.
 constexpr uint32_t RUNLIST_IDLE = 0;
 
-bool any(const std::array<uint32_t, regs::NUM_CHANNELS / 32>& bits) {
-  for (uint32_t w : bits)
-    if (w) return true;
-  return false;
-}
 }  // namespace
 
 uint32_t Pfifo::intr() const {
-  return intr_ | IntrMmuFault::make(d_.faults.pending()) | IntrChannelError::make(any(chan_error_pending_)) |
-         IntrNonStall::make(any(nonstall_pending_));
+  return intr_ | IntrMmuFault::make(d_.faults.pending()) | IntrChannelError::make(chan_error_pending_.any()) |
+         IntrNonStall::make(nonstall_pending_.any());
 }
 
 void Pfifo::reset() {
@@ -43,8 +38,8 @@ void Pfifo::reset() {
   intr_ = intr_en_ = ctrl_ = pbdma_enable_ = 0;
   userd_base_.store(0);
   runlist_base_ = runlist_intr_ = chan_table_error_ = nonstall_engine_ = preempt_ = 0;
-  chan_error_pending_ = {};
-  nonstall_pending_ = {};
+  chan_error_pending_.clear();
+  nonstall_pending_.clear();
   d_.faults.reset();
   kick_ = true;
   cv_.notify_all();
@@ -76,12 +71,13 @@ void Pfifo::submit_runlist(uint32_t value) {
     table_error(ChanTableError::invalid_target);
   } else {
     for (uint32_t i = 0; i < count; ++i) {
-      const uint32_t chid = d_.vram.read32(base + uint64_t{i} * regs::runlist::ENTRY_BYTES + regs::runlist::ENTRY_CHID);
-      if (chid >= regs::NUM_CHANNELS) {
+      const auto chid = fmt::decode_runlist_entry(
+          d_.vram.read32(base + uint64_t{i} * regs::runlist::ENTRY_BYTES + regs::runlist::ENTRY_CHID));
+      if (!chid) {
         table_error(ChanTableError::invalid_chid);
         continue;
       }
-      slots_[chid].in_runlist = true;
+      slots_[*chid].in_runlist = true;
     }
   }
   runlist_intr_ |= RunlistIntrDone::mask;
@@ -101,7 +97,7 @@ void Pfifo::add_registers(RegisterFile& rf) {
                      kick_ = true;
                      cv_.notify_all();
                    }});
-  rf.add(stored_rw("PFIFO.PBDMA_ENABLE", PBDMA_ENABLE, g, pbdma_enable_, PBDMA_BITS));
+  rf.add(stored_rw("PFIFO.PBDMA_ENABLE", PBDMA_ENABLE, g, pbdma_enable_, regs::ALL_PBDMA));
   rf.add(RegRecord{"PFIFO.USERD_BASE", single(USERD_BASE), Access::rw, g, [this](uint32_t) { return userd_base_.load(); },
                    [this](uint32_t, uint32_t v) { userd_base_.store(v & USERD_BASE_BITS); }});
   rf.add(stored_rw("PFIFO.RUNLIST_BASE", RUNLIST_BASE, g, runlist_base_, RUNLIST_BASE_BITS));
@@ -137,9 +133,9 @@ void Pfifo::add_registers(RegisterFile& rf) {
                      kick_ = true;
                      cv_.notify_all();
                    }});
-  const auto bitmap = [g](const char* name, RegArray32 arr, std::array<uint32_t, regs::NUM_CHANNELS / 32>& bits) {
-    return RegRecord{name, arr, Access::rw1c, g, [&bits](uint32_t i) { return bits[i]; },
-                     [&bits](uint32_t i, uint32_t v) { bits[i] &= ~v; }};
+  const auto bitmap = [g](const char* name, RegArray32 arr, regs::ChannelBits& bits) {
+    return RegRecord{name, arr, Access::rw1c, g, [&bits](uint32_t i) { return bits.words[i]; },
+                     [&bits](uint32_t i, uint32_t v) { bits.words[i] &= ~v; }};
   };
   rf.add(bitmap("PFIFO.CHAN_ERROR_PENDING", CHAN_ERROR_PENDING, chan_error_pending_));
   rf.add(bitmap("PFIFO.NONSTALL_PENDING", NONSTALL_PENDING, nonstall_pending_));

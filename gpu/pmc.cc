@@ -21,7 +21,7 @@ void Pmc::add_registers(RegisterFile& rf) {
                      enable_ = v & enable::ALL;
                      if (hooks_.enable_changed) hooks_.enable_changed(before, enable_);
                    }});
-  rf.add(stored_rw("PMC.PBDMA_ENABLE", PBDMA_ENABLE, Gate::none, pbdma_enable_, PBDMA_BITS));
+  rf.add(stored_rw("PMC.PBDMA_ENABLE", PBDMA_ENABLE, Gate::none, pbdma_enable_, regs::ALL_PBDMA));
   rf.add(stored_rw("PMC.INTR_MASK_0", INTR_MASK_0, Gate::none, intr_mask_, UNIT_INTR_BITS));
 }
 

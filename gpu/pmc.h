@@ -20,7 +20,6 @@ class Pmc {
   // The unit bits INTR_0 can report.
   static constexpr uint32_t UNIT_INTR_BITS = regs::pmc::intr::Pfifo::mask | regs::pmc::intr::Pgraph::mask |
                                              regs::pmc::intr::Ptimer::mask | regs::pmc::intr::Pbus::mask;
-  static constexpr uint32_t PBDMA_BITS = (1u << regs::NUM_PBDMA) - 1;
 
   explicit Pmc(Hooks hooks) : hooks_(std::move(hooks)) {}
   void add_registers(RegisterFile& rf);

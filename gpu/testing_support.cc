@@ -54,22 +54,18 @@ Channel& Harness::add_channel(uint32_t chid) {
   Vram& v = vram();
   const uint64_t ud = USERD_PHYS + chid * userd::SIZE;
   for (uint32_t off = 0; off < userd::SIZE; off += 4) (void)v.write32(ud + off, 0);
-  const uint64_t ring = c->va(RING_OFF);
-  (void)v.write32(c->inst + ramfc::USERD_LO, lo32(ud));
-  (void)v.write32(c->inst + ramfc::USERD_HI, hi32(ud));
-  (void)v.write32(c->inst + ramfc::SIGNATURE, ramfc::SIGNATURE_VALUE);
-  (void)v.write32(c->inst + ramfc::GP_BASE, lo32(ring));
-  (void)v.write32(c->inst + ramfc::GP_BASE_HI, ramfc::GpBaseHiAddr::make(hi32(ring)) | ramfc::GpBaseHiLimit2::make(RING_LIMIT2));
-  wr(pfifo::CHAN_INST[chid], pfifo::ChanInstValid::mask | pfifo::ChanInstAddr::make(static_cast<uint32_t>(c->inst >> pfifo::CHAN_INST_SHIFT)));
+  fmt::encode_ramfc(fmt::Ramfc{.gp_base = c->va(RING_OFF), .limit2 = RING_LIMIT2, .userd = ud}, v.writer(c->inst));
+  wr(pfifo::CHAN_INST[chid], fmt::encode_chan_inst({.valid = true, .inst = c->inst}));
   wr(pfifo::CHAN_STATE[chid], pfifo::ChanStateRunnable::mask | pfifo::ChanStateEngine::make(pfifo::ENGINE_NONE));
   channels_.push_back(std::move(c));
   return *channels_.back();
 }
 
 void Harness::commit_runlist(const std::vector<uint32_t>& chids) {
+  // Raw words, not fmt::encode_runlist_entry: tests name bad channels too.
   for (size_t i = 0; i < chids.size(); ++i) {
     (void)vram().write32(RUNLIST_PHYS + i * runlist::ENTRY_BYTES + runlist::ENTRY_CHID, chids[i]);
-    (void)vram().write32(RUNLIST_PHYS + i * runlist::ENTRY_BYTES + runlist::ENTRY_FLAGS, 4);
+    (void)vram().write32(RUNLIST_PHYS + i * runlist::ENTRY_BYTES + runlist::ENTRY_FLAGS, runlist::ENTRY_FLAGS_VALUE);
   }
   wr(pfifo::RUNLIST_BASE, pfifo::RunlistAddr::make(RUNLIST_PHYS >> pfifo::RUNLIST_SHIFT));
   wr(pfifo::RUNLIST_SUBMIT, pfifo::RunlistCount::make(static_cast<uint32_t>(chids.size())));

@@ -93,7 +93,7 @@ Host::~Host() {
 Status Host::bring_up() {
   gpu::Gpu& g = *gpu_;
   g.write32(pmc::ENABLE.offset, pmc::enable::ALL);
-  g.write32(pmc::PBDMA_ENABLE.offset, (1u << regs::NUM_PBDMA) - 1);
+  g.write32(pmc::PBDMA_ENABLE.offset, regs::ALL_PBDMA);
   g.write32(pf::CTRL.offset, pf::CtrlEnable::mask);
   g.write32(pf::INTR_EN.offset, ~uint32_t{0});
 
@@ -112,10 +112,7 @@ Status Host::bring_up() {
   vram.write64(*pd, fmt::pde::make(*spt, 0));
   for (uint64_t off = 0; off < USERD_ARRAY_BYTES; off += fmt::SMALL_PAGE)
     vram.write64(*spt + fmt::SPT.index(off) * fmt::SPT.entry_bytes, fmt::pte::make(userd_base_ + off));
-  vram.write32(*inst + regs::inst::PDB_LO, lo32(*pd) & regs::inst::PdbAddrLo::mask);
-  vram.write32(*inst + regs::inst::PDB_HI, regs::inst::PdbAddrHi::make(hi32(*pd)));
-  vram.write32(*inst + regs::inst::LIMIT_LO, lo32(USERD_ARRAY_BYTES - 1));
-  vram.write32(*inst + regs::inst::LIMIT_HI, 0);
+  fmt::encode_address_space(fmt::AddressSpace{.pdb = *pd, .limit = USERD_ARRAY_BYTES - 1}, vram.writer(*inst));
   g.write32(pbus::BAR1_INST.offset,
             pbus::BarInstMode::mask | pbus::BarInstAddr::make(static_cast<uint32_t>(*inst >> pbus::BAR_INST_SHIFT)));
   g.write32(pf::USERD_BASE.offset, pf::UserdBaseEnable::mask | pf::UserdBaseAddr::make(0));
@@ -301,9 +298,7 @@ void Host::check_parked_channel() {
 void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst) {
   MediatorLock lock(mutex_);
   gpu_->write32(pf::CHAN_STATE[pchid].offset, 0);
-  gpu_->write32(pf::CHAN_INST[pchid].offset,
-                pf::ChanInstValid::mask | pf::ChanInstPoll::mask |
-                    pf::ChanInstAddr::make(static_cast<uint32_t>(shadow_inst >> pf::CHAN_INST_SHIFT)));
+  gpu_->write32(pf::CHAN_INST[pchid].offset, fmt::encode_chan_inst({.valid = true, .inst = shadow_inst}));
   gpu_->write32(pf::CHAN_ERROR[pchid].offset, 0);
 }
 
@@ -360,8 +355,9 @@ void Host::commit_runlist_locked() {
   runlist_next_ ^= 1;
   gpu::Vram& vram = gpu_->vram();
   for (size_t i = 0; i < all.size(); ++i) {
-    vram.write32(buf + i * regs::runlist::ENTRY_BYTES + regs::runlist::ENTRY_CHID, all[i]);
-    vram.write32(buf + i * regs::runlist::ENTRY_BYTES + regs::runlist::ENTRY_FLAGS, 0);
+    const auto entry = fmt::encode_runlist_entry(all[i]);
+    vram.write32(buf + i * regs::runlist::ENTRY_BYTES + regs::runlist::ENTRY_CHID, entry[0]);
+    vram.write32(buf + i * regs::runlist::ENTRY_BYTES + regs::runlist::ENTRY_FLAGS, entry[1]);
   }
   gpu_->write32(pf::RUNLIST_BASE.offset, pf::RunlistAddr::make(static_cast<uint32_t>(buf >> pf::RUNLIST_SHIFT)));
   gpu_->write32(pf::RUNLIST_SUBMIT.offset, pf::RunlistCount::make(static_cast<uint32_t>(all.size())));
@@ -424,13 +420,13 @@ void Host::run_deferred_events() {
 
 void Host::handle(const gpu::ChannelEvent& e) {
   std::shared_ptr<Vgpu> v = owner(e.chid);
-  const uint32_t bit = 1u << (e.chid % 32);
+  const uint32_t bit = regs::channel_bit(e.chid);
   switch (e.kind) {
     case gpu::ChannelEvent::Kind::idle:
       if (v) v->on_channel_idle(v->gchid_of(e.chid), e.start_ns, e.end_ns);
       break;
     case gpu::ChannelEvent::Kind::nonstall:
-      gpu_->write32(pf::NONSTALL_PENDING[e.chid / 32].offset, bit);
+      gpu_->write32(pf::NONSTALL_PENDING[regs::channel_word(e.chid)].offset, bit);
       if (v) v->on_nonstall(v->gchid_of(e.chid));
       break;
     case gpu::ChannelEvent::Kind::error: {
@@ -451,7 +447,7 @@ void Host::handle(const gpu::ChannelEvent& e) {
           gpu_->write32(pf::FAULT_UNIT_PENDING.offset, 1u << u);
         }
       }
-      gpu_->write32(pf::CHAN_ERROR_PENDING[e.chid / 32].offset, bit);
+      gpu_->write32(pf::CHAN_ERROR_PENDING[regs::channel_word(e.chid)].offset, bit);
       if (v) v->on_channel_error(v->gchid_of(e.chid), static_cast<regs::ChannelError>(code), method, addr);
       break;
     }

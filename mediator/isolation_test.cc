@@ -1000,11 +1000,8 @@ void open_vm(Host& h, const VgpuConfig& c, LiveVm& vm) {
 
 // The page directory the physical GPU walks for a physical channel.
 uint64_t physical_pd(Host& h, uint32_t pchid) {
-  gpu::Vram& v = h.gpu().vram();
-  const uint64_t inst = uint64_t{pf::ChanInstAddr::get(h.gpu().read32(pf::CHAN_INST[pchid].offset))}
-                        << pf::CHAN_INST_SHIFT;
-  return (uint64_t{regs::inst::PdbAddrHi::get(v.read32(inst + regs::inst::PDB_HI))} << 32) |
-         (v.read32(inst + regs::inst::PDB_LO) & regs::inst::PdbAddrLo::mask);
+  const uint64_t inst = fmt::decode_chan_inst(h.gpu().read32(pf::CHAN_INST[pchid].offset)).inst;
+  return fmt::decode_address_space(h.gpu().vram().reader(inst)).pdb;
 }
 
 // A context that ran one fill: the physical TLB holds its GPFIFO's,

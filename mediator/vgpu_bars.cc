@@ -32,20 +32,16 @@ void Vgpu::write_bar_inst(gpu::Bar bar, uint32_t value) {
   if (pbus::BarInstMode::get(value)) {
     const uint64_t inst = uint64_t{pbus::BarInstAddr::get(value)} << pbus::BAR_INST_SHIFT;
     const shadow::Partition& part = guest_.partition();
-    const uint32_t pdb_lo = guest_.read32(inst + regs::inst::PDB_LO).value_or(0);
-    const uint64_t pd =
-        (uint64_t{regs::inst::PdbAddrHi::get(guest_.read32(inst + regs::inst::PDB_HI).value_or(0))} << 32) |
-        (pdb_lo & regs::inst::PdbAddrLo::mask);
+    const fmt::AddressSpace as = fmt::decode_address_space(guest_.reader(inst));
     auto space = pbus::BarInstTarget::get(value) == uint32_t(fmt::Target::vram) && part.contains(inst, regs::inst::SIZE)
-                     ? shadow::ShadowSpace::create(guest_, *reserved_, counters_.shadow, pd)
+                     ? shadow::ShadowSpace::create(guest_, *reserved_, counters_.shadow, as.pdb)
                      : fail(Errc::invalid_argument, "instance block " + hex(inst) + " outside the VM's VRAM");
     if (!space) {
       guest_error(strfmt("%s: %s", bar_name(bar), space.error().message.c_str()));
       record_fault(fault_unit(bar), regs::FaultReason::pt_not_present, inst, 0, false, std::nullopt);
     } else {
       st.space = std::move(*space);
-      st.limit = join64(guest_.read32(inst + regs::inst::LIMIT_HI).value_or(0),
-                        guest_.read32(inst + regs::inst::LIMIT_LO).value_or(0));
+      st.limit = as.limit;
       sync_bar(bar, true);
     }
   }

@@ -26,16 +26,17 @@ void Vgpu::write_chan_inst(uint32_t gchid, uint32_t value) {
     return;
   }
   channels_[gchid].inst_reg = value;
-  if (!pf::ChanInstValid::get(value)) {
+  const fmt::ChanInst entry = fmt::decode_chan_inst(value);
+  if (!entry.valid) {
     unbind(gchid);
     return;
   }
-  if (pf::ChanInstTarget::get(value) != uint32_t(fmt::Target::vram)) {
-    guest_error(strfmt("channel %u: instance block target %u is not VRAM", gchid, pf::ChanInstTarget::get(value)));
+  if (entry.target != uint32_t(fmt::Target::vram)) {
+    guest_error(strfmt("channel %u: instance block target %u is not VRAM", gchid, entry.target));
     raise_channel_error(gchid, regs::ChannelError::bad_instance, 0, 0);
     return;
   }
-  bind(gchid, uint64_t{pf::ChanInstAddr::get(value)} << pf::CHAN_INST_SHIFT);
+  bind(gchid, entry.inst);
 }
 
 std::shared_ptr<shadow::ShadowSpace> Vgpu::space_for(uint64_t guest_pd, Status& status) {
@@ -63,7 +64,7 @@ void Vgpu::bind(uint32_t gchid, uint64_t guest_inst) {
     return;
   }
   Status status;
-  auto space = space_for(desc->pd, status);
+  auto space = space_for(desc->pd(), status);
   auto shadow_inst = space ? reserved_->alloc(regs::inst::SIZE, regs::inst::ALIGN) : std::nullopt;
   if (!space || !shadow_inst) {
     guest_error(strfmt("channel %u: no reserved VRAM for its shadows%s%s", gchid, status ? "" : ": ",
@@ -170,8 +171,9 @@ void Vgpu::submit_runlist(uint32_t count) {
   }
   for (uint32_t i = 0; i < count; ++i) {
     const uint32_t entry = guest_.read32(base + uint64_t{i} * regs::runlist::ENTRY_BYTES).value_or(~0u);
-    const uint32_t chid = regs::runlist::EntryChid::get(entry);
-    if (entry != chid || chid >= channels_.size()) {
+    const auto named = fmt::decode_runlist_entry(entry);
+    const uint32_t chid = named.value_or(~0u);
+    if (!named || chid >= channels_.size()) {
       table_error(pf::ChanTableError::invalid_chid,
                   strfmt("runlist entry %u names channel %u outside the VM's %zu channels", i, entry, channels_.size()));
       continue;
@@ -211,8 +213,8 @@ void Vgpu::dispatch(uint32_t gchid) {
       const bool runnable = pf::ChanStateRunnable::get(ch.state_reg);
       if (!ch.bound || !ch.in_runlist || !runnable || errored || ch.guest_put == ch.physical_put) {
         pending_completion_ = std::make_pair(now, now);   // nothing the GPU can run
-      } else if (ch.guest_put >= ch.guest.ring_entries) {
-        guest_error(strfmt("channel %u: GP_PUT %u beyond its %u-entry ring", gchid, ch.guest_put, ch.guest.ring_entries));
+      } else if (ch.guest_put >= ch.guest.ring_entries()) {
+        guest_error(strfmt("channel %u: GP_PUT %u beyond its %u-entry ring", gchid, ch.guest_put, ch.guest.ring_entries()));
         raise_channel_error(gchid, regs::ChannelError::gpentry_invalid, 0, ch.guest_put);
         pending_completion_ = std::make_pair(now, now);
       } else {

@@ -34,6 +34,11 @@ class GuestMemory {
     if (!partition_.contains(gaddr, sizeof(uint64_t)) || gaddr % sizeof(uint64_t)) return std::nullopt;
     return vram_.read64(partition_.host(gaddr));
   }
+  // Words relative to `base` for the codecs of vgpu/formats.h; outside the
+  // partition a read gives 0.
+  auto reader(uint64_t base) const {
+    return [this, base](uint32_t off) { return read32(base + off).value_or(0); };
+  }
   bool write32(uint64_t gaddr, uint32_t value) const {
     if (!partition_.contains(gaddr, sizeof(uint32_t)) || gaddr % sizeof(uint32_t)) return false;
     return vram_.write32(partition_.host(gaddr), value);

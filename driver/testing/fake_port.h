@@ -68,10 +68,9 @@ class FakePort final : public Port {
     const uint32_t reg = reg_or0(bar == Bar::bar1 ? regs::pbus::BAR1_INST.offset : regs::pbus::BAR3_INST.offset);
     if (!regs::pbus::BarInstMode::get(reg)) return std::nullopt;
     const uint64_t inst = uint64_t{regs::pbus::BarInstAddr::get(reg)} << regs::pbus::BAR_INST_SHIFT;
-    const uint64_t pd = (uint64_t{regs::inst::PdbAddrHi::get(vram32(inst + regs::inst::PDB_HI))} << 32) |
-                        (vram32(inst + regs::inst::PDB_LO) & regs::inst::PdbAddrLo::mask);
-    const uint64_t limit = vram64(inst + regs::inst::LIMIT_LO);
-    if (off > limit) return std::nullopt;
+    const fmt::AddressSpace as = fmt::decode_address_space([&](uint32_t o) { return vram32(inst + o); });
+    const uint64_t pd = as.pdb;
+    if (off > as.limit) return std::nullopt;
     const uint64_t pde = vram64(pd + fmt::PD.index(off) * 8);
     if (auto lpt = fmt::pde::lpt_addr(pde)) {
       const uint64_t pte = vram64(lpt + fmt::LPT.index(off) * 8);

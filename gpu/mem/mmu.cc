@@ -17,43 +17,6 @@ namespace {
 
 using regs::FaultReason;
 
-// ---------------------------------------------------------------- entry decoders
-
-// One page table under a PDE, as the PDE describes it.
-struct TableRef {
-  fmt::PdeTarget target;
-  uint64_t addr;
-};
-
-struct Pde {
-  TableRef big;
-  TableRef small;
-
-  static Pde decode(uint64_t raw) {
-    return Pde{{static_cast<fmt::PdeTarget>(fmt::pde::LptTarget::get(raw)), fmt::pde::lpt_addr(raw)},
-               {static_cast<fmt::PdeTarget>(fmt::pde::SptTarget::get(raw)), fmt::pde::spt_addr(raw)}};
-  }
-  bool empty() const { return big.target == fmt::PdeTarget::none && small.target == fmt::PdeTarget::none; }
-};
-
-struct Pte {
-  bool valid;
-  bool priv;
-  bool read_only;
-  fmt::Target aperture;
-  uint64_t addr;
-  uint64_t kind;
-
-  static Pte decode(uint64_t raw) {
-    return Pte{fmt::pte::Valid::get(raw) != 0,
-               fmt::pte::Priv::get(raw) != 0,
-               fmt::pte::ReadOnly::get(raw) != 0,
-               static_cast<fmt::Target>(fmt::pte::Aperture::get(raw)),
-               fmt::pte::addr(raw),
-               fmt::pte::Kind::get(raw)};
-  }
-};
-
 // ---------------------------------------------------------------- geometry as data
 
 // The tables under one PDE, in the order the MMU consults them: a valid
@@ -61,11 +24,11 @@ struct Pte {
 struct TableKind {
   fmt::PageSize size;
   const fmt::Level* level;
-  TableRef Pde::*ref;
+  fmt::pde::TableRef fmt::pde::Decoded::*ref;
 };
 constexpr std::array<TableKind, 2> LOOKUP_ORDER{{
-    {fmt::PageSize::big, &fmt::LPT, &Pde::big},
-    {fmt::PageSize::small, &fmt::SPT, &Pde::small},
+    {fmt::PageSize::big, &fmt::LPT, &fmt::pde::Decoded::big},
+    {fmt::PageSize::small, &fmt::SPT, &fmt::pde::Decoded::small},
 }};
 
 constexpr uint64_t entry_addr(uint64_t table, const fmt::Level& level, uint64_t va) {
@@ -111,16 +74,16 @@ Walk<Mmu::TlbEntry> Mmu::walk(const AccessContext& ctx, uint64_t va, bool write)
   if (!vram_.contains(ctx.pdb, pd.entry_bytes)) return fault(ctx, FaultReason::out_of_vram, va, write);
   uint64_t pde_addr = entry_addr(ctx.pdb, pd, va);
   if (!vram_.contains(pde_addr, pd.entry_bytes)) return fault(ctx, FaultReason::out_of_vram, va, write);
-  Pde pde = Pde::decode(vram_.read64(pde_addr));
+  const fmt::pde::Decoded pde = fmt::pde::decode(vram_.read64(pde_addr));
   if (pde.empty()) return fault(ctx, FaultReason::pt_not_present, va, write);
 
   for (const TableKind& kind : LOOKUP_ORDER) {
-    const TableRef& table = pde.*kind.ref;
+    const fmt::pde::TableRef& table = pde.*kind.ref;
     // Tables in system memory are not supported: nothing maps through them.
     if (table.target != fmt::PdeTarget::vram) continue;
     uint64_t pte_addr = entry_addr(table.addr, *kind.level, va);
     if (!vram_.contains(pte_addr, kind.level->entry_bytes)) return fault(ctx, FaultReason::out_of_vram, va, write);
-    Pte pte = Pte::decode(vram_.read64(pte_addr));
+    const fmt::pte::Decoded pte = fmt::pte::decode(vram_.read64(pte_addr));
     if (!pte.valid) continue;
 
     uint64_t bytes = fmt::page_bytes(kind.size);

@@ -128,12 +128,7 @@ Status PageTableBuilder::write_instance(uint64_t inst, uint64_t pd, uint64_t lim
     return fail(Errc::invalid_argument, "instance block " + hex(inst) + " is misaligned or outside VRAM");
   if (pd % fmt::TABLE_ALIGN != 0 || pd >= fmt::VA_LIMIT)
     return fail(Errc::invalid_argument, "page directory " + hex(pd) + " cannot be named by an instance block");
-  using namespace regs::inst;
-  vram_.write32(inst + PDB_LO, PdbTarget::make(static_cast<uint32_t>(fmt::Target::vram)) |
-                                   PdbAddrLo::make(lo32(pd) >> PdbAddrLo::lo));
-  vram_.write32(inst + PDB_HI, PdbAddrHi::make(hi32(pd)));
-  vram_.write32(inst + LIMIT_LO, lo32(limit));
-  vram_.write32(inst + LIMIT_HI, hi32(limit));
+  fmt::encode_address_space(fmt::AddressSpace{.pdb = pd, .limit = limit}, vram_.writer(inst));
   return {};
 }
 

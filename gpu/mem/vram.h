@@ -34,6 +34,14 @@ class Vram {
   bool write32(uint64_t addr, uint32_t value);
   bool write64(uint64_t addr, uint64_t value);
 
+  // Word accessors relative to `base`, for the codecs of vgpu/formats.h.
+  auto reader(uint64_t base) const {
+    return [this, base](uint32_t off) { return read32(base + off); };
+  }
+  auto writer(uint64_t base) {
+    return [this, base](uint32_t off, uint32_t value) { write32(base + off, value); };
+  }
+
   // Byte copies (not atomic). Out of range: nothing is copied, false.
   [[nodiscard]] bool read(uint64_t addr, void* dst, uint64_t len) const;
   [[nodiscard]] bool write(uint64_t addr, const void* src, uint64_t len);

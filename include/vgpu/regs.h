@@ -6,6 +6,7 @@
 // deviations section.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "vgpu/bits.h"
@@ -31,6 +32,24 @@ inline constexpr uint32_t CHIPSET_GF100 = 0x0c0;
 inline constexpr unsigned NUM_CHANNELS = 128;
 inline constexpr unsigned NUM_SUBCHANNELS = 8;
 inline constexpr unsigned NUM_PBDMA = 3;
+inline constexpr uint32_t ALL_PBDMA = (1u << NUM_PBDMA) - 1;   // PBDMA_ENABLE with every PBDMA on
+
+// A set of channels as the per-channel bit registers hold it
+// (CHAN_ERROR_PENDING, NONSTALL_PENDING): bit chid % 32 of word chid / 32.
+inline constexpr unsigned CHANNEL_WORDS = NUM_CHANNELS / 32;
+constexpr uint32_t channel_word(uint32_t chid) { return chid / 32; }
+constexpr uint32_t channel_bit(uint32_t chid) { return 1u << (chid % 32); }
+struct ChannelBits {
+  std::array<uint32_t, CHANNEL_WORDS> words{};
+  constexpr void set(uint32_t chid) { words[channel_word(chid)] |= channel_bit(chid); }
+  constexpr bool test(uint32_t chid) const { return (words[channel_word(chid)] & channel_bit(chid)) != 0; }
+  constexpr bool any() const {
+    for (uint32_t w : words)
+      if (w) return true;
+    return false;
+  }
+  constexpr void clear() { words = {}; }
+};
 
 // Reads of a register the device does not implement.
 inline constexpr uint32_t BAD_REGISTER = 0xbad00100;
@@ -322,6 +341,7 @@ inline constexpr uint32_t FEATURE = 0x9c;
 using SignatureValue = Field<15, 0>;
 inline constexpr uint32_t SIGNATURE_VALUE = 0xface;
 using UserdTarget = Field<1, 0>;                 // 0 = VRAM
+using UserdAddrLo = Field<31, 12>;               // USERD page address bits 31:12, in place (11:2 ignored)
 using GpBaseHiAddr = Field<7, 0>;                // ring VA bits 39:32
 using GpBaseHiLimit2 = Field<20, 16>;            // log2 of the ring's entry count
 using AcquireTimeoutEnable = Bit<31>;
@@ -334,7 +354,8 @@ inline constexpr unsigned MAX_LIMIT2 = 16;       // at most 65536 entries
 namespace runlist {
 inline constexpr uint32_t ENTRY_BYTES = 8;
 inline constexpr uint32_t ENTRY_CHID = 0x0;      // dword 0: chid
-inline constexpr uint32_t ENTRY_FLAGS = 0x4;     // dword 1: 0x4 as nouveau writes; ignored
+inline constexpr uint32_t ENTRY_FLAGS = 0x4;     // dword 1, ignored
+inline constexpr uint32_t ENTRY_FLAGS_VALUE = 0x4;   // what nouveau writes there
 using EntryChid = Field<6, 0>;
 }  // namespace runlist
 

@@ -75,9 +75,7 @@ uint64_t GuestAttacker::bar_inst(driver::Bar bar) {
 
 uint64_t GuestAttacker::bar_pd(driver::Bar bar) {
   const uint64_t inst = bar_inst(bar);
-  const uint32_t lo = vram32(inst + regs::inst::PDB_LO);
-  return (uint64_t{regs::inst::PdbAddrHi::get(vram32(inst + regs::inst::PDB_HI))} << 32) |
-         (lo & regs::inst::PdbAddrLo::mask);
+  return fmt::decode_address_space([&](uint32_t off) { return vram32(inst + off); }).pdb;
 }
 
 uint32_t GuestAttacker::wait_chan_error(uint32_t chid, unsigned timeout_ms) {
@@ -103,21 +101,12 @@ uint32_t GuestAttacker::userd_read(uint32_t chid, uint32_t field) {
 
 void GuestAttacker::bind_raw_channel(const RawChannel& c) {
   namespace pf = regs::pfifo;
-  namespace f = regs::ramfc;
-  namespace in = regs::inst;
-  set_vram32(c.inst + in::PDB_LO, lo32(c.pd) & in::PdbAddrLo::mask);
-  set_vram32(c.inst + in::PDB_HI, in::PdbAddrHi::make(hi32(c.pd)));
-  set_vram32(c.inst + in::LIMIT_LO, lo32(fmt::VA_LIMIT - 1));
-  set_vram32(c.inst + in::LIMIT_HI, hi32(fmt::VA_LIMIT - 1));
-  set_vram32(c.inst + f::USERD_LO, lo32(c.userd) | f::UserdTarget::make(0));
-  set_vram32(c.inst + f::USERD_HI, hi32(c.userd));
-  set_vram32(c.inst + f::SIGNATURE, f::SignatureValue::make(f::SIGNATURE_VALUE));
-  set_vram32(c.inst + f::GP_BASE, lo32(c.ring_va));
-  set_vram32(c.inst + f::GP_BASE_HI, f::GpBaseHiAddr::make(hi32(c.ring_va)) | f::GpBaseHiLimit2::make(c.limit2));
-  set_reg(pf::CHAN_INST[c.chid].offset, pf::ChanInstValid::mask | pf::ChanInstPoll::mask |
-                                            pf::ChanInstAddr::make(static_cast<uint32_t>(c.inst >> pf::CHAN_INST_SHIFT)));
+  const auto wr = [&](uint32_t off, uint32_t v) { set_vram32(c.inst + off, v); };
+  fmt::encode_address_space(fmt::AddressSpace{.pdb = c.pd, .limit = fmt::VA_LIMIT - 1}, wr);
+  fmt::encode_ramfc(fmt::Ramfc{.gp_base = c.ring_va, .limit2 = c.limit2, .userd = c.userd}, wr);
+  set_reg(pf::CHAN_INST[c.chid].offset, fmt::encode_chan_inst({.valid = true, .inst = c.inst}));
   set_reg(pf::CHAN_STATE[c.chid].offset, pf::ChanStateRunnable::mask | pf::ChanStateEngine::make(pf::ENGINE_NONE));
-  set_vram32(c.runlist + regs::runlist::ENTRY_CHID, c.chid);
+  set_vram32(c.runlist + regs::runlist::ENTRY_CHID, fmt::encode_runlist_entry(c.chid)[0]);
   set_reg(pf::RUNLIST_BASE, pf::RunlistAddr::make(static_cast<uint32_t>(c.runlist >> pf::RUNLIST_SHIFT)));
   set_reg(pf::RUNLIST_SUBMIT, pf::RunlistCount::make(1));
 }
