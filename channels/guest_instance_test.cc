@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "shadow/testing.h"
+#include "shadow/testing/fixture.h"
 #include "vgpu/formats.h"
 #include "vgpu/regs.h"
 

@@ -2,7 +2,7 @@
 // BAR1/BAR3 translation through their instance blocks, faults and pages.
 #include <gtest/gtest.h>
 
-#include "gpu/testing_support.h"
+#include "gpu/testing/harness.h"
 
 namespace vgpu::gpu {
 namespace {

@@ -3,7 +3,7 @@
 // raises the channel-error interrupt, and leaves other channels running.
 #include <gtest/gtest.h>
 
-#include "gpu/testing_support.h"
+#include "gpu/testing/harness.h"
 #include "vgpu/classes.h"
 
 namespace vgpu::gpu {

@@ -3,7 +3,7 @@
 // push buffer runs on the copy engine while the channel waits for it.
 #include <gtest/gtest.h>
 
-#include "gpu/testing_support.h"
+#include "gpu/testing/harness.h"
 #include "vgpu/classes.h"
 
 namespace vgpu::gpu {

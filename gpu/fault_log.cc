@@ -30,16 +30,17 @@ void FaultLog::reset() {
   pending_ = 0;
 }
 
-void FaultLog::add_registers(RegisterFile& rf) {
+std::vector<RegRow> FaultLog::registers() {
   const auto field = [this](const char* name, RegArray32 arr, uint32_t Info::*member) {
-    return RegRecord{name, arr, Access::ro, Gate::pfifo, [this, member](uint32_t i) { return info_[i].*member; },
-                     nullptr};
+    return read_only(name, arr, [this, member](uint32_t i) { return info_[i].*member; }).gated(Gate::pfifo);
   };
-  rf.add(field("PFIFO.FAULT_INST", FAULT_INST, &Info::inst));
-  rf.add(field("PFIFO.FAULT_VA_LO", FAULT_VA_LO, &Info::va_lo));
-  rf.add(field("PFIFO.FAULT_VA_HI", FAULT_VA_HI, &Info::va_hi));
-  rf.add(field("PFIFO.FAULT_TYPE", FAULT_TYPE, &Info::type));
-  rf.add(stored_rw1c("PFIFO.FAULT_UNIT_PENDING", FAULT_UNIT_PENDING, Gate::pfifo, pending_));
+  std::vector<RegRow> rows;
+  rows.push_back(field("PFIFO.FAULT_INST", FAULT_INST, &Info::inst));
+  rows.push_back(field("PFIFO.FAULT_VA_LO", FAULT_VA_LO, &Info::va_lo));
+  rows.push_back(field("PFIFO.FAULT_VA_HI", FAULT_VA_HI, &Info::va_hi));
+  rows.push_back(field("PFIFO.FAULT_TYPE", FAULT_TYPE, &Info::type));
+  rows.push_back(rw1c("PFIFO.FAULT_UNIT_PENDING", FAULT_UNIT_PENDING, pending_).gated(Gate::pfifo));
+  return rows;
 }
 
 }  // namespace vgpu::gpu

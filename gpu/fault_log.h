@@ -5,16 +5,17 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
+#include "common/reg_table.h"
 #include "gpu/mem/mmu.h"
-#include "gpu/regfile.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::gpu {
 
 class FaultLog {
  public:
-  void add_registers(RegisterFile& rf);
+  std::vector<RegRow> registers();
   // Record a fault in its unit's slot (model lock held). A newer fault
   // replaces an older one in the same unit.
   void record(const Fault& f);

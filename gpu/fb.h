@@ -6,8 +6,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
-#include "gpu/regfile.h"
+#include "common/reg_table.h"
 
 namespace vgpu::gpu {
 
@@ -18,7 +19,7 @@ class FbUnits {
   using Invalidate = std::function<void(std::optional<uint64_t> pdb)>;
 
   FbUnits(uint64_t vram_bytes, Invalidate invalidate) : vram_bytes_(vram_bytes), invalidate_(std::move(invalidate)) {}
-  void add_registers(RegisterFile& rf);
+  std::vector<RegRow> registers();
   uint64_t invalidates() const { return invalidates_; }
 
  private:

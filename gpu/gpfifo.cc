@@ -169,8 +169,7 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   const uint64_t epoch = run.epoch;
   {
     std::lock_guard l(d_.mutex);
-    slots_[chid].engine_outstanding = true;
-    slots_[chid].engine_epoch = epoch;
+    channels_.engine_started(chid, epoch);
   }
   engines_[engine]->submit([this, chid, epoch, run_work = std::move(work.run)] {
     post_engine_result(chid, epoch, run_engine_work(d_.log, chid, run_work));

@@ -17,7 +17,7 @@ Result<std::unique_ptr<GpuModel>> GpuModel::create(const GpuConfig& config) {
   auto vram = Vram::create(config.vram_bytes);
   if (!vram) return std::unexpected(vram.error().context("gpu model"));
   std::unique_ptr<GpuModel> model(new GpuModel(config, std::move(*vram)));
-  if (model->regs_.stats().conflicts != 0) return fail(Errc::device_error, "gpu model: register table conflict");
+  if (Status s = model->build_register_table(); !s) return std::unexpected(s.error().context("gpu model"));
   return model;
 }
 
@@ -27,6 +27,7 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram)
       vram_(std::move(vram)),
       clock_(make_clock(config.clock)),
       mmu_(std::make_unique<Mmu>(*vram_)),
+      regs_([this](const std::string& line) { log_.guest_error(line); }),
       pmc_(Pmc::Hooks{[this] { return unit_interrupts(); },
                       [this](uint32_t before, uint32_t after) { enable_changed(before, after); }}),
       pbus_(*vram_, [this](Bar bar, uint32_t value) { bars_.bind(bar, value); }),
@@ -45,20 +46,18 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram)
                            std::lock_guard l(mutex_);
                            invalidate(pdb);
                          }}) {
-  build_register_file();
   pfifo_.start();
 }
 
 GpuModel::~GpuModel() { pfifo_.stop(); }
 
-void GpuModel::build_register_file() {
+Status GpuModel::build_register_table() {
   regs_.set_gate([this](Gate g) { return gate_open(g); });
-  pmc_.add_registers(regs_);
-  pbus_.add_registers(regs_);
-  ptimer_.add_registers(regs_);
-  fb_.add_registers(regs_);
-  faults_.add_registers(regs_);
-  pfifo_.add_registers(regs_);
+  for (std::vector<RegRow> unit : {pmc_.registers(), pbus_.registers(), ptimer_.registers(), fb_.registers(),
+                                   faults_.registers(), pfifo_.registers()})
+    for (RegRow& row : unit)
+      if (Status s = regs_.add(std::move(row)); !s) return s;
+  return {};
 }
 
 bool GpuModel::gate_open(Gate g) const {

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 
+#include "common/reg_table.h"
 #include "gpu/bar.h"
 #include "gpu/fault_log.h"
 #include "gpu/fb.h"
@@ -23,7 +24,6 @@
 #include "gpu/pfifo.h"
 #include "gpu/pmc.h"
 #include "gpu/ptimer.h"
-#include "gpu/regfile.h"
 
 namespace vgpu::gpu {
 
@@ -52,7 +52,7 @@ class GpuModel final : public Gpu {
 
  private:
   GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram);
-  void build_register_file();
+  [[nodiscard]] Status build_register_table();
   uint32_t unit_interrupts() const;        // lock held
   bool gate_open(Gate g) const;            // lock held
   void enable_changed(uint32_t before, uint32_t after);  // lock held
@@ -70,7 +70,7 @@ class GpuModel final : public Gpu {
 
   // Units (registers under mutex_).
   mutable std::mutex mutex_;
-  RegisterFile regs_;
+  RegisterTable regs_;
   Pmc pmc_;
   Pbus pbus_;
   Ptimer ptimer_;

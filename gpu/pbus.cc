@@ -21,29 +21,30 @@ std::optional<uint64_t> Pbus::pramin_addr(uint32_t index) const {
   return (uint64_t{PraminBase::get(window_)} << PRAMIN_BASE_SHIFT) + uint64_t{index} * 4;
 }
 
-void Pbus::add_registers(RegisterFile& rf) {
-  rf.add(stored_rw1c("PBUS.INTR", INTR, Gate::none, intr_));
-  rf.add(stored_rw("PBUS.INTR_EN", INTR_EN, Gate::none, intr_en_));
-  rf.add(stored_rw("PBUS.PRAMIN_WINDOW", PRAMIN_WINDOW, Gate::none, window_, WINDOW_BITS));
+std::vector<RegRow> Pbus::registers() {
   const auto bar_inst = [this](const char* name, Reg32 reg, Bar bar, uint32_t& storage) {
-    return RegRecord{name, single(reg), Access::rw, Gate::none, [&storage](uint32_t) { return storage; },
-                     [this, &storage, bar](uint32_t, uint32_t v) {
-                       storage = v & BAR_INST_BITS;
-                       if (bar_inst_written_) bar_inst_written_(bar, storage);
-                     }};
+    return sensitive(name, reg, storage, [this, &storage, bar](uint32_t, uint32_t v) {
+      storage = v & BAR_INST_BITS;
+      if (bar_inst_written_) bar_inst_written_(bar, storage);
+    });
   };
-  rf.add(bar_inst("PBUS.BAR1_INST", BAR1_INST, Bar::bar1, bar1_inst_));
-  rf.add(bar_inst("PBUS.BAR3_INST", BAR3_INST, Bar::bar3, bar3_inst_));
-  rf.add(RegRecord{"PFLUSH.FLUSH", single(regs::pflush::FLUSH), Access::rw, Gate::none,
-                   [](uint32_t) { return FLUSH_IDLE; }, [](uint32_t, uint32_t) {}});
-  rf.add(RegRecord{"PRAMIN", PRAMIN_WORDS, Access::rw, Gate::none,
-                   [this](uint32_t i) {
-                     const auto addr = pramin_addr(i);
-                     return addr ? vram_.read32(*addr) : ~0u;
-                   },
-                   [this](uint32_t i, uint32_t v) {
-                     if (const auto addr = pramin_addr(i)) (void)vram_.write32(*addr, v);
-                   }});
+  return {
+      rw1c("PBUS.INTR", INTR, intr_),
+      plain("PBUS.INTR_EN", INTR_EN, intr_en_),
+      plain("PBUS.PRAMIN_WINDOW", PRAMIN_WINDOW, window_, WINDOW_BITS),
+      bar_inst("PBUS.BAR1_INST", BAR1_INST, Bar::bar1, bar1_inst_),
+      bar_inst("PBUS.BAR3_INST", BAR3_INST, Bar::bar3, bar3_inst_),
+      // A flush completes during the write: it always reads idle.
+      sensitive("PFLUSH.FLUSH", regs::pflush::FLUSH, [](uint32_t) { return FLUSH_IDLE; }, [](uint32_t, uint32_t) {}),
+      sensitive("PRAMIN", PRAMIN_WORDS,
+                [this](uint32_t i) {
+                  const auto addr = pramin_addr(i);
+                  return addr ? vram_.read32(*addr) : ~0u;
+                },
+                [this](uint32_t i, uint32_t v) {
+                  if (const auto addr = pramin_addr(i)) (void)vram_.write32(*addr, v);
+                }),
+  };
 }
 
 }  // namespace vgpu::gpu

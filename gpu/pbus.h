@@ -5,10 +5,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
+#include "common/reg_table.h"
 #include "gpu/gpu.h"
 #include "gpu/mem/vram.h"
-#include "gpu/regfile.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::gpu {
@@ -19,7 +20,7 @@ class Pbus {
   using BarInstWritten = std::function<void(Bar bar, uint32_t value)>;
 
   Pbus(Vram& vram, BarInstWritten bar_inst_written) : vram_(vram), bar_inst_written_(std::move(bar_inst_written)) {}
-  void add_registers(RegisterFile& rf);
+  std::vector<RegRow> registers();
 
   void raise(uint32_t bits) { intr_ |= bits; }
   uint32_t pending() const { return intr_ & intr_en_; }

@@ -83,14 +83,11 @@ void Pfifo::loop() {
 }
 
 bool Pfifo::schedulable(uint32_t chid) const {
-  const ChannelSlot& s = slots_[chid];
-  return CtrlEnable::get(ctrl_) && d_.unit_enabled() && ChanInstValid::get(s.inst) &&
-         ChanStateRunnable::get(s.state) && s.in_runlist && !s.stopped &&
-         !(s.engine_outstanding && !s.engine_result);
+  return CtrlEnable::get(ctrl_) && d_.unit_enabled() && channels_.ready(chid);
 }
 
 bool Pfifo::has_work(uint32_t chid) const {
-  const ChannelSlot& s = slots_[chid];
+  const ChannelSlot& s = channels_[chid];
   const ChannelRun& r = runs_[chid];
   if (r.epoch != s.epoch || !r.loaded || s.engine_result) return true;
   if (r.engine_wait) return false;
@@ -103,7 +100,7 @@ std::optional<Pfifo::Pick> Pfifo::pick() {
     const uint32_t chid = (next_chid_ + i) % regs::NUM_CHANNELS;
     if (!schedulable(chid) || !has_work(chid)) continue;
     next_chid_ = (chid + 1) % regs::NUM_CHANNELS;
-    ChannelSlot& s = slots_[chid];
+    ChannelSlot& s = channels_[chid];
     Pick p{chid, s.epoch, std::move(s.engine_result)};
     s.engine_result.reset();
     return p;
@@ -113,7 +110,7 @@ std::optional<Pfifo::Pick> Pfifo::pick() {
 
 void Pfifo::drop_stale_runs() {
   for (uint32_t chid = 0; chid < regs::NUM_CHANNELS; ++chid) {
-    const ChannelSlot& s = slots_[chid];
+    const ChannelSlot& s = channels_[chid];
     ChannelRun& r = runs_[chid];
     if (r.epoch != s.epoch && r.loaded && !s.engine_outstanding) runs_[chid] = ChannelRun{};
   }
@@ -129,7 +126,7 @@ void Pfifo::service(Pick p) {
     uint32_t chan_inst;
     {
       std::lock_guard l(d_.mutex);
-      chan_inst = slots_[p.chid].inst;
+      chan_inst = channels_[p.chid].inst;
     }
     if (auto r = load(p.chid, chan_inst, run); !r) return fail(p.chid, p.epoch, r.error());
   }
@@ -148,7 +145,7 @@ void Pfifo::publish(uint32_t chid, ChannelRun& run) {
   const uint64_t now = d_.clock.now_ns();
   {
     std::lock_guard l(d_.mutex);
-    ChannelSlot& s = slots_[chid];
+    ChannelSlot& s = channels_[chid];
     if (s.epoch != run.epoch) return;
     s.busy = busy;
     s.acquire_pending = run.parked;
@@ -202,17 +199,7 @@ void Pfifo::fail(uint32_t chid, uint64_t epoch, ChannelFault f) {
   const uint64_t now = d_.clock.now_ns();
   {
     std::lock_guard l(d_.mutex);
-    ChannelSlot& s = slots_[chid];
-    if (s.epoch != epoch) return;
-    s.stopped = true;
-    s.state = ChanStateRunnable::set(s.state, 0);
-    s.busy = false;
-    s.acquire_pending = false;
-    s.error = ChanErrorCode::make(static_cast<uint32_t>(f.code));
-    s.error_method = ChanErrorMethodAddr::make(f.method >> 2) | ChanErrorMethodSubch::make(f.subch);
-    s.error_addr_lo = lo32(f.addr);
-    s.error_addr_hi = hi32(f.addr);
-    chan_error_pending_.set(chid);
+    if (!channels_.fail(chid, epoch, f)) return;
     if (f.mmu) {
       Fault mf = *f.mmu;
       mf.chid = chid;
@@ -226,8 +213,7 @@ void Pfifo::raise_nonstall(uint32_t chid, uint64_t epoch) {
   const uint64_t now = d_.clock.now_ns();
   {
     std::lock_guard l(d_.mutex);
-    if (slots_[chid].epoch != epoch) return;
-    nonstall_pending_.set(chid);
+    if (!channels_.raise_nonstall(chid, epoch)) return;
     nonstall_engine_ |= NONSTALL_ENGINE_HOST;
     d_.events.push(ChannelEvent{ChannelEvent::Kind::nonstall, chid, now, now});
   }
@@ -242,9 +228,7 @@ void Pfifo::semaphore_written() {
 void Pfifo::post_engine_result(uint32_t chid, uint64_t epoch, MethodDone result) {
   {
     std::lock_guard l(d_.mutex);
-    ChannelSlot& s = slots_[chid];
-    s.engine_outstanding = false;
-    if (s.epoch == epoch) s.engine_result = std::move(result);
+    channels_.engine_finished(chid, epoch, std::move(result));
     kick_ = true;
   }
   cv_.notify_all();
@@ -253,7 +237,7 @@ void Pfifo::post_engine_result(uint32_t chid, uint64_t epoch, MethodDone result)
 
 bool Pfifo::all_idle() const {
   for (uint32_t chid = 0; chid < regs::NUM_CHANNELS; ++chid) {
-    const ChannelSlot& s = slots_[chid];
+    const ChannelSlot& s = channels_[chid];
     if (s.engine_outstanding || s.engine_result) return false;
     if (!schedulable(chid)) continue;
     if (!s.loaded || s.busy) return false;

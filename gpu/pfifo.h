@@ -10,6 +10,8 @@
 // take it only to post a result or raise a non-stall interrupt.
 #pragma once
 
+#include <vector>
+
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -23,12 +25,13 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "gpu/channel.h"
+#include "gpu/channel_table.h"
 #include "gpu/engine_thread.h"
 #include "gpu/fault_log.h"
 #include "gpu/mem/mmu.h"
 #include "gpu/mem/vram.h"
 #include "gpu/notify.h"
-#include "gpu/regfile.h"
+#include "common/reg_table.h"
 #include "gpu/kernels/kernels.h"
 
 namespace vgpu::gpu {
@@ -63,7 +66,7 @@ class Pfifo {
   void start();
   void stop();   // joins the PFIFO thread, then the engine threads
 
-  void add_registers(RegisterFile& rf);
+  std::vector<RegRow> registers();
   // PMC.ENABLE cleared PFIFO: forget channels, runlist, errors (lock held).
   void reset();
   // Pending and enabled PFIFO interrupts (lock held).
@@ -130,10 +133,10 @@ class Pfifo {
   // pfifo_regs.cc
   uint32_t intr() const;
   void submit_runlist(uint32_t value);
-  void bind(uint32_t chid, uint32_t value);
+  void kick();   // lock held: wake the PFIFO thread
 
   Deps d_;
-  std::array<ChannelSlot, regs::NUM_CHANNELS> slots_;
+  ChannelTable channels_;
   std::array<ChannelRun, regs::NUM_CHANNELS> runs_;
 
   // Registers (lock held).
@@ -148,8 +151,6 @@ class Pfifo {
   uint32_t nonstall_engine_ = 0;
   uint32_t preempt_ = 0;
   std::optional<uint32_t> servicing_;   // the channel whose slice the PFIFO thread is running
-  regs::ChannelBits chan_error_pending_;
-  regs::ChannelBits nonstall_pending_;
 
   // The thread.
   std::condition_variable cv_;        // work may be available

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "gpu/testing_support.h"
+#include "gpu/testing/harness.h"
 #include "vgpu/classes.h"
 
 namespace vgpu::gpu {

@@ -4,8 +4,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
-#include "gpu/regfile.h"
+#include "common/reg_table.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::gpu {
@@ -22,7 +23,7 @@ class Pmc {
                                              regs::pmc::intr::Ptimer::mask | regs::pmc::intr::Pbus::mask;
 
   explicit Pmc(Hooks hooks) : hooks_(std::move(hooks)) {}
-  void add_registers(RegisterFile& rf);
+  std::vector<RegRow> registers();
 
   // All of the ENABLE bits in `mask` set.
   bool enabled(uint32_t mask) const { return (enable_ & mask) == mask; }

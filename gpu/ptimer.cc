@@ -10,23 +10,24 @@ namespace {
 constexpr uint32_t RATE_FIELD_BITS = 0xffff;
 }  // namespace
 
-void Ptimer::add_registers(RegisterFile& rf) {
-  rf.add(RegRecord{"PTIMER.INTR_0", single(INTR_0), Access::rw1c, Gate::ptimer,
-                   [this](uint32_t) {
-                     poll();
-                     return intr_;
-                   },
-                   [this](uint32_t, uint32_t v) { intr_ &= ~v; }});
-  rf.add(stored_rw("PTIMER.INTR_EN_0", INTR_EN_0, Gate::ptimer, intr_en_, IntrAlarm::mask));
-  rf.add(stored_rw("PTIMER.NUMERATOR", NUMERATOR, Gate::ptimer, numerator_, RATE_FIELD_BITS));
-  rf.add(stored_rw("PTIMER.DENOMINATOR", DENOMINATOR, Gate::ptimer, denominator_, RATE_FIELD_BITS));
-  rf.add(RegRecord{"PTIMER.TIME_0", single(TIME_0), Access::ro, Gate::ptimer,
-                   [this](uint32_t) { return time_0(clock_.now_ns()); }, nullptr});
-  rf.add(RegRecord{"PTIMER.TIME_1", single(TIME_1), Access::ro, Gate::ptimer,
-                   [this](uint32_t) { return time_1(clock_.now_ns()); }, nullptr});
-  rf.add(RegRecord{"PTIMER.ALARM_0", single(ALARM_0), Access::rw, Gate::ptimer,
-                   [this](uint32_t) { return alarm_; },
-                   [this](uint32_t, uint32_t v) { arm(v & Time0Count::mask); }});
+std::vector<RegRow> Ptimer::registers() {
+  std::vector<RegRow> rows{
+      // Write-1-to-clear, but a read first raises an alarm that is due.
+      sensitive("PTIMER.INTR_0", INTR_0,
+                [this](uint32_t) {
+                  poll();
+                  return intr_;
+                },
+                [this](uint32_t, uint32_t v) { intr_ &= ~v; }),
+      plain("PTIMER.INTR_EN_0", INTR_EN_0, intr_en_, IntrAlarm::mask),
+      plain("PTIMER.NUMERATOR", NUMERATOR, numerator_, RATE_FIELD_BITS),
+      plain("PTIMER.DENOMINATOR", DENOMINATOR, denominator_, RATE_FIELD_BITS),
+      read_only("PTIMER.TIME_0", TIME_0, [this](uint32_t) { return time_0(clock_.now_ns()); }),
+      read_only("PTIMER.TIME_1", TIME_1, [this](uint32_t) { return time_1(clock_.now_ns()); }),
+      sensitive("PTIMER.ALARM_0", ALARM_0, alarm_, [this](uint32_t, uint32_t v) { arm(v & Time0Count::mask); }),
+  };
+  for (RegRow& r : rows) r.gate = Gate::ptimer;
+  return rows;
 }
 
 void Ptimer::arm(uint32_t alarm) {

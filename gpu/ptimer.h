@@ -6,9 +6,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "common/clock.h"
-#include "gpu/regfile.h"
+#include "common/reg_table.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::gpu {
@@ -16,7 +17,7 @@ namespace vgpu::gpu {
 class Ptimer {
  public:
   explicit Ptimer(Clock& clock) : clock_(clock) {}
-  void add_registers(RegisterFile& rf);
+  std::vector<RegRow> registers();
 
   static uint32_t time_0(uint64_t ns) { return lo32(ns) & regs::ptimer::Time0Count::mask; }
   static uint32_t time_1(uint64_t ns) { return regs::ptimer::Time1Count::get(hi32(ns)); }

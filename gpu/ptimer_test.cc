@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <gtest/gtest.h>
 
-#include "gpu/testing_support.h"
+#include "gpu/testing/harness.h"
 
 namespace vgpu::gpu {
 namespace {

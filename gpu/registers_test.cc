@@ -3,7 +3,7 @@
 // control, PFIFO globals, and the interrupt line.
 #include <gtest/gtest.h>
 
-#include "gpu/testing_support.h"
+#include "gpu/testing/harness.h"
 
 namespace vgpu::gpu {
 namespace {

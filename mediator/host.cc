@@ -32,10 +32,6 @@ constexpr auto WATCHDOG_PERIOD = std::chrono::milliseconds(1);
 // One shadow directory, one small and one big table and a few instance blocks.
 constexpr uint64_t MIN_SHADOW_BYTES = 1 * MiB;
 
-uint64_t encode_tag(uint32_t vgpu_id, uint32_t gchid) { return (uint64_t{vgpu_id} << 32) | gchid; }
-uint32_t tag_vgpu(uint64_t tag) { return static_cast<uint32_t>(tag >> 32); }
-uint32_t tag_gchid(uint64_t tag) { return static_cast<uint32_t>(tag); }
-
 }  // namespace
 
 Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
@@ -216,19 +212,35 @@ std::shared_ptr<Vgpu> Host::owner(uint32_t pchid) {
 // ---- scheduling
 
 void Host::submit(uint32_t vgpu_id, uint32_t gchid) {
-  Status s = dispatcher_->submit(vgpu_id, encode_tag(vgpu_id, gchid));
-  if (!s) log_guest_error("scheduler: " + s.error().message);
+  Status s = dispatcher_->submit(vgpu_id, gchid);
+  if (!s) log_internal_error("scheduler: " + s.error().message);
+}
+
+void Host::channel_stopped(uint32_t vgpu_id, uint32_t gchid, uint64_t seq) {
+  (void)dispatcher_->complete_if({vgpu_id, gchid, seq}, std::nullopt, now_ns());
+}
+
+void Host::turn_over(const Vgpu& v, uint32_t gchid, std::optional<uint64_t> start_ns, uint64_t end_ns) {
+  (void)dispatcher_->complete_if({v.id(), gchid, std::nullopt}, start_ns, end_ns);
+}
+
+std::shared_ptr<Vgpu> Host::find(uint32_t vgpu_id) {
+  MediatorLock lock(mutex_);
+  for (auto& p : vgpus_)
+    if (p->id() == vgpu_id) return p;
+  return nullptr;
 }
 
 // The dispatcher's seam: whatever goes wrong here must not leave the
 // submission in flight, or the GPU is lost to every VM.
 void Host::start(const sched::Submission& s) {
   try {
-    start_unguarded(s);
+    std::shared_ptr<Vgpu> v = find(s.vm);
+    // Nothing to run (or the VM went away while its work was queued): the turn is over at once.
+    if (!v || !v->dispatch(s.channel, s.seq)) (void)dispatcher_->complete_if({s.vm, s.channel, s.seq}, now_ns(), now_ns());
   } catch (const std::exception& e) {
     internal_failure("starting a submission", e.what());
-    const uint64_t now = now_ns();
-    completed(now, now);
+    (void)dispatcher_->complete_if({s.vm, s.channel, s.seq}, now_ns(), now_ns());
   }
 }
 
@@ -237,37 +249,6 @@ void Host::internal_failure(const char* doing, const char* what) noexcept {
     log_internal_error(strfmt("host: %s failed: %s", doing, what));
   } catch (...) {
   }
-}
-
-void Host::start_unguarded(const sched::Submission& s) {
-  std::shared_ptr<Vgpu> v;
-  {
-    MediatorLock lock(mutex_);
-    for (auto& p : vgpus_)
-      if (p->id() == tag_vgpu(s.tag)) v = p;
-  }
-  {
-    std::lock_guard lock(flight_mutex_);
-    in_flight_ = s;
-    in_flight_pchid_.reset();
-    if (v && tag_gchid(s.tag) < v->config().channels) in_flight_pchid_ = v->pchid_of(tag_gchid(s.tag));
-  }
-  if (v) {
-    v->dispatch(tag_gchid(s.tag));
-  } else {
-    const uint64_t now = now_ns();
-    completed(now, now);   // the VM went away while its work was queued
-  }
-}
-
-void Host::completed(uint64_t start_ns, uint64_t end_ns) {
-  std::optional<sched::Submission> s;
-  {
-    std::lock_guard lock(flight_mutex_);
-    s.swap(in_flight_);
-    in_flight_pchid_.reset();
-  }
-  if (s) dispatcher_->completed(*s, start_ns, end_ns);
 }
 
 void Host::watchdog_main() {
@@ -283,14 +264,15 @@ void Host::watchdog_main() {
   }
 }
 
+// The channel of the submission on the GPU parked in a semaphore acquire:
+// its turn is over (it stays runnable and resumes on the GPU once released).
 void Host::check_parked_channel() {
-  std::optional<uint32_t> pchid;
-  {
-    std::lock_guard flight(flight_mutex_);
-    pchid = in_flight_pchid_;
-  }
-  if (!pchid || !pf::ChanStateAcquirePending::get(physical_state(*pchid))) return;
-  if (std::shared_ptr<Vgpu> v = owner(*pchid)) v->on_channel_parked(v->gchid_of(*pchid));
+  const auto flight = dispatcher_->in_flight();
+  if (!flight) return;
+  std::shared_ptr<Vgpu> v = find(flight->submission.vm);
+  if (!v || flight->submission.channel >= v->config().channels) return;
+  if (!pf::ChanStateAcquirePending::get(physical_state(v->pchid_of(flight->submission.channel)))) return;
+  (void)dispatcher_->complete_if({v->id(), flight->submission.channel, flight->submission.seq}, std::nullopt, now_ns());
 }
 
 // ---- the physical GPU
@@ -423,7 +405,7 @@ void Host::handle(const gpu::ChannelEvent& e) {
   const uint32_t bit = regs::channel_bit(e.chid);
   switch (e.kind) {
     case gpu::ChannelEvent::Kind::idle:
-      if (v) v->on_channel_idle(v->gchid_of(e.chid), e.start_ns, e.end_ns);
+      if (v) turn_over(*v, v->gchid_of(e.chid), e.start_ns, e.end_ns);
       break;
     case gpu::ChannelEvent::Kind::nonstall:
       gpu_->write32(pf::NONSTALL_PENDING[regs::channel_word(e.chid)].offset, bit);
@@ -448,7 +430,10 @@ void Host::handle(const gpu::ChannelEvent& e) {
         }
       }
       gpu_->write32(pf::CHAN_ERROR_PENDING[regs::channel_word(e.chid)].offset, bit);
-      if (v) v->on_channel_error(v->gchid_of(e.chid), static_cast<regs::ChannelError>(code), method, addr);
+      if (v) {
+        v->on_channel_error(v->gchid_of(e.chid), static_cast<regs::ChannelError>(code), method, addr);
+        turn_over(*v, v->gchid_of(e.chid), std::nullopt, now_ns());
+      }
       break;
     }
   }

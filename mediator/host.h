@@ -70,7 +70,9 @@ class Host final : public sched::Engine, private DeferredSink {
 
   // ---- for vGPUs
   void submit(uint32_t vgpu_id, uint32_t gchid);
-  void completed(uint64_t start_ns, uint64_t end_ns);   // the in-flight submission ran
+  // A channel the VM unbound: submission `seq` of it, if it is the one on
+  // the GPU, has had its turn.
+  void channel_stopped(uint32_t vgpu_id, uint32_t gchid, uint64_t seq);
   void bind_physical(uint32_t pchid, uint64_t shadow_inst);
   void unbind_physical(uint32_t pchid);
   void set_runnable(uint32_t pchid, bool runnable);
@@ -90,7 +92,6 @@ class Host final : public sched::Engine, private DeferredSink {
   explicit Host(const HostConfig& config);
   Status bring_up();
   void start(const sched::Submission& s) override;   // sched::Engine
-  void start_unguarded(const sched::Submission& s);
   void internal_failure(const char* doing, const char* what) noexcept;
   void post(const gpu::ChannelEvent& e);       // the GPU's event handler
   void run_deferred_events() override;          // DeferredSink: handle queued events, in order
@@ -99,6 +100,9 @@ class Host final : public sched::Engine, private DeferredSink {
   void check_parked_channel();
   bool wait_engines_idle(const Vgpu& v);   // false: still running after the longest launch
   std::shared_ptr<Vgpu> owner(uint32_t pchid);
+  std::shared_ptr<Vgpu> find(uint32_t vgpu_id);
+  // Ends the turn of the submission on the GPU if it is `v`'s on `gchid`.
+  void turn_over(const Vgpu& v, uint32_t gchid, std::optional<uint64_t> start_ns, uint64_t end_ns);
   void commit_runlist_locked();
 
   HostConfig config_;
@@ -120,10 +124,6 @@ class Host final : public sched::Engine, private DeferredSink {
   std::array<std::shared_ptr<Vgpu>, regs::NUM_CHANNELS> by_pchid_{};
   std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runlists_;   // per vGPU id
   uint32_t next_id_ = 1;
-
-  std::mutex flight_mutex_;
-  std::optional<sched::Submission> in_flight_;
-  std::optional<uint32_t> in_flight_pchid_;
 
   // Submissions are not preemptive, and a turn ends when its channel goes
   // idle. A channel parked in a semaphore acquire that nothing queued

@@ -1,34 +1,43 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // One VM's virtual GPU: a VRAM partition, a range of physical channels,
-// its virtual register state and its shadows. Every BAR access a VM makes
-// that is not directly mapped lands in one of the trap entry points below.
+// and its parts, each with its own state:
+//   VirtualRegisters   per-VM BAR0 state and records, the interrupt line
+//   ShadowSpaces       the channels' shadow page tables
+//   BarApertures       BAR1/BAR3 shadows and the BAR remap layout
+//   ShadowChannels     bind, runlist, doorbells, dispatch
+// and one register table (common/reg_table.h) whose rows are those parts'
+// registers. Every BAR access a VM makes that is not directly mapped
+// lands in one of the trap entry points below.
 //
-// Threads: the VM's own thread calls the trap entry points; the host's
-// service thread delivers channel events; the scheduler's dispatch thread
-// calls dispatch(). One mutex guards the virtual state; interrupt
-// callbacks and scheduler submissions happen outside it.
+// Threads: the VM's own thread calls the trap entry points; the host
+// delivers channel events on whichever thread raised them; a scheduling
+// step calls dispatch(). One mutex guards everything; scheduler
+// submissions, ended turns and interrupt delivery happen after it is
+// released.
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <optional>
-#include <utility>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
-#include "channels/guest_instance.h"
 #include "common/error.h"
+#include "common/reg_table.h"
 #include "gpu/gpu.h"
+#include "mediator/bar_apertures.h"
 #include "mediator/counters.h"
 #include "mediator/lock.h"
-#include "mediator/mmio_table.h"
+#include "mediator/shadow_channels.h"
+#include "mediator/shadow_spaces.h"
+#include "mediator/virtual_registers.h"
 #include "shadow/guest_memory.h"
-#include "shadow/shadow_space.h"
+#include "shadow/reserved_vram.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::mediator {
@@ -46,14 +55,6 @@ struct VgpuConfig {
   // blocks): carved from the host's pool at creation, so that no VM can
   // exhaust what another needs.
   uint64_t shadow_bytes = 24 * MiB;
-};
-
-// A run of BAR pages mapped straight onto host VRAM (BAR remap).
-struct DirectRange {
-  uint64_t bar_offset;
-  uint64_t vram_addr;
-  uint64_t bytes;
-  bool read_only;
 };
 
 class Vgpu {
@@ -78,22 +79,20 @@ class Vgpu {
 
   // ---- BAR remap: what may be mapped straight onto VRAM right now
   std::vector<DirectRange> direct_ranges(gpu::Bar bar) const;
-  uint64_t layout_generation() const { return layout_generation_.load(std::memory_order_acquire); }
-  uint64_t bar_size(gpu::Bar bar) const;
+  uint64_t layout_generation() const { return bars_.generation(); }
+  uint64_t bar_size(gpu::Bar bar) const { return bars_.size(bar); }
 
   void set_interrupt_handler(std::function<void(bool)> handler);
   CounterSnapshot counters() const;
   std::vector<std::string> guest_errors() const;   // the most recent, oldest first
 
   // ---- from the host
-  void dispatch(uint32_t gchid);                   // scheduler picked a submission
-  void on_channel_idle(uint32_t gchid, uint64_t start_ns, uint64_t end_ns);
+  // The scheduler picked submission `seq` of guest channel `gchid`. False:
+  // it has nothing the GPU can run (its turn is over at once).
+  bool dispatch(uint32_t gchid, uint64_t seq);
   void on_channel_error(uint32_t gchid, regs::ChannelError code, uint32_t method_word, uint64_t addr);
   void on_fault(uint32_t gchid, regs::FaultUnit unit, regs::FaultReason reason, uint64_t va, bool write);
   void on_nonstall(uint32_t gchid);
-  // The channel of the in-flight submission parked in a semaphore acquire:
-  // end its turn (it stays runnable and resumes on the GPU once released).
-  void on_channel_parked(uint32_t gchid);
   uint32_t pchid_of(uint32_t gchid) const { return pchid_base_ + gchid; }
   bool owns_pchid(uint32_t pchid) const { return pchid >= pchid_base_ && pchid - pchid_base_ < config_.channels; }
   uint32_t gchid_of(uint32_t pchid) const { return pchid - pchid_base_; }
@@ -101,93 +100,74 @@ class Vgpu {
   std::vector<uint32_t> runlist_pchids() const;
 
  private:
-  friend struct VgpuRegs;
-  using Table = MmioTable<Vgpu>;
+  // The host's operations on this VM's physical channels.
+  class Physical final : public PhysicalChannels {
+   public:
+    Physical(Host& host, uint32_t id) : host_(host), id_(id) {}
+    void bind(uint32_t pchid, uint64_t shadow_inst) override;
+    void unbind(uint32_t pchid) override;
+    void set_runnable(uint32_t pchid, bool runnable) override;
+    uint32_t state(uint32_t pchid) override;
+    void set_runlist(std::vector<uint32_t> pchids) override;
+    uint64_t userd(uint32_t pchid) const override;
+    void ring(uint32_t pchid, uint32_t put) override;
 
-  struct Channel {
-    uint32_t inst_reg = 0;       // CHAN_INST as the guest wrote it
-    uint32_t state_reg = 0;      // CHAN_STATE as the guest wrote it
-    bool bound = false;
-    bool in_runlist = false;
-    channels::GuestInstance guest{};
-    uint64_t shadow_inst = 0;    // host VRAM
-    std::shared_ptr<shadow::ShadowSpace> space;
-    uint32_t guest_put = 0;      // last GP_PUT the guest rang
-    uint32_t physical_put = 0;   // last GP_PUT given to the GPU
-    bool in_flight = false;
-    uint64_t in_flight_start = 0;
-  };
-  struct ChannelErrorRecord {
-    uint32_t code = 0, method = 0, addr_lo = 0, addr_hi = 0;
-  };
-  struct FaultRecord {
-    uint32_t inst = 0, va_lo = 0, va_hi = 0, type = 0;
-  };
-  struct BarState {
-    uint32_t inst_reg = 0;
-    std::unique_ptr<shadow::ShadowSpace> space;
-    uint64_t limit = 0;
-    std::vector<uint64_t> pages;   // per 4 KiB BAR page: host VRAM address | flags, or NO_PAGE
+   private:
+    Host& host_;
+    const uint32_t id_;
   };
 
-  static const Table& table();
-
-  // Work that must happen after mutex_ is released: scheduler submissions
-  // and interrupt delivery.
+  // Every entry point from outside runs f with mutex_ held, then hands on
+  // what the parts left for after the unlock: scheduler submissions, ended
+  // turns, the interrupt line's new level (an early return from f is fine).
+  template <typename F>
+  auto locked(F&& f) {
+    Deferred d;
+    if constexpr (std::is_void_v<decltype(f())>) {
+      {
+        MediatorLock lock(mutex_);
+        f();
+        d = take_deferred();
+      }
+      run_deferred(std::move(d));
+    } else {
+      decltype(f()) result;
+      {
+        MediatorLock lock(mutex_);
+        result = f();
+        d = take_deferred();
+      }
+      run_deferred(std::move(d));
+      return result;
+    }
+  }
   struct Deferred {
-    std::vector<uint64_t> submits;
-    std::optional<std::pair<uint64_t, uint64_t>> completion;   // the in-flight submission ran [start, end]
+    std::vector<uint32_t> submits;
+    std::vector<std::pair<uint32_t, uint64_t>> stopped;
     std::function<void(bool)> irq;
     bool level = false;
   };
   Deferred take_deferred();            // with mutex_ held
   void run_deferred(Deferred d);       // without
-  // Every entry point from outside: f runs with mutex_ held, then whatever
-  // it left for after the unlock runs (an early return from f is fine).
-  template <typename F>
-  void locked(F&& f) {
-    Deferred d;
-    {
-      MediatorLock lock(mutex_);
-      f();
-      d = take_deferred();
-    }
-    run_deferred(std::move(d));
-  }
 
-  // Registers (vgpu_regs.cc) and helpers, all with mutex_ held.
-  uint32_t intr0() const;
-  void update_interrupt_line();            // records the new level; delivered after unlock
-  void reset();                            // PMC ENABLE cleared PFIFO: reclaim everything
+  void build_table();   // vgpu_regs.cc
+
+  // With mutex_ held.
   void guest_error(const std::string& what);
-
-  // Channels (vgpu_channels.cc).
-  void write_chan_inst(uint32_t gchid, uint32_t value);
-  void write_chan_state(uint32_t gchid, uint32_t value);
-  uint32_t read_chan_state(uint32_t gchid);
-  void bind(uint32_t gchid, uint64_t guest_inst);
-  void unbind(uint32_t gchid);
-  void submit_runlist(uint32_t count);
-  void doorbell(uint32_t gchid, uint32_t put);
-  void raise_channel_error(uint32_t gchid, regs::ChannelError code, uint32_t method_word, uint64_t addr);
-  void sync_channel_spaces_full();
-  void sync_space(shadow::ShadowSpace& space, bool full);
-  void finish_in_flight(Channel& ch, uint64_t start_ns, uint64_t end_ns);
-  std::vector<uint32_t> runlist_pchids_locked() const;
-  void invalidate_tlb(uint32_t pdb_reg, uint32_t trigger);
-  std::shared_ptr<shadow::ShadowSpace> space_for(uint64_t guest_pd, Status& status);
-
-  // BARs and PRAMIN (vgpu_bars.cc).
-  BarState& bar_state(gpu::Bar bar) { return bar == gpu::Bar::bar1 ? bar1_ : bar3_; }
-  const BarState& bar_state(gpu::Bar bar) const { return bar == gpu::Bar::bar1 ? bar1_ : bar3_; }
-  void write_bar_inst(gpu::Bar bar, uint32_t value);
-  void sync_bar(gpu::Bar bar, bool full);
+  void reset();                               // PMC.ENABLE cleared PFIFO: reclaim everything
+  void set_pmc_enable(uint32_t value);
+  void set_bar_inst(gpu::Bar bar, uint32_t value);
+  void set_userd_base(uint32_t value);
+  void invalidate_tlb(uint32_t trigger);
   void rebuild_layout(bool pages_changed);
-  bool sensitive_bar_page(gpu::Bar bar, uint64_t bar_offset) const;
   void note_guest_write(uint64_t gaddr);
   uint32_t pramin_read(uint32_t offset);
   void pramin_write(uint32_t offset, uint32_t value);
-  bool userd_slot(uint64_t bar1_offset, uint32_t& gchid, uint32_t& field) const;
+  struct UserdSlot {
+    uint32_t gchid;
+    uint32_t field;   // byte offset in the channel's USERD page
+  };
+  std::optional<UserdSlot> userd_slot(uint64_t bar1_offset) const;   // a BAR1 offset in the USERD array
   void bar_fault(gpu::Bar bar, uint64_t offset, bool write);
   void record_fault(regs::FaultUnit unit, regs::FaultReason reason, uint64_t inst, uint64_t va, bool write,
                     std::optional<uint32_t> gchid);
@@ -203,52 +183,15 @@ class Vgpu {
   mutable std::mutex mutex_;
   Counters counters_;
   std::function<void(bool)> interrupt_handler_;
-  bool line_ = false;
   bool line_delivered_ = false;
-  std::vector<uint64_t> pending_submits_;  // gchid doorbells to hand to the scheduler after unlock
-  // Per guest channel: a submission of it waits in the scheduler (or in
-  // pending_submits_). Doorbells meanwhile only move its GP_PUT: dispatch
-  // runs up to the latest one, so a doorbell storm queues at most one
-  // submission per channel. Not cleared by reset: a queued one still
-  // reaches dispatch().
-  std::vector<bool> submission_queued_;
-  std::optional<std::pair<uint64_t, uint64_t>> pending_completion_;
   std::vector<std::string> errors_;
 
-  // Virtual registers.
-  uint32_t pmc_enable_ = regs::pmc::enable::ALL;
-  uint32_t pmc_intr_en_ = 0;
-  uint32_t pmc_intr_mask_ = ~uint32_t{0};
-  uint32_t pbus_intr_ = 0, pbus_intr_en_ = 0;
-  uint32_t pramin_window_ = 0;
-  uint32_t ptimer_intr_ = 0, ptimer_intr_en_ = 0, ptimer_alarm_ = 0, ptimer_num_ = 0, ptimer_den_ = 0;
-  uint32_t mmu_invalidate_pdb_ = 0;
-  uint32_t pfifo_intr_ = 0, pfifo_intr_en_ = 0, pfifo_ctrl_ = 0, pbdma_enable_ = 0;
-  uint32_t userd_base_ = 0;
-  uint32_t runlist_base_ = 0, runlist_intr_ = 0;
-  uint32_t chan_table_error_ = 0;
-  uint32_t fault_pending_ = 0;
-  uint32_t preempt_ = 0;
-  std::array<FaultRecord, regs::pfifo::NUM_FAULT_UNITS> faults_{};
-  std::array<uint32_t, regs::NUM_CHANNELS / 32> chan_error_pending_{};
-  std::array<uint32_t, regs::NUM_CHANNELS / 32> nonstall_pending_{};
-  std::array<ChannelErrorRecord, regs::NUM_CHANNELS> chan_errors_{};
-
-  std::vector<Channel> channels_;
-  // Shadows of unbound channels whose engine work still runs: that work
-  // walks the shadow tables and its instance block, so they are freed only
-  // once the GPU reports it done (reap_retired, at the next bind/unbind).
-  struct Retired {
-    uint32_t pchid;
-    uint64_t shadow_inst;
-    std::shared_ptr<shadow::ShadowSpace> space;
-  };
-  std::vector<Retired> retired_;
-  void reap_retired();
-  std::map<uint64_t, std::weak_ptr<shadow::ShadowSpace>> spaces_;   // by guest PD
-  BarState bar1_, bar3_;
-  std::vector<uint64_t> sensitive_pages_;    // guest VRAM pages (sorted) trapped under remap
-  std::atomic<uint64_t> layout_generation_{1};
+  VirtualRegisters regs_;
+  ShadowSpaces spaces_;
+  BarApertures bars_;
+  Physical physical_;
+  ShadowChannels channels_;
+  RegisterTable table_;
 };
 
 }  // namespace vgpu::mediator

@@ -28,19 +28,36 @@ Status Dispatcher::remove_vm(VmId vm) {
   return st;
 }
 
-Status Dispatcher::submit(VmId vm, uint64_t tag) {
+Status Dispatcher::submit(VmId vm, uint32_t channel) {
   std::unique_lock lk(mu_);
-  auto st = policy_->arrive(Submission{.vm = vm, .tag = tag}, clock_.now_ns());
+  auto st = policy_->arrive(Submission{.vm = vm, .channel = channel}, clock_.now_ns());
   if (!st) return std::unexpected(st.error().context("submit"));
   kick(lk);
   return {};
 }
 
-void Dispatcher::completed(const Submission& s, uint64_t start_ns, uint64_t end_ns) {
+void Dispatcher::completed(uint64_t start_ns, uint64_t end_ns) {
   std::unique_lock lk(mu_);
-  policy_->complete(s.vm, start_ns, end_ns);
-  in_flight_ = false;
+  if (!in_flight_) return;
+  policy_->complete(in_flight_->submission.vm, start_ns, end_ns);
+  in_flight_.reset();
   kick(lk);
+}
+
+bool Dispatcher::complete_if(const Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns) {
+  std::unique_lock lk(mu_);
+  if (!in_flight_) return false;
+  const Submission& s = in_flight_->submission;
+  if (s.vm != m.vm || s.channel != m.channel || (m.seq && s.seq != *m.seq)) return false;
+  policy_->complete(s.vm, start_ns.value_or(in_flight_->dispatched_ns), end_ns);
+  in_flight_.reset();
+  kick(lk);
+  return true;
+}
+
+std::optional<Flight> Dispatcher::in_flight() const {
+  std::lock_guard lk(mu_);
+  return in_flight_;
 }
 
 void Dispatcher::tick() {
@@ -65,7 +82,7 @@ uint64_t Dispatcher::gpu_ns(VmId vm) const {
 
 bool Dispatcher::busy() const {
   std::lock_guard lk(mu_);
-  return in_flight_;
+  return in_flight_.has_value();
 }
 
 uint64_t Dispatcher::dispatched() const {
@@ -101,9 +118,9 @@ void Dispatcher::step(std::unique_lock<std::mutex>& lk) {
     Decision d = policy_->pick(clock_.now_ns());
     wake_at_ = d.retry_at_ns;
     if (!d.dispatch) break;
-    in_flight_ = true;
-    ++dispatched_;
     const Submission s = *d.dispatch;
+    in_flight_ = Flight{s, clock_.now_ns()};
+    ++dispatched_;
     lk.unlock();
     engine_.start(s);  // may call completed() before returning
     lk.lock();

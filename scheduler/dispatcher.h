@@ -31,9 +31,17 @@ class Engine {
  public:
   virtual ~Engine() = default;
   // Begin running `s` asynchronously. When it has run, the engine calls
-  // Dispatcher::completed(s, start_ns, end_ns) (from any thread; it may do
-  // so before start() returns).
+  // Dispatcher::completed (or complete_if) from any thread; it may do so
+  // before start() returns.
   virtual void start(const Submission& s) = 0;
+};
+
+// The one submission on the engine (submissions are not preemptive): who,
+// which of its channels, and when it was dispatched. The dispatcher owns
+// it; the engine's reports end it.
+struct Flight {
+  Submission submission;
+  uint64_t dispatched_ns = 0;
 };
 
 class Dispatcher {
@@ -45,10 +53,22 @@ class Dispatcher {
 
   [[nodiscard]] Status add_vm(VmId vm, uint32_t weight);
   [[nodiscard]] Status remove_vm(VmId vm);
-  // Queue one submission of `vm`; `tag` comes back in Engine::start.
-  [[nodiscard]] Status submit(VmId vm, uint64_t tag);
-  // The engine finished `s`, which ran from start_ns to end_ns.
-  void completed(const Submission& s, uint64_t start_ns, uint64_t end_ns);
+  // Queue one submission of `vm` on its `channel`.
+  [[nodiscard]] Status submit(VmId vm, uint32_t channel);
+  // The engine finished the submission in flight, which ran from start_ns
+  // to end_ns.
+  void completed(uint64_t start_ns, uint64_t end_ns);
+  // The same, only if the submission in flight is `vm`'s on `channel` (and,
+  // when `seq` is given, that submission): reports that name a channel may
+  // arrive after its turn ended. Without `start_ns` the turn counts from
+  // its dispatch. Returns whether it ended one.
+  struct Match {
+    VmId vm;
+    uint32_t channel;
+    std::optional<uint64_t> seq;
+  };
+  bool complete_if(const Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns);
+  [[nodiscard]] std::optional<Flight> in_flight() const;
 
   // Inline mode: the clock has reached wake_at(); ask the policy again.
   void tick();
@@ -77,7 +97,7 @@ class Dispatcher {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  bool in_flight_ = false;
+  std::optional<Flight> in_flight_;
   bool stepping_ = false;  // a step is running (engine may re-enter)
   bool again_ = false;     // something happened during that step
   std::optional<uint64_t> wake_at_;

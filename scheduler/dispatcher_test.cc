@@ -23,9 +23,9 @@ class FakeEngine final : public Engine {
     std::lock_guard lk(mu);
     started.push_back(s);
   }
-  void finish(Dispatcher& d, const Submission& s, uint64_t start, uint64_t end) {
+  void finish(Dispatcher& d, const Submission&, uint64_t start, uint64_t end) {
     --running;
-    d.completed(s, start, end);
+    d.completed(start, end);
   }
   std::mutex mu;
   std::vector<Submission> started;
@@ -37,8 +37,8 @@ class FakeEngine final : public Engine {
 class InstantEngine final : public Engine {
  public:
   void start(const Submission& s) override {
-    order.push_back(s.tag);
-    dispatcher->completed(s, 0, 0);
+    order.push_back(s.channel);
+    dispatcher->completed(0, 0);
   }
   Dispatcher* dispatcher = nullptr;
   std::vector<uint64_t> order;
@@ -53,7 +53,7 @@ TEST(Dispatcher, StartsTheFirstSubmissionAtOnce) {
   ASSERT_TRUE(d.add_vm(1, 1));
   ASSERT_TRUE(d.submit(1, 42));
   ASSERT_EQ(engine.started.size(), 1u);
-  EXPECT_EQ(engine.started[0].tag, 42u);
+  EXPECT_EQ(engine.started[0].channel, 42u);
   EXPECT_TRUE(d.busy());
 }
 
@@ -68,7 +68,7 @@ TEST(Dispatcher, KeepsAtMostOneSubmissionInFlight) {
   EXPECT_EQ(engine.started.size(), 1u);
   engine.finish(d, engine.started[0], 0, 5);
   ASSERT_EQ(engine.started.size(), 2u);
-  EXPECT_EQ(engine.started[1].tag, 20u);
+  EXPECT_EQ(engine.started[1].channel, 20u);
   EXPECT_EQ(engine.max_running.load(), 1);
 }
 
@@ -99,7 +99,8 @@ TEST(Dispatcher, EngineCompletingInsideStartDrainsTheQueueInOrder) {
   auto policy = fifo();
   ASSERT_TRUE(policy->add_vm(1, 1));
   ASSERT_TRUE(policy->add_vm(2, 1));
-  for (uint64_t tag = 0; tag < 4; ++tag) ASSERT_TRUE(policy->arrive(Submission{.vm = static_cast<VmId>(1 + tag % 2), .tag = tag}, 0));
+  for (uint32_t channel = 0; channel < 4; ++channel)
+    ASSERT_TRUE(policy->arrive(Submission{.vm = static_cast<VmId>(1 + channel % 2), .channel = channel}, 0));
   Dispatcher d(std::move(policy), clock, engine);
   engine.dispatcher = &d;
   d.tick();
@@ -124,7 +125,7 @@ TEST(Dispatcher, WaitsForTheYieldWindowOnTheClock) {
   ASSERT_TRUE(d.submit(1, 2));
   ASSERT_TRUE(d.submit(2, 3));
   engine.finish(d, engine.started.back(), 12 * MS, 21 * MS);
-  ASSERT_EQ(engine.started.back().tag, 2u);
+  ASSERT_EQ(engine.started.back().channel, 2u);
   clock.advance_to(22 * MS);
   engine.finish(d, engine.started.back(), 21 * MS, 22 * MS);
   EXPECT_FALSE(d.busy());
@@ -132,7 +133,7 @@ TEST(Dispatcher, WaitsForTheYieldWindowOnTheClock) {
   clock.advance_to(22 * MS + 500 * US);
   d.tick();
   EXPECT_TRUE(d.busy());
-  EXPECT_EQ(engine.started.back().tag, 3u);
+  EXPECT_EQ(engine.started.back().channel, 3u);
 }
 
 // Real time, threaded: four VM threads submit at once while an engine
@@ -169,7 +170,7 @@ TEST(Dispatcher, ThreadedModeRunsEverySubmissionOneAtATime) {
   std::vector<std::thread> vms;
   for (VmId vm = 1; vm <= 4; ++vm)
     vms.emplace_back([&, vm] {
-      for (int i = 0; i < PER_VM; ++i) EXPECT_TRUE(d.submit(vm, static_cast<uint64_t>(i)));
+      for (int i = 0; i < PER_VM; ++i) EXPECT_TRUE(d.submit(vm, static_cast<uint32_t>(i)));
     });
   for (auto& t : vms) t.join();
   for (int i = 0; i < 2000 && d.dispatched() < 4 * PER_VM; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -180,6 +181,54 @@ TEST(Dispatcher, ThreadedModeRunsEverySubmissionOneAtATime) {
   EXPECT_EQ(d.dispatched(), 4u * PER_VM);
   EXPECT_EQ(engine.max_running.load(), 1);
   for (VmId vm = 1; vm <= 4; ++vm) EXPECT_EQ(d.gpu_ns(vm), 1000u * PER_VM);
+}
+
+// ---- the one flight record
+
+TEST(Dispatcher, TheSubmissionInFlightIsRecordedWithItsDispatchTime) {
+  VirtualClock clock;
+  FakeEngine engine;
+  Dispatcher d(fifo(), clock, engine);
+  ASSERT_TRUE(d.add_vm(3, 1));
+  EXPECT_FALSE(d.in_flight());
+  clock.advance_to(5 * US);
+  ASSERT_TRUE(d.submit(3, 7));
+  auto f = d.in_flight();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->submission.vm, 3u);
+  EXPECT_EQ(f->submission.channel, 7u);
+  EXPECT_EQ(f->dispatched_ns, 5 * US);
+  d.completed(5 * US, 9 * US);
+  EXPECT_FALSE(d.in_flight());
+  EXPECT_EQ(d.gpu_ns(3), 4 * US);
+}
+
+TEST(Dispatcher, CompleteIfEndsOnlyTheMatchingFlight) {
+  VirtualClock clock;
+  FakeEngine engine;
+  Dispatcher d(fifo(), clock, engine);
+  ASSERT_TRUE(d.add_vm(1, 1));
+  ASSERT_TRUE(d.add_vm(2, 1));
+  ASSERT_TRUE(d.submit(1, 4));
+  const uint64_t seq = d.in_flight()->submission.seq;
+  EXPECT_FALSE(d.complete_if({2, 4, std::nullopt}, 0, 10));     // another VM
+  EXPECT_FALSE(d.complete_if({1, 5, std::nullopt}, 0, 10));     // another channel
+  EXPECT_FALSE(d.complete_if({1, 4, seq + 1}, 0, 10));          // a later submission of that channel
+  EXPECT_TRUE(d.busy());
+  clock.advance_to(30);
+  EXPECT_TRUE(d.complete_if({1, 4, seq}, std::nullopt, 30));    // counted from its dispatch
+  EXPECT_FALSE(d.busy());
+  EXPECT_EQ(d.gpu_ns(1), 30u);
+}
+
+TEST(Dispatcher, ACompletionWithNothingInFlightIsIgnored) {
+  VirtualClock clock;
+  FakeEngine engine;
+  Dispatcher d(fifo(), clock, engine);
+  ASSERT_TRUE(d.add_vm(1, 1));
+  d.completed(0, 10);
+  EXPECT_FALSE(d.complete_if({1, 0, std::nullopt}, 0, 10));
+  EXPECT_EQ(d.gpu_ns(1), 0u);
 }
 
 }  // namespace

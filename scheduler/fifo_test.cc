@@ -12,14 +12,14 @@ TEST(Fifo, RunsSubmissionsInArrivalOrderAcrossVms) {
   arrive(*p, 2, 2, 21);
   arrive(*p, 3, 3, 30);
   arrive(*p, 1, 4, 11);
-  std::vector<uint64_t> tags;
+  std::vector<uint32_t> channels;
   for (int i = 0; i < 5; ++i) {
     const Decision d = p->pick(10);
     ASSERT_TRUE(d.dispatch);
-    tags.push_back(d.dispatch->tag);
+    channels.push_back(d.dispatch->channel);
     p->complete(d.dispatch->vm, 10, 20);
   }
-  EXPECT_EQ(tags, (std::vector<uint64_t>{20, 10, 21, 30, 11}));
+  EXPECT_EQ(channels, (std::vector<uint32_t>{20, 10, 21, 30, 11}));
 }
 
 TEST(Fifo, IgnoresWeightsAndBudgets) {

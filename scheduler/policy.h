@@ -19,12 +19,12 @@ namespace vgpu::sched {
 
 using VmId = uint32_t;
 
-// One physical submission of one VM (for the mediator: a GPFIFO segment
-// bound for an engine). `tag` is the caller's handle; the scheduler never
-// looks inside it.
+// One physical submission of one VM: the work queued on one of its
+// channels (for the mediator, GPFIFO entries up to the latest GP_PUT). The
+// scheduler never looks at the channel; it comes back in Engine::start.
 struct Submission {
   VmId vm = 0;
-  uint64_t tag = 0;
+  uint32_t channel = 0;      // which of the VM's channels (a context) the work is on
   uint64_t arrival_ns = 0;  // set by Policy::arrive
   uint64_t seq = 0;         // global arrival order, set by Policy::arrive
 };

@@ -21,8 +21,8 @@ inline std::unique_ptr<Policy> policy(const char* name, std::vector<uint32_t> we
   return std::move(*p);
 }
 
-inline void arrive(Policy& p, VmId vm, uint64_t t, uint64_t tag = 0) {
-  ASSERT_TRUE(p.arrive(Submission{.vm = vm, .tag = tag}, t));
+inline void arrive(Policy& p, VmId vm, uint64_t t, uint32_t channel = 0) {
+  ASSERT_TRUE(p.arrive(Submission{.vm = vm, .channel = channel}, t));
 }
 
 // Pick at `t`; expect a dispatch and run it for `len` ns. Returns its VM.

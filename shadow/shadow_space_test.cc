@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "shadow/testing.h"
+#include "shadow/testing/fixture.h"
 
 namespace vgpu::shadow {
 namespace {

@@ -105,7 +105,7 @@ Result<SimResult> simulate(const SimConfig& config) {
         if (auto st = dispatcher.submit(e.sub.vm, 0); !st) return std::unexpected(st.error());
         break;
       case EventKind::completion: {
-        dispatcher.completed(e.sub, e.start_ns, e.at_ns);
+        dispatcher.completed(e.start_ns, e.at_ns);
         SimVmResult& r = result.vms[e.sub.vm];
         r.gpu_ns += e.at_ns - e.start_ns;
         r.latencies_ns.push_back(e.at_ns - e.sub.arrival_ns);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "gpu/testing_support.h"
+#include "gpu/testing/harness.h"
 
 #include <chrono>
 #include <thread>

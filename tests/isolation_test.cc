@@ -29,7 +29,7 @@
 #include "driver/copy_engine.h"
 #include "driver/pushbuf.h"
 #include "gpu/kernels/reference.h"
-#include "mediator/testing/guest_attacker.h"
+#include "tests/testing/guest_attacker.h"
 #include "testbed/mediated_port.h"
 #include "testbed/testbed.h"
 

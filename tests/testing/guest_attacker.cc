@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "mediator/testing/guest_attacker.h"
+#include "tests/testing/guest_attacker.h"
 
 #include <chrono>
 #include <thread>

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "mediator/shadow_channels.h"
+
+#include "common/text.h"
+#include "vgpu/formats.h"
+#include "vgpu/regs.h"
+
+namespace vgpu::mediator {
+namespace {
+namespace pf = regs::pfifo;
+}  // namespace
+
+ShadowChannels::ShadowChannels(Env env, uint32_t count, uint32_t pchid_base)
+    : env_(std::move(env)), pchid_base_(pchid_base), channels_(count), queued_(count, false) {}
+
+ShadowChannels::~ShadowChannels() {
+  for (uint32_t c = 0; c < count(); ++c) unbind(c);
+}
+
+bool ShadowChannels::check_index(uint32_t c, const char* reg) {
+  if (c < count()) return true;
+  env_.guest_error(strfmt("%s of channel %u outside the VM's %u channels", reg, c, count()));
+  env_.regs.table_error(pf::ChanTableError::invalid_chid);
+  return false;
+}
+
+void ShadowChannels::write_inst(uint32_t c, uint32_t value) {
+  if (!check_index(c, "CHAN_INST")) return;
+  channels_[c].inst_reg = value;
+  const fmt::ChanInst entry = fmt::decode_chan_inst(value);
+  if (!entry.valid) {
+    unbind(c);
+    return;
+  }
+  if (entry.target != uint32_t(fmt::Target::vram)) {
+    env_.guest_error(strfmt("channel %u: instance block target %u is not VRAM", c, entry.target));
+    env_.regs.raise_channel_error(c, regs::ChannelError::bad_instance, 0, 0);
+    Counters::bump(env_.counters.faults);
+    return;
+  }
+  bind(c, entry.inst);
+}
+
+void ShadowChannels::bind(uint32_t c, uint64_t guest_inst) {
+  unbind(c);
+  reap_retired();
+  Channel& ch = channels_[c];
+  const auto refuse = [&](const std::string& why) {
+    env_.guest_error(strfmt("channel %u: %s", c, why.c_str()));
+    env_.regs.raise_channel_error(c, regs::ChannelError::bad_instance, 0, guest_inst);
+    Counters::bump(env_.counters.faults);
+  };
+  auto desc = channels::read_guest_instance(env_.guest, guest_inst);
+  if (!desc) return refuse(desc.error().message);
+  auto space = env_.spaces.get(desc->pd());
+  auto shadow_inst = space ? env_.pool.alloc(regs::inst::SIZE, regs::inst::ALIGN) : std::nullopt;
+  if (!space || !shadow_inst)
+    return refuse(std::string("no reserved VRAM for its shadows") + (space ? "" : ": " + space.error().message));
+  if (!env_.lazy_shadow) env_.spaces.sync(**space, true);   // sync point: channel bind
+  const uint64_t userd = env_.physical.userd(pchid(c));
+  for (uint32_t off = 0; off < regs::userd::SIZE; off += sizeof(uint32_t)) env_.vram.write32(userd + off, 0);
+  channels::write_shadow_instance(env_.vram, *shadow_inst, env_.guest, *desc, (*space)->shadow_pd(), userd);
+  env_.physical.bind(pchid(c), *shadow_inst);
+  ch.bound = true;
+  ch.guest = *desc;
+  ch.shadow_inst = *shadow_inst;
+  ch.space = std::move(*space);
+  ch.guest_put = 0;
+  ch.physical_put = 0;
+  ch.ran = false;
+  layout_changed_ = true;
+}
+
+void ShadowChannels::unbind(uint32_t c) {
+  if (c >= count()) return;
+  Channel& ch = channels_[c];
+  if (!ch.bound) return;
+  env_.physical.set_runnable(pchid(c), false);
+  env_.physical.unbind(pchid(c));
+  if (ch.ran) stopped_.emplace_back(c, ch.last_seq);   // its turn, if it is on the GPU, is over
+  if (pf::ChanStateEngineOutstanding::get(env_.physical.state(pchid(c))))
+    retired_.push_back(Retired{pchid(c), ch.shadow_inst, std::move(ch.space)});
+  else
+    env_.pool.free(ch.shadow_inst);
+  ch.shadow_inst = 0;
+  ch.space.reset();
+  ch.bound = false;
+  ch.ran = false;
+  if (ch.in_runlist) {
+    ch.in_runlist = false;
+    commit_runlist();
+  }
+}
+
+void ShadowChannels::reap_retired() {
+  std::erase_if(retired_, [&](Retired& r) {
+    if (pf::ChanStateEngineOutstanding::get(env_.physical.state(r.pchid))) return false;
+    env_.pool.free(r.shadow_inst);
+    return true;   // the space goes with the entry, unless a new binding shares it
+  });
+}
+
+void ShadowChannels::write_state(uint32_t c, uint32_t value) {
+  if (!check_index(c, "CHAN_STATE")) return;
+  Channel& ch = channels_[c];
+  ch.state_reg = value & (pf::ChanStateRunnable::mask | pf::ChanStateEngine::mask);
+  if (!ch.bound) return;
+  const bool runnable = pf::ChanStateRunnable::get(value);
+  if (runnable && !env_.lazy_shadow) env_.spaces.sync(*ch.space, true);   // sync point: channel enable
+  env_.physical.set_runnable(pchid(c), runnable);
+}
+
+uint32_t ShadowChannels::read_state(uint32_t c) {
+  if (c >= count()) return 0;
+  const Channel& ch = channels_[c];
+  if (!ch.bound) return ch.state_reg;
+  // Runnable as the guest set it; busy and acquire-pending as the GPU reports.
+  const uint32_t phys = env_.physical.state(pchid(c));
+  return ch.state_reg | (phys & (pf::ChanStateBusy::mask | pf::ChanStateAcquirePending::mask));
+}
+
+std::vector<uint32_t> ShadowChannels::runlist_pchids() const {
+  std::vector<uint32_t> out;
+  for (uint32_t c = 0; c < count(); ++c)
+    if (channels_[c].in_runlist && channels_[c].bound) out.push_back(pchid(c));
+  return out;
+}
+
+void ShadowChannels::submit_runlist(uint32_t entries) {
+  if (!env_.lazy_shadow) env_.spaces.sync_all_full();   // sync point: runlist submit
+  const uint32_t base_reg = env_.regs.runlist_base;
+  const uint64_t base = uint64_t{pf::RunlistAddr::get(base_reg)} << pf::RUNLIST_SHIFT;
+  std::vector<bool> listed(count(), false);
+  const auto table_error = [&](pf::ChanTableError code, const std::string& what) {
+    env_.guest_error(what);
+    env_.regs.table_error(code);
+    Counters::bump(env_.counters.faults);
+  };
+  if (pf::RunlistTarget::get(base_reg) != uint32_t(fmt::Target::vram) ||
+      !env_.guest.partition().contains(base, uint64_t{entries} * regs::runlist::ENTRY_BYTES)) {
+    table_error(pf::ChanTableError::invalid_target,
+                strfmt("runlist of %u entries at %s lies outside the VM's VRAM", entries, hex(base).c_str()));
+    entries = 0;
+  }
+  for (uint32_t i = 0; i < entries; ++i) {
+    const uint32_t entry = env_.guest.read32(base + uint64_t{i} * regs::runlist::ENTRY_BYTES).value_or(~0u);
+    const auto named = fmt::decode_runlist_entry(entry);
+    if (!named || *named >= count()) {
+      table_error(pf::ChanTableError::invalid_chid,
+                  strfmt("runlist entry %u names channel %u outside the VM's %u channels", i, entry, count()));
+      continue;
+    }
+    listed[*named] = true;
+  }
+  for (uint32_t c = 0; c < count(); ++c) channels_[c].in_runlist = listed[c];
+  commit_runlist();
+  env_.regs.runlist_done();
+}
+
+void ShadowChannels::doorbell(uint32_t c, uint32_t put) {
+  Counters::bump(env_.counters.doorbells);
+  Channel& ch = channels_[c];
+  ch.guest_put = put;
+  if (!ch.bound) return;
+  if (!env_.lazy_shadow) env_.spaces.sync(*ch.space, true);   // sync point: GP_PUT
+  // Nothing new since the last dispatch, or a submission already queued
+  // (it will run up to this put): no scheduler work.
+  if (ch.guest_put == ch.physical_put || queued_[c]) return;
+  queued_[c] = true;
+  submits_.push_back(c);
+}
+
+bool ShadowChannels::dispatch(uint32_t c, uint64_t seq) {
+  Counters::bump(env_.counters.submissions);
+  if (c >= count()) return false;
+  queued_[c] = false;
+  Channel& ch = channels_[c];
+  const bool runnable = pf::ChanStateRunnable::get(ch.state_reg);
+  if (!ch.bound || !ch.in_runlist || !runnable || env_.regs.channel_errored(c) || ch.guest_put == ch.physical_put)
+    return false;   // nothing the GPU can run
+  if (ch.guest_put >= ch.guest.ring_entries()) {
+    env_.guest_error(strfmt("channel %u: GP_PUT %u beyond its %u-entry ring", c, ch.guest_put, ch.guest.ring_entries()));
+    env_.regs.raise_channel_error(c, regs::ChannelError::gpentry_invalid, 0, ch.guest_put);
+    Counters::bump(env_.counters.faults);
+    return false;
+  }
+  if (env_.lazy_shadow) env_.spaces.sync(*ch.space, false);   // lazy: just before the channel runs
+  ch.physical_put = ch.guest_put;
+  ch.last_seq = seq;
+  ch.ran = true;
+  env_.physical.ring(pchid(c), ch.guest_put);
+  return true;
+}
+
+void ShadowChannels::reset() {
+  for (uint32_t c = 0; c < count(); ++c) {
+    unbind(c);
+    channels_[c] = Channel{};
+  }
+  commit_runlist();
+  for (uint32_t c : submits_) queued_[c] = false;   // dropped before reaching the scheduler
+  submits_.clear();
+}
+
+}  // namespace vgpu::mediator

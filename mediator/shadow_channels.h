@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A vGPU's shadow channels: guest channel c is physical channel
+// pchid_base + c. Binding validates the guest's instance block and gives
+// the physical channel a shadow one (the guest's RAMFC with the shadow
+// page directory and the host's USERD page); the runlist is virtual; a
+// GP_PUT doorbell becomes one queued submission, and dispatch() rings the
+// physical channel when the scheduler picks it. The sync points of the
+// Fermi model (bind, enable, runlist submit, GP_PUT) bring the shadows up
+// to date in naive mode; in lazy mode only dispatch does.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "channels/guest_instance.h"
+#include "gpu/mem/vram.h"
+#include "mediator/counters.h"
+#include "mediator/shadow_spaces.h"
+#include "mediator/virtual_registers.h"
+#include "shadow/reserved_vram.h"
+
+namespace vgpu::mediator {
+
+// What shadow channels do to the physical GPU: the host's operations on
+// one VM's physical channels (a fake in unit tests).
+class PhysicalChannels {
+ public:
+  virtual void bind(uint32_t pchid, uint64_t shadow_inst) = 0;
+  virtual void unbind(uint32_t pchid) = 0;   // stopped, preempted and unbound
+  virtual void set_runnable(uint32_t pchid, bool runnable) = 0;
+  virtual uint32_t state(uint32_t pchid) = 0;   // CHAN_STATE
+  virtual void set_runlist(std::vector<uint32_t> pchids) = 0;   // this VM's part of the physical runlist
+  virtual uint64_t userd(uint32_t pchid) const = 0;              // host VRAM of its USERD page
+  virtual void ring(uint32_t pchid, uint32_t put) = 0;          // the physical doorbell
+
+ protected:
+  ~PhysicalChannels() = default;
+};
+
+class ShadowChannels {
+ public:
+  struct Env {
+    const shadow::GuestMemory& guest;
+    gpu::Vram& vram;   // host VRAM: shadow instance blocks, USERD pages
+    shadow::ReservedVram& pool;
+    ShadowSpaces& spaces;
+    VirtualRegisters& regs;
+    PhysicalChannels& physical;
+    Counters& counters;
+    std::function<void(const std::string&)> guest_error;
+    bool lazy_shadow;
+  };
+
+  ShadowChannels(Env env, uint32_t count, uint32_t pchid_base);
+  ~ShadowChannels();   // unbinds every channel
+  ShadowChannels(const ShadowChannels&) = delete;
+  ShadowChannels& operator=(const ShadowChannels&) = delete;
+
+  uint32_t count() const { return static_cast<uint32_t>(channels_.size()); }
+
+  // ---- registers (CHAN_INST, CHAN_STATE, RUNLIST_SUBMIT) and the doorbell
+  uint32_t inst_reg(uint32_t c) const { return c < count() ? channels_[c].inst_reg : 0; }
+  void write_inst(uint32_t c, uint32_t value);
+  uint32_t read_state(uint32_t c);
+  void write_state(uint32_t c, uint32_t value);
+  void submit_runlist(uint32_t entries);
+  void doorbell(uint32_t c, uint32_t put);
+
+  // The scheduler picked submission `seq` of channel `c`: ring the
+  // physical channel if it has work it can run. False: nothing ran.
+  bool dispatch(uint32_t c, uint64_t seq);
+
+  // PMC.ENABLE cleared PFIFO: every channel unbound, the runlist emptied.
+  void reset();
+
+  bool bound(uint32_t c) const { return c < count() && channels_[c].bound; }
+  uint64_t guest_inst(uint32_t c) const { return c < count() ? channels_[c].guest.inst : 0; }
+  std::vector<uint32_t> runlist_pchids() const;
+
+  // What happened that the vGPU hands on after its lock is released:
+  // channels with a new submission for the scheduler; submissions whose
+  // channel stopped (unbound) while they might be on the GPU; whether a
+  // bind changed which pages hold page tables.
+  std::vector<uint32_t> take_submits() { return std::exchange(submits_, {}); }
+  std::vector<std::pair<uint32_t, uint64_t>> take_stopped() { return std::exchange(stopped_, {}); }
+  bool take_layout_changed() { return std::exchange(layout_changed_, false); }
+
+ private:
+  struct Channel {
+    uint32_t inst_reg = 0;       // CHAN_INST as the guest wrote it
+    uint32_t state_reg = 0;      // CHAN_STATE as the guest wrote it
+    bool bound = false;
+    bool in_runlist = false;
+    channels::GuestInstance guest{};
+    uint64_t shadow_inst = 0;    // host VRAM
+    std::shared_ptr<shadow::ShadowSpace> space;
+    uint32_t guest_put = 0;      // last GP_PUT the guest rang
+    uint32_t physical_put = 0;   // last GP_PUT given to the GPU
+    uint64_t last_seq = 0;       // the last submission dispatched on it
+    bool ran = false;            // one was, since the last bind
+  };
+  // Shadows of an unbound channel whose engine work still runs: that work
+  // walks the shadow tables and instance block, so they are freed only
+  // once the GPU reports it done (at the next bind or unbind).
+  struct Retired {
+    uint32_t pchid;
+    uint64_t shadow_inst;
+    std::shared_ptr<shadow::ShadowSpace> space;
+  };
+
+  uint32_t pchid(uint32_t c) const { return pchid_base_ + c; }
+  bool check_index(uint32_t c, const char* reg);
+  void bind(uint32_t c, uint64_t guest_inst);
+  void unbind(uint32_t c);
+  void reap_retired();
+  void commit_runlist() { env_.physical.set_runlist(runlist_pchids()); }
+
+  Env env_;
+  const uint32_t pchid_base_;
+  std::vector<Channel> channels_;
+  std::vector<Retired> retired_;
+  // A submission of the channel waits in the scheduler: doorbells
+  // meanwhile only move GP_PUT (dispatch runs to the latest). Kept across
+  // reset: a queued one still reaches dispatch().
+  std::vector<bool> queued_;
+  std::vector<uint32_t> submits_;
+  std::vector<std::pair<uint32_t, uint64_t>> stopped_;
+  bool layout_changed_ = false;
+};
+
+}  // namespace vgpu::mediator

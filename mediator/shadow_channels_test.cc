@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A vGPU's shadow channels against a fake physical side: binding, the
+// runlist, doorbells, dispatch and teardown, with no host or GPU.
+#include "mediator/shadow_channels.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "shadow/testing/fixture.h"
+#include "vgpu/formats.h"
+
+namespace vgpu::mediator {
+namespace {
+
+using shadow::testing::Fixture;
+namespace pf = regs::pfifo;
+
+constexpr uint32_t CHANNELS = 4;
+constexpr uint32_t PCHID_BASE = 40;
+constexpr uint64_t INST = 0x10000, PD = 0x100000, USERD = 0x20000, RUNLIST = 0x30000;
+constexpr uint64_t RING_VA = 0x1'0000'0000;
+constexpr uint32_t LIMIT2 = 4;   // 16 entries
+
+class FakePhysical final : public PhysicalChannels {
+ public:
+  explicit FakePhysical(Fixture& f) : userd_base_(f.reserved.alloc(regs::NUM_CHANNELS * regs::userd::SIZE).value()) {}
+  void bind(uint32_t pchid, uint64_t inst) override { bound[pchid] = inst; }
+  void unbind(uint32_t pchid) override {
+    bound.erase(pchid);
+    ++unbinds;
+  }
+  void set_runnable(uint32_t pchid, bool r) override { runnable[pchid] = r; }
+  uint32_t state(uint32_t pchid) override { return engine_busy.contains(pchid) ? pf::ChanStateEngineOutstanding::mask : 0; }
+  void set_runlist(std::vector<uint32_t> p) override {
+    runlist = std::move(p);
+    ++commits;
+  }
+  uint64_t userd(uint32_t pchid) const override { return userd_base_ + uint64_t{pchid} * regs::userd::SIZE; }
+  void ring(uint32_t pchid, uint32_t put) override { rung.emplace_back(pchid, put); }
+
+  std::map<uint32_t, uint64_t> bound;
+  std::map<uint32_t, bool> runnable;
+  std::map<uint32_t, bool> engine_busy;
+  std::vector<uint32_t> runlist;
+  std::vector<std::pair<uint32_t, uint32_t>> rung;
+  int unbinds = 0, commits = 0;
+
+ private:
+  uint64_t userd_base_;
+};
+
+struct Channels {
+  Fixture f;
+  VirtualRegisters regs;
+  Counters counters;
+  std::vector<std::string> errors;
+  ShadowSpaces spaces{f.guest, f.reserved, f.counters, [](uint64_t) {}, [this](const std::string& e) { errors.push_back(e); }};
+  FakePhysical physical{f};
+  ShadowChannels ch{ShadowChannels::Env{f.guest, *f.vram, f.reserved, spaces, regs, physical, counters,
+                                        [this](const std::string& e) { errors.push_back(e); }, true},
+                    CHANNELS, PCHID_BASE};
+
+  Channels() {
+    const auto wr = [&](uint32_t off, uint32_t v) { f.vram->write32(Fixture::PART_BASE + INST + off, v); };
+    fmt::encode_address_space(fmt::AddressSpace{.pdb = PD, .limit = fmt::VA_LIMIT - 1}, wr);
+    fmt::encode_ramfc(fmt::Ramfc{.gp_base = RING_VA, .limit2 = LIMIT2, .userd = USERD}, wr);
+  }
+  void bind(uint32_t c) { ch.write_inst(c, fmt::encode_chan_inst({.valid = true, .inst = INST})); }
+  void list(std::vector<uint32_t> chids) {
+    for (size_t i = 0; i < chids.size(); ++i)
+      f.vram->write32(Fixture::PART_BASE + RUNLIST + i * regs::runlist::ENTRY_BYTES, chids[i]);
+    regs.runlist_base = pf::RunlistAddr::make(RUNLIST >> pf::RUNLIST_SHIFT);
+    ch.submit_runlist(static_cast<uint32_t>(chids.size()));
+  }
+  void ready(uint32_t c) {
+    bind(c);
+    list({c});
+    ch.write_state(c, pf::ChanStateRunnable::mask);
+  }
+};
+
+TEST(ShadowChannels, BindingGivesThePhysicalChannelAShadowInstanceBlock) {
+  Channels t;
+  t.bind(2);
+  ASSERT_TRUE(t.ch.bound(2));
+  ASSERT_TRUE(t.physical.bound.contains(PCHID_BASE + 2));
+  const uint64_t shadow = t.physical.bound[PCHID_BASE + 2];
+  EXPECT_TRUE(t.f.reserved.contains(shadow));
+  const fmt::ChannelInstance c = fmt::decode_channel_instance(t.f.vram->reader(shadow));
+  EXPECT_EQ(c.ramfc.userd, t.physical.userd(PCHID_BASE + 2)) << "the host's USERD, not the guest's";
+  EXPECT_TRUE(t.f.reserved.contains(c.space.pdb)) << "the shadow directory";
+  EXPECT_EQ(c.ramfc.gp_base, RING_VA);
+  EXPECT_TRUE(t.ch.take_layout_changed());
+}
+
+TEST(ShadowChannels, ABadInstanceBlockIsAChannelErrorNamingIt) {
+  Channels t;
+  t.f.vram->write32(Fixture::PART_BASE + INST + regs::ramfc::SIGNATURE, 0);
+  t.bind(1);
+  EXPECT_FALSE(t.ch.bound(1));
+  EXPECT_TRUE(t.regs.channel_errored(1));
+  ASSERT_EQ(t.errors.size(), 1u);
+  EXPECT_NE(t.errors[0].find("RAMFC signature"), std::string::npos) << t.errors[0];
+  EXPECT_EQ(t.counters.faults.load(), 1u);
+}
+
+TEST(ShadowChannels, AChannelIdBeyondTheVmsIsATableError) {
+  Channels t;
+  t.ch.write_inst(CHANNELS, fmt::encode_chan_inst({.valid = true, .inst = INST}));
+  t.ch.write_state(CHANNELS + 3, 1);
+  EXPECT_EQ(t.errors.size(), 2u);
+  EXPECT_TRUE(t.physical.bound.empty());
+}
+
+TEST(ShadowChannels, TheRunlistListsOnlyTheVmsBoundChannels) {
+  Channels t;
+  t.bind(0);
+  t.bind(3);
+  t.list({3, 0, CHANNELS, 200});
+  EXPECT_EQ(t.physical.runlist, (std::vector<uint32_t>{PCHID_BASE, PCHID_BASE + 3}));
+  EXPECT_EQ(t.errors.size(), 2u) << "two entries outside the VM's channels";
+}
+
+TEST(ShadowChannels, DoorbellsQueueOneSubmissionThatRunsToTheLatestPut) {
+  Channels t;
+  t.ready(1);
+  t.ch.doorbell(1, 3);
+  t.ch.doorbell(1, 5);
+  t.ch.doorbell(1, 6);
+  EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1}));
+  EXPECT_TRUE(t.ch.dispatch(1, 77));
+  ASSERT_EQ(t.physical.rung.size(), 1u);
+  EXPECT_EQ(t.physical.rung[0], std::make_pair(PCHID_BASE + 1, 6u));
+  t.ch.doorbell(1, 6);   // nothing new
+  EXPECT_TRUE(t.ch.take_submits().empty());
+  EXPECT_EQ(t.counters.doorbells.load(), 4u);
+}
+
+TEST(ShadowChannels, DispatchOfAChannelThatCannotRunRingsNothing) {
+  Channels t;
+  t.bind(0);   // not listed, not runnable
+  t.ch.doorbell(0, 2);
+  EXPECT_FALSE(t.ch.dispatch(0, 1));
+  t.ready(2);
+  t.ch.doorbell(2, 1u << LIMIT2);   // beyond the 16-entry ring
+  EXPECT_FALSE(t.ch.dispatch(2, 2));
+  EXPECT_TRUE(t.regs.channel_errored(2));
+  EXPECT_TRUE(t.physical.rung.empty());
+}
+
+TEST(ShadowChannels, UnbindingAChannelThatRanEndsItsSubmissionsTurn) {
+  Channels t;
+  t.ready(1);
+  t.ch.doorbell(1, 2);
+  ASSERT_TRUE(t.ch.dispatch(1, 9));
+  t.ch.write_inst(1, 0);
+  EXPECT_FALSE(t.ch.bound(1));
+  EXPECT_EQ(t.ch.take_stopped(), (std::vector<std::pair<uint32_t, uint64_t>>{{1, 9}}));
+  EXPECT_TRUE(t.physical.runlist.empty());
+  t.bind(1);
+  t.ch.write_inst(1, 0);
+  EXPECT_TRUE(t.ch.take_stopped().empty()) << "nothing ran since the bind";
+}
+
+TEST(ShadowChannels, ShadowsOfAChannelWithEngineWorkOutstandingLiveUntilItEnds) {
+  Channels t;
+  t.bind(1);
+  const uint64_t used = t.f.reserved.used();
+  t.physical.engine_busy[PCHID_BASE + 1] = true;
+  t.ch.write_inst(1, 0);
+  EXPECT_EQ(t.f.reserved.used(), used) << "freed under running engine work";
+  t.physical.engine_busy.clear();
+  t.bind(2);   // a bind reaps what has ended
+  t.ch.write_inst(2, 0);
+  EXPECT_LT(t.f.reserved.used(), used);
+}
+
+TEST(ShadowChannels, ResetUnbindsEverythingAndEmptiesTheRunlist) {
+  Channels t;
+  t.ready(0);
+  t.ready(3);
+  t.ch.doorbell(3, 1);
+  t.ch.reset();
+  EXPECT_TRUE(t.physical.bound.empty());
+  EXPECT_TRUE(t.physical.runlist.empty());
+  EXPECT_TRUE(t.ch.take_submits().empty()) << "a submission not handed on is dropped";
+  t.ready(3);
+  t.ch.doorbell(3, 1);
+  EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{3})) << "and may be queued again";
+}
+
+}  // namespace
+}  // namespace vgpu::mediator
