@@ -37,9 +37,11 @@ VGPU_HOST_PACKAGES=(
 )
 
 # What QEMU's firmware path (-L, scripts/qemu) is made of: seabios (BIOS,
-# vgabios-stdvga.bin) and qemu-system-data (linuxboot_dma.bin, kvmvapic.bin).
-FIRMWARE_PACKAGES=(seabios qemu-system-data)
-FIRMWARE_PATHS=(usr/share/qemu usr/share/seabios)  # under $FIRMWARE_DIR/root
+# vgabios-stdvga.bin), qemu-system-data (linuxboot_dma.bin, kvmvapic.bin)
+# and ipxe-qemu (efi-e1000.rom and the other NIC ROMs; Debian's own QEMU
+# finds them through --firmwarepath=...:/usr/lib/ipxe/qemu).
+FIRMWARE_PACKAGES=(seabios qemu-system-data ipxe-qemu)
+FIRMWARE_PATHS=(usr/share/qemu usr/share/seabios usr/lib/ipxe/qemu)  # under $FIRMWARE_DIR/root
 
 # ---------------------------------------------------------------- reporting
 SCRIPT_NAME=$(basename "$0")
