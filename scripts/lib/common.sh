@@ -23,6 +23,7 @@ QEMU_BUILD=$QEMU_DIR/build
 QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
 FIRMWARE_DIR=$VGPU_CACHE/firmware      # BIOS, VGA and NIC option ROMs, from Debian packages
 GUEST_DIR=$VGPU_CACHE/guest            # kernel extraction and initramfs
+NVIDIA_HEADERS_DIR=$VGPU_CACHE/headers # scripts/fetch-nvidia-headers
 LOG_DIR=$VGPU_CACHE/logs
 VGPU_BUILD_DIR=${VGPU_BUILD_DIR:-$VGPU_ROOT/build-qemu}              # our meson build (C API)
 VGPU_GUEST_BUILD_DIR=${VGPU_GUEST_BUILD_DIR:-$VGPU_ROOT/build-guest} # static guest programs
@@ -169,11 +170,11 @@ ensure_deb_src() {
   say "adding source package entries: $dest"
   tmp=$(mktemp)
   if [[ -f /etc/apt/sources.list.d/debian.sources ]]; then
-    { echo "# Added by vgpu scripts/lib/common.sh: QEMU's source comes from Debian's source package."
+    { echo "# Added by vgpu scripts/lib/common.sh: QEMU and mesa sources come from Debian's source packages."
       sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources; } >"$tmp"
   else
     cat >"$tmp" <<'SRC'
-# Added by vgpu scripts/lib/common.sh: QEMU's source comes from Debian's source package.
+# Added by vgpu scripts/lib/common.sh: QEMU and mesa sources come from Debian's source packages.
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: bookworm bookworm-updates
@@ -239,6 +240,22 @@ configure_build() {
   if [[ ! -f $VGPU_ROOT/$dir/build.ninja ]]; then
     say "configuring $dir"
     meson setup "$VGPU_ROOT/$dir" "$VGPU_ROOT" "$@" >/dev/null || die "meson setup $dir failed"
+  fi
+}
+
+# set_build_option DIR NAME VALUE: set a meson option of $VGPU_ROOT/DIR,
+# only when its value differs (setting one makes the next build regenerate).
+# meson setup --reconfigure, not meson configure: it also knows an option
+# that meson_options.txt gained after DIR was set up.
+set_build_option() {
+  local dir=$1 name=$2 value=$3 current
+  current=$(meson introspect --buildoptions "$VGPU_ROOT/$dir" | python3 -c '
+import json, sys
+print(next((str(o["value"]) for o in json.load(sys.stdin) if o["name"] == sys.argv[1]), ""))' "$name")
+  if [[ $current != "$value" ]]; then
+    say "$dir: -D$name=$value"
+    meson setup --reconfigure "$VGPU_ROOT/$dir" "$VGPU_ROOT" "-D$name=$value" >/dev/null ||
+      die "meson setup --reconfigure $dir -D$name=$value failed"
   fi
 }
 
