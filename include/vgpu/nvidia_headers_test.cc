@@ -54,11 +54,14 @@ struct SameField {
 
 // Rows are made by macros because only the preprocessor can spell a macro's
 // name, and a mismatch must name both sides.
+// clang-format would take #ours inside the braces for a directive.
+// clang-format off
 #define SAME(ours, theirs) Same{#ours, static_cast<uint64_t>(ours), #theirs, static_cast<uint64_t>(theirs)}
 // NVIDIA's "hi:lo" field macros: (1 ? hi:lo) is hi, (0 ? hi:lo) is lo (nouveau's DRF trick).
 #define SAME_FIELD(ours, theirs) SameField{#ours, ours::hi, ours::lo, #theirs, (1 ? theirs), (0 ? theirs)}
 // rnndb's masks: a field of ours against theirs written as a mask.
 #define SAME_MASK(ours, theirs) Same{#ours "::mask", ours::mask, #theirs, static_cast<uint64_t>(theirs)}
+// clang-format on
 
 std::string hex(uint64_t v) {
   char buf[24];
@@ -133,12 +136,12 @@ TEST(NvidiaHeaders, HostMethodsMatchNvidiaCl906f) {
 TEST(NvidiaHeaders, MethodHeaderFormatsMatchNvidiaCl906f) {
   using namespace fmt::mthd;
   const SameField fields[] = {
-      SAME_FIELD(Opcode, NV906F_DMA_SEC_OP),
-      SAME_FIELD(Count, NV906F_DMA_METHOD_COUNT),
-      SAME_FIELD(Count, NV906F_DMA_IMMD_DATA),
-      SAME_FIELD(Subch, NV906F_DMA_METHOD_SUBCHANNEL),
-      SAME_FIELD(Addr, NV906F_DMA_METHOD_ADDRESS),
-      SAME_FIELD(LegacyTert, NV906F_DMA_TERT_OP),
+      SAME_FIELD(Opcode, NV906F_DMA_SEC_OP),            // the header's operation
+      SAME_FIELD(Count, NV906F_DMA_METHOD_COUNT),       // data words
+      SAME_FIELD(Count, NV906F_DMA_IMMD_DATA),          // or the immediate data
+      SAME_FIELD(Subch, NV906F_DMA_METHOD_SUBCHANNEL),  // subchannel
+      SAME_FIELD(Addr, NV906F_DMA_METHOD_ADDRESS),      // method address >> 2
+      SAME_FIELD(LegacyTert, NV906F_DMA_TERT_OP),       // legacy forms' tertiary operation
   };
   expect_same(fields, "fmt::mthd::", CL906F);
   const Same ops[] = {
