@@ -7,8 +7,9 @@ the gtest summary lines give the passed and failed case counts; a program
 that crashed or timed out without a summary counts as one failure.
 Each "--guest-summary FILE" names a file scripts/run-guest wrote with the
 guest's "N passed, N failed" line; those counts are added, and a missing
-file or line counts as one failure. Prints the failures by name, then
-"N passed, N failed".
+file or line counts as one failure. Each "--failed TEXT" is one failure
+found outside the test programs (scripts/test names it). Prints the
+failures by name, then "N passed, N failed".
 """
 import json
 import re
@@ -46,6 +47,10 @@ def main(args):
             p, f = count_guest(args[1])
             passed += p
             failed += f
+            args = args[2:]
+        elif args[0] == "--failed" and len(args) > 1:
+            print(f"FAIL {args[1]}")
+            failed += 1
             args = args[2:]
         else:
             paths.append(args[0])
