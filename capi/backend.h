@@ -12,6 +12,7 @@
 
 #include "capi/vgpu_capi.h"
 #include "common/error.h"
+#include "common/log.h"
 
 namespace vgpu::capi {
 
@@ -23,6 +24,7 @@ struct BackendConfig {
   bool lazy_shadow;
   std::string scheduler;
   uint32_t weight;
+  LogFn log;   // guest and internal errors; empty: stderr
 };
 
 using IrqFn = void (*)(void* opaque, bool asserted);
@@ -44,6 +46,9 @@ class Backend {
 
   virtual int vram_fd() const = 0;
   virtual uint64_t vram_size() const = 0;
+
+  // A device reset: PMC.ENABLE cleared, as a guest's reset.
+  virtual void reset() = 0;
 
   // Replaces the interrupt handler; safe against concurrent delivery.
   virtual void set_irq_handler(IrqFn fn, void* opaque) = 0;

@@ -40,6 +40,7 @@ class MediatorBackend final : public Backend {
   }
   uint64_t bar_size(VgpuBar bar) const override { return vgpu_.bar_size(to_gpu(bar)); }
   uint64_t bar_generation() const override { return vgpu_.layout_generation(); }
+  void reset() override { vgpu_.write32(regs::pmc::ENABLE.offset, 0); }
 
   std::vector<VgpuBarRange> bar_layout(VgpuBar bar) override {
     const uint64_t size = bar_size(bar);
@@ -84,6 +85,7 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   mediator::HostConfig hc;
   hc.vram_bytes = config.vram_bytes + hc.reserved_bytes;
   hc.scheduler = config.scheduler;
+  hc.log = config.log;
   auto host = mediator::Host::create(hc);
   if (!host) return std::unexpected(host.error());
   mediator::VgpuConfig vc;

@@ -52,6 +52,7 @@ class ModelBackend final : public Backend {
   }
 
   const char* kind() const override { return "model"; }
+  void reset() override { bar0_write32(regs::pmc::ENABLE.offset, 0); }
 
   uint32_t bar0_read32(uint32_t offset) override { return gpu_->read32(offset); }
   void bar0_write32(uint32_t offset, uint32_t value) override {
@@ -132,7 +133,7 @@ class ModelBackend final : public Backend {
 
 Result<std::unique_ptr<Backend>> make_backend(const BackendConfig& config) {
   if (config.mode == VGPU_MODE_FV) return make_mediator_backend(config);
-  auto g = gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = config.vram_bytes, .clock = ClockKind::real});
+  auto g = gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = config.vram_bytes, .clock = ClockKind::real, .log = config.log});
   if (!g) return std::unexpected(g.error().context("software GPU model"));
   return std::make_unique<ModelBackend>(std::move(*g), config);
 }

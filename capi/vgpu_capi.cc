@@ -17,6 +17,8 @@
 #include <string>
 
 #include "capi/backend.h"
+#include "common/log.h"
+#include "mediator/vgpu_config.h"
 #include "vgpu/regs.h"
 
 using vgpu::capi::Backend;
@@ -24,6 +26,7 @@ using vgpu::capi::BackendConfig;
 
 struct VgpuBackend {
   std::unique_ptr<Backend> impl;
+  vgpu::Log log;
   std::atomic<uint64_t> bar0_reads{0};
   std::atomic<uint64_t> bar0_writes{0};
   std::atomic<uint64_t> bar_reads{0};
@@ -40,11 +43,7 @@ std::vector<VgpuBarRange> all_trapped(uint64_t bar_size) {
 
 namespace {
 
-constexpr uint64_t VRAM_MIN = 64 * MiB;
-constexpr uint64_t VRAM_MAX = 4 * GiB;
 constexpr uint64_t VRAM_GRANULE = MiB;  // PFB FBPA_MIB reports whole MiB
-constexpr uint32_t WEIGHT_MAX = 100;
-constexpr std::array<const char*, 3> SCHEDULERS{"fifo", "credit", "band"};
 constexpr uint32_t ALL_ONES = std::numeric_limits<uint32_t>::max();
 
 void put_error(char* err, size_t err_len, const std::string& message) {
@@ -52,53 +51,55 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   std::snprintf(err, err_len, "%s", message.c_str());
 }
 
+// The one check of the options (mediator/vgpu_config.h), whatever the mode.
 [[nodiscard]] Result<BackendConfig> validate(const VgpuBackendConfig& c) {
-  if (c.vram_bytes < VRAM_MIN || c.vram_bytes > VRAM_MAX || c.vram_bytes % VRAM_GRANULE != 0) {
-    return fail(Errc::invalid_argument,
-                "vram: " + std::to_string(c.vram_bytes) + " bytes is not a whole number of MiB in [" +
-                    std::to_string(VRAM_MIN / MiB) + " MiB, " + std::to_string(VRAM_MAX / MiB) +
-                    " MiB]");
-  }
-  if (c.channels < 1 || c.channels > regs::NUM_CHANNELS) {
-    return fail(Errc::invalid_argument,
-                "channels: " + std::to_string(c.channels) + " is outside [1, " +
-                    std::to_string(regs::NUM_CHANNELS) + "]");
-  }
-  if (c.mode != VGPU_MODE_PASSTHROUGH && c.mode != VGPU_MODE_FV) {
+  if (c.mode != VGPU_MODE_PASSTHROUGH && c.mode != VGPU_MODE_FV)
     return fail(Errc::invalid_argument, "mode: must be passthrough or fv");
-  }
-  std::string scheduler = c.scheduler != nullptr ? c.scheduler : "";
-  if (std::ranges::find(SCHEDULERS, scheduler) == SCHEDULERS.end()) {
-    return fail(Errc::invalid_argument,
-                "scheduler: '" + scheduler + "' is not one of fifo, credit, band");
-  }
-  if (c.weight < 1 || c.weight > WEIGHT_MAX) {
-    return fail(Errc::invalid_argument,
-                "weight: " + std::to_string(c.weight) + " is outside [1, " +
-                    std::to_string(WEIGHT_MAX) + "]");
-  }
-  return BackendConfig{c.vram_bytes, c.channels, c.mode, c.bar_remap, c.lazy_shadow,
-                       std::move(scheduler), c.weight};
+  if (c.scheduler == nullptr) return fail(Errc::invalid_argument, "scheduler: none named");
+  std::string scheduler = c.scheduler;
+  if (Status s = mediator::check_scheduler(scheduler); !s) return std::unexpected(s.error());
+  mediator::VgpuConfig vc;
+  vc.vram_bytes = c.vram_bytes;
+  vc.channels = c.channels;
+  vc.weight = c.weight;
+  if (Status s = mediator::check_vgpu_config(vc); !s) return std::unexpected(s.error());
+  LogFn log;
+  if (c.log != nullptr)
+    log = [fn = c.log, opaque = c.log_opaque](LogKind kind, const std::string& line) {
+      fn(opaque, kind == LogKind::guest_error ? VGPU_LOG_GUEST_ERROR : VGPU_LOG_INTERNAL_ERROR, line.c_str());
+    };
+  return BackendConfig{c.vram_bytes, c.channels, c.mode, c.bar_remap, c.lazy_shadow, std::move(scheduler), c.weight,
+                       std::move(log)};
 }
 
-// Runs f; on an exception counts it and returns fallback.
+// A failure inside the backend: counted and logged as an internal error.
+void internal_error(VgpuBackend* b, const char* what) noexcept {
+  b->internal_errors.fetch_add(1, std::memory_order_relaxed);
+  try {
+    b->log(LogKind::internal_error, std::string("C API: ") + what);
+  } catch (...) {
+  }
+}
+
+// Runs f; on an exception reports it and returns fallback.
 template <typename F, typename T>
 T guarded(VgpuBackend* b, T fallback, F&& f) noexcept {
   try {
     return f();
+  } catch (const std::exception& e) {
+    internal_error(b, e.what());
   } catch (...) {
-    b->internal_errors.fetch_add(1, std::memory_order_relaxed);
-    return fallback;
+    internal_error(b, "unknown exception");
   }
+  return fallback;
 }
 
 template <typename F>
 void guarded_void(VgpuBackend* b, F&& f) noexcept {
-  try {
+  guarded(b, 0, [&] {
     f();
-  } catch (...) {
-    b->internal_errors.fetch_add(1, std::memory_order_relaxed);
-  }
+    return 0;
+  });
 }
 
 }  // namespace
@@ -126,11 +127,11 @@ void vgpu_pci_identity(VgpuPciIdentity* id) {
 
 void vgpu_limits(VgpuLimits* limits) {
   *limits = VgpuLimits{
-      .vram_min = VRAM_MIN,
-      .vram_max = VRAM_MAX,
+      .vram_min = vgpu::mediator::VRAM_MIN,
+      .vram_max = vgpu::mediator::VRAM_MAX,
       .vram_granule = VRAM_GRANULE,
-      .channels_max = vgpu::regs::NUM_CHANNELS,
-      .weight_max = WEIGHT_MAX,
+      .channels_max = VGPU_OPT_CHANNELS_MAX,
+      .weight_max = VGPU_OPT_WEIGHT_MAX,
   };
 }
 
@@ -150,8 +151,7 @@ VgpuBackend* vgpu_backend_create(const VgpuBackendConfig* config, char* err, siz
       put_error(err, err_len, impl.error().what());
       return nullptr;
     }
-    auto* b = new VgpuBackend;
-    b->impl = std::move(*impl);
+    auto* b = new VgpuBackend{.impl = std::move(*impl), .log = vgpu::Log(valid->log)};
     return b;
   } catch (const std::exception& e) {
     put_error(err, err_len, std::string("backend creation failed: ") + e.what());
@@ -170,6 +170,10 @@ void vgpu_backend_destroy(VgpuBackend* b) {
 }
 
 const char* vgpu_backend_kind(const VgpuBackend* b) { return b->impl->kind(); }
+
+void vgpu_backend_reset(VgpuBackend* b) {
+  guarded_void(b, [&] { b->impl->reset(); });
+}
 
 uint32_t vgpu_backend_bar0_read32(VgpuBackend* b, uint32_t offset) {
   b->bar0_reads.fetch_add(1, std::memory_order_relaxed);

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vgpu/options.h"   /* the options' names, defaults and bounds */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -60,14 +62,27 @@ typedef enum VgpuBar {
     VGPU_BAR3 = 3,  // instance aperture
 } VgpuBar;
 
+// What the device reports for the people who run it (common/log.h): a
+// guest's misbehaviour (QEMU: LOG_GUEST_ERROR) and the device's own
+// failures. Rate-limited by the backend; called from any backend thread;
+// must not block or call back into the backend. `line` is valid during the
+// call only.
+typedef enum VgpuLogKind {
+    VGPU_LOG_GUEST_ERROR = 0,
+    VGPU_LOG_INTERNAL_ERROR = 1,
+} VgpuLogKind;
+typedef void (*VgpuLogFn)(void *opaque, VgpuLogKind kind, const char *line);
+
 typedef struct VgpuBackendConfig {
-    uint64_t vram_bytes;    // VRAM the VM sees
-    uint32_t channels;      // channels the VM may use (1..128)
+    uint64_t vram_bytes;    // VRAM the VM sees (VGPU_OPT_VRAM)
+    uint32_t channels;      // channels the VM may use (VGPU_OPT_CHANNELS)
     VgpuMode mode;
     bool bar_remap;         // map safe BAR1/BAR3 pages straight to VRAM
     bool lazy_shadow;       // rescan page tables only when a channel runs
     const char *scheduler;  // "fifo", "credit" or "band"
-    uint32_t weight;        // scheduler share, 1..100
+    uint32_t weight;        // scheduler share (VGPU_OPT_WEIGHT)
+    VgpuLogFn log;          // NULL: stderr
+    void *log_opaque;
 } VgpuBackendConfig;
 
 // One range of a BAR as the front end should map it. Ranges are sorted,
@@ -86,8 +101,13 @@ typedef void (*VgpuIrqFn)(void *opaque, bool asserted);
 
 // Returns NULL on failure with a message in err (always NUL-terminated when
 // err_len > 0) naming the setting at fault.
-VgpuBackend *vgpu_backend_create(const VgpuBackendConfig *config, char *err, size_t err_len);
+VgpuBackend *vgpu_backend_create(const VgpuBackendConfig *config, char *err,
+                                  size_t err_len);
 void vgpu_backend_destroy(VgpuBackend *backend);
+
+// The device is reset (a guest reboot): as a guest's PMC.ENABLE reset,
+// every channel, shadow and mapping of the VM goes; VRAM stays.
+void vgpu_backend_reset(VgpuBackend *backend);
 
 // A short name of what implements the backend ("model" for
 // mode=passthrough, "mediator" for mode=fv). For logs and the counters.

@@ -189,4 +189,46 @@ TEST(Capi, FvModeCountersIncludeTrappedAccesses) {
   EXPECT_NE(s.find("\"trapped_reads\": 1"), std::string::npos) << s;
 }
 
+// ---- the log hook and the device reset
+
+struct Logged {
+  std::vector<std::pair<VgpuLogKind, std::string>> lines;
+  static void fn(void* opaque, VgpuLogKind kind, const char* line) {
+    static_cast<Logged*>(opaque)->lines.emplace_back(kind, line);
+  }
+};
+
+TEST(Capi, GuestErrorsReachTheLogHookInBothModes) {
+  for (VgpuMode mode : {VGPU_MODE_PASSTHROUGH, VGPU_MODE_FV}) {
+    Logged logged;
+    VgpuBackendConfig c = default_config();
+    c.mode = mode;
+    c.log = &Logged::fn;
+    c.log_opaque = &logged;
+    BackendPtr b(vgpu_backend_create(&c, nullptr, 0));
+    ASSERT_NE(b, nullptr);
+    constexpr uint32_t UNIMPLEMENTED = regs::pmc::BOOT_1.offset + sizeof(uint32_t);
+    EXPECT_EQ(vgpu_backend_bar0_read32(b.get(), UNIMPLEMENTED), regs::BAD_REGISTER);
+    ASSERT_EQ(logged.lines.size(), 1u) << "mode " << mode;
+    EXPECT_EQ(logged.lines[0].first, VGPU_LOG_GUEST_ERROR);
+    EXPECT_NE(logged.lines[0].second.find("unimplemented register"), std::string::npos) << logged.lines[0].second;
+  }
+}
+
+TEST(Capi, AResetClearsTheDeviceAsAPmcResetDoes) {
+  for (VgpuMode mode : {VGPU_MODE_PASSTHROUGH, VGPU_MODE_FV}) {
+    VgpuBackendConfig c = default_config();
+    c.mode = mode;
+    BackendPtr b(vgpu_backend_create(&c, nullptr, 0));
+    ASSERT_NE(b, nullptr);
+    namespace pf = regs::pfifo;
+    vgpu_backend_bar0_write32(b.get(), regs::pmc::ENABLE.offset, regs::pmc::enable::ALL);
+    vgpu_backend_bar0_write32(b.get(), pf::USERD_BASE.offset, pf::UserdBaseEnable::mask | pf::UserdBaseAddr::make(1));
+    ASSERT_NE(vgpu_backend_bar0_read32(b.get(), pf::USERD_BASE.offset), 0u);
+    vgpu_backend_reset(b.get());
+    vgpu_backend_bar0_write32(b.get(), regs::pmc::ENABLE.offset, regs::pmc::enable::ALL);
+    EXPECT_EQ(vgpu_backend_bar0_read32(b.get(), pf::USERD_BASE.offset), 0u) << "mode " << mode;
+  }
+}
+
 }  // namespace

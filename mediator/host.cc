@@ -29,8 +29,6 @@ constexpr uint64_t PREEMPT_WAIT_NS = 1'000'000'000;
 constexpr uint64_t ENGINE_WAIT_NS = cls::MAX_SPIN_NS + 1'000'000'000;
 // How often the watchdog looks at the in-flight submission's channel.
 constexpr auto WATCHDOG_PERIOD = std::chrono::milliseconds(1);
-// One shadow directory, one small and one big table and a few instance blocks.
-constexpr uint64_t MIN_SHADOW_BYTES = 1 * MiB;
 
 }  // namespace
 
@@ -116,13 +114,7 @@ Status Host::bring_up() {
 }
 
 Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
-  if (config.channels == 0 || config.channels > regs::NUM_CHANNELS)
-    return fail(Errc::invalid_argument, strfmt("vgpu %s: channels %u out of range 1..%u", config.name.c_str(),
-                                               config.channels, regs::NUM_CHANNELS));
-  if (config.vram_bytes == 0 || config.vram_bytes % MiB)
-    return fail(Errc::invalid_argument,
-                strfmt("vgpu %s: VRAM %s is not a non-zero MiB multiple", config.name.c_str(), hex(config.vram_bytes).c_str()));
-  if (config.weight == 0) return fail(Errc::invalid_argument, "vgpu " + config.name + ": weight must be positive");
+  if (Status s = check_vgpu_config(config); !s) return std::unexpected(s.error().context("vgpu " + config.name));
   MediatorLock lock(mutex_);
   uint32_t base = 0, run = 0;
   for (uint32_t c = 0; c < regs::NUM_CHANNELS && run < config.channels; ++c) {
@@ -135,10 +127,6 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
   }
   if (run < config.channels)
     return fail(Errc::out_of_memory, strfmt("vgpu %s: no run of %u free physical channels", config.name.c_str(), config.channels));
-  if (config.shadow_bytes < MIN_SHADOW_BYTES || config.shadow_bytes % MiB)
-    return fail(Errc::invalid_argument, strfmt("vgpu %s: shadow budget %s is not a MiB multiple of at least %s",
-                                               config.name.c_str(), hex(config.shadow_bytes).c_str(),
-                                               hex(MIN_SHADOW_BYTES).c_str()));
   auto part = partitions_->alloc(config.vram_bytes, fmt::BIG_PAGE);
   if (!part)
     return fail(Errc::out_of_memory, strfmt("vgpu %s: no %s bytes of VRAM left for its partition", config.name.c_str(),
@@ -344,7 +332,12 @@ void Host::commit_runlist_locked() {
   gpu_->write32(pf::RUNLIST_BASE.offset, pf::RunlistAddr::make(static_cast<uint32_t>(buf >> pf::RUNLIST_SHIFT)));
   gpu_->write32(pf::RUNLIST_SUBMIT.offset, pf::RunlistCount::make(static_cast<uint32_t>(all.size())));
   RealClock wait;
-  while (pf::RunlistPending::get(gpu_->read32(pf::RUNLIST_STATUS.offset)) && wait.now_ns() < RUNLIST_WAIT_NS) {
+  while (pf::RunlistPending::get(gpu_->read32(pf::RUNLIST_STATUS.offset))) {
+    if (wait.now_ns() >= RUNLIST_WAIT_NS) {
+      log_internal_error(strfmt("host: the physical runlist of %zu channels still pending after %llu ms", all.size(),
+                                static_cast<unsigned long long>(RUNLIST_WAIT_NS / 1'000'000)));
+      return;
+    }
   }
 }
 

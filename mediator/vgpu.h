@@ -35,6 +35,7 @@
 #include "mediator/lock.h"
 #include "mediator/shadow_channels.h"
 #include "mediator/shadow_spaces.h"
+#include "mediator/vgpu_config.h"
 #include "mediator/virtual_registers.h"
 #include "shadow/guest_memory.h"
 #include "shadow/reserved_vram.h"
@@ -43,19 +44,6 @@
 namespace vgpu::mediator {
 
 class Host;
-
-struct VgpuConfig {
-  std::string name = "vm";
-  uint64_t vram_bytes = 256 * MiB;
-  uint32_t channels = 16;        // guest channel ids [0, channels)
-  bool bar_remap = true;         // map insensitive BAR pages straight onto VRAM
-  bool lazy_shadow = true;       // defer shadow sync to dispatch, rescan dirty pages only
-  uint32_t weight = 1;           // scheduler share
-  // Reserved VRAM this vGPU's shadows may use (page tables, instance
-  // blocks): carved from the host's pool at creation, so that no VM can
-  // exhaust what another needs.
-  uint64_t shadow_bytes = 24 * MiB;
-};
 
 class Vgpu {
  public:

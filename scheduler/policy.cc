@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "scheduler/policy.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -34,8 +35,17 @@ Result<std::unique_ptr<Policy>> make_policy(std::string_view name, const PolicyP
   if (auto ok = check(params); !ok) return std::unexpected(ok.error());
   for (const auto& e : POLICIES)
     if (e.name == name) return e.make(params);
-  return fail(Errc::invalid_argument,
-              "scheduler '" + std::string(name) + "' is not one of fifo, credit, band");
+  return fail(Errc::invalid_argument, "scheduler '" + std::string(name) + "' is not one of " + policy_names());
+}
+
+bool policy_known(std::string_view name) {
+  return std::ranges::any_of(POLICIES, [name](const PolicyEntry& e) { return e.name == name; });
+}
+
+std::string policy_names() {
+  std::string out;
+  for (const auto& e : POLICIES) out += (out.empty() ? "" : ", ") + std::string(e.name);
+  return out;
 }
 
 }  // namespace vgpu::sched

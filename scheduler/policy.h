@@ -89,5 +89,8 @@ class Policy {
 // invalid_argument error naming the value.
 [[nodiscard]] Result<std::unique_ptr<Policy>> make_policy(std::string_view name,
                                                           const PolicyParams& params = {});
+// The policies by name: the one list (the options, QEMU, the daemon ask it).
+[[nodiscard]] bool policy_known(std::string_view name);
+std::string policy_names();   // "fifo, credit, band"
 
 }  // namespace vgpu::sched

@@ -33,14 +33,7 @@ OBJECT_DECLARE_SIMPLE_TYPE(VGPUState, VGPU)
 /* Layout queries start with this many ranges and grow on demand. */
 #define VGPU_LAYOUT_INITIAL_RANGES 64
 
-typedef enum VgpuSchedulerProp {
-    VGPU_SCHED_FIFO,
-    VGPU_SCHED_CREDIT,
-    VGPU_SCHED_BAND,
-} VgpuSchedulerProp;
-
 static const char *const vgpu_mode_names[] = { "passthrough", "fv" };
-static const char *const vgpu_scheduler_names[] = { "fifo", "credit", "band" };
 
 /* One direct window: BAR pages mapped straight onto VRAM (an alias). */
 typedef struct VgpuDirectWindow {
@@ -67,7 +60,7 @@ struct VGPUState {
     int mode;                    /* VgpuMode */
     bool bar_remap;
     bool lazy_shadow;
-    int scheduler;               /* VgpuSchedulerProp */
+    char *scheduler;             /* a policy name; the backend checks it */
     uint32_t weight;
     char *counters_file;         /* x-counters-file: counters JSON written at exit */
 
@@ -174,7 +167,8 @@ static void vgpu_map_bar(VGPUState *s, VgpuBarState *b, uint64_t *generation)
     if (n > cap) {
         cap = n;
         ranges = g_renew(VgpuBarRange, ranges, cap);
-        n = MIN(vgpu_backend_bar_layout(s->backend, b->which, ranges, cap, generation), cap);
+        n = MIN(vgpu_backend_bar_layout(s->backend, b->which, ranges, cap, generation),
+                cap);
     }
     for (size_t i = 0; i < n; i++) {
         const VgpuBarRange *r = &ranges[i];
@@ -290,7 +284,9 @@ static void vgpu_bar_write(void *opaque, hwaddr addr, uint64_t value, unsigned s
         uint32_t w = (uint32_t)part;
 
         if (n != 4) {   /* partial word: read-modify-write */
-            w = (vgpu_backend_bar_read32(b->dev->backend, b->which, word) & ~(uint32_t)mask) | w;
+            uint32_t old = vgpu_backend_bar_read32(b->dev->backend, b->which, word);
+
+            w = (old & ~(uint32_t)mask) | w;
         }
         trace_vgpu_bar_write(b->which, word, w);
         vgpu_backend_bar_write32(b->dev->backend, b->which, word, w);
@@ -331,7 +327,8 @@ static void vgpu_write_counters_file(VGPUState *s)
     line = g_strdup_printf("%s\n", json);
     vgpu_backend_free_string(json);
     if (!g_file_set_contents(s->counters_file, line, -1, &gerr)) {
-        error_report("vgpu: cannot write counters to %s: %s", s->counters_file, gerr->message);
+        error_report("vgpu: cannot write counters to %s: %s", s->counters_file,
+                     gerr->message);
     }
 }
 
@@ -344,28 +341,21 @@ static void vgpu_exit_notify(Notifier *n, void *data)
 
 /* ---------------------------------------------------------------- realize */
 
-static bool vgpu_check_properties(VGPUState *s, Error **errp)
+/*
+ * What the backend reports for the people who run it: a guest's
+ * misbehaviour goes to -d guest_errors, the device's own failures to the
+ * error log. Called from backend threads; both are thread safe.
+ */
+static void vgpu_log_from_backend(void *opaque, VgpuLogKind kind, const char *line)
 {
-    VgpuLimits lim;
+    VGPUState *s = opaque;
+    const char *id = DEVICE(s)->id ? DEVICE(s)->id : TYPE_VGPU;
 
-    vgpu_limits(&lim);
-    if (s->vram < lim.vram_min || s->vram > lim.vram_max || s->vram % lim.vram_granule) {
-        error_setg(errp, "vgpu: property 'vram' must be a whole number of MiB from "
-                   "%" PRIu64 " MiB to %" PRIu64 " MiB, not %" PRIu64 " bytes",
-                   lim.vram_min / MiB, lim.vram_max / MiB, s->vram);
-        return false;
+    if (kind == VGPU_LOG_GUEST_ERROR) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: %s\n", id, line);
+    } else {
+        error_report("%s: internal error: %s", id, line);
     }
-    if (s->channels < 1 || s->channels > lim.channels_max) {
-        error_setg(errp, "vgpu: property 'channels' must be from 1 to %u, not %u",
-                   lim.channels_max, s->channels);
-        return false;
-    }
-    if (s->weight < 1 || s->weight > lim.weight_max) {
-        error_setg(errp, "vgpu: property 'weight' must be from 1 to %u, not %u",
-                   lim.weight_max, s->weight);
-        return false;
-    }
-    return true;
 }
 
 static void vgpu_init_bar(VGPUState *s, VgpuBarState *b, VgpuBar which, uint64_t size,
@@ -448,17 +438,17 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
     Error *local_err = NULL;
     VgpuBackendConfig config;
 
-    if (!vgpu_check_properties(s, errp)) {
-        return;
-    }
+    /* The backend checks every property and names the one at fault. */
     config = (VgpuBackendConfig) {
         .vram_bytes = s->vram,
         .channels = s->channels,
         .mode = (VgpuMode)s->mode,
         .bar_remap = s->bar_remap,
         .lazy_shadow = s->lazy_shadow,
-        .scheduler = vgpu_scheduler_names[s->scheduler],
+        .scheduler = s->scheduler ? s->scheduler : VGPU_OPT_SCHEDULER_DEFAULT,
         .weight = s->weight,
+        .log = vgpu_log_from_backend,
+        .log_opaque = s,
     };
     s->backend = vgpu_backend_create(&config, err, sizeof(err));
     if (!s->backend) {
@@ -477,7 +467,8 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
     }
 
     vgpu_pci_identity(&id);
-    memory_region_init_io(&s->bar0, OBJECT(s), &vgpu_bar0_ops, s, "vgpu-bar0", id.bar0_size);
+    memory_region_init_io(&s->bar0, OBJECT(s), &vgpu_bar0_ops, s, "vgpu-bar0",
+                          id.bar0_size);
     pci_register_bar(pdev, id.bar0_index, PCI_BASE_ADDRESS_SPACE_MEMORY, &s->bar0);
     vgpu_init_bar(s, &s->bar1, VGPU_BAR1, vgpu_backend_bar_size(s->backend, VGPU_BAR1),
                   "vgpu-bar1", "vgpu-bar1-trap");
@@ -556,11 +547,6 @@ static const QEnumLookup vgpu_mode_lookup = {
     .size = ARRAY_SIZE(vgpu_mode_names),
 };
 
-static const QEnumLookup vgpu_scheduler_lookup = {
-    .array = vgpu_scheduler_names,
-    .size = ARRAY_SIZE(vgpu_scheduler_names),
-};
-
 static const PropertyInfo vgpu_prop_mode = {
     .name = "VgpuMode",
     .description = "passthrough/fv",
@@ -570,25 +556,19 @@ static const PropertyInfo vgpu_prop_mode = {
     .set_default_value = vgpu_set_default_enum,
 };
 
-static const PropertyInfo vgpu_prop_scheduler = {
-    .name = "VgpuScheduler",
-    .description = "fifo/credit/band",
-    .enum_table = &vgpu_scheduler_lookup,
-    .get = vgpu_get_enum,
-    .set = vgpu_set_enum,
-    .set_default_value = vgpu_set_default_enum,
-};
-
+/* Names, defaults and bounds: vgpu/options.h, the one definition. */
 static Property vgpu_properties[] = {
-    DEFINE_PROP_SIZE("vram", VGPUState, vram, 256 * MiB),
-    DEFINE_PROP_UINT32("channels", VGPUState, channels, 128),
+    DEFINE_PROP_SIZE(VGPU_OPT_VRAM, VGPUState, vram, VGPU_OPT_VRAM_DEFAULT_MIB * MiB),
+    DEFINE_PROP_UINT32(VGPU_OPT_CHANNELS, VGPUState, channels, VGPU_OPT_CHANNELS_DEFAULT),
     DEFINE_PROP_SIGNED("mode", VGPUState, mode, VGPU_MODE_PASSTHROUGH,
                        vgpu_prop_mode, int),
-    DEFINE_PROP_BOOL("bar-remap", VGPUState, bar_remap, true),
-    DEFINE_PROP_BOOL("lazy-shadow", VGPUState, lazy_shadow, true),
-    DEFINE_PROP_SIGNED("scheduler", VGPUState, scheduler, VGPU_SCHED_FIFO,
-                       vgpu_prop_scheduler, int),
-    DEFINE_PROP_UINT32("weight", VGPUState, weight, 10),
+    DEFINE_PROP_BOOL(VGPU_OPT_BAR_REMAP, VGPUState, bar_remap,
+                     VGPU_OPT_BAR_REMAP_DEFAULT),
+    DEFINE_PROP_BOOL(VGPU_OPT_LAZY_SHADOW, VGPUState, lazy_shadow,
+                     VGPU_OPT_LAZY_SHADOW_DEFAULT),
+    /* Default VGPU_OPT_SCHEDULER_DEFAULT (a string property has none). */
+    DEFINE_PROP_STRING(VGPU_OPT_SCHEDULER, VGPUState, scheduler),
+    DEFINE_PROP_UINT32(VGPU_OPT_WEIGHT, VGPUState, weight, VGPU_OPT_WEIGHT_DEFAULT),
     DEFINE_PROP_STRING("x-counters-file", VGPUState, counters_file),
     DEFINE_PROP_END_OF_LIST(),
 };
@@ -613,6 +593,19 @@ static char *vgpu_get_counters(Object *obj, Error **errp)
     return copy;
 }
 
+/* ---------------------------------------------------------------- reset */
+
+/* A system reset (a guest reboot) resets the vGPU as a PMC reset does. */
+static void vgpu_reset(DeviceState *dev)
+{
+    VGPUState *s = VGPU(dev);
+
+    if (s->backend) {
+        vgpu_backend_reset(s->backend);
+        vgpu_update_layout(s);
+    }
+}
+
 /* ---------------------------------------------------------------- class */
 
 static void vgpu_class_init(ObjectClass *klass, void *data)
@@ -629,6 +622,7 @@ static void vgpu_class_init(ObjectClass *klass, void *data)
     k->revision = id.revision;
     k->class_id = id.class_id;
     dc->desc = "vgpu Fermi-class GPU (GPUvm-style full virtualization)";
+    dc->reset = vgpu_reset;
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
     device_class_set_props(dc, vgpu_properties);
     object_class_property_add_str(klass, "counters", vgpu_get_counters, NULL);

@@ -1,0 +1,31 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The options of a vGPU (-device vgpu,...; the daemon's requests): one
+ * definition of each option's name, default and bounds, shared by QEMU's
+ * hw/vgpu (C), the C API and the mediator (C++). The checks, with the
+ * messages that name the option, are mediator/vgpu_config.h's
+ * check_vgpu_config; the scheduler names are scheduler/policy.cc's.
+ * C and C++: no C++ in this file.
+ */
+#ifndef VGPU_OPTIONS_H
+#define VGPU_OPTIONS_H
+
+#define VGPU_OPT_VRAM "vram"                    /* bytes: a whole number of MiB */
+#define VGPU_OPT_VRAM_DEFAULT_MIB 256
+#define VGPU_OPT_VRAM_MIN_MIB 64
+#define VGPU_OPT_VRAM_MAX_MIB 4096
+#define VGPU_OPT_CHANNELS "channels"            /* guest channel ids [0, channels) */
+#define VGPU_OPT_CHANNELS_DEFAULT 16
+#define VGPU_OPT_CHANNELS_MAX 128
+#define VGPU_OPT_WEIGHT "weight"                /* scheduler share */
+#define VGPU_OPT_WEIGHT_DEFAULT 10
+#define VGPU_OPT_WEIGHT_MAX 100
+#define VGPU_OPT_SCHEDULER "scheduler"          /* fifo, credit or band */
+#define VGPU_OPT_SCHEDULER_DEFAULT "fifo"
+#define VGPU_OPT_BAR_REMAP "bar-remap"          /* map insensitive BAR pages straight onto VRAM */
+#define VGPU_OPT_BAR_REMAP_DEFAULT 1
+#define VGPU_OPT_LAZY_SHADOW "lazy-shadow"      /* shadow sync at dispatch, dirty pages only */
+#define VGPU_OPT_LAZY_SHADOW_DEFAULT 1
+
+#endif /* VGPU_OPTIONS_H */

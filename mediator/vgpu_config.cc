@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "mediator/vgpu_config.h"
+
+#include "common/text.h"
+#include "scheduler/policy.h"
+
+namespace vgpu::mediator {
+
+Status check_vgpu_config(const VgpuConfig& c) {
+  if (c.vram_bytes < VRAM_MIN || c.vram_bytes > VRAM_MAX || c.vram_bytes % MiB != 0)
+    return fail(Errc::invalid_argument,
+                strfmt("%s: VRAM of %llu bytes is not a whole number of MiB in [%u MiB, %u MiB]", VGPU_OPT_VRAM,
+                       static_cast<unsigned long long>(c.vram_bytes), VGPU_OPT_VRAM_MIN_MIB, VGPU_OPT_VRAM_MAX_MIB));
+  if (c.channels < 1 || c.channels > VGPU_OPT_CHANNELS_MAX)
+    return fail(Errc::invalid_argument,
+                strfmt("%s: %u is outside [1, %u]", VGPU_OPT_CHANNELS, c.channels, VGPU_OPT_CHANNELS_MAX));
+  if (c.weight < 1 || c.weight > VGPU_OPT_WEIGHT_MAX)
+    return fail(Errc::invalid_argument,
+                strfmt("%s: %u is outside [1, %u]", VGPU_OPT_WEIGHT, c.weight, VGPU_OPT_WEIGHT_MAX));
+  if (c.shadow_bytes < MIN_SHADOW_BYTES || c.shadow_bytes % MiB)
+    return fail(Errc::invalid_argument, strfmt("shadow budget: %s is not a MiB multiple of at least %s",
+                                               hex(c.shadow_bytes).c_str(), hex(MIN_SHADOW_BYTES).c_str()));
+  return {};
+}
+
+Status check_scheduler(std::string_view name) {
+  if (sched::policy_known(name)) return {};
+  return fail(Errc::invalid_argument,
+              strfmt("%s: '%.*s' is not one of %s", VGPU_OPT_SCHEDULER, static_cast<int>(name.size()), name.data(),
+                     sched::policy_names().c_str()));
+}
+
+}  // namespace vgpu::mediator
