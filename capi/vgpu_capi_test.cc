@@ -31,6 +31,14 @@ struct Destroy {
 };
 using BackendPtr = std::unique_ptr<VgpuBackend, Destroy>;
 
+// A backend that must be created.
+BackendPtr created(const VgpuBackendConfig& c) {
+  char err[256] = {};
+  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
+  EXPECT_NE(b, nullptr) << err;
+  return b;
+}
+
 // Creation must fail and the message must start with the property's name.
 void expect_rejected(const VgpuBackendConfig& config, const std::string& property) {
   char err[256] = {};
@@ -93,9 +101,8 @@ TEST(Capi, ErrorMessageIsTruncatedToTheBuffer) {
 
 TEST(Capi, Boot0ReportsGf100Chipset) {
   VgpuBackendConfig c = default_config();
-  char err[256] = {};
-  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
-  ASSERT_NE(b, nullptr) << err;
+  BackendPtr b = created(c);
+  ASSERT_NE(b, nullptr);
   uint32_t boot0 = vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset);
   EXPECT_EQ(regs::pmc::Boot0Chipset::get(boot0), regs::CHIPSET_GF100);
 }
@@ -103,9 +110,8 @@ TEST(Capi, Boot0ReportsGf100Chipset) {
 TEST(Capi, LayoutWithRemapOffIsOneTrappedRangeOverTheBar) {
   VgpuBackendConfig c = default_config();
   c.bar_remap = false;
-  char err[256] = {};
-  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
-  ASSERT_NE(b, nullptr) << err;
+  BackendPtr b = created(c);
+  ASSERT_NE(b, nullptr);
   for (VgpuBar bar : {VGPU_BAR1, VGPU_BAR3}) {
     std::vector<VgpuBarRange> ranges(4);
     uint64_t gen = ~uint64_t{0};
@@ -120,18 +126,16 @@ TEST(Capi, LayoutWithRemapOffIsOneTrappedRangeOverTheBar) {
 
 TEST(Capi, LayoutReportsCountWhenArrayIsTooSmall) {
   VgpuBackendConfig c = default_config();
-  char err[256] = {};
-  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
-  ASSERT_NE(b, nullptr) << err;
+  BackendPtr b = created(c);
+  ASSERT_NE(b, nullptr);
   size_t n = vgpu_backend_bar_layout(b.get(), VGPU_BAR1, nullptr, 0, nullptr);
   EXPECT_GE(n, 1u);
 }
 
 TEST(Capi, CountersJsonCountsBar0Accesses) {
   VgpuBackendConfig c = default_config();
-  char err[256] = {};
-  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
-  ASSERT_NE(b, nullptr) << err;
+  BackendPtr b = created(c);
+  ASSERT_NE(b, nullptr);
   (void)vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset);
   (void)vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset);
   vgpu_backend_bar0_write32(b.get(), regs::pmc::INTR_EN_0.offset, 0);
@@ -158,9 +162,8 @@ TEST(Capi, PciIdentityMatchesRegisterHeader) {
 TEST(Capi, FvModeIsServedByTheMediator) {
   VgpuBackendConfig c = default_config();
   c.mode = VGPU_MODE_FV;
-  char err[256] = {};
-  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
-  ASSERT_NE(b, nullptr) << err;
+  BackendPtr b = created(c);
+  ASSERT_NE(b, nullptr);
   EXPECT_STREQ(vgpu_backend_kind(b.get()), "mediator");
   EXPECT_EQ(regs::pmc::Boot0Chipset::get(vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset)),
             regs::CHIPSET_GF100);
@@ -169,7 +172,7 @@ TEST(Capi, FvModeIsServedByTheMediator) {
 TEST(Capi, FvModeReportsThePartitionNotTheGpu) {
   VgpuBackendConfig c = default_config();
   c.mode = VGPU_MODE_FV;
-  BackendPtr b(vgpu_backend_create(&c, nullptr, 0));
+  BackendPtr b = created(c);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(vgpu_backend_bar0_read32(b.get(), regs::pfb::FBPA_MIB[0].offset), c.vram_bytes / MiB);
   // The memfd also holds the hypervisor's reserved VRAM.
@@ -179,7 +182,7 @@ TEST(Capi, FvModeReportsThePartitionNotTheGpu) {
 TEST(Capi, FvModeCountersIncludeTrappedAccesses) {
   VgpuBackendConfig c = default_config();
   c.mode = VGPU_MODE_FV;
-  BackendPtr b(vgpu_backend_create(&c, nullptr, 0));
+  BackendPtr b = created(c);
   ASSERT_NE(b, nullptr);
   (void)vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset);
   char* json = vgpu_backend_counters_json(b.get());

@@ -14,6 +14,14 @@ constexpr RegArray32 single(Reg32 r) { return RegArray32{r.offset, sizeof(uint32
 
 RegRow row(const char* name, RegArray32 arr, RegKind kind) { return RegRow{.name = name, .range = arr, .kind = kind}; }
 
+// plain and rw1c: a stored word per register, and the bits writes may touch.
+RegRow stored(const char* name, RegArray32 arr, RegKind kind, uint32_t* storage, uint32_t mask) {
+  RegRow r = row(name, arr, kind);
+  r.storage = storage;
+  r.mask = mask;
+  return r;
+}
+
 }  // namespace
 
 const char* reg_kind_name(RegKind kind) {
@@ -32,10 +40,7 @@ RegRow plain(const char* name, Reg32 reg, uint32_t& storage, uint32_t writable) 
   return plain(name, single(reg), &storage, writable);
 }
 RegRow plain(const char* name, RegArray32 arr, uint32_t* storage, uint32_t writable) {
-  RegRow r = row(name, arr, RegKind::plain);
-  r.storage = storage;
-  r.mask = writable;
-  return r;
+  return stored(name, arr, RegKind::plain, storage, writable);
 }
 RegRow constant(const char* name, Reg32 reg, uint32_t value) { return constant(name, single(reg), value); }
 RegRow constant(const char* name, RegArray32 arr, uint32_t value) {
@@ -47,10 +52,7 @@ RegRow rw1c(const char* name, Reg32 reg, uint32_t& storage, uint32_t clearable) 
   return rw1c(name, single(reg), &storage, clearable);
 }
 RegRow rw1c(const char* name, RegArray32 arr, uint32_t* storage, uint32_t clearable) {
-  RegRow r = row(name, arr, RegKind::rw1c);
-  r.storage = storage;
-  r.mask = clearable;
-  return r;
+  return stored(name, arr, RegKind::rw1c, storage, clearable);
 }
 RegRow read_only(const char* name, Reg32 reg, RegRow::Read read) { return read_only(name, single(reg), std::move(read)); }
 RegRow read_only(const char* name, RegArray32 arr, RegRow::Read read) {

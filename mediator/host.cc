@@ -5,16 +5,13 @@
 #include <chrono>
 
 #include "common/text.h"
+#include "mediator/reg_names.h"
 #include "vgpu/classes.h"
 #include "vgpu/formats.h"
 
 namespace vgpu::mediator {
 namespace {
 
-namespace pf = regs::pfifo;
-namespace pmc = regs::pmc;
-namespace pbus = regs::pbus;
-namespace mmu = regs::mmu;
 
 // The host's own BAR1 address space maps the USERD pages of all physical
 // channels at BAR1 offset 0, so a physical doorbell is a BAR1 write.

@@ -2,14 +2,11 @@
 #include "mediator/shadow_channels.h"
 
 #include "common/text.h"
+#include "mediator/reg_names.h"
 #include "vgpu/formats.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::mediator {
-namespace {
-namespace pf = regs::pfifo;
-}  // namespace
-
 ShadowChannels::ShadowChannels(Env env, uint32_t count, uint32_t pchid_base)
     : env_(std::move(env)), pchid_base_(pchid_base), channels_(count), queued_(count, false) {}
 

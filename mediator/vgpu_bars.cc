@@ -6,12 +6,12 @@
 // TLB invalidates, as a BAR TLB would (mediator/bar_apertures.h).
 #include "common/text.h"
 #include "mediator/host.h"
+#include "mediator/reg_names.h"
 #include "mediator/vgpu.h"
 
 namespace vgpu::mediator {
 namespace {
 
-namespace pf = regs::pfifo;
 regs::FaultUnit fault_unit(gpu::Bar bar) { return bar == gpu::Bar::bar1 ? regs::FaultUnit::bar1 : regs::FaultUnit::bar3; }
 const char* bar_name(gpu::Bar bar) { return bar == gpu::Bar::bar1 ? "BAR1" : "BAR3"; }
 

@@ -8,16 +8,12 @@
 // the table.
 #include "common/text.h"
 #include "mediator/host.h"
+#include "mediator/reg_names.h"
 #include "mediator/vgpu.h"
 
 namespace vgpu::mediator {
 namespace {
 
-namespace pmc = regs::pmc;
-namespace pbus = regs::pbus;
-namespace pt = regs::ptimer;
-namespace pf = regs::pfifo;
-namespace mmu = regs::mmu;
 
 bool in_pramin(uint32_t offset) { return offset >= regs::pramin::BASE && offset - regs::pramin::BASE < regs::pramin::SIZE; }
 

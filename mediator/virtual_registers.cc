@@ -1,14 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "mediator/virtual_registers.h"
 
+#include "mediator/reg_names.h"
+
 namespace vgpu::mediator {
 namespace {
 
-namespace pmc = regs::pmc;
-namespace pbus = regs::pbus;
-namespace pt = regs::ptimer;
-namespace pf = regs::pfifo;
-namespace mmu = regs::mmu;
 
 // Reads of registers whose operations complete during the write.
 constexpr uint32_t FLUSH_IDLE = 0;

@@ -46,23 +46,24 @@ class InstantEngine final : public Engine {
 
 std::unique_ptr<Policy> fifo() { return std::move(*make_policy("fifo")); }
 
-TEST(Dispatcher, StartsTheFirstSubmissionAtOnce) {
+// A FIFO dispatcher on a virtual clock with VMs 1 to 3, its engine faked.
+struct FakeDispatch : ::testing::Test {
   VirtualClock clock;
   FakeEngine engine;
-  Dispatcher d(fifo(), clock, engine);
-  ASSERT_TRUE(d.add_vm(1, 1));
+  Dispatcher d{fifo(), clock, engine};
+  void SetUp() override {
+    for (VmId vm = 1; vm <= 3; ++vm) ASSERT_TRUE(d.add_vm(vm, 1));
+  }
+};
+
+TEST_F(FakeDispatch, StartsTheFirstSubmissionAtOnce) {
   ASSERT_TRUE(d.submit(1, 42));
   ASSERT_EQ(engine.started.size(), 1u);
   EXPECT_EQ(engine.started[0].channel, 42u);
   EXPECT_TRUE(d.busy());
 }
 
-TEST(Dispatcher, KeepsAtMostOneSubmissionInFlight) {
-  VirtualClock clock;
-  FakeEngine engine;
-  Dispatcher d(fifo(), clock, engine);
-  ASSERT_TRUE(d.add_vm(1, 1));
-  ASSERT_TRUE(d.add_vm(2, 1));
+TEST_F(FakeDispatch, KeepsAtMostOneSubmissionInFlight) {
   ASSERT_TRUE(d.submit(1, 10));
   ASSERT_TRUE(d.submit(2, 20));
   EXPECT_EQ(engine.started.size(), 1u);
@@ -72,21 +73,14 @@ TEST(Dispatcher, KeepsAtMostOneSubmissionInFlight) {
   EXPECT_EQ(engine.max_running.load(), 1);
 }
 
-TEST(Dispatcher, ChargesCompletionsToTheVm) {
-  VirtualClock clock;
-  FakeEngine engine;
-  Dispatcher d(fifo(), clock, engine);
-  ASSERT_TRUE(d.add_vm(1, 1));
+TEST_F(FakeDispatch, ChargesCompletionsToTheVm) {
   ASSERT_TRUE(d.submit(1, 0));
   engine.finish(d, engine.started[0], 100, 700);
   EXPECT_EQ(d.gpu_ns(1), 600u);
   EXPECT_FALSE(d.busy());
 }
 
-TEST(Dispatcher, SubmitFromUnknownVmIsAnErrorAndStartsNothing) {
-  VirtualClock clock;
-  FakeEngine engine;
-  Dispatcher d(fifo(), clock, engine);
+TEST_F(FakeDispatch, SubmitFromUnknownVmIsAnErrorAndStartsNothing) {
   auto st = d.submit(9, 0);
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().message.find("vm 9"), std::string::npos);
@@ -185,11 +179,7 @@ TEST(Dispatcher, ThreadedModeRunsEverySubmissionOneAtATime) {
 
 // ---- the one flight record
 
-TEST(Dispatcher, TheSubmissionInFlightIsRecordedWithItsDispatchTime) {
-  VirtualClock clock;
-  FakeEngine engine;
-  Dispatcher d(fifo(), clock, engine);
-  ASSERT_TRUE(d.add_vm(3, 1));
+TEST_F(FakeDispatch, TheSubmissionInFlightIsRecordedWithItsDispatchTime) {
   EXPECT_FALSE(d.in_flight());
   clock.advance_to(5 * US);
   ASSERT_TRUE(d.submit(3, 7));
@@ -203,12 +193,7 @@ TEST(Dispatcher, TheSubmissionInFlightIsRecordedWithItsDispatchTime) {
   EXPECT_EQ(d.gpu_ns(3), 4 * US);
 }
 
-TEST(Dispatcher, CompleteIfEndsOnlyTheMatchingFlight) {
-  VirtualClock clock;
-  FakeEngine engine;
-  Dispatcher d(fifo(), clock, engine);
-  ASSERT_TRUE(d.add_vm(1, 1));
-  ASSERT_TRUE(d.add_vm(2, 1));
+TEST_F(FakeDispatch, CompleteIfEndsOnlyTheMatchingFlight) {
   ASSERT_TRUE(d.submit(1, 4));
   const uint64_t seq = d.in_flight()->submission.seq;
   EXPECT_FALSE(d.complete_if({2, 4, std::nullopt}, 0, 10));     // another VM
@@ -221,11 +206,7 @@ TEST(Dispatcher, CompleteIfEndsOnlyTheMatchingFlight) {
   EXPECT_EQ(d.gpu_ns(1), 30u);
 }
 
-TEST(Dispatcher, ACompletionWithNothingInFlightIsIgnored) {
-  VirtualClock clock;
-  FakeEngine engine;
-  Dispatcher d(fifo(), clock, engine);
-  ASSERT_TRUE(d.add_vm(1, 1));
+TEST_F(FakeDispatch, ACompletionWithNothingInFlightIsIgnored) {
   d.completed(0, 10);
   EXPECT_FALSE(d.complete_if({1, 0, std::nullopt}, 0, 10));
   EXPECT_EQ(d.gpu_ns(1), 0u);

@@ -86,24 +86,14 @@ void ReservedVram::insert_free_locked(uint64_t start, uint64_t bytes) {
   free_.emplace(start, bytes);
 }
 
-uint64_t ReservedVram::used() const {
+uint64_t ReservedVram::read(const uint64_t& field) const {
   std::lock_guard lock(mutex_);
-  return used_bytes_;
+  return field;
 }
 
-uint64_t ReservedVram::peak() const {
-  std::lock_guard lock(mutex_);
-  return peak_bytes_;
-}
-
-uint64_t ReservedVram::quarantined() const {
-  std::lock_guard lock(mutex_);
-  return quarantined_bytes_;
-}
-
-uint64_t ReservedVram::shootdowns() const {
-  std::lock_guard lock(mutex_);
-  return shootdowns_;
-}
+uint64_t ReservedVram::used() const { return read(used_bytes_); }
+uint64_t ReservedVram::peak() const { return read(peak_bytes_); }
+uint64_t ReservedVram::quarantined() const { return read(quarantined_bytes_); }
+uint64_t ReservedVram::shootdowns() const { return read(shootdowns_); }
 
 }  // namespace vgpu::shadow

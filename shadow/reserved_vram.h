@@ -51,6 +51,7 @@ class ReservedVram {
 
  private:
   std::optional<uint64_t> take_locked(uint64_t bytes, uint64_t align);
+  uint64_t read(const uint64_t& field) const;   // one of the counts below, under the lock
   void insert_free_locked(uint64_t start, uint64_t bytes);
 
   gpu::Vram& vram_;

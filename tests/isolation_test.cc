@@ -289,36 +289,33 @@ INSTANTIATE_TEST_SUITE_P(Modes, Isolation, ::testing::Values(Mode::fv_opt, Mode:
 
 // ================================================================ page tables
 
+// A PTE of the attacker's own buffer redirected at a victim sentinel; its
+// fill over the buffer faults at the buffer's VA instead of writing.
+void pte_outside_partition_faults(Attack& a, fmt::PageSize size, uint64_t bytes, uint64_t victim_gaddr) {
+  driver::Buffer b = a.buffer(bytes);
+  const uint64_t va = a.va(b);
+  const uint64_t bad_before = a.counters().bad_entries;
+  a.redirect(va, size, a.foreign(victim_gaddr));
+  auto f = a.ctx.fill({b, static_cast<uint32_t>(bytes / 4), 1.f});
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(a.ctx.wait(*f));
+  EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+  a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
+  EXPECT_GT(a.counters().bad_entries, bad_before);
+}
+
 // A small-page PTE naming the victim's sentinel: the shadow entry is left
 // faulting, so the attacker's fill faults instead of writing.
 TEST_P(Isolation, SmallPteOutsidePartitionFaults) {
   run_isolation(GetParam(), [](Attack& a) {
-    driver::Buffer b = a.buffer(SMALL_SENTINEL);
-    const uint64_t va = a.va(b);
-    const uint64_t bad_before = a.counters().bad_entries;
-    a.redirect(va, fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
-    auto f = a.ctx.fill({b, static_cast<uint32_t>(SMALL_SENTINEL / 4), 1.f});
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
-    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
-    a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
-    EXPECT_GT(a.counters().bad_entries, bad_before);
+    pte_outside_partition_faults(a, fmt::PageSize::small, SMALL_SENTINEL, a.victim.small_gaddr);
   });
 }
 
 // The same with a big-page PTE (128 KiB pages).
 TEST_P(Isolation, BigPteOutsidePartitionFaults) {
   run_isolation(GetParam(), [](Attack& a) {
-    driver::Buffer b = a.buffer(BIG_SENTINEL);
-    const uint64_t va = a.va(b);
-    const uint64_t bad_before = a.counters().bad_entries;
-    a.redirect(va, fmt::PageSize::big, a.foreign(a.victim.big_gaddr));
-    auto f = a.ctx.fill({b, static_cast<uint32_t>(BIG_SENTINEL / 4), 1.f});
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
-    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
-    a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
-    EXPECT_GT(a.counters().bad_entries, bad_before);
+    pte_outside_partition_faults(a, fmt::PageSize::big, BIG_SENTINEL, a.victim.big_gaddr);
   });
 }
 
