@@ -67,6 +67,9 @@ class Host final : public sched::Engine, private DeferredSink {
   std::string_view scheduler_name() const { return dispatcher_->policy_name(); }
   uint64_t gpu_ns(uint32_t vgpu_id) const { return dispatcher_->gpu_ns(vgpu_id); }
   size_t queued_submissions(uint32_t vgpu_id) const { return dispatcher_->queued(vgpu_id); }
+  // A vGPU's scheduler weight, changed at run time (1..VGPU_OPT_WEIGHT_MAX).
+  [[nodiscard]] Status set_weight(uint32_t vgpu_id, uint32_t weight);
+  uint32_t weight(uint32_t vgpu_id) const { return dispatcher_->weight(vgpu_id); }
 
   // ---- for vGPUs
   void submit(uint32_t vgpu_id, uint32_t gchid);
