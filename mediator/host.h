@@ -64,6 +64,7 @@ class Host final : public sched::Engine, private DeferredSink {
   gpu::Gpu& gpu() { return *gpu_; }
   shadow::ReservedVram& reserved() { return *reserved_; }
   uint64_t reserved_used() const { return reserved_->used(); }
+  uint64_t partitions_used() const { return partitions_->used(); }   // VRAM handed to vGPUs
   std::string_view scheduler_name() const { return dispatcher_->policy_name(); }
   uint64_t gpu_ns(uint32_t vgpu_id) const { return dispatcher_->gpu_ns(vgpu_id); }
   size_t queued_submissions(uint32_t vgpu_id) const { return dispatcher_->queued(vgpu_id); }
