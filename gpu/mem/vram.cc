@@ -54,6 +54,16 @@ Vram::~Vram() {
   close(fd_);
 }
 
+bool Vram::zero(uint64_t addr, uint64_t len) {
+  if (!contains(addr, len)) return false;
+  const uint64_t first = (addr + fmt::SMALL_PAGE - 1) / fmt::SMALL_PAGE * fmt::SMALL_PAGE;
+  const uint64_t last = (addr + len) / fmt::SMALL_PAGE * fmt::SMALL_PAGE;
+  if (first >= last ||
+      fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(first), static_cast<off_t>(last - first)) != 0)
+    return fill(addr, std::byte{0}, len);
+  return fill(addr, std::byte{0}, first - addr) && fill(last, std::byte{0}, addr + len - last);
+}
+
 Result<int> Vram::detach(uint64_t addr, uint64_t len) {
   if (len == 0 || addr % fmt::SMALL_PAGE || len % fmt::SMALL_PAGE || !contains(addr, len))
     return fail(Errc::invalid_argument, "vram: detach of " + hex(len) + " bytes at " + hex(addr) + ": not whole pages inside VRAM");

@@ -152,3 +152,20 @@ TEST(VramDetach, RangeOutsideVramOrNotPagesIsRefused) {
 
 }  // namespace
 }  // namespace vgpu::gpu
+
+namespace vgpu::gpu {
+namespace {
+
+TEST(VramZero, ZeroesPartialAndWholePages) {
+  auto vram = Vram::create(8 * fmt::SMALL_PAGE);
+  ASSERT_TRUE(vram);
+  ASSERT_TRUE((*vram)->fill(0, std::byte{0xff}, 8 * fmt::SMALL_PAGE));
+  ASSERT_TRUE((*vram)->zero(100, 3 * fmt::SMALL_PAGE));
+  EXPECT_EQ((*vram)->read32(96), 0xffffffffu);
+  for (uint64_t a = 100; a < 100 + 3 * fmt::SMALL_PAGE; a += 4) ASSERT_EQ((*vram)->read32(a), 0u) << a;
+  EXPECT_EQ((*vram)->read32(100 + 3 * fmt::SMALL_PAGE), 0xffffffffu);
+  EXPECT_FALSE((*vram)->zero(7 * fmt::SMALL_PAGE, 2 * fmt::SMALL_PAGE));
+}
+
+}  // namespace
+}  // namespace vgpu::gpu
