@@ -2,6 +2,7 @@
 #include "vgpud/protocol.h"
 
 #include "common/text.h"
+#include "vgpu/regs.h"
 
 namespace vgpu::vgpud::proto {
 
@@ -31,13 +32,19 @@ std::vector<std::byte> read_request(uint16_t id, uint32_t region, uint64_t offse
   return message(Header{.id = id, .command = static_cast<uint16_t>(Command::region_read)}, bytes_of(a));
 }
 
+bool write_is_posted(uint32_t region, uint64_t offset) {
+  if (region != REGION_BAR0) return true;
+  return offset >= regs::pramin::BASE && offset - regs::pramin::BASE < regs::pramin::SIZE;
+}
+
 std::vector<std::byte> write_request(uint16_t id, uint32_t region, uint64_t offset, uint32_t value) {
   struct {
     RegionAccess a;
     uint32_t value;
   } w{{offset, region, ACCESS_BYTES}, value};
   static_assert(sizeof w == 24);
-  return message(Header{.id = id, .command = static_cast<uint16_t>(Command::region_write), .flags = FLAG_NO_REPLY},
+  return message(Header{.id = id, .command = static_cast<uint16_t>(Command::region_write),
+                        .flags = write_is_posted(region, offset) ? FLAG_NO_REPLY : 0},
                  std::as_bytes(std::span(&w, 1)).first(sizeof(RegionAccess) + ACCESS_BYTES));
 }
 
@@ -72,9 +79,7 @@ Status check_header(const Header& h) {
       if (h.flags & FLAG_NO_REPLY)
         return fail(Errc::invalid_argument, strfmt("message %u: command %u must be answered", h.id, h.command));
       return {};
-    case Command::region_write:
-      if (!(h.flags & FLAG_NO_REPLY))
-        return fail(Errc::invalid_argument, strfmt("message %u: a region write is posted (NO_REPLY)", h.id));
+    case Command::region_write:   // posted or answered: the client's choice
       return {};
     case Command::layout:
       break;

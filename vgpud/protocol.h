@@ -10,7 +10,11 @@
 //
 // Rules: a client's first message is ATTACH; message ids go up by one
 // (mod 2^16) per message from the client; a reply carries the id of its
-// command. Writes carry NO_REPLY (posted); reads are answered. Anything
+// command. Reads are answered. Writes that cannot change the BAR layout
+// (write_is_posted) carry NO_REPLY: no round trip; any other write is
+// answered once done, after the LAYOUT messages it caused, so that the
+// client's direct mappings follow the mediator's before the guest's next
+// access, as the embedded device's do. Anything
 // else (a bad header, size or region, an unknown command, a message out of
 // order) ends the connection. Every check is here, in one place:
 // check_header and the parse_* functions.
@@ -50,7 +54,7 @@ inline constexpr uint32_t FLAGS_KNOWN = FLAG_TYPE_MASK | FLAG_NO_REPLY | FLAG_ER
 enum class Command : uint16_t {
   attach = 1,          // vfio-user VERSION: announce the VM, get its vGPU
   region_read = 9,     // a trapped read: answered
-  region_write = 10,   // a trapped write: posted (FLAG_NO_REPLY)
+  region_write = 10,   // a trapped write: posted (FLAG_NO_REPLY) or answered
   reset = 13,          // a device reset (guest reboot): answered
   layout = 0x100,      // daemon to client: a BAR's new layout
 };
@@ -125,6 +129,13 @@ struct RegionAccess {
 static_assert(sizeof(RegionAccess) == 16);
 inline constexpr uint32_t ACCESS_BYTES = 4;
 
+// Whether a write is posted: BAR1/BAR3 writes (page-table and USERD
+// words, doorbells) and BAR0 writes into the PRAMIN window only mark
+// guest memory dirty; the registers behind every other BAR0 offset may
+// change the layout (BAR instances, USERD base, TLB invalidates, binds,
+// resets).
+bool write_is_posted(uint32_t region, uint64_t offset);
+
 // ---- LAYOUT (daemon to client, FLAG_NO_REPLY): ranges sorted, covering the BAR.
 struct LayoutHead {
   uint64_t generation = 0;
@@ -147,6 +158,7 @@ std::span<const std::byte> bytes_of(const T& v) {
   return std::as_bytes(std::span(&v, 1));
 }
 std::vector<std::byte> read_request(uint16_t id, uint32_t region, uint64_t offset);
+// Posted or answered as write_is_posted says.
 std::vector<std::byte> write_request(uint16_t id, uint32_t region, uint64_t offset, uint32_t value);
 std::vector<std::byte> attach_request(uint16_t id, const AttachRequest& req);
 std::vector<std::byte> refusal(uint16_t id, Command c, Refusal why, const std::string& reason);

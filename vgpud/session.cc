@@ -50,6 +50,17 @@ proto::Refusal refusal_for(const Error& e) {
 
 }  // namespace
 
+void IrqSink::deliver(bool level) {
+  std::atomic_ref<uint32_t>(status->level).store(level, std::memory_order_release);
+  if (level) std::atomic_ref<uint64_t>(status->edges).fetch_add(1, std::memory_order_acq_rel);
+  const uint64_t one = 1;
+  (void)!write(eventfd.get(), &one, sizeof one);
+}
+
+IrqSink::~IrqSink() {
+  if (status) munmap(status, proto::IRQ_STATUS_BYTES);
+}
+
 Session::Session(SessionHost& daemon, UniqueFd fd, PeerCred peer) : daemon_(daemon), fd_(std::move(fd)), peer_(peer) {
   setsockopt(fd_.get(), SOL_SOCKET, SO_SNDTIMEO, &SEND_TIMEOUT, sizeof SEND_TIMEOUT);
 }
@@ -137,40 +148,35 @@ bool Session::attach(const Message& m, std::string& why) {
     return refuse(refusal_for(v.error()), v.error().message);
   }
   // The interrupt: an eventfd and a shared status page.
-  UniqueFd efd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  UniqueFd sfd(memfd_create("vgpud-irq-status", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  auto irq = std::make_shared<IrqSink>();
+  irq->eventfd = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  irq->status_fd = UniqueFd(memfd_create("vgpud-irq-status", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   void* page = MAP_FAILED;
-  if (efd && sfd && ftruncate(sfd.get(), proto::IRQ_STATUS_BYTES) == 0 &&
-      fcntl(sfd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
-    page = mmap(nullptr, proto::IRQ_STATUS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, sfd.get(), 0);
+  if (irq->eventfd && irq->status_fd && ftruncate(irq->status_fd.get(), proto::IRQ_STATUS_BYTES) == 0 &&
+      fcntl(irq->status_fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
+    page = mmap(nullptr, proto::IRQ_STATUS_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, irq->status_fd.get(), 0);
   if (page == MAP_FAILED) {
     const std::string e = std::strerror(errno);
     daemon_.host().destroy_vgpu(*v);
     daemon_.release(name);
     return refuse(proto::Refusal::internal, "interrupt eventfd or status page: " + e);
   }
+  irq->status = static_cast<proto::IrqStatus*>(page);
   {
     std::lock_guard lock(mutex_);
     name_ = name;
     vgpu_ = *v;
     weight_ = c.weight;
-    irq_fd_ = std::move(efd);
-    status_fd_ = std::move(sfd);
-    status_ = static_cast<proto::IrqStatus*>(page);
+    irq_ = irq;
   }
   bar_sizes_[proto::REGION_BAR0] = regs::pci::BAR0_SIZE;
   bar_sizes_[proto::REGION_BAR1] = vgpu_->bar_size(gpu::Bar::bar1);
   bar_sizes_[proto::REGION_BAR3] = vgpu_->bar_size(gpu::Bar::bar3);
-  vgpu_->set_interrupt_handler([status = status_, efd = irq_fd_.get()](bool level) {
-    std::atomic_ref<uint32_t>(status->level).store(level, std::memory_order_release);
-    if (level) std::atomic_ref<uint64_t>(status->edges).fetch_add(1, std::memory_order_acq_rel);
-    const uint64_t one = 1;
-    (void)!write(efd, &one, sizeof one);
-  });
+  vgpu_->set_interrupt_handler([irq](bool level) { irq->deliver(level); });
 
   const proto::AttachReply reply{vgpu_->id(), 0, c.vram_bytes, bar_sizes_[proto::REGION_BAR1],
                                  bar_sizes_[proto::REGION_BAR3]};
-  const int fds[proto::ATTACH_FDS] = {vgpu_->vram_fd(), irq_fd_.get(), status_fd_.get()};
+  const int fds[proto::ATTACH_FDS] = {vgpu_->vram_fd(), irq->eventfd.get(), irq->status_fd.get()};
   const auto msg = proto::message(
       proto::Header{.id = id, .command = static_cast<uint16_t>(proto::Command::attach), .flags = proto::TYPE_REPLY},
       proto::bytes_of(reply));
@@ -192,7 +198,14 @@ bool Session::access(const Message& m, bool write, std::string& why) {
       vgpu_->write32(static_cast<uint32_t>(a->offset), a->value);
     else
       vgpu_->bar_write32(to_gpu(a->region), a->offset, a->value);
-    return send_layout_if_changed(why);
+    if (!send_layout_if_changed(why)) return false;
+    if (m.header.flags & proto::FLAG_NO_REPLY) return true;
+    const proto::RegionAccess done{a->offset, a->region, proto::ACCESS_BYTES};
+    return send(proto::message(proto::Header{.id = m.header.id,
+                                             .command = static_cast<uint16_t>(proto::Command::region_write),
+                                             .flags = proto::TYPE_REPLY},
+                               proto::bytes_of(done)),
+                why);
   }
   const uint32_t value = a->region == proto::REGION_BAR0 ? vgpu_->read32(static_cast<uint32_t>(a->offset))
                                                          : vgpu_->bar_read32(to_gpu(a->region), a->offset);
@@ -256,10 +269,7 @@ void Session::teardown() {
   daemon_.host().destroy_vgpu(v);
   daemon_.release(name);
   std::lock_guard lock(mutex_);
-  if (status_) munmap(status_, proto::IRQ_STATUS_BYTES);
-  status_ = nullptr;
-  irq_fd_.reset();
-  status_fd_.reset();
+  irq_.reset();
 }
 
 VmStats Session::stats(mediator::Host& host, const ShareHistory& history) const {

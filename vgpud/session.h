@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -32,6 +33,17 @@ class SessionHost {
   virtual void release(const std::string& name) = 0;
   virtual void log(const std::string& line) = 0;
   virtual void session_ended() = 0;   // wakes the daemon to reap the thread
+};
+
+// Where a vGPU's interrupt line goes: the eventfd and the status page
+// passed to the client. Shared with the interrupt handler, which the
+// mediator may still be running (on an engine thread) after the session
+// replaced it: the last one out closes them.
+struct IrqSink {
+  UniqueFd eventfd, status_fd;
+  proto::IrqStatus* status = nullptr;
+  void deliver(bool level);
+  ~IrqSink();
 };
 
 // What the control socket shows of one VM.
@@ -93,8 +105,7 @@ class Session {
   uint32_t weight_ = 0;
   uint64_t sent_generation_ = ~uint64_t{0};
   uint64_t bar_sizes_[proto::NUM_REGIONS] = {};
-  UniqueFd irq_fd_, status_fd_;
-  proto::IrqStatus* status_ = nullptr;
+  std::shared_ptr<IrqSink> irq_;
 };
 
 }  // namespace vgpu::vgpud

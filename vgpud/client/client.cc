@@ -129,7 +129,14 @@ uint32_t Client::read32(uint32_t region, uint64_t offset) {
 }
 
 void Client::write32(uint32_t region, uint64_t offset, uint32_t value) {
-  if (send(proto::write_request(next_id_++, region, offset, value))) ++posted_;
+  const uint16_t id = next_id_++;
+  if (!send(proto::write_request(id, region, offset, value))) return;
+  if (!proto::write_is_posted(region, offset)) {
+    ++round_trips_;
+    (void)wait_reply(id);   // and the layouts it caused
+    return;
+  }
+  ++posted_;
   // Layouts the daemon sends after posted writes must not pile up unread
   // in a run of writes (the daemon gives up on a client that stops
   // reading).

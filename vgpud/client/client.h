@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // A vgpud client in C++: what QEMU's hw/vgpu does through the C API, for
 // tests and vgpud-bench. Connects, attaches a VM, then reads (a round
-// trip each) and posts writes; applies the daemon's LAYOUT messages as
+// trip each) and writes (posted where the protocol allows); applies the daemon's LAYOUT messages as
 // they arrive; holds the VM's VRAM fd and interrupt eventfd. After the
 // daemon is gone every read gives all ones and writes go nowhere.
 // Not thread-safe: one client, one thread (as one vCPU under the BQL).
@@ -42,7 +42,8 @@ class Client {
   Client& operator=(const Client&) = delete;
 
   uint32_t read32(uint32_t region, uint64_t offset);
-  void write32(uint32_t region, uint64_t offset, uint32_t value);   // posted
+  // Posted, or answered where it may change the layout (proto::write_is_posted).
+  void write32(uint32_t region, uint64_t offset, uint32_t value);
   void reset();
   // Reads and applies what the daemon sent without being asked (layouts),
   // without waiting.

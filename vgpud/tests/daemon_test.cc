@@ -158,12 +158,10 @@ TEST(Vgpud, BadMessagesCloseThatConnectionOnlyWithALogLine) {
   ASSERT_TRUE(d);
   auto victim = attach_or_null(d->socket(), "victim");
   ASSERT_TRUE(victim);
-  // Oversized.
+  // Oversized: a header announcing 1 GiB.
   proto::Header h{.id = 0, .command = static_cast<uint16_t>(proto::Command::region_read), .size = 1u << 30};
-  EXPECT_TRUE(daemon_closes_after(d->socket(), proto::message(h, {}).size() ? std::vector<std::byte>(
-                                                                                  reinterpret_cast<std::byte*>(&h),
-                                                                                  reinterpret_cast<std::byte*>(&h) + 16)
-                                                                            : std::vector<std::byte>{}));
+  const auto* hb = reinterpret_cast<const std::byte*>(&h);
+  EXPECT_TRUE(daemon_closes_after(d->socket(), std::vector<std::byte>(hb, hb + sizeof h)));
   EXPECT_TRUE(log_has(*d, "announces 1073741824 bytes"));
   // Before ATTACH.
   EXPECT_TRUE(daemon_closes_after(d->socket(), proto::read_request(0, proto::REGION_BAR0, 0)));
@@ -177,7 +175,6 @@ TEST(Vgpud, BadMessagesCloseThatConnectionOnlyWithALogLine) {
   {
     auto c = attach_or_null(d->socket(), "skipper");
     ASSERT_TRUE(c);
-    EXPECT_TRUE(daemon_closes_after(d->socket(), {}) || true);
     auto m = proto::read_request(5, proto::REGION_BAR0, 0);
     ASSERT_TRUE(send_all(c->socket_fd(), m));
     EXPECT_TRUE(log_has(*d, "out of order: id 5 after 0"));

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "vgpu/regs.h"
+
 namespace vgpu::vgpud::proto {
 namespace {
 
@@ -47,11 +49,18 @@ TEST(Protocol, RepliesUnknownCommandsAndUnknownFlagsAreRefused) {
   EXPECT_FALSE(check_header(h)) << "LAYOUT goes from the daemon to the client only";
 }
 
-TEST(Protocol, PostedReadOrAnsweredWriteIsRefused) {
+TEST(Protocol, PostedReadIsRefused) {
   Header h{.command = static_cast<uint16_t>(Command::region_read), .size = 32, .flags = FLAG_NO_REPLY};
   EXPECT_FALSE(check_header(h));
-  h = Header{.command = static_cast<uint16_t>(Command::region_write), .size = 36};
-  EXPECT_FALSE(check_header(h));
+}
+
+TEST(Protocol, WritesThatMayChangeTheLayoutAreAnswered) {
+  EXPECT_TRUE(write_is_posted(REGION_BAR1, 0x8c)) << "a doorbell";
+  EXPECT_TRUE(write_is_posted(REGION_BAR3, 0x1000));
+  EXPECT_TRUE(write_is_posted(REGION_BAR0, regs::pramin::BASE + 8));
+  EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pbus::BAR1_INST.offset));
+  EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pramin::BASE + regs::pramin::SIZE));
+  EXPECT_FALSE(header_of(write_request(1, REGION_BAR0, regs::mmu::INVALIDATE.offset, 1)).flags & FLAG_NO_REPLY);
 }
 
 TEST(Protocol, AccessOutsideItsBarUnalignedOrWideIsRefused) {
