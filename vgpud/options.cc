@@ -23,6 +23,7 @@ const char* const USAGE =
     "  --vram SIZE       the GPU's VRAM, reserved part included (default 4G; K, M, G suffixes)\n"
     "  --scheduler NAME  fifo (default), credit or band\n"
     "  --max-vms N       VMs served at once (default 8, 1..64); each reserves 24 MiB for shadows\n"
+    "  --yield-us US     BAND's yield window (default 500, Gdev's; docs/scheduler.md)\n"
     "  --backend model   the physical GPU: the software model (the only one)\n"
     "  --group GROUP     the sockets' group (name or id): its members may connect\n"
     "  --control PATH    vgpuctl's socket (default: the socket's path + .ctl)\n"
@@ -93,6 +94,10 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
       auto n = parse_count(a, v, 1, 64);
       if (!n) return std::unexpected(n.error());
       cl.config.max_vms = *n;
+    } else if (a == "--yield-us") {
+      auto n = parse_count(a, v, 1, 1'000'000);
+      if (!n) return std::unexpected(n.error());
+      cl.config.sched_params.yield_window_ns = uint64_t{*n} * 1000;
     } else if (a == "--backend") {
       if (v != "model") return fail(Errc::invalid_argument, "--backend: '" + v + "' is not one of model");
     } else if (a == "--group") {

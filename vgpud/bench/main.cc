@@ -9,6 +9,8 @@
 //                                         (one with 1 ms kernels, the others 10 ms),
 //                                         FIFO, CREDIT and BAND; BAND weights 1:1, 1:3
 //   vgpud-bench all                       the three, with the defaults
+// --yield-us US starts the daemons with that BAND yield window; --only
+// band-2 runs only BAND's two-VM cases.
 // The daemon is the vgpud binary beside this one, started per run.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -186,8 +188,12 @@ struct ShareRun {
 
 // Separate client processes on one daemon; shares measured after a
 // warm-up, over `seconds`.
+std::string g_yield_us;   // --yield-us for the daemon, when given
+
 bool share_run(const ShareRun& r, double seconds) {
-  auto d = DaemonProcess::start({"--vram", "2G", "--scheduler", r.policy});
+  std::vector<std::string> args = {"--vram", "2G", "--scheduler", r.policy};
+  if (!g_yield_us.empty()) args.insert(args.end(), {"--yield-us", g_yield_us});
+  auto d = DaemonProcess::start(args);
   if (!d) return false;
   constexpr double WARMUP_S = 2.0;
   std::vector<pid_t> kids;
@@ -227,10 +233,16 @@ bool share_run(const ShareRun& r, double seconds) {
   return ok;
 }
 
-int shares_bench(double seconds) {
+int shares_bench(double seconds, const std::string& only) {
   std::printf("shares over %.0f s after a 2 s warm-up (separate client processes; share = GPU time / all GPU time)\n",
               seconds);
+  if (!g_yield_us.empty()) std::printf(" BAND yield window %s us\n", g_yield_us.c_str());
   bool ok = true;
+  if (only == "band-2") {
+    ok &= share_run({"band", {1, 1}, {1, 10}}, seconds);
+    ok &= share_run({"band", {1, 3}, {1, 10}}, seconds);
+    return ok ? 0 : 1;
+  }
   std::printf(" 2 VMs, weights 1:1\n");
   for (const char* p : {"fifo", "credit", "band"}) ok &= share_run({p, {1, 1}, {1, 10}}, seconds);
   std::printf(" 2 VMs, weights 1:3 (the 1 ms VM has weight 1)\n");
@@ -247,19 +259,22 @@ int main(int argc, char** argv) {
   using namespace vgpu::vgpud::bench;
   std::vector<std::string> a(argv + 1, argv + argc);
   if (a.empty() || a[0] == "--help") {
-    std::puts("usage: vgpud-bench access|launch|shares|all [--count N] [--seconds S]");
+    std::puts("usage: vgpud-bench access|launch|shares|all [--count N] [--seconds S] [--yield-us US] [--only band-2]");
     return a.empty() ? 2 : 0;
   }
   uint32_t count = 20000;
   double seconds = 20;
+  std::string only;
   for (size_t i = 1; i + 1 < a.size(); i += 2) {
     if (a[i] == "--count") count = static_cast<uint32_t>(std::atoi(a[i + 1].c_str()));
     if (a[i] == "--seconds") seconds = std::atof(a[i + 1].c_str());
+    if (a[i] == "--yield-us") g_yield_us = a[i + 1];
+    if (a[i] == "--only") only = a[i + 1];
   }
   if (a[0] == "access") return access_bench(count);
   if (a[0] == "launch") return launch_bench(std::min(count, 2000u));
-  if (a[0] == "shares") return shares_bench(seconds);
-  if (a[0] == "all") return access_bench(count) | launch_bench(2000) | shares_bench(seconds);
+  if (a[0] == "shares") return shares_bench(seconds, only);
+  if (a[0] == "all") return access_bench(count) | launch_bench(2000) | shares_bench(seconds, only);
   std::fprintf(stderr, "vgpud-bench: unknown command '%s'\n", a[0].c_str());
   return 2;
 }
