@@ -85,8 +85,8 @@ class DaemonBackend final : public Backend {
   // After every access: the first time the daemon is found gone, say so once.
   uint32_t checked(uint32_t value) {
     if (client_->lost() && !loss_logged_.exchange(true)) {
-      const std::string line = "vgpu: the vgpud daemon at " + socket_ +
-                               " is gone: the device is lost (reads give all ones, writes are dropped)";
+      const std::string line = "vgpu: the vgpud daemon at " + socket_ + " is gone (" + client_->lost_reason() +
+                               "): the device is lost (reads give all ones, writes are dropped)";
       if (log_) log_(LogKind::internal_error, line);
       else log_to_stderr(LogKind::internal_error, line);
     }

@@ -49,7 +49,7 @@ Client::~Client() {
 }
 
 void Client::lose(const std::string& why) {
-  if (!lost_) std::fprintf(stderr, "vgpud client: device lost: %s\n", why.c_str());
+  if (!lost_) lost_reason_ = why;
   lost_ = true;
 }
 

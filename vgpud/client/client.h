@@ -59,6 +59,7 @@ class Client {
   const proto::IrqStatus* irq_status() const { return status_; }
   uint32_t vm_id() const { return reply_.vm_id; }
   bool lost() const { return lost_; }
+  const std::string& lost_reason() const { return lost_reason_; }   // what ended the connection
   int socket_fd() const { return fd_.get(); }
 
   // Round trips (messages that waited for a reply) and posted messages.
@@ -80,6 +81,7 @@ class Client {
   std::vector<proto::LayoutRange> bar1_, bar3_;
   uint64_t generation_ = 0;
   bool lost_ = false;
+  std::string lost_reason_;
   uint64_t round_trips_ = 0, posted_ = 0;
 };
 
