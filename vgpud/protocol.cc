@@ -34,7 +34,15 @@ std::vector<std::byte> read_request(uint16_t id, uint32_t region, uint64_t offse
 
 bool write_is_posted(uint32_t region, uint64_t offset) {
   if (region != REGION_BAR0) return true;
-  return offset >= regs::pramin::BASE && offset - regs::pramin::BASE < regs::pramin::SIZE;
+  // The mediator's registers whose writes rebuild the BAR layout
+  // (mediator/vgpu_regs.cc: set_pmc_enable's reset, set_bar_inst,
+  // invalidate_tlb, set_userd_base, a CHAN_INST bind). The daemon logs an
+  // internal error if a posted write ever moves the layout, so a register
+  // added there and missed here shows (docs/vgpud.md).
+  const auto o = static_cast<uint32_t>(offset);
+  if (offset > UINT32_MAX) return true;
+  return o != regs::pmc::ENABLE.offset && o != regs::pbus::BAR1_INST.offset && o != regs::pbus::BAR3_INST.offset &&
+         o != regs::mmu::INVALIDATE.offset && o != regs::pfifo::USERD_BASE.offset && !regs::pfifo::CHAN_INST.contains(o);
 }
 
 std::vector<std::byte> write_request(uint16_t id, uint32_t region, uint64_t offset, uint32_t value) {

@@ -129,11 +129,11 @@ struct RegionAccess {
 static_assert(sizeof(RegionAccess) == 16);
 inline constexpr uint32_t ACCESS_BYTES = 4;
 
-// Whether a write is posted: BAR1/BAR3 writes (page-table and USERD
-// words, doorbells) and BAR0 writes into the PRAMIN window only mark
-// guest memory dirty; the registers behind every other BAR0 offset may
-// change the layout (BAR instances, USERD base, TLB invalidates, binds,
-// resets).
+// Whether a write is posted: every write but those to the BAR0 registers
+// that can move the BAR layout (PMC.ENABLE, the BAR1/BAR3 instances,
+// MMU.INVALIDATE, PFIFO.USERD_BASE, CHAN_INST). BAR1/BAR3 writes
+// (page-table and USERD words, doorbells) and PRAMIN only mark guest
+// memory dirty.
 bool write_is_posted(uint32_t region, uint64_t offset);
 
 // ---- LAYOUT (daemon to client, FLAG_NO_REPLY): ranges sorted, covering the BAR.

@@ -194,10 +194,17 @@ bool Session::access(const Message& m, bool write, std::string& why) {
     return false;
   }
   if (write) {
+    const uint64_t before = vgpu_->layout_generation();
     if (a->region == proto::REGION_BAR0)
       vgpu_->write32(static_cast<uint32_t>(a->offset), a->value);
     else
       vgpu_->bar_write32(to_gpu(a->region), a->offset, a->value);
+    // A posted write the protocol says cannot move the layout, did: the
+    // client may access a stale direct mapping. A bug of ours, not the
+    // guest's: say so (write_is_posted must learn the register).
+    if (vgpu_->layout_generation() != before && proto::write_is_posted(a->region, a->offset))
+      daemon_.log(strfmt("internal error: vm %s: a posted write to region %u offset %s moved the BAR layout", name_.c_str(),
+                         a->region, hex(a->offset).c_str()));
     if (!send_layout_if_changed(why)) return false;
     if (m.header.flags & proto::FLAG_NO_REPLY) return true;
     const proto::RegionAccess done{a->offset, a->region, proto::ACCESS_BYTES};

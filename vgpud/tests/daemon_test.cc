@@ -44,6 +44,7 @@ TEST(Vgpud, AttachedVmRunsCheckedKernels) {
   EXPECT_NE(list.find("vm-a"), std::string::npos) << list;
   c.reset();
   EXPECT_TRUE(log_has(*d, "vm vm-a disconnected: closed by the client"));
+  EXPECT_EQ(d->log().find("moved the BAR layout"), std::string::npos) << "a posted write moved the layout";
   EXPECT_EQ(d->stop(), 0);
 }
 

@@ -58,8 +58,13 @@ TEST(Protocol, WritesThatMayChangeTheLayoutAreAnswered) {
   EXPECT_TRUE(write_is_posted(REGION_BAR1, 0x8c)) << "a doorbell";
   EXPECT_TRUE(write_is_posted(REGION_BAR3, 0x1000));
   EXPECT_TRUE(write_is_posted(REGION_BAR0, regs::pramin::BASE + 8));
+  EXPECT_TRUE(write_is_posted(REGION_BAR0, regs::pflush::FLUSH.offset));
+  EXPECT_TRUE(write_is_posted(REGION_BAR0, regs::mmu::INVALIDATE_PDB.offset));
   EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pbus::BAR1_INST.offset));
-  EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pramin::BASE + regs::pramin::SIZE));
+  EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pbus::BAR3_INST.offset));
+  EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pmc::ENABLE.offset));
+  EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pfifo::USERD_BASE.offset));
+  EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pfifo::CHAN_INST[5].offset));
   EXPECT_FALSE(header_of(write_request(1, REGION_BAR0, regs::mmu::INVALIDATE.offset, 1)).flags & FLAG_NO_REPLY);
 }
 
