@@ -45,7 +45,9 @@ class DaemonBackend final : public Backend {
     client_->write32(vgpud::proto::REGION_BAR0, offset, value);
     checked(0);
   }
-  uint32_t bar_read32(VgpuBar bar, uint64_t offset) override { return checked(client_->read32(region_of(bar), offset)); }
+  uint32_t bar_read32(VgpuBar bar, uint64_t offset) override {
+    return checked(client_->read32(region_of(bar), offset));
+  }
   void bar_write32(VgpuBar bar, uint64_t offset, uint32_t value) override {
     client_->write32(region_of(bar), offset, value);
     checked(0);
@@ -75,10 +77,11 @@ class DaemonBackend final : public Backend {
   }
 
   std::string counters_json() const override {
-    return strfmt("\"daemon_socket\": \"%s\", \"vm_id\": %u, \"round_trips\": %llu, \"posted_writes\": %llu, "
-                  "\"device_lost\": %s",
-                  socket_.c_str(), client_->vm_id(), static_cast<unsigned long long>(client_->round_trips()),
-                  static_cast<unsigned long long>(client_->posted()), client_->lost() ? "true" : "false");
+    return strfmt(
+        "\"daemon_socket\": \"%s\", \"vm_id\": %u, \"round_trips\": %llu, \"posted_writes\": %llu, "
+        "\"device_lost\": %s",
+        socket_.c_str(), client_->vm_id(), static_cast<unsigned long long>(client_->round_trips()),
+        static_cast<unsigned long long>(client_->posted()), client_->lost() ? "true" : "false");
   }
 
  private:
@@ -87,8 +90,10 @@ class DaemonBackend final : public Backend {
     if (client_->lost() && !loss_logged_.exchange(true)) {
       const std::string line = "vgpu: the vgpud daemon at " + socket_ + " is gone (" + client_->lost_reason() +
                                "): the device is lost (reads give all ones, writes are dropped)";
-      if (log_) log_(LogKind::internal_error, line);
-      else log_to_stderr(LogKind::internal_error, line);
+      if (log_)
+        log_(LogKind::internal_error, line);
+      else
+        log_to_stderr(LogKind::internal_error, line);
     }
     return value;
   }
@@ -141,11 +146,10 @@ Result<std::unique_ptr<Backend>> make_daemon_backend(const BackendConfig& config
   o.lazy_shadow = config.lazy_shadow;
   auto c = vgpud::Client::attach(config.socket, o);
   if (!c) {
-    if (c.error().refusal == vgpud::proto::Refusal::none)
-      return fail(Errc::not_found, "socket: " + c.error().message);
-    return fail(Errc::invalid_argument, strfmt("socket: the daemon at %s refused VM %s (%s): %s", config.socket.c_str(),
-                                               o.name.c_str(), vgpud::proto::refusal_name(c.error().refusal),
-                                               c.error().message.c_str()));
+    if (c.error().refusal == vgpud::proto::Refusal::none) return fail(Errc::not_found, "socket: " + c.error().message);
+    return fail(Errc::invalid_argument,
+                strfmt("socket: the daemon at %s refused VM %s (%s): %s", config.socket.c_str(), o.name.c_str(),
+                       vgpud::proto::refusal_name(c.error().refusal), c.error().message.c_str()));
   }
   return std::make_unique<DaemonBackend>(std::move(*c), config);
 }

@@ -39,12 +39,13 @@ std::string json(const std::vector<VmStats>& vms, uint64_t reserved, uint64_t pa
                            static_cast<unsigned long long>(reserved), static_cast<unsigned long long>(partitions));
   for (size_t i = 0; i < vms.size(); ++i) {
     const VmStats& v = vms[i];
-    out += strfmt("%s{\"name\": \"%s\", \"pid\": %d, \"uid\": %u, \"vm_id\": %u, \"vram_bytes\": %llu, "
-                  "\"channels\": %u, \"weight\": %u, \"share_1s\": %.4f, \"share_10s\": %.4f, \"gpu_ns\": %llu, "
-                  "\"counters\": %s}",
-                  i ? ", " : "", v.name.c_str(), static_cast<int>(v.peer.pid), static_cast<unsigned>(v.peer.uid),
-                  v.vm_id, static_cast<unsigned long long>(v.vram_bytes), v.channels, v.weight, v.share_1s,
-                  v.share_10s, static_cast<unsigned long long>(v.gpu_ns), v.counters.json().c_str());
+    out += strfmt(
+        "%s{\"name\": \"%s\", \"pid\": %d, \"uid\": %u, \"vm_id\": %u, \"vram_bytes\": %llu, "
+        "\"channels\": %u, \"weight\": %u, \"share_1s\": %.4f, \"share_10s\": %.4f, \"gpu_ns\": %llu, "
+        "\"counters\": %s}",
+        i ? ", " : "", v.name.c_str(), static_cast<int>(v.peer.pid), static_cast<unsigned>(v.peer.uid), v.vm_id,
+        static_cast<unsigned long long>(v.vram_bytes), v.channels, v.weight, v.share_1s, v.share_10s,
+        static_cast<unsigned long long>(v.gpu_ns), v.counters.json().c_str());
   }
   return out + "]}\n";
 }

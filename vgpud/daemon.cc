@@ -89,7 +89,9 @@ std::string Daemon::run(int signal_fd) {
              config_.max_vms));
   std::string why;
   while (why.empty()) {
-    pollfd fds[4] = {{listen_fd_.get(), POLLIN, 0}, {control_fd_.get(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0},
+    pollfd fds[4] = {{listen_fd_.get(), POLLIN, 0},
+                     {control_fd_.get(), POLLIN, 0},
+                     {wake_fd_.get(), POLLIN, 0},
                      {signal_fd, POLLIN, 0}};
     const int n = poll(fds, signal_fd >= 0 ? 4 : 3, static_cast<int>(ShareHistory::PERIOD_NS / 1'000'000));
     if (n < 0 && errno != EINTR) {
@@ -118,7 +120,7 @@ std::string Daemon::run(int signal_fd) {
     sessions.swap(sessions_);
   }
   for (auto& s : sessions) s->stop();
-  sessions.clear();   // joins: each session destroys its vGPU
+  sessions.clear();  // joins: each session destroys its vGPU
   return why;
 }
 
@@ -148,7 +150,7 @@ void Daemon::reap() {
       }
     }
   }
-  ended.clear();   // joins outside the lock
+  ended.clear();  // joins outside the lock
 }
 
 std::expected<void, std::pair<proto::Refusal, std::string>> Daemon::admit(const std::string& name) {

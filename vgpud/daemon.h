@@ -26,13 +26,13 @@
 namespace vgpu::vgpud {
 
 struct DaemonConfig {
-  std::string socket;                 // VMs connect here
-  std::string control_socket;         // vgpuctl connects here (default: socket + ".ctl")
-  uint64_t vram_bytes = 4 * GiB;      // the physical GPU's VRAM (reserved part included)
+  std::string socket;             // VMs connect here
+  std::string control_socket;     // vgpuctl connects here (default: socket + ".ctl")
+  uint64_t vram_bytes = 4 * GiB;  // the physical GPU's VRAM (reserved part included)
   std::string scheduler = "fifo";
   sched::PolicyParams sched_params;
   uint32_t max_vms = 8;
-  std::optional<gid_t> group;         // the sockets' group (mode 0660)
+  std::optional<gid_t> group;  // the sockets' group (mode 0660)
 };
 
 // Reserved VRAM for `max_vms` VMs: the host's own structures and each
@@ -48,7 +48,7 @@ class Daemon final : public SessionHost {
   // number) read from it.
   // Returns the name of what stopped it.
   std::string run(int signal_fd = -1);
-  void stop();   // any thread
+  void stop();  // any thread
 
   // The control commands (control.cc), also for tests.
   std::string control(const std::string& line);
@@ -74,9 +74,9 @@ class Daemon final : public SessionHost {
   std::unique_ptr<mediator::Host> host_;
   UniqueFd listen_fd_, control_fd_, wake_fd_;
 
-  std::mutex mutex_;                          // sessions_, names_, history_
+  std::mutex mutex_;  // sessions_, names_, history_
   std::list<std::unique_ptr<Session>> sessions_;
-  std::set<std::string> names_;               // admitted VMs
+  std::set<std::string> names_;  // admitted VMs
   ShareHistory history_;
   RealClock clock_;
   uint64_t next_sample_ns_ = 0;

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     std::perror("vgpud: pipe");
     return 1;
   }
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;

@@ -34,16 +34,22 @@ Result<uint64_t> parse_size(const std::string& text) {
   char* end = nullptr;
   errno = 0;
   const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
-  if (end == text.c_str() || errno || text[0] == '-') return fail(Errc::invalid_argument, "'" + text + "' is not a size");
+  if (end == text.c_str() || errno || text[0] == '-')
+    return fail(Errc::invalid_argument, "'" + text + "' is not a size");
   uint64_t unit = 1;
   const std::string suffix(end);
-  if (suffix == "K" || suffix == "k") unit = KiB;
-  else if (suffix == "M" || suffix == "m") unit = MiB;
-  else if (suffix == "G" || suffix == "g") unit = GiB;
-  else if (!suffix.empty()) return fail(Errc::invalid_argument, "'" + text + "': unknown suffix '" + suffix + "' (K, M, G)");
+  if (suffix == "K" || suffix == "k")
+    unit = KiB;
+  else if (suffix == "M" || suffix == "m")
+    unit = MiB;
+  else if (suffix == "G" || suffix == "g")
+    unit = GiB;
+  else if (!suffix.empty())
+    return fail(Errc::invalid_argument, "'" + text + "': unknown suffix '" + suffix + "' (K, M, G)");
   if (n > ~uint64_t{0} / unit) return fail(Errc::invalid_argument, "'" + text + "' is too large");
   const uint64_t bytes = n * unit;
-  if (bytes == 0 || bytes % MiB) return fail(Errc::invalid_argument, "'" + text + "' is not a whole, non-zero number of MiB");
+  if (bytes == 0 || bytes % MiB)
+    return fail(Errc::invalid_argument, "'" + text + "' is not a whole, non-zero number of MiB");
   return bytes;
 }
 
@@ -53,7 +59,8 @@ Result<uint32_t> parse_count(const std::string& opt, const std::string& text, ui
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end || v < lo || v > hi)
-    return fail(Errc::invalid_argument, strfmt("%s: '%s' is not a number in [%u, %u]", opt.c_str(), text.c_str(), lo, hi));
+    return fail(Errc::invalid_argument,
+                strfmt("%s: '%s' is not a number in [%u, %u]", opt.c_str(), text.c_str(), lo, hi));
   return static_cast<uint32_t>(v);
 }
 
@@ -109,7 +116,8 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
     }
   }
   if (cl.config.socket.empty()) return fail(Errc::invalid_argument, "--socket PATH is required (see --help)");
-  const uint64_t host_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t host_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                              static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   if (cl.config.vram_bytes > host_bytes)
     return fail(Errc::invalid_argument, strfmt("--vram: %llu MiB is more than this host's %llu MiB of memory",
                                                static_cast<unsigned long long>(cl.config.vram_bytes / MiB),

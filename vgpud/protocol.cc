@@ -42,7 +42,8 @@ bool write_is_posted(uint32_t region, uint64_t offset) {
   const auto o = static_cast<uint32_t>(offset);
   if (offset > UINT32_MAX) return true;
   return o != regs::pmc::ENABLE.offset && o != regs::pbus::BAR1_INST.offset && o != regs::pbus::BAR3_INST.offset &&
-         o != regs::mmu::INVALIDATE.offset && o != regs::pfifo::USERD_BASE.offset && !regs::pfifo::CHAN_INST.contains(o);
+         o != regs::mmu::INVALIDATE.offset && o != regs::pfifo::USERD_BASE.offset &&
+         !regs::pfifo::CHAN_INST.contains(o);
 }
 
 std::vector<std::byte> write_request(uint16_t id, uint32_t region, uint64_t offset, uint32_t value) {
@@ -51,7 +52,8 @@ std::vector<std::byte> write_request(uint16_t id, uint32_t region, uint64_t offs
     uint32_t value;
   } w{{offset, region, ACCESS_BYTES}, value};
   static_assert(sizeof w == 24);
-  return message(Header{.id = id, .command = static_cast<uint16_t>(Command::region_write),
+  return message(Header{.id = id,
+                        .command = static_cast<uint16_t>(Command::region_write),
                         .flags = write_is_posted(region, offset) ? FLAG_NO_REPLY : 0},
                  std::as_bytes(std::span(&w, 1)).first(sizeof(RegionAccess) + ACCESS_BYTES));
 }
@@ -61,7 +63,9 @@ std::vector<std::byte> attach_request(uint16_t id, const AttachRequest& req) {
 }
 
 std::vector<std::byte> refusal(uint16_t id, Command c, Refusal why, const std::string& reason) {
-  return message(Header{.id = id, .command = static_cast<uint16_t>(c), .flags = TYPE_REPLY | FLAG_ERROR,
+  return message(Header{.id = id,
+                        .command = static_cast<uint16_t>(c),
+                        .flags = TYPE_REPLY | FLAG_ERROR,
                         .error = static_cast<uint32_t>(why)},
                  std::as_bytes(std::span(reason.data(), reason.size())));
 }
@@ -75,11 +79,13 @@ std::vector<std::byte> layout_message(const LayoutHead& head, std::span<const La
 
 Status check_header(const Header& h) {
   if (h.size < sizeof(Header) || h.size > MAX_CLIENT_MESSAGE)
-    return fail(Errc::invalid_argument, strfmt("message %u: size %u outside [%zu, %u]", h.id, h.size, sizeof(Header),
-                                               MAX_CLIENT_MESSAGE));
-  if (h.flags & ~FLAGS_KNOWN) return fail(Errc::invalid_argument, strfmt("message %u: unknown flags %#x", h.id, h.flags));
+    return fail(Errc::invalid_argument,
+                strfmt("message %u: size %u outside [%zu, %u]", h.id, h.size, sizeof(Header), MAX_CLIENT_MESSAGE));
+  if (h.flags & ~FLAGS_KNOWN)
+    return fail(Errc::invalid_argument, strfmt("message %u: unknown flags %#x", h.id, h.flags));
   if ((h.flags & FLAG_TYPE_MASK) != TYPE_COMMAND || (h.flags & FLAG_ERROR) || h.error != 0)
-    return fail(Errc::invalid_argument, strfmt("message %u: not a command (flags %#x, error %u)", h.id, h.flags, h.error));
+    return fail(Errc::invalid_argument,
+                strfmt("message %u: not a command (flags %#x, error %u)", h.id, h.flags, h.error));
   switch (static_cast<Command>(h.command)) {
     case Command::attach:
     case Command::region_read:
@@ -87,10 +93,9 @@ Status check_header(const Header& h) {
       if (h.flags & FLAG_NO_REPLY)
         return fail(Errc::invalid_argument, strfmt("message %u: command %u must be answered", h.id, h.command));
       return {};
-    case Command::region_write:   // posted or answered: the client's choice
+    case Command::region_write:  // posted or answered: the client's choice
       return {};
-    case Command::layout:
-      break;
+    case Command::layout: break;
   }
   return fail(Errc::invalid_argument, strfmt("message %u: unknown command %u", h.id, h.command));
 }
@@ -114,11 +119,14 @@ Result<std::string> parse_name(const char (&name)[NAME_BYTES]) {
 
 Result<AttachRequest> parse_attach(std::span<const std::byte> payload) {
   if (payload.size() != sizeof(AttachRequest))
-    return fail(Errc::invalid_argument, strfmt("attach: payload of %zu bytes, not %zu", payload.size(), sizeof(AttachRequest)));
+    return fail(Errc::invalid_argument,
+                strfmt("attach: payload of %zu bytes, not %zu", payload.size(), sizeof(AttachRequest)));
   const auto req = load<AttachRequest>(payload);
   if (req.version != VERSION)
-    return fail(Errc::invalid_argument, strfmt("attach: protocol version %u, this daemon speaks %u", req.version, VERSION));
-  if (req.options & ~OPTS_KNOWN) return fail(Errc::invalid_argument, strfmt("attach: unknown options %#x", req.options));
+    return fail(Errc::invalid_argument,
+                strfmt("attach: protocol version %u, this daemon speaks %u", req.version, VERSION));
+  if (req.options & ~OPTS_KNOWN)
+    return fail(Errc::invalid_argument, strfmt("attach: unknown options %#x", req.options));
   if (auto n = parse_name(req.name); !n) return std::unexpected(n.error().context("attach"));
   return req;
 }
@@ -133,8 +141,9 @@ Result<Access> parse_access(std::span<const std::byte> payload, bool write, cons
     return fail(Errc::invalid_argument, strfmt("region access: no region %u", a.region));
   const uint64_t size = bar_sizes[a.region];
   if (a.offset % ACCESS_BYTES || a.offset > size - ACCESS_BYTES)
-    return fail(Errc::invalid_argument, strfmt("region access: offset %s of region %u is unaligned or outside its %s bytes",
-                                               hex(a.offset).c_str(), a.region, hex(size).c_str()));
+    return fail(Errc::invalid_argument,
+                strfmt("region access: offset %s of region %u is unaligned or outside its %s bytes",
+                       hex(a.offset).c_str(), a.region, hex(size).c_str()));
   Access out{a.region, a.offset, 0};
   if (write) out.value = load<uint32_t>(payload, sizeof(RegionAccess));
   return out;

@@ -36,15 +36,15 @@ inline constexpr uint32_t VERSION = 1;
 
 // vfio-user's header: 16 bytes, little-endian.
 struct Header {
-  uint16_t id = 0;        // the client's message number; replies echo it
+  uint16_t id = 0;  // the client's message number; replies echo it
   uint16_t command = 0;
-  uint32_t size = 0;      // the whole message, header included
+  uint32_t size = 0;  // the whole message, header included
   uint32_t flags = 0;
-  uint32_t error = 0;     // a reply with FLAG_ERROR: a Refusal
+  uint32_t error = 0;  // a reply with FLAG_ERROR: a Refusal
 };
 static_assert(sizeof(Header) == 16);
 
-inline constexpr uint32_t FLAG_TYPE_MASK = 0xf;   // vfio-user's message type
+inline constexpr uint32_t FLAG_TYPE_MASK = 0xf;  // vfio-user's message type
 inline constexpr uint32_t TYPE_COMMAND = 0;
 inline constexpr uint32_t TYPE_REPLY = 1;
 inline constexpr uint32_t FLAG_NO_REPLY = 1u << 4;
@@ -52,11 +52,11 @@ inline constexpr uint32_t FLAG_ERROR = 1u << 5;
 inline constexpr uint32_t FLAGS_KNOWN = FLAG_TYPE_MASK | FLAG_NO_REPLY | FLAG_ERROR;
 
 enum class Command : uint16_t {
-  attach = 1,          // vfio-user VERSION: announce the VM, get its vGPU
-  region_read = 9,     // a trapped read: answered
-  region_write = 10,   // a trapped write: posted (FLAG_NO_REPLY) or answered
-  reset = 13,          // a device reset (guest reboot): answered
-  layout = 0x100,      // daemon to client: a BAR's new layout
+  attach = 1,         // vfio-user VERSION: announce the VM, get its vGPU
+  region_read = 9,    // a trapped read: answered
+  region_write = 10,  // a trapped write: posted (FLAG_NO_REPLY) or answered
+  reset = 13,         // a device reset (guest reboot): answered
+  layout = 0x100,     // daemon to client: a BAR's new layout
 };
 
 // Regions are PCI BAR indexes (vfio-user's region index).
@@ -85,7 +85,7 @@ const char* refusal_name(Refusal r);
 inline constexpr uint32_t OPT_BAR_REMAP = 1u << 0;
 inline constexpr uint32_t OPT_LAZY_SHADOW = 1u << 1;
 inline constexpr uint32_t OPTS_KNOWN = OPT_BAR_REMAP | OPT_LAZY_SHADOW;
-inline constexpr size_t NAME_BYTES = 32;   // NUL-padded; [A-Za-z0-9._-], 1..31 characters
+inline constexpr size_t NAME_BYTES = 32;  // NUL-padded; [A-Za-z0-9._-], 1..31 characters
 
 struct AttachRequest {
   uint32_t version = VERSION;
@@ -124,7 +124,7 @@ inline constexpr size_t IRQ_STATUS_BYTES = 4096;
 struct RegionAccess {
   uint64_t offset = 0;
   uint32_t region = 0;
-  uint32_t count = 0;   // bytes of data: 4
+  uint32_t count = 0;  // bytes of data: 4
 };
 static_assert(sizeof(RegionAccess) == 16);
 inline constexpr uint32_t ACCESS_BYTES = 4;
@@ -144,7 +144,7 @@ struct LayoutHead {
 };
 struct LayoutRange {
   uint64_t bar_offset = 0;
-  uint64_t vram_offset = 0;   // in the VM's VRAM fd (direct ranges)
+  uint64_t vram_offset = 0;  // in the VM's VRAM fd (direct ranges)
   uint64_t size = 0;
   uint32_t trapped = 0;
   uint32_t reserved = 0;
@@ -174,7 +174,7 @@ std::vector<std::byte> layout_message(const LayoutHead& head, std::span<const La
 struct Access {
   uint32_t region;
   uint64_t offset;
-  uint32_t value;   // writes
+  uint32_t value;  // writes
 };
 inline constexpr size_t NUM_REGIONS = 4;
 [[nodiscard]] Result<Access> parse_access(std::span<const std::byte> payload, bool write,

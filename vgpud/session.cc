@@ -44,7 +44,7 @@ proto::Refusal refusal_for(const Error& e) {
   if (e.code == Errc::invalid_argument) return proto::Refusal::bad_option;
   if (e.code == Errc::out_of_memory)
     return e.message.find("channels") != std::string::npos ? proto::Refusal::too_many_vms
-                                                            : proto::Refusal::vram_exhausted;
+                                                           : proto::Refusal::vram_exhausted;
   return proto::Refusal::internal;
 }
 
@@ -177,9 +177,10 @@ bool Session::attach(const Message& m, std::string& why) {
   const proto::AttachReply reply{vgpu_->id(), 0, c.vram_bytes, bar_sizes_[proto::REGION_BAR1],
                                  bar_sizes_[proto::REGION_BAR3]};
   const int fds[proto::ATTACH_FDS] = {vgpu_->vram_fd(), irq->eventfd.get(), irq->status_fd.get()};
-  const auto msg = proto::message(
-      proto::Header{.id = id, .command = static_cast<uint16_t>(proto::Command::attach), .flags = proto::TYPE_REPLY},
-      proto::bytes_of(reply));
+  const auto msg = proto::message(proto::Header{.id = id,
+                                                .command = static_cast<uint16_t>(proto::Command::attach),
+                                                .flags = proto::TYPE_REPLY},
+                                  proto::bytes_of(reply));
   daemon_.log(strfmt("vm %s connected: pid %d uid %u, VRAM %llu MiB, %u channels, weight %u%s%s", name.c_str(),
                      static_cast<int>(peer_.pid), static_cast<unsigned>(peer_.uid),
                      static_cast<unsigned long long>(c.vram_bytes / MiB), c.channels, c.weight,
@@ -203,8 +204,8 @@ bool Session::access(const Message& m, bool write, std::string& why) {
     // client may access a stale direct mapping. A bug of ours, not the
     // guest's: say so (write_is_posted must learn the register).
     if (vgpu_->layout_generation() != before && proto::write_is_posted(a->region, a->offset))
-      daemon_.log(strfmt("internal error: vm %s: a posted write to region %u offset %s moved the BAR layout", name_.c_str(),
-                         a->region, hex(a->offset).c_str()));
+      daemon_.log(strfmt("internal error: vm %s: a posted write to region %u offset %s moved the BAR layout",
+                         name_.c_str(), a->region, hex(a->offset).c_str()));
     if (!send_layout_if_changed(why)) return false;
     if (m.header.flags & proto::FLAG_NO_REPLY) return true;
     const proto::RegionAccess done{a->offset, a->region, proto::ACCESS_BYTES};
@@ -237,7 +238,8 @@ bool Session::reset(const Message& m, std::string& why) {
   }
   vgpu_->write32(regs::pmc::ENABLE.offset, 0);
   if (!send_layout_if_changed(why)) return false;
-  return send(proto::message(proto::Header{.id = m.header.id, .command = static_cast<uint16_t>(proto::Command::reset),
+  return send(proto::message(proto::Header{.id = m.header.id,
+                                           .command = static_cast<uint16_t>(proto::Command::reset),
                                            .flags = proto::TYPE_REPLY},
                              {}),
               why);

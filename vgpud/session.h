@@ -32,7 +32,7 @@ class SessionHost {
   virtual std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name) = 0;
   virtual void release(const std::string& name) = 0;
   virtual void log(const std::string& line) = 0;
-  virtual void session_ended() = 0;   // wakes the daemon to reap the thread
+  virtual void session_ended() = 0;  // wakes the daemon to reap the thread
 };
 
 // Where a vGPU's interrupt line goes: the eventfd and the status page
@@ -62,12 +62,12 @@ struct VmStats {
 class Session {
  public:
   Session(SessionHost& daemon, UniqueFd fd, PeerCred peer);
-  ~Session();   // joins the thread
+  ~Session();  // joins the thread
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   void start();
-  void stop();   // shuts the socket down; the thread ends and tears down
+  void stop();  // shuts the socket down; the thread ends and tears down
   bool done() const { return done_.load(std::memory_order_acquire); }
 
   // With the daemon's stats lock held by the caller (the vGPU stays while

@@ -14,7 +14,7 @@ namespace vgpu::vgpud {
 class ShareHistory {
  public:
   static constexpr uint64_t PERIOD_NS = 100'000'000;
-  static constexpr size_t KEEP = 101;   // 10 s of periods and the sample before
+  static constexpr size_t KEEP = 101;  // 10 s of periods and the sample before
 
   // One sample: every attached VM's total GPU time at `now_ns`.
   void sample(uint64_t now_ns, const std::map<uint32_t, uint64_t>& gpu_ns);

@@ -113,7 +113,8 @@ int plot(const std::string& socket, double seconds, const std::string& png) {
       all += used[name];
     }
     out << static_cast<double>(samples[i].t - samples[0].t) / 1e9;
-    for (const auto& [name, col] : column) out << ' ' << (all ? static_cast<double>(used[name]) / static_cast<double>(all) : 0.0);
+    for (const auto& [name, col] : column)
+      out << ' ' << (all ? static_cast<double>(used[name]) / static_cast<double>(all) : 0.0);
     out << '\n';
   }
   out.close();
@@ -161,7 +162,8 @@ int main(int argc, char** argv) {
   }
   const std::string& cmd = rest[0];
   if (cmd == "list" && rest.size() == 1) return answer(ask(socket, "list"));
-  if (cmd == "stats" && rest.size() <= 2 && (rest.size() == 1 || rest[1] == "--json")) return answer(ask(socket, "stats"));
+  if (cmd == "stats" && rest.size() <= 2 && (rest.size() == 1 || rest[1] == "--json"))
+    return answer(ask(socket, "stats"));
   if (cmd == "set-weight" && rest.size() == 3) return answer(ask(socket, "set-weight " + rest[1] + " " + rest[2]));
   if (cmd == "watch") {
     double interval = 1.0;
@@ -179,8 +181,10 @@ int main(int argc, char** argv) {
     double seconds = 0;
     std::string png;
     for (size_t i = 1; i + 1 < rest.size(); i += 2) {
-      if (rest[i] == "--seconds") seconds = std::atof(rest[i + 1].c_str());
-      else if (rest[i] == "--png") png = rest[i + 1];
+      if (rest[i] == "--seconds")
+        seconds = std::atof(rest[i + 1].c_str());
+      else if (rest[i] == "--png")
+        png = rest[i + 1];
     }
     if (seconds <= 0 || png.empty()) {
       std::fputs("vgpuctl: plot needs --seconds S (> 0) and --png FILE\n", stderr);

@@ -22,8 +22,8 @@ Result<sockaddr_un> unix_address(const std::string& path) {
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
   if (path.empty() || path.size() >= sizeof a.sun_path)
-    return fail(Errc::invalid_argument, strfmt("socket path '%s': empty or longer than %zu bytes", path.c_str(),
-                                               sizeof a.sun_path - 1));
+    return fail(Errc::invalid_argument,
+                strfmt("socket path '%s': empty or longer than %zu bytes", path.c_str(), sizeof a.sun_path - 1));
   std::memcpy(a.sun_path, path.data(), path.size());
   return a;
 }
@@ -75,8 +75,9 @@ std::expected<Message, RecvError> recv_message(int fd, uint32_t max_size, bool k
     return std::unexpected(RecvError{RecvEnd::truncated, strfmt("truncated header (%zd of 16 bytes)", n)});
   const uint32_t size = msg.header.size;
   if (size < sizeof msg.header || size > max_size)
-    return std::unexpected(RecvError{RecvEnd::oversized, strfmt("message %u of command %u announces %u bytes (at most %u)",
-                                                                msg.header.id, msg.header.command, size, max_size)});
+    return std::unexpected(
+        RecvError{RecvEnd::oversized, strfmt("message %u of command %u announces %u bytes (at most %u)", msg.header.id,
+                                             msg.header.command, size, max_size)});
   msg.payload.resize(size - sizeof msg.header);
   if (!msg.payload.empty()) {
     const ssize_t p = read_exact(fd, msg.payload.data(), msg.payload.size(), &msg.fds, keep_fds);
@@ -126,7 +127,7 @@ Result<PeerCred> peer_cred(int fd) {
 Result<UniqueFd> listen_unix(const std::string& path, std::optional<gid_t> group) {
   auto addr = unix_address(path);
   if (!addr) return std::unexpected(addr.error());
-  struct stat st{};
+  struct stat st {};
   if (lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode))
       return fail(Errc::invalid_argument, "socket path '" + path + "': exists and is not a socket");

@@ -45,7 +45,7 @@ class UniqueFd {
 struct Message {
   proto::Header header;
   std::vector<std::byte> payload;
-  std::vector<UniqueFd> fds;   // passed with it (SCM_RIGHTS)
+  std::vector<UniqueFd> fds;  // passed with it (SCM_RIGHTS)
 };
 
 // How a receive ended when it gave no message.

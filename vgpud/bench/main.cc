@@ -59,7 +59,7 @@ std::vector<double> timed(uint32_t count, F&& f) {
   return ns;
 }
 
-constexpr uint32_t PRAMIN_WORD = regs::pramin::BASE + 0x100;   // a posted write: PRAMIN, the VM's own VRAM
+constexpr uint32_t PRAMIN_WORD = regs::pramin::BASE + 0x100;  // a posted write: PRAMIN, the VM's own VRAM
 
 int access_bench(uint32_t count) {
   // Embedded: the mediator in this process, as QEMU's mode=fv has it.
@@ -81,10 +81,10 @@ int access_bench(uint32_t count) {
   if (!d) return 1;
   auto c = testing::attach_or_null(d->socket(), "bench");
   if (!c) return 1;
-  const auto dmn_read =
-      percentiles(timed(count, [&](uint32_t) { sink |= c->read32(proto::REGION_BAR0, regs::pmc::BOOT_0.offset); }));
+  const auto dmn_read = percentiles(
+      timed(count, [&](uint32_t) { sink |= c->read32(proto::REGION_BAR0, regs::pmc::BOOT_0.offset); }));
   const auto dmn_write = percentiles(timed(count, [&](uint32_t i) { c->write32(proto::REGION_BAR0, PRAMIN_WORD, i); }));
-  (void)c->read32(proto::REGION_BAR0, regs::pmc::BOOT_0.offset);   // the posted writes are all done
+  (void)c->read32(proto::REGION_BAR0, regs::pmc::BOOT_0.offset);  // the posted writes are all done
   std::printf("access (%u each, ns)            p50       p99\n", count);
   std::printf("  embedded trapped read    %9.0f %9.0f\n", emb_read.p50, emb_read.p99);
   std::printf("  embedded trapped write   %9.0f %9.0f\n", emb_write.p50, emb_write.p99);
@@ -106,7 +106,7 @@ int launch_on(driver::Port& port, const char* label, uint32_t count, Client* cli
   const uint64_t posted_init = client ? client->posted() - posted0 : 0;
   auto buf = (*ctx)->alloc(4096);
   if (!buf) return 1;
-  for (int i = 0; i < 20; ++i) (void)(*ctx)->wait(*(*ctx)->fill({*buf, 16, 1.f}));   // warm
+  for (int i = 0; i < 20; ++i) (void)(*ctx)->wait(*(*ctx)->fill({*buf, 16, 1.f}));  // warm
   const uint64_t rt1 = client ? client->round_trips() : 0, posted1 = client ? client->posted() : 0;
   const auto lat = percentiles(timed(count, [&](uint32_t) { (void)(*ctx)->wait(*(*ctx)->fill({*buf, 16, 1.f})); }));
   std::printf("  %-9s launch-to-fence p50 %8.1f us, p99 %8.1f us", label, lat.p50 / 1e3, lat.p99 / 1e3);
@@ -188,7 +188,7 @@ struct ShareRun {
 
 // Separate client processes on one daemon; shares measured after a
 // warm-up, over `seconds`.
-std::string g_yield_us;   // --yield-us for the daemon, when given
+std::string g_yield_us;  // --yield-us for the daemon, when given
 
 bool share_run(const ShareRun& r, double seconds) {
   std::vector<std::string> args = {"--vram", "2G", "--scheduler", r.policy};

@@ -29,8 +29,9 @@ std::expected<std::unique_ptr<Client>, AttachError> Client::attach(const std::st
   auto r = recv_message(c->fd_.get(), proto::MAX_DAEMON_MESSAGE, true);
   if (!r) return std::unexpected(AttachError{proto::Refusal::none, "no answer from the daemon: " + r.error().what});
   if (r->header.flags & proto::FLAG_ERROR)
-    return std::unexpected(AttachError{static_cast<proto::Refusal>(r->header.error),
-                                       std::string(reinterpret_cast<const char*>(r->payload.data()), r->payload.size())});
+    return std::unexpected(
+        AttachError{static_cast<proto::Refusal>(r->header.error),
+                    std::string(reinterpret_cast<const char*>(r->payload.data()), r->payload.size())});
   if (r->header.id != id || r->payload.size() != sizeof(proto::AttachReply) || r->fds.size() != proto::ATTACH_FDS)
     return std::unexpected(AttachError{proto::Refusal::protocol, "malformed attach reply"});
   c->reply_ = proto::load<proto::AttachReply>(r->payload);
@@ -40,7 +41,7 @@ std::expected<std::unique_ptr<Client>, AttachError> Client::attach(const std::st
   void* page = mmap(nullptr, proto::IRQ_STATUS_BYTES, PROT_READ, MAP_SHARED, c->status_fd_.get(), 0);
   if (page == MAP_FAILED) return std::unexpected(AttachError{proto::Refusal::internal, "cannot map the status page"});
   c->status_ = static_cast<proto::IrqStatus*>(page);
-  c->poll();   // the initial layouts
+  c->poll();  // the initial layouts
   return c;
 }
 
@@ -133,7 +134,7 @@ void Client::write32(uint32_t region, uint64_t offset, uint32_t value) {
   if (!send(proto::write_request(id, region, offset, value))) return;
   if (!proto::write_is_posted(region, offset)) {
     ++round_trips_;
-    (void)wait_reply(id);   // and the layouts it caused
+    (void)wait_reply(id);  // and the layouts it caused
     return;
   }
   ++posted_;

@@ -30,7 +30,7 @@ struct AttachOptions {
 
 // Refused attaches carry the daemon's reason and its Refusal.
 struct AttachError {
-  proto::Refusal refusal = proto::Refusal::none;   // none: no answer (connect failed, daemon gone)
+  proto::Refusal refusal = proto::Refusal::none;  // none: no answer (connect failed, daemon gone)
   std::string message;
 };
 
@@ -59,7 +59,7 @@ class Client {
   const proto::IrqStatus* irq_status() const { return status_; }
   uint32_t vm_id() const { return reply_.vm_id; }
   bool lost() const { return lost_; }
-  const std::string& lost_reason() const { return lost_reason_; }   // what ended the connection
+  const std::string& lost_reason() const { return lost_reason_; }  // what ended the connection
   int socket_fd() const { return fd_.get(); }
 
   // Round trips (messages that waited for a reply) and posted messages.

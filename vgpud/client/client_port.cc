@@ -42,7 +42,7 @@ void ClientPort::remap(Window& w, uint32_t region) {
     if (r.trapped || r.bar_offset + r.size > w.size) continue;
     if (mmap(w.base + r.bar_offset, r.size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, client_.vram_fd(),
              static_cast<off_t>(r.vram_offset)) == MAP_FAILED)
-      continue;   // stays trapped
+      continue;  // stays trapped
     for (uint64_t p = r.bar_offset / PAGE; p < (r.bar_offset + r.size) / PAGE; ++p) w.mapped[p] = true;
   }
 }

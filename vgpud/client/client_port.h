@@ -31,10 +31,10 @@ class ClientPort final : public driver::Port {
   struct Window {
     std::byte* base = nullptr;
     uint64_t size = 0;
-    std::vector<bool> mapped;   // per 4 KiB page
+    std::vector<bool> mapped;  // per 4 KiB page
   };
   explicit ClientPort(Client& c) : client_(c) {}
-  void refresh();   // remap the windows when the layout generation moved
+  void refresh();  // remap the windows when the layout generation moved
   void remap(Window& w, uint32_t region);
   Window* window(driver::Bar bar);
   uint32_t* direct_word(driver::Bar bar, uint64_t offset);

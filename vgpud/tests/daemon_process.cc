@@ -144,8 +144,8 @@ Status checked_workload(Client& client, uint32_t seed) {
   for (uint32_t i = 0; i < N; ++i) {
     const float want = a * xv + yv[i];
     if (got[i] != want)
-      return fail(Errc::device_error, "element " + std::to_string(i) + ": " + std::to_string(got[i]) + ", want " +
-                                          std::to_string(want));
+      return fail(Errc::device_error,
+                  "element " + std::to_string(i) + ": " + std::to_string(got[i]) + ", want " + std::to_string(want));
   }
   return {};
 }

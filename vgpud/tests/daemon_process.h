@@ -26,9 +26,9 @@ class DaemonProcess {
   // SIGTERM, then the exit status (-1: had to be killed after `timeout_s`).
   int stop(int timeout_s = 30);
   bool running();
-  std::string control(const std::string& line) const;   // "" when unreachable
+  std::string control(const std::string& line) const;  // "" when unreachable
   uint64_t rss_kib() const;
-  std::string log() const;   // its stderr so far
+  std::string log() const;  // its stderr so far
   // From `stats`: reserved VRAM in use, VRAM given to partitions.
   uint64_t reserved_bytes() const;
   uint64_t partition_bytes() const;
@@ -43,6 +43,7 @@ class DaemonProcess {
 [[nodiscard]] Status checked_workload(Client& client, uint32_t seed);
 
 // Attach with defaults for tests (64 MiB, 8 channels).
-std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name, std::string* error = nullptr);
+std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name,
+                                       std::string* error = nullptr);
 
 }  // namespace vgpu::vgpud::testing

@@ -109,7 +109,7 @@ TEST(Vgpud, SigtermWithVmsAttachedStopsCleanly) {
 TEST(Vgpud, SocketIsOwnerAndGroupOnly) {
   auto d = DaemonProcess::start({"--vram", "512M"});
   ASSERT_TRUE(d);
-  struct stat st{};
+  struct stat st {};
   ASSERT_EQ(stat(d->socket().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0660u);
 }
@@ -251,7 +251,8 @@ TEST(Vgpud, TwoHundredAttachDetachCyclesLeaveNoGrowth) {
     EXPECT_NE(c->read32(proto::REGION_BAR0, 0), 0xffffffffu);
     c.reset();
     // The next attach of the same name waits for this one's teardown.
-    for (int w = 0; w < 500 && d->partition_bytes() != 0; ++w) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int w = 0; w < 500 && d->partition_bytes() != 0; ++w)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (i == 19) rss_after_warmup = d->rss_kib();
   }
   EXPECT_EQ(d->partition_bytes(), 0u);
@@ -260,8 +261,8 @@ TEST(Vgpud, TwoHundredAttachDetachCyclesLeaveNoGrowth) {
 #ifndef __SANITIZE_ADDRESS__
   // (Under AddressSanitizer freed memory sits in its quarantine, so RSS
   // grows by design; LeakSanitizer checks the daemon at exit instead.)
-  EXPECT_LE(rss_end, rss_after_warmup + 4096) << "RSS " << rss_after_warmup << " KiB after 20 cycles, " << rss_end
-                                               << " KiB after 200";
+  EXPECT_LE(rss_end, rss_after_warmup + 4096)
+      << "RSS " << rss_after_warmup << " KiB after 20 cycles, " << rss_end << " KiB after 200";
 #endif
   EXPECT_EQ(d->stop(), 0) << "a non-zero exit under LeakSanitizer is a leak";
   RecordProperty("rss_kib_after_20", static_cast<int>(rss_after_warmup));

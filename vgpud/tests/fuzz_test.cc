@@ -46,11 +46,26 @@ std::vector<std::byte> mutated(std::mt19937_64& rng, uint16_t id, bool& fatal) {
                                        : proto::write_request(id, region, offset, static_cast<uint32_t>(rng()));
   fatal = false;
   switch (rng() % 100) {
-    case 0: m[rng() % m.size()] ^= std::byte{static_cast<uint8_t>(1u << (rng() % 8))}; fatal = true; break;
-    case 1: m.resize(rng() % m.size()); fatal = true; break;
-    case 2: m.push_back(std::byte{0}); fatal = true; break;
-    case 3: m[2] = std::byte{static_cast<uint8_t>(rng())}; fatal = true; break;   // command
-    case 4: m[0] = std::byte{static_cast<uint8_t>(id + 2)}; fatal = true; break;   // out of order
+    case 0:
+      m[rng() % m.size()] ^= std::byte{static_cast<uint8_t>(1u << (rng() % 8))};
+      fatal = true;
+      break;
+    case 1:
+      m.resize(rng() % m.size());
+      fatal = true;
+      break;
+    case 2:
+      m.push_back(std::byte{0});
+      fatal = true;
+      break;
+    case 3:
+      m[2] = std::byte{static_cast<uint8_t>(rng())};
+      fatal = true;
+      break;  // command
+    case 4:
+      m[0] = std::byte{static_cast<uint8_t>(id + 2)};
+      fatal = true;
+      break;  // out of order
     default: break;
   }
   return m;
@@ -79,7 +94,7 @@ TEST(VgpudFuzz, MalformedStreamsNeverHurtTheDaemonOrAVictim) {
     ++connections;
     std::vector<std::byte> junk(16 + rng() % 200);
     for (auto& b : junk) b = std::byte{static_cast<uint8_t>(rng())};
-    if (i % 3 == 0) {   // a plausible size, so that the payload is read too
+    if (i % 3 == 0) {  // a plausible size, so that the payload is read too
       const uint32_t size = static_cast<uint32_t>(junk.size());
       std::memcpy(junk.data() + 4, &size, 4);
     }
@@ -90,7 +105,7 @@ TEST(VgpudFuzz, MalformedStreamsNeverHurtTheDaemonOrAVictim) {
   uint64_t mutated_sent = 0;
   while (mutated_sent < MUTATED_MESSAGES) {
     auto c = attach_or_null(d->socket(), "fuzz");
-    if (!c) {   // the previous fuzz VM is still being torn down
+    if (!c) {  // the previous fuzz VM is still being torn down
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       continue;
     }
@@ -105,7 +120,7 @@ TEST(VgpudFuzz, MalformedStreamsNeverHurtTheDaemonOrAVictim) {
       ++mutated_sent;
       ++sent;
       alive = drain(fd);
-      if (fatal) break;   // the daemon closes it; start a new one
+      if (fatal) break;  // the daemon closes it; start a new one
     }
   }
   stop = true;
@@ -120,7 +135,8 @@ TEST(VgpudFuzz, MalformedStreamsNeverHurtTheDaemonOrAVictim) {
       const std::string line = log.substr(at, nl - at);
       if (line.find("victim") != std::string::npos) lines += line + "\n";
     }
-    std::printf("the daemon's lines about the victim:\n%s", lines.substr(lines.size() > 6000 ? lines.size() - 6000 : 0).c_str());
+    std::printf("the daemon's lines about the victim:\n%s",
+                lines.substr(lines.size() > 6000 ? lines.size() - 6000 : 0).c_str());
   }
   EXPECT_GE(sent, 100'000u);
   EXPECT_GE(runs, 1);

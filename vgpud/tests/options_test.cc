@@ -56,7 +56,7 @@ TEST(ShareHistory, ShareIsGpuTimeOverAllVmsInTheWindow) {
   h.sample(S, {{1, 200}, {2, 600}});
   EXPECT_DOUBLE_EQ(h.share(1, S), 0.25);
   EXPECT_DOUBLE_EQ(h.share(2, S), 0.75);
-  h.sample(2 * S, {{1, 1200}, {2, 600}});   // only vm 1 ran in the last second
+  h.sample(2 * S, {{1, 1200}, {2, 600}});  // only vm 1 ran in the last second
   EXPECT_DOUBLE_EQ(h.share(1, S), 1.0);
   EXPECT_DOUBLE_EQ(h.share(3, S), 0.0);
 }

@@ -12,9 +12,7 @@ namespace {
 constexpr uint64_t SIZES[NUM_REGIONS] = {16 * MiB, 256 * MiB, 0, 16 * MiB};
 
 Header header_of(const std::vector<std::byte>& m) { return load<Header>(m); }
-std::span<const std::byte> payload_of(const std::vector<std::byte>& m) {
-  return std::span(m).subspan(sizeof(Header));
-}
+std::span<const std::byte> payload_of(const std::vector<std::byte>& m) { return std::span(m).subspan(sizeof(Header)); }
 
 TEST(Protocol, ReadAndWriteRequestsPassTheirChecks) {
   const auto r = read_request(7, REGION_BAR0, 0x100);
@@ -108,7 +106,7 @@ TEST(Protocol, AttachChecksVersionOptionsAndName) {
   bad.name[0] = 0;
   EXPECT_FALSE(parse_attach(bytes_of(bad)));
   bad = r;
-  bad.name[20] = 'z';   // junk after the NUL
+  bad.name[20] = 'z';  // junk after the NUL
   EXPECT_FALSE(parse_attach(bytes_of(bad)));
   EXPECT_FALSE(parse_attach(bytes_of(r).first(10)));
 }
