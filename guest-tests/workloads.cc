@@ -6,6 +6,7 @@
 // Each prints its figures as an indented note under its PASS line.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "conformance.h"
@@ -148,6 +149,29 @@ Status wl_launch_latency() {
   return {};
 }
 
+// Spin kernels of vgpu_spin_ms (default 1) back to back, one outstanding,
+// for vgpu_spin_s seconds (default 25): a VM of the scheduler's share
+// experiments (scripts/bench daemon-guests). A figure, not a check.
+Status bench_spin_stream() {
+  auto env = [](const char* name, double dflt) {
+    const char* v = std::getenv(name);
+    return v ? std::atof(v) : dflt;
+  };
+  const double ms = env("vgpu_spin_ms", 1), seconds = env("vgpu_spin_s", 25);
+  auto g = open_gpu();
+  if (!g) return std::unexpected(g.error());
+  const auto w0 = Clock::now();
+  uint64_t kernels = 0;
+  while (seconds_since(w0) < seconds) {
+    auto f = g->ctx->spin({static_cast<uint64_t>(ms * 1e6)});
+    if (!f) return std::unexpected(f.error());
+    if (auto ok = g->ctx->wait(*f); !ok) return ok;
+    ++kernels;
+  }
+  note(std::to_string(kernels) + " spins of " + fixed(ms, 1) + " ms in " + fixed(seconds_since(w0), 1) + " s");
+  return {};
+}
+
 constexpr TestCase TESTS[] = {
     {"wl_sgemm_256", Group::workload, wl_sgemm_256},
     {"wl_conv2d_small", Group::workload, wl_conv2d_small},
@@ -155,6 +179,7 @@ constexpr TestCase TESTS[] = {
     {"wl_bandwidth_ce_4mib", Group::workload, wl_bandwidth_ce_4mib},
     {"wl_loop_spins", Group::workload, wl_loop_spins},
     {"wl_launch_latency", Group::workload, wl_launch_latency},
+    {"bench_spin_stream", Group::bench, bench_spin_stream},
 };
 
 }  // namespace
