@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -128,13 +129,20 @@ void Daemon::accept_vm() {
   UniqueFd fd(accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
   if (!fd) return;
   auto cred = peer_cred(fd.get());
-  auto s = std::make_unique<Session>(*this, std::move(fd), cred ? *cred : PeerCred{});
-  Session* raw = s.get();
-  {
-    std::lock_guard lock(mutex_);
-    sessions_.push_back(std::move(s));
+  const PeerCred peer = cred ? *cred : PeerCred{};
+  std::lock_guard lock(mutex_);
+  // Each connection costs a thread: a bound, so that connecting without
+  // attaching cannot exhaust the daemon (attached VMs are bounded by
+  // --max-vms, refused ones go at once).
+  const size_t open = static_cast<size_t>(
+      std::count_if(sessions_.begin(), sessions_.end(), [](const auto& s) { return !s->done(); }));
+  if (open >= max_connections()) {
+    log(strfmt("connection from pid %d uid %u refused: %zu connections open (at most %zu)", static_cast<int>(peer.pid),
+               static_cast<unsigned>(peer.uid), open, max_connections()));
+    return;
   }
-  raw->start();
+  sessions_.push_back(std::make_unique<Session>(*this, std::move(fd), peer));
+  sessions_.back()->start();
 }
 
 void Daemon::reap() {

@@ -66,6 +66,7 @@ class Daemon final : public SessionHost {
   void session_ended() override;
 
   void accept_vm();
+  size_t max_connections() const { return size_t{config_.max_vms} * 4 + 16; }
   void serve_control();
   void reap();
   void sample();

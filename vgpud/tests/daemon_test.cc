@@ -185,6 +185,27 @@ TEST(Vgpud, BadMessagesCloseThatConnectionOnlyWithALogLine) {
   EXPECT_FALSE(victim->lost());
 }
 
+TEST(Vgpud, IdleConnectionsAreBounded) {
+  auto d = DaemonProcess::start({"--vram", "512M", "--max-vms", "1"});  // at most 4 * 1 + 16 connections
+  ASSERT_TRUE(d);
+  std::vector<UniqueFd> idle;
+  for (int i = 0; i < 20; ++i) {
+    auto fd = connect_unix(d->socket());
+    ASSERT_TRUE(fd);
+    idle.push_back(std::move(*fd));
+  }
+  EXPECT_TRUE(daemon_closes_after(d->socket(), {})) << "the 21st connection is closed at once";
+  EXPECT_TRUE(log_has(*d, "refused: 20 connections open (at most 20)"));
+  idle.clear();
+  std::string err;
+  std::unique_ptr<Client> c;
+  for (int t = 0; t < 2000 && !c; ++t) {
+    c = attach_or_null(d->socket(), "after", &err);
+    if (!c) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(c) << err;
+}
+
 TEST(Vgpud, ClientKilledMidWorkLosesItsVgpuOthersCarryOn) {
   auto d = DaemonProcess::start({"--vram", "1G"});
   ASSERT_TRUE(d);
