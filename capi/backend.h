@@ -25,6 +25,8 @@ struct BackendConfig {
   std::string scheduler;
   uint32_t weight;
   LogFn log;   // guest and internal errors; empty: stderr
+  std::string socket;    // non-empty: the daemon's vGPU (daemon_backend.cc)
+  std::string vm_name;
 };
 
 using IrqFn = void (*)(void* opaque, bool asserted);
@@ -60,6 +62,7 @@ class Backend {
 // Picks the backend for config.mode.
 [[nodiscard]] Result<std::unique_ptr<Backend>> make_backend(const BackendConfig& config);
 [[nodiscard]] Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& config);
+[[nodiscard]] Result<std::unique_ptr<Backend>> make_daemon_backend(const BackendConfig& config);
 
 // One trapped range over a whole BAR: the layout with remapping off.
 std::vector<VgpuBarRange> all_trapped(uint64_t bar_size);

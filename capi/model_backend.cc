@@ -132,6 +132,7 @@ class ModelBackend final : public Backend {
 }  // namespace
 
 Result<std::unique_ptr<Backend>> make_backend(const BackendConfig& config) {
+  if (!config.socket.empty()) return make_daemon_backend(config);
   if (config.mode == VGPU_MODE_FV) return make_mediator_backend(config);
   auto g = gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = config.vram_bytes, .clock = ClockKind::real, .log = config.log});
   if (!g) return std::unexpected(g.error().context("software GPU model"));

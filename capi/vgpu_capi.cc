@@ -68,8 +68,13 @@ void put_error(char* err, size_t err_len, const std::string& message) {
     log = [fn = c.log, opaque = c.log_opaque](LogKind kind, const std::string& line) {
       fn(opaque, kind == LogKind::guest_error ? VGPU_LOG_GUEST_ERROR : VGPU_LOG_INTERNAL_ERROR, line.c_str());
     };
+  std::string socket = c.socket ? c.socket : "";
+  if (!socket.empty() && c.mode != VGPU_MODE_FV)
+    return fail(Errc::invalid_argument, "socket: a vGPU from the daemon needs mode=fv (passthrough gives one VM the "
+                                        "whole GPU, in its own process)");
+  std::string vm_name = c.vm_name ? c.vm_name : "";
   return BackendConfig{c.vram_bytes, c.channels, c.mode, c.bar_remap, c.lazy_shadow, std::move(scheduler), c.weight,
-                       std::move(log)};
+                       std::move(log), std::move(socket), std::move(vm_name)};
 }
 
 // A failure inside the backend: counted and logged as an internal error.

@@ -83,6 +83,11 @@ typedef struct VgpuBackendConfig {
     uint32_t weight;        // scheduler share (VGPU_OPT_WEIGHT)
     VgpuLogFn log;          // NULL: stderr
     void *log_opaque;
+    // NULL: the GPU is embedded in this process. A path: the vGPU comes
+    // from the vgpud daemon listening there (mode must be fv; scheduler is
+    // the daemon's). vm_name names the VM there (NULL: qemu-PID).
+    const char *socket;     // VGPU_OPT_SOCKET
+    const char *vm_name;    // VGPU_OPT_VM_NAME
 } VgpuBackendConfig;
 
 // One range of a BAR as the front end should map it. Ranges are sorted,

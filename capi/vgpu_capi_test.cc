@@ -235,3 +235,25 @@ TEST(Capi, AResetClearsTheDeviceAsAPmcResetDoes) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CapiDaemon, SocketWithPassthroughIsRefusedNamingSocket) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_PASSTHROUGH;
+  c.socket = "/tmp/nonexistent-vgpud.sock";
+  expect_rejected(c, "socket");
+}
+
+TEST(CapiDaemon, AbsentDaemonFailsNamingTheSocket) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  c.socket = "/tmp/nonexistent-vgpud.sock";
+  char err[256] = "";
+  VgpuBackend* b = vgpu_backend_create(&c, err, sizeof err);
+  EXPECT_EQ(b, nullptr);
+  EXPECT_NE(std::string(err).find("/tmp/nonexistent-vgpud.sock"), std::string::npos) << err;
+  vgpu_backend_destroy(b);
+}
+
+}  // namespace

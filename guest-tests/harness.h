@@ -15,7 +15,8 @@
 
 namespace vgpu::guest {
 
-enum class Group { conformance, workload };
+// bench: figures, not checks; run only when named (never by "all").
+enum class Group { conformance, workload, bench };
 
 struct TestCase {
   const char* name;

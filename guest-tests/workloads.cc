@@ -4,7 +4,9 @@
 // only prepares inputs and checks results against gpu/kernels/reference.h
 // on a sample (row slices for sgemm) or on the whole output where cheap.
 // Each prints its figures as an indented note under its PASS line.
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "conformance.h"
@@ -126,12 +128,58 @@ Status wl_loop_spins() {
                "20 spins of 5 ms finished after " + std::to_string(gpu_ns) + " ns of GPU time");
 }
 
+// Launch-to-fence latency of a tiny kernel (a 16-element fill), as the
+// guest sees it: 200 launches, each waited for, after 20 to warm up.
+Status wl_launch_latency() {
+  auto g = open_gpu();
+  if (!g) return std::unexpected(g.error());
+  auto buf = g->ctx->alloc(4096);
+  if (!buf) return std::unexpected(buf.error());
+  std::vector<double> us;
+  for (int i = 0; i < 220; ++i) {
+    const auto t0 = Clock::now();
+    auto f = g->ctx->fill({*buf, 16, 1.f});
+    if (!f) return std::unexpected(f.error().context("launch " + std::to_string(i)));
+    if (auto ok = g->ctx->wait(*f); !ok) return std::unexpected(ok.error().context("wait " + std::to_string(i)));
+    if (i >= 20) us.push_back(seconds_since(t0) * 1e6);
+  }
+  std::sort(us.begin(), us.end());
+  note("launch-to-fence of a 16-element fill: p50 " + fixed(us[us.size() / 2], 1) + " us, p99 " +
+       fixed(us[us.size() * 99 / 100], 1) + " us (200 launches)");
+  return {};
+}
+
+// Spin kernels of vgpu_spin_ms (default 1) back to back, one outstanding,
+// for vgpu_spin_s seconds (default 25): a VM of the scheduler's share
+// experiments (scripts/bench daemon-guests). A figure, not a check.
+Status bench_spin_stream() {
+  auto env = [](const char* name, double dflt) {
+    const char* v = std::getenv(name);
+    return v ? std::atof(v) : dflt;
+  };
+  const double ms = env("vgpu_spin_ms", 1), seconds = env("vgpu_spin_s", 25);
+  auto g = open_gpu();
+  if (!g) return std::unexpected(g.error());
+  const auto w0 = Clock::now();
+  uint64_t kernels = 0;
+  while (seconds_since(w0) < seconds) {
+    auto f = g->ctx->spin({static_cast<uint64_t>(ms * 1e6)});
+    if (!f) return std::unexpected(f.error());
+    if (auto ok = g->ctx->wait(*f); !ok) return ok;
+    ++kernels;
+  }
+  note(std::to_string(kernels) + " spins of " + fixed(ms, 1) + " ms in " + fixed(seconds_since(w0), 1) + " s");
+  return {};
+}
+
 constexpr TestCase TESTS[] = {
     {"wl_sgemm_256", Group::workload, wl_sgemm_256},
     {"wl_conv2d_small", Group::workload, wl_conv2d_small},
     {"wl_bandwidth_bar1_1mib", Group::workload, wl_bandwidth_bar1_1mib},
     {"wl_bandwidth_ce_4mib", Group::workload, wl_bandwidth_ce_4mib},
     {"wl_loop_spins", Group::workload, wl_loop_spins},
+    {"wl_launch_latency", Group::workload, wl_launch_latency},
+    {"bench_spin_stream", Group::bench, bench_spin_stream},
 };
 
 }  // namespace

@@ -141,6 +141,17 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
     reserved_->free(*shadows);
     return std::unexpected(s.error().context("vgpu " + config.name));
   }
+  if (config.own_vram_fd) {
+    auto fd = gpu_->vram().detach(*part, config.vram_bytes);
+    if (!fd) {
+      (void)dispatcher_->remove_vm(id);
+      v.reset();
+      partitions_->free(*part);
+      reserved_->free(*shadows);
+      return std::unexpected(fd.error().context("vgpu " + config.name));
+    }
+    v->adopt_vram_fd(*fd);
+  }
   for (uint32_t c = 0; c < config.channels; ++c) by_pchid_[base + c] = v;
   vgpus_.push_back(v);
   return v.get();
@@ -173,8 +184,24 @@ void Host::destroy_vgpu(Vgpu* vgpu) {
                            keep->config().name.c_str(), static_cast<unsigned long long>(ENGINE_WAIT_NS / 1'000'000)));
     return;
   }
+  // A detached partition goes back onto the VRAM's memfd first: the VM's
+  // process may still hold the old fd, and must reach nothing through it.
+  if (keep->vram_fd() >= 0) {
+    if (Status s = gpu_->vram().reattach(keep->partition().base, keep->partition().size); !s) {
+      log_internal_error("host: vgpu " + keep->config().name + ": " + s.error().message +
+                         "; its VRAM partition is not reused");
+      reserved_->free(keep->shadow_pool().base());
+      return;
+    }
+  }
   partitions_->free(keep->partition().base);
   reserved_->free(keep->shadow_pool().base());
+}
+
+Status Host::set_weight(uint32_t vgpu_id, uint32_t weight) {
+  if (weight == 0 || weight > VGPU_OPT_WEIGHT_MAX)
+    return fail(Errc::invalid_argument, strfmt("weight: %u is not in [1, %u]", weight, VGPU_OPT_WEIGHT_MAX));
+  return dispatcher_->set_weight(vgpu_id, weight);
 }
 
 bool Host::wait_engines_idle(const Vgpu& v) {

@@ -64,9 +64,13 @@ class Host final : public sched::Engine, private DeferredSink {
   gpu::Gpu& gpu() { return *gpu_; }
   shadow::ReservedVram& reserved() { return *reserved_; }
   uint64_t reserved_used() const { return reserved_->used(); }
+  uint64_t partitions_used() const { return partitions_->used(); }   // VRAM handed to vGPUs
   std::string_view scheduler_name() const { return dispatcher_->policy_name(); }
   uint64_t gpu_ns(uint32_t vgpu_id) const { return dispatcher_->gpu_ns(vgpu_id); }
   size_t queued_submissions(uint32_t vgpu_id) const { return dispatcher_->queued(vgpu_id); }
+  // A vGPU's scheduler weight, changed at run time (1..VGPU_OPT_WEIGHT_MAX).
+  [[nodiscard]] Status set_weight(uint32_t vgpu_id, uint32_t weight);
+  uint32_t weight(uint32_t vgpu_id) const { return dispatcher_->weight(vgpu_id); }
 
   // ---- for vGPUs
   void submit(uint32_t vgpu_id, uint32_t gchid);

@@ -4,6 +4,8 @@
 // dispatch of a scheduled submission.
 #include "mediator/vgpu.h"
 
+#include <unistd.h>
+
 #include "common/text.h"
 #include "mediator/host.h"
 
@@ -34,8 +36,11 @@ Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partiti
 }
 
 Vgpu::~Vgpu() {
-  MediatorLock lock(mutex_);
-  channels_.reset();
+  {
+    MediatorLock lock(mutex_);
+    channels_.reset();
+  }
+  if (vram_fd_ >= 0) close(vram_fd_);
 }
 
 void Vgpu::set_interrupt_handler(std::function<void(bool)> handler) {

@@ -56,6 +56,10 @@ class Vgpu {
   uint32_t id() const { return id_; }
   const VgpuConfig& config() const { return config_; }
   const shadow::Partition& partition() const { return guest_.partition(); }
+  // The partition's own memfd (VgpuConfig::own_vram_fd), -1 without one.
+  // Offset 0 is guest VRAM address 0. Owned by the vGPU.
+  int vram_fd() const { return vram_fd_; }
+  void adopt_vram_fd(int fd) { vram_fd_ = fd; }   // the host, at creation
   // This vGPU's share of hypervisor-reserved VRAM (its shadows).
   const shadow::ReservedVram& shadow_pool() const { return *reserved_; }
 
@@ -167,6 +171,8 @@ class Vgpu {
   const uint32_t pchid_base_;
   // Declared before everything that holds shadow memory: freed last.
   const std::unique_ptr<shadow::ReservedVram> reserved_;
+
+  int vram_fd_ = -1;
 
   mutable std::mutex mutex_;
   Counters counters_;

@@ -26,6 +26,10 @@ struct VgpuConfig {
   // blocks): carved from the host's pool at creation, so that no VM can
   // exhaust what another needs. Not a device option.
   uint64_t shadow_bytes = 24 * MiB;
+  // Give the partition a memfd of its own (gpu::Vram::detach), so that the
+  // VM's process can map its VRAM and nothing else (the host daemon,
+  // vgpud/). Not a device option.
+  bool own_vram_fd = false;
 };
 
 inline constexpr uint64_t VRAM_MIN = uint64_t{VGPU_OPT_VRAM_MIN_MIB} * MiB;

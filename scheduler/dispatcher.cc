@@ -28,6 +28,18 @@ Status Dispatcher::remove_vm(VmId vm) {
   return st;
 }
 
+Status Dispatcher::set_weight(VmId vm, uint32_t weight) {
+  std::unique_lock lk(mu_);
+  auto st = policy_->set_weight(vm, weight);
+  if (st) kick(lk);
+  return st;
+}
+
+uint32_t Dispatcher::weight(VmId vm) const {
+  std::lock_guard lk(mu_);
+  return policy_->weight(vm);
+}
+
 Status Dispatcher::submit(VmId vm, uint32_t channel) {
   std::unique_lock lk(mu_);
   auto st = policy_->arrive(Submission{.vm = vm, .channel = channel}, clock_.now_ns());

@@ -53,6 +53,9 @@ class Dispatcher {
 
   [[nodiscard]] Status add_vm(VmId vm, uint32_t weight);
   [[nodiscard]] Status remove_vm(VmId vm);
+  // Policy::set_weight; a waiting decision is retaken at once.
+  [[nodiscard]] Status set_weight(VmId vm, uint32_t weight);
+  [[nodiscard]] uint32_t weight(VmId vm) const;
   // Queue one submission of `vm` on its `channel`.
   [[nodiscard]] Status submit(VmId vm, uint32_t channel);
   // The engine finished the submission in flight, which ran from start_ns

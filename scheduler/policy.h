@@ -71,6 +71,11 @@ class Policy {
   [[nodiscard]] virtual Status add_vm(VmId vm, uint32_t weight) = 0;
   // Forget a VM and drop its queued submissions.
   [[nodiscard]] virtual Status remove_vm(VmId vm) = 0;
+  // Change a registered VM's weight (positive) at run time. Shares follow
+  // at once: the next over-share test (BAND) and the next replenishment
+  // (CREDIT, BAND) use the new weights; budgets already granted stay.
+  [[nodiscard]] virtual Status set_weight(VmId vm, uint32_t weight) = 0;
+  [[nodiscard]] virtual uint32_t weight(VmId vm) const = 0;   // 0: not registered
   // A VM's submission arrives at `now_ns` (queued in arrival order per VM).
   [[nodiscard]] virtual Status arrive(Submission s, uint64_t now_ns) = 0;
   // The engine ran a submission of `vm` from start_ns to end_ns (engine

@@ -27,6 +27,20 @@ Status PolicyBase::remove_vm(VmId id) {
   return {};
 }
 
+Status PolicyBase::set_weight(VmId id, uint32_t weight) {
+  if (weight == 0) return fail(Errc::invalid_argument, "vm " + std::to_string(id) + ": weight 0 is not positive");
+  auto it = vms_.find(id);
+  if (it == vms_.end()) return fail(Errc::not_found, "vm " + std::to_string(id) + ": not registered");
+  total_weight_ = total_weight_ - it->second.weight + weight;
+  it->second.weight = weight;
+  return {};
+}
+
+uint32_t PolicyBase::weight(VmId id) const {
+  auto it = vms_.find(id);
+  return it == vms_.end() ? 0 : it->second.weight;
+}
+
 Status PolicyBase::arrive(Submission s, uint64_t now_ns) {
   auto it = vms_.find(s.vm);
   if (it == vms_.end()) return fail(Errc::not_found, "vm " + std::to_string(s.vm) + ": not registered");

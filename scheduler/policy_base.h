@@ -19,6 +19,8 @@ class PolicyBase : public Policy {
 
   Status add_vm(VmId vm, uint32_t weight) override;
   Status remove_vm(VmId vm) override;
+  Status set_weight(VmId vm, uint32_t weight) override;
+  uint32_t weight(VmId vm) const override;
   Status arrive(Submission s, uint64_t now_ns) override;
   void complete(VmId vm, uint64_t start_ns, uint64_t end_ns) override;
   uint64_t gpu_ns(VmId vm) const override;

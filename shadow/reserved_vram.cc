@@ -33,7 +33,7 @@ std::optional<uint64_t> ReservedVram::alloc(uint64_t bytes, uint64_t align) {
   }
   if (!got) return std::nullopt;
   lock.unlock();
-  std::memset(vram_.data() + *got, 0, bytes);
+  (void)vram_.zero(*got, bytes);
   return got;
 }
 

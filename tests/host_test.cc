@@ -5,6 +5,8 @@
 #include "mediator/host.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -91,6 +93,31 @@ TEST(Host, DestroyingAVgpuFreesItsPartitionForANewOne) {
   auto c = h->create_vgpu(vm("c", 4));
   ASSERT_TRUE(c) << c.error().what();
   EXPECT_EQ((*c)->partition().base, a_base);
+}
+
+TEST(Host, OwnVramFdSharesThePartitionAndNothingElse) {
+  auto h = make_host(2);
+  ASSERT_TRUE(h);
+  VgpuConfig c = vm("a", 4);
+  c.own_vram_fd = true;
+  auto a = h->create_vgpu(c);
+  ASSERT_TRUE(a) << a.error().what();
+  const int fd = (*a)->vram_fd();
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(lseek(fd, 0, SEEK_END), static_cast<off_t>(VM_VRAM)) << "the fd holds the partition, not all VRAM";
+  auto* peer = static_cast<uint32_t*>(mmap(nullptr, VM_VRAM, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  ASSERT_NE(static_cast<void*>(peer), MAP_FAILED);
+  peer[1] = 0x5a5a;
+  const uint64_t base = (*a)->partition().base;
+  EXPECT_EQ(h->gpu().vram().read32(base + 4), 0x5a5au);
+  h->destroy_vgpu(*a);
+  peer[1] = 0x7777;   // the old fd no longer reaches the GPU
+  EXPECT_EQ(h->gpu().vram().read32(base + 4), 0u);
+  munmap(peer, VM_VRAM);
+  auto b = h->create_vgpu(vm("b", 4));
+  ASSERT_TRUE(b);
+  EXPECT_EQ((*b)->partition().base, base);
+  EXPECT_EQ((*b)->vram_fd(), -1);
 }
 
 TEST(Host, DestroyingAVgpuFreesItsChannelsForANewOne) {

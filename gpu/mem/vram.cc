@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/mem/vram.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -51,6 +52,44 @@ Result<std::unique_ptr<Vram>> Vram::create(uint64_t bytes) {
 Vram::~Vram() {
   munmap(base_, size_);
   close(fd_);
+}
+
+bool Vram::zero(uint64_t addr, uint64_t len) {
+  if (!contains(addr, len)) return false;
+  const uint64_t first = (addr + fmt::SMALL_PAGE - 1) / fmt::SMALL_PAGE * fmt::SMALL_PAGE;
+  const uint64_t last = (addr + len) / fmt::SMALL_PAGE * fmt::SMALL_PAGE;
+  if (first >= last ||
+      fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(first), static_cast<off_t>(last - first)) != 0)
+    return fill(addr, std::byte{0}, len);
+  return fill(addr, std::byte{0}, first - addr) && fill(last, std::byte{0}, addr + len - last);
+}
+
+Result<int> Vram::detach(uint64_t addr, uint64_t len) {
+  if (len == 0 || addr % fmt::SMALL_PAGE || len % fmt::SMALL_PAGE || !contains(addr, len))
+    return fail(Errc::invalid_argument, "vram: detach of " + hex(len) + " bytes at " + hex(addr) + ": not whole pages inside VRAM");
+  int fd = memfd_create("vgpu-vram-partition", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return fail(Errc::io_error, std::string("vram: memfd_create: ") + std::strerror(errno));
+  auto give_up = [fd](const char* what) {
+    int err = errno;
+    close(fd);
+    return fail(Errc::out_of_memory, std::string("vram: detach: ") + what + ": " + std::strerror(err));
+  };
+  if (ftruncate(fd, static_cast<off_t>(len)) != 0) return give_up("ftruncate");
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) return give_up("seal");
+  if (mmap(base_ + addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED)
+    return give_up("mmap");
+  // The VRAM memfd's pages under the range are not used while detached.
+  (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(addr), static_cast<off_t>(len));
+  return fd;
+}
+
+Status Vram::reattach(uint64_t addr, uint64_t len) {
+  if (len == 0 || addr % fmt::SMALL_PAGE || len % fmt::SMALL_PAGE || !contains(addr, len))
+    return fail(Errc::invalid_argument, "vram: reattach of " + hex(len) + " bytes at " + hex(addr) + ": not whole pages inside VRAM");
+  (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(addr), static_cast<off_t>(len));
+  if (mmap(base_ + addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, static_cast<off_t>(addr)) == MAP_FAILED)
+    return fail(Errc::io_error, std::string("vram: reattach: mmap: ") + std::strerror(errno));
+  return {};
 }
 
 uint32_t Vram::read32(uint64_t addr) const {

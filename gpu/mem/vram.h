@@ -42,10 +42,26 @@ class Vram {
     return [this, base](uint32_t off, uint32_t value) { write32(base + off, value); };
   }
 
+  // A range given its own memfd, for a process that must see this range
+  // and nothing else (a VM of the host daemon, vgpud/): `detach` backs
+  // [addr, addr+len) with a new zeroed memfd, sealed against shrinking and
+  // growing (a peer could otherwise make this process's accesses fault),
+  // mapped at the same place, and returns it (the caller owns the fd).
+  // `reattach` puts the range back on the VRAM's own memfd, zeroed: what a
+  // peer still does through the detached fd no longer reaches the GPU.
+  // Both page-aligned; accesses by other threads meanwhile see old or new
+  // pages, never a hole (MAP_FIXED replaces the mapping in one step).
+  [[nodiscard]] Result<int> detach(uint64_t addr, uint64_t len);
+  [[nodiscard]] Status reattach(uint64_t addr, uint64_t len);
+
   // Byte copies (not atomic). Out of range: nothing is copied, false.
   [[nodiscard]] bool read(uint64_t addr, void* dst, uint64_t len) const;
   [[nodiscard]] bool write(uint64_t addr, const void* src, uint64_t len);
   [[nodiscard]] bool fill(uint64_t addr, std::byte value, uint64_t len);
+  // Zeroes a range. Whole pages of it are given back to the host (a hole
+  // in the memfd reads as zeros) instead of written: zeroing a VM's
+  // partition costs no memory.
+  [[nodiscard]] bool zero(uint64_t addr, uint64_t len);
 
  private:
   Vram(int fd, std::byte* base, uint64_t size) : fd_(fd), base_(base), size_(size) {}

@@ -3,11 +3,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstring>
 
 #include "vgpu/bits.h"
+#include "vgpu/formats.h"
 
 namespace vgpu::gpu {
 namespace {
@@ -97,6 +99,72 @@ TEST(Vram, MemfdMappingSharesPages) {
   std::memcpy(&word, static_cast<std::byte*>(p) + 0x20, sizeof word);
   EXPECT_EQ(word, 0xfeedu);
   munmap(p, 4 * KiB);
+}
+
+}  // namespace
+}  // namespace vgpu::gpu
+
+namespace vgpu::gpu {
+namespace {
+
+TEST(VramDetach, DetachedRangeIsSharedThroughItsOwnSealedFd) {
+  auto vram = Vram::create(16 * fmt::SMALL_PAGE);
+  ASSERT_TRUE(vram);
+  ASSERT_TRUE((*vram)->write32(4 * fmt::SMALL_PAGE, 0x1234));
+  auto fd = (*vram)->detach(4 * fmt::SMALL_PAGE, 2 * fmt::SMALL_PAGE);
+  ASSERT_TRUE(fd) << fd.error().message;
+  EXPECT_EQ((*vram)->read32(4 * fmt::SMALL_PAGE), 0u) << "a detached range starts zeroed";
+  void* peer = mmap(nullptr, 2 * fmt::SMALL_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+  ASSERT_NE(peer, MAP_FAILED);
+  static_cast<uint32_t*>(peer)[1] = 0xabcd;
+  EXPECT_EQ((*vram)->read32(4 * fmt::SMALL_PAGE + 4), 0xabcdu);
+  EXPECT_TRUE((*vram)->write32(5 * fmt::SMALL_PAGE, 7));
+  EXPECT_EQ(static_cast<uint32_t*>(peer)[fmt::SMALL_PAGE / 4], 7u);
+  EXPECT_NE(ftruncate(*fd, 0), 0) << "the peer cannot shrink it under the GPU";
+  EXPECT_NE(ftruncate(*fd, 64 * fmt::SMALL_PAGE), 0);
+  munmap(peer, 2 * fmt::SMALL_PAGE);
+  close(*fd);
+}
+
+TEST(VramDetach, ReattachCutsThePeerOffAndZeroes) {
+  auto vram = Vram::create(16 * fmt::SMALL_PAGE);
+  ASSERT_TRUE(vram);
+  auto fd = (*vram)->detach(2 * fmt::SMALL_PAGE, fmt::SMALL_PAGE);
+  ASSERT_TRUE(fd);
+  auto* peer = static_cast<uint32_t*>(mmap(nullptr, fmt::SMALL_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0));
+  ASSERT_NE(static_cast<void*>(peer), MAP_FAILED);
+  peer[0] = 5;
+  ASSERT_TRUE((*vram)->reattach(2 * fmt::SMALL_PAGE, fmt::SMALL_PAGE));
+  EXPECT_EQ((*vram)->read32(2 * fmt::SMALL_PAGE), 0u);
+  peer[0] = 6;   // a peer that kept its mapping writes into nothing the GPU sees
+  EXPECT_EQ((*vram)->read32(2 * fmt::SMALL_PAGE), 0u);
+  munmap(peer, fmt::SMALL_PAGE);
+  close(*fd);
+}
+
+TEST(VramDetach, RangeOutsideVramOrNotPagesIsRefused) {
+  auto vram = Vram::create(4 * fmt::SMALL_PAGE);
+  ASSERT_TRUE(vram);
+  EXPECT_FALSE((*vram)->detach(3 * fmt::SMALL_PAGE, 2 * fmt::SMALL_PAGE));
+  EXPECT_FALSE((*vram)->detach(100, fmt::SMALL_PAGE));
+  EXPECT_FALSE((*vram)->detach(0, 0));
+}
+
+}  // namespace
+}  // namespace vgpu::gpu
+
+namespace vgpu::gpu {
+namespace {
+
+TEST(VramZero, ZeroesPartialAndWholePages) {
+  auto vram = Vram::create(8 * fmt::SMALL_PAGE);
+  ASSERT_TRUE(vram);
+  ASSERT_TRUE((*vram)->fill(0, std::byte{0xff}, 8 * fmt::SMALL_PAGE));
+  ASSERT_TRUE((*vram)->zero(100, 3 * fmt::SMALL_PAGE));
+  EXPECT_EQ((*vram)->read32(96), 0xffffffffu);
+  for (uint64_t a = 100; a < 100 + 3 * fmt::SMALL_PAGE; a += 4) ASSERT_EQ((*vram)->read32(a), 0u) << a;
+  EXPECT_EQ((*vram)->read32(100 + 3 * fmt::SMALL_PAGE), 0xffffffffu);
+  EXPECT_FALSE((*vram)->zero(7 * fmt::SMALL_PAGE, 2 * fmt::SMALL_PAGE));
 }
 
 }  // namespace

@@ -61,6 +61,8 @@ struct VGPUState {
     bool bar_remap;
     bool lazy_shadow;
     char *scheduler;             /* a policy name; the backend checks it */
+    char *socket;                /* a vgpud socket: the vGPU comes from the daemon */
+    char *vm_name;               /* the VM's name at the daemon */
     uint32_t weight;
     char *counters_file;         /* x-counters-file: counters JSON written at exit */
 
@@ -449,6 +451,8 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
         .weight = s->weight,
         .log = vgpu_log_from_backend,
         .log_opaque = s,
+        .socket = s->socket && *s->socket ? s->socket : NULL,
+        .vm_name = s->vm_name && *s->vm_name ? s->vm_name : NULL,
     };
     s->backend = vgpu_backend_create(&config, err, sizeof(err));
     if (!s->backend) {
@@ -570,6 +574,8 @@ static Property vgpu_properties[] = {
     DEFINE_PROP_STRING(VGPU_OPT_SCHEDULER, VGPUState, scheduler),
     DEFINE_PROP_UINT32(VGPU_OPT_WEIGHT, VGPUState, weight, VGPU_OPT_WEIGHT_DEFAULT),
     DEFINE_PROP_STRING("x-counters-file", VGPUState, counters_file),
+    DEFINE_PROP_STRING(VGPU_OPT_SOCKET, VGPUState, socket),
+    DEFINE_PROP_STRING(VGPU_OPT_VM_NAME, VGPUState, vm_name),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -28,4 +28,7 @@
 #define VGPU_OPT_LAZY_SHADOW "lazy-shadow"      /* shadow sync at dispatch, dirty pages only */
 #define VGPU_OPT_LAZY_SHADOW_DEFAULT 1
 
+#define VGPU_OPT_SOCKET "socket"              /* a vgpud socket: the VM's vGPU comes from the daemon (fv) */
+#define VGPU_OPT_VM_NAME "vm-name"            /* the VM's name at the daemon; default qemu-PID */
+
 #endif /* VGPU_OPTIONS_H */

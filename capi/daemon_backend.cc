@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The daemon backend (-device vgpu,mode=fv,socket=PATH): the vGPU lives in
+// vgpud (docs/vgpud.md), this process is its client. Trapped reads are
+// round trips; writes are posted where the protocol allows; the VM's VRAM
+// comes as a file descriptor and the direct ranges of the daemon's
+// layouts are offsets in it, so QEMU maps them as it maps the embedded
+// VRAM memfd. An interrupt thread turns the daemon's eventfd and status
+// page into the level callback. When the daemon goes away the device is
+// lost: reads give all ones, writes go nowhere, one line is logged, and
+// the process carries on.
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <mutex>
+#include <thread>
+
+#include "capi/backend.h"
+#include "common/text.h"
+#include "vgpud/client/client.h"
+
+namespace vgpu::capi {
+namespace {
+
+uint32_t region_of(VgpuBar bar) { return bar == VGPU_BAR1 ? vgpud::proto::REGION_BAR1 : vgpud::proto::REGION_BAR3; }
+
+class DaemonBackend final : public Backend {
+ public:
+  DaemonBackend(std::unique_ptr<vgpud::Client> client, const BackendConfig& config)
+      : client_(std::move(client)), socket_(config.socket), vram_bytes_(config.vram_bytes), log_(config.log) {
+    stop_ = vgpud::UniqueFd(eventfd(0, EFD_CLOEXEC));
+    irq_thread_ = std::thread([this] { irq_main(); });
+  }
+  ~DaemonBackend() override {
+    const uint64_t one = 1;
+    (void)!write(stop_.get(), &one, sizeof one);
+    irq_thread_.join();
+  }
+
+  const char* kind() const override { return "daemon"; }
+
+  uint32_t bar0_read32(uint32_t offset) override { return checked(client_->read32(vgpud::proto::REGION_BAR0, offset)); }
+  void bar0_write32(uint32_t offset, uint32_t value) override {
+    client_->write32(vgpud::proto::REGION_BAR0, offset, value);
+    checked(0);
+  }
+  uint32_t bar_read32(VgpuBar bar, uint64_t offset) override {
+    return checked(client_->read32(region_of(bar), offset));
+  }
+  void bar_write32(VgpuBar bar, uint64_t offset, uint32_t value) override {
+    client_->write32(region_of(bar), offset, value);
+    checked(0);
+  }
+  uint64_t bar_size(VgpuBar bar) const override { return client_->bar_size(region_of(bar)); }
+  uint64_t bar_generation() const override { return client_->layout_generation(); }
+
+  std::vector<VgpuBarRange> bar_layout(VgpuBar bar) override {
+    std::vector<VgpuBarRange> out;
+    for (const auto& r : client_->layout(region_of(bar)))
+      out.push_back(VgpuBarRange{r.bar_offset, r.vram_offset, r.size, r.trapped != 0});
+    if (out.empty() || client_->lost()) return all_trapped(bar_size(bar));
+    return out;
+  }
+
+  int vram_fd() const override { return client_->vram_fd(); }
+  uint64_t vram_size() const override { return vram_bytes_; }
+  void reset() override {
+    client_->reset();
+    checked(0);
+  }
+
+  void set_irq_handler(IrqFn fn, void* opaque) override {
+    std::lock_guard lock(irq_mutex_);
+    irq_fn_ = fn;
+    irq_opaque_ = opaque;
+  }
+
+  std::string counters_json() const override {
+    return strfmt(
+        "\"daemon_socket\": \"%s\", \"vm_id\": %u, \"round_trips\": %llu, \"posted_writes\": %llu, "
+        "\"device_lost\": %s",
+        socket_.c_str(), client_->vm_id(), static_cast<unsigned long long>(client_->round_trips()),
+        static_cast<unsigned long long>(client_->posted()), client_->lost() ? "true" : "false");
+  }
+
+ private:
+  // After every access: the first time the daemon is found gone, say so once.
+  uint32_t checked(uint32_t value) {
+    if (client_->lost() && !loss_logged_.exchange(true)) {
+      const std::string line = "vgpu: the vgpud daemon at " + socket_ + " is gone (" + client_->lost_reason() +
+                               "): the device is lost (reads give all ones, writes are dropped)";
+      if (log_)
+        log_(LogKind::internal_error, line);
+      else
+        log_to_stderr(LogKind::internal_error, line);
+    }
+    return value;
+  }
+
+  // The daemon stores the line's level and counts rising edges in the
+  // status page, then signals the eventfd.
+  void irq_main() {
+    const vgpud::proto::IrqStatus* st = client_->irq_status();
+    bool delivered = false;
+    uint64_t edges = 0;
+    for (;;) {
+      pollfd fds[2] = {{client_->irq_fd(), POLLIN, 0}, {stop_.get(), POLLIN, 0}};
+      if (poll(fds, 2, -1) < 0) continue;
+      if (fds[1].revents) return;
+      uint64_t n;
+      (void)!read(client_->irq_fd(), &n, sizeof n);
+      const bool level = std::atomic_ref<const uint32_t>(st->level).load(std::memory_order_acquire) != 0;
+      const uint64_t now_edges = std::atomic_ref<const uint64_t>(st->edges).load(std::memory_order_acquire);
+      std::lock_guard lock(irq_mutex_);
+      if (!irq_fn_) continue;
+      // A fall and a rise between two looks is still a new edge.
+      if (delivered && level && now_edges != edges) irq_fn_(irq_opaque_, false);
+      if (level != delivered || (level && now_edges != edges)) irq_fn_(irq_opaque_, level);
+      delivered = level;
+      edges = now_edges;
+    }
+  }
+
+  std::unique_ptr<vgpud::Client> client_;
+  const std::string socket_;
+  const uint64_t vram_bytes_;
+  LogFn log_;
+  std::atomic<bool> loss_logged_{false};
+  vgpud::UniqueFd stop_;
+  std::mutex irq_mutex_;
+  IrqFn irq_fn_ = nullptr;
+  void* irq_opaque_ = nullptr;
+  std::thread irq_thread_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> make_daemon_backend(const BackendConfig& config) {
+  vgpud::AttachOptions o;
+  o.name = config.vm_name.empty() ? strfmt("qemu-%d", static_cast<int>(getpid())) : config.vm_name;
+  o.vram_bytes = config.vram_bytes;
+  o.channels = config.channels;
+  o.weight = config.weight;
+  o.bar_remap = config.bar_remap;
+  o.lazy_shadow = config.lazy_shadow;
+  auto c = vgpud::Client::attach(config.socket, o);
+  if (!c) {
+    if (c.error().refusal == vgpud::proto::Refusal::none) return fail(Errc::not_found, "socket: " + c.error().message);
+    return fail(Errc::invalid_argument,
+                strfmt("socket: the daemon at %s refused VM %s (%s): %s", config.socket.c_str(), o.name.c_str(),
+                       vgpud::proto::refusal_name(c.error().refusal), c.error().message.c_str()));
+  }
+  return std::make_unique<DaemonBackend>(std::move(*c), config);
+}
+
+}  // namespace vgpu::capi

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A vgpud client in C++: what QEMU's hw/vgpu does through the C API, for
+// tests and vgpud-bench. Connects, attaches a VM, then reads (a round
+// trip each) and writes (posted where the protocol allows); applies the daemon's LAYOUT messages as
+// they arrive; holds the VM's VRAM fd and interrupt eventfd. After the
+// daemon is gone every read gives all ones and writes go nowhere.
+// Not thread-safe: one client, one thread (as one vCPU under the BQL).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "vgpu/bits.h"
+#include "vgpud/protocol.h"
+#include "vgpud/wire.h"
+
+namespace vgpu::vgpud {
+
+struct AttachOptions {
+  std::string name = "vm";
+  uint64_t vram_bytes = 64 * MiB;
+  uint32_t channels = 16;
+  uint32_t weight = 10;
+  bool bar_remap = true;
+  bool lazy_shadow = true;
+};
+
+// Refused attaches carry the daemon's reason and its Refusal.
+struct AttachError {
+  proto::Refusal refusal = proto::Refusal::none;  // none: no answer (connect failed, daemon gone)
+  std::string message;
+};
+
+class Client {
+ public:
+  static std::expected<std::unique_ptr<Client>, AttachError> attach(const std::string& socket, const AttachOptions& o);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  uint32_t read32(uint32_t region, uint64_t offset);
+  // Posted, or answered where it may change the layout (proto::write_is_posted).
+  void write32(uint32_t region, uint64_t offset, uint32_t value);
+  void reset();
+  // Reads and applies what the daemon sent without being asked (layouts),
+  // without waiting.
+  void poll();
+
+  uint64_t bar_size(uint32_t region) const;
+  // The current layout of BAR1 or BAR3, and its generation.
+  const std::vector<proto::LayoutRange>& layout(uint32_t region) const;
+  uint64_t layout_generation() const { return generation_; }
+
+  int vram_fd() const { return vram_fd_.get(); }
+  int irq_fd() const { return irq_fd_.get(); }
+  const proto::IrqStatus* irq_status() const { return status_; }
+  uint32_t vm_id() const { return reply_.vm_id; }
+  bool lost() const { return lost_; }
+  const std::string& lost_reason() const { return lost_reason_; }  // what ended the connection
+  int socket_fd() const { return fd_.get(); }
+
+  // Round trips (messages that waited for a reply) and posted messages.
+  uint64_t round_trips() const { return round_trips_; }
+  uint64_t posted() const { return posted_; }
+
+ private:
+  Client() = default;
+  bool send(const std::vector<std::byte>& m);
+  // Reads messages until the reply to `id` (applying layouts on the way).
+  std::optional<Message> wait_reply(uint16_t id);
+  void apply_layout(const Message& m);
+  void lose(const std::string& why);
+
+  UniqueFd fd_, vram_fd_, irq_fd_, status_fd_;
+  proto::IrqStatus* status_ = nullptr;
+  proto::AttachReply reply_{};
+  uint16_t next_id_ = 0;
+  std::vector<proto::LayoutRange> bar1_, bar3_;
+  uint64_t generation_ = 0;
+  bool lost_ = false;
+  std::string lost_reason_;
+  uint64_t round_trips_ = 0, posted_ = 0;
+};
+
+}  // namespace vgpu::vgpud

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// vgpud: the host daemon. One mediator::Host (the physical GPU, the
+// mediator, the scheduler) serves one vGPU to each client connected to
+// the VM socket (a Session each, on its own thread); the control socket
+// answers vgpuctl. The main thread accepts connections, samples GPU time
+// for the shares, reaps ended sessions and stops on SIGTERM/SIGINT (a
+// signalfd) or stop(). docs/vgpud.md.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "common/clock.h"
+#include "mediator/host.h"
+#include "vgpud/session.h"
+#include "vgpud/share_history.h"
+#include "vgpud/wire.h"
+
+namespace vgpu::vgpud {
+
+struct DaemonConfig {
+  std::string socket;             // VMs connect here
+  std::string control_socket;     // vgpuctl connects here (default: socket + ".ctl")
+  uint64_t vram_bytes = 4 * GiB;  // the physical GPU's VRAM (reserved part included)
+  std::string scheduler = "fifo";
+  sched::PolicyParams sched_params;
+  uint32_t max_vms = 8;
+  std::optional<gid_t> group;  // the sockets' group (mode 0660)
+};
+
+// Reserved VRAM for `max_vms` VMs: the host's own structures and each
+// VM's default shadow budget.
+uint64_t reserved_for(uint32_t max_vms);
+
+class Daemon final : public SessionHost {
+ public:
+  static Result<std::unique_ptr<Daemon>> create(const DaemonConfig& config);
+  ~Daemon() override;
+
+  // Serves until stop() or, when signal_fd >= 0, a byte (a signal
+  // number) read from it.
+  // Returns the name of what stopped it.
+  std::string run(int signal_fd = -1);
+  void stop();  // any thread
+
+  // The control commands (control.cc), also for tests.
+  std::string control(const std::string& line);
+  std::vector<VmStats> stats();
+  uint64_t reserved_used() { return host_->reserved_used(); }
+  uint64_t partitions_used() { return host_->partitions_used(); }
+
+ private:
+  explicit Daemon(const DaemonConfig& config) : config_(config) {}
+  // SessionHost
+  mediator::Host& host() override { return *host_; }
+  std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name) override;
+  void release(const std::string& name) override;
+  void log(const std::string& line) override;
+  void session_ended() override;
+
+  void accept_vm();
+  size_t max_connections() const { return size_t{config_.max_vms} * 4 + 16; }
+  void serve_control();
+  void reap();
+  void sample();
+
+  DaemonConfig config_;
+  std::unique_ptr<mediator::Host> host_;
+  UniqueFd listen_fd_, control_fd_, wake_fd_;
+
+  std::mutex mutex_;  // sessions_, names_, history_
+  std::list<std::unique_ptr<Session>> sessions_;
+  std::set<std::string> names_;  // admitted VMs
+  ShareHistory history_;
+  RealClock clock_;
+  uint64_t next_sample_ns_ = 0;
+};
+
+}  // namespace vgpu::vgpud

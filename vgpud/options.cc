@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "vgpud/options.h"
+
+#include <grp.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "common/text.h"
+#include "scheduler/policy.h"
+
+namespace vgpu::vgpud {
+
+const char* const USAGE =
+    "usage: vgpud --socket PATH [--vram SIZE] [--scheduler fifo|credit|band] [--max-vms N]\n"
+    "             [--backend model] [--group GROUP] [--control PATH]\n"
+    "\n"
+    "The vgpu host daemon: owns the GPU, the mediator and the scheduler, and serves one\n"
+    "vGPU to each QEMU (-device vgpu,mode=fv,socket=PATH) or test client that connects.\n"
+    "Runs in the foreground, logs to stderr, stops cleanly on SIGTERM or SIGINT.\n"
+    "\n"
+    "  --socket PATH     where VMs connect (a Unix socket, created mode 0660)\n"
+    "  --vram SIZE       the GPU's VRAM, reserved part included (default 4G; K, M, G suffixes)\n"
+    "  --scheduler NAME  fifo (default), credit or band\n"
+    "  --max-vms N       VMs served at once (default 8, 1..64); each reserves 24 MiB for shadows\n"
+    "  --yield-us US     BAND's yield window (default 500, Gdev's; docs/scheduler.md)\n"
+    "  --backend model   the physical GPU: the software model (the only one)\n"
+    "  --group GROUP     the sockets' group (name or id): its members may connect\n"
+    "  --control PATH    vgpuctl's socket (default: the socket's path + .ctl)\n"
+    "  --help            this text\n";
+
+Result<uint64_t> parse_size(const std::string& text) {
+  if (text.empty()) return fail(Errc::invalid_argument, "empty size");
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
+  if (end == text.c_str() || errno || text[0] == '-')
+    return fail(Errc::invalid_argument, "'" + text + "' is not a size");
+  uint64_t unit = 1;
+  const std::string suffix(end);
+  if (suffix == "K" || suffix == "k")
+    unit = KiB;
+  else if (suffix == "M" || suffix == "m")
+    unit = MiB;
+  else if (suffix == "G" || suffix == "g")
+    unit = GiB;
+  else if (!suffix.empty())
+    return fail(Errc::invalid_argument, "'" + text + "': unknown suffix '" + suffix + "' (K, M, G)");
+  if (n > ~uint64_t{0} / unit) return fail(Errc::invalid_argument, "'" + text + "' is too large");
+  const uint64_t bytes = n * unit;
+  if (bytes == 0 || bytes % MiB)
+    return fail(Errc::invalid_argument, "'" + text + "' is not a whole, non-zero number of MiB");
+  return bytes;
+}
+
+namespace {
+
+Result<uint32_t> parse_count(const std::string& opt, const std::string& text, uint32_t lo, uint32_t hi) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end || v < lo || v > hi)
+    return fail(Errc::invalid_argument,
+                strfmt("%s: '%s' is not a number in [%u, %u]", opt.c_str(), text.c_str(), lo, hi));
+  return static_cast<uint32_t>(v);
+}
+
+Result<gid_t> parse_group(const std::string& text) {
+  if (group* g = getgrnam(text.c_str())) return g->gr_gid;
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (!text.empty() && !*end && v >= 0) return static_cast<gid_t>(v);
+  return fail(Errc::invalid_argument, "--group: no group '" + text + "'");
+}
+
+}  // namespace
+
+Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
+  CommandLine cl;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--help" || a == "-h") {
+      cl.help = true;
+      return cl;
+    }
+    if (a.rfind("--", 0) != 0) return fail(Errc::invalid_argument, "unexpected argument '" + a + "'");
+    if (i + 1 >= args.size()) return fail(Errc::invalid_argument, a + ": needs a value");
+    const std::string& v = args[++i];
+    if (a == "--socket") {
+      cl.config.socket = v;
+    } else if (a == "--control") {
+      cl.config.control_socket = v;
+    } else if (a == "--vram") {
+      auto b = parse_size(v);
+      if (!b) return std::unexpected(b.error().context("--vram"));
+      cl.config.vram_bytes = *b;
+    } else if (a == "--scheduler") {
+      if (!sched::policy_known(v))
+        return fail(Errc::invalid_argument, "--scheduler: '" + v + "' is not one of " + sched::policy_names());
+      cl.config.scheduler = v;
+    } else if (a == "--max-vms") {
+      auto n = parse_count(a, v, 1, 64);
+      if (!n) return std::unexpected(n.error());
+      cl.config.max_vms = *n;
+    } else if (a == "--yield-us") {
+      auto n = parse_count(a, v, 1, 1'000'000);
+      if (!n) return std::unexpected(n.error());
+      cl.config.sched_params.yield_window_ns = uint64_t{*n} * 1000;
+    } else if (a == "--backend") {
+      if (v != "model") return fail(Errc::invalid_argument, "--backend: '" + v + "' is not one of model");
+    } else if (a == "--group") {
+      auto g = parse_group(v);
+      if (!g) return std::unexpected(g.error());
+      cl.config.group = *g;
+    } else {
+      return fail(Errc::invalid_argument, "unknown option '" + a + "' (see --help)");
+    }
+  }
+  if (cl.config.socket.empty()) return fail(Errc::invalid_argument, "--socket PATH is required (see --help)");
+  const uint64_t host_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                              static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (cl.config.vram_bytes > host_bytes)
+    return fail(Errc::invalid_argument, strfmt("--vram: %llu MiB is more than this host's %llu MiB of memory",
+                                               static_cast<unsigned long long>(cl.config.vram_bytes / MiB),
+                                               static_cast<unsigned long long>(host_bytes / MiB)));
+  return cl;
+}
+
+}  // namespace vgpu::vgpud

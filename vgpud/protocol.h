@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The vgpud wire protocol (docs/vgpud.md): how one QEMU (or a test client)
+// talks to the host daemon over a Unix stream socket. The shapes follow
+// vfio-user's so that a later move is mechanical: the same 16-byte header
+// (message id, command, size, flags, error), the same command numbers for
+// the same jobs (VERSION 1, REGION_READ 9, REGION_WRITE 10, DEVICE_RESET
+// 13) and the same REGION_READ/WRITE payload (offset, region, count,
+// data). What vfio-user cannot say is ours, numbered from 0x100: a BAR
+// layout that changes at run time (LAYOUT, daemon to client).
+//
+// Rules: a client's first message is ATTACH; message ids go up by one
+// (mod 2^16) per message from the client; a reply carries the id of its
+// command. Reads are answered. Writes that cannot change the BAR layout
+// (write_is_posted) carry NO_REPLY: no round trip; any other write is
+// answered once done, after the LAYOUT messages it caused, so that the
+// client's direct mappings follow the mediator's before the guest's next
+// access, as the embedded device's do. Anything
+// else (a bad header, size or region, an unknown command, a message out of
+// order) ends the connection. Every check is here, in one place:
+// check_header and the parse_* functions.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "vgpu/bits.h"
+
+namespace vgpu::vgpud::proto {
+
+inline constexpr uint32_t VERSION = 1;
+
+// vfio-user's header: 16 bytes, little-endian.
+struct Header {
+  uint16_t id = 0;  // the client's message number; replies echo it
+  uint16_t command = 0;
+  uint32_t size = 0;  // the whole message, header included
+  uint32_t flags = 0;
+  uint32_t error = 0;  // a reply with FLAG_ERROR: a Refusal
+};
+static_assert(sizeof(Header) == 16);
+
+inline constexpr uint32_t FLAG_TYPE_MASK = 0xf;  // vfio-user's message type
+inline constexpr uint32_t TYPE_COMMAND = 0;
+inline constexpr uint32_t TYPE_REPLY = 1;
+inline constexpr uint32_t FLAG_NO_REPLY = 1u << 4;
+inline constexpr uint32_t FLAG_ERROR = 1u << 5;
+inline constexpr uint32_t FLAGS_KNOWN = FLAG_TYPE_MASK | FLAG_NO_REPLY | FLAG_ERROR;
+
+enum class Command : uint16_t {
+  attach = 1,         // vfio-user VERSION: announce the VM, get its vGPU
+  region_read = 9,    // a trapped read: answered
+  region_write = 10,  // a trapped write: posted (FLAG_NO_REPLY) or answered
+  reset = 13,         // a device reset (guest reboot): answered
+  layout = 0x100,     // daemon to client: a BAR's new layout
+};
+
+// Regions are PCI BAR indexes (vfio-user's region index).
+inline constexpr uint32_t REGION_BAR0 = 0;
+inline constexpr uint32_t REGION_BAR1 = 1;
+inline constexpr uint32_t REGION_BAR3 = 3;
+
+// The largest message a client may send (ATTACH is the largest), and the
+// largest the daemon sends (a layout of a fragmented BAR1).
+inline constexpr uint32_t MAX_CLIENT_MESSAGE = 256;
+inline constexpr uint32_t MAX_DAEMON_MESSAGE = 4u << 20;
+
+// Why an ATTACH was refused (the reply's error field; its payload is the
+// reason as text).
+enum class Refusal : uint32_t {
+  none = 0,
+  vram_exhausted = 1,
+  too_many_vms = 2,
+  bad_option = 3,
+  protocol = 4,
+  internal = 5,
+};
+const char* refusal_name(Refusal r);
+
+// ---- ATTACH
+inline constexpr uint32_t OPT_BAR_REMAP = 1u << 0;
+inline constexpr uint32_t OPT_LAZY_SHADOW = 1u << 1;
+inline constexpr uint32_t OPTS_KNOWN = OPT_BAR_REMAP | OPT_LAZY_SHADOW;
+inline constexpr size_t NAME_BYTES = 32;  // NUL-padded; [A-Za-z0-9._-], 1..31 characters
+
+struct AttachRequest {
+  uint32_t version = VERSION;
+  uint32_t channels = 0;
+  uint64_t vram_bytes = 0;
+  uint32_t weight = 0;
+  uint32_t options = 0;
+  char name[NAME_BYTES] = {};
+};
+static_assert(sizeof(AttachRequest) == 56);
+
+// The reply comes with three file descriptors (SCM_RIGHTS), in this order:
+// the VM's VRAM (a sealed memfd of vram_bytes; offset 0 is guest VRAM 0),
+// the interrupt eventfd, and the interrupt status page (IrqStatus).
+struct AttachReply {
+  uint32_t vm_id = 0;
+  uint32_t reserved = 0;
+  uint64_t vram_bytes = 0;
+  uint64_t bar1_size = 0;
+  uint64_t bar3_size = 0;
+};
+static_assert(sizeof(AttachReply) == 32);
+inline constexpr size_t ATTACH_FDS = 3;
+
+// The interrupt status page, shared: the daemon stores the line's level
+// and counts its rising edges, then signals the eventfd. The client reads
+// it when the eventfd fires (MSI: one message per new edge; INTx: level).
+struct IrqStatus {
+  uint32_t level;
+  uint32_t reserved;
+  uint64_t edges;
+};
+inline constexpr size_t IRQ_STATUS_BYTES = 4096;
+
+// ---- REGION_READ / REGION_WRITE (vfio-user's payload); 4-byte accesses only.
+struct RegionAccess {
+  uint64_t offset = 0;
+  uint32_t region = 0;
+  uint32_t count = 0;  // bytes of data: 4
+};
+static_assert(sizeof(RegionAccess) == 16);
+inline constexpr uint32_t ACCESS_BYTES = 4;
+
+// Whether a write is posted: every write but those to the BAR0 registers
+// that can move the BAR layout (PMC.ENABLE, the BAR1/BAR3 instances,
+// MMU.INVALIDATE, PFIFO.USERD_BASE, CHAN_INST). BAR1/BAR3 writes
+// (page-table and USERD words, doorbells) and PRAMIN only mark guest
+// memory dirty.
+bool write_is_posted(uint32_t region, uint64_t offset);
+
+// ---- LAYOUT (daemon to client, FLAG_NO_REPLY): ranges sorted, covering the BAR.
+struct LayoutHead {
+  uint64_t generation = 0;
+  uint32_t region = 0;
+  uint32_t count = 0;
+};
+struct LayoutRange {
+  uint64_t bar_offset = 0;
+  uint64_t vram_offset = 0;  // in the VM's VRAM fd (direct ranges)
+  uint64_t size = 0;
+  uint32_t trapped = 0;
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(LayoutHead) == 16 && sizeof(LayoutRange) == 32);
+
+// ---- building messages
+std::vector<std::byte> message(const Header& h, std::span<const std::byte> payload);
+template <typename T>
+std::span<const std::byte> bytes_of(const T& v) {
+  return std::as_bytes(std::span(&v, 1));
+}
+std::vector<std::byte> read_request(uint16_t id, uint32_t region, uint64_t offset);
+// Posted or answered as write_is_posted says.
+std::vector<std::byte> write_request(uint16_t id, uint32_t region, uint64_t offset, uint32_t value);
+std::vector<std::byte> attach_request(uint16_t id, const AttachRequest& req);
+std::vector<std::byte> refusal(uint16_t id, Command c, Refusal why, const std::string& reason);
+std::vector<std::byte> layout_message(const LayoutHead& head, std::span<const LayoutRange> ranges);
+
+// ---- checking what a client sent (the daemon's side)
+// The header alone: size in [16, MAX_CLIENT_MESSAGE], a command message
+// with known flags. The payload is checked by the parse_* functions.
+[[nodiscard]] Status check_header(const Header& h);
+[[nodiscard]] Result<AttachRequest> parse_attach(std::span<const std::byte> payload);
+// A region access of 4 bytes, aligned, inside its BAR (bar_sizes is
+// indexed by region; 0: no such region); a write carries its 4 data bytes.
+struct Access {
+  uint32_t region;
+  uint64_t offset;
+  uint32_t value;  // writes
+};
+inline constexpr size_t NUM_REGIONS = 4;
+[[nodiscard]] Result<Access> parse_access(std::span<const std::byte> payload, bool write,
+                                          const uint64_t (&bar_sizes)[NUM_REGIONS]);
+// A VM's name as the daemon accepts it.
+[[nodiscard]] Result<std::string> parse_name(const char (&name)[NAME_BYTES]);
+
+template <typename T>
+T load(std::span<const std::byte> b, size_t at = 0) {
+  T v{};
+  std::memcpy(&v, b.data() + at, sizeof(T));
+  return v;
+}
+
+}  // namespace vgpu::vgpud::proto

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// One client connection of the daemon (one QEMU, one VM) on its own
+// thread: the ATTACH that creates its vGPU, then its trapped accesses, in
+// order, until it closes, breaks the protocol or the daemon stops. A bad
+// message closes this connection only (with a log line); the vGPU goes
+// with it (mediator::Host::destroy_vgpu waits for its engine work and
+// frees its partition, channels and shadows).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "mediator/host.h"
+#include "vgpud/protocol.h"
+#include "vgpud/share_history.h"
+#include "vgpud/wire.h"
+
+namespace vgpu::vgpud {
+
+// What the daemon decides for a session: admission (the VM limit and
+// unique names) and where log lines go.
+class SessionHost {
+ public:
+  virtual ~SessionHost() = default;
+  virtual mediator::Host& host() = 0;
+  // Reserve a slot for `name`; a refusal says why.
+  virtual std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name) = 0;
+  virtual void release(const std::string& name) = 0;
+  virtual void log(const std::string& line) = 0;
+  virtual void session_ended() = 0;  // wakes the daemon to reap the thread
+};
+
+// Where a vGPU's interrupt line goes: the eventfd and the status page
+// passed to the client. Shared with the interrupt handler, which the
+// mediator may still be running (on an engine thread) after the session
+// replaced it: the last one out closes them.
+struct IrqSink {
+  UniqueFd eventfd, status_fd;
+  proto::IrqStatus* status = nullptr;
+  void deliver(bool level);
+  ~IrqSink();
+};
+
+// What the control socket shows of one VM.
+struct VmStats {
+  std::string name;
+  PeerCred peer;
+  uint32_t vm_id = 0;
+  uint64_t vram_bytes = 0;
+  uint32_t channels = 0;
+  uint32_t weight = 0;
+  uint64_t gpu_ns = 0;
+  double share_1s = 0, share_10s = 0;
+  mediator::CounterSnapshot counters{};
+};
+
+class Session {
+ public:
+  Session(SessionHost& daemon, UniqueFd fd, PeerCred peer);
+  ~Session();  // joins the thread
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void start();
+  void stop();  // shuts the socket down; the thread ends and tears down
+  bool done() const { return done_.load(std::memory_order_acquire); }
+
+  // With the daemon's stats lock held by the caller (the vGPU stays while
+  // attached() is true under it).
+  bool attached() const { return vgpu_ != nullptr; }
+  const std::string& name() const { return name_; }
+  mediator::Vgpu* vgpu() const { return vgpu_; }
+  void set_weight(uint32_t w) { weight_ = w; }
+  VmStats stats(mediator::Host& host, const ShareHistory& history) const;
+  std::mutex& lock() { return mutex_; }
+
+ private:
+  void main();
+  // Handles one message; false: close the connection (reason in `why`).
+  bool handle(const Message& m, std::string& why);
+  bool attach(const Message& m, std::string& why);
+  bool access(const Message& m, bool write, std::string& why);
+  bool reset(const Message& m, std::string& why);
+  bool send(std::span<const std::byte> bytes, std::string& why, std::span<const int> fds = {});
+  bool send_layout_if_changed(std::string& why);
+  void teardown();
+
+  SessionHost& daemon_;
+  UniqueFd fd_;
+  const PeerCred peer_;
+  std::thread thread_;
+  std::atomic<bool> done_{false};
+  std::optional<uint16_t> last_id_;
+
+  // Attached state; written by the session thread under mutex_, read by
+  // the daemon under it.
+  mutable std::mutex mutex_;
+  std::string name_;
+  mediator::Vgpu* vgpu_ = nullptr;
+  uint32_t weight_ = 0;
+  uint64_t sent_generation_ = ~uint64_t{0};
+  uint64_t bar_sizes_[proto::NUM_REGIONS] = {};
+  std::shared_ptr<IrqSink> irq_;
+};
+
+}  // namespace vgpu::vgpud

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Test helpers: the vgpud binary as a separate process (as QEMUs see it),
+// and a small checked workload that a VM runs through the daemon.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "vgpud/client/client.h"
+
+namespace vgpu::vgpud::testing {
+
+class DaemonProcess {
+ public:
+  // Starts `vgpud --socket DIR/vgpud.sock ARGS...` and waits until its
+  // control socket answers.
+  static std::unique_ptr<DaemonProcess> start(const std::vector<std::string>& args = {});
+  ~DaemonProcess();
+
+  const std::string& socket() const { return socket_; }
+  pid_t pid() const { return pid_; }
+  // SIGTERM, then the exit status (-1: had to be killed after `timeout_s`).
+  int stop(int timeout_s = 30);
+  bool running();
+  std::string control(const std::string& line) const;  // "" when unreachable
+  uint64_t rss_kib() const;
+  std::string log() const;  // its stderr so far
+  // From `stats`: reserved VRAM in use, VRAM given to partitions.
+  uint64_t reserved_bytes() const;
+  uint64_t partition_bytes() const;
+
+ private:
+  std::string dir_, socket_, log_path_;
+  pid_t pid_ = -1;
+};
+
+// Opens the device on the client, runs a fill and a saxpy on a fresh
+// context, downloads and checks every element. `seed` varies the values.
+[[nodiscard]] Status checked_workload(Client& client, uint32_t seed);
+
+// Attach with defaults for tests (64 MiB, 8 channels).
+std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name,
+                                       std::string* error = nullptr);
+
+}  // namespace vgpu::vgpud::testing

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// vgpud's command line and its share arithmetic.
+#include <gtest/gtest.h>
+
+#include "vgpud/options.h"
+#include "vgpud/share_history.h"
+
+namespace vgpu::vgpud {
+namespace {
+
+TEST(VgpudOptions, SizesAreWholeMib) {
+  EXPECT_EQ(parse_size("512M").value(), 512 * MiB);
+  EXPECT_EQ(parse_size("4G").value(), 4 * GiB);
+  EXPECT_EQ(parse_size("2048K").value(), 2 * MiB);
+  EXPECT_EQ(parse_size("1048576").value(), MiB);
+  EXPECT_FALSE(parse_size("3"));
+  EXPECT_FALSE(parse_size("0M"));
+  EXPECT_FALSE(parse_size("-1G"));
+  EXPECT_FALSE(parse_size("1T"));
+  EXPECT_FALSE(parse_size("G"));
+  EXPECT_FALSE(parse_size("99999999999999999999G"));
+}
+
+TEST(VgpudOptions, CommandLineSetsTheConfig) {
+  auto cl = parse_command_line({"--socket", "/tmp/s", "--vram", "1G", "--scheduler", "band", "--max-vms", "3",
+                                "--yield-us", "800", "--group", "0", "--backend", "model"});
+  ASSERT_TRUE(cl) << cl.error().message;
+  EXPECT_EQ(cl->config.socket, "/tmp/s");
+  EXPECT_EQ(cl->config.vram_bytes, GiB);
+  EXPECT_EQ(cl->config.scheduler, "band");
+  EXPECT_EQ(cl->config.max_vms, 3u);
+  EXPECT_EQ(cl->config.sched_params.yield_window_ns, 800'000u);
+  EXPECT_EQ(cl->config.group, gid_t{0});
+}
+
+TEST(VgpudOptions, ErrorsNameTheOption) {
+  auto starts = [](const std::vector<std::string>& args, const std::string& prefix) {
+    auto cl = parse_command_line(args);
+    return !cl && cl.error().message.rfind(prefix, 0) == 0;
+  };
+  EXPECT_TRUE(starts({"--vram", "1G"}, "--socket PATH is required"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--scheduler", "lottery"}, "--scheduler"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--max-vms", "0"}, "--max-vms"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--backend", "nvidia"}, "--backend"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--group", "no-such-group-here"}, "--group"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--vram"}, "--vram: needs a value"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--frobnicate", "1"}, "unknown option"));
+  EXPECT_TRUE(parse_command_line({"--help"})->help);
+}
+
+TEST(ShareHistory, ShareIsGpuTimeOverAllVmsInTheWindow) {
+  ShareHistory h;
+  const uint64_t S = 1'000'000'000;
+  h.sample(0, {{1, 0}, {2, 0}});
+  h.sample(S / 2, {{1, 100}, {2, 300}});
+  h.sample(S, {{1, 200}, {2, 600}});
+  EXPECT_DOUBLE_EQ(h.share(1, S), 0.25);
+  EXPECT_DOUBLE_EQ(h.share(2, S), 0.75);
+  h.sample(2 * S, {{1, 1200}, {2, 600}});  // only vm 1 ran in the last second
+  EXPECT_DOUBLE_EQ(h.share(1, S), 1.0);
+  EXPECT_DOUBLE_EQ(h.share(3, S), 0.0);
+}
+
+TEST(ShareHistory, AVmThatJoinedCountsFromZero) {
+  ShareHistory h;
+  h.sample(0, {{1, 50}});
+  h.sample(100, {{1, 150}, {2, 100}});
+  EXPECT_DOUBLE_EQ(h.share(2, 1000), 0.5);
+}
+
+}  // namespace
+}  // namespace vgpu::vgpud
