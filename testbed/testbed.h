@@ -32,6 +32,7 @@ struct TestbedConfig {
   uint64_t vram_per_vm = 512 * MiB;
   uint32_t channels_per_vm = 8;
   std::string scheduler = "fifo";
+  uint64_t turn_ns = mediator::HostConfig{}.turn_ns;   // a turn's time slice (0: up to GP_PUT)
   std::vector<uint32_t> weights;           // per VM; empty = all 1
   ClockKind clock = ClockKind::real;
   driver::DeviceOptions device;

@@ -27,5 +27,11 @@
 #define VGPU_OPT_BAR_REMAP_DEFAULT 1
 #define VGPU_OPT_LAZY_SHADOW "lazy-shadow"      /* shadow sync at dispatch, dirty pages only */
 #define VGPU_OPT_LAZY_SHADOW_DEFAULT 1
+/* A scheduler turn's time slice: a turn ends at the first GPFIFO entry
+ * boundary after it (docs/scheduler.md, "Bounded turns"); 0: a turn runs
+ * every entry up to GP_PUT. Host-wide, as the scheduler is. */
+#define VGPU_OPT_TURN_MS "turn-ms"
+#define VGPU_OPT_TURN_MS_DEFAULT 30
+#define VGPU_OPT_TURN_MS_MAX 1000
 
 #endif /* VGPU_OPTIONS_H */
