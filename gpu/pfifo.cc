@@ -132,6 +132,7 @@ void Pfifo::service(Pick p) {
   }
   if (p.engine_result) {
     run.engine_wait = false;
+    if (const uint64_t now = d_.clock.now_ns(); now > run.engine_start_ns) run.entry_engine_ns += now - run.engine_start_ns;
     if (!*p.engine_result) return fail(p.chid, p.epoch, p.engine_result->error());
     advance(run);
   }

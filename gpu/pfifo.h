@@ -150,6 +150,7 @@ class Pfifo {
   uint32_t chan_table_error_ = 0;
   uint32_t nonstall_engine_ = 0;
   uint32_t preempt_ = 0;
+  std::atomic<uint32_t> engine_timeout_ms_{0};   // ENGINE_TIMEOUT; read by the PFIFO thread
   std::optional<uint32_t> servicing_;   // the channel whose slice the PFIFO thread is running
 
   // The thread.
