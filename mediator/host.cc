@@ -37,6 +37,9 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   if (config.turn_ns > uint64_t{VGPU_OPT_TURN_MS_MAX} * 1'000'000)
     return fail(Errc::invalid_argument, strfmt("host: %s: %llu ns is above %u ms", VGPU_OPT_TURN_MS,
                                                static_cast<unsigned long long>(config.turn_ns), VGPU_OPT_TURN_MS_MAX));
+  if (config.max_gpu_ms > VGPU_OPT_MAX_GPU_MS_MAX)
+    return fail(Errc::invalid_argument, strfmt("host: %s: %u ms is above %u ms", VGPU_OPT_MAX_GPU_MS, config.max_gpu_ms,
+                                               VGPU_OPT_MAX_GPU_MS_MAX));
   auto policy = sched::make_policy(config.scheduler, config.sched_params);
   if (!policy) return std::unexpected(policy.error().context("host"));
   std::unique_ptr<Host> host(new Host(config));
@@ -90,6 +93,7 @@ Status Host::bring_up() {
   g.write32(pmc::PBDMA_ENABLE.offset, regs::ALL_PBDMA);
   g.write32(pf::CTRL.offset, pf::CtrlEnable::mask);
   g.write32(pf::INTR_EN.offset, ~uint32_t{0});
+  g.write32(pf::ENGINE_TIMEOUT.offset, config_.max_gpu_ms);
 
   // USERD pages and the BAR1 address space that maps them.
   auto userd = reserved_->alloc(USERD_ARRAY_BYTES);

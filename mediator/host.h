@@ -47,6 +47,9 @@ struct HostConfig {
   // A turn's time slice (VGPU_OPT_TURN_MS; mediator/turn_slice.h): 0 runs
   // a turn up to GP_PUT.
   uint64_t turn_ns = uint64_t{VGPU_OPT_TURN_MS_DEFAULT} * 1'000'000;
+  // The longest one GPFIFO entry of a VM may hold the GPU
+  // (VGPU_OPT_MAX_GPU_MS; the GPU's ENGINE_TIMEOUT): 0, no limit.
+  uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;
   // Guest errors (bad registers, bad values) and internal errors (the
   // host's own failures) go here, rate-limited (common/log.h); default:
   // stderr. Guest errors are also counted and the last ones kept in each

@@ -30,12 +30,13 @@ struct TwoVms {
   std::unique_ptr<driver::Context> ctx_a2;   // holds the GPU while ctx_a's spins are rung
 };
 
-TwoVms two_vms(uint64_t turn_ns) {
+TwoVms two_vms(uint64_t turn_ns, uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms) {
   testbed::TestbedConfig tc;
   tc.mode = testbed::Mode::fv_opt;
   tc.vms = 2;
   tc.vram_per_vm = 128 * MiB;
   tc.turn_ns = turn_ns;
+  tc.max_gpu_ms = max_gpu_ms;
   TwoVms t;
   auto tb = testbed::Testbed::create(tc);
   EXPECT_TRUE(tb) << tb.error().what();
@@ -99,6 +100,7 @@ TEST(BoundedTurn, BatchedSpinsKeepAnotherVmWaitingAtMostOneSpinAndATurn) {
   ASSERT_TRUE(t.ctx_a && t.ctx_b && t.ctx_a2);
   const uint64_t waited = wait_behind_three_spins(t);
   EXPECT_GT(waited, 0u);
+  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
   EXPECT_LE(waited, SPIN_NS + TURN_NS + MARGIN_NS) << "VM B waited " << waited / 1'000'000 << " ms";
 }
 
@@ -109,7 +111,47 @@ TEST(BoundedTurn, UnboundedTurnsKeepAnotherVmWaitingForEverySpin) {
   TwoVms t = two_vms(0);
   ASSERT_TRUE(t.ctx_a && t.ctx_b && t.ctx_a2);
   const uint64_t waited = wait_behind_three_spins(t);
+  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
   EXPECT_GE(waited, 2 * SPIN_NS) << "VM B waited " << waited / 1'000'000 << " ms";
+}
+
+// A runaway: one GPFIFO entry of VM A asks for more GPU time than the
+// host's maximum (max-gpu-ms, here 100 ms). It ends with channel error
+// timeout; VM B waits at most the maximum and a turn; A's later work runs.
+TEST(RunawayWork, AnEntryPastTheMaximumEndsWithTimeoutAndOthersWaitAtMostThatLong) {
+  constexpr uint32_t MAX_GPU_MS = 100;
+  TwoVms t = two_vms(TURN_NS, MAX_GPU_MS);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b && t.ctx_a2);
+  auto runaway = t.ctx_a->spin({2'000'000'000});   // legal (the spin cap is 10 s), but past the maximum
+  ASSERT_TRUE(runaway);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(Ms(1));
+  ASSERT_TRUE(engine_busy(*t.tb, 0, *t.ctx_a)) << "the runaway spin never started";
+  auto buf = t.ctx_b->alloc(64 * sizeof(float));
+  ASSERT_TRUE(buf);
+  const auto start = std::chrono::steady_clock::now();
+  auto f = t.ctx_b->fill({*buf, 64, 1.f});
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(t.ctx_b->wait(*f));
+  const uint64_t waited = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
+  EXPECT_LE(waited, uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS) << "VM B waited " << waited / 1'000'000 << " ms";
+
+  auto ended = t.ctx_a->wait(*runaway);
+  ASSERT_FALSE(ended) << "the runaway spin completed";
+  EXPECT_NE(ended.error().message.find("timeout"), std::string::npos) << ended.error().message;
+  // The VM's later work runs: its other channel, and a new one.
+  auto a2buf = t.ctx_a2->alloc(64 * sizeof(float));
+  ASSERT_TRUE(a2buf);
+  auto a2 = t.ctx_a2->fill({*a2buf, 64, 2.f});
+  ASSERT_TRUE(a2);
+  EXPECT_TRUE(t.ctx_a2->wait(*a2));
+  auto again = t.dev_a->create_context();
+  ASSERT_TRUE(again);
+  auto spin = (*again)->spin({MAX_GPU_MS * 1'000'000ull / 2});
+  ASSERT_TRUE(spin);
+  EXPECT_TRUE((*again)->wait(*spin)) << "an entry within the maximum completes";
 }
 
 }  // namespace

@@ -33,5 +33,11 @@
 #define VGPU_OPT_TURN_MS "turn-ms"
 #define VGPU_OPT_TURN_MS_DEFAULT 30
 #define VGPU_OPT_TURN_MS_MAX 1000
+/* The longest one GPFIFO entry's engine work may hold the GPU: longer is
+ * ended with channel error timeout (0x0e), as a GPU's timeout detection
+ * would; 0: no limit. Host-wide: every VM gets the same maximum. */
+#define VGPU_OPT_MAX_GPU_MS "max-gpu-ms"
+#define VGPU_OPT_MAX_GPU_MS_DEFAULT 4000
+#define VGPU_OPT_MAX_GPU_MS_MAX 60000
 
 #endif /* VGPU_OPTIONS_H */
