@@ -154,5 +154,32 @@ TEST(RunawayWork, AnEntryPastTheMaximumEndsWithTimeoutAndOthersWaitAtMostThatLon
   EXPECT_TRUE((*again)->wait(*spin)) << "an entry within the maximum completes";
 }
 
+// A huge copy (one GPFIFO entry of many launches) past the maximum (here
+// 1 ms) stops between its pieces with channel error timeout, and the other
+// VM's wait stays within the maximum and a turn.
+TEST(RunawayWork, AHugeCopyPastTheMaximumEndsWithTimeout) {
+  constexpr uint32_t MAX_GPU_MS = 1;
+  constexpr uint64_t BYTES = 48 * MiB;   // well over 1 ms of memcpy on any machine
+  TwoVms t = two_vms(TURN_NS, MAX_GPU_MS);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b);
+  auto src = t.ctx_a->alloc(BYTES);
+  auto dst = t.ctx_a->alloc(BYTES);
+  auto buf = t.ctx_b->alloc(64 * sizeof(float));
+  ASSERT_TRUE(src && dst && buf);
+  auto copy = t.ctx_a->copy(*dst, 0, *src, 0, BYTES);
+  ASSERT_TRUE(copy);
+  const auto start = std::chrono::steady_clock::now();
+  auto f = t.ctx_b->fill({*buf, 64, 1.f});
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(t.ctx_b->wait(*f));
+  const uint64_t waited = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
+  EXPECT_LE(waited, uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS) << "VM B waited " << waited / 1'000'000 << " ms";
+  auto ended = t.ctx_a->wait(*copy);
+  ASSERT_FALSE(ended) << "the huge copy completed within 1 ms";
+  EXPECT_NE(ended.error().message.find("timeout"), std::string::npos) << ended.error().message;
+}
+
 }  // namespace
 }  // namespace vgpu::mediator
