@@ -173,12 +173,12 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   if (engine >= engines_.size() || !engines_[engine])
     return fault(ChannelError::illegal_method, 0, method, subch);
   const uint64_t epoch = run.epoch;
-  run.engine_start_ns = d_.clock.now_ns();
   {
     std::lock_guard l(d_.mutex);
     channels_.engine_started(chid, epoch);
   }
   engines_[engine]->submit([this, chid, epoch, run_work = std::move(work.run)] {
+    engine_job_start_ns_[chid].store(d_.clock.now_ns());
     post_engine_result(chid, epoch, run_engine_work(d_.log, chid, run_work));
   });
   return Step::engine;
