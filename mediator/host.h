@@ -74,7 +74,6 @@ class Host final : public sched::Engine, private DeferredSink {
   std::string_view scheduler_name() const { return dispatcher_->policy_name(); }
   uint64_t gpu_ns(uint32_t vgpu_id) const { return dispatcher_->gpu_ns(vgpu_id); }
   size_t queued_submissions(uint32_t vgpu_id) const { return dispatcher_->queued(vgpu_id); }
-  bool turns_bounded() const { return turns_.bounded(); }
 
   // ---- for vGPUs
   void submit(uint32_t vgpu_id, uint32_t gchid);
@@ -93,6 +92,7 @@ class Host final : public sched::Engine, private DeferredSink {
   uint64_t host_userd(uint32_t pchid) const { return userd_base_ + uint64_t{pchid} * regs::userd::SIZE; }
   void ring_physical(uint32_t pchid, uint32_t put);
   uint64_t now_ns() { return gpu_->clock().now_ns(); }
+  bool turns_bounded() const { return turns_.bounded(); }   // mediator/turn_slice.h
   void log_guest_error(const std::string& line) { log_.guest_error(line); }
   void log_internal_error(const std::string& line) { log_.internal_error(line); }
 
