@@ -34,7 +34,7 @@ constexpr ErrorName ERROR_NAMES[] = {
     {r::ChannelError::bad_program, "bad_program"},   {r::ChannelError::bad_argument, "bad_argument"},
     {r::ChannelError::sem_timeout, "sem_timeout"},   {r::ChannelError::illegal_sem, "illegal_sem"},
     {r::ChannelError::bad_instance, "bad_instance"}, {r::ChannelError::bad_copy, "bad_copy"},
-    {r::ChannelError::internal, "internal"},
+    {r::ChannelError::internal, "internal"},         {r::ChannelError::timeout, "timeout"},
 };
 const char* error_name(r::ChannelError code) {
   for (const auto& e : ERROR_NAMES)

@@ -83,6 +83,8 @@ struct ChannelRun {
 
   // Waiting for engine work of the current method.
   bool engine_wait = false;
+  // Engine time of the current GPFIFO entry (ENGINE_TIMEOUT).
+  uint64_t entry_engine_ns = 0;
 
   // Busy period, for the idle event.
   bool busy = false;

@@ -110,6 +110,7 @@ Pfifo::Ran Pfifo::fetch_entry(ChannelRun& run) {
   const uint64_t bytes = uint64_t{length} * 4;
   if (va + bytes > fmt::VA_LIMIT || va + bytes - 1 > as.limit) return fault(ChannelError::gpentry_invalid, va);
   run.in_segment = true;
+  run.entry_engine_ns = 0;
   run.segment_va = va;
   run.segment_words = length;
   run.window.clear();
@@ -154,6 +155,11 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   }
   ClassObject* object = run.objects[subch].get();
   if (!object) return fault(ChannelError::empty_subchannel, 0, method, subch);
+  // What is left of the entry's engine time goes with the work the method
+  // may start (objects copy the context into their work).
+  const uint64_t limit_ns = uint64_t{engine_timeout_ms_.load()} * 1'000'000;
+  if (limit_ns != 0 && run.entry_engine_ns >= limit_ns) return fault(ChannelError::timeout, 0, method, subch);
+  run.ctx->engine_budget_ns = limit_ns ? std::optional<uint64_t>(limit_ns - run.entry_engine_ns) : std::nullopt;
   auto outcome = object->method(*run.ctx, method, data);
   if (!outcome) {
     ChannelFault f = outcome.error();
@@ -172,6 +178,7 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
     channels_.engine_started(chid, epoch);
   }
   engines_[engine]->submit([this, chid, epoch, run_work = std::move(work.run)] {
+    engine_job_start_ns_[chid].store(d_.clock.now_ns());
     post_engine_result(chid, epoch, run_engine_work(d_.log, chid, run_work));
   });
   return Step::engine;

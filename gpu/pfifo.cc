@@ -132,6 +132,8 @@ void Pfifo::service(Pick p) {
   }
   if (p.engine_result) {
     run.engine_wait = false;
+    const uint64_t started = engine_job_start_ns_[p.chid].load();
+    if (const uint64_t now = d_.clock.now_ns(); now > started) run.entry_engine_ns += now - started;
     if (!*p.engine_result) return fail(p.chid, p.epoch, p.engine_result->error());
     advance(run);
   }

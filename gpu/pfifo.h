@@ -162,6 +162,13 @@ class Pfifo {
   uint32_t next_chid_ = 0;
   std::thread thread_;
   std::array<std::unique_ptr<EngineThread>, 2> engines_;
+
+  // ENGINE_TIMEOUT (docs/spec/vgpu.md §3.5).
+  std::atomic<uint32_t> engine_timeout_ms_{0};   // ENGINE_TIMEOUT; read by the PFIFO thread
+  // When each channel's engine work in flight started on its engine (not
+  // when it was queued there, behind another channel's work): written by
+  // the engine thread before it posts the result, read by PFIFO after.
+  std::array<std::atomic<uint64_t>, regs::NUM_CHANNELS> engine_job_start_ns_{};
 };
 
 }  // namespace vgpu::gpu

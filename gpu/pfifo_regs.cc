@@ -87,6 +87,8 @@ std::vector<RegRow> Pfifo::registers() {
       sensitive("PFIFO.PREEMPT", PREEMPT,
                 [this](uint32_t) { return preempt_ | PreemptPending::make(servicing_ && *servicing_ == preempt_); },
                 [this](uint32_t, uint32_t v) { preempt_ = PreemptChid::get(v); }),
+      sensitive("PFIFO.ENGINE_TIMEOUT", ENGINE_TIMEOUT, [this](uint32_t) { return engine_timeout_ms_.load(); },
+                [this](uint32_t, uint32_t v) { engine_timeout_ms_.store(v); }),
       read_only("PFIFO.TIME_LO", TIME_LO, [this](uint32_t) { return Ptimer::time_0(d_.clock.now_ns()); }),
       read_only("PFIFO.TIME_HI", TIME_HI, [this](uint32_t) { return Ptimer::time_1(d_.clock.now_ns()); }),
   };

@@ -34,6 +34,12 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
     return fail(Errc::invalid_argument,
                 strfmt("host: reserved VRAM %s must be a non-zero MiB multiple below the VRAM size %s",
                        hex(config.reserved_bytes).c_str(), hex(config.vram_bytes).c_str()));
+  if (config.turn_ns > uint64_t{VGPU_OPT_TURN_MS_MAX} * 1'000'000)
+    return fail(Errc::invalid_argument, strfmt("host: %s: %llu ns is above %u ms", VGPU_OPT_TURN_MS,
+                                               static_cast<unsigned long long>(config.turn_ns), VGPU_OPT_TURN_MS_MAX));
+  if (config.max_gpu_ms > VGPU_OPT_MAX_GPU_MS_MAX)
+    return fail(Errc::invalid_argument, strfmt("host: %s: %u ms is above %u ms", VGPU_OPT_MAX_GPU_MS, config.max_gpu_ms,
+                                               VGPU_OPT_MAX_GPU_MS_MAX));
   auto policy = sched::make_policy(config.scheduler, config.sched_params);
   if (!policy) return std::unexpected(policy.error().context("host"));
   std::unique_ptr<Host> host(new Host(config));
@@ -53,7 +59,7 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   return host;
 }
 
-Host::Host(const HostConfig& config) : config_(config), log_(config.log) {}
+Host::Host(const HostConfig& config) : config_(config), log_(config.log), turns_(config.turn_ns) {}
 
 Host::~Host() {
   {
@@ -87,6 +93,7 @@ Status Host::bring_up() {
   g.write32(pmc::PBDMA_ENABLE.offset, regs::ALL_PBDMA);
   g.write32(pf::CTRL.offset, pf::CtrlEnable::mask);
   g.write32(pf::INTR_EN.offset, ~uint32_t{0});
+  g.write32(pf::ENGINE_TIMEOUT.offset, config_.max_gpu_ms);
 
   // USERD pages and the BAR1 address space that maps them.
   auto userd = reserved_->alloc(USERD_ARRAY_BYTES);
@@ -229,11 +236,21 @@ void Host::submit(uint32_t vgpu_id, uint32_t gchid) {
 }
 
 void Host::channel_stopped(uint32_t vgpu_id, uint32_t gchid, uint64_t seq) {
-  (void)dispatcher_->complete_if({vgpu_id, gchid, seq}, std::nullopt, now_ns());
+  end_turn({vgpu_id, gchid, seq}, std::nullopt, now_ns());
 }
 
-void Host::turn_over(const Vgpu& v, uint32_t gchid, std::optional<uint64_t> start_ns, uint64_t end_ns) {
-  (void)dispatcher_->complete_if({v.id(), gchid, std::nullopt}, start_ns, end_ns);
+void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns) {
+  const auto flight = dispatcher_->in_flight();
+  if (!flight || flight->submission.vm != v.id() || flight->submission.channel != gchid) return;   // after its turn
+  const uint64_t seq = flight->submission.seq;
+  const uint64_t turn_start = turns_.piece_ran(v.id(), seq, start_ns);
+  if (turns_.has_time(turn_start, end_ns) && v.continue_turn(gchid)) return;
+  end_turn({v.id(), gchid, seq}, turn_start, end_ns);
+}
+
+void Host::end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns) {
+  if (!dispatcher_->complete_if(m, start_ns, end_ns)) return;
+  if (std::shared_ptr<Vgpu> v = find(m.vm)) v->end_turn(m.channel);
 }
 
 std::shared_ptr<Vgpu> Host::find(uint32_t vgpu_id) {
@@ -284,7 +301,7 @@ void Host::check_parked_channel() {
   std::shared_ptr<Vgpu> v = find(flight->submission.vm);
   if (!v || flight->submission.channel >= v->config().channels) return;
   if (!pf::ChanStateAcquirePending::get(physical_state(v->pchid_of(flight->submission.channel)))) return;
-  (void)dispatcher_->complete_if({v->id(), flight->submission.channel, flight->submission.seq}, std::nullopt, now_ns());
+  end_turn({v->id(), flight->submission.channel, flight->submission.seq}, std::nullopt, now_ns());
 }
 
 // ---- the physical GPU
@@ -422,7 +439,7 @@ void Host::handle(const gpu::ChannelEvent& e) {
   const uint32_t bit = regs::channel_bit(e.chid);
   switch (e.kind) {
     case gpu::ChannelEvent::Kind::idle:
-      if (v) turn_over(*v, v->gchid_of(e.chid), e.start_ns, e.end_ns);
+      if (v) piece_ran(*v, v->gchid_of(e.chid), e.start_ns, e.end_ns);
       break;
     case gpu::ChannelEvent::Kind::nonstall:
       gpu_->write32(pf::NONSTALL_PENDING[regs::channel_word(e.chid)].offset, bit);
@@ -449,7 +466,7 @@ void Host::handle(const gpu::ChannelEvent& e) {
       gpu_->write32(pf::CHAN_ERROR_PENDING[regs::channel_word(e.chid)].offset, bit);
       if (v) {
         v->on_channel_error(v->gchid_of(e.chid), static_cast<regs::ChannelError>(code), method, addr);
-        turn_over(*v, v->gchid_of(e.chid), std::nullopt, now_ns());
+        end_turn({v->id(), v->gchid_of(e.chid), std::nullopt}, std::nullopt, now_ns());
       }
       break;
     }

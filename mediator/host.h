@@ -30,6 +30,7 @@
 #include "common/log.h"
 #include "gpu/gpu.h"
 #include "mediator/lock.h"
+#include "mediator/turn_slice.h"
 #include "mediator/vgpu.h"
 #include "scheduler/dispatcher.h"
 #include "scheduler/policy.h"
@@ -43,6 +44,12 @@ struct HostConfig {
   ClockKind clock = ClockKind::real;
   std::string scheduler = "fifo";         // fifo | credit | band
   sched::PolicyParams sched_params;
+  // A turn's time slice (VGPU_OPT_TURN_MS; mediator/turn_slice.h): 0 runs
+  // a turn up to GP_PUT.
+  uint64_t turn_ns = uint64_t{VGPU_OPT_TURN_MS_DEFAULT} * 1'000'000;
+  // The longest one GPFIFO entry of a VM may hold the GPU
+  // (VGPU_OPT_MAX_GPU_MS; the GPU's ENGINE_TIMEOUT): 0, no limit.
+  uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;
   // Guest errors (bad registers, bad values) and internal errors (the
   // host's own failures) go here, rate-limited (common/log.h); default:
   // stderr. Guest errors are also counted and the last ones kept in each
@@ -89,6 +96,7 @@ class Host final : public sched::Engine, private DeferredSink {
   uint64_t host_userd(uint32_t pchid) const { return userd_base_ + uint64_t{pchid} * regs::userd::SIZE; }
   void ring_physical(uint32_t pchid, uint32_t put);
   uint64_t now_ns() { return gpu_->clock().now_ns(); }
+  bool turns_bounded() const { return turns_.bounded(); }   // mediator/turn_slice.h
   void log_guest_error(const std::string& line) { log_.guest_error(line); }
   void log_internal_error(const std::string& line) { log_.internal_error(line); }
 
@@ -105,8 +113,12 @@ class Host final : public sched::Engine, private DeferredSink {
   bool wait_engines_idle(const Vgpu& v);   // false: still running after the longest launch
   std::shared_ptr<Vgpu> owner(uint32_t pchid);
   std::shared_ptr<Vgpu> find(uint32_t vgpu_id);
-  // Ends the turn of the submission on the GPU if it is `v`'s on `gchid`.
-  void turn_over(const Vgpu& v, uint32_t gchid, std::optional<uint64_t> start_ns, uint64_t end_ns);
+  // A piece of the turn on the GPU ran (the channel went idle): ring the
+  // next one while the turn's slice lasts, else end the turn.
+  void piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns);
+  // Ends the turn of the submission on the GPU if it matches `m`; the VM
+  // requeues what its channel has left.
+  void end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns);
   void commit_runlist_locked();
 
   HostConfig config_;
@@ -115,6 +127,7 @@ class Host final : public sched::Engine, private DeferredSink {
   std::unique_ptr<shadow::ReservedVram> reserved_;
   std::unique_ptr<shadow::ReservedVram> partitions_;
   std::unique_ptr<sched::Dispatcher> dispatcher_;
+  TurnSlice turns_;                           // the event-handling thread's
 
   uint64_t userd_base_ = 0;                   // host VRAM: USERD pages of all physical channels
   std::array<uint64_t, 2> runlist_buf_{};     // double-buffered physical runlist

@@ -160,9 +160,10 @@ void ShadowChannels::doorbell(uint32_t c, uint32_t put) {
   ch.guest_put = put;
   if (!ch.bound) return;
   if (!env_.lazy_shadow) env_.spaces.sync(*ch.space, true);   // sync point: GP_PUT
-  // Nothing new since the last dispatch, or a submission already queued
-  // (it will run up to this put): no scheduler work.
-  if (ch.guest_put == ch.physical_put || queued_[c]) return;
+  // Nothing new since the last dispatch, a submission already queued (it
+  // will run up to this put) or the channel's turn in progress (its end
+  // requeues what is left): no scheduler work.
+  if (ch.guest_put == ch.physical_put || queued_[c] || ch.in_turn) return;
   queued_[c] = true;
   submits_.push_back(c);
 }
@@ -172,20 +173,41 @@ bool ShadowChannels::dispatch(uint32_t c, uint64_t seq) {
   if (c >= count()) return false;
   queued_[c] = false;
   Channel& ch = channels_[c];
+  ch.in_turn = ring_next_piece(c);
+  if (ch.in_turn) ch.last_seq = seq;
+  return ch.in_turn;
+}
+
+bool ShadowChannels::continue_turn(uint32_t c) {
+  if (c >= count() || !channels_[c].in_turn) return false;
+  return ring_next_piece(c);
+}
+
+void ShadowChannels::end_turn(uint32_t c) {
+  if (c >= count()) return;
+  Channel& ch = channels_[c];
+  ch.in_turn = false;
+  if (!ch.bound || ch.guest_put == ch.physical_put || queued_[c]) return;
+  queued_[c] = true;
+  submits_.push_back(c);
+}
+
+bool ShadowChannels::ring_next_piece(uint32_t c) {
+  Channel& ch = channels_[c];
   const bool runnable = pf::ChanStateRunnable::get(ch.state_reg);
   if (!ch.bound || !ch.in_runlist || !runnable || env_.regs.channel_errored(c) || ch.guest_put == ch.physical_put)
     return false;   // nothing the GPU can run
-  if (ch.guest_put >= ch.guest.ring_entries()) {
-    env_.guest_error(strfmt("channel %u: GP_PUT %u beyond its %u-entry ring", c, ch.guest_put, ch.guest.ring_entries()));
+  const uint32_t entries = ch.guest.ring_entries();
+  if (ch.guest_put >= entries) {
+    env_.guest_error(strfmt("channel %u: GP_PUT %u beyond its %u-entry ring", c, ch.guest_put, entries));
     env_.regs.raise_channel_error(c, regs::ChannelError::gpentry_invalid, 0, ch.guest_put);
     Counters::bump(env_.counters.faults);
     return false;
   }
   if (env_.lazy_shadow) env_.spaces.sync(*ch.space, false);   // lazy: just before the channel runs
-  ch.physical_put = ch.guest_put;
-  ch.last_seq = seq;
+  ch.physical_put = env_.entry_pieces && ch.physical_put < entries ? (ch.physical_put + 1) % entries : ch.guest_put;
   ch.ran = true;
-  env_.physical.ring(pchid(c), ch.guest_put);
+  env_.physical.ring(pchid(c), ch.physical_put);
   return true;
 }
 

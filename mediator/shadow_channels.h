@@ -53,6 +53,10 @@ class ShadowChannels {
     Counters& counters;
     std::function<void(const std::string&)> guest_error;
     bool lazy_shadow;
+    // Turns are bounded (mediator/turn_slice.h): the GPU is given one
+    // GPFIFO entry at a time, so that a turn can end at an entry boundary.
+    // Otherwise a turn gives it everything up to the guest's GP_PUT.
+    bool entry_pieces = false;
   };
 
   ShadowChannels(Env env, uint32_t count, uint32_t pchid_base);
@@ -73,6 +77,12 @@ class ShadowChannels {
   // The scheduler picked submission `seq` of channel `c`: ring the
   // physical channel if it has work it can run. False: nothing ran.
   bool dispatch(uint32_t c, uint64_t seq);
+  // The piece of the turn in progress ran: ring the next one. False: the
+  // channel has nothing more it can run.
+  bool continue_turn(uint32_t c);
+  // The scheduler ended channel c's turn: if it has entries left, they
+  // wait in the scheduler's queue behind whoever arrived meanwhile.
+  void end_turn(uint32_t c);
 
   // PMC.ENABLE cleared PFIFO: every channel unbound, the runlist emptied.
   void reset();
@@ -102,6 +112,7 @@ class ShadowChannels {
     uint32_t physical_put = 0;   // last GP_PUT given to the GPU
     uint64_t last_seq = 0;       // the last submission dispatched on it
     bool ran = false;            // one was, since the last bind
+    bool in_turn = false;        // dispatched; the scheduler has not ended its turn
   };
   // Shadows of an unbound channel whose engine work still runs: that work
   // walks the shadow tables and instance block, so they are freed only
@@ -118,13 +129,16 @@ class ShadowChannels {
   void unbind(uint32_t c);
   void reap_retired();
   void commit_runlist() { env_.physical.set_runlist(runlist_pchids()); }
+  // Rings the channel's next piece if it can run one.
+  bool ring_next_piece(uint32_t c);
 
   Env env_;
   const uint32_t pchid_base_;
   std::vector<Channel> channels_;
   std::vector<Retired> retired_;
-  // A submission of the channel waits in the scheduler: doorbells
-  // meanwhile only move GP_PUT (dispatch runs to the latest). Kept across
+  // A submission of the channel waits in the scheduler, or its turn is in
+  // progress: doorbells meanwhile only move GP_PUT (dispatch and the turn's
+  // pieces run to the latest; end_turn requeues what is left). Kept across
   // reset: a queued one still reaches dispatch().
   std::vector<bool> queued_;
   std::vector<uint32_t> submits_;

@@ -59,11 +59,12 @@ struct Channels {
   std::vector<std::string> errors;
   ShadowSpaces spaces{f.guest, f.reserved, f.counters, [](uint64_t) {}, [this](const std::string& e) { errors.push_back(e); }};
   FakePhysical physical{f};
+  const bool entry_pieces;
   ShadowChannels ch{ShadowChannels::Env{f.guest, *f.vram, f.reserved, spaces, regs, physical, counters,
-                                        [this](const std::string& e) { errors.push_back(e); }, true},
+                                        [this](const std::string& e) { errors.push_back(e); }, true, entry_pieces},
                     CHANNELS, PCHID_BASE};
 
-  Channels() {
+  explicit Channels(bool pieces = false) : entry_pieces(pieces) {
     const auto wr = [&](uint32_t off, uint32_t v) { f.vram->write32(Fixture::PART_BASE + INST + off, v); };
     fmt::encode_address_space(fmt::AddressSpace{.pdb = PD, .limit = fmt::VA_LIMIT - 1}, wr);
     fmt::encode_ramfc(fmt::Ramfc{.gp_base = RING_VA, .limit2 = LIMIT2, .userd = USERD}, wr);
@@ -137,6 +138,37 @@ TEST(ShadowChannels, DoorbellsQueueOneSubmissionThatRunsToTheLatestPut) {
   t.ch.doorbell(1, 6);   // nothing new
   EXPECT_TRUE(t.ch.take_submits().empty());
   EXPECT_EQ(t.counters.doorbells.load(), 4u);
+}
+
+TEST(ShadowChannels, BoundedTurnsRingOneEntryAtATime) {
+  Channels t(true);
+  t.ready(1);
+  t.ch.doorbell(1, 3);
+  EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1}));
+  ASSERT_TRUE(t.ch.dispatch(1, 7));
+  EXPECT_TRUE(t.ch.continue_turn(1));
+  EXPECT_TRUE(t.ch.continue_turn(1));
+  EXPECT_FALSE(t.ch.continue_turn(1)) << "every entry rung";
+  EXPECT_EQ(t.physical.rung, (std::vector<std::pair<uint32_t, uint32_t>>{
+                                 {PCHID_BASE + 1, 1}, {PCHID_BASE + 1, 2}, {PCHID_BASE + 1, 3}}));
+}
+
+TEST(ShadowChannels, DoorbellsDuringATurnAreRequeuedAtItsEnd) {
+  Channels t(true);
+  t.ready(1);
+  t.ch.doorbell(1, 1);
+  (void)t.ch.take_submits();
+  ASSERT_TRUE(t.ch.dispatch(1, 7));
+  t.ch.doorbell(1, 4);
+  EXPECT_TRUE(t.ch.take_submits().empty()) << "the turn's end queues it, behind whoever came meanwhile";
+  t.ch.end_turn(1);
+  EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1}));
+  EXPECT_FALSE(t.ch.continue_turn(1)) << "the turn is over";
+  ASSERT_TRUE(t.ch.dispatch(1, 8));
+  EXPECT_EQ(t.physical.rung.back(), std::make_pair(PCHID_BASE + 1, 2u));
+  t.ch.end_turn(1);
+  t.ch.end_turn(1);
+  EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1})) << "one queued submission, however many ends";
 }
 
 TEST(ShadowChannels, DispatchOfAChannelThatCannotRunRingsNothing) {

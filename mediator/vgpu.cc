@@ -29,7 +29,8 @@ Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partiti
             host.gpu().bar_size(gpu::Bar::bar3)),
       physical_(host, id),
       channels_(ShadowChannels::Env{guest_, host.gpu().vram(), *reserved_, spaces_, regs_, physical_, counters_,
-                                    [this](const std::string& e) { guest_error(e); }, config_.lazy_shadow},
+                                    [this](const std::string& e) { guest_error(e); }, config_.lazy_shadow,
+                                    host.turns_bounded()},
                 config_.channels, pchid_base),
       table_([this](const std::string& e) { guest_error(e); }) {
   build_table();
@@ -127,6 +128,14 @@ void Vgpu::on_nonstall(uint32_t gchid) {
 
 bool Vgpu::dispatch(uint32_t gchid, uint64_t seq) {
   return locked([&] { return channels_.dispatch(gchid, seq); });
+}
+
+bool Vgpu::continue_turn(uint32_t gchid) {
+  return locked([&] { return channels_.continue_turn(gchid); });
+}
+
+void Vgpu::end_turn(uint32_t gchid) {
+  locked([&] { channels_.end_turn(gchid); });
 }
 
 // ---- the physical side, through the host

@@ -82,6 +82,11 @@ class Vgpu {
   // The scheduler picked submission `seq` of guest channel `gchid`. False:
   // it has nothing the GPU can run (its turn is over at once).
   bool dispatch(uint32_t gchid, uint64_t seq);
+  // The turn's piece on the GPU ran and its slice has time left: ring the
+  // next piece. False: nothing more to run in this turn.
+  bool continue_turn(uint32_t gchid);
+  // The scheduler ended the channel's turn: requeue what it has left.
+  void end_turn(uint32_t gchid);
   void on_channel_error(uint32_t gchid, regs::ChannelError code, uint32_t method_word, uint64_t addr);
   void on_fault(uint32_t gchid, regs::FaultUnit unit, regs::FaultReason reason, uint64_t va, bool write);
   void on_nonstall(uint32_t gchid);

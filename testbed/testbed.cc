@@ -45,6 +45,8 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
   hc.vram_bytes = config.vram_per_vm * config.vms + hc.reserved_bytes;
   hc.clock = config.clock;
   hc.scheduler = config.scheduler;
+  hc.turn_ns = config.turn_ns;
+  hc.max_gpu_ms = config.max_gpu_ms;
   hc.log = config.log;
   auto host = mediator::Host::create(hc);
   if (!host) return std::unexpected(host.error().context("testbed"));

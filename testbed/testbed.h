@@ -32,6 +32,8 @@ struct TestbedConfig {
   uint64_t vram_per_vm = 512 * MiB;
   uint32_t channels_per_vm = 8;
   std::string scheduler = "fifo";
+  uint64_t turn_ns = mediator::HostConfig{}.turn_ns;   // a turn's time slice (0: up to GP_PUT)
+  uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms;   // one GPFIFO entry's GPU time (0: no limit)
   std::vector<uint32_t> weights;           // per VM; empty = all 1
   ClockKind clock = ClockKind::real;
   driver::DeviceOptions device;

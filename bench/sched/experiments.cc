@@ -37,6 +37,15 @@ std::vector<Experiment> experiments() {
     mix.vms.push_back({1, static_cast<uint64_t>(std::llround(ms * 1e3)) * US, 0});
   }
   out.push_back(mix);
+  // Issue 14: kernels much longer than BAND's 30 ms period (unchecked:
+  // without slicing BAND cannot meet its bounds here; run with --slice-ms).
+  for (const uint64_t long_ms : {30, 120, 300}) {
+    const std::string l = std::to_string(long_ms);
+    out.push_back({"long-" + l, "2 VMs, weights 1:1, always busy, 1 ms and " + l + " ms spin kernels",
+                   {{1, 1 * MS, 0}, {1, long_ms * MS, 0}}, false});
+    out.push_back({"long-" + l + "-weighted", "2 VMs, weights 1:3, always busy, 1 ms (weight 1) and " + l + " ms (weight 3)",
+                   {{1, 1 * MS, 0}, {3, long_ms * MS, 0}}, false});
+  }
   out.push_back({"latency",
                  "VM 0 issues 1 ms kernels with 5 ms think time; VMs 1-3 always busy with 10 ms kernels; equal weights",
                  {{1, 1 * MS, 5 * MS}, {1, 10 * MS, 0}, {1, 10 * MS, 0}, {1, 10 * MS, 0}}, false});

@@ -3,7 +3,7 @@
 // time. Usage:
 //   sched_bench [--json FILE] [--plots DIR] [--seconds S] [--gap-us US]
 //               [--period-ms MS] [--yield-us US] [--util-interval-ms MS]
-//               [--early-yield-end] [--check]
+//               [--slice-ms MS] [--early-yield-end] [--check]
 // --check exits 1 when BAND misses its bounds in a checked experiment.
 #include <charconv>
 #include <iostream>
@@ -60,6 +60,8 @@ int main(int argc, char** argv) {
       if (!number(1e3, &info.params.yield_window_ns)) return 2;
     } else if (a == "--util-interval-ms") {
       if (!number(1e6, &info.params.util_interval_ns)) return 2;
+    } else if (a == "--slice-ms") {
+      if (!number(1e6, &info.slice_ns)) return 2;
     } else if (a == "--early-yield-end") {
       info.params.yield_ends_when_all_queued = true;
     } else if (a == "--check") {
@@ -67,7 +69,8 @@ int main(int argc, char** argv) {
     } else {
       std::cerr << "sched_bench: unknown or incomplete argument '" << a << "'\n"
                 << "usage: sched_bench [--json FILE] [--plots DIR] [--seconds S] [--gap-us US] [--period-ms MS]\n"
-                   "                   [--yield-us US] [--util-interval-ms MS] [--early-yield-end] [--check]\n";
+                   "                   [--yield-us US] [--util-interval-ms MS] [--slice-ms MS] [--early-yield-end]\n"
+                   "                   [--check]\n";
       return 2;
     }
   }
@@ -78,7 +81,7 @@ int main(int argc, char** argv) {
   for (const auto& e : exps) {
     for (const auto& p : policies) {
       SimConfig config{.policy = p, .params = info.params, .vms = e.vms, .duration_ns = info.duration_ns,
-                       .gap_ns = info.gap_ns};
+                       .gap_ns = info.gap_ns, .slice_ns = info.slice_ns};
       auto r = simulate(config);
       if (!r) {
         std::cerr << "sched_bench: " << e.name << " " << p << ": " << r.error().what() << "\n";
@@ -88,7 +91,10 @@ int main(int argc, char** argv) {
     }
   }
   std::cout << "scheduler experiments, " << static_cast<double>(info.duration_ns) / 1e9
-            << " s of virtual time each, submit gap " << static_cast<double>(info.gap_ns) / 1e3 << " us\n";
+            << " s of virtual time each, submit gap " << static_cast<double>(info.gap_ns) / 1e3 << " us, kernels "
+            << (info.slice_ns ? "sliced into turns of " + std::to_string(static_cast<double>(info.slice_ns) / 1e6) + " ms"
+                              : std::string("unsliced"))
+            << "\n";
   print_table(std::cout, all);
 
   bool band_ok = true;

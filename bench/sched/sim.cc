@@ -21,6 +21,7 @@ struct Event {
   EventKind kind = EventKind::wake;
   Submission sub;
   uint64_t start_ns = 0;
+  bool next_slice = false;   // an arrival: the rest of a sliced kernel
   bool operator>(const Event& o) const { return at_ns != o.at_ns ? at_ns > o.at_ns : seq > o.seq; }
 };
 
@@ -42,14 +43,16 @@ class EventQueue {
   uint64_t next_seq_ = 0;
 };
 
-// The simulated engine: runs each kernel for its VM's kernel length.
+// The simulated engine: runs what is left of each VM's kernel, or a slice
+// of it.
 class SimEngine final : public sched::Engine {
  public:
-  SimEngine(const SimConfig& config, VirtualClock& clock, EventQueue& events)
-      : config_(config), clock_(clock), events_(events) {}
+  SimEngine(const SimConfig& config, VirtualClock& clock, EventQueue& events, const std::vector<uint64_t>& left)
+      : config_(config), clock_(clock), events_(events), left_(left) {}
   void start(const Submission& s) override {
     const uint64_t now = clock_.now_ns();
-    events_.push(Event{.at_ns = now + config_.vms[s.vm].kernel_ns,
+    const uint64_t left = left_[s.vm];
+    events_.push(Event{.at_ns = now + (config_.slice_ns ? std::min(config_.slice_ns, left) : left),
                        .kind = EventKind::completion,
                        .sub = s,
                        .start_ns = now});
@@ -59,6 +62,7 @@ class SimEngine final : public sched::Engine {
   const SimConfig& config_;
   VirtualClock& clock_;
   EventQueue& events_;
+  const std::vector<uint64_t>& left_;
 };
 
 // Spread [start, end) over the share-over-time windows.
@@ -81,7 +85,9 @@ Result<SimResult> simulate(const SimConfig& config) {
   if (!policy) return std::unexpected(policy.error());
   VirtualClock clock;
   EventQueue events;
-  SimEngine engine(config, clock, events);
+  std::vector<uint64_t> left(config.vms.size(), 0);        // of each VM's kernel in progress
+  std::vector<uint64_t> submitted(config.vms.size(), 0);   // when that kernel was submitted
+  SimEngine engine(config, clock, events, left);
   sched::Dispatcher dispatcher(std::move(*policy), clock, engine);
 
   SimResult result;
@@ -102,15 +108,25 @@ Result<SimResult> simulate(const SimConfig& config) {
     clock.advance_to(e.at_ns);
     switch (e.kind) {
       case EventKind::arrival:
+        if (!e.next_slice) {
+          left[e.sub.vm] = config.vms[e.sub.vm].kernel_ns;
+          submitted[e.sub.vm] = e.at_ns;
+        }
         if (auto st = dispatcher.submit(e.sub.vm, 0); !st) return std::unexpected(st.error());
         break;
       case EventKind::completion: {
         dispatcher.completed(e.start_ns, e.at_ns);
         SimVmResult& r = result.vms[e.sub.vm];
         r.gpu_ns += e.at_ns - e.start_ns;
-        r.latencies_ns.push_back(e.at_ns - e.sub.arrival_ns);
         account_samples(r, e.start_ns, e.at_ns, config.sample_ns);
         result.elapsed_ns = e.at_ns;
+        left[e.sub.vm] -= std::min(left[e.sub.vm], e.at_ns - e.start_ns);
+        if (left[e.sub.vm] > 0) {   // the kernel's next slice, queued at once
+          events.push(Event{.at_ns = e.at_ns, .kind = EventKind::arrival, .sub = Submission{.vm = e.sub.vm},
+                            .next_slice = true});
+          break;
+        }
+        r.latencies_ns.push_back(e.at_ns - submitted[e.sub.vm]);
         const SimVm& vm = config.vms[e.sub.vm];
         events.push(Event{.at_ns = e.at_ns + config.gap_ns + vm.think_ns,
                           .kind = EventKind::arrival,

@@ -7,7 +7,10 @@
 // completes at t, it submits the next at t + gap_ns (the host's turnaround:
 // completion interrupt, guest driver, doorbell, mediator) plus think_ns
 // (0 for an always-busy VM; > 0 for an interactive VM such as the latency
-// probe). The engine runs a kernel for exactly its length.
+// probe). The engine runs a kernel for exactly its length; with slice_ns
+// it runs it as scheduler turns of at most slice_ns each (SliVER's kernel
+// slicing, simulated: the next slice is queued as the last one ends, and
+// the policy may run another VM's work in between).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +35,7 @@ struct SimConfig {
   uint64_t duration_ns = 20'000'000'000;
   uint64_t gap_ns = 20'000;
   uint64_t sample_ns = 250'000'000;  // share-over-time window
+  uint64_t slice_ns = 0;             // 0: a kernel is one turn
 };
 
 struct SimVmResult {

@@ -42,6 +42,9 @@ struct ChannelContext {
   std::function<void()> nonstall;
   // A semaphore was written: wake channels blocked in an acquire.
   std::function<void()> semaphore_written;
+  // ext: how long engine work started by this method may run (what is
+  // left of the GPFIFO entry's ENGINE_TIMEOUT); none: no limit.
+  std::optional<uint64_t> engine_budget_ns;
 };
 
 using MethodDone = std::expected<void, ChannelFault>;

@@ -195,6 +195,17 @@ TEST_F(ComputeTest, SpinAdvancesVirtualClockByItsDuration) {
   EXPECT_EQ(clock_.now_ns(), 1000u + 5'000'000u);
 }
 
+// ENGINE_TIMEOUT: a spin longer than the entry's engine budget stops at
+// the deadline with channel error timeout.
+TEST_F(ComputeTest, SpinPastTheEngineBudgetStopsAtItWithTimeout) {
+  engine_budget_ns_ = 1'000'000;
+  const uint64_t before = clock_.now_ns();
+  auto r = run(Kernel::spin, cls::SpinArgs{5'000'000});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, regs::ChannelError::timeout);
+  EXPECT_EQ(clock_.now_ns() - before, 1'000'000u);
+}
+
 TEST_F(ComputeTest, SpinOnRealClockWaitsItsDuration) {
   RealClock real;
   write_program(static_cast<uint32_t>(Kernel::spin));

@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "gpu/engines/engine_deadline.h"
 #include "gpu/engines/pitch_copy.h"
 #include "vgpu/bits.h"
 #include "vgpu/formats.h"
@@ -29,10 +30,13 @@ struct CopyLaunch {
 MethodDone run_launch(CopyLaunch& l) {
   if (l.copy) {
     const uint64_t start = l.ctx.clock.now_ns();
-    if (auto r = pitch_copy(l.ctx.mmu, l.ctx.as, *l.copy); !r) return mmu_channel_fault(l.mthd, r.error());
+    EngineDeadline deadline(l.ctx, start);
+    auto r = pitch_copy_until(l.ctx.mmu, l.ctx.as, *l.copy, [&] { return deadline.expired(); });
+    if (!r) return mmu_channel_fault(l.mthd, r.error());
     // Traffic: every byte is read once and written once.
     const uint64_t traffic = l.copy->total_bytes() * 2;
-    l.ctx.clock.charge(start, kernels::stream_cost_ns(l.ctx.cost, traffic));
+    if (!*r || !deadline.charge(start, kernels::stream_cost_ns(l.ctx.cost, traffic)))
+      return channel_fault(ChannelError::timeout, l.mthd);
   }
   if (l.semaphore != SemRelease::none) {
     auto r = release_semaphore(l.ctx, l.semaphore_va, l.payload, l.semaphore == SemRelease::four_words, l.mthd);

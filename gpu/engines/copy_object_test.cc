@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "gpu/engines/pitch_copy.h"
 #include "gpu/engines/testing/engine_env.h"
 #include "gpu/kernels/kernels.h"
 
@@ -51,6 +53,37 @@ TEST_F(CopyTest, LinearCopyMovesBytesAcrossPages) {
   ASSERT_TRUE(send(copy, linear_copy(src, dst, 10000)).has_value());
   EXPECT_EQ(read_vec<uint8_t>(dst, data.size()), data);
   EXPECT_EQ(engine_runs_, 1);
+}
+
+// ENGINE_TIMEOUT: a copy whose time runs past the entry's engine budget
+// ends with channel error timeout, its clock stopped at the deadline.
+TEST_F(CopyTest, ACopyPastTheEngineBudgetEndsWithTimeout) {
+  engine_budget_ns_ = 1;
+  const uint64_t before = clock_.now_ns();
+  CopyObject copy;
+  auto r = send(copy, linear_copy(LINEAR_VA, LINEAR_VA + 0x10000, 10000));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, regs::ChannelError::timeout);
+  EXPECT_EQ(clock_.now_ns() - before, 1u);
+}
+
+// The copy engine's stop points: between lines, and between pieces of a
+// line.
+TEST_F(CopyTest, ACopyStopsBetweenLinesWhenAskedTo) {
+  const auto data = pattern(3 * 16, 3);
+  write_vec(LINEAR_VA, data);
+  write_vec(LINEAR_VA + 0x1000, std::vector<uint8_t>(3 * 16, 0));
+  int asked = 0;
+  auto r = pitch_copy_until(*mmu_, address_space(),
+                            PitchCopy{.src = LINEAR_VA, .dst = LINEAR_VA + 0x1000, .line_bytes = 16, .lines = 3,
+                                      .pitch_in = 16, .pitch_out = 16},
+                            [&] { return ++asked > 1; });
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(*r) << "stopped before the second line";
+  EXPECT_EQ(asked, 2);
+  const auto out = read_vec<uint8_t>(LINEAR_VA + 0x1000, 3 * 16);
+  EXPECT_TRUE(std::equal(out.begin(), out.begin() + 16, data.begin())) << "the first line was copied";
+  EXPECT_EQ(out[16], 0) << "the second was not";
 }
 
 TEST_F(CopyTest, LinearCopyBetweenScatteredPages) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/engines/kernel_launch.h"
 
+#include "gpu/engines/engine_deadline.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string_view>
@@ -133,9 +135,11 @@ MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t 
   const KernelRow* row = find_kernel(launch.kernel);
   if (row == nullptr) return channel_fault(regs::ChannelError::bad_program, mthd);
   const uint64_t start = ctx.clock.now_ns();
+  EngineDeadline deadline(ctx, start);
 
   if (launch.kernel == cls::Kernel::spin) {
-    ctx.clock.sleep_ns(decode<cls::SpinArgs>(launch.arg_span()).duration_ns);
+    if (!deadline.sleep(start, decode<cls::SpinArgs>(launch.arg_span()).duration_ns))
+      return channel_fault(regs::ChannelError::timeout, mthd);
     return {};
   }
 
@@ -167,7 +171,8 @@ MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t 
     if (auto r = ctx.mmu.write(ctx.as, m.use.va, m.bounce.data(), m.use.bytes); !r)
       return mmu_channel_fault(mthd, r.error());
   }
-  ctx.clock.charge(start, row->cost(ctx.cost, launch.arg_span(), launch.footprint));
+  if (!deadline.charge(start, row->cost(ctx.cost, launch.arg_span(), launch.footprint)))
+    return channel_fault(regs::ChannelError::timeout, mthd);
   return {};
 }
 

@@ -79,29 +79,39 @@ Walk<void> copy_piece(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t 
 // Copy one line in pieces; last piece first when `backwards`, so that an
 // overlapping line whose destination starts above its source copies as
 // memmove would.
-Walk<void> copy_line(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t dst, uint64_t len, bool backwards) {
+Walk<bool> copy_line(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t dst, uint64_t len, bool backwards,
+                     const std::function<bool()>& expired) {
   const uint64_t pieces = (len + COPY_PIECE_BYTES - 1) / COPY_PIECE_BYTES;
   for (uint64_t n = 0; n < pieces; ++n) {
+    if (expired && expired()) return false;
     const uint64_t piece = backwards ? pieces - 1 - n : n;
     const uint64_t off = piece * COPY_PIECE_BYTES;
-    if (auto r = copy_piece(mmu, as, src + off, dst + off, std::min(COPY_PIECE_BYTES, len - off)); !r) return r;
+    if (auto r = copy_piece(mmu, as, src + off, dst + off, std::min(COPY_PIECE_BYTES, len - off)); !r)
+      return std::unexpected(r.error());
   }
-  return {};
+  return true;
 }
 
 }  // namespace
 
 Walk<void> pitch_copy(Mmu& mmu, const AccessContext& as, const PitchCopy& copy) {
-  if (copy.lines == 0 || copy.line_bytes == 0) return {};
+  auto r = pitch_copy_until(mmu, as, copy, {});
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
+Walk<bool> pitch_copy_until(Mmu& mmu, const AccessContext& as, const PitchCopy& copy,
+                            const std::function<bool()>& expired) {
+  if (copy.lines == 0 || copy.line_bytes == 0) return true;
   const bool overlap = copy.src < copy.dst + copy.dst_extent() && copy.dst < copy.src + copy.src_extent();
   const bool backwards = overlap && copy.dst > copy.src;
   for (uint64_t n = 0; n < copy.lines; ++n) {
     const uint64_t line = backwards ? copy.lines - 1 - n : n;
     auto r = copy_line(mmu, as, copy.src + line * copy.pitch_in, copy.dst + line * copy.pitch_out, copy.line_bytes,
-                       backwards);
-    if (!r) return r;
+                       backwards, expired);
+    if (!r || !*r) return r;
   }
-  return {};
+  return true;
 }
 
 }  // namespace vgpu::gpu

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "gpu/mem/mmu.h"
 
@@ -31,5 +32,11 @@ struct PitchCopy {
 // memmove semantics for the whole rectangle. On a fault, the lines and
 // pieces before the faulting one (in copy order) have been copied.
 [[nodiscard]] Walk<void> pitch_copy(Mmu& mmu, const AccessContext& as, const PitchCopy& copy);
+
+// The same, asking `expired` before each piece: false once it said so
+// (the pieces before it, in copy order, have been copied). The boundaries
+// at which the copy engine can stop (docs/spec/vgpu.md, ENGINE_TIMEOUT).
+[[nodiscard]] Walk<bool> pitch_copy_until(Mmu& mmu, const AccessContext& as, const PitchCopy& copy,
+                                          const std::function<bool()>& expired);
 
 }  // namespace vgpu::gpu

@@ -23,6 +23,18 @@
 #define VGPU_OPT_WEIGHT_MAX 100
 #define VGPU_OPT_SCHEDULER "scheduler"          /* fifo, credit or band */
 #define VGPU_OPT_SCHEDULER_DEFAULT "fifo"
+/* A scheduler turn's time slice: a turn ends at the first GPFIFO entry
+ * boundary after it (docs/scheduler.md, "Bounded turns"); 0: a turn runs
+ * every entry up to GP_PUT. Host-wide, as the scheduler is. */
+#define VGPU_OPT_TURN_MS "turn-ms"
+#define VGPU_OPT_TURN_MS_DEFAULT 30
+#define VGPU_OPT_TURN_MS_MAX 1000
+/* The longest one GPFIFO entry's engine work may hold the GPU: longer is
+ * ended with channel error timeout (0x0e), as a GPU's timeout detection
+ * would; 0: no limit. Host-wide: every VM gets the same maximum. */
+#define VGPU_OPT_MAX_GPU_MS "max-gpu-ms"
+#define VGPU_OPT_MAX_GPU_MS_DEFAULT 4000
+#define VGPU_OPT_MAX_GPU_MS_MAX 60000
 #define VGPU_OPT_BAR_REMAP "bar-remap"          /* map insensitive BAR pages straight onto VRAM */
 #define VGPU_OPT_BAR_REMAP_DEFAULT 1
 #define VGPU_OPT_LAZY_SHADOW "lazy-shadow"      /* shadow sync at dispatch, dirty pages only */

@@ -204,6 +204,10 @@ inline constexpr Reg32 PREEMPT{0x002634};           // RW  write chid to preempt
 using PreemptChid = Field<6, 0>;
 using PreemptPending = Bit<20>;
 
+// ext: the longest a channel's engine work may run for one GPFIFO entry,
+// in ms (0: no limit); work that would run longer ends with channel error
+// timeout (docs/spec/vgpu.md §11.4). The host's: a vGPU does not have it.
+inline constexpr Reg32 ENGINE_TIMEOUT{0x002a20};  // RW
 inline constexpr Reg32 TIME_LO{0x002a10};         // RO  copy of PTIMER
 inline constexpr Reg32 TIME_HI{0x002a14};         // RO
 
@@ -294,6 +298,7 @@ enum class ChannelError : uint32_t {
   bad_instance = 0x0b,       // instance block or RAMFC invalid (signature, ring, limit)
   bad_copy = 0x0c,           // copy-engine launch with invalid parameters
   internal = 0x0d,           // ext: the device failed (a host resource); the operation did not complete
+  timeout = 0x0e,            // ext: one GPFIFO entry's engine work ran past ENGINE_TIMEOUT; the operation did not complete
 };
 
 // ---------------------------------------------------------------- BAR1 / USERD

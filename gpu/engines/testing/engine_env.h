@@ -11,6 +11,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -75,6 +76,7 @@ class EngineEnv : public ::testing::Test {
         .cost = cost_,
         .nonstall = [this] { ++nonstalls_; },
         .semaphore_written = [this] { ++semaphore_writes_; },
+        .engine_budget_ns = engine_budget_ns_,
     };
   }
 
@@ -117,6 +119,7 @@ class EngineEnv : public ::testing::Test {
   std::unique_ptr<Mmu> mmu_;
   uint64_t pd_ = 0;
   VirtualClock clock_;
+  std::optional<uint64_t> engine_budget_ns_;   // ENGINE_TIMEOUT's budget for the methods sent
   kernels::CostModel cost_;
   int nonstalls_ = 0;
   int semaphore_writes_ = 0;

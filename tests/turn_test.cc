@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Time isolation (docs/scheduler.md, "Bounded turns"): how long one VM's
+// legal work can keep another VM waiting, measured against the documented
+// bound with a margin for a loaded machine. Durations are scaled down
+// (200 ms spins, a 50 ms turn) from the seconds.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "driver/runtime.h"
+#include "testbed/testbed.h"
+
+namespace vgpu::mediator {
+namespace {
+
+namespace pf = regs::pfifo;
+using Ms = std::chrono::milliseconds;
+
+constexpr uint64_t SPIN_NS = 200'000'000;
+constexpr uint64_t TURN_NS = 50'000'000;
+// Mediator and driver overheads on a loaded 2-core machine.
+constexpr uint64_t MARGIN_NS = 150'000'000;
+
+struct TwoVms {
+  std::unique_ptr<testbed::Testbed> tb;
+  std::unique_ptr<driver::Device> dev_a, dev_b;
+  std::unique_ptr<driver::Context> ctx_a, ctx_b;
+  std::unique_ptr<driver::Context> ctx_a2;   // holds the GPU while ctx_a's spins are rung
+};
+
+TwoVms two_vms(uint64_t turn_ns, uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms) {
+  testbed::TestbedConfig tc;
+  tc.mode = testbed::Mode::fv_opt;
+  tc.vms = 2;
+  tc.vram_per_vm = 128 * MiB;
+  tc.turn_ns = turn_ns;
+  tc.max_gpu_ms = max_gpu_ms;
+  TwoVms t;
+  auto tb = testbed::Testbed::create(tc);
+  EXPECT_TRUE(tb) << tb.error().what();
+  if (!tb) return t;
+  t.tb = std::move(*tb);
+  auto a = driver::Device::open(t.tb->port(0));
+  auto b = driver::Device::open(t.tb->port(1));
+  EXPECT_TRUE(a && b);
+  if (!a || !b) return t;
+  t.dev_a = std::move(*a);
+  t.dev_b = std::move(*b);
+  auto ca = t.dev_a->create_context();
+  auto cb = t.dev_b->create_context();
+  auto ca2 = t.dev_a->create_context();
+  EXPECT_TRUE(ca && cb && ca2);
+  if (ca2) t.ctx_a2 = std::move(*ca2);
+  if (ca) t.ctx_a = std::move(*ca);
+  if (cb) t.ctx_b = std::move(*cb);
+  return t;
+}
+
+bool engine_busy(testbed::Testbed& tb, uint32_t vm, const driver::Context& ctx) {
+  const uint32_t pchid = tb.vgpu(vm)->pchid_of(ctx.channel_id());
+  return pf::ChanStateEngineOutstanding::get(tb.host()->gpu().read32(pf::CHAN_STATE[pchid].offset)) != 0;
+}
+
+// VM A rings three spins at once (behind a short spin of its other
+// channel, so that one turn finds all three); once the first runs, VM B
+// launches a small fill. Returns how long B's fill took, in ns (0 on
+// failure).
+uint64_t wait_behind_three_spins(TwoVms& t) {
+  auto blocker = t.ctx_a2->spin({SPIN_NS / 4});
+  EXPECT_TRUE(blocker);
+  std::vector<driver::Fence> spins;
+  for (int i = 0; i < 3; ++i) {
+    auto f = t.ctx_a->spin({SPIN_NS});
+    EXPECT_TRUE(f) << f.error().what();
+    if (!f) return 0;
+    spins.push_back(*f);
+  }
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(Ms(1));
+  EXPECT_TRUE(engine_busy(*t.tb, 0, *t.ctx_a)) << "VM A's first spin never started";
+  auto buf = t.ctx_b->alloc(64 * sizeof(float));
+  EXPECT_TRUE(buf);
+  if (!buf) return 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto f = t.ctx_b->fill({*buf, 64, 1.f});
+  EXPECT_TRUE(f);
+  if (!f) return 0;
+  EXPECT_TRUE(t.ctx_b->wait(*f));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(t.ctx_a->wait(spins.back()));   // A's later spins still run
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count());
+}
+
+// Bound: the rest of the entry on the GPU (one spin) and the turn; not
+// the three spins A queued.
+TEST(BoundedTurn, BatchedSpinsKeepAnotherVmWaitingAtMostOneSpinAndATurn) {
+  TwoVms t = two_vms(TURN_NS);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b && t.ctx_a2);
+  const uint64_t waited = wait_behind_three_spins(t);
+  EXPECT_GT(waited, 0u);
+  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
+  EXPECT_LE(waited, SPIN_NS + TURN_NS + MARGIN_NS) << "VM B waited " << waited / 1'000'000 << " ms";
+}
+
+// The control: with unbounded turns (turn-ms 0) B waits for every spin
+// A's turn found rung (a lower bound, which a loaded machine only
+// lengthens).
+TEST(BoundedTurn, UnboundedTurnsKeepAnotherVmWaitingForEverySpin) {
+  TwoVms t = two_vms(0);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b && t.ctx_a2);
+  const uint64_t waited = wait_behind_three_spins(t);
+  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
+  EXPECT_GE(waited, 2 * SPIN_NS) << "VM B waited " << waited / 1'000'000 << " ms";
+}
+
+// A runaway: one GPFIFO entry of VM A asks for more GPU time than the
+// host's maximum (max-gpu-ms, here 100 ms). It ends with channel error
+// timeout; VM B waits at most the maximum and a turn; A's later work runs.
+TEST(RunawayWork, AnEntryPastTheMaximumEndsWithTimeoutAndOthersWaitAtMostThatLong) {
+  constexpr uint32_t MAX_GPU_MS = 100;
+  TwoVms t = two_vms(TURN_NS, MAX_GPU_MS);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b && t.ctx_a2);
+  auto runaway = t.ctx_a->spin({2'000'000'000});   // legal (the spin cap is 10 s), but past the maximum
+  ASSERT_TRUE(runaway);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(Ms(1));
+  ASSERT_TRUE(engine_busy(*t.tb, 0, *t.ctx_a)) << "the runaway spin never started";
+  auto buf = t.ctx_b->alloc(64 * sizeof(float));
+  ASSERT_TRUE(buf);
+  const auto start = std::chrono::steady_clock::now();
+  auto f = t.ctx_b->fill({*buf, 64, 1.f});
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(t.ctx_b->wait(*f));
+  const uint64_t waited = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
+  EXPECT_LE(waited, uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS) << "VM B waited " << waited / 1'000'000 << " ms";
+
+  auto ended = t.ctx_a->wait(*runaway);
+  ASSERT_FALSE(ended) << "the runaway spin completed";
+  EXPECT_NE(ended.error().message.find("timeout"), std::string::npos) << ended.error().message;
+  // The VM's later work runs: its other channel, and a new one.
+  auto a2buf = t.ctx_a2->alloc(64 * sizeof(float));
+  ASSERT_TRUE(a2buf);
+  auto a2 = t.ctx_a2->fill({*a2buf, 64, 2.f});
+  ASSERT_TRUE(a2);
+  EXPECT_TRUE(t.ctx_a2->wait(*a2));
+  auto again = t.dev_a->create_context();
+  ASSERT_TRUE(again);
+  auto spin = (*again)->spin({MAX_GPU_MS * 1'000'000ull / 2});
+  ASSERT_TRUE(spin);
+  EXPECT_TRUE((*again)->wait(*spin)) << "an entry within the maximum completes";
+}
+
+// A huge copy (one GPFIFO entry of many launches) past the maximum (here
+// 1 ms) stops between its pieces with channel error timeout, and the other
+// VM's wait stays within the maximum and a turn.
+TEST(RunawayWork, AHugeCopyPastTheMaximumEndsWithTimeout) {
+  constexpr uint32_t MAX_GPU_MS = 1;
+  constexpr uint64_t BYTES = 48 * MiB;   // well over 1 ms of memcpy on any machine
+  TwoVms t = two_vms(TURN_NS, MAX_GPU_MS);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b);
+  auto src = t.ctx_a->alloc(BYTES);
+  auto dst = t.ctx_a->alloc(BYTES);
+  auto buf = t.ctx_b->alloc(64 * sizeof(float));
+  ASSERT_TRUE(src && dst && buf);
+  auto copy = t.ctx_a->copy(*dst, 0, *src, 0, BYTES);
+  ASSERT_TRUE(copy);
+  const auto start = std::chrono::steady_clock::now();
+  auto f = t.ctx_b->fill({*buf, 64, 1.f});
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(t.ctx_b->wait(*f));
+  const uint64_t waited = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
+  EXPECT_LE(waited, uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS) << "VM B waited " << waited / 1'000'000 << " ms";
+  auto ended = t.ctx_a->wait(*copy);
+  ASSERT_FALSE(ended) << "the huge copy completed within 1 ms";
+  EXPECT_NE(ended.error().message.find("timeout"), std::string::npos) << ended.error().message;
+}
+
+}  // namespace
+}  // namespace vgpu::mediator
