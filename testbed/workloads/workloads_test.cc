@@ -104,7 +104,10 @@ TEST_P(FvWorkload, OutputsEqualNativeBitwise) {
   EXPECT_EQ(r.checksum, (*want)[0].result.checksum);
   ASSERT_TRUE((*got)[0].counters);
   EXPECT_GT((*got)[0].counters->trapped(), 0u);
-  EXPECT_GT((*got)[0].counters->submissions, 0u);
+  // Work reached the mediator's channels. Not `submissions`: that counts
+  // scheduler turns, and a turn begun before the timed runs may carry all
+  // of them (a turn rings each new GPFIFO entry while its slice lasts).
+  EXPECT_GT((*got)[0].counters->doorbells, 0u);
 }
 
 std::vector<FvCase> fv_cases() {
