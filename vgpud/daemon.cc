@@ -30,6 +30,8 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
   hc.reserved_bytes = reserved_for(config.max_vms);
   hc.scheduler = config.scheduler;
   hc.sched_params = config.sched_params;
+  hc.turn_ns = uint64_t{config.turn_ms} * 1'000'000;
+  hc.max_gpu_ms = config.max_gpu_ms;
   hc.log = [raw = d.get()](LogKind kind, const std::string& line) {
     raw->log(std::string(log_kind_name(kind)) + ": " + line);
   };

@@ -11,9 +11,12 @@
 
 namespace vgpu::vgpud {
 
+constexpr const char* VGPU_OPT_TURN_MS_FLAG = "--" VGPU_OPT_TURN_MS;
+constexpr const char* VGPU_OPT_MAX_GPU_MS_FLAG = "--" VGPU_OPT_MAX_GPU_MS;
+
 const char* const USAGE =
     "usage: vgpud --socket PATH [--vram SIZE] [--scheduler fifo|credit|band] [--max-vms N]\n"
-    "             [--backend model] [--group GROUP] [--control PATH]\n"
+    "             [--turn-ms MS] [--max-gpu-ms MS] [--backend model] [--group GROUP] [--control PATH]\n"
     "\n"
     "The vgpu host daemon: owns the GPU, the mediator and the scheduler, and serves one\n"
     "vGPU to each QEMU (-device vgpu,mode=fv,socket=PATH) or test client that connects.\n"
@@ -24,6 +27,10 @@ const char* const USAGE =
     "  --scheduler NAME  fifo (default), credit or band\n"
     "  --max-vms N       VMs served at once (default 8, 1..64); each reserves 24 MiB for shadows\n"
     "  --yield-us US     BAND's yield window (default 500, Gdev's; docs/scheduler.md)\n"
+    "  --turn-ms MS      a scheduler turn's slice: it ends at the next GPFIFO entry after it\n"
+    "                    (default 30, 0..1000; 0: a turn runs up to GP_PUT)\n"
+    "  --max-gpu-ms MS   the longest one GPFIFO entry may hold the GPU; longer ends with\n"
+    "                    channel error timeout (default 4000, 0..60000; 0: no limit)\n"
     "  --backend model   the physical GPU: the software model (the only one)\n"
     "  --group GROUP     the sockets' group (name or id): its members may connect\n"
     "  --control PATH    vgpuctl's socket (default: the socket's path + .ctl)\n"
@@ -105,6 +112,14 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
       auto n = parse_count(a, v, 1, 1'000'000);
       if (!n) return std::unexpected(n.error());
       cl.config.sched_params.yield_window_ns = uint64_t{*n} * 1000;
+    } else if (a == VGPU_OPT_TURN_MS_FLAG) {
+      auto n = parse_count(a, v, 0, VGPU_OPT_TURN_MS_MAX);
+      if (!n) return std::unexpected(n.error());
+      cl.config.turn_ms = *n;
+    } else if (a == VGPU_OPT_MAX_GPU_MS_FLAG) {
+      auto n = parse_count(a, v, 0, VGPU_OPT_MAX_GPU_MS_MAX);
+      if (!n) return std::unexpected(n.error());
+      cl.config.max_gpu_ms = *n;
     } else if (a == "--backend") {
       if (v != "model") return fail(Errc::invalid_argument, "--backend: '" + v + "' is not one of model");
     } else if (a == "--group") {

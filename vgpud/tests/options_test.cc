@@ -23,7 +23,8 @@ TEST(VgpudOptions, SizesAreWholeMib) {
 
 TEST(VgpudOptions, CommandLineSetsTheConfig) {
   auto cl = parse_command_line({"--socket", "/tmp/s", "--vram", "1G", "--scheduler", "band", "--max-vms", "3",
-                                "--yield-us", "800", "--group", "0", "--backend", "model"});
+                                "--yield-us", "800", "--group", "0", "--backend", "model", "--turn-ms", "0",
+                                "--max-gpu-ms", "250"});
   ASSERT_TRUE(cl) << cl.error().message;
   EXPECT_EQ(cl->config.socket, "/tmp/s");
   EXPECT_EQ(cl->config.vram_bytes, GiB);
@@ -31,6 +32,15 @@ TEST(VgpudOptions, CommandLineSetsTheConfig) {
   EXPECT_EQ(cl->config.max_vms, 3u);
   EXPECT_EQ(cl->config.sched_params.yield_window_ns, 800'000u);
   EXPECT_EQ(cl->config.group, gid_t{0});
+  EXPECT_EQ(cl->config.turn_ms, 0u);
+  EXPECT_EQ(cl->config.max_gpu_ms, 250u);
+}
+
+TEST(VgpudOptions, TimeLimitsDefaultAsTheEmbeddedDevice) {
+  auto cl = parse_command_line({"--socket", "/tmp/s"});
+  ASSERT_TRUE(cl) << cl.error().message;
+  EXPECT_EQ(cl->config.turn_ms, uint32_t{VGPU_OPT_TURN_MS_DEFAULT});
+  EXPECT_EQ(cl->config.max_gpu_ms, uint32_t{VGPU_OPT_MAX_GPU_MS_DEFAULT});
 }
 
 TEST(VgpudOptions, ErrorsNameTheOption) {
@@ -45,6 +55,8 @@ TEST(VgpudOptions, ErrorsNameTheOption) {
   EXPECT_TRUE(starts({"--socket", "/s", "--group", "no-such-group-here"}, "--group"));
   EXPECT_TRUE(starts({"--socket", "/s", "--vram"}, "--vram: needs a value"));
   EXPECT_TRUE(starts({"--socket", "/s", "--frobnicate", "1"}, "unknown option"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--turn-ms", "1001"}, "--turn-ms"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--max-gpu-ms", "-1"}, "--max-gpu-ms"));
   EXPECT_TRUE(parse_command_line({"--help"})->help);
 }
 
