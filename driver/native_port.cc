@@ -24,8 +24,11 @@ Result<std::unique_ptr<NativePort>> NativePort::create(gpu::Gpu& gpu, bool direc
     w->page_vram.assign(gpu.bar_size(to_gpu(bar)) / PAGE, NONE);
   }
   p->generation_ = gpu.bar_generation();
+  gpu.set_message_handler([irq = p->irq_](regs::pci::MsiVector v) { irq->signal(v); });
   return p;
 }
+
+NativePort::~NativePort() { gpu_.set_message_handler(nullptr); }
 
 // A CPU access to a BAR page is a plain memory access when the page can be
 // mapped directly (as on hardware, where BAR1/BAR3 reads need no driver
