@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/error.h"
@@ -44,13 +45,14 @@ class NativePort final : public Port {
   NativePort(gpu::Gpu& gpu, bool direct) : gpu_(gpu), direct_(direct) {}
   Window* window(Bar bar);
   void revalidate(Bar bar, Window& w);
-  bool is_userd(Bar bar, uint64_t page) const;
+  bool is_userd(Bar bar, uint64_t page);
   uint32_t* direct_word(Bar bar, uint64_t offset, bool write);
 
   gpu::Gpu& gpu_;
   bool direct_;
   Window bar1_, bar3_;
   uint64_t generation_ = 0;
+  std::optional<uint32_t> userd_base_;   // USERD_BASE as last read; reset when this port writes it
   // The model's interrupt messages; shared with the handler, which a model
   // thread may still be running when the port goes.
   std::shared_ptr<IrqCounter> irq_ = std::make_shared<IrqCounter>();
