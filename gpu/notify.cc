@@ -49,6 +49,16 @@ void InterruptLine::update() {
     const bool level = now.level;
     if (level == last_) continue;
     last_ = level;
+    // A rising edge is a message on the error vector: whatever raised the
+    // line (a runlist, a table error, an MMIO fault) is worth a look.
+    if (level) {
+      ++messages_;
+      if (auto message = message_handler_) {
+        l.unlock();
+        message(regs::pci::MsiVector::error);
+        l.lock();
+      }
+    }
     auto handler = handler_;
     if (!handler) continue;
     l.unlock();

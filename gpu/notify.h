@@ -28,7 +28,8 @@ struct LineState {
 
 // The interrupt line and the interrupt messages. The line handler hears
 // each change of level; the message handler hears each vector whose count
-// moved (several interrupts between two updates make one message).
+// moved (several interrupts between two updates make one message), and
+// the error vector on each rising edge of the line.
 class InterruptLine {
  public:
   using MessageFn = std::function<void(regs::pci::MsiVector)>;

@@ -74,7 +74,9 @@ Vgpu::Deferred Vgpu::take_deferred() {
   d.submits = channels_.take_submits();
   d.stopped = channels_.take_stopped();
   const bool line = regs_.line();
-  if (line != line_delivered_ && interrupt_handler_) {
+  bool rose = false;
+  if (line != line_delivered_) {
+    rose = line;
     line_delivered_ = line;
     d.irq = interrupt_handler_;
     d.level = line;
@@ -84,6 +86,10 @@ Vgpu::Deferred Vgpu::take_deferred() {
     raised_delivered_[v] = regs_.raised()[v];
     Counters::bump(counters_.interrupts);
     d.vectors.push_back(static_cast<regs::pci::MsiVector>(v));
+  }
+  if (rose) {   // a rising edge is a message on the error vector (spec §11.5)
+    Counters::bump(counters_.interrupts);
+    d.vectors.push_back(regs::pci::MsiVector::error);
   }
   if (!d.vectors.empty()) d.message = message_handler_;
   return d;
