@@ -99,7 +99,7 @@ typedef struct VgpuBarRange {
 // must not block and must not call back into the backend.
 typedef void (*VgpuIrqFn)(void *opaque, bool asserted);
 
-// Called for each interrupt message (spec §11.5): vector 0 for non-stall
+// Called for each interrupt message (spec §11.6): vector 0 for non-stall
 // interrupts, 1 for channel errors and rising edges of the line. Same
 // threading rules as VgpuIrqFn. A front end with MSI sends one message per
 // call, on this vector (or on vector 0 when the guest enabled only one).

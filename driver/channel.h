@@ -58,7 +58,7 @@ class Channel {
   // CHAN_ERROR code (0 = none) and a message naming it.
   regs::ChannelError error();
   // The same code, read only when it may have changed: on a port with
-  // interrupts, once per error message (spec §11.5), else every call. An
+  // interrupts, once per error message (spec §11.6), else every call. An
   // error stays until the channel is rebound, so the last code read holds.
   regs::ChannelError error_if_signalled();
   // Whether waits on this channel sleep on interrupt messages.

@@ -30,7 +30,7 @@ class Port {
   // Called in every poll loop: lets the platform make progress.
   virtual void relax() {}
 
-  // The device's interrupt messages, counted per vector (spec §11.5: a
+  // The device's interrupt messages, counted per vector (spec §11.6: a
   // non-stall interrupt, a channel error). A waiter reads
   // interrupt_counts(), checks memory, then calls wait_interrupt(seen,
   // ...), which returns true as soon as a count differs from `seen` (at

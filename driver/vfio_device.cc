@@ -57,7 +57,7 @@ Result<std::unique_ptr<VfioDevice>> VfioDevice::open(const std::string& slot) {
 }
 
 // One eventfd per MSI vector the device offers, at most the vectors the
-// spec names (§11.5).
+// spec names (§11.6).
 Status VfioDevice::enable_msi() {
   vfio_irq_info info{};
   info.argsz = sizeof info;

@@ -76,7 +76,7 @@ class Gpu {
   // The interrupt line (PMC INTR_0 & mask, if INTR_EN_0) changed level.
   virtual void set_interrupt_handler(std::function<void(bool asserted)> handler) = 0;
   // An interrupt message: a non-stall interrupt or a channel error was
-  // raised while enabled (spec §11.5), whatever the line's level. Same
+  // raised while enabled (spec §11.6), whatever the line's level. Same
   // delivery rules as the line.
   virtual void set_message_handler(std::function<void(regs::pci::MsiVector)> handler) = 0;
   virtual void set_channel_event_handler(std::function<void(const ChannelEvent&)> handler) = 0;

@@ -19,7 +19,7 @@
 namespace vgpu::gpu {
 
 // The line's level, and per message vector how many interrupts of its kind
-// the units have raised while enabled (spec §11.5).
+// the units have raised while enabled (spec §11.6).
 struct LineState {
   bool level = false;
   std::array<uint64_t, regs::pci::MSI_VECTORS> raised{};

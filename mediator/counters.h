@@ -19,7 +19,7 @@ struct Counters {
   std::atomic<uint64_t> doorbells{0};          // GP_PUT writes
   std::atomic<uint64_t> submissions{0};        // dispatched to the physical GPU by the scheduler
   std::atomic<uint64_t> layout_rebuilds{0};    // BAR remap layouts recomputed
-  std::atomic<uint64_t> interrupts{0};         // interrupt messages sent to the VM (spec §11.5)
+  std::atomic<uint64_t> interrupts{0};         // interrupt messages sent to the VM (spec §11.6)
   shadow::ShadowCounters shadow;
 
   static void bump(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }

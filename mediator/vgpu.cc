@@ -87,7 +87,7 @@ Vgpu::Deferred Vgpu::take_deferred() {
     Counters::bump(counters_.interrupts);
     d.vectors.push_back(static_cast<regs::pci::MsiVector>(v));
   }
-  if (rose) {   // a rising edge is a message on the error vector (spec §11.5)
+  if (rose) {   // a rising edge is a message on the error vector (spec §11.6)
     Counters::bump(counters_.interrupts);
     d.vectors.push_back(regs::pci::MsiVector::error);
   }

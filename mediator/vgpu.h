@@ -71,7 +71,7 @@ class Vgpu {
   uint64_t bar_size(gpu::Bar bar) const { return bars_.size(bar); }
 
   void set_interrupt_handler(std::function<void(bool)> handler);
-  // Interrupt messages (spec §11.5): one call per vector whose count moved,
+  // Interrupt messages (spec §11.6): one call per vector whose count moved,
   // outside the vGPU's lock, as the line's handler.
   void set_message_handler(std::function<void(regs::pci::MsiVector)> handler);
   CounterSnapshot counters() const;

@@ -37,7 +37,7 @@ class VirtualRegisters {
   bool channel_errored(uint32_t gchid) const { return chan_error_pending_.test(gchid); }
   // Per message vector: the non-stall interrupts and channel errors raised
   // while deliverable (PFIFO INTR_EN, PMC INTR_EN_0 and INTR_MASK_0),
-  // counted from the start; each sends a message (spec §11.5).
+  // counted from the start; each sends a message (spec §11.6).
   const std::array<uint64_t, regs::pci::MSI_VECTORS>& raised() const { return raised_; }
 
   // PMC.ENABLE cleared PFIFO: the PFIFO state and every record go.

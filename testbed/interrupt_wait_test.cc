@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Fence waits on interrupt messages (spec §11.5, docs/runtime.md): no
+// Fence waits on interrupt messages (spec §11.6, docs/runtime.md): no
 // lost wake-up under load, a timeout that still says timeout, a channel
 // error that wakes its waiter, and in fv-opt steady state one trapped
 // access per launch (the doorbell) and no register read while waiting.

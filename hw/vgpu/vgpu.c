@@ -100,7 +100,7 @@ struct VGPUState {
  * BQL in the callback would deadlock in the second case, so the callback
  * only records the level and schedules a bottom half (qemu_bh_schedule is
  * thread safe); the bottom half runs in the main loop with the BQL held and
- * drives MSI or INTx. Messages (spec §11.5) are counted the same way: with
+ * drives MSI or INTx. Messages (spec §11.6) are counted the same way: with
  * MSI on, the bottom half sends one MSI per vector whose count moved (the
  * guest re-checks everything a vector announces, so several messages that
  * arrive before the bottom half runs can be one MSI).

@@ -26,7 +26,7 @@ inline constexpr unsigned BAR3_INDEX = 3;          // instance aperture, 64-bit 
 inline constexpr uint64_t BAR0_SIZE = 16 * MiB;
 inline constexpr uint64_t BAR1_SIZE = 256 * MiB;
 inline constexpr uint64_t BAR3_SIZE = 16 * MiB;
-// Interrupt messages (spec §11.5): sent for each interrupt raised while
+// Interrupt messages (spec §11.6): sent for each interrupt raised while
 // deliverable, whatever the line's level, on the vector of its kind.
 enum class MsiVector : uint8_t {
   nonstall = 0,   // a channel's non-stall interrupt (PFIFO INTR bit 31)
