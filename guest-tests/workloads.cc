@@ -4,8 +4,10 @@
 // only prepares inputs and checks results against gpu/kernels/reference.h
 // on a sample (row slices for sgemm) or on the whole output where cheap.
 // Each prints its figures as an indented note under its PASS line.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "conformance.h"
 #include "gpu/kernels/reference.h"
@@ -126,12 +128,38 @@ Status wl_loop_spins() {
                "20 spins of 5 ms finished after " + std::to_string(gpu_ns) + " ns of GPU time");
 }
 
+// launch: a fill of one element launched and waited for, one at a time,
+// after a warm-up; p50 and p99 of launch to fence, and how the port waits
+// (VFIO interrupts or libpciaccess polling).
+Status wl_launch_latency() {
+  constexpr uint32_t WARM_UP = 50, LAUNCHES = 1000;
+  auto g = open_gpu();
+  if (!g) return std::unexpected(g.error());
+  driver::Context& ctx = *g->ctx;
+  auto buf = ctx.alloc(sizeof(float));
+  if (!buf) return std::unexpected(buf.error());
+  std::vector<double> us;
+  for (uint32_t i = 0; i < WARM_UP + LAUNCHES; ++i) {
+    const auto t0 = Clock::now();
+    if (auto ok = finish(ctx, ctx.fill({*buf, 1, static_cast<float>(i)}), "fill"); !ok) return ok;
+    if (i >= WARM_UP) us.push_back(seconds_since(t0) * 1e6);
+  }
+  std::sort(us.begin(), us.end());
+  auto port = gpu_port();
+  note(std::to_string(LAUNCHES) + " launches of a 1-element fill: p50 " + fixed(us[us.size() / 2], 1) + " us, p99 " +
+       fixed(us[us.size() * 99 / 100], 1) + " us; port " + (port ? (*port)->name() : std::string("?")));
+  float last = -1;
+  if (auto ok = ctx.download(*buf, std::span(&last, 1)); !ok) return ok;
+  return check(last == static_cast<float>(WARM_UP + LAUNCHES - 1), "the last fill's value is missing");
+}
+
 constexpr TestCase TESTS[] = {
     {"wl_sgemm_256", Group::workload, wl_sgemm_256},
     {"wl_conv2d_small", Group::workload, wl_conv2d_small},
     {"wl_bandwidth_bar1_1mib", Group::workload, wl_bandwidth_bar1_1mib},
     {"wl_bandwidth_ce_4mib", Group::workload, wl_bandwidth_ce_4mib},
     {"wl_loop_spins", Group::workload, wl_loop_spins},
+    {"wl_launch_latency", Group::workload, wl_launch_latency},
 };
 
 }  // namespace
