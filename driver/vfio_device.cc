@@ -57,14 +57,25 @@ Result<std::unique_ptr<VfioDevice>> VfioDevice::open(const std::string& slot) {
 }
 
 // One eventfd per MSI vector the device offers, at most the vectors the
-// spec names (§11.6).
+// spec names (§11.6); one vector if the kernel grants no more (x86 gives
+// multiple MSI vectors only with interrupt remapping). VFIO reports a
+// partial grant as a positive return value and enables nothing.
 Status VfioDevice::enable_msi() {
   vfio_irq_info info{};
   info.argsz = sizeof info;
   info.index = VFIO_PCI_MSI_IRQ_INDEX;
   if (ioctl(device_, VFIO_DEVICE_GET_IRQ_INFO, &info) < 0) return std::unexpected(sys_error(name_ + ": MSI info"));
-  const unsigned n = std::min<unsigned>(info.count, regs::pci::MSI_VECTORS);
-  if (n == 0) return fail(Errc::unsupported, msg("{}: no MSI", name_));
+  const unsigned most = std::min<unsigned>(info.count, regs::pci::MSI_VECTORS);
+  if (most == 0) return fail(Errc::unsupported, msg("{}: no MSI", name_));
+  for (unsigned n = most; n >= 1; --n) {
+    if (Status s = set_msi(n); s || n == 1) return s;
+  }
+  return {};
+}
+
+Status VfioDevice::set_msi(unsigned n) {
+  for (int fd : eventfds_) ::close(fd);
+  eventfds_.clear();
   std::vector<std::byte> buf(sizeof(vfio_irq_set) + n * sizeof(int));
   auto* set = reinterpret_cast<vfio_irq_set*>(buf.data());
   set->argsz = static_cast<uint32_t>(buf.size());
@@ -78,7 +89,10 @@ Status VfioDevice::enable_msi() {
     eventfds_.push_back(fd);
     reinterpret_cast<int*>(set->data)[i] = fd;
   }
-  if (ioctl(device_, VFIO_DEVICE_SET_IRQS, set) < 0) return std::unexpected(sys_error(name_ + ": VFIO_DEVICE_SET_IRQS"));
+  if (const int r = ioctl(device_, VFIO_DEVICE_SET_IRQS, set); r != 0) {
+    if (r < 0) return std::unexpected(sys_error(msg("{}: VFIO_DEVICE_SET_IRQS, {} MSI vector(s)", name_, n)));
+    return fail(Errc::io_error, msg("{}: {} MSI vector(s) asked, {} granted", name_, n, r));
+  }
   return {};
 }
 

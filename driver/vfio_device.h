@@ -46,6 +46,7 @@ class VfioDevice {
  private:
   VfioDevice() = default;
   [[nodiscard]] Status enable_msi();
+  [[nodiscard]] Status set_msi(unsigned vectors);
   void drain();   // mutex_ held
 
   int container_ = -1, group_ = -1, device_ = -1;
