@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,38 @@ struct BackendConfig {
 };
 
 using IrqFn = void (*)(void* opaque, bool asserted);
+using MsgFn = void (*)(void* opaque, unsigned vector);
+
+// The front end's interrupt callbacks (the line, the messages): replaced
+// at any time, called from backend threads, never both at once.
+class InterruptSink {
+ public:
+  void set_line(IrqFn fn, void* opaque) {
+    std::lock_guard lock(mutex_);
+    line_ = fn;
+    line_opaque_ = opaque;
+  }
+  void set_message(MsgFn fn, void* opaque) {
+    std::lock_guard lock(mutex_);
+    message_ = fn;
+    message_opaque_ = opaque;
+  }
+  void line(bool asserted) {
+    std::lock_guard lock(mutex_);
+    if (line_ != nullptr) line_(line_opaque_, asserted);
+  }
+  void message(unsigned vector) {
+    std::lock_guard lock(mutex_);
+    if (message_ != nullptr) message_(message_opaque_, vector);
+  }
+
+ private:
+  std::mutex mutex_;
+  IrqFn line_ = nullptr;
+  void* line_opaque_ = nullptr;
+  MsgFn message_ = nullptr;
+  void* message_opaque_ = nullptr;
+};
 
 class Backend {
  public:
@@ -52,11 +85,14 @@ class Backend {
   // A device reset: PMC.ENABLE cleared, as a guest's reset.
   virtual void reset() = 0;
 
-  // Replaces the interrupt handler; safe against concurrent delivery.
-  virtual void set_irq_handler(IrqFn fn, void* opaque) = 0;
+  // Where the interrupt line and messages go.
+  InterruptSink& interrupts() { return interrupts_; }
 
   // Backend-specific counters as JSON members ("name": value, ...), or empty.
   virtual std::string counters_json() const = 0;
+
+ protected:
+  InterruptSink interrupts_;
 };
 
 // Picks the backend for config.mode.

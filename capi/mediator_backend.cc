@@ -20,13 +20,12 @@ gpu::Bar to_gpu(VgpuBar bar) { return bar == VGPU_BAR1 ? gpu::Bar::bar1 : gpu::B
 class MediatorBackend final : public Backend {
  public:
   MediatorBackend(std::unique_ptr<mediator::Host> host, mediator::Vgpu& vgpu) : host_(std::move(host)), vgpu_(vgpu) {
-    vgpu_.set_interrupt_handler([this](bool asserted) {
-      std::lock_guard lock(irq_mutex_);
-      if (irq_fn_ != nullptr) irq_fn_(irq_opaque_, asserted);
-    });
+    vgpu_.set_interrupt_handler([this](bool asserted) { interrupts_.line(asserted); });
+    vgpu_.set_message_handler([this](regs::pci::MsiVector v) { interrupts_.message(static_cast<unsigned>(v)); });
   }
   ~MediatorBackend() override {
     vgpu_.set_interrupt_handler(nullptr);
+    vgpu_.set_message_handler(nullptr);
     host_->destroy_vgpu(&vgpu_);
   }
 
@@ -59,12 +58,6 @@ class MediatorBackend final : public Backend {
   int vram_fd() const override { return host_->gpu().vram().fd(); }
   uint64_t vram_size() const override { return host_->gpu().vram().size(); }
 
-  void set_irq_handler(IrqFn fn, void* opaque) override {
-    std::lock_guard lock(irq_mutex_);
-    irq_fn_ = fn;
-    irq_opaque_ = opaque;
-  }
-
   std::string counters_json() const override {
     // CounterSnapshot::json() is an object; hand back its members.
     std::string j = vgpu_.counters().json();
@@ -74,9 +67,6 @@ class MediatorBackend final : public Backend {
  private:
   std::unique_ptr<mediator::Host> host_;
   mediator::Vgpu& vgpu_;
-  std::mutex irq_mutex_;
-  IrqFn irq_fn_ = nullptr;
-  void* irq_opaque_ = nullptr;
 };
 
 }  // namespace

@@ -42,13 +42,12 @@ class ModelBackend final : public Backend {
  public:
   ModelBackend(std::unique_ptr<gpu::Gpu> g, const BackendConfig& config)
       : gpu_(std::move(g)), bar_remap_(config.bar_remap) {
-    gpu_->set_interrupt_handler([this](bool asserted) {
-      std::lock_guard lock(irq_mutex_);
-      if (irq_fn_ != nullptr) irq_fn_(irq_opaque_, asserted);
-    });
+    gpu_->set_interrupt_handler([this](bool asserted) { interrupts_.line(asserted); });
+    gpu_->set_message_handler([this](regs::pci::MsiVector v) { interrupts_.message(static_cast<unsigned>(v)); });
   }
   ~ModelBackend() override {
     gpu_->set_interrupt_handler(nullptr);
+    gpu_->set_message_handler(nullptr);
   }
 
   const char* kind() const override { return "model"; }
@@ -103,12 +102,6 @@ class ModelBackend final : public Backend {
   int vram_fd() const override { return gpu_->vram().fd(); }
   uint64_t vram_size() const override { return gpu_->vram().size(); }
 
-  void set_irq_handler(IrqFn fn, void* opaque) override {
-    std::lock_guard lock(irq_mutex_);
-    irq_fn_ = fn;
-    irq_opaque_ = opaque;
-  }
-
   std::string counters_json() const override { return {}; }
 
  private:
@@ -124,9 +117,6 @@ class ModelBackend final : public Backend {
   std::unique_ptr<gpu::Gpu> gpu_;
   bool bar_remap_;
   std::atomic<uint64_t> userd_epoch_{0};
-  std::mutex irq_mutex_;
-  IrqFn irq_fn_ = nullptr;
-  void* irq_opaque_ = nullptr;
 };
 
 }  // namespace

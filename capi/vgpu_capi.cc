@@ -224,8 +224,14 @@ size_t vgpu_backend_bar_layout(VgpuBackend* b, VgpuBar bar, VgpuBarRange* ranges
 int vgpu_backend_vram_fd(const VgpuBackend* b) { return b->impl->vram_fd(); }
 uint64_t vgpu_backend_vram_size(const VgpuBackend* b) { return b->impl->vram_size(); }
 
+static_assert(VGPU_MSI_VECTORS == vgpu::regs::pci::MSI_VECTORS, "the C API names the register header's vectors");
+
 void vgpu_backend_set_irq_handler(VgpuBackend* b, VgpuIrqFn fn, void* opaque) {
-  guarded_void(b, [&] { b->impl->set_irq_handler(fn, opaque); });
+  guarded_void(b, [&] { b->impl->interrupts().set_line(fn, opaque); });
+}
+
+void vgpu_backend_set_msg_handler(VgpuBackend* b, VgpuMsgFn fn, void* opaque) {
+  guarded_void(b, [&] { b->impl->interrupts().set_message(fn, opaque); });
 }
 
 char* vgpu_backend_counters_json(VgpuBackend* b) {

@@ -104,6 +104,13 @@ typedef struct VgpuBarRange {
 // must not block and must not call back into the backend.
 typedef void (*VgpuIrqFn)(void *opaque, bool asserted);
 
+// Called for each interrupt message (spec §11.6): vector 0 for non-stall
+// interrupts, 1 for channel errors and rising edges of the line. Same
+// threading rules as VgpuIrqFn. A front end with MSI sends one message per
+// call, on this vector (or on vector 0 when the guest enabled only one).
+typedef void (*VgpuMsgFn)(void *opaque, unsigned vector);
+#define VGPU_MSI_VECTORS 2   /* regs::pci::MSI_VECTORS */
+
 // Returns NULL on failure with a message in err (always NUL-terminated when
 // err_len > 0) naming the setting at fault.
 VgpuBackend *vgpu_backend_create(const VgpuBackendConfig *config, char *err,
@@ -145,6 +152,7 @@ int vgpu_backend_vram_fd(const VgpuBackend *backend);
 uint64_t vgpu_backend_vram_size(const VgpuBackend *backend);
 
 void vgpu_backend_set_irq_handler(VgpuBackend *backend, VgpuIrqFn fn, void *opaque);
+void vgpu_backend_set_msg_handler(VgpuBackend *backend, VgpuMsgFn fn, void *opaque);
 
 // Counters as one JSON object. The caller frees the string with
 // vgpu_backend_free_string. NULL if memory ran out.

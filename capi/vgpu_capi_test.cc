@@ -234,6 +234,26 @@ TEST(Capi, AResetClearsTheDeviceAsAPmcResetDoes) {
   }
 }
 
+TEST(Capi, ARisingLineIsAMessageOnTheErrorVectorInBothModes) {
+  for (VgpuMode mode : {VGPU_MODE_PASSTHROUGH, VGPU_MODE_FV}) {
+    VgpuBackendConfig c = default_config();
+    c.mode = mode;
+    BackendPtr b(vgpu_backend_create(&c, nullptr, 0));
+    ASSERT_NE(b, nullptr);
+    std::vector<unsigned> got;
+    vgpu_backend_set_msg_handler(
+        b.get(), [](void* o, unsigned v) { static_cast<std::vector<unsigned>*>(o)->push_back(v); }, &got);
+    namespace pf = regs::pfifo;
+    vgpu_backend_bar0_write32(b.get(), regs::pmc::ENABLE.offset, regs::pmc::enable::ALL);
+    vgpu_backend_bar0_write32(b.get(), pf::INTR_EN.offset, pf::IntrRunlist::mask);
+    vgpu_backend_bar0_write32(b.get(), regs::pmc::INTR_EN_0.offset, regs::pmc::IntrEnHardware::mask);
+    vgpu_backend_bar0_write32(b.get(), pf::RUNLIST_SUBMIT.offset, 0);   // an empty runlist: done at once
+    vgpu_backend_set_msg_handler(b.get(), nullptr, nullptr);
+    ASSERT_EQ(got.size(), 1u) << "mode " << mode;
+    EXPECT_EQ(got[0], static_cast<unsigned>(regs::pci::MsiVector::error));
+  }
+}
+
 }  // namespace
 
 namespace {

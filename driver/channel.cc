@@ -144,6 +144,16 @@ r::ChannelError Channel::error() {
       r::pfifo::ChanErrorCode::get(d_.port.read32(Bar::bar0, r::pfifo::CHAN_ERROR[chid_].offset)));
 }
 
+r::ChannelError Channel::error_if_signalled() {
+  if (interrupts()) {
+    const uint64_t n = irq_count(d_.port.interrupt_counts(), r::pci::MsiVector::error);
+    if (errors_seen_ == n) return last_error_;
+    errors_seen_ = n;   // counted before the read: a message after it reads again
+  }
+  last_error_ = error();
+  return last_error_;
+}
+
 Error Channel::error_status(r::ChannelError code) {
   const uint32_t method = d_.port.read32(Bar::bar0, r::pfifo::CHAN_ERROR_METHOD[chid_].offset);
   const uint64_t addr = join64(d_.port.read32(Bar::bar0, r::pfifo::CHAN_ERROR_ADDR_HI[chid_].offset),
@@ -162,7 +172,7 @@ Result<uint64_t> Channel::reserve_pushbuf(uint64_t bytes) {
   const uint32_t mask = config_.gpfifo_entries - 1;
   std::optional<uint64_t> at;
   auto room = [&] {
-    const uint32_t get = gp_get() & mask;
+    const uint32_t get = gp_get_seen_;
     if (((gp_put_ + 1) & mask) == get) return false;   // GPFIFO full
     if (get == gp_put_) {                               // nothing in flight
       at = pb_put_ + bytes <= size ? pb_put_ : 0;
@@ -177,10 +187,14 @@ Result<uint64_t> Channel::reserve_pushbuf(uint64_t bytes) {
     }
     return at.has_value();
   };
-  if (!poll_until(d_.port, [&] { return room() || error() != r::ChannelError::none; }, config_.timeout_ns))
+  const auto refreshed = [&] {
+    gp_get_seen_ = gp_get() & mask;
+    return room() || error() != r::ChannelError::none;
+  };
+  if (!room() && !poll_until(d_.port, refreshed, config_.timeout_ns))
     return fail(Errc::timeout, msg("channel {}: no GPFIFO or push-buffer space (GP_GET {}, GP_PUT {})", chid_,
                                    gp_get(), gp_put_));
-  if (auto code = error(); code != r::ChannelError::none) return std::unexpected(error_status(code));
+  if (!at) return std::unexpected(error_status(error()));   // the poll ended on an error
   return *at;
 }
 

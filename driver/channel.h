@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct ChannelConfig {
   uint32_t gpfifo_entries = 1024;          // power of two, at most 2^MAX_LIMIT2
   uint64_t pushbuf_bytes = 256 * 1024;
   uint64_t timeout_ns = 10'000'000'000;    // waits for ring space
+  // Wait on interrupt messages where the port has them; false: poll, as
+  // on a port without them (to compare the two).
+  bool use_interrupts = true;
 };
 
 // What the channel needs from the device.
@@ -53,6 +57,12 @@ class Channel {
   uint32_t gp_put() const { return gp_put_; }
   // CHAN_ERROR code (0 = none) and a message naming it.
   regs::ChannelError error();
+  // The same code, read only when it may have changed: on a port with
+  // interrupts, once per error message (spec §11.6), else every call. An
+  // error stays until the channel is rebound, so the last code read holds.
+  regs::ChannelError error_if_signalled();
+  // Whether waits on this channel sleep on interrupt messages.
+  bool interrupts() const { return config_.use_interrupts && d_.port.has_interrupts(); }
   Error error_status(regs::ChannelError code);
 
   uint32_t chid() const { return chid_; }
@@ -79,6 +89,11 @@ class Channel {
   uint32_t gp_put_ = 0;
   uint64_t pb_put_ = 0;
   std::vector<uint64_t> pb_start_;   // push-buffer offset of each in-flight GPFIFO entry
+  // GP_GET as last read: never ahead of the device's, so the space it
+  // shows is there; USERD is read again only when it shows too little.
+  uint32_t gp_get_seen_ = 0;
+  std::optional<uint64_t> errors_seen_;   // error-message count at the last CHAN_ERROR read
+  regs::ChannelError last_error_ = regs::ChannelError::none;
   uint64_t submits_ = 0;
 };
 

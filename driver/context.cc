@@ -32,7 +32,8 @@ Status Context::setup() {
   if (!fva) return std::unexpected(fva.error().context("fence buffer"));
   fence_va_ = *fva;
   const uint64_t slot = uint64_t{channel_->chid()} * cls::host::SEM_RELEASE_16_BYTES;
-  fence_ = std::make_unique<FenceSlot>(d.port_, *channel_, fence_va_ + slot, d.fence_bar1_ + slot);
+  fence_ = std::make_unique<FenceSlot>(d.port_, *channel_, fence_va_ + slot, d.fence_bar1_ + slot,
+                                       d.options_.wait_spin_ns);
   d.port_.write32(Bar::bar1, d.fence_bar1_ + slot, 0);
 
   // Program descriptors and the argument constant buffer.
@@ -148,7 +149,7 @@ Result<uint64_t> Context::va_checked(Buffer b, uint64_t bytes, const char* role)
 
 Status Context::status() {
   if (error_) return std::unexpected(*error_);
-  if (auto code = channel_->error(); code != regs::ChannelError::none) {
+  if (auto code = channel_->error_if_signalled(); code != regs::ChannelError::none) {
     error_ = channel_->error_status(code);
     return std::unexpected(*error_);
   }

@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "driver/irq_wait.h"
 #include "driver/msg.h"
 #include "driver/poll.h"
 #include "vgpu/classes.h"
@@ -32,20 +33,29 @@ Status FenceSlot::wait(Fence f, uint64_t timeout_ns) {
     return fail(Errc::invalid_argument, msg("fence of channel {} waited on channel {}", f.chid, ch_.chid()));
   if (static_cast<int32_t>(seq_ - f.value) < 0)
     return fail(Errc::invalid_argument, msg("channel {}: fence {} was never emitted (last {})", f.chid, f.value, seq_));
-  // The fence is memory; the channel's error record is a register. Poll the
-  // memory and look at the register only every ERROR_CHECK_NS (a register
-  // read traps in a VM, and would compete with the GPU for the CPU).
   regs::ChannelError err = regs::ChannelError::none;
+  const auto passed = [&] { return static_cast<int32_t>(port.read32(Bar::bar1, bar1_) - f.value) >= 0; };
+  // With interrupts: the fence is memory, and the error register is read
+  // only when an error message came (a register read traps in a VM).
+  const auto signalled = [&] {
+    if (passed()) return true;
+    err = ch_.error_if_signalled();
+    return err != regs::ChannelError::none;
+  };
+  // Without: poll the memory and look at the register only every
+  // ERROR_CHECK_NS (it would compete with the GPU for the CPU).
   auto next_check = std::chrono::steady_clock::now();
-  auto done = [&] {
-    if (static_cast<int32_t>(port.read32(Bar::bar1, bar1_) - f.value) >= 0) return true;
+  auto polled = [&] {
+    if (passed()) return true;
     const auto now = std::chrono::steady_clock::now();
     if (now < next_check) return false;
     next_check = now + std::chrono::nanoseconds(ERROR_CHECK_NS);
     err = ch_.error();
     return err != regs::ChannelError::none;
   };
-  if (!poll_until(port, done, timeout_ns))
+  const bool ok = ch_.interrupts() ? wait_on_interrupts(port, signalled, timeout_ns, spin_ns_)
+                                        : poll_until(port, polled, timeout_ns);
+  if (!ok)
     return fail(Errc::timeout, msg("channel {}: fence {} not signaled after {} ns (completed {})", f.chid, f.value,
                                    timeout_ns, port.read32(Bar::bar1, bar1_)));
   if (err != regs::ChannelError::none) return std::unexpected(ch_.error_status(err));

@@ -2,7 +2,9 @@
 // Fences, as nouveau's nvc0_fence: one 16-byte slot per channel in a fence
 // buffer; emitting releases the next sequence number with a 16-byte
 // SEMAPHORE release (after engine idle) and raises a non-stall interrupt;
-// waiting polls the slot through BAR1 and the channel's CHAN_ERROR.
+// waiting checks the slot through BAR1 and sleeps until the next interrupt
+// message; the channel's CHAN_ERROR is read once per error message. On a
+// port without interrupts, waiting polls (and reads CHAN_ERROR every ms).
 #pragma once
 
 #include <cstdint>
@@ -21,14 +23,16 @@ struct Fence {
 class FenceSlot {
  public:
   // va: the slot in the channel's address space; bar1: the same slot in BAR1.
-  FenceSlot(Port& port, Channel& ch, uint64_t va, uint64_t bar1) : port_(port), ch_(ch), va_(va), bar1_(bar1) {}
+  // spin_ns: how long a wait polls before it sleeps on interrupts.
+  FenceSlot(Port& port, Channel& ch, uint64_t va, uint64_t bar1, uint64_t spin_ns = 0)
+      : port_(port), ch_(ch), va_(va), bar1_(bar1), spin_ns_(spin_ns) {}
 
   // Appends the release of the next value to pb.
   Fence emit(PushBuffer& pb);
   // The value the GPU last released.
   uint32_t completed();
   bool signaled(Fence f) { return static_cast<int32_t>(completed() - f.value) >= 0; }
-  // Polls until f is signaled (ok), the channel reports an error
+  // Waits until f is signaled (ok), the channel reports an error
   // (device_error naming channel and code) or timeout_ns passes (timeout).
   [[nodiscard]] Status wait(Fence f, uint64_t timeout_ns);
   uint32_t last_emitted() const { return seq_; }
@@ -38,6 +42,7 @@ class FenceSlot {
   Channel& ch_;
   uint64_t va_;
   uint64_t bar1_;
+  uint64_t spin_ns_;
   uint32_t seq_ = 0;
 };
 

@@ -24,8 +24,11 @@ Result<std::unique_ptr<NativePort>> NativePort::create(gpu::Gpu& gpu, bool direc
     w->page_vram.assign(gpu.bar_size(to_gpu(bar)) / PAGE, NONE);
   }
   p->generation_ = gpu.bar_generation();
+  gpu.set_message_handler([irq = p->irq_](regs::pci::MsiVector v) { irq->signal(v); });
   return p;
 }
+
+NativePort::~NativePort() { gpu_.set_message_handler(nullptr); }
 
 // A CPU access to a BAR page is a plain memory access when the page can be
 // mapped directly (as on hardware, where BAR1/BAR3 reads need no driver
@@ -45,7 +48,12 @@ uint32_t NativePort::read32(Bar bar, uint64_t offset) {
 
 void NativePort::write32(Bar bar, uint64_t offset, uint32_t value) {
   if (!decodes(bar, offset)) return;
-  if (bar == Bar::bar0) return gpu_.write32(static_cast<uint32_t>(offset), value);
+  if (bar == Bar::bar0) {
+    // Only this driver writes the model's registers: USERD_BASE changes
+    // only through it (directly, or by a PFIFO reset).
+    if (offset == regs::pfifo::USERD_BASE.offset || offset == regs::pmc::ENABLE.offset) userd_base_.reset();
+    return gpu_.write32(static_cast<uint32_t>(offset), value);
+  }
   if (uint32_t* p = direct_word(bar, offset, true)) return std::atomic_ref<uint32_t>(*p).store(value, std::memory_order_release);
   gpu_.bar_write32(to_gpu(bar), offset, value);
 }
@@ -62,9 +70,10 @@ NativePort::Window* NativePort::window(Bar bar) {
   return nullptr;
 }
 
-bool NativePort::is_userd(Bar bar, uint64_t page) const {
+bool NativePort::is_userd(Bar bar, uint64_t page) {
   if (bar != Bar::bar1) return false;
-  const uint32_t base = gpu_.read32(regs::pfifo::USERD_BASE.offset);
+  if (!userd_base_) userd_base_ = gpu_.read32(regs::pfifo::USERD_BASE.offset);
+  const uint32_t base = *userd_base_;
   if (!regs::pfifo::UserdBaseEnable::get(base)) return false;
   const uint64_t start = uint64_t{regs::pfifo::UserdBaseAddr::get(base)} << regs::pfifo::USERD_BASE_SHIFT;
   return page >= start && page < start + uint64_t{regs::NUM_CHANNELS} * regs::userd::SIZE;

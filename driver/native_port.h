@@ -4,13 +4,16 @@
 // model; map() gives direct host mappings of BAR1/BAR3 pages, built from
 // the model's BAR translation and re-checked whenever its BAR generation
 // changes. USERD pages are never mapped, so doorbells reach the model.
+// It takes the model's message handler: each message counts in irq_.
 // This is the only driver file that includes the model's headers.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "common/error.h"
+#include "common/irq_counter.h"
 #include "driver/port.h"
 #include "gpu/gpu.h"
 #include "gpu/mem/bar_window.h"
@@ -26,7 +29,11 @@ class NativePort final : public Port {
   std::span<std::byte> map(Bar bar, uint64_t offset, uint64_t len) override;
   uint64_t bar_size(Bar bar) const override;
   void relax() override;
+  bool has_interrupts() const override { return true; }
+  IrqCounts interrupt_counts() override { return irq_->counts(); }
+  bool wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) override { return irq_->wait(seen, timeout_ns); }
   std::string name() const override { return "native"; }
+  ~NativePort() override;
 
   gpu::Gpu& gpu() { return gpu_; }
 
@@ -38,13 +45,17 @@ class NativePort final : public Port {
   NativePort(gpu::Gpu& gpu, bool direct) : gpu_(gpu), direct_(direct) {}
   Window* window(Bar bar);
   void revalidate(Bar bar, Window& w);
-  bool is_userd(Bar bar, uint64_t page) const;
+  bool is_userd(Bar bar, uint64_t page);
   uint32_t* direct_word(Bar bar, uint64_t offset, bool write);
 
   gpu::Gpu& gpu_;
   bool direct_;
   Window bar1_, bar3_;
   uint64_t generation_ = 0;
+  std::optional<uint32_t> userd_base_;   // USERD_BASE as last read; reset when this port writes it
+  // The model's interrupt messages; shared with the handler, which a model
+  // thread may still be running when the port goes.
+  std::shared_ptr<IrqCounter> irq_ = std::make_shared<IrqCounter>();
 };
 
 }  // namespace vgpu::driver

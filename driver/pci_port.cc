@@ -44,23 +44,43 @@ Result<std::unique_ptr<PciPort>> PciPort::open(const std::string& slot) {
     return fail(Errc::not_found, msg("no vgpu PCI device {}:{}{}", hex(regs::pci::VENDOR_ID), hex(regs::pci::DEVICE_ID),
                                      slot.empty() ? std::string() : " at " + slot));
   }
-  port->name_ = "pci " + slot_name(port->dev_);
-  if (int err = pci_device_probe(port->dev_); err != 0)
-    return fail(Errc::io_error, msg("{}: pci_device_probe failed (errno {})", port->name_, err));
-  for (const auto& [bar, index] : BARS) {
-    const pci_mem_region& r = port->dev_->regions[index];
-    if (r.size == 0) return fail(Errc::not_found, msg("{}: BAR{} is not present", port->name_, index));
-    void* addr = nullptr;
-    if (int err = pci_device_map_range(port->dev_, r.base_addr, r.size, PCI_DEV_MAP_FLAG_WRITABLE, &addr); err != 0)
-      return fail(Errc::io_error, msg("{}: mapping BAR{} failed (errno {})", port->name_, index, err));
-    port->region(bar) = Region{static_cast<std::byte*>(addr), r.size};
+  const std::string slot_id = slot_name(port->dev_);
+  port->name_ = "pci " + slot_id;
+  auto vfio = VfioDevice::open(slot_id);
+  if (!vfio && vfio.error().code != Errc::not_found) return std::unexpected(vfio.error());
+  if (!vfio) {   // not bound to vfio-pci: libpciaccess, polling
+    port->name_ += " (libpciaccess, polling)";
+    if (Status s = port->map_with_pciaccess(); !s) return std::unexpected(s.error());
+    return port;
   }
+  for (const auto& [bar, index] : BARS) {
+    auto m = (*vfio)->map_bar(index);
+    if (!m) return std::unexpected(m.error());
+    port->region(bar) = Region{m->base, m->size};
+  }
+  port->name_ += msg(" (vfio, {} MSI vector(s))", (*vfio)->vectors());
+  port->vfio_ = std::move(*vfio);
   return port;
 }
 
+Status PciPort::map_with_pciaccess() {
+  if (int err = pci_device_probe(dev_); err != 0)
+    return fail(Errc::io_error, msg("{}: pci_device_probe failed (errno {})", name_, err));
+  for (const auto& [bar, index] : BARS) {
+    const pci_mem_region& r = dev_->regions[index];
+    if (r.size == 0) return fail(Errc::not_found, msg("{}: BAR{} is not present", name_, index));
+    void* addr = nullptr;
+    if (int err = pci_device_map_range(dev_, r.base_addr, r.size, PCI_DEV_MAP_FLAG_WRITABLE, &addr); err != 0)
+      return fail(Errc::io_error, msg("{}: mapping BAR{} failed (errno {})", name_, index, err));
+    owned_[static_cast<unsigned>(bar)] = true;
+    region(bar) = Region{static_cast<std::byte*>(addr), r.size};
+  }
+  return {};
+}
+
 PciPort::~PciPort() {
-  for (Region& r : regions_)
-    if (r.base) (void)pci_device_unmap_range(dev_, r.base, r.size);
+  for (unsigned i = 0; i < 4; ++i)   // VFIO's mappings go with vfio_
+    if (owned_[i] && regions_[i].base) (void)pci_device_unmap_range(dev_, regions_[i].base, regions_[i].size);
   if (dev_) pci_system_cleanup();
 }
 

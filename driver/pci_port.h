@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The PCI port: the driver inside a Linux guest, on the vgpu PCI device
-// (1af4:10f0) found and mapped with libpciaccess. Register accesses are
-// volatile 32-bit loads and stores on the mapped BARs; map() hands out
-// the mapped BAR range itself.
+// (1af4:10f0) found with libpciaccess. When the device is bound to
+// vfio-pci, its BARs are mapped through VFIO and its MSI vectors arrive
+// as eventfds (VfioDevice): fence waits sleep on them. Otherwise the BARs
+// are mapped with libpciaccess and the driver polls (the fallback:
+// docs/runtime.md). Register accesses are volatile 32-bit loads and
+// stores on the mapped BARs; map() hands out the mapped BAR range itself.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +13,7 @@
 
 #include "common/error.h"
 #include "driver/port.h"
+#include "driver/vfio_device.h"
 
 struct pci_device;
 
@@ -27,6 +31,11 @@ class PciPort final : public Port {
   std::span<std::byte> map(Bar bar, uint64_t offset, uint64_t len) override;
   uint64_t bar_size(Bar bar) const override;
   std::string name() const override { return name_; }
+  bool has_interrupts() const override { return vfio_ != nullptr; }
+  IrqCounts interrupt_counts() override { return vfio_ ? vfio_->counts() : IrqCounts{}; }
+  bool wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) override {
+    return vfio_ && vfio_->wait(seen, timeout_ns);
+  }
 
  private:
   struct Region {
@@ -37,8 +46,11 @@ class PciPort final : public Port {
   Region& region(Bar bar) { return regions_[static_cast<unsigned>(bar)]; }
   const Region& region(Bar bar) const { return regions_[static_cast<unsigned>(bar)]; }
 
+  [[nodiscard]] Status map_with_pciaccess();
   pci_device* dev_ = nullptr;
+  std::unique_ptr<VfioDevice> vfio_;   // null: libpciaccess mappings, no interrupts
   Region regions_[4];
+  bool owned_[4] = {};   // mapped with libpciaccess
   std::string name_;
 };
 

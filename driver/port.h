@@ -11,6 +11,8 @@
 #include <span>
 #include <string>
 
+#include "common/irq_counter.h"
+
 namespace vgpu::driver {
 
 enum class Bar : uint8_t { bar0 = 0, bar1 = 1, bar3 = 3 };
@@ -27,6 +29,16 @@ class Port {
   virtual uint64_t bar_size(Bar bar) const = 0;
   // Called in every poll loop: lets the platform make progress.
   virtual void relax() {}
+
+  // The device's interrupt messages, counted per vector (spec §11.6: a
+  // non-stall interrupt, a channel error). A waiter reads
+  // interrupt_counts(), checks memory, then calls wait_interrupt(seen,
+  // ...), which returns true as soon as a count differs from `seen` (at
+  // once if a message came in between), false after timeout_ns. A port
+  // without interrupts says so, and the driver polls.
+  virtual bool has_interrupts() const { return false; }
+  virtual IrqCounts interrupt_counts() { return {}; }
+  [[nodiscard]] virtual bool wait_interrupt(const IrqCounts& /*seen*/, uint64_t /*timeout_ns*/) { return false; }
   virtual std::string name() const = 0;
 
   // Whether a 32-bit access at `offset` lies inside the BAR. One that does

@@ -39,6 +39,9 @@ struct DeviceOptions {
   uint64_t direct_transfer_max = 1 * MiB;
   uint64_t staging_bytes = 1 * MiB;
   uint64_t timeout_ns = 10'000'000'000;   // default for waits
+  // On a port with interrupts, a fence wait polls this long before it
+  // sleeps until the next interrupt message (0: sleep at once).
+  uint64_t wait_spin_ns = 0;
   ChannelConfig channel;
 };
 

@@ -14,6 +14,7 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "gpu/mem/vram.h"
+#include "vgpu/regs.h"
 
 namespace vgpu::gpu {
 
@@ -74,6 +75,10 @@ class Gpu {
 
   // The interrupt line (PMC INTR_0 & mask, if INTR_EN_0) changed level.
   virtual void set_interrupt_handler(std::function<void(bool asserted)> handler) = 0;
+  // An interrupt message: a non-stall interrupt or a channel error was
+  // raised while enabled (spec §11.6), whatever the line's level. Same
+  // delivery rules as the line.
+  virtual void set_message_handler(std::function<void(regs::pci::MsiVector)> handler) = 0;
   virtual void set_channel_event_handler(std::function<void(const ChannelEvent&)> handler) = 0;
 
   // Wait until no channel has work and every engine is idle (tests, teardown).

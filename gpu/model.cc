@@ -36,7 +36,7 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram)
       bars_(*vram_, *mmu_),
       irq_([this] {
         std::lock_guard l(mutex_);
-        return pmc_.line();
+        return LineState{pmc_.line(), pfifo_.raised(), pmc_.delivers(pmc::intr::Pfifo::mask)};
       }),
       pfifo_(Pfifo::Deps{*vram_, *mmu_, *clock_, cost_, mutex_, faults_, events_, log_,
                          [this] { return pmc_.enabled(pmc::enable::Pfifo::mask); },
@@ -144,6 +144,10 @@ std::optional<BarPage> GpuModel::bar_translate(Bar bar, uint64_t offset) { retur
 void GpuModel::set_interrupt_handler(std::function<void(bool)> handler) {
   irq_.set_handler(std::move(handler));
   irq_.update();
+}
+
+void GpuModel::set_message_handler(std::function<void(pci::MsiVector)> handler) {
+  irq_.set_message_handler(std::move(handler));
 }
 
 void GpuModel::set_channel_event_handler(std::function<void(const ChannelEvent&)> handler) {

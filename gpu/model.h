@@ -42,6 +42,7 @@ class GpuModel final : public Gpu {
   Vram& vram() override { return *vram_; }
   Clock& clock() override { return *clock_; }
   void set_interrupt_handler(std::function<void(bool asserted)> handler) override;
+  void set_message_handler(std::function<void(regs::pci::MsiVector)> handler) override;
   void set_channel_event_handler(std::function<void(const ChannelEvent&)> handler) override;
   bool wait_idle(uint64_t timeout_ns) override;
 
@@ -49,6 +50,7 @@ class GpuModel final : public Gpu {
   Mmu& mmu() { return *mmu_; }
   RegStats register_stats();
   bool interrupt_asserted() const { return irq_.asserted(); }
+  uint64_t interrupt_messages() const { return irq_.messages(); }
 
  private:
   GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram);

@@ -8,6 +8,16 @@ void InterruptLine::set_handler(std::function<void(bool)> handler) {
   handler_ = std::move(handler);
 }
 
+void InterruptLine::set_message_handler(MessageFn handler) {
+  std::lock_guard l(mutex_);
+  message_handler_ = std::move(handler);
+}
+
+uint64_t InterruptLine::messages() const {
+  std::lock_guard l(mutex_);
+  return messages_;
+}
+
 bool InterruptLine::asserted() const {
   std::lock_guard l(mutex_);
   return last_;
@@ -23,10 +33,32 @@ void InterruptLine::update() {
   do {
     again_ = false;
     l.unlock();
-    const bool level = level_();
+    const LineState now = state_();
     l.lock();
+    for (unsigned v = 0; v < regs::pci::MSI_VECTORS; ++v) {
+      if (now.raised[v] == last_raised_[v]) continue;
+      last_raised_[v] = now.raised[v];
+      if (!now.deliverable) continue;
+      ++messages_;
+      auto message = message_handler_;
+      if (!message) continue;
+      l.unlock();
+      message(static_cast<regs::pci::MsiVector>(v));
+      l.lock();
+    }
+    const bool level = now.level;
     if (level == last_) continue;
     last_ = level;
+    // A rising edge is a message on the error vector: whatever raised the
+    // line (a runlist, a table error, an MMIO fault) is worth a look.
+    if (level) {
+      ++messages_;
+      if (auto message = message_handler_) {
+        l.unlock();
+        message(regs::pci::MsiVector::error);
+        l.lock();
+      }
+    }
     auto handler = handler_;
     if (!handler) continue;
     l.unlock();

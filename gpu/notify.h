@@ -7,29 +7,50 @@
 // returns, by the same thread, never recursively.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
 
 #include "gpu/gpu.h"
+#include "vgpu/regs.h"
 
 namespace vgpu::gpu {
 
+// The line's level, and per message vector how many interrupts of its kind
+// the units have raised while enabled (spec §11.6).
+struct LineState {
+  bool level = false;
+  std::array<uint64_t, regs::pci::MSI_VECTORS> raised{};
+  bool deliverable = false;   // PMC passes PFIFO's interrupts (INTR_EN_0, INTR_MASK_0)
+};
+
+// The interrupt line and the interrupt messages. The line handler hears
+// each change of level; the message handler hears each vector whose count
+// moved (several interrupts between two updates make one message), and
+// the error vector on each rising edge of the line.
 class InterruptLine {
  public:
-  // level() computes the line from register state; it takes the model lock.
-  explicit InterruptLine(std::function<bool()> level) : level_(std::move(level)) {}
+  using MessageFn = std::function<void(regs::pci::MsiVector)>;
+  // state() computes the line from register state; it takes the model lock.
+  explicit InterruptLine(std::function<LineState()> state) : state_(std::move(state)) {}
   void set_handler(std::function<void(bool)> handler);
-  // Re-evaluate the line and report a change. Call with no model lock held.
+  void set_message_handler(MessageFn handler);
+  // Re-evaluate the line and the counts, report changes and messages. Call
+  // with no model lock held.
   void update();
   bool asserted() const;
+  uint64_t messages() const;   // sent so far, every vector
 
  private:
-  std::function<bool()> level_;
+  std::function<LineState()> state_;
   mutable std::mutex mutex_;
   std::function<void(bool)> handler_;
+  MessageFn message_handler_;
   bool last_ = false;
+  std::array<uint64_t, regs::pci::MSI_VECTORS> last_raised_{};
+  uint64_t messages_ = 0;
   bool delivering_ = false;
   bool again_ = false;
 };

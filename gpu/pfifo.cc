@@ -207,6 +207,7 @@ void Pfifo::fail(uint32_t chid, uint64_t epoch, ChannelFault f) {
       mf.chid = chid;
       d_.faults.record(mf);
     }
+    if (intr_en_ & IntrChannelError::mask) ++raised_[static_cast<size_t>(regs::pci::MsiVector::error)];
     d_.events.push(ChannelEvent{ChannelEvent::Kind::error, chid, now, now});
   }
 }
@@ -217,6 +218,7 @@ void Pfifo::raise_nonstall(uint32_t chid, uint64_t epoch) {
     std::lock_guard l(d_.mutex);
     if (!channels_.raise_nonstall(chid, epoch)) return;
     nonstall_engine_ |= NONSTALL_ENGINE_HOST;
+    if (intr_en_ & IntrNonStall::mask) ++raised_[static_cast<size_t>(regs::pci::MsiVector::nonstall)];
     d_.events.push(ChannelEvent{ChannelEvent::Kind::nonstall, chid, now, now});
   }
   if (std::this_thread::get_id() != thread_.get_id()) d_.notify();   // else the slice's end delivers it

@@ -71,6 +71,9 @@ class Pfifo {
   void reset();
   // Pending and enabled PFIFO interrupts (lock held).
   uint32_t pending() const { return intr() & intr_en_; }
+  // Per message vector: non-stall interrupts, channel errors raised while
+  // deliverable, counted from the start; each sends a message (lock held).
+  std::array<uint64_t, regs::pci::MSI_VECTORS> raised() const { return raised_; }
 
   // A BAR1 write landed at this offset; wakes PFIFO if it is a GP_PUT.
   void doorbell(uint64_t bar1_offset);
@@ -150,6 +153,7 @@ class Pfifo {
   uint32_t chan_table_error_ = 0;
   uint32_t nonstall_engine_ = 0;
   uint32_t preempt_ = 0;
+  std::array<uint64_t, regs::pci::MSI_VECTORS> raised_{};   // never reset: compared for change
   std::optional<uint32_t> servicing_;   // the channel whose slice the PFIFO thread is running
 
   // The thread.

@@ -7,6 +7,8 @@ using namespace regs::pmc;
 
 bool Pmc::line() const { return IntrEnHardware::get(intr_en_) && (intr_0() & intr_mask_) != 0; }
 
+bool Pmc::delivers(uint32_t unit) const { return IntrEnHardware::get(intr_en_) && (intr_mask_ & unit) != 0; }
+
 std::vector<RegRow> Pmc::registers() {
   return {
       constant("PMC.BOOT_0", BOOT_0, BOOT_0_VALUE),

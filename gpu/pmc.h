@@ -30,6 +30,8 @@ class Pmc {
   uint32_t intr_0() const { return hooks_.unit_interrupts() & UNIT_INTR_BITS; }
   // The interrupt line: hardware interrupts on and an unmasked unit pending.
   bool line() const;
+  // Whether an interrupt of this unit (an intr:: mask) would reach the line.
+  bool delivers(uint32_t unit) const;
 
  private:
   Hooks hooks_;

@@ -3,6 +3,11 @@
 // control, PFIFO globals, and the interrupt line.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <thread>
+
 #include "gpu/testing/harness.h"
 
 namespace vgpu::gpu {
@@ -201,3 +206,39 @@ TEST(Interrupts, PfifoIntrEnGatesThePmcBit) {
 
 }  // namespace
 }  // namespace vgpu::gpu
+
+namespace vgpu::gpu::testing {
+namespace {
+
+bool eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!done())
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    else std::this_thread::sleep_for(std::chrono::microseconds(100));
+  return true;
+}
+
+TEST(Interrupts, EachNonStallInterruptSendsAMessageWhileTheLineStaysHigh) {
+  Harness h;
+  std::atomic<int> nonstall{0}, error{0};
+  h.gpu().set_message_handler([&](regs::pci::MsiVector v) {
+    ++(v == regs::pci::MsiVector::nonstall ? nonstall : error);
+  });
+  Channel& c = h.add_channel(1);
+  h.commit_runlist({1});
+  for (int i = 0; i < 3; ++i) {
+    h.submit(c, {fmt::mthd::non_inc(0, cls::host::NON_STALL_INTERRUPT, 1), 0});
+    // Never acknowledged, yet one message each.
+    ASSERT_TRUE(eventually([&] { return nonstall.load() == i + 1; })) << nonstall.load();
+  }
+  EXPECT_TRUE(h.gpu().interrupt_asserted());
+  EXPECT_EQ(error.load(), 1);   // the line's one rising edge
+  h.wr(regs::pfifo::INTR_EN, 0);   // not enabled: no message
+  h.submit(c, {fmt::mthd::non_inc(0, cls::host::NON_STALL_INTERRUPT, 1), 0});
+  ASSERT_TRUE(h.idle());
+  EXPECT_EQ(nonstall.load(), 3);
+  h.gpu().set_message_handler(nullptr);
+}
+
+}  // namespace
+}  // namespace vgpu::gpu::testing

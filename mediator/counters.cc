@@ -11,7 +11,8 @@ uint64_t get(const std::atomic<uint64_t>& c) { return c.load(std::memory_order_r
 CounterSnapshot snapshot(const Counters& c, uint64_t reserved_bytes) {
   return CounterSnapshot{get(c.trapped_reads),         get(c.trapped_writes),        get(c.tlb_invalidates),
                          get(c.faults),                get(c.guest_errors),          get(c.doorbells),
-                         get(c.submissions),           get(c.layout_rebuilds),       get(c.shadow.entries_scanned),
+                         get(c.submissions),           get(c.layout_rebuilds),       get(c.interrupts),
+                         get(c.shadow.entries_scanned),
                          get(c.shadow.shadow_writes),  get(c.shadow.pages_rescanned), get(c.shadow.bad_entries),
                          get(c.shadow.full_syncs),     get(c.shadow.dirty_syncs),    reserved_bytes};
 }
@@ -20,10 +21,11 @@ std::string CounterSnapshot::json() const {
   return strfmt(
       "{\"trapped_reads\": %lu, \"trapped_writes\": %lu, \"tlb_invalidates\": %lu, \"faults\": %lu, "
       "\"guest_errors\": %lu, \"doorbells\": %lu, \"submissions\": %lu, \"layout_rebuilds\": %lu, "
+      "\"interrupts\": %lu, "
       "\"pte_scanned\": %lu, \"shadow_writes\": %lu, \"pages_rescanned\": %lu, \"bad_entries\": %lu, "
       "\"full_syncs\": %lu, \"dirty_syncs\": %lu, \"reserved_vram_bytes\": %lu}",
       trapped_reads, trapped_writes, tlb_invalidates, faults, guest_errors, doorbells, submissions, layout_rebuilds,
-      entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs, reserved_bytes);
+      interrupts, entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs, reserved_bytes);
 }
 
 }  // namespace vgpu::mediator

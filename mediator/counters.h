@@ -19,6 +19,7 @@ struct Counters {
   std::atomic<uint64_t> doorbells{0};          // GP_PUT writes
   std::atomic<uint64_t> submissions{0};        // dispatched to the physical GPU by the scheduler
   std::atomic<uint64_t> layout_rebuilds{0};    // BAR remap layouts recomputed
+  std::atomic<uint64_t> interrupts{0};         // interrupt messages sent to the VM (spec §11.6)
   shadow::ShadowCounters shadow;
 
   static void bump(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
@@ -26,7 +27,7 @@ struct Counters {
 
 struct CounterSnapshot {
   uint64_t trapped_reads, trapped_writes, tlb_invalidates, faults, guest_errors, doorbells, submissions,
-      layout_rebuilds;
+      layout_rebuilds, interrupts;
   uint64_t entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs;
   uint64_t reserved_bytes;   // hypervisor-reserved VRAM this vGPU's shadows use
 

@@ -50,6 +50,11 @@ void Vgpu::set_interrupt_handler(std::function<void(bool)> handler) {
   line_delivered_ = false;
 }
 
+void Vgpu::set_message_handler(std::function<void(regs::pci::MsiVector)> handler) {
+  MediatorLock lock(mutex_);
+  message_handler_ = std::move(handler);
+}
+
 CounterSnapshot Vgpu::counters() const { return snapshot(counters_, reserved_->used()); }
 
 std::vector<std::string> Vgpu::guest_errors() const {
@@ -75,11 +80,24 @@ Vgpu::Deferred Vgpu::take_deferred() {
   d.submits = channels_.take_submits();
   d.stopped = channels_.take_stopped();
   const bool line = regs_.line();
-  if (line != line_delivered_ && interrupt_handler_) {
+  bool rose = false;
+  if (line != line_delivered_) {
+    rose = line;
     line_delivered_ = line;
     d.irq = interrupt_handler_;
     d.level = line;
   }
+  for (unsigned v = 0; v < regs::pci::MSI_VECTORS; ++v) {
+    if (regs_.raised()[v] == raised_delivered_[v]) continue;
+    raised_delivered_[v] = regs_.raised()[v];
+    Counters::bump(counters_.interrupts);
+    d.vectors.push_back(static_cast<regs::pci::MsiVector>(v));
+  }
+  if (rose) {   // a rising edge is a message on the error vector (spec §11.6)
+    Counters::bump(counters_.interrupts);
+    d.vectors.push_back(regs::pci::MsiVector::error);
+  }
+  if (!d.vectors.empty()) d.message = message_handler_;
   return d;
 }
 
@@ -87,6 +105,8 @@ void Vgpu::run_deferred(Deferred d) {
   for (auto [gchid, seq] : d.stopped) host_.channel_stopped(id_, gchid, seq);
   for (uint32_t gchid : d.submits) host_.submit(id_, gchid);
   if (d.irq) d.irq(d.level);
+  if (d.message)
+    for (auto v : d.vectors) d.message(v);
 }
 
 void Vgpu::reset() {

@@ -75,6 +75,9 @@ class Vgpu {
   uint64_t bar_size(gpu::Bar bar) const { return bars_.size(bar); }
 
   void set_interrupt_handler(std::function<void(bool)> handler);
+  // Interrupt messages (spec §11.6): one call per vector whose count moved,
+  // outside the vGPU's lock, as the line's handler.
+  void set_message_handler(std::function<void(regs::pci::MsiVector)> handler);
   CounterSnapshot counters() const;
   std::vector<std::string> guest_errors() const;   // the most recent, oldest first
 
@@ -143,6 +146,8 @@ class Vgpu {
     std::vector<std::pair<uint32_t, uint64_t>> stopped;
     std::function<void(bool)> irq;
     bool level = false;
+    std::function<void(regs::pci::MsiVector)> message;
+    std::vector<regs::pci::MsiVector> vectors;
   };
   Deferred take_deferred();            // with mutex_ held
   void run_deferred(Deferred d);       // without
@@ -183,6 +188,8 @@ class Vgpu {
   Counters counters_;
   std::function<void(bool)> interrupt_handler_;
   bool line_delivered_ = false;
+  std::function<void(regs::pci::MsiVector)> message_handler_;
+  std::array<uint64_t, regs::pci::MSI_VECTORS> raised_delivered_{};   // regs_.raised() at the last messages
   std::vector<std::string> errors_;
 
   VirtualRegisters regs_;

@@ -90,6 +90,7 @@ void VirtualRegisters::raise_channel_error(uint32_t gchid, regs::ChannelError co
   error_addr_hi_[gchid] = hi32(addr);
   chan_error_pending_.set(gchid);
   pfifo_intr_ |= pf::IntrChannelError::mask;
+  count_raised(regs::pci::MsiVector::error, pf::IntrChannelError::mask);
 }
 
 void VirtualRegisters::record_fault(regs::FaultUnit unit, regs::FaultReason reason, uint64_t inst, uint64_t va,
@@ -104,9 +105,16 @@ void VirtualRegisters::record_fault(regs::FaultUnit unit, regs::FaultReason reas
   pfifo_intr_ |= pf::IntrMmuFault::mask;
 }
 
+void VirtualRegisters::count_raised(regs::pci::MsiVector v, uint32_t pfifo_bit) {
+  const bool delivered = (pfifo_intr_en_ & pfifo_bit) && pmc::IntrEnHardware::get(pmc_intr_en_) &&
+                         (pmc_intr_mask_ & pmc::intr::Pfifo::mask);
+  if (delivered) ++raised_[static_cast<size_t>(v)];
+}
+
 void VirtualRegisters::raise_nonstall(uint32_t gchid) {
   nonstall_pending_.set(gchid);
   pfifo_intr_ |= pf::IntrNonStall::mask;
+  count_raised(regs::pci::MsiVector::nonstall, pf::IntrNonStall::mask);
 }
 
 void VirtualRegisters::table_error(pf::ChanTableError code) {

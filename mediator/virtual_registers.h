@@ -35,6 +35,10 @@ class VirtualRegisters {
   void mmio_fault();                                    // PBUS MMIO fault (a BAR or PRAMIN access refused)
   void runlist_done();                                  // RUNLIST_INTR done and its interrupt
   bool channel_errored(uint32_t gchid) const { return chan_error_pending_.test(gchid); }
+  // Per message vector: the non-stall interrupts and channel errors raised
+  // while deliverable (PFIFO INTR_EN, PMC INTR_EN_0 and INTR_MASK_0),
+  // counted from the start; each sends a message (spec §11.6).
+  const std::array<uint64_t, regs::pci::MSI_VECTORS>& raised() const { return raised_; }
 
   // PMC.ENABLE cleared PFIFO: the PFIFO state and every record go.
   void reset_pfifo();
@@ -65,6 +69,8 @@ class VirtualRegisters {
   std::array<uint32_t, regs::pfifo::NUM_FAULT_UNITS> fault_inst_{}, fault_va_lo_{}, fault_va_hi_{}, fault_type_{};
   regs::ChannelBits chan_error_pending_;
   regs::ChannelBits nonstall_pending_;
+  void count_raised(regs::pci::MsiVector v, uint32_t pfifo_bit);
+  std::array<uint64_t, regs::pci::MSI_VECTORS> raised_{};   // never reset: compared for change
 };
 
 }  // namespace vgpu::mediator

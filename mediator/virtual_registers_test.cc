@@ -115,3 +115,26 @@ TEST(VirtualRegisters, PlainRowsKeepOnlyTheirWritableBits) {
 
 }  // namespace
 }  // namespace vgpu::mediator
+
+namespace vgpu::mediator {
+namespace {
+
+uint64_t raised(const VirtualRegisters& v, regs::pci::MsiVector vec) { return v.raised()[static_cast<size_t>(vec)]; }
+
+TEST(VirtualRegisters, EachDeliverableInterruptCountsOnItsMessageVector) {
+  Fixture f;
+  f.v.raise_nonstall(1);   // nothing enabled yet: no message
+  EXPECT_EQ(raised(f.v, regs::pci::MsiVector::nonstall), 0u);
+  f.enable_pfifo_interrupts();
+  f.v.raise_nonstall(1);
+  f.v.raise_nonstall(1);   // the pending bit is already set: still a message
+  f.v.raise_channel_error(2, regs::ChannelError::bad_argument, 0, 0);
+  EXPECT_EQ(raised(f.v, regs::pci::MsiVector::nonstall), 2u);
+  EXPECT_EQ(raised(f.v, regs::pci::MsiVector::error), 1u);
+  f.t.write(pmc::INTR_MASK_0.offset, 0);   // PFIFO masked at PMC: no message
+  f.v.raise_nonstall(1);
+  EXPECT_EQ(raised(f.v, regs::pci::MsiVector::nonstall), 2u);
+}
+
+}  // namespace
+}  // namespace vgpu::mediator

@@ -19,8 +19,11 @@ Result<std::unique_ptr<MediatedPort>> MediatedPort::create(mediator::Vgpu& vgpu,
     port->bar1_ = std::move(*b1);
     port->bar3_ = std::move(*b3);
   }
+  vgpu.set_message_handler([irq = port->irq_](regs::pci::MsiVector v) { irq->signal(v); });
   return port;
 }
+
+MediatedPort::~MediatedPort() { vgpu_.set_message_handler(nullptr); }
 
 // An access to a page the mediator maps directly goes to memory, as it
 // would in a guest whose hypervisor mapped that page: no trap.

@@ -60,6 +60,29 @@ FlagHandler text_flag(std::string& dst) {
   };
 }
 
+void add_wait_flags(FlagHandlers& handlers, driver::DeviceOptions& device) {
+  handlers["--wait"] = [&device](std::string_view v) -> Status {
+    if (v != "irq" && v != "poll") return fail(Errc::invalid_argument, "--wait: irq or poll, not '" + std::string(v) + "'");
+    device.channel.use_interrupts = v == "irq";
+    return {};
+  };
+  handlers["--wait-spin-us"] = [&device](std::string_view v) -> Status {
+    if (v == "0") {
+      device.wait_spin_ns = 0;
+      return {};
+    }
+    auto us = parse_count("--wait-spin-us", v, 1'000'000);
+    if (!us) return std::unexpected(us.error());
+    device.wait_spin_ns = uint64_t{*us} * 1000;
+    return {};
+  };
+}
+
+std::string wait_name(const driver::DeviceOptions& device) {
+  if (!device.channel.use_interrupts) return "poll";
+  return device.wait_spin_ns ? strfmt("irq, spin %lu us", device.wait_spin_ns / 1000) : "irq";
+}
+
 Result<std::vector<testbed::Mode>> parse_modes(std::string_view value) {
   std::vector<testbed::Mode> modes;
   for (const auto& name : split_list(value)) {

@@ -45,6 +45,10 @@ FlagHandler parsed_flag(T& dst, Parse parse) {
   };
 }
 
+// --wait irq|poll and --wait-spin-us N: how the driver's fence waits wait.
+void add_wait_flags(FlagHandlers& handlers, driver::DeviceOptions& device);
+std::string wait_name(const driver::DeviceOptions& device);
+
 // A string as a JSON string literal.
 std::string json_string(std::string_view s);
 

@@ -14,6 +14,7 @@ int scale_main(std::span<char*> args);
 int fair_main(std::span<char*> args);
 int model_main(std::span<char*> args);
 int noisy_main(std::span<char*> args);
+int idle_main(std::span<char*> args);
 
 // The mediator's cost per trapped access: N reads of BOOT_0 through the
 // mediated port (fv-opt) minus N through the native port, over N.

@@ -6,6 +6,7 @@
 //   vgpu-bench fair [...]        the scheduler in real time through the whole stack
 //   vgpu-bench model [...]       the GPU model beside the host (sgemm, copy)
 //   vgpu-bench noisy [...]       what a misbehaving VM costs another
+//   vgpu-bench idle [...]        the CPU time of VMs blocked in a fence wait
 #include <iostream>
 #include <span>
 #include <string>
@@ -20,11 +21,13 @@ int main(int argc, char** argv) {
   if (cmd == "fair") return vgpu::bench::fair_main(all.subspan(2));
   if (cmd == "model") return vgpu::bench::model_main(all.subspan(2));
   if (cmd == "noisy") return vgpu::bench::noisy_main(all.subspan(2));
+  if (cmd == "idle") return vgpu::bench::idle_main(all.subspan(2));
   std::cerr << (cmd.empty() || cmd == "--help" || cmd == "-h" ? "" : "vgpu-bench: unknown subcommand '" + cmd + "'\n")
             << "usage: vgpu-bench workloads [--modes LIST] [--runs N] [--only NAMES] [--json FILE]\n"
                "       vgpu-bench scale [--vms LIST] [--modes LIST] [--workloads NAMES] [--runs N] [--json FILE]\n"
                "       vgpu-bench fair [--policies LIST] [--short-ms N] [--long-ms N] [--seconds N] [--json FILE]\n"
                "       vgpu-bench model [--runs N] [--copy-mib N] [--json FILE]\n"
-               "       vgpu-bench noisy [--storms LIST] [--seconds N] [--runs N] [--json FILE]\n";
+               "       vgpu-bench noisy [--storms LIST] [--seconds N] [--runs N] [--json FILE]\n"
+               "       vgpu-bench idle [--vms N] [--modes LIST] [--spin-ms N] [--json FILE]\n";
   return cmd == "--help" || cmd == "-h" ? 0 : 2;
 }

@@ -45,7 +45,11 @@ std::string counters_json(const Entry& e) {
   std::string j = e.counters->json();
   j.pop_back();   // the closing brace: derived figures follow
   const double trapped = static_cast<double>(e.counters->trapped());
-  if (e.result.launches > 0) j += strfmt(", \"trapped_per_launch\": %.1f", trapped / static_cast<double>(e.result.launches));
+  if (e.result.launches > 0) {
+    const double launches = static_cast<double>(e.result.launches);
+    j += strfmt(", \"trapped_per_launch\": %.2f", trapped / launches);
+    j += strfmt(", \"interrupts_per_launch\": %.2f", static_cast<double>(e.counters->interrupts) / launches);
+  }
   if (e.counters->doorbells > 0)
     j += strfmt(", \"trapped_per_doorbell\": %.1f", trapped / static_cast<double>(e.counters->doorbells));
   if (e.result.runs > 0) j += strfmt(", \"trapped_per_run\": %.1f", trapped / e.result.runs);
@@ -65,7 +69,8 @@ std::string entry_json(const Entry& e) {
 
 void usage() {
   std::cerr << "usage: vgpu-bench workloads [--modes native,fv-naive,fv-opt] [--runs N] [--only NAME,...]\n"
-               "                            [--instances N] [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n";
+               "                            [--instances N] [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n"
+               "                            [--wait irq|poll] [--wait-spin-us N]\n";
 }
 
 }  // namespace
@@ -80,7 +85,8 @@ int workloads_main(std::span<char*> args) {
   uint32_t instances = 1;
   uint32_t naive_bar1_mib = 4, trap_reads = 200'000;
   std::string json_path;
-  if (Status s = parse_flags(args, {{"--modes", parsed_flag(modes, parse_modes)},
+  driver::DeviceOptions device;
+  FlagHandlers flags{{"--modes", parsed_flag(modes, parse_modes)},
                                     {"--runs", parsed_flag(runs, [](std::string_view v) { return parse_count("--runs", v, 100000); })},
                                     {"--only", parsed_flag(only, [](std::string_view v) {
                                        auto w = parse_workloads(v);
@@ -90,8 +96,9 @@ int workloads_main(std::span<char*> args) {
                                     {"--instances", count_flag("--instances", instances, 100)},
                                     {"--naive-bar1-mib", count_flag("--naive-bar1-mib", naive_bar1_mib, 64)},
                                     {"--trap-reads", count_flag("--trap-reads", trap_reads, 100'000'000)},
-                                    {"--json", text_flag(json_path)}});
-      !s) {
+                                    {"--json", text_flag(json_path)}};
+  add_wait_flags(flags, device);
+  if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench workloads: " << s.error().message << "\n";
     usage();
     return 2;
@@ -107,6 +114,7 @@ int workloads_main(std::span<char*> args) {
         const Mode mode = modes[m];
         RunConfig rc;
         rc.mode = mode;
+        rc.device = device;
         rc.options.runs = runs.value_or(spec->default_runs);
         const bool bar1 = spec->name.find("bar1") != std::string_view::npos;
         if (mode == Mode::fv_naive && bar1) rc.options.bandwidth_bytes = uint64_t{naive_bar1_mib} * MiB;
@@ -144,7 +152,7 @@ int workloads_main(std::span<char*> args) {
   // The table: one row per workload, modes side by side.
   std::printf("\n%-12s", "workload");
   for (Mode m : modes) std::printf(" | %-9s %-8s %-7s", mode_name(m), "ms", "ratio");
-  std::printf(" | correct | trapped/run (fv)\n");
+  std::printf(" | correct | trapped/run, trapped/launch, irq/launch (fv)\n");
   for (const WorkloadSpec* spec : only) {
     std::printf("%-12s", std::string(spec->name).c_str());
     std::string correct, traps;
@@ -159,13 +167,16 @@ int workloads_main(std::span<char*> args) {
       }
       std::printf(" | %-9s %-8.3f %-7s", "", e->median_s * 1e3, e->ratio ? strfmt("%.3f", *e->ratio).c_str() : "-");
       correct += e->correct ? "y" : "N";
-      if (e->counters && e->result.runs)
-        traps += strfmt("%s%.0f", traps.empty() ? "" : " / ",
-                        static_cast<double>(e->counters->trapped()) / e->result.runs);
+      if (e->counters && e->result.runs && e->result.launches)
+        traps += strfmt("%s%.0f, %.2f, %.2f", traps.empty() ? "" : " / ",
+                        static_cast<double>(e->counters->trapped()) / e->result.runs,
+                        static_cast<double>(e->counters->trapped()) / static_cast<double>(e->result.launches),
+                        static_cast<double>(e->counters->interrupts) / static_cast<double>(e->result.launches));
     }
     std::printf(" | %-7s | %s\n", correct.c_str(), traps.c_str());
   }
-  std::printf("\nratio = mode throughput / native throughput (native median / mode median for equal work)\n");
+  std::printf("\nfence waits: %s\n", wait_name(device).c_str());
+  std::printf("ratio = mode throughput / native throughput (native median / mode median for equal work)\n");
   std::printf("trap cost: %.0f ns per trapped BOOT_0 read (fv-opt %.0f ns, native %.0f ns, %u reads)\n",
               trap.cost_ns, trap.fv_ns_per_read, trap.native_ns_per_read, trap.reads);
   std::printf("\ndetails:\n");

@@ -81,8 +81,8 @@ struct VGPUState {
     bool msi_ok;                 /* MSI capability present (else INTx only) */
     QEMUBH *irq_bh;
     int irq_level;               /* written by backend threads, atomically */
-    unsigned irq_edges;          /* rising edges seen, atomically */
-    unsigned irq_edges_sent;     /* rising edges turned into MSIs (BH only) */
+    unsigned irq_msgs[VGPU_MSI_VECTORS];      /* messages per vector, atomically */
+    unsigned irq_msgs_sent[VGPU_MSI_VECTORS]; /* turned into MSIs (BH only) */
     Error *migration_blocker;
     Notifier exit_notifier;      /* writes counters_file when QEMU exits */
     bool exit_notifier_added;
@@ -102,17 +102,27 @@ struct VGPUState {
  * BQL in the callback would deadlock in the second case, so the callback
  * only records the level and schedules a bottom half (qemu_bh_schedule is
  * thread safe); the bottom half runs in the main loop with the BQL held and
- * drives MSI or INTx.
+ * drives MSI or INTx. Messages (spec §11.6) are counted the same way: with
+ * MSI on, the bottom half sends one MSI per vector whose count moved (the
+ * guest re-checks everything a vector announces, so several messages that
+ * arrive before the bottom half runs can be one MSI).
  */
 static void vgpu_irq_from_backend(void *opaque, bool asserted)
 {
     VGPUState *s = opaque;
 
-    if (asserted) {
-        qatomic_inc(&s->irq_edges);
-    }
     qatomic_set(&s->irq_level, asserted ? 1 : 0);
     qemu_bh_schedule(s->irq_bh);
+}
+
+static void vgpu_msg_from_backend(void *opaque, unsigned vector)
+{
+    VGPUState *s = opaque;
+
+    if (vector < VGPU_MSI_VECTORS) {
+        qatomic_inc(&s->irq_msgs[vector]);
+        qemu_bh_schedule(s->irq_bh);
+    }
 }
 
 static void vgpu_irq_bh(void *opaque)
@@ -124,11 +134,14 @@ static void vgpu_irq_bh(void *opaque)
 
     trace_vgpu_irq(level, msi);
     if (msi) {
-        /* MSI is edge triggered: one message per rising edge of the line. */
-        unsigned edges = qatomic_read(&s->irq_edges);
-        if (edges != s->irq_edges_sent) {
-            s->irq_edges_sent = edges;
-            msi_notify(pdev, 0);
+        /* A guest that enabled one vector gets every message on vector 0. */
+        unsigned enabled = msi_nr_vectors_allocated(pdev);
+        for (unsigned v = 0; v < VGPU_MSI_VECTORS; v++) {
+            unsigned msgs = qatomic_read(&s->irq_msgs[v]);
+            if (msgs != s->irq_msgs_sent[v]) {
+                s->irq_msgs_sent[v] = msgs;
+                msi_notify(pdev, v < enabled ? v : 0);
+            }
         }
         pci_set_irq(pdev, 0);
     } else {
@@ -399,6 +412,7 @@ static void vgpu_release(VGPUState *s)
     }
     if (s->backend) {
         vgpu_backend_set_irq_handler(s->backend, NULL, NULL);
+        vgpu_backend_set_msg_handler(s->backend, NULL, NULL);
     }
     if (s->bar1.windows) {
         vgpu_clear_windows(&s->bar1);
@@ -490,15 +504,17 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
     }
     vgpu_update_layout(s);
 
-    /* Interrupts: INTx pin A always; MSI (one vector) when the platform has
-     * it, with INTx as the fallback when the guest leaves MSI off. */
+    /* Interrupts: INTx pin A always; MSI (two vectors: non-stall, error)
+     * when the platform has it, with INTx as the fallback when the guest
+     * leaves MSI off. */
     pci_config_set_interrupt_pin(pdev->config, 1);
-    s->msi_ok = msi_init(pdev, 0, 1, true, false, &local_err) == 0;
+    s->msi_ok = msi_init(pdev, 0, VGPU_MSI_VECTORS, true, false, &local_err) == 0;
     if (!s->msi_ok) {
         error_free(local_err);   /* no MSI on this machine: INTx only */
     }
     s->irq_bh = qemu_bh_new(vgpu_irq_bh, s);
     vgpu_backend_set_irq_handler(s->backend, vgpu_irq_from_backend, s);
+    vgpu_backend_set_msg_handler(s->backend, vgpu_msg_from_backend, s);
 
     if (s->counters_file && *s->counters_file) {
         s->exit_notifier.notify = vgpu_exit_notify;

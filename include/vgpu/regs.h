@@ -26,6 +26,13 @@ inline constexpr unsigned BAR3_INDEX = 3;          // instance aperture, 64-bit 
 inline constexpr uint64_t BAR0_SIZE = 16 * MiB;
 inline constexpr uint64_t BAR1_SIZE = 256 * MiB;
 inline constexpr uint64_t BAR3_SIZE = 16 * MiB;
+// Interrupt messages (spec §11.6): sent for each interrupt raised while
+// deliverable, whatever the line's level, on the vector of its kind.
+enum class MsiVector : uint8_t {
+  nonstall = 0,   // a channel's non-stall interrupt (PFIFO INTR bit 31)
+  error = 1,      // a channel error (PFIFO INTR bit 29, with bit 28 for MMU faults), or the line rose
+};
+inline constexpr unsigned MSI_VECTORS = 2;
 }  // namespace pci
 
 inline constexpr uint32_t CHIPSET_GF100 = 0x0c0;

@@ -28,6 +28,7 @@ constexpr std::array SUITE{
     WorkloadSpec{"matmul320", matmul320, 1000, "sgemm 320x640x320, 1000 runs (remoting paper)"},
     WorkloadSpec{"sgemm+mriq", sgemm_mriq, 3, "sgemm 1024^3 and MRI-Q from two channels at once"},
     WorkloadSpec{"LOOP", loop, 3, "100 spin kernels of 1 ms back to back"},
+    WorkloadSpec{"launch", launch, 3, "10,000 fills of one element, each launched and waited (p50/p99)"},
     WorkloadSpec{"MADD", madd, 5, "matrix add 2048x2048"},
     WorkloadSpec{"MMUL", mmul, 5, "sgemm 512^3"},
     WorkloadSpec{"CPY", cpy, 5, "64 MiB buffer-to-buffer on the copy engine"},

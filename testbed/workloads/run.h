@@ -20,6 +20,8 @@ struct RunConfig {
   uint32_t vms = 1;
   uint64_t vram_per_vm = 512 * MiB;
   std::string scheduler = "fifo";
+  driver::DeviceOptions device;   // as the testbed's default; the spec's override applies on top
+  bool align_start = false;       // every VM's first timed launch waits for all VMs to reach theirs
   WorkloadOptions options;
 };
 

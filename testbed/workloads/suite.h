@@ -29,6 +29,7 @@ Result<WorkloadResult> bw_d2h_ce(Vm& vm, const WorkloadOptions& o);
 
 // micro.cc: GPUvm's microbenchmarks (MMUL is in gemm.cc).
 Result<WorkloadResult> loop(Vm& vm, const WorkloadOptions& o);
+Result<WorkloadResult> launch(Vm& vm, const WorkloadOptions& o);
 Result<WorkloadResult> madd(Vm& vm, const WorkloadOptions& o);
 Result<WorkloadResult> cpy(Vm& vm, const WorkloadOptions& o);
 

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A PCI device through Linux VFIO, from user space: its BARs mapped from
+// the device file, and one eventfd per MSI vector (VFIO_DEVICE_SET_IRQS).
+// In the test guest there is no IOMMU: the device is bound to vfio-pci
+// loaded with enable_unsafe_noiommu_mode=1 and its group is
+// /dev/vfio/noiommu-N (docs/runtime.md). The device never masters the
+// bus (spec §15), so no DMA mapping is needed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "common/irq_counter.h"
+
+namespace vgpu::driver {
+
+class VfioDevice {
+ public:
+  // The device at slot ("0000:00:04.0") if it is bound to vfio-pci;
+  // not_found if it is not (the caller falls back), io_error if VFIO
+  // refuses it.
+  [[nodiscard]] static Result<std::unique_ptr<VfioDevice>> open(const std::string& slot);
+  ~VfioDevice();
+  VfioDevice(const VfioDevice&) = delete;
+  VfioDevice& operator=(const VfioDevice&) = delete;
+
+  struct Mapping {
+    std::byte* base = nullptr;
+    uint64_t size = 0;
+  };
+  // mmap of BAR `index` (PCI numbering).
+  [[nodiscard]] Result<Mapping> map_bar(unsigned index);
+
+  // Messages per vector so far (eventfds drained without blocking). With
+  // one MSI vector granted, every message counts on every vector.
+  IrqCounts counts();
+  // Until counts() != seen (true) or timeout_ns passes (false).
+  bool wait(const IrqCounts& seen, uint64_t timeout_ns);
+  unsigned vectors() const { return static_cast<unsigned>(eventfds_.size()); }
+
+ private:
+  VfioDevice() = default;
+  [[nodiscard]] Status enable_msi();
+  [[nodiscard]] Status set_msi(unsigned vectors);
+  void drain();   // mutex_ held
+
+  int container_ = -1, group_ = -1, device_ = -1;
+  std::vector<int> eventfds_;   // one per granted MSI vector
+  std::vector<Mapping> maps_;
+  std::mutex mutex_;
+  IrqCounts counts_{};
+  std::string name_;
+};
+
+}  // namespace vgpu::driver
