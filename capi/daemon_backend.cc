@@ -70,12 +70,6 @@ class DaemonBackend final : public Backend {
     checked(0);
   }
 
-  void set_irq_handler(IrqFn fn, void* opaque) override {
-    std::lock_guard lock(irq_mutex_);
-    irq_fn_ = fn;
-    irq_opaque_ = opaque;
-  }
-
   std::string counters_json() const override {
     return strfmt(
         "\"daemon_socket\": \"%s\", \"vm_id\": %u, \"round_trips\": %llu, \"posted_writes\": %llu, "
@@ -98,12 +92,16 @@ class DaemonBackend final : public Backend {
     return value;
   }
 
-  // The daemon stores the line's level and counts rising edges in the
-  // status page, then signals the eventfd.
+  // The daemon stores the line's level, counts its rising edges and the
+  // interrupt messages per vector in the status page, then signals the
+  // eventfd: the line follows the level (a fall and a rise between two
+  // looks is still a new edge); a vector whose count moved sends one
+  // message (several coalesce: a waiter needs to know that one came).
   void irq_main() {
     const vgpud::proto::IrqStatus* st = client_->irq_status();
     bool delivered = false;
     uint64_t edges = 0;
+    uint64_t messages[regs::pci::MSI_VECTORS] = {};
     for (;;) {
       pollfd fds[2] = {{client_->irq_fd(), POLLIN, 0}, {stop_.get(), POLLIN, 0}};
       if (poll(fds, 2, -1) < 0) continue;
@@ -112,13 +110,16 @@ class DaemonBackend final : public Backend {
       (void)!read(client_->irq_fd(), &n, sizeof n);
       const bool level = std::atomic_ref<const uint32_t>(st->level).load(std::memory_order_acquire) != 0;
       const uint64_t now_edges = std::atomic_ref<const uint64_t>(st->edges).load(std::memory_order_acquire);
-      std::lock_guard lock(irq_mutex_);
-      if (!irq_fn_) continue;
-      // A fall and a rise between two looks is still a new edge.
-      if (delivered && level && now_edges != edges) irq_fn_(irq_opaque_, false);
-      if (level != delivered || (level && now_edges != edges)) irq_fn_(irq_opaque_, level);
+      if (delivered && level && now_edges != edges) interrupts_.line(false);
+      if (level != delivered || (level && now_edges != edges)) interrupts_.line(level);
       delivered = level;
       edges = now_edges;
+      for (unsigned v = 0; v < regs::pci::MSI_VECTORS; ++v) {
+        const uint64_t count = std::atomic_ref<const uint64_t>(st->messages[v]).load(std::memory_order_acquire);
+        if (count == messages[v]) continue;
+        messages[v] = count;
+        interrupts_.message(v);
+      }
     }
   }
 
@@ -128,9 +129,6 @@ class DaemonBackend final : public Backend {
   LogFn log_;
   std::atomic<bool> loss_logged_{false};
   vgpud::UniqueFd stop_;
-  std::mutex irq_mutex_;
-  IrqFn irq_fn_ = nullptr;
-  void* irq_opaque_ = nullptr;
   std::thread irq_thread_;
 };
 

@@ -29,6 +29,7 @@
 
 #include "common/error.h"
 #include "vgpu/bits.h"
+#include "vgpu/regs.h"
 
 namespace vgpu::vgpud::proto {
 
@@ -110,14 +111,19 @@ struct AttachReply {
 static_assert(sizeof(AttachReply) == 32);
 inline constexpr size_t ATTACH_FDS = 3;
 
-// The interrupt status page, shared: the daemon stores the line's level
-// and counts its rising edges, then signals the eventfd. The client reads
-// it when the eventfd fires (MSI: one message per new edge; INTx: level).
+// The interrupt status page, shared: the daemon stores the line's level,
+// counts its rising edges and the vGPU's interrupt messages per vector
+// (spec §11.6), then signals the eventfd. The client reads it when the
+// eventfd fires: INTx follows `level`; a changed `messages` count is an
+// MSI message on that vector (several between two looks coalesce into one,
+// as a waiter only needs to know that one came).
 struct IrqStatus {
   uint32_t level;
   uint32_t reserved;
   uint64_t edges;
+  uint64_t messages[regs::pci::MSI_VECTORS];
 };
+static_assert(sizeof(IrqStatus) == 16 + 8 * regs::pci::MSI_VECTORS);
 inline constexpr size_t IRQ_STATUS_BYTES = 4096;
 
 // ---- REGION_READ / REGION_WRITE (vfio-user's payload); 4-byte accesses only.

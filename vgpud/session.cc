@@ -57,6 +57,14 @@ void IrqSink::deliver(bool level) {
   (void)!write(eventfd.get(), &one, sizeof one);
 }
 
+void IrqSink::message(regs::pci::MsiVector vector) {
+  const auto v = static_cast<unsigned>(vector);
+  if (v >= regs::pci::MSI_VECTORS) return;
+  std::atomic_ref<uint64_t>(status->messages[v]).fetch_add(1, std::memory_order_acq_rel);
+  const uint64_t one = 1;
+  (void)!write(eventfd.get(), &one, sizeof one);
+}
+
 IrqSink::~IrqSink() {
   if (status) munmap(status, proto::IRQ_STATUS_BYTES);
 }
@@ -173,6 +181,7 @@ bool Session::attach(const Message& m, std::string& why) {
   bar_sizes_[proto::REGION_BAR1] = vgpu_->bar_size(gpu::Bar::bar1);
   bar_sizes_[proto::REGION_BAR3] = vgpu_->bar_size(gpu::Bar::bar3);
   vgpu_->set_interrupt_handler([irq](bool level) { irq->deliver(level); });
+  vgpu_->set_message_handler([irq](regs::pci::MsiVector vector) { irq->message(vector); });
 
   const proto::AttachReply reply{vgpu_->id(), 0, c.vram_bytes, bar_sizes_[proto::REGION_BAR1],
                                  bar_sizes_[proto::REGION_BAR3]};
@@ -275,6 +284,7 @@ void Session::teardown() {
   }
   if (!v) return;
   v->set_interrupt_handler(nullptr);
+  v->set_message_handler(nullptr);
   daemon_.host().destroy_vgpu(v);
   daemon_.release(name);
   std::lock_guard lock(mutex_);

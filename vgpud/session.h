@@ -43,6 +43,7 @@ struct IrqSink {
   UniqueFd eventfd, status_fd;
   proto::IrqStatus* status = nullptr;
   void deliver(bool level);
+  void message(regs::pci::MsiVector vector);
   ~IrqSink();
 };
 
