@@ -25,8 +25,8 @@ struct BackendConfig {
   bool lazy_shadow;
   std::string scheduler;
   uint32_t weight;
-  LogFn log;   // guest and internal errors; empty: stderr
-  std::string socket;    // non-empty: the daemon's vGPU (daemon_backend.cc)
+  LogFn log;           // guest and internal errors; empty: stderr
+  std::string socket;  // non-empty: the daemon's vGPU (daemon_backend.cc)
   std::string vm_name;
 };
 

@@ -46,7 +46,7 @@ class MediatorBackend final : public Backend {
     std::vector<VgpuBarRange> out;
     uint64_t at = 0;
     for (const mediator::DirectRange& r : vgpu_.direct_ranges(to_gpu(bar))) {
-      if (r.read_only) continue;   // writes must fault: keep read-only pages trapped
+      if (r.read_only) continue;  // writes must fault: keep read-only pages trapped
       if (r.bar_offset > at) out.push_back(VgpuBarRange{at, 0, r.bar_offset - at, true});
       out.push_back(VgpuBarRange{r.bar_offset, r.vram_addr, r.bytes, false});
       at = r.bar_offset + r.bytes;

@@ -28,8 +28,7 @@ gpu::Bar to_gpu(VgpuBar bar) { return bar == VGPU_BAR1 ? gpu::Bar::bar1 : gpu::B
 void append(std::vector<VgpuBarRange>& out, VgpuBarRange r) {
   if (!out.empty()) {
     VgpuBarRange& last = out.back();
-    bool joins = last.trapped == r.trapped &&
-                 (r.trapped || last.vram_offset + last.size == r.vram_offset);
+    bool joins = last.trapped == r.trapped && (r.trapped || last.vram_offset + last.size == r.vram_offset);
     if (joins && last.bar_offset + last.size == r.bar_offset) {
       last.size += r.size;
       return;
@@ -59,17 +58,13 @@ class ModelBackend final : public Backend {
     // USERD pages must trap: a new USERD base changes the BAR1 layout.
     if (offset == regs::pfifo::USERD_BASE.offset) userd_epoch_.fetch_add(1);
   }
-  uint32_t bar_read32(VgpuBar bar, uint64_t offset) override {
-    return gpu_->bar_read32(to_gpu(bar), offset);
-  }
+  uint32_t bar_read32(VgpuBar bar, uint64_t offset) override { return gpu_->bar_read32(to_gpu(bar), offset); }
   void bar_write32(VgpuBar bar, uint64_t offset, uint32_t value) override {
     gpu_->bar_write32(to_gpu(bar), offset, value);
   }
   uint64_t bar_size(VgpuBar bar) const override { return gpu_->bar_size(to_gpu(bar)); }
 
-  uint64_t bar_generation() const override {
-    return gpu_->bar_generation() + userd_epoch_.load();
-  }
+  uint64_t bar_generation() const override { return gpu_->bar_generation() + userd_epoch_.load(); }
 
   std::vector<VgpuBarRange> bar_layout(VgpuBar bar) override {
     uint64_t size = bar_size(bar);
@@ -124,7 +119,8 @@ class ModelBackend final : public Backend {
 Result<std::unique_ptr<Backend>> make_backend(const BackendConfig& config) {
   if (!config.socket.empty()) return make_daemon_backend(config);
   if (config.mode == VGPU_MODE_FV) return make_mediator_backend(config);
-  auto g = gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = config.vram_bytes, .clock = ClockKind::real, .log = config.log});
+  auto g = gpu::Gpu::create(
+      gpu::GpuConfig{.vram_bytes = config.vram_bytes, .clock = ClockKind::real, .log = config.log});
   if (!g) return std::unexpected(g.error().context("software GPU model"));
   return std::make_unique<ModelBackend>(std::move(*g), config);
 }

@@ -37,9 +37,7 @@ struct VgpuBackend {
 
 namespace vgpu::capi {
 
-std::vector<VgpuBarRange> all_trapped(uint64_t bar_size) {
-  return {VgpuBarRange{0, 0, bar_size, true}};
-}
+std::vector<VgpuBarRange> all_trapped(uint64_t bar_size) { return {VgpuBarRange{0, 0, bar_size, true}}; }
 
 namespace {
 
@@ -70,11 +68,12 @@ void put_error(char* err, size_t err_len, const std::string& message) {
     };
   std::string socket = c.socket ? c.socket : "";
   if (!socket.empty() && c.mode != VGPU_MODE_FV)
-    return fail(Errc::invalid_argument, "socket: a vGPU from the daemon needs mode=fv (passthrough gives one VM the "
-                                        "whole GPU, in its own process)");
+    return fail(Errc::invalid_argument,
+                "socket: a vGPU from the daemon needs mode=fv (passthrough gives one VM the "
+                "whole GPU, in its own process)");
   std::string vm_name = c.vm_name ? c.vm_name : "";
-  return BackendConfig{c.vram_bytes, c.channels, c.mode, c.bar_remap, c.lazy_shadow, std::move(scheduler), c.weight,
-                       std::move(log), std::move(socket), std::move(vm_name)};
+  return BackendConfig{c.vram_bytes,         c.channels, c.mode,         c.bar_remap,       c.lazy_shadow,
+                       std::move(scheduler), c.weight,   std::move(log), std::move(socket), std::move(vm_name)};
 }
 
 // A failure inside the backend: counted and logged as an internal error.
@@ -200,16 +199,14 @@ void vgpu_backend_bar_write32(VgpuBackend* b, VgpuBar bar, uint64_t offset, uint
   guarded_void(b, [&] { b->impl->bar_write32(bar, offset, value); });
 }
 
-uint64_t vgpu_backend_bar_size(const VgpuBackend* b, VgpuBar bar) {
-  return b->impl->bar_size(bar);
-}
+uint64_t vgpu_backend_bar_size(const VgpuBackend* b, VgpuBar bar) { return b->impl->bar_size(bar); }
 
 uint64_t vgpu_backend_bar_generation(VgpuBackend* b) {
   return guarded(b, uint64_t{0}, [&] { return b->impl->bar_generation(); });
 }
 
-size_t vgpu_backend_bar_layout(VgpuBackend* b, VgpuBar bar, VgpuBarRange* ranges,
-                               size_t max_ranges, uint64_t* generation) {
+size_t vgpu_backend_bar_layout(VgpuBackend* b, VgpuBar bar, VgpuBarRange* ranges, size_t max_ranges,
+                               uint64_t* generation) {
   b->layout_queries.fetch_add(1, std::memory_order_relaxed);
   return guarded(b, size_t{0}, [&] {
     // Read the generation first: a change during the walk is seen next poll.
@@ -237,17 +234,12 @@ void vgpu_backend_set_msg_handler(VgpuBackend* b, VgpuMsgFn fn, void* opaque) {
 char* vgpu_backend_counters_json(VgpuBackend* b) {
   try {
     std::string extra = b->impl->counters_json();
-    auto member = [](const char* name, uint64_t v) {
-      return std::string(", \"") + name + "\": " + std::to_string(v);
-    };
+    auto member = [](const char* name, uint64_t v) { return std::string(", \"") + name + "\": " + std::to_string(v); };
     std::string json = std::string("{\"backend\": \"") + b->impl->kind() + "\"" +
-                       member("bar0_reads", b->bar0_reads.load()) +
-                       member("bar0_writes", b->bar0_writes.load()) +
-                       member("bar_reads", b->bar_reads.load()) +
-                       member("bar_writes", b->bar_writes.load()) +
+                       member("bar0_reads", b->bar0_reads.load()) + member("bar0_writes", b->bar0_writes.load()) +
+                       member("bar_reads", b->bar_reads.load()) + member("bar_writes", b->bar_writes.load()) +
                        member("layout_queries", b->layout_queries.load()) +
-                       member("internal_errors", b->internal_errors.load()) +
-                       (extra.empty() ? "" : ", ") + extra + "}";
+                       member("internal_errors", b->internal_errors.load()) + (extra.empty() ? "" : ", ") + extra + "}";
     return strdup(json.c_str());
   } catch (...) {
     return nullptr;

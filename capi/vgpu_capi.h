@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vgpu/options.h"   /* the options' names, defaults and bounds */
+#include "vgpu/options.h" /* the options' names, defaults and bounds */
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,8 +74,8 @@ typedef enum VgpuLogKind {
 typedef void (*VgpuLogFn)(void *opaque, VgpuLogKind kind, const char *line);
 
 typedef struct VgpuBackendConfig {
-    uint64_t vram_bytes;    // VRAM the VM sees (VGPU_OPT_VRAM)
-    uint32_t channels;      // channels the VM may use (VGPU_OPT_CHANNELS)
+    uint64_t vram_bytes;  // VRAM the VM sees (VGPU_OPT_VRAM)
+    uint32_t channels;    // channels the VM may use (VGPU_OPT_CHANNELS)
     VgpuMode mode;
     bool bar_remap;         // map safe BAR1/BAR3 pages straight to VRAM
     bool lazy_shadow;       // rescan page tables only when a channel runs
@@ -86,8 +86,8 @@ typedef struct VgpuBackendConfig {
     // NULL: the GPU is embedded in this process. A path: the vGPU comes
     // from the vgpud daemon listening there (mode must be fv; scheduler is
     // the daemon's). vm_name names the VM there (NULL: qemu-PID).
-    const char *socket;     // VGPU_OPT_SOCKET
-    const char *vm_name;    // VGPU_OPT_VM_NAME
+    const char *socket;   // VGPU_OPT_SOCKET
+    const char *vm_name;  // VGPU_OPT_VM_NAME
 } VgpuBackendConfig;
 
 // One range of a BAR as the front end should map it. Ranges are sorted,
@@ -109,12 +109,12 @@ typedef void (*VgpuIrqFn)(void *opaque, bool asserted);
 // threading rules as VgpuIrqFn. A front end with MSI sends one message per
 // call, on this vector (or on vector 0 when the guest enabled only one).
 typedef void (*VgpuMsgFn)(void *opaque, unsigned vector);
-#define VGPU_MSI_VECTORS 2   /* regs::pci::MSI_VECTORS */
+#define VGPU_MSI_VECTORS 2 /* regs::pci::MSI_VECTORS */
 
 // Returns NULL on failure with a message in err (always NUL-terminated when
 // err_len > 0) naming the setting at fault.
 VgpuBackend *vgpu_backend_create(const VgpuBackendConfig *config, char *err,
-                                  size_t err_len);
+                                 size_t err_len);
 void vgpu_backend_destroy(VgpuBackend *backend);
 
 // The device is reset (a guest reboot): as a guest's PMC.ENABLE reset,

@@ -145,8 +145,7 @@ TEST(Capi, CountersJsonCountsBar0Accesses) {
   vgpu_backend_free_string(json);
   EXPECT_NE(s.find("\"bar0_reads\": 2"), std::string::npos) << s;
   EXPECT_NE(s.find("\"bar0_writes\": 1"), std::string::npos) << s;
-  EXPECT_NE(s.find(std::string("\"backend\": \"") + vgpu_backend_kind(b.get()) + "\""),
-            std::string::npos) << s;
+  EXPECT_NE(s.find(std::string("\"backend\": \"") + vgpu_backend_kind(b.get()) + "\""), std::string::npos) << s;
 }
 
 TEST(Capi, PciIdentityMatchesRegisterHeader) {
@@ -247,7 +246,7 @@ TEST(Capi, ARisingLineIsAMessageOnTheErrorVectorInBothModes) {
     vgpu_backend_bar0_write32(b.get(), regs::pmc::ENABLE.offset, regs::pmc::enable::ALL);
     vgpu_backend_bar0_write32(b.get(), pf::INTR_EN.offset, pf::IntrRunlist::mask);
     vgpu_backend_bar0_write32(b.get(), regs::pmc::INTR_EN_0.offset, regs::pmc::IntrEnHardware::mask);
-    vgpu_backend_bar0_write32(b.get(), pf::RUNLIST_SUBMIT.offset, 0);   // an empty runlist: done at once
+    vgpu_backend_bar0_write32(b.get(), pf::RUNLIST_SUBMIT.offset, 0);  // an empty runlist: done at once
     vgpu_backend_set_msg_handler(b.get(), nullptr, nullptr);
     ASSERT_EQ(got.size(), 1u) << "mode " << mode;
     EXPECT_EQ(got[0], static_cast<unsigned>(regs::pci::MsiVector::error));

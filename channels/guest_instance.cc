@@ -15,9 +15,8 @@ constexpr uint32_t RAMFC_BYTES = regs::inst::PDB_LO;
 Result<GuestInstance> read_guest_instance(const shadow::GuestMemory& guest, uint64_t at) {
   const shadow::Partition& part = guest.partition();
   const auto inside = [&](uint64_t addr, uint64_t bytes) { return part.contains(addr, bytes); };
-  const fmt::ChannelInstance c = inside(at, regs::inst::SIZE)
-                                     ? fmt::decode_channel_instance(guest.reader(at))
-                                     : fmt::ChannelInstance{};
+  const fmt::ChannelInstance c = inside(at, regs::inst::SIZE) ? fmt::decode_channel_instance(guest.reader(at))
+                                                              : fmt::ChannelInstance{};
   if (auto bad = fmt::check_channel_instance(at, c, inside))
     return fail(Errc::invalid_argument,
                 strfmt("instance block %s: %s", hex(at).c_str(), bad->message("the VM's VRAM").c_str()));

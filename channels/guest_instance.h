@@ -16,8 +16,8 @@
 namespace vgpu::channels {
 
 struct GuestInstance {
-  uint64_t inst;                  // guest VRAM address of the instance block
-  fmt::ChannelInstance block;     // decoded, and valid by fmt::check_channel_instance
+  uint64_t inst;               // guest VRAM address of the instance block
+  fmt::ChannelInstance block;  // decoded, and valid by fmt::check_channel_instance
   uint64_t pd() const { return block.space.pdb; }
   uint32_t ring_entries() const { return block.ramfc.ring_entries(); }
 };

@@ -7,9 +7,9 @@
 namespace vgpu {
 namespace {
 uint64_t monotonic_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 // Below this a sleep would overshoot; spin instead.
 constexpr uint64_t SPIN_BELOW_NS = 200'000;

@@ -11,13 +11,13 @@
 namespace vgpu {
 
 enum class Errc {
-  invalid_argument,   // a caller passed a value out of range
-  out_of_memory,      // VRAM or another bounded resource is exhausted
-  not_found,          // no such object (handle, device, file)
-  device_error,       // the device reported an error (fault, channel error)
-  timeout,            // a wait did not complete in time
-  unsupported,        // the request names a feature vgpu does not have
-  io_error,           // the host refused a system call
+  invalid_argument,  // a caller passed a value out of range
+  out_of_memory,     // VRAM or another bounded resource is exhausted
+  not_found,         // no such object (handle, device, file)
+  device_error,      // the device reported an error (fault, channel error)
+  timeout,           // a wait did not complete in time
+  unsupported,       // the request names a feature vgpu does not have
+  io_error,          // the host refused a system call
 };
 
 const char* errc_name(Errc c);

@@ -31,7 +31,7 @@ class Log {
   static constexpr uint64_t LOG_BURST = 64;
   static constexpr uint64_t LOG_EVERY = 1000;
 
-  explicit Log(LogFn sink = nullptr);   // nullptr: log_to_stderr
+  explicit Log(LogFn sink = nullptr);  // nullptr: log_to_stderr
 
   void operator()(LogKind kind, const std::string& line);
   void guest_error(const std::string& line) { (*this)(LogKind::guest_error, line); }
@@ -42,7 +42,7 @@ class Log {
 
  private:
   LogFn sink_;
-  std::mutex mutex_;   // one line at a time reaches the sink
+  std::mutex mutex_;  // one line at a time reaches the sink
   std::atomic<uint64_t> counts_[NUM_LOG_KINDS] = {};
 };
 

@@ -54,7 +54,9 @@ RegRow rw1c(const char* name, Reg32 reg, uint32_t& storage, uint32_t clearable) 
 RegRow rw1c(const char* name, RegArray32 arr, uint32_t* storage, uint32_t clearable) {
   return stored(name, arr, RegKind::rw1c, storage, clearable);
 }
-RegRow read_only(const char* name, Reg32 reg, RegRow::Read read) { return read_only(name, single(reg), std::move(read)); }
+RegRow read_only(const char* name, Reg32 reg, RegRow::Read read) {
+  return read_only(name, single(reg), std::move(read));
+}
 RegRow read_only(const char* name, RegArray32 arr, RegRow::Read read) {
   RegRow r = row(name, arr, RegKind::read_only);
   r.read = std::move(read);
@@ -92,7 +94,8 @@ Status RegisterTable::add(RegRow r) {
   if (range.count == 0) return refuse("covers nothing");
   const bool stores = r.kind == RegKind::plain || r.kind == RegKind::rw1c;
   if (stores && !r.storage) return refuse("has no storage");
-  if ((r.kind == RegKind::write_only || r.kind == RegKind::sensitive) && !r.write) return refuse("has no write handler");
+  if ((r.kind == RegKind::write_only || r.kind == RegKind::sensitive) && !r.write)
+    return refuse("has no write handler");
   if ((r.kind == RegKind::read_only || r.kind == RegKind::sensitive) && !r.read && !r.storage)
     return refuse("has nothing to read");
   bool clash = false;
@@ -160,12 +163,8 @@ void RegisterTable::write(uint32_t offset, uint32_t value) {
   }
   const uint32_t i = r->range.index_of(offset);
   switch (r->kind) {
-    case RegKind::plain:
-      r->storage[i] = (r->storage[i] & ~r->mask) | (value & r->mask);
-      break;
-    case RegKind::rw1c:
-      r->storage[i] &= ~(value & r->mask);
-      break;
+    case RegKind::plain: r->storage[i] = (r->storage[i] & ~r->mask) | (value & r->mask); break;
+    case RegKind::rw1c: r->storage[i] &= ~(value & r->mask); break;
     case RegKind::write_only:
     case RegKind::sensitive:
       if (r->kind == RegKind::sensitive) ++stats_.sensitive_writes;

@@ -44,15 +44,15 @@ struct RegRow {
   using Write = std::function<void(uint32_t index, uint32_t value)>;
 
   const char* name;
-  RegArray32 range;           // a single register is an array of one
+  RegArray32 range;  // a single register is an array of one
   RegKind kind;
   Gate gate = Gate::none;
-  uint32_t* storage = nullptr;   // plain, rw1c (and sensitive rows that read it): word i at storage[i]
-  uint32_t mask = ~0u;           // plain: the writable bits; rw1c: the clearable bits
-  uint32_t value = 0;            // constant
-  Read read;                     // read_only, sensitive (unless storage)
-  Write write;                   // write_only, sensitive
-  std::function<void()> after;   // plain, rw1c: after a write (re-evaluate an interrupt line, ...)
+  uint32_t* storage = nullptr;  // plain, rw1c (and sensitive rows that read it): word i at storage[i]
+  uint32_t mask = ~0u;          // plain: the writable bits; rw1c: the clearable bits
+  uint32_t value = 0;           // constant
+  Read read;                    // read_only, sensitive (unless storage)
+  Write write;                  // write_only, sensitive
+  std::function<void()> after;  // plain, rw1c: after a write (re-evaluate an interrupt line, ...)
 
   RegRow gated(Gate g) && {
     gate = g;
@@ -80,12 +80,12 @@ RegRow sensitive(const char* name, RegArray32 arr, RegRow::Read read, RegRow::Wr
 RegRow sensitive(const char* name, Reg32 reg, uint32_t& storage, RegRow::Write write);
 
 struct RegStats {
-  uint64_t bad_reads = 0;          // no row
+  uint64_t bad_reads = 0;  // no row
   uint64_t bad_writes = 0;
-  uint64_t ro_writes = 0;          // write to a row without write behaviour
-  uint64_t disabled_reads = 0;     // gate closed
+  uint64_t ro_writes = 0;       // write to a row without write behaviour
+  uint64_t disabled_reads = 0;  // gate closed
   uint64_t disabled_writes = 0;
-  uint64_t sensitive_writes = 0;   // writes that ran a sensitive handler
+  uint64_t sensitive_writes = 0;  // writes that ran a sensitive handler
 };
 
 class RegisterTable {

@@ -13,9 +13,9 @@ namespace {
 
 constexpr Reg32 A{0x100};
 constexpr Reg32 B{0x104};
-constexpr RegArray32 EVEN{0x3000, 8, 16};   // interleaved with ODD
+constexpr RegArray32 EVEN{0x3000, 8, 16};  // interleaved with ODD
 constexpr RegArray32 ODD{0x3004, 8, 16};
-constexpr RegArray32 WINDOW{0x700000, 4, 0x40000};   // too large to hash
+constexpr RegArray32 WINDOW{0x700000, 4, 0x40000};  // too large to hash
 
 struct Fixture {
   std::vector<std::string> errors;
@@ -106,7 +106,8 @@ TEST(RegisterTable, InterleavedArraysResolveToTheirOwnRowAndIndex) {
   Fixture f;
   std::vector<uint32_t> even(16), odd(16);
   f.add(plain("EVEN", EVEN, even.data()));
-  f.add(sensitive("ODD", ODD, [&](uint32_t i) { return odd[i]; }, [&](uint32_t i, uint32_t v) { odd[i] = v; }));
+  f.add(sensitive(
+      "ODD", ODD, [&](uint32_t i) { return odd[i]; }, [&](uint32_t i, uint32_t v) { odd[i] = v; }));
   f.t.write(EVEN[5].offset, 50);
   f.t.write(ODD[5].offset, 51);
   EXPECT_EQ(even[5], 50u);
@@ -118,7 +119,8 @@ TEST(RegisterTable, InterleavedArraysResolveToTheirOwnRowAndIndex) {
 TEST(RegisterTable, LargeWindowIsFoundWithTheIndex) {
   Fixture f;
   uint32_t last = 0;
-  f.add(sensitive("PRAMIN", WINDOW, [](uint32_t i) { return i; }, [&](uint32_t i, uint32_t) { last = i; }));
+  f.add(sensitive(
+      "PRAMIN", WINDOW, [](uint32_t i) { return i; }, [&](uint32_t i, uint32_t) { last = i; }));
   EXPECT_EQ(f.t.read(WINDOW[0x3ffff].offset), 0x3ffffu);
   f.t.write(WINDOW[7].offset, 1);
   EXPECT_EQ(last, 7u);

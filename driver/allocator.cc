@@ -32,9 +32,8 @@ Result<uint64_t> RangeAllocator::alloc(uint64_t bytes, uint64_t align) {
     take(it, start, bytes);
     return start;
   }
-  return fail(Errc::out_of_memory,
-              msg("{}: no free range of {} bytes (alignment {}); {} of {} bytes free, largest {}",
-                          name_, bytes, hex(align), free_bytes_, size_, largest_free()));
+  return fail(Errc::out_of_memory, msg("{}: no free range of {} bytes (alignment {}); {} of {} bytes free, largest {}",
+                                       name_, bytes, hex(align), free_bytes_, size_, largest_free()));
 }
 
 Status RangeAllocator::reserve(uint64_t addr, uint64_t bytes) {
@@ -66,8 +65,7 @@ void RangeAllocator::insert_free(uint64_t addr, uint64_t bytes) {
 
 Status RangeAllocator::free(uint64_t addr) {
   auto it = used_.find(addr);
-  if (it == used_.end())
-    return fail(Errc::not_found, msg("{}: no allocation starts at {}", name_, hex(addr)));
+  if (it == used_.end()) return fail(Errc::not_found, msg("{}: no allocation starts at {}", name_, hex(addr)));
   const uint64_t bytes = it->second;
   used_.erase(it);
   free_bytes_ += bytes;

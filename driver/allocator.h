@@ -46,8 +46,8 @@ class RangeAllocator {
   uint64_t base_;
   uint64_t size_;
   uint64_t free_bytes_;
-  std::map<uint64_t, uint64_t> free_;   // start -> bytes, never adjacent
-  std::map<uint64_t, uint64_t> used_;   // start -> bytes
+  std::map<uint64_t, uint64_t> free_;  // start -> bytes, never adjacent
+  std::map<uint64_t, uint64_t> used_;  // start -> bytes
 };
 
 }  // namespace vgpu::driver

@@ -28,7 +28,7 @@ void bar1_write(Port& port, uint64_t bar_offset, std::span<const std::byte> src,
     const uint64_t skip = at - word;
     const uint64_t n = std::min<uint64_t>(4 - skip, src.size() - done);
     uint32_t v = 0;
-    if (n != 4) v = port.read32(Bar::bar1, word);   // partial word: read-modify-write
+    if (n != 4) v = port.read32(Bar::bar1, word);  // partial word: read-modify-write
     std::memcpy(reinterpret_cast<std::byte*>(&v) + skip, src.data() + done, n);
     port.write32(Bar::bar1, word, v);
     done += n;

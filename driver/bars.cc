@@ -26,8 +26,8 @@ Result<std::unique_ptr<Bars>> Bars::init(Port& port, InstMem& mem, RangeAllocato
 
 Status Bars::init_bar3(Port& port, InstMem& mem, TableMemory& tables) {
   if (heap_.size() > port.bar_size(Bar::bar3))
-    return fail(Errc::invalid_argument, msg("instance heap of {} bytes exceeds BAR3 ({} bytes)", heap_.size(),
-                                            port.bar_size(Bar::bar3)));
+    return fail(Errc::invalid_argument,
+                msg("instance heap of {} bytes exceeds BAR3 ({} bytes)", heap_.size(), port.bar_size(Bar::bar3)));
   auto inst = heap_.alloc(r::inst::SIZE, r::inst::ALIGN);
   if (!inst) return std::unexpected(inst.error());
   bar3_inst_ = *inst;
@@ -60,7 +60,7 @@ Status Bars::init_bar1(Port& port, InstMem& mem, TableMemory& tables) {
   auto userd = vram_.alloc(userd_bytes, r::userd::SIZE);
   if (!userd) return std::unexpected(userd.error().context("USERD array"));
   userd_ = *userd;
-  auto va = bar1_->map(userd_, userd_bytes);   // flushes
+  auto va = bar1_->map(userd_, userd_bytes);  // flushes
   if (!va) return std::unexpected(va.error().context("USERD array"));
   userd_va_ = *va;
   port.write32(Bar::bar0, r::pfifo::USERD_BASE.offset,

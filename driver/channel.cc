@@ -19,22 +19,29 @@ constexpr uint32_t ACQUIRE_VALUE = r::ramfc::AcquireTimeoutEnable::mask |
                                    r::ramfc::AcquireTimeout::make(r::ramfc::AcquireTimeout::max) |
                                    r::ramfc::AcquireTimeoutShift::make(r::ramfc::AcquireTimeoutShift::max);
 // USERD words nouveau clears when it creates a channel.
-constexpr uint32_t USERD_CLEARED[] = {r::userd::PUT, r::userd::GET, r::userd::REF, r::userd::PUT_HI,
-                                      r::userd::TOP_LEVEL_GET, r::userd::TOP_LEVEL_GET_HI, r::userd::GET_HI,
-                                      r::userd::GP_GET, r::userd::GP_PUT};
+constexpr uint32_t USERD_CLEARED[] = {r::userd::PUT,    r::userd::GET,           r::userd::REF,
+                                      r::userd::PUT_HI, r::userd::TOP_LEVEL_GET, r::userd::TOP_LEVEL_GET_HI,
+                                      r::userd::GET_HI, r::userd::GP_GET,        r::userd::GP_PUT};
 
 struct ErrorName {
   r::ChannelError code;
   const char* name;
 };
 constexpr ErrorName ERROR_NAMES[] = {
-    {r::ChannelError::mmu_fault, "mmu_fault"},       {r::ChannelError::illegal_cmd, "illegal_cmd"},
-    {r::ChannelError::illegal_method, "illegal_method"}, {r::ChannelError::illegal_class, "illegal_class"},
-    {r::ChannelError::empty_subchannel, "empty_subchannel"}, {r::ChannelError::gpentry_invalid, "gpentry_invalid"},
-    {r::ChannelError::bad_program, "bad_program"},   {r::ChannelError::bad_argument, "bad_argument"},
-    {r::ChannelError::sem_timeout, "sem_timeout"},   {r::ChannelError::illegal_sem, "illegal_sem"},
-    {r::ChannelError::bad_instance, "bad_instance"}, {r::ChannelError::bad_copy, "bad_copy"},
-    {r::ChannelError::internal, "internal"},         {r::ChannelError::timeout, "timeout"},
+    {r::ChannelError::mmu_fault, "mmu_fault"},
+    {r::ChannelError::illegal_cmd, "illegal_cmd"},
+    {r::ChannelError::illegal_method, "illegal_method"},
+    {r::ChannelError::illegal_class, "illegal_class"},
+    {r::ChannelError::empty_subchannel, "empty_subchannel"},
+    {r::ChannelError::gpentry_invalid, "gpentry_invalid"},
+    {r::ChannelError::bad_program, "bad_program"},
+    {r::ChannelError::bad_argument, "bad_argument"},
+    {r::ChannelError::sem_timeout, "sem_timeout"},
+    {r::ChannelError::illegal_sem, "illegal_sem"},
+    {r::ChannelError::bad_instance, "bad_instance"},
+    {r::ChannelError::bad_copy, "bad_copy"},
+    {r::ChannelError::internal, "internal"},
+    {r::ChannelError::timeout, "timeout"},
 };
 const char* error_name(r::ChannelError code) {
   for (const auto& e : ERROR_NAMES)
@@ -129,15 +136,13 @@ Channel::~Channel() {
   for (uint64_t va : {gp_va_, pb_va_})
     if (va) (void)as_.unmap(va);
   for (uint64_t b : {gp_bar1_, pb_bar1_})
-    if (b) (void)d_.bars.bar1().unmap(b);   // BAR1 offset 0 is the USERD array
+    if (b) (void)d_.bars.bar1().unmap(b);  // BAR1 offset 0 is the USERD array
   for (uint64_t m : {gp_mem_, pb_mem_})
     if (m) (void)d_.vram.free(m);
   if (inst_) (void)d_.heap.free(inst_);
 }
 
-uint32_t Channel::gp_get() {
-  return d_.port.read32(Bar::bar1, d_.bars.userd_bar1(chid_) + r::userd::GP_GET);
-}
+uint32_t Channel::gp_get() { return d_.port.read32(Bar::bar1, d_.bars.userd_bar1(chid_) + r::userd::GP_GET); }
 
 r::ChannelError Channel::error() {
   return static_cast<r::ChannelError>(
@@ -148,7 +153,7 @@ r::ChannelError Channel::error_if_signalled() {
   if (interrupts()) {
     const uint64_t n = irq_count(d_.port.interrupt_counts(), r::pci::MsiVector::error);
     if (errors_seen_ == n) return last_error_;
-    errors_seen_ = n;   // counted before the read: a message after it reads again
+    errors_seen_ = n;  // counted before the read: a message after it reads again
   }
   last_error_ = error();
   return last_error_;
@@ -167,21 +172,23 @@ Error Channel::error_status(r::ChannelError code) {
 Result<uint64_t> Channel::reserve_pushbuf(uint64_t bytes) {
   const uint64_t size = config_.pushbuf_bytes;
   if (bytes > size / 2)
-    return fail(Errc::invalid_argument, msg("channel {}: {} push-buffer bytes in one submission (ring {})", chid_,
-                                            bytes, size));
+    return fail(Errc::invalid_argument,
+                msg("channel {}: {} push-buffer bytes in one submission (ring {})", chid_, bytes, size));
   const uint32_t mask = config_.gpfifo_entries - 1;
   std::optional<uint64_t> at;
   auto room = [&] {
     const uint32_t get = gp_get_seen_;
-    if (((gp_put_ + 1) & mask) == get) return false;   // GPFIFO full
-    if (get == gp_put_) {                               // nothing in flight
+    if (((gp_put_ + 1) & mask) == get) return false;  // GPFIFO full
+    if (get == gp_put_) {                             // nothing in flight
       at = pb_put_ + bytes <= size ? pb_put_ : 0;
       return true;
     }
     const uint64_t tail = pb_start_[get];
     if (pb_put_ >= tail) {
-      if (pb_put_ + bytes <= size) at = pb_put_;
-      else if (bytes < tail) at = 0;
+      if (pb_put_ + bytes <= size)
+        at = pb_put_;
+      else if (bytes < tail)
+        at = 0;
     } else if (pb_put_ + bytes < tail) {
       at = pb_put_;
     }
@@ -192,9 +199,9 @@ Result<uint64_t> Channel::reserve_pushbuf(uint64_t bytes) {
     return room() || error() != r::ChannelError::none;
   };
   if (!room() && !poll_until(d_.port, refreshed, config_.timeout_ns))
-    return fail(Errc::timeout, msg("channel {}: no GPFIFO or push-buffer space (GP_GET {}, GP_PUT {})", chid_,
-                                   gp_get(), gp_put_));
-  if (!at) return std::unexpected(error_status(error()));   // the poll ended on an error
+    return fail(Errc::timeout,
+                msg("channel {}: no GPFIFO or push-buffer space (GP_GET {}, GP_PUT {})", chid_, gp_get(), gp_put_));
+  if (!at) return std::unexpected(error_status(error()));  // the poll ended on an error
   return *at;
 }
 

@@ -23,9 +23,9 @@
 namespace vgpu::driver {
 
 struct ChannelConfig {
-  uint32_t gpfifo_entries = 1024;          // power of two, at most 2^MAX_LIMIT2
+  uint32_t gpfifo_entries = 1024;  // power of two, at most 2^MAX_LIMIT2
   uint64_t pushbuf_bytes = 256 * 1024;
-  uint64_t timeout_ns = 10'000'000'000;    // waits for ring space
+  uint64_t timeout_ns = 10'000'000'000;  // waits for ring space
   // Wait on interrupt messages where the port has them; false: poll, as
   // on a port without them (to compare the two).
   bool use_interrupts = true;
@@ -88,11 +88,11 @@ class Channel {
   uint64_t pb_mem_ = 0, pb_va_ = 0, pb_bar1_ = 0;
   uint32_t gp_put_ = 0;
   uint64_t pb_put_ = 0;
-  std::vector<uint64_t> pb_start_;   // push-buffer offset of each in-flight GPFIFO entry
+  std::vector<uint64_t> pb_start_;  // push-buffer offset of each in-flight GPFIFO entry
   // GP_GET as last read: never ahead of the device's, so the space it
   // shows is there; USERD is read again only when it shows too little.
   uint32_t gp_get_seen_ = 0;
-  std::optional<uint64_t> errors_seen_;   // error-message count at the last CHAN_ERROR read
+  std::optional<uint64_t> errors_seen_;  // error-message count at the last CHAN_ERROR read
   regs::ChannelError last_error_ = regs::ChannelError::none;
   uint64_t submits_ = 0;
 };

@@ -23,9 +23,9 @@ struct LaunchShape {
 
 // Program descriptors, one per built-in kernel, at index * 16 of the code
 // buffer.
-inline constexpr cls::Kernel KERNELS[] = {cls::Kernel::fill,   cls::Kernel::saxpy, cls::Kernel::madd,
-                                           cls::Kernel::sgemm,  cls::Kernel::conv2d, cls::Kernel::mriq,
-                                           cls::Kernel::spin};
+inline constexpr cls::Kernel KERNELS[] = {cls::Kernel::fill,  cls::Kernel::saxpy,  cls::Kernel::madd,
+                                          cls::Kernel::sgemm, cls::Kernel::conv2d, cls::Kernel::mriq,
+                                          cls::Kernel::spin};
 inline constexpr uint32_t CODE_BYTES = sizeof(KERNELS) / sizeof(KERNELS[0]) * sizeof(cls::ProgramDescriptor);
 uint32_t program_offset(cls::Kernel k);
 cls::ProgramDescriptor program_descriptor(cls::Kernel k);

@@ -15,7 +15,7 @@ namespace {
 // User VAs start above the first PDE so that small addresses fault.
 constexpr uint64_t USER_VA_BASE = fmt::PDE_SPAN;
 constexpr uint64_t CONSTS_BYTES = fmt::SMALL_PAGE;
-constexpr uint64_t ARG_CB_OFFSET = 0x100;   // after the program descriptors
+constexpr uint64_t ARG_CB_OFFSET = 0x100;  // after the program descriptors
 static_assert(CODE_BYTES <= ARG_CB_OFFSET && ARG_CB_OFFSET + ARG_CB_BYTES <= CONSTS_BYTES);
 }  // namespace
 
@@ -77,7 +77,7 @@ Context::~Context() {
   }
   if (staging_bar1_) (void)dev_.bars_->bar1().unmap(staging_bar1_);
   fence_.reset();
-  channel_.reset();   // off the runlist before its memory goes
+  channel_.reset();  // off the runlist before its memory goes
   as_.reset();
   for (uint64_t m : {consts_mem_, staging_mem_})
     if (m) (void)dev_.vram_->free(m);
@@ -107,8 +107,7 @@ Result<const Context::BufferRec*> Context::find(Buffer b, const char* role) cons
   if (b.id == 0 || b.id >= next_id_)
     return fail(Errc::invalid_argument, msg("{}: buffer {} is not a handle of context {}", role, b.id, channel_id()));
   auto it = buffers_.find(b.id);
-  if (it == buffers_.end())
-    return fail(Errc::not_found, msg("{}: buffer {} was freed", role, b.id));
+  if (it == buffers_.end()) return fail(Errc::not_found, msg("{}: buffer {} was freed", role, b.id));
   return &it->second;
 }
 
@@ -191,7 +190,8 @@ Status Context::direct(BufferRec& rec, uint64_t offset, std::span<const std::byt
   return {};
 }
 
-Status Context::staged(const BufferRec& rec, uint64_t offset, std::span<const std::byte> src, std::span<std::byte> dst) {
+Status Context::staged(const BufferRec& rec, uint64_t offset, std::span<const std::byte> src,
+                       std::span<std::byte> dst) {
   const uint64_t chunk = align_up(std::max<uint64_t>(dev_.options_.staging_bytes, fmt::SMALL_PAGE), fmt::SMALL_PAGE);
   const uint64_t total = src.empty() ? dst.size() : src.size();
   for (uint64_t done = 0; done < total;) {
@@ -230,8 +230,8 @@ Status Context::download(Buffer src, uint64_t offset, std::span<std::byte> dst) 
   auto rec = find(src, "download");
   if (!rec) return std::unexpected(rec.error());
   if (offset > (*rec)->bytes || dst.size() > (*rec)->bytes - offset)
-    return fail(Errc::invalid_argument, msg("download: {} bytes at offset {} overrun buffer {} of {} bytes",
-                                            dst.size(), offset, src.id, (*rec)->bytes));
+    return fail(Errc::invalid_argument, msg("download: {} bytes at offset {} overrun buffer {} of {} bytes", dst.size(),
+                                            offset, src.id, (*rec)->bytes));
   if (dst.empty()) return {};
   if (auto ok = synchronize(); !ok) return ok;
   BufferRec& r = buffers_.at(src.id);
@@ -256,7 +256,8 @@ Result<Fence> Context::copy(Buffer dst, uint64_t dst_off, Buffer src, uint64_t s
 
 Result<Fence> Context::launch(cls::Kernel kernel, std::span<const std::byte> args, LaunchShape shape) {
   if (args.size() > ARG_CB_BYTES || args.size() % 4)
-    return fail(Errc::invalid_argument, msg("kernel {}: {} argument bytes", static_cast<uint32_t>(kernel), args.size()));
+    return fail(Errc::invalid_argument,
+                msg("kernel {}: {} argument bytes", static_cast<uint32_t>(kernel), args.size()));
   std::vector<uint32_t> words(args.size() / 4);
   std::memcpy(words.data(), args.data(), args.size());
   PushBuffer pb;

@@ -9,8 +9,8 @@
 namespace vgpu::driver {
 
 namespace {
-constexpr uint32_t THREADS = 256;   // 1-D block size
-constexpr uint32_t TILE = 16;       // 2-D block edge (sgemm)
+constexpr uint32_t THREADS = 256;  // 1-D block size
+constexpr uint32_t TILE = 16;      // 2-D block edge (sgemm)
 constexpr uint64_t F32 = sizeof(float);
 
 uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
@@ -23,8 +23,8 @@ LaunchShape linear(uint64_t n) {
 }
 }  // namespace
 
-#define VGPU_TRY_VA(var, buf, bytes, role)              \
-  auto var = va_checked(buf, bytes, role);             \
+#define VGPU_TRY_VA(var, buf, bytes, role) \
+  auto var = va_checked(buf, bytes, role); \
   if (!var) return std::unexpected(var.error())
 
 Result<Fence> Context::fill(const FillParams& p) {
@@ -43,8 +43,7 @@ Result<Fence> Context::madd(const MaddParams& p) {
   VGPU_TRY_VA(a, p.a, bytes, "madd a");
   VGPU_TRY_VA(b, p.b, bytes, "madd b");
   VGPU_TRY_VA(c, p.c, bytes, "madd c");
-  return launch_args(cls::Kernel::madd, cls::MaddArgs{*a, *b, *c, p.rows, p.cols},
-                     linear(uint64_t{p.rows} * p.cols));
+  return launch_args(cls::Kernel::madd, cls::MaddArgs{*a, *b, *c, p.rows, p.cols}, linear(uint64_t{p.rows} * p.cols));
 }
 
 Result<Fence> Context::sgemm(const SgemmParams& p) {
@@ -65,8 +64,8 @@ Result<Fence> Context::conv2d(const Conv2dParams& p) {
   VGPU_TRY_VA(in, p.input, uint64_t{p.n} * p.c * p.h * p.w * F32, "conv2d input");
   VGPU_TRY_VA(filter, p.filter, uint64_t{p.k} * p.c * p.r * p.s * F32, "conv2d filter");
   VGPU_TRY_VA(out, p.output, outputs * F32, "conv2d output");
-  const cls::Conv2dArgs args{*in, *filter, *out, p.n, p.c, p.h, p.w, p.k, p.r, p.s,
-                             p.pad_h, p.pad_w, p.stride_h, p.stride_w, 0};
+  const cls::Conv2dArgs args{*in, *filter, *out,    p.n,     p.c,        p.h,        p.w, p.k,
+                             p.r, p.s,     p.pad_h, p.pad_w, p.stride_h, p.stride_w, 0};
   return launch_args(cls::Kernel::conv2d, args, linear(outputs));
 }
 

@@ -17,8 +17,8 @@ Result<DeviceInfo> identify(Port& port) {
   info.chipset = r::pmc::Boot0Chipset::get(info.boot0);
   info.stepping = r::pmc::Boot0Stepping::get(info.boot0);
   if (info.chipset != r::CHIPSET_GF100)
-    return fail(Errc::unsupported, msg("{}: BOOT_0 {} names chipset {}, not GF100 ({})", port.name(),
-                                       hex(info.boot0), hex(info.chipset), hex(r::CHIPSET_GF100)));
+    return fail(Errc::unsupported, msg("{}: BOOT_0 {} names chipset {}, not GF100 ({})", port.name(), hex(info.boot0),
+                                       hex(info.chipset), hex(r::CHIPSET_GF100)));
   return info;
 }
 
@@ -28,7 +28,7 @@ void enable_units(Port& port) {
 }
 
 void setup_interrupts(Port& port) {
-  port.write32(Bar::bar0, r::pfifo::INTR.offset, ~0u);   // RW1C: drop anything stale
+  port.write32(Bar::bar0, r::pfifo::INTR.offset, ~0u);  // RW1C: drop anything stale
   port.write32(Bar::bar0, r::pfifo::INTR_EN.offset,
                r::pfifo::IntrChanTableError::mask | r::pfifo::IntrMmuFault::mask | r::pfifo::IntrChannelError::mask |
                    r::pfifo::IntrRunlist::mask | r::pfifo::IntrNonStall::mask);

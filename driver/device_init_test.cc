@@ -61,7 +61,7 @@ TEST(DeviceInit, VramIsSumOfEnabledPartitions) {
   port.regs[regs::punits::FBP_COUNT.offset] = 3;
   port.regs[regs::punits::FBP_DISABLED_MASK.offset] = 0b010;
   port.regs[regs::pfb::FBPA_MIB[0].offset] = 64;
-  port.regs[regs::pfb::FBPA_MIB[1].offset] = 1000;   // disabled: not counted
+  port.regs[regs::pfb::FBPA_MIB[1].offset] = 1000;  // disabled: not counted
   port.regs[regs::pfb::FBPA_MIB[2].offset] = 32;
   auto info = init_device(port);
   ASSERT_TRUE(info);

@@ -20,7 +20,7 @@ Fence FenceSlot::emit(PushBuffer& pb) {
   ++seq_;
   pb.inc(subch::HOST, h::SEMAPHORE_A,
          {h::SemAHi::make(hi32(va_)), lo32(va_) & h::SemBLo::mask, seq_,
-          h::SemDOperation::make(static_cast<uint32_t>(h::SemOp::release))});   // 16-byte, WFI
+          h::SemDOperation::make(static_cast<uint32_t>(h::SemOp::release))});  // 16-byte, WFI
   pb.immediate(subch::HOST, h::NON_STALL_INTERRUPT, 0);
   return Fence{ch_.chid(), seq_};
 }
@@ -54,7 +54,7 @@ Status FenceSlot::wait(Fence f, uint64_t timeout_ns) {
     return err != regs::ChannelError::none;
   };
   const bool ok = ch_.interrupts() ? wait_on_interrupts(port, signalled, timeout_ns, spin_ns_)
-                                        : poll_until(port, polled, timeout_ns);
+                                   : poll_until(port, polled, timeout_ns);
   if (!ok)
     return fail(Errc::timeout, msg("channel {}: fence {} not signaled after {} ns (completed {})", f.chid, f.value,
                                    timeout_ns, port.read32(Bar::bar1, bar1_)));

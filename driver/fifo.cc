@@ -17,7 +17,8 @@ constexpr uint64_t RUNLIST_BYTES = uint64_t{r::NUM_CHANNELS} * r::runlist::ENTRY
 Result<std::unique_ptr<Fifo>> Fifo::init(Port& port, InstMem& mem, RangeAllocator& heap) {
   std::unique_ptr<Fifo> fifo(new Fifo(port, mem, heap));
   for (uint64_t& b : fifo->buffers_) {
-    auto a = heap.alloc(align_up(RUNLIST_BYTES, uint64_t{1} << r::pfifo::RUNLIST_SHIFT), uint64_t{1} << r::pfifo::RUNLIST_SHIFT);
+    auto a = heap.alloc(align_up(RUNLIST_BYTES, uint64_t{1} << r::pfifo::RUNLIST_SHIFT),
+                        uint64_t{1} << r::pfifo::RUNLIST_SHIFT);
     if (!a) return std::unexpected(a.error().context("runlist"));
     b = *a;
   }

@@ -30,7 +30,7 @@ class InstMem {
     return [this, base](uint32_t off, uint32_t value) { write32(base + off, value); };
   }
   uint64_t read64(uint64_t addr);
-  void write64(uint64_t addr, uint64_t value);   // low word first
+  void write64(uint64_t addr, uint64_t value);  // low word first
   // Sets [addr, addr + bytes) (4-byte aligned) to `value` words.
   void fill(uint64_t addr, uint64_t bytes, uint32_t value = 0);
 
@@ -43,13 +43,13 @@ class InstMem {
   bool in_bar3(uint64_t addr, uint64_t bytes) const {
     return bar3_bytes_ && addr >= bar3_base_ && addr - bar3_base_ + bytes <= bar3_bytes_;
   }
-  uint64_t pramin_offset(uint64_t addr);   // moves the window if needed
+  uint64_t pramin_offset(uint64_t addr);  // moves the window if needed
 
   Port& port_;
   uint64_t window_ = ~uint64_t{0};
   uint64_t bar3_base_ = 0;
   uint64_t bar3_bytes_ = 0;
-  std::span<std::byte> bar3_map_;   // direct mapping of the heap, when the port gives one
+  std::span<std::byte> bar3_map_;  // direct mapping of the heap, when the port gives one
   InstMemStats stats_;
 };
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "common/text.h"   // hex(v)
+#include "common/text.h"  // hex(v)
 
 namespace vgpu::driver {
 

@@ -42,7 +42,8 @@ uint32_t* NativePort::direct_word(Bar bar, uint64_t offset, bool write) {
 uint32_t NativePort::read32(Bar bar, uint64_t offset) {
   if (!decodes(bar, offset)) return BUS_MISS;
   if (bar == Bar::bar0) return gpu_.read32(static_cast<uint32_t>(offset));
-  if (uint32_t* p = direct_word(bar, offset, false)) return std::atomic_ref<uint32_t>(*p).load(std::memory_order_acquire);
+  if (uint32_t* p = direct_word(bar, offset, false))
+    return std::atomic_ref<uint32_t>(*p).load(std::memory_order_acquire);
   return gpu_.bar_read32(to_gpu(bar), offset);
 }
 
@@ -54,7 +55,8 @@ void NativePort::write32(Bar bar, uint64_t offset, uint32_t value) {
     if (offset == regs::pfifo::USERD_BASE.offset || offset == regs::pmc::ENABLE.offset) userd_base_.reset();
     return gpu_.write32(static_cast<uint32_t>(offset), value);
   }
-  if (uint32_t* p = direct_word(bar, offset, true)) return std::atomic_ref<uint32_t>(*p).store(value, std::memory_order_release);
+  if (uint32_t* p = direct_word(bar, offset, true))
+    return std::atomic_ref<uint32_t>(*p).store(value, std::memory_order_release);
   gpu_.bar_write32(to_gpu(bar), offset, value);
 }
 

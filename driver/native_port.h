@@ -40,7 +40,7 @@ class NativePort final : public Port {
  private:
   struct Window {
     std::unique_ptr<gpu::BarWindow> win;
-    std::vector<uint64_t> page_vram;   // per 4 KiB page: VRAM address mapped, NONE if not
+    std::vector<uint64_t> page_vram;  // per 4 KiB page: VRAM address mapped, NONE if not
   };
   NativePort(gpu::Gpu& gpu, bool direct) : gpu_(gpu), direct_(direct) {}
   Window* window(Bar bar);
@@ -52,7 +52,7 @@ class NativePort final : public Port {
   bool direct_;
   Window bar1_, bar3_;
   uint64_t generation_ = 0;
-  std::optional<uint32_t> userd_base_;   // USERD_BASE as last read; reset when this port writes it
+  std::optional<uint32_t> userd_base_;  // USERD_BASE as last read; reset when this port writes it
   // The model's interrupt messages; shared with the handler, which a model
   // thread may still be running when the port goes.
   std::shared_ptr<IrqCounter> irq_ = std::make_shared<IrqCounter>();

@@ -104,7 +104,7 @@ TEST_F(Native, DirectUploadDownloadRoundTrip) {
 
 TEST_F(Native, StagedUploadDownloadRoundTripThroughCopyEngine) {
   open({.direct_transfer_max = 0, .staging_bytes = 16 * KiB});
-  auto v = random_floats(20000, 2);   // 80 KB: several staging chunks
+  auto v = random_floats(20000, 2);  // 80 KB: several staging chunks
   Buffer b = upload(v);
   EXPECT_EQ(download(b, v.size()), v);
   EXPECT_EQ(ctx->transfer_stats().direct_bytes, 0u);
@@ -172,7 +172,15 @@ TEST_F(Native, SgemmMatchesReference) {
 
 TEST_F(Native, Conv2dMatchesReference) {
   Conv2dParams p{};
-  p.n = 2; p.c = 3; p.h = 16; p.w = 16; p.k = 4; p.r = 3; p.s = 3; p.pad_h = 1; p.pad_w = 1;
+  p.n = 2;
+  p.c = 3;
+  p.h = 16;
+  p.w = 16;
+  p.k = 4;
+  p.r = 3;
+  p.s = 3;
+  p.pad_h = 1;
+  p.pad_w = 1;
   auto in = random_floats(2 * 3 * 16 * 16, 12), filt = random_floats(4 * 3 * 3 * 3, 13);
   const size_t out_n = 2 * 4 * 16 * 16;
   p.input = upload(in);
@@ -205,7 +213,7 @@ TEST_F(Native, MriqMatchesReference) {
 TEST_F(Native, SpinCompletes) { run(ctx->spin({100'000})); }
 
 TEST_F(Native, FenceWaitTimesOut) {
-  auto f = ctx->spin({300'000'000});   // 300 ms on the real clock
+  auto f = ctx->spin({300'000'000});  // 300 ms on the real clock
   ASSERT_TRUE(f);
   auto r = ctx->wait(*f, 1'000'000);
   ASSERT_FALSE(r);
@@ -218,7 +226,7 @@ TEST_F(Native, AllocationBeyondVramIsOutOfMemory) {
   auto b = ctx->alloc(256 * MiB);
   ASSERT_FALSE(b);
   EXPECT_EQ(b.error().code, Errc::out_of_memory);
-  EXPECT_NE(b.error().message.find("134217728"), std::string::npos);   // the VRAM size
+  EXPECT_NE(b.error().message.find("134217728"), std::string::npos);  // the VRAM size
 }
 
 TEST_F(Native, FreedBufferIsNotFound) {

@@ -27,8 +27,7 @@ std::string slot_name(const pci_device* d) {
 }  // namespace
 
 Result<std::unique_ptr<PciPort>> PciPort::open(const std::string& slot) {
-  if (int err = pci_system_init(); err != 0)
-    return fail(Errc::io_error, msg("pci_system_init failed (errno {})", err));
+  if (int err = pci_system_init(); err != 0) return fail(Errc::io_error, msg("pci_system_init failed (errno {})", err));
   std::unique_ptr<PciPort> port(new PciPort());
   pci_id_match match{regs::pci::VENDOR_ID, regs::pci::DEVICE_ID, PCI_MATCH_ANY, PCI_MATCH_ANY, 0, 0, 0};
   pci_device_iterator* it = pci_id_match_iterator_create(&match);
@@ -48,7 +47,7 @@ Result<std::unique_ptr<PciPort>> PciPort::open(const std::string& slot) {
   port->name_ = "pci " + slot_id;
   auto vfio = VfioDevice::open(slot_id);
   if (!vfio && vfio.error().code != Errc::not_found) return std::unexpected(vfio.error());
-  if (!vfio) {   // not bound to vfio-pci: libpciaccess, polling
+  if (!vfio) {  // not bound to vfio-pci: libpciaccess, polling
     port->name_ += " (libpciaccess, polling)";
     if (Status s = port->map_with_pciaccess(); !s) return std::unexpected(s.error());
     return port;
@@ -79,7 +78,7 @@ Status PciPort::map_with_pciaccess() {
 }
 
 PciPort::~PciPort() {
-  for (unsigned i = 0; i < 4; ++i)   // VFIO's mappings go with vfio_
+  for (unsigned i = 0; i < 4; ++i)  // VFIO's mappings go with vfio_
     if (owned_[i] && regions_[i].base) (void)pci_device_unmap_range(dev_, regions_[i].base, regions_[i].size);
   if (dev_) pci_system_cleanup();
 }

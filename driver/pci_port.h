@@ -48,9 +48,9 @@ class PciPort final : public Port {
 
   [[nodiscard]] Status map_with_pciaccess();
   pci_device* dev_ = nullptr;
-  std::unique_ptr<VfioDevice> vfio_;   // null: libpciaccess mappings, no interrupts
+  std::unique_ptr<VfioDevice> vfio_;  // null: libpciaccess mappings, no interrupts
   Region regions_[4];
-  bool owned_[4] = {};   // mapped with libpciaccess
+  bool owned_[4] = {};  // mapped with libpciaccess
   std::string name_;
 };
 

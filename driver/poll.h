@@ -19,8 +19,8 @@
 namespace vgpu::driver {
 
 inline constexpr uint64_t DEFAULT_POLL_TIMEOUT_NS = 2'000'000'000;  // nouveau's 2 s register waits
-inline constexpr uint64_t POLL_SPIN_NS = 50'000;      // spin (with relax) this long first
-inline constexpr uint64_t POLL_SLEEP_NS = 10'000;     // then sleep this long between polls
+inline constexpr uint64_t POLL_SPIN_NS = 50'000;                    // spin (with relax) this long first
+inline constexpr uint64_t POLL_SLEEP_NS = 10'000;                   // then sleep this long between polls
 inline constexpr unsigned long POLL_TIMER_SLACK_NS = 1'000;
 
 // Sleeps of a few microseconds are only that short with a small timer

@@ -15,9 +15,9 @@ namespace vgpu::driver {
 
 // Subchannel conventions of this driver (SET_OBJECT binds them per channel).
 namespace subch {
-inline constexpr unsigned HOST = 0;     // host methods go to any subchannel; 0 by convention
+inline constexpr unsigned HOST = 0;  // host methods go to any subchannel; 0 by convention
 inline constexpr unsigned COMPUTE = 1;
-inline constexpr unsigned COPY = 4;     // nouveau and mesa use 4 for copy
+inline constexpr unsigned COPY = 4;  // nouveau and mesa use 4 for copy
 }  // namespace subch
 
 class PushBuffer {

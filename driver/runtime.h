@@ -38,7 +38,7 @@ struct DeviceOptions {
   // context's staging buffer, staging_bytes at a time.
   uint64_t direct_transfer_max = 1 * MiB;
   uint64_t staging_bytes = 1 * MiB;
-  uint64_t timeout_ns = 10'000'000'000;   // default for waits
+  uint64_t timeout_ns = 10'000'000'000;  // default for waits
   // On a port with interrupts, a fence wait polls this long before it
   // sleeps until the next interrupt message (0: sleep at once).
   uint64_t wait_spin_ns = 0;
@@ -51,21 +51,41 @@ struct Buffer {
 };
 
 // Kernel parameters with buffers in place of GPU addresses (cls::*Args).
-struct FillParams { Buffer dst; uint32_t count; float value; };
-struct SaxpyParams { Buffer x, y; uint32_t n; float a; };
-struct MaddParams { Buffer a, b, c; uint32_t rows, cols; };
-struct SgemmParams { Buffer a, b, c; uint32_t m, n, k; float alpha, beta; };
+struct FillParams {
+  Buffer dst;
+  uint32_t count;
+  float value;
+};
+struct SaxpyParams {
+  Buffer x, y;
+  uint32_t n;
+  float a;
+};
+struct MaddParams {
+  Buffer a, b, c;
+  uint32_t rows, cols;
+};
+struct SgemmParams {
+  Buffer a, b, c;
+  uint32_t m, n, k;
+  float alpha, beta;
+};
 struct Conv2dParams {
   Buffer input, filter, output;
   uint32_t n, c, h, w, k, r, s;
   uint32_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1;
 };
-struct MriqParams { Buffer kx, ky, kz, phi_mag, x, y, z, qr, qi; uint32_t num_k, num_x; };
-struct SpinParams { uint64_t duration_ns; };
+struct MriqParams {
+  Buffer kx, ky, kz, phi_mag, x, y, z, qr, qi;
+  uint32_t num_k, num_x;
+};
+struct SpinParams {
+  uint64_t duration_ns;
+};
 
 struct TransferStats {
-  uint64_t direct_bytes = 0;    // through a BAR1 mapping of the buffer
-  uint64_t staged_bytes = 0;    // through staging and the copy engine
+  uint64_t direct_bytes = 0;  // through a BAR1 mapping of the buffer
+  uint64_t staged_bytes = 0;  // through staging and the copy engine
 };
 
 class Context;
@@ -82,7 +102,7 @@ class Device {
   const DeviceInfo& info() const { return info_; }
   uint64_t vram_bytes() const { return info_.vram_bytes; }
   uint64_t vram_free() const { return vram_->free_bytes(); }
-  uint64_t time_ns();                    // PTIMER
+  uint64_t time_ns();  // PTIMER
   const DeviceOptions& options() const { return options_; }
   Port& port() { return port_; }
   const InstMemStats& inst_stats() const { return mem_.stats(); }
@@ -102,7 +122,7 @@ class Device {
   std::unique_ptr<TableMemory> tables_;
   std::unique_ptr<Bars> bars_;
   std::unique_ptr<Fifo> fifo_;
-  uint64_t fence_mem_ = 0;    // NUM_CHANNELS 16-byte slots
+  uint64_t fence_mem_ = 0;  // NUM_CHANNELS 16-byte slots
   uint64_t fence_bar1_ = 0;
 };
 
@@ -124,9 +144,13 @@ class Context {
   [[nodiscard]] Status upload(Buffer dst, uint64_t offset, std::span<const std::byte> src);
   [[nodiscard]] Status download(Buffer src, uint64_t offset, std::span<std::byte> dst);
   template <typename T>
-  [[nodiscard]] Status upload(Buffer dst, std::span<const T> src) { return upload(dst, 0, std::as_bytes(src)); }
+  [[nodiscard]] Status upload(Buffer dst, std::span<const T> src) {
+    return upload(dst, 0, std::as_bytes(src));
+  }
   template <typename T>
-  [[nodiscard]] Status download(Buffer src, std::span<T> dst) { return download(src, 0, std::as_writable_bytes(dst)); }
+  [[nodiscard]] Status download(Buffer src, std::span<T> dst) {
+    return download(src, 0, std::as_writable_bytes(dst));
+  }
 
   // Buffer-to-buffer copy on the copy engine.
   [[nodiscard]] Result<Fence> copy(Buffer dst, uint64_t dst_off, Buffer src, uint64_t src_off, uint64_t bytes);
@@ -160,14 +184,15 @@ class Context {
     uint64_t vram;
     uint64_t bytes;
     uint64_t va;
-    uint64_t bar1 = 0;   // 0: not mapped in BAR1 yet (BAR1 offset 0 is USERD)
+    uint64_t bar1 = 0;  // 0: not mapped in BAR1 yet (BAR1 offset 0 is USERD)
   };
   explicit Context(Device& dev) : dev_(dev) {}
   [[nodiscard]] Status setup();
   [[nodiscard]] Result<const BufferRec*> find(Buffer b, const char* role) const;
   [[nodiscard]] Result<uint64_t> va_checked(Buffer b, uint64_t bytes, const char* role) const;
   [[nodiscard]] Result<Fence> submit(PushBuffer& pb);
-  [[nodiscard]] Status direct(BufferRec& rec, uint64_t offset, std::span<const std::byte> src, std::span<std::byte> dst);
+  [[nodiscard]] Status direct(BufferRec& rec, uint64_t offset, std::span<const std::byte> src,
+                              std::span<std::byte> dst);
   [[nodiscard]] Status staged(const BufferRec& rec, uint64_t offset, std::span<const std::byte> src,
                               std::span<std::byte> dst);
   template <typename Args>
@@ -180,11 +205,11 @@ class Context {
   std::unique_ptr<Channel> channel_;
   std::unique_ptr<FenceSlot> fence_;
   uint64_t fence_va_ = 0;
-  uint64_t consts_mem_ = 0, consts_va_ = 0;     // program descriptors, then the argument constant buffer
+  uint64_t consts_mem_ = 0, consts_va_ = 0;  // program descriptors, then the argument constant buffer
   uint64_t staging_mem_ = 0, staging_va_ = 0, staging_bar1_ = 0;
   std::map<uint32_t, BufferRec> buffers_;
   uint32_t next_id_ = 1;
-  std::optional<Error> error_;                   // first channel error seen
+  std::optional<Error> error_;  // first channel error seen
   TransferStats stats_;
 };
 

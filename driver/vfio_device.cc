@@ -3,7 +3,7 @@
 
 #include <fcntl.h>
 #include <linux/vfio.h>
-#include <sys/poll.h>   // not driver/poll.h
+#include <sys/poll.h>  // not driver/poll.h
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -29,8 +29,7 @@ Result<std::unique_ptr<VfioDevice>> VfioDevice::open(const std::string& slot) {
   const fs::path dev = fs::path("/sys/bus/pci/devices") / slot;
   std::error_code ec;
   const fs::path driver = fs::read_symlink(dev / "driver", ec);
-  if (ec || driver.filename() != "vfio-pci")
-    return fail(Errc::not_found, msg("{}: not bound to vfio-pci", slot));
+  if (ec || driver.filename() != "vfio-pci") return fail(Errc::not_found, msg("{}: not bound to vfio-pci", slot));
   const fs::path group_link = fs::read_symlink(dev / "iommu_group", ec);
   if (ec) return fail(Errc::not_found, msg("{}: no IOMMU group", slot));
   const std::string group = group_link.filename().string();
@@ -48,7 +47,7 @@ Result<std::unique_ptr<VfioDevice>> VfioDevice::open(const std::string& slot) {
   if (ioctl(d->group_, VFIO_GROUP_SET_CONTAINER, &d->container_) < 0)
     return std::unexpected(sys_error(slot + ": VFIO_GROUP_SET_CONTAINER"));
   const int iommu = ioctl(d->container_, VFIO_CHECK_EXTENSION, VFIO_NOIOMMU_IOMMU) > 0 ? VFIO_NOIOMMU_IOMMU
-                                                                                     : VFIO_TYPE1_IOMMU;
+                                                                                       : VFIO_TYPE1_IOMMU;
   if (ioctl(d->container_, VFIO_SET_IOMMU, iommu) < 0) return std::unexpected(sys_error(slot + ": VFIO_SET_IOMMU"));
   d->device_ = ioctl(d->group_, VFIO_GROUP_GET_DEVICE_FD, slot.c_str());
   if (d->device_ < 0) return std::unexpected(sys_error(slot + ": VFIO_GROUP_GET_DEVICE_FD"));
@@ -122,7 +121,7 @@ void VfioDevice::drain() {
     eventfd_t n = 0;
     if (eventfd_read(eventfds_[v], &n) != 0 || n == 0) continue;
     if (eventfds_.size() == 1) {
-      for (uint64_t& c : counts_) c += n;   // one vector carries every kind
+      for (uint64_t& c : counts_) c += n;  // one vector carries every kind
     } else {
       counts_[v] += n;
     }
@@ -139,14 +138,14 @@ bool VfioDevice::wait(const IrqCounts& seen, uint64_t timeout_ns) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
   for (;;) {
     if (counts() != seen) return true;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                            std::chrono::steady_clock::now());
     if (left.count() < 0) return false;
     std::vector<pollfd> fds;
     for (int fd : eventfds_) fds.push_back(pollfd{fd, POLLIN, 0});
     // Rounded up to a whole millisecond: poll's unit.
     const int ms = static_cast<int>(std::min<int64_t>(left.count() + 1, INT_MAX));
-    if (poll(fds.data(), fds.size(), ms) == 0 && std::chrono::steady_clock::now() >= deadline)
-      return counts() != seen;
+    if (poll(fds.data(), fds.size(), ms) == 0 && std::chrono::steady_clock::now() >= deadline) return counts() != seen;
   }
 }
 

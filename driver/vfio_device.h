@@ -47,10 +47,10 @@ class VfioDevice {
   VfioDevice() = default;
   [[nodiscard]] Status enable_msi();
   [[nodiscard]] Status set_msi(unsigned vectors);
-  void drain();   // mutex_ held
+  void drain();  // mutex_ held
 
   int container_ = -1, group_ = -1, device_ = -1;
-  std::vector<int> eventfds_;   // one per granted MSI vector
+  std::vector<int> eventfds_;  // one per granted MSI vector
   std::vector<Mapping> maps_;
   std::mutex mutex_;
   IrqCounts counts_{};

@@ -23,8 +23,7 @@ void TableMemory::free(uint64_t addr) {
   }
 }
 
-Result<std::unique_ptr<Vmm>> Vmm::create(std::string name, InstMem& mem, TableMemory& tables, uint64_t size,
-                                         bool bar) {
+Result<std::unique_ptr<Vmm>> Vmm::create(std::string name, InstMem& mem, TableMemory& tables, uint64_t size, bool bar) {
   if (size == 0 || size > fmt::VA_LIMIT)
     return fail(Errc::invalid_argument, msg("{}: address space size {} out of range", name, hex(size)));
   std::unique_ptr<Vmm> vmm(new Vmm(std::move(name), mem, tables, size, bar));
@@ -59,8 +58,8 @@ Result<uint64_t> Vmm::table(uint64_t pde_index, fmt::PageSize ps, bool create) {
   const fmt::Level& level = fmt::table_level(ps);
   auto t = tables_.alloc(level.table_bytes());
   if (!t)
-    return std::unexpected(t.error().context(msg("{}: {} for VA {}", name_, level.name,
-                                                         hex(pde_index * fmt::PDE_SPAN))));
+    return std::unexpected(
+        t.error().context(msg("{}: {} for VA {}", name_, level.name, hex(pde_index * fmt::PDE_SPAN))));
   mem_.fill(*t, entries_in_range(pde_index, level) * level.entry_bytes);
   slot = *t;
   mem_.write64(pd_ + pde_index * fmt::PD.entry_bytes, fmt::pde::make(p.spt, p.lpt));
@@ -70,9 +69,8 @@ Result<uint64_t> Vmm::table(uint64_t pde_index, fmt::PageSize ps, bool create) {
 Status Vmm::check(uint64_t va, uint64_t bytes, fmt::PageSize ps, const char* what) const {
   const uint64_t page = fmt::page_bytes(ps);
   if (bytes == 0 || va % page || bytes % page || va > size_ || bytes > size_ - va)
-    return fail(Errc::invalid_argument,
-                msg("{}: cannot {} [{}, +{}) with {} KiB pages (size {})", name_, what, hex(va), hex(bytes),
-                            page / 1024, hex(size_)));
+    return fail(Errc::invalid_argument, msg("{}: cannot {} [{}, +{}) with {} KiB pages (size {})", name_, what, hex(va),
+                                            hex(bytes), page / 1024, hex(size_)));
   return {};
 }
 

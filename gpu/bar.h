@@ -33,7 +33,7 @@ class BarWindows {
 
  private:
   struct Binding {
-    bool translated = false;   // mode bit: through page tables; else VRAM directly
+    bool translated = false;  // mode bit: through page tables; else VRAM directly
     AccessContext as;
   };
   Binding binding(Bar bar) const;
@@ -41,7 +41,7 @@ class BarWindows {
 
   Vram& vram_;
   Mmu& mmu_;
-  mutable std::mutex mutex_;   // guards bar1_ and bar3_; taken after the model lock
+  mutable std::mutex mutex_;  // guards bar1_ and bar3_; taken after the model lock
   Binding bar1_;
   Binding bar3_;
   std::atomic<uint64_t> generation_{1};

@@ -35,7 +35,8 @@ TEST(Bars, UnmappedBar1ReadFaultsAndReadsAllOnes) {
   const uint32_t unit = uint32_t(FaultUnit::bar1);
   EXPECT_TRUE(h.rd(pfifo::FAULT_UNIT_PENDING) & (1u << unit));
   EXPECT_EQ(h.rd(pfifo::FAULT_VA_LO[unit]), 0x8000u);
-  EXPECT_EQ(pfifo::FaultReason::get(h.rd(pfifo::FAULT_TYPE[unit])), uint32_t(FaultReason::page_not_present));  // same PDE as the USERD pages
+  EXPECT_EQ(pfifo::FaultReason::get(h.rd(pfifo::FAULT_TYPE[unit])),
+            uint32_t(FaultReason::page_not_present));  // same PDE as the USERD pages
   EXPECT_EQ(pfifo::FaultInstAddr::get(h.rd(pfifo::FAULT_INST[unit])), testing::BAR1_INST >> 12);
   EXPECT_TRUE(h.rd(pfifo::INTR) & pfifo::IntrMmuFault::mask);
   EXPECT_TRUE(h.rd(pbus::INTR) & pbus::IntrMmioFault::mask);
@@ -95,13 +96,14 @@ TEST(Bars, GenerationChangesWhenBarInstanceIsWritten) {
 TEST(Bars, StaleTranslationStaysUntilInvalidate) {
   Harness h;
   setup_bar3(h);
-  EXPECT_EQ(h.gpu().bar_read32(Bar::bar3, BAR3_PAGE), 0u);   // cached
-  auto pd = h.tables().create_pd();   // remap the BAR3 page elsewhere in a new PD
+  EXPECT_EQ(h.gpu().bar_read32(Bar::bar3, BAR3_PAGE), 0u);  // cached
+  auto pd = h.tables().create_pd();                         // remap the BAR3 page elsewhere in a new PD
   ASSERT_TRUE(pd.has_value());
-  ASSERT_TRUE(h.tables().map(*pd, BAR3_PAGE, BAR3_PHYS + fmt::SMALL_PAGE, fmt::SMALL_PAGE, fmt::PageSize::small).has_value());
+  ASSERT_TRUE(
+      h.tables().map(*pd, BAR3_PAGE, BAR3_PHYS + fmt::SMALL_PAGE, fmt::SMALL_PAGE, fmt::PageSize::small).has_value());
   ASSERT_TRUE(h.tables().write_instance(testing::BAR3_INST, *pd, pci::BAR3_SIZE - 1).has_value());
   (void)h.vram().write32(BAR3_PHYS + fmt::SMALL_PAGE, 42);
-  EXPECT_EQ(h.gpu().bar_read32(Bar::bar3, BAR3_PAGE), 0u);   // binding kept until invalidate
+  EXPECT_EQ(h.gpu().bar_read32(Bar::bar3, BAR3_PAGE), 0u);  // binding kept until invalidate
   h.wr(mmu::INVALIDATE, mmu::InvalidateTrigger::mask | mmu::InvalidateAllPdb::mask);
   EXPECT_EQ(h.gpu().bar_read32(Bar::bar3, BAR3_PAGE), 42u);
 }

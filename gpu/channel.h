@@ -19,19 +19,19 @@ namespace vgpu::gpu {
 
 struct ChannelSlot {
   // Registers.
-  uint32_t inst = 0;             // CHAN_INST
-  uint32_t state = 0;            // CHAN_STATE writable bits (runnable, engine)
-  uint32_t error = 0;            // CHAN_ERROR code
+  uint32_t inst = 0;   // CHAN_INST
+  uint32_t state = 0;  // CHAN_STATE writable bits (runnable, engine)
+  uint32_t error = 0;  // CHAN_ERROR code
   uint32_t error_method = 0;
   uint32_t error_addr_lo = 0;
   uint32_t error_addr_hi = 0;
   // Scheduling.
-  uint64_t epoch = 0;            // bumped on bind and reset: the run state must be reloaded
+  uint64_t epoch = 0;  // bumped on bind and reset: the run state must be reloaded
   bool in_runlist = false;
-  bool stopped = false;          // stopped by an error until rebound
+  bool stopped = false;  // stopped by an error until rebound
   // Mirrors of the run state, for CHAN_STATE and wait_idle.
   bool acquire_pending = false;
-  bool busy = false;             // work fetched, executing, or blocked
+  bool busy = false;  // work fetched, executing, or blocked
   bool loaded = false;
   uint64_t userd = 0;
   uint32_t gp_get = 0;
@@ -51,7 +51,7 @@ struct ChannelRun {
   uint64_t gp_base = 0;
   uint32_t gp_entries = 0;
   uint32_t gp_get = 0;
-  uint32_t acquire = 0;          // RAMFC ACQUIRE
+  uint32_t acquire = 0;  // RAMFC ACQUIRE
   std::unique_ptr<ChannelContext> ctx;
   std::array<std::unique_ptr<ClassObject>, regs::NUM_SUBCHANNELS> objects;
 
@@ -63,11 +63,11 @@ struct ChannelRun {
   uint64_t segment_va = 0;
   uint32_t segment_words = 0;
   std::vector<uint32_t> window;
-  uint32_t window_start = 0;     // segment word index of window[0]
+  uint32_t window_start = 0;  // segment word index of window[0]
   uint32_t pos = 0;
   std::optional<pushbuf::Command> command;
-  uint32_t command_done = 0;     // methods of the command already executed
-  uint64_t command_va = 0;       // VA of its header
+  uint32_t command_done = 0;  // methods of the command already executed
+  uint64_t command_va = 0;    // VA of its header
 
   // Host-class (906F) method state.
   uint32_t sem_a = 0;

@@ -81,7 +81,7 @@ TEST_F(ChannelErrors, DataPastTheSegmentEndIsIllegalCmd) {
   h.submit(bad, {fmt::mthd::inc(0, SET_REFERENCE, 5), 1, 2});
   expect_error(ChannelError::illegal_cmd);
   EXPECT_EQ(error_addr(), va);
-  EXPECT_EQ(h.userd(bad, userd::REF), 0u);   // nothing of the header ran
+  EXPECT_EQ(h.userd(bad, userd::REF), 0u);  // nothing of the header ran
 }
 
 TEST_F(ChannelErrors, EntryCrossingTheAddressSpaceEndIsGpentryInvalid) {
@@ -97,7 +97,7 @@ TEST_F(ChannelErrors, IllegalControlEntryIsGpentryInvalid) {
 }
 
 TEST_F(ChannelErrors, InvalidPteInPushBufferFetchIsAnMmuFault) {
-  const uint64_t va = bad.va(testing::CHAN_MEM_BYTES);   // just past the mapped window
+  const uint64_t va = bad.va(testing::CHAN_MEM_BYTES);  // just past the mapped window
   h.submit_entry(bad, fmt::gp::make(va, 2));
   expect_error(ChannelError::mmu_fault);
   EXPECT_EQ(error_addr(), va);
@@ -111,7 +111,7 @@ TEST_F(ChannelErrors, InvalidPteInPushBufferFetchIsAnMmuFault) {
 
 TEST_F(ChannelErrors, BadSignatureIsBadInstance) {
   (void)h.vram().write32(bad.inst + ramfc::SIGNATURE, 0xdead);
-  h.wr(pfifo::CHAN_INST[bad.chid], h.rd(pfifo::CHAN_INST[bad.chid]));   // rebind: reloaded on next run
+  h.wr(pfifo::CHAN_INST[bad.chid], h.rd(pfifo::CHAN_INST[bad.chid]));  // rebind: reloaded on next run
   h.submit(bad, {fmt::mthd::immediate(0, SET_REFERENCE, 1)});
   expect_error(ChannelError::bad_instance);
   EXPECT_EQ(error_addr(), bad.inst);

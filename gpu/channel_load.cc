@@ -17,8 +17,8 @@ Pfifo::Ran Pfifo::load(uint32_t chid, uint32_t chan_inst, ChannelRun& run) {
   // The block's own target must be VRAM; then VRAM bounds everything.
   const bool in_vram = entry.target == uint32_t(fmt::Target::vram);
   const auto inside = [&](uint64_t addr, uint64_t bytes) { return in_vram && vram.contains(addr, bytes); };
-  const fmt::ChannelInstance c =
-      inside(inst, inst::SIZE) ? fmt::decode_channel_instance(vram.reader(inst)) : fmt::ChannelInstance{};
+  const fmt::ChannelInstance c = inside(inst, inst::SIZE) ? fmt::decode_channel_instance(vram.reader(inst))
+                                                          : fmt::ChannelInstance{};
   if (auto bad = fmt::check_channel_instance(inst, c, inside)) {
     d_.log.guest_error(
         strfmt("channel %u: bad instance block %s: %s", chid, hex(inst).c_str(), bad->message("VRAM").c_str()));
@@ -40,9 +40,9 @@ Pfifo::Ran Pfifo::load(uint32_t chid, uint32_t chan_inst, ChannelRun& run) {
   as.inst = inst;
   as.chid = chid;
   const uint64_t epoch = run.epoch;
-  run.ctx = std::make_unique<ChannelContext>(ChannelContext{
-      chid, as, d_.mmu, d_.clock, d_.cost, [this, chid, epoch] { raise_nonstall(chid, epoch); },
-      [this] { semaphore_written(); }});
+  run.ctx = std::make_unique<ChannelContext>(ChannelContext{chid, as, d_.mmu, d_.clock, d_.cost,
+                                                            [this, chid, epoch] { raise_nonstall(chid, epoch); },
+                                                            [this] { semaphore_written(); }});
   run.loaded = true;
   return {};
 }

@@ -6,14 +6,15 @@ namespace vgpu::gpu {
 using namespace regs::pfifo;
 
 namespace {
-constexpr uint32_t CHAN_INST_BITS = ChanInstAddr::mask | ChanInstTarget::mask | ChanInstPoll::mask | ChanInstValid::mask;
+constexpr uint32_t CHAN_INST_BITS = ChanInstAddr::mask | ChanInstTarget::mask | ChanInstPoll::mask |
+                                    ChanInstValid::mask;
 constexpr uint32_t CHAN_STATE_BITS = ChanStateRunnable::mask | ChanStateEngine::mask;
 }  // namespace
 
 void ChannelTable::bind(uint32_t chid, uint32_t chan_inst) {
   ChannelSlot& s = slots_[chid];
   s.inst = chan_inst & CHAN_INST_BITS;
-  ++s.epoch;   // the PFIFO thread reloads the channel from its (new) instance block
+  ++s.epoch;  // the PFIFO thread reloads the channel from its (new) instance block
   s.stopped = false;
   s.loaded = false;
   s.busy = false;
@@ -88,20 +89,23 @@ std::vector<RegRow> ChannelTable::registers(std::function<void()> kick) {
     return read_only(name, arr, [this, member](uint32_t i) { return slots_[i].*member; });
   };
   return {
-      sensitive("PFIFO.CHAN_INST", CHAN_INST, [this](uint32_t i) { return slots_[i].inst; },
-                [this, kick](uint32_t i, uint32_t v) {
-                  bind(i, v);
-                  kick();
-                }),
-      sensitive("PFIFO.CHAN_STATE", CHAN_STATE, [this](uint32_t i) { return state(i); },
-                [this, kick](uint32_t i, uint32_t v) {
-                  slots_[i].state = v & CHAN_STATE_BITS;
-                  kick();
-                }),
+      sensitive(
+          "PFIFO.CHAN_INST", CHAN_INST, [this](uint32_t i) { return slots_[i].inst; },
+          [this, kick](uint32_t i, uint32_t v) {
+            bind(i, v);
+            kick();
+          }),
+      sensitive(
+          "PFIFO.CHAN_STATE", CHAN_STATE, [this](uint32_t i) { return state(i); },
+          [this, kick](uint32_t i, uint32_t v) {
+            slots_[i].state = v & CHAN_STATE_BITS;
+            kick();
+          }),
       rw1c("PFIFO.CHAN_ERROR_PENDING", CHAN_ERROR_PENDING, chan_error_pending_.words.data()),
       rw1c("PFIFO.NONSTALL_PENDING", NONSTALL_PENDING, nonstall_pending_.words.data()),
-      sensitive("PFIFO.CHAN_ERROR", CHAN_ERROR, [this](uint32_t i) { return slots_[i].error; },
-                [this](uint32_t i, uint32_t v) { slots_[i].error = v & ChanErrorCode::mask; }),
+      sensitive(
+          "PFIFO.CHAN_ERROR", CHAN_ERROR, [this](uint32_t i) { return slots_[i].error; },
+          [this](uint32_t i, uint32_t v) { slots_[i].error = v & ChanErrorCode::mask; }),
       record("PFIFO.CHAN_ERROR_METHOD", CHAN_ERROR_METHOD, &ChannelSlot::error_method),
       record("PFIFO.CHAN_ERROR_ADDR_LO", CHAN_ERROR_ADDR_LO, &ChannelSlot::error_addr_lo),
       record("PFIFO.CHAN_ERROR_ADDR_HI", CHAN_ERROR_ADDR_HI, &ChannelSlot::error_addr_hi),

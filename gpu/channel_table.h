@@ -36,7 +36,7 @@ class ChannelTable {
 
   // Results of a channel's binding `epoch` (ignored when it was rebound
   // since): false when they came too late.
-  bool fail(uint32_t chid, uint64_t epoch, const ChannelFault& f);   // record, stop, pending bit
+  bool fail(uint32_t chid, uint64_t epoch, const ChannelFault& f);  // record, stop, pending bit
   bool raise_nonstall(uint32_t chid, uint64_t epoch);
   void engine_started(uint32_t chid, uint64_t epoch);
   void engine_finished(uint32_t chid, uint64_t epoch, MethodDone result);

@@ -27,7 +27,7 @@ TEST(ChannelTable, ABoundRunnableListedChannelIsReady) {
   EXPECT_FALSE(t.ready(3)) << "not runnable";
   t[3].state = ChanStateRunnable::mask;
   EXPECT_FALSE(t.ready(3)) << "not listed";
-  t.set_runlist({3, 200});   // ids beyond the device are ignored
+  t.set_runlist({3, 200});  // ids beyond the device are ignored
   EXPECT_TRUE(t.ready(3));
   t.set_runlist({});
   EXPECT_FALSE(t.ready(3));
@@ -96,7 +96,7 @@ TEST(ChannelTable, ItsRegistersReadAndWriteTheSlots) {
   RegisterTable table;
   for (RegRow& r : t.registers([&] { ++kicks; })) ASSERT_TRUE(table.add(std::move(r)));
   table.write(CHAN_INST[9].offset, BOUND);
-  table.write(CHAN_STATE[9].offset, ChanStateRunnable::mask | ChanStateBusy::mask);   // busy is status, not stored
+  table.write(CHAN_STATE[9].offset, ChanStateRunnable::mask | ChanStateBusy::mask);  // busy is status, not stored
   EXPECT_EQ(kicks, 2);
   EXPECT_EQ(table.read(CHAN_INST[9].offset), BOUND);
   EXPECT_EQ(table.read(CHAN_STATE[9].offset), ChanStateRunnable::mask);

@@ -23,11 +23,22 @@ std::vector<uint32_t> copy_push(const testing::Channel& c, uint32_t payload) {
   const uint64_t src = c.va(SRC_OFF), dst = c.va(DST_OFF), sem = c.va(SEM_OFF);
   const uint32_t launch = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::mask |
                           LaunchDstPitch::mask | LaunchSemaphoreType::make(uint32_t(SemRelease::one_word));
-  return {fmt::mthd::inc(COPY_SUBCH, cls::host::SET_OBJECT, 1), cls::DMA_COPY,
-          fmt::mthd::inc(COPY_SUBCH, SET_SEMAPHORE_A, 3), hi32(sem), lo32(sem), payload,
-          fmt::mthd::inc(COPY_SUBCH, OFFSET_IN_UPPER, 4), hi32(src), lo32(src), hi32(dst), lo32(dst),
-          fmt::mthd::inc(COPY_SUBCH, LINE_LENGTH_IN, 2), BYTES, 1,
-          fmt::mthd::inc(COPY_SUBCH, LAUNCH_DMA, 1), launch,
+  return {fmt::mthd::inc(COPY_SUBCH, cls::host::SET_OBJECT, 1),
+          cls::DMA_COPY,
+          fmt::mthd::inc(COPY_SUBCH, SET_SEMAPHORE_A, 3),
+          hi32(sem),
+          lo32(sem),
+          payload,
+          fmt::mthd::inc(COPY_SUBCH, OFFSET_IN_UPPER, 4),
+          hi32(src),
+          lo32(src),
+          hi32(dst),
+          lo32(dst),
+          fmt::mthd::inc(COPY_SUBCH, LINE_LENGTH_IN, 2),
+          BYTES,
+          1,
+          fmt::mthd::inc(COPY_SUBCH, LAUNCH_DMA, 1),
+          launch,
           fmt::mthd::immediate(0, cls::host::SET_REFERENCE, 1)};
 }
 
@@ -41,7 +52,7 @@ TEST(Engines, CopyRunsOnTheCopyEngineAndReleasesItsSemaphore) {
   ASSERT_EQ(h.chan_error(3), 0u);
   for (uint32_t i = 0; i < BYTES; i += 4) ASSERT_EQ(h.vram().read32(c.phys(DST_OFF + i)), i * 3 + 1);
   EXPECT_EQ(h.vram().read32(c.phys(SEM_OFF)), 0x5eu);
-  EXPECT_EQ(h.userd(c, userd::REF), 1u);   // after the copy retired
+  EXPECT_EQ(h.userd(c, userd::REF), 1u);  // after the copy retired
 }
 
 TEST(Engines, CopiesOnTwoChannelsBothComplete) {
@@ -54,7 +65,7 @@ TEST(Engines, CopiesOnTwoChannelsBothComplete) {
   ASSERT_TRUE(h.idle());
   EXPECT_EQ(h.vram().read32(a.phys(SEM_OFF)), 0xau);
   EXPECT_EQ(h.vram().read32(b.phys(SEM_OFF)), 0xbu);
-  EXPECT_GT(h.gpu().clock().now_ns(), 0u);   // the engine charged its modeled cost
+  EXPECT_GT(h.gpu().clock().now_ns(), 0u);  // the engine charged its modeled cost
 }
 
 TEST(Engines, CopyFaultStopsOnlyItsChannel) {
@@ -63,7 +74,7 @@ TEST(Engines, CopyFaultStopsOnlyItsChannel) {
   auto& b = h.add_channel(2);
   h.commit_runlist({1, 2});
   auto push = copy_push(a, 1);
-  push[10] = lo32(a.va(testing::CHAN_MEM_BYTES));   // destination outside the mapped window
+  push[10] = lo32(a.va(testing::CHAN_MEM_BYTES));  // destination outside the mapped window
   h.submit(a, push);
   ASSERT_TRUE(h.wait_error(1));
   EXPECT_NE(h.chan_error(1), 0u);

@@ -18,7 +18,7 @@ class EngineThread {
   // A job that throws is the last resort's: logged as an internal error
   // (jobs turn their own failures into channel errors; see Pfifo).
   EngineThread(const char* name, Log& log);
-  ~EngineThread();   // finishes the running job, drops queued ones
+  ~EngineThread();  // finishes the running job, drops queued ones
   EngineThread(const EngineThread&) = delete;
   EngineThread& operator=(const EngineThread&) = delete;
 

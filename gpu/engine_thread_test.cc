@@ -64,8 +64,9 @@ TEST(EngineWork, AnAllocationFailureBecomesTheInternalChannelError) {
 TEST(EngineWork, WorkThatSucceedsOrFailsNormallyIsPassedThrough) {
   Log log([](LogKind, const std::string&) {});
   EXPECT_TRUE(run_engine_work(log, 1, []() -> MethodDone { return {}; }).has_value());
-  const MethodDone bad = run_engine_work(
-      log, 1, []() -> MethodDone { return std::unexpected(ChannelFault{.code = regs::ChannelError::bad_argument}); });
+  const MethodDone bad = run_engine_work(log, 1, []() -> MethodDone {
+    return std::unexpected(ChannelFault{.code = regs::ChannelError::bad_argument});
+  });
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().code, regs::ChannelError::bad_argument);
   EXPECT_EQ(log.count(LogKind::internal_error), 0u);

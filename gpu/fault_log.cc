@@ -19,9 +19,8 @@ void FaultLog::record(const Fault& f) {
   i.inst = FaultInstAddr::make(static_cast<uint32_t>(f.inst >> fmt::TABLE_ALIGN_SHIFT));
   i.va_lo = lo32(f.va);
   i.va_hi = hi32(f.va);
-  i.type = FaultReason::make(static_cast<uint32_t>(f.reason)) | FaultHub::make(HUB_CLIENT) |
-           FaultWrite::make(f.write) | FaultChid::make(f.chid.value_or(0)) |
-           FaultChidValid::make(f.chid.has_value());
+  i.type = FaultReason::make(static_cast<uint32_t>(f.reason)) | FaultHub::make(HUB_CLIENT) | FaultWrite::make(f.write) |
+           FaultChid::make(f.chid.value_or(0)) | FaultChidValid::make(f.chid.has_value());
   pending_ |= 1u << unit;
 }
 

@@ -23,7 +23,8 @@ std::vector<RegRow> FbUnits::registers() {
       constant("PFB.FBPA_MIB", regs::pfb::FBPA_MIB, static_cast<uint32_t>(vram_bytes_ / MiB)),
       // All CTRL fields are read-only; writes (nouveau sets the big-page
       // bit) are accepted and change nothing.
-      sensitive("MMU.CTRL", CTRL, [](uint32_t) { return CTRL_VALUE; }, [](uint32_t, uint32_t) {}),
+      sensitive(
+          "MMU.CTRL", CTRL, [](uint32_t) { return CTRL_VALUE; }, [](uint32_t, uint32_t) {}),
       plain("MMU.INVALIDATE_PDB", INVALIDATE_PDB, invalidate_pdb_, PDB_BITS),
       write_only("MMU.INVALIDATE", INVALIDATE,
                  [this](uint32_t, uint32_t v) {

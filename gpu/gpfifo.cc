@@ -25,7 +25,7 @@ Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
   bool fetched = false;
   for (uint32_t budget = SLICE_METHODS; budget > 0;) {
     if (!run.in_segment) {
-      if (fetched) return {};   // one GPFIFO entry per turn: round robin
+      if (fetched) return {};  // one GPFIFO entry per turn: round robin
       const uint32_t put = gp_put(run);
       if (put == run.gp_get) return {};
       if (put >= run.gp_entries) return fault(ChannelError::gpentry_invalid, put);
@@ -79,12 +79,8 @@ Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
         run.parked_sem_epoch = sem_epoch_.load();
         run.parked_poll_round = poll_round_.load();
         return {};
-      case Step::engine:
-        run.engine_wait = true;
-        return {};
-      case Step::yield:
-        advance(run);
-        return {};
+      case Step::engine: run.engine_wait = true; return {};
+      case Step::yield: advance(run); return {};
       case Step::done:
         advance(run);
         --budget;
@@ -170,8 +166,7 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   if (!*outcome) return Step::done;
   EngineWork work = std::move(**outcome);
   const auto engine = static_cast<size_t>(work.engine);
-  if (engine >= engines_.size() || !engines_[engine])
-    return fault(ChannelError::illegal_method, 0, method, subch);
+  if (engine >= engines_.size() || !engines_[engine]) return fault(ChannelError::illegal_method, 0, method, subch);
   const uint64_t epoch = run.epoch;
   {
     std::lock_guard l(d_.mutex);

@@ -23,14 +23,14 @@ enum class Bar : uint8_t { bar0 = 0, bar1 = 1, bar3 = 3 };
 struct GpuConfig {
   uint64_t vram_bytes = 256 * 1024 * 1024;
   ClockKind clock = ClockKind::real;
-  LogFn log;   // guest errors and internal errors; default: stderr (common/log.h)
+  LogFn log;  // guest errors and internal errors; default: stderr (common/log.h)
 };
 
 // One BAR1/BAR3 page as the BAR's page tables map it right now.
 struct BarPage {
-  uint64_t bar_offset;   // start of the page in the BAR
-  uint64_t vram_addr;    // VRAM address it maps to
-  uint64_t bytes;        // page size (4 KiB or 128 KiB)
+  uint64_t bar_offset;  // start of the page in the BAR
+  uint64_t vram_addr;   // VRAM address it maps to
+  uint64_t bytes;       // page size (4 KiB or 128 KiB)
   bool read_only;
 };
 
@@ -44,8 +44,8 @@ struct ChannelEvent {
   };
   Kind kind;
   uint32_t chid;
-  uint64_t start_ns;   // idle: when this busy period began
-  uint64_t end_ns;     // idle: when the last work retired; others: event time
+  uint64_t start_ns;  // idle: when this busy period began
+  uint64_t end_ns;    // idle: when the last work retired; others: event time
 };
 
 class Gpu {

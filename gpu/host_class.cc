@@ -35,10 +35,22 @@ HostResult set_object(const HostCall& c) {
 
 HostResult nop(const HostCall&) { return HostStep::done; }
 HostResult illegal(const HostCall& c) { return fault(c, regs::ChannelError::illegal_method); }
-HostResult sem_a(const HostCall& c) { c.run.sem_a = c.data; return HostStep::done; }
-HostResult sem_b(const HostCall& c) { c.run.sem_b = c.data; return HostStep::done; }
-HostResult sem_c(const HostCall& c) { c.run.sem_c = c.data; return HostStep::done; }
-HostResult mem_op_a(const HostCall& c) { c.run.mem_op_a = c.data; return HostStep::done; }
+HostResult sem_a(const HostCall& c) {
+  c.run.sem_a = c.data;
+  return HostStep::done;
+}
+HostResult sem_b(const HostCall& c) {
+  c.run.sem_b = c.data;
+  return HostStep::done;
+}
+HostResult sem_c(const HostCall& c) {
+  c.run.sem_c = c.data;
+  return HostStep::done;
+}
+HostResult mem_op_a(const HostCall& c) {
+  c.run.mem_op_a = c.data;
+  return HostStep::done;
+}
 
 HostResult nonstall(const HostCall& c) {
   if (c.run.ctx->nonstall) c.run.ctx->nonstall();
@@ -66,7 +78,7 @@ HostResult yield(const HostCall&) { return HostStep::yield; }
 using AcquireTest = bool (*)(uint32_t mem, uint32_t payload);
 struct SemRow {
   SemOp op;
-  AcquireTest satisfied;   // null: release
+  AcquireTest satisfied;  // null: release
 };
 constexpr std::array<SemRow, 4> SEM_OPS{{
     {SemOp::release, nullptr},

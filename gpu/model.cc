@@ -39,8 +39,7 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram)
         return LineState{pmc_.line(), pfifo_.raised(), pmc_.delivers(pmc::intr::Pfifo::mask)};
       }),
       pfifo_(Pfifo::Deps{*vram_, *mmu_, *clock_, cost_, mutex_, faults_, events_, log_,
-                         [this] { return pmc_.enabled(pmc::enable::Pfifo::mask); },
-                         [this] { ptimer_.poll(); },
+                         [this] { return pmc_.enabled(pmc::enable::Pfifo::mask); }, [this] { ptimer_.poll(); },
                          [this] { notify(); },
                          [this](uint64_t pdb) {
                            std::lock_guard l(mutex_);

@@ -55,12 +55,12 @@ class GpuModel final : public Gpu {
  private:
   GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram);
   [[nodiscard]] Status build_register_table();
-  uint32_t unit_interrupts() const;        // lock held
-  bool gate_open(Gate g) const;            // lock held
+  uint32_t unit_interrupts() const;                      // lock held
+  bool gate_open(Gate g) const;                          // lock held
   void enable_changed(uint32_t before, uint32_t after);  // lock held
   void invalidate(std::optional<uint64_t> pdb);          // lock held
   void record_bar_fault(const Fault& f);
-  void notify();                           // no lock held
+  void notify();  // no lock held
 
   // Configuration and memory.
   GpuConfig config_;

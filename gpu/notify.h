@@ -23,7 +23,7 @@ namespace vgpu::gpu {
 struct LineState {
   bool level = false;
   std::array<uint64_t, regs::pci::MSI_VECTORS> raised{};
-  bool deliverable = false;   // PMC passes PFIFO's interrupts (INTR_EN_0, INTR_MASK_0)
+  bool deliverable = false;  // PMC passes PFIFO's interrupts (INTR_EN_0, INTR_MASK_0)
 };
 
 // The interrupt line and the interrupt messages. The line handler hears
@@ -41,7 +41,7 @@ class InterruptLine {
   // with no model lock held.
   void update();
   bool asserted() const;
-  uint64_t messages() const;   // sent so far, every vector
+  uint64_t messages() const;  // sent so far, every vector
 
  private:
   std::function<LineState()> state_;

@@ -35,15 +35,17 @@ std::vector<RegRow> Pbus::registers() {
       bar_inst("PBUS.BAR1_INST", BAR1_INST, Bar::bar1, bar1_inst_),
       bar_inst("PBUS.BAR3_INST", BAR3_INST, Bar::bar3, bar3_inst_),
       // A flush completes during the write: it always reads idle.
-      sensitive("PFLUSH.FLUSH", regs::pflush::FLUSH, [](uint32_t) { return FLUSH_IDLE; }, [](uint32_t, uint32_t) {}),
-      sensitive("PRAMIN", PRAMIN_WORDS,
-                [this](uint32_t i) {
-                  const auto addr = pramin_addr(i);
-                  return addr ? vram_.read32(*addr) : ~0u;
-                },
-                [this](uint32_t i, uint32_t v) {
-                  if (const auto addr = pramin_addr(i)) (void)vram_.write32(*addr, v);
-                }),
+      sensitive(
+          "PFLUSH.FLUSH", regs::pflush::FLUSH, [](uint32_t) { return FLUSH_IDLE; }, [](uint32_t, uint32_t) {}),
+      sensitive(
+          "PRAMIN", PRAMIN_WORDS,
+          [this](uint32_t i) {
+            const auto addr = pramin_addr(i);
+            return addr ? vram_.read32(*addr) : ~0u;
+          },
+          [this](uint32_t i, uint32_t v) {
+            if (const auto addr = pramin_addr(i)) (void)vram_.write32(*addr, v);
+          }),
   };
 }
 

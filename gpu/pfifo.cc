@@ -29,7 +29,7 @@ void Pfifo::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  for (auto& e : engines_) e.reset();   // joins; results posted meanwhile are dropped with us
+  for (auto& e : engines_) e.reset();  // joins; results posted meanwhile are dropped with us
 }
 
 void Pfifo::wake() {
@@ -221,7 +221,7 @@ void Pfifo::raise_nonstall(uint32_t chid, uint64_t epoch) {
     if (intr_en_ & IntrNonStall::mask) ++raised_[static_cast<size_t>(regs::pci::MsiVector::nonstall)];
     d_.events.push(ChannelEvent{ChannelEvent::Kind::nonstall, chid, now, now});
   }
-  if (std::this_thread::get_id() != thread_.get_id()) d_.notify();   // else the slice's end delivers it
+  if (std::this_thread::get_id() != thread_.get_id()) d_.notify();  // else the slice's end delivers it
 }
 
 void Pfifo::semaphore_written() {

@@ -48,14 +48,14 @@ class Pfifo {
     Mmu& mmu;
     Clock& clock;
     const kernels::CostModel& cost;
-    std::mutex& mutex;                                   // the model lock
+    std::mutex& mutex;  // the model lock
     FaultLog& faults;
     EventQueue& events;
-    Log& log;                                            // internal errors (a failed method or thread)
-    std::function<bool()> unit_enabled;                  // PMC.ENABLE PFIFO (lock held)
-    std::function<void()> tick;                          // periodic work of the model (lock held)
-    std::function<void()> notify;                        // deliver interrupts and events (no lock held)
-    std::function<void(uint64_t pdb)> tlb_invalidate;    // a channel's MEM_OP invalidate (no lock held)
+    Log& log;                                          // internal errors (a failed method or thread)
+    std::function<bool()> unit_enabled;                // PMC.ENABLE PFIFO (lock held)
+    std::function<void()> tick;                        // periodic work of the model (lock held)
+    std::function<void()> notify;                      // deliver interrupts and events (no lock held)
+    std::function<void(uint64_t pdb)> tlb_invalidate;  // a channel's MEM_OP invalidate (no lock held)
   };
 
   explicit Pfifo(Deps deps);
@@ -64,7 +64,7 @@ class Pfifo {
   Pfifo& operator=(const Pfifo&) = delete;
 
   void start();
-  void stop();   // joins the PFIFO thread, then the engine threads
+  void stop();  // joins the PFIFO thread, then the engine threads
 
   std::vector<RegRow> registers();
   // PMC.ENABLE cleared PFIFO: forget channels, runlist, errors (lock held).
@@ -87,7 +87,7 @@ class Pfifo {
   // Push-buffer words fetched at a time (64 KiB): what one channel's
   // segment costs the host, however long the GPFIFO entry.
   static constexpr uint32_t SEGMENT_WINDOW_WORDS = 16384;
-  static constexpr uint32_t NONSTALL_ENGINE_HOST = 1;   // NONSTALL_ENGINE bit 0
+  static constexpr uint32_t NONSTALL_ENGINE_HOST = 1;  // NONSTALL_ENGINE bit 0
 
  private:
   struct Pick {
@@ -101,10 +101,10 @@ class Pfifo {
 
   // pfifo.cc: the thread.
   void loop();
-  std::optional<Pick> pick();                    // lock held
-  bool schedulable(uint32_t chid) const;         // lock held
-  bool has_work(uint32_t chid) const;            // lock held, PFIFO thread
-  void drop_stale_runs();                        // lock held, PFIFO thread
+  std::optional<Pick> pick();             // lock held
+  bool schedulable(uint32_t chid) const;  // lock held
+  bool has_work(uint32_t chid) const;     // lock held, PFIFO thread
+  void drop_stale_runs();                 // lock held, PFIFO thread
   void service(Pick pick);
   // Word `index` of the segment in progress, fetching the window holding it.
   Walk<uint32_t> segment_word(ChannelRun& run, uint32_t index);
@@ -136,14 +136,14 @@ class Pfifo {
   // pfifo_regs.cc
   uint32_t intr() const;
   void submit_runlist(uint32_t value);
-  void kick();   // lock held: wake the PFIFO thread
+  void kick();  // lock held: wake the PFIFO thread
 
   Deps d_;
   ChannelTable channels_;
   std::array<ChannelRun, regs::NUM_CHANNELS> runs_;
 
   // Registers (lock held).
-  uint32_t intr_ = 0;                 // latched bits: ChanTableError, Runlist
+  uint32_t intr_ = 0;  // latched bits: ChanTableError, Runlist
   uint32_t intr_en_ = 0;
   uint32_t ctrl_ = 0;
   uint32_t pbdma_enable_ = 0;
@@ -153,12 +153,12 @@ class Pfifo {
   uint32_t chan_table_error_ = 0;
   uint32_t nonstall_engine_ = 0;
   uint32_t preempt_ = 0;
-  std::array<uint64_t, regs::pci::MSI_VECTORS> raised_{};   // never reset: compared for change
-  std::optional<uint32_t> servicing_;   // the channel whose slice the PFIFO thread is running
+  std::array<uint64_t, regs::pci::MSI_VECTORS> raised_{};  // never reset: compared for change
+  std::optional<uint32_t> servicing_;                      // the channel whose slice the PFIFO thread is running
 
   // The thread.
-  std::condition_variable cv_;        // work may be available
-  std::condition_variable idle_cv_;   // a channel or engine made progress
+  std::condition_variable cv_;       // work may be available
+  std::condition_variable idle_cv_;  // a channel or engine made progress
   bool kick_ = false;
   bool stop_ = false;
   std::atomic<uint64_t> poll_round_{0};
@@ -168,7 +168,7 @@ class Pfifo {
   std::array<std::unique_ptr<EngineThread>, 2> engines_;
 
   // ENGINE_TIMEOUT (docs/spec/vgpu.md §3.5).
-  std::atomic<uint32_t> engine_timeout_ms_{0};   // ENGINE_TIMEOUT; read by the PFIFO thread
+  std::atomic<uint32_t> engine_timeout_ms_{0};  // ENGINE_TIMEOUT; read by the PFIFO thread
   // When each channel's engine work in flight started on its engine (not
   // when it was queued there, behind another channel's work): written by
   // the engine thread before it posts the result, read by PFIFO after.

@@ -68,14 +68,16 @@ void Pfifo::submit_runlist(uint32_t value) {
 std::vector<RegRow> Pfifo::registers() {
   std::vector<RegRow> rows{
       // Latched bits are write-1-to-clear; the others follow their sources.
-      sensitive("PFIFO.INTR", INTR, [this](uint32_t) { return intr(); },
-                [this](uint32_t, uint32_t v) { intr_ &= ~(v & LATCHED_INTR); }),
+      sensitive(
+          "PFIFO.INTR", INTR, [this](uint32_t) { return intr(); },
+          [this](uint32_t, uint32_t v) { intr_ &= ~(v & LATCHED_INTR); }),
       plain("PFIFO.INTR_EN", INTR_EN, intr_en_, INTR_BITS),
       plain("PFIFO.CTRL", CTRL, ctrl_, CtrlEnable::mask).then([this] { kick(); }),
       plain("PFIFO.PBDMA_ENABLE", PBDMA_ENABLE, pbdma_enable_, regs::ALL_PBDMA),
       // Atomic: the doorbell path reads it without the model lock.
-      sensitive("PFIFO.USERD_BASE", USERD_BASE, [this](uint32_t) { return userd_base_.load(); },
-                [this](uint32_t, uint32_t v) { userd_base_.store(v & USERD_BASE_BITS); }),
+      sensitive(
+          "PFIFO.USERD_BASE", USERD_BASE, [this](uint32_t) { return userd_base_.load(); },
+          [this](uint32_t, uint32_t v) { userd_base_.store(v & USERD_BASE_BITS); }),
       plain("PFIFO.RUNLIST_BASE", RUNLIST_BASE, runlist_base_, RUNLIST_BASE_BITS),
       write_only("PFIFO.RUNLIST_SUBMIT", RUNLIST_SUBMIT, [this](uint32_t, uint32_t v) { submit_runlist(v); }),
       constant("PFIFO.RUNLIST_STATUS", RUNLIST_STATUS, RUNLIST_IDLE),
@@ -84,11 +86,13 @@ std::vector<RegRow> Pfifo::registers() {
       rw1c("PFIFO.NONSTALL_ENGINE", NONSTALL_ENGINE, nonstall_engine_),
       // Pending while the PFIFO thread is inside a slice of the channel named:
       // once it reads 0, a stopped channel touches its instance block no more.
-      sensitive("PFIFO.PREEMPT", PREEMPT,
-                [this](uint32_t) { return preempt_ | PreemptPending::make(servicing_ && *servicing_ == preempt_); },
-                [this](uint32_t, uint32_t v) { preempt_ = PreemptChid::get(v); }),
-      sensitive("PFIFO.ENGINE_TIMEOUT", ENGINE_TIMEOUT, [this](uint32_t) { return engine_timeout_ms_.load(); },
-                [this](uint32_t, uint32_t v) { engine_timeout_ms_.store(v); }),
+      sensitive(
+          "PFIFO.PREEMPT", PREEMPT,
+          [this](uint32_t) { return preempt_ | PreemptPending::make(servicing_ && *servicing_ == preempt_); },
+          [this](uint32_t, uint32_t v) { preempt_ = PreemptChid::get(v); }),
+      sensitive(
+          "PFIFO.ENGINE_TIMEOUT", ENGINE_TIMEOUT, [this](uint32_t) { return engine_timeout_ms_.load(); },
+          [this](uint32_t, uint32_t v) { engine_timeout_ms_.store(v); }),
       read_only("PFIFO.TIME_LO", TIME_LO, [this](uint32_t) { return Ptimer::time_0(d_.clock.now_ns()); }),
       read_only("PFIFO.TIME_HI", TIME_HI, [this](uint32_t) { return Ptimer::time_1(d_.clock.now_ns()); }),
   };

@@ -59,9 +59,9 @@ TEST_F(OneChannel, NonIncrementingFormSendsEveryWordToOneMethod) {
 
 TEST_F(OneChannel, OneIncFormAdvancesOnce) {
   const uint64_t va = c.va(testing::DATA_OFF);
-  h.submit(c, {fmt::mthd::inc(0, SEMAPHORE_A, 2), SemAHi::make(hi32(va)), lo32(va),
-               fmt::mthd::one_inc(0, SEMAPHORE_C, 2), 0x55,
-               SemDOperation::make(uint32_t(SemOp::release)) | SemDReleaseSize4::mask});
+  h.submit(c,
+           {fmt::mthd::inc(0, SEMAPHORE_A, 2), SemAHi::make(hi32(va)), lo32(va), fmt::mthd::one_inc(0, SEMAPHORE_C, 2),
+            0x55, SemDOperation::make(uint32_t(SemOp::release)) | SemDReleaseSize4::mask});
   ASSERT_TRUE(h.idle());
   EXPECT_EQ(h.vram().read32(c.phys(testing::DATA_OFF)), 0x55u);
 }
@@ -99,7 +99,7 @@ TEST_F(OneChannel, LongSegmentCrossingFetchWindowsRunsEveryWord) {
   for (uint32_t i = 1; i <= n; ++i) words.push_back(i);
   ASSERT_EQ(ref(), 0u);
   words.push_back(fmt::mthd::immediate(0, NOP, 0));
-  words.insert(words.end(), Pfifo::SEGMENT_WINDOW_WORDS, 0u);   // headers with no methods, into a third window
+  words.insert(words.end(), Pfifo::SEGMENT_WINDOW_WORDS, 0u);  // headers with no methods, into a third window
   words.push_back(fmt::mthd::non_inc(0, SET_REFERENCE, 1));
   words.push_back(0x5eed);
   h.submit(c, words);
@@ -111,13 +111,14 @@ TEST_F(OneChannel, LongSegmentCrossingFetchWindowsRunsEveryWord) {
 // A segment whose later window is not mapped faults when the fetch gets
 // there, at the first unmapped word.
 TEST_F(OneChannel, SegmentRunningPastTheMappingFaultsAtTheFirstUnmappedWord) {
-  const uint64_t start = testing::CHAN_MEM_BYTES - 4 * KiB;   // the window's last page
+  const uint64_t start = testing::CHAN_MEM_BYTES - 4 * KiB;  // the window's last page
   const uint64_t unmapped = c.va(testing::CHAN_MEM_BYTES);
   h.vram().write32(c.phys(start), fmt::mthd::immediate(0, SET_REFERENCE, 0x42));
   h.submit_entry(c, fmt::gp::make(c.va(start), Pfifo::SEGMENT_WINDOW_WORDS + 8));
   ASSERT_TRUE(h.wait_error(c.chid));
   EXPECT_EQ(pfifo::ChanErrorCode::get(h.chan_error(c.chid)), static_cast<uint32_t>(ChannelError::mmu_fault));
-  EXPECT_EQ(join64(h.rd(pfifo::FAULT_VA_HI[uint32_t(FaultUnit::pfifo)]), h.rd(pfifo::FAULT_VA_LO[uint32_t(FaultUnit::pfifo)])),
+  EXPECT_EQ(join64(h.rd(pfifo::FAULT_VA_HI[uint32_t(FaultUnit::pfifo)]),
+                   h.rd(pfifo::FAULT_VA_LO[uint32_t(FaultUnit::pfifo)])),
             unmapped);
 }
 
@@ -218,7 +219,8 @@ TEST(Pfifo, ManyChannelsAllComplete) {
   }
   h.commit_runlist(ids);
   for (int round = 0; round < 3; ++round)
-    for (auto* c : chans) h.submit(*c, {fmt::mthd::immediate(0, SET_REFERENCE, c->chid + 100 * static_cast<uint32_t>(round))});
+    for (auto* c : chans)
+      h.submit(*c, {fmt::mthd::immediate(0, SET_REFERENCE, c->chid + 100 * static_cast<uint32_t>(round))});
   ASSERT_TRUE(h.idle());
   for (auto* c : chans) EXPECT_EQ(h.userd(*c, userd::REF), c->chid + 200);
 }

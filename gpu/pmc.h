@@ -15,7 +15,7 @@ class Pmc {
  public:
   // Called with the model lock held.
   struct Hooks {
-    std::function<uint32_t()> unit_interrupts;                     // INTR_0 bits pending in the units
+    std::function<uint32_t()> unit_interrupts;  // INTR_0 bits pending in the units
     std::function<void(uint32_t before, uint32_t after)> enable_changed;
   };
   // The unit bits INTR_0 can report.
@@ -35,9 +35,9 @@ class Pmc {
 
  private:
   Hooks hooks_;
-  uint32_t boot_1_ = 0;                  // little endian only: always reads 0
+  uint32_t boot_1_ = 0;  // little endian only: always reads 0
   uint32_t intr_en_ = 0;
-  uint32_t enable_ = 0;                  // every unit starts in reset
+  uint32_t enable_ = 0;  // every unit starts in reset
   uint32_t pbdma_enable_ = 0;
   uint32_t intr_mask_ = UNIT_INTR_BITS;  // every unit delivered until masked
 };

@@ -13,12 +13,13 @@ constexpr uint32_t RATE_FIELD_BITS = 0xffff;
 std::vector<RegRow> Ptimer::registers() {
   std::vector<RegRow> rows{
       // Write-1-to-clear, but a read first raises an alarm that is due.
-      sensitive("PTIMER.INTR_0", INTR_0,
-                [this](uint32_t) {
-                  poll();
-                  return intr_;
-                },
-                [this](uint32_t, uint32_t v) { intr_ &= ~v; }),
+      sensitive(
+          "PTIMER.INTR_0", INTR_0,
+          [this](uint32_t) {
+            poll();
+            return intr_;
+          },
+          [this](uint32_t, uint32_t v) { intr_ &= ~v; }),
       plain("PTIMER.INTR_EN_0", INTR_EN_0, intr_en_, IntrAlarm::mask),
       plain("PTIMER.NUMERATOR", NUMERATOR, numerator_, RATE_FIELD_BITS),
       plain("PTIMER.DENOMINATOR", DENOMINATOR, denominator_, RATE_FIELD_BITS),

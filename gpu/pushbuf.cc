@@ -40,8 +40,7 @@ Command decode(uint32_t header) {
   const OpRow& row = OPS[Opcode::get(header)];
   Command c{row.kind};
   switch (row.layout) {
-    case Layout::none:
-      return c;
+    case Layout::none: return c;
     case Layout::current:
       c.subch = Subch::get(header);
       c.method = Addr::get(header) << 2;

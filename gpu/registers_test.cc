@@ -79,7 +79,8 @@ TEST(PmcRegisters, ClearingPfifoEnableResetsChannelTable) {
 TEST(PbusRegisters, PraminWindowMapsVram) {
   auto g = bare_model();
   const uint64_t addr = 0x1230000;
-  g->write32(pbus::PRAMIN_WINDOW.offset, pbus::PraminBase::make(static_cast<uint32_t>(addr >> pbus::PRAMIN_BASE_SHIFT)));
+  g->write32(pbus::PRAMIN_WINDOW.offset,
+             pbus::PraminBase::make(static_cast<uint32_t>(addr >> pbus::PRAMIN_BASE_SHIFT)));
   g->write32(pramin::BASE + 0x84, 0xcafe0001);
   EXPECT_EQ(g->vram().read32(addr + 0x84), 0xcafe0001u);
   (void)g->vram().write32(addr + 0xffffc, 0x5a5a5a5a);
@@ -88,13 +89,14 @@ TEST(PbusRegisters, PraminWindowMapsVram) {
 
 TEST(PbusRegisters, PraminBeyondVramReadsAllOnes) {
   auto g = bare_model();
-  g->write32(pbus::PRAMIN_WINDOW.offset, pbus::PraminBase::make(static_cast<uint32_t>((1 * GiB) >> pbus::PRAMIN_BASE_SHIFT)));
+  g->write32(pbus::PRAMIN_WINDOW.offset,
+             pbus::PraminBase::make(static_cast<uint32_t>((1 * GiB) >> pbus::PRAMIN_BASE_SHIFT)));
   EXPECT_EQ(g->read32(pramin::BASE), ~0u);
 }
 
 TEST(PbusRegisters, IntrIsWriteOneToClear) {
   Harness h;
-  h.gpu().bar_read32(Bar::bar1, 0);   // unmapped: MMIO fault
+  h.gpu().bar_read32(Bar::bar1, 0);  // unmapped: MMIO fault
   ASSERT_TRUE(h.rd(pbus::INTR) & pbus::IntrMmioFault::mask);
   h.wr(pbus::INTR, 0);
   EXPECT_TRUE(h.rd(pbus::INTR) & pbus::IntrMmioFault::mask);
@@ -131,7 +133,7 @@ TEST(FbRegisters, InvalidateFlushesTlbAndBumpsBarGeneration) {
   g->write32(mmu::INVALIDATE.offset, mmu::InvalidateTrigger::mask | mmu::InvalidatePageAll::mask);
   EXPECT_GT(g->mmu().stats().invalidates, before);
   EXPECT_NE(g->bar_generation(), gen);
-  EXPECT_EQ(g->read32(mmu::INVALIDATE.offset), 0u);   // write-only
+  EXPECT_EQ(g->read32(mmu::INVALIDATE.offset), 0u);  // write-only
 }
 
 TEST(FbRegisters, InvalidateWithoutTriggerDoesNothing) {
@@ -213,17 +215,18 @@ namespace {
 bool eventually(const std::function<bool()>& done) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   while (!done())
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    else std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
   return true;
 }
 
 TEST(Interrupts, EachNonStallInterruptSendsAMessageWhileTheLineStaysHigh) {
   Harness h;
   std::atomic<int> nonstall{0}, error{0};
-  h.gpu().set_message_handler([&](regs::pci::MsiVector v) {
-    ++(v == regs::pci::MsiVector::nonstall ? nonstall : error);
-  });
+  h.gpu().set_message_handler(
+      [&](regs::pci::MsiVector v) { ++(v == regs::pci::MsiVector::nonstall ? nonstall : error); });
   Channel& c = h.add_channel(1);
   h.commit_runlist({1});
   for (int i = 0; i < 3; ++i) {
@@ -232,8 +235,8 @@ TEST(Interrupts, EachNonStallInterruptSendsAMessageWhileTheLineStaysHigh) {
     ASSERT_TRUE(eventually([&] { return nonstall.load() == i + 1; })) << nonstall.load();
   }
   EXPECT_TRUE(h.gpu().interrupt_asserted());
-  EXPECT_EQ(error.load(), 1);   // the line's one rising edge
-  h.wr(regs::pfifo::INTR_EN, 0);   // not enabled: no message
+  EXPECT_EQ(error.load(), 1);     // the line's one rising edge
+  h.wr(regs::pfifo::INTR_EN, 0);  // not enabled: no message
   h.submit(c, {fmt::mthd::non_inc(0, cls::host::NON_STALL_INTERRUPT, 1), 0});
   ASSERT_TRUE(h.idle());
   EXPECT_EQ(nonstall.load(), 3);

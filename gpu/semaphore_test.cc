@@ -69,7 +69,7 @@ TEST_F(TwoChannels, AcquireEqualProceedsWhenSatisfied) {
 }
 
 TEST_F(TwoChannels, AcquireGeqUsesWrappingCompare) {
-  (void)h.vram().write32(sem_phys(), 0x00000002);   // "after" 0xfffffff0 modulo 2^32
+  (void)h.vram().write32(sem_phys(), 0x00000002);  // "after" 0xfffffff0 modulo 2^32
   h.submit(a, testing::sem_acquire(sem_va(), 0xfffffff0, SemOp::acq_geq) + set_ref(1));
   ASSERT_TRUE(h.idle());
   EXPECT_EQ(h.userd(a, userd::REF), 1u);
@@ -97,9 +97,10 @@ TEST_F(TwoChannels, BlockedAcquireDoesNotStallOtherChannels) {
   h.submit(a, testing::sem_acquire(sem_va(), 1, SemOp::acquire));
   ASSERT_TRUE(blocked(a));
   h.submit(b, set_ref(9));
-  for (int i = 0; i < 2000 && h.userd(b, userd::REF) != 9; ++i) std::this_thread::sleep_for(std::chrono::microseconds(500));
+  for (int i = 0; i < 2000 && h.userd(b, userd::REF) != 9; ++i)
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
   EXPECT_EQ(h.userd(b, userd::REF), 9u);
-  EXPECT_FALSE(h.idle(1'000'000));   // a is still blocked
+  EXPECT_FALSE(h.idle(1'000'000));  // a is still blocked
 }
 
 TEST_F(TwoChannels, BlockedAcquireSeesACpuWrite) {

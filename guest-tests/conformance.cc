@@ -58,8 +58,7 @@ Status round_trip(const DeviceOptions& options, size_t n, bool expect_direct) {
   if (!b) return std::unexpected(b.error());
   auto back = download_all(*g->ctx, *b, n);
   if (!back) return std::unexpected(back.error());
-  if (auto ok = check(std::memcmp(back->data(), v.data(), n * sizeof(float)) == 0, "downloaded data differ");
-      !ok)
+  if (auto ok = check(std::memcmp(back->data(), v.data(), n * sizeof(float)) == 0, "downloaded data differ"); !ok)
     return ok;
   const driver::TransferStats& s = g->ctx->transfer_stats();
   const uint64_t bytes = 2 * n * sizeof(float);
@@ -164,7 +163,15 @@ Status kernel_conv2d() {
   auto g = open_gpu();
   if (!g) return std::unexpected(g.error());
   driver::Conv2dParams p{};
-  p.n = 2; p.c = 3; p.h = 16; p.w = 16; p.k = 4; p.r = 3; p.s = 3; p.pad_h = 1; p.pad_w = 1;
+  p.n = 2;
+  p.c = 3;
+  p.h = 16;
+  p.w = 16;
+  p.k = 4;
+  p.r = 3;
+  p.s = 3;
+  p.pad_h = 1;
+  p.pad_w = 1;
   auto in = random_floats(2 * 3 * 16 * 16, 12), filt = random_floats(4 * 3 * 3 * 3, 13);
   const size_t out_n = 2 * 4 * 16 * 16;
   auto bi = upload_new(*g->ctx, in), bf = upload_new(*g->ctx, filt);
@@ -200,8 +207,8 @@ Status kernel_mriq() {
   const driver::MriqParams p{bufs[0], bufs[1], bufs[2], bufs[3], bufs[4], bufs[5], bufs[6], *qr, *qi, nk, nx};
   if (auto ok = finish(ctx, ctx.mriq(p), "mriq"); !ok) return ok;
   std::vector<float> wr(nx), wi(nx);
-  ref::mriq(nk, nx, in[0].data(), in[1].data(), in[2].data(), in[3].data(), in[4].data(), in[5].data(),
-            in[6].data(), wr.data(), wi.data());
+  ref::mriq(nk, nx, in[0].data(), in[1].data(), in[2].data(), in[3].data(), in[4].data(), in[5].data(), in[6].data(),
+            wr.data(), wi.data());
   auto gr = download_all(ctx, *qr, nx), gi = download_all(ctx, *qi, nx);
   if (!gr || !gi) return std::unexpected(!gr ? gr.error() : gi.error());
   if (auto ok = compare(*gr, wr, 1e-3f, "mriq qr"); !ok) return ok;
@@ -224,7 +231,7 @@ Status error_out_of_memory() {
   if (!g) return std::unexpected(g.error());
   auto b = g->ctx->alloc(g->dev->vram_bytes() + 1 * MiB);
   if (auto ok = expect_error(b ? nullptr : &b.error(), Errc::out_of_memory, "allocation beyond VRAM"); !ok) return ok;
-  auto small = g->ctx->alloc(4096);   // the failure left the allocator usable
+  auto small = g->ctx->alloc(4096);  // the failure left the allocator usable
   return check(small.has_value(), "a 4 KiB allocation after the failure: " + (small ? "" : small.error().what()));
 }
 
@@ -239,7 +246,7 @@ Status error_fence_timeout() {
                       "timeout message names no channel: " + r.error().message);
       !ok)
     return ok;
-  return g->ctx->wait(*f);   // the spin still completes
+  return g->ctx->wait(*f);  // the spin still completes
 }
 
 Status error_invalid_handle() {
@@ -291,8 +298,7 @@ Status two_contexts() {
   if (!g) return std::unexpected(g.error());
   auto other = g->dev->create_context();
   if (!other) return std::unexpected(other.error());
-  if (auto ok = check((*other)->channel_id() != g->ctx->channel_id(), "two contexts share a channel"); !ok)
-    return ok;
+  if (auto ok = check((*other)->channel_id() != g->ctx->channel_id(), "two contexts share a channel"); !ok) return ok;
   auto b = (*other)->alloc(256 * sizeof(float));
   if (!b) return std::unexpected(b.error());
   if (auto ok = finish(**other, (*other)->fill({*b, 256, 7.0f}), "fill on the second context"); !ok) return ok;

@@ -28,7 +28,7 @@ struct Gpu {
 [[nodiscard]] Result<Gpu> open_gpu(const driver::DeviceOptions& options = {});
 
 // Deterministic floats in [-1, 1).
-using vgpu::random_floats;   // common/random.h
+using vgpu::random_floats;  // common/random.h
 
 // Allocates a buffer and uploads v into it.
 [[nodiscard]] Result<driver::Buffer> upload_new(driver::Context& ctx, std::span<const float> v);

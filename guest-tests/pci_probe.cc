@@ -67,8 +67,7 @@ int probe() {
 
   const pci_mem_region& bar0 = dev->regions[regs::pci::BAR0_INDEX];
   void* map = nullptr;
-  if (int err = pci_device_map_range(dev, bar0.base_addr, bar0.size, PCI_DEV_MAP_FLAG_WRITABLE, &map);
-      err != 0) {
+  if (int err = pci_device_map_range(dev, bar0.base_addr, bar0.size, PCI_DEV_MAP_FLAG_WRITABLE, &map); err != 0) {
     return fail("mapping BAR0 at " + hex(bar0.base_addr) + ": error " + std::to_string(err));
   }
   const volatile uint32_t* mmio = static_cast<const volatile uint32_t*>(map);
@@ -78,8 +77,7 @@ int probe() {
 
   uint32_t chipset = regs::pmc::Boot0Chipset::get(boot0);
   if (chipset != regs::CHIPSET_GF100) {
-    return fail("BOOT_0 " + hex(boot0) + " names chipset " + hex(chipset) + ", expected " +
-                hex(regs::CHIPSET_GF100));
+    return fail("BOOT_0 " + hex(boot0) + " names chipset " + hex(chipset) + ", expected " + hex(regs::CHIPSET_GF100));
   }
   std::printf("PASS pci_probe\n");
   return 0;

@@ -42,13 +42,12 @@ Status wl_sgemm_256() {
   const uint32_t slice = 4;
   for (uint32_t row : {0u, 84u, 168u, m - slice}) {
     std::vector<float> want(size_t{slice} * n);
-    ref::sgemm(cls::SgemmArgs{0, 0, 0, slice, n, k, 1.0f, 0.0f, 0}, a.data() + size_t{row} * k, b.data(),
-               want.data());
+    ref::sgemm(cls::SgemmArgs{0, 0, 0, slice, n, k, 1.0f, 0.0f, 0}, a.data() + size_t{row} * k, b.data(), want.data());
     const std::span<const float> got(c->data() + size_t{row} * n, want.size());
     if (auto ok = compare(got, want, 1e-4f, ("sgemm rows " + std::to_string(row)).c_str()); !ok) return ok;
   }
-  note("sgemm 256x256x256: " + fixed(s * 1e3, 2) + " ms launch to fence, " +
-       fixed(2.0 * m * n * k / s / 1e9, 2) + " GFLOP/s as the guest sees it");
+  note("sgemm 256x256x256: " + fixed(s * 1e3, 2) + " ms launch to fence, " + fixed(2.0 * m * n * k / s / 1e9, 2) +
+       " GFLOP/s as the guest sees it");
   return {};
 }
 
@@ -63,8 +62,8 @@ Status wl_conv2d_small() {
   auto bi = upload_new(ctx, in), bf = upload_new(ctx, filt);
   auto bo = ctx.alloc(out_n * sizeof(float));
   if (!bi || !bf || !bo) return std::unexpected(!bi ? bi.error() : !bf ? bf.error() : bo.error());
-  driver::Conv2dParams p{*bi, *bf, *bo, args.n, args.c, args.h, args.w, args.k, args.r, args.s,
-                         args.pad_h, args.pad_w, args.stride_h, args.stride_w};
+  driver::Conv2dParams p{*bi,    *bf,    *bo,    args.n,     args.c,     args.h,        args.w,
+                         args.k, args.r, args.s, args.pad_h, args.pad_w, args.stride_h, args.stride_w};
   const auto t0 = Clock::now();
   if (auto ok = finish(ctx, ctx.conv2d(p), "conv2d"); !ok) return ok;
   const double s = seconds_since(t0);
@@ -95,10 +94,9 @@ Status bandwidth(uint64_t bytes, bool expect_direct) {
   if (auto ok = check(std::memcmp(src.data(), dst.data(), bytes) == 0, "downloaded bytes differ"); !ok) return ok;
   const driver::TransferStats& st = ctx.transfer_stats();
   const uint64_t path_bytes = expect_direct ? st.direct_bytes : st.staged_bytes;
-  if (auto ok = check(path_bytes == 2 * bytes, std::string("expected the ") +
-                                                   (expect_direct ? "BAR1 path" : "copy engine") + " to carry " +
-                                                   std::to_string(2 * bytes) + " bytes, it carried " +
-                                                   std::to_string(path_bytes));
+  if (auto ok = check(path_bytes == 2 * bytes,
+                      std::string("expected the ") + (expect_direct ? "BAR1 path" : "copy engine") + " to carry " +
+                          std::to_string(2 * bytes) + " bytes, it carried " + std::to_string(path_bytes));
       !ok)
     return ok;
   const double mib = static_cast<double>(bytes) / static_cast<double>(MiB);
@@ -123,10 +121,9 @@ Status wl_loop_spins() {
   }
   if (auto ok = g->ctx->synchronize(); !ok) return ok;
   const uint64_t gpu_ns = g->dev->time_ns() - t0;
-  note(std::to_string(count) + " spins of 5 ms: " + fixed(static_cast<double>(gpu_ns) / 1e6, 1) +
-       " ms GPU time, " + fixed(seconds_since(w0) * 1e3, 1) + " ms guest time");
-  return check(gpu_ns >= each * count,
-               "20 spins of 5 ms finished after " + std::to_string(gpu_ns) + " ns of GPU time");
+  note(std::to_string(count) + " spins of 5 ms: " + fixed(static_cast<double>(gpu_ns) / 1e6, 1) + " ms GPU time, " +
+       fixed(seconds_since(w0) * 1e3, 1) + " ms guest time");
+  return check(gpu_ns >= each * count, "20 spins of 5 ms finished after " + std::to_string(gpu_ns) + " ns of GPU time");
 }
 
 // launch: a fill of one element launched and waited for, one at a time,

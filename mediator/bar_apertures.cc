@@ -12,7 +12,7 @@ namespace {
 
 namespace pbus = regs::pbus;
 constexpr uint64_t NO_PAGE = ~uint64_t{0};
-constexpr uint64_t PAGE_READ_ONLY = 1;   // low bit of a page entry (addresses are page aligned)
+constexpr uint64_t PAGE_READ_ONLY = 1;  // low bit of a page entry (addresses are page aligned)
 static_assert(BarApertures::PAGE == fmt::SMALL_PAGE);
 
 }  // namespace
@@ -103,8 +103,8 @@ std::vector<DirectRange> BarApertures::direct_ranges(gpu::Bar bar, uint64_t user
     const bool ro = st.pages[i] & PAGE_READ_ONLY;
     const uint64_t off = i * PAGE;
     if ((bar == gpu::Bar::bar1 && off >= userd_begin && off < userd_end) || trapped_table_page(host - base)) continue;
-    if (!out.empty() && out.back().bar_offset + out.back().bytes == off && out.back().vram_addr + out.back().bytes == host &&
-        out.back().read_only == ro)
+    if (!out.empty() && out.back().bar_offset + out.back().bytes == off &&
+        out.back().vram_addr + out.back().bytes == host && out.back().read_only == ro)
       out.back().bytes += PAGE;
     else
       out.push_back(DirectRange{off, host, PAGE, ro});

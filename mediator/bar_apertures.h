@@ -87,7 +87,7 @@ class BarApertures {
     uint32_t inst_reg = 0;
     std::unique_ptr<shadow::ShadowSpace> space;
     uint64_t limit = 0;
-    std::vector<uint64_t> pages;   // per 4 KiB BAR page: host VRAM address | flags, or NO_PAGE
+    std::vector<uint64_t> pages;  // per 4 KiB BAR page: host VRAM address | flags, or NO_PAGE
   };
   State& state(gpu::Bar bar) { return bar == gpu::Bar::bar1 ? bar1_ : bar3_; }
   const State& state(gpu::Bar bar) const { return bar == gpu::Bar::bar1 ? bar1_ : bar3_; }
@@ -96,7 +96,7 @@ class BarApertures {
   shadow::ReservedVram& pool_;
   shadow::ShadowCounters& counters_;
   State bar1_, bar3_;
-  std::vector<uint64_t> trapped_pages_;   // guest VRAM pages (sorted) that hold tables
+  std::vector<uint64_t> trapped_pages_;  // guest VRAM pages (sorted) that hold tables
   std::atomic<uint64_t> generation_{1};
 };
 

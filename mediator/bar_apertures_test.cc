@@ -20,16 +20,17 @@ constexpr uint64_t LIMIT = 1 * MiB - 1;
 constexpr uint64_t PAGE = BarApertures::PAGE;
 constexpr uint64_t BAR1_SIZE = 256 * MiB, BAR3_SIZE = 16 * MiB;
 
-uint32_t inst_reg(uint64_t inst) { return pbus::BarInstMode::mask | pbus::BarInstAddr::make(static_cast<uint32_t>(inst >> pbus::BAR_INST_SHIFT)); }
+uint32_t inst_reg(uint64_t inst) {
+  return pbus::BarInstMode::mask | pbus::BarInstAddr::make(static_cast<uint32_t>(inst >> pbus::BAR_INST_SHIFT));
+}
 
 struct Bars {
   Fixture f;
   BarApertures b{f.guest, f.reserved, f.counters, BAR1_SIZE, BAR3_SIZE};
   // BAR1 pages 0 and 1 on contiguous guest pages, page 8 elsewhere, read-only page 9.
   Bars() {
-    fmt::encode_address_space(fmt::AddressSpace{.pdb = PD, .limit = LIMIT}, [&](uint32_t off, uint32_t v) {
-      f.vram->write32(Fixture::PART_BASE + INST + off, v);
-    });
+    fmt::encode_address_space(fmt::AddressSpace{.pdb = PD, .limit = LIMIT},
+                              [&](uint32_t off, uint32_t v) { f.vram->write32(Fixture::PART_BASE + INST + off, v); });
     f.guest_pde(PD, 0, SPT, 0);
     f.guest_pte(SPT, 0, fmt::PageSize::small, fmt::pte::make(0x30000));
     f.guest_pte(SPT, PAGE, fmt::PageSize::small, fmt::pte::make(0x31000));
@@ -78,7 +79,7 @@ TEST(BarApertures, DirectRangesMergeRunsAndKeepDoorbellsAndTablesTrapped) {
   t.bind_bar1();
   ASSERT_TRUE(t.b.rebuild({}, true));
   auto all = t.b.direct_ranges(gpu::Bar::bar1, 0, 0);
-  ASSERT_EQ(all.size(), 3u);   // [0, 2 pages) merged; page 8; page 9 (read-only)
+  ASSERT_EQ(all.size(), 3u);  // [0, 2 pages) merged; page 8; page 9 (read-only)
   EXPECT_EQ(all[0].bar_offset, 0u);
   EXPECT_EQ(all[0].bytes, 2 * PAGE);
   EXPECT_EQ(all[0].vram_addr, Fixture::PART_BASE + 0x30000);

@@ -11,15 +11,15 @@
 namespace vgpu::mediator {
 
 struct Counters {
-  std::atomic<uint64_t> trapped_reads{0};      // BAR0/BAR1/BAR3 reads handled by the mediator
+  std::atomic<uint64_t> trapped_reads{0};  // BAR0/BAR1/BAR3 reads handled by the mediator
   std::atomic<uint64_t> trapped_writes{0};
-  std::atomic<uint64_t> tlb_invalidates{0};    // guest TLB invalidates (registers or MEM_OP)
-  std::atomic<uint64_t> faults{0};             // faults and channel errors reported to the VM
-  std::atomic<uint64_t> guest_errors{0};       // misbehaviour logged (bad register, bad value)
-  std::atomic<uint64_t> doorbells{0};          // GP_PUT writes
-  std::atomic<uint64_t> submissions{0};        // dispatched to the physical GPU by the scheduler
-  std::atomic<uint64_t> layout_rebuilds{0};    // BAR remap layouts recomputed
-  std::atomic<uint64_t> interrupts{0};         // interrupt messages sent to the VM (spec §11.6)
+  std::atomic<uint64_t> tlb_invalidates{0};  // guest TLB invalidates (registers or MEM_OP)
+  std::atomic<uint64_t> faults{0};           // faults and channel errors reported to the VM
+  std::atomic<uint64_t> guest_errors{0};     // misbehaviour logged (bad register, bad value)
+  std::atomic<uint64_t> doorbells{0};        // GP_PUT writes
+  std::atomic<uint64_t> submissions{0};      // dispatched to the physical GPU by the scheduler
+  std::atomic<uint64_t> layout_rebuilds{0};  // BAR remap layouts recomputed
+  std::atomic<uint64_t> interrupts{0};       // interrupt messages sent to the VM (spec §11.6)
   shadow::ShadowCounters shadow;
 
   static void bump(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
@@ -29,7 +29,7 @@ struct CounterSnapshot {
   uint64_t trapped_reads, trapped_writes, tlb_invalidates, faults, guest_errors, doorbells, submissions,
       layout_rebuilds, interrupts;
   uint64_t entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs;
-  uint64_t reserved_bytes;   // hypervisor-reserved VRAM this vGPU's shadows use
+  uint64_t reserved_bytes;  // hypervisor-reserved VRAM this vGPU's shadows use
 
   uint64_t trapped() const { return trapped_reads + trapped_writes; }
   std::string json() const;

@@ -49,8 +49,8 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   gpu::Vram& vram = host->gpu_->vram();
   host->reserved_ = std::make_unique<shadow::ReservedVram>(vram, 0, config.reserved_bytes,
                                                            [h = host.get()] { h->invalidate_all_physical(); });
-  host->partitions_ =
-      std::make_unique<shadow::ReservedVram>(vram, config.reserved_bytes, config.vram_bytes - config.reserved_bytes);
+  host->partitions_ = std::make_unique<shadow::ReservedVram>(vram, config.reserved_bytes,
+                                                             config.vram_bytes - config.reserved_bytes);
   host->dispatcher_ = std::make_unique<sched::Dispatcher>(std::move(*policy), host->gpu_->clock(), *host);
   if (Status s = host->bring_up(); !s) return std::unexpected(s.error().context("host"));
   host->gpu_->set_channel_event_handler([h = host.get()](const gpu::ChannelEvent& e) { h->post(e); });
@@ -130,7 +130,8 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
     }
   }
   if (run < config.channels)
-    return fail(Errc::out_of_memory, strfmt("vgpu %s: no run of %u free physical channels", config.name.c_str(), config.channels));
+    return fail(Errc::out_of_memory,
+                strfmt("vgpu %s: no run of %u free physical channels", config.name.c_str(), config.channels));
   auto part = partitions_->alloc(config.vram_bytes, fmt::BIG_PAGE);
   if (!part)
     return fail(Errc::out_of_memory, strfmt("vgpu %s: no %s bytes of VRAM left for its partition", config.name.c_str(),
@@ -186,9 +187,10 @@ void Host::destroy_vgpu(Vgpu* vgpu) {
   std::erase_if(runlists_, [&](auto& r) { return r.first == keep->id(); });
   commit_runlist_locked();
   if (!quiet) {
-    log_internal_error(strfmt("host: vgpu %s destroyed with engine work still running after %llu ms; its VRAM "
-                           "partition and shadow pool are not reused",
-                           keep->config().name.c_str(), static_cast<unsigned long long>(ENGINE_WAIT_NS / 1'000'000)));
+    log_internal_error(
+        strfmt("host: vgpu %s destroyed with engine work still running after %llu ms; its VRAM "
+               "partition and shadow pool are not reused",
+               keep->config().name.c_str(), static_cast<unsigned long long>(ENGINE_WAIT_NS / 1'000'000)));
     return;
   }
   // A detached partition goes back onto the VRAM's memfd first: the VM's
@@ -241,7 +243,7 @@ void Host::channel_stopped(uint32_t vgpu_id, uint32_t gchid, uint64_t seq) {
 
 void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns) {
   const auto flight = dispatcher_->in_flight();
-  if (!flight || flight->submission.vm != v.id() || flight->submission.channel != gchid) return;   // after its turn
+  if (!flight || flight->submission.vm != v.id() || flight->submission.channel != gchid) return;  // after its turn
   const uint64_t seq = flight->submission.seq;
   const uint64_t turn_start = turns_.piece_ran(v.id(), seq, start_ns);
   if (turns_.has_time(turn_start, end_ns) && v.continue_turn(gchid)) return;
@@ -266,7 +268,8 @@ void Host::start(const sched::Submission& s) {
   try {
     std::shared_ptr<Vgpu> v = find(s.vm);
     // Nothing to run (or the VM went away while its work was queued): the turn is over at once.
-    if (!v || !v->dispatch(s.channel, s.seq)) (void)dispatcher_->complete_if({s.vm, s.channel, s.seq}, now_ns(), now_ns());
+    if (!v || !v->dispatch(s.channel, s.seq))
+      (void)dispatcher_->complete_if({s.vm, s.channel, s.seq}, now_ns(), now_ns());
   } catch (const std::exception& e) {
     internal_failure("starting a submission", e.what());
     (void)dispatcher_->complete_if({s.vm, s.channel, s.seq}, now_ns(), now_ns());
@@ -325,7 +328,7 @@ void Host::unbind_physical(uint32_t pchid) {
   while (pf::PreemptPending::get(gpu_->read32(pf::PREEMPT.offset))) {
     if (wait.now_ns() >= PREEMPT_WAIT_NS) {
       log_internal_error(strfmt("host: channel %u still in a slice %llu ms after a preempt; unbinding it anyway", pchid,
-                             static_cast<unsigned long long>(PREEMPT_WAIT_NS / 1'000'000)));
+                                static_cast<unsigned long long>(PREEMPT_WAIT_NS / 1'000'000)));
       break;
     }
     std::this_thread::yield();
@@ -408,7 +411,7 @@ void Host::post(const gpu::ChannelEvent& e) {
     events_.push_back(e);
   }
   if (MediatorLock::held())
-    MediatorLock::defer(*this);   // handled when this thread lets go of its last mediator lock
+    MediatorLock::defer(*this);  // handled when this thread lets go of its last mediator lock
   else
     run_deferred_events();
 }
@@ -448,8 +451,8 @@ void Host::handle(const gpu::ChannelEvent& e) {
     case gpu::ChannelEvent::Kind::error: {
       const uint32_t code = pf::ChanErrorCode::get(gpu_->read32(pf::CHAN_ERROR[e.chid].offset));
       const uint32_t method = gpu_->read32(pf::CHAN_ERROR_METHOD[e.chid].offset);
-      const uint64_t addr =
-          join64(gpu_->read32(pf::CHAN_ERROR_ADDR_HI[e.chid].offset), gpu_->read32(pf::CHAN_ERROR_ADDR_LO[e.chid].offset));
+      const uint64_t addr = join64(gpu_->read32(pf::CHAN_ERROR_ADDR_HI[e.chid].offset),
+                                   gpu_->read32(pf::CHAN_ERROR_ADDR_LO[e.chid].offset));
       if (code == uint32_t(regs::ChannelError::mmu_fault)) {
         const uint32_t pending = gpu_->read32(pf::FAULT_UNIT_PENDING.offset);
         for (uint32_t u = 0; u < pf::NUM_FAULT_UNITS; ++u) {
@@ -471,8 +474,8 @@ void Host::handle(const gpu::ChannelEvent& e) {
       break;
     }
   }
-  gpu_->write32(pf::INTR.offset, pf::IntrChannelError::mask | pf::IntrNonStall::mask | pf::IntrMmuFault::mask |
-                                      pf::IntrRunlist::mask);
+  gpu_->write32(pf::INTR.offset,
+                pf::IntrChannelError::mask | pf::IntrNonStall::mask | pf::IntrMmuFault::mask | pf::IntrRunlist::mask);
 }
 
 }  // namespace vgpu::mediator

@@ -39,10 +39,10 @@
 namespace vgpu::mediator {
 
 struct HostConfig {
-  uint64_t vram_bytes = 4 * GiB;          // physical VRAM (a sparse memfd: untouched pages cost nothing)
-  uint64_t reserved_bytes = 256 * MiB;    // hypervisor-reserved: shadows, instance blocks, USERD, runlists
+  uint64_t vram_bytes = 4 * GiB;        // physical VRAM (a sparse memfd: untouched pages cost nothing)
+  uint64_t reserved_bytes = 256 * MiB;  // hypervisor-reserved: shadows, instance blocks, USERD, runlists
   ClockKind clock = ClockKind::real;
-  std::string scheduler = "fifo";         // fifo | credit | band
+  std::string scheduler = "fifo";  // fifo | credit | band
   sched::PolicyParams sched_params;
   // A turn's time slice (VGPU_OPT_TURN_MS; mediator/turn_slice.h): 0 runs
   // a turn up to GP_PUT.
@@ -71,7 +71,7 @@ class Host final : public sched::Engine, private DeferredSink {
   gpu::Gpu& gpu() { return *gpu_; }
   shadow::ReservedVram& reserved() { return *reserved_; }
   uint64_t reserved_used() const { return reserved_->used(); }
-  uint64_t partitions_used() const { return partitions_->used(); }   // VRAM handed to vGPUs
+  uint64_t partitions_used() const { return partitions_->used(); }  // VRAM handed to vGPUs
   std::string_view scheduler_name() const { return dispatcher_->policy_name(); }
   uint64_t gpu_ns(uint32_t vgpu_id) const { return dispatcher_->gpu_ns(vgpu_id); }
   size_t queued_submissions(uint32_t vgpu_id) const { return dispatcher_->queued(vgpu_id); }
@@ -88,7 +88,7 @@ class Host final : public sched::Engine, private DeferredSink {
   void unbind_physical(uint32_t pchid);
   void set_runnable(uint32_t pchid, bool runnable);
   uint32_t physical_state(uint32_t pchid);
-  void set_runlist(uint32_t vgpu_id, std::vector<uint32_t> pchids);   // and commit the physical runlist
+  void set_runlist(uint32_t vgpu_id, std::vector<uint32_t> pchids);  // and commit the physical runlist
   void invalidate_physical(uint64_t shadow_pd);
   // Drops every translation the physical TLB caches: the shootdown that
   // lets quarantined shadow memory be reused (shadow/reserved_vram.h).
@@ -96,21 +96,21 @@ class Host final : public sched::Engine, private DeferredSink {
   uint64_t host_userd(uint32_t pchid) const { return userd_base_ + uint64_t{pchid} * regs::userd::SIZE; }
   void ring_physical(uint32_t pchid, uint32_t put);
   uint64_t now_ns() { return gpu_->clock().now_ns(); }
-  bool turns_bounded() const { return turns_.bounded(); }   // mediator/turn_slice.h
+  bool turns_bounded() const { return turns_.bounded(); }  // mediator/turn_slice.h
   void log_guest_error(const std::string& line) { log_.guest_error(line); }
   void log_internal_error(const std::string& line) { log_.internal_error(line); }
 
  private:
   explicit Host(const HostConfig& config);
   Status bring_up();
-  void start(const sched::Submission& s) override;   // sched::Engine
+  void start(const sched::Submission& s) override;  // sched::Engine
   void internal_failure(const char* doing, const char* what) noexcept;
-  void post(const gpu::ChannelEvent& e);       // the GPU's event handler
-  void run_deferred_events() override;          // DeferredSink: handle queued events, in order
+  void post(const gpu::ChannelEvent& e);  // the GPU's event handler
+  void run_deferred_events() override;    // DeferredSink: handle queued events, in order
   void handle(const gpu::ChannelEvent& e);
   void watchdog_main();
   void check_parked_channel();
-  bool wait_engines_idle(const Vgpu& v);   // false: still running after the longest launch
+  bool wait_engines_idle(const Vgpu& v);  // false: still running after the longest launch
   std::shared_ptr<Vgpu> owner(uint32_t pchid);
   std::shared_ptr<Vgpu> find(uint32_t vgpu_id);
   // A piece of the turn on the GPU ran (the channel went idle): ring the
@@ -127,19 +127,19 @@ class Host final : public sched::Engine, private DeferredSink {
   std::unique_ptr<shadow::ReservedVram> reserved_;
   std::unique_ptr<shadow::ReservedVram> partitions_;
   std::unique_ptr<sched::Dispatcher> dispatcher_;
-  TurnSlice turns_;                           // the event-handling thread's
+  TurnSlice turns_;  // the event-handling thread's
 
-  uint64_t userd_base_ = 0;                   // host VRAM: USERD pages of all physical channels
-  std::array<uint64_t, 2> runlist_buf_{};     // double-buffered physical runlist
+  uint64_t userd_base_ = 0;                // host VRAM: USERD pages of all physical channels
+  std::array<uint64_t, 2> runlist_buf_{};  // double-buffered physical runlist
   unsigned runlist_next_ = 0;
 
-  std::mutex mutex_;                          // vGPU registry, runlists, physical register sequences
+  std::mutex mutex_;  // vGPU registry, runlists, physical register sequences
   // The MMU's two-register invalidate sequence. Taken last, on its own,
   // so that a pool may run a shootdown under any other mediator lock.
   std::mutex mmu_mutex_;
   std::vector<std::shared_ptr<Vgpu>> vgpus_;
   std::array<std::shared_ptr<Vgpu>, regs::NUM_CHANNELS> by_pchid_{};
-  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runlists_;   // per vGPU id
+  std::vector<std::pair<uint32_t, std::vector<uint32_t>>> runlists_;  // per vGPU id
   uint32_t next_id_ = 1;
 
   // Submissions are not preemptive, and a turn ends when its channel goes

@@ -7,7 +7,7 @@
 namespace vgpu::mediator {
 namespace {
 thread_local unsigned t_depth = 0;
-thread_local std::vector<DeferredSink*> t_sinks;   // usually zero or one
+thread_local std::vector<DeferredSink*> t_sinks;  // usually zero or one
 }  // namespace
 
 MediatorLock::MediatorLock(std::mutex& m) : lock_(m) { ++t_depth; }

@@ -54,7 +54,7 @@ TEST(MediatorLock, DeferredWorkRunsAfterTheLastReleaseWithNothingHeld) {
     {
       MediatorLock lb(b);
       MediatorLock::defer(sink);
-      MediatorLock::defer(sink);   // once per release, however often deferred
+      MediatorLock::defer(sink);  // once per release, however often deferred
     }
     EXPECT_EQ(sink.runs, 0) << "ran while the outer lock was still held";
   }

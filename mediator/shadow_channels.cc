@@ -53,7 +53,7 @@ void ShadowChannels::bind(uint32_t c, uint64_t guest_inst) {
   auto shadow_inst = space ? env_.pool.alloc(regs::inst::SIZE, regs::inst::ALIGN) : std::nullopt;
   if (!space || !shadow_inst)
     return refuse(std::string("no reserved VRAM for its shadows") + (space ? "" : ": " + space.error().message));
-  if (!env_.lazy_shadow) env_.spaces.sync(**space, true);   // sync point: channel bind
+  if (!env_.lazy_shadow) env_.spaces.sync(**space, true);  // sync point: channel bind
   const uint64_t userd = env_.physical.userd(pchid(c));
   for (uint32_t off = 0; off < regs::userd::SIZE; off += sizeof(uint32_t)) env_.vram.write32(userd + off, 0);
   channels::write_shadow_instance(env_.vram, *shadow_inst, env_.guest, *desc, (*space)->shadow_pd(), userd);
@@ -74,7 +74,7 @@ void ShadowChannels::unbind(uint32_t c) {
   if (!ch.bound) return;
   env_.physical.set_runnable(pchid(c), false);
   env_.physical.unbind(pchid(c));
-  if (ch.ran) stopped_.emplace_back(c, ch.last_seq);   // its turn, if it is on the GPU, is over
+  if (ch.ran) stopped_.emplace_back(c, ch.last_seq);  // its turn, if it is on the GPU, is over
   if (pf::ChanStateEngineOutstanding::get(env_.physical.state(pchid(c))))
     retired_.push_back(Retired{pchid(c), ch.shadow_inst, std::move(ch.space)});
   else
@@ -93,7 +93,7 @@ void ShadowChannels::reap_retired() {
   std::erase_if(retired_, [&](Retired& r) {
     if (pf::ChanStateEngineOutstanding::get(env_.physical.state(r.pchid))) return false;
     env_.pool.free(r.shadow_inst);
-    return true;   // the space goes with the entry, unless a new binding shares it
+    return true;  // the space goes with the entry, unless a new binding shares it
   });
 }
 
@@ -103,7 +103,7 @@ void ShadowChannels::write_state(uint32_t c, uint32_t value) {
   ch.state_reg = value & (pf::ChanStateRunnable::mask | pf::ChanStateEngine::mask);
   if (!ch.bound) return;
   const bool runnable = pf::ChanStateRunnable::get(value);
-  if (runnable && !env_.lazy_shadow) env_.spaces.sync(*ch.space, true);   // sync point: channel enable
+  if (runnable && !env_.lazy_shadow) env_.spaces.sync(*ch.space, true);  // sync point: channel enable
   env_.physical.set_runnable(pchid(c), runnable);
 }
 
@@ -124,7 +124,7 @@ std::vector<uint32_t> ShadowChannels::runlist_pchids() const {
 }
 
 void ShadowChannels::submit_runlist(uint32_t entries) {
-  if (!env_.lazy_shadow) env_.spaces.sync_all_full();   // sync point: runlist submit
+  if (!env_.lazy_shadow) env_.spaces.sync_all_full();  // sync point: runlist submit
   const uint32_t base_reg = env_.regs.runlist_base;
   const uint64_t base = uint64_t{pf::RunlistAddr::get(base_reg)} << pf::RUNLIST_SHIFT;
   std::vector<bool> listed(count(), false);
@@ -159,7 +159,7 @@ void ShadowChannels::doorbell(uint32_t c, uint32_t put) {
   Channel& ch = channels_[c];
   ch.guest_put = put;
   if (!ch.bound) return;
-  if (!env_.lazy_shadow) env_.spaces.sync(*ch.space, true);   // sync point: GP_PUT
+  if (!env_.lazy_shadow) env_.spaces.sync(*ch.space, true);  // sync point: GP_PUT
   // Nothing new since the last dispatch, a submission already queued (it
   // will run up to this put) or the channel's turn in progress (its end
   // requeues what is left): no scheduler work.
@@ -196,7 +196,7 @@ bool ShadowChannels::ring_next_piece(uint32_t c) {
   Channel& ch = channels_[c];
   const bool runnable = pf::ChanStateRunnable::get(ch.state_reg);
   if (!ch.bound || !ch.in_runlist || !runnable || env_.regs.channel_errored(c) || ch.guest_put == ch.physical_put)
-    return false;   // nothing the GPU can run
+    return false;  // nothing the GPU can run
   const uint32_t entries = ch.guest.ring_entries();
   if (ch.guest_put >= entries) {
     env_.guest_error(strfmt("channel %u: GP_PUT %u beyond its %u-entry ring", c, ch.guest_put, entries));
@@ -204,7 +204,7 @@ bool ShadowChannels::ring_next_piece(uint32_t c) {
     Counters::bump(env_.counters.faults);
     return false;
   }
-  if (env_.lazy_shadow) env_.spaces.sync(*ch.space, false);   // lazy: just before the channel runs
+  if (env_.lazy_shadow) env_.spaces.sync(*ch.space, false);  // lazy: just before the channel runs
   ch.physical_put = env_.entry_pieces && ch.physical_put < entries ? (ch.physical_put + 1) % entries : ch.guest_put;
   ch.ran = true;
   env_.physical.ring(pchid(c), ch.physical_put);
@@ -217,7 +217,7 @@ void ShadowChannels::reset() {
     channels_[c] = Channel{};
   }
   commit_runlist();
-  for (uint32_t c : submits_) queued_[c] = false;   // dropped before reaching the scheduler
+  for (uint32_t c : submits_) queued_[c] = false;  // dropped before reaching the scheduler
   submits_.clear();
 }
 

@@ -30,12 +30,12 @@ namespace vgpu::mediator {
 class PhysicalChannels {
  public:
   virtual void bind(uint32_t pchid, uint64_t shadow_inst) = 0;
-  virtual void unbind(uint32_t pchid) = 0;   // stopped, preempted and unbound
+  virtual void unbind(uint32_t pchid) = 0;  // stopped, preempted and unbound
   virtual void set_runnable(uint32_t pchid, bool runnable) = 0;
-  virtual uint32_t state(uint32_t pchid) = 0;   // CHAN_STATE
-  virtual void set_runlist(std::vector<uint32_t> pchids) = 0;   // this VM's part of the physical runlist
-  virtual uint64_t userd(uint32_t pchid) const = 0;              // host VRAM of its USERD page
-  virtual void ring(uint32_t pchid, uint32_t put) = 0;          // the physical doorbell
+  virtual uint32_t state(uint32_t pchid) = 0;                  // CHAN_STATE
+  virtual void set_runlist(std::vector<uint32_t> pchids) = 0;  // this VM's part of the physical runlist
+  virtual uint64_t userd(uint32_t pchid) const = 0;            // host VRAM of its USERD page
+  virtual void ring(uint32_t pchid, uint32_t put) = 0;         // the physical doorbell
 
  protected:
   ~PhysicalChannels() = default;
@@ -45,7 +45,7 @@ class ShadowChannels {
  public:
   struct Env {
     const shadow::GuestMemory& guest;
-    gpu::Vram& vram;   // host VRAM: shadow instance blocks, USERD pages
+    gpu::Vram& vram;  // host VRAM: shadow instance blocks, USERD pages
     shadow::ReservedVram& pool;
     ShadowSpaces& spaces;
     VirtualRegisters& regs;
@@ -60,7 +60,7 @@ class ShadowChannels {
   };
 
   ShadowChannels(Env env, uint32_t count, uint32_t pchid_base);
-  ~ShadowChannels();   // unbinds every channel
+  ~ShadowChannels();  // unbinds every channel
   ShadowChannels(const ShadowChannels&) = delete;
   ShadowChannels& operator=(const ShadowChannels&) = delete;
 
@@ -101,18 +101,18 @@ class ShadowChannels {
 
  private:
   struct Channel {
-    uint32_t inst_reg = 0;       // CHAN_INST as the guest wrote it
-    uint32_t state_reg = 0;      // CHAN_STATE as the guest wrote it
+    uint32_t inst_reg = 0;   // CHAN_INST as the guest wrote it
+    uint32_t state_reg = 0;  // CHAN_STATE as the guest wrote it
     bool bound = false;
     bool in_runlist = false;
     channels::GuestInstance guest{};
-    uint64_t shadow_inst = 0;    // host VRAM
+    uint64_t shadow_inst = 0;  // host VRAM
     std::shared_ptr<shadow::ShadowSpace> space;
-    uint32_t guest_put = 0;      // last GP_PUT the guest rang
-    uint32_t physical_put = 0;   // last GP_PUT given to the GPU
-    uint64_t last_seq = 0;       // the last submission dispatched on it
-    bool ran = false;            // one was, since the last bind
-    bool in_turn = false;        // dispatched; the scheduler has not ended its turn
+    uint32_t guest_put = 0;     // last GP_PUT the guest rang
+    uint32_t physical_put = 0;  // last GP_PUT given to the GPU
+    uint64_t last_seq = 0;      // the last submission dispatched on it
+    bool ran = false;           // one was, since the last bind
+    bool in_turn = false;       // dispatched; the scheduler has not ended its turn
   };
   // Shadows of an unbound channel whose engine work still runs: that work
   // walks the shadow tables and instance block, so they are freed only

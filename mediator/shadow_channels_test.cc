@@ -22,7 +22,7 @@ constexpr uint32_t CHANNELS = 4;
 constexpr uint32_t PCHID_BASE = 40;
 constexpr uint64_t INST = 0x10000, PD = 0x100000, USERD = 0x20000, RUNLIST = 0x30000;
 constexpr uint64_t RING_VA = 0x1'0000'0000;
-constexpr uint32_t LIMIT2 = 4;   // 16 entries
+constexpr uint32_t LIMIT2 = 4;  // 16 entries
 
 class FakePhysical final : public PhysicalChannels {
  public:
@@ -33,7 +33,9 @@ class FakePhysical final : public PhysicalChannels {
     ++unbinds;
   }
   void set_runnable(uint32_t pchid, bool r) override { runnable[pchid] = r; }
-  uint32_t state(uint32_t pchid) override { return engine_busy.contains(pchid) ? pf::ChanStateEngineOutstanding::mask : 0; }
+  uint32_t state(uint32_t pchid) override {
+    return engine_busy.contains(pchid) ? pf::ChanStateEngineOutstanding::mask : 0;
+  }
   void set_runlist(std::vector<uint32_t> p) override {
     runlist = std::move(p);
     ++commits;
@@ -57,7 +59,8 @@ struct Channels {
   VirtualRegisters regs;
   Counters counters;
   std::vector<std::string> errors;
-  ShadowSpaces spaces{f.guest, f.reserved, f.counters, [](uint64_t) {}, [this](const std::string& e) { errors.push_back(e); }};
+  ShadowSpaces spaces{f.guest, f.reserved, f.counters, [](uint64_t) {},
+                      [this](const std::string& e) { errors.push_back(e); }};
   FakePhysical physical{f};
   const bool entry_pieces;
   ShadowChannels ch{ShadowChannels::Env{f.guest, *f.vram, f.reserved, spaces, regs, physical, counters,
@@ -135,7 +138,7 @@ TEST(ShadowChannels, DoorbellsQueueOneSubmissionThatRunsToTheLatestPut) {
   EXPECT_TRUE(t.ch.dispatch(1, 77));
   ASSERT_EQ(t.physical.rung.size(), 1u);
   EXPECT_EQ(t.physical.rung[0], std::make_pair(PCHID_BASE + 1, 6u));
-  t.ch.doorbell(1, 6);   // nothing new
+  t.ch.doorbell(1, 6);  // nothing new
   EXPECT_TRUE(t.ch.take_submits().empty());
   EXPECT_EQ(t.counters.doorbells.load(), 4u);
 }
@@ -149,8 +152,9 @@ TEST(ShadowChannels, BoundedTurnsRingOneEntryAtATime) {
   EXPECT_TRUE(t.ch.continue_turn(1));
   EXPECT_TRUE(t.ch.continue_turn(1));
   EXPECT_FALSE(t.ch.continue_turn(1)) << "every entry rung";
-  EXPECT_EQ(t.physical.rung, (std::vector<std::pair<uint32_t, uint32_t>>{
-                                 {PCHID_BASE + 1, 1}, {PCHID_BASE + 1, 2}, {PCHID_BASE + 1, 3}}));
+  EXPECT_EQ(t.physical.rung, (std::vector<std::pair<uint32_t, uint32_t>>{{PCHID_BASE + 1, 1},
+                                                                         {PCHID_BASE + 1, 2},
+                                                                         {PCHID_BASE + 1, 3}}));
 }
 
 TEST(ShadowChannels, DoorbellsDuringATurnAreRequeuedAtItsEnd) {
@@ -173,11 +177,11 @@ TEST(ShadowChannels, DoorbellsDuringATurnAreRequeuedAtItsEnd) {
 
 TEST(ShadowChannels, DispatchOfAChannelThatCannotRunRingsNothing) {
   Channels t;
-  t.bind(0);   // not listed, not runnable
+  t.bind(0);  // not listed, not runnable
   t.ch.doorbell(0, 2);
   EXPECT_FALSE(t.ch.dispatch(0, 1));
   t.ready(2);
-  t.ch.doorbell(2, 1u << LIMIT2);   // beyond the 16-entry ring
+  t.ch.doorbell(2, 1u << LIMIT2);  // beyond the 16-entry ring
   EXPECT_FALSE(t.ch.dispatch(2, 2));
   EXPECT_TRUE(t.regs.channel_errored(2));
   EXPECT_TRUE(t.physical.rung.empty());
@@ -205,7 +209,7 @@ TEST(ShadowChannels, ShadowsOfAChannelWithEngineWorkOutstandingLiveUntilItEnds) 
   t.ch.write_inst(1, 0);
   EXPECT_EQ(t.f.reserved.used(), used) << "freed under running engine work";
   t.physical.engine_busy.clear();
-  t.bind(2);   // a bind reaps what has ended
+  t.bind(2);  // a bind reaps what has ended
   t.ch.write_inst(2, 0);
   EXPECT_LT(t.f.reserved.used(), used);
 }

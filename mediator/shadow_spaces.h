@@ -58,7 +58,7 @@ class ShadowSpaces {
   shadow::ShadowCounters& counters_;
   const std::function<void(uint64_t)> invalidate_;
   const std::function<void(const std::string&)> sync_error_;
-  std::map<uint64_t, std::weak_ptr<shadow::ShadowSpace>> spaces_;   // by guest PD
+  std::map<uint64_t, std::weak_ptr<shadow::ShadowSpace>> spaces_;  // by guest PD
 };
 
 }  // namespace vgpu::mediator

@@ -36,7 +36,7 @@ TEST(ShadowSpaces, ChannelsOfOneDirectoryShareItsSpaceWhileOneHoldsIt) {
   t.s.sync(**a, true);
   EXPECT_FALSE((*b)->dirty());
   a->reset();
-  b->reset();   // no channel holds it: it goes
+  b->reset();  // no channel holds it: it goes
   auto again = t.s.get(PD);
   ASSERT_TRUE(again);
   EXPECT_TRUE((*again)->dirty()) << "a new space starts unsynced";
@@ -56,7 +56,7 @@ TEST(ShadowSpaces, ASyncInvalidatesThePhysicalTlbOnlyWhenAnEntryChanged) {
   t.s.sync(**s, true);
   ASSERT_EQ(t.invalidated.size(), 1u);
   EXPECT_EQ(t.invalidated[0], (*s)->shadow_pd());
-  t.s.sync(**s, true);   // nothing changed
+  t.s.sync(**s, true);  // nothing changed
   EXPECT_EQ(t.invalidated.size(), 1u);
   EXPECT_TRUE(t.errors.empty());
 }
@@ -64,7 +64,7 @@ TEST(ShadowSpaces, ASyncInvalidatesThePhysicalTlbOnlyWhenAnEntryChanged) {
 TEST(ShadowSpaces, ATrappedWriteMarksEverySpaceWhoseTableItHits) {
   Spaces t;
   t.f.guest_pde(PD, VA, SPT, 0);
-  t.f.guest_pde(PD2, VA, SPT, 0);   // two directories, one table
+  t.f.guest_pde(PD2, VA, SPT, 0);  // two directories, one table
   auto a = t.s.get(PD), b = t.s.get(PD2);
   ASSERT_TRUE(a && b);
   t.s.sync_all_full();

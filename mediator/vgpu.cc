@@ -23,8 +23,9 @@ Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partiti
       pchid_base_(pchid_base),
       reserved_(std::make_unique<shadow::ReservedVram>(host.gpu().vram(), shadow_base, config_.shadow_bytes,
                                                        [&host] { host.invalidate_all_physical(); })),
-      spaces_(guest_, *reserved_, counters_.shadow, [&host](uint64_t pd) { host.invalidate_physical(pd); },
-              [this](const std::string& e) { guest_error(e); }),
+      spaces_(
+          guest_, *reserved_, counters_.shadow, [&host](uint64_t pd) { host.invalidate_physical(pd); },
+          [this](const std::string& e) { guest_error(e); }),
       bars_(guest_, *reserved_, counters_.shadow, host.gpu().bar_size(gpu::Bar::bar1),
             host.gpu().bar_size(gpu::Bar::bar3)),
       physical_(host, id),
@@ -93,7 +94,7 @@ Vgpu::Deferred Vgpu::take_deferred() {
     Counters::bump(counters_.interrupts);
     d.vectors.push_back(static_cast<regs::pci::MsiVector>(v));
   }
-  if (rose) {   // a rising edge is a message on the error vector (spec §11.6)
+  if (rose) {  // a rising edge is a message on the error vector (spec §11.6)
     Counters::bump(counters_.interrupts);
     d.vectors.push_back(regs::pci::MsiVector::error);
   }

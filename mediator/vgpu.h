@@ -59,7 +59,7 @@ class Vgpu {
   // The partition's own memfd (VgpuConfig::own_vram_fd), -1 without one.
   // Offset 0 is guest VRAM address 0. Owned by the vGPU.
   int vram_fd() const { return vram_fd_; }
-  void adopt_vram_fd(int fd) { vram_fd_ = fd; }   // the host, at creation
+  void adopt_vram_fd(int fd) { vram_fd_ = fd; }  // the host, at creation
   // This vGPU's share of hypervisor-reserved VRAM (its shadows).
   const shadow::ReservedVram& shadow_pool() const { return *reserved_; }
 
@@ -79,7 +79,7 @@ class Vgpu {
   // outside the vGPU's lock, as the line's handler.
   void set_message_handler(std::function<void(regs::pci::MsiVector)> handler);
   CounterSnapshot counters() const;
-  std::vector<std::string> guest_errors() const;   // the most recent, oldest first
+  std::vector<std::string> guest_errors() const;  // the most recent, oldest first
 
   // ---- from the host
   // The scheduler picked submission `seq` of guest channel `gchid`. False:
@@ -149,14 +149,14 @@ class Vgpu {
     std::function<void(regs::pci::MsiVector)> message;
     std::vector<regs::pci::MsiVector> vectors;
   };
-  Deferred take_deferred();            // with mutex_ held
-  void run_deferred(Deferred d);       // without
+  Deferred take_deferred();       // with mutex_ held
+  void run_deferred(Deferred d);  // without
 
-  void build_table();   // vgpu_regs.cc
+  void build_table();  // vgpu_regs.cc
 
   // With mutex_ held.
   void guest_error(const std::string& what);
-  void reset();                               // PMC.ENABLE cleared PFIFO: reclaim everything
+  void reset();  // PMC.ENABLE cleared PFIFO: reclaim everything
   void set_pmc_enable(uint32_t value);
   void set_bar_inst(gpu::Bar bar, uint32_t value);
   void set_userd_base(uint32_t value);
@@ -167,9 +167,9 @@ class Vgpu {
   void pramin_write(uint32_t offset, uint32_t value);
   struct UserdSlot {
     uint32_t gchid;
-    uint32_t field;   // byte offset in the channel's USERD page
+    uint32_t field;  // byte offset in the channel's USERD page
   };
-  std::optional<UserdSlot> userd_slot(uint64_t bar1_offset) const;   // a BAR1 offset in the USERD array
+  std::optional<UserdSlot> userd_slot(uint64_t bar1_offset) const;  // a BAR1 offset in the USERD array
   void bar_fault(gpu::Bar bar, uint64_t offset, bool write);
   void record_fault(regs::FaultUnit unit, regs::FaultReason reason, uint64_t inst, uint64_t va, bool write,
                     std::optional<uint32_t> gchid);
@@ -189,7 +189,7 @@ class Vgpu {
   std::function<void(bool)> interrupt_handler_;
   bool line_delivered_ = false;
   std::function<void(regs::pci::MsiVector)> message_handler_;
-  std::array<uint64_t, regs::pci::MSI_VECTORS> raised_delivered_{};   // regs_.raised() at the last messages
+  std::array<uint64_t, regs::pci::MSI_VECTORS> raised_delivered_{};  // regs_.raised() at the last messages
   std::vector<std::string> errors_;
 
   VirtualRegisters regs_;

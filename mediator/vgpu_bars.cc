@@ -12,7 +12,9 @@
 namespace vgpu::mediator {
 namespace {
 
-regs::FaultUnit fault_unit(gpu::Bar bar) { return bar == gpu::Bar::bar1 ? regs::FaultUnit::bar1 : regs::FaultUnit::bar3; }
+regs::FaultUnit fault_unit(gpu::Bar bar) {
+  return bar == gpu::Bar::bar1 ? regs::FaultUnit::bar1 : regs::FaultUnit::bar3;
+}
 const char* bar_name(gpu::Bar bar) { return bar == gpu::Bar::bar1 ? "BAR1" : "BAR3"; }
 
 }  // namespace
@@ -45,7 +47,7 @@ std::vector<DirectRange> Vgpu::direct_ranges(gpu::Bar bar) const {
 }
 
 void Vgpu::note_guest_write(uint64_t gaddr) {
-  if (!config_.lazy_shadow) return;   // naive mode rescans everything anyway
+  if (!config_.lazy_shadow) return;  // naive mode rescans everything anyway
   if (!bars_.trapped_table_page(align_down(gaddr, BarApertures::PAGE))) return;
   spaces_.note_write(gaddr);
   bars_.note_write(gaddr);

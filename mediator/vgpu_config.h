@@ -18,10 +18,10 @@ namespace vgpu::mediator {
 struct VgpuConfig {
   std::string name = "vm";
   uint64_t vram_bytes = uint64_t{VGPU_OPT_VRAM_DEFAULT_MIB} * MiB;
-  uint32_t channels = VGPU_OPT_CHANNELS_DEFAULT;   // guest channel ids [0, channels)
-  bool bar_remap = VGPU_OPT_BAR_REMAP_DEFAULT;     // map insensitive BAR pages straight onto VRAM
-  bool lazy_shadow = VGPU_OPT_LAZY_SHADOW_DEFAULT; // defer shadow sync to dispatch, rescan dirty pages only
-  uint32_t weight = VGPU_OPT_WEIGHT_DEFAULT;       // scheduler share
+  uint32_t channels = VGPU_OPT_CHANNELS_DEFAULT;    // guest channel ids [0, channels)
+  bool bar_remap = VGPU_OPT_BAR_REMAP_DEFAULT;      // map insensitive BAR pages straight onto VRAM
+  bool lazy_shadow = VGPU_OPT_LAZY_SHADOW_DEFAULT;  // defer shadow sync to dispatch, rescan dirty pages only
+  uint32_t weight = VGPU_OPT_WEIGHT_DEFAULT;        // scheduler share
   // Reserved VRAM this vGPU's shadows may use (page tables, instance
   // blocks): carved from the host's pool at creation, so that no VM can
   // exhaust what another needs. Not a device option.
@@ -34,7 +34,7 @@ struct VgpuConfig {
 
 inline constexpr uint64_t VRAM_MIN = uint64_t{VGPU_OPT_VRAM_MIN_MIB} * MiB;
 inline constexpr uint64_t VRAM_MAX = uint64_t{VGPU_OPT_VRAM_MAX_MIB} * MiB;
-inline constexpr uint64_t MIN_SHADOW_BYTES = 1 * MiB;   // a directory, a small and a big table, instance blocks
+inline constexpr uint64_t MIN_SHADOW_BYTES = 1 * MiB;  // a directory, a small and a big table, instance blocks
 
 // The first option out of its bounds, as "option: what is wrong".
 [[nodiscard]] Status check_vgpu_config(const VgpuConfig& c);

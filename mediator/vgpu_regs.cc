@@ -15,7 +15,9 @@ namespace vgpu::mediator {
 namespace {
 
 
-bool in_pramin(uint32_t offset) { return offset >= regs::pramin::BASE && offset - regs::pramin::BASE < regs::pramin::SIZE; }
+bool in_pramin(uint32_t offset) {
+  return offset >= regs::pramin::BASE && offset - regs::pramin::BASE < regs::pramin::SIZE;
+}
 
 }  // namespace
 
@@ -34,25 +36,31 @@ void Vgpu::build_table() {
       // VRAM size discovery: the partition, not the GPU.
       constant("PFB.FBPA_MIB", regs::pfb::FBPA_MIB, static_cast<uint32_t>(partition().size / MiB)),
       sensitive("PMC.ENABLE", pmc::ENABLE, regs_.pmc_enable, [this](uint32_t, uint32_t x) { set_pmc_enable(x); }),
-      sensitive("PBUS.BAR1_INST", pbus::BAR1_INST, [this](uint32_t) { return bars_.inst_reg(gpu::Bar::bar1); },
-                [this](uint32_t, uint32_t x) { set_bar_inst(gpu::Bar::bar1, x); }),
-      sensitive("PBUS.BAR3_INST", pbus::BAR3_INST, [this](uint32_t) { return bars_.inst_reg(gpu::Bar::bar3); },
-                [this](uint32_t, uint32_t x) { set_bar_inst(gpu::Bar::bar3, x); }),
+      sensitive(
+          "PBUS.BAR1_INST", pbus::BAR1_INST, [this](uint32_t) { return bars_.inst_reg(gpu::Bar::bar1); },
+          [this](uint32_t, uint32_t x) { set_bar_inst(gpu::Bar::bar1, x); }),
+      sensitive(
+          "PBUS.BAR3_INST", pbus::BAR3_INST, [this](uint32_t) { return bars_.inst_reg(gpu::Bar::bar3); },
+          [this](uint32_t, uint32_t x) { set_bar_inst(gpu::Bar::bar3, x); }),
       write_only("MMU.INVALIDATE", mmu::INVALIDATE, [this](uint32_t, uint32_t x) { invalidate_tlb(x); }),
-      sensitive("PFIFO.USERD_BASE", pf::USERD_BASE, regs_.userd_base, [this](uint32_t, uint32_t x) { set_userd_base(x); }),
+      sensitive("PFIFO.USERD_BASE", pf::USERD_BASE, regs_.userd_base,
+                [this](uint32_t, uint32_t x) { set_userd_base(x); }),
       write_only("PFIFO.RUNLIST_SUBMIT", pf::RUNLIST_SUBMIT,
                  [this](uint32_t, uint32_t x) { channels_.submit_runlist(pf::RunlistCount::get(x)); }),
-      sensitive("PFIFO.CHAN_INST", pf::CHAN_INST, [this](uint32_t c) { return channels_.inst_reg(c); },
-                [this](uint32_t c, uint32_t x) {
-                  channels_.write_inst(c, x);
-                  if (channels_.take_layout_changed()) rebuild_layout(false);   // a new space's tables stay trapped
-                }),
-      sensitive("PFIFO.CHAN_STATE", pf::CHAN_STATE, [this](uint32_t c) { return channels_.read_state(c); },
-                [this](uint32_t c, uint32_t x) { channels_.write_state(c, x); }),
+      sensitive(
+          "PFIFO.CHAN_INST", pf::CHAN_INST, [this](uint32_t c) { return channels_.inst_reg(c); },
+          [this](uint32_t c, uint32_t x) {
+            channels_.write_inst(c, x);
+            if (channels_.take_layout_changed()) rebuild_layout(false);  // a new space's tables stay trapped
+          }),
+      sensitive(
+          "PFIFO.CHAN_STATE", pf::CHAN_STATE, [this](uint32_t c) { return channels_.read_state(c); },
+          [this](uint32_t c, uint32_t x) { channels_.write_state(c, x); }),
   };
   for (RegRow& r : own) rows.push_back(std::move(r));
   for (RegRow& r : rows)
-    if (Status s = table_.add(std::move(r)); !s) host_.log_internal_error("vgpu " + config_.name + ": " + s.error().message);
+    if (Status s = table_.add(std::move(r)); !s)
+      host_.log_internal_error("vgpu " + config_.name + ": " + s.error().message);
 }
 
 // ---- sensitive registers
@@ -78,7 +86,7 @@ void Vgpu::set_bar_inst(gpu::Bar bar, uint32_t value) {
 
 void Vgpu::set_userd_base(uint32_t value) {
   regs_.userd_base = value & (pf::UserdBaseAddr::mask | pf::UserdBaseEnable::mask);
-  rebuild_layout(true);   // USERD pages stay trapped
+  rebuild_layout(true);  // USERD pages stay trapped
 }
 
 void Vgpu::invalidate_tlb(uint32_t trigger) {

@@ -23,23 +23,26 @@ std::vector<RegRow> VirtualRegisters::plain_rows() {
     return read_only(name, arr, [words](uint32_t i) { return words[i]; });
   };
   return {
-      plain("PMC.BOOT_1", pmc::BOOT_1, boot_1_, 0),   // little endian only
+      plain("PMC.BOOT_1", pmc::BOOT_1, boot_1_, 0),  // little endian only
       read_only("PMC.INTR_0", pmc::INTR_0, [this](uint32_t) { return intr0(); }),
       plain("PMC.INTR_EN_0", pmc::INTR_EN_0, pmc_intr_en_, pmc::IntrEnHardware::mask),
       plain("PMC.PBDMA_ENABLE", pmc::PBDMA_ENABLE, pbdma_enable_, regs::ALL_PBDMA),
       plain("PMC.INTR_MASK_0", pmc::INTR_MASK_0, pmc_intr_mask_),
       rw1c("PBUS.INTR", pbus::INTR, pbus_intr_),
       plain("PBUS.INTR_EN", pbus::INTR_EN, pbus_intr_en_),
-      plain("PBUS.PRAMIN_WINDOW", pbus::PRAMIN_WINDOW, pramin_window, pbus::PraminBase::mask | pbus::PraminTarget::mask),
-      sensitive("PFLUSH.FLUSH", regs::pflush::FLUSH, [](uint32_t) { return FLUSH_IDLE; }, IGNORED),
+      plain("PBUS.PRAMIN_WINDOW", pbus::PRAMIN_WINDOW, pramin_window,
+            pbus::PraminBase::mask | pbus::PraminTarget::mask),
+      sensitive(
+          "PFLUSH.FLUSH", regs::pflush::FLUSH, [](uint32_t) { return FLUSH_IDLE; }, IGNORED),
       rw1c("PTIMER.INTR_0", pt::INTR_0, ptimer_intr_),
       plain("PTIMER.INTR_EN_0", pt::INTR_EN_0, ptimer_intr_en_, pt::IntrAlarm::mask),
       plain("PTIMER.NUMERATOR", pt::NUMERATOR, ptimer_num_),
       plain("PTIMER.DENOMINATOR", pt::DENOMINATOR, ptimer_den_),
-      plain("PTIMER.ALARM_0", pt::ALARM_0, ptimer_alarm_),   // stored; a VM's alarm is never raised
+      plain("PTIMER.ALARM_0", pt::ALARM_0, ptimer_alarm_),  // stored; a VM's alarm is never raised
       constant("PUNITS.FBP_COUNT", regs::punits::FBP_COUNT, FBP_COUNT),
       constant("PUNITS.FBP_DISABLED_MASK", regs::punits::FBP_DISABLED_MASK, FBP_NONE_DISABLED),
-      sensitive("MMU.CTRL", mmu::CTRL, [](uint32_t) { return MMU_CTRL_READY; }, IGNORED),
+      sensitive(
+          "MMU.CTRL", mmu::CTRL, [](uint32_t) { return MMU_CTRL_READY; }, IGNORED),
       plain("MMU.INVALIDATE_PDB", mmu::INVALIDATE_PDB, mmu_invalidate_pdb),
       rw1c("PFIFO.INTR", pf::INTR, pfifo_intr_),
       plain("PFIFO.INTR_EN", pf::INTR_EN, pfifo_intr_en_),
@@ -50,17 +53,18 @@ std::vector<RegRow> VirtualRegisters::plain_rows() {
       rw1c("PFIFO.RUNLIST_INTR", pf::RUNLIST_INTR, runlist_intr_),
       read_only("PFIFO.CHAN_TABLE_ERROR", pf::CHAN_TABLE_ERROR, [this](uint32_t) { return chan_table_error_; }),
       rw1c("PFIFO.FAULT_UNIT_PENDING", pf::FAULT_UNIT_PENDING, fault_pending_),
-      plain("PFIFO.NONSTALL_ENGINE", pf::NONSTALL_ENGINE, nonstall_engine_, 0),   // per channel instead (D14)
+      plain("PFIFO.NONSTALL_ENGINE", pf::NONSTALL_ENGINE, nonstall_engine_, 0),  // per channel instead (D14)
       // Stored; reads never pending: the host preempts the physical channel
       // itself when the VM unbinds it.
       plain("PFIFO.PREEMPT", pf::PREEMPT, preempt_, pf::PreemptChid::mask),
       rw1c("PFIFO.CHAN_ERROR_PENDING", pf::CHAN_ERROR_PENDING, chan_error_pending_.words.data()),
       rw1c("PFIFO.NONSTALL_PENDING", pf::NONSTALL_PENDING, nonstall_pending_.words.data()),
       // Writing 0 clears the record (code, method, address).
-      sensitive("PFIFO.CHAN_ERROR", pf::CHAN_ERROR, [this](uint32_t c) { return error_code_[c]; },
-                [this](uint32_t c, uint32_t x) {
-                  if (x == 0) error_code_[c] = error_method_[c] = error_addr_lo_[c] = error_addr_hi_[c] = 0;
-                }),
+      sensitive(
+          "PFIFO.CHAN_ERROR", pf::CHAN_ERROR, [this](uint32_t c) { return error_code_[c]; },
+          [this](uint32_t c, uint32_t x) {
+            if (x == 0) error_code_[c] = error_method_[c] = error_addr_lo_[c] = error_addr_hi_[c] = 0;
+          }),
       read_array("PFIFO.CHAN_ERROR_METHOD", pf::CHAN_ERROR_METHOD, error_method_.data()),
       read_array("PFIFO.CHAN_ERROR_ADDR_LO", pf::CHAN_ERROR_ADDR_LO, error_addr_lo_.data()),
       read_array("PFIFO.CHAN_ERROR_ADDR_HI", pf::CHAN_ERROR_ADDR_HI, error_addr_hi_.data()),

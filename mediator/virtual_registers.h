@@ -31,9 +31,9 @@ class VirtualRegisters {
   void record_fault(regs::FaultUnit unit, regs::FaultReason reason, uint64_t inst, uint64_t va, bool write,
                     std::optional<uint32_t> gchid);
   void raise_nonstall(uint32_t gchid);
-  void table_error(regs::pfifo::ChanTableError code);   // CHAN_TABLE_ERROR and its interrupt
-  void mmio_fault();                                    // PBUS MMIO fault (a BAR or PRAMIN access refused)
-  void runlist_done();                                  // RUNLIST_INTR done and its interrupt
+  void table_error(regs::pfifo::ChanTableError code);  // CHAN_TABLE_ERROR and its interrupt
+  void mmio_fault();                                   // PBUS MMIO fault (a BAR or PRAMIN access refused)
+  void runlist_done();                                 // RUNLIST_INTR done and its interrupt
   bool channel_errored(uint32_t gchid) const { return chan_error_pending_.test(gchid); }
   // Per message vector: the non-stall interrupts and channel errors raised
   // while deliverable (PFIFO INTR_EN, PMC INTR_EN_0 and INTR_MASK_0),
@@ -70,7 +70,7 @@ class VirtualRegisters {
   regs::ChannelBits chan_error_pending_;
   regs::ChannelBits nonstall_pending_;
   void count_raised(regs::pci::MsiVector v, uint32_t pfifo_bit);
-  std::array<uint64_t, regs::pci::MSI_VECTORS> raised_{};   // never reset: compared for change
+  std::array<uint64_t, regs::pci::MSI_VECTORS> raised_{};  // never reset: compared for change
 };
 
 }  // namespace vgpu::mediator

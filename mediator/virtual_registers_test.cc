@@ -54,7 +54,7 @@ TEST(VirtualRegisters, AChannelErrorRaisesTheLineUntilAcknowledged) {
 TEST(VirtualRegisters, WritingZeroToChanErrorClearsTheWholeRecord) {
   Fixture f;
   f.v.raise_channel_error(3, regs::ChannelError::bad_argument, 7, 9);
-  f.t.write(pf::CHAN_ERROR[3].offset, 5);   // not zero: kept
+  f.t.write(pf::CHAN_ERROR[3].offset, 5);  // not zero: kept
   EXPECT_NE(f.t.read(pf::CHAN_ERROR[3].offset), 0u);
   f.t.write(pf::CHAN_ERROR[3].offset, 0);
   EXPECT_EQ(f.t.read(pf::CHAN_ERROR[3].offset), 0u);
@@ -74,7 +74,7 @@ TEST(VirtualRegisters, AFaultIsReadThroughItsUnitsRecord) {
   EXPECT_TRUE(pf::FaultWrite::get(type));
   EXPECT_EQ(pf::FaultChid::get(type), 4u);
   EXPECT_TRUE(pf::FaultChidValid::get(type));
-  f.t.write(pf::FAULT_TYPE[ce0].offset, 0);   // a record is read-only
+  f.t.write(pf::FAULT_TYPE[ce0].offset, 0);  // a record is read-only
   EXPECT_EQ(f.errors.size(), 1u);
 }
 
@@ -106,8 +106,8 @@ TEST(VirtualRegisters, AResetOfPfifoForgetsEveryRecord) {
 TEST(VirtualRegisters, PlainRowsKeepOnlyTheirWritableBits) {
   Fixture f;
   f.t.write(pmc::PBDMA_ENABLE.offset, ~0u);
-  EXPECT_EQ(f.t.read(pf::PBDMA_ENABLE.offset), regs::ALL_PBDMA);   // one register, two names
-  f.t.write(pmc::BOOT_1.offset, ~0u);                              // little endian only
+  EXPECT_EQ(f.t.read(pf::PBDMA_ENABLE.offset), regs::ALL_PBDMA);  // one register, two names
+  f.t.write(pmc::BOOT_1.offset, ~0u);                             // little endian only
   EXPECT_EQ(f.t.read(pmc::BOOT_1.offset), 0u);
   f.t.write(pf::CTRL.offset, ~0u);
   EXPECT_EQ(f.t.read(pf::CTRL.offset), pf::CtrlEnable::mask);
@@ -123,15 +123,15 @@ uint64_t raised(const VirtualRegisters& v, regs::pci::MsiVector vec) { return v.
 
 TEST(VirtualRegisters, EachDeliverableInterruptCountsOnItsMessageVector) {
   Fixture f;
-  f.v.raise_nonstall(1);   // nothing enabled yet: no message
+  f.v.raise_nonstall(1);  // nothing enabled yet: no message
   EXPECT_EQ(raised(f.v, regs::pci::MsiVector::nonstall), 0u);
   f.enable_pfifo_interrupts();
   f.v.raise_nonstall(1);
-  f.v.raise_nonstall(1);   // the pending bit is already set: still a message
+  f.v.raise_nonstall(1);  // the pending bit is already set: still a message
   f.v.raise_channel_error(2, regs::ChannelError::bad_argument, 0, 0);
   EXPECT_EQ(raised(f.v, regs::pci::MsiVector::nonstall), 2u);
   EXPECT_EQ(raised(f.v, regs::pci::MsiVector::error), 1u);
-  f.t.write(pmc::INTR_MASK_0.offset, 0);   // PFIFO masked at PMC: no message
+  f.t.write(pmc::INTR_MASK_0.offset, 0);  // PFIFO masked at PMC: no message
   f.v.raise_nonstall(1);
   EXPECT_EQ(raised(f.v, regs::pci::MsiVector::nonstall), 2u);
 }

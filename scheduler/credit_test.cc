@@ -22,7 +22,7 @@ TEST(Credit, VmThatUsedItsBudgetGoesBehindTheOthers) {
     arrive(*p, 2, 0);
   }
   std::vector<VmId> order;
-  order.push_back(run(*p, 0, 6 * MS));      // vm 1: 5 - 6 = -1 ms: demoted
+  order.push_back(run(*p, 0, 6 * MS));       // vm 1: 5 - 6 = -1 ms: demoted
   order.push_back(run(*p, 6 * MS, 1 * MS));  // vm 2: 4 ms left: stays first
   order.push_back(run(*p, 7 * MS, 1 * MS));  // vm 2 again
   order.push_back(run(*p, 8 * MS, 1 * MS));  // vm 1, the only one queued
@@ -59,7 +59,7 @@ TEST(Credit, ReplenishmentAtThePeriodRestoresBudget) {
   for (int i = 0; i < 3; ++i) arrive(*p, 1, 0);
   for (int i = 0; i < 2; ++i) arrive(*p, 2, 0);
   std::vector<VmId> order;
-  order.push_back(run(*p, 0, 6 * MS));       // vm 1: 5 - 6 = -1 ms: demoted
+  order.push_back(run(*p, 0, 6 * MS));        // vm 1: 5 - 6 = -1 ms: demoted
   order.push_back(run(*p, 6 * MS, 10 * MS));  // at 10 ms both +5; vm 2: 10 - 10 = 0: demoted
   order.push_back(run(*p, 16 * MS, 3 * MS));  // vm 1: 4 - 3 = 1 ms left: stays first
   order.push_back(run(*p, 19 * MS, 1 * MS));

@@ -82,7 +82,7 @@ class Dispatcher {
 
   [[nodiscard]] std::string_view policy_name() const { return policy_->name(); }
   [[nodiscard]] uint64_t gpu_ns(VmId vm) const;
-  [[nodiscard]] size_t queued(VmId vm) const;   // submissions of a VM waiting for the engine
+  [[nodiscard]] size_t queued(VmId vm) const;  // submissions of a VM waiting for the engine
   [[nodiscard]] bool busy() const;
   [[nodiscard]] uint64_t dispatched() const;
 
@@ -91,7 +91,7 @@ class Dispatcher {
   // is free and the policy has something; otherwise note when to wake.
   void step(std::unique_lock<std::mutex>& lk);
   void kick(std::unique_lock<std::mutex>& lk);
-  void run_step(std::unique_lock<std::mutex>& lk);   // step unless one is running
+  void run_step(std::unique_lock<std::mutex>& lk);  // step unless one is running
   void thread_main();
 
   std::unique_ptr<Policy> policy_;
@@ -104,7 +104,7 @@ class Dispatcher {
   bool stepping_ = false;  // a step is running (engine may re-enter)
   bool again_ = false;     // something happened during that step
   std::optional<uint64_t> wake_at_;
-  std::optional<uint64_t> thread_wake_at_;   // the retry time the thread is waiting for
+  std::optional<uint64_t> thread_wake_at_;  // the retry time the thread is waiting for
   uint64_t dispatched_ = 0;
 
   bool threaded_ = false;

@@ -167,7 +167,8 @@ TEST(Dispatcher, ThreadedModeRunsEverySubmissionOneAtATime) {
       for (int i = 0; i < PER_VM; ++i) EXPECT_TRUE(d.submit(vm, static_cast<uint32_t>(i)));
     });
   for (auto& t : vms) t.join();
-  for (int i = 0; i < 2000 && d.dispatched() < 4 * PER_VM; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 2000 && d.dispatched() < 4 * PER_VM; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   while (d.busy()) std::this_thread::yield();
   done = true;
   gpu.join();
@@ -196,12 +197,12 @@ TEST_F(FakeDispatch, TheSubmissionInFlightIsRecordedWithItsDispatchTime) {
 TEST_F(FakeDispatch, CompleteIfEndsOnlyTheMatchingFlight) {
   ASSERT_TRUE(d.submit(1, 4));
   const uint64_t seq = d.in_flight()->submission.seq;
-  EXPECT_FALSE(d.complete_if({2, 4, std::nullopt}, 0, 10));     // another VM
-  EXPECT_FALSE(d.complete_if({1, 5, std::nullopt}, 0, 10));     // another channel
-  EXPECT_FALSE(d.complete_if({1, 4, seq + 1}, 0, 10));          // a later submission of that channel
+  EXPECT_FALSE(d.complete_if({2, 4, std::nullopt}, 0, 10));  // another VM
+  EXPECT_FALSE(d.complete_if({1, 5, std::nullopt}, 0, 10));  // another channel
+  EXPECT_FALSE(d.complete_if({1, 4, seq + 1}, 0, 10));       // a later submission of that channel
   EXPECT_TRUE(d.busy());
   clock.advance_to(30);
-  EXPECT_TRUE(d.complete_if({1, 4, seq}, std::nullopt, 30));    // counted from its dispatch
+  EXPECT_TRUE(d.complete_if({1, 4, seq}, std::nullopt, 30));  // counted from its dispatch
   EXPECT_FALSE(d.busy());
   EXPECT_EQ(d.gpu_ns(1), 30u);
 }

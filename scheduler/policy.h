@@ -24,7 +24,7 @@ using VmId = uint32_t;
 // scheduler never looks at the channel; it comes back in Engine::start.
 struct Submission {
   VmId vm = 0;
-  uint32_t channel = 0;      // which of the VM's channels (a context) the work is on
+  uint32_t channel = 0;     // which of the VM's channels (a context) the work is on
   uint64_t arrival_ns = 0;  // set by Policy::arrive
   uint64_t seq = 0;         // global arrival order, set by Policy::arrive
 };
@@ -75,7 +75,7 @@ class Policy {
   // at once: the next over-share test (BAND) and the next replenishment
   // (CREDIT, BAND) use the new weights; budgets already granted stay.
   [[nodiscard]] virtual Status set_weight(VmId vm, uint32_t weight) = 0;
-  [[nodiscard]] virtual uint32_t weight(VmId vm) const = 0;   // 0: not registered
+  [[nodiscard]] virtual uint32_t weight(VmId vm) const = 0;  // 0: not registered
   // A VM's submission arrives at `now_ns` (queued in arrival order per VM).
   [[nodiscard]] virtual Status arrive(Submission s, uint64_t now_ns) = 0;
   // The engine ran a submission of `vm` from start_ns to end_ns (engine
@@ -92,10 +92,9 @@ class Policy {
 
 // "fifo", "credit" or "band". An unknown name or a bad parameter is an
 // invalid_argument error naming the value.
-[[nodiscard]] Result<std::unique_ptr<Policy>> make_policy(std::string_view name,
-                                                          const PolicyParams& params = {});
+[[nodiscard]] Result<std::unique_ptr<Policy>> make_policy(std::string_view name, const PolicyParams& params = {});
 // The policies by name: the one list (the options, QEMU, the daemon ask it).
 [[nodiscard]] bool policy_known(std::string_view name);
-std::string policy_names();   // "fifo, credit, band"
+std::string policy_names();  // "fifo, credit, band"
 
 }  // namespace vgpu::sched

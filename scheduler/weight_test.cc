@@ -42,7 +42,7 @@ std::unique_ptr<Policy> band_with_vm2_at_60_percent() {
 
 TEST(SetWeight, BandStopsYieldingForAVmWhoseShareGrewAboveItsUse) {
   auto p = band_with_vm2_at_60_percent();
-  ASSERT_TRUE(p->set_weight(2, 3));   // share 0.75 > utilization 0.6
+  ASSERT_TRUE(p->set_weight(2, 3));  // share 0.75 > utilization 0.6
   const Decision d = p->pick(22 * MS);
   ASSERT_TRUE(d.dispatch);
   EXPECT_EQ(d.dispatch->vm, 2u);
@@ -51,11 +51,11 @@ TEST(SetWeight, BandStopsYieldingForAVmWhoseShareGrewAboveItsUse) {
 TEST(SetWeight, BandYieldsForAVmWhoseShareShrankBelowItsUse) {
   auto p = policy("band", {1, 1}, P10);
   arrive(*p, 2, 0);
-  EXPECT_EQ(run(*p, 0, 4 * MS), 2u);   // at 10 ms: utilization 0.4, share 0.5
+  EXPECT_EQ(run(*p, 0, 4 * MS), 2u);  // at 10 ms: utilization 0.4, share 0.5
   arrive(*p, 1, 10 * MS);
   arrive(*p, 2, 10 * MS);
   EXPECT_EQ(run(*p, 10 * MS, MS), 1u);
-  ASSERT_TRUE(p->set_weight(1, 9));    // vm 2's share falls to 0.1 < 0.4
+  ASSERT_TRUE(p->set_weight(1, 9));  // vm 2's share falls to 0.1 < 0.4
   const Decision d = p->pick(11 * MS);
   EXPECT_FALSE(d.dispatch);
   EXPECT_TRUE(d.retry_at_ns);

@@ -13,9 +13,9 @@
 namespace vgpu::shadow {
 
 enum class Verdict {
-  absent,        // the guest entry is not valid: the shadow entry is not either
-  mapped,        // translated into the partition
-  rejected,      // valid in the guest but outside the partition or not VRAM: faulting
+  absent,    // the guest entry is not valid: the shadow entry is not either
+  mapped,    // translated into the partition
+  rejected,  // valid in the guest but outside the partition or not VRAM: faulting
 };
 
 struct ShadowPte {
@@ -29,13 +29,15 @@ ShadowPte shadow_pte(uint64_t guest_pte, fmt::PageSize size, const Partition& pa
 // One half of a guest PDE: the guest address of a page table, if it is a
 // VRAM table that lies wholly inside the partition.
 struct GuestTable {
-  uint64_t guest_addr;   // 0 when absent or rejected
+  uint64_t guest_addr;  // 0 when absent or rejected
   Verdict verdict;
 };
 GuestTable guest_spt(uint64_t guest_pde, const Partition& partition);
 GuestTable guest_lpt(uint64_t guest_pde, const Partition& partition);
 
 // The shadow PDE naming shadow tables (host VRAM addresses; 0 = none).
-constexpr uint64_t shadow_pde(uint64_t shadow_spt, uint64_t shadow_lpt) { return fmt::pde::make(shadow_spt, shadow_lpt); }
+constexpr uint64_t shadow_pde(uint64_t shadow_spt, uint64_t shadow_lpt) {
+  return fmt::pde::make(shadow_spt, shadow_lpt);
+}
 
 }  // namespace vgpu::shadow

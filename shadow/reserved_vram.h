@@ -43,15 +43,15 @@ class ReservedVram {
 
   uint64_t base() const { return base_; }
   uint64_t size() const { return size_; }
-  uint64_t used() const;          // handed out, not freed
+  uint64_t used() const;  // handed out, not freed
   uint64_t peak() const;
-  uint64_t quarantined() const;   // freed, waiting for a shootdown
-  uint64_t shootdowns() const;    // run by this pool
+  uint64_t quarantined() const;  // freed, waiting for a shootdown
+  uint64_t shootdowns() const;   // run by this pool
   bool contains(uint64_t addr) const { return addr >= base_ && addr - base_ < size_; }
 
  private:
   std::optional<uint64_t> take_locked(uint64_t bytes, uint64_t align);
-  uint64_t read(const uint64_t& field) const;   // one of the counts below, under the lock
+  uint64_t read(const uint64_t& field) const;  // one of the counts below, under the lock
   void insert_free_locked(uint64_t start, uint64_t bytes);
 
   gpu::Vram& vram_;
@@ -59,9 +59,9 @@ class ReservedVram {
   const uint64_t size_;
   const Shootdown shootdown_;
   mutable std::mutex mutex_;
-  std::map<uint64_t, uint64_t> free_;         // addr -> bytes
-  std::map<uint64_t, uint64_t> used_;         // addr -> bytes
-  std::map<uint64_t, uint64_t> quarantine_;   // addr -> bytes
+  std::map<uint64_t, uint64_t> free_;        // addr -> bytes
+  std::map<uint64_t, uint64_t> used_;        // addr -> bytes
+  std::map<uint64_t, uint64_t> quarantine_;  // addr -> bytes
   uint64_t used_bytes_ = 0;
   uint64_t peak_bytes_ = 0;
   uint64_t quarantined_bytes_ = 0;

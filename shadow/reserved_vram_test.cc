@@ -76,7 +76,7 @@ TEST(ReservedVramQuarantine, ExhaustionRunsOneShootdownThenReusesTheQuarantine) 
   vram->write64(*a, 0x1234);
   r.free(*a);
   r.free(*b);
-  auto whole = r.alloc(64 * KiB);   // needs both freed blocks, coalesced
+  auto whole = r.alloc(64 * KiB);  // needs both freed blocks, coalesced
   ASSERT_TRUE(whole);
   EXPECT_EQ(sd.runs, 1);
   EXPECT_EQ(r.shootdowns(), 1u);
@@ -108,11 +108,11 @@ TEST(ReservedVramQuarantine, MemoryFreedDuringAShootdownWaitsForTheNextOne) {
   late = r.alloc(32 * KiB);
   ASSERT_TRUE(a && late);
   r.free(*a);
-  auto again = r.alloc(32 * KiB);   // one shootdown releases `a`; `late` is freed during it
+  auto again = r.alloc(32 * KiB);  // one shootdown releases `a`; `late` is freed during it
   ASSERT_TRUE(again);
   EXPECT_EQ(*again, *a);
   EXPECT_EQ(r.quarantined(), 32 * KiB);
-  auto next = r.alloc(32 * KiB);   // a second shootdown releases `late`
+  auto next = r.alloc(32 * KiB);  // a second shootdown releases `late`
   ASSERT_TRUE(next);
   EXPECT_EQ(*next, *late);
   EXPECT_EQ(runs, 2);

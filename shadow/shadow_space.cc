@@ -22,16 +22,15 @@ static_assert(fmt::TABLE_ALIGN == TRACK_PAGE, "tables start on tracked pages");
 Result<std::unique_ptr<ShadowSpace>> ShadowSpace::create(const GuestMemory& guest, ReservedVram& reserved,
                                                          ShadowCounters& counters, uint64_t guest_pd) {
   if (guest_pd % fmt::TABLE_ALIGN != 0 || !guest.partition().contains(guest_pd, fmt::PD.table_bytes()))
-    return fail(Errc::invalid_argument,
-                strfmt("page directory %s does not lie in the VM's %s-byte VRAM", hex(guest_pd).c_str(),
-                       hex(guest.partition().size).c_str()));
+    return fail(Errc::invalid_argument, strfmt("page directory %s does not lie in the VM's %s-byte VRAM",
+                                               hex(guest_pd).c_str(), hex(guest.partition().size).c_str()));
   auto pd = reserved.alloc(fmt::PD.table_bytes());
   if (!pd) return fail(Errc::out_of_memory, "no reserved VRAM for the shadow of page directory " + hex(guest_pd));
   return std::unique_ptr<ShadowSpace>(new ShadowSpace(guest, reserved, counters, guest_pd, *pd));
 }
 
-ShadowSpace::ShadowSpace(const GuestMemory& guest, ReservedVram& reserved, ShadowCounters& counters,
-                         uint64_t guest_pd, uint64_t shadow_pd)
+ShadowSpace::ShadowSpace(const GuestMemory& guest, ReservedVram& reserved, ShadowCounters& counters, uint64_t guest_pd,
+                         uint64_t shadow_pd)
     : guest_(guest), reserved_(reserved), counters_(counters), guest_pd_(guest_pd), shadow_pd_(shadow_pd) {
   register_pages(TableRef{Kind::pd, 0, guest_pd_}, fmt::PD.table_bytes());
 }
@@ -84,7 +83,8 @@ Status ShadowSpace::sync_dirty() {
       const uint64_t shadow_table = big ? slot->second.shadow_lpt : slot->second.shadow_spt;
       if (guest_table != ref.table_addr || shadow_table == 0) continue;
       const fmt::Level& level = big ? fmt::LPT : fmt::SPT;
-      scan_entries(ref.kind, guest_table, shadow_table, first, std::min(ENTRIES_PER_TRACK_PAGE, level.entries() - first));
+      scan_entries(ref.kind, guest_table, shadow_table, first,
+                   std::min(ENTRIES_PER_TRACK_PAGE, level.entries() - first));
     }
   }
   return status;
@@ -187,8 +187,8 @@ Status ShadowSpace::attach(uint32_t pde, Kind kind, uint64_t guest_table, bool r
   if (guest_table == 0) return {};
   auto table = reserved_.alloc(level.table_bytes());
   if (!table)
-    return fail(Errc::out_of_memory, strfmt("no reserved VRAM to shadow the %s at %s (PDE %u)", level.name,
-                                            hex(guest_table).c_str(), pde));
+    return fail(Errc::out_of_memory,
+                strfmt("no reserved VRAM to shadow the %s at %s (PDE %u)", level.name, hex(guest_table).c_str(), pde));
   Slot& slot = slots_[pde];
   (big ? slot.guest_lpt : slot.guest_spt) = guest_table;
   (big ? slot.shadow_lpt : slot.shadow_spt) = *table;

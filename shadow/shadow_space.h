@@ -36,7 +36,7 @@ class ShadowSpace {
   ShadowSpace& operator=(const ShadowSpace&) = delete;
 
   uint64_t guest_pd() const { return guest_pd_; }
-  uint64_t shadow_pd() const { return shadow_pd_; }   // host VRAM address
+  uint64_t shadow_pd() const { return shadow_pd_; }  // host VRAM address
 
   // Naive: rescan everything. Fails only when reserved VRAM runs out (the
   // tables that could not be shadowed stay faulting).
@@ -67,8 +67,8 @@ class ShadowSpace {
     bool operator==(const TableRef&) const = default;
   };
   struct Slot {
-    uint64_t guest_spt = 0, guest_lpt = 0;     // guest table addresses (0 = none)
-    uint64_t shadow_spt = 0, shadow_lpt = 0;   // host VRAM addresses (0 = none)
+    uint64_t guest_spt = 0, guest_lpt = 0;    // guest table addresses (0 = none)
+    uint64_t shadow_spt = 0, shadow_lpt = 0;  // host VRAM addresses (0 = none)
   };
 
   ShadowSpace(const GuestMemory& guest, ReservedVram& reserved, ShadowCounters& counters, uint64_t guest_pd,
@@ -90,9 +90,9 @@ class ShadowSpace {
 
   mutable std::mutex mutex_;
   bool synced_ = false;
-  std::unordered_map<uint32_t, Slot> slots_;                          // by PDE index
-  std::unordered_map<uint64_t, std::vector<TableRef>> page_refs_;     // guest page -> tables in it
-  std::unordered_set<uint64_t> dirty_;                                // guest pages
+  std::unordered_map<uint32_t, Slot> slots_;                       // by PDE index
+  std::unordered_map<uint64_t, std::vector<TableRef>> page_refs_;  // guest page -> tables in it
+  std::unordered_set<uint64_t> dirty_;                             // guest pages
 };
 
 }  // namespace vgpu::shadow

@@ -10,14 +10,14 @@
 namespace vgpu::shadow {
 namespace {
 
-using testing::Fixture;
 using fmt::PageSize;
+using testing::Fixture;
 
 // Guest layout inside the partition.
 constexpr uint64_t PD = 0x100000;
 constexpr uint64_t SPT = 0x200000;
 constexpr uint64_t LPT = 0x300000;
-constexpr uint64_t VA = 0x4000'0000;   // inside PDE 8
+constexpr uint64_t VA = 0x4000'0000;  // inside PDE 8
 
 struct Mapping {
   uint64_t va, phys, bytes;

@@ -19,7 +19,7 @@ Result<std::unique_ptr<Testbed>> make(Mode mode, uint32_t vms, bool interrupts =
   tc.mode = mode;
   tc.vms = vms;
   tc.vram_per_vm = 64 * MiB;
-  tc.device.timeout_ns = 20'000'000'000;   // a lost wake-up shows as a timeout long before this
+  tc.device.timeout_ns = 20'000'000'000;  // a lost wake-up shows as a timeout long before this
   tc.device.channel.use_interrupts = interrupts;
   return Testbed::create(tc);
 }
@@ -109,7 +109,8 @@ TEST(InterruptWait, ChannelErrorWakesTheWaiter) {
       const auto waited = std::chrono::steady_clock::now() - t0;
       if (st) return fail(Errc::invalid_argument, "a faulting kernel's fence passed");
       if (st.error().code != Errc::device_error) return std::unexpected(st.error());
-      if (waited > std::chrono::seconds(2)) return fail(Errc::invalid_argument, "the error took more than 2 s to wake the waiter");
+      if (waited > std::chrono::seconds(2))
+        return fail(Errc::invalid_argument, "the error took more than 2 s to wake the waiter");
       return {};
     });
     EXPECT_TRUE(results[0]) << mode_name(mode) << ": " << results[0].error().what();
@@ -128,7 +129,7 @@ TEST(InterruptWait, FvOptSteadyStateTrapsOnlyTheDoorbell) {
     auto buf = (*ctx)->alloc(sizeof(float));
     if (!buf) return std::unexpected(buf.error());
     for (uint32_t i = 0; i < 2 * LAUNCHES; ++i) {
-      if (i == LAUNCHES) before = bed.counters(vm.index);   // the first half warms up
+      if (i == LAUNCHES) before = bed.counters(vm.index);  // the first half warms up
       auto f = (*ctx)->fill({*buf, 1, 1.0f});
       if (!f) return std::unexpected(f.error());
       if (auto st = (*ctx)->wait(*f); !st) return st;

@@ -38,7 +38,8 @@ uint32_t* MediatedPort::direct_word(driver::Bar bar, uint64_t offset, bool write
 uint32_t MediatedPort::read32(driver::Bar bar, uint64_t offset) {
   if (!decodes(bar, offset)) return BUS_MISS;
   if (bar == driver::Bar::bar0) return vgpu_.read32(static_cast<uint32_t>(offset));
-  if (uint32_t* p = direct_word(bar, offset, false)) return std::atomic_ref<uint32_t>(*p).load(std::memory_order_acquire);
+  if (uint32_t* p = direct_word(bar, offset, false))
+    return std::atomic_ref<uint32_t>(*p).load(std::memory_order_acquire);
   return vgpu_.bar_read32(to_gpu(bar), offset);
 }
 
@@ -84,7 +85,7 @@ void MediatedPort::refresh() {
 
 std::span<std::byte> MediatedPort::map(driver::Bar bar, uint64_t offset, uint64_t len) {
   gpu::BarWindow* w = window(bar);
-  if (!w) return {};   // naive mode: every access traps
+  if (!w) return {};  // naive mode: every access traps
   refresh();
   return w->span(offset, len, true);
 }

@@ -38,7 +38,7 @@ class MediatedPort final : public driver::Port {
   MediatedPort(mediator::Vgpu& vgpu) : vgpu_(vgpu) {}
   gpu::BarWindow* window(driver::Bar bar);
   void rebuild();
-  void refresh();   // rebuild the windows if the vGPU's layout changed
+  void refresh();  // rebuild the windows if the vGPU's layout changed
   uint32_t* direct_word(driver::Bar bar, uint64_t offset, bool write);
 
   mediator::Vgpu& vgpu_;

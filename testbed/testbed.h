@@ -28,16 +28,16 @@ Result<Mode> parse_mode(std::string_view name);
 
 struct TestbedConfig {
   Mode mode = Mode::native;
-  uint32_t vms = 1;                        // native: exactly 1
+  uint32_t vms = 1;  // native: exactly 1
   uint64_t vram_per_vm = 512 * MiB;
   uint32_t channels_per_vm = 8;
   std::string scheduler = "fifo";
-  uint64_t turn_ns = mediator::HostConfig{}.turn_ns;   // a turn's time slice (0: up to GP_PUT)
-  uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms;   // one GPFIFO entry's GPU time (0: no limit)
-  std::vector<uint32_t> weights;           // per VM; empty = all 1
+  uint64_t turn_ns = mediator::HostConfig{}.turn_ns;        // a turn's time slice (0: up to GP_PUT)
+  uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms;  // one GPFIFO entry's GPU time (0: no limit)
+  std::vector<uint32_t> weights;                            // per VM; empty = all 1
   ClockKind clock = ClockKind::real;
   driver::DeviceOptions device;
-  LogFn log;   // guest and internal errors (common/log.h); default stderr
+  LogFn log;  // guest and internal errors (common/log.h); default stderr
 };
 
 // What a VM's thread gets: its port and its opened device.
@@ -71,8 +71,8 @@ class Testbed {
  private:
   explicit Testbed(const TestbedConfig& c) : config_(c) {}
   TestbedConfig config_;
-  std::unique_ptr<gpu::Gpu> gpu_;                 // native mode
-  std::unique_ptr<mediator::Host> host_;          // fv modes
+  std::unique_ptr<gpu::Gpu> gpu_;         // native mode
+  std::unique_ptr<mediator::Host> host_;  // fv modes
   std::vector<mediator::Vgpu*> vgpus_;
   std::vector<std::unique_ptr<driver::Port>> ports_;
 };

@@ -111,7 +111,7 @@ TEST(Host, OwnVramFdSharesThePartitionAndNothingElse) {
   const uint64_t base = (*a)->partition().base;
   EXPECT_EQ(h->gpu().vram().read32(base + 4), 0x5a5au);
   h->destroy_vgpu(*a);
-  peer[1] = 0x7777;   // the old fd no longer reaches the GPU
+  peer[1] = 0x7777;  // the old fd no longer reaches the GPU
   EXPECT_EQ(h->gpu().vram().read32(base + 4), 0u);
   munmap(peer, VM_VRAM);
   auto b = h->create_vgpu(vm("b", 4));
@@ -283,14 +283,16 @@ TEST(HostResources, ADoorbellStormQueuesAtMostOneSubmissionPerChannel) {
   auto ctx_a = (*dev_a)->create_context();
   auto ctx_b = (*dev_b)->create_context();
   ASSERT_TRUE(ctx_a && ctx_b);
-  auto spin = (*ctx_a)->spin({2'000'000'000});   // VM A holds the GPU for 2 s (the storm takes far less, even under ASan)
+  auto spin = (*ctx_a)->spin(
+      {2'000'000'000});  // VM A holds the GPU for 2 s (the storm takes far less, even under ASan)
   ASSERT_TRUE(spin) << spin.error().what();
   const auto engine_busy = [&] {
     const uint32_t pchid = t.vgpu(0)->pchid_of((*ctx_a)->channel_id());
     return pf::ChanStateEngineOutstanding::get(t.host()->gpu().read32(pf::CHAN_STATE[pchid].offset)) != 0;
   };
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!engine_busy() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (!engine_busy() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_TRUE(engine_busy()) << "VM A's spin never started";
 
   // VM B's raw doorbells: GP_PUT of its channel, rewritten 20,000 times.
@@ -331,7 +333,7 @@ TEST(HostTeardown, ShadowsOfAnUnboundChannelLiveUntilItsEngineWorkEnds) {
   auto dev = driver::Device::open(t.port(0));
   ASSERT_TRUE(dev) << dev.error().what();
   const uint64_t baseline = v.counters().reserved_bytes;
-  constexpr uint64_t SPIN_NS = 1'000'000'000;   // far longer than a context teardown, even under load
+  constexpr uint64_t SPIN_NS = 1'000'000'000;  // far longer than a context teardown, even under load
   constexpr uint64_t WAIT_NS = 5'000'000'000;
   const auto engine_busy = [&](uint32_t pchid) {
     return pf::ChanStateEngineOutstanding::get(t.host()->gpu().read32(pf::CHAN_STATE[pchid].offset)) != 0;
@@ -348,12 +350,12 @@ TEST(HostTeardown, ShadowsOfAnUnboundChannelLiveUntilItsEngineWorkEnds) {
   auto f = (*ctx)->spin({SPIN_NS});
   ASSERT_TRUE(f) << f.error().what();
   ASSERT_TRUE(wait_for([&] { return engine_busy(pchid); })) << "the spin never reached the engine";
-  ctx->reset();   // unbinds the channel while its spin runs
+  ctx->reset();  // unbinds the channel while its spin runs
   ASSERT_TRUE(engine_busy(pchid)) << "the spin ended before the channel was unbound: nothing to check";
   EXPECT_GT(v.counters().reserved_bytes, baseline) << "shadows freed under a running engine";
 
   ASSERT_TRUE(wait_for([&] { return !engine_busy(pchid); })) << "the spin never ended";
-  auto next = (*dev)->create_context();   // a bind: reclaims what the spin held
+  auto next = (*dev)->create_context();  // a bind: reclaims what the spin held
   ASSERT_TRUE(next) << next.error().what();
   next->reset();
   EXPECT_EQ(v.counters().reserved_bytes, baseline);
@@ -368,7 +370,7 @@ TEST(HostTeardown, DestroyingAVgpuWaitsForItsEngineWork) {
   auto v = h->create_vgpu(vm("spinner", 4));
   ASSERT_TRUE(v) << v.error().what();
   const uint64_t base = (*v)->partition().base;
-  constexpr uint64_t SPIN_NS = 1'000'000'000;   // far longer than a context teardown, even under load
+  constexpr uint64_t SPIN_NS = 1'000'000'000;  // far longer than a context teardown, even under load
   uint32_t pchid = 0;
   {
     auto port = testbed::MediatedPort::create(**v, h->gpu().vram());
@@ -411,7 +413,8 @@ void run_beside_launches(const std::function<Status(testbed::Vm&)>& other) {
   std::atomic<int> launches{0};
   std::thread deadline([&] {
     const auto end = std::chrono::steady_clock::now() + DEADLINE;
-    while (!finished && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    while (!finished && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (finished) return;
     std::fprintf(stderr, "HostThreads: no progress for %lld s: the mediator deadlocked\n",
                  static_cast<long long>(DEADLINE.count()));
@@ -472,7 +475,7 @@ TEST(HostThreads, ChannelChurnBesideAStreamOfCompletionsKeepsEveryChannelSound) 
   constexpr int CHURNS = 150;
   run_beside_launches([](testbed::Vm& vm) -> Status {
     for (int i = 0; i < CHURNS; ++i) {
-      auto ctx = vm.device.create_context();   // destroyed again at once
+      auto ctx = vm.device.create_context();  // destroyed again at once
       if (!ctx) return std::unexpected(ctx.error());
     }
     return {};

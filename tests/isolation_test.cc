@@ -50,12 +50,12 @@ constexpr uint32_t ATTACKER = 0;
 constexpr uint32_t VICTIM = 1;
 constexpr uint64_t VM_VRAM = 64 * MiB;
 constexpr uint32_t CHANNELS = 8;
-constexpr uint32_t SPARE_CHID = CHANNELS - 1;          // a channel id of the attacker's range it never uses
-constexpr uint64_t INST_HEAP = 8 * MiB;                // BAR3 [8, 16) MiB stays unmapped
+constexpr uint32_t SPARE_CHID = CHANNELS - 1;  // a channel id of the attacker's range it never uses
+constexpr uint64_t INST_HEAP = 8 * MiB;        // BAR3 [8, 16) MiB stays unmapped
 constexpr uint64_t BAR3_UNUSED = 12 * MiB;
-constexpr uint64_t BAR1_UNUSED = 100 * MiB;            // below the first PDE's end, above what the driver maps
-constexpr uint64_t SMALL_SENTINEL = 16 * KiB;          // small pages
-constexpr uint64_t BIG_SENTINEL = 2 * fmt::BIG_PAGE;   // big pages
+constexpr uint64_t BAR1_UNUSED = 100 * MiB;           // below the first PDE's end, above what the driver maps
+constexpr uint64_t SMALL_SENTINEL = 16 * KiB;         // small pages
+constexpr uint64_t BIG_SENTINEL = 2 * fmt::BIG_PAGE;  // big pages
 constexpr uint32_t MIN_ROUNDS = 3;
 constexpr uint32_t WORK_FLOATS = 4096;
 constexpr uint32_t GEMM = 32;
@@ -71,7 +71,7 @@ struct VictimShared {
   std::atomic<uint32_t> rounds{0};
   // Guest addresses, published before `ready`.
   uint64_t small_gaddr = 0, big_gaddr = 0, inst = 0, pd = 0, userd = 0;
-  uint64_t sum_before = 0, sum_after = 0;   // host VRAM checksum of both sentinels
+  uint64_t sum_before = 0, sum_after = 0;  // host VRAM checksum of both sentinels
 };
 
 uint64_t host_checksum(Testbed& tb, uint64_t host_addr, uint64_t bytes) {
@@ -131,7 +131,8 @@ Status victim(Vm& vm, Testbed& tb, VictimShared& sh) {
   auto small = c.alloc(SMALL_SENTINEL), big = c.alloc(BIG_SENTINEL), work = c.alloc(WORK_FLOATS * sizeof(float));
   auto ga = c.alloc(GEMM * GEMM * 4), gb = c.alloc(GEMM * GEMM * 4), gc = c.alloc(GEMM * GEMM * 4);
   if (!small || !big || !work || !ga || !gb || !gc) return fail(Errc::out_of_memory, "victim buffers");
-  for (auto [buf, bytes, salt] : {std::tuple{*small, SMALL_SENTINEL, 0x5a5a0000u}, std::tuple{*big, BIG_SENTINEL, 0xa5a50000u}}) {
+  for (auto [buf, bytes, salt] :
+       {std::tuple{*small, SMALL_SENTINEL, 0x5a5a0000u}, std::tuple{*big, BIG_SENTINEL, 0xa5a50000u}}) {
     std::vector<uint32_t> words(bytes / sizeof(uint32_t));
     for (size_t i = 0; i < words.size(); ++i) words[i] = pattern(i, salt);
     if (auto s = c.upload(buf, std::span<const uint32_t>(words)); !s) return s;
@@ -177,9 +178,7 @@ struct Attack {
 
   // The attacker guest address that names victim guest address `gaddr`
   // if the mediator failed to confine guest addresses to the partition.
-  uint64_t foreign(uint64_t gaddr) const {
-    return tb.vgpu(VICTIM)->partition().base - self.partition().base + gaddr;
-  }
+  uint64_t foreign(uint64_t gaddr) const { return tb.vgpu(VICTIM)->partition().base - self.partition().base + gaddr; }
   uint32_t chid() const { return ctx.channel_id(); }
   uint64_t pd() { return ctx.address_space().vmm().pd_addr(); }
   CounterSnapshot counters() const { return self.counters(); }
@@ -515,21 +514,27 @@ TEST_P(Isolation, InstanceBlockOutsidePartitionIsRefused) {
 // An instance block whose page directory is the victim's.
 TEST_P(Isolation, PageDirectoryOutsidePartitionIsRefused) {
   run_isolation(GetParam(), [](Attack& a) {
-    bind_copy_then(a, [&](uint64_t inst) {
-      const uint64_t pd = a.foreign(a.victim.pd);
-      a.raw.set_vram32(inst + regs::inst::PDB_LO, lo32(pd) & regs::inst::PdbAddrLo::mask);
-      a.raw.set_vram32(inst + regs::inst::PDB_HI, regs::inst::PdbAddrHi::make(hi32(pd)));
-    }, "page directory outside the VM's VRAM");
+    bind_copy_then(
+        a,
+        [&](uint64_t inst) {
+          const uint64_t pd = a.foreign(a.victim.pd);
+          a.raw.set_vram32(inst + regs::inst::PDB_LO, lo32(pd) & regs::inst::PdbAddrLo::mask);
+          a.raw.set_vram32(inst + regs::inst::PDB_HI, regs::inst::PdbAddrHi::make(hi32(pd)));
+        },
+        "page directory outside the VM's VRAM");
   });
 }
 
 // An instance block whose USERD page is outside the partition.
 TEST_P(Isolation, UserdOutsidePartitionIsRefused) {
   run_isolation(GetParam(), [](Attack& a) {
-    bind_copy_then(a, [&](uint64_t inst) {
-      a.raw.set_vram32(inst + regs::ramfc::USERD_LO, lo32(a.foreign(a.victim.inst)));
-      a.raw.set_vram32(inst + regs::ramfc::USERD_HI, hi32(a.foreign(a.victim.inst)));
-    }, "USERD page outside the VM's VRAM");
+    bind_copy_then(
+        a,
+        [&](uint64_t inst) {
+          a.raw.set_vram32(inst + regs::ramfc::USERD_LO, lo32(a.foreign(a.victim.inst)));
+          a.raw.set_vram32(inst + regs::ramfc::USERD_HI, hi32(a.foreign(a.victim.inst)));
+        },
+        "USERD page outside the VM's VRAM");
   });
 }
 
@@ -582,7 +587,7 @@ TEST_P(Isolation, RunlistEntriesOutsideRangeAreRefused) {
     EXPECT_EQ(a.raw.reg(pf::CHAN_TABLE_ERROR), static_cast<uint32_t>(pf::ChanTableError::invalid_chid));
     EXPECT_TRUE(a.logged("runlist entry 1 names channel 8 outside"));
     const auto listed = a.self.runlist_pchids();
-    ASSERT_EQ(listed.size(), 1u);   // its own channel only
+    ASSERT_EQ(listed.size(), 1u);  // its own channel only
     EXPECT_TRUE(a.self.owns_pchid(listed[0]));
     for (uint32_t p : a.tb.vgpu(VICTIM)->runlist_pchids()) EXPECT_TRUE(a.tb.vgpu(VICTIM)->owns_pchid(p));
   });
@@ -602,7 +607,7 @@ TEST_P(Isolation, RunlistOutsidePartitionIsRefused) {
 
 // ================================================================ engines
 
-constexpr uint64_t UNMAPPED_VA = uint64_t{1} << 38;   // never mapped by the driver
+constexpr uint64_t UNMAPPED_VA = uint64_t{1} << 38;  // never mapped by the driver
 
 // Copy-engine writes to a VA nothing maps.
 TEST_P(Isolation, CopyToUnmappedVaFaults) {
@@ -684,7 +689,8 @@ TEST_P(Isolation, KernelOverAHugeAliasedRangeIsRefusedWithoutHostMemory) {
     driver::emit_launch(pb, cls::Kernel::saxpy, a.va(cb), words, driver::LaunchShape{{256, 1, 1}, {256, 1, 1}});
     a.submit(pb);
     EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::bad_argument));
-    EXPECT_EQ(join64(a.raw.reg(pf::CHAN_ERROR_ADDR_HI[a.chid()].offset), a.raw.reg(pf::CHAN_ERROR_ADDR_LO[a.chid()].offset)),
+    EXPECT_EQ(join64(a.raw.reg(pf::CHAN_ERROR_ADDR_HI[a.chid()].offset),
+                     a.raw.reg(pf::CHAN_ERROR_ADDR_LO[a.chid()].offset)),
               ALIAS_VA);
   });
 }
@@ -728,7 +734,7 @@ TEST_P(Isolation, SemaphoreReleaseToUnmappedVaFaults) {
 TEST_P(Isolation, SemaphoreAcquireThatNeverSucceedsDoesNotStallOthers) {
   run_isolation(GetParam(), [](Attack& a) {
     namespace h = cls::host;
-    driver::Buffer b = a.buffer(SMALL_SENTINEL);   // zeroed: the payload never matches
+    driver::Buffer b = a.buffer(SMALL_SENTINEL);  // zeroed: the payload never matches
     const uint64_t va = a.va(b);
     driver::PushBuffer pb;
     pb.inc(driver::subch::HOST, h::SEMAPHORE_A,
@@ -770,7 +776,8 @@ TEST_P(Isolation, GpfifoEntryOutsideAddressSpaceIsInvalid) {
     const uint64_t va = fmt::VA_LIMIT - 8;
     raw_gp_entry(a, va, 4);
     EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::gpentry_invalid));
-    EXPECT_EQ(join64(a.raw.reg(pf::CHAN_ERROR_ADDR_HI[a.chid()].offset), a.raw.reg(pf::CHAN_ERROR_ADDR_LO[a.chid()].offset)),
+    EXPECT_EQ(join64(a.raw.reg(pf::CHAN_ERROR_ADDR_HI[a.chid()].offset),
+                     a.raw.reg(pf::CHAN_ERROR_ADDR_LO[a.chid()].offset)),
               va);
   });
 }
@@ -805,8 +812,8 @@ struct PhysicalGlobals {
 
 PhysicalGlobals physical_globals(Testbed& tb) {
   gpu::Gpu& g = tb.gpu();
-  return {g.read32(pmc::ENABLE.offset),       g.read32(pmc::PBDMA_ENABLE.offset), g.read32(pmc::INTR_EN_0.offset),
-          g.read32(pmc::INTR_MASK_0.offset),  g.read32(pf::CTRL.offset),          g.read32(pf::INTR_EN.offset),
+  return {g.read32(pmc::ENABLE.offset),      g.read32(pmc::PBDMA_ENABLE.offset), g.read32(pmc::INTR_EN_0.offset),
+          g.read32(pmc::INTR_MASK_0.offset), g.read32(pf::CTRL.offset),          g.read32(pf::INTR_EN.offset),
           g.read32(pf::PBDMA_ENABLE.offset)};
 }
 
@@ -826,9 +833,10 @@ TEST_P(Isolation, GlobalRegisterWritesStayVirtual) {
     a.raw.set_reg(pf::INTR, ~uint32_t{0});
     a.raw.set_reg(pf::FAULT_UNIT_PENDING, ~uint32_t{0});
     a.raw.set_reg(pbus::INTR, ~uint32_t{0});
-    for (uint32_t i = 0; i < regs::NUM_CHANNELS / 32; ++i) a.raw.set_reg(pf::CHAN_ERROR_PENDING[i].offset, ~uint32_t{0});
+    for (uint32_t i = 0; i < regs::NUM_CHANNELS / 32; ++i)
+      a.raw.set_reg(pf::CHAN_ERROR_PENDING[i].offset, ~uint32_t{0});
     for (uint32_t c = 0; c < regs::NUM_CHANNELS; ++c) a.raw.set_reg(pf::PREEMPT, pf::PreemptChid::make(c));
-    a.raw.invalidate(0, true);   // ALL_PDB
+    a.raw.invalidate(0, true);  // ALL_PDB
     a.raw.set_reg(pmc::BOOT_0, 0);
     EXPECT_GE(a.counters().trapped_writes, writes_before + 12 + regs::NUM_CHANNELS);
     EXPECT_EQ(a.counters().tlb_invalidates, inval_before + 1);
@@ -893,7 +901,7 @@ TEST_P(Isolation, PraminWindowBeyondPartitionFaults) {
 // victim works; the attacker's own channel still works afterwards.
 TEST_P(Isolation, InvalidateAndDoorbellStormsLeaveVictimCorrect) {
   run_isolation(GetParam(), [](Attack& a) {
-    const uint32_t n = GetParam() == Mode::fv_opt ? 3000 : 200;   // naive rescans everything each time
+    const uint32_t n = GetParam() == Mode::fv_opt ? 3000 : 200;  // naive rescans everything each time
     const auto c0 = a.counters();
     for (uint32_t i = 0; i < n; ++i) {
       a.raw.invalidate(a.pd(), i % 2 == 1);
@@ -958,7 +966,8 @@ TEST(IsolationResources, ShadowTableFloodExhaustsOnlyTheAttackersBudget) {
 // its fetch must fault, not read what the old translation names.
 
 constexpr uint32_t RAW_CHID = CHANNELS - 1;
-constexpr uint64_t RAW_PD = VM_VRAM - 192 * KiB;   // 64 KiB, zero: the partition is zeroed and the driver allocates bottom-up
+constexpr uint64_t RAW_PD = VM_VRAM -
+                            192 * KiB;  // 64 KiB, zero: the partition is zeroed and the driver allocates bottom-up
 constexpr uint64_t RAW_INST = VM_VRAM - 64 * KiB;
 constexpr uint64_t RAW_USERD = VM_VRAM - 60 * KiB;
 constexpr uint64_t RAW_RUNLIST = VM_VRAM - 56 * KiB;
@@ -1065,7 +1074,7 @@ TEST_P(IsolationLifecycle, ADestroyedVmsTranslationsDoNotServeTheNextVm) {
     h.destroy_vgpu(a.vgpu);
   }
 
-  LiveVm c;   // the victim, in A's old partition, with a pool A's does not fit
+  LiveVm c;  // the victim, in A's old partition, with a pool A's does not fit
   open_vm(h, lifecycle_vm("victim", GetParam(), 2 * LIFECYCLE_SHADOW), c);
   ASSERT_TRUE(c.dev);
   ASSERT_EQ(c.vgpu->partition().base, old_base);
@@ -1077,9 +1086,9 @@ TEST_P(IsolationLifecycle, ADestroyedVmsTranslationsDoNotServeTheNextVm) {
   std::vector<uint32_t> words(SMALL_SENTINEL / sizeof(uint32_t));
   for (size_t i = 0; i < words.size(); ++i) words[i] = pattern(i, 0x5a5a0000u);
   ASSERT_TRUE(vc.upload(*sentinel, std::span<const uint32_t>(words)));
-  run_a_fill(vc);   // the victim's GPFIFO, at the VA A's used, now holds its entries
+  run_a_fill(vc);  // the victim's GPFIFO, at the VA A's used, now holds its entries
 
-  LiveVm b;   // the attacker: A's shadow pool
+  LiveVm b;  // the attacker: A's shadow pool
   open_vm(h, lifecycle_vm("attacker", GetParam(), LIFECYCLE_SHADOW), b);
   ASSERT_TRUE(b.dev);
   expect_raw_fetch_faults(b, ring_va);

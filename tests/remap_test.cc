@@ -102,8 +102,10 @@ class Driven : public ::testing::Test {
     add(pd, fmt::PD.table_bytes());
     for (uint64_t i = 0; i < fmt::PD.entries(); ++i) {
       const uint64_t e = vram().read64(v_->partition().base + pd + i * fmt::PD.entry_bytes);
-      if (fmt::pde::SptTarget::get(e) == uint64_t(fmt::PdeTarget::vram)) add(fmt::pde::spt_addr(e), fmt::SPT.table_bytes());
-      if (fmt::pde::LptTarget::get(e) == uint64_t(fmt::PdeTarget::vram)) add(fmt::pde::lpt_addr(e), fmt::LPT.table_bytes());
+      if (fmt::pde::SptTarget::get(e) == uint64_t(fmt::PdeTarget::vram))
+        add(fmt::pde::spt_addr(e), fmt::SPT.table_bytes());
+      if (fmt::pde::LptTarget::get(e) == uint64_t(fmt::PdeTarget::vram))
+        add(fmt::pde::lpt_addr(e), fmt::LPT.table_bytes());
     }
   }
 
@@ -114,8 +116,8 @@ class Driven : public ::testing::Test {
 
   // The four sync points, each done the way a driver would redo it.
   void invalidate_all_tlbs() {
-    wr(regs::mmu::INVALIDATE.offset, regs::mmu::InvalidateTrigger::mask | regs::mmu::InvalidatePageAll::mask |
-                                         regs::mmu::InvalidateAllPdb::mask);
+    wr(regs::mmu::INVALIDATE.offset,
+       regs::mmu::InvalidateTrigger::mask | regs::mmu::InvalidatePageAll::mask | regs::mmu::InvalidateAllPdb::mask);
   }
   void rebind_channel() {
     const uint32_t chid = ctx_->channel_id();
@@ -173,7 +175,7 @@ TEST_F(Driven, LazyModeDoesNotSyncAtTheSyncPoints) {
   invalidate_all_tlbs();
   resubmit_runlist();
   ring_same_gp_put();
-  rebind_channel();   // last: the rebound channel is not run again here
+  rebind_channel();  // last: the rebound channel is not run again here
   const auto after = v_->counters();
   EXPECT_EQ(after.tlb_invalidates, before.tlb_invalidates + 1);
   EXPECT_EQ(after.doorbells, before.doorbells + 1);
@@ -183,7 +185,7 @@ TEST_F(Driven, LazyModeDoesNotSyncAtTheSyncPoints) {
 
 // Maps one small buffer and runs a fill on it; true when the fill's result is right.
 bool map_and_fill(driver::Context& ctx, float value) {
-  auto buf = ctx.alloc(fmt::SMALL_PAGE);   // one new PTE (and at most its PDE)
+  auto buf = ctx.alloc(fmt::SMALL_PAGE);  // one new PTE (and at most its PDE)
   if (!buf) return false;
   auto f = ctx.fill({*buf, 16, value});
   if (!f || !ctx.wait(*f)) return false;
@@ -303,7 +305,7 @@ TEST_F(Driven, LayoutGenerationChangesWhenABar1MappingIsFlushed) {
   ASSERT_NO_FATAL_FAILURE(open(Mode::fv_opt));
   const uint64_t g0 = v_->layout_generation();
   driver::Buffer buf;
-  const auto words = upload_pattern(buf);   // maps the buffer in BAR1, then invalidates BAR1's TLB
+  const auto words = upload_pattern(buf);  // maps the buffer in BAR1, then invalidates BAR1's TLB
   EXPECT_NE(v_->layout_generation(), g0);
   EXPECT_TRUE(direct_bar1_offset(words).has_value());
 }
@@ -311,8 +313,8 @@ TEST_F(Driven, LayoutGenerationChangesWhenABar1MappingIsFlushed) {
 TEST_F(Driven, LayoutGenerationChangesAtABarTlbInvalidate) {
   ASSERT_NO_FATAL_FAILURE(open(Mode::fv_opt));
   const uint64_t g0 = v_->layout_generation();
-  wr(regs::mmu::INVALIDATE_PDB.offset,
-     regs::mmu::InvalidatePdbAddr::make(static_cast<uint32_t>(bar_pd(pbus::BAR1_INST.offset) >> fmt::TABLE_ALIGN_SHIFT)));
+  wr(regs::mmu::INVALIDATE_PDB.offset, regs::mmu::InvalidatePdbAddr::make(static_cast<uint32_t>(
+                                           bar_pd(pbus::BAR1_INST.offset) >> fmt::TABLE_ALIGN_SHIFT)));
   wr(regs::mmu::INVALIDATE.offset, regs::mmu::InvalidateTrigger::mask | regs::mmu::InvalidatePageAll::mask);
   EXPECT_NE(v_->layout_generation(), g0);
 }
@@ -324,7 +326,7 @@ TEST_F(Driven, ContextTlbInvalidateWithoutTableChangesKeepsTheLayout) {
        regs::mmu::InvalidatePdbAddr::make(static_cast<uint32_t>(context_pd() >> fmt::TABLE_ALIGN_SHIFT)));
     wr(regs::mmu::INVALIDATE.offset, regs::mmu::InvalidateTrigger::mask | regs::mmu::InvalidatePageAll::mask);
   };
-  invalidate_context();   // picks up the tables shadowed since the last rebuild
+  invalidate_context();  // picks up the tables shadowed since the last rebuild
   const uint64_t g0 = v_->layout_generation();
   invalidate_context();
   EXPECT_EQ(v_->layout_generation(), g0);

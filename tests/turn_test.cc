@@ -27,7 +27,7 @@ struct TwoVms {
   std::unique_ptr<testbed::Testbed> tb;
   std::unique_ptr<driver::Device> dev_a, dev_b;
   std::unique_ptr<driver::Context> ctx_a, ctx_b;
-  std::unique_ptr<driver::Context> ctx_a2;   // holds the GPU while ctx_a's spins are rung
+  std::unique_ptr<driver::Context> ctx_a2;  // holds the GPU while ctx_a's spins are rung
 };
 
 TwoVms two_vms(uint64_t turn_ns, uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms) {
@@ -78,7 +78,8 @@ uint64_t wait_behind_three_spins(TwoVms& t) {
     spins.push_back(*f);
   }
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(Ms(1));
+  while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(Ms(1));
   EXPECT_TRUE(engine_busy(*t.tb, 0, *t.ctx_a)) << "VM A's first spin never started";
   auto buf = t.ctx_b->alloc(64 * sizeof(float));
   EXPECT_TRUE(buf);
@@ -89,7 +90,7 @@ uint64_t wait_behind_three_spins(TwoVms& t) {
   if (!f) return 0;
   EXPECT_TRUE(t.ctx_b->wait(*f));
   const auto waited = std::chrono::steady_clock::now() - start;
-  EXPECT_TRUE(t.ctx_a->wait(spins.back()));   // A's later spins still run
+  EXPECT_TRUE(t.ctx_a->wait(spins.back()));  // A's later spins still run
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count());
 }
 
@@ -122,10 +123,11 @@ TEST(RunawayWork, AnEntryPastTheMaximumEndsWithTimeoutAndOthersWaitAtMostThatLon
   constexpr uint32_t MAX_GPU_MS = 100;
   TwoVms t = two_vms(TURN_NS, MAX_GPU_MS);
   ASSERT_TRUE(t.ctx_a && t.ctx_b && t.ctx_a2);
-  auto runaway = t.ctx_a->spin({2'000'000'000});   // legal (the spin cap is 10 s), but past the maximum
+  auto runaway = t.ctx_a->spin({2'000'000'000});  // legal (the spin cap is 10 s), but past the maximum
   ASSERT_TRUE(runaway);
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(Ms(1));
+  while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(Ms(1));
   ASSERT_TRUE(engine_busy(*t.tb, 0, *t.ctx_a)) << "the runaway spin never started";
   auto buf = t.ctx_b->alloc(64 * sizeof(float));
   ASSERT_TRUE(buf);
@@ -136,7 +138,8 @@ TEST(RunawayWork, AnEntryPastTheMaximumEndsWithTimeoutAndOthersWaitAtMostThatLon
   const uint64_t waited = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
-  EXPECT_LE(waited, uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS) << "VM B waited " << waited / 1'000'000 << " ms";
+  EXPECT_LE(waited, uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS)
+      << "VM B waited " << waited / 1'000'000 << " ms";
 
   auto ended = t.ctx_a->wait(*runaway);
   ASSERT_FALSE(ended) << "the runaway spin completed";
@@ -159,7 +162,7 @@ TEST(RunawayWork, AnEntryPastTheMaximumEndsWithTimeoutAndOthersWaitAtMostThatLon
 // VM's wait stays within the maximum and a turn.
 TEST(RunawayWork, AHugeCopyPastTheMaximumEndsWithTimeout) {
   constexpr uint32_t MAX_GPU_MS = 1;
-  constexpr uint64_t BYTES = 48 * MiB;   // well over 1 ms of memcpy on any machine
+  constexpr uint64_t BYTES = 48 * MiB;  // well over 1 ms of memcpy on any machine
   TwoVms t = two_vms(TURN_NS, MAX_GPU_MS);
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   auto src = t.ctx_a->alloc(BYTES);
@@ -175,7 +178,8 @@ TEST(RunawayWork, AHugeCopyPastTheMaximumEndsWithTimeout) {
   const uint64_t waited = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
-  EXPECT_LE(waited, uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS) << "VM B waited " << waited / 1'000'000 << " ms";
+  EXPECT_LE(waited, uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS)
+      << "VM B waited " << waited / 1'000'000 << " ms";
   auto ended = t.ctx_a->wait(*copy);
   ASSERT_FALSE(ended) << "the huge copy completed within 1 ms";
   EXPECT_NE(ended.error().message.find("timeout"), std::string::npos) << ended.error().message;

@@ -96,7 +96,7 @@ TEST_P(VgpuRegs, InterruptHandlerIsCalledOnLevelChangesOnly) {
   EXPECT_TRUE(levels.empty()) << "PMC.INTR_EN_0 hardware bit is 0";
   wr(pmc::INTR_EN_0.offset, pmc::IntrEnHardware::mask);
   ASSERT_EQ(levels, std::vector<bool>{true});
-  raise_pfifo_interrupt(*tb_);   // already high: no new call
+  raise_pfifo_interrupt(*tb_);  // already high: no new call
   EXPECT_EQ(levels, std::vector<bool>{true});
   wr(pf::INTR.offset, pf::IntrChanTableError::mask);
   EXPECT_EQ(levels, (std::vector<bool>{true, false}));
@@ -145,7 +145,7 @@ TEST_P(VgpuRegs, ChanStateBeyondTheVmsChannelsIsAChannelTableError) {
 
 TEST_P(VgpuRegs, PraminWindowLandsInThePartition) {
   namespace pbus = regs::pbus;
-  const uint64_t window = 3 * MiB;   // 1 MiB aligned, inside the VM's VRAM
+  const uint64_t window = 3 * MiB;  // 1 MiB aligned, inside the VM's VRAM
   const uint32_t offset = 0x40;
   wr(pbus::PRAMIN_WINDOW.offset, pbus::PraminBase::make(static_cast<uint32_t>(window >> pbus::PRAMIN_BASE_SHIFT)));
   gpu::Vram& vram = tb_->host()->gpu().vram();
@@ -175,7 +175,8 @@ TEST_P(VgpuRegs, OffsetsBeyondABarAreRefusedByThePort) {
   EXPECT_EQ(tb_->port(0).read32(Bar::bar0, (uint64_t{1} << 32) + pmc::BOOT_0.offset), driver::Port::BUS_MISS);
   EXPECT_EQ(tb_->port(0).read32(Bar::bar1, v_->bar_size(gpu::Bar::bar1)), driver::Port::BUS_MISS);
   tb_->port(0).write32(Bar::bar3, ~uint64_t{0} - 1, 1);
-  EXPECT_EQ(v_->counters().trapped_writes + v_->counters().trapped_reads, before + 1) << "only the read of ENABLE traps";
+  EXPECT_EQ(v_->counters().trapped_writes + v_->counters().trapped_reads, before + 1)
+      << "only the read of ENABLE traps";
   EXPECT_EQ(rd(pmc::ENABLE.offset), enable);
 }
 
@@ -184,7 +185,7 @@ TEST_P(VgpuRegs, OffsetsBeyondABarAreRefusedByThePort) {
 // it, an unmapped page faults page_not_present.
 TEST_P(VgpuRegs, BarAccessBeyondItsLimitFaultsVmLimitExceeded) {
   namespace pbus = regs::pbus;
-  constexpr uint64_t INST = 1 * MiB;   // a BAR1 instance block of our own: empty directory at 2 MiB, limit 64 KiB
+  constexpr uint64_t INST = 1 * MiB;  // a BAR1 instance block of our own: empty directory at 2 MiB, limit 64 KiB
   constexpr uint64_t PD = 2 * MiB;
   constexpr uint64_t LIMIT = 64 * KiB - 1;
   const auto set_vram = [&](uint64_t gaddr, uint32_t value) {
@@ -272,7 +273,7 @@ TEST(VgpuReset, TheVmRunsWorkAgainAfterReset) {
     ASSERT_TRUE(ctx) << ctx.error().what();
     ASSERT_TRUE(fill_and_check(**ctx, 1.0f));
     tb->port(0).write32(Bar::bar0, pmc::ENABLE.offset, pmc::enable::ALL & ~pmc::enable::Pfifo::mask);
-  }   // the old driver's teardown hits a reset vGPU: logged guest errors at most
+  }  // the old driver's teardown hits a reset vGPU: logged guest errors at most
   auto dev = driver::Device::open(tb->port(0));
   ASSERT_TRUE(dev) << dev.error().what();
   auto ctx = (*dev)->create_context();

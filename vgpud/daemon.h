@@ -32,7 +32,7 @@ struct DaemonConfig {
   std::string scheduler = "fifo";
   sched::PolicyParams sched_params;
   uint32_t max_vms = 8;
-  std::optional<gid_t> group;  // the sockets' group (mode 0660)
+  std::optional<gid_t> group;                         // the sockets' group (mode 0660)
   uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;        // a scheduler turn's slice (0: up to GP_PUT)
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;  // one GPFIFO entry's GPU time (0: no limit)
 };

@@ -23,13 +23,18 @@ double percentile_ms(std::vector<uint64_t> v, double p) {
 
 std::vector<Experiment> experiments() {
   std::vector<Experiment> out;
-  out.push_back({"two-vm-equal", "2 VMs, weights 1:1, always busy, 1 ms and 10 ms spin kernels",
-                 {{1, 1 * MS, 0}, {1, 10 * MS, 0}}, true});
-  out.push_back({"two-vm-weighted", "2 VMs, weights 1:3, always busy, 1 ms (weight 1) and 10 ms (weight 3)",
-                 {{1, 1 * MS, 0}, {3, 10 * MS, 0}}, true});
+  out.push_back({"two-vm-equal",
+                 "2 VMs, weights 1:1, always busy, 1 ms and 10 ms spin kernels",
+                 {{1, 1 * MS, 0}, {1, 10 * MS, 0}},
+                 true});
+  out.push_back({"two-vm-weighted",
+                 "2 VMs, weights 1:3, always busy, 1 ms (weight 1) and 10 ms (weight 3)",
+                 {{1, 1 * MS, 0}, {3, 10 * MS, 0}},
+                 true});
   out.push_back({"two-vm-weighted-short-heavy",
                  "2 VMs, weights 3:1, always busy, 1 ms (weight 3) and 10 ms (weight 1)",
-                 {{3, 1 * MS, 0}, {1, 10 * MS, 0}}, true});
+                 {{3, 1 * MS, 0}, {1, 10 * MS, 0}},
+                 true});
   // Eight always-busy VMs, kernel lengths spaced geometrically 0.1-20 ms.
   Experiment mix{"eight-vm-mix", "8 VMs, equal weights, always busy, kernels 0.1 ms to 20 ms (geometric)", {}, true};
   for (int i = 0; i < 8; ++i) {
@@ -41,14 +46,19 @@ std::vector<Experiment> experiments() {
   // without slicing BAND cannot meet its bounds here; run with --slice-ms).
   for (const uint64_t long_ms : {30, 120, 300}) {
     const std::string l = std::to_string(long_ms);
-    out.push_back({"long-" + l, "2 VMs, weights 1:1, always busy, 1 ms and " + l + " ms spin kernels",
-                   {{1, 1 * MS, 0}, {1, long_ms * MS, 0}}, false});
-    out.push_back({"long-" + l + "-weighted", "2 VMs, weights 1:3, always busy, 1 ms (weight 1) and " + l + " ms (weight 3)",
-                   {{1, 1 * MS, 0}, {3, long_ms * MS, 0}}, false});
+    out.push_back({"long-" + l,
+                   "2 VMs, weights 1:1, always busy, 1 ms and " + l + " ms spin kernels",
+                   {{1, 1 * MS, 0}, {1, long_ms * MS, 0}},
+                   false});
+    out.push_back({"long-" + l + "-weighted",
+                   "2 VMs, weights 1:3, always busy, 1 ms (weight 1) and " + l + " ms (weight 3)",
+                   {{1, 1 * MS, 0}, {3, long_ms * MS, 0}},
+                   false});
   }
   out.push_back({"latency",
                  "VM 0 issues 1 ms kernels with 5 ms think time; VMs 1-3 always busy with 10 ms kernels; equal weights",
-                 {{1, 1 * MS, 5 * MS}, {1, 10 * MS, 0}, {1, 10 * MS, 0}, {1, 10 * MS, 0}}, false});
+                 {{1, 1 * MS, 5 * MS}, {1, 10 * MS, 0}, {1, 10 * MS, 0}, {1, 10 * MS, 0}},
+                 false});
   return out;
 }
 

@@ -80,8 +80,12 @@ int main(int argc, char** argv) {
   std::vector<Figures> all;
   for (const auto& e : exps) {
     for (const auto& p : policies) {
-      SimConfig config{.policy = p, .params = info.params, .vms = e.vms, .duration_ns = info.duration_ns,
-                       .gap_ns = info.gap_ns, .slice_ns = info.slice_ns};
+      SimConfig config{.policy = p,
+                       .params = info.params,
+                       .vms = e.vms,
+                       .duration_ns = info.duration_ns,
+                       .gap_ns = info.gap_ns,
+                       .slice_ns = info.slice_ns};
       auto r = simulate(config);
       if (!r) {
         std::cerr << "sched_bench: " << e.name << " " << p << ": " << r.error().what() << "\n";
@@ -92,8 +96,9 @@ int main(int argc, char** argv) {
   }
   std::cout << "scheduler experiments, " << static_cast<double>(info.duration_ns) / 1e9
             << " s of virtual time each, submit gap " << static_cast<double>(info.gap_ns) / 1e3 << " us, kernels "
-            << (info.slice_ns ? "sliced into turns of " + std::to_string(static_cast<double>(info.slice_ns) / 1e6) + " ms"
-                              : std::string("unsliced"))
+            << (info.slice_ns
+                    ? "sliced into turns of " + std::to_string(static_cast<double>(info.slice_ns) / 1e6) + " ms"
+                    : std::string("unsliced"))
             << "\n";
   print_table(std::cout, all);
 

@@ -44,8 +44,8 @@ void print_table(std::ostream& out, const std::vector<Figures>& all) {
   for (const auto& f : all) {
     if (f.experiment != last) {
       out << "\n" << f.experiment << "\n";
-      out << strf("  %-7s %6s %6s  %3s %3s %7s %7s %7s %9s %9s\n", "policy", "util",
-                         "jain", "vm", "w", "kern_ms", "target", "share", "p50_ms", "p99_ms");
+      out << strf("  %-7s %6s %6s  %3s %3s %7s %7s %7s %9s %9s\n", "policy", "util", "jain", "vm", "w", "kern_ms",
+                  "target", "share", "p50_ms", "p99_ms");
       last = f.experiment;
     }
     for (size_t i = 0; i < f.vms.size(); ++i) {
@@ -53,8 +53,8 @@ void print_table(std::ostream& out, const std::vector<Figures>& all) {
       const std::string head = i == 0 ? strf("  %-7s %6.3f %6.3f", f.policy.c_str(), f.utilization, f.jain)
                                       : strf("  %-7s %6s %6s", "", "", "");
       out << head
-          << strf("  %3zu %3u %7.2f %7.3f %7.3f %9.2f %9.2f\n", i, v.weight, v.kernel_ms,
-                         v.target_share, v.share, v.latency_p50_ms, v.latency_p99_ms);
+          << strf("  %3zu %3u %7.2f %7.3f %7.3f %9.2f %9.2f\n", i, v.weight, v.kernel_ms, v.target_share, v.share,
+                  v.latency_p50_ms, v.latency_p99_ms);
     }
   }
 }
@@ -64,8 +64,8 @@ Status write_json(const std::string& path, const RunInfo& info, const std::vecto
   std::ofstream out(path);
   if (!out) return fail(Errc::io_error, "cannot write " + path);
   out << "{\n  \"suite\": \"sched\",\n  \"time\": \"virtual\",\n";
-  out << strf("  \"duration_s\": %.3f,\n  \"submit_gap_us\": %.1f,\n",
-                     static_cast<double>(info.duration_ns) / 1e9, static_cast<double>(info.gap_ns) / 1e3);
+  out << strf("  \"duration_s\": %.3f,\n  \"submit_gap_us\": %.1f,\n", static_cast<double>(info.duration_ns) / 1e9,
+              static_cast<double>(info.gap_ns) / 1e3);
   out << strf(
       "  \"params\": {\"period_ms\": %.3f, \"yield_window_us\": %.1f, \"credit_limit_ms\": %.3f, "
       "\"util_interval_ms\": %.3f, \"yield_ends_when_all_queued\": %s},\n",
@@ -89,16 +89,15 @@ Status write_json(const std::string& path, const RunInfo& info, const std::vecto
     out << strf(
         "    {\"name\": %s, \"about\": %s, \"policy\": %s, \"utilization\": %.4f, \"jain\": %.4f, "
         "\"band_bounds_apply\": %s, \"within_band_bounds\": %s,\n     \"vms\": [",
-        json_string(f.experiment).c_str(), json_string(about).c_str(), json_string(f.policy).c_str(), f.utilization, f.jain,
-        checked ? "true" : "false", ok ? "true" : "false");
+        json_string(f.experiment).c_str(), json_string(about).c_str(), json_string(f.policy).c_str(), f.utilization,
+        f.jain, checked ? "true" : "false", ok ? "true" : "false");
     for (size_t i = 0; i < f.vms.size(); ++i) {
       const auto& v = f.vms[i];
       out << (i ? ",\n       " : "\n       ");
       out << strf(
           "{\"vm\": %zu, \"weight\": %u, \"kernel_ms\": %.3f, \"think_ms\": %.3f, \"target_share\": %.4f, "
           "\"share\": %.4f, \"latency_p50_ms\": %.3f, \"latency_p99_ms\": %.3f, \"kernels\": %zu}",
-          i, v.weight, v.kernel_ms, v.think_ms, v.target_share, v.share, v.latency_p50_ms, v.latency_p99_ms,
-          v.kernels);
+          i, v.weight, v.kernel_ms, v.think_ms, v.target_share, v.share, v.latency_p50_ms, v.latency_p99_ms, v.kernels);
     }
     out << "]}";
   }
@@ -138,8 +137,8 @@ Status write_plots(const std::string& dir, const std::vector<Experiment>& exps,
       gp << "set title '" << p << "'\nset xlabel 'virtual time (s)'\n";
       gp << "plot ";
       for (size_t i = 0; i < e.vms.size(); ++i) {
-        gp << strf("'%s-%s.dat' using 1:%zu with lines lw 2 lc %zu title 'vm%zu w%u %.2f ms', ", e.name.c_str(), p.c_str(),
-                          i + 2, i + 1, i, e.vms[i].weight, static_cast<double>(e.vms[i].kernel_ns) / 1e6);
+        gp << strf("'%s-%s.dat' using 1:%zu with lines lw 2 lc %zu title 'vm%zu w%u %.2f ms', ", e.name.c_str(),
+                   p.c_str(), i + 2, i + 1, i, e.vms[i].weight, static_cast<double>(e.vms[i].kernel_ns) / 1e6);
         gp << strf("%.4f with lines dt 2 lc %zu notitle", targets[i], i + 1);
         gp << (i + 1 < e.vms.size() ? ", " : "\n");
       }

@@ -14,7 +14,7 @@ struct RunInfo {
   sched::PolicyParams params;
   uint64_t duration_ns = 0;
   uint64_t gap_ns = 0;
-  uint64_t slice_ns = 0;   // kernels run as turns of at most this (0: whole)
+  uint64_t slice_ns = 0;  // kernels run as turns of at most this (0: whole)
 };
 
 void print_table(std::ostream& out, const std::vector<Figures>& all);

@@ -21,7 +21,7 @@ struct Event {
   EventKind kind = EventKind::wake;
   Submission sub;
   uint64_t start_ns = 0;
-  bool next_slice = false;   // an arrival: the rest of a sliced kernel
+  bool next_slice = false;  // an arrival: the rest of a sliced kernel
   bool operator>(const Event& o) const { return at_ns != o.at_ns ? at_ns > o.at_ns : seq > o.seq; }
 };
 
@@ -85,8 +85,8 @@ Result<SimResult> simulate(const SimConfig& config) {
   if (!policy) return std::unexpected(policy.error());
   VirtualClock clock;
   EventQueue events;
-  std::vector<uint64_t> left(config.vms.size(), 0);        // of each VM's kernel in progress
-  std::vector<uint64_t> submitted(config.vms.size(), 0);   // when that kernel was submitted
+  std::vector<uint64_t> left(config.vms.size(), 0);       // of each VM's kernel in progress
+  std::vector<uint64_t> submitted(config.vms.size(), 0);  // when that kernel was submitted
   SimEngine engine(config, clock, events, left);
   sched::Dispatcher dispatcher(std::move(*policy), clock, engine);
 
@@ -121,9 +121,9 @@ Result<SimResult> simulate(const SimConfig& config) {
         account_samples(r, e.start_ns, e.at_ns, config.sample_ns);
         result.elapsed_ns = e.at_ns;
         left[e.sub.vm] -= std::min(left[e.sub.vm], e.at_ns - e.start_ns);
-        if (left[e.sub.vm] > 0) {   // the kernel's next slice, queued at once
-          events.push(Event{.at_ns = e.at_ns, .kind = EventKind::arrival, .sub = Submission{.vm = e.sub.vm},
-                            .next_slice = true});
+        if (left[e.sub.vm] > 0) {  // the kernel's next slice, queued at once
+          events.push(Event{
+              .at_ns = e.at_ns, .kind = EventKind::arrival, .sub = Submission{.vm = e.sub.vm}, .next_slice = true});
           break;
         }
         r.latencies_ns.push_back(e.at_ns - submitted[e.sub.vm]);

@@ -35,8 +35,8 @@ Status parse_flags(std::span<char*> args, const FlagHandlers& handlers) {
     const std::string_view flag = args[i];
     const auto h = handlers.find(flag);
     if (h == handlers.end() || i + 1 >= args.size())
-      return fail(Errc::invalid_argument, strfmt("unknown or incomplete argument '%.*s'",
-                                                 static_cast<int>(flag.size()), flag.data()));
+      return fail(Errc::invalid_argument,
+                  strfmt("unknown or incomplete argument '%.*s'", static_cast<int>(flag.size()), flag.data()));
     if (Status s = h->second(args[++i]); !s) return s;
   }
   return {};
@@ -62,7 +62,8 @@ FlagHandler text_flag(std::string& dst) {
 
 void add_wait_flags(FlagHandlers& handlers, driver::DeviceOptions& device) {
   handlers["--wait"] = [&device](std::string_view v) -> Status {
-    if (v != "irq" && v != "poll") return fail(Errc::invalid_argument, "--wait: irq or poll, not '" + std::string(v) + "'");
+    if (v != "irq" && v != "poll")
+      return fail(Errc::invalid_argument, "--wait: irq or poll, not '" + std::string(v) + "'");
     device.channel.use_interrupts = v == "irq";
     return {};
   };

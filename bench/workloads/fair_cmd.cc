@@ -80,8 +80,8 @@ int fair_main(std::span<char*> args) {
     return 2;
   }
   std::vector<FairEntry> entries;
-  std::printf("two fv-opt VMs, spin kernels %u ms (vm0) and %u ms (vm1), equal weights, %u s each\n", short_ms,
-              long_ms, seconds);
+  std::printf("two fv-opt VMs, spin kernels %u ms (vm0) and %u ms (vm1), equal weights, %u s each\n", short_ms, long_ms,
+              seconds);
   std::printf("%-7s | %12s %12s | %8s %8s | %s\n", "policy", "vm0 GPU ms", "vm1 GPU ms", "share0", "share1", "kernels");
   for (const std::string& p : policies) {
     FairEntry e = measure(p, short_ms, long_ms, seconds);
@@ -100,10 +100,11 @@ int fair_main(std::span<char*> args) {
     for (size_t i = 0; i < entries.size(); ++i) {
       const FairEntry& e = entries[i];
       out << (i ? ", " : "")
-          << strfmt("{\"policy\": %s, \"vms\": [{\"vm\": 0, \"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, "
-                    "\"kernels\": %lu}, {\"vm\": 1, \"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, \"kernels\": %lu}]}",
-                    json_string(e.policy).c_str(), short_ms, e.gpu_ms[0], e.share(0), e.kernels[0], long_ms,
-                    e.gpu_ms[1], e.share(1), e.kernels[1]);
+          << strfmt(
+                 "{\"policy\": %s, \"vms\": [{\"vm\": 0, \"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, "
+                 "\"kernels\": %lu}, {\"vm\": 1, \"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, \"kernels\": %lu}]}",
+                 json_string(e.policy).c_str(), short_ms, e.gpu_ms[0], e.share(0), e.kernels[0], long_ms, e.gpu_ms[1],
+                 e.share(1), e.kernels[1]);
     }
     out << "]}\n";
     std::printf("JSON: %s\n", json_path.c_str());

@@ -32,7 +32,7 @@ struct IdleEntry {
   Mode mode;
   bool interrupts;
   uint32_t vms;
-  double wait_s = 0, cpu_s = 0;   // summed over the VMs
+  double wait_s = 0, cpu_s = 0;  // summed over the VMs
   bool ok = true;
 };
 
@@ -100,7 +100,8 @@ int idle_main(std::span<char*> args) {
   for (const auto& e : entries)
     std::printf("%-8s %-5s %4u %12.3f %12.4f %9.2f%%\n", mode_name(e.mode), e.interrupts ? "irq" : "poll", e.vms,
                 e.wait_s, e.cpu_s, e.wait_s > 0 ? 100.0 * e.cpu_s / e.wait_s : 0.0);
-  std::printf("\nwaited / cpu: summed over the VMs' threads, fence wait only (one %u ms spin kernel per VM)\n", spin_ms);
+  std::printf("\nwaited / cpu: summed over the VMs' threads, fence wait only (one %u ms spin kernel per VM)\n",
+              spin_ms);
   if (!json_path.empty()) {
     std::ofstream out(json_path);
     out << "{\"suite\": \"idle\", \"spin_ms\": " << spin_ms << ", \"results\": [\n";

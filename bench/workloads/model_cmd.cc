@@ -112,7 +112,8 @@ int model_main(std::span<char*> args) {
   const double gbytes = static_cast<double>(copy_bytes) / 1e9;
   std::printf("the software GPU model beside the host, median of %u interleaved runs\n", runs);
   std::printf("%-28s | %12s | %12s | %s\n", "operation", "model", "host", "model/host");
-  std::printf("%-28s | %8.1f GF/s | %8.1f GF/s | %.3f\n", "sgemm 1024^3 (GFLOP/s)", flop / ms / 1e9, flop / hs / 1e9, hs / ms);
+  std::printf("%-28s | %8.1f GF/s | %8.1f GF/s | %.3f\n", "sgemm 1024^3 (GFLOP/s)", flop / ms / 1e9, flop / hs / 1e9,
+              hs / ms);
   std::printf("%-28s | %8.2f GB/s | %8.2f GB/s | %.3f\n", strfmt("copy %u MiB (GB/s)", copy_mib).c_str(), gbytes / mc,
               gbytes / hc, hc / mc);
   std::printf("model sgemm: launch to fence through the driver; host: one cblas_sgemm call. Results equal.\n");

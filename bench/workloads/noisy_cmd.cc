@@ -46,7 +46,7 @@ using Storm = void (*)(const Neighbour& n);
 const std::map<std::string, Storm, std::less<>>& storms() {
   static const std::map<std::string, Storm, std::less<>> table{
       {"idle", nullptr},
-      {"cpu", [](const Neighbour&) {}},   // the loop around it is the work
+      {"cpu", [](const Neighbour&) {}},  // the loop around it is the work
       {"reset",
        [](const Neighbour& n) {
          n.port.write32(driver::Bar::bar0, pmc::ENABLE.offset, 0);
@@ -80,7 +80,7 @@ Result<Run> run_once(const std::string& storm, uint32_t seconds) {
   Run run;
   auto results = (*tb)->run([&](testbed::Vm& vm) -> Status {
     if (vm.index == 0) {
-      auto ctx = vm.device.create_context();   // a channel of its own (doorbell storms ring it)
+      auto ctx = vm.device.create_context();  // a channel of its own (doorbell storms ring it)
       if (!ctx) return std::unexpected(ctx.error());
       const uint32_t chid = (*ctx)->channel_id();
       const uint64_t userd = uint64_t{pf::UserdBaseAddr::get(vm.port.read32(driver::Bar::bar0, pf::USERD_BASE.offset))}
@@ -152,8 +152,8 @@ int noisy_main(std::span<char*> args) {
       std::cerr << "noisy: unknown storm '" << s << "' (cpu, reset, doorbell, invalidate)\n";
       return 2;
     }
-  std::map<std::string, std::vector<double>> rate;        // victim launches/s per storm, per run
-  std::map<std::string, std::vector<double>> ratio;       // to the idle run of the same round
+  std::map<std::string, std::vector<double>> rate;   // victim launches/s per storm, per run
+  std::map<std::string, std::vector<double>> ratio;  // to the idle run of the same round
   std::map<std::string, std::vector<uint64_t>> ops;
   for (uint32_t r = 0; r < runs; ++r) {
     auto idle = run_once("idle", seconds);
@@ -173,9 +173,10 @@ int noisy_main(std::span<char*> args) {
       ops[s].push_back(got->storm_ops);
     }
   }
-  std::printf("victim: fill of %u floats, launch and wait, %u s per run; neighbour storms; %u interleaved runs, "
-              "medians\n",
-              FILL_FLOATS, seconds, runs);
+  std::printf(
+      "victim: fill of %u floats, launch and wait, %u s per run; neighbour storms; %u interleaved runs, "
+      "medians\n",
+      FILL_FLOATS, seconds, runs);
   std::printf("%-11s | %14s | %14s | %16s\n", "neighbour", "victim ops/s", "ratio to idle", "neighbour ops/s");
   std::printf("%-11s | %14.0f | %14s | %16s\n", "idle", median(rate["idle"]), "1", "-");
   for (const std::string& s : chosen) {

@@ -96,21 +96,21 @@ int scale_main(std::span<char*> args) {
     return {};
   };
   FlagHandlers flags{{"--vms", parsed_flag(vm_counts, parse_vm_counts)},
-                                    {"--modes", parsed_flag(modes, parse_modes)},
-                                    {"--workloads", parsed_flag(chosen, [](std::string_view v) {
-                                       auto w = parse_workloads(v);
-                                       if (!w) w = std::unexpected(w.error().context("--workloads"));
-                                       return w;
-                                     })},
-                                    {"--runs", count_flag("--runs", runs, 100000)},
-                                    {"--scheduler", scheduler},
-                                    {"--json", text_flag(json_path)},
-                                    {"--align-start", [&setup](std::string_view v) -> Status {
-                                       if (v != "yes" && v != "no")
-                                         return fail(Errc::invalid_argument, "--align-start: yes or no");
-                                       setup.align_start = v == "yes";
-                                       return {};
-                                     }}};
+                     {"--modes", parsed_flag(modes, parse_modes)},
+                     {"--workloads", parsed_flag(chosen,
+                                                 [](std::string_view v) {
+                                                   auto w = parse_workloads(v);
+                                                   if (!w) w = std::unexpected(w.error().context("--workloads"));
+                                                   return w;
+                                                 })},
+                     {"--runs", count_flag("--runs", runs, 100000)},
+                     {"--scheduler", scheduler},
+                     {"--json", text_flag(json_path)},
+                     {"--align-start", [&setup](std::string_view v) -> Status {
+                        if (v != "yes" && v != "no") return fail(Errc::invalid_argument, "--align-start: yes or no");
+                        setup.align_start = v == "yes";
+                        return {};
+                      }}};
   add_wait_flags(flags, setup.device);
   if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench scale: " << s.error().message << "\n";
@@ -139,7 +139,7 @@ int scale_main(std::span<char*> args) {
     all_ok = all_ok && base->correct;
     entries.push_back(*base);
     for (Mode mode : modes) {
-      if (mode == Mode::native) continue;   // native owns the GPU: 1 VM, the baseline above
+      if (mode == Mode::native) continue;  // native owns the GPU: 1 VM, the baseline above
       for (uint32_t vms : vm_counts) {
         std::fprintf(stderr, "  %-8s %-8s %u VMs ...\n", std::string(spec->name).c_str(), mode_name(mode), vms);
         auto e = measure(*spec, mode, vms, setup);
@@ -155,8 +155,8 @@ int scale_main(std::span<char*> args) {
     }
   }
 
-  std::printf("\n%-8s %-8s %4s %6s %10s %12s %9s %8s %12s\n", "workload", "mode", "vms", "runs", "window s",
-              "runs/s", "ratio", "correct", "trapped");
+  std::printf("\n%-8s %-8s %4s %6s %10s %12s %9s %8s %12s\n", "workload", "mode", "vms", "runs", "window s", "runs/s",
+              "ratio", "correct", "trapped");
   for (const auto& e : entries)
     std::printf("%-8s %-8s %4u %6u %10.3f %12.2f %9.3f %8s %12lu\n", std::string(e.spec->name).c_str(),
                 mode_name(e.mode), e.vms, e.runs, e.window_s, e.per_s, e.ratio, e.correct ? "yes" : "NO", e.trapped);
@@ -170,11 +170,12 @@ int scale_main(std::span<char*> args) {
     out << "{\"suite\": \"scale\", \"scheduler\": " << json_string(sched) << ", \"results\": [\n";
     for (size_t i = 0; i < entries.size(); ++i) {
       const auto& e = entries[i];
-      out << strfmt("  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"runs_per_vm\": %u, \"window_s\": %.6g, "
-                    "\"throughput_per_s\": %.6g, \"ratio_to_native\": %.4f, \"correct\": %s, "
-                    "\"counters\": {\"trapped\": %lu, \"submissions\": %lu}}",
-                    json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, e.runs, e.window_s, e.per_s, e.ratio,
-                    e.correct ? "true" : "false", e.trapped, e.submissions)
+      out << strfmt(
+                 "  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"runs_per_vm\": %u, \"window_s\": %.6g, "
+                 "\"throughput_per_s\": %.6g, \"ratio_to_native\": %.4f, \"correct\": %s, "
+                 "\"counters\": {\"trapped\": %lu, \"submissions\": %lu}}",
+                 json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, e.runs, e.window_s, e.per_s, e.ratio,
+                 e.correct ? "true" : "false", e.trapped, e.submissions)
           << (i + 1 < entries.size() ? ",\n" : "\n");
     }
     out << "]}\n";

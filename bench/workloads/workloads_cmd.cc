@@ -43,7 +43,7 @@ double throughput(const Entry& e) { return e.median_s > 0 ? e.result.work_per_ru
 std::string counters_json(const Entry& e) {
   if (!e.counters) return "{}";
   std::string j = e.counters->json();
-  j.pop_back();   // the closing brace: derived figures follow
+  j.pop_back();  // the closing brace: derived figures follow
   const double trapped = static_cast<double>(e.counters->trapped());
   if (e.result.launches > 0) {
     const double launches = static_cast<double>(e.result.launches);
@@ -57,14 +57,15 @@ std::string counters_json(const Entry& e) {
 }
 
 std::string entry_json(const Entry& e) {
-  return strfmt("{\"workload\": %s, \"mode\": \"%s\", \"vms\": 1, \"runs\": %zu, \"instances\": %u, "
-                "\"median_s\": %.9g, "
-                "\"ratio_to_native\": %s, \"correct\": %s, \"work_per_run\": %.6g, \"work_unit\": %s, "
-                "\"checksum\": \"%016lx\", \"detail\": %s, \"counters\": %s}",
-                json_string(e.spec->name).c_str(), mode_name(e.mode), e.seconds.size(), e.instances, e.median_s,
-                e.ratio ? strfmt("%.4f", *e.ratio).c_str() : "null", e.correct ? "true" : "false",
-                e.result.work_per_run, json_string(e.result.work_unit).c_str(), e.result.checksum,
-                json_string(e.result.detail).c_str(), counters_json(e).c_str());
+  return strfmt(
+      "{\"workload\": %s, \"mode\": \"%s\", \"vms\": 1, \"runs\": %zu, \"instances\": %u, "
+      "\"median_s\": %.9g, "
+      "\"ratio_to_native\": %s, \"correct\": %s, \"work_per_run\": %.6g, \"work_unit\": %s, "
+      "\"checksum\": \"%016lx\", \"detail\": %s, \"counters\": %s}",
+      json_string(e.spec->name).c_str(), mode_name(e.mode), e.seconds.size(), e.instances, e.median_s,
+      e.ratio ? strfmt("%.4f", *e.ratio).c_str() : "null", e.correct ? "true" : "false", e.result.work_per_run,
+      json_string(e.result.work_unit).c_str(), e.result.checksum, json_string(e.result.detail).c_str(),
+      counters_json(e).c_str());
 }
 
 void usage() {
@@ -87,16 +88,17 @@ int workloads_main(std::span<char*> args) {
   std::string json_path;
   driver::DeviceOptions device;
   FlagHandlers flags{{"--modes", parsed_flag(modes, parse_modes)},
-                                    {"--runs", parsed_flag(runs, [](std::string_view v) { return parse_count("--runs", v, 100000); })},
-                                    {"--only", parsed_flag(only, [](std::string_view v) {
-                                       auto w = parse_workloads(v);
-                                       if (!w) w = std::unexpected(w.error().context("--only"));
-                                       return w;
-                                     })},
-                                    {"--instances", count_flag("--instances", instances, 100)},
-                                    {"--naive-bar1-mib", count_flag("--naive-bar1-mib", naive_bar1_mib, 64)},
-                                    {"--trap-reads", count_flag("--trap-reads", trap_reads, 100'000'000)},
-                                    {"--json", text_flag(json_path)}};
+                     {"--runs", parsed_flag(runs, [](std::string_view v) { return parse_count("--runs", v, 100000); })},
+                     {"--only", parsed_flag(only,
+                                            [](std::string_view v) {
+                                              auto w = parse_workloads(v);
+                                              if (!w) w = std::unexpected(w.error().context("--only"));
+                                              return w;
+                                            })},
+                     {"--instances", count_flag("--instances", instances, 100)},
+                     {"--naive-bar1-mib", count_flag("--naive-bar1-mib", naive_bar1_mib, 64)},
+                     {"--trap-reads", count_flag("--trap-reads", trap_reads, 100'000'000)},
+                     {"--json", text_flag(json_path)}};
   add_wait_flags(flags, device);
   if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench workloads: " << s.error().message << "\n";
@@ -177,8 +179,8 @@ int workloads_main(std::span<char*> args) {
   }
   std::printf("\nfence waits: %s\n", wait_name(device).c_str());
   std::printf("ratio = mode throughput / native throughput (native median / mode median for equal work)\n");
-  std::printf("trap cost: %.0f ns per trapped BOOT_0 read (fv-opt %.0f ns, native %.0f ns, %u reads)\n",
-              trap.cost_ns, trap.fv_ns_per_read, trap.native_ns_per_read, trap.reads);
+  std::printf("trap cost: %.0f ns per trapped BOOT_0 read (fv-opt %.0f ns, native %.0f ns, %u reads)\n", trap.cost_ns,
+              trap.fv_ns_per_read, trap.native_ns_per_read, trap.reads);
   std::printf("\ndetails:\n");
   for (const auto& e : entries)
     std::printf("  %-12s %-8s %s\n", std::string(e.spec->name).c_str(), mode_name(e.mode), e.result.detail.c_str());
@@ -186,10 +188,11 @@ int workloads_main(std::span<char*> args) {
   if (!json_path.empty()) {
     std::ofstream out(json_path);
     out << "{\"suite\": \"workloads\", \"trap_cost_ns\": " << strfmt("%.1f", trap.cost_ns)
-        << ", \"trap_cost\": {\"reads\": " << trap.reads << ", \"native_ns_per_read\": "
-        << strfmt("%.1f", trap.native_ns_per_read) << ", \"fv_opt_ns_per_read\": " << strfmt("%.1f", trap.fv_ns_per_read)
-        << "},\n \"results\": [\n";
-    for (size_t i = 0; i < entries.size(); ++i) out << "  " << entry_json(entries[i]) << (i + 1 < entries.size() ? ",\n" : "\n");
+        << ", \"trap_cost\": {\"reads\": " << trap.reads
+        << ", \"native_ns_per_read\": " << strfmt("%.1f", trap.native_ns_per_read)
+        << ", \"fv_opt_ns_per_read\": " << strfmt("%.1f", trap.fv_ns_per_read) << "},\n \"results\": [\n";
+    for (size_t i = 0; i < entries.size(); ++i)
+      out << "  " << entry_json(entries[i]) << (i + 1 < entries.size() ? ",\n" : "\n");
     out << "]}\n";
     if (!out) {
       std::cerr << "vgpu-bench workloads: cannot write " << json_path << "\n";

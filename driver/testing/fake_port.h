@@ -52,7 +52,7 @@ class FakePort final : public Port {
       return;
     }
     writes.emplace_back(static_cast<uint32_t>(offset), value);
-    if (offset == regs::pflush::FLUSH.offset) return;   // completes at once: reads 0
+    if (offset == regs::pflush::FLUSH.offset) return;  // completes at once: reads 0
     if (offset == regs::mmu::INVALIDATE.offset) return;
     regs[static_cast<uint32_t>(offset)] = value;
   }
@@ -99,8 +99,8 @@ class FakePort final : public Port {
 
   std::vector<std::byte> vram;
   std::map<uint32_t, uint32_t> regs;
-  std::vector<std::pair<uint32_t, uint32_t>> writes;   // BAR0 register writes, in order (not PRAMIN)
-  std::vector<std::pair<Bar, uint64_t>> bar_writes;    // BAR1/BAR3 writes
+  std::vector<std::pair<uint32_t, uint32_t>> writes;  // BAR0 register writes, in order (not PRAMIN)
+  std::vector<std::pair<Bar, uint64_t>> bar_writes;   // BAR1/BAR3 writes
 
  private:
   uint64_t pramin_base() const {

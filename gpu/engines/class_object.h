@@ -25,16 +25,16 @@ enum class EngineId : uint8_t { copy = 0, compute = 1 };
 // Why a channel stops: the code for CHAN_ERROR, the method, and details.
 struct ChannelFault {
   regs::ChannelError code;
-  uint32_t method = 0;              // byte address of the offending method
+  uint32_t method = 0;  // byte address of the offending method
   uint32_t subch = 0;
-  uint64_t addr = 0;                // faulting or offending address, if any
-  std::optional<Fault> mmu;         // set when code == mmu_fault
+  uint64_t addr = 0;         // faulting or offending address, if any
+  std::optional<Fault> mmu;  // set when code == mmu_fault
 };
 
 // What an object may use while running a method of one channel.
 struct ChannelContext {
   uint32_t chid;
-  AccessContext as;                 // the channel's address space
+  AccessContext as;  // the channel's address space
   Mmu& mmu;
   Clock& clock;
   const kernels::CostModel& cost;
@@ -71,7 +71,7 @@ std::unique_ptr<ClassObject> make_class_object(uint32_t class_id);
 
 // Write a semaphore release: one word (payload) or four words
 // (payload, 0, 64-bit timestamp). Shared by the host, copy and compute classes.
-[[nodiscard]] MethodDone release_semaphore(ChannelContext& ctx, uint64_t va, uint32_t payload,
-                                           bool four_words, uint32_t method);
+[[nodiscard]] MethodDone release_semaphore(ChannelContext& ctx, uint64_t va, uint32_t payload, bool four_words,
+                                           uint32_t method);
 
 }  // namespace vgpu::gpu

@@ -20,29 +20,29 @@ namespace vgpu::gpu {
 class ComputeObject final : public ClassObject {
  public:
   struct Dim3 {
-    uint32_t x = 1;   // ext: dimensions default to 1, so a driver that only
-    uint32_t y = 1;   // sets the A methods (x, y) launches a 2D grid
+    uint32_t x = 1;  // ext: dimensions default to 1, so a driver that only
+    uint32_t y = 1;  // sets the A methods (x, y) launches a 2D grid
     uint32_t z = 1;
   };
   struct ConstantBuffer {
     uint64_t va = 0;
-    uint32_t size = 0;    // bytes
+    uint32_t size = 0;  // bytes
     bool valid = false;
   };
   // The registers the state methods set, as last written.
   struct State {
-    uint32_t program_region_a = 0;    // VA bits 39:32
-    uint32_t program_region_b = 0;    // VA bits 31:0
-    uint32_t program_start = 0;       // offset of the descriptor in the region
+    uint32_t program_region_a = 0;  // VA bits 39:32
+    uint32_t program_region_b = 0;  // VA bits 31:0
+    uint32_t program_start = 0;     // offset of the descriptor in the region
     Dim3 grid;
     Dim3 block;
-    uint32_t thread_count = 0;        // SET_CTA_THREAD_COUNT, recorded only
-    uint32_t cb_selector_size = 0;    // SET_CONSTANT_BUFFER_SELECTOR_A..C
-    uint32_t cb_selector_upper = 0;   // VA bits 39:32
-    uint32_t cb_selector_lower = 0;   // VA bits 31:0
-    uint32_t cb_load_offset = 0;      // LOAD_CONSTANT_BUFFER_OFFSET, advanced 4 per word
+    uint32_t thread_count = 0;       // SET_CTA_THREAD_COUNT, recorded only
+    uint32_t cb_selector_size = 0;   // SET_CONSTANT_BUFFER_SELECTOR_A..C
+    uint32_t cb_selector_upper = 0;  // VA bits 39:32
+    uint32_t cb_selector_lower = 0;  // VA bits 31:0
+    uint32_t cb_load_offset = 0;     // LOAD_CONSTANT_BUFFER_OFFSET, advanced 4 per word
     std::array<ConstantBuffer, cls::compute::NUM_CB_SLOTS> bound{};
-    uint32_t report_a = 0;            // SET_REPORT_SEMAPHORE_A..C
+    uint32_t report_a = 0;  // SET_REPORT_SEMAPHORE_A..C
     uint32_t report_b = 0;
     uint32_t report_payload = 0;
   };

@@ -159,9 +159,17 @@ TEST_F(ComputeTest, SgemmMatchesReference) {
 
 TEST_F(ComputeTest, Conv2dMatchesReference) {
   cls::Conv2dArgs args{};
-  args.n = 1; args.c = 2; args.h = 8; args.w = 7;
-  args.k = 3; args.r = 3; args.s = 3;
-  args.pad_h = 1; args.pad_w = 1; args.stride_h = 1; args.stride_w = 2;
+  args.n = 1;
+  args.c = 2;
+  args.h = 8;
+  args.w = 7;
+  args.k = 3;
+  args.r = 3;
+  args.s = 3;
+  args.pad_h = 1;
+  args.pad_w = 1;
+  args.stride_h = 1;
+  args.stride_w = 2;
   const uint32_t p = kernels::conv2d_out_h(args), q = kernels::conv2d_out_w(args);
   ASSERT_GT(p * q, 0u);
   const auto in = ramp(1 * 2 * 8 * 7, 0.3f, 0.0f), filter = ramp(3 * 2 * 3 * 3, 0.5f, 0.1f);
@@ -176,15 +184,14 @@ TEST_F(ComputeTest, Conv2dMatchesReference) {
 
 TEST_F(ComputeTest, MriqMatchesReference) {
   constexpr uint32_t K = 32, X = 64;
-  const auto kx = ramp(K, 0.1f, 0.0f), ky = ramp(K, 0.2f, 0.0f), kz = ramp(K, 0.3f, 0.0f),
-             phi = ramp(K, 0.4f, 1.0f);
+  const auto kx = ramp(K, 0.1f, 0.0f), ky = ramp(K, 0.2f, 0.0f), kz = ramp(K, 0.3f, 0.0f), phi = ramp(K, 0.4f, 1.0f);
   const auto x = ramp(X, 0.05f, 0.0f), y = ramp(X, 0.06f, 0.0f), z = ramp(X, 0.07f, 0.0f);
   std::vector<float> qr(X, 0.0f), qi(X, 0.0f);
-  cls::MriqArgs args{buffer(kx), buffer(ky), buffer(kz), buffer(phi), buffer(x), buffer(y), buffer(z),
-                     buffer(qr), buffer(qi), K, X};
+  cls::MriqArgs args{buffer(kx), buffer(ky), buffer(kz), buffer(phi), buffer(x), buffer(y),
+                     buffer(z),  buffer(qr), buffer(qi), K,           X};
   ASSERT_TRUE(run(Kernel::mriq, args).has_value());
-  kernels::reference::mriq(K, X, kx.data(), ky.data(), kz.data(), phi.data(), x.data(), y.data(), z.data(),
-                           qr.data(), qi.data());
+  kernels::reference::mriq(K, X, kx.data(), ky.data(), kz.data(), phi.data(), x.data(), y.data(), z.data(), qr.data(),
+                           qi.data());
   expect_near_all(read_vec<float>(args.qr, X), qr, 1e-3f);
   expect_near_all(read_vec<float>(args.qi, X), qi, 1e-3f);
 }
@@ -220,7 +227,7 @@ TEST_F(ComputeTest, SpinOnRealClockWaitsItsDuration) {
   ASSERT_TRUE(out->has_value());
   const uint64_t before = real.now_ns();
   ASSERT_TRUE((*out)->run().has_value());
-  EXPECT_GE(real.now_ns() - before, 2'000'000u);   // a lower bound: the spin really waited
+  EXPECT_GE(real.now_ns() - before, 2'000'000u);  // a lower bound: the spin really waited
   EXPECT_EQ(clock_.now_ns(), 0u);
 }
 
@@ -244,7 +251,7 @@ TEST_F(ComputeTest, LoadConstantBufferWritesAtAdvancingOffset) {
   std::vector<Method> m = select_cb(CB_VA, CB_SIZE);
   m.insert(m.end(), {{LOAD_CONSTANT_BUFFER_OFFSET, 8},
                      {LOAD_CONSTANT_BUFFER, 0x11},
-                     {LOAD_CONSTANT_BUFFER + 4, 0x22},   // incrementing form: the next array word
+                     {LOAD_CONSTANT_BUFFER + 4, 0x22},  // incrementing form: the next array word
                      {LOAD_CONSTANT_BUFFER, 0x33}});
   ASSERT_TRUE(send(compute_, m).has_value());
   EXPECT_EQ(read_vec<uint32_t>(CB_VA + 8, 3), (std::vector<uint32_t>{0x11, 0x22, 0x33}));
@@ -279,7 +286,8 @@ TEST_F(ComputeTest, ReportSemaphoreFourWordsAfterLaunchWithAwaken) {
   ASSERT_TRUE(send(compute_, {{SET_REPORT_SEMAPHORE_A, hi32(sem)},
                               {SET_REPORT_SEMAPHORE_B, lo32(sem)},
                               {SET_REPORT_SEMAPHORE_C, 0xabc},
-                              {SET_REPORT_SEMAPHORE_D, ReportAwaken::make(1)}}).has_value());
+                              {SET_REPORT_SEMAPHORE_D, ReportAwaken::make(1)}})
+                  .has_value());
   const auto words = read_vec<uint32_t>(sem, 4);
   EXPECT_EQ(words[0], 0xabcu);
   EXPECT_EQ(words[1], 0u);
@@ -294,13 +302,15 @@ TEST_F(ComputeTest, ReportSemaphoreOneWord) {
   ASSERT_TRUE(send(compute_, {{SET_REPORT_SEMAPHORE_A, hi32(sem)},
                               {SET_REPORT_SEMAPHORE_B, lo32(sem)},
                               {SET_REPORT_SEMAPHORE_C, 5},
-                              {SET_REPORT_SEMAPHORE_D, ReportSize4::make(1)}}).has_value());
+                              {SET_REPORT_SEMAPHORE_D, ReportSize4::make(1)}})
+                  .has_value());
   EXPECT_EQ(read_vec<uint32_t>(sem, 2), (std::vector<uint32_t>{5, 7}));
   EXPECT_EQ(nonstalls_, 0);
 }
 
 TEST_F(ComputeTest, ReportOperationOtherThanReleaseIsIllegal) {
-  expect_error(send(compute_, {{SET_REPORT_SEMAPHORE_D, ReportOperation::make(uint32_t(cls::compute::ReportOp::trap))}}),
+  expect_error(send(compute_,
+                    {{SET_REPORT_SEMAPHORE_D, ReportOperation::make(uint32_t(cls::compute::ReportOp::trap))}}),
                regs::ChannelError::illegal_method, SET_REPORT_SEMAPHORE_D);
 }
 
@@ -391,7 +401,7 @@ TEST_F(ComputeTest, BufferAliasingOnePageOverAHugeRangeIsBadArgumentNotAnAllocat
   for (uint64_t i = 0; i < fmt::LPT.entries(); ++i) vram_->write64(*lpt + i * 8, fmt::pte::make(DATA_PHYS));
   for (uint64_t p = 0; p < PDES; ++p)
     vram_->write64(pd_ + fmt::PD.index(ALIAS_VA + p * fmt::PDE_SPAN) * 8, fmt::pde::make(0, *lpt));
-  const uint32_t n = 0xffffffffu;   // 16 GiB of floats, within the aliased range
+  const uint32_t n = 0xffffffffu;  // 16 GiB of floats, within the aliased range
   ASSERT_LE(uint64_t{n} * sizeof(float), PDES * fmt::PDE_SPAN);
   auto r = run(Kernel::saxpy, cls::SaxpyArgs{ALIAS_VA, ALIAS_VA, n, 1.0f});
   expect_error(r, regs::ChannelError::bad_argument);
@@ -408,7 +418,7 @@ TEST_F(ComputeTest, BufferWithoutAViewWithinTheBounceBudgetComputes) {
   for (uint64_t i = 0; i < fmt::SPT.entries(); ++i) vram_->write64(*spt + i * 8, fmt::pte::make(DATA_PHYS));
   for (uint64_t p = 0; p < 2; ++p)
     vram_->write64(pd_ + fmt::PD.index(ALIAS_VA + p * fmt::PDE_SPAN) * 8, fmt::pde::make(*spt, 0));
-  const uint32_t n = static_cast<uint32_t>(Mmu::MAX_WINDOW_RUNS + 1) * 1024;   // floats: MAX_WINDOW_RUNS + 1 pages
+  const uint32_t n = static_cast<uint32_t>(Mmu::MAX_WINDOW_RUNS + 1) * 1024;  // floats: MAX_WINDOW_RUNS + 1 pages
   ASSERT_LE(uint64_t{n} * sizeof(float), MAX_BOUNCE_BYTES);
   ASSERT_TRUE(run(Kernel::fill, cls::FillArgs{ALIAS_VA, n, 7.0f}).has_value());
   EXPECT_EQ(vram_->read32(DATA_PHYS + 12), std::bit_cast<uint32_t>(7.0f));
@@ -423,7 +433,7 @@ TEST_F(ComputeTest, InvalidConvolutionShapeIsBadArgument) {
   cls::Conv2dArgs args{};
   args.input = args.filter = args.output = BUFFERS_VA;
   args.n = args.c = args.h = args.w = args.k = 1;
-  args.r = args.s = 3;   // larger than the unpadded 1x1 input
+  args.r = args.s = 3;  // larger than the unpadded 1x1 input
   args.stride_h = args.stride_w = 1;
   expect_error(run(Kernel::conv2d, args), regs::ChannelError::bad_argument);
 }

@@ -18,9 +18,9 @@ using regs::ChannelError;
 // Everything LAUNCH_DMA hands to the copy engine, captured by value: the
 // work may run after the object has taken further methods.
 struct CopyLaunch {
-  ChannelContext ctx;               // the channel's, with the fault unit of the copy engine
+  ChannelContext ctx;  // the channel's, with the fault unit of the copy engine
   uint32_t mthd;
-  std::optional<PitchCopy> copy;    // none: DATA_TRANSFER_TYPE NONE
+  std::optional<PitchCopy> copy;  // none: DATA_TRANSFER_TYPE NONE
   SemRelease semaphore;
   uint64_t semaphore_va;
   uint32_t payload;
@@ -95,8 +95,8 @@ MethodOutcome CopyObject::launch_dma(CopyObject& self, ChannelContext& ctx, uint
   const auto interrupt = static_cast<Interrupt>(LaunchInterruptType::get(data));
 
   // Reserved encodings and features the engine does not have.
-  if (transfer > Transfer::non_pipelined || semaphore > SemRelease::four_words ||
-      interrupt > Interrupt::non_blocking || LaunchRemap::get(data) != 0)
+  if (transfer > Transfer::non_pipelined || semaphore > SemRelease::four_words || interrupt > Interrupt::non_blocking ||
+      LaunchRemap::get(data) != 0)
     return channel_fault(ChannelError::bad_copy, mthd);
 
   CopyLaunch launch{

@@ -18,8 +18,8 @@ class CopyObject final : public ClassObject {
  public:
   // The registers the state methods set, as last written.
   struct State {
-    uint32_t semaphore_a = 0;         // SET_SEMAPHORE_A: VA bits 39:32
-    uint32_t semaphore_b = 0;         // SET_SEMAPHORE_B: VA bits 31:0
+    uint32_t semaphore_a = 0;  // SET_SEMAPHORE_A: VA bits 39:32
+    uint32_t semaphore_b = 0;  // SET_SEMAPHORE_B: VA bits 31:0
     uint32_t semaphore_payload = 0;
     uint32_t addressing_mode = cls::copy::ADDRESSING_VIRTUAL_LOCAL_FB;
     uint32_t offset_in_upper = 0;
@@ -28,8 +28,8 @@ class CopyObject final : public ClassObject {
     uint32_t offset_out_lower = 0;
     uint32_t pitch_in = 0;
     uint32_t pitch_out = 0;
-    uint32_t line_length_in = 0;      // bytes per line
-    uint32_t line_count = 0;          // lines, when MULTI_LINE_ENABLE
+    uint32_t line_length_in = 0;  // bytes per line
+    uint32_t line_count = 0;      // lines, when MULTI_LINE_ENABLE
   };
 
   uint32_t class_id() const override { return cls::DMA_COPY; }

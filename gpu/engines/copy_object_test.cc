@@ -23,8 +23,10 @@ constexpr uint32_t PITCH_BOTH = LaunchSrcPitch::make(1) | LaunchDstPitch::make(1
 constexpr uint32_t LINEAR = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | PITCH_BOTH;
 
 std::vector<Method> offsets(uint64_t src, uint64_t dst) {
-  return {{OFFSET_IN_UPPER, hi32(src)}, {OFFSET_IN_LOWER, lo32(src)},
-          {OFFSET_OUT_UPPER, hi32(dst)}, {OFFSET_OUT_LOWER, lo32(dst)}};
+  return {{OFFSET_IN_UPPER, hi32(src)},
+          {OFFSET_IN_LOWER, lo32(src)},
+          {OFFSET_OUT_UPPER, hi32(dst)},
+          {OFFSET_OUT_LOWER, lo32(dst)}};
 }
 
 std::vector<Method> linear_copy(uint64_t src, uint64_t dst, uint32_t bytes, uint32_t launch = LINEAR) {
@@ -75,8 +77,12 @@ TEST_F(CopyTest, ACopyStopsBetweenLinesWhenAskedTo) {
   write_vec(LINEAR_VA + 0x1000, std::vector<uint8_t>(3 * 16, 0));
   int asked = 0;
   auto r = pitch_copy_until(*mmu_, address_space(),
-                            PitchCopy{.src = LINEAR_VA, .dst = LINEAR_VA + 0x1000, .line_bytes = 16, .lines = 3,
-                                      .pitch_in = 16, .pitch_out = 16},
+                            PitchCopy{.src = LINEAR_VA,
+                                      .dst = LINEAR_VA + 0x1000,
+                                      .line_bytes = 16,
+                                      .lines = 3,
+                                      .pitch_in = 16,
+                                      .pitch_out = 16},
                             [&] { return ++asked > 1; });
   ASSERT_TRUE(r.has_value());
   EXPECT_FALSE(*r) << "stopped before the second line";
@@ -105,7 +111,10 @@ TEST_F(CopyTest, PitchCopyCopiesRectangleAndLeavesGaps) {
 
   CopyObject copy;
   auto m = offsets(src, dst);
-  m.insert(m.end(), {{PITCH_IN, PIN}, {PITCH_OUT, POUT}, {LINE_LENGTH_IN, LINE}, {LINE_COUNT, LINES},
+  m.insert(m.end(), {{PITCH_IN, PIN},
+                     {PITCH_OUT, POUT},
+                     {LINE_LENGTH_IN, LINE},
+                     {LINE_COUNT, LINES},
                      {LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)}});
   ASSERT_TRUE(send(copy, m).has_value());
 
@@ -161,7 +170,10 @@ TEST_F(CopyTest, OverlappingPitchCopyWithEqualPitchesIsMemmove) {
   write_vec(LINEAR_VA, data);
   CopyObject copy;
   auto m = offsets(LINEAR_VA, LINEAR_VA + 2 * PITCH);
-  m.insert(m.end(), {{PITCH_IN, PITCH}, {PITCH_OUT, PITCH}, {LINE_LENGTH_IN, LINE}, {LINE_COUNT, LINES},
+  m.insert(m.end(), {{PITCH_IN, PITCH},
+                     {PITCH_OUT, PITCH},
+                     {LINE_LENGTH_IN, LINE},
+                     {LINE_COUNT, LINES},
                      {LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)}});
   ASSERT_TRUE(send(copy, m).has_value());
   const auto out = read_vec<uint8_t>(LINEAR_VA + 2 * PITCH, PITCH * LINES);
@@ -173,8 +185,9 @@ TEST_F(CopyTest, OneWordSemaphoreWritesPayloadOnly) {
   const uint64_t sem = LINEAR_VA + 0x20000;
   write_vec(sem, std::vector<uint32_t>{0, 0xdeadbeef, 0xdeadbeef, 0xdeadbeef});
   CopyObject copy;
-  auto m = concat(semaphore(sem, 0x1234), linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 16,
-                                                      LINEAR | LaunchSemaphoreType::make(uint32_t(SemRelease::one_word))));
+  auto m = concat(semaphore(sem, 0x1234),
+                  linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 16,
+                              LINEAR | LaunchSemaphoreType::make(uint32_t(SemRelease::one_word))));
   ASSERT_TRUE(send(copy, m).has_value());
   EXPECT_EQ(read_vec<uint32_t>(sem, 4), (std::vector<uint32_t>{0x1234, 0xdeadbeef, 0xdeadbeef, 0xdeadbeef}));
   EXPECT_EQ(semaphore_writes_, 1);
@@ -185,8 +198,9 @@ TEST_F(CopyTest, FourWordSemaphoreWritesPayloadZeroAndCompletionTime) {
   const uint64_t sem = LINEAR_VA + 0x20000;
   write_vec(sem, std::vector<uint32_t>(4, 0xdeadbeef));
   CopyObject copy;
-  auto m = concat(semaphore(sem, 77), linear_copy(LINEAR_VA, LINEAR_VA + 0x4000, 4096,
-                                                  LINEAR | LaunchSemaphoreType::make(uint32_t(SemRelease::four_words))));
+  auto m = concat(semaphore(sem, 77),
+                  linear_copy(LINEAR_VA, LINEAR_VA + 0x4000, 4096,
+                              LINEAR | LaunchSemaphoreType::make(uint32_t(SemRelease::four_words))));
   ASSERT_TRUE(send(copy, m).has_value());
   const auto words = read_vec<uint32_t>(sem, 4);
   EXPECT_EQ(words[0], 77u);
@@ -204,8 +218,9 @@ TEST_F(CopyTest, CopyChargesStreamCostInVirtualTime) {
 TEST_F(CopyTest, InterruptTypesRaiseNonStall) {
   CopyObject copy;
   for (auto type : {Interrupt::blocking, Interrupt::non_blocking}) {
-    ASSERT_TRUE(send(copy, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 8,
-                                       LINEAR | LaunchInterruptType::make(uint32_t(type)))).has_value());
+    ASSERT_TRUE(
+        send(copy, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 8, LINEAR | LaunchInterruptType::make(uint32_t(type))))
+            .has_value());
   }
   EXPECT_EQ(nonstalls_, 2);
 }
@@ -298,7 +313,10 @@ TEST_F(CopyTest, ReservedTransferTypeIsBadCopy) {
 TEST_F(CopyTest, RangeBeyondVaSpaceIsBadArgument) {
   CopyObject copy;
   auto m = offsets(fmt::VA_LIMIT - 0x1000, LINEAR_VA);
-  m.insert(m.end(), {{PITCH_IN, 0xffffffff}, {PITCH_OUT, 16}, {LINE_LENGTH_IN, 16}, {LINE_COUNT, 0xffffffff},
+  m.insert(m.end(), {{PITCH_IN, 0xffffffff},
+                     {PITCH_OUT, 16},
+                     {LINE_LENGTH_IN, 16},
+                     {LINE_COUNT, 0xffffffff},
                      {LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)}});
   auto r = send(copy, m);
   ASSERT_FALSE(r.has_value());

@@ -98,8 +98,8 @@ constexpr KernelRow KERNELS[] = {
     {cls::Kernel::mriq, "mriq",
      [](std::span<const std::byte> args, const Buffers& b) {
        const auto a = decode<cls::MriqArgs>(args);
-       kernels::mriq(a.num_k, a.num_x, b.f32("kx"), b.f32("ky"), b.f32("kz"), b.f32("phi_mag"), b.f32("x"),
-                     b.f32("y"), b.f32("z"), b.f32("qr"), b.f32("qi"));
+       kernels::mriq(a.num_k, a.num_x, b.f32("kx"), b.f32("ky"), b.f32("kz"), b.f32("phi_mag"), b.f32("x"), b.f32("y"),
+                     b.f32("z"), b.f32("qr"), b.f32("qi"));
      },
      [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
        const auto a = decode<cls::MriqArgs>(args);
@@ -159,7 +159,8 @@ MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t 
       if (use.bytes > MAX_BOUNCE_BYTES - bounced) return channel_fault(regs::ChannelError::bad_argument, mthd, use.va);
       bounced += use.bytes;
       m.bounce.resize(use.bytes);
-      if (auto r = ctx.mmu.read(ctx.as, use.va, m.bounce.data(), use.bytes); !r) return mmu_channel_fault(mthd, r.error());
+      if (auto r = ctx.mmu.read(ctx.as, use.va, m.bounce.data(), use.bytes); !r)
+        return mmu_channel_fault(mthd, r.error());
       m.data = m.bounce.data();
     }
   }

@@ -19,10 +19,10 @@ namespace vgpu::gpu {
 // ext: the longest spin kernel a launch may ask for. A longer one is
 // bad_argument: engines are not preemptive, so this bounds how long one
 // launch can hold the compute engine by request.
-using cls::MAX_SPIN_NS;   // the contract's limit (vgpu/classes.h)
+using cls::MAX_SPIN_NS;  // the contract's limit (vgpu/classes.h)
 
 struct KernelLaunch {
-  static constexpr size_t MAX_ARG_BYTES = sizeof(cls::MriqArgs);   // the largest argument block
+  static constexpr size_t MAX_ARG_BYTES = sizeof(cls::MriqArgs);  // the largest argument block
 
   cls::Kernel kernel;
   std::array<std::byte, MAX_ARG_BYTES> args{};

@@ -19,8 +19,8 @@ template <typename Object>
 struct MethodRecord {
   using Handler = MethodOutcome (*)(Object&, ChannelContext&, uint32_t mthd, uint32_t data);
   const char* name;
-  uint32_t offset;   // byte address of the first word
-  uint32_t words;    // 1, or the length of a method array (LOAD_CONSTANT_BUFFER)
+  uint32_t offset;  // byte address of the first word
+  uint32_t words;   // 1, or the length of a method array (LOAD_CONSTANT_BUFFER)
   Handler handler;
 
   constexpr bool covers(uint32_t mthd) const {

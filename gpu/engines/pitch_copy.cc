@@ -16,11 +16,11 @@ struct PhysRange {
   uint64_t bytes;
 };
 
-Walk<std::vector<PhysRange>> phys_ranges(Mmu& mmu, const AccessContext& as, uint64_t va, uint64_t len,
-                                         bool write) {
+Walk<std::vector<PhysRange>> phys_ranges(Mmu& mmu, const AccessContext& as, uint64_t va, uint64_t len, bool write) {
   std::vector<PhysRange> out;
-  auto walked = mmu.for_each_run(as, va, len, write,
-                                 [&out](uint64_t, uint64_t phys, uint64_t bytes) { out.push_back({phys, bytes}); });
+  auto walked = mmu.for_each_run(as, va, len, write, [&out](uint64_t, uint64_t phys, uint64_t bytes) {
+    out.push_back({phys, bytes});
+  });
   if (!walked) return std::unexpected(walked.error());
   std::ranges::sort(out, {}, &PhysRange::phys);
   return out;
@@ -32,7 +32,10 @@ bool intersect(const std::vector<PhysRange>& a, const std::vector<PhysRange>& b)
   size_t j = 0;
   while (i < a.size() && j < b.size()) {
     if (a[i].phys < b[j].phys + b[j].bytes && b[j].phys < a[i].phys + a[i].bytes) return true;
-    if (a[i].phys + a[i].bytes <= b[j].phys + b[j].bytes) ++i; else ++j;
+    if (a[i].phys + a[i].bytes <= b[j].phys + b[j].bytes)
+      ++i;
+    else
+      ++j;
   }
   return false;
 }

@@ -12,12 +12,12 @@
 namespace vgpu::gpu {
 
 struct PitchCopy {
-  uint64_t src = 0;          // GPU VA of the first source line
-  uint64_t dst = 0;          // GPU VA of the first destination line
+  uint64_t src = 0;  // GPU VA of the first source line
+  uint64_t dst = 0;  // GPU VA of the first destination line
   uint64_t line_bytes = 0;
   uint64_t lines = 0;
-  uint64_t pitch_in = 0;     // bytes between source lines
-  uint64_t pitch_out = 0;    // bytes between destination lines
+  uint64_t pitch_in = 0;   // bytes between source lines
+  uint64_t pitch_out = 0;  // bytes between destination lines
 
   uint64_t total_bytes() const { return line_bytes * lines; }
   // Bytes from the first line's start to the last line's end (lines > 0).

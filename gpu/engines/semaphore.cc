@@ -18,8 +18,7 @@ constexpr uint64_t SEM_TIME_HI = 12;
 constexpr uint64_t SEM_ALIGN = sizeof(uint32_t);
 }  // namespace
 
-MethodDone release_semaphore(ChannelContext& ctx, uint64_t va, uint32_t payload, bool four_words,
-                             uint32_t method) {
+MethodDone release_semaphore(ChannelContext& ctx, uint64_t va, uint32_t payload, bool four_words, uint32_t method) {
   // Each word is one atomic VRAM access; a misaligned word would not be.
   if (va % SEM_ALIGN != 0) return channel_fault(regs::ChannelError::bad_argument, method, va);
 

@@ -18,7 +18,7 @@
 namespace vgpu::gpu::kernels {
 namespace {
 
-constexpr size_t WORKSPACE_FLOATS = size_t{4} << 20;   // 16 MiB of columns per band
+constexpr size_t WORKSPACE_FLOATS = size_t{4} << 20;  // 16 MiB of columns per band
 
 struct Shape {
   int64_t c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w, p, q;
@@ -27,19 +27,17 @@ struct Shape {
 };
 
 Shape shape_of(const cls::Conv2dArgs& a) {
-  return Shape{a.c, a.h, a.w, a.k, a.r, a.s, a.pad_h, a.pad_w, a.stride_h, a.stride_w,
-               conv2d_out_h(a), conv2d_out_w(a)};
+  return Shape{
+      a.c, a.h, a.w, a.k, a.r, a.s, a.pad_h, a.pad_w, a.stride_h, a.stride_w, conv2d_out_h(a), conv2d_out_w(a)};
 }
 
 // Smallest q >= 0 with q * stride + s >= pad, i.e. first in-bounds column.
-int64_t first_q(int64_t s, const Shape& g) {
-  return s >= g.pad_w ? 0 : (g.pad_w - s + g.stride_w - 1) / g.stride_w;
-}
+int64_t first_q(int64_t s, const Shape& g) { return s >= g.pad_w ? 0 : (g.pad_w - s + g.stride_w - 1) / g.stride_w; }
 
 // Smallest q with q * stride + s - pad >= w, i.e. one past the last
 // in-bounds column, clamped to q.
 int64_t end_q(int64_t s, const Shape& g) {
-  const int64_t limit = g.w + g.pad_w - s;   // > 0 always: s < w + 2 pad
+  const int64_t limit = g.w + g.pad_w - s;  // > 0 always: s < w + 2 pad
   return std::min(g.q, (limit + g.stride_w - 1) / g.stride_w);
 }
 
@@ -79,8 +77,7 @@ void im2col_band(const Shape& g, const float* image, int64_t j0, int64_t j1, flo
 
 // Without a workspace: one output element at a time (used only when the
 // host cannot allocate even one column of the im2col matrix).
-void direct(const Shape& g, int64_t n_images, const float* input, const float* filter,
-            float* output) {
+void direct(const Shape& g, int64_t n_images, const float* input, const float* filter, float* output) {
   for (int64_t n = 0; n < n_images; ++n)
     for (int64_t k = 0; k < g.k; ++k)
       for (int64_t p = 0; p < g.p; ++p)
@@ -93,8 +90,7 @@ void direct(const Shape& g, int64_t n_images, const float* input, const float* f
               for (int64_t s = 0; s < g.s; ++s) {
                 const int64_t iw = q * g.stride_w + s - g.pad_w;
                 if (iw < 0 || iw >= g.w) continue;
-                acc += input[((n * g.c + c) * g.h + ih) * g.w + iw] *
-                       filter[((k * g.c + c) * g.r + r) * g.s + s];
+                acc += input[((n * g.c + c) * g.h + ih) * g.w + iw] * filter[((k * g.c + c) * g.r + r) * g.s + s];
               }
             }
           output[((n * g.k + k) * g.p + p) * g.q + q] = acc;
@@ -104,18 +100,15 @@ void direct(const Shape& g, int64_t n_images, const float* input, const float* f
 // A 1x1 filter with unit stride and no padding: the image itself is the
 // column matrix (C x HW), so each image is one GEMM with no copy.
 bool is_pointwise(const cls::Conv2dArgs& a) {
-  return a.r == 1 && a.s == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 &&
-         a.pad_w == 0;
+  return a.r == 1 && a.s == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
 }
 
-void pointwise(const Shape& g, int64_t n_images, const float* input, const float* filter,
-               float* output) {
-  const int64_t pq = g.pq();   // == h * w
+void pointwise(const Shape& g, int64_t n_images, const float* input, const float* filter, float* output) {
+  const int64_t pq = g.pq();  // == h * w
   for (int64_t n = 0; n < n_images; ++n)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.k),
-                static_cast<int>(pq), static_cast<int>(g.c), 1.0f, filter, static_cast<int>(g.c),
-                input + n * g.c * pq, static_cast<int>(pq), 0.0f, output + n * g.k * pq,
-                static_cast<int>(pq));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.k), static_cast<int>(pq),
+                static_cast<int>(g.c), 1.0f, filter, static_cast<int>(g.c), input + n * g.c * pq, static_cast<int>(pq),
+                0.0f, output + n * g.k * pq, static_cast<int>(pq));
 }
 
 }  // namespace
@@ -124,8 +117,8 @@ void conv2d(const cls::Conv2dArgs& a, const float* input, const float* filter, f
   detail::conv2d_banded(a, input, filter, output, WORKSPACE_FLOATS);
 }
 
-void detail::conv2d_banded(const cls::Conv2dArgs& a, const float* input, const float* filter,
-                           float* output, size_t workspace_floats) {
+void detail::conv2d_banded(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output,
+                           size_t workspace_floats) {
   if (!conv2d_args_valid(a)) return;
   const Shape g = shape_of(a);
   const int64_t crs = g.crs();
@@ -144,9 +137,8 @@ void detail::conv2d_banded(const cls::Conv2dArgs& a, const float* input, const f
       const int64_t j1 = std::min(pq, j0 + band);
       im2col_band(g, image, j0, j1, col.get());
       const int width = static_cast<int>(j1 - j0);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.k), width,
-                  static_cast<int>(crs), 1.0f, filter, static_cast<int>(crs), col.get(), width,
-                  0.0f, out + j0, static_cast<int>(pq));
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.k), width, static_cast<int>(crs), 1.0f,
+                  filter, static_cast<int>(crs), col.get(), width, 0.0f, out + j0, static_cast<int>(pq));
     }
   }
 }

@@ -10,7 +10,7 @@
 
 namespace vgpu::gpu::kernels::detail {
 
-void conv2d_banded(const cls::Conv2dArgs& args, const float* input, const float* filter,
-                   float* output, size_t workspace_floats);
+void conv2d_banded(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output,
+                   size_t workspace_floats);
 
 }  // namespace vgpu::gpu::kernels::detail

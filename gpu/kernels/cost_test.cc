@@ -10,7 +10,7 @@ namespace vgpu::gpu::kernels {
 namespace {
 
 constexpr uint64_t MAX = std::numeric_limits<uint64_t>::max();
-const CostModel DEFAULT{};   // 1000 flops/ns, 144 bytes/ns, 5000 ns launch
+const CostModel DEFAULT{};  // 1000 flops/ns, 144 bytes/ns, 5000 ns launch
 
 TEST(Cost, SgemmIsTwoMnkFlopsPlusLaunch) {
   cls::SgemmArgs a{};
@@ -19,16 +19,15 @@ TEST(Cost, SgemmIsTwoMnkFlopsPlusLaunch) {
 }
 
 TEST(Cost, Conv2dCountsOutputTimesFilterFlops) {
-  cls::Conv2dArgs a{};   // DeepBench conv1: P = 38, Q = 166
-  a.n = 4, a.c = 32, a.h = 79, a.w = 341, a.k = 32, a.r = 5, a.s = 10, a.stride_h = 2,
-  a.stride_w = 2;
+  cls::Conv2dArgs a{};  // DeepBench conv1: P = 38, Q = 166
+  a.n = 4, a.c = 32, a.h = 79, a.w = 341, a.k = 32, a.r = 5, a.s = 10, a.stride_h = 2, a.stride_w = 2;
   const uint64_t flops = 2ull * 4 * 32 * 38 * 166 * 32 * 5 * 10;
-  EXPECT_EQ(conv2d_cost_ns(DEFAULT, a), (flops + 999) / 1000 + 5000u);   // rounded up
+  EXPECT_EQ(conv2d_cost_ns(DEFAULT, a), (flops + 999) / 1000 + 5000u);  // rounded up
 }
 
 TEST(Cost, InvalidConv2dCostsLaunchOnly) {
   cls::Conv2dArgs a{};
-  a.n = 1, a.c = 1, a.h = 4, a.w = 4, a.k = 1, a.r = 3, a.s = 3;   // stride 0
+  a.n = 1, a.c = 1, a.h = 4, a.w = 4, a.k = 1, a.r = 3, a.s = 3;  // stride 0
   EXPECT_EQ(conv2d_cost_ns(DEFAULT, a), 5000u);
 }
 

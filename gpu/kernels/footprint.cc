@@ -30,9 +30,7 @@ std::optional<KernelFootprint> make(std::initializer_list<Use> uses) {
   return fp;
 }
 
-std::optional<uint64_t> floats(std::optional<uint64_t> elements) {
-  return checked::mul(elements, FLOAT_BYTES);
-}
+std::optional<uint64_t> floats(std::optional<uint64_t> elements) { return checked::mul(elements, FLOAT_BYTES); }
 
 }  // namespace
 
@@ -68,9 +66,7 @@ std::optional<KernelFootprint> footprint(const cls::SaxpyArgs& a) {
 
 std::optional<KernelFootprint> footprint(const cls::MaddArgs& a) {
   const auto bytes = floats(checked::mul(a.rows, a.cols));
-  return make({{"a", a.a, bytes, Access::read},
-               {"b", a.b, bytes, Access::read},
-               {"c", a.c, bytes, Access::write}});
+  return make({{"a", a.a, bytes, Access::read}, {"b", a.b, bytes, Access::read}, {"c", a.c, bytes, Access::write}});
 }
 
 std::optional<KernelFootprint> footprint(const cls::SgemmArgs& a) {
@@ -78,8 +74,7 @@ std::optional<KernelFootprint> footprint(const cls::SgemmArgs& a) {
   // C is read unless beta == 0 (the BLAS convention), and always written.
   return make({{"a", a.a, floats(checked::mul(a.m, a.k)), Access::read},
                {"b", a.b, floats(checked::mul(a.k, a.n)), Access::read},
-               {"c", a.c, floats(checked::mul(a.m, a.n)),
-                a.beta == 0.0f ? Access::write : Access::read_write}});
+               {"c", a.c, floats(checked::mul(a.m, a.n)), a.beta == 0.0f ? Access::write : Access::read_write}});
 }
 
 std::optional<KernelFootprint> footprint(const cls::Conv2dArgs& a) {

@@ -19,16 +19,16 @@ namespace vgpu::gpu::kernels {
 enum class Access : uint8_t { read, write, read_write };
 
 struct BufferUse {
-  const char* name;   // the argument field, e.g. "a", "phi_mag"
-  uint64_t va;        // GPU virtual address from the arguments
-  uint64_t bytes;     // 0 for a degenerate (empty) launch
+  const char* name;  // the argument field, e.g. "a", "phi_mag"
+  uint64_t va;       // GPU virtual address from the arguments
+  uint64_t bytes;    // 0 for a degenerate (empty) launch
   Access access;
 
   [[nodiscard]] bool writable() const { return access != Access::read; }
 };
 
 struct KernelFootprint {
-  static constexpr size_t MAX_BUFFERS = 9;   // mriq: kx ky kz phi_mag x y z qr qi
+  static constexpr size_t MAX_BUFFERS = 9;  // mriq: kx ky kz phi_mag x y z qr qi
   std::array<BufferUse, MAX_BUFFERS> items{};
   size_t count = 0;
 
@@ -43,13 +43,12 @@ struct KernelFootprint {
 [[nodiscard]] std::optional<KernelFootprint> footprint(const cls::SgemmArgs& a);
 [[nodiscard]] std::optional<KernelFootprint> footprint(const cls::Conv2dArgs& a);
 [[nodiscard]] std::optional<KernelFootprint> footprint(const cls::MriqArgs& a);
-[[nodiscard]] std::optional<KernelFootprint> footprint(const cls::SpinArgs& a);   // no buffers
+[[nodiscard]] std::optional<KernelFootprint> footprint(const cls::SpinArgs& a);  // no buffers
 
 // Decodes the argument block of `kernel` (the bytes of constant buffer
 // ARG_CB_SLOT) and returns its footprint; nullopt for an unknown kernel, a
 // block shorter than the kernel's argument struct, or invalid arguments.
-[[nodiscard]] std::optional<KernelFootprint> footprint(cls::Kernel kernel,
-                                                       std::span<const std::byte> args);
+[[nodiscard]] std::optional<KernelFootprint> footprint(cls::Kernel kernel, std::span<const std::byte> args);
 // Size of the argument struct of `kernel`; 0 for an unknown kernel.
 [[nodiscard]] size_t args_size(cls::Kernel kernel);
 

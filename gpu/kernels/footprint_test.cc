@@ -50,7 +50,7 @@ TEST(Footprint, SgemmDimensionBeyondBlasIntIsInvalid) {
 
 TEST(Footprint, MaddByteCountOverflowIsInvalid) {
   cls::MaddArgs a{};
-  a.rows = UINT32_MAX, a.cols = UINT32_MAX;   // 2^64 elements * 4 bytes
+  a.rows = UINT32_MAX, a.cols = UINT32_MAX;  // 2^64 elements * 4 bytes
   EXPECT_FALSE(footprint(a));
 }
 
@@ -96,7 +96,7 @@ TEST(Footprint, Conv2dInvalidShapeIsInvalid) {
 }
 
 TEST(Footprint, Conv2dByteCountOverflowIsInvalid) {
-  cls::Conv2dArgs a{};   // input: 2^16 * 2^16 * 2^15 * 2^15 * 4 bytes
+  cls::Conv2dArgs a{};  // input: 2^16 * 2^16 * 2^15 * 2^15 * 4 bytes
   a.n = 0x10000, a.c = 0x10000, a.h = 0x8000, a.w = 0x8000, a.k = 1, a.r = 1, a.s = 1;
   a.stride_h = 1, a.stride_w = 1;
   EXPECT_FALSE(footprint(a));
@@ -123,7 +123,7 @@ TEST(Footprint, SpinTouchesNoMemory) {
 
 TEST(Footprint, DecodesArgumentBlockByKernel) {
   const auto args = gemm(8, 4, 2, 1.0f);
-  std::vector<std::byte> block(64);   // a constant buffer is larger than the struct
+  std::vector<std::byte> block(64);  // a constant buffer is larger than the struct
   std::memcpy(block.data(), &args, sizeof args);
   const auto fp = footprint(cls::Kernel::sgemm, block);
   ASSERT_TRUE(fp);

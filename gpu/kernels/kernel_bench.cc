@@ -20,15 +20,15 @@
 
 namespace {
 
+using vgpu::random_floats;
 using vgpu::cls::Conv2dArgs;
 using vgpu::cls::SgemmArgs;
-using vgpu::random_floats;
 namespace kernels = vgpu::gpu::kernels;
 
 constexpr int RUNS = 5;
 constexpr uint32_t GEMM_SIZE = 1024;
-constexpr uint32_t MRIQ_K = 2048;     // Parboil's 64^3 data set has 2048 k-space samples
-constexpr uint32_t MRIQ_X = 32768;    // of its 262144 voxels: an eighth, to keep runs short
+constexpr uint32_t MRIQ_K = 2048;   // Parboil's 64^3 data set has 2048 k-space samples
+constexpr uint32_t MRIQ_X = 32768;  // of its 262144 voxels: an eighth, to keep runs short
 
 
 template <typename F>
@@ -45,7 +45,7 @@ double median(std::vector<double> v) {
 
 template <typename F>
 double median_seconds(F&& body) {
-  body();   // warm-up
+  body();  // warm-up
   std::vector<double> t;
   for (int i = 0; i < RUNS; ++i) t.push_back(seconds(body));
   return median(t);
@@ -65,10 +65,9 @@ GemmResult bench_sgemm() {
   const int n = static_cast<int>(GEMM_SIZE);
   auto kernel = [&] { kernels::sgemm(args, a.data(), b.data(), c.data()); };
   auto blas = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(),
-                n, 0.0f, c.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
   };
-  kernel();   // warm-up: OpenBLAS threads, page faults
+  kernel();  // warm-up: OpenBLAS threads, page faults
   blas();
   std::vector<double> tk, tb;
   for (int i = 0; i < RUNS; ++i) {
@@ -111,9 +110,8 @@ ConvResult bench_conv(const ConvCase& cc) {
 
 // Parboil's CPU computeQ as published (scalar cosf/sinf after scaling by
 // 2 pi), for comparison with kernels::mriq.
-void parboil_compute_q(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky,
-                       const float* kz, const float* phi_mag, const float* x, const float* y,
-                       const float* z, float* qr, float* qi) {
+void parboil_compute_q(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
+                       const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) {
   constexpr float PIx2 = 6.2831853071795864769252867665590058f;
   for (uint32_t i = 0; i < num_x; ++i) {
     float acc_r = 0.0f, acc_i = 0.0f;
@@ -138,12 +136,12 @@ MriqResult bench_mriq() {
              z = random_floats(MRIQ_X, 11, -0.5f, 0.5f);
   std::vector<float> qr(MRIQ_X), qi(MRIQ_X);
   const double kernel_s = median_seconds([&] {
-    kernels::mriq(MRIQ_K, MRIQ_X, kx.data(), ky.data(), kz.data(), phi.data(), x.data(), y.data(),
-                  z.data(), qr.data(), qi.data());
+    kernels::mriq(MRIQ_K, MRIQ_X, kx.data(), ky.data(), kz.data(), phi.data(), x.data(), y.data(), z.data(), qr.data(),
+                  qi.data());
   });
   const double parboil_s = median_seconds([&] {
-    parboil_compute_q(MRIQ_K, MRIQ_X, kx.data(), ky.data(), kz.data(), phi.data(), x.data(),
-                      y.data(), z.data(), qr.data(), qi.data());
+    parboil_compute_q(MRIQ_K, MRIQ_X, kx.data(), ky.data(), kz.data(), phi.data(), x.data(), y.data(), z.data(),
+                      qr.data(), qi.data());
   });
   return {kernel_s, parboil_s};
 }
@@ -176,21 +174,19 @@ int main() {
       "\"conv2d\":[%s],"
       "\"mriq\":{\"num_k\":%u,\"num_x\":%u,\"median_s\":%.6f,\"g_elements_per_s\":%.3f,"
       "\"parboil_scalar_median_s\":%.6f}}\n",
-      RUNS, threads, GEMM_SIZE, GEMM_SIZE, GEMM_SIZE, g.kernel_s, g.blas_s, gf_kernel, gf_blas,
-      gf_kernel / gf_blas, conv_json.c_str(), MRIQ_K, MRIQ_X, mriq_s, mriq_elems / mriq_s / 1e9, mq.parboil_s);
+      RUNS, threads, GEMM_SIZE, GEMM_SIZE, GEMM_SIZE, g.kernel_s, g.blas_s, gf_kernel, gf_blas, gf_kernel / gf_blas,
+      conv_json.c_str(), MRIQ_K, MRIQ_X, mriq_s, mriq_elems / mriq_s / 1e9, mq.parboil_s);
 
   std::printf("\nmedian of %d runs, OpenBLAS threads: %d\n", RUNS, threads);
   std::printf("  %-34s %10s %12s\n", "kernel", "time (ms)", "rate");
-  std::printf("  %-34s %10.3f %8.2f GFLOP/s\n", "sgemm 1024^3 kernels::sgemm", g.kernel_s * 1e3,
-              gf_kernel);
-  std::printf("  %-34s %10.3f %8.2f GFLOP/s\n", "sgemm 1024^3 cblas_sgemm (direct)",
-              g.blas_s * 1e3, gf_blas);
+  std::printf("  %-34s %10.3f %8.2f GFLOP/s\n", "sgemm 1024^3 kernels::sgemm", g.kernel_s * 1e3, gf_kernel);
+  std::printf("  %-34s %10.3f %8.2f GFLOP/s\n", "sgemm 1024^3 cblas_sgemm (direct)", g.blas_s * 1e3, gf_blas);
   std::printf("  %-34s %10s %8.4f\n", "sgemm kernel / direct", "", gf_kernel / gf_blas);
   for (const ConvResult& r : convs)
     std::printf("  conv2d %-27s %10.3f %8.2f GFLOP/s\n", r.name, r.s * 1e3, r.gflop / r.s);
-  std::printf("  mriq %4u k x %6u x %16s %10.3f %8.3f G elem/s\n", MRIQ_K, MRIQ_X, "",
-              mriq_s * 1e3, mriq_elems / mriq_s / 1e9);
-  std::printf("  %-34s %10.3f %8.3f G elem/s\n", "mriq Parboil scalar cosf/sinf",
-              mq.parboil_s * 1e3, mriq_elems / mq.parboil_s / 1e9);
+  std::printf("  mriq %4u k x %6u x %16s %10.3f %8.3f G elem/s\n", MRIQ_K, MRIQ_X, "", mriq_s * 1e3,
+              mriq_elems / mriq_s / 1e9);
+  std::printf("  %-34s %10.3f %8.3f G elem/s\n", "mriq Parboil scalar cosf/sinf", mq.parboil_s * 1e3,
+              mriq_elems / mq.parboil_s / 1e9);
   return 0;
 }

@@ -32,8 +32,7 @@ void sgemm(const cls::SgemmArgs& g, const float* a, const float* b, float* c) {
   const int k = static_cast<int>(g.k);
   // cblas requires lda >= max(1, k); with k == 0 A is never read and the
   // call only scales C by beta.
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, g.alpha, a, std::max(k, 1), b, n,
-              g.beta, c, n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, g.alpha, a, std::max(k, 1), b, n, g.beta, c, n);
 }
 
 namespace {

@@ -23,8 +23,8 @@ void saxpy(float a, std::span<const float> x, std::span<float> y);
 void madd(std::span<const float> a, std::span<const float> b, std::span<float> c);
 void sgemm(const cls::SgemmArgs& args, const float* a, const float* b, float* c);
 void conv2d(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output);
-void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
-          const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi);
+void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz, const float* phi_mag,
+          const float* x, const float* y, const float* z, float* qr, float* qi);
 
 // Output height and width of a convolution; both 0 when the arguments are
 // invalid: a zero size or stride, a filter larger than the padded input,
@@ -34,14 +34,14 @@ uint32_t conv2d_out_w(const cls::Conv2dArgs& a);
 
 // Modeled cost in nanoseconds (docs/spec/vgpu.md, "Time and the cost model").
 struct CostModel {
-  double flops_per_ns = 1000.0;     // 1 TFLOP/s single precision (Quadro 6000 class)
-  double bytes_per_ns = 144.0;      // 144 GB/s VRAM bandwidth
-  uint64_t launch_ns = 5000;        // fixed cost per launch
+  double flops_per_ns = 1000.0;  // 1 TFLOP/s single precision (Quadro 6000 class)
+  double bytes_per_ns = 144.0;   // 144 GB/s VRAM bandwidth
+  uint64_t launch_ns = 5000;     // fixed cost per launch
 };
 uint64_t sgemm_cost_ns(const CostModel& m, const cls::SgemmArgs& a);
 uint64_t conv2d_cost_ns(const CostModel& m, const cls::Conv2dArgs& a);
 uint64_t mriq_cost_ns(const CostModel& m, uint32_t num_k, uint32_t num_x);
-uint64_t stream_cost_ns(const CostModel& m, uint64_t bytes);   // fill, saxpy, madd, copies
+uint64_t stream_cost_ns(const CostModel& m, uint64_t bytes);  // fill, saxpy, madd, copies
 // A spin kernel costs exactly its requested duration (no launch_ns), so
 // scheduling experiments get the time they asked for.
 uint64_t spin_cost_ns(const CostModel& m, uint64_t duration_ns);

@@ -111,8 +111,8 @@ TEST(Sgemm, NonSquareWithAlphaAndBetaMatchesReference) {
 TEST(Sgemm, ComputesKnownProduct) {
   cls::SgemmArgs args{};
   args.m = 2, args.n = 2, args.k = 3, args.alpha = 2.0f, args.beta = 1.0f;
-  const float a[] = {1, 2, 3, 4, 5, 6};        // 2x3
-  const float b[] = {7, 8, 9, 10, 11, 12};     // 3x2
+  const float a[] = {1, 2, 3, 4, 5, 6};     // 2x3
+  const float b[] = {7, 8, 9, 10, 11, 12};  // 3x2
   float c[] = {1, 1, 1, 1};
   sgemm(args, a, b, c);
   // A*B = [[58, 64], [139, 154]]
@@ -140,16 +140,15 @@ TEST(Sgemm, ZeroKScalesCByBeta) {
 TEST(Sgemm, ZeroRowsLeavesMemoryUntouched) {
   cls::SgemmArgs args{};
   args.m = 0, args.n = 3, args.k = 3, args.alpha = 1.0f, args.beta = 0.0f;
-  std::vector<float> b(9, 1.0f), c(3, 7.0f);   // c: memory beyond the empty C
+  std::vector<float> b(9, 1.0f), c(3, 7.0f);  // c: memory beyond the empty C
   sgemm(args, nullptr, b.data(), c.data());
   EXPECT_EQ(c, std::vector<float>(3, 7.0f));
 }
 
 // ------------------------------------------------------------ conv2d
 
-cls::Conv2dArgs conv(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t k, uint32_t r,
-                     uint32_t s, uint32_t pad_h, uint32_t pad_w, uint32_t stride_h,
-                     uint32_t stride_w) {
+cls::Conv2dArgs conv(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t k, uint32_t r, uint32_t s, uint32_t pad_h,
+                     uint32_t pad_w, uint32_t stride_h, uint32_t stride_w) {
   cls::Conv2dArgs a{};
   a.n = n, a.c = c, a.h = h, a.w = w, a.k = k, a.r = r, a.s = s;
   a.pad_h = pad_h, a.pad_w = pad_w, a.stride_h = stride_h, a.stride_w = stride_w;
@@ -212,7 +211,7 @@ TEST(Conv2d, PointwiseFilterMatchesReference) {
 }
 
 TEST(Conv2d, InvalidShapeLeavesOutputUntouched) {
-  auto a = conv(1, 1, 4, 4, 1, 3, 3, 0, 0, 0, 1);   // stride 0
+  auto a = conv(1, 1, 4, 4, 1, 3, 3, 0, 0, 0, 1);  // stride 0
   std::vector<float> in(16, 1.0f), filter(9, 1.0f), out(4, 7.0f);
   conv2d(a, in.data(), filter.data(), out.data());
   EXPECT_EQ(out, std::vector<float>(4, 7.0f));
@@ -232,14 +231,14 @@ TEST(Conv2dShape, PaddingLetsFilterFit) {
 
 TEST(Conv2dShape, InvalidArgumentsGiveZero) {
   const cls::Conv2dArgs bad[] = {
-      conv(0, 1, 4, 4, 1, 3, 3, 0, 0, 1, 1),   // no images
-      conv(1, 0, 4, 4, 1, 3, 3, 0, 0, 1, 1),   // no channels
-      conv(1, 1, 0, 4, 1, 3, 3, 0, 0, 1, 1),   // zero height
-      conv(1, 1, 4, 4, 0, 3, 3, 0, 0, 1, 1),   // no filters
-      conv(1, 1, 4, 4, 1, 0, 3, 0, 0, 1, 1),   // zero filter height
-      conv(1, 1, 4, 4, 1, 3, 3, 0, 0, 1, 0),   // stride 0
-      conv(1, 1, 4, 4, 1, 5, 3, 0, 0, 1, 1),   // filter taller than input
-      conv(1, 1, 4, 4, 1, 3, 7, 1, 1, 1, 1),   // filter wider than padded input
+      conv(0, 1, 4, 4, 1, 3, 3, 0, 0, 1, 1),  // no images
+      conv(1, 0, 4, 4, 1, 3, 3, 0, 0, 1, 1),  // no channels
+      conv(1, 1, 0, 4, 1, 3, 3, 0, 0, 1, 1),  // zero height
+      conv(1, 1, 4, 4, 0, 3, 3, 0, 0, 1, 1),  // no filters
+      conv(1, 1, 4, 4, 1, 0, 3, 0, 0, 1, 1),  // zero filter height
+      conv(1, 1, 4, 4, 1, 3, 3, 0, 0, 1, 0),  // stride 0
+      conv(1, 1, 4, 4, 1, 5, 3, 0, 0, 1, 1),  // filter taller than input
+      conv(1, 1, 4, 4, 1, 3, 7, 1, 1, 1, 1),  // filter wider than padded input
   };
   for (const auto& a : bad) {
     EXPECT_EQ(conv2d_out_h(a), 0u);
@@ -249,7 +248,7 @@ TEST(Conv2dShape, InvalidArgumentsGiveZero) {
 
 TEST(Conv2dShape, HugePaddingDoesNotOverflow) {
   const auto a = conv(1, 1, 1, 1, 1, 1, 1, UINT32_MAX, 0, 1, 1);
-  EXPECT_EQ(conv2d_out_h(a), 0u);   // 2^33 rows do not fit in 32 bits
+  EXPECT_EQ(conv2d_out_h(a), 0u);  // 2^33 rows do not fit in 32 bits
 }
 
 // ------------------------------------------------------------ mriq
@@ -274,8 +273,8 @@ MriqOut run_mriq(const MriqData& d, bool use_reference) {
   const auto num_x = static_cast<uint32_t>(d.x.size());
   MriqOut o{std::vector<float>(num_x), std::vector<float>(num_x)};
   auto* fn = use_reference ? &reference::mriq : &mriq;
-  fn(num_k, num_x, d.kx.data(), d.ky.data(), d.kz.data(), d.phi.data(), d.x.data(), d.y.data(),
-     d.z.data(), o.qr.data(), o.qi.data());
+  fn(num_k, num_x, d.kx.data(), d.ky.data(), d.kz.data(), d.phi.data(), d.x.data(), d.y.data(), d.z.data(), o.qr.data(),
+     o.qi.data());
   return o;
 }
 

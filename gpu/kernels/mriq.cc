@@ -19,17 +19,15 @@
 namespace vgpu::gpu::kernels {
 namespace {
 
-constexpr uint32_t TILE = 256;                        // x values per tile (5 KiB of locals)
-constexpr float TWO_PI = 6.2831853071795864769f;      // Parboil's PIx2
-constexpr float INTEGRAL = 0x1p23f;                   // floats from here on are integers
-constexpr float ROUND_SMALL = 0x1.8p23f;              // (v + this) - this = rint(v), |v| < 2^22
+constexpr uint32_t TILE = 256;                    // x values per tile (5 KiB of locals)
+constexpr float TWO_PI = 6.2831853071795864769f;  // Parboil's PIx2
+constexpr float INTEGRAL = 0x1p23f;               // floats from here on are integers
+constexpr float ROUND_SMALL = 0x1.8p23f;          // (v + this) - this = rint(v), |v| < 2^22
 
 // Taylor coefficients; on |a| <= pi/4 the truncation errors are below
 // 2e-9 (sin, a^11 term) and 2e-10 (cos, a^12 term), under float rounding.
-constexpr float S3 = -1.0f / 6.0f, S5 = 1.0f / 120.0f, S7 = -1.0f / 5040.0f,
-                S9 = 1.0f / 362880.0f;
-constexpr float C2 = -0.5f, C4 = 1.0f / 24.0f, C6 = -1.0f / 720.0f, C8 = 1.0f / 40320.0f,
-                C10 = -1.0f / 3628800.0f;
+constexpr float S3 = -1.0f / 6.0f, S5 = 1.0f / 120.0f, S7 = -1.0f / 5040.0f, S9 = 1.0f / 362880.0f;
+constexpr float C2 = -0.5f, C4 = 1.0f / 24.0f, C6 = -1.0f / 720.0f, C8 = 1.0f / 40320.0f, C10 = -1.0f / 3628800.0f;
 
 // sin and cos of 2 pi t, t in turns. NaN and infinite t give NaN, as sinf
 // does. There is no float comparison (under the default -ftrapping-math
@@ -44,8 +42,8 @@ inline void sincos_turns(float t, float& sin_out, float& cos_out) {
   // r = t - rint(t) in [-1/2, 1/2]: adding 2^23 rounds y to an integer
   // exactly. (t - t) is 0, or NaN for an infinite or NaN t.
   const float r = std::copysign(1.0f, t) * (y - ((y + INTEGRAL) - INTEGRAL)) + (t - t);
-  const float q = (4.0f * r + ROUND_SMALL) - ROUND_SMALL;   // quarter turns, -2..2
-  const float a = TWO_PI * (r - 0.25f * q);                 // |a| <= pi/4
+  const float q = (4.0f * r + ROUND_SMALL) - ROUND_SMALL;  // quarter turns, -2..2
+  const float a = TWO_PI * (r - 0.25f * q);                // |a| <= pi/4
   const float a2 = a * a;
   const float s = a * (1.0f + a2 * (S3 + a2 * (S5 + a2 * (S7 + a2 * S9))));
   const float c = 1.0f + a2 * (C2 + a2 * (C4 + a2 * (C6 + a2 * (C8 + a2 * C10))));
@@ -63,9 +61,9 @@ inline void sincos_turns(float t, float& sin_out, float& cos_out) {
 
 // One tile of up to TILE x values against every k. Locals make the inner
 // loop free of aliasing (a guest may overlap inputs and outputs).
-[[gnu::target_clones("avx2", "default")]]
-void tile(uint32_t num_k, const float* kx, const float* ky, const float* kz, const float* phi_mag,
-          uint32_t n, const float* x, const float* y, const float* z, float* qr, float* qi) {
+[[gnu::target_clones("avx2", "default")]] void tile(uint32_t num_k, const float* kx, const float* ky, const float* kz,
+                                                    const float* phi_mag, uint32_t n, const float* x, const float* y,
+                                                    const float* z, float* qr, float* qi) {
   alignas(64) float xs[TILE], ys[TILE], zs[TILE], acc_r[TILE], acc_i[TILE];
   std::copy_n(x, n, xs);
   std::copy_n(y, n, ys);
@@ -87,9 +85,8 @@ void tile(uint32_t num_k, const float* kx, const float* ky, const float* kz, con
 
 }  // namespace
 
-void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
-          const float* phi_mag, const float* x, const float* y, const float* z, float* qr,
-          float* qi) {
+void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz, const float* phi_mag,
+          const float* x, const float* y, const float* z, float* qr, float* qi) {
   for (uint32_t x0 = 0; x0 < num_x;) {
     const uint32_t n = std::min(TILE, num_x - x0);
     tile(num_k, kx, ky, kz, phi_mag, n, x + x0, y + x0, z + x0, qr + x0, qi + x0);

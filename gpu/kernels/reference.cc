@@ -47,7 +47,7 @@ void conv2d(const cls::Conv2dArgs& g, const float* input, const float* filter, f
               for (int64_t s = 0; s < ss; ++s) {
                 const int64_t ih = p * g.stride_h + r - g.pad_h;
                 const int64_t iw = q * g.stride_w + s - g.pad_w;
-                if (ih < 0 || ih >= hh || iw < 0 || iw >= ww) continue;   // zero padding
+                if (ih < 0 || ih >= hh || iw < 0 || iw >= ww) continue;  // zero padding
                 acc += double{input[((n * cc + c) * hh + ih) * ww + iw]} *
                        double{filter[((k * cc + c) * rr + r) * ss + s]};
               }
@@ -55,14 +55,12 @@ void conv2d(const cls::Conv2dArgs& g, const float* input, const float* filter, f
         }
 }
 
-void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
-          const float* phi_mag, const float* x, const float* y, const float* z, float* qr,
-          float* qi) {
+void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz, const float* phi_mag,
+          const float* x, const float* y, const float* z, float* qr, float* qi) {
   for (uint32_t i = 0; i < num_x; ++i) {
     double acc_r = 0.0, acc_i = 0.0;
     for (uint32_t k = 0; k < num_k; ++k) {
-      const double arg = 2.0 * std::numbers::pi *
-                         (double{kx[k]} * x[i] + double{ky[k]} * y[i] + double{kz[k]} * z[i]);
+      const double arg = 2.0 * std::numbers::pi * (double{kx[k]} * x[i] + double{ky[k]} * y[i] + double{kz[k]} * z[i]);
       acc_r += double{phi_mag[k]} * std::cos(arg);
       acc_i += double{phi_mag[k]} * std::sin(arg);
     }

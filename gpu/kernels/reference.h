@@ -18,7 +18,7 @@ void saxpy(float a, std::span<const float> x, std::span<float> y);
 void madd(std::span<const float> a, std::span<const float> b, std::span<float> c);
 void sgemm(const cls::SgemmArgs& args, const float* a, const float* b, float* c);
 void conv2d(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output);
-void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
-          const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi);
+void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz, const float* phi_mag,
+          const float* x, const float* y, const float* z, float* qr, float* qi);
 
 }  // namespace vgpu::gpu::kernels::reference

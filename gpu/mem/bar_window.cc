@@ -23,8 +23,7 @@ bool host_page_is_small_page() { return static_cast<uint64_t>(sysconf(_SC_PAGESI
 }  // namespace
 
 Result<std::unique_ptr<BarWindow>> BarWindow::create(Vram& vram, uint64_t bar_bytes) {
-  if (!host_page_is_small_page())
-    return fail(Errc::unsupported, "bar window: host page size is not " + hex(PAGE));
+  if (!host_page_is_small_page()) return fail(Errc::unsupported, "bar window: host page size is not " + hex(PAGE));
   if (bar_bytes == 0 || bar_bytes % PAGE != 0)
     return fail(Errc::invalid_argument, "bar window: size " + hex(bar_bytes) + " is not a multiple of " + hex(PAGE));
   void* base = mmap(nullptr, bar_bytes, PROT_NONE, RESERVED_FLAGS, -1, 0);
@@ -40,18 +39,19 @@ BarWindow::~BarWindow() { munmap(base_, size_); }
 
 Status BarWindow::check(uint64_t bar_off, uint64_t bytes) const {
   if (bytes == 0 || bar_off % PAGE != 0 || bytes % PAGE != 0)
-    return fail(Errc::invalid_argument, "bar window: offset " + hex(bar_off) + " + " + hex(bytes) + " not page aligned");
+    return fail(Errc::invalid_argument,
+                "bar window: offset " + hex(bar_off) + " + " + hex(bytes) + " not page aligned");
   if (bar_off > size_ || bytes > size_ - bar_off)
-    return fail(Errc::invalid_argument, "bar window: offset " + hex(bar_off) + " + " + hex(bytes) +
-                                            " beyond the BAR (" + hex(size_) + ")");
+    return fail(Errc::invalid_argument,
+                "bar window: offset " + hex(bar_off) + " + " + hex(bytes) + " beyond the BAR (" + hex(size_) + ")");
   return {};
 }
 
 Status BarWindow::map_page(uint64_t bar_off, uint64_t vram_addr, uint64_t bytes, bool read_only) {
   if (auto ok = check(bar_off, bytes); !ok) return ok;
   if (vram_addr % PAGE != 0 || !vram_.contains(vram_addr, bytes))
-    return fail(Errc::invalid_argument, "bar window: VRAM " + hex(vram_addr) + " + " + hex(bytes) +
-                                            " misaligned or beyond VRAM");
+    return fail(Errc::invalid_argument,
+                "bar window: VRAM " + hex(vram_addr) + " + " + hex(bytes) + " misaligned or beyond VRAM");
   std::lock_guard lock(mutex_);
   const int prot = PROT_READ | (read_only ? 0 : PROT_WRITE);
   void* at = mmap(base_ + bar_off, bytes, prot, MAP_FIXED | MAP_SHARED, vram_.fd(), static_cast<off_t>(vram_addr));
@@ -60,8 +60,8 @@ Status BarWindow::map_page(uint64_t bar_off, uint64_t vram_addr, uint64_t bytes,
     // The old mapping of the range may be gone: reserve it again.
     mmap(base_ + bar_off, bytes, PROT_NONE, MAP_FIXED | RESERVED_FLAGS, -1, 0);
     std::fill_n(pages_.begin() + static_cast<ptrdiff_t>(bar_off / PAGE), bytes / PAGE, PageState::unmapped);
-    return fail(Errc::io_error, "bar window: mapping VRAM " + hex(vram_addr) + " at " + hex(bar_off) + ": " +
-                                    std::strerror(err));
+    return fail(Errc::io_error,
+                "bar window: mapping VRAM " + hex(vram_addr) + " at " + hex(bar_off) + ": " + std::strerror(err));
   }
   std::fill_n(pages_.begin() + static_cast<ptrdiff_t>(bar_off / PAGE), bytes / PAGE,
               read_only ? PageState::read_only : PageState::read_write);

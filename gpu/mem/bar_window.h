@@ -52,7 +52,7 @@ class BarWindow {
   std::byte* base_;
   uint64_t size_;
   mutable std::mutex mutex_;
-  std::vector<PageState> pages_;   // one per 4 KiB page of the BAR
+  std::vector<PageState> pages_;  // one per 4 KiB page of the BAR
 };
 
 }  // namespace vgpu::gpu

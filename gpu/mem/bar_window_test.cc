@@ -69,9 +69,9 @@ TEST_F(BarWindowTest, SpanIsEmptyUnlessEveryPageMapped) {
   ASSERT_TRUE(bar->map_page(0, 0, PAGE, false).has_value());
   ASSERT_TRUE(bar->map_page(2 * PAGE, PAGE, PAGE, false).has_value());
   EXPECT_EQ(bar->span(0, PAGE).size(), PAGE);
-  EXPECT_TRUE(bar->span(PAGE - 4, 8).empty());        // crosses into page 1
+  EXPECT_TRUE(bar->span(PAGE - 4, 8).empty());  // crosses into page 1
   EXPECT_TRUE(bar->span(0, 3 * PAGE).empty());
-  EXPECT_TRUE(bar->span(bar->size() - 4, 8).empty()); // beyond the BAR
+  EXPECT_TRUE(bar->span(bar->size() - 4, 8).empty());  // beyond the BAR
 }
 
 TEST_F(BarWindowTest, ReadOnlyPageGivesNoWritableSpan) {
@@ -107,10 +107,10 @@ TEST_F(BarWindowTest, ClearUnmapsEverything) {
 }
 
 TEST_F(BarWindowTest, MapRejectsBadArguments) {
-  EXPECT_FALSE(bar->map_page(8, 0, PAGE, false).has_value());                 // offset unaligned
-  EXPECT_FALSE(bar->map_page(0, 8, PAGE, false).has_value());                 // VRAM unaligned
-  EXPECT_FALSE(bar->map_page(bar->size(), 0, PAGE, false).has_value());       // beyond the BAR
-  EXPECT_FALSE(bar->map_page(0, vram->size(), PAGE, false).has_value());      // beyond VRAM
+  EXPECT_FALSE(bar->map_page(8, 0, PAGE, false).has_value());             // offset unaligned
+  EXPECT_FALSE(bar->map_page(0, 8, PAGE, false).has_value());             // VRAM unaligned
+  EXPECT_FALSE(bar->map_page(bar->size(), 0, PAGE, false).has_value());   // beyond the BAR
+  EXPECT_FALSE(bar->map_page(0, vram->size(), PAGE, false).has_value());  // beyond VRAM
   EXPECT_FALSE(bar->map_page(0, 0, 0, false).has_value());
   EXPECT_FALSE(bar->unmap_page(bar->size() - PAGE, 2 * PAGE).has_value());
   EXPECT_FALSE(bar->mapped(0));

@@ -283,7 +283,7 @@ Walk<HostView> Mmu::map_range(const AccessContext& ctx, uint64_t va, uint64_t le
   });
   if (!placed || !mapped) {
     munmap(window, bytes);
-    if (!placed) return std::unexpected(placed.error());   // the tables changed under us
+    if (!placed) return std::unexpected(placed.error());  // the tables changed under us
     return view;
   }
   view.window_ = window;

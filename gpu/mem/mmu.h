@@ -22,12 +22,12 @@ namespace vgpu::gpu {
 
 // Who accesses which address space.
 struct AccessContext {
-  uint64_t pdb = 0;                   // page directory VRAM address
-  uint64_t limit = 0;                 // last valid VA byte (instance block +0x208)
+  uint64_t pdb = 0;    // page directory VRAM address
+  uint64_t limit = 0;  // last valid VA byte (instance block +0x208)
   regs::FaultUnit unit = regs::FaultUnit::pfifo;
-  uint64_t inst = 0;                  // instance block address, reported with faults
-  std::optional<uint32_t> chid;       // channel, reported with faults
-  bool priv = false;                  // privileged client (may use PRIV pages)
+  uint64_t inst = 0;             // instance block address, reported with faults
+  std::optional<uint32_t> chid;  // channel, reported with faults
+  bool priv = false;             // privileged client (may use PRIV pages)
 };
 
 struct Fault {
@@ -76,15 +76,15 @@ class HostView {
   friend class Mmu;
   std::byte* data_ = nullptr;
   uint64_t size_ = 0;
-  void* window_ = nullptr;     // mmap'd window to unmap, if any
+  void* window_ = nullptr;  // mmap'd window to unmap, if any
   uint64_t window_bytes_ = 0;
 };
 
 struct TlbStats {
   uint64_t hits = 0;
   uint64_t misses = 0;
-  uint64_t invalidates = 0;   // invalidate() and invalidate_all() calls
-  uint64_t evictions = 0;     // whole-TLB drops because it reached TLB_CAPACITY
+  uint64_t invalidates = 0;  // invalidate() and invalidate_all() calls
+  uint64_t evictions = 0;    // whole-TLB drops because it reached TLB_CAPACITY
 };
 
 class Mmu {
@@ -133,7 +133,7 @@ class Mmu {
  private:
   // What a PTE said, for one page; permissions are checked per access.
   struct TlbEntry {
-    uint64_t phys_page;   // physical address of the page start
+    uint64_t phys_page;  // physical address of the page start
     uint64_t page_bytes;
     bool read_only;
     bool priv;

@@ -25,9 +25,9 @@ constexpr uint64_t BIG = fmt::BIG_PAGE;
 class MmuTest : public ::testing::Test {
  protected:
   static constexpr uint64_t VRAM_BYTES = 16 * MiB;
-  static constexpr uint64_t TABLES = 1 * MiB;      // page tables live in [1, 8) MiB
+  static constexpr uint64_t TABLES = 1 * MiB;  // page tables live in [1, 8) MiB
   static constexpr uint64_t TABLES_END = 8 * MiB;
-  static constexpr uint64_t DATA = 8 * MiB;        // data pages from here
+  static constexpr uint64_t DATA = 8 * MiB;  // data pages from here
 
   void SetUp() override {
     auto v = Vram::create(VRAM_BYTES);
@@ -45,8 +45,7 @@ class MmuTest : public ::testing::Test {
     mmu = std::make_unique<Mmu>(*vram);
   }
 
-  void map(uint64_t va, uint64_t phys, uint64_t bytes, PageSize size = PageSize::small,
-           fmt::pte::Flags flags = {}) {
+  void map(uint64_t va, uint64_t phys, uint64_t bytes, PageSize size = PageSize::small, fmt::pte::Flags flags = {}) {
     auto ok = builder->map(pd, va, phys, bytes, size, flags);
     ASSERT_TRUE(ok.has_value()) << ok.error().what();
   }
@@ -198,8 +197,7 @@ TEST_F(MmuTest, UnsupportedKindFaultsInvalidStorageType) {
 }
 
 TEST_F(MmuTest, SysmemPteApertureFaultsPageNotPresent) {
-  uint64_t raw = fmt::pte::Aperture::set(fmt::pte::make(DATA),
-                                         static_cast<uint64_t>(fmt::Target::sysmem_coherent));
+  uint64_t raw = fmt::pte::Aperture::set(fmt::pte::make(DATA), static_cast<uint64_t>(fmt::Target::sysmem_coherent));
   ASSERT_TRUE(builder->set_pte(pd, 0x100000, PageSize::small, raw).has_value());
   EXPECT_EQ(reason(mmu->translate(ctx, 0x100000, false)), FaultReason::page_not_present);
 }
@@ -381,11 +379,12 @@ TEST_F(MmuTest, RangeEndingPastLimitFaultsAtFirstByteBeyond) {
 }
 
 TEST_F(MmuTest, ForEachRunCoalescesContiguousPages) {
-  map(0x100000, DATA + 0 * SMALL, 2 * SMALL);   // pages 0,1 -> frames 0,1
-  map(0x102000, DATA + 8 * SMALL, 2 * SMALL);   // pages 2,3 -> frames 8,9
+  map(0x100000, DATA + 0 * SMALL, 2 * SMALL);  // pages 0,1 -> frames 0,1
+  map(0x102000, DATA + 8 * SMALL, 2 * SMALL);  // pages 2,3 -> frames 8,9
   std::vector<PhysRun> runs;
-  auto r = mmu->for_each_run(ctx, 0x100010, 4 * SMALL - 0x20, false,
-                             [&](uint64_t va, uint64_t phys, uint64_t bytes) { runs.push_back({va, phys, bytes}); });
+  auto r = mmu->for_each_run(ctx, 0x100010, 4 * SMALL - 0x20, false, [&](uint64_t va, uint64_t phys, uint64_t bytes) {
+    runs.push_back({va, phys, bytes});
+  });
   ASSERT_TRUE(r.has_value());
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0].va, 0x100010u);
@@ -440,7 +439,7 @@ TEST_F(MmuTest, MapRangeWindowMakesScatteredPagesContiguous) {
 
   uint32_t word = 0;
   std::memcpy(&word, v->data() + 0x10 + 0x40, sizeof word);
-  EXPECT_EQ(word, 0x5eedu);  // VRAM visible through the view
+  EXPECT_EQ(word, 0x5eedu);                 // VRAM visible through the view
   std::memset(v->data(), 0x7a, v->size());  // view writes reach VRAM
   EXPECT_EQ(vram->read32(DATA + 7 * SMALL - 0x10), 0x7a7a7a7au);
   EXPECT_EQ(vram->read32(DATA + 6 * SMALL - 4), 0u);
@@ -508,8 +507,9 @@ TEST_F(MmuTest, MapRangeOverMoreRunsThanAWindowHoldsGivesNoViewAndStopsWalking) 
   ASSERT_TRUE(spt.has_value());
   for (uint64_t i = 0; i < fmt::SPT.entries(); ++i) vram->write64(*spt + i * 8, fmt::pte::make(DATA));
   constexpr uint64_t VA = 4 * fmt::PDE_SPAN;
-  constexpr uint64_t PDES = 2;   // 65,536 runs of one page each, four times what a window holds
-  for (uint64_t p = 0; p < PDES; ++p) vram->write64(pd + fmt::PD.index(VA + p * fmt::PDE_SPAN) * 8, fmt::pde::make(*spt, 0));
+  constexpr uint64_t PDES = 2;  // 65,536 runs of one page each, four times what a window holds
+  for (uint64_t p = 0; p < PDES; ++p)
+    vram->write64(pd + fmt::PD.index(VA + p * fmt::PDE_SPAN) * 8, fmt::pde::make(*spt, 0));
   const TlbStats before = mmu->stats();
   auto v = mmu->map_range(ctx, VA, PDES * fmt::PDE_SPAN, false);
   ASSERT_TRUE(v.has_value());
@@ -535,7 +535,8 @@ TEST_F(MmuTest, MapRangeSpanningMoreThanAWindowMayGivesNoView) {
   for (uint64_t i = 0; i < fmt::LPT.entries(); ++i) vram->write64(*lpt + i * 8, fmt::pte::make(DATA + (i % 4) * BIG));
   constexpr uint64_t VA = 64 * fmt::PDE_SPAN;
   const uint64_t pdes = Mmu::MAX_WINDOW_BYTES / fmt::PDE_SPAN + 1;
-  for (uint64_t p = 0; p < pdes; ++p) vram->write64(pd + fmt::PD.index(VA + p * fmt::PDE_SPAN) * 8, fmt::pde::make(0, *lpt));
+  for (uint64_t p = 0; p < pdes; ++p)
+    vram->write64(pd + fmt::PD.index(VA + p * fmt::PDE_SPAN) * 8, fmt::pde::make(0, *lpt));
   ASSERT_LE(pdes * fmt::PDE_SPAN / (4 * BIG), Mmu::MAX_WINDOW_RUNS);
   auto v = mmu->map_range(ctx, VA, pdes * fmt::PDE_SPAN, false);
   ASSERT_TRUE(v.has_value());

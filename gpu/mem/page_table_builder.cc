@@ -47,12 +47,14 @@ PageTableBuilder::PageTableBuilder(Vram& vram, uint64_t base, uint64_t end)
     : vram_(vram), next_(align_up(base, fmt::TABLE_ALIGN)), end_(end) {}
 
 Result<uint64_t> PageTableBuilder::allocate(uint64_t bytes, uint64_t align) {
-  if (!is_pow2(align)) return fail(Errc::invalid_argument, "page tables: alignment " + hex(align) + " is not a power of 2");
+  if (!is_pow2(align))
+    return fail(Errc::invalid_argument, "page tables: alignment " + hex(align) + " is not a power of 2");
   uint64_t at = align_up(next_, align);
   if (at < next_ || at > end_ || bytes > end_ - at || !vram_.contains(at, bytes))
     return fail(Errc::out_of_memory, "page tables: no room for " + hex(bytes) + " bytes at " + hex(at) +
                                          " (region ends at " + hex(end_) + ")");
-  if (!vram_.fill(at, std::byte{0}, bytes)) return fail(Errc::out_of_memory, "page tables: " + hex(at) + " outside VRAM");
+  if (!vram_.fill(at, std::byte{0}, bytes))
+    return fail(Errc::out_of_memory, "page tables: " + hex(at) + " outside VRAM");
   next_ = at + bytes;
   return at;
 }
@@ -68,7 +70,8 @@ Status PageTableBuilder::check_pd(uint64_t pd) const {
 Status PageTableBuilder::check_range(uint64_t va, uint64_t bytes, PageSize size) const {
   const uint64_t page = fmt::page_bytes(size);
   if (bytes == 0 || va % page != 0 || bytes % page != 0)
-    return fail(Errc::invalid_argument, "va " + hex(va) + " + " + hex(bytes) + " is not page aligned (" + hex(page) + ")");
+    return fail(Errc::invalid_argument,
+                "va " + hex(va) + " + " + hex(bytes) + " is not page aligned (" + hex(page) + ")");
   if (va >= fmt::VA_LIMIT || bytes > fmt::VA_LIMIT - va)
     return fail(Errc::invalid_argument, "va " + hex(va) + " + " + hex(bytes) + " beyond the 40-bit address space");
   return {};
@@ -103,7 +106,8 @@ Status PageTableBuilder::map(uint64_t pd, uint64_t va, uint64_t phys, uint64_t b
   if (auto ok = check_range(va, bytes, size); !ok) return ok;
   const uint64_t page = fmt::page_bytes(size);
   if (phys % page != 0 || phys >= PTE_ADDR_END || bytes > PTE_ADDR_END - phys)
-    return fail(Errc::invalid_argument, "physical " + hex(phys) + " + " + hex(bytes) + " misaligned or not addressable");
+    return fail(Errc::invalid_argument,
+                "physical " + hex(phys) + " + " + hex(bytes) + " misaligned or not addressable");
   if (!fmt::pte::Kind::fits(flags.kind)) return fail(Errc::invalid_argument, "kind " + hex(flags.kind) + " too wide");
   for (uint64_t off = 0; off < bytes; off += page) {
     if (auto ok = set_pte(pd, va + off, size, fmt::pte::make(phys + off, flags)); !ok)

@@ -55,7 +55,8 @@ TEST_F(PageTableBuilderTest, RegionExhaustionIsAnError) {
 }
 
 TEST_F(PageTableBuilderTest, SmallMapWritesPdeAndPtes) {
-  ASSERT_TRUE(builder->map(pd, 0x10000000, DATA, 2 * fmt::SMALL_PAGE, PageSize::small, {.read_only = true}).has_value());
+  ASSERT_TRUE(
+      builder->map(pd, 0x10000000, DATA, 2 * fmt::SMALL_PAGE, PageSize::small, {.read_only = true}).has_value());
   const uint64_t e = pde(0x10000000);
   EXPECT_EQ(fmt::pde::SptTarget::get(e), static_cast<uint64_t>(fmt::PdeTarget::vram));
   EXPECT_EQ(fmt::pde::LptTarget::get(e), static_cast<uint64_t>(fmt::PdeTarget::none));
@@ -87,7 +88,8 @@ TEST_F(PageTableBuilderTest, MapRejectsMisalignedArguments) {
   EXPECT_FALSE(builder->map(pd, 0x800, DATA, fmt::SMALL_PAGE, PageSize::small).has_value());
   EXPECT_FALSE(builder->map(pd, 0, DATA + 0x800, fmt::SMALL_PAGE, PageSize::small).has_value());
   EXPECT_FALSE(builder->map(pd, 0, DATA, fmt::SMALL_PAGE, PageSize::big).has_value());
-  EXPECT_FALSE(builder->map(pd, fmt::VA_LIMIT - fmt::SMALL_PAGE, DATA, 2 * fmt::SMALL_PAGE, PageSize::small).has_value());
+  EXPECT_FALSE(
+      builder->map(pd, fmt::VA_LIMIT - fmt::SMALL_PAGE, DATA, 2 * fmt::SMALL_PAGE, PageSize::small).has_value());
   EXPECT_FALSE(builder->map(pd + 8, 0, DATA, fmt::SMALL_PAGE, PageSize::small).has_value());
 }
 
@@ -119,7 +121,8 @@ TEST_F(PageTableBuilderTest, WriteInstanceRejectsMisalignedBlock) {
 
 TEST_F(PageTableBuilderTest, MmuWalksWhatTheBuilderWrote) {
   ASSERT_TRUE(builder->map(pd, 0x20000000, DATA, fmt::BIG_PAGE, PageSize::big).has_value());
-  ASSERT_TRUE(builder->map(pd, 0x20000000 + fmt::BIG_PAGE, DATA + fmt::BIG_PAGE, fmt::SMALL_PAGE, PageSize::small).has_value());
+  ASSERT_TRUE(
+      builder->map(pd, 0x20000000 + fmt::BIG_PAGE, DATA + fmt::BIG_PAGE, fmt::SMALL_PAGE, PageSize::small).has_value());
   Mmu mmu(*vram);
   AccessContext ctx{.pdb = pd, .limit = fmt::VA_LIMIT - 1};
   EXPECT_EQ(mmu.translate(ctx, 0x20000000 + 0x10, false)->phys, DATA + 0x10);

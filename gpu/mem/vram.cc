@@ -31,8 +31,8 @@ std::atomic_ref<T> word(const std::byte* base, uint64_t addr) {
 
 Result<std::unique_ptr<Vram>> Vram::create(uint64_t bytes) {
   if (bytes == 0 || bytes % fmt::SMALL_PAGE != 0)
-    return fail(Errc::invalid_argument, "vram: size " + hex(bytes) +
-                                                    " is not a non-zero multiple of " + hex(fmt::SMALL_PAGE));
+    return fail(Errc::invalid_argument,
+                "vram: size " + hex(bytes) + " is not a non-zero multiple of " + hex(fmt::SMALL_PAGE));
   int fd = memfd_create("vgpu-vram", MFD_CLOEXEC);
   if (fd < 0) return fail(Errc::io_error, std::string("vram: memfd_create: ") + std::strerror(errno));
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
@@ -58,15 +58,16 @@ bool Vram::zero(uint64_t addr, uint64_t len) {
   if (!contains(addr, len)) return false;
   const uint64_t first = (addr + fmt::SMALL_PAGE - 1) / fmt::SMALL_PAGE * fmt::SMALL_PAGE;
   const uint64_t last = (addr + len) / fmt::SMALL_PAGE * fmt::SMALL_PAGE;
-  if (first >= last ||
-      fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(first), static_cast<off_t>(last - first)) != 0)
+  if (first >= last || fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(first),
+                                 static_cast<off_t>(last - first)) != 0)
     return fill(addr, std::byte{0}, len);
   return fill(addr, std::byte{0}, first - addr) && fill(last, std::byte{0}, addr + len - last);
 }
 
 Result<int> Vram::detach(uint64_t addr, uint64_t len) {
   if (len == 0 || addr % fmt::SMALL_PAGE || len % fmt::SMALL_PAGE || !contains(addr, len))
-    return fail(Errc::invalid_argument, "vram: detach of " + hex(len) + " bytes at " + hex(addr) + ": not whole pages inside VRAM");
+    return fail(Errc::invalid_argument,
+                "vram: detach of " + hex(len) + " bytes at " + hex(addr) + ": not whole pages inside VRAM");
   int fd = memfd_create("vgpu-vram-partition", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return fail(Errc::io_error, std::string("vram: memfd_create: ") + std::strerror(errno));
   auto give_up = [fd](const char* what) {
@@ -85,9 +86,11 @@ Result<int> Vram::detach(uint64_t addr, uint64_t len) {
 
 Status Vram::reattach(uint64_t addr, uint64_t len) {
   if (len == 0 || addr % fmt::SMALL_PAGE || len % fmt::SMALL_PAGE || !contains(addr, len))
-    return fail(Errc::invalid_argument, "vram: reattach of " + hex(len) + " bytes at " + hex(addr) + ": not whole pages inside VRAM");
+    return fail(Errc::invalid_argument,
+                "vram: reattach of " + hex(len) + " bytes at " + hex(addr) + ": not whole pages inside VRAM");
   (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(addr), static_cast<off_t>(len));
-  if (mmap(base_ + addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, static_cast<off_t>(addr)) == MAP_FAILED)
+  if (mmap(base_ + addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, static_cast<off_t>(addr)) ==
+      MAP_FAILED)
     return fail(Errc::io_error, std::string("vram: reattach: mmap: ") + std::strerror(errno));
   return {};
 }

@@ -136,7 +136,7 @@ TEST(VramDetach, ReattachCutsThePeerOffAndZeroes) {
   peer[0] = 5;
   ASSERT_TRUE((*vram)->reattach(2 * fmt::SMALL_PAGE, fmt::SMALL_PAGE));
   EXPECT_EQ((*vram)->read32(2 * fmt::SMALL_PAGE), 0u);
-  peer[0] = 6;   // a peer that kept its mapping writes into nothing the GPU sees
+  peer[0] = 6;  // a peer that kept its mapping writes into nothing the GPU sees
   EXPECT_EQ((*vram)->read32(2 * fmt::SMALL_PAGE), 0u);
   munmap(peer, fmt::SMALL_PAGE);
   close(*fd);

@@ -38,7 +38,8 @@ Harness::Harness(ClockKind clock)
   EXPECT_TRUE(tables_.map(*pd, USERD_BAR1, USERD_PHYS, NUM_CHANNELS * userd::SIZE, fmt::PageSize::small).has_value());
   EXPECT_TRUE(tables_.write_instance(BAR1_INST, *pd, pci::BAR1_SIZE - 1).has_value());
   wr(pbus::BAR1_INST, pbus::BarInstMode::mask | pbus::BarInstAddr::make(BAR1_INST >> pbus::BAR_INST_SHIFT));
-  wr(pfifo::USERD_BASE, pfifo::UserdBaseEnable::mask | pfifo::UserdBaseAddr::make(USERD_BAR1 >> pfifo::USERD_BASE_SHIFT));
+  wr(pfifo::USERD_BASE,
+     pfifo::UserdBaseEnable::mask | pfifo::UserdBaseAddr::make(USERD_BAR1 >> pfifo::USERD_BASE_SHIFT));
 }
 
 Channel& Harness::add_channel(uint32_t chid) {

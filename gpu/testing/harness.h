@@ -16,21 +16,21 @@ namespace vgpu::gpu::testing {
 
 // VRAM layout of the tests (64 MiB).
 inline constexpr uint64_t VRAM_BYTES = 64 * MiB;
-inline constexpr uint64_t INST_BASE = 0x10000;           // + chid * inst::SIZE
+inline constexpr uint64_t INST_BASE = 0x10000;  // + chid * inst::SIZE
 inline constexpr uint64_t BAR1_INST = 0x0f000;
 inline constexpr uint64_t BAR3_INST = 0x0e000;
-inline constexpr uint64_t USERD_PHYS = 0x200000;         // + chid * userd::SIZE
+inline constexpr uint64_t USERD_PHYS = 0x200000;  // + chid * userd::SIZE
 inline constexpr uint64_t RUNLIST_PHYS = 0x300000;
 inline constexpr uint64_t TABLES_BASE = 0x400000;
 inline constexpr uint64_t TABLES_END = 0x2000000;
-inline constexpr uint64_t CHAN_MEM_PHYS = 0x2000000;     // + chid * CHAN_MEM_BYTES
+inline constexpr uint64_t CHAN_MEM_PHYS = 0x2000000;  // + chid * CHAN_MEM_BYTES
 inline constexpr uint64_t CHAN_MEM_BYTES = 0x100000;
-inline constexpr uint64_t USERD_BAR1 = 0x100000;         // BAR1 offset of the USERD array
+inline constexpr uint64_t USERD_BAR1 = 0x100000;  // BAR1 offset of the USERD array
 
 // Channel VA layout (inside a 1 MiB window mapped at CHAN_VA).
 inline constexpr uint64_t CHAN_VA = 0x10000000;
 inline constexpr uint64_t RING_OFF = 0x0;
-inline constexpr uint32_t RING_LIMIT2 = 9;               // 512 entries
+inline constexpr uint32_t RING_LIMIT2 = 9;  // 512 entries
 inline constexpr uint64_t PB_OFF = 0x10000;
 inline constexpr uint64_t DATA_OFF = 0x80000;
 
@@ -38,8 +38,8 @@ struct Channel {
   uint32_t chid;
   uint64_t inst;
   uint64_t pd;
-  uint64_t mem;        // physical base of the channel's window
-  uint32_t put = 0;    // next GPFIFO entry
+  uint64_t mem;          // physical base of the channel's window
+  uint32_t put = 0;      // next GPFIFO entry
   uint64_t pb_next = 0;  // next free push-buffer byte (offset from PB_OFF)
   uint64_t va(uint64_t off) const { return CHAN_VA + off; }
   uint64_t phys(uint64_t off) const { return mem + off; }
@@ -67,7 +67,9 @@ class Harness {
   void submit_entry(Channel& c, fmt::gp::Entry e);
   void ring(Channel& c);
 
-  uint32_t userd(const Channel& c, uint32_t off) { return vram().read32(USERD_PHYS + c.chid * regs::userd::SIZE + off); }
+  uint32_t userd(const Channel& c, uint32_t off) {
+    return vram().read32(USERD_PHYS + c.chid * regs::userd::SIZE + off);
+  }
   uint32_t chan_error(uint32_t chid) { return rd(regs::pfifo::CHAN_ERROR[chid]); }
   bool idle(uint64_t timeout_ns = 2'000'000'000) { return gpu_->wait_idle(timeout_ns); }
   // Wait until the channel reports an error (or time out).

@@ -47,7 +47,7 @@ typedef struct VgpuBarState {
     VgpuBar which;
     MemoryRegion container;
     MemoryRegion trap;
-    GPtrArray *windows;          /* VgpuDirectWindow *, current direct windows */
+    GPtrArray *windows; /* VgpuDirectWindow *, current direct windows */
 } VgpuBarState;
 
 struct VGPUState {
@@ -57,14 +57,14 @@ struct VGPUState {
     /* configuration (properties) */
     uint64_t vram;
     uint32_t channels;
-    int mode;                    /* VgpuMode */
+    int mode; /* VgpuMode */
     bool bar_remap;
     bool lazy_shadow;
-    char *scheduler;             /* a policy name; the backend checks it */
-    char *socket;                /* a vgpud socket: the vGPU comes from the daemon */
-    char *vm_name;               /* the VM's name at the daemon */
+    char *scheduler; /* a policy name; the backend checks it */
+    char *socket;    /* a vgpud socket: the vGPU comes from the daemon */
+    char *vm_name;   /* the VM's name at the daemon */
     uint32_t weight;
-    char *counters_file;         /* x-counters-file: counters JSON written at exit */
+    char *counters_file; /* x-counters-file: counters JSON written at exit */
 
     /* registers: BAR0 traps every access into the backend */
     MemoryRegion bar0;
@@ -73,18 +73,18 @@ struct VGPUState {
 
     /* runtime state */
     VgpuBackend *backend;
-    void *vram_ptr;              /* mmap of the backend's VRAM memfd, or NULL */
+    void *vram_ptr; /* mmap of the backend's VRAM memfd, or NULL */
     uint64_t vram_map_size;
-    MemoryRegion vram_mr;        /* RAM-device region over vram_ptr */
+    MemoryRegion vram_mr; /* RAM-device region over vram_ptr */
     uint64_t layout_generation;
     bool layout_valid;
-    bool msi_ok;                 /* MSI capability present (else INTx only) */
+    bool msi_ok; /* MSI capability present (else INTx only) */
     QEMUBH *irq_bh;
-    int irq_level;               /* written by backend threads, atomically */
+    int irq_level;                            /* written by backend threads, atomically */
     unsigned irq_msgs[VGPU_MSI_VECTORS];      /* messages per vector, atomically */
     unsigned irq_msgs_sent[VGPU_MSI_VECTORS]; /* turned into MSIs (BH only) */
     Error *migration_blocker;
-    Notifier exit_notifier;      /* writes counters_file when QEMU exits */
+    Notifier exit_notifier; /* writes counters_file when QEMU exits */
     bool exit_notifier_added;
 };
 
@@ -190,11 +190,12 @@ static void vgpu_map_bar(VGPUState *s, VgpuBarState *b, uint64_t *generation)
         VgpuDirectWindow *w;
 
         if (r->trapped || !s->vram_ptr || r->vram_offset + r->size > s->vram_map_size) {
-            continue;   /* the background region traps it */
+            continue; /* the background region traps it */
         }
         w = g_new0(VgpuDirectWindow, 1);
-        memory_region_init_alias(&w->alias, OBJECT(s), b->which == VGPU_BAR1 ?
-                                 "vgpu-bar1-direct" : "vgpu-bar3-direct",
+        memory_region_init_alias(&w->alias, OBJECT(s),
+                                 b->which == VGPU_BAR1 ? "vgpu-bar1-direct"
+                                                       : "vgpu-bar3-direct",
                                  &s->vram_mr, r->vram_offset, r->size);
         memory_region_add_subregion_overlap(&b->container, r->bar_offset, &w->alias, 1);
         g_ptr_array_add(b->windows, w);
@@ -209,7 +210,7 @@ static void vgpu_update_layout(VGPUState *s)
     uint64_t gen;
 
     if (!s->bar_remap || !s->vram_ptr) {
-        return;     /* everything traps; nothing to lay over */
+        return; /* everything traps; nothing to lay over */
     }
     gen = vgpu_backend_bar_generation(s->backend);
     if (s->layout_valid && gen == s->layout_generation) {
@@ -298,7 +299,7 @@ static void vgpu_bar_write(void *opaque, hwaddr addr, uint64_t value, unsigned s
         uint64_t part = ((value >> (8 * done)) << (8 * skip)) & mask;
         uint32_t w = (uint32_t)part;
 
-        if (n != 4) {   /* partial word: read-modify-write */
+        if (n != 4) { /* partial word: read-modify-write */
             uint32_t old = vgpu_backend_bar_read32(b->dev->backend, b->which, word);
 
             w = (old & ~(uint32_t)mask) | w;
@@ -391,7 +392,7 @@ static bool vgpu_map_vram(VGPUState *s, Error **errp)
     void *ptr;
 
     if (!s->bar_remap || fd < 0) {
-        return true;    /* nothing to map directly: every BAR access traps */
+        return true; /* nothing to map directly: every BAR access traps */
     }
     ptr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (ptr == MAP_FAILED) {
@@ -492,11 +493,13 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
                   "vgpu-bar1", "vgpu-bar1-trap");
     vgpu_init_bar(s, &s->bar3, VGPU_BAR3, vgpu_backend_bar_size(s->backend, VGPU_BAR3),
                   "vgpu-bar3", "vgpu-bar3-trap");
-    pci_register_bar(pdev, id.bar1_index, PCI_BASE_ADDRESS_SPACE_MEMORY |
-                     PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH,
+    pci_register_bar(pdev, id.bar1_index,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64
+                         | PCI_BASE_ADDRESS_MEM_PREFETCH,
                      &s->bar1.container);
-    pci_register_bar(pdev, id.bar3_index, PCI_BASE_ADDRESS_SPACE_MEMORY |
-                     PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH,
+    pci_register_bar(pdev, id.bar3_index,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64
+                         | PCI_BASE_ADDRESS_MEM_PREFETCH,
                      &s->bar3.container);
     if (!vgpu_map_vram(s, errp)) {
         vgpu_release(s);
@@ -510,7 +513,7 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
     pci_config_set_interrupt_pin(pdev->config, 1);
     s->msi_ok = msi_init(pdev, 0, VGPU_MSI_VECTORS, true, false, &local_err) == 0;
     if (!s->msi_ok) {
-        error_free(local_err);   /* no MSI on this machine: INTx only */
+        error_free(local_err); /* no MSI on this machine: INTx only */
     }
     s->irq_bh = qemu_bh_new(vgpu_irq_bh, s);
     vgpu_backend_set_irq_handler(s->backend, vgpu_irq_from_backend, s);
@@ -529,7 +532,7 @@ static void vgpu_exit(PCIDevice *pdev)
 {
     VGPUState *s = VGPU(pdev);
 
-    vgpu_write_counters_file(s);    /* unplugged before QEMU exits */
+    vgpu_write_counters_file(s); /* unplugged before QEMU exits */
     vgpu_release(s);
     msi_uninit(pdev);
 }
@@ -578,10 +581,10 @@ static const PropertyInfo vgpu_prop_mode = {
 
 /* Names, defaults and bounds: vgpu/options.h, the one definition. */
 static Property vgpu_properties[] = {
-    DEFINE_PROP_SIZE(VGPU_OPT_VRAM, VGPUState, vram, VGPU_OPT_VRAM_DEFAULT_MIB * MiB),
+    DEFINE_PROP_SIZE(VGPU_OPT_VRAM, VGPUState, vram, VGPU_OPT_VRAM_DEFAULT_MIB *MiB),
     DEFINE_PROP_UINT32(VGPU_OPT_CHANNELS, VGPUState, channels, VGPU_OPT_CHANNELS_DEFAULT),
-    DEFINE_PROP_SIGNED("mode", VGPUState, mode, VGPU_MODE_PASSTHROUGH,
-                       vgpu_prop_mode, int),
+    DEFINE_PROP_SIGNED("mode", VGPUState, mode, VGPU_MODE_PASSTHROUGH, vgpu_prop_mode,
+                       int),
     DEFINE_PROP_BOOL(VGPU_OPT_BAR_REMAP, VGPUState, bar_remap,
                      VGPU_OPT_BAR_REMAP_DEFAULT),
     DEFINE_PROP_BOOL(VGPU_OPT_LAZY_SHADOW, VGPUState, lazy_shadow,

@@ -33,8 +33,7 @@ struct Field {
   static constexpr unsigned hi = Hi;
   static constexpr unsigned lo = Lo;
   static constexpr unsigned width = Hi - Lo + 1;
-  static constexpr T max = width >= sizeof(T) * 8 ? static_cast<T>(~T{0})
-                                                 : static_cast<T>((T{1} << width) - 1);
+  static constexpr T max = width >= sizeof(T) * 8 ? static_cast<T>(~T{0}) : static_cast<T>((T{1} << width) - 1);
   static constexpr T mask = static_cast<T>(max << Lo);
 
   static constexpr T get(T word) { return static_cast<T>((word & mask) >> Lo); }

@@ -23,10 +23,10 @@ using SetObjectClass = Field<15, 0>;
 using SetObjectEngine = Field<20, 16>;
 inline constexpr uint32_t ILLEGAL = 0x0004;
 inline constexpr uint32_t NOP = 0x0008;
-inline constexpr uint32_t SEMAPHORE_A = 0x0010;   // VA bits 39:32 in 7:0
-inline constexpr uint32_t SEMAPHORE_B = 0x0014;   // VA bits 31:2
-inline constexpr uint32_t SEMAPHORE_C = 0x0018;   // payload
-inline constexpr uint32_t SEMAPHORE_D = 0x001c;   // trigger
+inline constexpr uint32_t SEMAPHORE_A = 0x0010;  // VA bits 39:32 in 7:0
+inline constexpr uint32_t SEMAPHORE_B = 0x0014;  // VA bits 31:2
+inline constexpr uint32_t SEMAPHORE_C = 0x0018;  // payload
+inline constexpr uint32_t SEMAPHORE_D = 0x001c;  // trigger
 inline constexpr uint32_t NON_STALL_INTERRUPT = 0x0020;
 inline constexpr uint32_t FB_FLUSH = 0x0024;
 inline constexpr uint32_t MEM_OP_A = 0x0028;
@@ -39,7 +39,7 @@ using SemBLo = Field<31, 2>;
 using SemDOperation = Field<3, 0>;
 using SemDAcquireSwitch = Bit<12>;
 using SemDReleaseWfiDisable = Bit<20>;
-using SemDReleaseSize4 = Bit<24>;              // 1 = 4-byte release, 0 = 16-byte (payload, 0, timestamp)
+using SemDReleaseSize4 = Bit<24>;  // 1 = 4-byte release, 0 = 16-byte (payload, 0, timestamp)
 enum class SemOp : uint32_t { acquire = 1, release = 2, acq_geq = 4, acq_and = 8 };
 inline constexpr uint32_t SEM_RELEASE_16_BYTES = 16;
 inline constexpr uint32_t SEM_RELEASE_4_BYTES = 4;
@@ -51,10 +51,10 @@ enum class MemOp : uint32_t { sysmembar_flush = 5, soft_flush = 6, mmu_tlb_inval
 // ---------------------------------------------------------------- 0x90B5 copy
 namespace copy {
 inline constexpr uint32_t NOP = 0x0100;
-inline constexpr uint32_t SET_SEMAPHORE_A = 0x0240;   // VA bits 39:32
-inline constexpr uint32_t SET_SEMAPHORE_B = 0x0244;   // VA bits 31:0
+inline constexpr uint32_t SET_SEMAPHORE_A = 0x0240;  // VA bits 39:32
+inline constexpr uint32_t SET_SEMAPHORE_B = 0x0244;  // VA bits 31:0
 inline constexpr uint32_t SET_SEMAPHORE_PAYLOAD = 0x0248;
-inline constexpr uint32_t ADDRESSING_MODE = 0x0250;   // must be virtual / local FB (0)
+inline constexpr uint32_t ADDRESSING_MODE = 0x0250;  // must be virtual / local FB (0)
 inline constexpr uint32_t LAUNCH_DMA = 0x0300;
 inline constexpr uint32_t OFFSET_IN_UPPER = 0x0400;
 inline constexpr uint32_t OFFSET_IN_LOWER = 0x0404;
@@ -65,26 +65,26 @@ inline constexpr uint32_t PITCH_OUT = 0x0414;
 inline constexpr uint32_t LINE_LENGTH_IN = 0x0418;
 inline constexpr uint32_t LINE_COUNT = 0x041c;
 
-using LaunchTransferType = Field<1, 0>;     // 0 none, 1 pipelined, 2 non-pipelined
+using LaunchTransferType = Field<1, 0>;  // 0 none, 1 pipelined, 2 non-pipelined
 using LaunchFlush = Bit<2>;
-using LaunchSemaphoreType = Field<4, 3>;    // 0 none, 1 one word, 2 four words
-using LaunchInterruptType = Field<6, 5>;    // 0 none, 1 blocking, 2 non-blocking
-using LaunchSrcPitch = Bit<7>;              // must be 1: block-linear is not supported
-using LaunchDstPitch = Bit<8>;              // must be 1
+using LaunchSemaphoreType = Field<4, 3>;  // 0 none, 1 one word, 2 four words
+using LaunchInterruptType = Field<6, 5>;  // 0 none, 1 blocking, 2 non-blocking
+using LaunchSrcPitch = Bit<7>;            // must be 1: block-linear is not supported
+using LaunchDstPitch = Bit<8>;            // must be 1
 using LaunchMultiLine = Bit<9>;
-using LaunchRemap = Bit<10>;                // must be 0
+using LaunchRemap = Bit<10>;  // must be 0
 enum class Transfer : uint32_t { none = 0, pipelined = 1, non_pipelined = 2 };
 enum class SemRelease : uint32_t { none = 0, one_word = 1, four_words = 2 };
 enum class Interrupt : uint32_t { none = 0, blocking = 1, non_blocking = 2 };
-using VaUpper = Field<7, 0>;                // *_UPPER and SET_SEMAPHORE_A: VA bits 39:32
+using VaUpper = Field<7, 0>;                                // *_UPPER and SET_SEMAPHORE_A: VA bits 39:32
 inline constexpr uint32_t ADDRESSING_VIRTUAL_LOCAL_FB = 0;  // SRC/DST virtual, local FB: the only mode
 }  // namespace copy
 
 // ---------------------------------------------------------------- 0x90C0 compute (subset)
 namespace compute {
 inline constexpr uint32_t SET_SHADER_SHARED_MEMORY_WINDOW = 0x0214;
-inline constexpr uint32_t SET_CTA_RASTER_SIZE_A = 0x0238;     // grid x 15:0, y 31:16
-inline constexpr uint32_t SET_CTA_RASTER_SIZE_B = 0x023c;     // grid z 15:0
+inline constexpr uint32_t SET_CTA_RASTER_SIZE_A = 0x0238;  // grid x 15:0, y 31:16
+inline constexpr uint32_t SET_CTA_RASTER_SIZE_B = 0x023c;  // grid z 15:0
 inline constexpr uint32_t SET_SHADER_SHARED_MEMORY_SIZE = 0x024c;
 inline constexpr uint32_t SET_CTA_THREAD_COUNT = 0x0250;
 inline constexpr uint32_t SET_CTA_BARRIER_COUNT = 0x0254;
@@ -94,39 +94,39 @@ inline constexpr uint32_t SET_L1_CONFIGURATION = 0x0308;
 inline constexpr uint32_t WAIT_REF_COUNT = 0x0360;
 inline constexpr uint32_t LAUNCH = 0x0368;
 inline constexpr uint32_t SET_LAUNCH_ID = 0x036c;
-inline constexpr uint32_t SET_CTA_THREAD_DIMENSION_A = 0x03ac; // block x 15:0, y 31:16
-inline constexpr uint32_t SET_CTA_THREAD_DIMENSION_B = 0x03b0; // block z 15:0
-inline constexpr uint32_t SET_CTA_PROGRAM_START = 0x03b4;      // offset from the program region
+inline constexpr uint32_t SET_CTA_THREAD_DIMENSION_A = 0x03ac;  // block x 15:0, y 31:16
+inline constexpr uint32_t SET_CTA_THREAD_DIMENSION_B = 0x03b0;  // block z 15:0
+inline constexpr uint32_t SET_CTA_PROGRAM_START = 0x03b4;       // offset from the program region
 inline constexpr uint32_t SET_GRID_PARAM = 0x0780;
 inline constexpr uint32_t END_GRID = 0x0a04;
 inline constexpr uint32_t SET_LAUNCH_SIZE = 0x0a08;
-inline constexpr uint32_t SET_PROGRAM_REGION_A = 0x1608;       // VA bits 39:32
-inline constexpr uint32_t SET_PROGRAM_REGION_B = 0x160c;       // VA bits 31:0
+inline constexpr uint32_t SET_PROGRAM_REGION_A = 0x1608;  // VA bits 39:32
+inline constexpr uint32_t SET_PROGRAM_REGION_B = 0x160c;  // VA bits 31:0
 inline constexpr uint32_t BIND_CONSTANT_BUFFER = 0x1694;
 inline constexpr uint32_t INVALIDATE_SHADER_CACHES_NO_WFI = 0x1698;
-inline constexpr uint32_t SET_REPORT_SEMAPHORE_A = 0x1b00;     // VA bits 39:32
-inline constexpr uint32_t SET_REPORT_SEMAPHORE_B = 0x1b04;     // VA bits 31:0
-inline constexpr uint32_t SET_REPORT_SEMAPHORE_C = 0x1b08;     // payload
-inline constexpr uint32_t SET_REPORT_SEMAPHORE_D = 0x1b0c;     // trigger
+inline constexpr uint32_t SET_REPORT_SEMAPHORE_A = 0x1b00;          // VA bits 39:32
+inline constexpr uint32_t SET_REPORT_SEMAPHORE_B = 0x1b04;          // VA bits 31:0
+inline constexpr uint32_t SET_REPORT_SEMAPHORE_C = 0x1b08;          // payload
+inline constexpr uint32_t SET_REPORT_SEMAPHORE_D = 0x1b0c;          // trigger
 inline constexpr uint32_t SET_CONSTANT_BUFFER_SELECTOR_A = 0x2380;  // size in bytes, 16:0
 inline constexpr uint32_t SET_CONSTANT_BUFFER_SELECTOR_B = 0x2384;  // VA bits 39:32
 inline constexpr uint32_t SET_CONSTANT_BUFFER_SELECTOR_C = 0x2388;  // VA bits 31:0
 inline constexpr uint32_t LOAD_CONSTANT_BUFFER_OFFSET = 0x238c;
-inline constexpr uint32_t LOAD_CONSTANT_BUFFER = 0x2390;            // 16 words, inline upload
+inline constexpr uint32_t LOAD_CONSTANT_BUFFER = 0x2390;  // 16 words, inline upload
 
 using DimLo = Field<15, 0>;
 using DimHi = Field<31, 16>;
 using CbSize = Field<16, 0>;
 using BindValid = Bit<0>;
 using BindSlot = Field<12, 8>;
-using ReportOperation = Field<1, 0>;       // 0 = release
+using ReportOperation = Field<1, 0>;  // 0 = release
 enum class ReportOp : uint32_t { release = 0, trap = 3 };
-using VaUpper = Field<7, 0>;               // *_A methods holding VA bits 39:32
+using VaUpper = Field<7, 0>;  // *_A methods holding VA bits 39:32
 using ReportFlushDisable = Bit<2>;
-using ReportAwaken = Bit<20>;              // raise the non-stall interrupt
-using ReportSize4 = Bit<28>;               // 1 = one word, 0 = four words
+using ReportAwaken = Bit<20>;  // raise the non-stall interrupt
+using ReportSize4 = Bit<28>;   // 1 = one word, 0 = four words
 inline constexpr unsigned NUM_CB_SLOTS = 18;
-inline constexpr unsigned ARG_CB_SLOT = 0;            // kernels read their arguments from slot 0
+inline constexpr unsigned ARG_CB_SLOT = 0;  // kernels read their arguments from slot 0
 inline constexpr unsigned LOAD_CONSTANT_BUFFER_WORDS = 16;
 inline constexpr uint32_t MAX_THREADS_PER_BLOCK = 1024;
 inline constexpr uint32_t MAX_GRID_DIM = 65535;
@@ -156,25 +156,25 @@ enum class Kernel : uint32_t {
 // Argument blocks, read from constant buffer slot ARG_CB_SLOT. All
 // pointers are GPU virtual addresses in the channel's address space;
 // matrices are row major, float32, densely packed.
-struct FillArgs {        // dst[i] = value, i < count
+struct FillArgs {  // dst[i] = value, i < count
   uint64_t dst;
   uint32_t count;
   float value;
 };
-struct SaxpyArgs {       // y[i] = a * x[i] + y[i]
+struct SaxpyArgs {  // y[i] = a * x[i] + y[i]
   uint64_t x;
   uint64_t y;
   uint32_t n;
   float a;
 };
-struct MaddArgs {        // c = a + b, rows x cols
+struct MaddArgs {  // c = a + b, rows x cols
   uint64_t a;
   uint64_t b;
   uint64_t c;
   uint32_t rows;
   uint32_t cols;
 };
-struct SgemmArgs {       // c = alpha * a(m x k) * b(k x n) + beta * c(m x n)
+struct SgemmArgs {  // c = alpha * a(m x k) * b(k x n) + beta * c(m x n)
   uint64_t a;
   uint64_t b;
   uint64_t c;
@@ -185,29 +185,29 @@ struct SgemmArgs {       // c = alpha * a(m x k) * b(k x n) + beta * c(m x n)
   float beta;
   uint32_t reserved;
 };
-struct Conv2dArgs {      // out(N,K,P,Q) = sum_c,r,s in(N,C,H,W) * filter(K,C,R,S)
-  uint64_t input;        // NCHW
-  uint64_t filter;       // KCRS
-  uint64_t output;       // NKPQ, P = (H + 2 pad_h - R) / stride_h + 1, Q likewise
+struct Conv2dArgs {  // out(N,K,P,Q) = sum_c,r,s in(N,C,H,W) * filter(K,C,R,S)
+  uint64_t input;    // NCHW
+  uint64_t filter;   // KCRS
+  uint64_t output;   // NKPQ, P = (H + 2 pad_h - R) / stride_h + 1, Q likewise
   uint32_t n, c, h, w;
   uint32_t k, r, s;
   uint32_t pad_h, pad_w;
   uint32_t stride_h, stride_w;
   uint32_t reserved;
 };
-struct MriqArgs {        // Parboil MRI-Q computeQ
+struct MriqArgs {                // Parboil MRI-Q computeQ
   uint64_t kx, ky, kz, phi_mag;  // num_k each
   uint64_t x, y, z;              // num_x each
   uint64_t qr, qi;               // num_x each (outputs)
   uint32_t num_k;
   uint32_t num_x;
 };
-struct SpinArgs {        // occupy the engine for duration_ns
+struct SpinArgs {  // occupy the engine for duration_ns
   uint64_t duration_ns;
 };
 // Longest spin a launch may ask for; longer is bad_argument (the engine is
 // not preemptible, so one launch must not hold it for long).
-inline constexpr uint64_t MAX_SPIN_NS = 10'000'000'000;   // 10 s
+inline constexpr uint64_t MAX_SPIN_NS = 10'000'000'000;  // 10 s
 
 static_assert(std::is_trivially_copyable_v<SgemmArgs>);
 static_assert(sizeof(ProgramDescriptor) == 16);

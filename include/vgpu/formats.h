@@ -37,8 +37,8 @@ enum class PageSize : unsigned { small = 0, big = 1 };
 // One row per level, as data (docs/spec/vgpu.md, "Page tables").
 struct Level {
   const char* name;
-  unsigned va_lo;        // lowest VA bit indexed by this level
-  unsigned va_bits;      // VA bits indexed by this level
+  unsigned va_lo;    // lowest VA bit indexed by this level
+  unsigned va_bits;  // VA bits indexed by this level
   unsigned entry_bytes;
   constexpr uint64_t entries() const { return uint64_t{1} << va_bits; }
   constexpr uint64_t table_bytes() const { return entries() * entry_bytes; }
@@ -69,13 +69,13 @@ inline constexpr uint64_t TABLE_ALIGN = uint64_t{1} << TABLE_ALIGN_SHIFT;
 
 // ---------------------------------------------------------------- PDE (8 bytes)
 namespace pde {
-using LptTarget = Field64<1, 0>;     // PdeTarget of the big-page table
-using LptSize = Field64<3, 2>;       // must be 0 (full coverage)
-using LptAddr = Field64<31, 4>;      // big-page table address >> 12
-using SptTarget = Field64<33, 32>;   // PdeTarget of the small-page table
+using LptTarget = Field64<1, 0>;    // PdeTarget of the big-page table
+using LptSize = Field64<3, 2>;      // must be 0 (full coverage)
+using LptAddr = Field64<31, 4>;     // big-page table address >> 12
+using SptTarget = Field64<33, 32>;  // PdeTarget of the small-page table
 using SptVol = Bit64<34>;
 using LptVol = Bit64<35>;
-using SptAddr = Field64<63, 36>;     // small-page table address >> 12
+using SptAddr = Field64<63, 36>;  // small-page table address >> 12
 
 constexpr uint64_t make(uint64_t spt_addr, uint64_t lpt_addr) {
   uint64_t v = 0;
@@ -105,12 +105,12 @@ constexpr Decoded decode(uint64_t v) {
 // ---------------------------------------------------------------- PTE (8 bytes)
 namespace pte {
 using Valid = Bit64<0>;
-using Priv = Bit64<1>;               // supervisor only: user accesses fault (page_system_only)
+using Priv = Bit64<1>;  // supervisor only: user accesses fault (page_system_only)
 using ReadOnly = Bit64<2>;
 using Encrypted = Bit64<3>;
-using Addr = Field64<31, 4>;         // page frame address >> 12
+using Addr = Field64<31, 4>;  // page frame address >> 12
 using Vol = Bit64<32>;
-using Aperture = Field64<34, 33>;    // Target
+using Aperture = Field64<34, 33>;  // Target
 using Kind = Field64<43, 36>;
 using Comptag = Field64<60, 44>;
 inline constexpr unsigned ADDR_SHIFT = 12;
@@ -126,8 +126,8 @@ struct Flags {
 };
 
 constexpr uint64_t make(uint64_t phys, Flags f = {}) {
-  return Valid::make(1) | Priv::make(f.priv) | ReadOnly::make(f.read_only) |
-         Addr::make(phys >> ADDR_SHIFT) | Aperture::make(uint64_t(Target::vram)) | Kind::make(f.kind);
+  return Valid::make(1) | Priv::make(f.priv) | ReadOnly::make(f.read_only) | Addr::make(phys >> ADDR_SHIFT) |
+         Aperture::make(uint64_t(Target::vram)) | Kind::make(f.kind);
 }
 constexpr uint64_t addr(uint64_t v) { return Addr::get(v) << ADDR_SHIFT; }
 
@@ -140,28 +140,26 @@ struct Decoded {
   uint64_t kind;
 };
 constexpr Decoded decode(uint64_t v) {
-  return Decoded{Valid::get(v) != 0,
-                 Priv::get(v) != 0,
-                 ReadOnly::get(v) != 0,
-                 static_cast<Target>(Aperture::get(v)),
-                 addr(v),
-                 Kind::get(v)};
+  return Decoded{
+      Valid::get(v) != 0, Priv::get(v) != 0, ReadOnly::get(v) != 0, static_cast<Target>(Aperture::get(v)), addr(v),
+      Kind::get(v)};
 }
 }  // namespace pte
 
 // ---------------------------------------------------------------- instance block (regs::inst; spec 6.1)
 // The address-space part, shared by channels and the BAR1/BAR3 spaces.
 struct AddressSpace {
-  uint32_t pdb_target = uint32_t(Target::vram);   // regs::inst::PdbTarget (a Target)
-  uint64_t pdb = 0;                                 // page directory address
-  uint64_t limit = 0;                               // last valid VA byte
+  uint32_t pdb_target = uint32_t(Target::vram);  // regs::inst::PdbTarget (a Target)
+  uint64_t pdb = 0;                              // page directory address
+  uint64_t limit = 0;                            // last valid VA byte
 };
 
 template <typename Rd>
 constexpr AddressSpace decode_address_space(Rd&& rd) {
   namespace in = regs::inst;
   const uint32_t lo = rd(in::PDB_LO);
-  return AddressSpace{in::PdbTarget::get(lo), (uint64_t{in::PdbAddrHi::get(rd(in::PDB_HI))} << 32) | (lo & in::PdbAddrLo::mask),
+  return AddressSpace{in::PdbTarget::get(lo),
+                      (uint64_t{in::PdbAddrHi::get(rd(in::PDB_HI))} << 32) | (lo & in::PdbAddrLo::mask),
                       join64(rd(in::LIMIT_HI), rd(in::LIMIT_LO))};
 }
 
@@ -177,13 +175,13 @@ constexpr void encode_address_space(const AddressSpace& a, Wr&& wr) {
 // ---------------------------------------------------------------- RAMFC (regs::ramfc; spec 6.2)
 struct Ramfc {
   uint32_t signature = regs::ramfc::SIGNATURE_VALUE;
-  uint64_t gp_base = 0;                  // GPFIFO ring VA
-  uint32_t limit2 = 0;                   // log2 of the ring's entries
+  uint64_t gp_base = 0;  // GPFIFO ring VA
+  uint32_t limit2 = 0;   // log2 of the ring's entries
   uint32_t userd_target = uint32_t(Target::vram);
-  uint64_t userd = 0;                    // USERD page address (bits 11:0 ignored)
+  uint64_t userd = 0;  // USERD page address (bits 11:0 ignored)
   uint32_t gp_get = 0;
   uint32_t gp_put = 0;
-  uint32_t acquire = 0;                  // semaphore acquire timeout setting
+  uint32_t acquire = 0;  // semaphore acquire timeout setting
   constexpr uint32_t ring_entries() const { return uint32_t{1} << limit2; }
 };
 
@@ -235,7 +233,7 @@ constexpr ChannelInstance decode_channel_instance(Rd&& rd) {
 struct InstanceViolation {
   const char* what;
   uint64_t value;
-  bool bound = false;   // a bound rule: the layer names its memory after `what`
+  bool bound = false;  // a bound rule: the layer names its memory after `what`
   std::string message(const char* memory) const;
 };
 template <typename Inside>
@@ -272,7 +270,7 @@ inline std::string InstanceViolation::message(const char* memory) const {
 struct ChanInst {
   bool valid = false;
   uint32_t target = uint32_t(Target::vram);
-  uint64_t inst = 0;   // instance block address
+  uint64_t inst = 0;  // instance block address
 };
 constexpr uint32_t encode_chan_inst(const ChanInst& c) {
   namespace pf = regs::pfifo;
@@ -302,14 +300,14 @@ namespace gp {
 // dword 0
 using Fetch = Bit<0>;
 using NoContextSwitch = Bit<1>;
-using GetLo = Field<31, 2>;           // push-buffer VA bits 31:2
+using GetLo = Field<31, 2>;  // push-buffer VA bits 31:2
 // dword 1
-using GetHi = Field<7, 0>;            // push-buffer VA bits 39:32
+using GetHi = Field<7, 0>;  // push-buffer VA bits 39:32
 using Priv = Bit<8>;
-using Level = Bit<9>;                 // 0 = main, 1 = subroutine
-using Length = Field<30, 10>;         // dwords; 0 = control entry
+using Level = Bit<9>;          // 0 = main, 1 = subroutine
+using Length = Field<30, 10>;  // dwords; 0 = control entry
 using Sync = Bit<31>;
-using Opcode = Field<7, 0>;           // control entries
+using Opcode = Field<7, 0>;  // control entries
 enum class ControlOp : uint32_t { nop = 0, illegal = 1, gp_crc = 2, pb_crc = 3 };
 
 struct Entry {
@@ -325,22 +323,22 @@ constexpr uint64_t va(Entry e) { return (uint64_t{GetHi::get(e.w1)} << 32) | (ui
 // ---------------------------------------------------------------- push-buffer method headers
 namespace mthd {
 using Opcode = Field<31, 29>;
-using Count = Field<28, 16>;          // data words (or immediate data)
+using Count = Field<28, 16>;  // data words (or immediate data)
 using Subch = Field<15, 13>;
-using Addr = Field<11, 0>;            // method byte address >> 2
+using Addr = Field<11, 0>;  // method byte address >> 2
 // legacy (opcode 0 and 2): count 28:18, subch 15:13, method 12:2 (bytes)
 using LegacyCount = Field<28, 18>;
 using LegacyTert = Field<17, 16>;
 using LegacyAddr = Field<12, 2>;
 
 enum class Op : uint32_t {
-  legacy_inc = 0,      // also the NOP word (0) and the subdevice-mask forms
+  legacy_inc = 0,  // also the NOP word (0) and the subdevice-mask forms
   inc = 1,
   legacy_non_inc = 2,
   non_inc = 3,
   immediate = 4,
   one_inc = 5,
-  reserved = 6,        // ILLEGAL_CMD
+  reserved = 6,  // ILLEGAL_CMD
   end_segment = 7,
 };
 
@@ -350,7 +348,9 @@ constexpr uint32_t header(Op op, unsigned subch, uint32_t method_bytes, uint32_t
 constexpr uint32_t inc(unsigned subch, uint32_t m, uint32_t n) { return header(Op::inc, subch, m, n); }
 constexpr uint32_t non_inc(unsigned subch, uint32_t m, uint32_t n) { return header(Op::non_inc, subch, m, n); }
 constexpr uint32_t one_inc(unsigned subch, uint32_t m, uint32_t n) { return header(Op::one_inc, subch, m, n); }
-constexpr uint32_t immediate(unsigned subch, uint32_t m, uint32_t data) { return header(Op::immediate, subch, m, data); }
+constexpr uint32_t immediate(unsigned subch, uint32_t m, uint32_t data) {
+  return header(Op::immediate, subch, m, data);
+}
 inline constexpr uint32_t IMMEDIATE_MAX = Count::max;
 inline constexpr uint32_t HOST_METHOD_END = 0x100;  // methods below this go to the host (906F)
 }  // namespace mthd

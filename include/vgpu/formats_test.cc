@@ -30,7 +30,7 @@ struct Words {
 TEST(AddressSpaceCodec, EncodesTheSpecLayout) {
   Words b;
   encode_address_space(AddressSpace{.pdb = 0x12'3456'7000, .limit = 0xff'ffff'ffff}, b.writer());
-  EXPECT_EQ(b.w[in::PDB_LO], 0x34567000u);   // target 0 = VRAM in bits 1:0
+  EXPECT_EQ(b.w[in::PDB_LO], 0x34567000u);  // target 0 = VRAM in bits 1:0
   EXPECT_EQ(b.w[in::PDB_HI], 0x12u);
   EXPECT_EQ(b.w[in::LIMIT_LO], 0xffffffffu);
   EXPECT_EQ(b.w[in::LIMIT_HI], 0xffu);
@@ -46,7 +46,7 @@ TEST(RamfcCodec, RoundTripsAndIgnoresUserdLowBits) {
   encode_ramfc(r, b.writer());
   EXPECT_EQ(b.w[rf::SIGNATURE], rf::SIGNATURE_VALUE);
   EXPECT_EQ(b.w[rf::GP_BASE_HI], rf::GpBaseHiAddr::make(1) | rf::GpBaseHiLimit2::make(10));
-  b.w[rf::USERD_LO] |= 0xffc;   // bits 11:2 are ignored (spec 6.2)
+  b.w[rf::USERD_LO] |= 0xffc;  // bits 11:2 are ignored (spec 6.2)
   const Ramfc back = decode_ramfc(b.reader());
   EXPECT_EQ(back.gp_base, r.gp_base);
   EXPECT_EQ(back.ring_entries(), 1024u);
@@ -81,9 +81,7 @@ ChannelInstance valid_instance() {
 }
 const auto IN_16_MIB = [](uint64_t addr, uint64_t bytes) { return addr < 16 * MiB && bytes <= 16 * MiB - addr; };
 
-TEST(ChannelInstanceRules, AValidBlockPasses) {
-  EXPECT_FALSE(check_channel_instance(AT, valid_instance(), IN_16_MIB));
-}
+TEST(ChannelInstanceRules, AValidBlockPasses) { EXPECT_FALSE(check_channel_instance(AT, valid_instance(), IN_16_MIB)); }
 
 TEST(ChannelInstanceRules, EachBrokenRuleIsNamedWithItsValue) {
   struct Case {

@@ -11,17 +11,17 @@
 #ifndef VGPU_OPTIONS_H
 #define VGPU_OPTIONS_H
 
-#define VGPU_OPT_VRAM "vram"                    /* bytes: a whole number of MiB */
+#define VGPU_OPT_VRAM "vram" /* bytes: a whole number of MiB */
 #define VGPU_OPT_VRAM_DEFAULT_MIB 256
 #define VGPU_OPT_VRAM_MIN_MIB 64
 #define VGPU_OPT_VRAM_MAX_MIB 4096
-#define VGPU_OPT_CHANNELS "channels"            /* guest channel ids [0, channels) */
+#define VGPU_OPT_CHANNELS "channels" /* guest channel ids [0, channels) */
 #define VGPU_OPT_CHANNELS_DEFAULT 16
 #define VGPU_OPT_CHANNELS_MAX 128
-#define VGPU_OPT_WEIGHT "weight"                /* scheduler share */
+#define VGPU_OPT_WEIGHT "weight" /* scheduler share */
 #define VGPU_OPT_WEIGHT_DEFAULT 10
 #define VGPU_OPT_WEIGHT_MAX 100
-#define VGPU_OPT_SCHEDULER "scheduler"          /* fifo, credit or band */
+#define VGPU_OPT_SCHEDULER "scheduler" /* fifo, credit or band */
 #define VGPU_OPT_SCHEDULER_DEFAULT "fifo"
 /* A scheduler turn's time slice: a turn ends at the first GPFIFO entry
  * boundary after it (docs/scheduler.md, "Bounded turns"); 0: a turn runs
@@ -35,12 +35,12 @@
 #define VGPU_OPT_MAX_GPU_MS "max-gpu-ms"
 #define VGPU_OPT_MAX_GPU_MS_DEFAULT 4000
 #define VGPU_OPT_MAX_GPU_MS_MAX 60000
-#define VGPU_OPT_BAR_REMAP "bar-remap"          /* map insensitive BAR pages straight onto VRAM */
+#define VGPU_OPT_BAR_REMAP "bar-remap" /* map insensitive BAR pages straight onto VRAM */
 #define VGPU_OPT_BAR_REMAP_DEFAULT 1
-#define VGPU_OPT_LAZY_SHADOW "lazy-shadow"      /* shadow sync at dispatch, dirty pages only */
+#define VGPU_OPT_LAZY_SHADOW "lazy-shadow" /* shadow sync at dispatch, dirty pages only */
 #define VGPU_OPT_LAZY_SHADOW_DEFAULT 1
 
-#define VGPU_OPT_SOCKET "socket"              /* a vgpud socket: the VM's vGPU comes from the daemon (fv) */
-#define VGPU_OPT_VM_NAME "vm-name"            /* the VM's name at the daemon; default qemu-PID */
+#define VGPU_OPT_SOCKET "socket"   /* a vgpud socket: the VM's vGPU comes from the daemon (fv) */
+#define VGPU_OPT_VM_NAME "vm-name" /* the VM's name at the daemon; default qemu-PID */
 
 #endif /* VGPU_OPTIONS_H */

@@ -65,16 +65,21 @@ Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, 
   r.work_unit = "byte";
   const double med = median(r.seconds);
   r.detail = strfmt("%.1f MiB %s via %s, %.2f GB/s; %s; path %s (direct %lu B, staged %lu B)",
-                    static_cast<double>(bytes) / static_cast<double>(MiB), dir == Dir::h2d ? "host->VRAM" : "VRAM->host",
-                    path == Path::bar1 ? "BAR1" : "copy engine", med > 0 ? static_cast<double>(bytes) / med * 1e-9 : 0.0,
+                    static_cast<double>(bytes) / static_cast<double>(MiB),
+                    dir == Dir::h2d ? "host->VRAM" : "VRAM->host", path == Path::bar1 ? "BAR1" : "copy engine",
+                    med > 0 ? static_cast<double>(bytes) / med * 1e-9 : 0.0,
                     all_equal ? "bytes round-trip" : "BYTES DIFFER", path_ok ? "ok" : "WRONG", direct, staged);
   return r;
 }
 
 }  // namespace
 
-Result<WorkloadResult> bw_h2d_bar1(Vm& vm, const WorkloadOptions& o) { return run_bandwidth(vm, o, Dir::h2d, Path::bar1); }
-Result<WorkloadResult> bw_d2h_bar1(Vm& vm, const WorkloadOptions& o) { return run_bandwidth(vm, o, Dir::d2h, Path::bar1); }
+Result<WorkloadResult> bw_h2d_bar1(Vm& vm, const WorkloadOptions& o) {
+  return run_bandwidth(vm, o, Dir::h2d, Path::bar1);
+}
+Result<WorkloadResult> bw_d2h_bar1(Vm& vm, const WorkloadOptions& o) {
+  return run_bandwidth(vm, o, Dir::d2h, Path::bar1);
+}
 Result<WorkloadResult> bw_h2d_ce(Vm& vm, const WorkloadOptions& o) {
   return run_bandwidth(vm, o, Dir::h2d, Path::copy_engine);
 }

@@ -24,7 +24,7 @@ constexpr double CONV_REL_TOL = 1e-4;
 constexpr double CONV_ABS_TOL = 1e-5;
 
 Result<WorkloadResult> run_conv(Vm& vm, const WorkloadOptions& o, ConvShape s) {
-  if (o.reduced) {   // one image, a quarter of the channels and filters
+  if (o.reduced) {  // one image, a quarter of the channels and filters
     s.n = 1;
     s.c = std::max(1u, s.c / 4);
     s.k = std::max(1u, s.k / 4);
@@ -65,32 +65,36 @@ Result<WorkloadResult> run_conv(Vm& vm, const WorkloadOptions& o, ConvShape s) {
   std::vector<float> out(out_count);
   if (auto st = c.download(*bo, std::span<float>(out)); !st) return std::unexpected(st.error());
   const auto idx = sample_indices(out.size(), o.check_samples, o.seed + 2);
-  const auto check = check_sampled(out, idx, [&](size_t i) {
-    const size_t q = i % out_w, pq = i / out_w, pp = pq % out_h, nk = pq / out_h;
-    const size_t kk = nk % s.k, nn = nk / s.k;
-    Reference ref{0, 0};
-    for (size_t cc = 0; cc < s.c; ++cc)
-      for (size_t rr = 0; rr < s.r; ++rr) {
-        const int64_t ih = static_cast<int64_t>(pp * s.stride_h + rr) - s.pad_h;
-        if (ih < 0 || ih >= s.h) continue;
-        for (size_t ss = 0; ss < s.s; ++ss) {
-          const int64_t iw = static_cast<int64_t>(q * s.stride_w + ss) - s.pad_w;
-          if (iw < 0 || iw >= s.w) continue;
-          const double t = double{in[((nn * s.c + cc) * s.h + static_cast<size_t>(ih)) * s.w + static_cast<size_t>(iw)]} *
-                           double{filt[((kk * s.c + cc) * s.r + rr) * s.s + ss]};
-          ref.value += t;
-          ref.abs_sum += std::abs(t);
-        }
-      }
-    return ref;
-  }, CONV_REL_TOL, CONV_ABS_TOL);
+  const auto check = check_sampled(
+      out, idx,
+      [&](size_t i) {
+        const size_t q = i % out_w, pq = i / out_w, pp = pq % out_h, nk = pq / out_h;
+        const size_t kk = nk % s.k, nn = nk / s.k;
+        Reference ref{0, 0};
+        for (size_t cc = 0; cc < s.c; ++cc)
+          for (size_t rr = 0; rr < s.r; ++rr) {
+            const int64_t ih = static_cast<int64_t>(pp * s.stride_h + rr) - s.pad_h;
+            if (ih < 0 || ih >= s.h) continue;
+            for (size_t ss = 0; ss < s.s; ++ss) {
+              const int64_t iw = static_cast<int64_t>(q * s.stride_w + ss) - s.pad_w;
+              if (iw < 0 || iw >= s.w) continue;
+              const double t =
+                  double{in[((nn * s.c + cc) * s.h + static_cast<size_t>(ih)) * s.w + static_cast<size_t>(iw)]} *
+                  double{filt[((kk * s.c + cc) * s.r + rr) * s.s + ss]};
+              ref.value += t;
+              ref.abs_sum += std::abs(t);
+            }
+          }
+        return ref;
+      },
+      CONV_REL_TOL, CONV_ABS_TOL);
   r.correct = check.ok();
   r.checksum = hash_of(std::span<const float>(out));
   r.work_per_run = 2.0 * static_cast<double>(out_count) * s.c * s.r * s.s;
   r.work_unit = "flop";
   const double med = median(r.seconds);
-  r.detail = strfmt("N%u C%u H%u W%u K%u R%u S%u -> %ux%u, %.2f GFLOP/s; %s", s.n, s.c, s.h, s.w, s.k, s.r, s.s,
-                    out_h, out_w, med > 0 ? r.work_per_run / med * 1e-9 : 0.0, check.summary().c_str());
+  r.detail = strfmt("N%u C%u H%u W%u K%u R%u S%u -> %ux%u, %.2f GFLOP/s; %s", s.n, s.c, s.h, s.w, s.k, s.r, s.s, out_h,
+                    out_w, med > 0 ? r.work_per_run / med * 1e-9 : 0.0, check.summary().c_str());
   return r;
 }
 

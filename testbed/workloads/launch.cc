@@ -14,7 +14,7 @@ namespace vgpu::testbed::workloads {
 namespace {
 constexpr uint32_t LAUNCHES = 10'000;
 constexpr uint32_t REDUCED_LAUNCHES = 200;
-constexpr uint32_t WARM_UP = 200;   // untimed: caches, shadows, the first GPFIFO wrap
+constexpr uint32_t WARM_UP = 200;  // untimed: caches, shadows, the first GPFIFO wrap
 
 double percentile_us(std::vector<double> v, double p) {
   if (v.empty()) return 0;

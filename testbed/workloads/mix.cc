@@ -83,16 +83,19 @@ Result<WorkloadResult> sgemm_mriq(Vm& vm, const WorkloadOptions& o) {
   if (auto st = cm.download(*qi, std::span<float>(out_i)); !st) return std::unexpected(st.error());
 
   const auto gidx = sample_indices(nn, o.check_samples, o.seed + 2);
-  const auto gcheck = check_sampled(c, gidx, [&](size_t i) {
-    const size_t row = i / dim, col = i % dim;
-    Reference ref{0, 0};
-    for (size_t kk = 0; kk < dim; ++kk) {
-      const double t = double{a[row * dim + kk]} * double{b[kk * dim + col]};
-      ref.value += t;
-      ref.abs_sum += std::abs(t);
-    }
-    return ref;
-  }, SGEMM_REL_TOL, ABS_TOL);
+  const auto gcheck = check_sampled(
+      c, gidx,
+      [&](size_t i) {
+        const size_t row = i / dim, col = i % dim;
+        Reference ref{0, 0};
+        for (size_t kk = 0; kk < dim; ++kk) {
+          const double t = double{a[row * dim + kk]} * double{b[kk * dim + col]};
+          ref.value += t;
+          ref.abs_sum += std::abs(t);
+        }
+        return ref;
+      },
+      SGEMM_REL_TOL, ABS_TOL);
   auto mriq_ref = [&](size_t i, bool imag) {
     Reference ref{0, 0};
     for (size_t k = 0; k < num_k; ++k) {
@@ -104,8 +107,10 @@ Result<WorkloadResult> sgemm_mriq(Vm& vm, const WorkloadOptions& o) {
     return ref;
   };
   const auto xidx = sample_indices(num_x, o.check_samples / 2, o.seed + 3);
-  const auto rcheck = check_sampled(out_r, xidx, [&](size_t i) { return mriq_ref(i, false); }, MRIQ_REL_TOL, ABS_TOL);
-  const auto icheck = check_sampled(out_i, xidx, [&](size_t i) { return mriq_ref(i, true); }, MRIQ_REL_TOL, ABS_TOL);
+  const auto rcheck = check_sampled(
+      out_r, xidx, [&](size_t i) { return mriq_ref(i, false); }, MRIQ_REL_TOL, ABS_TOL);
+  const auto icheck = check_sampled(
+      out_i, xidx, [&](size_t i) { return mriq_ref(i, true); }, MRIQ_REL_TOL, ABS_TOL);
 
   r.correct = gcheck.ok() && rcheck.ok() && icheck.ok();
   r.checksum = hash_of(std::span<const float>(c)) ^ (hash_of(std::span<const float>(out_r)) * 3) ^

@@ -9,8 +9,8 @@
 namespace vgpu::testbed::workloads {
 namespace {
 
-constexpr int64_t ALWAYS_DIRECT = int64_t{256} * 1024 * 1024;   // BAR1's size: every transfer direct
-constexpr int64_t NEVER_DIRECT = 0;                               // every transfer through the copy engine
+constexpr int64_t ALWAYS_DIRECT = int64_t{256} * 1024 * 1024;  // BAR1's size: every transfer direct
+constexpr int64_t NEVER_DIRECT = 0;                            // every transfer through the copy engine
 
 constexpr std::array SUITE{
     WorkloadSpec{"gemm1", gemm1, 3, "sgemm 5124x700x2048 (DeepBench)"},

@@ -6,16 +6,14 @@
 namespace vgpu::testbed::workloads {
 
 mediator::CounterSnapshot counter_delta(const mediator::CounterSnapshot& a, const mediator::CounterSnapshot& b) {
-  return mediator::CounterSnapshot{
-      a.trapped_reads - b.trapped_reads,     a.trapped_writes - b.trapped_writes,
-      a.tlb_invalidates - b.tlb_invalidates, a.faults - b.faults,
-      a.guest_errors - b.guest_errors,       a.doorbells - b.doorbells,
-      a.submissions - b.submissions,         a.layout_rebuilds - b.layout_rebuilds,
-      a.interrupts - b.interrupts,
-      a.entries_scanned - b.entries_scanned, a.shadow_writes - b.shadow_writes,
-      a.pages_rescanned - b.pages_rescanned, a.bad_entries - b.bad_entries,
-      a.full_syncs - b.full_syncs,           a.dirty_syncs - b.dirty_syncs,
-      a.reserved_bytes};
+  return mediator::CounterSnapshot{a.trapped_reads - b.trapped_reads,     a.trapped_writes - b.trapped_writes,
+                                   a.tlb_invalidates - b.tlb_invalidates, a.faults - b.faults,
+                                   a.guest_errors - b.guest_errors,       a.doorbells - b.doorbells,
+                                   a.submissions - b.submissions,         a.layout_rebuilds - b.layout_rebuilds,
+                                   a.interrupts - b.interrupts,           a.entries_scanned - b.entries_scanned,
+                                   a.shadow_writes - b.shadow_writes,     a.pages_rescanned - b.pages_rescanned,
+                                   a.bad_entries - b.bad_entries,         a.full_syncs - b.full_syncs,
+                                   a.dirty_syncs - b.dirty_syncs,         a.reserved_bytes};
 }
 
 Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfig& config) {
@@ -43,7 +41,7 @@ Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfi
       (begin ? before : after) = bed.counters(vm.index);
     };
     auto r = spec.fn(vm, options);
-    if (!arrived) start.arrive_and_drop();   // failed before its timed part: the others go on
+    if (!arrived) start.arrive_and_drop();  // failed before its timed part: the others go on
     if (!r) return std::unexpected(r.error());
     runs[vm.index].result = std::move(*r);
     if (before && after) runs[vm.index].counters = counter_delta(*after, *before);

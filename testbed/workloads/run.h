@@ -20,20 +20,21 @@ struct RunConfig {
   uint32_t vms = 1;
   uint64_t vram_per_vm = 512 * MiB;
   std::string scheduler = "fifo";
-  driver::DeviceOptions device;   // as the testbed's default; the spec's override applies on top
-  bool align_start = false;       // every VM's first timed launch waits for all VMs to reach theirs
+  driver::DeviceOptions device;  // as the testbed's default; the spec's override applies on top
+  bool align_start = false;      // every VM's first timed launch waits for all VMs to reach theirs
   WorkloadOptions options;
 };
 
 struct VmRun {
   WorkloadResult result;
-  std::optional<mediator::CounterSnapshot> counters;   // fv modes: the timed part's
+  std::optional<mediator::CounterSnapshot> counters;  // fv modes: the timed part's
 };
 
 // One VmRun per VM; an error when the testbed or any VM's workload failed.
 [[nodiscard]] Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfig& config);
 
 // after - before, field by field (reserved_bytes: after's).
-mediator::CounterSnapshot counter_delta(const mediator::CounterSnapshot& after, const mediator::CounterSnapshot& before);
+mediator::CounterSnapshot counter_delta(const mediator::CounterSnapshot& after,
+                                        const mediator::CounterSnapshot& before);
 
 }  // namespace vgpu::testbed::workloads

@@ -23,14 +23,12 @@ constexpr uint64_t FNV_PRIME = 0x100000001b3ull;
 
 }  // namespace
 
-double now_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 std::vector<float> random_floats(size_t n, uint64_t seed, float lo, float hi) {
   std::vector<float> v(n);
   uint64_t state = seed;
-  const float scale = (hi - lo) / 16777216.f;   // 24 random bits
+  const float scale = (hi - lo) / 16777216.f;  // 24 random bits
   for (auto& x : v) x = lo + static_cast<float>(splitmix64(state) >> 40) * scale;
   return v;
 }
@@ -55,7 +53,7 @@ std::vector<size_t> sample_indices(size_t n, size_t count, uint64_t seed) {
   }
   uint64_t state = seed ^ 0x5a5a5a5aull;
   out.push_back(0);
-  out.push_back(n - 1);   // both ends, then random ones
+  out.push_back(n - 1);  // both ends, then random ones
   while (out.size() < count) out.push_back(static_cast<size_t>(splitmix64(state) % n));
   return out;
 }
@@ -87,7 +85,7 @@ SampleCheck check_sampled(std::span<const float> got, std::span<const size_t> in
     const double err = std::abs(double{got[i]} - r.value);
     ++c.checked;
     c.max_err = std::max(c.max_err, err / (r.abs_sum + 1.0));
-    if (!(err <= rel * r.abs_sum + abs_floor)) {   // NaN fails
+    if (!(err <= rel * r.abs_sum + abs_floor)) {  // NaN fails
       if (c.failed++ == 0) c.first_bad = i;
     }
   }

@@ -25,7 +25,9 @@ std::vector<float> random_floats(size_t n, uint64_t seed, float lo = -1.f, float
 // 64-bit FNV-1a over 8-byte words (then the tail bytes).
 uint64_t hash_bytes(std::span<const std::byte> bytes);
 template <typename T>
-uint64_t hash_of(std::span<const T> v) { return hash_bytes(std::as_bytes(v)); }
+uint64_t hash_of(std::span<const T> v) {
+  return hash_bytes(std::as_bytes(v));
+}
 
 // count distinct-enough indices in [0, n), deterministic in seed; all of
 // them when n <= count.
@@ -45,7 +47,7 @@ struct Reference {
 struct SampleCheck {
   size_t checked = 0;
   size_t failed = 0;
-  double max_err = 0;          // |got - want| / (abs_sum + 1), the worst seen
+  double max_err = 0;  // |got - want| / (abs_sum + 1), the worst seen
   size_t first_bad = 0;
   bool ok() const { return checked > 0 && failed == 0; }
   std::string summary() const;

@@ -18,12 +18,12 @@
 namespace vgpu::testbed::workloads {
 
 struct WorkloadOptions {
-  uint32_t runs = 1;               // timed iterations
-  bool reduced = false;            // smaller problem sizes (sanitizer tests)
-  uint64_t seed = 1;               // inputs are a function of this alone
-  uint64_t bandwidth_bytes = 0;    // bandwidth workloads; 0: 64 MiB (reduced: 4 MiB)
-  uint64_t spin_ns = 0;            // LOOP: each spin; 0: 1 ms (reduced: 100 us)
-  uint32_t check_samples = 512;    // sampled outputs checked in double
+  uint32_t runs = 1;             // timed iterations
+  bool reduced = false;          // smaller problem sizes (sanitizer tests)
+  uint64_t seed = 1;             // inputs are a function of this alone
+  uint64_t bandwidth_bytes = 0;  // bandwidth workloads; 0: 64 MiB (reduced: 4 MiB)
+  uint64_t spin_ns = 0;          // LOOP: each spin; 0: 1 ms (reduced: 100 us)
+  uint32_t check_samples = 512;  // sampled outputs checked in double
   // Called at the first timed launch (true) and at every timed run's end
   // (false): the runner takes the vGPU's counters there, so they cover
   // the timed part alone. May be empty.
@@ -32,15 +32,15 @@ struct WorkloadOptions {
 
 struct WorkloadResult {
   uint32_t runs = 0;
-  std::vector<double> seconds;     // per timed run (first launch to fence completion)
+  std::vector<double> seconds;  // per timed run (first launch to fence completion)
   bool correct = false;
-  uint64_t checksum = 0;           // hash of the output bytes: equal across modes
-  std::string detail;              // sizes, check summary, rates
-  double work_per_run = 0;         // in work_unit: flop, byte or kernel
+  uint64_t checksum = 0;    // hash of the output bytes: equal across modes
+  std::string detail;       // sizes, check summary, rates
+  double work_per_run = 0;  // in work_unit: flop, byte or kernel
   std::string_view work_unit = "run";
-  uint64_t launches = 0;           // kernels and copies the workload itself launched
-  double timed_begin = 0;          // steady clock (s): first timed launch
-  double timed_end = 0;            // steady clock (s): last fence completion
+  uint64_t launches = 0;   // kernels and copies the workload itself launched
+  double timed_begin = 0;  // steady clock (s): first timed launch
+  double timed_end = 0;    // steady clock (s): last fence completion
 };
 
 using WorkloadFn = Result<WorkloadResult> (*)(Vm&, const WorkloadOptions&);
@@ -49,8 +49,8 @@ struct WorkloadSpec {
   std::string_view name;
   WorkloadFn fn;
   uint32_t default_runs;
-  std::string_view what;                        // one line for tables and docs
-  int64_t direct_transfer_max = -1;             // DeviceOptions override; -1: the default
+  std::string_view what;             // one line for tables and docs
+  int64_t direct_transfer_max = -1;  // DeviceOptions override; -1: the default
 };
 
 // Every workload, in the suite's order.

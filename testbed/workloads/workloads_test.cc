@@ -35,7 +35,7 @@ WorkloadOptions test_options() {
   WorkloadOptions o;
   o.runs = 1;
   o.reduced = reduced();
-  o.spin_ns = 100'000;   // LOOP: short spins
+  o.spin_ns = 100'000;  // LOOP: short spins
   return o;
 }
 

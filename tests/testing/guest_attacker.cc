@@ -64,8 +64,8 @@ std::optional<uint64_t> GuestAttacker::translate(uint64_t pd, uint64_t va, fmt::
 void GuestAttacker::invalidate(uint64_t pd, bool all_pdb) {
   namespace mmu = regs::mmu;
   set_reg(mmu::INVALIDATE_PDB, mmu::InvalidatePdbAddr::make(static_cast<uint32_t>(pd >> fmt::TABLE_ALIGN_SHIFT)));
-  set_reg(mmu::INVALIDATE, mmu::InvalidateTrigger::mask | mmu::InvalidatePageAll::mask |
-                               (all_pdb ? mmu::InvalidateAllPdb::mask : 0));
+  set_reg(mmu::INVALIDATE,
+          mmu::InvalidateTrigger::mask | mmu::InvalidatePageAll::mask | (all_pdb ? mmu::InvalidateAllPdb::mask : 0));
 }
 
 uint64_t GuestAttacker::bar_inst(driver::Bar bar) {
@@ -112,10 +112,10 @@ void GuestAttacker::bind_raw_channel(const RawChannel& c) {
 }
 
 uint64_t checksum(const uint32_t* words, uint64_t count) {
-  uint64_t h = 0xcbf29ce484222325ull;   // FNV-1a offset basis
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a offset basis
   for (uint64_t i = 0; i < count; ++i) {
     h ^= words[i];
-    h *= 0x100000001b3ull;              // FNV-1a prime
+    h *= 0x100000001b3ull;  // FNV-1a prime
   }
   return h;
 }

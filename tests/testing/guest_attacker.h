@@ -35,7 +35,7 @@ class GuestAttacker {
   uint32_t vram32(uint64_t gaddr);
   void set_vram32(uint64_t gaddr, uint32_t value);
   uint64_t vram64(uint64_t gaddr);
-  void set_vram64(uint64_t gaddr, uint64_t value);   // low word first
+  void set_vram64(uint64_t gaddr, uint64_t value);  // low word first
   void copy_vram(uint64_t dst, uint64_t src, uint64_t bytes);
 
   // ---- page tables (guest addresses)
@@ -77,7 +77,7 @@ class GuestAttacker {
   driver::Port& port() { return port_; }
 
  private:
-  uint64_t window_offset(uint64_t gaddr);   // moves the window; returns the BAR0 offset
+  uint64_t window_offset(uint64_t gaddr);  // moves the window; returns the BAR0 offset
 
   driver::Port& port_;
 };

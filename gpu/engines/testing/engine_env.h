@@ -33,10 +33,10 @@ struct Method {
 class EngineEnv : public ::testing::Test {
  protected:
   static constexpr uint64_t VRAM_BYTES = 16 * MiB;
-  static constexpr uint64_t TABLES_END = 2 * MiB;       // page tables in [0, 2 MiB)
-  static constexpr uint64_t DATA_PHYS = 4 * MiB;         // the linear region's backing
+  static constexpr uint64_t TABLES_END = 2 * MiB;  // page tables in [0, 2 MiB)
+  static constexpr uint64_t DATA_PHYS = 4 * MiB;   // the linear region's backing
   static constexpr uint64_t DATA_BYTES = 4 * MiB;
-  static constexpr uint64_t SCATTER_PHYS = 12 * MiB;     // the scattered region's backing
+  static constexpr uint64_t SCATTER_PHYS = 12 * MiB;  // the scattered region's backing
   static constexpr uint64_t SCATTER_PAGES = 16;
   static constexpr uint32_t CHID = 5;
 
@@ -56,15 +56,15 @@ class EngineEnv : public ::testing::Test {
     ASSERT_TRUE(builder_->map(pd_, LINEAR_VA, DATA_PHYS, DATA_BYTES, fmt::PageSize::small).has_value());
     for (uint64_t i = 0; i < SCATTER_PAGES; ++i) {
       const uint64_t phys = SCATTER_PHYS + (SCATTER_PAGES - 1 - i) * fmt::SMALL_PAGE;
-      ASSERT_TRUE(builder_->map(pd_, SCATTER_VA + i * fmt::SMALL_PAGE, phys, fmt::SMALL_PAGE,
-                                fmt::PageSize::small).has_value());
+      ASSERT_TRUE(builder_->map(pd_, SCATTER_VA + i * fmt::SMALL_PAGE, phys, fmt::SMALL_PAGE, fmt::PageSize::small)
+                      .has_value());
     }
     mmu_ = std::make_unique<Mmu>(*vram_);
   }
 
   AccessContext address_space() const {
-    return AccessContext{.pdb = pd_, .limit = fmt::VA_LIMIT - 1, .unit = regs::FaultUnit::pfifo,
-                         .inst = 0, .chid = CHID, .priv = false};
+    return AccessContext{
+        .pdb = pd_, .limit = fmt::VA_LIMIT - 1, .unit = regs::FaultUnit::pfifo, .inst = 0, .chid = CHID, .priv = false};
   }
 
   ChannelContext context() {
@@ -101,7 +101,9 @@ class EngineEnv : public ::testing::Test {
     ASSERT_TRUE(mmu_->write(address_space(), va, src, len).has_value()) << "write at " << va;
   }
   template <typename T>
-  void write_vec(uint64_t va, const std::vector<T>& v) { write(va, v.data(), v.size() * sizeof(T)); }
+  void write_vec(uint64_t va, const std::vector<T>& v) {
+    write(va, v.data(), v.size() * sizeof(T));
+  }
   template <typename T>
   std::vector<T> read_vec(uint64_t va, size_t count) {
     std::vector<T> v(count);
@@ -119,7 +121,7 @@ class EngineEnv : public ::testing::Test {
   std::unique_ptr<Mmu> mmu_;
   uint64_t pd_ = 0;
   VirtualClock clock_;
-  std::optional<uint64_t> engine_budget_ns_;   // ENGINE_TIMEOUT's budget for the methods sent
+  std::optional<uint64_t> engine_budget_ns_;  // ENGINE_TIMEOUT's budget for the methods sent
   kernels::CostModel cost_;
   int nonstalls_ = 0;
   int semaphore_writes_ = 0;
