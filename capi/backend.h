@@ -14,6 +14,7 @@
 #include "capi/vgpu_capi.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "vgpu/options.h"
 
 namespace vgpu::capi {
 
@@ -28,6 +29,8 @@ struct BackendConfig {
   LogFn log;           // guest and internal errors; empty: stderr
   std::string socket;  // non-empty: the daemon's vGPU (daemon_backend.cc)
   std::string vm_name;
+  uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;        // 0: a turn runs up to GP_PUT
+  uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;  // 0: no limit
 };
 
 using IrqFn = void (*)(void* opaque, bool asserted);

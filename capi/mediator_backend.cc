@@ -76,6 +76,8 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   hc.vram_bytes = config.vram_bytes + hc.reserved_bytes;
   hc.scheduler = config.scheduler;
   hc.log = config.log;
+  hc.turn_ns = uint64_t{config.turn_ms} * 1'000'000;
+  hc.max_gpu_ms = config.max_gpu_ms;
   auto host = mediator::Host::create(hc);
   if (!host) return std::unexpected(host.error());
   mediator::VgpuConfig vc;

@@ -18,6 +18,7 @@
 
 #include "capi/backend.h"
 #include "common/log.h"
+#include "common/text.h"
 #include "mediator/vgpu_config.h"
 #include "vgpu/regs.h"
 
@@ -72,8 +73,27 @@ void put_error(char* err, size_t err_len, const std::string& message) {
                 "socket: a vGPU from the daemon needs mode=fv (passthrough gives one VM the "
                 "whole GPU, in its own process)");
   std::string vm_name = c.vm_name ? c.vm_name : "";
-  return BackendConfig{c.vram_bytes,         c.channels, c.mode,         c.bar_remap,       c.lazy_shadow,
+  if (!socket.empty() && (c.turn_ms != 0 || c.max_gpu_ms != 0)) {
+    const char* name = c.turn_ms != 0 ? VGPU_OPT_TURN_MS : VGPU_OPT_MAX_GPU_MS;
+    return fail(Errc::invalid_argument,
+                strfmt("%s: with a socket, time isolation is the daemon's (vgpud --%s)", name, name));
+  }
+  auto time_option = [](const char* name, uint32_t value, uint32_t dflt, uint32_t max) -> Result<uint32_t> {
+    if (value == 0) return dflt;
+    if (value == VGPU_OPT_TIME_OFF) return 0u;
+    if (value > max) return fail(Errc::invalid_argument, strfmt("%s: %u is outside [0, %u]", name, value, max));
+    return value;
+  };
+  auto turn_ms = time_option(VGPU_OPT_TURN_MS, c.turn_ms, VGPU_OPT_TURN_MS_DEFAULT, VGPU_OPT_TURN_MS_MAX);
+  if (!turn_ms) return std::unexpected(turn_ms.error());
+  auto max_gpu_ms = time_option(VGPU_OPT_MAX_GPU_MS, c.max_gpu_ms, VGPU_OPT_MAX_GPU_MS_DEFAULT,
+                                VGPU_OPT_MAX_GPU_MS_MAX);
+  if (!max_gpu_ms) return std::unexpected(max_gpu_ms.error());
+  BackendConfig config{c.vram_bytes,         c.channels, c.mode,         c.bar_remap,       c.lazy_shadow,
                        std::move(scheduler), c.weight,   std::move(log), std::move(socket), std::move(vm_name)};
+  config.turn_ms = *turn_ms;
+  config.max_gpu_ms = *max_gpu_ms;
+  return config;
 }
 
 // A failure inside the backend: counted and logged as an internal error.

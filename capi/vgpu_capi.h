@@ -88,6 +88,11 @@ typedef struct VgpuBackendConfig {
     // the daemon's). vm_name names the VM there (NULL: qemu-PID).
     const char *socket;   // VGPU_OPT_SOCKET
     const char *vm_name;  // VGPU_OPT_VM_NAME
+    // Time isolation of the embedded mediator (mode fv; with a socket they
+    // are the daemon's and must stay 0): 0 the option's default,
+    // VGPU_OPT_TIME_OFF no bound, else milliseconds.
+    uint32_t turn_ms;     // VGPU_OPT_TURN_MS
+    uint32_t max_gpu_ms;  // VGPU_OPT_MAX_GPU_MS
 } VgpuBackendConfig;
 
 // One range of a BAR as the front end should map it. Ranges are sorted,

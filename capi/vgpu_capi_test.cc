@@ -89,6 +89,22 @@ TEST(Capi, RejectsWeightOutsideOneToHundred) {
   expect_rejected(c, "weight");
 }
 
+TEST(Capi, TimeOptionsAreCheckedAndOffIsSpelledApart) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  c.turn_ms = VGPU_OPT_TURN_MS_MAX + 1;
+  expect_rejected(c, VGPU_OPT_TURN_MS);
+  c.turn_ms = 0;
+  c.max_gpu_ms = VGPU_OPT_MAX_GPU_MS_MAX + 1;
+  expect_rejected(c, VGPU_OPT_MAX_GPU_MS);
+  c.turn_ms = VGPU_OPT_TIME_OFF;  // no bound: accepted
+  c.max_gpu_ms = VGPU_OPT_TIME_OFF;
+  EXPECT_NE(created(c), nullptr);
+  c.turn_ms = 5;
+  c.max_gpu_ms = 100;
+  EXPECT_NE(created(c), nullptr);
+}
+
 TEST(Capi, ErrorMessageIsTruncatedToTheBuffer) {
   VgpuBackendConfig c = default_config();
   c.weight = 0;
@@ -262,6 +278,14 @@ TEST(CapiDaemon, SocketWithPassthroughIsRefusedNamingSocket) {
   c.mode = VGPU_MODE_PASSTHROUGH;
   c.socket = "/tmp/nonexistent-vgpud.sock";
   expect_rejected(c, "socket");
+}
+
+TEST(CapiDaemon, TimeOptionsWithASocketAreRefused) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  c.socket = "/tmp/nonexistent-vgpud.sock";
+  c.turn_ms = 5;
+  expect_rejected(c, VGPU_OPT_TURN_MS);
 }
 
 TEST(CapiDaemon, AbsentDaemonFailsNamingTheSocket) {

@@ -64,6 +64,8 @@ struct VGPUState {
     char *socket;    /* a vgpud socket: the vGPU comes from the daemon */
     char *vm_name;   /* the VM's name at the daemon */
     uint32_t weight;
+    uint32_t turn_ms;    /* 0: a turn runs up to GP_PUT */
+    uint32_t max_gpu_ms; /* 0: no limit */
     char *counters_file; /* x-counters-file: counters JSON written at exit */
 
     /* registers: BAR0 traps every access into the backend */
@@ -447,6 +449,20 @@ static void vgpu_release(VGPUState *s)
     }
 }
 
+/*
+ * turn-ms and max-gpu-ms: 0 on the command line switches the bound off,
+ * which the C API spells VGPU_OPT_TIME_OFF (its 0 is the default). The
+ * default value passes as the C API's default, so that with a socket
+ * (time isolation is the daemon's) only a value set otherwise is refused.
+ */
+static uint32_t vgpu_time_option(uint32_t value, uint32_t dflt)
+{
+    if (value == dflt) {
+        return 0;
+    }
+    return value == 0 ? VGPU_OPT_TIME_OFF : value;
+}
+
 static void vgpu_realize(PCIDevice *pdev, Error **errp)
 {
     VGPUState *s = VGPU(pdev);
@@ -468,6 +484,8 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
         .log_opaque = s,
         .socket = s->socket && *s->socket ? s->socket : NULL,
         .vm_name = s->vm_name && *s->vm_name ? s->vm_name : NULL,
+        .turn_ms = vgpu_time_option(s->turn_ms, VGPU_OPT_TURN_MS_DEFAULT),
+        .max_gpu_ms = vgpu_time_option(s->max_gpu_ms, VGPU_OPT_MAX_GPU_MS_DEFAULT),
     };
     s->backend = vgpu_backend_create(&config, err, sizeof(err));
     if (!s->backend) {
@@ -595,6 +613,9 @@ static Property vgpu_properties[] = {
     DEFINE_PROP_STRING("x-counters-file", VGPUState, counters_file),
     DEFINE_PROP_STRING(VGPU_OPT_SOCKET, VGPUState, socket),
     DEFINE_PROP_STRING(VGPU_OPT_VM_NAME, VGPUState, vm_name),
+    DEFINE_PROP_UINT32(VGPU_OPT_TURN_MS, VGPUState, turn_ms, VGPU_OPT_TURN_MS_DEFAULT),
+    DEFINE_PROP_UINT32(VGPU_OPT_MAX_GPU_MS, VGPUState, max_gpu_ms,
+                       VGPU_OPT_MAX_GPU_MS_DEFAULT),
     DEFINE_PROP_END_OF_LIST(),
 };
 

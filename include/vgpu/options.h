@@ -35,6 +35,10 @@
 #define VGPU_OPT_MAX_GPU_MS "max-gpu-ms"
 #define VGPU_OPT_MAX_GPU_MS_DEFAULT 4000
 #define VGPU_OPT_MAX_GPU_MS_MAX 60000
+/* In the C API's VgpuBackendConfig, 0 in turn_ms or max_gpu_ms means the
+ * option's default (a zeroed config gets the defaults) and this value
+ * switches the bound off (what 0 means on QEMU's and vgpud's command lines). */
+#define VGPU_OPT_TIME_OFF 0xffffffffu
 #define VGPU_OPT_BAR_REMAP "bar-remap" /* map insensitive BAR pages straight onto VRAM */
 #define VGPU_OPT_BAR_REMAP_DEFAULT 1
 #define VGPU_OPT_LAZY_SHADOW "lazy-shadow" /* shadow sync at dispatch, dirty pages only */
