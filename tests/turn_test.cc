@@ -63,6 +63,27 @@ bool engine_busy(testbed::Testbed& tb, uint32_t vm, const driver::Context& ctx) 
   return pf::ChanStateEngineOutstanding::get(tb.host()->gpu().read32(pf::CHAN_STATE[pchid].offset)) != 0;
 }
 
+// How long VM B's small fill takes from launch to fence, in ns (0 on failure).
+uint64_t fill_wait_ns(driver::Context& ctx_b) {
+  auto buf = ctx_b.alloc(64 * sizeof(float));
+  EXPECT_TRUE(buf);
+  if (!buf) return 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto f = ctx_b.fill({*buf, 64, 1.f});
+  EXPECT_TRUE(f);
+  if (!f) return 0;
+  EXPECT_TRUE(ctx_b.wait(*f));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count());
+}
+
+// VM B's wait, recorded as a test property and checked against `bound_ns`.
+void expect_wait_within(uint64_t waited, uint64_t bound_ns) {
+  EXPECT_GT(waited, 0u);
+  ::testing::Test::RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
+  EXPECT_LE(waited, bound_ns) << "VM B waited " << waited / 1'000'000 << " ms";
+}
+
 // VM A rings three spins at once (behind a short spin of its other
 // channel, so that one turn finds all three); once the first runs, VM B
 // launches a small fill. Returns how long B's fill took, in ns (0 on
@@ -81,17 +102,9 @@ uint64_t wait_behind_three_spins(TwoVms& t) {
   while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(Ms(1));
   EXPECT_TRUE(engine_busy(*t.tb, 0, *t.ctx_a)) << "VM A's first spin never started";
-  auto buf = t.ctx_b->alloc(64 * sizeof(float));
-  EXPECT_TRUE(buf);
-  if (!buf) return 0;
-  const auto start = std::chrono::steady_clock::now();
-  auto f = t.ctx_b->fill({*buf, 64, 1.f});
-  EXPECT_TRUE(f);
-  if (!f) return 0;
-  EXPECT_TRUE(t.ctx_b->wait(*f));
-  const auto waited = std::chrono::steady_clock::now() - start;
+  const uint64_t waited = fill_wait_ns(*t.ctx_b);
   EXPECT_TRUE(t.ctx_a->wait(spins.back()));  // A's later spins still run
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count());
+  return waited;
 }
 
 // Bound: the rest of the entry on the GPU (one spin) and the turn; not
@@ -99,10 +112,7 @@ uint64_t wait_behind_three_spins(TwoVms& t) {
 TEST(BoundedTurn, BatchedSpinsKeepAnotherVmWaitingAtMostOneSpinAndATurn) {
   TwoVms t = two_vms(TURN_NS);
   ASSERT_TRUE(t.ctx_a && t.ctx_b && t.ctx_a2);
-  const uint64_t waited = wait_behind_three_spins(t);
-  EXPECT_GT(waited, 0u);
-  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
-  EXPECT_LE(waited, SPIN_NS + TURN_NS + MARGIN_NS) << "VM B waited " << waited / 1'000'000 << " ms";
+  expect_wait_within(wait_behind_three_spins(t), SPIN_NS + TURN_NS + MARGIN_NS);
 }
 
 // The control: with unbounded turns (turn-ms 0) B waits for every spin
@@ -129,17 +139,7 @@ TEST(RunawayWork, AnEntryPastTheMaximumEndsWithTimeoutAndOthersWaitAtMostThatLon
   while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(Ms(1));
   ASSERT_TRUE(engine_busy(*t.tb, 0, *t.ctx_a)) << "the runaway spin never started";
-  auto buf = t.ctx_b->alloc(64 * sizeof(float));
-  ASSERT_TRUE(buf);
-  const auto start = std::chrono::steady_clock::now();
-  auto f = t.ctx_b->fill({*buf, 64, 1.f});
-  ASSERT_TRUE(f);
-  ASSERT_TRUE(t.ctx_b->wait(*f));
-  const uint64_t waited = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
-  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
-  EXPECT_LE(waited, uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS)
-      << "VM B waited " << waited / 1'000'000 << " ms";
+  expect_wait_within(fill_wait_ns(*t.ctx_b), uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS);
 
   auto ended = t.ctx_a->wait(*runaway);
   ASSERT_FALSE(ended) << "the runaway spin completed";
@@ -167,19 +167,10 @@ TEST(RunawayWork, AHugeCopyPastTheMaximumEndsWithTimeout) {
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   auto src = t.ctx_a->alloc(BYTES);
   auto dst = t.ctx_a->alloc(BYTES);
-  auto buf = t.ctx_b->alloc(64 * sizeof(float));
-  ASSERT_TRUE(src && dst && buf);
+  ASSERT_TRUE(src && dst);
   auto copy = t.ctx_a->copy(*dst, 0, *src, 0, BYTES);
   ASSERT_TRUE(copy);
-  const auto start = std::chrono::steady_clock::now();
-  auto f = t.ctx_b->fill({*buf, 64, 1.f});
-  ASSERT_TRUE(f);
-  ASSERT_TRUE(t.ctx_b->wait(*f));
-  const uint64_t waited = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
-  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
-  EXPECT_LE(waited, uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS)
-      << "VM B waited " << waited / 1'000'000 << " ms";
+  expect_wait_within(fill_wait_ns(*t.ctx_b), uint64_t{MAX_GPU_MS} * 1'000'000 + TURN_NS + MARGIN_NS);
   auto ended = t.ctx_a->wait(*copy);
   ASSERT_FALSE(ended) << "the huge copy completed within 1 ms";
   EXPECT_NE(ended.error().message.find("timeout"), std::string::npos) << ended.error().message;
