@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "vgpud/client/client_port.h"
 
+#include <poll.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <thread>
@@ -27,6 +31,35 @@ Result<std::unique_ptr<ClientPort>> ClientPort::create(Client& client) {
   }
   port->refresh();
   return port;
+}
+
+IrqCounts ClientPort::interrupt_counts() {
+  IrqCounts counts{};
+  const proto::IrqStatus* st = client_.irq_status();
+  for (size_t v = 0; v < counts.size(); ++v)
+    counts[v] = std::atomic_ref<const uint64_t>(st->messages[v]).load(std::memory_order_acquire);
+  return counts;
+}
+
+// The daemon moves a count before it signals the eventfd, so a message
+// sent after `seen` was read leaves the eventfd readable: poll returns at
+// once and no wake-up is lost.
+bool ClientPort::wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  for (;;) {
+    if (interrupt_counts() != seen) return true;
+    if (client_.lost()) return false;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                            std::chrono::steady_clock::now());
+    if (left.count() < 0) return false;
+    pollfd fd{client_.irq_fd(), POLLIN, 0};
+    // Rounded up: a wait never ends before its timeout.
+    const int r = poll(&fd, 1, static_cast<int>(std::min<int64_t>(left.count() + 1, 1000)));
+    if (r > 0) {
+      uint64_t n;
+      (void)!read(client_.irq_fd(), &n, sizeof n);
+    }
+  }
 }
 
 ClientPort::~ClientPort() {

@@ -23,6 +23,11 @@ class ClientPort final : public driver::Port {
   std::span<std::byte> map(driver::Bar bar, uint64_t offset, uint64_t len) override;
   uint64_t bar_size(driver::Bar bar) const override;
   void relax() override;
+  // The vGPU's interrupt messages, counted per vector by the daemon in the
+  // status page; a wait sleeps on the interrupt eventfd.
+  bool has_interrupts() const override { return true; }
+  IrqCounts interrupt_counts() override;
+  [[nodiscard]] bool wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) override;
   std::string name() const override { return "vgpud"; }
 
   Client& client() { return client_; }
