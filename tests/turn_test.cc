@@ -89,7 +89,10 @@ void expect_wait_within(uint64_t waited, uint64_t bound_ns) {
 // launches a small fill. Returns how long B's fill took, in ns (0 on
 // failure).
 uint64_t wait_behind_three_spins(TwoVms& t) {
-  auto blocker = t.ctx_a2->spin({SPIN_NS / 4});
+  // Long enough for A to ring all three spins while it runs, even under a
+  // sanitizer on a loaded machine (at 50 ms, an ASan run once found only
+  // the first rung when A's turn began).
+  auto blocker = t.ctx_a2->spin({SPIN_NS});
   EXPECT_TRUE(blocker);
   std::vector<driver::Fence> spins;
   for (int i = 0; i < 3; ++i) {
