@@ -61,21 +61,40 @@ std::vector<double> timed(uint32_t count, F&& f) {
 
 constexpr uint32_t PRAMIN_WORD = regs::pramin::BASE + 0x100;  // a posted write: PRAMIN, the VM's own VRAM
 
-int access_bench(uint32_t count) {
-  // Embedded: the mediator in this process, as QEMU's mode=fv has it.
+// The embedded comparison point: a mediator in this process with one
+// 64 MiB vGPU, as QEMU's mode=fv has it; the vGPU goes with it.
+struct EmbeddedVgpu {
+  std::unique_ptr<mediator::Host> host;
+  mediator::Vgpu* vgpu = nullptr;
+  ~EmbeddedVgpu() {
+    if (host && vgpu) host->destroy_vgpu(vgpu);
+  }
+};
+
+std::unique_ptr<EmbeddedVgpu> embedded_vgpu() {
   mediator::HostConfig hc;
   hc.vram_bytes = 512 * MiB;
   auto host = mediator::Host::create(hc);
-  if (!host) return 1;
+  if (!host) return nullptr;
   mediator::VgpuConfig vc;
   vc.vram_bytes = 64 * MiB;
   auto v = (*host)->create_vgpu(vc);
-  if (!v) return 1;
+  if (!v) return nullptr;
+  auto e = std::make_unique<EmbeddedVgpu>();
+  e->host = std::move(*host);
+  e->vgpu = *v;
+  return e;
+}
+
+int access_bench(uint32_t count) {
+  // Embedded: the mediator in this process, as QEMU's mode=fv has it.
+  auto e = embedded_vgpu();
+  if (!e) return 1;
+  mediator::Vgpu* v = e->vgpu;
   uint32_t sink = 0;
-  const auto emb_read = percentiles(timed(count, [&](uint32_t) { sink |= (*v)->read32(regs::pmc::BOOT_0.offset); }));
-  const auto emb_write = percentiles(timed(count, [&](uint32_t i) { (*v)->write32(PRAMIN_WORD, i); }));
-  (*host)->destroy_vgpu(*v);
-  host->reset();
+  const auto emb_read = percentiles(timed(count, [&](uint32_t) { sink |= v->read32(regs::pmc::BOOT_0.offset); }));
+  const auto emb_write = percentiles(timed(count, [&](uint32_t i) { v->write32(PRAMIN_WORD, i); }));
+  e.reset();
 
   auto d = DaemonProcess::start({"--vram", "512M"});
   if (!d) return 1;
@@ -121,20 +140,13 @@ int launch_on(driver::Port& port, const char* label, uint32_t count, Client* cli
 
 int launch_bench(uint32_t count) {
   std::printf("launch (a 16-element fill, %u launches)\n", count);
-  mediator::HostConfig hc;
-  hc.vram_bytes = 512 * MiB;
-  auto host = mediator::Host::create(hc);
-  if (!host) return 1;
-  mediator::VgpuConfig vc;
-  vc.vram_bytes = 64 * MiB;
-  auto v = (*host)->create_vgpu(vc);
-  if (!v) return 1;
+  auto e = embedded_vgpu();
+  if (!e) return 1;
   {
-    auto port = testbed::MediatedPort::create(**v, (*host)->gpu().vram());
+    auto port = testbed::MediatedPort::create(*e->vgpu, e->host->gpu().vram());
     if (!port || launch_on(**port, "embedded", count, nullptr)) return 1;
   }
-  (*host)->destroy_vgpu(*v);
-  host->reset();
+  e.reset();
   auto d = DaemonProcess::start({"--vram", "512M"});
   if (!d) return 1;
   auto c = testing::attach_or_null(d->socket(), "bench");
