@@ -2,6 +2,7 @@
 #include "driver/vfio_device.h"
 
 #include <fcntl.h>
+#include <linux/pci_regs.h>
 #include <linux/vfio.h>
 #include <sys/poll.h>  // not driver/poll.h
 #include <sys/eventfd.h>
@@ -51,8 +52,29 @@ Result<std::unique_ptr<VfioDevice>> VfioDevice::open(const std::string& slot) {
   if (ioctl(d->container_, VFIO_SET_IOMMU, iommu) < 0) return std::unexpected(sys_error(slot + ": VFIO_SET_IOMMU"));
   d->device_ = ioctl(d->group_, VFIO_GROUP_GET_DEVICE_FD, slot.c_str());
   if (d->device_ < 0) return std::unexpected(sys_error(slot + ": VFIO_GROUP_GET_DEVICE_FD"));
+  if (Status s = d->enable_bus_master(); !s) return std::unexpected(s.error());
   if (Status s = d->enable_msi(); !s) return std::unexpected(s.error());
   return d;
+}
+
+// An MSI is a memory write by the device: with Bus Master Enable clear in
+// the command register the platform drops it (spec, PCI table). vfio-pci
+// leaves the bit as it found it (clear), as a VMM would set it for its
+// guest, the driver sets it through the config region.
+Status VfioDevice::enable_bus_master() {
+  vfio_region_info info{};
+  info.argsz = sizeof info;
+  info.index = VFIO_PCI_CONFIG_REGION_INDEX;
+  if (ioctl(device_, VFIO_DEVICE_GET_REGION_INFO, &info) < 0)
+    return std::unexpected(sys_error(name_ + ": config region info"));
+  const off_t at = static_cast<off_t>(info.offset) + PCI_COMMAND;
+  uint16_t command = 0;
+  if (pread(device_, &command, sizeof command, at) != sizeof command)
+    return std::unexpected(sys_error(name_ + ": read the PCI command register"));
+  command |= PCI_COMMAND_MASTER;
+  if (pwrite(device_, &command, sizeof command, at) != sizeof command)
+    return std::unexpected(sys_error(name_ + ": set Bus Master Enable"));
+  return {};
 }
 
 // One eventfd per MSI vector the device offers, at most the vectors the
@@ -128,24 +150,40 @@ void VfioDevice::drain() {
   }
 }
 
+// One thread at a time polls the eventfds (the poller); the others sleep on
+// cv_ and the poller wakes them after each drain. While a poller sleeps,
+// counts() does not drain: a message it would take out of an eventfd would
+// not wake the poller, whose count could then sit changed until its
+// timeout. Left in the eventfd, the message ends the poll at once.
 IrqCounts VfioDevice::counts() {
   std::lock_guard l(mutex_);
-  drain();
+  if (!polling_) drain();
   return counts_;
 }
 
 bool VfioDevice::wait(const IrqCounts& seen, uint64_t timeout_ns) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns);
+  std::unique_lock l(mutex_);
   for (;;) {
-    if (counts() != seen) return true;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                            std::chrono::steady_clock::now());
-    if (left.count() < 0) return false;
+    if (!polling_) drain();
+    if (counts_ != seen) return true;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    if (polling_) {
+      cv_.wait_until(l, deadline);
+      continue;
+    }
+    polling_ = true;
+    l.unlock();
     std::vector<pollfd> fds;
     for (int fd : eventfds_) fds.push_back(pollfd{fd, POLLIN, 0});
     // Rounded up to a whole millisecond: poll's unit.
-    const int ms = static_cast<int>(std::min<int64_t>(left.count() + 1, INT_MAX));
-    if (poll(fds.data(), fds.size(), ms) == 0 && std::chrono::steady_clock::now() >= deadline) return counts() != seen;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+    (void)poll(fds.data(), fds.size(), static_cast<int>(std::min<int64_t>(left.count() + 1, INT_MAX)));
+    l.lock();
+    polling_ = false;
+    drain();
+    cv_.notify_all();
   }
 }
 

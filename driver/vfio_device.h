@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // A PCI device through Linux VFIO, from user space: its BARs mapped from
-// the device file, and one eventfd per MSI vector (VFIO_DEVICE_SET_IRQS).
-// In the test guest there is no IOMMU: the device is bound to vfio-pci
-// loaded with enable_unsafe_noiommu_mode=1 and its group is
-// /dev/vfio/noiommu-N (docs/runtime.md). The device never masters the
-// bus (spec §15), so no DMA mapping is needed.
+// the device file, Bus Master Enable set (MSIs are memory writes), and one
+// eventfd per MSI vector (VFIO_DEVICE_SET_IRQS). The group is /dev/vfio/N
+// behind an IOMMU (the test guest's virtual intel-iommu) or
+// /dev/vfio/noiommu-N on a kernel with VFIO's no-IOMMU mode
+// (docs/runtime.md).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,12 +40,14 @@ class VfioDevice {
   // Messages per vector so far (eventfds drained without blocking). With
   // one MSI vector granted, every message counts on every vector.
   IrqCounts counts();
-  // Until counts() != seen (true) or timeout_ns passes (false).
+  // Until counts() != seen (true) or timeout_ns passes (false); any
+  // number of threads may wait at once.
   bool wait(const IrqCounts& seen, uint64_t timeout_ns);
   unsigned vectors() const { return static_cast<unsigned>(eventfds_.size()); }
 
  private:
   VfioDevice() = default;
+  [[nodiscard]] Status enable_bus_master();
   [[nodiscard]] Status enable_msi();
   [[nodiscard]] Status set_msi(unsigned vectors);
   void drain();  // mutex_ held
@@ -53,6 +56,8 @@ class VfioDevice {
   std::vector<int> eventfds_;  // one per granted MSI vector
   std::vector<Mapping> maps_;
   std::mutex mutex_;
+  std::condition_variable cv_;  // the poller's drains, for the other waiters
+  bool polling_ = false;        // a thread is in poll() on eventfds_
   IrqCounts counts_{};
   std::string name_;
 };
