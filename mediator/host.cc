@@ -243,7 +243,10 @@ void Host::channel_stopped(uint32_t vgpu_id, uint32_t gchid, uint64_t seq) {
 
 void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns) {
   const auto flight = dispatcher_->in_flight();
-  if (!flight || flight->submission.vm != v.id() || flight->submission.channel != gchid) return;  // after its turn
+  if (!flight || flight->submission.vm != v.id() || flight->submission.channel != gchid) {
+    v.piece_done(gchid);  // after its turn (a parked piece, released): the rest waits for the scheduler
+    return;
+  }
   const uint64_t seq = flight->submission.seq;
   const uint64_t turn_start = turns_.piece_ran(v.id(), seq, start_ns);
   if (turns_.has_time(turn_start, end_ns) && v.continue_turn(gchid)) return;

@@ -173,7 +173,7 @@ bool ShadowChannels::dispatch(uint32_t c, uint64_t seq) {
   if (c >= count()) return false;
   queued_[c] = false;
   Channel& ch = channels_[c];
-  ch.in_turn = ring_next_piece(c);
+  ch.in_turn = !piece_pending(c) && ring_next_piece(c);
   if (ch.in_turn) ch.last_seq = seq;
   return ch.in_turn;
 }
@@ -187,9 +187,19 @@ void ShadowChannels::end_turn(uint32_t c) {
   if (c >= count()) return;
   Channel& ch = channels_[c];
   ch.in_turn = false;
-  if (!ch.bound || ch.guest_put == ch.physical_put || queued_[c]) return;
+  if (!ch.bound || ch.guest_put == ch.physical_put || queued_[c] || piece_pending(c)) return;
   queued_[c] = true;
   submits_.push_back(c);
+}
+
+void ShadowChannels::piece_done(uint32_t c) {
+  if (c >= count() || channels_[c].in_turn) return;
+  end_turn(c);
+}
+
+bool ShadowChannels::piece_pending(uint32_t c) const {
+  const Channel& ch = channels_[c];
+  return ch.bound && env_.vram.read32(env_.physical.userd(pchid(c)) + regs::userd::GP_GET) != ch.physical_put;
 }
 
 bool ShadowChannels::ring_next_piece(uint32_t c) {

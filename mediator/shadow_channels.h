@@ -81,8 +81,15 @@ class ShadowChannels {
   // channel has nothing more it can run.
   bool continue_turn(uint32_t c);
   // The scheduler ended channel c's turn: if it has entries left, they
-  // wait in the scheduler's queue behind whoever arrived meanwhile.
+  // wait in the scheduler's queue behind whoever arrived meanwhile. A
+  // channel whose last piece has not run (parked in a semaphore acquire
+  // when the watchdog ended its turn) is not queued: no further piece is
+  // rung behind a parked one, so its entries cannot run outside the
+  // scheduler once the acquire is satisfied. piece_done queues it.
   void end_turn(uint32_t c);
+  // A piece of channel c ran outside a turn of it (the parked piece of an
+  // ended turn, released): queue what the channel has left.
+  void piece_done(uint32_t c);
 
   // PMC.ENABLE cleared PFIFO: every channel unbound, the runlist emptied.
   void reset();
@@ -124,6 +131,9 @@ class ShadowChannels {
   };
 
   uint32_t pchid(uint32_t c) const { return pchid_base_ + c; }
+  // The GPU has not finished the entries given to it: its GP_GET (in the
+  // physical USERD page, advanced as each entry ends) is behind them.
+  bool piece_pending(uint32_t c) const;
   bool check_index(uint32_t c, const char* reg);
   void bind(uint32_t c, uint64_t guest_inst);
   void unbind(uint32_t c);

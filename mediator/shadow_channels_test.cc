@@ -79,6 +79,8 @@ struct Channels {
     regs.runlist_base = pf::RunlistAddr::make(RUNLIST >> pf::RUNLIST_SHIFT);
     ch.submit_runlist(static_cast<uint32_t>(chids.size()));
   }
+  // The GPU finished channel c's entries up to `get`.
+  void ran(uint32_t c, uint32_t get) { f.vram->write32(physical.userd(PCHID_BASE + c) + regs::userd::GP_GET, get); }
   void ready(uint32_t c) {
     bind(c);
     list({c});
@@ -165,14 +167,38 @@ TEST(ShadowChannels, DoorbellsDuringATurnAreRequeuedAtItsEnd) {
   ASSERT_TRUE(t.ch.dispatch(1, 7));
   t.ch.doorbell(1, 4);
   EXPECT_TRUE(t.ch.take_submits().empty()) << "the turn's end queues it, behind whoever came meanwhile";
+  t.ran(1, 1);
   t.ch.end_turn(1);
   EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1}));
   EXPECT_FALSE(t.ch.continue_turn(1)) << "the turn is over";
   ASSERT_TRUE(t.ch.dispatch(1, 8));
   EXPECT_EQ(t.physical.rung.back(), std::make_pair(PCHID_BASE + 1, 2u));
+  t.ran(1, 2);
   t.ch.end_turn(1);
   t.ch.end_turn(1);
   EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1})) << "one queued submission, however many ends";
+}
+
+// The watchdog ends the turn of a channel parked in a semaphore acquire.
+// Ringing its next entries at later turns would let them all run, outside
+// the scheduler, the moment the acquire is satisfied.
+TEST(ShadowChannels, NoPieceIsRungBehindAParkedOneUntilItHasRun) {
+  Channels t(true);
+  t.ready(1);
+  t.ch.doorbell(1, 3);
+  (void)t.ch.take_submits();
+  ASSERT_TRUE(t.ch.dispatch(1, 7));  // entry 0 parks: the GPU's GP_GET stays 0
+  t.ch.end_turn(1);
+  EXPECT_TRUE(t.ch.take_submits().empty()) << "not requeued while its piece waits";
+  EXPECT_FALSE(t.ch.dispatch(1, 8)) << "a stale submission rings nothing behind the parked piece";
+  t.ch.piece_done(1);
+  EXPECT_TRUE(t.ch.take_submits().empty()) << "the piece has not run yet";
+  EXPECT_EQ(t.physical.rung.size(), 1u);
+  t.ran(1, 1);  // the acquire was satisfied
+  t.ch.piece_done(1);
+  EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1})) << "the rest waits for the scheduler";
+  ASSERT_TRUE(t.ch.dispatch(1, 9));
+  EXPECT_EQ(t.physical.rung.back(), std::make_pair(PCHID_BASE + 1, 2u));
 }
 
 TEST(ShadowChannels, DispatchOfAChannelThatCannotRunRingsNothing) {

@@ -159,6 +159,10 @@ void Vgpu::end_turn(uint32_t gchid) {
   locked([&] { channels_.end_turn(gchid); });
 }
 
+void Vgpu::piece_done(uint32_t gchid) {
+  locked([&] { channels_.piece_done(gchid); });
+}
+
 // ---- the physical side, through the host
 
 void Vgpu::Physical::bind(uint32_t pchid, uint64_t shadow_inst) { host_.bind_physical(pchid, shadow_inst); }

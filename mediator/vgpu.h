@@ -90,6 +90,9 @@ class Vgpu {
   bool continue_turn(uint32_t gchid);
   // The scheduler ended the channel's turn: requeue what it has left.
   void end_turn(uint32_t gchid);
+  // A piece of the channel ran after its turn had ended (it was parked):
+  // requeue what it has left.
+  void piece_done(uint32_t gchid);
   void on_channel_error(uint32_t gchid, regs::ChannelError code, uint32_t method_word, uint64_t addr);
   void on_fault(uint32_t gchid, regs::FaultUnit unit, regs::FaultReason reason, uint64_t va, bool write);
   void on_nonstall(uint32_t gchid);

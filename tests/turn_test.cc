@@ -9,7 +9,10 @@
 #include <thread>
 #include <vector>
 
+#include "vgpu/bits.h"
+#include "driver/pushbuf.h"
 #include "driver/runtime.h"
+#include "tests/testing/guest_attacker.h"
 #include "testbed/testbed.h"
 
 namespace vgpu::mediator {
@@ -116,6 +119,62 @@ TEST(BoundedTurn, BatchedSpinsKeepAnotherVmWaitingAtMostOneSpinAndATurn) {
   TwoVms t = two_vms(TURN_NS);
   ASSERT_TRUE(t.ctx_a && t.ctx_b && t.ctx_a2);
   expect_wait_within(wait_behind_three_spins(t), SPIN_NS + TURN_NS + MARGIN_NS);
+}
+
+bool acquire_pending(testbed::Testbed& tb, uint32_t vm, const driver::Context& ctx) {
+  const uint32_t pchid = tb.vgpu(vm)->pchid_of(ctx.channel_id());
+  return pf::ChanStateAcquirePending::get(tb.host()->gpu().read32(pf::CHAN_STATE[pchid].offset)) != 0;
+}
+
+// VM A's channel parks in a semaphore acquire with three spins rung
+// behind it, and the host's watchdog ends its turn again and again. Then A
+// releases the semaphore from the CPU (a store through PRAMIN). No turn
+// may ring an entry behind the parked one (they would all run outside the
+// scheduler once released: its accounting would never see them), and once
+// released each spin still takes a turn of its own: B waits at most one
+// spin and a turn, and A's spins complete.
+TEST(BoundedTurn, EntriesBehindAParkedAcquireStillTakeTurnsOnceReleased) {
+  namespace h = cls::host;
+  constexpr uint32_t PAYLOAD = 0x1234;
+  TwoVms t = two_vms(TURN_NS);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b);
+  auto sem = t.ctx_a->alloc(64);
+  ASSERT_TRUE(sem);
+  const uint32_t zero = 0;
+  ASSERT_TRUE(t.ctx_a->upload(*sem, std::span(&zero, 1)));
+  const uint64_t va = t.ctx_a->gpu_va(*sem).value();
+  driver::PushBuffer pb;
+  pb.inc(driver::subch::HOST, h::SEMAPHORE_A,
+         {h::SemAHi::make(hi32(va)), lo32(va) & h::SemBLo::mask, PAYLOAD,
+          h::SemDOperation::make(static_cast<uint32_t>(h::SemOp::acquire))});
+  ASSERT_TRUE(t.ctx_a->channel().submit(pb.words()));
+  const uint32_t parked_put = t.ctx_a->channel().gp_put();  // the acquire's entry ends here
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!acquire_pending(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(Ms(1));
+  ASSERT_TRUE(acquire_pending(*t.tb, 0, *t.ctx_a)) << "VM A's acquire never parked";
+  std::vector<driver::Fence> spins;
+  for (int i = 0; i < 3; ++i) {
+    auto f = t.ctx_a->spin({SPIN_NS});
+    ASSERT_TRUE(f) << f.error().what();
+    spins.push_back(*f);
+  }
+  std::this_thread::sleep_for(Ms(100));  // the watchdog (1 ms) ends A's turn many times
+  ASSERT_TRUE(acquire_pending(*t.tb, 0, *t.ctx_a));
+  const uint32_t pchid = t.tb->vgpu(0)->pchid_of(t.ctx_a->channel_id());
+  const uint32_t physical_put = t.tb->host()->gpu().vram().read32(t.tb->host()->host_userd(pchid) +
+                                                                  regs::userd::GP_PUT);
+  EXPECT_EQ(physical_put, parked_put) << "entries were rung behind the parked one, outside the scheduler";
+
+  attack::GuestAttacker raw(t.tb->port(0));
+  const auto at = raw.translate(t.ctx_a->address_space().vmm().pd_addr(), va, fmt::PageSize::small);
+  ASSERT_TRUE(at);
+  raw.set_vram32(*at, PAYLOAD);
+  while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up + std::chrono::seconds(5))
+    std::this_thread::sleep_for(Ms(1));
+  ASSERT_TRUE(engine_busy(*t.tb, 0, *t.ctx_a)) << "VM A's first spin never started after the release";
+  expect_wait_within(fill_wait_ns(*t.ctx_b), SPIN_NS + TURN_NS + MARGIN_NS);
+  EXPECT_TRUE(t.ctx_a->wait(spins.back())) << "A's spins still run";
 }
 
 // The control: with unbounded turns (turn-ms 0) B waits for every spin
