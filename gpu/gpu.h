@@ -20,10 +20,20 @@ namespace vgpu::gpu {
 
 enum class Bar : uint8_t { bar0 = 0, bar1 = 1, bar3 = 3 };
 
+// Who runs the copy and compute engines' work (docs/cuda.md).
+enum class EngineBackend : uint8_t {
+  model,        // the CPU, on host views of VRAM (the default)
+  cuda,         // an NVIDIA GPU through CUDA (built with -Dcuda)
+  fake_device,  // the device path on host memory (tests: no GPU needed)
+};
+
 struct GpuConfig {
   uint64_t vram_bytes = 256 * 1024 * 1024;
   ClockKind clock = ClockKind::real;
   LogFn log;  // guest errors and internal errors; default: stderr (common/log.h)
+  // model: unless the environment variable VGPU_ENGINE_BACKEND names
+  // another (how the test and benchmark suites run on a GPU machine).
+  EngineBackend backend = EngineBackend::model;
 };
 
 // One BAR1/BAR3 page as the BAR's page tables map it right now.

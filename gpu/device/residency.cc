@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "gpu/device/residency.h"
+
+namespace vgpu::gpu {
+
+ResidencyTracker::ResidencyTracker(uint64_t vram_bytes, MirrorTransfers& mirror)
+    : pages_((vram_bytes + PAGE - 1) / PAGE),
+      mirror_(mirror),
+      state_(new std::atomic<uint8_t>[pages_]),
+      direct_(new std::atomic<bool>[pages_]) {
+  for (uint64_t p = 0; p < pages_; ++p) {
+    state_[p].store(static_cast<uint8_t>(Residency::host), std::memory_order_relaxed);
+    direct_[p].store(false, std::memory_order_relaxed);
+  }
+}
+
+bool ResidencyTracker::clamp(uint64_t& addr, uint64_t& len) const {
+  const uint64_t bytes = pages_ * PAGE;
+  if (len == 0 || addr >= bytes) return false;
+  if (len > bytes - addr) len = bytes - addr;
+  return true;
+}
+
+template <typename Need>
+void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need need, Residency after) {
+  uint64_t p = first;
+  while (p < end) {
+    if (!need(p)) {
+      ++p;
+      continue;
+    }
+    uint64_t q = p + 1;
+    while (q < end && need(q)) ++q;
+    const uint64_t bytes = (q - p) * PAGE;
+    if (up) {
+      mirror_.upload(p * PAGE, bytes);
+      ++stats_.uploads;
+      stats_.upload_bytes += bytes;
+    } else {
+      mirror_.download(p * PAGE, bytes);
+      ++stats_.downloads;
+      stats_.download_bytes += bytes;
+    }
+    for (uint64_t i = p; i < q; ++i) set(i, after);
+    p = q;
+  }
+}
+
+void ResidencyTracker::prepare_read(uint64_t addr, uint64_t len) {
+  if (!clamp(addr, len)) return;
+  std::lock_guard l(mutex_);
+  // Direct-mapped pages: a guest may have written them since any upload.
+  move_pages(
+      first_page(addr), end_page(addr, len), true,
+      [this](uint64_t p) { return get(p) == Residency::host || direct_[p].load(std::memory_order_acquire); },
+      Residency::both);
+}
+
+void ResidencyTracker::prepare_write(uint64_t addr, uint64_t len, bool overwrite) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  // Pages the work covers wholly, if it overwrites them: their old bytes
+  // do not matter (a direct-mapped one is downloaded after the work).
+  const uint64_t whole_first = overwrite ? (addr + PAGE - 1) / PAGE : end;
+  const uint64_t whole_end = overwrite ? (addr + len) / PAGE : end;
+  std::lock_guard l(mutex_);
+  move_pages(
+      first, end, true,
+      [&](uint64_t p) {
+        if (p >= whole_first && p < whole_end) return false;
+        return get(p) == Residency::host || direct_[p].load(std::memory_order_acquire);
+      },
+      Residency::both);
+}
+
+void ResidencyTracker::finish_write(uint64_t addr, uint64_t len) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  std::lock_guard l(mutex_);
+  for (uint64_t p = first; p < end; ++p) set(p, Residency::device);
+  // Never leave a direct-mapped page valid on the device alone.
+  move_pages(
+      first, end, false, [this](uint64_t p) { return direct_[p].load(std::memory_order_acquire); }, Residency::both);
+}
+
+void ResidencyTracker::mark_direct(uint64_t addr, uint64_t len) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  // Fast path: already direct-mapped (the BAR's mapper asks per page).
+  bool all = true;
+  for (uint64_t p = first; p < end && all; ++p) all = direct_[p].load(std::memory_order_acquire);
+  if (all) return;
+  std::lock_guard l(mutex_);
+  move_pages(
+      first, end, false, [this](uint64_t p) { return get(p) == Residency::device; }, Residency::both);
+  for (uint64_t p = first; p < end; ++p) direct_[p].store(true, std::memory_order_release);
+}
+
+void ResidencyTracker::host_access(uint64_t addr, uint64_t len, bool write) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  // Fast path, no lock: nothing to download and nothing to invalidate.
+  const Residency fine = write ? Residency::host : Residency::device;
+  bool settled = true;
+  for (uint64_t p = first; p < end && settled; ++p) settled = write ? get(p) == fine : get(p) != fine;
+  if (settled) return;
+  std::lock_guard l(mutex_);
+  move_pages(
+      first, end, false, [this](uint64_t p) { return get(p) == Residency::device; }, Residency::both);
+  if (write)
+    for (uint64_t p = first; p < end; ++p) set(p, Residency::host);
+}
+
+void ResidencyTracker::host_remapped(uint64_t addr, uint64_t len, bool shared) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  std::lock_guard l(mutex_);
+  mirror_.host_remapped(addr, len);
+  // New backing: its bytes are what the host holds now.
+  for (uint64_t p = first; p < end; ++p) {
+    set(p, Residency::host);
+    direct_[p].store(shared, std::memory_order_release);
+  }
+}
+
+Residency ResidencyTracker::state(uint64_t addr) const {
+  return addr / PAGE < pages_ ? get(addr / PAGE) : Residency::host;
+}
+
+bool ResidencyTracker::direct(uint64_t addr) const {
+  return addr / PAGE < pages_ && direct_[addr / PAGE].load(std::memory_order_acquire);
+}
+
+ResidencyStats ResidencyTracker::stats() const {
+  std::lock_guard l(mutex_);
+  return stats_;
+}
+
+}  // namespace vgpu::gpu
