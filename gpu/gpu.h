@@ -79,6 +79,10 @@ class Gpu {
   // Changes whenever a BAR's translation may have changed (BAR instance
   // register written, BAR TLB invalidated). Direct mappings compare it.
   virtual uint64_t bar_generation() const = 0;
+  // Someone other than bar_translate's caller (the mediator's BAR remap)
+  // is about to map these VRAM bytes for CPU accesses the GPU will not
+  // see. A device back end keeps them valid on the host (docs/cuda.md).
+  virtual void map_directly(uint64_t /*vram_addr*/, uint64_t /*bytes*/) {}
 
   virtual Vram& vram() = 0;
   virtual Clock& clock() = 0;

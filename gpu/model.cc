@@ -154,6 +154,10 @@ void GpuModel::bar_write32(Bar bar, uint64_t offset, uint32_t value) {
   if (bar == Bar::bar1) pfifo_.doorbell(offset);
 }
 
+void GpuModel::map_directly(uint64_t vram_addr, uint64_t bytes) {
+  if (residency_) residency_->mark_direct(vram_addr, bytes);
+}
+
 std::optional<BarPage> GpuModel::bar_translate(Bar bar, uint64_t offset) {
   auto page = bars_.translate(bar, offset);
   // The caller maps it for direct CPU access: never device-only from now.

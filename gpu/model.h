@@ -42,6 +42,7 @@ class GpuModel final : public Gpu {
   uint64_t bar_size(Bar bar) const override { return BarWindows::size(bar); }
   std::optional<BarPage> bar_translate(Bar bar, uint64_t offset) override;
   uint64_t bar_generation() const override { return bars_.generation(); }
+  void map_directly(uint64_t vram_addr, uint64_t bytes) override;
   Vram& vram() override { return *vram_; }
   Clock& clock() override { return *clock_; }
   void set_interrupt_handler(std::function<void(bool asserted)> handler) override;
