@@ -18,6 +18,8 @@ class CudaDevice final : public Device {
   std::string conv2d_library() const override { return e_->conv2d_library(); }
   void upload(uint64_t addr, uint64_t len) override { e_->upload(addr, len); }
   void download(uint64_t addr, uint64_t len) override { e_->download(addr, len); }
+  void upload_on(uint32_t s, uint64_t addr, uint64_t len) override { e_->upload_on(s, addr, len); }
+  void download_on(uint32_t s, uint64_t addr, uint64_t len) override { e_->download_on(s, addr, len); }
   std::byte* mirror(uint64_t phys) override { return e_->mirror(phys); }
   std::byte* alloc(Stream s, uint64_t bytes) override { return e_->alloc(s, bytes); }
   void free(Stream s, std::byte* p) override { e_->free(s, p); }

@@ -103,9 +103,12 @@ __global__ void spin_kernel(uint64_t ns) {
   }
 }
 
+constexpr size_t BLAS_WORKSPACE = size_t{32} << 20;  // what cuBLAS recommends for Hopper
+
 struct StreamState {
   cudaStream_t stream = nullptr;
   cublasHandle_t blas = nullptr;
+  void* blas_workspace = nullptr;
 #if VGPU_HAVE_CUDNN
   cudnnHandle_t dnn = nullptr;
 #endif
@@ -118,6 +121,7 @@ class CudaEngine final : public Engine {
     for (auto& [id, s] : streams_) {
       cudaStreamSynchronize(s.stream);
       if (s.blas) cublasDestroy(s.blas);
+      if (s.blas_workspace) cudaFree(s.blas_workspace);
 #if VGPU_HAVE_CUDNN
       if (s.dnn) cudnnDestroy(s.dnn);
 #endif
@@ -153,7 +157,7 @@ class CudaEngine final : public Engine {
   std::string name() const override { return name_ + (registered_ ? "" : " (VRAM not registered)"); }
   std::string conv2d_library() const override {
 #if VGPU_HAVE_CUDNN
-    return "cudnn " + std::to_string(cudnnGetVersion()) + " (fp32 FMA math, cudnnFind algorithm)";
+    return "cudnn " + std::to_string(cudnnGetVersion()) + " (fp32 FMA math, heuristic algorithm)";
 #else
     return "direct cuda kernel";
 #endif
@@ -170,6 +174,12 @@ class CudaEngine final : public Engine {
   void download(uint64_t addr, uint64_t len) override {
     check(cudaMemcpyAsync(host_ + addr, mirror_ + addr, len, cudaMemcpyDeviceToHost, xfer_), "download");
     check(cudaStreamSynchronize(xfer_), "download");
+  }
+  void upload_on(uint32_t id, uint64_t addr, uint64_t len) override {
+    check(cudaMemcpyAsync(mirror_ + addr, host_ + addr, len, cudaMemcpyHostToDevice, get(id).stream), "upload");
+  }
+  void download_on(uint32_t id, uint64_t addr, uint64_t len) override {
+    check(cudaMemcpyAsync(host_ + addr, mirror_ + addr, len, cudaMemcpyDeviceToHost, get(id).stream), "download");
   }
   void host_remapped(uint64_t, uint64_t) override {
     // Pinned pages of the old mapping would be stale: pin the new ones.
@@ -215,7 +225,7 @@ class CudaEngine final : public Engine {
     // Row-major C = A B is column-major C^T = B^T A^T.
     const int m = int(g.m), n = int(g.n), k = int(g.k);
     const cublasStatus_t st =
-        cublasSgemm(s.blas, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &g.alpha, b, n, a, k > 0 ? k : 1, &g.beta, c, n);
+        cublasSgemm(blas(s), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &g.alpha, b, n, a, k > 0 ? k : 1, &g.beta, c, n);
     if (st != CUBLAS_STATUS_SUCCESS) fail("cublasSgemm status " + std::to_string(int(st)));
   }
   void conv2d(uint32_t id, const ConvShape& g, const float* in, const float* f, float* out) override {
@@ -257,16 +267,35 @@ class CudaEngine final : public Engine {
     auto [it, fresh] = streams_.try_emplace(id);
     if (fresh) {
       cudaStreamCreateWithFlags(&it->second.stream, cudaStreamNonBlocking);
-      cublasCreate(&it->second.blas);
-      cublasSetStream(it->second.blas, it->second.stream);
-      cublasSetMathMode(it->second.blas, CUBLAS_DEFAULT_MATH);  // fp32, no TF32
-#if VGPU_HAVE_CUDNN
-      cudnnCreate(&it->second.dnn);
-      cudnnSetStream(it->second.dnn, it->second.stream);
-#endif
     }
     return it->second;
   }
+
+  // Library handles are made on a stream's first use of the library
+  // (cuDNN's takes long: a channel that only fills should not pay it).
+  cublasHandle_t blas(StreamState& s) {
+    std::lock_guard l(mutex_);
+    if (s.blas == nullptr) {
+      cublasCreate(&s.blas);
+      cublasSetStream(s.blas, s.stream);
+      cublasSetMathMode(s.blas, CUBLAS_DEFAULT_MATH);  // fp32, no TF32
+      // A fixed workspace per handle: cuBLAS picks the same kernels for the
+      // same shape on every stream, so results are bitwise repeatable.
+      if (cudaMalloc(&s.blas_workspace, BLAS_WORKSPACE) == cudaSuccess)
+        cublasSetWorkspace(s.blas, s.blas_workspace, BLAS_WORKSPACE);
+    }
+    return s.blas;
+  }
+#if VGPU_HAVE_CUDNN
+  cudnnHandle_t dnn(StreamState& s) {
+    std::lock_guard l(mutex_);
+    if (s.dnn == nullptr) {
+      cudnnCreate(&s.dnn);
+      cudnnSetStream(s.dnn, s.stream);
+    }
+    return s.dnn;
+  }
+#endif
 
 #if VGPU_HAVE_CUDNN
   bool conv_cudnn(StreamState& s, const ConvShape& g, const float* in, const float* f, float* out) {
@@ -294,14 +323,21 @@ class CudaEngine final : public Engine {
         std::lock_guard l(algo_mutex_);
         auto it = algos_.find(key);
         if (it == algos_.end()) {
+          // The heuristic, not cudnnFind: the same shape gets the same
+          // algorithm in every process, so results are bitwise repeatable.
           cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
           int found = 0;
-          ok = cudnnFindConvolutionForwardAlgorithm(s.dnn, xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
-                                                    perf) == CUDNN_STATUS_SUCCESS;
+          ok = cudnnGetConvolutionForwardAlgorithm_v7(dnn(s), xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+                                                      perf) == CUDNN_STATUS_SUCCESS;
           int pick = -1;
           for (int i = 0; ok && i < found && pick < 0; ++i)
-            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH) pick = i;
+            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH &&
+                perf[i].determinism == CUDNN_DETERMINISTIC)
+              pick = i;
           ok = ok && pick >= 0;
+          if (ok)
+            ok = cudnnGetConvolutionForwardWorkspaceSize(dnn(s), xd, wd, cd, yd, perf[pick].algo, &perf[pick].memory) ==
+                 CUDNN_STATUS_SUCCESS;
           if (ok) it = algos_.emplace(key, std::make_pair(perf[pick].algo, perf[pick].memory)).first;
         }
         if (ok) std::tie(algo, ws) = it->second;
@@ -309,7 +345,7 @@ class CudaEngine final : public Engine {
       void* work = nullptr;
       if (ok && ws) ok = cudaMallocAsync(&work, ws, s.stream) == cudaSuccess;
       const float one = 1.f, zero = 0.f;
-      ok = ok && cudnnConvolutionForward(s.dnn, &one, xd, in, wd, f, cd, algo, work, ws, &zero, yd, out) ==
+      ok = ok && cudnnConvolutionForward(dnn(s), &one, xd, in, wd, f, cd, algo, work, ws, &zero, yd, out) ==
                      CUDNN_STATUS_SUCCESS;
       if (work) cudaFreeAsync(work, s.stream);
     }

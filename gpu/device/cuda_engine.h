@@ -35,6 +35,9 @@ class Engine {
   // Synchronous host<->mirror transfers (same offset on both sides).
   virtual void upload(uint64_t addr, uint64_t len) = 0;
   virtual void download(uint64_t addr, uint64_t len) = 0;
+  // The same, ordered on a stream (done when it is synchronized).
+  virtual void upload_on(uint32_t stream, uint64_t addr, uint64_t len) = 0;
+  virtual void download_on(uint32_t stream, uint64_t addr, uint64_t len) = 0;
   // The host VRAM mapping was replaced under [addr, addr+len).
   virtual void host_remapped(uint64_t addr, uint64_t len) = 0;
 

@@ -22,7 +22,8 @@ bool ResidencyTracker::clamp(uint64_t& addr, uint64_t& len) const {
 }
 
 template <typename Need>
-void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need need, Residency after) {
+void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need need, Residency after,
+                                  std::optional<uint32_t> stream) {
   uint64_t p = first;
   while (p < end) {
     if (!need(p)) {
@@ -33,7 +34,10 @@ void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need ne
     while (q < end && need(q)) ++q;
     const uint64_t bytes = (q - p) * PAGE;
     if (up) {
-      mirror_.upload(p * PAGE, bytes);
+      if (stream)
+        mirror_.upload_on(*stream, p * PAGE, bytes);
+      else
+        mirror_.upload(p * PAGE, bytes);
       ++stats_.uploads;
       stats_.upload_bytes += bytes;
     } else {
@@ -46,37 +50,72 @@ void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need ne
   }
 }
 
-void ResidencyTracker::prepare_read(uint64_t addr, uint64_t len) {
+void ResidencyTracker::prepare_read(uint64_t addr, uint64_t len, std::optional<uint32_t> stream) {
   if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
   std::lock_guard l(mutex_);
   // Direct-mapped pages: a guest may have written them since any upload.
-  move_pages(
-      first_page(addr), end_page(addr, len), true,
-      [this](uint64_t p) { return get(p) == Residency::host || direct_[p].load(std::memory_order_acquire); },
-      Residency::both);
+  if (stream) {
+    move_pages(
+        first, end, true, [this](uint64_t p) { return is_direct(p); }, Residency::both, stream);
+    move_pages(
+        first, end, true, [this](uint64_t p) { return get(p) == Residency::host; }, Residency::both);
+  } else {
+    move_pages(
+        first, end, true, [this](uint64_t p) { return get(p) == Residency::host || is_direct(p); }, Residency::both);
+  }
 }
 
-void ResidencyTracker::prepare_write(uint64_t addr, uint64_t len, bool overwrite) {
+void ResidencyTracker::prepare_write(uint64_t addr, uint64_t len, bool overwrite, std::optional<uint32_t> stream) {
   if (!clamp(addr, len)) return;
   const uint64_t first = first_page(addr), end = end_page(addr, len);
   // Pages the work covers wholly, if it overwrites them: their old bytes
   // do not matter (a direct-mapped one is downloaded after the work).
   const uint64_t whole_first = overwrite ? (addr + PAGE - 1) / PAGE : end;
   const uint64_t whole_end = overwrite ? (addr + len) / PAGE : end;
+  auto partial = [&](uint64_t p) { return p < whole_first || p >= whole_end; };
   std::lock_guard l(mutex_);
-  move_pages(
-      first, end, true,
-      [&](uint64_t p) {
-        if (p >= whole_first && p < whole_end) return false;
-        return get(p) == Residency::host || direct_[p].load(std::memory_order_acquire);
-      },
-      Residency::both);
+  if (stream) {
+    move_pages(
+        first, end, true, [&](uint64_t p) { return partial(p) && is_direct(p); }, Residency::both, stream);
+    move_pages(
+        first, end, true, [&](uint64_t p) { return partial(p) && get(p) == Residency::host; }, Residency::both);
+  } else {
+    move_pages(
+        first, end, true, [&](uint64_t p) { return partial(p) && (get(p) == Residency::host || is_direct(p)); },
+        Residency::both);
+  }
 }
 
-void ResidencyTracker::finish_write(uint64_t addr, uint64_t len) {
+uint64_t ResidencyTracker::queue_direct_downloads(uint64_t addr, uint64_t len, uint32_t stream) {
+  std::lock_guard l(mutex_);
+  if (!clamp(addr, len)) return direct_generation_;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  uint64_t p = first;
+  while (p < end) {
+    if (!is_direct(p)) {
+      ++p;
+      continue;
+    }
+    uint64_t q = p + 1;
+    while (q < end && is_direct(q)) ++q;
+    mirror_.download_on(stream, p * PAGE, (q - p) * PAGE);
+    ++stats_.downloads;
+    stats_.download_bytes += (q - p) * PAGE;
+    p = q;
+  }
+  return direct_generation_;
+}
+
+void ResidencyTracker::finish_write(uint64_t addr, uint64_t len, std::optional<uint64_t> queued) {
   if (!clamp(addr, len)) return;
   const uint64_t first = first_page(addr), end = end_page(addr, len);
   std::lock_guard l(mutex_);
+  if (queued && *queued == direct_generation_) {
+    // The direct-mapped pages' downloads ran on the work's stream.
+    for (uint64_t p = first; p < end; ++p) set(p, is_direct(p) ? Residency::both : Residency::device);
+    return;
+  }
   for (uint64_t p = first; p < end; ++p) set(p, Residency::device);
   // Never leave a direct-mapped page valid on the device alone.
   move_pages(
@@ -94,6 +133,7 @@ void ResidencyTracker::mark_direct(uint64_t addr, uint64_t len) {
   move_pages(
       first, end, false, [this](uint64_t p) { return get(p) == Residency::device; }, Residency::both);
   for (uint64_t p = first; p < end; ++p) direct_[p].store(true, std::memory_order_release);
+  ++direct_generation_;
 }
 
 void ResidencyTracker::host_access(uint64_t addr, uint64_t len, bool write) {
@@ -121,6 +161,7 @@ void ResidencyTracker::host_remapped(uint64_t addr, uint64_t len, bool shared) {
     set(p, Residency::host);
     direct_[p].store(shared, std::memory_order_release);
   }
+  ++direct_generation_;
 }
 
 Residency ResidencyTracker::state(uint64_t addr) const {

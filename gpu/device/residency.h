@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "gpu/mem/vram.h"
@@ -28,6 +29,10 @@ class MirrorTransfers {
   virtual void download(uint64_t addr, uint64_t len) = 0;  // device -> host
   // The host mapping under [addr, addr+len) was replaced (Vram::detach).
   virtual void host_remapped(uint64_t, uint64_t) {}
+  // The same transfers ordered on an engine stream (the work's own), done
+  // when that stream is synchronized. Default: synchronous.
+  virtual void upload_on(uint32_t /*stream*/, uint64_t addr, uint64_t len) { upload(addr, len); }
+  virtual void download_on(uint32_t /*stream*/, uint64_t addr, uint64_t len) { download(addr, len); }
 };
 
 struct ResidencyStats {
@@ -48,9 +53,17 @@ class ResidencyTracker final : public VramObserver {
   // pages the work overwrites wholly when `overwrite` (a write-only
   // buffer) need no upload. After work wrote a range: its pages valid on
   // the device only; direct-mapped pages are downloaded and stay both.
-  void prepare_read(uint64_t addr, uint64_t len);
-  void prepare_write(uint64_t addr, uint64_t len, bool overwrite);
-  void finish_write(uint64_t addr, uint64_t len);
+  //
+  // With `stream`, direct-mapped pages move on the work's stream instead
+  // (one synchronize for the whole launch): each reader uploads them for
+  // itself anyway, so no other work relies on that upload. Before the
+  // stream is synchronized, queue_direct_downloads puts the downloads of
+  // written direct-mapped pages on it; finish_write(..., queued) then
+  // only records them, unless a page became direct-mapped since.
+  void prepare_read(uint64_t addr, uint64_t len, std::optional<uint32_t> stream = std::nullopt);
+  void prepare_write(uint64_t addr, uint64_t len, bool overwrite, std::optional<uint32_t> stream = std::nullopt);
+  [[nodiscard]] uint64_t queue_direct_downloads(uint64_t addr, uint64_t len, uint32_t stream);
+  void finish_write(uint64_t addr, uint64_t len, std::optional<uint64_t> queued = std::nullopt);
 
   // A CPU may touch these pages without telling anyone (BAR remap, a
   // native direct window, a detached partition): download any that are
@@ -73,7 +86,9 @@ class ResidencyTracker final : public VramObserver {
   // Transfers pages [first, end) for which `need` holds, in coalesced
   // runs, then sets each transferred page to `after`. Lock held.
   template <typename Need>
-  void move_pages(uint64_t first, uint64_t end, bool up, Need need, Residency after);
+  void move_pages(uint64_t first, uint64_t end, bool up, Need need, Residency after,
+                  std::optional<uint32_t> stream = std::nullopt);
+  bool is_direct(uint64_t page) const { return direct_[page].load(std::memory_order_acquire); }
   bool clamp(uint64_t& addr, uint64_t& len) const;
 
   uint64_t pages_;
@@ -82,6 +97,7 @@ class ResidencyTracker final : public VramObserver {
   std::unique_ptr<std::atomic<bool>[]> direct_;
   mutable std::mutex mutex_;  // state changes that transfer, and stats_
   ResidencyStats stats_;
+  uint64_t direct_generation_ = 0;  // bumped when a page becomes direct-mapped (lock held)
 };
 
 }  // namespace vgpu::gpu

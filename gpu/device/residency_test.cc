@@ -165,6 +165,35 @@ TEST(Residency, DirectPageIsUploadedBeforeEveryRead) {
   EXPECT_EQ(f.dev.stats().uploads, 2u);
 }
 
+TEST(Residency, DirectDownloadsQueuedOnTheWorkStreamAreRecordedOnce) {
+  Fixture f;
+  f.res.mark_direct(0, 2 * PAGE);
+  f.res.prepare_write(0, 2 * PAGE, true, 3);
+  f.device_write(PAGE, 5);
+  const uint64_t gen = f.res.queue_direct_downloads(0, 2 * PAGE, 3);
+  EXPECT_EQ(f.dev.stats().downloads, 1u);  // both pages, one run
+  f.res.finish_write(0, 2 * PAGE, gen);
+  EXPECT_EQ(f.dev.stats().downloads, 1u);
+  EXPECT_EQ(f.res.state(PAGE), Residency::both);
+  uint32_t raw;
+  std::memcpy(&raw, f.vram->data() + PAGE, sizeof raw);
+  EXPECT_EQ(raw, 5u);
+}
+
+TEST(Residency, PageMadeDirectAfterTheQueueIsDownloadedAtFinish) {
+  Fixture f;
+  f.res.prepare_write(0, PAGE, true, 3);
+  f.device_write(0, 6);
+  const uint64_t gen = f.res.queue_direct_downloads(0, PAGE, 3);  // not direct yet: nothing queued
+  EXPECT_EQ(f.dev.stats().downloads, 0u);
+  f.res.mark_direct(0, PAGE);  // a BAR maps it while the work runs
+  f.res.finish_write(0, PAGE, gen);
+  EXPECT_EQ(f.res.state(0), Residency::both);
+  uint32_t raw;
+  std::memcpy(&raw, f.vram->data(), sizeof raw);
+  EXPECT_EQ(raw, 6u);
+}
+
 TEST(Residency, DetachedRangeIsDirectAndHostValid) {
   Fixture f;
   f.engine_writes(4 * PAGE, 1);

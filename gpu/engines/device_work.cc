@@ -2,6 +2,7 @@
 #include "gpu/engines/device_work.h"
 
 #include <algorithm>
+#include <optional>
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -59,17 +60,25 @@ void scatter(Device& dev, Device::Stream s, const Placed& p, const std::byte* sc
   }
 }
 
-void prepare(ResidencyTracker& res, const Placed& p, Access access) {
+void prepare(ResidencyTracker& res, const Placed& p, Access access, Device::Stream s) {
   for (const PhysRun& r : p.runs) {
     if (access == Access::read)
-      res.prepare_read(r.phys, r.bytes);
+      res.prepare_read(r.phys, r.bytes, s);
     else
-      res.prepare_write(r.phys, r.bytes, access == Access::write);
+      res.prepare_write(r.phys, r.bytes, access == Access::write, s);
   }
 }
 
-void finish(ResidencyTracker& res, const Placed& p) {
-  for (const PhysRun& r : p.runs) res.finish_write(r.phys, r.bytes);
+// Before the stream's synchronize: the downloads of written direct-mapped
+// pages join the work; returns the tracker's direct-mapping generation.
+uint64_t queue_downloads(ResidencyTracker& res, const Placed& p, Device::Stream s) {
+  uint64_t gen = 0;
+  for (const PhysRun& r : p.runs) gen = res.queue_direct_downloads(r.phys, r.bytes, s);
+  return gen;
+}
+
+void finish(ResidencyTracker& res, const Placed& p, std::optional<uint64_t> queued) {
+  for (const PhysRun& r : p.runs) res.finish_write(r.phys, r.bytes, queued);
 }
 
 // One buffer of a kernel launch on the device.
@@ -157,9 +166,11 @@ MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint
       if (!deadline.sleep(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
       return {};
     }
-    dev.spin(stream, ns);
+    // A spin past the entry's budget stops at it, as the model's does.
+    const uint64_t budget = ctx.engine_budget_ns.value_or(~uint64_t{0});
+    dev.spin(stream, std::min(ns, budget));
     if (!dev.synchronize(stream)) return channel_fault(regs::ChannelError::internal, mthd);
-    if (!deadline.charge(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
+    if (ns > budget || !deadline.charge(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
     return {};
   }
 
@@ -180,9 +191,9 @@ MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint
   }
   // Reads first: a buffer both read and written through aliases is uploaded.
   for (const DeviceBuffer& d : bufs)
-    if (!d.use.writable()) prepare(res, d.placed, d.use.access);
+    if (!d.use.writable()) prepare(res, d.placed, d.use.access, stream);
   for (const DeviceBuffer& d : bufs)
-    if (d.use.writable()) prepare(res, d.placed, d.use.access);
+    if (d.use.writable()) prepare(res, d.placed, d.use.access, stream);
 
   auto release = [&] {
     for (DeviceBuffer& d : bufs)
@@ -208,9 +219,12 @@ MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint
   for (const DeviceBuffer& d : bufs)
     if (d.scratch && d.use.writable()) scatter(dev, stream, d.placed, d.scratch);
   release();
+  std::optional<uint64_t> queued;
+  for (const DeviceBuffer& d : bufs)
+    if (d.use.writable()) queued = queue_downloads(res, d.placed, stream);
   const bool ok = dev.synchronize(stream).has_value();
   for (const DeviceBuffer& d : bufs)
-    if (d.use.writable()) finish(res, d.placed);
+    if (d.use.writable()) finish(res, d.placed, queued);
   if (!ok) return channel_fault(regs::ChannelError::internal, mthd);
   if (!deadline.charge(start, modeled_cost(ctx, l))) return channel_fault(regs::ChannelError::timeout, mthd);
   return {};
@@ -279,8 +293,8 @@ MethodDone pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& c, uint32_
       return channel_fault(regs::ChannelError::timeout, mthd);
     return {};
   }
-  prepare(res, *src, Access::read);
-  prepare(res, *dst, c.pitch_out == c.line_bytes ? Access::write : Access::read_write);
+  prepare(res, *src, Access::read, stream);
+  prepare(res, *dst, c.pitch_out == c.line_bytes ? Access::write : Access::read_write, stream);
   std::byte* scratch = nullptr;
   if (staged) {
     scratch = dev.alloc(stream, c.total_bytes());
@@ -325,8 +339,9 @@ MethodDone pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& c, uint32_
   } else {
     move(*src, c.src, c.pitch_in, nullptr, *dst, c.dst, c.pitch_out, nullptr);
   }
+  const uint64_t queued = queue_downloads(res, *dst, stream);
   const bool ok = dev.synchronize(stream).has_value();
-  finish(res, *dst);
+  finish(res, *dst, queued);
   if (!ok) return channel_fault(regs::ChannelError::internal, mthd);
   const uint64_t traffic = c.total_bytes() * 2;
   if (expired || !deadline.charge(start, kernels::stream_cost_ns(ctx.cost, traffic)))

@@ -81,7 +81,8 @@ class Vram {
   [[nodiscard]] bool fill(uint64_t addr, std::byte value, uint64_t len);
   // Zeroes a range. Whole pages of it are given back to the host (a hole
   // in the memfd reads as zeros) instead of written: zeroing a VM's
-  // partition costs no memory.
+  // partition costs no memory. Not with an observer (a device mirrors
+  // VRAM and has pinned its pages): then the bytes are written.
   [[nodiscard]] bool zero(uint64_t addr, uint64_t len);
 
  private:
