@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/device/residency.h"
 
+#include <algorithm>
+
 namespace vgpu::gpu {
 
 ResidencyTracker::ResidencyTracker(uint64_t vram_bytes, MirrorTransfers& mirror)
@@ -85,25 +87,41 @@ void ResidencyTracker::prepare_write(uint64_t addr, uint64_t len, bool overwrite
         first, end, true, [&](uint64_t p) { return partial(p) && (get(p) == Residency::host || is_direct(p)); },
         Residency::both);
   }
+  // Whole pages count as valid on both sides while the work runs: a CPU
+  // write meanwhile turns them to host, which finish_write notices.
+  for (uint64_t p = std::max(first, whole_first); p < std::min(end, whole_end); ++p)
+    if (get(p) == Residency::host) set(p, Residency::both);
+}
+
+template <typename Pick>
+void ResidencyTracker::download_written(uint64_t addr, uint64_t len, Pick pick, std::optional<uint32_t> stream) {
+  // Exactly the bytes the work wrote, never the rest of a page: a CPU may
+  // have written those meanwhile (a fence next to a result).
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  uint64_t p = first;
+  while (p < end) {
+    if (!pick(p)) {
+      ++p;
+      continue;
+    }
+    uint64_t q = p + 1;
+    while (q < end && pick(q)) ++q;
+    const uint64_t from = std::max(addr, p * PAGE), to = std::min(addr + len, q * PAGE);
+    if (stream)
+      mirror_.download_on(*stream, from, to - from);
+    else
+      mirror_.download(from, to - from);
+    ++stats_.downloads;
+    stats_.download_bytes += to - from;
+    p = q;
+  }
 }
 
 uint64_t ResidencyTracker::queue_direct_downloads(uint64_t addr, uint64_t len, uint32_t stream) {
   std::lock_guard l(mutex_);
   if (!clamp(addr, len)) return direct_generation_;
-  const uint64_t first = first_page(addr), end = end_page(addr, len);
-  uint64_t p = first;
-  while (p < end) {
-    if (!is_direct(p)) {
-      ++p;
-      continue;
-    }
-    uint64_t q = p + 1;
-    while (q < end && is_direct(q)) ++q;
-    mirror_.download_on(stream, p * PAGE, (q - p) * PAGE);
-    ++stats_.downloads;
-    stats_.download_bytes += (q - p) * PAGE;
-    p = q;
-  }
+  download_written(
+      addr, len, [this](uint64_t p) { return is_direct(p); }, stream);
   return direct_generation_;
 }
 
@@ -111,15 +129,19 @@ void ResidencyTracker::finish_write(uint64_t addr, uint64_t len, std::optional<u
   if (!clamp(addr, len)) return;
   const uint64_t first = first_page(addr), end = end_page(addr, len);
   std::lock_guard l(mutex_);
-  if (queued && *queued == direct_generation_) {
-    // The direct-mapped pages' downloads ran on the work's stream.
-    for (uint64_t p = first; p < end; ++p) set(p, is_direct(p) ? Residency::both : Residency::device);
-    return;
+  const bool downloaded = queued && *queued == direct_generation_;
+  // Direct-mapped pages are never left valid on the device alone, and a
+  // page a CPU wrote while the work ran (now host) keeps that write: both
+  // get the written bytes downloaded (direct ones already were, on the
+  // work's stream, unless a page became direct-mapped since).
+  download_written(
+      addr, len, [&](uint64_t p) { return is_direct(p) ? !downloaded : get(p) == Residency::host; }, std::nullopt);
+  for (uint64_t p = first; p < end; ++p) {
+    if (is_direct(p))
+      set(p, Residency::both);
+    else if (get(p) != Residency::host)
+      set(p, Residency::device);
   }
-  for (uint64_t p = first; p < end; ++p) set(p, Residency::device);
-  // Never leave a direct-mapped page valid on the device alone.
-  move_pages(
-      first, end, false, [this](uint64_t p) { return direct_[p].load(std::memory_order_acquire); }, Residency::both);
 }
 
 void ResidencyTracker::mark_direct(uint64_t addr, uint64_t len) {

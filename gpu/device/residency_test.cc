@@ -194,6 +194,33 @@ TEST(Residency, PageMadeDirectAfterTheQueueIsDownloadedAtFinish) {
   EXPECT_EQ(raw, 6u);
 }
 
+TEST(Residency, CpuWriteNextToAResultWhileTheWorkRunsIsKept) {
+  Fixture f;
+  f.res.mark_direct(0, PAGE);
+  f.res.prepare_write(0, 8, true, 3);      // the work writes bytes [0, 8)
+  ASSERT_TRUE(f.vram->write32(64, 0xfe));  // a fence in the same page, meanwhile
+  f.device_write(0, 9);
+  const uint64_t gen = f.res.queue_direct_downloads(0, 8, 3);
+  f.res.finish_write(0, 8, gen);
+  EXPECT_EQ(f.dev.stats().download_bytes, 8u);  // the written bytes only
+  uint32_t raw;
+  std::memcpy(&raw, f.vram->data() + 64, sizeof raw);
+  EXPECT_EQ(raw, 0xfeu);
+  std::memcpy(&raw, f.vram->data(), sizeof raw);
+  EXPECT_EQ(raw, 9u);
+}
+
+TEST(Residency, CpuWriteToAPageTheWorkWritesKeepsItAndGetsTheResult) {
+  Fixture f;
+  f.res.prepare_write(0, PAGE, true);            // a whole page, not direct-mapped
+  ASSERT_TRUE(f.vram->write32(PAGE - 4, 0xab));  // meanwhile, the CPU writes into it
+  f.device_write(0, 4);
+  f.res.finish_write(0, 8);  // the work wrote [0, 8)
+  EXPECT_EQ(f.res.state(0), Residency::host);
+  EXPECT_EQ(f.vram->read32(0), 4u);
+  EXPECT_EQ(f.vram->read32(PAGE - 4), 0xabu);
+}
+
 TEST(Residency, DetachedRangeIsDirectAndHostValid) {
   Fixture f;
   f.engine_writes(4 * PAGE, 1);
@@ -209,7 +236,8 @@ TEST(Residency, DetachedRangeIsDirectAndHostValid) {
 TEST(Residency, RangesOutsideVramAreIgnored) {
   Fixture f;
   f.res.prepare_read(f.vram->size(), PAGE);
-  f.res.finish_write(f.vram->size() - 4, 100);  // clamped to the last page
+  f.res.prepare_write(f.vram->size() - 4, 100, false);  // clamped to the last page
+  f.res.finish_write(f.vram->size() - 4, 100);
   EXPECT_EQ(f.res.state(f.vram->size() - PAGE), Residency::device);
   EXPECT_EQ(f.res.state(f.vram->size()), Residency::host);
 }
