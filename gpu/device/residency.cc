@@ -76,16 +76,18 @@ void ResidencyTracker::prepare_write(uint64_t addr, uint64_t len, bool overwrite
   const uint64_t whole_first = overwrite ? (addr + PAGE - 1) / PAGE : end;
   const uint64_t whole_end = overwrite ? (addr + len) / PAGE : end;
   auto partial = [&](uint64_t p) { return p < whole_first || p >= whole_end; };
+  // A direct-mapped page's device copy is never trusted (readers upload
+  // it, the written bytes are downloaded): work that only writes it needs
+  // no upload, however little of it the work writes.
+  auto direct_needed = [&](uint64_t p) { return !overwrite && is_direct(p); };
+  auto host_needed = [&](uint64_t p) { return partial(p) && !is_direct(p) && get(p) == Residency::host; };
   std::lock_guard l(mutex_);
   if (stream) {
-    move_pages(
-        first, end, true, [&](uint64_t p) { return partial(p) && is_direct(p); }, Residency::both, stream);
-    move_pages(
-        first, end, true, [&](uint64_t p) { return partial(p) && get(p) == Residency::host; }, Residency::both);
+    move_pages(first, end, true, direct_needed, Residency::both, stream);
+    move_pages(first, end, true, host_needed, Residency::both);
   } else {
     move_pages(
-        first, end, true, [&](uint64_t p) { return partial(p) && (get(p) == Residency::host || is_direct(p)); },
-        Residency::both);
+        first, end, true, [&](uint64_t p) { return direct_needed(p) || host_needed(p); }, Residency::both);
   }
   // Whole pages count as valid on both sides while the work runs: a CPU
   // write meanwhile turns them to host, which finish_write notices.

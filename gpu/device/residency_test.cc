@@ -221,6 +221,15 @@ TEST(Residency, CpuWriteToAPageTheWorkWritesKeepsItAndGetsTheResult) {
   EXPECT_EQ(f.vram->read32(PAGE - 4), 0xabu);
 }
 
+TEST(Residency, WriteOnlyWorkOnADirectPageUploadsNothing) {
+  Fixture f;
+  f.res.mark_direct(0, PAGE);
+  f.res.prepare_write(0, 4, true, 3);  // four bytes of it, write-only
+  EXPECT_EQ(f.dev.stats().uploads, 0u);
+  f.res.prepare_write(0, 4, false, 3);  // read-write: the bytes it reads must be there
+  EXPECT_EQ(f.dev.stats().uploads, 1u);
+}
+
 TEST(Residency, DetachedRangeIsDirectAndHostValid) {
   Fixture f;
   f.engine_writes(4 * PAGE, 1);
