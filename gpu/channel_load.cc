@@ -43,6 +43,7 @@ Pfifo::Ran Pfifo::load(uint32_t chid, uint32_t chan_inst, ChannelRun& run) {
   run.ctx = std::make_unique<ChannelContext>(ChannelContext{chid, as, d_.mmu, d_.clock, d_.cost,
                                                             [this, chid, epoch] { raise_nonstall(chid, epoch); },
                                                             [this] { semaphore_written(); }});
+  run.ctx->device = d_.device;
   run.loaded = true;
   return {};
 }

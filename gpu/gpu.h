@@ -20,10 +20,20 @@ namespace vgpu::gpu {
 
 enum class Bar : uint8_t { bar0 = 0, bar1 = 1, bar3 = 3 };
 
+// Who runs the copy and compute engines' work (docs/cuda.md).
+enum class EngineBackend : uint8_t {
+  model,        // the CPU, on host views of VRAM (the default)
+  cuda,         // an NVIDIA GPU through CUDA (built with -Dcuda)
+  fake_device,  // the device path on host memory (tests: no GPU needed)
+};
+
 struct GpuConfig {
   uint64_t vram_bytes = 256 * 1024 * 1024;
   ClockKind clock = ClockKind::real;
   LogFn log;  // guest errors and internal errors; default: stderr (common/log.h)
+  // model: unless the environment variable VGPU_ENGINE_BACKEND names
+  // another (how the test and benchmark suites run on a GPU machine).
+  EngineBackend backend = EngineBackend::model;
 };
 
 // One BAR1/BAR3 page as the BAR's page tables map it right now.
@@ -69,6 +79,10 @@ class Gpu {
   // Changes whenever a BAR's translation may have changed (BAR instance
   // register written, BAR TLB invalidated). Direct mappings compare it.
   virtual uint64_t bar_generation() const = 0;
+  // Someone other than bar_translate's caller (the mediator's BAR remap)
+  // is about to map these VRAM bytes for CPU accesses the GPU will not
+  // see. A device back end keeps them valid on the host (docs/cuda.md).
+  virtual void map_directly(uint64_t /*vram_addr*/, uint64_t /*bytes*/) {}
 
   virtual Vram& vram() = 0;
   virtual Clock& clock() = 0;

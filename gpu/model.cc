@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/model.h"
 
+#include "gpu/device/backend.h"
+
 namespace vgpu::gpu {
 
 using namespace regs;
@@ -14,17 +16,26 @@ Result<std::unique_ptr<Gpu>> Gpu::create(const GpuConfig& config) {
 Result<std::unique_ptr<GpuModel>> GpuModel::create(const GpuConfig& config) {
   if (config.vram_bytes == 0 || config.vram_bytes % MiB != 0)
     return fail(Errc::invalid_argument, "gpu model: VRAM size must be a non-zero multiple of 1 MiB");
+  auto backend = effective_engine_backend(config.backend);
+  if (!backend) return std::unexpected(backend.error().context("gpu model"));
   auto vram = Vram::create(config.vram_bytes);
   if (!vram) return std::unexpected(vram.error().context("gpu model"));
-  std::unique_ptr<GpuModel> model(new GpuModel(config, std::move(*vram)));
+  auto device = make_device(*backend, **vram);
+  if (!device) return std::unexpected(device.error().context("gpu model"));
+  std::unique_ptr<GpuModel> model(new GpuModel(config, std::move(*vram), *backend, std::move(*device)));
   if (Status s = model->build_register_table(); !s) return std::unexpected(s.error().context("gpu model"));
   return model;
 }
 
-GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram)
+GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBackend backend,
+                   std::unique_ptr<Device> device)
     : config_(config),
       log_(config.log),
       vram_(std::move(vram)),
+      backend_(backend),
+      device_(std::move(device)),
+      residency_(device_ ? std::make_unique<ResidencyTracker>(vram_->size(), *device_) : nullptr),
+      device_engines_(device_ ? std::make_unique<DeviceEngines>(DeviceEngines{*device_, *residency_}) : nullptr),
       clock_(make_clock(config.clock)),
       mmu_(std::make_unique<Mmu>(*vram_)),
       regs_([this](const std::string& line) { log_.guest_error(line); }),
@@ -44,11 +55,16 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram)
                          [this](uint64_t pdb) {
                            std::lock_guard l(mutex_);
                            invalidate(pdb);
-                         }}) {
+                         },
+                         device_engines_.get()}) {
+  if (residency_) vram_->set_observer(residency_.get());
   pfifo_.start();
 }
 
-GpuModel::~GpuModel() { pfifo_.stop(); }
+GpuModel::~GpuModel() {
+  pfifo_.stop();
+  vram_->set_observer(nullptr);
+}
 
 Status GpuModel::build_register_table() {
   regs_.set_gate([this](Gate g) { return gate_open(g); });
@@ -138,7 +154,16 @@ void GpuModel::bar_write32(Bar bar, uint64_t offset, uint32_t value) {
   if (bar == Bar::bar1) pfifo_.doorbell(offset);
 }
 
-std::optional<BarPage> GpuModel::bar_translate(Bar bar, uint64_t offset) { return bars_.translate(bar, offset); }
+void GpuModel::map_directly(uint64_t vram_addr, uint64_t bytes) {
+  if (residency_) residency_->mark_direct(vram_addr, bytes);
+}
+
+std::optional<BarPage> GpuModel::bar_translate(Bar bar, uint64_t offset) {
+  auto page = bars_.translate(bar, offset);
+  // The caller maps it for direct CPU access: never device-only from now.
+  if (page && residency_) residency_->mark_direct(page->vram_addr, page->bytes);
+  return page;
+}
 
 void GpuModel::set_interrupt_handler(std::function<void(bool)> handler) {
   irq_.set_handler(std::move(handler));

@@ -14,6 +14,9 @@
 
 #include "common/reg_table.h"
 #include "gpu/bar.h"
+#include "gpu/device/device.h"
+#include "gpu/device/residency.h"
+#include "gpu/engines/device_work.h"
 #include "gpu/fault_log.h"
 #include "gpu/fb.h"
 #include "gpu/gpu.h"
@@ -39,6 +42,7 @@ class GpuModel final : public Gpu {
   uint64_t bar_size(Bar bar) const override { return BarWindows::size(bar); }
   std::optional<BarPage> bar_translate(Bar bar, uint64_t offset) override;
   uint64_t bar_generation() const override { return bars_.generation(); }
+  void map_directly(uint64_t vram_addr, uint64_t bytes) override;
   Vram& vram() override { return *vram_; }
   Clock& clock() override { return *clock_; }
   void set_interrupt_handler(std::function<void(bool asserted)> handler) override;
@@ -48,12 +52,15 @@ class GpuModel final : public Gpu {
 
   // For tests and statistics.
   Mmu& mmu() { return *mmu_; }
+  EngineBackend engine_backend() const { return backend_; }
+  Device* device() { return device_.get(); }                  // none: the model's engines
+  ResidencyTracker* residency() { return residency_.get(); }  // none: the model's engines
   RegStats register_stats();
   bool interrupt_asserted() const { return irq_.asserted(); }
   uint64_t interrupt_messages() const { return irq_.messages(); }
 
  private:
-  GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram);
+  GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBackend backend, std::unique_ptr<Device> device);
   [[nodiscard]] Status build_register_table();
   uint32_t unit_interrupts() const;                      // lock held
   bool gate_open(Gate g) const;                          // lock held
@@ -66,6 +73,12 @@ class GpuModel final : public Gpu {
   GpuConfig config_;
   Log log_;
   std::unique_ptr<Vram> vram_;
+  // The engines' device (docs/cuda.md): after vram_ (it registers VRAM),
+  // before pfifo_ (its threads use it).
+  EngineBackend backend_;
+  std::unique_ptr<Device> device_;
+  std::unique_ptr<ResidencyTracker> residency_;
+  std::unique_ptr<DeviceEngines> device_engines_;
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<Mmu> mmu_;
   kernels::CostModel cost_;

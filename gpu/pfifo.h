@@ -56,6 +56,7 @@ class Pfifo {
     std::function<void()> tick;                        // periodic work of the model (lock held)
     std::function<void()> notify;                      // deliver interrupts and events (no lock held)
     std::function<void(uint64_t pdb)> tlb_invalidate;  // a channel's MEM_OP invalidate (no lock held)
+    DeviceEngines* device = nullptr;                   // engines' work on a GPU (docs/cuda.md); none: the model
   };
 
   explicit Pfifo(Deps deps);

@@ -43,7 +43,8 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   auto policy = sched::make_policy(config.scheduler, config.sched_params);
   if (!policy) return std::unexpected(policy.error().context("host"));
   std::unique_ptr<Host> host(new Host(config));
-  auto gpu = gpu::Gpu::create(gpu::GpuConfig{config.vram_bytes, config.clock, config.log});
+  auto gpu = gpu::Gpu::create(gpu::GpuConfig{
+      .vram_bytes = config.vram_bytes, .clock = config.clock, .log = config.log, .backend = config.engine_backend});
   if (!gpu) return std::unexpected(gpu.error().context("host"));
   host->gpu_ = std::move(*gpu);
   gpu::Vram& vram = host->gpu_->vram();

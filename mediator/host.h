@@ -43,6 +43,8 @@ struct HostConfig {
   uint64_t reserved_bytes = 256 * MiB;  // hypervisor-reserved: shadows, instance blocks, USERD, runlists
   ClockKind clock = ClockKind::real;
   std::string scheduler = "fifo";  // fifo | credit | band
+  // Who runs the engines' work (docs/cuda.md); model: unless VGPU_ENGINE_BACKEND says otherwise.
+  gpu::EngineBackend engine_backend = gpu::EngineBackend::model;
   sched::PolicyParams sched_params;
   // A turn's time slice (VGPU_OPT_TURN_MS; mediator/turn_slice.h): 0 runs
   // a turn up to GP_PUT.

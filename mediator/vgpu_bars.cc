@@ -43,7 +43,12 @@ std::vector<DirectRange> Vgpu::direct_ranges(gpu::Bar bar) const {
   if (!config_.bar_remap) return {};
   const uint64_t base = uint64_t{pf::UserdBaseAddr::get(regs_.userd_base)} << pf::USERD_BASE_SHIFT;
   const bool userd = pf::UserdBaseEnable::get(regs_.userd_base);
-  return bars_.direct_ranges(bar, userd ? base : 0, userd ? base + uint64_t{config_.channels} * regs::userd::SIZE : 0);
+  auto ranges = bars_.direct_ranges(bar, userd ? base : 0,
+                                    userd ? base + uint64_t{config_.channels} * regs::userd::SIZE : 0);
+  // The caller maps them straight into the VM: the GPU's engines must not
+  // leave them valid on a device alone (docs/cuda.md).
+  for (const DirectRange& r : ranges) host_.gpu().map_directly(r.vram_addr, r.bytes);
+  return ranges;
 }
 
 void Vgpu::note_guest_write(uint64_t gaddr) {

@@ -29,6 +29,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
   hc.vram_bytes = config.vram_bytes;
   hc.reserved_bytes = reserved_for(config.max_vms);
   hc.scheduler = config.scheduler;
+  hc.engine_backend = config.engine_backend;
   hc.sched_params = config.sched_params;
   hc.turn_ns = uint64_t{config.turn_ms} * 1'000'000;
   hc.max_gpu_ms = config.max_gpu_ms;

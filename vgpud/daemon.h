@@ -30,6 +30,7 @@ struct DaemonConfig {
   std::string control_socket;     // vgpuctl connects here (default: socket + ".ctl")
   uint64_t vram_bytes = 4 * GiB;  // the physical GPU's VRAM (reserved part included)
   std::string scheduler = "fifo";
+  gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // --backend (docs/cuda.md)
   sched::PolicyParams sched_params;
   uint32_t max_vms = 8;
   std::optional<gid_t> group;                         // the sockets' group (mode 0660)

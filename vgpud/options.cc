@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "common/text.h"
+#include "gpu/device/backend.h"
 #include "scheduler/policy.h"
 
 namespace vgpu::vgpud {
@@ -16,7 +17,7 @@ constexpr const char* VGPU_OPT_MAX_GPU_MS_FLAG = "--" VGPU_OPT_MAX_GPU_MS;
 
 const char* const USAGE =
     "usage: vgpud --socket PATH [--vram SIZE] [--scheduler fifo|credit|band] [--max-vms N]\n"
-    "             [--turn-ms MS] [--max-gpu-ms MS] [--backend model] [--group GROUP] [--control PATH]\n"
+    "             [--turn-ms MS] [--max-gpu-ms MS] [--backend model|cuda] [--group GROUP] [--control PATH]\n"
     "\n"
     "The vgpu host daemon: owns the GPU, the mediator and the scheduler, and serves one\n"
     "vGPU to each QEMU (-device vgpu,mode=fv,socket=PATH) or test client that connects.\n"
@@ -31,7 +32,8 @@ const char* const USAGE =
     "                    (default 30, 0..1000; 0: a turn runs up to GP_PUT)\n"
     "  --max-gpu-ms MS   the longest one GPFIFO entry may hold the GPU; longer ends with\n"
     "                    channel error timeout (default 4000, 0..60000; 0: no limit)\n"
-    "  --backend model   the physical GPU: the software model (the only one)\n"
+    "  --backend NAME    who runs the engines' work: model (default), cuda (an NVIDIA GPU,\n"
+    "                    where built; docs/cuda.md) or fake_device (the device path, tests)\n"
     "  --group GROUP     the sockets' group (name or id): its members may connect\n"
     "  --control PATH    vgpuctl's socket (default: the socket's path + .ctl)\n"
     "  --help            this text\n";
@@ -121,7 +123,9 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
       if (!n) return std::unexpected(n.error());
       cl.config.max_gpu_ms = *n;
     } else if (a == "--backend") {
-      if (v != "model") return fail(Errc::invalid_argument, "--backend: '" + v + "' is not one of model");
+      auto b = gpu::parse_engine_backend(v);
+      if (!b) return fail(Errc::invalid_argument, "--backend: '" + v + "' is not one of model, cuda, fake_device");
+      cl.config.engine_backend = *b;
     } else if (a == "--group") {
       auto g = parse_group(v);
       if (!g) return std::unexpected(g.error());

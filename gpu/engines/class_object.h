@@ -20,6 +20,8 @@
 
 namespace vgpu::gpu {
 
+struct DeviceEngines;  // gpu/engines/device_work.h
+
 enum class EngineId : uint8_t { copy = 0, compute = 1 };
 
 // Why a channel stops: the code for CHAN_ERROR, the method, and details.
@@ -45,6 +47,9 @@ struct ChannelContext {
   // ext: how long engine work started by this method may run (what is
   // left of the GPFIFO entry's ENGINE_TIMEOUT); none: no limit.
   std::optional<uint64_t> engine_budget_ns;
+  // The device that runs copies and kernels (docs/cuda.md); none: the
+  // model runs them on host views of VRAM.
+  DeviceEngines* device = nullptr;
 };
 
 using MethodDone = std::expected<void, ChannelFault>;

@@ -3,6 +3,7 @@
 
 #include <optional>
 
+#include "gpu/engines/device_work.h"
 #include "gpu/engines/engine_deadline.h"
 #include "gpu/engines/pitch_copy.h"
 #include "vgpu/bits.h"
@@ -28,7 +29,9 @@ struct CopyLaunch {
 };
 
 MethodDone run_launch(CopyLaunch& l) {
-  if (l.copy) {
+  if (l.copy && l.ctx.device != nullptr) {
+    if (auto r = pitch_copy_on_device(l.ctx, *l.copy, l.mthd); !r) return r;
+  } else if (l.copy) {
     const uint64_t start = l.ctx.clock.now_ns();
     EngineDeadline deadline(l.ctx, start);
     auto r = pitch_copy_until(l.ctx.mmu, l.ctx.as, *l.copy, [&] { return deadline.expired(); });

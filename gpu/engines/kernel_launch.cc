@@ -3,6 +3,8 @@
 
 #include "gpu/engines/engine_deadline.h"
 
+#include "gpu/engines/device_work.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string_view>
@@ -134,6 +136,7 @@ std::expected<void, uint64_t> check_launch(const KernelLaunch& launch) {
 MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd) {
   const KernelRow* row = find_kernel(launch.kernel);
   if (row == nullptr) return channel_fault(regs::ChannelError::bad_program, mthd);
+  if (ctx.device != nullptr) return run_kernel_on_device(ctx, launch, mthd);
   const uint64_t start = ctx.clock.now_ns();
   EngineDeadline deadline(ctx, start);
 

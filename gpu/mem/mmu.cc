@@ -206,6 +206,7 @@ Walk<void> Mmu::for_each_run(const AccessContext& ctx, uint64_t va, uint64_t len
 Walk<void> Mmu::read(const AccessContext& ctx, uint64_t va, void* dst, uint64_t len) {
   auto* out = static_cast<std::byte*>(dst);
   return visit_runs(ctx, va, len, false, [&](const PhysRun& run) {
+    vram_.host_access(run.phys, run.bytes, false);
     std::memcpy(out + (run.va - va), vram_.data() + run.phys, run.bytes);
     return true;
   });
@@ -215,6 +216,7 @@ Walk<void> Mmu::write(const AccessContext& ctx, uint64_t va, const void* src, ui
   if (auto checked = visit_runs(ctx, va, len, true, ANY_RUN); !checked) return checked;
   const auto* in = static_cast<const std::byte*>(src);
   return visit_runs(ctx, va, len, true, [&](const PhysRun& run) {
+    vram_.host_access(run.phys, run.bytes, true);
     std::memcpy(vram_.data() + run.phys, in + (run.va - va), run.bytes);
     return true;
   });
@@ -250,6 +252,8 @@ Walk<HostView> Mmu::map_range(const AccessContext& ctx, uint64_t va, uint64_t le
   PhysRun first{};
   auto counted = visit_runs(ctx, va, len, write, [&](const PhysRun& run) {
     if (count++ == 0) first = run;
+    // The view reads (and may write) these bytes on the host.
+    if (count <= MAX_WINDOW_RUNS) vram_.host_access(run.phys, run.bytes, write);
     return count <= MAX_WINDOW_RUNS;
   });
   if (!counted) return std::unexpected(counted.error());

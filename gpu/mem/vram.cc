@@ -56,6 +56,9 @@ Vram::~Vram() {
 
 bool Vram::zero(uint64_t addr, uint64_t len) {
   if (!contains(addr, len)) return false;
+  // A mirrored VRAM is pinned for the device's DMA (docs/cuda.md): a hole
+  // would give the mapping new pages while the device keeps the old ones.
+  if (observer_.load(std::memory_order_acquire) != nullptr) return fill(addr, std::byte{0}, len);
   const uint64_t first = (addr + fmt::SMALL_PAGE - 1) / fmt::SMALL_PAGE * fmt::SMALL_PAGE;
   const uint64_t last = (addr + len) / fmt::SMALL_PAGE * fmt::SMALL_PAGE;
   if (first >= last || fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(first),
@@ -81,6 +84,7 @@ Result<int> Vram::detach(uint64_t addr, uint64_t len) {
     return give_up("mmap");
   // The VRAM memfd's pages under the range are not used while detached.
   (void)fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(addr), static_cast<off_t>(len));
+  if (VramObserver* o = observer_.load(std::memory_order_acquire)) o->host_remapped(addr, len, true);
   return fd;
 }
 
@@ -92,45 +96,53 @@ Status Vram::reattach(uint64_t addr, uint64_t len) {
   if (mmap(base_ + addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_, static_cast<off_t>(addr)) ==
       MAP_FAILED)
     return fail(Errc::io_error, std::string("vram: reattach: mmap: ") + std::strerror(errno));
+  if (VramObserver* o = observer_.load(std::memory_order_acquire)) o->host_remapped(addr, len, false);
   return {};
 }
 
 uint32_t Vram::read32(uint64_t addr) const {
   if (!accessible<uint32_t>(*this, addr)) return ~uint32_t{0};
+  host_access(addr, sizeof(uint32_t), false);
   return word<uint32_t>(base_, addr).load(std::memory_order_acquire);
 }
 
 uint64_t Vram::read64(uint64_t addr) const {
   if (!accessible<uint64_t>(*this, addr)) return ~uint64_t{0};
+  host_access(addr, sizeof(uint64_t), false);
   return word<uint64_t>(base_, addr).load(std::memory_order_acquire);
 }
 
 bool Vram::write32(uint64_t addr, uint32_t value) {
   if (!accessible<uint32_t>(*this, addr)) return false;
+  host_access(addr, sizeof(uint32_t), true);
   word<uint32_t>(base_, addr).store(value, std::memory_order_release);
   return true;
 }
 
 bool Vram::write64(uint64_t addr, uint64_t value) {
   if (!accessible<uint64_t>(*this, addr)) return false;
+  host_access(addr, sizeof(uint64_t), true);
   word<uint64_t>(base_, addr).store(value, std::memory_order_release);
   return true;
 }
 
 bool Vram::read(uint64_t addr, void* dst, uint64_t len) const {
   if (!contains(addr, len)) return false;
+  host_access(addr, len, false);
   if (len) std::memcpy(dst, base_ + addr, len);
   return true;
 }
 
 bool Vram::write(uint64_t addr, const void* src, uint64_t len) {
   if (!contains(addr, len)) return false;
+  host_access(addr, len, true);
   if (len) std::memcpy(base_ + addr, src, len);
   return true;
 }
 
 bool Vram::fill(uint64_t addr, std::byte value, uint64_t len) {
   if (!contains(addr, len)) return false;
+  host_access(addr, len, true);
   if (len) std::memset(base_ + addr, std::to_integer<int>(value), len);
   return true;
 }

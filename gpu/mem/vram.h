@@ -3,6 +3,7 @@
 // (BAR remap) and a host daemon can map the same pages.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -10,6 +11,18 @@
 #include "common/error.h"
 
 namespace vgpu::gpu {
+
+// Told before the host touches VRAM bytes, so that a device back end that
+// mirrors VRAM in GPU memory can make them valid first (docs/cuda.md).
+class VramObserver {
+ public:
+  virtual ~VramObserver() = default;
+  // A CPU-side access to [addr, addr+len) is about to happen.
+  virtual void host_access(uint64_t addr, uint64_t len, bool write) = 0;
+  // [addr, addr+len) got new backing pages (detach: another process's,
+  // shared; reattach: zeroes, not shared).
+  virtual void host_remapped(uint64_t addr, uint64_t len, bool shared) = 0;
+};
 
 class Vram {
  public:
@@ -25,6 +38,14 @@ class Vram {
   const std::byte* data() const { return base_; }
 
   bool contains(uint64_t addr, uint64_t len) const { return addr <= size_ && len <= size_ - addr; }
+
+  // At most one observer (the device back end's residency tracker); it
+  // must outlive its registration. Every accessor below tells it first;
+  // code that uses data() directly calls host_access itself.
+  void set_observer(VramObserver* observer) { observer_.store(observer, std::memory_order_release); }
+  void host_access(uint64_t addr, uint64_t len, bool write) const {
+    if (VramObserver* o = observer_.load(std::memory_order_acquire)) o->host_access(addr, len, write);
+  }
 
   // Naturally aligned, single-copy atomic accesses (the GPU and the CPU
   // poll the same words). Out of range or misaligned: reads give all ones,
@@ -60,7 +81,8 @@ class Vram {
   [[nodiscard]] bool fill(uint64_t addr, std::byte value, uint64_t len);
   // Zeroes a range. Whole pages of it are given back to the host (a hole
   // in the memfd reads as zeros) instead of written: zeroing a VM's
-  // partition costs no memory.
+  // partition costs no memory. Not with an observer (a device mirrors
+  // VRAM and has pinned its pages): then the bytes are written.
   [[nodiscard]] bool zero(uint64_t addr, uint64_t len);
 
  private:
@@ -68,6 +90,7 @@ class Vram {
   int fd_;
   std::byte* base_;
   uint64_t size_;
+  std::atomic<VramObserver*> observer_{nullptr};
 };
 
 }  // namespace vgpu::gpu

@@ -12,9 +12,9 @@ namespace vgpu::gpu::testing {
 
 using namespace regs;
 
-Harness::Harness(ClockKind clock)
-    : gpu_([clock] {
-        auto g = GpuModel::create(GpuConfig{VRAM_BYTES, clock});
+Harness::Harness(ClockKind clock, EngineBackend backend)
+    : gpu_([clock, backend] {
+        auto g = GpuModel::create(GpuConfig{.vram_bytes = VRAM_BYTES, .clock = clock, .backend = backend});
         EXPECT_TRUE(g.has_value());
         return std::move(*g);
       }()),

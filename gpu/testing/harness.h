@@ -47,7 +47,7 @@ struct Channel {
 
 class Harness {
  public:
-  explicit Harness(ClockKind clock = ClockKind::real);
+  explicit Harness(ClockKind clock = ClockKind::real, EngineBackend backend = EngineBackend::model);
   // The model goes first: its threads call our handlers until it is gone.
   ~Harness() { gpu_.reset(); }
 

@@ -52,6 +52,7 @@ TEST(VgpudOptions, ErrorsNameTheOption) {
   EXPECT_TRUE(starts({"--socket", "/s", "--scheduler", "lottery"}, "--scheduler"));
   EXPECT_TRUE(starts({"--socket", "/s", "--max-vms", "0"}, "--max-vms"));
   EXPECT_TRUE(starts({"--socket", "/s", "--backend", "nvidia"}, "--backend"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--backend", "gpu"}, "--backend: 'gpu' is not one of model, cuda"));
   EXPECT_TRUE(starts({"--socket", "/s", "--group", "no-such-group-here"}, "--group"));
   EXPECT_TRUE(starts({"--socket", "/s", "--vram"}, "--vram: needs a value"));
   EXPECT_TRUE(starts({"--socket", "/s", "--frobnicate", "1"}, "unknown option"));

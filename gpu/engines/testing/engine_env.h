@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "gpu/device/backend.h"
 #include "gpu/engines/class_object.h"
+#include "gpu/engines/device_work.h"
 #include "gpu/mem/mmu.h"
 #include "gpu/mem/page_table_builder.h"
 #include "gpu/mem/vram.h"
@@ -60,6 +62,21 @@ class EngineEnv : public ::testing::Test {
                       .has_value());
     }
     mmu_ = std::make_unique<Mmu>(*vram_);
+    // VGPU_ENGINE_BACKEND=fake_device or cuda: the same tests through the
+    // device path (docs/cuda.md).
+    auto backend = effective_engine_backend(EngineBackend::model);
+    ASSERT_TRUE(backend.has_value()) << backend.error().what();
+    auto device = make_device(*backend, *vram_);
+    ASSERT_TRUE(device.has_value()) << device.error().what();
+    device_ = std::move(*device);
+    if (device_) {
+      residency_ = std::make_unique<ResidencyTracker>(vram_->size(), *device_);
+      device_engines_ = std::make_unique<DeviceEngines>(DeviceEngines{*device_, *residency_});
+      vram_->set_observer(residency_.get());
+    }
+  }
+  void TearDown() override {
+    if (vram_) vram_->set_observer(nullptr);
   }
 
   AccessContext address_space() const {
@@ -77,6 +94,7 @@ class EngineEnv : public ::testing::Test {
         .nonstall = [this] { ++nonstalls_; },
         .semaphore_written = [this] { ++semaphore_writes_; },
         .engine_budget_ns = engine_budget_ns_,
+        .device = device_engines_.get(),
     };
   }
 
@@ -119,6 +137,9 @@ class EngineEnv : public ::testing::Test {
   std::unique_ptr<Vram> vram_;
   std::unique_ptr<PageTableBuilder> builder_;
   std::unique_ptr<Mmu> mmu_;
+  std::unique_ptr<Device> device_;  // none: the model's engines
+  std::unique_ptr<ResidencyTracker> residency_;
+  std::unique_ptr<DeviceEngines> device_engines_;
   uint64_t pd_ = 0;
   VirtualClock clock_;
   std::optional<uint64_t> engine_budget_ns_;  // ENGINE_TIMEOUT's budget for the methods sent

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// cuda-direct: the seed workloads straight on the GPU, no vgpu: the same
+// libraries and kernels as the cuda back end (cuBLAS fp32 without TF32,
+// cuDNN conv2d, the CUDA mriq and fill kernels), operands resident in
+// device memory, each run timed from its launch to its stream's
+// synchronize (what the workload suite times as launch to fence). The
+// denominator (a) of scripts/bench-cuda.
+//   cuda-direct [--runs N] [--json FILE]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/device/cuda_engine.h"
+
+using vgpu::gpu::cuda::ConvShape;
+using vgpu::gpu::cuda::Engine;
+using vgpu::gpu::cuda::SgemmShape;
+
+namespace {
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+struct Result {
+  std::string name, what;
+  uint32_t runs;
+  double median_us;
+};
+
+// Device memory: the engine's mirror of a host arena, filled with random
+// floats in [-1, 1) and uploaded once.
+class Arena {
+ public:
+  explicit Arena(uint64_t bytes) : host_(bytes) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> d(-1.f, 1.f);
+    auto* f = reinterpret_cast<float*>(host_.data());
+    for (uint64_t i = 0; i < bytes / 4; ++i) f[i] = d(rng);
+    std::string err;
+    engine_ = Engine::create(host_.data(), bytes, &err);
+    if (!engine_) {
+      std::fprintf(stderr, "cuda-direct: %s\n", err.c_str());
+      std::exit(1);
+    }
+    engine_->upload(0, bytes);
+  }
+  Engine& e() { return *engine_; }
+  float* take(uint64_t floats) {
+    float* p = reinterpret_cast<float*>(engine_->mirror(next_));
+    next_ += (floats * 4 + 255) / 256 * 256;
+    if (next_ > host_.size()) {
+      std::fprintf(stderr, "cuda-direct: arena too small\n");
+      std::exit(1);
+    }
+    return p;
+  }
+  void reset() { next_ = 0; }
+
+ private:
+  std::vector<std::byte> host_;
+  std::unique_ptr<Engine> engine_;
+  uint64_t next_ = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+Result timed(Arena& a, const std::string& name, const std::string& what, uint32_t runs,
+             const std::function<void()>& launch, std::vector<uint32_t> streams) {
+  auto sync = [&] {
+    for (uint32_t s : streams)
+      if (!a.e().synchronize(s)) {
+        std::fprintf(stderr, "cuda-direct: %s: %s\n", name.c_str(), a.e().error().c_str());
+        std::exit(1);
+      }
+  };
+  launch();  // warm-up: handles, cuDNN algorithm choice, first-touch
+  sync();
+  std::vector<double> t;
+  for (uint32_t i = 0; i < runs; ++i) {
+    const double t0 = now_s();
+    launch();
+    sync();
+    t.push_back((now_s() - t0) * 1e6);
+  }
+  return {name, what, runs, median(t)};
+}
+
+ConvShape conv(uint32_t w, uint32_t h, uint32_t c, uint32_t n, uint32_t r, uint32_t s, uint32_t k, uint32_t ph,
+               uint32_t pw, uint32_t sh, uint32_t sw) {
+  const uint32_t p = (h + 2 * ph - r) / sh + 1, q = (w + 2 * pw - s) / sw + 1;
+  return {n, c, h, w, k, r, s, ph, pw, sh, sw, p, q};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint32_t runs = 20;
+  std::string json;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--runs" && i + 1 < argc)
+      runs = static_cast<uint32_t>(std::stoul(argv[++i]));
+    else if (a == "--json" && i + 1 < argc)
+      json = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: cuda-direct [--runs N] [--json FILE]\n");
+      return 2;
+    }
+  }
+  Arena arena(uint64_t{512} << 20);
+  Engine& e = arena.e();
+  std::vector<Result> out;
+
+  struct Gemm {
+    const char* name;
+    uint32_t m, n, k, runs;
+  };
+  for (const Gemm g :
+       {Gemm{"gemm1", 5124, 700, 2048, runs}, Gemm{"gemm2", 35, 700, 2048, runs}, Gemm{"gemm3", 3072, 3000, 1024, runs},
+        Gemm{"gemm4", 512, 6000, 2816, runs}, Gemm{"matmul320", 320, 640, 320, 1000}}) {
+    arena.reset();
+    float* A = arena.take(uint64_t{g.m} * g.k);
+    float* B = arena.take(uint64_t{g.k} * g.n);
+    float* C = arena.take(uint64_t{g.m} * g.n);
+    const SgemmShape s{g.m, g.n, g.k, 1.f, 0.f};
+    out.push_back(timed(arena, g.name,
+                        "sgemm " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k), g.runs,
+                        [&] { e.sgemm(1, s, A, B, C); }, {1}));
+  }
+  struct Conv {
+    const char* name;
+    ConvShape s;
+  };
+  for (const Conv c : {Conv{"conv1", conv(341, 79, 32, 4, 5, 10, 32, 0, 0, 2, 2)},
+                       Conv{"conv2", conv(224, 224, 3, 1, 7, 7, 64, 3, 3, 2, 2)},
+                       Conv{"conv3", conv(56, 56, 256, 1, 1, 1, 128, 0, 0, 2, 2)},
+                       Conv{"conv4", conv(7, 7, 512, 2, 1, 1, 2048, 0, 0, 1, 1)}}) {
+    arena.reset();
+    const ConvShape& s = c.s;
+    float* in = arena.take(uint64_t{s.n} * s.c * s.h * s.w);
+    float* f = arena.take(uint64_t{s.k} * s.c * s.r * s.s);
+    float* o = arena.take(uint64_t{s.n} * s.k * s.p * s.q);
+    out.push_back(
+        timed(arena, c.name, "conv2d (" + e.conv2d_library() + ")", runs, [&] { e.conv2d(1, s, in, f, o); }, {1}));
+  }
+  {
+    arena.reset();
+    const uint32_t dim = 1024, nk = 2048, nx = 32768;
+    float* A = arena.take(dim * dim);
+    float* B = arena.take(dim * dim);
+    float* C = arena.take(dim * dim);
+    float* m[9];
+    for (int i = 0; i < 4; ++i) m[i] = arena.take(nk);
+    for (int i = 4; i < 9; ++i) m[i] = arena.take(nx);
+    out.push_back(timed(arena, "sgemm+mriq", "sgemm 1024^3 and mriq K2048 X32768 on two streams", runs,
+                        [&] {
+                          e.sgemm(1, {dim, dim, dim, 1.f, 0.f}, A, B, C);
+                          e.mriq(2, nk, nx, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8]);
+                        },
+                        {1, 2}));
+  }
+  {
+    arena.reset();
+    float* x = arena.take(1);
+    out.push_back(timed(arena, "launch", "fill of one element, launched and synchronized", 10000,
+                        [&] { e.fill(1, x, 1, 1.f); }, {1}));
+  }
+
+  std::printf("device: %s; conv2d: %s\n", e.name().c_str(), e.conv2d_library().c_str());
+  std::printf("%-11s %6s %12s  %s\n", "workload", "runs", "median_us", "what");
+  for (const Result& r : out)
+    std::printf("%-11s %6u %12.1f  %s\n", r.name.c_str(), r.runs, r.median_us, r.what.c_str());
+  if (!json.empty()) {
+    std::ofstream f(json);
+    f << "{\"device\": \"" << e.name() << "\", \"conv2d\": \"" << e.conv2d_library() << "\", \"results\": [";
+    for (size_t i = 0; i < out.size(); ++i)
+      f << (i ? ", " : "") << "{\"name\": \"" << out[i].name << "\", \"runs\": " << out[i].runs
+        << ", \"median_us\": " << out[i].median_us << "}";
+    f << "]}\n";
+  }
+  return 0;
+}

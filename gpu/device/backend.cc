@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "gpu/device/backend.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "gpu/device/fake_device.h"
+
+namespace vgpu::gpu {
+
+namespace {
+
+struct BackendRow {
+  EngineBackend id;
+  const char* name;
+};
+constexpr BackendRow BACKENDS[] = {
+    {EngineBackend::model, "model"},
+    {EngineBackend::cuda, "cuda"},
+    {EngineBackend::fake_device, "fake_device"},
+};
+
+}  // namespace
+
+std::optional<EngineBackend> parse_engine_backend(std::string_view name) {
+  for (const BackendRow& r : BACKENDS)
+    if (name == r.name) return r.id;
+  return std::nullopt;
+}
+
+const char* engine_backend_name(EngineBackend b) {
+  for (const BackendRow& r : BACKENDS)
+    if (r.id == b) return r.name;
+  return "?";
+}
+
+Result<EngineBackend> effective_engine_backend(EngineBackend configured) {
+  const char* env = std::getenv("VGPU_ENGINE_BACKEND");
+  if (configured != EngineBackend::model || env == nullptr || *env == '\0') return configured;
+  auto b = parse_engine_backend(env);
+  if (!b)
+    return fail(Errc::invalid_argument,
+                std::string("VGPU_ENGINE_BACKEND: '") + env + "' is not one of model, cuda, fake_device");
+  return *b;
+}
+
+Result<std::unique_ptr<Device>> make_device(EngineBackend b, Vram& vram) {
+  switch (b) {
+    case EngineBackend::model: return std::unique_ptr<Device>();
+    case EngineBackend::fake_device: return std::unique_ptr<Device>(new FakeDevice(vram));
+    case EngineBackend::cuda: return make_cuda_device(vram);
+  }
+  return fail(Errc::invalid_argument, "unknown engine back end");
+}
+
+}  // namespace vgpu::gpu

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The CUDA engine of the cuda back end (docs/cuda.md). Compiled by nvcc.
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#if VGPU_HAVE_CUDNN
+#include <cudnn.h>
+#endif
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "gpu/device/cuda_engine.h"
+
+namespace vgpu::gpu::cuda {
+namespace {
+
+constexpr unsigned THREADS = 256;
+
+unsigned blocks_for(uint64_t n) {
+  const uint64_t b = (n + THREADS - 1) / THREADS;
+  return static_cast<unsigned>(b < 65535ull * 16 ? (b == 0 ? 1 : b) : 65535ull * 16);
+}
+
+__global__ void fill_kernel(float* dst, uint64_t n, float v) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
+    dst[i] = v;
+}
+
+__global__ void saxpy_kernel(float a, const float* x, float* y, uint64_t n) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
+    y[i] = a * x[i] + y[i];
+}
+
+__global__ void madd_kernel(const float* a, const float* b, float* c, uint64_t n) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
+    c[i] = a[i] + b[i];
+}
+
+// Parboil's ComputeQ: the phase is in turns; sincospif(2t) = sin/cos(2 pi t).
+constexpr unsigned MRIQ_K_TILE = 1024;
+__global__ void mriq_kernel(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
+                            const float* phi, const float* x, const float* y, const float* z, float* qr, float* qi) {
+  __shared__ float skx[MRIQ_K_TILE], sky[MRIQ_K_TILE], skz[MRIQ_K_TILE], sphi[MRIQ_K_TILE];
+  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
+  const float xi = i < num_x ? x[i] : 0.f, yi = i < num_x ? y[i] : 0.f, zi = i < num_x ? z[i] : 0.f;
+  float ar = 0.f, ai = 0.f;
+  for (uint32_t k0 = 0; k0 < num_k; k0 += MRIQ_K_TILE) {
+    const uint32_t n = min(MRIQ_K_TILE, num_k - k0);
+    __syncthreads();
+    for (uint32_t j = threadIdx.x; j < n; j += blockDim.x) {
+      skx[j] = kx[k0 + j];
+      sky[j] = ky[k0 + j];
+      skz[j] = kz[k0 + j];
+      sphi[j] = phi[k0 + j];
+    }
+    __syncthreads();
+    for (uint32_t j = 0; j < n; ++j) {
+      float s, c;
+      sincospif(2.f * (skx[j] * xi + sky[j] * yi + skz[j] * zi), &s, &c);
+      ar += sphi[j] * c;
+      ai += sphi[j] * s;
+    }
+  }
+  if (i < num_x) {
+    qr[i] = ar;
+    qi[i] = ai;
+  }
+}
+
+// Direct convolution (NCHW, KCRS, cross-correlation): the fallback when
+// cuDNN is not built in.
+__global__ void conv2d_kernel(ConvShape g, const float* in, const float* f, float* out) {
+  const uint64_t total = uint64_t{g.n} * g.k * g.p * g.q;
+  for (uint64_t o = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; o < total; o += uint64_t{gridDim.x} * blockDim.x) {
+    const uint64_t q = o % g.q, p = o / g.q % g.p, k = o / (uint64_t{g.q} * g.p) % g.k, n = o / (uint64_t{g.q} * g.p * g.k);
+    float acc = 0.f;
+    for (uint32_t c = 0; c < g.c; ++c)
+      for (uint32_t r = 0; r < g.r; ++r) {
+        const int64_t ih = int64_t(p * g.stride_h + r) - g.pad_h;
+        if (ih < 0 || ih >= g.h) continue;
+        for (uint32_t s = 0; s < g.s; ++s) {
+          const int64_t iw = int64_t(q * g.stride_w + s) - g.pad_w;
+          if (iw < 0 || iw >= g.w) continue;
+          acc += in[((n * g.c + c) * g.h + ih) * g.w + iw] * f[((k * g.c + c) * g.r + r) * g.s + s];
+        }
+      }
+    out[o] = acc;
+  }
+}
+
+__device__ uint64_t globaltimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin_kernel(uint64_t ns) {
+  const uint64_t end = globaltimer() + ns;
+  while (globaltimer() < end) {
+  }
+}
+
+constexpr size_t BLAS_WORKSPACE = size_t{32} << 20;  // what cuBLAS recommends for Hopper
+
+struct StreamState {
+  cudaStream_t stream = nullptr;
+  cublasHandle_t blas = nullptr;
+  void* blas_workspace = nullptr;
+#if VGPU_HAVE_CUDNN
+  cudnnHandle_t dnn = nullptr;
+#endif
+};
+
+class CudaEngine final : public Engine {
+ public:
+  CudaEngine(std::byte* host, uint64_t bytes) : host_(host), bytes_(bytes) {}
+  ~CudaEngine() override {
+    for (auto& [id, s] : streams_) {
+      cudaStreamSynchronize(s.stream);
+      if (s.blas) cublasDestroy(s.blas);
+      if (s.blas_workspace) cudaFree(s.blas_workspace);
+#if VGPU_HAVE_CUDNN
+      if (s.dnn) cudnnDestroy(s.dnn);
+#endif
+      cudaStreamDestroy(s.stream);
+    }
+    if (xfer_) cudaStreamDestroy(xfer_);
+    if (registered_) cudaHostUnregister(host_);
+    if (mirror_) cudaFree(mirror_);
+  }
+
+  bool init(std::string* error) {
+    int count = 0;
+    if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+      *error = e != cudaSuccess ? std::string("cudaGetDeviceCount: ") + cudaGetErrorString(e) : "no CUDA device";
+      cudaGetLastError();
+      return false;
+    }
+    cudaDeviceProp prop{};
+    cudaGetDeviceProperties(&prop, 0);
+    name_ = prop.name;
+    if (cudaError_t e = cudaMalloc(&mirror_, bytes_); e != cudaSuccess) {
+      *error = "cudaMalloc of the VRAM mirror (" + std::to_string(bytes_) + " bytes): " + cudaGetErrorString(e);
+      mirror_ = nullptr;
+      return false;
+    }
+    cudaMemset(mirror_, 0, bytes_);
+    registered_ = cudaHostRegister(host_, bytes_, cudaHostRegisterDefault) == cudaSuccess;
+    cudaGetLastError();  // an unregistered VRAM still works (pageable copies)
+    cudaStreamCreateWithFlags(&xfer_, cudaStreamNonBlocking);
+    return cudaDeviceSynchronize() == cudaSuccess;
+  }
+
+  std::string name() const override { return name_ + (registered_ ? "" : " (VRAM not registered)"); }
+  std::string conv2d_library() const override {
+#if VGPU_HAVE_CUDNN
+    return "cudnn " + std::to_string(cudnnGetVersion()) + " (fp32 FMA math, heuristic algorithm)";
+#else
+    return "direct cuda kernel";
+#endif
+  }
+  std::string error() const override {
+    std::lock_guard l(mutex_);
+    return error_;
+  }
+
+  void upload(uint64_t addr, uint64_t len) override {
+    check(cudaMemcpyAsync(mirror_ + addr, host_ + addr, len, cudaMemcpyHostToDevice, xfer_), "upload");
+    check(cudaStreamSynchronize(xfer_), "upload");
+  }
+  void download(uint64_t addr, uint64_t len) override {
+    check(cudaMemcpyAsync(host_ + addr, mirror_ + addr, len, cudaMemcpyDeviceToHost, xfer_), "download");
+    check(cudaStreamSynchronize(xfer_), "download");
+  }
+  void upload_on(uint32_t id, uint64_t addr, uint64_t len) override {
+    check(cudaMemcpyAsync(mirror_ + addr, host_ + addr, len, cudaMemcpyHostToDevice, get(id).stream), "upload");
+  }
+  void download_on(uint32_t id, uint64_t addr, uint64_t len) override {
+    check(cudaMemcpyAsync(host_ + addr, mirror_ + addr, len, cudaMemcpyDeviceToHost, get(id).stream), "download");
+  }
+  void host_remapped(uint64_t, uint64_t) override {
+    // Pinned pages of the old mapping would be stale: pin the new ones.
+    std::lock_guard l(mutex_);
+    if (registered_) cudaHostUnregister(host_);
+    registered_ = cudaHostRegister(host_, bytes_, cudaHostRegisterDefault) == cudaSuccess;
+    cudaGetLastError();
+  }
+
+  std::byte* mirror(uint64_t phys) override { return mirror_ + phys; }
+  std::byte* alloc(uint32_t id, uint64_t bytes) override {
+    void* p = nullptr;
+    if (cudaMallocAsync(&p, bytes, get(id).stream) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    return static_cast<std::byte*>(p);
+  }
+  void free(uint32_t id, std::byte* p) override { check(cudaFreeAsync(p, get(id).stream), "free"); }
+  void copy(uint32_t id, std::byte* dst, const std::byte* src, uint64_t bytes) override {
+    check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, get(id).stream), "copy");
+  }
+  void copy_2d(uint32_t id, std::byte* dst, uint64_t dp, const std::byte* src, uint64_t sp, uint64_t width,
+               uint64_t height) override {
+    if (height == 1 || (dp == width && sp == width)) {
+      copy(id, dst, src, width * height);
+      return;
+    }
+    check(cudaMemcpy2DAsync(dst, dp, src, sp, width, height, cudaMemcpyDeviceToDevice, get(id).stream), "copy_2d");
+  }
+  void fill(uint32_t id, float* dst, uint64_t n, float v) override {
+    if (n) fill_kernel<<<blocks_for(n), THREADS, 0, get(id).stream>>>(dst, n, v);
+  }
+  void saxpy(uint32_t id, float a, const float* x, float* y, uint64_t n) override {
+    if (n) saxpy_kernel<<<blocks_for(n), THREADS, 0, get(id).stream>>>(a, x, y, n);
+  }
+  void madd(uint32_t id, const float* a, const float* b, float* c, uint64_t n) override {
+    if (n) madd_kernel<<<blocks_for(n), THREADS, 0, get(id).stream>>>(a, b, c, n);
+  }
+  void sgemm(uint32_t id, const SgemmShape& g, const float* a, const float* b, float* c) override {
+    if (g.m == 0 || g.n == 0) return;
+    StreamState& s = get(id);
+    // Row-major C = A B is column-major C^T = B^T A^T.
+    const int m = int(g.m), n = int(g.n), k = int(g.k);
+    const cublasStatus_t st =
+        cublasSgemm(blas(s), CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &g.alpha, b, n, a, k > 0 ? k : 1, &g.beta, c, n);
+    if (st != CUBLAS_STATUS_SUCCESS) fail("cublasSgemm status " + std::to_string(int(st)));
+  }
+  void conv2d(uint32_t id, const ConvShape& g, const float* in, const float* f, float* out) override {
+    StreamState& s = get(id);
+#if VGPU_HAVE_CUDNN
+    if (conv_cudnn(s, g, in, f, out)) return;
+#endif
+    const uint64_t total = uint64_t{g.n} * g.k * g.p * g.q;
+    conv2d_kernel<<<blocks_for(total), THREADS, 0, s.stream>>>(g, in, f, out);
+  }
+  void mriq(uint32_t id, uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
+            const float* phi, const float* x, const float* y, const float* z, float* qr, float* qi) override {
+    if (num_x == 0) return;
+    mriq_kernel<<<unsigned((num_x + THREADS - 1) / THREADS), THREADS, 0, get(id).stream>>>(num_k, num_x, kx, ky, kz,
+                                                                                          phi, x, y, z, qr, qi);
+  }
+  void spin(uint32_t id, uint64_t ns) override { spin_kernel<<<1, 1, 0, get(id).stream>>>(ns); }
+  bool synchronize(uint32_t id) override {
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaStreamSynchronize(get(id).stream);
+    if (e != cudaSuccess) fail(std::string("stream ") + std::to_string(id) + ": " + cudaGetErrorString(e));
+    std::lock_guard l(mutex_);
+    const bool ok = error_.empty();
+    error_.clear();
+    return ok;
+  }
+
+ private:
+  void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) fail(std::string(what) + ": " + cudaGetErrorString(e));
+  }
+  void fail(const std::string& why) {
+    std::lock_guard l(mutex_);
+    if (error_.empty()) error_ = why;
+  }
+
+  StreamState& get(uint32_t id) {
+    std::lock_guard l(mutex_);
+    auto [it, fresh] = streams_.try_emplace(id);
+    if (fresh) {
+      cudaStreamCreateWithFlags(&it->second.stream, cudaStreamNonBlocking);
+    }
+    return it->second;
+  }
+
+  // Library handles are made on a stream's first use of the library
+  // (cuDNN's takes long: a channel that only fills should not pay it).
+  cublasHandle_t blas(StreamState& s) {
+    std::lock_guard l(mutex_);
+    if (s.blas == nullptr) {
+      cublasCreate(&s.blas);
+      cublasSetStream(s.blas, s.stream);
+      cublasSetMathMode(s.blas, CUBLAS_DEFAULT_MATH);  // fp32, no TF32
+      // A fixed workspace per handle: cuBLAS picks the same kernels for the
+      // same shape on every stream, so results are bitwise repeatable.
+      if (cudaMalloc(&s.blas_workspace, BLAS_WORKSPACE) == cudaSuccess)
+        cublasSetWorkspace(s.blas, s.blas_workspace, BLAS_WORKSPACE);
+    }
+    return s.blas;
+  }
+#if VGPU_HAVE_CUDNN
+  cudnnHandle_t dnn(StreamState& s) {
+    std::lock_guard l(mutex_);
+    if (s.dnn == nullptr) {
+      cudnnCreate(&s.dnn);
+      cudnnSetStream(s.dnn, s.stream);
+    }
+    return s.dnn;
+  }
+#endif
+
+#if VGPU_HAVE_CUDNN
+  bool conv_cudnn(StreamState& s, const ConvShape& g, const float* in, const float* f, float* out) {
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    cudnnCreateTensorDescriptor(&xd);
+    cudnnCreateTensorDescriptor(&yd);
+    cudnnCreateFilterDescriptor(&wd);
+    cudnnCreateConvolutionDescriptor(&cd);
+    bool ok = cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(g.n), int(g.c), int(g.h),
+                                         int(g.w)) == CUDNN_STATUS_SUCCESS &&
+              cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(g.n), int(g.k), int(g.p),
+                                         int(g.q)) == CUDNN_STATUS_SUCCESS &&
+              cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, int(g.k), int(g.c), int(g.r),
+                                         int(g.s)) == CUDNN_STATUS_SUCCESS &&
+              cudnnSetConvolution2dDescriptor(cd, int(g.pad_h), int(g.pad_w), int(g.stride_h), int(g.stride_w), 1, 1,
+                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) == CUDNN_STATUS_SUCCESS &&
+              cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH) == CUDNN_STATUS_SUCCESS;
+    if (ok) {
+      const auto key = std::make_tuple(g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.pad_h, g.pad_w, g.stride_h, g.stride_w);
+      cudnnConvolutionFwdAlgo_t algo{};
+      size_t ws = 0;
+      {
+        std::lock_guard l(algo_mutex_);
+        auto it = algos_.find(key);
+        if (it == algos_.end()) {
+          // The heuristic, not cudnnFind: the same shape gets the same
+          // algorithm in every process, so results are bitwise repeatable.
+          cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+          int found = 0;
+          ok = cudnnGetConvolutionForwardAlgorithm_v7(dnn(s), xd, wd, cd, yd, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+                                                      perf) == CUDNN_STATUS_SUCCESS;
+          int pick = -1;
+          for (int i = 0; ok && i < found && pick < 0; ++i)
+            if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].mathType == CUDNN_FMA_MATH &&
+                perf[i].determinism == CUDNN_DETERMINISTIC)
+              pick = i;
+          ok = ok && pick >= 0;
+          if (ok)
+            ok = cudnnGetConvolutionForwardWorkspaceSize(dnn(s), xd, wd, cd, yd, perf[pick].algo, &perf[pick].memory) ==
+                 CUDNN_STATUS_SUCCESS;
+          if (ok) it = algos_.emplace(key, std::make_pair(perf[pick].algo, perf[pick].memory)).first;
+        }
+        if (ok) std::tie(algo, ws) = it->second;
+      }
+      void* work = nullptr;
+      if (ok && ws) ok = cudaMallocAsync(&work, ws, s.stream) == cudaSuccess;
+      const float one = 1.f, zero = 0.f;
+      ok = ok && cudnnConvolutionForward(dnn(s), &one, xd, in, wd, f, cd, algo, work, ws, &zero, yd, out) ==
+                     CUDNN_STATUS_SUCCESS;
+      if (work) cudaFreeAsync(work, s.stream);
+    }
+    cudnnDestroyTensorDescriptor(xd);
+    cudnnDestroyTensorDescriptor(yd);
+    cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyConvolutionDescriptor(cd);
+    cudaGetLastError();
+    return ok;
+  }
+  std::mutex algo_mutex_;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t,
+                      uint32_t, uint32_t>,
+           std::pair<cudnnConvolutionFwdAlgo_t, size_t>>
+      algos_;
+#endif
+
+  std::byte* host_;
+  uint64_t bytes_;
+  std::byte* mirror_ = nullptr;
+  bool registered_ = false;
+  cudaStream_t xfer_ = nullptr;
+  std::string name_;
+  mutable std::mutex mutex_;
+  std::map<uint32_t, StreamState> streams_;
+  std::string error_;
+};
+
+}  // namespace
+
+std::unique_ptr<Engine> Engine::create(std::byte* host_vram, uint64_t bytes, std::string* error) {
+  auto e = std::make_unique<CudaEngine>(host_vram, bytes);
+  if (!e->init(error)) return nullptr;
+  return e;
+}
+
+}  // namespace vgpu::gpu::cuda

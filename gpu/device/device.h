@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A GPU that runs the engines' work for the model (docs/cuda.md): it holds
+// a mirror of VRAM (same physical addresses) and runs copies and the
+// built-in kernels on it, on one stream per channel. Pointers are device
+// addresses: mirror(phys) for VRAM, alloc() for scratch; the host never
+// dereferences them. Work is asynchronous until synchronize(stream).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/error.h"
+#include "gpu/device/residency.h"
+#include "vgpu/classes.h"
+
+namespace vgpu::gpu {
+
+class Device : public MirrorTransfers {
+ public:
+  using Stream = uint32_t;  // the channel id
+
+  virtual std::string name() const = 0;  // e.g. "NVIDIA H100 80GB HBM3 (cuda)"
+  // What conv2d runs on (e.g. "cudnn 9.1", "direct cuda kernel").
+  virtual std::string conv2d_library() const = 0;
+
+  virtual std::byte* mirror(uint64_t phys) = 0;
+  virtual std::byte* alloc(Stream s, uint64_t bytes) = 0;  // nullptr if out of memory
+  virtual void free(Stream s, std::byte* p) = 0;           // stream-ordered
+
+  // Device-to-device copies. copy_2d: `height` rows of `width` bytes.
+  virtual void copy(Stream s, std::byte* dst, const std::byte* src, uint64_t bytes) = 0;
+  virtual void copy_2d(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch,
+                       uint64_t width, uint64_t height) = 0;
+
+  // The built-in kernels (gpu/kernels/kernels.h semantics, fp32).
+  virtual void fill(Stream s, float* dst, uint64_t n, float value) = 0;
+  virtual void saxpy(Stream s, float a, const float* x, float* y, uint64_t n) = 0;
+  virtual void madd(Stream s, const float* a, const float* b, float* c, uint64_t n) = 0;
+  virtual void sgemm(Stream s, const cls::SgemmArgs& args, const float* a, const float* b, float* c) = 0;
+  virtual void conv2d(Stream s, const cls::Conv2dArgs& args, const float* input, const float* filter,
+                      float* output) = 0;
+  virtual void mriq(Stream s, uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
+                    const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) = 0;
+  virtual void spin(Stream s, uint64_t ns) = 0;
+
+  // Waits for the stream's work; an error if the device failed it.
+  [[nodiscard]] virtual Status synchronize(Stream s) = 0;
+};
+
+}  // namespace vgpu::gpu

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "gpu/device/fake_device.h"
+
+#include <chrono>
+#include <cstring>
+#include <span>
+#include <thread>
+
+#include "gpu/kernels/kernels.h"
+
+namespace vgpu::gpu {
+
+FakeDevice::FakeDevice(Vram& vram) : vram_(vram), mirror_(new std::byte[vram.size()]) {
+  // Garbage, not zeros: a page used before its upload must not look right.
+  std::memset(mirror_.get(), 0xA5, vram.size());
+}
+
+// Raw VRAM bytes: these transfers are what the residency tracker asked
+// for, so they must not go through its observer again.
+void FakeDevice::upload(uint64_t addr, uint64_t len) {
+  std::memcpy(mirror_.get() + addr, vram_.data() + addr, len);
+  ++uploads_;
+  upload_bytes_ += len;
+}
+
+void FakeDevice::download(uint64_t addr, uint64_t len) {
+  std::memcpy(vram_.data() + addr, mirror_.get() + addr, len);
+  ++downloads_;
+  download_bytes_ += len;
+}
+
+std::byte* FakeDevice::alloc(Stream, uint64_t bytes) { return new (std::nothrow) std::byte[bytes]; }
+void FakeDevice::free(Stream, std::byte* p) { delete[] p; }
+
+void FakeDevice::copy(Stream, std::byte* dst, const std::byte* src, uint64_t bytes) {
+  std::memmove(dst, src, bytes);
+  ++device_copies_;
+}
+
+void FakeDevice::copy_2d(Stream, std::byte* dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch,
+                         uint64_t width, uint64_t height) {
+  for (uint64_t i = 0; i < height; ++i) std::memmove(dst + i * dst_pitch, src + i * src_pitch, width);
+  ++device_copies_;
+}
+
+void FakeDevice::fill(Stream, float* dst, uint64_t n, float value) {
+  kernels::fill({dst, n}, value);
+  ++kernels_;
+}
+void FakeDevice::saxpy(Stream, float a, const float* x, float* y, uint64_t n) {
+  kernels::saxpy(a, {x, n}, {y, n});
+  ++kernels_;
+}
+void FakeDevice::madd(Stream, const float* a, const float* b, float* c, uint64_t n) {
+  kernels::madd({a, n}, {b, n}, {c, n});
+  ++kernels_;
+}
+void FakeDevice::sgemm(Stream, const cls::SgemmArgs& args, const float* a, const float* b, float* c) {
+  kernels::sgemm(args, a, b, c);
+  ++kernels_;
+}
+void FakeDevice::conv2d(Stream, const cls::Conv2dArgs& args, const float* input, const float* filter, float* output) {
+  kernels::conv2d(args, input, filter, output);
+  ++kernels_;
+}
+void FakeDevice::mriq(Stream, uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
+                      const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) {
+  kernels::mriq(num_k, num_x, kx, ky, kz, phi_mag, x, y, z, qr, qi);
+  ++kernels_;
+}
+void FakeDevice::spin(Stream, uint64_t ns) {
+  std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+  ++kernels_;
+}
+Status FakeDevice::synchronize(Stream) {
+  ++syncs_;
+  return {};
+}
+
+FakeDeviceStats FakeDevice::stats() const {
+  return {uploads_.load(),       upload_bytes_.load(), downloads_.load(), download_bytes_.load(),
+          device_copies_.load(), kernels_.load(),      syncs_.load()};
+}
+
+}  // namespace vgpu::gpu

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A Device whose "device memory" is a second host buffer and whose kernels
+// are the model's (gpu/kernels): the whole device path, residency
+// included, runs in CI without a GPU. Every transfer is counted; the mirror
+// is separate from VRAM, so a missing upload or download shows as wrong
+// bytes.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "gpu/device/device.h"
+#include "gpu/mem/vram.h"
+
+namespace vgpu::gpu {
+
+struct FakeDeviceStats {
+  uint64_t uploads = 0, upload_bytes = 0;
+  uint64_t downloads = 0, download_bytes = 0;
+  uint64_t device_copies = 0, kernels = 0, syncs = 0;
+};
+
+class FakeDevice final : public Device {
+ public:
+  explicit FakeDevice(Vram& vram);
+
+  std::string name() const override { return "fake device (host memory)"; }
+  std::string conv2d_library() const override { return "model conv2d (host)"; }
+  void upload(uint64_t addr, uint64_t len) override;
+  void download(uint64_t addr, uint64_t len) override;
+  std::byte* mirror(uint64_t phys) override { return mirror_.get() + phys; }
+  std::byte* alloc(Stream, uint64_t bytes) override;
+  void free(Stream, std::byte* p) override;
+  void copy(Stream, std::byte* dst, const std::byte* src, uint64_t bytes) override;
+  void copy_2d(Stream, std::byte* dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch, uint64_t width,
+               uint64_t height) override;
+  void fill(Stream, float* dst, uint64_t n, float value) override;
+  void saxpy(Stream, float a, const float* x, float* y, uint64_t n) override;
+  void madd(Stream, const float* a, const float* b, float* c, uint64_t n) override;
+  void sgemm(Stream, const cls::SgemmArgs& args, const float* a, const float* b, float* c) override;
+  void conv2d(Stream, const cls::Conv2dArgs& args, const float* input, const float* filter, float* output) override;
+  void mriq(Stream, uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
+            const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) override;
+  void spin(Stream, uint64_t ns) override;
+  Status synchronize(Stream) override;
+
+  FakeDeviceStats stats() const;
+  // The mirror's bytes, for tests.
+  const std::byte* mirror_bytes() const { return mirror_.get(); }
+
+ private:
+  Vram& vram_;
+  std::unique_ptr<std::byte[]> mirror_;
+  std::atomic<uint64_t> uploads_{0}, upload_bytes_{0}, downloads_{0}, download_bytes_{0};
+  std::atomic<uint64_t> device_copies_{0}, kernels_{0}, syncs_{0};
+};
+
+}  // namespace vgpu::gpu

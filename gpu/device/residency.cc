@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "gpu/device/residency.h"
+
+#include <algorithm>
+
+namespace vgpu::gpu {
+
+ResidencyTracker::ResidencyTracker(uint64_t vram_bytes, MirrorTransfers& mirror)
+    : pages_((vram_bytes + PAGE - 1) / PAGE),
+      mirror_(mirror),
+      state_(new std::atomic<uint8_t>[pages_]),
+      direct_(new std::atomic<bool>[pages_]) {
+  for (uint64_t p = 0; p < pages_; ++p) {
+    state_[p].store(static_cast<uint8_t>(Residency::host), std::memory_order_relaxed);
+    direct_[p].store(false, std::memory_order_relaxed);
+  }
+}
+
+bool ResidencyTracker::clamp(uint64_t& addr, uint64_t& len) const {
+  const uint64_t bytes = pages_ * PAGE;
+  if (len == 0 || addr >= bytes) return false;
+  if (len > bytes - addr) len = bytes - addr;
+  return true;
+}
+
+template <typename Need>
+void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need need, Residency after,
+                                  std::optional<uint32_t> stream) {
+  uint64_t p = first;
+  while (p < end) {
+    if (!need(p)) {
+      ++p;
+      continue;
+    }
+    uint64_t q = p + 1;
+    while (q < end && need(q)) ++q;
+    const uint64_t bytes = (q - p) * PAGE;
+    if (up) {
+      if (stream)
+        mirror_.upload_on(*stream, p * PAGE, bytes);
+      else
+        mirror_.upload(p * PAGE, bytes);
+      ++stats_.uploads;
+      stats_.upload_bytes += bytes;
+    } else {
+      mirror_.download(p * PAGE, bytes);
+      ++stats_.downloads;
+      stats_.download_bytes += bytes;
+    }
+    for (uint64_t i = p; i < q; ++i) set(i, after);
+    p = q;
+  }
+}
+
+void ResidencyTracker::prepare_read(uint64_t addr, uint64_t len, std::optional<uint32_t> stream) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  std::lock_guard l(mutex_);
+  // Direct-mapped pages: a guest may have written them since any upload.
+  if (stream) {
+    move_pages(
+        first, end, true, [this](uint64_t p) { return is_direct(p); }, Residency::both, stream);
+    move_pages(
+        first, end, true, [this](uint64_t p) { return get(p) == Residency::host; }, Residency::both);
+  } else {
+    move_pages(
+        first, end, true, [this](uint64_t p) { return get(p) == Residency::host || is_direct(p); }, Residency::both);
+  }
+}
+
+void ResidencyTracker::prepare_write(uint64_t addr, uint64_t len, bool overwrite, std::optional<uint32_t> stream) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  // Pages the work covers wholly, if it overwrites them: their old bytes
+  // do not matter (a direct-mapped one is downloaded after the work).
+  const uint64_t whole_first = overwrite ? (addr + PAGE - 1) / PAGE : end;
+  const uint64_t whole_end = overwrite ? (addr + len) / PAGE : end;
+  auto partial = [&](uint64_t p) { return p < whole_first || p >= whole_end; };
+  // A direct-mapped page's device copy is never trusted (readers upload
+  // it, the written bytes are downloaded): work that only writes it needs
+  // no upload, however little of it the work writes.
+  auto direct_needed = [&](uint64_t p) { return !overwrite && is_direct(p); };
+  auto host_needed = [&](uint64_t p) { return partial(p) && !is_direct(p) && get(p) == Residency::host; };
+  std::lock_guard l(mutex_);
+  if (stream) {
+    move_pages(first, end, true, direct_needed, Residency::both, stream);
+    move_pages(first, end, true, host_needed, Residency::both);
+  } else {
+    move_pages(
+        first, end, true, [&](uint64_t p) { return direct_needed(p) || host_needed(p); }, Residency::both);
+  }
+  // Whole pages count as valid on both sides while the work runs: a CPU
+  // write meanwhile turns them to host, which finish_write notices.
+  for (uint64_t p = std::max(first, whole_first); p < std::min(end, whole_end); ++p)
+    if (get(p) == Residency::host) set(p, Residency::both);
+}
+
+template <typename Pick>
+void ResidencyTracker::download_written(uint64_t addr, uint64_t len, Pick pick, std::optional<uint32_t> stream) {
+  // Exactly the bytes the work wrote, never the rest of a page: a CPU may
+  // have written those meanwhile (a fence next to a result).
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  uint64_t p = first;
+  while (p < end) {
+    if (!pick(p)) {
+      ++p;
+      continue;
+    }
+    uint64_t q = p + 1;
+    while (q < end && pick(q)) ++q;
+    const uint64_t from = std::max(addr, p * PAGE), to = std::min(addr + len, q * PAGE);
+    if (stream)
+      mirror_.download_on(*stream, from, to - from);
+    else
+      mirror_.download(from, to - from);
+    ++stats_.downloads;
+    stats_.download_bytes += to - from;
+    p = q;
+  }
+}
+
+uint64_t ResidencyTracker::queue_direct_downloads(uint64_t addr, uint64_t len, uint32_t stream) {
+  std::lock_guard l(mutex_);
+  if (!clamp(addr, len)) return direct_generation_;
+  download_written(
+      addr, len, [this](uint64_t p) { return is_direct(p); }, stream);
+  return direct_generation_;
+}
+
+void ResidencyTracker::finish_write(uint64_t addr, uint64_t len, std::optional<uint64_t> queued) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  std::lock_guard l(mutex_);
+  const bool downloaded = queued && *queued == direct_generation_;
+  // Direct-mapped pages are never left valid on the device alone, and a
+  // page a CPU wrote while the work ran (now host) keeps that write: both
+  // get the written bytes downloaded (direct ones already were, on the
+  // work's stream, unless a page became direct-mapped since).
+  download_written(
+      addr, len, [&](uint64_t p) { return is_direct(p) ? !downloaded : get(p) == Residency::host; }, std::nullopt);
+  for (uint64_t p = first; p < end; ++p) {
+    if (is_direct(p))
+      set(p, Residency::both);
+    else if (get(p) != Residency::host)
+      set(p, Residency::device);
+  }
+}
+
+void ResidencyTracker::mark_direct(uint64_t addr, uint64_t len) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  // Fast path: already direct-mapped (the BAR's mapper asks per page).
+  bool all = true;
+  for (uint64_t p = first; p < end && all; ++p) all = direct_[p].load(std::memory_order_acquire);
+  if (all) return;
+  std::lock_guard l(mutex_);
+  move_pages(
+      first, end, false, [this](uint64_t p) { return get(p) == Residency::device; }, Residency::both);
+  for (uint64_t p = first; p < end; ++p) direct_[p].store(true, std::memory_order_release);
+  ++direct_generation_;
+}
+
+void ResidencyTracker::host_access(uint64_t addr, uint64_t len, bool write) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  // Fast path, no lock: nothing to download and nothing to invalidate.
+  const Residency fine = write ? Residency::host : Residency::device;
+  bool settled = true;
+  for (uint64_t p = first; p < end && settled; ++p) settled = write ? get(p) == fine : get(p) != fine;
+  if (settled) return;
+  std::lock_guard l(mutex_);
+  move_pages(
+      first, end, false, [this](uint64_t p) { return get(p) == Residency::device; }, Residency::both);
+  if (write)
+    for (uint64_t p = first; p < end; ++p) set(p, Residency::host);
+}
+
+void ResidencyTracker::host_remapped(uint64_t addr, uint64_t len, bool shared) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  std::lock_guard l(mutex_);
+  mirror_.host_remapped(addr, len);
+  // New backing: its bytes are what the host holds now.
+  for (uint64_t p = first; p < end; ++p) {
+    set(p, Residency::host);
+    direct_[p].store(shared, std::memory_order_release);
+  }
+  ++direct_generation_;
+}
+
+Residency ResidencyTracker::state(uint64_t addr) const {
+  return addr / PAGE < pages_ ? get(addr / PAGE) : Residency::host;
+}
+
+bool ResidencyTracker::direct(uint64_t addr) const {
+  return addr / PAGE < pages_ && direct_[addr / PAGE].load(std::memory_order_acquire);
+}
+
+ResidencyStats ResidencyTracker::stats() const {
+  std::lock_guard l(mutex_);
+  return stats_;
+}
+
+}  // namespace vgpu::gpu

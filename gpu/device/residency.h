@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Which side holds the valid bytes of each VRAM page when a device back end
+// mirrors VRAM in GPU memory (docs/cuda.md, "Memory"): the host memfd, the
+// device mirror, or both. Engine work asks for its pages on the device;
+// every CPU-side access (through VramObserver) asks for them on the host.
+// Pages a BAR maps directly are never left valid on the device alone.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "gpu/mem/vram.h"
+
+namespace vgpu::gpu {
+
+enum class Residency : uint8_t { host = 0, both = 1, device = 2 };
+
+// The transfers a tracker needs: between the VRAM memfd's bytes and the
+// device mirror, same physical address on both sides. Synchronous: done
+// when they return.
+class MirrorTransfers {
+ public:
+  virtual ~MirrorTransfers() = default;
+  virtual void upload(uint64_t addr, uint64_t len) = 0;    // host -> device
+  virtual void download(uint64_t addr, uint64_t len) = 0;  // device -> host
+  // The host mapping under [addr, addr+len) was replaced (Vram::detach).
+  virtual void host_remapped(uint64_t, uint64_t) {}
+  // The same transfers ordered on an engine stream (the work's own), done
+  // when that stream is synchronized. Default: synchronous.
+  virtual void upload_on(uint32_t /*stream*/, uint64_t addr, uint64_t len) { upload(addr, len); }
+  virtual void download_on(uint32_t /*stream*/, uint64_t addr, uint64_t len) { download(addr, len); }
+};
+
+struct ResidencyStats {
+  uint64_t uploads = 0;  // transfers (coalesced runs of pages)
+  uint64_t upload_bytes = 0;
+  uint64_t downloads = 0;
+  uint64_t download_bytes = 0;
+};
+
+class ResidencyTracker final : public VramObserver {
+ public:
+  // The tracking granule: 16 small pages. Per-page state costs a launch
+  // time per 4 KiB it touches (a 64 MB sgemm is 16K pages); a chunk moves
+  // at most 60 KiB more than it must.
+  static constexpr uint64_t PAGE = 64 * 1024;
+
+  ResidencyTracker(uint64_t vram_bytes, MirrorTransfers& mirror);
+
+  // Engine side, physical ranges. Before work reads a range: its pages
+  // valid on the device. Before work writes a range: the same, except
+  // pages the work overwrites wholly when `overwrite` (a write-only
+  // buffer) need no upload. After work wrote a range: its pages valid on
+  // the device only; direct-mapped pages are downloaded and stay both.
+  //
+  // With `stream`, direct-mapped pages move on the work's stream instead
+  // (one synchronize for the whole launch): each reader uploads them for
+  // itself anyway, so no other work relies on that upload. Before the
+  // stream is synchronized, queue_direct_downloads puts the downloads of
+  // written direct-mapped pages on it; finish_write(..., queued) then
+  // only records them, unless a page became direct-mapped since.
+  void prepare_read(uint64_t addr, uint64_t len, std::optional<uint32_t> stream = std::nullopt);
+  void prepare_write(uint64_t addr, uint64_t len, bool overwrite, std::optional<uint32_t> stream = std::nullopt);
+  [[nodiscard]] uint64_t queue_direct_downloads(uint64_t addr, uint64_t len, uint32_t stream);
+  void finish_write(uint64_t addr, uint64_t len, std::optional<uint64_t> queued = std::nullopt);
+
+  // A CPU may touch these pages without telling anyone (BAR remap, a
+  // native direct window, a detached partition): download any that are
+  // device-only; from now on they are direct-mapped.
+  void mark_direct(uint64_t addr, uint64_t len);
+
+  // VramObserver: CPU-side accesses and remapped ranges.
+  void host_access(uint64_t addr, uint64_t len, bool write) override;
+  void host_remapped(uint64_t addr, uint64_t len, bool shared) override;
+
+  Residency state(uint64_t addr) const;
+  bool direct(uint64_t addr) const;
+  ResidencyStats stats() const;
+
+ private:
+  uint64_t first_page(uint64_t addr) const { return addr / PAGE; }
+  uint64_t end_page(uint64_t addr, uint64_t len) const { return (addr + len + PAGE - 1) / PAGE; }
+  Residency get(uint64_t page) const { return static_cast<Residency>(state_[page].load(std::memory_order_acquire)); }
+  void set(uint64_t page, Residency r) { state_[page].store(static_cast<uint8_t>(r), std::memory_order_release); }
+  // Transfers pages [first, end) for which `need` holds, in coalesced
+  // runs, then sets each transferred page to `after`. Lock held.
+  template <typename Need>
+  void move_pages(uint64_t first, uint64_t end, bool up, Need need, Residency after,
+                  std::optional<uint32_t> stream = std::nullopt);
+  // Downloads the bytes of [addr, addr+len) on pages `pick` selects.
+  template <typename Pick>
+  void download_written(uint64_t addr, uint64_t len, Pick pick, std::optional<uint32_t> stream);
+  bool is_direct(uint64_t page) const { return direct_[page].load(std::memory_order_acquire); }
+  bool clamp(uint64_t& addr, uint64_t& len) const;
+
+  uint64_t pages_;
+  MirrorTransfers& mirror_;
+  std::unique_ptr<std::atomic<uint8_t>[]> state_;
+  std::unique_ptr<std::atomic<bool>[]> direct_;
+  mutable std::mutex mutex_;  // state changes that transfer, and stats_
+  ResidencyStats stats_;
+  uint64_t direct_generation_ = 0;  // bumped when a page becomes direct-mapped (lock held)
+};
+
+}  // namespace vgpu::gpu

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The device back end end to end through PFIFO and the engine threads, on
+// the fake device (docs/cuda.md): the copy engine's work runs on the
+// device mirror, and what a guest sees through CPU paths (trapped, or a
+// BAR's direct mapping, which the model never hears of) stays right.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "gpu/device/backend.h"
+#include "gpu/device/fake_device.h"
+#include "gpu/testing/harness.h"
+#include "vgpu/classes.h"
+
+namespace vgpu::gpu {
+namespace {
+
+using namespace regs;
+using namespace cls::copy;
+using testing::Harness;
+
+constexpr uint32_t COPY_SUBCH = 4;
+constexpr uint64_t SRC_OFF = testing::DATA_OFF;
+constexpr uint64_t DST_OFF = testing::DATA_OFF + 0x10000;
+constexpr uint64_t SEM_OFF = testing::DATA_OFF + 0x20000;
+constexpr uint64_t SHARED_OFF = testing::DATA_OFF + 0x30000;
+constexpr uint32_t BYTES = 0x2000;
+
+std::vector<uint32_t> copy_push(const testing::Channel& c, uint64_t src, uint64_t dst, uint32_t payload) {
+  const uint64_t sem = c.va(SEM_OFF);
+  const uint32_t launch = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::mask |
+                          LaunchDstPitch::mask | LaunchSemaphoreType::make(uint32_t(SemRelease::one_word));
+  return {fmt::mthd::inc(COPY_SUBCH, cls::host::SET_OBJECT, 1),
+          cls::DMA_COPY,
+          fmt::mthd::inc(COPY_SUBCH, SET_SEMAPHORE_A, 3),
+          hi32(sem),
+          lo32(sem),
+          payload,
+          fmt::mthd::inc(COPY_SUBCH, OFFSET_IN_UPPER, 4),
+          hi32(src),
+          lo32(src),
+          hi32(dst),
+          lo32(dst),
+          fmt::mthd::inc(COPY_SUBCH, LINE_LENGTH_IN, 2),
+          BYTES,
+          1,
+          fmt::mthd::inc(COPY_SUBCH, LAUNCH_DMA, 1),
+          launch};
+}
+
+// A guest's direct mapping: plain memory, no hook.
+uint32_t raw_read(Vram& v, uint64_t addr) {
+  uint32_t x;
+  std::memcpy(&x, v.data() + addr, sizeof x);
+  return x;
+}
+void raw_write(Vram& v, uint64_t addr, uint32_t x) { std::memcpy(v.data() + addr, &x, sizeof x); }
+
+struct DeviceHarness : Harness {
+  DeviceHarness() : Harness(ClockKind::real, EngineBackend::fake_device) {}
+  FakeDevice& dev() { return *dynamic_cast<FakeDevice*>(gpu().device()); }
+  ResidencyTracker& res() { return *gpu().residency(); }
+};
+
+TEST(DeviceBackend, CopyRunsOnTheDeviceAndTheHostSeesItsResult) {
+  DeviceHarness h;
+  auto& c = h.add_channel(3);
+  h.commit_runlist({3});
+  for (uint32_t i = 0; i < BYTES; i += 4) (void)h.vram().write32(c.phys(SRC_OFF + i), i * 3 + 1);
+  h.submit(c, copy_push(c, c.va(SRC_OFF), c.va(DST_OFF), 0x5e));
+  ASSERT_TRUE(h.idle());
+  ASSERT_EQ(h.chan_error(3), 0u);
+  EXPECT_EQ(h.res().state(c.phys(DST_OFF)), Residency::device);  // the result stayed on the device
+  EXPECT_EQ(h.dev().stats().device_copies, 1u);
+  for (uint32_t i = 0; i < BYTES; i += 4) ASSERT_EQ(h.vram().read32(c.phys(DST_OFF + i)), i * 3 + 1);
+  EXPECT_EQ(h.res().state(c.phys(DST_OFF)), Residency::both);  // read back on demand
+  EXPECT_EQ(h.vram().read32(c.phys(SEM_OFF)), 0x5eu);
+}
+
+TEST(DeviceBackend, BarTranslateMarksThePageDirect) {
+  DeviceHarness h;
+  EXPECT_FALSE(h.res().direct(testing::USERD_PHYS));
+  ASSERT_TRUE(h.gpu().bar_translate(Bar::bar1, testing::USERD_BAR1).has_value());
+  EXPECT_TRUE(h.res().direct(testing::USERD_PHYS));
+}
+
+TEST(DeviceBackend, GuestWritesADirectMappedInputBetweenTwoLaunches) {
+  DeviceHarness h;
+  auto& c = h.add_channel(1);
+  h.commit_runlist({1});
+  h.res().mark_direct(c.phys(SRC_OFF), BYTES);
+  raw_write(h.vram(), c.phys(SRC_OFF), 111);
+  h.submit(c, copy_push(c, c.va(SRC_OFF), c.va(DST_OFF), 1));
+  ASSERT_TRUE(h.idle());
+  EXPECT_EQ(h.vram().read32(c.phys(DST_OFF)), 111u);
+  raw_write(h.vram(), c.phys(SRC_OFF), 222);  // unseen by the model
+  h.submit(c, copy_push(c, c.va(SRC_OFF), c.va(DST_OFF), 2));
+  ASSERT_TRUE(h.idle());
+  EXPECT_EQ(h.vram().read32(c.phys(DST_OFF)), 222u);
+}
+
+TEST(DeviceBackend, GuestReadsAResultThroughBar1RightAfterTheFence) {
+  DeviceHarness h;
+  auto& c = h.add_channel(1);
+  h.commit_runlist({1});
+  for (uint32_t i = 0; i < BYTES; i += 4) (void)h.vram().write32(c.phys(SRC_OFF + i), i + 9);
+  h.res().mark_direct(c.phys(DST_OFF), BYTES);
+  h.submit(c, copy_push(c, c.va(SRC_OFF), c.va(DST_OFF), 0x77));
+  // Poll the fence the way a guest would, through its mapping.
+  for (int i = 0; i < 2000000 && raw_read(h.vram(), c.phys(SEM_OFF)) != 0x77; ++i) std::this_thread::yield();
+  ASSERT_EQ(raw_read(h.vram(), c.phys(SEM_OFF)), 0x77u);
+  for (uint32_t i = 0; i < BYTES; i += 4) ASSERT_EQ(raw_read(h.vram(), c.phys(DST_OFF + i)), i + 9);
+  ASSERT_TRUE(h.idle());
+}
+
+TEST(DeviceBackend, TwoChannelsShareABufferOnTheDevice) {
+  DeviceHarness h;
+  auto& a = h.add_channel(1);
+  auto& b = h.add_channel(2);
+  h.commit_runlist({1, 2});
+  // b's SHARED window is a's DST pages.
+  ASSERT_TRUE(h.tables().map(b.pd, b.va(SHARED_OFF), a.phys(DST_OFF), BYTES, fmt::PageSize::small).has_value());
+  for (uint32_t i = 0; i < BYTES; i += 4) (void)h.vram().write32(a.phys(SRC_OFF + i), i ^ 0x5a5a);
+  h.submit(a, copy_push(a, a.va(SRC_OFF), a.va(DST_OFF), 1));
+  ASSERT_TRUE(h.idle());
+  const uint64_t downloads = h.dev().stats().downloads;
+  h.submit(b, copy_push(b, b.va(SHARED_OFF), b.va(DST_OFF), 1));
+  ASSERT_TRUE(h.idle());
+  ASSERT_EQ(h.chan_error(2), 0u);
+  // The shared bytes went from a's work to b's on the device: no download
+  // of them (only semaphore pages, written on the host, moved).
+  EXPECT_EQ(h.res().state(a.phys(DST_OFF)), Residency::device);
+  EXPECT_LE(h.dev().stats().downloads - downloads, 1u);
+  for (uint32_t i = 0; i < BYTES; i += 4) ASSERT_EQ(h.vram().read32(b.phys(DST_OFF + i)), i ^ 0x5a5au);
+}
+
+// Without the cuda back end built, or without a GPU, asking for it is a
+// configuration error that says which.
+TEST(DeviceBackend, CudaWhereItIsNotBuiltOrNoGpuFailsWithAClearMessage) {
+  auto g = GpuModel::create(GpuConfig{.vram_bytes = 16 * MiB, .backend = EngineBackend::cuda});
+  if (g.has_value()) GTEST_SKIP() << "a GPU is present: " << (*g)->device()->name();
+  const std::string m = g.error().what();
+  if (cuda_backend_built())
+    EXPECT_NE(m.find("engine back end 'cuda': no usable GPU: "), std::string::npos) << m;
+  else
+    EXPECT_NE(m.find("engine back end 'cuda' is not built into this binary"), std::string::npos) << m;
+}
+
+TEST(DeviceBackend, UnknownBackendInTheEnvironmentIsAnError) {
+  const char* before = std::getenv("VGPU_ENGINE_BACKEND");
+  const std::string saved = before ? before : "";
+  setenv("VGPU_ENGINE_BACKEND", "gpu", 1);
+  auto g = GpuModel::create(GpuConfig{.vram_bytes = 16 * MiB});
+  if (before)
+    setenv("VGPU_ENGINE_BACKEND", saved.c_str(), 1);
+  else
+    unsetenv("VGPU_ENGINE_BACKEND");
+  ASSERT_FALSE(g.has_value());
+  EXPECT_NE(std::string(g.error().what()).find("VGPU_ENGINE_BACKEND: 'gpu' is not one of"), std::string::npos);
+}
+
+TEST(DeviceBackend, BackendNamesParse) {
+  EXPECT_EQ(parse_engine_backend("cuda"), EngineBackend::cuda);
+  EXPECT_EQ(parse_engine_backend("model"), EngineBackend::model);
+  EXPECT_EQ(parse_engine_backend("fake_device"), EngineBackend::fake_device);
+  EXPECT_FALSE(parse_engine_backend("gpu").has_value());
+}
+
+}  // namespace
+}  // namespace vgpu::gpu
