@@ -40,6 +40,11 @@ Status BarApertures::set_inst(gpu::Bar bar, uint32_t value) {
       !guest_.partition().contains(inst, regs::inst::SIZE))
     return fail(Errc::invalid_argument, "instance block " + hex(inst) + " outside the VM's VRAM");
   const fmt::AddressSpace as = fmt::decode_address_space(guest_.reader(inst));
+  if (auto pv = pv_lookup_ ? pv_lookup_(as.pdb) : nullptr) {
+    st.space = std::move(pv);
+    st.limit = as.limit;
+    return {};
+  }
   auto space = shadow::ShadowSpace::create(guest_, pool_, counters_, as.pdb);
   if (!space) return std::unexpected(space.error());
   st.space = std::move(*space);

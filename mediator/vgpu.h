@@ -33,6 +33,7 @@
 #include "mediator/bar_apertures.h"
 #include "mediator/counters.h"
 #include "mediator/lock.h"
+#include "mediator/pv_server.h"
 #include "mediator/shadow_channels.h"
 #include "mediator/shadow_spaces.h"
 #include "mediator/vgpu_config.h"
@@ -161,6 +162,7 @@ class Vgpu {
   void set_bar_inst(gpu::Bar bar, uint32_t value);
   void set_userd_base(uint32_t value);
   void invalidate_tlb(uint32_t trigger);
+  void pv_doorbell(uint32_t value);
   void rebuild_layout(bool pages_changed);
   void note_guest_write(uint64_t gaddr);
   uint32_t pramin_read(uint32_t offset);
@@ -197,6 +199,7 @@ class Vgpu {
   BarApertures bars_;
   Physical physical_;
   ShadowChannels channels_;
+  PvServer pv_;
   RegisterTable table_;
 };
 

@@ -137,7 +137,7 @@ Status victim(Vm& vm, Testbed& tb, VictimShared& sh) {
     for (size_t i = 0; i < words.size(); ++i) words[i] = pattern(i, salt);
     if (auto s = c.upload(buf, std::span<const uint32_t>(words)); !s) return s;
   }
-  driver::Vmm& vmm = c.address_space().vmm();
+  driver::PageTables& vmm = c.address_space().vmm();
   auto small_pte = vmm.pte(c.gpu_va(*small).value(), fmt::PageSize::small);
   auto big_pte = vmm.pte(c.gpu_va(*big).value(), fmt::PageSize::big);
   if (!small_pte || !big_pte) return fail(Errc::not_found, "victim sentinel PTEs not found");
