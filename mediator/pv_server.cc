@@ -45,9 +45,7 @@ const char* result_name(R r) {
   return "?";
 }
 
-fmt::PageSize page_size(uint32_t flags) {
-  return pv::op::Big::get(flags) ? fmt::PageSize::big : fmt::PageSize::small;
-}
+fmt::PageSize page_size(uint32_t flags) { return pv::op::Big::get(flags) ? fmt::PageSize::big : fmt::PageSize::small; }
 
 bool is_bar_space(uint32_t id) { return id == pv::SPACE_BAR1 || id == pv::SPACE_BAR3; }
 
@@ -119,8 +117,11 @@ pv::Result PvServer::run(const Slot& slot, uint32_t count, std::array<uint32_t, 
     }
     const uint8_t* rec = slot.data() + pv::slot::OPS + i * pv::slot::OP_BYTES;
     const uint32_t code = load32(rec + pv::op::CODE);
-    const Op op{static_cast<pv::Opcode>(pv::op::Code::get(code)), code & ~pv::op::Code::mask,
-                load32(rec + pv::op::SPACE), load64(rec + pv::op::VA), load64(rec + pv::op::ADDR),
+    const Op op{static_cast<pv::Opcode>(pv::op::Code::get(code)),
+                code & ~pv::op::Code::mask,
+                load32(rec + pv::op::SPACE),
+                load64(rec + pv::op::VA),
+                load64(rec + pv::op::ADDR),
                 load32(rec + pv::op::PAGES)};
     R r = R::bad_opcode;
     if (pv::op::Code::get(code) < pv::OPCODES && (op.flags & ~pv::op::FLAGS) == 0)
@@ -251,8 +252,8 @@ pv::Result PvServer::op_map_list(const Op& op, const Slot& slot) {
   const uint8_t* list = slot.data() + op.addr;
   std::vector<uint64_t> hosts(op.pages);
   for (uint64_t i = 0; i < op.pages; ++i) {
-    const shadow::TargetPage t =
-        shadow::check_target(target, load64(list + i * sizeof(uint64_t)), page, env_.guest.partition());
+    const shadow::TargetPage t = shadow::check_target(target, load64(list + i * sizeof(uint64_t)), page,
+                                                      env_.guest.partition());
     if (t.verdict != shadow::Verdict::mapped) {
       if (target != fmt::Target::vram) return R::target_refused;
       return load64(list + i * sizeof(uint64_t)) % page ? R::bad_alignment : R::outside_partition;

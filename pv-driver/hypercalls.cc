@@ -10,7 +10,7 @@ using driver::Bar;
 
 const char* opcode_name(pv::Opcode c) {
   static constexpr const char* NAMES[pv::OPCODES] = {"nop", "create_space", "destroy_space", "set_pd",
-                                                    "map", "map_list",     "unmap",         "flush"};
+                                                     "map", "map_list",     "unmap",         "flush"};
   const auto i = static_cast<uint32_t>(c);
   return i < pv::OPCODES ? NAMES[i] : "?";
 }
@@ -44,7 +44,7 @@ bool Hypercalls::offered(driver::Port& port) {
 }
 
 Result<std::unique_ptr<Hypercalls>> Hypercalls::open(driver::Port& port, driver::InstMem& mem, uint64_t area,
-                                                      uint32_t slot) {
+                                                     uint32_t slot) {
   if (!offered(port)) return fail(Errc::unsupported, "the device offers no paravirtual interface (pv=on)");
   if (area % pv::SLOT_BYTES || slot >= pv::SLOTS)
     return fail(Errc::invalid_argument, strfmt("PV slot area %s or slot %u invalid", hex(area).c_str(), slot));

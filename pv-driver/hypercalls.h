@@ -37,8 +37,8 @@ class Hypercalls {
   static bool offered(driver::Port& port);
   // Names the slot area [area, area + AREA_BYTES) of guest VRAM (SLOT_BYTES
   // aligned; the caller allocated it) and uses slot `slot` of it.
-  [[nodiscard]] static Result<std::unique_ptr<Hypercalls>> open(driver::Port& port, driver::InstMem& mem,
-                                                                uint64_t area, uint32_t slot = 0);
+  [[nodiscard]] static Result<std::unique_ptr<Hypercalls>> open(driver::Port& port, driver::InstMem& mem, uint64_t area,
+                                                                uint32_t slot = 0);
 
   // Appends an operation; when the batch is full it is run first.
   [[nodiscard]] Status add(const PvOp& op);

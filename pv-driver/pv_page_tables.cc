@@ -15,11 +15,10 @@ uint32_t op_flags(fmt::PageSize ps, fmt::pte::Flags f) {
 }  // namespace
 
 Result<std::unique_ptr<PvPageTables>> PvPageTables::create(std::string name, Hypercalls& hc, driver::InstMem& mem,
-                                                           driver::TableMemory& tables, uint64_t size,
-                                                           uint32_t space) {
+                                                           driver::TableMemory& tables, uint64_t size, uint32_t space) {
   if (size == 0 || size > fmt::VA_LIMIT)
-    return fail(Errc::invalid_argument, strfmt("%s: address space size %s out of range", name.c_str(),
-                                               hex(size).c_str()));
+    return fail(Errc::invalid_argument,
+                strfmt("%s: address space size %s out of range", name.c_str(), hex(size).c_str()));
   // The directory is a name, never written: one table-aligned page.
   auto pd = tables.alloc(fmt::TABLE_ALIGN);
   if (!pd) return std::unexpected(pd.error().context(name + ": page directory"));
@@ -59,8 +58,8 @@ Status PvPageTables::map(uint64_t va, uint64_t phys, uint64_t bytes, fmt::PageSi
   if (auto ok = check(va, bytes, ps, "map"); !ok) return ok;
   const uint64_t page = fmt::page_bytes(ps);
   if (phys % page)
-    return fail(Errc::invalid_argument, strfmt("%s: VRAM address %s not aligned to the page", name_.c_str(),
-                                               hex(phys).c_str()));
+    return fail(Errc::invalid_argument,
+                strfmt("%s: VRAM address %s not aligned to the page", name_.c_str(), hex(phys).c_str()));
   // The stride form: one operation per MAX_PAGES pages.
   for (uint64_t off = 0; off < bytes;) {
     const uint64_t pages = std::min<uint64_t>((bytes - off) / page, pv::MAX_PAGES);

@@ -31,7 +31,8 @@ Result<uint64_t> ShadowSpace::pv_table(uint32_t pde, fmt::PageSize ps, bool crea
   }
   const fmt::Level& level = fmt::table_level(ps);
   auto table = reserved_.alloc(level.table_bytes());
-  if (!table) return fail(Errc::out_of_memory, strfmt("no reserved VRAM for a paravirtual %s (PDE %u)", level.name, pde));
+  if (!table)
+    return fail(Errc::out_of_memory, strfmt("no reserved VRAM for a paravirtual %s (PDE %u)", level.name, pde));
   Slot& slot = slots_[pde];
   (big ? slot.shadow_lpt : slot.shadow_spt) = *table;
   write_shadow(shadow_pd_ + uint64_t{pde} * fmt::PD.entry_bytes, shadow_pde(slot.shadow_spt, slot.shadow_lpt));
