@@ -56,6 +56,9 @@ class BarApertures {
   }
   // Whether the BAR's space is `space` (the PV server resyncs it after a batch).
   bool uses(gpu::Bar bar, const shadow::ShadowSpace* space) const { return state(bar).space.get() == space; }
+  // Refresh the page list for BAR offsets [offset, offset + bytes) only
+  // (a PV batch changed those entries; the shadow needs no sync).
+  void sync_range(gpu::Bar bar, uint64_t offset, uint64_t bytes);
   // Bring the BAR's shadow and page list up to date.
   [[nodiscard]] Status sync(gpu::Bar bar, bool full);
 

@@ -61,6 +61,10 @@ uint32_t PvServer::caps() const {
 }
 
 void PvServer::set_slot_base(uint32_t value) {
+  // A new session (a driver opened the device again): nothing of the last
+  // one survives, as at reset.
+  for (auto& [id, s] : spaces_) drop(s);
+  spaces_.clear();
   slot_base_ = 0;
   if (!offered_ || !pv::SlotBaseEnable::get(value)) return;
   const uint64_t base = uint64_t{pv::SlotBaseAddr::get(value)} << pv::SLOT_BASE_SHIFT;
@@ -143,8 +147,8 @@ std::shared_ptr<shadow::ShadowSpace> PvServer::space(uint32_t id) const {
   return it == spaces_.end() ? nullptr : it->second.shadow;
 }
 
-std::vector<const shadow::ShadowSpace*> PvServer::take_changed() {
-  std::vector<const shadow::ShadowSpace*> out;
+std::vector<PvServer::Change> PvServer::take_changed() {
+  std::vector<Change> out;
   out.swap(changed_);
   return out;
 }
@@ -152,7 +156,7 @@ std::vector<const shadow::ShadowSpace*> PvServer::take_changed() {
 void PvServer::drop(Space& s) {
   if (s.pd) env_.spaces.detach_pv(s.pd);
   env_.invalidate(s.shadow->shadow_pd());
-  changed_.push_back(s.shadow.get());
+  changed_.push_back({s.shadow.get(), 0, ALL});
 }
 
 void PvServer::reset() {
@@ -213,7 +217,7 @@ pv::Result PvServer::check_range(const Op& op, Space*& space) const {
 
 pv::Result PvServer::apply(const Op& op, Space& space, const std::function<uint64_t(uint64_t)>& pte) {
   if (!space.shadow->pv_write(op.va, op.pages, page_size(op.flags), pte)) return R::no_memory;
-  changed_.push_back(space.shadow.get());
+  changed_.push_back({space.shadow.get(), op.va, uint64_t{op.pages} * fmt::page_bytes(page_size(op.flags))});
   return R::ok;
 }
 
@@ -277,7 +281,6 @@ pv::Result PvServer::op_flush(const Op& op, const Slot&) {
   if (!s) return R::bad_space;
   Counters::bump(env_.counters.tlb_invalidates);
   env_.invalidate(s->shadow->shadow_pd());
-  changed_.push_back(s->shadow.get());
   return R::ok;
 }
 

@@ -41,6 +41,7 @@ class PvServer {
 
   uint32_t caps() const;
   uint32_t slot_base() const { return slot_base_; }
+  // Any write starts a new session: every PV space of the VM is destroyed.
   void set_slot_base(uint32_t value);
   // Runs the batch of the slot `value` names; returns its result (also in
   // STATUS and the slot's header).
@@ -48,9 +49,15 @@ class PvServer {
   uint32_t status() const { return static_cast<uint32_t>(status_); }
   uint32_t batches() const { return batches_; }
 
-  // The spaces a batch changed that may be a BAR's (the vGPU resyncs
-  // those BARs); cleared by the call.
-  std::vector<const shadow::ShadowSpace*> take_changed();
+  // What a batch changed, for the BARs whose space it is (the vGPU
+  // refreshes those BARs' page lists): VA range, or all of the space.
+  struct Change {
+    const shadow::ShadowSpace* space;
+    uint64_t va;
+    uint64_t bytes;  // ALL: the whole space
+  };
+  static constexpr uint64_t ALL = ~uint64_t{0};
+  std::vector<Change> take_changed();
 
   // The VM reset: every space and the slot area go.
   void reset();
@@ -96,7 +103,7 @@ class PvServer {
   regs::pv::Result status_ = regs::pv::Result::ok;
   uint32_t batches_ = 0;
   std::map<uint32_t, Space> spaces_;  // by id
-  std::vector<const shadow::ShadowSpace*> changed_;
+  std::vector<Change> changed_;
 };
 
 }  // namespace vgpu::mediator

@@ -282,6 +282,15 @@ TEST(PvServer, TheBatchIsReadOnceFromACopy) {
   EXPECT_EQ(t.mappings(1).size(), 1u);
 }
 
+TEST(PvServer, ANewSlotBaseStartsANewSession) {
+  Server t;
+  t.create(1);
+  t.server.set_slot_base(pv::SlotBaseEnable::mask | pv::SlotBaseAddr::make(AREA >> pv::SLOT_BASE_SHIFT));
+  EXPECT_EQ(t.server.space(1), nullptr);
+  EXPECT_EQ(t.spaces.find_pv(PD), nullptr);
+  t.create(1);
+}
+
 TEST(PvServer, ResetDestroysEverySpace) {
   Server t;
   t.create(1);

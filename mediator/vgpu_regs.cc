@@ -127,10 +127,13 @@ void Vgpu::pv_doorbell(uint32_t value) {
   // A batch that changed a BAR's space: the BAR reloads (its page list and
   // the remap layout), as after a BAR TLB invalidate.
   bool bar_changed = false;
-  for (const shadow::ShadowSpace* s : pv_.take_changed())
+  for (const PvServer::Change& c : pv_.take_changed())
     for (gpu::Bar bar : {gpu::Bar::bar1, gpu::Bar::bar3})
-      if (bars_.uses(bar, s)) {
-        (void)bars_.sync(bar, false);
+      if (bars_.uses(bar, c.space)) {
+        if (c.bytes == PvServer::ALL)
+          (void)bars_.sync(bar, false);
+        else
+          bars_.sync_range(bar, c.va, c.bytes);
         bar_changed = true;
       }
   if (bar_changed) rebuild_layout(true);
