@@ -81,6 +81,9 @@ class Vgpu {
   void set_message_handler(std::function<void(regs::pci::MsiVector)> handler);
   CounterSnapshot counters() const;
   std::vector<std::string> guest_errors() const;  // the most recent, oldest first
+  // The mappings of PV address space `id` as host VRAM, fn(va, host,
+  // bytes, read_only) (tests, debugging); false when no such space.
+  bool pv_mappings(uint32_t id, const std::function<void(uint64_t, uint64_t, uint64_t, bool)>& fn) const;
 
   // ---- from the host
   // The scheduler picked submission `seq` of guest channel `gchid`. False:

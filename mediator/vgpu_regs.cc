@@ -139,6 +139,17 @@ void Vgpu::pv_doorbell(uint32_t value) {
   if (bar_changed) rebuild_layout(true);
 }
 
+bool Vgpu::pv_mappings(uint32_t id, const std::function<void(uint64_t, uint64_t, uint64_t, bool)>& fn) const {
+  std::shared_ptr<shadow::ShadowSpace> space;
+  {
+    MediatorLock lock(mutex_);
+    space = pv_.space(id);
+  }
+  if (!space) return false;
+  space->for_each_mapping(0, fmt::VA_LIMIT, fn);
+  return true;
+}
+
 // ---- BAR0 entry points
 
 uint32_t Vgpu::read32(uint32_t offset) {

@@ -131,7 +131,8 @@ Result<WorkloadResult> map_churn(Vm& vm, const WorkloadOptions& o) {
     // kept; the check reads two words through the driver's transfer path).
     for (auto [b, count] : filled) {
       float first = 0, end = 0;
-      if (auto s = c.download(b, 0, std::as_writable_bytes(std::span(&first, 1))); !s) return std::unexpected(s.error());
+      if (auto s = c.download(b, 0, std::as_writable_bytes(std::span(&first, 1))); !s)
+        return std::unexpected(s.error());
       if (auto s = c.download(b, (count - 1) * sizeof(float), std::as_writable_bytes(std::span(&end, 1))); !s)
         return std::unexpected(s.error());
       seen.push_back(first);
