@@ -76,8 +76,6 @@ void put_error(char* err, size_t err_len, const std::string& message) {
     return fail(Errc::invalid_argument,
                 "pv: the paravirtual interface is a vGPU's (mode=fv); with mode=passthrough the VM drives "
                 "the GPU's own page tables");
-  if (c.pv && !socket.empty())
-    return fail(Errc::invalid_argument, "pv: not offered through a vgpud socket yet (the daemon's vGPUs have no PV)");
   std::string vm_name = c.vm_name ? c.vm_name : "";
   if (!socket.empty() && (c.turn_ms != 0 || c.max_gpu_ms != 0)) {
     const char* name = c.turn_ms != 0 ? VGPU_OPT_TURN_MS : VGPU_OPT_MAX_GPU_MS;
