@@ -31,6 +31,7 @@ struct BackendConfig {
   std::string vm_name;
   uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;        // 0: a turn runs up to GP_PUT
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;  // 0: no limit
+  bool pv = VGPU_OPT_PV_DEFAULT;                      // offer the PV interface (spec §17)
 };
 
 using IrqFn = void (*)(void* opaque, bool asserted);

@@ -142,6 +142,7 @@ Result<std::unique_ptr<Backend>> make_daemon_backend(const BackendConfig& config
   o.weight = config.weight;
   o.bar_remap = config.bar_remap;
   o.lazy_shadow = config.lazy_shadow;
+  o.pv = config.pv;
   auto c = vgpud::Client::attach(config.socket, o);
   if (!c) {
     if (c.error().refusal == vgpud::proto::Refusal::none) return fail(Errc::not_found, "socket: " + c.error().message);

@@ -87,6 +87,7 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   vc.bar_remap = config.bar_remap;
   vc.lazy_shadow = config.lazy_shadow;
   vc.weight = config.weight;
+  vc.pv = config.pv;
   auto vgpu = (*host)->create_vgpu(vc);
   if (!vgpu) return std::unexpected(vgpu.error());
   return std::make_unique<MediatorBackend>(std::move(*host), **vgpu);

@@ -72,6 +72,10 @@ void put_error(char* err, size_t err_len, const std::string& message) {
     return fail(Errc::invalid_argument,
                 "socket: a vGPU from the daemon needs mode=fv (passthrough gives one VM the "
                 "whole GPU, in its own process)");
+  if (c.pv && c.mode != VGPU_MODE_FV)
+    return fail(Errc::invalid_argument,
+                "pv: the paravirtual interface is a vGPU's (mode=fv); with mode=passthrough the VM drives "
+                "the GPU's own page tables");
   std::string vm_name = c.vm_name ? c.vm_name : "";
   if (!socket.empty() && (c.turn_ms != 0 || c.max_gpu_ms != 0)) {
     const char* name = c.turn_ms != 0 ? VGPU_OPT_TURN_MS : VGPU_OPT_MAX_GPU_MS;
@@ -93,6 +97,7 @@ void put_error(char* err, size_t err_len, const std::string& message) {
                        std::move(scheduler), c.weight,   std::move(log), std::move(socket), std::move(vm_name)};
   config.turn_ms = *turn_ms;
   config.max_gpu_ms = *max_gpu_ms;
+  config.pv = c.pv;
   return config;
 }
 

@@ -93,6 +93,9 @@ typedef struct VgpuBackendConfig {
     // VGPU_OPT_TIME_OFF no bound, else milliseconds.
     uint32_t turn_ms;     // VGPU_OPT_TURN_MS
     uint32_t max_gpu_ms;  // VGPU_OPT_MAX_GPU_MS
+    // Offer the paravirtual page-table interface (VGPU_OPT_PV, spec §17):
+    // mode fv, embedded mediator only.
+    bool pv;
 } VgpuBackendConfig;
 
 // One range of a BAR as the front end should map it. Ranges are sorted,

@@ -105,6 +105,23 @@ TEST(Capi, TimeOptionsAreCheckedAndOffIsSpelledApart) {
   EXPECT_NE(created(c), nullptr);
 }
 
+// pv=on: offered by an fv vGPU (PV.CAPS), refused with passthrough.
+TEST(Capi, PvIsOfferedInFvAndRefusedInPassthrough) {
+  VgpuBackendConfig c = default_config();
+  c.pv = true;
+  expect_rejected(c, VGPU_OPT_PV);
+  c.mode = VGPU_MODE_FV;
+  BackendPtr b = created(c);
+  ASSERT_NE(b, nullptr);
+  const uint32_t caps = vgpu_backend_bar0_read32(b.get(), regs::pv::CAPS.offset);
+  EXPECT_EQ(regs::pv::CapsSignature::get(caps), regs::pv::SIGNATURE);
+  EXPECT_TRUE(regs::pv::CapsHypercalls::get(caps));
+  c.pv = false;
+  BackendPtr off = created(c);
+  ASSERT_NE(off, nullptr);
+  EXPECT_EQ(vgpu_backend_bar0_read32(off.get(), regs::pv::CAPS.offset), regs::BAD_REGISTER) << "off by default";
+}
+
 TEST(Capi, ErrorMessageIsTruncatedToTheBuffer) {
   VgpuBackendConfig c = default_config();
   c.weight = 0;

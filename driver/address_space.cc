@@ -5,7 +5,7 @@
 
 namespace vgpu::driver {
 
-AddressSpace::AddressSpace(Port& port, std::unique_ptr<Vmm> vmm, uint64_t va_base, uint64_t va_bytes)
+AddressSpace::AddressSpace(Port& port, std::unique_ptr<PageTables> vmm, uint64_t va_base, uint64_t va_bytes)
     : port_(port), vmm_(std::move(vmm)), va_(vmm_->name() + " VA", va_base, va_bytes) {}
 
 AddressSpace::~AddressSpace() {

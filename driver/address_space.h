@@ -15,7 +15,7 @@ namespace vgpu::driver {
 
 class AddressSpace {
  public:
-  AddressSpace(Port& port, std::unique_ptr<Vmm> vmm, uint64_t va_base, uint64_t va_bytes);
+  AddressSpace(Port& port, std::unique_ptr<PageTables> vmm, uint64_t va_base, uint64_t va_bytes);
   ~AddressSpace();
   AddressSpace(const AddressSpace&) = delete;
   AddressSpace& operator=(const AddressSpace&) = delete;
@@ -25,7 +25,7 @@ class AddressSpace {
   [[nodiscard]] Result<uint64_t> map(uint64_t phys, uint64_t bytes, fmt::pte::Flags flags = {});
   [[nodiscard]] Status unmap(uint64_t va);
 
-  Vmm& vmm() { return *vmm_; }
+  PageTables& vmm() { return *vmm_; }
   const RangeAllocator& va() const { return va_; }
 
  private:
@@ -34,7 +34,7 @@ class AddressSpace {
     fmt::PageSize ps;
   };
   Port& port_;
-  std::unique_ptr<Vmm> vmm_;
+  std::unique_ptr<PageTables> vmm_;
   RangeAllocator va_;
   std::map<uint64_t, Mapping> maps_;
 };

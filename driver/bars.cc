@@ -17,14 +17,21 @@ uint32_t bar_inst_value(uint64_t inst) {
 }  // namespace
 
 Result<std::unique_ptr<Bars>> Bars::init(Port& port, InstMem& mem, RangeAllocator& heap, RangeAllocator& vram,
-                                         TableMemory& tables) {
+                                         TableMemory& tables, const TablesMaker& make) {
   std::unique_ptr<Bars> bars(new Bars(heap, vram));
-  if (auto ok = bars->init_bar3(port, mem, tables); !ok) return std::unexpected(ok.error().context("BAR3"));
-  if (auto ok = bars->init_bar1(port, mem, tables); !ok) return std::unexpected(ok.error().context("BAR1"));
+  const TablesMaker native = [&](std::string name, uint64_t size,
+                                 SpaceKind kind) -> Result<std::unique_ptr<PageTables>> {
+    auto vmm = Vmm::create(std::move(name), mem, tables, size, kind != SpaceKind::channel);
+    if (!vmm) return std::unexpected(vmm.error());
+    return std::unique_ptr<PageTables>(std::move(*vmm));
+  };
+  const TablesMaker& m = make ? make : native;
+  if (auto ok = bars->init_bar3(port, mem, m); !ok) return std::unexpected(ok.error().context("BAR3"));
+  if (auto ok = bars->init_bar1(port, mem, m); !ok) return std::unexpected(ok.error().context("BAR1"));
   return bars;
 }
 
-Status Bars::init_bar3(Port& port, InstMem& mem, TableMemory& tables) {
+Status Bars::init_bar3(Port& port, InstMem& mem, const TablesMaker& make) {
   if (heap_.size() > port.bar_size(Bar::bar3))
     return fail(Errc::invalid_argument,
                 msg("instance heap of {} bytes exceeds BAR3 ({} bytes)", heap_.size(), port.bar_size(Bar::bar3)));
@@ -33,10 +40,11 @@ Status Bars::init_bar3(Port& port, InstMem& mem, TableMemory& tables) {
   bar3_inst_ = *inst;
   mem.fill(bar3_inst_, r::inst::SIZE);
   // Instance memory is still on PRAMIN here: these tables are the bootstrap.
-  auto vmm = Vmm::create("bar3", mem, tables, port.bar_size(Bar::bar3), true);
+  auto vmm = make("bar3", port.bar_size(Bar::bar3), SpaceKind::bar3);
   if (!vmm) return std::unexpected(vmm.error());
   bar3_ = std::move(*vmm);
   if (auto ok = bar3_->map(0, heap_.base(), heap_.size(), fmt::PageSize::small); !ok) return ok;
+  if (auto ok = bar3_->commit(); !ok) return ok;
   bar3_->join(bar3_inst_);
   if (auto ok = bar_flush(port); !ok) return ok;
   port.write32(Bar::bar0, r::pbus::BAR3_INST.offset, bar_inst_value(bar3_inst_));
@@ -45,12 +53,12 @@ Status Bars::init_bar3(Port& port, InstMem& mem, TableMemory& tables) {
   return {};
 }
 
-Status Bars::init_bar1(Port& port, InstMem& mem, TableMemory& tables) {
+Status Bars::init_bar1(Port& port, InstMem& mem, const TablesMaker& make) {
   auto inst = heap_.alloc(r::inst::SIZE, r::inst::ALIGN);
   if (!inst) return std::unexpected(inst.error());
   bar1_inst_ = *inst;
   mem.fill(bar1_inst_, r::inst::SIZE);
-  auto vmm = Vmm::create("bar1", mem, tables, port.bar_size(Bar::bar1), true);
+  auto vmm = make("bar1", port.bar_size(Bar::bar1), SpaceKind::bar1);
   if (!vmm) return std::unexpected(vmm.error());
   (*vmm)->join(bar1_inst_);
   bar1_ = std::make_unique<AddressSpace>(port, std::move(*vmm), 0, port.bar_size(Bar::bar1));

@@ -21,13 +21,15 @@ namespace vgpu::driver {
 class Bars {
  public:
   // heap: the instance heap (at most BAR3's size); vram: the rest of VRAM
-  // (USERD comes from it).
+  // (USERD comes from it). `make` picks the page tables' back end (none:
+  // Vmm, written in VRAM).
   [[nodiscard]] static Result<std::unique_ptr<Bars>> init(Port& port, InstMem& mem, RangeAllocator& heap,
-                                                          RangeAllocator& vram, TableMemory& tables);
+                                                          RangeAllocator& vram, TableMemory& tables,
+                                                          const TablesMaker& make = {});
   ~Bars();
 
   AddressSpace& bar1() { return *bar1_; }
-  Vmm& bar3() { return *bar3_; }
+  PageTables& bar3() { return *bar3_; }
   uint64_t bar3_inst() const { return bar3_inst_; }
   uint64_t bar1_inst() const { return bar1_inst_; }
 
@@ -38,14 +40,14 @@ class Bars {
 
  private:
   Bars(RangeAllocator& heap, RangeAllocator& vram) : heap_(heap), vram_(vram) {}
-  [[nodiscard]] Status init_bar3(Port& port, InstMem& mem, TableMemory& tables);
-  [[nodiscard]] Status init_bar1(Port& port, InstMem& mem, TableMemory& tables);
+  [[nodiscard]] Status init_bar3(Port& port, InstMem& mem, const TablesMaker& make);
+  [[nodiscard]] Status init_bar1(Port& port, InstMem& mem, const TablesMaker& make);
 
   RangeAllocator& heap_;
   RangeAllocator& vram_;
   uint64_t bar3_inst_ = 0;
   uint64_t bar1_inst_ = 0;
-  std::unique_ptr<Vmm> bar3_;
+  std::unique_ptr<PageTables> bar3_;
   std::unique_ptr<AddressSpace> bar1_;
   uint64_t userd_ = 0;
   uint64_t userd_va_ = 0;

@@ -21,7 +21,7 @@ static_assert(CODE_BYTES <= ARG_CB_OFFSET && ARG_CB_OFFSET + ARG_CB_BYTES <= CON
 
 Status Context::setup() {
   Device& d = dev_;
-  auto vmm = Vmm::create("context VMM", d.mem_, *d.tables_, fmt::VA_LIMIT, false);
+  auto vmm = d.make_tables("context VMM", fmt::VA_LIMIT, SpaceKind::channel);
   if (!vmm) return std::unexpected(vmm.error());
   as_ = std::make_unique<AddressSpace>(d.port_, std::move(*vmm), USER_VA_BASE, fmt::VA_LIMIT - USER_VA_BASE);
   auto ch = Channel::create(d.deps(), *as_, d.options_.channel);

@@ -6,6 +6,8 @@
 #include "driver/msg.h"
 #include "driver/runtime.h"
 #include "driver/timer.h"
+#include "pv-driver/pv_page_tables.h"
+#include "vgpu/regs.h"
 
 namespace vgpu::driver {
 
@@ -37,7 +39,18 @@ Status Device::bring_up() {
   heap_ = std::make_unique<RangeAllocator>("instance heap", *heap, heap_bytes);
   tables_ = std::make_unique<TableMemory>(*heap_, vram_.get());
 
-  auto bars = Bars::init(port_, mem_, *heap_, *vram_, *tables_);
+  TablesMaker maker;
+  if (options_.paravirtual) {
+    auto area = heap_->alloc(regs::pv::AREA_BYTES, regs::pv::SLOT_BYTES);
+    if (!area) return std::unexpected(area.error().context("PV slot area"));
+    auto pv = pvdriver::Hypercalls::open(port_, mem_, *area);
+    if (!pv) return std::unexpected(pv.error());
+    pv_ = std::move(*pv);
+    maker = [this](std::string name, uint64_t size, SpaceKind kind) {
+      return make_tables(std::move(name), size, kind);
+    };
+  }
+  auto bars = Bars::init(port_, mem_, *heap_, *vram_, *tables_, maker);
   if (!bars) return std::unexpected(bars.error());
   bars_ = std::move(*bars);
   auto fifo = Fifo::init(port_, mem_, *heap_);
@@ -59,6 +72,26 @@ Device::~Device() {
   if (fence_mem_) (void)vram_->free(fence_mem_);
   fifo_.reset();
   bars_.reset();
+}
+
+Result<std::unique_ptr<PageTables>> Device::make_tables(std::string name, uint64_t size, SpaceKind kind) {
+  if (!pv_) {
+    auto vmm = Vmm::create(std::move(name), mem_, *tables_, size, kind != SpaceKind::channel);
+    if (!vmm) return std::unexpected(vmm.error());
+    return std::unique_ptr<PageTables>(std::move(*vmm));
+  }
+  uint32_t space = kind == SpaceKind::bar1 ? regs::pv::SPACE_BAR1 : regs::pv::SPACE_BAR3;
+  if (kind == SpaceKind::channel) {
+    auto id = pv_->alloc_space();
+    if (!id) return std::unexpected(id.error().context(name));
+    space = *id;
+  }
+  auto t = pvdriver::PvPageTables::create(std::move(name), *pv_, mem_, *tables_, size, space);
+  if (!t) {
+    if (kind == SpaceKind::channel) pv_->free_space(space);
+    return std::unexpected(t.error());
+  }
+  return std::unique_ptr<PageTables>(std::move(*t));
 }
 
 uint64_t Device::time_ns() { return read_time_ns(port_); }

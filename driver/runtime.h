@@ -24,6 +24,7 @@
 #include "driver/instmem.h"
 #include "driver/port.h"
 #include "driver/vmm.h"
+#include "pv-driver/hypercalls.h"
 #include "vgpu/bits.h"
 #include "vgpu/classes.h"
 
@@ -43,6 +44,10 @@ struct DeviceOptions {
   // sleeps until the next interrupt message (0: sleep at once).
   uint64_t wait_spin_ns = 0;
   ChannelConfig channel;
+  // Hand page-table updates to the vGPU's paravirtual interface (spec §17,
+  // pv-driver/) instead of writing tables in VRAM; open fails when the
+  // device does not offer it.
+  bool paravirtual = false;
 };
 
 // A buffer of one context. id 0 is never valid; ids are not reused.
@@ -106,12 +111,15 @@ class Device {
   const DeviceOptions& options() const { return options_; }
   Port& port() { return port_; }
   const InstMemStats& inst_stats() const { return mem_.stats(); }
+  // The paravirtual interface's counts; null when the device is not used through it.
+  const pvdriver::HypercallStats* hypercall_stats() const { return pv_ ? &pv_->stats() : nullptr; }
 
  private:
   friend class Context;
   Device(Port& port, const DeviceOptions& o) : port_(port), options_(o), mem_(port) {}
   [[nodiscard]] Status bring_up();
   ChannelDeps deps() { return {port_, mem_, *heap_, *vram_, *bars_, *fifo_}; }
+  [[nodiscard]] Result<std::unique_ptr<PageTables>> make_tables(std::string name, uint64_t size, SpaceKind kind);
 
   Port& port_;
   DeviceOptions options_;
@@ -119,6 +127,7 @@ class Device {
   InstMem mem_;
   std::unique_ptr<RangeAllocator> vram_;
   std::unique_ptr<RangeAllocator> heap_;
+  std::unique_ptr<pvdriver::Hypercalls> pv_;  // with options_.paravirtual
   std::unique_ptr<TableMemory> tables_;
   std::unique_ptr<Bars> bars_;
   std::unique_ptr<Fifo> fifo_;

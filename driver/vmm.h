@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,36 +34,64 @@ class TableMemory {
   RangeAllocator* fallback_;
 };
 
-class Vmm {
+// What the address-space layer (driver/address_space.h), the BARs and the
+// channels need of a GPU address space's page tables. Two back ends:
+// Vmm below writes Fermi page tables in VRAM (native, and full
+// virtualization); pv-driver/'s PvPageTables hands the same updates to the
+// vGPU's paravirtual interface in batches (spec §17).
+class PageTables {
+ public:
+  virtual ~PageTables() = default;
+  // Maps [va, va + bytes) to VRAM [phys, phys + bytes) with pages of `ps`;
+  // va, phys and bytes are multiples of the page size.
+  [[nodiscard]] virtual Status map(uint64_t va, uint64_t phys, uint64_t bytes, fmt::PageSize ps,
+                                   fmt::pte::Flags flags = {}) = 0;
+  // Clears the PTEs of [va, va + bytes).
+  [[nodiscard]] virtual Status unmap(uint64_t va, uint64_t bytes, fmt::PageSize ps) = 0;
+  // Makes every earlier map/unmap visible and drops stale TLB entries.
+  // Call after a batch of map/unmap.
+  [[nodiscard]] virtual Status flush(Port& port, uint64_t timeout_ns = DEFAULT_POLL_TIMEOUT_NS) = 0;
+  // Makes every earlier map/unmap reach the device before the next
+  // register write, without a TLB invalidate (BAR bring-up).
+  [[nodiscard]] virtual Status commit() { return {}; }
+  // Writes the page directory base and limit into an instance block.
+  virtual void join(uint64_t inst_addr) = 0;
+  // The PTE mapping va with pages of ps, as the driver set it (tests, debugging).
+  virtual std::optional<uint64_t> pte(uint64_t va, fmt::PageSize ps) = 0;
+  virtual uint64_t pd_addr() const = 0;
+  virtual uint64_t size() const = 0;
+  uint64_t limit() const { return size() - 1; }
+  virtual const std::string& name() const = 0;
+  virtual uint64_t ptes_written() const = 0;
+};
+
+// Which address space a new set of page tables is for.
+enum class SpaceKind : uint8_t { channel, bar1, bar3 };
+// Makes the page tables of a new address space (the Device picks the back end).
+using TablesMaker = std::function<Result<std::unique_ptr<PageTables>>(std::string name, uint64_t size, SpaceKind kind)>;
+
+class Vmm final : public PageTables {
  public:
   // An address space of `size` bytes of VA (its limit is size - 1). BAR
   // address spaces flush with HUB_ONLY.
   [[nodiscard]] static Result<std::unique_ptr<Vmm>> create(std::string name, InstMem& mem, TableMemory& tables,
                                                            uint64_t size, bool bar);
-  ~Vmm();
+  ~Vmm() override;
   Vmm(const Vmm&) = delete;
   Vmm& operator=(const Vmm&) = delete;
 
-  // Maps [va, va + bytes) to VRAM [phys, phys + bytes) with pages of `ps`;
-  // va, phys and bytes are multiples of the page size.
-  [[nodiscard]] Status map(uint64_t va, uint64_t phys, uint64_t bytes, fmt::PageSize ps, fmt::pte::Flags flags = {});
-  // Clears the PTEs of [va, va + bytes).
-  [[nodiscard]] Status unmap(uint64_t va, uint64_t bytes, fmt::PageSize ps);
-  // BAR flush, then TLB invalidate of this page directory. Call after a
-  // batch of map/unmap.
-  [[nodiscard]] Status flush(Port& port, uint64_t timeout_ns = DEFAULT_POLL_TIMEOUT_NS);
+  [[nodiscard]] Status map(uint64_t va, uint64_t phys, uint64_t bytes, fmt::PageSize ps,
+                           fmt::pte::Flags flags = {}) override;
+  [[nodiscard]] Status unmap(uint64_t va, uint64_t bytes, fmt::PageSize ps) override;
+  // BAR flush, then TLB invalidate of this page directory.
+  [[nodiscard]] Status flush(Port& port, uint64_t timeout_ns = DEFAULT_POLL_TIMEOUT_NS) override;
+  void join(uint64_t inst_addr) override;
+  std::optional<uint64_t> pte(uint64_t va, fmt::PageSize ps) override;
 
-  // Writes the page directory base and limit into an instance block.
-  void join(uint64_t inst_addr);
-
-  // The PTE mapping va with pages of ps, as written (tests, debugging).
-  std::optional<uint64_t> pte(uint64_t va, fmt::PageSize ps);
-
-  uint64_t pd_addr() const { return pd_; }
-  uint64_t size() const { return size_; }
-  uint64_t limit() const { return size_ - 1; }
-  const std::string& name() const { return name_; }
-  uint64_t ptes_written() const { return ptes_written_; }
+  uint64_t pd_addr() const override { return pd_; }
+  uint64_t size() const override { return size_; }
+  const std::string& name() const override { return name_; }
+  uint64_t ptes_written() const override { return ptes_written_; }
 
  private:
   struct Pde {

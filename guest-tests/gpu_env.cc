@@ -2,6 +2,8 @@
 #include "gpu_env.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "harness.h"
 
@@ -20,11 +22,21 @@ Result<driver::Port*> gpu_port() {
   return port.get();
 }
 
+bool pv_requested() {
+  const char* v = std::getenv("vgpu_pv");
+  return v != nullptr && std::string(v) == "1";
+}
+
 Result<Gpu> open_gpu(const driver::DeviceOptions& options) {
   auto port = gpu_port();
   if (!port) return std::unexpected(port.error());
-  auto dev = driver::Device::open(**port, options);
+  driver::DeviceOptions o = options;
+  o.paravirtual = o.paravirtual || pv_requested();
+  auto dev = driver::Device::open(**port, o);
   if (!dev) return std::unexpected(dev.error().context("open device"));
+  // Asked for PV: prove the driver went through it (bring-up rings batches).
+  if (o.paravirtual && ((*dev)->hypercall_stats() == nullptr || (*dev)->hypercall_stats()->batches == 0))
+    return fail(Errc::device_error, "vgpu_pv=1 but the driver rang no PV batch");
   auto ctx = (*dev)->create_context();
   if (!ctx) return std::unexpected(ctx.error());
   return Gpu{std::move(*dev), std::move(*ctx)};

@@ -25,6 +25,9 @@ struct Gpu {
   std::unique_ptr<driver::Context> ctx;
 };
 
+// vgpu_pv=1 in the environment (a kernel parameter: scripts/run-guest
+// --pv on): open_gpu opens the driver with DeviceOptions::paravirtual.
+bool pv_requested();
 [[nodiscard]] Result<Gpu> open_gpu(const driver::DeviceOptions& options = {});
 
 // Deterministic floats in [-1, 1).

@@ -40,6 +40,11 @@ Status BarApertures::set_inst(gpu::Bar bar, uint32_t value) {
       !guest_.partition().contains(inst, regs::inst::SIZE))
     return fail(Errc::invalid_argument, "instance block " + hex(inst) + " outside the VM's VRAM");
   const fmt::AddressSpace as = fmt::decode_address_space(guest_.reader(inst));
+  if (auto pv = pv_lookup_ ? pv_lookup_(as.pdb) : nullptr) {
+    st.space = std::move(pv);
+    st.limit = as.limit;
+    return {};
+  }
   auto space = shadow::ShadowSpace::create(guest_, pool_, counters_, as.pdb);
   if (!space) return std::unexpected(space.error());
   st.space = std::move(*space);
@@ -58,6 +63,21 @@ Status BarApertures::sync(gpu::Bar bar, bool full) {
       st.pages[(va + off) / PAGE] = (phys + off) | (ro ? PAGE_READ_ONLY : 0);
   });
   return s;
+}
+
+void BarApertures::sync_range(gpu::Bar bar, uint64_t offset, uint64_t bytes) {
+  State& st = state(bar);
+  if (!st.space) return;
+  const uint64_t end_all = std::min(st.size, st.limit == ~uint64_t{0} ? st.size : st.limit + 1);
+  if (st.pages.size() != st.size / PAGE) st.pages.assign(st.size / PAGE, NO_PAGE);
+  if (offset >= end_all) return;
+  const uint64_t begin = offset - offset % PAGE;
+  const uint64_t end = std::min(end_all, bytes > end_all - offset ? end_all : offset + bytes);
+  for (uint64_t p = begin / PAGE; p < (end + PAGE - 1) / PAGE; ++p) st.pages[p] = NO_PAGE;
+  st.space->for_each_mapping(begin, end, [&](uint64_t va, uint64_t phys, uint64_t len, bool ro) {
+    for (uint64_t off = 0; off < len && va + off < end_all; off += PAGE)
+      st.pages[(va + off) / PAGE] = (phys + off) | (ro ? PAGE_READ_ONLY : 0);
+  });
 }
 
 std::optional<BarApertures::Page> BarApertures::translate(gpu::Bar bar, uint64_t offset) const {

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -48,6 +49,16 @@ class BarApertures {
   // synced yet). Fails when the instance block or its directory lies
   // outside the partition, or the pool is exhausted: the BAR maps nothing.
   [[nodiscard]] Status set_inst(gpu::Bar bar, uint32_t value);
+  // Where a paravirtual space named by a guest directory is found (spec
+  // §17): set_inst uses it instead of shadowing the guest's tables.
+  void set_pv_lookup(std::function<std::shared_ptr<shadow::ShadowSpace>(uint64_t)> lookup) {
+    pv_lookup_ = std::move(lookup);
+  }
+  // Whether the BAR's space is `space` (the PV server resyncs it after a batch).
+  bool uses(gpu::Bar bar, const shadow::ShadowSpace* space) const { return state(bar).space.get() == space; }
+  // Refresh the page list for BAR offsets [offset, offset + bytes) only
+  // (a PV batch changed those entries; the shadow needs no sync).
+  void sync_range(gpu::Bar bar, uint64_t offset, uint64_t bytes);
   // Bring the BAR's shadow and page list up to date.
   [[nodiscard]] Status sync(gpu::Bar bar, bool full);
 
@@ -85,7 +96,7 @@ class BarApertures {
   struct State {
     uint64_t size = 0;
     uint32_t inst_reg = 0;
-    std::unique_ptr<shadow::ShadowSpace> space;
+    std::shared_ptr<shadow::ShadowSpace> space;
     uint64_t limit = 0;
     std::vector<uint64_t> pages;  // per 4 KiB BAR page: host VRAM address | flags, or NO_PAGE
   };
@@ -96,6 +107,7 @@ class BarApertures {
   shadow::ReservedVram& pool_;
   shadow::ShadowCounters& counters_;
   State bar1_, bar3_;
+  std::function<std::shared_ptr<shadow::ShadowSpace>(uint64_t)> pv_lookup_;
   std::vector<uint64_t> trapped_pages_;  // guest VRAM pages (sorted) that hold tables
   std::atomic<uint64_t> generation_{1};
 };

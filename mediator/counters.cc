@@ -16,7 +16,9 @@ CounterSnapshot snapshot(const Counters& c, uint64_t reserved_bytes) {
                          get(c.interrupts),           get(c.shadow.entries_scanned),
                          get(c.shadow.shadow_writes), get(c.shadow.pages_rescanned),
                          get(c.shadow.bad_entries),   get(c.shadow.full_syncs),
-                         get(c.shadow.dirty_syncs),   reserved_bytes};
+                         get(c.shadow.dirty_syncs),   reserved_bytes,
+                         get(c.pv_batches),           get(c.pv_ops),
+                         get(c.pv_failures)};
 }
 
 std::string CounterSnapshot::json() const {
@@ -25,10 +27,11 @@ std::string CounterSnapshot::json() const {
       "\"guest_errors\": %lu, \"doorbells\": %lu, \"submissions\": %lu, \"layout_rebuilds\": %lu, "
       "\"interrupts\": %lu, "
       "\"pte_scanned\": %lu, \"shadow_writes\": %lu, \"pages_rescanned\": %lu, \"bad_entries\": %lu, "
-      "\"full_syncs\": %lu, \"dirty_syncs\": %lu, \"reserved_vram_bytes\": %lu}",
+      "\"full_syncs\": %lu, \"dirty_syncs\": %lu, \"reserved_vram_bytes\": %lu, \"pv_batches\": %lu, "
+      "\"pv_ops\": %lu, \"pv_failures\": %lu}",
       trapped_reads, trapped_writes, tlb_invalidates, faults, guest_errors, doorbells, submissions, layout_rebuilds,
-      interrupts, entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs,
-      reserved_bytes);
+      interrupts, entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs, reserved_bytes,
+      pv_batches, pv_ops, pv_failures);
 }
 
 }  // namespace vgpu::mediator

@@ -20,6 +20,9 @@ struct Counters {
   std::atomic<uint64_t> submissions{0};      // dispatched to the physical GPU by the scheduler
   std::atomic<uint64_t> layout_rebuilds{0};  // BAR remap layouts recomputed
   std::atomic<uint64_t> interrupts{0};       // interrupt messages sent to the VM (spec §11.6)
+  std::atomic<uint64_t> pv_batches{0};       // PV hypercall batches run (spec §17)
+  std::atomic<uint64_t> pv_ops{0};           // PV operations run
+  std::atomic<uint64_t> pv_failures{0};      // PV batches that ended with an error
   shadow::ShadowCounters shadow;
 
   static void bump(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
@@ -30,6 +33,7 @@ struct CounterSnapshot {
       layout_rebuilds, interrupts;
   uint64_t entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs;
   uint64_t reserved_bytes;  // hypervisor-reserved VRAM this vGPU's shadows use
+  uint64_t pv_batches = 0, pv_ops = 0, pv_failures = 0;
 
   uint64_t trapped() const { return trapped_reads + trapped_writes; }
   std::string json() const;

@@ -13,6 +13,7 @@ ShadowSpaces::ShadowSpaces(const shadow::GuestMemory& guest, shadow::ReservedVra
       sync_error_(std::move(sync_error)) {}
 
 Result<std::shared_ptr<shadow::ShadowSpace>> ShadowSpaces::get(uint64_t guest_pd) {
+  if (auto pv = find_pv(guest_pd)) return pv;
   if (auto it = spaces_.find(guest_pd); it != spaces_.end())
     if (auto live = it->second.lock()) return live;
   auto created = shadow::ShadowSpace::create(guest_, pool_, counters_, guest_pd);
@@ -20,6 +21,18 @@ Result<std::shared_ptr<shadow::ShadowSpace>> ShadowSpaces::get(uint64_t guest_pd
   std::shared_ptr<shadow::ShadowSpace> space = std::move(*created);
   spaces_[guest_pd] = space;
   return space;
+}
+
+bool ShadowSpaces::attach_pv(uint64_t pd, std::shared_ptr<shadow::ShadowSpace> space) {
+  if (find_pv(pd)) return false;
+  if (auto it = spaces_.find(pd); it != spaces_.end() && !it->second.expired()) return false;
+  pv_[pd] = space;
+  return true;
+}
+
+std::shared_ptr<shadow::ShadowSpace> ShadowSpaces::find_pv(uint64_t pd) const {
+  auto it = pv_.find(pd);
+  return it == pv_.end() ? nullptr : it->second.lock();
 }
 
 void ShadowSpaces::sync(shadow::ShadowSpace& space, bool full) const {

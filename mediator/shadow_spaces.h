@@ -44,7 +44,18 @@ class ShadowSpaces {
   // Guest pages holding a table of a space in use (unsorted, may repeat).
   void append_table_pages(std::vector<uint64_t>& out) const;
 
-  void clear() { spaces_.clear(); }
+  // Paravirtual spaces (spec §17): `attach_pv` makes get(pd) return `space`
+  // from now on; false when `pd` already names another PV space or a
+  // scanned space in use. `detach_pv` forgets the name (channels bound to
+  // the space keep it until they unbind).
+  [[nodiscard]] bool attach_pv(uint64_t pd, std::shared_ptr<shadow::ShadowSpace> space);
+  void detach_pv(uint64_t pd) { pv_.erase(pd); }
+  std::shared_ptr<shadow::ShadowSpace> find_pv(uint64_t pd) const;
+
+  void clear() {
+    spaces_.clear();
+    pv_.clear();
+  }
 
  private:
   template <typename F>
@@ -59,6 +70,7 @@ class ShadowSpaces {
   const std::function<void(uint64_t)> invalidate_;
   const std::function<void(const std::string&)> sync_error_;
   std::map<uint64_t, std::weak_ptr<shadow::ShadowSpace>> spaces_;  // by guest PD
+  std::map<uint64_t, std::weak_ptr<shadow::ShadowSpace>> pv_;      // PV spaces, by the PD their set_pd named
 };
 
 }  // namespace vgpu::mediator

@@ -33,7 +33,11 @@ Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partiti
                                     [this](const std::string& e) { guest_error(e); }, config_.lazy_shadow,
                                     host.turns_bounded()},
                 config_.channels, pchid_base),
+      pv_(PvServer::Env{guest_, *reserved_, spaces_, counters_, [&host](uint64_t pd) { host.invalidate_physical(pd); },
+                        [this](const std::string& e) { guest_error(e); }},
+          config_.pv),
       table_([this](const std::string& e) { guest_error(e); }) {
+  bars_.set_pv_lookup([this](uint64_t pd) { return spaces_.find_pv(pd); });
   build_table();
 }
 
@@ -112,6 +116,7 @@ void Vgpu::run_deferred(Deferred d) {
 
 void Vgpu::reset() {
   channels_.reset();
+  pv_.reset();
   spaces_.clear();
   bars_.reset();
   regs_.reset_pfifo();

@@ -33,6 +33,7 @@
 #include "mediator/bar_apertures.h"
 #include "mediator/counters.h"
 #include "mediator/lock.h"
+#include "mediator/pv_server.h"
 #include "mediator/shadow_channels.h"
 #include "mediator/shadow_spaces.h"
 #include "mediator/vgpu_config.h"
@@ -80,6 +81,9 @@ class Vgpu {
   void set_message_handler(std::function<void(regs::pci::MsiVector)> handler);
   CounterSnapshot counters() const;
   std::vector<std::string> guest_errors() const;  // the most recent, oldest first
+  // The mappings of PV address space `id` as host VRAM, fn(va, host,
+  // bytes, read_only) (tests, debugging); false when no such space.
+  bool pv_mappings(uint32_t id, const std::function<void(uint64_t, uint64_t, uint64_t, bool)>& fn) const;
 
   // ---- from the host
   // The scheduler picked submission `seq` of guest channel `gchid`. False:
@@ -164,6 +168,7 @@ class Vgpu {
   void set_bar_inst(gpu::Bar bar, uint32_t value);
   void set_userd_base(uint32_t value);
   void invalidate_tlb(uint32_t trigger);
+  void pv_doorbell(uint32_t value);
   void rebuild_layout(bool pages_changed);
   void note_guest_write(uint64_t gaddr);
   uint32_t pramin_read(uint32_t offset);
@@ -200,6 +205,7 @@ class Vgpu {
   BarApertures bars_;
   Physical physical_;
   ShadowChannels channels_;
+  PvServer pv_;
   RegisterTable table_;
 };
 

@@ -22,6 +22,7 @@ struct VgpuConfig {
   bool bar_remap = VGPU_OPT_BAR_REMAP_DEFAULT;      // map insensitive BAR pages straight onto VRAM
   bool lazy_shadow = VGPU_OPT_LAZY_SHADOW_DEFAULT;  // defer shadow sync to dispatch, rescan dirty pages only
   uint32_t weight = VGPU_OPT_WEIGHT_DEFAULT;        // scheduler share
+  bool pv = VGPU_OPT_PV_DEFAULT;                    // offer the paravirtual page-table interface (spec §17)
   // Reserved VRAM this vGPU's shadows may use (page tables, instance
   // blocks): carved from the host's pool at creation, so that no VM can
   // exhaust what another needs. Not a device option.

@@ -57,6 +57,17 @@ void Vgpu::build_table() {
           "PFIFO.CHAN_STATE", pf::CHAN_STATE, [this](uint32_t c) { return channels_.read_state(c); },
           [this](uint32_t c, uint32_t x) { channels_.write_state(c, x); }),
   };
+  if (config_.pv) {
+    // The PV block exists only with pv=on: without it these offsets are
+    // unimplemented, as on the physical GPU.
+    own.push_back(read_only("PV.CAPS", regs::pv::CAPS, [this](uint32_t) { return pv_.caps(); }));
+    own.push_back(sensitive(
+        "PV.SLOT_BASE", regs::pv::SLOT_BASE, [this](uint32_t) { return pv_.slot_base(); },
+        [this](uint32_t, uint32_t x) { pv_.set_slot_base(x); }));
+    own.push_back(write_only("PV.DOORBELL", regs::pv::DOORBELL, [this](uint32_t, uint32_t x) { pv_doorbell(x); }));
+    own.push_back(read_only("PV.STATUS", regs::pv::STATUS, [this](uint32_t) { return pv_.status(); }));
+    own.push_back(read_only("PV.BATCHES", regs::pv::BATCHES, [this](uint32_t) { return pv_.batches(); }));
+  }
   for (RegRow& r : own) rows.push_back(std::move(r));
   for (RegRow& r : rows)
     if (Status s = table_.add(std::move(r)); !s)
@@ -109,6 +120,34 @@ void Vgpu::invalidate_tlb(uint32_t trigger) {
     }
   }
   rebuild_layout(bar_changed);
+}
+
+void Vgpu::pv_doorbell(uint32_t value) {
+  (void)pv_.doorbell(value);
+  // A batch that changed a BAR's space: the BAR reloads (its page list and
+  // the remap layout), as after a BAR TLB invalidate.
+  bool bar_changed = false;
+  for (const PvServer::Change& c : pv_.take_changed())
+    for (gpu::Bar bar : {gpu::Bar::bar1, gpu::Bar::bar3})
+      if (bars_.uses(bar, c.space)) {
+        if (c.bytes == PvServer::ALL)
+          (void)bars_.sync(bar, false);
+        else
+          bars_.sync_range(bar, c.va, c.bytes);
+        bar_changed = true;
+      }
+  if (bar_changed) rebuild_layout(true);
+}
+
+bool Vgpu::pv_mappings(uint32_t id, const std::function<void(uint64_t, uint64_t, uint64_t, bool)>& fn) const {
+  std::shared_ptr<shadow::ShadowSpace> space;
+  {
+    MediatorLock lock(mutex_);
+    space = pv_.space(id);
+  }
+  if (!space) return false;
+  space->for_each_mapping(0, fmt::VA_LIMIT, fn);
+  return true;
 }
 
 // ---- BAR0 entry points

@@ -13,14 +13,18 @@ GuestTable guest_table(uint64_t target, uint64_t addr, const fmt::Level& level, 
 
 }  // namespace
 
+TargetPage check_target(fmt::Target target, uint64_t gaddr, uint64_t page, const Partition& partition) {
+  if (target != fmt::Target::vram) return {0, Verdict::rejected};
+  if (gaddr % page != 0 || !partition.contains(gaddr, page)) return {0, Verdict::rejected};
+  return {partition.host(gaddr), Verdict::mapped};
+}
+
 ShadowPte shadow_pte(uint64_t guest_pte, fmt::PageSize size, const Partition& partition) {
   if (!fmt::pte::Valid::get(guest_pte)) return {0, Verdict::absent};
-  if (fmt::pte::Aperture::get(guest_pte) != uint64_t(fmt::Target::vram)) return {0, Verdict::rejected};
-  const uint64_t page = fmt::page_bytes(size);
-  const uint64_t gaddr = fmt::pte::addr(guest_pte);
-  if (gaddr % page != 0 || !partition.contains(gaddr, page)) return {0, Verdict::rejected};
-  const uint64_t host = partition.host(gaddr);
-  return {fmt::pte::Addr::set(guest_pte, host >> fmt::pte::ADDR_SHIFT), Verdict::mapped};
+  const auto target = static_cast<fmt::Target>(fmt::pte::Aperture::get(guest_pte));
+  const TargetPage t = check_target(target, fmt::pte::addr(guest_pte), fmt::page_bytes(size), partition);
+  if (t.verdict != Verdict::mapped) return {0, t.verdict};
+  return {fmt::pte::Addr::set(guest_pte, t.host >> fmt::pte::ADDR_SHIFT), Verdict::mapped};
 }
 
 GuestTable guest_spt(uint64_t pde, const Partition& partition) {

@@ -23,6 +23,17 @@ struct ShadowPte {
   Verdict verdict;
 };
 
+// The target check of every path that turns a guest's page into a shadow
+// entry (page-table scans and the PV server): a page of `page` bytes at
+// guest address `gaddr` in aperture `target` becomes host VRAM, or is
+// rejected. Only VRAM inside the partition passes; system memory is refused
+// until the mediator confines DMA (then this is where it is allowed).
+struct TargetPage {
+  uint64_t host;  // host VRAM address; 0 when rejected
+  Verdict verdict;
+};
+TargetPage check_target(fmt::Target target, uint64_t gaddr, uint64_t page, const Partition& partition);
+
 // A guest PTE of a small or big page table, as the physical MMU must see it.
 ShadowPte shadow_pte(uint64_t guest_pte, fmt::PageSize size, const Partition& partition);
 

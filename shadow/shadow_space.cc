@@ -26,13 +26,14 @@ Result<std::unique_ptr<ShadowSpace>> ShadowSpace::create(const GuestMemory& gues
                                                hex(guest_pd).c_str(), hex(guest.partition().size).c_str()));
   auto pd = reserved.alloc(fmt::PD.table_bytes());
   if (!pd) return fail(Errc::out_of_memory, "no reserved VRAM for the shadow of page directory " + hex(guest_pd));
-  return std::unique_ptr<ShadowSpace>(new ShadowSpace(guest, reserved, counters, guest_pd, *pd));
+  return std::unique_ptr<ShadowSpace>(new ShadowSpace(guest, reserved, counters, guest_pd, *pd, false));
 }
 
 ShadowSpace::ShadowSpace(const GuestMemory& guest, ReservedVram& reserved, ShadowCounters& counters, uint64_t guest_pd,
-                         uint64_t shadow_pd)
-    : guest_(guest), reserved_(reserved), counters_(counters), guest_pd_(guest_pd), shadow_pd_(shadow_pd) {
-  register_pages(TableRef{Kind::pd, 0, guest_pd_}, fmt::PD.table_bytes());
+                         uint64_t shadow_pd, bool pv)
+    : guest_(guest), reserved_(reserved), counters_(counters), guest_pd_(guest_pd), shadow_pd_(shadow_pd), pv_(pv) {
+  if (!pv_) register_pages(TableRef{Kind::pd, 0, guest_pd_}, fmt::PD.table_bytes());
+  synced_ = pv_;
 }
 
 ShadowSpace::~ShadowSpace() {
@@ -44,6 +45,7 @@ ShadowSpace::~ShadowSpace() {
 }
 
 Status ShadowSpace::sync_full() {
+  if (pv_) return {};
   std::lock_guard lock(mutex_);
   counters_.add(counters_.full_syncs);
   dirty_.clear();
@@ -52,6 +54,7 @@ Status ShadowSpace::sync_full() {
 }
 
 Status ShadowSpace::sync_dirty() {
+  if (pv_) return {};
   std::unique_lock lock(mutex_);
   if (!synced_) {
     lock.unlock();

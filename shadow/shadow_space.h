@@ -31,6 +31,11 @@ class ShadowSpace {
   // or reserved VRAM is exhausted. The space starts unsynchronized.
   static Result<std::unique_ptr<ShadowSpace>> create(const GuestMemory& guest, ReservedVram& reserved,
                                                      ShadowCounters& counters, uint64_t guest_pd);
+  // A paravirtual space (spec §17): its entries come only from pv_write,
+  // never from a scan of guest tables. It has no guest directory (guest_pd
+  // 0), registers no guest page, and its sync_* do nothing.
+  static Result<std::unique_ptr<ShadowSpace>> create_pv(const GuestMemory& guest, ReservedVram& reserved,
+                                                        ShadowCounters& counters);
   ~ShadowSpace();
   ShadowSpace(const ShadowSpace&) = delete;
   ShadowSpace& operator=(const ShadowSpace&) = delete;
@@ -43,6 +48,13 @@ class ShadowSpace {
   Status sync_full();
   // Lazy: rescan the dirty pages; a space never synced is synced in full.
   Status sync_dirty();
+
+  bool paravirtual() const { return pv_; }
+  // PV only: sets the `count` PTEs of page size `ps` from `va` on, entry i
+  // to pte(i) (0 clears; the caller validated every value). Creates shadow
+  // tables on demand, all before the first write: on no_memory nothing is
+  // written. Clearing never creates a table.
+  Status pv_write(uint64_t va, uint64_t count, fmt::PageSize ps, const std::function<uint64_t(uint64_t)>& pte);
 
   // A guest write landed at guest VRAM address `gaddr`. Returns true when it
   // falls in one of this space's tables (the page is then dirty).
@@ -72,7 +84,8 @@ class ShadowSpace {
   };
 
   ShadowSpace(const GuestMemory& guest, ReservedVram& reserved, ShadowCounters& counters, uint64_t guest_pd,
-              uint64_t shadow_pd);
+              uint64_t shadow_pd, bool pv);
+  Result<uint64_t> pv_table(uint32_t pde, fmt::PageSize ps, bool create);
 
   Status scan_pdes(uint32_t first, uint32_t count, bool rescan_tables);
   Status attach(uint32_t pde, Kind kind, uint64_t guest_table, bool rescan);
@@ -87,6 +100,7 @@ class ShadowSpace {
   ShadowCounters& counters_;
   const uint64_t guest_pd_;
   const uint64_t shadow_pd_;
+  const bool pv_;
 
   mutable std::mutex mutex_;
   bool synced_ = false;

@@ -15,14 +15,15 @@ const char* mode_name(Mode m) {
     case Mode::native: return "native";
     case Mode::fv_naive: return "fv-naive";
     case Mode::fv_opt: return "fv-opt";
+    case Mode::pv: return "pv";
   }
   return "?";
 }
 
 Result<Mode> parse_mode(std::string_view name) {
-  for (Mode m : {Mode::native, Mode::fv_naive, Mode::fv_opt})
+  for (Mode m : {Mode::native, Mode::fv_naive, Mode::fv_opt, Mode::pv})
     if (name == mode_name(m)) return m;
-  return fail(Errc::invalid_argument, "unknown mode '" + std::string(name) + "' (native, fv-naive, fv-opt)");
+  return fail(Errc::invalid_argument, "unknown mode '" + std::string(name) + "' (native, fv-naive, fv-opt, pv)");
 }
 
 Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
@@ -32,6 +33,7 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
   if (!config.weights.empty() && config.weights.size() != config.vms)
     return fail(Errc::invalid_argument, strfmt("testbed: %zu weights for %u VMs", config.weights.size(), config.vms));
   std::unique_ptr<Testbed> tb(new Testbed(config));
+  if (config.mode == Mode::pv) tb->config_.device.paravirtual = true;
   if (config.mode == Mode::native) {
     auto gpu = gpu::Gpu::create(gpu::GpuConfig{config.vram_per_vm, config.clock});
     if (!gpu) return std::unexpected(gpu.error().context("testbed"));
@@ -51,7 +53,7 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
   auto host = mediator::Host::create(hc);
   if (!host) return std::unexpected(host.error().context("testbed"));
   tb->host_ = std::move(*host);
-  const bool opt = config.mode == Mode::fv_opt;
+  const bool opt = config.mode == Mode::fv_opt || config.mode == Mode::pv;
   for (uint32_t i = 0; i < config.vms; ++i) {
     mediator::VgpuConfig vc;
     vc.name = "vm" + std::to_string(i);
@@ -59,6 +61,7 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
     vc.channels = config.channels_per_vm;
     vc.bar_remap = opt;
     vc.lazy_shadow = opt;
+    vc.pv = config.mode == Mode::pv;
     vc.weight = config.weights.empty() ? 1 : config.weights[i];
     auto v = tb->host_->create_vgpu(vc);
     if (!v) return std::unexpected(v.error().context("testbed"));

@@ -4,8 +4,11 @@
 //   native    one VM straight on the GPU model (the baseline);
 //   fv-naive  full virtualization, every BAR access trapped, shadows
 //             rescanned in full at every sync point;
-//   fv-opt    full virtualization with BAR remap and lazy shadowing.
-// Nothing in the driver changes between modes: only the Port does.
+//   fv-opt    full virtualization with BAR remap and lazy shadowing;
+//   pv        fv-opt with the paravirtual interface (pv=on), the driver
+//             using it (DeviceOptions::paravirtual, pv-driver/).
+// Above the address-space layer nothing in the driver changes between
+// modes: only the Port does (and, in pv, the page tables' back end).
 #pragma once
 
 #include <functional>
@@ -22,7 +25,7 @@
 
 namespace vgpu::testbed {
 
-enum class Mode { native, fv_naive, fv_opt };
+enum class Mode { native, fv_naive, fv_opt, pv };
 const char* mode_name(Mode m);
 Result<Mode> parse_mode(std::string_view name);
 

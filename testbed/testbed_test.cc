@@ -63,6 +63,40 @@ INSTANTIATE_TEST_SUITE_P(AllModes, TestbedModes, ::testing::Values(Mode::native,
                            return n;
                          });
 
+// The paravirtual path: the same driver above the address-space layer, and
+// not one guest page-table entry scanned (spec §17).
+TEST(Testbed, PvRunsSgemmWithoutScanning) {
+  TestbedConfig tc;
+  tc.mode = Mode::pv;
+  tc.vram_per_vm = 128 * MiB;
+  auto tb = Testbed::create(tc);
+  ASSERT_TRUE(tb) << tb.error().what();
+  auto results = (*tb)->run([](Vm& vm) -> Status {
+    if (auto s = sgemm_roundtrip(vm, 7); !s) return s;
+    const auto* st = vm.device.hypercall_stats();
+    if (!st || st->batches == 0) return fail(Errc::device_error, "the driver did not use the PV interface");
+    return Status{};
+  });
+  ASSERT_TRUE(results[0]) << results[0].error().what();
+  auto c = (*tb)->counters(0);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->entries_scanned, 0u);
+  EXPECT_GT(c->pv_batches, 0u);
+  EXPECT_EQ(c->pv_failures, 0u);
+  EXPECT_GT(c->shadow_writes, 0u);
+}
+
+TEST(Testbed, PvDriverRefusedWithoutPvDevice) {
+  TestbedConfig tc;
+  tc.mode = Mode::fv_opt;
+  tc.device.paravirtual = true;
+  auto tb = Testbed::create(tc);
+  ASSERT_TRUE(tb) << tb.error().what();
+  auto results = (*tb)->run([](Vm&) { return Status{}; });
+  ASSERT_FALSE(results[0]);
+  EXPECT_NE(results[0].error().message.find("paravirtual"), std::string::npos) << results[0].error().what();
+}
+
 TEST(Testbed, NaiveTrapsMoreThanOptimized) {
   uint64_t trapped[2] = {};
   for (Mode m : {Mode::fv_naive, Mode::fv_opt}) {

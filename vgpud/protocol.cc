@@ -43,7 +43,7 @@ bool write_is_posted(uint32_t region, uint64_t offset) {
   if (offset > UINT32_MAX) return true;
   return o != regs::pmc::ENABLE.offset && o != regs::pbus::BAR1_INST.offset && o != regs::pbus::BAR3_INST.offset &&
          o != regs::mmu::INVALIDATE.offset && o != regs::pfifo::USERD_BASE.offset &&
-         !regs::pfifo::CHAN_INST.contains(o);
+         !regs::pfifo::CHAN_INST.contains(o) && o != regs::pv::SLOT_BASE.offset && o != regs::pv::DOORBELL.offset;
 }
 
 std::vector<std::byte> write_request(uint16_t id, uint32_t region, uint64_t offset, uint32_t value) {

@@ -85,7 +85,8 @@ const char* refusal_name(Refusal r);
 // ---- ATTACH
 inline constexpr uint32_t OPT_BAR_REMAP = 1u << 0;
 inline constexpr uint32_t OPT_LAZY_SHADOW = 1u << 1;
-inline constexpr uint32_t OPTS_KNOWN = OPT_BAR_REMAP | OPT_LAZY_SHADOW;
+inline constexpr uint32_t OPT_PV = 1u << 2;  // offer the paravirtual interface (spec §17)
+inline constexpr uint32_t OPTS_KNOWN = OPT_BAR_REMAP | OPT_LAZY_SHADOW | OPT_PV;
 inline constexpr size_t NAME_BYTES = 32;  // NUL-padded; [A-Za-z0-9._-], 1..31 characters
 
 struct AttachRequest {
@@ -137,7 +138,9 @@ inline constexpr uint32_t ACCESS_BYTES = 4;
 
 // Whether a write is posted: every write but those to the BAR0 registers
 // that can move the BAR layout (PMC.ENABLE, the BAR1/BAR3 instances,
-// MMU.INVALIDATE, PFIFO.USERD_BASE, CHAN_INST). BAR1/BAR3 writes
+// MMU.INVALIDATE, PFIFO.USERD_BASE, CHAN_INST) and the PV registers
+// (SLOT_BASE, DOORBELL: a batch changes BAR tables, and its results must
+// be in the slot when the write returns, spec §17). BAR1/BAR3 writes
 // (page-table and USERD words, doorbells) and PRAMIN only mark guest
 // memory dirty.
 bool write_is_posted(uint32_t region, uint64_t offset);

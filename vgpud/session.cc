@@ -146,6 +146,7 @@ bool Session::attach(const Message& m, std::string& why) {
   c.weight = req->weight;
   c.bar_remap = req->options & proto::OPT_BAR_REMAP;
   c.lazy_shadow = req->options & proto::OPT_LAZY_SHADOW;
+  c.pv = req->options & proto::OPT_PV;
   c.own_vram_fd = true;
   if (Status s = mediator::check_vgpu_config(c); !s) return refuse(proto::Refusal::bad_option, s.error().message);
   if (auto a = daemon_.admit(name); !a) return refuse(a.error().first, a.error().second);
@@ -190,10 +191,10 @@ bool Session::attach(const Message& m, std::string& why) {
                                                 .command = static_cast<uint16_t>(proto::Command::attach),
                                                 .flags = proto::TYPE_REPLY},
                                   proto::bytes_of(reply));
-  daemon_.log(strfmt("vm %s connected: pid %d uid %u, VRAM %llu MiB, %u channels, weight %u%s%s", name.c_str(),
+  daemon_.log(strfmt("vm %s connected: pid %d uid %u, VRAM %llu MiB, %u channels, weight %u%s%s%s", name.c_str(),
                      static_cast<int>(peer_.pid), static_cast<unsigned>(peer_.uid),
                      static_cast<unsigned long long>(c.vram_bytes / MiB), c.channels, c.weight,
-                     c.bar_remap ? ", bar-remap" : "", c.lazy_shadow ? ", lazy-shadow" : ""));
+                     c.bar_remap ? ", bar-remap" : "", c.lazy_shadow ? ", lazy-shadow" : "", c.pv ? ", pv" : ""));
   return send(msg, why, fds) && send_layout_if_changed(why);
 }
 

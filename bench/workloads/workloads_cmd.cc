@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // vgpu-bench workloads: the suite at one VM per mode, modes side by side.
-//   workloads [--modes native,fv-naive,fv-opt] [--runs N] [--only NAME,...]
+//   workloads [--modes native,fv-naive,fv-opt,pv] [--runs N] [--only NAME,...]
 //             [--naive-bar1-mib M] [--trap-reads N] [--json FILE]
 // ratio_to_native: the mode's throughput (work per run / median) over
 // native's, which is native median / mode median when both did the same
@@ -69,7 +69,7 @@ std::string entry_json(const Entry& e) {
 }
 
 void usage() {
-  std::cerr << "usage: vgpu-bench workloads [--modes native,fv-naive,fv-opt] [--runs N] [--only NAME,...]\n"
+  std::cerr << "usage: vgpu-bench workloads [--modes native,fv-naive,fv-opt,pv] [--runs N] [--only NAME,...]\n"
                "                            [--instances N] [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n"
                "                            [--wait irq|poll] [--wait-spin-us N]\n";
 }
@@ -77,7 +77,7 @@ void usage() {
 }  // namespace
 
 int workloads_main(std::span<char*> args) {
-  std::vector<Mode> modes{Mode::native, Mode::fv_naive, Mode::fv_opt};
+  std::vector<Mode> modes{Mode::native, Mode::fv_naive, Mode::fv_opt, Mode::pv};
   std::vector<const WorkloadSpec*> only;
   for (const auto& w : registry()) only.push_back(&w);
   std::optional<uint32_t> runs;
@@ -176,6 +176,34 @@ int workloads_main(std::span<char*> args) {
                         static_cast<double>(e->counters->interrupts) / static_cast<double>(e->result.launches));
     }
     std::printf(" | %-7s | %s\n", correct.c_str(), traps.c_str());
+  }
+  // The shadowing costs per mode, over the timed part (GPUvm's dominant
+  // costs): trapped accesses, guest page-table entries scanned, shadow
+  // entries written, PV hypercall batches; per run.
+  std::printf("\nper run: trapped / pte_scanned / shadow entries written / hypercall batches (fv modes)\n");
+  std::printf("%-12s", "workload");
+  for (Mode m : modes)
+    if (m != Mode::native) std::printf(" | %-30s", mode_name(m));
+  std::printf("\n");
+  for (const WorkloadSpec* spec : only) {
+    std::printf("%-12s", std::string(spec->name).c_str());
+    for (Mode m : modes) {
+      if (m == Mode::native) continue;
+      const Entry* e = nullptr;
+      for (const auto& x : entries)
+        if (x.spec == spec && x.mode == m) e = &x;
+      if (!e || !e->counters || e->result.runs == 0) {
+        std::printf(" | %-30s", "-");
+        continue;
+      }
+      const double runs_d = e->result.runs;
+      const auto per = [&](uint64_t v) { return static_cast<double>(v) / runs_d; };
+      std::printf(" | %-30s",
+                  strfmt("%.0f / %.0f / %.0f / %.0f", per(e->counters->trapped()), per(e->counters->entries_scanned),
+                         per(e->counters->shadow_writes), per(e->counters->pv_batches))
+                      .c_str());
+    }
+    std::printf("\n");
   }
   std::printf("\nfence waits: %s\n", wait_name(device).c_str());
   std::printf("ratio = mode throughput / native throughput (native median / mode median for equal work)\n");

@@ -60,6 +60,7 @@ struct VGPUState {
     int mode; /* VgpuMode */
     bool bar_remap;
     bool lazy_shadow;
+    bool pv;         /* offer the paravirtual page-table interface (fv) */
     char *scheduler; /* a policy name; the backend checks it */
     char *socket;    /* a vgpud socket: the vGPU comes from the daemon */
     char *vm_name;   /* the VM's name at the daemon */
@@ -486,6 +487,7 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
         .vm_name = s->vm_name && *s->vm_name ? s->vm_name : NULL,
         .turn_ms = vgpu_time_option(s->turn_ms, VGPU_OPT_TURN_MS_DEFAULT),
         .max_gpu_ms = vgpu_time_option(s->max_gpu_ms, VGPU_OPT_MAX_GPU_MS_DEFAULT),
+        .pv = s->pv,
     };
     s->backend = vgpu_backend_create(&config, err, sizeof(err));
     if (!s->backend) {
@@ -607,6 +609,7 @@ static Property vgpu_properties[] = {
                      VGPU_OPT_BAR_REMAP_DEFAULT),
     DEFINE_PROP_BOOL(VGPU_OPT_LAZY_SHADOW, VGPUState, lazy_shadow,
                      VGPU_OPT_LAZY_SHADOW_DEFAULT),
+    DEFINE_PROP_BOOL(VGPU_OPT_PV, VGPUState, pv, VGPU_OPT_PV_DEFAULT),
     /* Default VGPU_OPT_SCHEDULER_DEFAULT (a string property has none). */
     DEFINE_PROP_STRING(VGPU_OPT_SCHEDULER, VGPUState, scheduler),
     DEFINE_PROP_UINT32(VGPU_OPT_WEIGHT, VGPUState, weight, VGPU_OPT_WEIGHT_DEFAULT),

@@ -44,6 +44,10 @@
 #define VGPU_OPT_LAZY_SHADOW "lazy-shadow" /* shadow sync at dispatch, dirty pages only */
 #define VGPU_OPT_LAZY_SHADOW_DEFAULT 1
 
+/* Offer the paravirtual page-table interface (spec §17); fv only. */
+#define VGPU_OPT_PV "pv"
+#define VGPU_OPT_PV_DEFAULT 0
+
 #define VGPU_OPT_SOCKET "socket"   /* a vgpud socket: the VM's vGPU comes from the daemon (fv) */
 #define VGPU_OPT_VM_NAME "vm-name" /* the VM's name at the daemon; default qemu-PID */
 

@@ -372,4 +372,97 @@ inline constexpr uint32_t ENTRY_FLAGS_VALUE = 0x4;  // what nouveau writes there
 using EntryChid = Field<6, 0>;
 }  // namespace runlist
 
+
+// ---------------------------------------------------------------- PV (ext)
+// The paravirtual page-table interface (spec §17): offered by a vGPU with
+// pv=on, absent on the physical GPU (its reads give BAD_REGISTER). The
+// guest names an area of its own VRAM holding SLOTS batch slots, fills a
+// slot with operations and writes the slot's index to DOORBELL: the whole
+// batch runs before the write completes.
+namespace pv {
+inline constexpr Reg32 CAPS{0x0a0000};         // RO  signature and capability bits
+using CapsHypercalls = Bit<0>;                 // the hypercall slots and ops below are offered
+using CapsSignature = Field<31, 16>;           // reads SIGNATURE when the block exists
+inline constexpr uint32_t SIGNATURE = 0x5076;  // "Pv"
+inline constexpr Reg32 SLOT_BASE{0x0a0004};    // RW  the slot area in guest VRAM
+using SlotBaseAddr = Field<27, 0>;             // address >> SLOT_BASE_SHIFT (SLOT_BYTES aligned)
+using SlotBaseEnable = Bit<31>;                // reads 1 once a valid area is set
+inline constexpr unsigned SLOT_BASE_SHIFT = 12;
+inline constexpr Reg32 DOORBELL{0x0a0008};  // WO  run one slot's batch
+using DoorbellSlot = Field<7, 0>;
+inline constexpr Reg32 STATUS{0x0a000c};   // RO  the last batch's result (Result), any thread's
+inline constexpr Reg32 BATCHES{0x0a0010};  // RO  batches run since reset (wraps)
+
+inline constexpr uint32_t SLOTS = 16;
+inline constexpr uint32_t SLOT_BYTES = 16 * 1024;
+inline constexpr uint32_t AREA_BYTES = SLOTS * SLOT_BYTES;
+inline constexpr uint32_t MAX_OPS = 128;
+
+// Slot layout: a header, MAX_OPS operation records, then the list area
+// that MAP_LIST names by byte offset.
+namespace slot {
+inline constexpr uint32_t COUNT = 0x00;   // guest: operations in the batch, 1..MAX_OPS
+inline constexpr uint32_t STATUS = 0x04;  // device: the batch's Result
+inline constexpr uint32_t DONE = 0x08;    // device: operations applied (index of the first failure)
+inline constexpr uint32_t OPS = 0x40;     // first operation record
+inline constexpr uint32_t OP_BYTES = 0x20;
+inline constexpr uint32_t LIST = OPS + MAX_OPS * OP_BYTES;  // first byte a list may use
+}  // namespace slot
+static_assert(slot::LIST < SLOT_BYTES);
+
+// One operation record (OP_BYTES, little endian).
+namespace op {
+inline constexpr uint32_t CODE = 0x00;    // u32: Opcode and flags
+inline constexpr uint32_t SPACE = 0x04;   // u32: address space id
+inline constexpr uint32_t VA = 0x08;      // u64: first VA (MAP, MAP_LIST, UNMAP)
+inline constexpr uint32_t ADDR = 0x10;    // u64: first VRAM page (MAP), list offset (MAP_LIST), PD (SET_PD)
+inline constexpr uint32_t PAGES = 0x18;   // u32: page count (MAP, MAP_LIST, UNMAP)
+inline constexpr uint32_t RESULT = 0x1c;  // u32: device: this operation's Result
+using Code = Field<7, 0>;
+using Big = Bit<8>;       // 128 KiB pages (else 4 KiB)
+using ReadOnly = Bit<9>;  // PTE read-only
+using Sysmem = Bit<10>;   // targets are system memory (refused until the mediator confines DMA)
+inline constexpr uint32_t FLAGS = Big::mask | ReadOnly::mask | Sysmem::mask;
+}  // namespace op
+
+enum class Opcode : uint8_t {
+  nop = 0,
+  create_space = 1,   // SPACE: a new, empty address space
+  destroy_space = 2,  // SPACE: unmap everything, drop the TLB's entries, free the id
+  set_pd = 3,         // SPACE, ADDR: the guest page-directory address channel instance blocks name
+  map = 4,            // SPACE, VA, ADDR, PAGES: VA + i*page -> ADDR + i*page (the stride form)
+  map_list = 5,       // SPACE, VA, ADDR, PAGES: VA + i*page -> list[i] (u64 page addresses at slot offset ADDR)
+  unmap = 6,          // SPACE, VA, PAGES: clear PTEs of that page size
+  flush = 7,          // SPACE: TLB invalidate of the space (ordered after every earlier op)
+};
+inline constexpr uint32_t OPCODES = 8;
+
+// Address space ids: [0, SPACES) are the VM's own, per VM (another VM's
+// ids name nothing here); SPACE_BAR1 and SPACE_BAR3 name the BAR tables.
+inline constexpr uint32_t SPACES = 256;
+inline constexpr uint32_t SPACE_BAR1 = 0xffff0001;
+inline constexpr uint32_t SPACE_BAR3 = 0xffff0003;
+
+// Results: per operation (op::RESULT) and per batch (slot::STATUS and
+// STATUS: ok, or the first failing operation's code, or a batch code).
+enum class Result : uint32_t {
+  ok = 0,
+  not_run = 1,            // after an earlier failure in the batch (stop on first failure)
+  bad_opcode = 2,         // unknown opcode or flag bits
+  bad_space = 3,          // id not one of the VM's live address spaces
+  space_exists = 4,       // create_space of a live id
+  bad_alignment = 5,      // VA or address not a multiple of the page size; PD not TABLE_ALIGN aligned
+  bad_range = 6,          // PAGES 0 or over MAX_PAGES, or the VA range beyond the address space
+  outside_partition = 7,  // a target page or the PD not wholly in the VM's VRAM
+  target_refused = 8,     // a target aperture the mediator does not allow (system memory for now)
+  bad_list = 9,           // the list does not lie in the slot's list area
+  no_memory = 10,         // reserved VRAM for the shadow tables ran out
+  pd_in_use = 11,         // set_pd naming a directory another space or a page-table scan owns
+  bad_slot = 0x100,       // batch: DOORBELL slot index >= SLOTS
+  bad_count = 0x101,      // batch: COUNT 0 or > MAX_OPS
+  not_enabled = 0x102,    // batch: no valid SLOT_BASE (or the vGPU offers no PV)
+};
+inline constexpr uint32_t MAX_PAGES = 1u << 20;  // per operation
+}  // namespace pv
+
 }  // namespace vgpu::regs

@@ -32,6 +32,9 @@ constexpr std::array SUITE{
     WorkloadSpec{"MADD", madd, 5, "matrix add 2048x2048"},
     WorkloadSpec{"MMUL", mmul, 5, "sgemm 512^3"},
     WorkloadSpec{"CPY", cpy, 5, "64 MiB buffer-to-buffer on the copy engine"},
+    WorkloadSpec{"open", device_open, 5, "device open (bring-up: BAR tables, PFIFO), closed between runs"},
+    WorkloadSpec{"ctx", context_churn, 5, "20 context create+destroy (address space, channel) per run"},
+    WorkloadSpec{"churn", map_churn, 5, "64 buffers of 4 KiB..1 MiB mapped, 4 filled, unmapped per run"},
 };
 
 }  // namespace

@@ -13,7 +13,9 @@ mediator::CounterSnapshot counter_delta(const mediator::CounterSnapshot& a, cons
                                    a.interrupts - b.interrupts,           a.entries_scanned - b.entries_scanned,
                                    a.shadow_writes - b.shadow_writes,     a.pages_rescanned - b.pages_rescanned,
                                    a.bad_entries - b.bad_entries,         a.full_syncs - b.full_syncs,
-                                   a.dirty_syncs - b.dirty_syncs,         a.reserved_bytes};
+                                   a.dirty_syncs - b.dirty_syncs,         a.reserved_bytes,
+                                   a.pv_batches - b.pv_batches,           a.pv_ops - b.pv_ops,
+                                   a.pv_failures - b.pv_failures};
 }
 
 Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfig& config) {

@@ -36,4 +36,10 @@ Result<WorkloadResult> cpy(Vm& vm, const WorkloadOptions& o);
 // mix.cc: sgemm and MRI-Q from two contexts at once.
 Result<WorkloadResult> sgemm_mriq(Vm& vm, const WorkloadOptions& o);
 
+// setup.cc: the bring-up costs GPUvm found dominant (device open, context
+// create+destroy, map/unmap churn).
+Result<WorkloadResult> device_open(Vm& vm, const WorkloadOptions& o);
+Result<WorkloadResult> context_churn(Vm& vm, const WorkloadOptions& o);
+Result<WorkloadResult> map_churn(Vm& vm, const WorkloadOptions& o);
+
 }  // namespace vgpu::testbed::workloads

@@ -107,13 +107,21 @@ TEST_P(FvWorkload, OutputsEqualNativeBitwise) {
   // Work reached the mediator's channels. Not `submissions`: that counts
   // scheduler turns, and a turn begun before the timed runs may carry all
   // of them (a turn rings each new GPFIFO entry while its slice lasts).
-  EXPECT_GT((*got)[0].counters->doorbells, 0u);
+  if (GetParam().workload != "open") {  // open submits no work
+    EXPECT_GT((*got)[0].counters->doorbells, 0u);
+  }
+  if (GetParam().mode == Mode::pv) {
+    EXPECT_EQ((*got)[0].counters->entries_scanned, 0u) << "PV scans no guest page table";
+    if (GetParam().workload == "open" || GetParam().workload == "ctx" || GetParam().workload == "churn") {
+      EXPECT_GT((*got)[0].counters->pv_batches, 0u);
+    }
+  }
 }
 
 std::vector<FvCase> fv_cases() {
   std::vector<FvCase> cases;
-  for (Mode m : {Mode::fv_naive, Mode::fv_opt})
-    for (std::string_view w : {"gemm2", "conv3", "CPY", "LOOP"}) cases.push_back({w, m});
+  for (Mode m : {Mode::fv_naive, Mode::fv_opt, Mode::pv})
+    for (std::string_view w : {"gemm2", "conv3", "CPY", "LOOP", "open", "ctx", "churn"}) cases.push_back({w, m});
   return cases;
 }
 

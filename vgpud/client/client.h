@@ -26,6 +26,7 @@ struct AttachOptions {
   uint32_t weight = 10;
   bool bar_remap = true;
   bool lazy_shadow = true;
+  bool pv = false;  // offer the paravirtual interface (spec §17)
 };
 
 // Refused attaches carry the daemon's reason and its Refusal.

@@ -118,10 +118,12 @@ std::string DaemonProcess::log() const {
 uint64_t DaemonProcess::reserved_bytes() const { return json_number(control("stats"), "reserved_vram_bytes"); }
 uint64_t DaemonProcess::partition_bytes() const { return json_number(control("stats"), "partition_vram_bytes"); }
 
-Status checked_workload(Client& client, uint32_t seed) {
+Status checked_workload(Client& client, uint32_t seed, bool pv) {
   auto port = ClientPort::create(client);
   if (!port) return std::unexpected(port.error());
-  auto dev = driver::Device::open(**port);
+  driver::DeviceOptions options;
+  options.paravirtual = pv;
+  auto dev = driver::Device::open(**port, options);
   if (!dev) return std::unexpected(dev.error().context("open"));
   auto ctx = (*dev)->create_context();
   if (!ctx) return std::unexpected(ctx.error().context("context"));
@@ -150,9 +152,11 @@ Status checked_workload(Client& client, uint32_t seed) {
   return {};
 }
 
-std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name, std::string* error) {
+std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name, std::string* error,
+                                       bool pv) {
   AttachOptions o;
   o.name = name;
+  o.pv = pv;
   o.channels = 8;
   auto c = Client::attach(socket, o);
   if (!c) {

@@ -40,10 +40,11 @@ class DaemonProcess {
 
 // Opens the device on the client, runs a fill and a saxpy on a fresh
 // context, downloads and checks every element. `seed` varies the values.
-[[nodiscard]] Status checked_workload(Client& client, uint32_t seed);
+// `pv`: the driver uses the paravirtual interface (the VM attached with pv).
+[[nodiscard]] Status checked_workload(Client& client, uint32_t seed, bool pv = false);
 
 // Attach with defaults for tests (64 MiB, 8 channels).
-std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name,
-                                       std::string* error = nullptr);
+std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name, std::string* error = nullptr,
+                                       bool pv = false);
 
 }  // namespace vgpu::vgpud::testing

@@ -49,6 +49,22 @@ TEST(Vgpud, AttachedVmRunsCheckedKernels) {
   EXPECT_EQ(d->stop(), 0);
 }
 
+// pv=on through the daemon (spec §17): the PV doorbell is answered, not
+// posted, so the batch's results are in the slot when the driver reads them.
+TEST(Vgpud, PvVmRunsCheckedKernelsThroughHypercalls) {
+  auto d = DaemonProcess::start({"--vram", "1G"});
+  ASSERT_TRUE(d);
+  std::string err;
+  auto c = attach_or_null(d->socket(), "vm-pv", &err, true);
+  ASSERT_TRUE(c) << err;
+  EXPECT_TRUE(checked_workload(*c, 3, true)) << "workload";
+  EXPECT_TRUE(log_has(*d, "vm vm-pv connected"));
+  EXPECT_NE(d->log().find(", pv"), std::string::npos) << d->log();
+  c.reset();
+  EXPECT_EQ(d->log().find("moved the BAR layout"), std::string::npos) << "a posted write moved the layout";
+  EXPECT_EQ(d->stop(), 0);
+}
+
 TEST(Vgpud, TwoVmsShareTheDaemonAndEachGetsItsOwnVram) {
   auto d = DaemonProcess::start({"--vram", "1G"});
   ASSERT_TRUE(d);

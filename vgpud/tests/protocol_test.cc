@@ -63,6 +63,8 @@ TEST(Protocol, WritesThatMayChangeTheLayoutAreAnswered) {
   EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pmc::ENABLE.offset));
   EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pfifo::USERD_BASE.offset));
   EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pfifo::CHAN_INST[5].offset));
+  EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pv::DOORBELL.offset)) << "its results are read right after";
+  EXPECT_FALSE(write_is_posted(REGION_BAR0, regs::pv::SLOT_BASE.offset));
   EXPECT_FALSE(header_of(write_request(1, REGION_BAR0, regs::mmu::INVALIDATE.offset, 1)).flags & FLAG_NO_REPLY);
 }
 
