@@ -45,6 +45,7 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram)
                            std::lock_guard l(mutex_);
                            invalidate(pdb);
                          }}) {
+  mmu_->set_system_memory(config.sysmem);
   pfifo_.start();
 }
 

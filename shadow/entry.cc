@@ -13,11 +13,24 @@ GuestTable guest_table(uint64_t target, uint64_t addr, const fmt::Level& level, 
 
 }  // namespace
 
-ShadowPte shadow_pte(uint64_t guest_pte, fmt::PageSize size, const Partition& partition) {
+std::optional<uint64_t> confine_sysmem_page(uint64_t gpa, uint64_t bytes, const GuestRam* ram) {
+  if (!ram || gpa % bytes != 0) return std::nullopt;
+  return ram->host(gpa, bytes);
+}
+
+ShadowPte shadow_pte(uint64_t guest_pte, fmt::PageSize size, const Partition& partition, const GuestRam* ram) {
   if (!fmt::pte::Valid::get(guest_pte)) return {0, Verdict::absent};
-  if (fmt::pte::Aperture::get(guest_pte) != uint64_t(fmt::Target::vram)) return {0, Verdict::rejected};
+  const auto aperture = static_cast<fmt::Target>(fmt::pte::Aperture::get(guest_pte));
   const uint64_t page = fmt::page_bytes(size);
   const uint64_t gaddr = fmt::pte::addr(guest_pte);
+  if (fmt::pte::in_sysmem(aperture)) {
+    const auto bus = confine_sysmem_page(gaddr, page, ram);
+    // The shadow's address field holds 40 bits: a host bus address beyond
+    // them cannot be named, so the entry faults.
+    if (!bus || *bus >= fmt::VA_LIMIT) return {0, Verdict::rejected};
+    return {fmt::pte::Addr::set(guest_pte, *bus >> fmt::pte::ADDR_SHIFT), Verdict::mapped};
+  }
+  if (aperture != fmt::Target::vram) return {0, Verdict::rejected};
   if (gaddr % page != 0 || !partition.contains(gaddr, page)) return {0, Verdict::rejected};
   const uint64_t host = partition.host(gaddr);
   return {fmt::pte::Addr::set(guest_pte, host >> fmt::pte::ADDR_SHIFT), Verdict::mapped};

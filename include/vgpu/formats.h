@@ -130,6 +130,11 @@ constexpr uint64_t make(uint64_t phys, Flags f = {}) {
          Aperture::make(uint64_t(Target::vram)) | Kind::make(f.kind);
 }
 constexpr uint64_t addr(uint64_t v) { return Addr::get(v) << ADDR_SHIFT; }
+// A page of system memory at bus address `bus` (docs/spec/vgpu.md §5.3).
+constexpr uint64_t make_sysmem(uint64_t bus, Flags f = {}, Target t = Target::sysmem_noncoherent) {
+  return Aperture::set(make(bus, f), uint64_t(t));
+}
+constexpr bool in_sysmem(Target t) { return t == Target::sysmem_coherent || t == Target::sysmem_noncoherent; }
 
 struct Decoded {
   bool valid;

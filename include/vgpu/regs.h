@@ -286,6 +286,7 @@ enum class FaultReason : uint32_t {
   page_read_only = 0x6,
   invalid_storage_type = 0xc,
   out_of_vram = 0xd,  // ext: translated address beyond the VRAM size
+  dma_error = 0xf,    // ext: a system-memory address (or table) that is not memory: DMA failed
 };
 
 // Channel error codes (CHAN_ERROR). ext: Fermi reports these as PBDMA
