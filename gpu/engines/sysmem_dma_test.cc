@@ -36,8 +36,8 @@ class SysmemDmaTest : public testing::EngineEnv {
   }
 
   std::vector<Method> copy(uint64_t src, uint64_t dst, uint32_t bytes) {
-    return {{OFFSET_IN_UPPER, hi32(src)},   {OFFSET_IN_LOWER, lo32(src)}, {OFFSET_OUT_UPPER, hi32(dst)},
-            {OFFSET_OUT_LOWER, lo32(dst)},  {LINE_LENGTH_IN, bytes},      {LINE_COUNT, 1},
+    return {{OFFSET_IN_UPPER, hi32(src)},  {OFFSET_IN_LOWER, lo32(src)}, {OFFSET_OUT_UPPER, hi32(dst)},
+            {OFFSET_OUT_LOWER, lo32(dst)}, {LINE_LENGTH_IN, bytes},      {LINE_COUNT, 1},
             {LAUNCH_DMA, LINEAR}};
   }
 

@@ -18,8 +18,8 @@ namespace vgpu::gpu {
 Result<std::shared_ptr<MemfdRam>> MemfdRam::create(uint64_t bytes, const std::string& name) {
   constexpr uint64_t PAGE = 4 * KiB;
   if (bytes == 0 || bytes % PAGE != 0)
-    return fail(Errc::invalid_argument, strfmt("%s: RAM size %s is not a non-zero multiple of 4 KiB", name.c_str(),
-                                               hex(bytes).c_str()));
+    return fail(Errc::invalid_argument,
+                strfmt("%s: RAM size %s is not a non-zero multiple of 4 KiB", name.c_str(), hex(bytes).c_str()));
   int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
   if (fd < 0) return fail(Errc::io_error, name + ": memfd_create: " + std::strerror(errno));
   if (ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
@@ -57,8 +57,8 @@ bool MemfdRam::write(uint64_t bus, const void* src, uint64_t len) {
 
 Status BusMap::add(uint64_t base, uint64_t size, std::shared_ptr<SystemMemory> target, uint64_t target_base) {
   if (size == 0 || base + size < base || !target || !target->contains(target_base, size))
-    return fail(Errc::invalid_argument, strfmt("bus window %s+%s does not fit its memory", hex(base).c_str(),
-                                               hex(size).c_str()));
+    return fail(Errc::invalid_argument,
+                strfmt("bus window %s+%s does not fit its memory", hex(base).c_str(), hex(size).c_str()));
   std::unique_lock lock(mutex_);
   auto next = windows_.lower_bound(base);
   if (next != windows_.end() && next->first < base + size)
