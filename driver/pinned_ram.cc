@@ -13,8 +13,8 @@ Result<PinnedPages> PinnedRam::pin(uint64_t bytes) {
   std::lock_guard lock(mutex_);
   auto at = free_.alloc(size, PAGE);
   if (!at)
-    return fail(Errc::out_of_memory, msg("pin: {} bytes asked, {} bytes of pinnable RAM free (largest run {})",
-                                         bytes, free_.free_bytes(), free_.largest_free()));
+    return fail(Errc::out_of_memory, msg("pin: {} bytes asked, {} bytes of pinnable RAM free (largest run {})", bytes,
+                                         free_.free_bytes(), free_.largest_free()));
   PinnedPages p;
   p.host = ram_.subspan(*at, size);
   p.bus.reserve(size / PAGE);

@@ -18,7 +18,8 @@ namespace vgpu::driver {
 
 class PinnedRam {
  public:
-  PinnedRam(std::span<std::byte> ram, uint64_t bus_base) : ram_(ram), bus_base_(bus_base), free_("pinned RAM", 0, ram.size()) {}
+  PinnedRam(std::span<std::byte> ram, uint64_t bus_base)
+      : ram_(ram), bus_base_(bus_base), free_("pinned RAM", 0, ram.size()) {}
 
   [[nodiscard]] Result<PinnedPages> pin(uint64_t bytes);
   void unpin(std::span<std::byte> host);
