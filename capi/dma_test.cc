@@ -67,8 +67,13 @@ struct Destroy {
 };
 
 std::unique_ptr<VgpuBackend, Destroy> backend(VgpuMode mode) {
-  VgpuBackendConfig c{.vram_bytes = 64 * MiB, .channels = 8, .mode = mode, .bar_remap = false,
-                      .lazy_shadow = true, .scheduler = "fifo", .weight = 1};
+  VgpuBackendConfig c{.vram_bytes = 64 * MiB,
+                      .channels = 8,
+                      .mode = mode,
+                      .bar_remap = false,
+                      .lazy_shadow = true,
+                      .scheduler = "fifo",
+                      .weight = 1};
   char err[256] = {};
   std::unique_ptr<VgpuBackend, Destroy> b(vgpu_backend_create(&c, err, sizeof err));
   EXPECT_NE(b, nullptr) << err;
@@ -122,7 +127,7 @@ TEST(CapiDmaFv, RamTheFrontEndDidNotReportIsRefused) {
   auto ctx = (*dev)->create_context();
   ASSERT_TRUE(ctx);
   driver::Context& c = **ctx;
-  auto inside = c.alloc_host(RAM_BYTES / 2);  // the reported half
+  auto inside = c.alloc_host(RAM_BYTES / 2);   // the reported half
   auto outside = c.alloc_host(RAM_BYTES / 4);  // the unreported half
   ASSERT_TRUE(inside && outside);
   auto dev_buf = c.alloc(RAM_BYTES / 4);
@@ -131,7 +136,8 @@ TEST(CapiDmaFv, RamTheFrontEndDidNotReportIsRefused) {
   auto bad = c.download_pinned(*outside, 0, *dev_buf, 0, RAM_BYTES / 4);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, Errc::device_error) << bad.error().what();
-  EXPECT_TRUE(std::all_of(ram.bytes.begin() + RAM_BYTES / 2, ram.bytes.end(), [](std::byte x) { return x == std::byte{0}; }));
+  EXPECT_TRUE(
+      std::all_of(ram.bytes.begin() + RAM_BYTES / 2, ram.bytes.end(), [](std::byte x) { return x == std::byte{0}; }));
 }
 
 TEST(CapiDmaFv, BadRangesAreRefusedWithAMessage) {
