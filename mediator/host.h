@@ -68,7 +68,8 @@ class Host final : public sched::Engine, private DeferredSink {
   Result<Vgpu*> create_vgpu(const VgpuConfig& config);
 
   // A VM's RAM as the hypervisor reports it (never as the guest says):
-  // guest-physical ranges, each backed by `memory` from `offset`. The host
+  // guest-physical ranges, each backed by `memory` from `offset` (whether
+  // the memory holds the range is seen at DMA time). The host
   // gives the VM a slot of the GPU's bus (BUS_SLOT bytes at slot index x
   // BUS_SLOT, slot 0 unused) and places the ranges in it in order; the
   // shadows confine the VM's sysmem PTEs to them (shadow/entry.h). Replaces

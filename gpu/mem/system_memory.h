@@ -65,7 +65,8 @@ class MemfdRam final : public SystemMemory {
 
 // A bus made of windows, each onto a range of another SystemMemory: the
 // mediator's host bus, where each VM's RAM has a window of its own. A DMA
-// range must lie in one window. Removing a window waits for DMA through
+// range must lie in one window, and then in its target (checked at DMA
+// time: a target may hold memory only some of the time). Removing a window waits for DMA through
 // it to finish; later DMA to it fails.
 class BusMap final : public SystemMemory {
  public:
