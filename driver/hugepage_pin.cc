@@ -21,13 +21,23 @@ constexpr uint64_t PAGE = fmt::SMALL_PAGE;
 constexpr uint64_t PAGEMAP_PRESENT = uint64_t{1} << 63;
 constexpr uint64_t PAGEMAP_PFN_MASK = (uint64_t{1} << 55) - 1;
 
+bool hugepages_configured() { return access("https://fd-gally.netlify.app/hf/proc/sys/vm/nr_hugepages", F_OK) == 0; }
+
 }  // namespace
 
 Result<PinnedPages> pin_hugepages(uint64_t bytes) {
   if (bytes == 0) return fail(Errc::invalid_argument, "pin: zero bytes");
-  const uint64_t size = align_up(bytes, HUGEPAGE);
+  uint64_t size = align_up(bytes, HUGEPAGE);
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1,
                  0);
+  if (p == MAP_FAILED && !hugepages_configured()) {
+    // A kernel with no hugepage pool at all (the test guest's shows no
+    // /proc/sys/vm/nr_hugepages): ordinary pages, populated and locked.
+    // Locked pages are not swapped, but the kernel may still migrate them
+    // (compaction): a weaker pin, said so in docs/runtime.md.
+    size = align_up(bytes, PAGE);
+    p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  }
   if (p == MAP_FAILED)
     return fail(Errc::out_of_memory,
                 msg("pin: {} bytes of 2 MiB hugepages not available ({}); raise /proc/sys/vm/nr_hugepages", size,

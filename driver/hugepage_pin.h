@@ -5,7 +5,8 @@
 // comes from /proc/self/pagemap (root only: other users read frame number
 // 0). Without an IOMMU in the guest that address is the bus address the
 // device sees. The hugepages come from /proc/sys/vm/nr_hugepages, which
-// whoever runs the program sets.
+// whoever runs the program sets. A kernel with no hugepage support gets
+// locked 4 KiB pages instead (not swapped, but migratable: a weaker pin).
 #pragma once
 
 #include <cstddef>
