@@ -95,6 +95,12 @@ class Backend {
   // Backend-specific counters as JSON members ("name": value, ...), or empty.
   virtual std::string counters_json() const = 0;
 
+  // How the device reaches guest memory (vgpu_backend_set_dma), and the
+  // VM's RAM (vgpu_backend_set_guest_ram). The daemon backend has neither
+  // yet (unsupported).
+  virtual Status set_dma(VgpuDmaFn fn, void* opaque) = 0;
+  virtual Status set_guest_ram(const std::vector<VgpuRamRange>& ranges) = 0;
+
  protected:
   InterruptSink interrupts_;
 };

@@ -70,6 +70,16 @@ class DaemonBackend final : public Backend {
     checked(0);
   }
 
+  // Guest RAM shared with the daemon as memfds is not done yet (issue 10).
+  Status set_dma(VgpuDmaFn fn, void*) override {
+    if (!fn) return {};
+    return fail(Errc::unsupported, "system memory (DMA) through vgpud is not supported yet");
+  }
+  Status set_guest_ram(const std::vector<VgpuRamRange>& ranges) override {
+    if (ranges.empty()) return {};
+    return fail(Errc::unsupported, "guest RAM through vgpud is not supported yet");
+  }
+
   std::string counters_json() const override {
     return strfmt(
         "\"daemon_socket\": \"%s\", \"vm_id\": %u, \"round_trips\": %llu, \"posted_writes\": %llu, "

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "capi/backend.h"
+#include "capi/dma_memory.h"
 #include "mediator/host.h"
 
 namespace vgpu::capi {
@@ -64,9 +65,33 @@ class MediatorBackend final : public Backend {
     return j.size() >= 2 ? j.substr(1, j.size() - 2) : std::string();
   }
 
+  // fv: the front end's DMA reaches guest-physical addresses; the host puts
+  // each RAM range the hypervisor reports in this VM's bus slot, backed by
+  // it at the same guest-physical address.
+  Status set_dma(VgpuDmaFn fn, void* opaque) override {
+    std::lock_guard lock(ram_mutex_);
+    dma_ = fn ? std::make_shared<DmaMemory>(fn, opaque) : nullptr;
+    return apply_ram();
+  }
+  Status set_guest_ram(const std::vector<VgpuRamRange>& ranges) override {
+    std::lock_guard lock(ram_mutex_);
+    ram_ = ranges;
+    return apply_ram();
+  }
+
  private:
+  Status apply_ram() {  // ram_mutex_ held
+    std::vector<mediator::Host::GuestRamRange> ranges;
+    if (dma_)
+      for (const VgpuRamRange& r : ram_) ranges.push_back({r.gpa, r.size, dma_, r.gpa});
+    return host_->set_guest_ram(vgpu_, std::move(ranges));
+  }
+
   std::unique_ptr<mediator::Host> host_;
   mediator::Vgpu& vgpu_;
+  std::mutex ram_mutex_;
+  std::shared_ptr<DmaMemory> dma_;
+  std::vector<VgpuRamRange> ram_;
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "capi/backend.h"
+#include "capi/dma_memory.h"
 #include "gpu/gpu.h"
 #include "vgpu/regs.h"
 
@@ -98,6 +99,14 @@ class ModelBackend final : public Backend {
   uint64_t vram_size() const override { return gpu_->vram().size(); }
 
   std::string counters_json() const override { return {}; }
+
+  // passthrough: the VM owns the device; it reaches what the front end's
+  // DMA reaches (QEMU's memory map and vIOMMU decide).
+  Status set_dma(VgpuDmaFn fn, void* opaque) override {
+    gpu_->set_system_memory(fn ? std::make_shared<DmaMemory>(fn, opaque) : nullptr);
+    return {};
+  }
+  Status set_guest_ram(const std::vector<VgpuRamRange>&) override { return {}; }
 
  private:
   // [lo, hi) of BAR1 holding the USERD array; empty for BAR3 or when unset.

@@ -256,6 +256,27 @@ void vgpu_backend_set_msg_handler(VgpuBackend* b, VgpuMsgFn fn, void* opaque) {
   guarded_void(b, [&] { b->impl->interrupts().set_message(fn, opaque); });
 }
 
+void vgpu_backend_set_dma(VgpuBackend* b, VgpuDmaFn fn, void* opaque) {
+  guarded_void(b, [&] {
+    if (vgpu::Status s = b->impl->set_dma(fn, opaque); !s) internal_error(b, ("set_dma: " + s.error().message).c_str());
+  });
+}
+
+int vgpu_backend_set_guest_ram(VgpuBackend* b, const VgpuRamRange* ranges, size_t count, char* err, size_t err_len) {
+  return guarded(b, -1, [&] {
+    if (count > 0 && ranges == nullptr) {
+      put_error(err, err_len, "guest RAM: no ranges given");
+      return -1;
+    }
+    std::vector<VgpuRamRange> v(ranges, ranges + count);
+    if (vgpu::Status s = b->impl->set_guest_ram(v); !s) {
+      put_error(err, err_len, s.error().message);
+      return -1;
+    }
+    return 0;
+  });
+}
+
 char* vgpu_backend_counters_json(VgpuBackend* b) {
   try {
     std::string extra = b->impl->counters_json();

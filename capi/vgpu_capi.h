@@ -162,6 +162,37 @@ uint64_t vgpu_backend_vram_size(const VgpuBackend *backend);
 void vgpu_backend_set_irq_handler(VgpuBackend *backend, VgpuIrqFn fn, void *opaque);
 void vgpu_backend_set_msg_handler(VgpuBackend *backend, VgpuMsgFn fn, void *opaque);
 
+// System memory (docs/spec/vgpu.md §4.5). The front end says how the
+// device reaches guest memory by DMA: fn(opaque, addr, buf, len, op) with
+// addr a guest-physical (bus) address; op READ fills buf, WRITE stores
+// it, CHECK (buf NULL) only asks whether the whole range is memory. It
+// returns 0 on success, non-zero when any byte of the range is not memory
+// (QEMU: pci_dma_read/pci_dma_write/dma_memory_valid on the device, so
+// the machine's memory map and a vIOMMU apply). Called from backend
+// engine threads, with no backend lock held; it may block briefly (QEMU
+// takes the BQL for MMIO targets itself). NULL fn: no system memory
+// (every sysmem access faults). Set before the guest runs.
+typedef enum VgpuDmaOp {
+    VGPU_DMA_READ = 0,
+    VGPU_DMA_WRITE = 1,
+    VGPU_DMA_CHECK = 2
+} VgpuDmaOp;
+typedef int (*VgpuDmaFn)(void *opaque, uint64_t addr, void *buf, uint64_t len,
+                         VgpuDmaOp op);
+void vgpu_backend_set_dma(VgpuBackend *backend, VgpuDmaFn fn, void *opaque);
+
+// mode=fv: the VM's RAM as the hypervisor's memory map has it (never as
+// the guest says). The mediator confines the guest's sysmem PTEs to these
+// guest-physical ranges (4 KiB granular); the rest fault. Replaces the
+// previous set. Returns 0, or -1 with a message in err. passthrough: the
+// device reaches whatever fn reaches; the call is accepted and unused.
+typedef struct VgpuRamRange {
+    uint64_t gpa;
+    uint64_t size;
+} VgpuRamRange;
+int vgpu_backend_set_guest_ram(VgpuBackend *backend, const VgpuRamRange *ranges,
+                               size_t count, char *err, size_t err_len);
+
 // Counters as one JSON object. The caller frees the string with
 // vgpu_backend_free_string. NULL if memory ran out.
 char *vgpu_backend_counters_json(VgpuBackend *backend);

@@ -30,6 +30,28 @@ Result<uint64_t> AddressSpace::map(uint64_t phys, uint64_t bytes, fmt::pte::Flag
   return *va;
 }
 
+Result<uint64_t> AddressSpace::map_pages(std::span<const uint64_t> pages, fmt::pte::Flags flags) {
+  constexpr uint64_t PAGE = fmt::SMALL_PAGE;
+  const uint64_t bytes = pages.size() * PAGE;
+  if (bytes == 0) return fail(Errc::invalid_argument, vmm_->name() + ": no pages to map");
+  auto va = va_.alloc(bytes, PAGE);
+  if (!va) return va;
+  size_t first = 0;
+  for (size_t i = 1; i <= pages.size(); ++i) {
+    if (i < pages.size() && pages[i] == pages[i - 1] + PAGE) continue;
+    const uint64_t run = (i - first) * PAGE;
+    if (auto ok = vmm_->map(*va + first * PAGE, pages[first], run, fmt::PageSize::small, flags); !ok) {
+      (void)vmm_->unmap(*va, bytes, fmt::PageSize::small);
+      (void)va_.free(*va);
+      return std::unexpected(ok.error());
+    }
+    first = i;
+  }
+  if (auto ok = vmm_->flush(port_); !ok) return std::unexpected(ok.error());
+  maps_.emplace(*va, Mapping{bytes, fmt::PageSize::small});
+  return *va;
+}
+
 Status AddressSpace::unmap(uint64_t va) {
   auto it = maps_.find(va);
   if (it == maps_.end()) return fail(Errc::not_found, msg("{}: nothing mapped at {}", vmm_->name(), hex(va)));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 
 #include "driver/allocator.h"
 #include "driver/vmm.h"
@@ -23,6 +24,10 @@ class AddressSpace {
   // Maps VRAM [phys, phys + bytes) at a new VA; bytes is rounded up to the
   // page size used (big when phys and bytes are big-page multiples).
   [[nodiscard]] Result<uint64_t> map(uint64_t phys, uint64_t bytes, fmt::pte::Flags flags = {});
+  // Maps a list of 4 KiB pages (pinned system memory: bus addresses, with
+  // flags.aperture a sysmem target) at a new VA, in order, one small PTE
+  // each; physically contiguous pages share one Vmm::map.
+  [[nodiscard]] Result<uint64_t> map_pages(std::span<const uint64_t> pages, fmt::pte::Flags flags);
   [[nodiscard]] Status unmap(uint64_t va);
 
   PageTables& vmm() { return *vmm_; }

@@ -73,7 +73,10 @@ Context::~Context() {
   for (auto& [id, rec] : buffers_) {
     if (rec.bar1) (void)dev_.bars_->bar1().unmap(rec.bar1);
     (void)as_->unmap(rec.va);
-    (void)dev_.vram_->free(rec.vram);
+    if (!rec.host.empty())
+      dev_.port_.unpin(rec.host);
+    else
+      (void)dev_.vram_->free(rec.vram);
   }
   if (staging_bar1_) (void)dev_.bars_->bar1().unmap(staging_bar1_);
   fence_.reset();
@@ -120,7 +123,92 @@ Status Context::free(Buffer b) {
   buffers_.erase(b.id);
   if (r.bar1) (void)dev_.bars_->bar1().unmap(r.bar1);
   if (auto ok = as_->unmap(r.va); !ok) return ok;
+  if (!r.host.empty()) {
+    dev_.port_.unpin(r.host);
+    return {};
+  }
   return dev_.vram_->free(r.vram);
+}
+
+Result<Buffer> Context::alloc_host(uint64_t bytes) {
+  if (bytes == 0) return fail(Errc::invalid_argument, "pinned buffer of 0 bytes");
+  const uint32_t id = next_id_;
+  const auto what = [&] { return msg("pinned buffer {} of {} bytes", id, bytes); };
+  auto pages = dev_.port_.pin(bytes);
+  if (!pages) return std::unexpected(pages.error().context(what()));
+  auto va = as_->map_pages(pages->bus, fmt::pte::Flags{.aperture = fmt::Target::sysmem_noncoherent});
+  if (!va) {
+    dev_.port_.unpin(pages->host);
+    return std::unexpected(va.error().context(what()));
+  }
+  ++next_id_;
+  buffers_.emplace(id, BufferRec{0, bytes, *va, 0, pages->host});
+  return Buffer{id};
+}
+
+Result<std::span<std::byte>> Context::host_data(Buffer pinned) const {
+  auto rec = find(pinned, "host_data");
+  if (!rec) return std::unexpected(rec.error());
+  if ((*rec)->host.empty())
+    return fail(Errc::invalid_argument, msg("host_data: buffer {} is VRAM, not pinned host memory", pinned.id));
+  return (*rec)->host.first((*rec)->bytes);
+}
+
+bool Context::is_pinned(Buffer b) const {
+  auto it = buffers_.find(b.id);
+  return it != buffers_.end() && !it->second.host.empty();
+}
+
+std::optional<std::pair<Buffer, uint64_t>> Context::pinned_holding(const std::byte* p, uint64_t bytes) const {
+  for (const auto& [id, rec] : buffers_) {
+    if (rec.host.empty() || p < rec.host.data()) continue;
+    const auto off = static_cast<uint64_t>(p - rec.host.data());
+    if (off <= rec.bytes && bytes <= rec.bytes - off) return std::pair{Buffer{id}, off};
+  }
+  return std::nullopt;
+}
+
+Status Context::pinned_copy(uint64_t dst_va, uint64_t src_va, uint64_t bytes) {
+  PushBuffer pb;
+  emit_copy(pb, dst_va, src_va, bytes);
+  auto f = submit(pb);
+  if (!f) return std::unexpected(f.error());
+  if (auto ok = wait(*f); !ok) return ok;
+  stats_.pinned_bytes += bytes;
+  return {};
+}
+
+Status Context::upload_pinned(Buffer dst, uint64_t offset, Buffer pinned, uint64_t pinned_off, uint64_t bytes) {
+  auto p = find(pinned, "upload_pinned source");
+  if (!p) return std::unexpected(p.error());
+  if ((*p)->host.empty())
+    return fail(Errc::invalid_argument, msg("upload_pinned: source buffer {} is not pinned host memory", pinned.id));
+  auto d = find(dst, "upload_pinned destination");
+  if (!d) return std::unexpected(d.error());
+  if (offset > (*d)->bytes || bytes > (*d)->bytes - offset || pinned_off > (*p)->bytes ||
+      bytes > (*p)->bytes - pinned_off)
+    return fail(Errc::invalid_argument,
+                msg("upload_pinned: {} bytes from pinned buffer {}+{} to buffer {}+{} out of range", bytes, pinned.id,
+                    pinned_off, dst.id, offset));
+  if (bytes == 0) return {};
+  return pinned_copy((*d)->va + offset, (*p)->va + pinned_off, bytes);
+}
+
+Status Context::download_pinned(Buffer pinned, uint64_t pinned_off, Buffer src, uint64_t offset, uint64_t bytes) {
+  auto p = find(pinned, "download_pinned destination");
+  if (!p) return std::unexpected(p.error());
+  if ((*p)->host.empty())
+    return fail(Errc::invalid_argument,
+                msg("download_pinned: destination buffer {} is not pinned host memory", pinned.id));
+  auto s = find(src, "download_pinned source");
+  if (!s) return std::unexpected(s.error());
+  if (offset > (*s)->bytes || bytes > (*s)->bytes - offset || pinned_off > (*p)->bytes ||
+      bytes > (*p)->bytes - pinned_off)
+    return fail(Errc::invalid_argument,
+                msg("download_pinned: {} bytes from buffer {}+{} to pinned buffer {}+{} out of range", bytes, src.id,
+                    offset, pinned.id, pinned_off));
+  if (bytes == 0) return {};
+  return pinned_copy((*p)->va + pinned_off, (*s)->va + offset, bytes);
 }
 
 Result<uint64_t> Context::gpu_va(Buffer b) const {
@@ -222,6 +310,13 @@ Status Context::upload(Buffer dst, uint64_t offset, std::span<const std::byte> s
   if (src.empty()) return {};
   if (auto ok = synchronize(); !ok) return ok;
   BufferRec& r = buffers_.at(dst.id);
+  if (!r.host.empty()) {  // into pinned memory: the CPU writes it
+    std::memcpy(r.host.data() + offset, src.data(), src.size());
+    return {};
+  }
+  if (src.size() > dev_.options_.direct_transfer_max)
+    if (auto p = pinned_holding(src.data(), src.size()))
+      return pinned_copy(r.va + offset, buffers_.at(p->first.id).va + p->second, src.size());
   if (src.size() <= dev_.options_.direct_transfer_max) return direct(r, offset, src, {});
   return staged(r, offset, src, {});
 }
@@ -235,6 +330,13 @@ Status Context::download(Buffer src, uint64_t offset, std::span<std::byte> dst) 
   if (dst.empty()) return {};
   if (auto ok = synchronize(); !ok) return ok;
   BufferRec& r = buffers_.at(src.id);
+  if (!r.host.empty()) {  // from pinned memory: the CPU reads it
+    std::memcpy(dst.data(), r.host.data() + offset, dst.size());
+    return {};
+  }
+  if (dst.size() > dev_.options_.direct_transfer_max)
+    if (auto p = pinned_holding(dst.data(), dst.size()))
+      return pinned_copy(buffers_.at(p->first.id).va + p->second, r.va + offset, dst.size());
   if (dst.size() <= dev_.options_.direct_transfer_max) return direct(r, offset, {}, dst);
   return staged(r, offset, {}, dst);
 }

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 
+#include "driver/hugepage_pin.h"
 #include "driver/msg.h"
 #include "vgpu/regs.h"
 
@@ -45,6 +46,13 @@ Result<std::unique_ptr<PciPort>> PciPort::open(const std::string& slot) {
   }
   const std::string slot_id = slot_name(port->dev_);
   port->name_ = "pci " + slot_id;
+  // The device reads and writes guest memory (sysmem PTEs): it must be a
+  // bus master, which a device no kernel driver enabled is not.
+  uint16_t command = 0;
+  if (pci_device_cfg_read_u16(port->dev_, &command, regs::pci::CONFIG_COMMAND) == 0 &&
+      !(command & regs::pci::COMMAND_BUS_MASTER))
+    (void)pci_device_cfg_write_u16(port->dev_, static_cast<uint16_t>(command | regs::pci::COMMAND_BUS_MASTER),
+                                   regs::pci::CONFIG_COMMAND);
   auto vfio = VfioDevice::open(slot_id);
   if (!vfio && vfio.error().code != Errc::not_found) return std::unexpected(vfio.error());
   if (!vfio) {  // not bound to vfio-pci: libpciaccess, polling
@@ -61,6 +69,10 @@ Result<std::unique_ptr<PciPort>> PciPort::open(const std::string& slot) {
   port->vfio_ = std::move(*vfio);
   return port;
 }
+
+Result<PinnedPages> PciPort::pin(uint64_t bytes) { return pin_hugepages(bytes); }
+
+void PciPort::unpin(std::span<std::byte> host) { unpin_hugepages(host); }
 
 Status PciPort::map_with_pciaccess() {
   if (int err = pci_device_probe(dev_); err != 0)

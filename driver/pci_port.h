@@ -31,6 +31,10 @@ class PciPort final : public Port {
   std::span<std::byte> map(Bar bar, uint64_t offset, uint64_t len) override;
   uint64_t bar_size(Bar bar) const override;
   std::string name() const override { return name_; }
+  // Pinned memory from 2 MiB hugepages, addresses from /proc/self/pagemap
+  // (driver/hugepage_pin.h).
+  [[nodiscard]] Result<PinnedPages> pin(uint64_t bytes) override;
+  void unpin(std::span<std::byte> host) override;
   bool has_interrupts() const override { return vfio_ != nullptr; }
   IrqCounts interrupt_counts() override { return vfio_ ? vfio_->counts() : IrqCounts{}; }
   bool wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) override {

@@ -10,12 +10,21 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
+#include "common/error.h"
 #include "common/irq_counter.h"
 
 namespace vgpu::driver {
 
 enum class Bar : uint8_t { bar0 = 0, bar1 = 1, bar3 = 3 };
+
+// Pinned memory (docs/runtime.md, "Pinned host memory"): host pages that
+// stay put, so the device may reach them by DMA through sysmem PTEs.
+struct PinnedPages {
+  std::span<std::byte> host;  // the CPU's view, 4 KiB aligned, whole pages
+  std::vector<uint64_t> bus;  // bus (guest-physical) address of each 4 KiB page
+};
 
 class Port {
  public:
@@ -40,6 +49,15 @@ class Port {
   virtual IrqCounts interrupt_counts() { return {}; }
   [[nodiscard]] virtual bool wait_interrupt(const IrqCounts& /*seen*/, uint64_t /*timeout_ns*/) { return false; }
   virtual std::string name() const = 0;
+
+  // Pins `bytes` (rounded up to 4 KiB pages) of host memory and says where
+  // each page lies on the bus. out_of_memory when the platform cannot give
+  // that much; unsupported on ports without DMA.
+  [[nodiscard]] virtual Result<PinnedPages> pin(uint64_t /*bytes*/) {
+    return fail(Errc::unsupported, name() + ": this port has no pinned memory (no DMA)");
+  }
+  // Gives back what pin() gave (by its host span).
+  virtual void unpin(std::span<std::byte> /*host*/) {}
 
   // Whether a 32-bit access at `offset` lies inside the BAR. One that does
   // not never reaches the device, as on a bus (and in QEMU's memory map):

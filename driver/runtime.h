@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
+#include <utility>
 
 #include "common/error.h"
 #include "driver/address_space.h"
@@ -91,6 +93,7 @@ struct SpinParams {
 struct TransferStats {
   uint64_t direct_bytes = 0;  // through a BAR1 mapping of the buffer
   uint64_t staged_bytes = 0;  // through staging and the copy engine
+  uint64_t pinned_bytes = 0;  // through the copy engine straight from/to pinned memory
 };
 
 class Context;
@@ -149,9 +152,24 @@ class Context {
   [[nodiscard]] Result<uint64_t> gpu_va(Buffer b) const;
   [[nodiscard]] Result<uint64_t> size(Buffer b) const;
 
+  // Pinned host memory (docs/runtime.md): pages of the port's pinned memory
+  // mapped in this context's address space through sysmem PTEs. A pinned
+  // buffer is a Buffer like any other (copies, kernels), and host_data()
+  // is the CPU's view of it. free() unpins it.
+  [[nodiscard]] Result<Buffer> alloc_host(uint64_t bytes);
+  [[nodiscard]] Result<std::span<std::byte>> host_data(Buffer pinned) const;
+  bool is_pinned(Buffer b) const;
+
   // Host <-> buffer copies, ordered after all work submitted before them.
+  // A transfer larger than direct_transfer_max whose host span lies inside
+  // a pinned buffer goes through the copy engine straight from/to it (no
+  // staging); others go through BAR1 or staging.
   [[nodiscard]] Status upload(Buffer dst, uint64_t offset, std::span<const std::byte> src);
   [[nodiscard]] Status download(Buffer src, uint64_t offset, std::span<std::byte> dst);
+  // Pinned <-> device buffer on the copy engine, waited for: `pinned` must
+  // be a pinned buffer (else invalid_argument naming it).
+  [[nodiscard]] Status upload_pinned(Buffer dst, uint64_t offset, Buffer pinned, uint64_t pinned_off, uint64_t bytes);
+  [[nodiscard]] Status download_pinned(Buffer pinned, uint64_t pinned_off, Buffer src, uint64_t offset, uint64_t bytes);
   template <typename T>
   [[nodiscard]] Status upload(Buffer dst, std::span<const T> src) {
     return upload(dst, 0, std::as_bytes(src));
@@ -193,8 +211,12 @@ class Context {
     uint64_t vram;
     uint64_t bytes;
     uint64_t va;
-    uint64_t bar1 = 0;  // 0: not mapped in BAR1 yet (BAR1 offset 0 is USERD)
+    uint64_t bar1 = 0;            // 0: not mapped in BAR1 yet (BAR1 offset 0 is USERD)
+    std::span<std::byte> host{};  // pinned: the CPU's view (vram unused)
   };
+  // The pinned buffer whose host view holds [p, p + bytes), if any.
+  std::optional<std::pair<Buffer, uint64_t>> pinned_holding(const std::byte* p, uint64_t bytes) const;
+  [[nodiscard]] Status pinned_copy(uint64_t dst_va, uint64_t src_va, uint64_t bytes);
   explicit Context(Device& dev) : dev_(dev) {}
   [[nodiscard]] Status setup();
   [[nodiscard]] Result<const BufferRec*> find(Buffer b, const char* role) const;

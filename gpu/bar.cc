@@ -51,7 +51,11 @@ Walk<Translation> BarWindows::lookup(Bar bar, uint64_t offset, bool write) {
     if (!vram_.contains(offset, 4)) return fault(regs::FaultReason::out_of_vram);
     return Translation{offset, fmt::SMALL_PAGE, false};
   }
-  return mmu_.translate(b.as, offset, write);
+  auto t = mmu_.translate(b.as, offset, write);
+  // The BARs are CPU windows onto VRAM: a page in system memory is not
+  // one the CPU reaches through them (docs/spec/vgpu.md §4.3).
+  if (t && t->sysmem) return fault(regs::FaultReason::page_not_present);
+  return t;
 }
 
 Walk<uint32_t> BarWindows::read32(Bar bar, uint64_t offset) {

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "gpu/mem/system_memory.h"
 #include "gpu/mem/vram.h"
 #include "vgpu/regs.h"
 
@@ -34,6 +35,9 @@ struct GpuConfig {
   // model: unless the environment variable VGPU_ENGINE_BACKEND names
   // another (how the test and benchmark suites run on a GPU machine).
   EngineBackend backend = EngineBackend::model;
+  // The system memory the GPU reaches by DMA through sysmem PTEs and
+  // tables (docs/spec/vgpu.md §4.5); none: every sysmem access faults.
+  std::shared_ptr<SystemMemory> sysmem;
 };
 
 // One BAR1/BAR3 page as the BAR's page tables map it right now.
@@ -86,6 +90,9 @@ class Gpu {
 
   virtual Vram& vram() = 0;
   virtual Clock& clock() = 0;
+  // Replaces the system memory (nullptr: none). DMA in flight finishes on
+  // the old one; flush the TLB if translations may name what went away.
+  virtual void set_system_memory(std::shared_ptr<SystemMemory> sysmem) = 0;
 
   // The interrupt line (PMC INTR_0 & mask, if INTR_EN_0) changed level.
   virtual void set_interrupt_handler(std::function<void(bool asserted)> handler) = 0;

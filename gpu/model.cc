@@ -58,6 +58,7 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBa
                          },
                          device_engines_.get()}) {
   if (residency_) vram_->set_observer(residency_.get());
+  mmu_->set_system_memory(config.sysmem);
   pfifo_.start();
 }
 

@@ -45,6 +45,7 @@ class GpuModel final : public Gpu {
   void map_directly(uint64_t vram_addr, uint64_t bytes) override;
   Vram& vram() override { return *vram_; }
   Clock& clock() override { return *clock_; }
+  void set_system_memory(std::shared_ptr<SystemMemory> sysmem) override { mmu_->set_system_memory(std::move(sysmem)); }
   void set_interrupt_handler(std::function<void(bool asserted)> handler) override;
   void set_message_handler(std::function<void(regs::pci::MsiVector)> handler) override;
   void set_channel_event_handler(std::function<void(const ChannelEvent&)> handler) override;

@@ -308,6 +308,27 @@ Status two_contexts() {
   return finish(*g->ctx, g->ctx->spin({1000}), "spin on the first context");
 }
 
+// A sysmem PTE naming the top of the bus (no RAM there): the fill through
+// it is a channel error (an MMU fault: dma_error in passthrough, a
+// rejected shadow entry in fv), never an access.
+Status dma_fault_outside_ram() {
+  auto g = open_gpu();
+  if (!g) return std::unexpected(g.error());
+  const uint64_t page = fmt::VA_LIMIT - fmt::SMALL_PAGE;
+  auto va = g->ctx->address_space().map_pages(std::span(&page, 1),
+                                              fmt::pte::Flags{.aperture = fmt::Target::sysmem_noncoherent});
+  if (!va) return std::unexpected(va.error());
+  const cls::FillArgs args{*va, 1024, 1.0f};
+  auto f = g->ctx->launch(cls::Kernel::fill, std::as_bytes(std::span(&args, 1)), {});
+  if (!f) return std::unexpected(f.error());
+  auto r = g->ctx->wait(*f);
+  if (auto ok = expect_error(r ? nullptr : &r.error(), Errc::device_error, "fill through a sysmem PTE outside RAM");
+      !ok)
+    return ok;
+  note(r.error().what());
+  return check(r.error().message.find("mmu_fault") != std::string::npos, "the error is not an MMU fault");
+}
+
 constexpr TestCase TESTS[] = {
     {"device_open", Group::conformance, device_open},
     {"round_trip_bar1", Group::conformance, round_trip_bar1},
@@ -326,6 +347,7 @@ constexpr TestCase TESTS[] = {
     {"error_invalid_handle", Group::conformance, error_invalid_handle},
     {"error_after_channel_error", Group::conformance, error_after_channel_error},
     {"two_contexts", Group::conformance, two_contexts},
+    {"dma_fault_outside_ram", Group::conformance, dma_fault_outside_ram},
 };
 
 }  // namespace

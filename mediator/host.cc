@@ -43,8 +43,11 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   auto policy = sched::make_policy(config.scheduler, config.sched_params);
   if (!policy) return std::unexpected(policy.error().context("host"));
   std::unique_ptr<Host> host(new Host(config));
-  auto gpu = gpu::Gpu::create(gpu::GpuConfig{
-      .vram_bytes = config.vram_bytes, .clock = config.clock, .log = config.log, .backend = config.engine_backend});
+  auto gpu = gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = config.vram_bytes,
+                                             .clock = config.clock,
+                                             .log = config.log,
+                                             .backend = config.engine_backend,
+                                             .sysmem = host->bus_});
   if (!gpu) return std::unexpected(gpu.error().context("host"));
   host->gpu_ = std::move(*gpu);
   gpu::Vram& vram = host->gpu_->vram();
@@ -166,6 +169,51 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
   return v.get();
 }
 
+Status Host::set_guest_ram(Vgpu& vgpu, std::vector<GuestRamRange> ranges) {
+  const std::string who = "vgpu " + vgpu.config().name + ": guest RAM";
+  uint64_t total = 0;
+  for (const auto& r : ranges) {
+    if (r.size == 0 || r.size % fmt::SMALL_PAGE || r.gpa % fmt::SMALL_PAGE || !r.memory)
+      return fail(Errc::invalid_argument, strfmt("%s: range %s+%s is not whole 4 KiB pages", who.c_str(),
+                                                 hex(r.gpa).c_str(), hex(r.size).c_str()));
+    total += r.size;
+  }
+  if (total > BUS_SLOT)
+    return fail(Errc::invalid_argument, strfmt("%s: %s bytes, more than a bus slot's %s", who.c_str(),
+                                               hex(total).c_str(), hex(BUS_SLOT).c_str()));
+  std::vector<shadow::RamRegion> regions;
+  {
+    MediatorLock lock(mutex_);
+    vgpu.guest_ram().set({});
+    release_bus_slot(vgpu.id());
+    uint32_t slot = 1;
+    while (slot < BUS_SLOTS && bus_slots_[slot].vgpu_id) ++slot;
+    if (slot == BUS_SLOTS) return fail(Errc::out_of_memory, who + ": no free bus slot");
+    uint64_t at = uint64_t{slot} * BUS_SLOT;
+    for (const auto& r : ranges) {
+      if (Status s = bus_->add(at, r.size, r.memory, r.offset); !s) {
+        release_bus_slot(vgpu.id());
+        return std::unexpected(s.error().context(who));
+      }
+      bus_slots_[slot].vgpu_id = vgpu.id();
+      bus_slots_[slot].windows.push_back(at);
+      regions.push_back({r.gpa, r.size, at});
+      at += r.size;
+    }
+    vgpu.guest_ram().set(std::move(regions));
+  }
+  invalidate_all_physical();  // translations of ranges that went away
+  return {};
+}
+
+void Host::release_bus_slot(uint32_t vgpu_id) {
+  for (BusSlot& s : bus_slots_) {
+    if (s.vgpu_id != vgpu_id) continue;
+    for (uint64_t w : s.windows) bus_->remove(w);  // waits for DMA through it
+    s = BusSlot{};
+  }
+}
+
 void Host::destroy_vgpu(Vgpu* vgpu) {
   std::shared_ptr<Vgpu> keep;
   {
@@ -174,6 +222,10 @@ void Host::destroy_vgpu(Vgpu* vgpu) {
     if (it == vgpus_.end()) return;
     keep = *it;
     vgpus_.erase(it);
+    // Its RAM leaves the GPU's bus first: DMA still in flight for it
+    // faults from here on instead of reaching memory the VM gives back.
+    keep->guest_ram().set({});
+    release_bus_slot(keep->id());
   }
   // Reclaim its channels (this also completes anything it had in flight),
   // then its partition and its scheduler state.

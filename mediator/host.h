@@ -68,6 +68,23 @@ class Host final : public sched::Engine, private DeferredSink {
 
   // A new vGPU with its own VRAM partition (zeroed) and channel range.
   Result<Vgpu*> create_vgpu(const VgpuConfig& config);
+
+  // A VM's RAM as the hypervisor reports it (never as the guest says):
+  // guest-physical ranges, each backed by `memory` from `offset` (whether
+  // the memory holds the range is seen at DMA time). The host
+  // gives the VM a slot of the GPU's bus (BUS_SLOT bytes at slot index x
+  // BUS_SLOT, slot 0 unused) and places the ranges in it in order; the
+  // shadows confine the VM's sysmem PTEs to them (shadow/entry.h). Replaces
+  // the VM's earlier RAM: DMA to ranges that went away faults at once.
+  struct GuestRamRange {
+    uint64_t gpa;
+    uint64_t size;
+    std::shared_ptr<gpu::SystemMemory> memory;
+    uint64_t offset = 0;
+  };
+  static constexpr uint64_t BUS_SLOT = 16 * GiB;
+  static constexpr uint32_t BUS_SLOTS = static_cast<uint32_t>(fmt::VA_LIMIT / BUS_SLOT);
+  [[nodiscard]] Status set_guest_ram(Vgpu& vgpu, std::vector<GuestRamRange> ranges);
   void destroy_vgpu(Vgpu* vgpu);
 
   gpu::Gpu& gpu() { return *gpu_; }
@@ -126,6 +143,14 @@ class Host final : public sched::Engine, private DeferredSink {
   HostConfig config_;
   Log log_;
   std::unique_ptr<gpu::Gpu> gpu_;
+  // The GPU's system memory: one window per VM RAM range, in that VM's slot.
+  std::shared_ptr<gpu::BusMap> bus_ = std::make_shared<gpu::BusMap>();
+  struct BusSlot {
+    uint32_t vgpu_id = 0;  // 0: free
+    std::vector<uint64_t> windows;
+  };
+  std::array<BusSlot, BUS_SLOTS> bus_slots_{};  // under mutex_
+  void release_bus_slot(uint32_t vgpu_id);      // mutex_ held
   std::unique_ptr<shadow::ReservedVram> reserved_;
   std::unique_ptr<shadow::ReservedVram> partitions_;
   std::unique_ptr<sched::Dispatcher> dispatcher_;

@@ -19,7 +19,7 @@ Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partiti
     : host_(host),
       id_(id),
       config_(std::move(config)),
-      guest_(host.gpu().vram(), partition),
+      guest_(host.gpu().vram(), partition, ram_),
       pchid_base_(pchid_base),
       reserved_(std::make_unique<shadow::ReservedVram>(host.gpu().vram(), shadow_base, config_.shadow_bytes,
                                                        [&host] { host.invalidate_all_physical(); })),

@@ -57,6 +57,8 @@ class Vgpu {
   uint32_t id() const { return id_; }
   const VgpuConfig& config() const { return config_; }
   const shadow::Partition& partition() const { return guest_.partition(); }
+  // The VM's RAM regions, on the host bus (set by Host::set_guest_ram).
+  shadow::GuestRam& guest_ram() const { return *ram_; }
   // The partition's own memfd (VgpuConfig::own_vram_fd), -1 without one.
   // Offset 0 is guest VRAM address 0. Owned by the vGPU.
   int vram_fd() const { return vram_fd_; }
@@ -185,6 +187,8 @@ class Vgpu {
   Host& host_;
   const uint32_t id_;
   const VgpuConfig config_;
+  // The VM's RAM as the hypervisor reports it (Host::set_guest_ram).
+  const std::shared_ptr<shadow::GuestRam> ram_ = std::make_shared<shadow::GuestRam>();
   const shadow::GuestMemory guest_;
   const uint32_t pchid_base_;
   // Declared before everything that holds shadow memory: freed last.

@@ -6,9 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "gpu/mem/vram.h"
+#include "shadow/guest_ram.h"
 
 namespace vgpu::shadow {
 
@@ -21,9 +23,13 @@ struct Partition {
 
 class GuestMemory {
  public:
-  GuestMemory(gpu::Vram& vram, Partition partition) : vram_(vram), partition_(partition) {}
+  // ram: the VM's RAM as the hypervisor reports it; none: the VM has no
+  // RAM the GPU may reach (every guest sysmem entry is rejected).
+  GuestMemory(gpu::Vram& vram, Partition partition, std::shared_ptr<const GuestRam> ram = nullptr)
+      : vram_(vram), partition_(partition), ram_(std::move(ram)) {}
 
   const Partition& partition() const { return partition_; }
+  const GuestRam* ram() const { return ram_.get(); }
   gpu::Vram& vram() const { return vram_; }
 
   std::optional<uint32_t> read32(uint64_t gaddr) const {
@@ -47,6 +53,7 @@ class GuestMemory {
  private:
   gpu::Vram& vram_;
   Partition partition_;
+  std::shared_ptr<const GuestRam> ram_;
 };
 
 }  // namespace vgpu::shadow

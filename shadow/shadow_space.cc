@@ -17,6 +17,11 @@ static_assert(fmt::PD.entry_bytes == ENTRY_BYTES && fmt::SPT.entry_bytes == ENTR
               fmt::LPT.entry_bytes == ENTRY_BYTES);
 static_assert(fmt::TABLE_ALIGN == TRACK_PAGE, "tables start on tracked pages");
 
+// A shadow PTE naming system memory: not VRAM, so no BAR page maps it.
+bool in_sysmem(uint64_t shadow_pte) {
+  return fmt::pte::in_sysmem(static_cast<fmt::Target>(fmt::pte::Aperture::get(shadow_pte)));
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ShadowSpace>> ShadowSpace::create(const GuestMemory& guest, ReservedVram& reserved,
@@ -134,7 +139,7 @@ void ShadowSpace::for_each_mapping(uint64_t va_begin, uint64_t va_end,
       if (slot->second.shadow_lpt) {
         const uint64_t e = vram.read64(slot->second.shadow_lpt + fmt::LPT.index(va) * ENTRY_BYTES);
         if (fmt::pte::Valid::get(e)) {
-          fn(big_start, fmt::pte::addr(e), fmt::BIG_PAGE, fmt::pte::ReadOnly::get(e) != 0);
+          if (!in_sysmem(e)) fn(big_start, fmt::pte::addr(e), fmt::BIG_PAGE, fmt::pte::ReadOnly::get(e) != 0);
           va = big_start + fmt::BIG_PAGE;
           continue;
         }
@@ -143,7 +148,8 @@ void ShadowSpace::for_each_mapping(uint64_t va_begin, uint64_t va_end,
       if (slot->second.shadow_spt) {
         for (; va < big_end; va += fmt::SMALL_PAGE) {
           const uint64_t e = vram.read64(slot->second.shadow_spt + fmt::SPT.index(va) * ENTRY_BYTES);
-          if (fmt::pte::Valid::get(e)) fn(va, fmt::pte::addr(e), fmt::SMALL_PAGE, fmt::pte::ReadOnly::get(e) != 0);
+          if (fmt::pte::Valid::get(e) && !in_sysmem(e))
+            fn(va, fmt::pte::addr(e), fmt::SMALL_PAGE, fmt::pte::ReadOnly::get(e) != 0);
         }
       }
       va = big_end;
@@ -219,7 +225,7 @@ void ShadowSpace::scan_entries(Kind kind, uint64_t guest_table, uint64_t shadow_
   uint64_t bad = 0;
   for (uint64_t e = first; e < first + count; ++e) {
     const uint64_t g = guest_.read64(guest_table + e * ENTRY_BYTES).value_or(0);
-    const ShadowPte s = shadow_pte(g, size, part);
+    const ShadowPte s = shadow_pte(g, size, part, guest_.ram());
     bad += s.verdict == Verdict::rejected;
     write_shadow(shadow_table + e * ENTRY_BYTES, s.value);
   }

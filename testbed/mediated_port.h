@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "driver/pinned_ram.h"
 #include "common/irq_counter.h"
 #include "driver/port.h"
 #include "gpu/mem/bar_window.h"
@@ -30,6 +31,18 @@ class MediatedPort final : public driver::Port {
   IrqCounts interrupt_counts() override { return irq_->counts(); }
   bool wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) override { return irq_->wait(seen, timeout_ns); }
   std::string name() const override { return "mediated"; }
+  // Pinned memory from RAM whose page at ram[i] has bus address
+  // bus_base + i (the testbed's machine RAM, or the VM's guest RAM).
+  void set_pinned_ram(std::span<std::byte> ram, uint64_t bus_base) {
+    pinned_ = std::make_unique<driver::PinnedRam>(ram, bus_base);
+  }
+  [[nodiscard]] Result<driver::PinnedPages> pin(uint64_t bytes) override {
+    if (!pinned_) return driver::Port::pin(bytes);
+    return pinned_->pin(bytes);
+  }
+  void unpin(std::span<std::byte> host) override {
+    if (pinned_) pinned_->unpin(host);
+  }
   ~MediatedPort() override;
 
   mediator::Vgpu& vgpu() { return vgpu_; }
@@ -47,6 +60,7 @@ class MediatedPort final : public driver::Port {
   // The vGPU's interrupt messages, as the hypervisor would inject them;
   // shared with the handler, which may outlive a call in flight.
   std::shared_ptr<IrqCounter> irq_ = std::make_shared<IrqCounter>();
+  std::unique_ptr<driver::PinnedRam> pinned_;
 };
 
 }  // namespace vgpu::testbed

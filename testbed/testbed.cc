@@ -34,12 +34,20 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
     return fail(Errc::invalid_argument, strfmt("testbed: %zu weights for %u VMs", config.weights.size(), config.vms));
   std::unique_ptr<Testbed> tb(new Testbed(config));
   if (config.mode == Mode::pv) tb->config_.device.paravirtual = true;
+  for (uint32_t i = 0; i < config.vms; ++i) {
+    auto ram = gpu::MemfdRam::create(config.ram_per_vm, "vgpu-guest-ram-vm" + std::to_string(i));
+    if (!ram) return std::unexpected(ram.error().context("testbed"));
+    tb->rams_.push_back(std::move(*ram));
+  }
+  const auto ram_span = [&tb](uint32_t i) { return std::span(tb->rams_[i]->data(), tb->rams_[i]->size()); };
   if (config.mode == Mode::native) {
-    auto gpu = gpu::Gpu::create(gpu::GpuConfig{config.vram_per_vm, config.clock});
+    auto gpu = gpu::Gpu::create(
+        gpu::GpuConfig{.vram_bytes = config.vram_per_vm, .clock = config.clock, .sysmem = tb->rams_[0]});
     if (!gpu) return std::unexpected(gpu.error().context("testbed"));
     tb->gpu_ = std::move(*gpu);
     auto port = driver::NativePort::create(*tb->gpu_);
     if (!port) return std::unexpected(port.error().context("testbed"));
+    (*port)->set_pinned_ram(ram_span(0), 0);
     tb->ports_.push_back(std::move(*port));
     return tb;
   }
@@ -66,8 +74,12 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
     auto v = tb->host_->create_vgpu(vc);
     if (!v) return std::unexpected(v.error().context("testbed"));
     tb->vgpus_.push_back(*v);
+    // The hypervisor's view of the VM's RAM: one range at guest-physical 0.
+    if (Status s = tb->host_->set_guest_ram(**v, {{0, config.ram_per_vm, tb->rams_[i], 0}}); !s)
+      return std::unexpected(s.error().context("testbed"));
     auto port = MediatedPort::create(**v, tb->host_->gpu().vram());
     if (!port) return std::unexpected(port.error().context("testbed"));
+    (*port)->set_pinned_ram(ram_span(i), 0);
     tb->ports_.push_back(std::move(*port));
   }
   return tb;

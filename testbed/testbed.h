@@ -33,6 +33,11 @@ struct TestbedConfig {
   Mode mode = Mode::native;
   uint32_t vms = 1;  // native: exactly 1
   uint64_t vram_per_vm = 512 * MiB;
+  // Each VM's guest RAM: a memfd (sparse: untouched pages cost nothing),
+  // guest-physical [0, ram_per_vm). Native: the machine's RAM, bus
+  // addresses [0, ram_per_vm). The GPU reaches it by DMA; the driver pins
+  // from it.
+  uint64_t ram_per_vm = 256 * MiB;
   uint32_t channels_per_vm = 8;
   std::string scheduler = "fifo";
   uint64_t turn_ns = mediator::HostConfig{}.turn_ns;        // a turn's time slice (0: up to GP_PUT)
@@ -61,6 +66,8 @@ class Testbed {
   // fv modes only: the vGPU behind a VM and the host.
   mediator::Vgpu* vgpu(uint32_t vm) { return vm < vgpus_.size() ? vgpus_[vm] : nullptr; }
   mediator::Host* host() { return host_.get(); }
+  // A VM's guest RAM (native: the machine's RAM).
+  gpu::MemfdRam& ram(uint32_t vm) { return *rams_[vm]; }
   gpu::Gpu& gpu();
 
   // Open the driver on every VM, then run fn(vm) in one thread per VM,
@@ -77,6 +84,7 @@ class Testbed {
   std::unique_ptr<gpu::Gpu> gpu_;         // native mode
   std::unique_ptr<mediator::Host> host_;  // fv modes
   std::vector<mediator::Vgpu*> vgpus_;
+  std::vector<std::shared_ptr<gpu::MemfdRam>> rams_;  // per VM; outlive the vGPUs' bus windows
   std::vector<std::unique_ptr<driver::Port>> ports_;
 };
 

@@ -29,7 +29,7 @@ struct CopyLaunch {
 };
 
 MethodDone run_launch(CopyLaunch& l) {
-  if (l.copy && l.ctx.device != nullptr) {
+  if (l.copy && l.ctx.device != nullptr && !copy_touches_system_memory(l.ctx, *l.copy)) {
     if (auto r = pitch_copy_on_device(l.ctx, *l.copy, l.mthd); !r) return r;
   } else if (l.copy) {
     const uint64_t start = l.ctx.clock.now_ns();

@@ -152,6 +152,17 @@ uint64_t modeled_cost(const ChannelContext& ctx, const KernelLaunch& l) {
 
 }  // namespace
 
+bool launch_touches_system_memory(ChannelContext& ctx, const KernelLaunch& l) {
+  for (const BufferUse& use : l.footprint.buffers())
+    if (ctx.mmu.touches_system_memory(ctx.as, use.va, use.bytes)) return true;
+  return false;
+}
+
+bool copy_touches_system_memory(ChannelContext& ctx, const PitchCopy& c) {
+  return ctx.mmu.touches_system_memory(ctx.as, c.src, c.src_extent()) ||
+         ctx.mmu.touches_system_memory(ctx.as, c.dst, c.dst_extent());
+}
+
 MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint32_t mthd) {
   Device& dev = ctx.device->device;
   ResidencyTracker& res = ctx.device->residency;

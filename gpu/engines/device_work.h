@@ -25,6 +25,12 @@ struct DeviceEngines {
 // (the host memory a launch uses stays bounded whatever the page tables).
 inline constexpr size_t MAX_DEVICE_RUNS = size_t{1} << 20;
 
+// Work that touches system memory (DMA to guest RAM) runs on the model's
+// engines, on host-valid pages (docs/cuda.md): the device back end moves
+// VRAM only.
+[[nodiscard]] bool launch_touches_system_memory(ChannelContext& ctx, const KernelLaunch& launch);
+[[nodiscard]] bool copy_touches_system_memory(ChannelContext& ctx, const PitchCopy& copy);
+
 [[nodiscard]] MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd);
 // The copy's data movement; faults and device failures as channel faults.
 [[nodiscard]] MethodDone pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& copy, uint32_t mthd);

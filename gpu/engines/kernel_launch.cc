@@ -136,7 +136,8 @@ std::expected<void, uint64_t> check_launch(const KernelLaunch& launch) {
 MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd) {
   const KernelRow* row = find_kernel(launch.kernel);
   if (row == nullptr) return channel_fault(regs::ChannelError::bad_program, mthd);
-  if (ctx.device != nullptr) return run_kernel_on_device(ctx, launch, mthd);
+  if (ctx.device != nullptr && !launch_touches_system_memory(ctx, launch))
+    return run_kernel_on_device(ctx, launch, mthd);
   const uint64_t start = ctx.clock.now_ns();
   EngineDeadline deadline(ctx, start);
 

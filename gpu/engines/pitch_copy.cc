@@ -58,6 +58,10 @@ Walk<void> copy_piece(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t 
   auto out = mmu.map_range(as, dst, len, true);
   if (!out) return std::unexpected(out.error());
 
+  // System memory on one side: one DMA per run, straight between VRAM
+  // (the other side's view) and system memory; no alias is possible.
+  if (in->data() != nullptr && out->sysmem()) return mmu.write(as, dst, in->data(), len);
+  if (out->data() != nullptr && in->sysmem()) return mmu.read(as, src, out->data(), len);
   if (in->data() == nullptr || out->data() == nullptr) {
     // The host could not map a window: a bounce copy of the piece.
     std::vector<std::byte> bounce(len);

@@ -38,7 +38,10 @@ constexpr uint64_t entry_addr(uint64_t table, const fmt::Level& level, uint64_t 
 // The last VA byte the context may touch.
 uint64_t last_va(const AccessContext& ctx) { return std::min(ctx.limit, fmt::VA_LIMIT - 1); }
 
-std::unexpected<Fault> fault(const AccessContext& ctx, FaultReason reason, uint64_t va, bool write) {
+// Cold and out of line (it also keeps GCC 12 from a false maybe-uninitialized
+// warning on the inlined optional chid).
+[[gnu::cold, gnu::noinline]] std::unexpected<Fault> fault(const AccessContext& ctx, FaultReason reason, uint64_t va,
+                                                          bool write) {
   return std::unexpected(Fault{reason, va, write, ctx.unit, ctx.inst, ctx.chid});
 }
 
@@ -50,7 +53,8 @@ HostView::HostView(HostView&& o) noexcept
     : data_(std::exchange(o.data_, nullptr)),
       size_(std::exchange(o.size_, 0)),
       window_(std::exchange(o.window_, nullptr)),
-      window_bytes_(std::exchange(o.window_bytes_, 0)) {}
+      window_bytes_(std::exchange(o.window_bytes_, 0)),
+      sysmem_(std::exchange(o.sysmem_, false)) {}
 
 HostView& HostView::operator=(HostView&& o) noexcept {
   if (this != &o) {
@@ -59,6 +63,7 @@ HostView& HostView::operator=(HostView&& o) noexcept {
     size_ = std::exchange(o.size_, 0);
     window_ = std::exchange(o.window_, nullptr);
     window_bytes_ = std::exchange(o.window_bytes_, 0);
+    sysmem_ = std::exchange(o.sysmem_, false);
   }
   return *this;
 }
@@ -68,6 +73,27 @@ HostView::~HostView() {
 }
 
 // ---------------------------------------------------------------- walk
+
+void Mmu::set_system_memory(std::shared_ptr<SystemMemory> sysmem) {
+  if (!sysmem) sysmem = std::make_shared<NoSystemMemory>();
+  sysmem_.store(std::move(sysmem), std::memory_order_release);
+}
+
+std::optional<uint64_t> Mmu::read_entry(bool sysmem, uint64_t addr) const {
+  if (!sysmem) return vram_.contains(addr, sizeof(uint64_t)) ? std::optional(vram_.read64(addr)) : std::nullopt;
+  uint64_t v = 0;
+  if (!system_memory()->read(addr, &v, sizeof v)) return std::nullopt;
+  return v;
+}
+
+namespace {
+constexpr bool is_sysmem(fmt::PdeTarget t) {
+  return t == fmt::PdeTarget::sysmem_coherent || t == fmt::PdeTarget::sysmem_noncoherent;
+}
+constexpr bool is_sysmem(fmt::Target t) {
+  return t == fmt::Target::sysmem_coherent || t == fmt::Target::sysmem_noncoherent;
+}
+}  // namespace
 
 Walk<Mmu::TlbEntry> Mmu::walk(const AccessContext& ctx, uint64_t va, bool write) const {
   const auto& pd = fmt::PD;
@@ -79,20 +105,26 @@ Walk<Mmu::TlbEntry> Mmu::walk(const AccessContext& ctx, uint64_t va, bool write)
 
   for (const TableKind& kind : LOOKUP_ORDER) {
     const fmt::pde::TableRef& table = pde.*kind.ref;
-    // Tables in system memory are not supported: nothing maps through them.
-    if (table.target != fmt::PdeTarget::vram) continue;
+    if (table.target == fmt::PdeTarget::none) continue;
+    const bool table_in_sysmem = is_sysmem(table.target);
     uint64_t pte_addr = entry_addr(table.addr, *kind.level, va);
-    if (!vram_.contains(pte_addr, kind.level->entry_bytes)) return fault(ctx, FaultReason::out_of_vram, va, write);
-    const fmt::pte::Decoded pte = fmt::pte::decode(vram_.read64(pte_addr));
+    const auto raw = read_entry(table_in_sysmem, pte_addr);
+    if (!raw) return fault(ctx, table_in_sysmem ? FaultReason::dma_error : FaultReason::out_of_vram, va, write);
+    const fmt::pte::Decoded pte = fmt::pte::decode(*raw);
     if (!pte.valid) continue;
 
     uint64_t bytes = fmt::page_bytes(kind.size);
-    // Pages in system memory are not supported.
-    if (pte.aperture != fmt::Target::vram) return fault(ctx, FaultReason::page_not_present, va, write);
+    const bool page_in_sysmem = is_sysmem(pte.aperture);
+    if (!page_in_sysmem && pte.aperture != fmt::Target::vram)
+      return fault(ctx, FaultReason::page_not_present, va, write);
     if (!fmt::pte::kind_supported(pte.kind)) return fault(ctx, FaultReason::invalid_storage_type, va, write);
     if (pte.addr % bytes != 0) return fault(ctx, FaultReason::page_not_present, va, write);
-    if (!vram_.contains(pte.addr, bytes)) return fault(ctx, FaultReason::out_of_vram, va, write);
-    return TlbEntry{pte.addr, bytes, pte.read_only, pte.priv};
+    if (page_in_sysmem) {
+      if (!system_memory()->contains(pte.addr, bytes)) return fault(ctx, FaultReason::dma_error, va, write);
+    } else if (!vram_.contains(pte.addr, bytes)) {
+      return fault(ctx, FaultReason::out_of_vram, va, write);
+    }
+    return TlbEntry{pte.addr, bytes, pte.read_only, pte.priv, page_in_sysmem};
   }
   return fault(ctx, FaultReason::page_not_present, va, write);
 }
@@ -135,7 +167,7 @@ Walk<Translation> Mmu::translate(const AccessContext& ctx, uint64_t va, bool wri
 
   if (entry.priv && !ctx.priv) return fault(ctx, FaultReason::page_system_only, va, write);
   if (write && entry.read_only) return fault(ctx, FaultReason::page_read_only, va, write);
-  return Translation{entry.phys_page + (va & (entry.page_bytes - 1)), entry.page_bytes, entry.read_only};
+  return Translation{entry.phys_page + (va & (entry.page_bytes - 1)), entry.page_bytes, entry.read_only, entry.sysmem};
 }
 
 void Mmu::invalidate(uint64_t pdb) {
@@ -177,11 +209,11 @@ Walk<void> Mmu::visit_runs(const AccessContext& ctx, uint64_t va, uint64_t len, 
     auto t = translate(ctx, cur, write);
     if (!t) return std::unexpected(t.error());
     const uint64_t chunk = std::min(left, t->page_bytes - (cur & (t->page_bytes - 1)));
-    if (run && run->phys + run->bytes == t->phys) {
+    if (run && run->sysmem == t->sysmem && run->phys + run->bytes == t->phys) {
       run->bytes += chunk;
     } else {
       if (run && !visit(*run)) return {};
-      run = PhysRun{cur, t->phys, chunk};
+      run = PhysRun{cur, t->phys, chunk, t->sysmem};
     }
     cur += chunk;
     left -= chunk;
@@ -203,30 +235,64 @@ Walk<void> Mmu::for_each_run(const AccessContext& ctx, uint64_t va, uint64_t len
   });
 }
 
+bool Mmu::copy_run(const PhysRun& run, std::byte* host, bool to_device) {
+  if (run.sysmem) {
+    auto sys = system_memory();
+    return to_device ? sys->write(run.phys, host, run.bytes) : sys->read(run.phys, host, run.bytes);
+  }
+  vram_.host_access(run.phys, run.bytes, to_device);
+  if (to_device)
+    std::memcpy(vram_.data() + run.phys, host, run.bytes);
+  else
+    std::memcpy(host, vram_.data() + run.phys, run.bytes);
+  return true;
+}
+
+bool Mmu::touches_system_memory(const AccessContext& ctx, uint64_t va, uint64_t len) {
+  bool sysmem = false;
+  auto r = visit_runs(ctx, va, len, false, [&](const PhysRun& run) {
+    sysmem = sysmem || run.sysmem;
+    return !sysmem;
+  });
+  return r && sysmem;
+}
+
 Walk<void> Mmu::read(const AccessContext& ctx, uint64_t va, void* dst, uint64_t len) {
   auto* out = static_cast<std::byte*>(dst);
-  return visit_runs(ctx, va, len, false, [&](const PhysRun& run) {
-    vram_.host_access(run.phys, run.bytes, false);
-    std::memcpy(out + (run.va - va), vram_.data() + run.phys, run.bytes);
-    return true;
+  bool failed = false;
+  uint64_t failed_va = 0;
+  auto r = visit_runs(ctx, va, len, false, [&](const PhysRun& run) {
+    if (copy_run(run, out + (run.va - va), false)) return true;
+    failed = true;
+    failed_va = run.va;
+    return false;
   });
+  if (!r) return std::unexpected(r.error());
+  if (failed) return fault(ctx, FaultReason::dma_error, failed_va, false);
+  return {};
 }
 
 Walk<void> Mmu::write(const AccessContext& ctx, uint64_t va, const void* src, uint64_t len) {
   if (auto checked = visit_runs(ctx, va, len, true, ANY_RUN); !checked) return checked;
-  const auto* in = static_cast<const std::byte*>(src);
-  return visit_runs(ctx, va, len, true, [&](const PhysRun& run) {
-    vram_.host_access(run.phys, run.bytes, true);
-    std::memcpy(vram_.data() + run.phys, in + (run.va - va), run.bytes);
-    return true;
+  auto* in = const_cast<std::byte*>(static_cast<const std::byte*>(src));  // copy_run only reads it
+  bool failed = false;
+  uint64_t failed_va = 0;
+  auto r = visit_runs(ctx, va, len, true, [&](const PhysRun& run) {
+    if (copy_run(run, in + (run.va - va), true)) return true;
+    failed = true;
+    failed_va = run.va;
+    return false;
   });
+  if (!r) return std::unexpected(r.error());
+  if (failed) return fault(ctx, FaultReason::dma_error, failed_va, true);
+  return {};
 }
 
 Walk<uint32_t> Mmu::read32(const AccessContext& ctx, uint64_t va) {
   if (va % sizeof(uint32_t) == 0) {
     auto t = translate(ctx, va, false);
     if (!t) return std::unexpected(t.error());
-    return vram_.read32(t->phys);
+    if (!t->sysmem) return vram_.read32(t->phys);
   }
   uint32_t value = 0;
   auto r = read(ctx, va, &value, sizeof value);
@@ -238,8 +304,10 @@ Walk<void> Mmu::write32(const AccessContext& ctx, uint64_t va, uint32_t value) {
   if (va % sizeof(uint32_t) == 0) {
     auto t = translate(ctx, va, true);
     if (!t) return std::unexpected(t.error());
-    vram_.write32(t->phys, value);
-    return {};
+    if (!t->sysmem) {
+      vram_.write32(t->phys, value);
+      return {};
+    }
   }
   return write(ctx, va, &value, sizeof value);
 }
@@ -249,15 +317,21 @@ Walk<HostView> Mmu::map_range(const AccessContext& ctx, uint64_t va, uint64_t le
   // First pass: one run is a pointer into VRAM; count the others, up to
   // one past what a window may hold.
   size_t count = 0;
+  size_t in_sysmem = 0;
   PhysRun first{};
   auto counted = visit_runs(ctx, va, len, write, [&](const PhysRun& run) {
     if (count++ == 0) first = run;
     // The view reads (and may write) these bytes on the host.
-    if (count <= MAX_WINDOW_RUNS) vram_.host_access(run.phys, run.bytes, write);
+    if (!run.sysmem && count <= MAX_WINDOW_RUNS) vram_.host_access(run.phys, run.bytes, write);
+    in_sysmem += run.sysmem;
     return count <= MAX_WINDOW_RUNS;
   });
   if (!counted) return std::unexpected(counted.error());
   if (count == 0) return view;
+  if (in_sysmem) {  // DMA, not a host view
+    view.sysmem_ = in_sysmem == count;
+    return view;
+  }
   if (count == 1) {
     view.data_ = vram_.data() + first.phys;
     view.size_ = len;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The GPU MMU of the software model: walks Fermi page tables in VRAM
-// (docs/spec/vgpu.md, "Page tables"), caches translations in a TLB that
-// keeps stale entries until invalidated, and reports faults.
+// The GPU MMU of the software model: walks Fermi page tables in VRAM or
+// system memory (docs/spec/vgpu.md, "Page tables"), caches translations in
+// a TLB that keeps stale entries until invalidated, and reports faults.
+// Pages in system memory are reached by DMA through the SystemMemory the
+// host supplies (none by default: every sysmem access faults dma_error).
 #pragma once
 
 #include <atomic>
@@ -14,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "gpu/mem/system_memory.h"
 #include "gpu/mem/vram.h"
 #include "vgpu/formats.h"
 #include "vgpu/regs.h"
@@ -41,16 +44,18 @@ struct Fault {
 
 // Translation of one byte address; valid up to the end of its page.
 struct Translation {
-  uint64_t phys;
+  uint64_t phys;  // VRAM address, or bus address when sysmem
   uint64_t page_bytes;
   bool read_only;
+  bool sysmem = false;
 };
 
 // One physically contiguous piece of a VA range.
 struct PhysRun {
   uint64_t va;
-  uint64_t phys;
+  uint64_t phys;  // VRAM address, or bus address when sysmem
   uint64_t bytes;
+  bool sysmem = false;
 };
 
 template <typename T>
@@ -71,6 +76,9 @@ class HostView {
   std::byte* data() const { return data_; }
   uint64_t size() const { return size_; }
   bool windowed() const { return window_ != nullptr; }
+  // Every byte of the range is in system memory: there is no host view
+  // (data() == nullptr); Mmu::read/write reach it by DMA.
+  bool sysmem() const { return sysmem_; }
 
  private:
   friend class Mmu;
@@ -78,6 +86,7 @@ class HostView {
   uint64_t size_ = 0;
   void* window_ = nullptr;  // mmap'd window to unmap, if any
   uint64_t window_bytes_ = 0;
+  bool sysmem_ = false;
 };
 
 struct TlbStats {
@@ -97,7 +106,12 @@ class Mmu {
   static constexpr size_t MAX_WINDOW_RUNS = size_t{1} << 14;
   static constexpr uint64_t MAX_WINDOW_BYTES = uint64_t{4} << 30;
 
-  explicit Mmu(Vram& vram) : vram_(vram) {}
+  explicit Mmu(Vram& vram) : vram_(vram), sysmem_(std::make_shared<NoSystemMemory>()) {}
+
+  // The system memory sysmem PTEs and tables name (nullptr: none). Safe
+  // while engines run; cached translations stay until invalidated.
+  void set_system_memory(std::shared_ptr<SystemMemory> sysmem);
+  std::shared_ptr<SystemMemory> system_memory() const { return sysmem_.load(std::memory_order_acquire); }
 
   // Checks the limit, then the TLB, then walks the tables. Faults are
   // never cached; permission checks (read-only, priv) apply on every hit.
@@ -109,9 +123,14 @@ class Mmu {
   // calls stop at the fault). Host memory used does not grow with len.
   Walk<void> for_each_run(const AccessContext& ctx, uint64_t va, uint64_t len, bool write,
                           const std::function<void(uint64_t va, uint64_t phys, uint64_t bytes)>& fn);
+  // Whether any page of [va, va + len) lies in system memory (a range that
+  // faults: false, and whoever walks it next gets the fault).
+  bool touches_system_memory(const AccessContext& ctx, uint64_t va, uint64_t len);
 
   // On a fault, read() may have filled part of dst; write() checks the
-  // whole range before it writes.
+  // whole range before it writes. Runs in system memory are one DMA
+  // transfer each; a transfer that fails (the memory went away since the
+  // walk) faults dma_error at the run's first byte.
   Walk<void> read(const AccessContext& ctx, uint64_t va, void* dst, uint64_t len);
   Walk<void> write(const AccessContext& ctx, uint64_t va, const void* src, uint64_t len);
   // Aligned: one atomic VRAM access. Unaligned: byte copies (may cross pages).
@@ -120,7 +139,8 @@ class Mmu {
 
   // A host view of [va, va+len). If the host cannot map the window (mmap
   // fails, or the range needs more than MAX_WINDOW_RUNS runs or spans more
-  // than MAX_WINDOW_BYTES), the view is empty: data() == nullptr. The walk
+  // than MAX_WINDOW_BYTES), or any of it is system memory, the view is
+  // empty: data() == nullptr (and sysmem() says whether all of it is). The walk
   // stops at MAX_WINDOW_RUNS + 1 runs, so a fault beyond them is not
   // reported here. len == 0 gives an empty view.
   Walk<HostView> map_range(const AccessContext& ctx, uint64_t va, uint64_t len, bool write);
@@ -137,6 +157,7 @@ class Mmu {
     uint64_t page_bytes;
     bool read_only;
     bool priv;
+    bool sysmem;
   };
   Walk<TlbEntry> walk(const AccessContext& ctx, uint64_t va, bool write) const;
   // Visits the physically contiguous runs of [va, va+len) in VA order;
@@ -144,7 +165,13 @@ class Mmu {
   template <typename Visit>
   Walk<void> visit_runs(const AccessContext& ctx, uint64_t va, uint64_t len, bool write, Visit&& visit);
 
+  // A table entry at `addr` of a table in VRAM or system memory.
+  std::optional<uint64_t> read_entry(bool sysmem, uint64_t addr) const;
+  // One run's bytes to or from host memory; false when its DMA failed.
+  bool copy_run(const PhysRun& run, std::byte* host, bool to_device);
+
   Vram& vram_;
+  std::atomic<std::shared_ptr<SystemMemory>> sysmem_;
   mutable std::shared_mutex mutex_;
   // pdb -> (va >> SMALL_PAGE_SHIFT) -> entry
   std::unordered_map<uint64_t, std::unordered_map<uint64_t, TlbEntry>> tlb_;

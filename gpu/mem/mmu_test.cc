@@ -196,18 +196,19 @@ TEST_F(MmuTest, UnsupportedKindFaultsInvalidStorageType) {
   EXPECT_EQ(reason(mmu->translate(ctx, 0x100000, false)), FaultReason::invalid_storage_type);
 }
 
-TEST_F(MmuTest, SysmemPteApertureFaultsPageNotPresent) {
+// With no system memory (the default), every sysmem PTE or table is a DMA error.
+TEST_F(MmuTest, SysmemPteWithoutSystemMemoryFaultsDmaError) {
   uint64_t raw = fmt::pte::Aperture::set(fmt::pte::make(DATA), static_cast<uint64_t>(fmt::Target::sysmem_coherent));
   ASSERT_TRUE(builder->set_pte(pd, 0x100000, PageSize::small, raw).has_value());
-  EXPECT_EQ(reason(mmu->translate(ctx, 0x100000, false)), FaultReason::page_not_present);
+  EXPECT_EQ(reason(mmu->translate(ctx, 0x100000, false)), FaultReason::dma_error);
 }
 
-TEST_F(MmuTest, SysmemPdeTargetFaultsPageNotPresent) {
+TEST_F(MmuTest, SysmemPdeTargetWithoutSystemMemoryFaultsDmaError) {
   map(0x100000, DATA, SMALL);
   const uint64_t pde_addr = pd + fmt::PD.index(0x100000) * fmt::PD.entry_bytes;
   uint64_t pde = vram->read64(pde_addr);
   vram->write64(pde_addr, fmt::pde::SptTarget::set(pde, static_cast<uint64_t>(fmt::PdeTarget::sysmem_noncoherent)));
-  EXPECT_EQ(reason(mmu->translate(ctx, 0x100000, false)), FaultReason::page_not_present);
+  EXPECT_EQ(reason(mmu->translate(ctx, 0x100000, false)), FaultReason::dma_error);
 }
 
 TEST_F(MmuTest, PageBeyondVramFaultsOutOfVram) {

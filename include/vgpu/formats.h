@@ -123,13 +123,20 @@ struct Flags {
   bool read_only = false;
   bool priv = false;
   uint64_t kind = KIND_PITCH;
+  Target aperture = Target::vram;  // sysmem: phys is a bus address (spec §4.5)
 };
 
 constexpr uint64_t make(uint64_t phys, Flags f = {}) {
   return Valid::make(1) | Priv::make(f.priv) | ReadOnly::make(f.read_only) | Addr::make(phys >> ADDR_SHIFT) |
-         Aperture::make(uint64_t(Target::vram)) | Kind::make(f.kind);
+         Aperture::make(uint64_t(f.aperture)) | Kind::make(f.kind);
 }
 constexpr uint64_t addr(uint64_t v) { return Addr::get(v) << ADDR_SHIFT; }
+// A page of system memory at bus address `bus` (docs/spec/vgpu.md §5.3).
+constexpr uint64_t make_sysmem(uint64_t bus, Flags f = {}, Target t = Target::sysmem_noncoherent) {
+  f.aperture = t;
+  return make(bus, f);
+}
+constexpr bool in_sysmem(Target t) { return t == Target::sysmem_coherent || t == Target::sysmem_noncoherent; }
 
 struct Decoded {
   bool valid;

@@ -26,6 +26,10 @@ inline constexpr unsigned BAR3_INDEX = 3;       // instance aperture, 64-bit pre
 inline constexpr uint64_t BAR0_SIZE = 16 * MiB;
 inline constexpr uint64_t BAR1_SIZE = 256 * MiB;
 inline constexpr uint64_t BAR3_SIZE = 16 * MiB;
+// Standard PCI configuration space: the driver sets bus mastering (the
+// device does DMA through sysmem PTEs, spec §4.5).
+inline constexpr uint32_t CONFIG_COMMAND = 0x04;  // 16 bits
+inline constexpr uint16_t COMMAND_BUS_MASTER = 0x0004;
 // Interrupt messages (spec §11.6): sent for each interrupt raised while
 // deliverable, whatever the line's level, on the vector of its kind.
 enum class MsiVector : uint8_t {
@@ -286,6 +290,7 @@ enum class FaultReason : uint32_t {
   page_read_only = 0x6,
   invalid_storage_type = 0xc,
   out_of_vram = 0xd,  // ext: translated address beyond the VRAM size
+  dma_error = 0xf,    // ext: a system-memory address (or table) that is not memory: DMA failed
 };
 
 // Channel error codes (CHAN_ERROR). ext: Fermi reports these as PBDMA

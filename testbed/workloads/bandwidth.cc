@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Host <-> VRAM bandwidth through the driver's two transfer paths: a BAR1
-// mapping of the buffer itself (memcpy on a direct mapping, or 32-bit
-// accesses where the port gives none) and the copy engine through the
-// context's staging buffer. The registry forces the path with
+// Host <-> VRAM bandwidth through the driver's three transfer paths: a
+// BAR1 mapping of the buffer itself (memcpy on a direct mapping, or 32-bit
+// accesses where the port gives none), the copy engine through the
+// context's staging buffer, and the copy engine straight from/to pinned
+// host memory (DMA through sysmem PTEs; the host span is a pinned buffer,
+// as cudaMemcpy from cudaMallocHost memory). Pinned rows also time a host
+// memcpy of the same size, the ceiling for any host<->VRAM copy. The registry forces the path with
 // DeviceOptions::direct_transfer_max; the workload checks from the
 // context's transfer statistics that its timed transfers took that path.
 // Timed: each run's upload() or download() call. Checked: the bytes
 // round-trip unchanged.
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <vector>
 
 #include "common/text.h"
 #include "testbed/workloads/suite.h"
@@ -17,7 +23,27 @@ namespace vgpu::testbed::workloads {
 namespace {
 
 enum class Dir { h2d, d2h };
-enum class Path { bar1, copy_engine };
+enum class Path { bar1, copy_engine, pinned };
+const char* path_name(Path p) {
+  switch (p) {
+    case Path::bar1: return "BAR1";
+    case Path::copy_engine: return "copy engine";
+    case Path::pinned: return "copy engine from/to pinned memory";
+  }
+  return "?";
+}
+
+// Median seconds of `runs` host memcpys of `bytes` (distinct buffers).
+double host_memcpy_seconds(uint64_t bytes, uint32_t runs) {
+  std::vector<std::byte> a(bytes, std::byte{1}), b(bytes);
+  std::vector<double> t;
+  for (uint32_t i = 0; i < std::max(runs, 3u); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(b.data(), a.data(), bytes);
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return median(t);
+}
 
 uint64_t transfer_bytes(const WorkloadOptions& o) {
   if (o.bandwidth_bytes != 0) return o.bandwidth_bytes;
@@ -31,7 +57,21 @@ Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, 
   driver::Context& c = **ctx;
   const auto data = random_floats(bytes / sizeof(float), o.seed);
   const auto src = std::as_bytes(std::span<const float>(data));
-  std::vector<std::byte> back(bytes);
+  std::vector<std::byte> back_vec;
+  std::span<std::byte> back;
+  std::span<const std::byte> from = src;
+  if (path == Path::pinned) {  // the host side is pinned memory
+    auto p = c.alloc_host(bytes);
+    if (!p) return std::unexpected(p.error().context("bandwidth pinned buffer"));
+    auto host = c.host_data(*p);
+    if (!host) return std::unexpected(host.error());
+    back = *host;
+    std::memcpy(back.data(), src.data(), bytes);
+    from = back;
+  } else {
+    back_vec.resize(bytes);
+    back = back_vec;
+  }
   auto buf = c.alloc(bytes);
   if (!buf) return std::unexpected(buf.error().context("bandwidth buffer"));
   if (dir == Dir::d2h)
@@ -43,7 +83,7 @@ Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, 
   bool all_equal = true;
   for (uint32_t i = 0; i < o.runs; ++i) {
     timer.begin();
-    const Status st = dir == Dir::h2d ? c.upload(*buf, 0, src) : c.download(*buf, 0, back);
+    const Status st = dir == Dir::h2d ? c.upload(*buf, 0, from) : c.download(*buf, 0, back);
     if (!st) return std::unexpected(st.error());
     timer.end(r);
     if (dir == Dir::d2h) all_equal = all_equal && std::memcmp(back.data(), src.data(), bytes) == 0;
@@ -52,10 +92,14 @@ Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, 
   const driver::TransferStats after = c.transfer_stats();
   const uint64_t direct = after.direct_bytes - before.direct_bytes;
   const uint64_t staged = after.staged_bytes - before.staged_bytes;
+  const uint64_t pinned = after.pinned_bytes - before.pinned_bytes;
   const uint64_t timed = bytes * o.runs;
-  const bool path_ok = path == Path::bar1 ? direct == timed && staged == 0 : staged == timed && direct == 0;
+  const bool path_ok = path == Path::bar1          ? direct == timed && staged == 0 && pinned == 0
+                       : path == Path::copy_engine ? staged == timed && direct == 0 && pinned == 0
+                                                   : pinned == timed && direct == 0 && staged == 0;
 
   if (dir == Dir::h2d) {
+    if (path == Path::pinned) std::memset(back.data(), 0, bytes);
     if (auto st = c.download(*buf, 0, back); !st) return std::unexpected(st.error());
     all_equal = std::memcmp(back.data(), src.data(), bytes) == 0;
   }
@@ -64,11 +108,16 @@ Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, 
   r.work_per_run = static_cast<double>(bytes);
   r.work_unit = "byte";
   const double med = median(r.seconds);
-  r.detail = strfmt("%.1f MiB %s via %s, %.2f GB/s; %s; path %s (direct %lu B, staged %lu B)",
+  r.detail = strfmt("%.1f MiB %s via %s, %.2f GB/s; %s; path %s (direct %lu B, staged %lu B, pinned %lu B)",
                     static_cast<double>(bytes) / static_cast<double>(MiB),
-                    dir == Dir::h2d ? "host->VRAM" : "VRAM->host", path == Path::bar1 ? "BAR1" : "copy engine",
+                    dir == Dir::h2d ? "host->VRAM" : "VRAM->host", path_name(path),
                     med > 0 ? static_cast<double>(bytes) / med * 1e-9 : 0.0,
-                    all_equal ? "bytes round-trip" : "BYTES DIFFER", path_ok ? "ok" : "WRONG", direct, staged);
+                    all_equal ? "bytes round-trip" : "BYTES DIFFER", path_ok ? "ok" : "WRONG", direct, staged, pinned);
+  if (path == Path::pinned) {
+    const double mc = host_memcpy_seconds(bytes, o.runs);
+    r.detail += strfmt("; host memcpy %.2f GB/s, pinned/memcpy %.2f", static_cast<double>(bytes) / mc * 1e-9,
+                       med > 0 ? mc / med : 0.0);
+  }
   return r;
 }
 
@@ -85,6 +134,12 @@ Result<WorkloadResult> bw_h2d_ce(Vm& vm, const WorkloadOptions& o) {
 }
 Result<WorkloadResult> bw_d2h_ce(Vm& vm, const WorkloadOptions& o) {
   return run_bandwidth(vm, o, Dir::d2h, Path::copy_engine);
+}
+Result<WorkloadResult> bw_h2d_pinned(Vm& vm, const WorkloadOptions& o) {
+  return run_bandwidth(vm, o, Dir::h2d, Path::pinned);
+}
+Result<WorkloadResult> bw_d2h_pinned(Vm& vm, const WorkloadOptions& o) {
+  return run_bandwidth(vm, o, Dir::d2h, Path::pinned);
 }
 
 }  // namespace vgpu::testbed::workloads

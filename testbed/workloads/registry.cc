@@ -25,6 +25,8 @@ constexpr std::array SUITE{
     WorkloadSpec{"bw-d2h-bar1", bw_d2h_bar1, 3, "64 MiB VRAM->host through a BAR1 mapping", ALWAYS_DIRECT},
     WorkloadSpec{"bw-h2d-ce", bw_h2d_ce, 3, "64 MiB host->VRAM through staging and the copy engine", NEVER_DIRECT},
     WorkloadSpec{"bw-d2h-ce", bw_d2h_ce, 3, "64 MiB VRAM->host through staging and the copy engine", NEVER_DIRECT},
+    WorkloadSpec{"bw-h2d-pinned", bw_h2d_pinned, 3, "64 MiB pinned host->VRAM on the copy engine (DMA)", NEVER_DIRECT},
+    WorkloadSpec{"bw-d2h-pinned", bw_d2h_pinned, 3, "64 MiB VRAM->pinned host on the copy engine (DMA)", NEVER_DIRECT},
     WorkloadSpec{"matmul320", matmul320, 1000, "sgemm 320x640x320, 1000 runs (remoting paper)"},
     WorkloadSpec{"sgemm+mriq", sgemm_mriq, 3, "sgemm 1024^3 and MRI-Q from two channels at once"},
     WorkloadSpec{"LOOP", loop, 3, "100 spin kernels of 1 ms back to back"},

@@ -26,6 +26,8 @@ Result<WorkloadResult> bw_h2d_bar1(Vm& vm, const WorkloadOptions& o);
 Result<WorkloadResult> bw_d2h_bar1(Vm& vm, const WorkloadOptions& o);
 Result<WorkloadResult> bw_h2d_ce(Vm& vm, const WorkloadOptions& o);
 Result<WorkloadResult> bw_d2h_ce(Vm& vm, const WorkloadOptions& o);
+Result<WorkloadResult> bw_h2d_pinned(Vm& vm, const WorkloadOptions& o);
+Result<WorkloadResult> bw_d2h_pinned(Vm& vm, const WorkloadOptions& o);
 
 // micro.cc: GPUvm's microbenchmarks (MMUL is in gemm.cc).
 Result<WorkloadResult> loop(Vm& vm, const WorkloadOptions& o);

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// System memory through the C API, as QEMU's hw/vgpu uses it: the front
+// end's DMA callback over "guest RAM" (a vector here, pci_dma_* in QEMU),
+// the unchanged driver pinning pages of it, in passthrough and fv modes.
+// In fv mode the mediator confines DMA to the RAM ranges the front end
+// reports, whatever the guest's PTEs say.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "capi/vgpu_capi.h"
+#include "driver/pinned_ram.h"
+#include "driver/runtime.h"
+
+namespace vgpu {
+namespace {
+
+constexpr uint64_t RAM_BASE = 1 * GiB;  // guest-physical start of the RAM the guest pins from
+constexpr uint64_t RAM_BYTES = 16 * MiB;
+
+// Guest RAM at [RAM_BASE, RAM_BASE + RAM_BYTES), reached by the callback.
+struct Ram {
+  std::vector<std::byte> bytes = std::vector<std::byte>(RAM_BYTES);
+  uint64_t calls = 0;
+  static int dma(void* opaque, uint64_t addr, void* buf, uint64_t len, VgpuDmaOp op) {
+    auto* r = static_cast<Ram*>(opaque);
+    ++r->calls;
+    if (addr < RAM_BASE || addr - RAM_BASE > RAM_BYTES || len > RAM_BYTES - (addr - RAM_BASE)) return -1;
+    std::byte* at = r->bytes.data() + (addr - RAM_BASE);
+    if (op == VGPU_DMA_READ) std::memcpy(buf, at, len);
+    if (op == VGPU_DMA_WRITE) std::memcpy(at, buf, len);
+    return 0;
+  }
+};
+
+// The driver's port onto a C API backend: every access trapped.
+class CapiPort final : public driver::Port {
+ public:
+  CapiPort(VgpuBackend* b, Ram& ram) : b_(b), pinned_(std::span(ram.bytes), RAM_BASE) {}
+  uint32_t read32(driver::Bar bar, uint64_t off) override {
+    if (bar == driver::Bar::bar0) return vgpu_backend_bar0_read32(b_, static_cast<uint32_t>(off));
+    return vgpu_backend_bar_read32(b_, to_c(bar), off);
+  }
+  void write32(driver::Bar bar, uint64_t off, uint32_t v) override {
+    if (bar == driver::Bar::bar0) return vgpu_backend_bar0_write32(b_, static_cast<uint32_t>(off), v);
+    vgpu_backend_bar_write32(b_, to_c(bar), off, v);
+  }
+  std::span<std::byte> map(driver::Bar, uint64_t, uint64_t) override { return {}; }
+  uint64_t bar_size(driver::Bar bar) const override {
+    if (bar == driver::Bar::bar0) return 16 * MiB;
+    return vgpu_backend_bar_size(b_, to_c(bar));
+  }
+  std::string name() const override { return "capi"; }
+  Result<driver::PinnedPages> pin(uint64_t bytes) override { return pinned_.pin(bytes); }
+  void unpin(std::span<std::byte> host) override { pinned_.unpin(host); }
+
+ private:
+  static VgpuBar to_c(driver::Bar b) { return b == driver::Bar::bar1 ? VGPU_BAR1 : VGPU_BAR3; }
+  VgpuBackend* b_;
+  driver::PinnedRam pinned_;
+};
+
+struct Destroy {
+  void operator()(VgpuBackend* b) const { vgpu_backend_destroy(b); }
+};
+
+std::unique_ptr<VgpuBackend, Destroy> backend(VgpuMode mode) {
+  VgpuBackendConfig c{.vram_bytes = 64 * MiB,
+                      .channels = 8,
+                      .mode = mode,
+                      .bar_remap = false,
+                      .lazy_shadow = true,
+                      .scheduler = "fifo",
+                      .weight = 1};
+  char err[256] = {};
+  std::unique_ptr<VgpuBackend, Destroy> b(vgpu_backend_create(&c, err, sizeof err));
+  EXPECT_NE(b, nullptr) << err;
+  return b;
+}
+
+class CapiDma : public ::testing::TestWithParam<VgpuMode> {};
+
+TEST_P(CapiDma, PinnedRoundTripReachesTheFrontEndsMemory) {
+  Ram ram;
+  auto b = backend(GetParam());
+  ASSERT_TRUE(b);
+  vgpu_backend_set_dma(b.get(), &Ram::dma, &ram);
+  const VgpuRamRange range{RAM_BASE, RAM_BYTES};
+  char err[256] = {};
+  ASSERT_EQ(vgpu_backend_set_guest_ram(b.get(), &range, 1, err, sizeof err), 0) << err;
+  CapiPort port(b.get(), ram);
+  auto dev = driver::Device::open(port);
+  ASSERT_TRUE(dev) << dev.error().what();
+  auto ctx = (*dev)->create_context();
+  ASSERT_TRUE(ctx) << ctx.error().what();
+  driver::Context& c = **ctx;
+  constexpr uint64_t BYTES = 2 * MiB;
+  auto pinned = c.alloc_host(BYTES);
+  ASSERT_TRUE(pinned) << pinned.error().what();
+  auto dev_buf = c.alloc(BYTES);
+  ASSERT_TRUE(dev_buf);
+  auto host = c.host_data(*pinned);
+  ASSERT_TRUE(host);
+  for (uint64_t i = 0; i < BYTES; ++i) (*host)[i] = std::byte(i * 13);
+  ASSERT_TRUE(c.upload_pinned(*dev_buf, 0, *pinned, 0, BYTES));
+  std::memset(host->data(), 0, BYTES);
+  ASSERT_TRUE(c.download_pinned(*pinned, 0, *dev_buf, 0, BYTES));
+  for (uint64_t i = 0; i < BYTES; ++i) ASSERT_EQ((*host)[i], std::byte(i * 13)) << i;
+  EXPECT_GT(ram.calls, 0u);
+}
+
+// fv: the guest's PTE names RAM the front end reaches (its callback would
+// serve it) but the hypervisor never reported: the mediator refuses it.
+TEST(CapiDmaFv, RamTheFrontEndDidNotReportIsRefused) {
+  Ram ram;
+  auto b = backend(VGPU_MODE_FV);
+  ASSERT_TRUE(b);
+  vgpu_backend_set_dma(b.get(), &Ram::dma, &ram);
+  const VgpuRamRange half{RAM_BASE, RAM_BYTES / 2};  // the pinned pages come from the start: allowed
+  char err[256] = {};
+  ASSERT_EQ(vgpu_backend_set_guest_ram(b.get(), &half, 1, err, sizeof err), 0) << err;
+  CapiPort port(b.get(), ram);
+  auto dev = driver::Device::open(port);
+  ASSERT_TRUE(dev) << dev.error().what();
+  auto ctx = (*dev)->create_context();
+  ASSERT_TRUE(ctx);
+  driver::Context& c = **ctx;
+  auto inside = c.alloc_host(RAM_BYTES / 2);   // the reported half
+  auto outside = c.alloc_host(RAM_BYTES / 4);  // the unreported half
+  ASSERT_TRUE(inside && outside);
+  auto dev_buf = c.alloc(RAM_BYTES / 4);
+  ASSERT_TRUE(dev_buf);
+  ASSERT_TRUE(c.upload_pinned(*dev_buf, 0, *inside, 0, RAM_BYTES / 4));
+  auto bad = c.download_pinned(*outside, 0, *dev_buf, 0, RAM_BYTES / 4);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, Errc::device_error) << bad.error().what();
+  EXPECT_TRUE(
+      std::all_of(ram.bytes.begin() + RAM_BYTES / 2, ram.bytes.end(), [](std::byte x) { return x == std::byte{0}; }));
+}
+
+TEST(CapiDmaFv, BadRangesAreRefusedWithAMessage) {
+  auto b = backend(VGPU_MODE_FV);
+  ASSERT_TRUE(b);
+  Ram ram;
+  vgpu_backend_set_dma(b.get(), &Ram::dma, &ram);
+  const VgpuRamRange odd{RAM_BASE + 1, 4096};
+  char err[256] = {};
+  EXPECT_EQ(vgpu_backend_set_guest_ram(b.get(), &odd, 1, err, sizeof err), -1);
+  EXPECT_NE(std::string(err).find("guest RAM"), std::string::npos) << err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, CapiDma, ::testing::Values(VGPU_MODE_PASSTHROUGH, VGPU_MODE_FV),
+                         [](const ::testing::TestParamInfo<VgpuMode>& p) {
+                           return p.param == VGPU_MODE_FV ? std::string("fv") : std::string("passthrough");
+                         });
+
+}  // namespace
+}  // namespace vgpu

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Pinned host memory end to end: the unchanged driver pins pages of its
+// VM's RAM, maps them through sysmem PTEs, and moves data with the copy
+// engine straight from and to them, in every mode. In fv modes the
+// mediator moves the guest's sysmem PTEs into the VM's bus slot.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "common/random.h"
+#include "testbed/testbed.h"
+
+namespace vgpu::testbed {
+namespace {
+
+using driver::Context;
+
+class PinnedModes : public ::testing::TestWithParam<Mode> {
+ protected:
+  std::unique_ptr<Testbed> make(uint64_t ram = 64 * MiB) {
+    TestbedConfig tc;
+    tc.mode = GetParam();
+    tc.vram_per_vm = 128 * MiB;
+    tc.ram_per_vm = ram;
+    auto tb = Testbed::create(tc);
+    EXPECT_TRUE(tb) << tb.error().what();
+    return tb ? std::move(*tb) : nullptr;
+  }
+};
+
+std::vector<std::byte> bytes_of(uint64_t n, uint32_t seed) {
+  std::vector<std::byte> v(n);
+  uint32_t x = seed * 2654435761u + 1;
+  for (auto& b : v) {
+    x = x * 1103515245u + 12345u;
+    b = std::byte(x >> 24);
+  }
+  return v;
+}
+
+TEST_P(PinnedModes, UploadAndDownloadGoStraightThroughPinnedMemory) {
+  auto tb = make();
+  ASSERT_TRUE(tb);
+  auto results = tb->run([](Vm& vm) -> Status {
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    Context& c = **ctx;
+    constexpr uint64_t BYTES = 4 * MiB + 123;
+    auto pinned = c.alloc_host(BYTES);
+    if (!pinned) return std::unexpected(pinned.error());
+    auto dev = c.alloc(BYTES);
+    if (!dev) return std::unexpected(dev.error());
+    auto host = c.host_data(*pinned);
+    if (!host) return std::unexpected(host.error());
+    const auto data = bytes_of(BYTES, 3);
+    std::memcpy(host->data(), data.data(), BYTES);
+    if (auto s = c.upload(*dev, 0, std::span<const std::byte>(host->data(), BYTES)); !s) return s;
+    std::memset(host->data(), 0, BYTES);
+    if (auto s = c.download(*dev, 0, std::span<std::byte>(host->data(), BYTES)); !s) return s;
+    if (std::memcmp(host->data(), data.data(), BYTES) != 0) return fail(Errc::device_error, "round trip differs");
+    if (c.transfer_stats().pinned_bytes != 2 * BYTES || c.transfer_stats().staged_bytes != 0)
+      return fail(Errc::device_error, "transfers did not go through pinned memory");
+    return {};
+  });
+  ASSERT_TRUE(results[0]) << results[0].error().what();
+}
+
+TEST_P(PinnedModes, KernelsComputeOnPinnedBuffers) {
+  auto tb = make();
+  ASSERT_TRUE(tb);
+  auto results = tb->run([](Vm& vm) -> Status {
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    Context& c = **ctx;
+    constexpr uint32_t N = 3000;
+    auto x = c.alloc_host(N * 4), y = c.alloc_host(N * 4);
+    if (!x || !y) return fail(Errc::out_of_memory, "pin");
+    auto xs = c.host_data(*x), ys = c.host_data(*y);
+    std::vector<float> xv(N), yv(N);
+    for (uint32_t i = 0; i < N; ++i) xv[i] = float(i), yv[i] = 1.f;
+    std::memcpy(xs->data(), xv.data(), N * 4);
+    std::memcpy(ys->data(), yv.data(), N * 4);
+    auto f = c.saxpy({*x, *y, N, 2.f});
+    if (!f) return std::unexpected(f.error());
+    if (auto s = c.wait(*f); !s) return s;
+    std::memcpy(yv.data(), ys->data(), N * 4);
+    for (uint32_t i = 0; i < N; ++i)
+      if (yv[i] != 2.f * float(i) + 1.f) return fail(Errc::device_error, "saxpy differs at " + std::to_string(i));
+    return {};
+  });
+  ASSERT_TRUE(results[0]) << results[0].error().what();
+}
+
+TEST_P(PinnedModes, PinningMoreThanTheRamNamesTheBuffer) {
+  auto tb = make(16 * MiB);
+  ASSERT_TRUE(tb);
+  auto results = tb->run([](Vm& vm) -> Status {
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    auto p = (*ctx)->alloc_host(32 * MiB);
+    if (p) return fail(Errc::device_error, "pinned more than the RAM");
+    if (p.error().code != Errc::out_of_memory || p.error().message.find("pinned buffer") == std::string::npos)
+      return fail(Errc::device_error, "unclear error: " + p.error().message);
+    return {};
+  });
+  ASSERT_TRUE(results[0]) << results[0].error().what();
+}
+
+TEST_P(PinnedModes, DeviceBufferPassedAsPinnedIsRefusedByName) {
+  auto tb = make();
+  ASSERT_TRUE(tb);
+  auto results = tb->run([](Vm& vm) -> Status {
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    auto a = (*ctx)->alloc(MiB), b = (*ctx)->alloc(MiB);
+    if (!a || !b) return fail(Errc::out_of_memory, "alloc");
+    auto s = (*ctx)->upload_pinned(*a, 0, *b, 0, MiB);
+    if (s) return fail(Errc::device_error, "a VRAM buffer was taken as pinned");
+    const std::string want = "buffer " + std::to_string(b->id) + " is not pinned";
+    if (s.error().message.find(want) == std::string::npos)
+      return fail(Errc::device_error, "unclear error: " + s.error().message);
+    return {};
+  });
+  ASSERT_TRUE(results[0]) << results[0].error().what();
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, PinnedModes, ::testing::Values(Mode::native, Mode::fv_naive, Mode::fv_opt),
+                         [](const ::testing::TestParamInfo<Mode>& p) {
+                           std::string n = mode_name(p.param);
+                           std::erase(n, '-');
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace vgpu::testbed
