@@ -50,6 +50,7 @@ Result<std::unique_ptr<VfioDevice>> VfioDevice::open(const std::string& slot) {
   const int iommu = ioctl(d->container_, VFIO_CHECK_EXTENSION, VFIO_NOIOMMU_IOMMU) > 0 ? VFIO_NOIOMMU_IOMMU
                                                                                        : VFIO_TYPE1_IOMMU;
   if (ioctl(d->container_, VFIO_SET_IOMMU, iommu) < 0) return std::unexpected(sys_error(slot + ": VFIO_SET_IOMMU"));
+  d->iommu_ = iommu == VFIO_TYPE1_IOMMU;
   d->device_ = ioctl(d->group_, VFIO_GROUP_GET_DEVICE_FD, slot.c_str());
   if (d->device_ < 0) return std::unexpected(sys_error(slot + ": VFIO_GROUP_GET_DEVICE_FD"));
   if (Status s = d->enable_bus_master(); !s) return std::unexpected(s.error());
@@ -136,6 +137,29 @@ Result<VfioDevice::Mapping> VfioDevice::map_bar(unsigned index) {
   if (p == MAP_FAILED) return std::unexpected(sys_error(msg("{}: mmap BAR{}", name_, index)));
   maps_.push_back(Mapping{static_cast<std::byte*>(p), info.size});
   return maps_.back();
+}
+
+Status VfioDevice::map_dma(std::span<std::byte> host, uint64_t iova) {
+  if (!iommu_) return {};
+  vfio_iommu_type1_dma_map map{};
+  map.argsz = sizeof map;
+  map.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
+  map.vaddr = reinterpret_cast<uintptr_t>(host.data());
+  map.iova = iova;
+  map.size = host.size();
+  if (ioctl(container_, VFIO_IOMMU_MAP_DMA, &map) < 0)
+    return std::unexpected(
+        sys_error(msg("{}: VFIO_IOMMU_MAP_DMA of {} bytes at bus address {}", name_, host.size(), hex(iova))));
+  return {};
+}
+
+void VfioDevice::unmap_dma(uint64_t iova, uint64_t bytes) {
+  if (!iommu_) return;
+  vfio_iommu_type1_dma_unmap unmap{};
+  unmap.argsz = sizeof unmap;
+  unmap.iova = iova;
+  unmap.size = bytes;
+  (void)ioctl(container_, VFIO_IOMMU_UNMAP_DMA, &unmap);
 }
 
 void VfioDevice::drain() {

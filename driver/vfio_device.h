@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ class VfioDevice {
   // mmap of BAR `index` (PCI numbering).
   [[nodiscard]] Result<Mapping> map_bar(unsigned index);
 
+  // Lets the device reach `host` by DMA at bus address `iova` (whole 4 KiB
+  // pages, read and write): VFIO_IOMMU_MAP_DMA behind an IOMMU; nothing to
+  // do in no-IOMMU mode, where the bus address is the physical one.
+  [[nodiscard]] Status map_dma(std::span<std::byte> host, uint64_t iova);
+  void unmap_dma(uint64_t iova, uint64_t bytes);
+
   // Messages per vector so far (eventfds drained without blocking). With
   // one MSI vector granted, every message counts on every vector.
   IrqCounts counts();
@@ -53,6 +60,7 @@ class VfioDevice {
   void drain();  // mutex_ held
 
   int container_ = -1, group_ = -1, device_ = -1;
+  bool iommu_ = false;         // type1: DMA needs mappings; no-IOMMU: it does not
   std::vector<int> eventfds_;  // one per granted MSI vector
   std::vector<Mapping> maps_;
   std::mutex mutex_;
