@@ -230,17 +230,21 @@ pv::Result PvServer::op_map(const Op& op, const Slot&) {
   const uint64_t bytes = uint64_t{op.pages} * page;
   if (op.addr % page) return R::bad_alignment;
   if (op.addr > ~uint64_t{0} - bytes) return R::outside_partition;
-  // Every page through the scanning path's check (contiguous: the first
-  // and the whole range decide, but each page is checked all the same).
-  uint64_t host0 = 0;
+  // Every page through the scanning path's check. VRAM: the partition is
+  // one range, so the pages' host addresses follow the first. System
+  // memory: each page is confined to the VM's RAM on its own (a range may
+  // span RAM regions that lie apart on the host bus).
+  std::vector<uint64_t> hosts(target == fmt::Target::vram ? 1 : op.pages);
   for (uint64_t i = 0; i < op.pages; ++i) {
-    const shadow::TargetPage t = shadow::check_target(target, op.addr + i * page, page, env_.guest.partition());
+    const shadow::TargetPage t = shadow::check_target(target, op.addr + i * page, page, env_.guest.partition(),
+                                                      env_.guest.ram());
     if (t.verdict != shadow::Verdict::mapped)
       return target == fmt::Target::vram ? R::outside_partition : R::target_refused;
-    if (i == 0) host0 = t.host;
+    if (i < hosts.size()) hosts[i] = t.host;
   }
-  const fmt::pte::Flags flags{.read_only = pv::op::ReadOnly::get(op.flags) != 0};
-  return apply(op, *s, [&](uint64_t i) { return fmt::pte::make(host0 + i * page, flags); });
+  const fmt::pte::Flags flags{.read_only = pv::op::ReadOnly::get(op.flags) != 0, .aperture = target};
+  return apply(op, *s,
+               [&](uint64_t i) { return fmt::pte::make(hosts.size() == 1 ? hosts[0] + i * page : hosts[i], flags); });
 }
 
 pv::Result PvServer::op_map_list(const Op& op, const Slot& slot) {
@@ -257,14 +261,14 @@ pv::Result PvServer::op_map_list(const Op& op, const Slot& slot) {
   std::vector<uint64_t> hosts(op.pages);
   for (uint64_t i = 0; i < op.pages; ++i) {
     const shadow::TargetPage t = shadow::check_target(target, load64(list + i * sizeof(uint64_t)), page,
-                                                      env_.guest.partition());
+                                                      env_.guest.partition(), env_.guest.ram());
     if (t.verdict != shadow::Verdict::mapped) {
       if (target != fmt::Target::vram) return R::target_refused;
       return load64(list + i * sizeof(uint64_t)) % page ? R::bad_alignment : R::outside_partition;
     }
     hosts[i] = t.host;
   }
-  const fmt::pte::Flags flags{.read_only = pv::op::ReadOnly::get(op.flags) != 0};
+  const fmt::pte::Flags flags{.read_only = pv::op::ReadOnly::get(op.flags) != 0, .aperture = target};
   return apply(op, *s, [&](uint64_t i) { return fmt::pte::make(hosts[i], flags); });
 }
 

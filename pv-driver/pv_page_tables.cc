@@ -10,7 +10,8 @@ namespace {
 namespace pv = regs::pv;
 
 uint32_t op_flags(fmt::PageSize ps, fmt::pte::Flags f) {
-  return (ps == fmt::PageSize::big ? pv::op::Big::mask : 0) | (f.read_only ? pv::op::ReadOnly::mask : 0);
+  return (ps == fmt::PageSize::big ? pv::op::Big::mask : 0) | (f.read_only ? pv::op::ReadOnly::mask : 0) |
+         (f.aperture != fmt::Target::vram ? pv::op::Sysmem::mask : 0);
 }
 }  // namespace
 

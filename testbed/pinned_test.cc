@@ -125,7 +125,7 @@ TEST_P(PinnedModes, DeviceBufferPassedAsPinnedIsRefusedByName) {
   ASSERT_TRUE(results[0]) << results[0].error().what();
 }
 
-INSTANTIATE_TEST_SUITE_P(AllModes, PinnedModes, ::testing::Values(Mode::native, Mode::fv_naive, Mode::fv_opt),
+INSTANTIATE_TEST_SUITE_P(AllModes, PinnedModes, ::testing::Values(Mode::native, Mode::fv_naive, Mode::fv_opt, Mode::pv),
                          [](const ::testing::TestParamInfo<Mode>& p) {
                            std::string n = mode_name(p.param);
                            std::erase(n, '-');

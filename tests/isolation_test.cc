@@ -1430,16 +1430,6 @@ TEST(IsolationPv, SetPdOutsidePartitionIsRefused) {
   });
 }
 
-// System-memory targets: refused with target_refused until the mediator
-// confines DMA (through the scanning path's target check).
-TEST(IsolationPv, SystemMemoryTargetsAreRefused) {
-  run_pv([](Attack&, RawPv& p) {
-    p.create();
-    EXPECT_EQ(p.batch({{pv::Opcode::map, pv::op::Sysmem::mask, RAW_SPACE, PV_VA, 0x1000, 4}}), PvR::target_refused);
-    EXPECT_EQ(p.own_mappings(), 0u);
-  });
-}
-
 // ================================================================ system memory (DMA)
 // The attacker pins pages of its own RAM (sysmem PTEs the mediator moves
 // into its bus slot), then rewrites one of those PTEs (or a PDE) to name
@@ -1606,6 +1596,38 @@ TEST_P(Isolation, DmaRacingRamTeardownFaults) {
     EXPECT_TRUE(reason == uint32_t(regs::FaultReason::dma_error) ||
                 reason == uint32_t(regs::FaultReason::page_not_present))
         << reason;
+  });
+}
+
+// PV-11: system-memory targets through a hypercall are confined to the
+// VM's RAM as the hypervisor reports it, page by page (the scanning path's
+// check): just past the end of RAM, into the victim's RAM (where an
+// unchecked offset would land), at the top of the bus, and a range that
+// starts inside RAM but runs past its end are refused and apply nothing;
+// a range inside RAM maps, at the attacker's own bus slot.
+TEST(IsolationPv, SystemMemoryTargetsAreConfinedToTheVmsRam) {
+  run_pv([](Attack& a, RawPv& p) {
+    p.create();
+    const uint64_t page = fmt::SMALL_PAGE;
+    const auto map = [&](uint64_t gpa, uint32_t pages) {
+      return p.batch({{pv::Opcode::map, pv::op::Sysmem::mask, RAW_SPACE, PV_VA, gpa, pages}});
+    };
+    EXPECT_EQ(map(VM_RAM, 1), PvR::target_refused);
+    EXPECT_EQ(map(foreign_ram(a, VM_RAM / 2), 4), PvR::target_refused);
+    EXPECT_EQ(map(fmt::VA_LIMIT - page, 1), PvR::target_refused);
+    EXPECT_EQ(map(VM_RAM - 2 * page, 4), PvR::target_refused) << "a range running past RAM's end";
+    EXPECT_TRUE(a.self.pv_mappings(RAW_SPACE, [](uint64_t, uint64_t, uint64_t, bool) {
+      ADD_FAILURE() << "a refused sysmem map applied";
+    }));
+    ASSERT_EQ(map(VM_RAM - 4 * page, 4), PvR::ok);
+    const uint64_t slot = a.self.guest_ram().regions().at(0).host_bus;
+    size_t n = 0;
+    EXPECT_TRUE(a.self.pv_mappings(RAW_SPACE, [&](uint64_t, uint64_t host, uint64_t bytes, bool) {
+      EXPECT_GE(host, slot + VM_RAM - 4 * page);
+      EXPECT_LE(host + bytes, slot + VM_RAM) << "a sysmem mapping left the attacker's RAM";
+      ++n;
+    }));
+    EXPECT_GT(n, 0u);
   });
 }
 

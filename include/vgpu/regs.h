@@ -426,7 +426,7 @@ inline constexpr uint32_t RESULT = 0x1c;  // u32: device: this operation's Resul
 using Code = Field<7, 0>;
 using Big = Bit<8>;       // 128 KiB pages (else 4 KiB)
 using ReadOnly = Bit<9>;  // PTE read-only
-using Sysmem = Bit<10>;   // targets are system memory (refused until the mediator confines DMA)
+using Sysmem = Bit<10>;   // targets are system memory: guest-physical pages of the VM's RAM
 inline constexpr uint32_t FLAGS = Big::mask | ReadOnly::mask | Sysmem::mask;
 }  // namespace op
 
@@ -459,7 +459,7 @@ enum class Result : uint32_t {
   bad_alignment = 5,      // VA or address not a multiple of the page size; PD not TABLE_ALIGN aligned
   bad_range = 6,          // PAGES 0 or over MAX_PAGES, or the VA range beyond the address space
   outside_partition = 7,  // a target page or the PD not wholly in the VM's VRAM
-  target_refused = 8,     // a target aperture the mediator does not allow (system memory for now)
+  target_refused = 8,     // a system-memory target outside the VM's RAM (or a VM with none)
   bad_list = 9,           // the list does not lie in the slot's list area
   no_memory = 10,         // reserved VRAM for the shadow tables ran out
   pd_in_use = 11,         // set_pd naming a directory another space or a page-table scan owns
