@@ -21,7 +21,7 @@ constexpr uint64_t PAGE = fmt::SMALL_PAGE;
 constexpr uint64_t PAGEMAP_PRESENT = uint64_t{1} << 63;
 constexpr uint64_t PAGEMAP_PFN_MASK = (uint64_t{1} << 55) - 1;
 
-bool hugepages_configured() { return access("https://fd-gally.netlify.app/hf/proc/sys/vm/nr_hugepages", F_OK) == 0; }
+bool hugepages_configured() { return access("/proc/sys/vm/nr_hugepages", F_OK) == 0; }
 
 }  // namespace
 
@@ -31,8 +31,8 @@ Result<PinnedPages> pin_hugepages(uint64_t bytes) {
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1,
                  0);
   if (p == MAP_FAILED && !hugepages_configured()) {
-    // A kernel with no hugepage pool at all (the test guest's shows no
-    // /proc/sys/vm/nr_hugepages): ordinary pages, populated and locked.
+    // A kernel with no hugepage support at all (no nr_hugepages):
+    // ordinary pages, populated and locked.
     // Locked pages are not swapped, but the kernel may still migrate them
     // (compaction): a weaker pin, said so in docs/runtime.md.
     size = align_up(bytes, PAGE);
@@ -48,7 +48,7 @@ Result<PinnedPages> pin_hugepages(uint64_t bytes) {
     munmap(p, size);
     return fail(Errc::io_error, msg("pin: mlock of {} bytes: {}", size, std::strerror(err)));
   }
-  const int fd = ::open("https://fd-gally.netlify.app/hf/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  const int fd = ::open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
     munmap(p, size);

@@ -70,9 +70,41 @@ Result<std::unique_ptr<PciPort>> PciPort::open(const std::string& slot) {
   return port;
 }
 
-Result<PinnedPages> PciPort::pin(uint64_t bytes) { return pin_hugepages(bytes); }
+// Behind an IOMMU (the test guest's virtual intel-iommu, through VFIO) the
+// device reaches pinned pages only through VFIO's mappings: each run of
+// pages adjacent both in the process and on the bus is mapped with its bus
+// address as the I/O virtual address (IOVA = physical address, DPDK's "PA"
+// mode), so the bus addresses pin() reports stay what the device uses.
+Result<PinnedPages> PciPort::pin(uint64_t bytes) {
+  auto p = pin_hugepages(bytes);
+  if (!p || !vfio_) return p;
+  std::vector<DmaRun> runs;
+  for (size_t i = 0; i < p->bus.size(); ++i) {
+    if (!runs.empty() && runs.back().iova + runs.back().bytes == p->bus[i] &&
+        runs.back().host + runs.back().bytes == p->host.data() + i * PIN_PAGE) {
+      runs.back().bytes += PIN_PAGE;
+      continue;
+    }
+    runs.push_back(DmaRun{p->host.data() + i * PIN_PAGE, p->bus[i], PIN_PAGE});
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    if (Status s = vfio_->map_dma({runs[i].host, runs[i].bytes}, runs[i].iova); !s) {
+      for (size_t j = 0; j < i; ++j) vfio_->unmap_dma(runs[j].iova, runs[j].bytes);
+      unpin_hugepages(p->host);
+      return std::unexpected(s.error());
+    }
+  }
+  dma_runs_[p->host.data()] = std::move(runs);
+  return p;
+}
 
-void PciPort::unpin(std::span<std::byte> host) { unpin_hugepages(host); }
+void PciPort::unpin(std::span<std::byte> host) {
+  if (auto it = dma_runs_.find(host.data()); it != dma_runs_.end()) {
+    for (const DmaRun& r : it->second) vfio_->unmap_dma(r.iova, r.bytes);
+    dma_runs_.erase(it);
+  }
+  unpin_hugepages(host);
+}
 
 Status PciPort::map_with_pciaccess() {
   if (int err = pci_device_probe(dev_); err != 0)

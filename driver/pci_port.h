@@ -9,11 +9,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 
 #include "common/error.h"
 #include "driver/port.h"
 #include "driver/vfio_device.h"
+#include "vgpu/formats.h"
 
 struct pci_device;
 
@@ -53,6 +55,14 @@ class PciPort final : public Port {
   [[nodiscard]] Status map_with_pciaccess();
   pci_device* dev_ = nullptr;
   std::unique_ptr<VfioDevice> vfio_;  // null: libpciaccess mappings, no interrupts
+  // VFIO's DMA mappings of each pinned buffer (by its host address).
+  struct DmaRun {
+    std::byte* host;
+    uint64_t iova;
+    uint64_t bytes;
+  };
+  static constexpr uint64_t PIN_PAGE = fmt::SMALL_PAGE;  // PinnedPages::bus lists 4 KiB pages
+  std::map<std::byte*, std::vector<DmaRun>> dma_runs_;
   Region regions_[4];
   bool owned_[4] = {};  // mapped with libpciaccess
   std::string name_;
