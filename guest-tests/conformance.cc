@@ -337,6 +337,14 @@ Status pinned_round_trip() {
   auto dev = c.alloc(BYTES);
   if (!dev) return std::unexpected(dev.error());
   for (uint64_t i = 0; i < BYTES; ++i) (*host)[i] = std::byte(i * 7 + 3);
+  // Through vgpud (run-guest --socket sets vgpu_sysmem=0) the device has no
+  // system memory yet: the copy must end in a channel MMU fault.
+  if (const char* sysmem = std::getenv("vgpu_sysmem"); sysmem != nullptr && std::string(sysmem) == "0") {
+    auto st = c.upload(*dev, 0, std::span<const std::byte>(host->data(), BYTES));
+    if (!st) note("no system memory: " + st.error().message);
+    return check(!st && st.error().message.find("mmu_fault") != std::string::npos,
+                 "a pinned transfer without system memory did not end in an MMU fault");
+  }
   if (auto ok = c.upload(*dev, 0, std::span<const std::byte>(host->data(), BYTES)); !ok) return ok;
   std::memset(host->data(), 0, BYTES);
   if (auto ok = c.download(*dev, 0, std::span<std::byte>(host->data(), BYTES)); !ok) return ok;
@@ -357,6 +365,13 @@ Status dma_fault_outside_ram() {
   const uint64_t page = fmt::VA_LIMIT - fmt::SMALL_PAGE;
   auto va = g->ctx->address_space().map_pages(std::span(&page, 1),
                                               fmt::pte::Flags{.aperture = fmt::Target::sysmem_noncoherent});
+  // With the PV driver (vgpu_pv=1) the mediator checks the target when the
+  // driver hands the mapping over: the map itself is refused.
+  if (const char* pv = std::getenv("vgpu_pv"); !va && pv != nullptr && std::string(pv) == "1") {
+    note(va.error().what());
+    return check(va.error().message.find("target_refused") != std::string::npos,
+                 "the PV map of a page outside RAM was not refused with target_refused");
+  }
   if (!va) return std::unexpected(va.error());
   const cls::FillArgs args{*va, 1024, 1.0f};
   auto f = g->ctx->launch(cls::Kernel::fill, std::as_bytes(std::span(&args, 1)), {});

@@ -20,6 +20,7 @@
 #include "qapi/visitor.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci.h"
+#include "exec/address-spaces.h"
 #include "exec/memory.h"
 #include "qemu/rcu.h"
 #include "sysemu/dma.h"
@@ -394,11 +395,9 @@ static void vgpu_rcu_register_thread(void)
     }
 }
 
-static int vgpu_dma(void *opaque, uint64_t addr, void *buf, uint64_t len, VgpuDmaOp op)
+static int vgpu_dma_access(PCIDevice *pdev, uint64_t addr, void *buf, uint64_t len,
+                           VgpuDmaOp op)
 {
-    PCIDevice *pdev = PCI_DEVICE(opaque);
-
-    vgpu_rcu_register_thread();
     switch (op) {
     case VGPU_DMA_READ:
         return pci_dma_read(pdev, addr, buf, len) == MEMTX_OK ? 0 : -1;
@@ -411,6 +410,36 @@ static int vgpu_dma(void *opaque, uint64_t addr, void *buf, uint64_t len, VgpuDm
                    : -1;
     }
     return -1;
+}
+
+/*
+ * DMA comes from the backend's engine threads (without the BQL) and from
+ * register accesses on the vCPU thread (BAR1 through a sysmem PTE, with
+ * it). Without an IOMMU a DMA is a RAM access (RCU is enough) or fails.
+ * Behind a vIOMMU a DMA the guest did not map faults, and the IOMMU then
+ * raises its fault interrupt, which needs the BQL (without it TCG aborts):
+ * there the engine threads take the BQL around the access. The backend
+ * holds none of its own locks while it does DMA. A register access that
+ * waits for engine work (the mediator's unbind polls PREEMPT) gives up
+ * after a bound (1 s) and logs it, so a DMA waiting for the BQL delays it
+ * but cannot deadlock it.
+ */
+static int vgpu_dma(void *opaque, uint64_t addr, void *buf, uint64_t len, VgpuDmaOp op)
+{
+    PCIDevice *pdev = PCI_DEVICE(opaque);
+    bool take_bql = !qemu_mutex_iothread_locked()
+                    && pci_device_iommu_address_space(pdev) != &address_space_memory;
+    int ret;
+
+    vgpu_rcu_register_thread();
+    if (take_bql) {
+        qemu_mutex_lock_iothread();
+    }
+    ret = vgpu_dma_access(pdev, addr, buf, len, op);
+    if (take_bql) {
+        qemu_mutex_unlock_iothread();
+    }
+    return ret;
 }
 
 /*
