@@ -21,7 +21,7 @@
 
 namespace vgpu::driver {
 
-class NativePort final : public Port {
+class NativePort final : public WithPinnedRam<Port> {
  public:
   [[nodiscard]] static Result<std::unique_ptr<NativePort>> create(gpu::Gpu& gpu, bool direct_maps = true);
 
@@ -34,18 +34,6 @@ class NativePort final : public Port {
   IrqCounts interrupt_counts() override { return irq_->counts(); }
   bool wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) override { return irq_->wait(seen, timeout_ns); }
   std::string name() const override { return "native"; }
-  // Pinned memory from RAM whose page at ram[i] has bus address
-  // bus_base + i (the testbed's machine RAM, or the VM's guest RAM).
-  void set_pinned_ram(std::span<std::byte> ram, uint64_t bus_base) {
-    pinned_ = std::make_unique<driver::PinnedRam>(ram, bus_base);
-  }
-  [[nodiscard]] Result<driver::PinnedPages> pin(uint64_t bytes) override {
-    if (!pinned_) return driver::Port::pin(bytes);
-    return pinned_->pin(bytes);
-  }
-  void unpin(std::span<std::byte> host) override {
-    if (pinned_) pinned_->unpin(host);
-  }
   ~NativePort() override;
 
   gpu::Gpu& gpu() { return gpu_; }
@@ -69,7 +57,6 @@ class NativePort final : public Port {
   // The model's interrupt messages; shared with the handler, which a model
   // thread may still be running when the port goes.
   std::shared_ptr<IrqCounter> irq_ = std::make_shared<IrqCounter>();
-  std::unique_ptr<driver::PinnedRam> pinned_;
 };
 
 }  // namespace vgpu::driver

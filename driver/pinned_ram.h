@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <span>
 
@@ -30,6 +31,31 @@ class PinnedRam {
   uint64_t bus_base_;
   mutable std::mutex mutex_;
   RangeAllocator free_;
+};
+
+// A port whose pinned memory is carved from RAM it knows (the testbed's
+// native and mediated ports): once set_pinned_ram has given it the RAM,
+// pin/unpin come from a PinnedRam; before that, from Base (no DMA).
+template <typename Base>
+class WithPinnedRam : public Base {
+ public:
+  // Pinned memory from RAM whose page at ram[i] has bus address
+  // bus_base + i (the testbed's machine RAM, or the VM's guest RAM).
+  void set_pinned_ram(std::span<std::byte> ram, uint64_t bus_base) {
+    pinned_ = std::make_unique<PinnedRam>(ram, bus_base);
+  }
+  [[nodiscard]] Result<PinnedPages> pin(uint64_t bytes) override {
+    return pinned_ ? pinned_->pin(bytes) : Base::pin(bytes);
+  }
+  void unpin(std::span<std::byte> host) override {
+    if (pinned_)
+      pinned_->unpin(host);
+    else
+      Base::unpin(host);
+  }
+
+ private:
+  std::unique_ptr<PinnedRam> pinned_;
 };
 
 }  // namespace vgpu::driver

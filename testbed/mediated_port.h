@@ -18,7 +18,7 @@
 
 namespace vgpu::testbed {
 
-class MediatedPort final : public driver::Port {
+class MediatedPort final : public driver::WithPinnedRam<driver::Port> {
  public:
   static Result<std::unique_ptr<MediatedPort>> create(mediator::Vgpu& vgpu, gpu::Vram& vram);
 
@@ -31,18 +31,6 @@ class MediatedPort final : public driver::Port {
   IrqCounts interrupt_counts() override { return irq_->counts(); }
   bool wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) override { return irq_->wait(seen, timeout_ns); }
   std::string name() const override { return "mediated"; }
-  // Pinned memory from RAM whose page at ram[i] has bus address
-  // bus_base + i (the testbed's machine RAM, or the VM's guest RAM).
-  void set_pinned_ram(std::span<std::byte> ram, uint64_t bus_base) {
-    pinned_ = std::make_unique<driver::PinnedRam>(ram, bus_base);
-  }
-  [[nodiscard]] Result<driver::PinnedPages> pin(uint64_t bytes) override {
-    if (!pinned_) return driver::Port::pin(bytes);
-    return pinned_->pin(bytes);
-  }
-  void unpin(std::span<std::byte> host) override {
-    if (pinned_) pinned_->unpin(host);
-  }
   ~MediatedPort() override;
 
   mediator::Vgpu& vgpu() { return vgpu_; }
@@ -60,7 +48,6 @@ class MediatedPort final : public driver::Port {
   // The vGPU's interrupt messages, as the hypervisor would inject them;
   // shared with the handler, which may outlive a call in flight.
   std::shared_ptr<IrqCounter> irq_ = std::make_shared<IrqCounter>();
-  std::unique_ptr<driver::PinnedRam> pinned_;
 };
 
 }  // namespace vgpu::testbed
