@@ -105,48 +105,27 @@ class Bound {
   std::vector<DeviceBuffer>& b_;
 };
 
-template <typename Args>
-Args decode(std::span<const std::byte> bytes) {
-  Args a;
-  std::memcpy(&a, bytes.data(), sizeof(a));
-  return a;
-}
-
 void launch(Device& dev, Device::Stream s, const KernelLaunch& l, const Bound& b) {
   const auto args = l.arg_span();
   switch (l.kernel) {
-    case cls::Kernel::fill: dev.fill(s, b.f32("dst"), b.count("dst"), decode<cls::FillArgs>(args).value); break;
+    case cls::Kernel::fill: dev.fill(s, b.f32("dst"), b.count("dst"), decode_args<cls::FillArgs>(args).value); break;
     case cls::Kernel::saxpy:
-      dev.saxpy(s, decode<cls::SaxpyArgs>(args).a, b.f32("x"), b.f32("y"), std::min(b.count("x"), b.count("y")));
+      dev.saxpy(s, decode_args<cls::SaxpyArgs>(args).a, b.f32("x"), b.f32("y"), std::min(b.count("x"), b.count("y")));
       break;
     case cls::Kernel::madd:
       dev.madd(s, b.f32("a"), b.f32("b"), b.f32("c"), std::min({b.count("a"), b.count("b"), b.count("c")}));
       break;
-    case cls::Kernel::sgemm: dev.sgemm(s, decode<cls::SgemmArgs>(args), b.f32("a"), b.f32("b"), b.f32("c")); break;
+    case cls::Kernel::sgemm: dev.sgemm(s, decode_args<cls::SgemmArgs>(args), b.f32("a"), b.f32("b"), b.f32("c")); break;
     case cls::Kernel::conv2d:
-      dev.conv2d(s, decode<cls::Conv2dArgs>(args), b.f32("input"), b.f32("filter"), b.f32("output"));
+      dev.conv2d(s, decode_args<cls::Conv2dArgs>(args), b.f32("input"), b.f32("filter"), b.f32("output"));
       break;
     case cls::Kernel::mriq: {
-      const auto a = decode<cls::MriqArgs>(args);
+      const auto a = decode_args<cls::MriqArgs>(args);
       dev.mriq(s, a.num_k, a.num_x, b.f32("kx"), b.f32("ky"), b.f32("kz"), b.f32("phi_mag"), b.f32("x"), b.f32("y"),
                b.f32("z"), b.f32("qr"), b.f32("qi"));
       break;
     }
-    case cls::Kernel::spin: dev.spin(s, decode<cls::SpinArgs>(args).duration_ns); break;
-  }
-}
-
-uint64_t modeled_cost(const ChannelContext& ctx, const KernelLaunch& l) {
-  const auto args = l.arg_span();
-  switch (l.kernel) {
-    case cls::Kernel::sgemm: return kernels::sgemm_cost_ns(ctx.cost, decode<cls::SgemmArgs>(args));
-    case cls::Kernel::conv2d: return kernels::conv2d_cost_ns(ctx.cost, decode<cls::Conv2dArgs>(args));
-    case cls::Kernel::mriq: {
-      const auto a = decode<cls::MriqArgs>(args);
-      return kernels::mriq_cost_ns(ctx.cost, a.num_k, a.num_x);
-    }
-    case cls::Kernel::spin: return 0;
-    default: return kernels::stream_cost_ns(ctx.cost, l.footprint.traffic_bytes());
+    case cls::Kernel::spin: dev.spin(s, decode_args<cls::SpinArgs>(args).duration_ns); break;
   }
 }
 
@@ -171,7 +150,7 @@ MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint
   EngineDeadline deadline(ctx, start);
 
   if (l.kernel == cls::Kernel::spin) {
-    const uint64_t ns = decode<cls::SpinArgs>(l.arg_span()).duration_ns;
+    const uint64_t ns = decode_args<cls::SpinArgs>(l.arg_span()).duration_ns;
     // A virtual clock keeps the model's spin (virtual time, no real wait).
     if (dynamic_cast<RealClock*>(&ctx.clock) == nullptr) {
       if (!deadline.sleep(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
@@ -237,7 +216,7 @@ MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint
   for (const DeviceBuffer& d : bufs)
     if (d.use.writable()) finish(res, d.placed, queued);
   if (!ok) return channel_fault(regs::ChannelError::internal, mthd);
-  if (!deadline.charge(start, modeled_cost(ctx, l))) return channel_fault(regs::ChannelError::timeout, mthd);
+  if (!deadline.charge(start, kernel_cost_ns(ctx.cost, l))) return channel_fault(regs::ChannelError::timeout, mthd);
   return {};
 }
 

@@ -49,13 +49,6 @@ class Buffers {
   std::vector<MappedBuffer>& buffers_;
 };
 
-template <typename Args>
-Args decode(std::span<const std::byte> bytes) {
-  Args a;
-  std::memcpy(&a, bytes.data(), sizeof(a));
-  return a;
-}
-
 // One row per built-in kernel: how to run it on mapped buffers and what it
 // costs in virtual time. Spin has no body: its cost is its duration.
 struct KernelRow {
@@ -72,12 +65,12 @@ uint64_t stream_cost(const CostModel& m, std::span<const std::byte>, const Kerne
 constexpr KernelRow KERNELS[] = {
     {cls::Kernel::fill, "fill",
      [](std::span<const std::byte> args, const Buffers& b) {
-       kernels::fill(b.span("dst"), decode<cls::FillArgs>(args).value);
+       kernels::fill(b.span("dst"), decode_args<cls::FillArgs>(args).value);
      },
      &stream_cost},
     {cls::Kernel::saxpy, "saxpy",
      [](std::span<const std::byte> args, const Buffers& b) {
-       kernels::saxpy(decode<cls::SaxpyArgs>(args).a, b.span("x"), b.span("y"));
+       kernels::saxpy(decode_args<cls::SaxpyArgs>(args).a, b.span("x"), b.span("y"));
      },
      &stream_cost},
     {cls::Kernel::madd, "madd",
@@ -85,26 +78,26 @@ constexpr KernelRow KERNELS[] = {
      &stream_cost},
     {cls::Kernel::sgemm, "sgemm",
      [](std::span<const std::byte> args, const Buffers& b) {
-       kernels::sgemm(decode<cls::SgemmArgs>(args), b.f32("a"), b.f32("b"), b.f32("c"));
+       kernels::sgemm(decode_args<cls::SgemmArgs>(args), b.f32("a"), b.f32("b"), b.f32("c"));
      },
      [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
-       return kernels::sgemm_cost_ns(m, decode<cls::SgemmArgs>(args));
+       return kernels::sgemm_cost_ns(m, decode_args<cls::SgemmArgs>(args));
      }},
     {cls::Kernel::conv2d, "conv2d",
      [](std::span<const std::byte> args, const Buffers& b) {
-       kernels::conv2d(decode<cls::Conv2dArgs>(args), b.f32("input"), b.f32("filter"), b.f32("output"));
+       kernels::conv2d(decode_args<cls::Conv2dArgs>(args), b.f32("input"), b.f32("filter"), b.f32("output"));
      },
      [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
-       return kernels::conv2d_cost_ns(m, decode<cls::Conv2dArgs>(args));
+       return kernels::conv2d_cost_ns(m, decode_args<cls::Conv2dArgs>(args));
      }},
     {cls::Kernel::mriq, "mriq",
      [](std::span<const std::byte> args, const Buffers& b) {
-       const auto a = decode<cls::MriqArgs>(args);
+       const auto a = decode_args<cls::MriqArgs>(args);
        kernels::mriq(a.num_k, a.num_x, b.f32("kx"), b.f32("ky"), b.f32("kz"), b.f32("phi_mag"), b.f32("x"), b.f32("y"),
                      b.f32("z"), b.f32("qr"), b.f32("qi"));
      },
      [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
-       const auto a = decode<cls::MriqArgs>(args);
+       const auto a = decode_args<cls::MriqArgs>(args);
        return kernels::mriq_cost_ns(m, a.num_k, a.num_x);
      }},
     {cls::Kernel::spin, "spin", nullptr, nullptr},
@@ -122,13 +115,18 @@ constexpr uint64_t ELEMENT_ALIGN = alignof(float);
 
 bool kernel_known(cls::Kernel kernel) { return find_kernel(kernel) != nullptr; }
 
+uint64_t kernel_cost_ns(const kernels::CostModel& m, const KernelLaunch& launch) {
+  const KernelRow* row = find_kernel(launch.kernel);
+  return row != nullptr && row->cost != nullptr ? row->cost(m, launch.arg_span(), launch.footprint) : 0;
+}
+
 std::expected<void, uint64_t> check_launch(const KernelLaunch& launch) {
   for (const kernels::BufferUse& b : launch.footprint.buffers()) {
     if (b.bytes == 0) continue;
     if (b.va % ELEMENT_ALIGN != 0) return std::unexpected(b.va);
     if (b.va > fmt::VA_LIMIT || b.bytes > fmt::VA_LIMIT - b.va) return std::unexpected(b.va);
   }
-  if (launch.kernel == cls::Kernel::spin && decode<cls::SpinArgs>(launch.arg_span()).duration_ns > MAX_SPIN_NS)
+  if (launch.kernel == cls::Kernel::spin && decode_args<cls::SpinArgs>(launch.arg_span()).duration_ns > MAX_SPIN_NS)
     return std::unexpected(uint64_t{0});
   return {};
 }
@@ -142,7 +140,7 @@ MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t 
   EngineDeadline deadline(ctx, start);
 
   if (launch.kernel == cls::Kernel::spin) {
-    if (!deadline.sleep(start, decode<cls::SpinArgs>(launch.arg_span()).duration_ns))
+    if (!deadline.sleep(start, decode_args<cls::SpinArgs>(launch.arg_span()).duration_ns))
       return channel_fault(regs::ChannelError::timeout, mthd);
     return {};
   }
@@ -176,7 +174,7 @@ MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t 
     if (auto r = ctx.mmu.write(ctx.as, m.use.va, m.bounce.data(), m.use.bytes); !r)
       return mmu_channel_fault(mthd, r.error());
   }
-  if (!deadline.charge(start, row->cost(ctx.cost, launch.arg_span(), launch.footprint)))
+  if (!deadline.charge(start, kernel_cost_ns(ctx.cost, launch)))
     return channel_fault(regs::ChannelError::timeout, mthd);
   return {};
 }

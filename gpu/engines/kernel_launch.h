@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <expected>
 #include <span>
 
@@ -32,8 +33,22 @@ struct KernelLaunch {
   std::span<const std::byte> arg_span() const { return {args.data(), arg_bytes}; }
 };
 
+// A kernel's argument block as its struct (cls::FillArgs, ...); the caller
+// has checked its size (the launch's arg_bytes).
+template <typename Args>
+[[nodiscard]] Args decode_args(std::span<const std::byte> bytes) {
+  Args a;
+  std::memcpy(&a, bytes.data(), sizeof(a));
+  return a;
+}
+
 // Is this a kernel the device has?
 [[nodiscard]] bool kernel_known(cls::Kernel kernel);
+
+// The launch's modeled cost in ns (the kernel table's cost row; a spin's
+// cost is its duration, charged by whoever runs it: 0 here). Whichever
+// engine back end runs the work charges this.
+[[nodiscard]] uint64_t kernel_cost_ns(const kernels::CostModel& m, const KernelLaunch& launch);
 
 // Checks what the footprint cannot: each buffer inside the VA space and
 // aligned for its element type, a spin within MAX_SPIN_NS. Returns the
