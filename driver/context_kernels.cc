@@ -12,15 +12,22 @@ namespace {
 constexpr uint32_t THREADS = 256;  // 1-D block size
 constexpr uint32_t TILE = 16;      // 2-D block edge (sgemm)
 constexpr uint64_t F32 = sizeof(float);
+// A spin's thread blocks each spin this long (the device divides a spin's
+// duration over its blocks, docs/spec/vgpu.md §10.5): what a host slicing
+// kernels can cut a spin at.
+constexpr uint64_t SPIN_BLOCK_NS = 100'000;
 
 uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
-// 1-D work of n items: x blocks up to MAX_GRID_DIM, the rest in y.
-LaunchShape linear(uint64_t n) {
-  const uint64_t blocks = std::max<uint64_t>(1, (n + THREADS - 1) / THREADS);
+// `blocks` 1-D blocks: x up to MAX_GRID_DIM, the rest in y.
+LaunchShape linear_blocks(uint64_t blocks) {
+  blocks = std::max<uint64_t>(1, blocks);
   const uint32_t gx = static_cast<uint32_t>(std::min<uint64_t>(blocks, cls::compute::MAX_GRID_DIM));
   return {{gx, std::max<uint32_t>(1, ceil_div(blocks, gx)), 1}, {THREADS, 1, 1}};
 }
+
+// 1-D work of n items, THREADS to a block.
+LaunchShape linear(uint64_t n) { return linear_blocks((n + THREADS - 1) / THREADS); }
 }  // namespace
 
 #define VGPU_TRY_VA(var, buf, bytes, role) \
@@ -85,7 +92,8 @@ Result<Fence> Context::mriq(const MriqParams& p) {
 }
 
 Result<Fence> Context::spin(const SpinParams& p) {
-  return launch_args(cls::Kernel::spin, cls::SpinArgs{p.duration_ns}, LaunchShape{});
+  return launch_args(cls::Kernel::spin, cls::SpinArgs{p.duration_ns},
+                     linear_blocks(ceil_div(p.duration_ns, SPIN_BLOCK_NS)));
 }
 
 #undef VGPU_TRY_VA

@@ -39,6 +39,10 @@ struct ChannelSlot {
   bool engine_outstanding = false;
   uint64_t engine_epoch = 0;
   std::optional<MethodDone> engine_result;
+  // Kernel slicing (CHAN_SLICE): a mirror of the run's hold at a slice
+  // boundary, and whether GP_PUT was written since.
+  bool held = false;
+  bool resume = false;
 };
 
 struct ChannelRun {
@@ -83,6 +87,13 @@ struct ChannelRun {
 
   // Waiting for engine work of the current method.
   bool engine_wait = false;
+  // The current method's divided engine work with pieces left (§10.5):
+  // `held` at a slice boundary until GP_PUT is written, else `next_piece`
+  // waits for PFIFO's next turn of the channel.
+  std::shared_ptr<DividedWork> divided;
+  EngineId divided_engine = EngineId::compute;
+  bool held = false;
+  bool next_piece = false;
   // Engine time of the current GPFIFO entry (ENGINE_TIMEOUT).
   uint64_t entry_engine_ns = 0;
 

@@ -19,13 +19,15 @@ void ChannelTable::bind(uint32_t chid, uint32_t chan_inst) {
   s.loaded = false;
   s.busy = false;
   s.acquire_pending = false;
+  s.held = false;
+  s.resume = false;
   s.engine_result.reset();
 }
 
 uint32_t ChannelTable::state(uint32_t chid) const {
   const ChannelSlot& s = slots_[chid];
   return s.state | ChanStateAcquirePending::make(s.acquire_pending) | ChanStateBusy::make(s.busy) |
-         ChanStateEngineOutstanding::make(s.engine_outstanding);
+         ChanStateEngineOutstanding::make(s.engine_outstanding) | ChanStateSliceHeld::make(s.held);
 }
 
 void ChannelTable::set_runlist(const std::vector<uint32_t>& chids) {
@@ -47,6 +49,7 @@ bool ChannelTable::fail(uint32_t chid, uint64_t epoch, const ChannelFault& f) {
   s.state = ChanStateRunnable::set(s.state, 0);
   s.busy = false;
   s.acquire_pending = false;
+  s.held = false;
   s.error = ChanErrorCode::make(static_cast<uint32_t>(f.code));
   s.error_method = ChanErrorMethodAddr::make(f.method >> 2) | ChanErrorMethodSubch::make(f.subch);
   s.error_addr_lo = lo32(f.addr);

@@ -152,10 +152,12 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   ClassObject* object = run.objects[subch].get();
   if (!object) return fault(ChannelError::empty_subchannel, 0, method, subch);
   // What is left of the entry's engine time goes with the work the method
-  // may start (objects copy the context into their work).
-  const uint64_t limit_ns = uint64_t{engine_timeout_ms_.load()} * 1'000'000;
-  if (limit_ns != 0 && run.entry_engine_ns >= limit_ns) return fault(ChannelError::timeout, 0, method, subch);
-  run.ctx->engine_budget_ns = limit_ns ? std::optional<uint64_t>(limit_ns - run.entry_engine_ns) : std::nullopt;
+  // may start (objects copy the context into their work), and so does the
+  // channel's slice size.
+  auto budget = engine_budget(run);
+  if (!budget) return fault(ChannelError::timeout, 0, method, subch);
+  run.ctx->engine_budget_ns = *budget;
+  run.ctx->slice_blocks = pfifo::ChanSliceBlocks::get(chan_slice_[chid].load());
   auto outcome = object->method(*run.ctx, method, data);
   if (!outcome) {
     ChannelFault f = outcome.error();
@@ -167,6 +169,12 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   EngineWork work = std::move(**outcome);
   const auto engine = static_cast<size_t>(work.engine);
   if (engine >= engines_.size() || !engines_[engine]) return fault(ChannelError::illegal_method, 0, method, subch);
+  if (work.divided) {
+    run.divided = std::move(work.divided);
+    run.divided_engine = work.engine;
+    submit_piece(chid, run, *budget);
+    return Step::engine;
+  }
   const uint64_t epoch = run.epoch;
   {
     std::lock_guard l(d_.mutex);
@@ -177,6 +185,26 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
     post_engine_result(chid, epoch, run_engine_work(d_.log, chid, run_work));
   });
   return Step::engine;
+}
+
+std::expected<std::optional<uint64_t>, ChannelFault> Pfifo::engine_budget(const ChannelRun& run) const {
+  const uint64_t limit_ns = uint64_t{engine_timeout_ms_.load()} * 1'000'000;
+  if (limit_ns == 0) return std::nullopt;
+  if (run.entry_engine_ns >= limit_ns) return fault(ChannelError::timeout, 0);
+  return limit_ns - run.entry_engine_ns;
+}
+
+void Pfifo::submit_piece(uint32_t chid, ChannelRun& run, std::optional<uint64_t> budget_ns) {
+  const uint64_t epoch = run.epoch;
+  {
+    std::lock_guard l(d_.mutex);
+    channels_.engine_started(chid, epoch);
+  }
+  run.engine_wait = true;
+  engines_[static_cast<size_t>(run.divided_engine)]->submit([this, chid, epoch, work = run.divided, budget_ns] {
+    engine_job_start_ns_[chid].store(d_.clock.now_ns());
+    post_engine_result(chid, epoch, run_engine_work(d_.log, chid, [&] { return work->run_piece(budget_ns); }));
+  });
 }
 
 }  // namespace vgpu::gpu

@@ -55,11 +55,12 @@ struct ChannelEvent {
     idle,      // GP_GET caught up with GP_PUT and all engine work retired
     error,     // the channel stopped with an error (CHAN_ERROR holds the code)
     nonstall,  // NON_STALL_INTERRUPT or an awaken semaphore
+    slice,     // stopped at a slice boundary of a divided launch (CHAN_SLICE hold): GP_PUT resumes it
   };
   Kind kind;
   uint32_t chid;
-  uint64_t start_ns;  // idle: when this busy period began
-  uint64_t end_ns;    // idle: when the last work retired; others: event time
+  uint64_t start_ns;  // idle, slice: when this busy period (or the run since the last resume) began
+  uint64_t end_ns;    // idle, slice: when the last work retired; others: event time
 };
 
 class Gpu {

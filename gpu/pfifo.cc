@@ -45,7 +45,15 @@ void Pfifo::doorbell(uint64_t bar1_offset) {
   const uint64_t base = uint64_t{UserdBaseAddr::get(base_reg)} << USERD_BASE_SHIFT;
   const uint64_t span = uint64_t{regs::userd::SIZE} * regs::NUM_CHANNELS;
   if (bar1_offset < base || bar1_offset >= base + span) return;
-  if ((bar1_offset - base) % regs::userd::SIZE == regs::userd::GP_PUT) wake();
+  if ((bar1_offset - base) % regs::userd::SIZE != regs::userd::GP_PUT) return;
+  const auto chid = static_cast<uint32_t>((bar1_offset - base) / regs::userd::SIZE);
+  {
+    std::lock_guard l(d_.mutex);
+    ChannelSlot& s = channels_[chid];
+    if (s.held) s.resume = true;  // a channel held at a slice boundary goes on
+    kick_ = true;
+  }
+  cv_.notify_all();
 }
 
 void Pfifo::loop() {
@@ -91,6 +99,8 @@ bool Pfifo::has_work(uint32_t chid) const {
   const ChannelRun& r = runs_[chid];
   if (r.epoch != s.epoch || !r.loaded || s.engine_result) return true;
   if (r.engine_wait) return false;
+  if (r.held) return s.resume;
+  if (r.next_piece) return true;
   if (r.parked) return r.parked_sem_epoch != sem_epoch_.load() || r.parked_poll_round != poll_round_.load();
   return r.in_segment || r.busy || gp_put(r) != r.gp_get;
 }
@@ -134,11 +144,60 @@ void Pfifo::service(Pick p) {
     run.engine_wait = false;
     const uint64_t started = engine_job_start_ns_[p.chid].load();
     if (const uint64_t now = d_.clock.now_ns(); now > started) run.entry_engine_ns += now - started;
-    if (!*p.engine_result) return fail(p.chid, p.epoch, p.engine_result->error());
+    if (!*p.engine_result) {
+      run.divided.reset();
+      return fail(p.chid, p.epoch, p.engine_result->error());
+    }
+    if (run.divided && !run.divided->finished()) {
+      slice_boundary(p.chid, run);
+      return publish(p.chid, run);
+    }
+    run.divided.reset();
     advance(run);
+  }
+  if (run.held || run.next_piece) {
+    if (auto r = resume_divided(p.chid, run); !r) return fail(p.chid, p.epoch, r.error());
+    return publish(p.chid, run);
   }
   if (auto r = run_slice(p.chid, run); !r) return fail(p.chid, p.epoch, r.error());
   publish(p.chid, run);
+}
+
+// A piece of the current method's divided work ran and more are left:
+// hold the channel for the host (CHAN_SLICE hold) or go on with the next
+// piece at the channel's next turn in PFIFO's round robin.
+void Pfifo::slice_boundary(uint32_t chid, ChannelRun& run) {
+  const uint64_t now = d_.clock.now_ns();
+  std::lock_guard l(d_.mutex);
+  ChannelSlot& s = channels_[chid];
+  if (s.epoch != run.epoch) return;
+  if (!ChanSliceHold::get(chan_slice_[chid].load())) {
+    run.next_piece = true;
+    return;
+  }
+  run.held = true;
+  s.held = true;
+  s.resume = false;
+  d_.events.push(ChannelEvent{ChannelEvent::Kind::slice, chid, run.busy_start_ns, now});
+}
+
+// The channel's turn after a slice boundary: the next piece to its engine
+// (a held channel only once its GP_PUT was written).
+Pfifo::Ran Pfifo::resume_divided(uint32_t chid, ChannelRun& run) {
+  if (run.held) {
+    std::lock_guard l(d_.mutex);
+    ChannelSlot& s = channels_[chid];
+    if (!s.resume) return {};
+    s.held = s.resume = false;
+    run.held = false;
+    run.busy_start_ns = d_.clock.now_ns();  // the host's turn of it starts again
+  }
+  run.next_piece = false;
+  if (auto budget = engine_budget(run); !budget)
+    return std::unexpected(budget.error());
+  else
+    submit_piece(chid, run, *budget);
+  return {};
 }
 
 void Pfifo::publish(uint32_t chid, ChannelRun& run) {
@@ -198,6 +257,8 @@ void Pfifo::fail(uint32_t chid, uint64_t epoch, ChannelFault f) {
   ChannelRun& run = runs_[chid];
   run.busy = false;
   run.parked = false;
+  run.held = run.next_piece = false;
+  run.divided.reset();
   const uint64_t now = d_.clock.now_ns();
   {
     std::lock_guard l(d_.mutex);

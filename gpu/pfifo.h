@@ -133,6 +133,14 @@ class Pfifo {
   void finish_entry(ChannelRun& run);
   void advance(ChannelRun& run);
   Stepped execute(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method, uint32_t data);
+  // What is left of the current GPFIFO entry's ENGINE_TIMEOUT (none: no
+  // limit), or timeout when nothing is.
+  std::expected<std::optional<uint64_t>, ChannelFault> engine_budget(const ChannelRun& run) const;
+  // Divided work (§10.5): its next piece to the engine, a slice boundary,
+  // and the channel's turn after one.
+  void submit_piece(uint32_t chid, ChannelRun& run, std::optional<uint64_t> budget_ns);
+  void slice_boundary(uint32_t chid, ChannelRun& run);
+  Ran resume_divided(uint32_t chid, ChannelRun& run);
 
   // pfifo_regs.cc
   uint32_t intr() const;
@@ -170,6 +178,8 @@ class Pfifo {
 
   // ENGINE_TIMEOUT (docs/spec/vgpu.md §3.5).
   std::atomic<uint32_t> engine_timeout_ms_{0};  // ENGINE_TIMEOUT; read by the PFIFO thread
+  // CHAN_SLICE (§10.5), read by the PFIFO thread.
+  std::array<std::atomic<uint32_t>, regs::NUM_CHANNELS> chan_slice_{};
   // When each channel's engine work in flight started on its engine (not
   // when it was queued there, behind another channel's work): written by
   // the engine thread before it posts the result, read by PFIFO after.

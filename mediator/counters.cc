@@ -18,7 +18,7 @@ CounterSnapshot snapshot(const Counters& c, uint64_t reserved_bytes) {
                          get(c.shadow.bad_entries),   get(c.shadow.full_syncs),
                          get(c.shadow.dirty_syncs),   reserved_bytes,
                          get(c.pv_batches),           get(c.pv_ops),
-                         get(c.pv_failures)};
+                         get(c.pv_failures),          get(c.slice_resumes)};
 }
 
 std::string CounterSnapshot::json() const {
@@ -28,10 +28,10 @@ std::string CounterSnapshot::json() const {
       "\"interrupts\": %lu, "
       "\"pte_scanned\": %lu, \"shadow_writes\": %lu, \"pages_rescanned\": %lu, \"bad_entries\": %lu, "
       "\"full_syncs\": %lu, \"dirty_syncs\": %lu, \"reserved_vram_bytes\": %lu, \"pv_batches\": %lu, "
-      "\"pv_ops\": %lu, \"pv_failures\": %lu}",
+      "\"pv_ops\": %lu, \"pv_failures\": %lu, \"slice_resumes\": %lu}",
       trapped_reads, trapped_writes, tlb_invalidates, faults, guest_errors, doorbells, submissions, layout_rebuilds,
       interrupts, entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs, reserved_bytes,
-      pv_batches, pv_ops, pv_failures);
+      pv_batches, pv_ops, pv_failures, slice_resumes);
 }
 
 }  // namespace vgpu::mediator

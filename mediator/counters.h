@@ -23,6 +23,7 @@ struct Counters {
   std::atomic<uint64_t> pv_batches{0};       // PV hypercall batches run (spec §17)
   std::atomic<uint64_t> pv_ops{0};           // PV operations run
   std::atomic<uint64_t> pv_failures{0};      // PV batches that ended with an error
+  std::atomic<uint64_t> slice_resumes{0};    // launches resumed after stopping at a slice boundary (spec §10.5)
   shadow::ShadowCounters shadow;
 
   static void bump(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
@@ -34,6 +35,7 @@ struct CounterSnapshot {
   uint64_t entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs;
   uint64_t reserved_bytes;  // hypervisor-reserved VRAM this vGPU's shadows use
   uint64_t pv_batches = 0, pv_ops = 0, pv_failures = 0;
+  uint64_t slice_resumes = 0;
 
   uint64_t trapped() const { return trapped_reads + trapped_writes; }
   std::string json() const;

@@ -294,7 +294,7 @@ void Host::channel_stopped(uint32_t vgpu_id, uint32_t gchid, uint64_t seq) {
   end_turn({vgpu_id, gchid, seq}, std::nullopt, now_ns());
 }
 
-void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns) {
+void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns, bool at_slice) {
   const auto flight = dispatcher_->in_flight();
   if (!flight || flight->submission.vm != v.id() || flight->submission.channel != gchid) {
     v.piece_done(gchid);  // after its turn (a parked piece, released): the rest waits for the scheduler
@@ -302,7 +302,10 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
   }
   const uint64_t seq = flight->submission.seq;
   const uint64_t turn_start = turns_.piece_ran(v.id(), seq, start_ns);
-  if (turns_.has_time(turn_start, end_ns) && v.continue_turn(gchid)) return;
+  // An unbounded turn goes on through a launch's slices (it ends when the
+  // channel is idle); a bounded one while its time lasts.
+  const bool go_on = at_slice && !turns_.bounded() ? true : turns_.has_time(turn_start, end_ns);
+  if (go_on && v.continue_turn(gchid)) return;
   end_turn({v.id(), gchid, seq}, turn_start, end_ns);
 }
 
@@ -365,9 +368,12 @@ void Host::check_parked_channel() {
 
 // ---- the physical GPU
 
-void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst) {
+void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst, uint32_t slice_blocks) {
   MediatorLock lock(mutex_);
   gpu_->write32(pf::CHAN_STATE[pchid].offset, 0);
+  // Sliced launches stop at each slice boundary so that a turn can end there.
+  gpu_->write32(pf::CHAN_SLICE[pchid].offset,
+                slice_blocks == 0 ? 0 : pf::ChanSliceBlocks::make(slice_blocks) | pf::ChanSliceHold::mask);
   gpu_->write32(pf::CHAN_INST[pchid].offset, fmt::encode_chan_inst({.valid = true, .inst = shadow_inst}));
   gpu_->write32(pf::CHAN_ERROR[pchid].offset, 0);
 }
@@ -498,7 +504,10 @@ void Host::handle(const gpu::ChannelEvent& e) {
   const uint32_t bit = regs::channel_bit(e.chid);
   switch (e.kind) {
     case gpu::ChannelEvent::Kind::idle:
-      if (v) piece_ran(*v, v->gchid_of(e.chid), e.start_ns, e.end_ns);
+      if (v) piece_ran(*v, v->gchid_of(e.chid), e.start_ns, e.end_ns, false);
+      break;
+    case gpu::ChannelEvent::Kind::slice:
+      if (v) piece_ran(*v, v->gchid_of(e.chid), e.start_ns, e.end_ns, true);
       break;
     case gpu::ChannelEvent::Kind::nonstall:
       gpu_->write32(pf::NONSTALL_PENDING[regs::channel_word(e.chid)].offset, bit);

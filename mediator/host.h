@@ -103,7 +103,7 @@ class Host final : public sched::Engine, private DeferredSink {
   // A channel the VM unbound: submission `seq` of it, if it is the one on
   // the GPU, has had its turn.
   void channel_stopped(uint32_t vgpu_id, uint32_t gchid, uint64_t seq);
-  void bind_physical(uint32_t pchid, uint64_t shadow_inst);
+  void bind_physical(uint32_t pchid, uint64_t shadow_inst, uint32_t slice_blocks);
   void unbind_physical(uint32_t pchid);
   void set_runnable(uint32_t pchid, bool runnable);
   uint32_t physical_state(uint32_t pchid);
@@ -134,7 +134,7 @@ class Host final : public sched::Engine, private DeferredSink {
   std::shared_ptr<Vgpu> find(uint32_t vgpu_id);
   // A piece of the turn on the GPU ran (the channel went idle): ring the
   // next one while the turn's slice lasts, else end the turn.
-  void piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns);
+  void piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns, bool at_slice);
   // Ends the turn of the submission on the GPU if it matches `m`; the VM
   // requeues what its channel has left.
   void end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns);

@@ -173,21 +173,23 @@ bool ShadowChannels::dispatch(uint32_t c, uint64_t seq) {
   if (c >= count()) return false;
   queued_[c] = false;
   Channel& ch = channels_[c];
-  ch.in_turn = !piece_pending(c) && ring_next_piece(c);
+  ch.in_turn = held(c) ? resume(c) : !piece_pending(c) && ring_next_piece(c);
   if (ch.in_turn) ch.last_seq = seq;
   return ch.in_turn;
 }
 
 bool ShadowChannels::continue_turn(uint32_t c) {
   if (c >= count() || !channels_[c].in_turn) return false;
-  return ring_next_piece(c);
+  return held(c) ? resume(c) : ring_next_piece(c);
 }
 
 void ShadowChannels::end_turn(uint32_t c) {
   if (c >= count()) return;
   Channel& ch = channels_[c];
   ch.in_turn = false;
-  if (!ch.bound || ch.guest_put == ch.physical_put || queued_[c] || piece_pending(c)) return;
+  if (!ch.bound || queued_[c]) return;
+  // A launch held between slices is work left, whatever GP_PUT says.
+  if (!held(c) && (ch.guest_put == ch.physical_put || piece_pending(c))) return;
   queued_[c] = true;
   submits_.push_back(c);
 }
@@ -200,6 +202,20 @@ void ShadowChannels::piece_done(uint32_t c) {
 bool ShadowChannels::piece_pending(uint32_t c) const {
   const Channel& ch = channels_[c];
   return ch.bound && env_.vram.read32(env_.physical.userd(pchid(c)) + regs::userd::GP_GET) != ch.physical_put;
+}
+
+bool ShadowChannels::held(uint32_t c) {
+  return channels_[c].bound && pf::ChanStateSliceHeld::get(env_.physical.state(pchid(c)));
+}
+
+bool ShadowChannels::resume(uint32_t c) {
+  Channel& ch = channels_[c];
+  const bool runnable = pf::ChanStateRunnable::get(ch.state_reg);
+  if (!ch.bound || !ch.in_runlist || !runnable || env_.regs.channel_errored(c)) return false;
+  if (env_.lazy_shadow) env_.spaces.sync(*ch.space, false);  // as before any piece: the guest's latest tables
+  env_.physical.ring(pchid(c), ch.physical_put);             // GP_PUT written again: the next slice
+  Counters::bump(env_.counters.slice_resumes);
+  return true;
 }
 
 bool ShadowChannels::ring_next_piece(uint32_t c) {

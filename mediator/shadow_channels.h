@@ -141,6 +141,10 @@ class ShadowChannels {
   void commit_runlist() { env_.physical.set_runlist(runlist_pchids()); }
   // Rings the channel's next piece if it can run one.
   bool ring_next_piece(uint32_t c);
+  // The physical channel stopped between two slices of a launch (CHAN_SLICE
+  // hold, docs/spec/vgpu.md §10.5), and its next slice rung.
+  bool held(uint32_t c);
+  bool resume(uint32_t c);
 
   Env env_;
   const uint32_t pchid_base_;

@@ -112,7 +112,7 @@ class Vgpu {
   // The host's operations on this VM's physical channels.
   class Physical final : public PhysicalChannels {
    public:
-    Physical(Host& host, uint32_t id) : host_(host), id_(id) {}
+    Physical(Host& host, uint32_t id, uint32_t slice_blocks) : host_(host), id_(id), slice_blocks_(slice_blocks) {}
     void bind(uint32_t pchid, uint64_t shadow_inst) override;
     void unbind(uint32_t pchid) override;
     void set_runnable(uint32_t pchid, bool runnable) override;
@@ -124,6 +124,7 @@ class Vgpu {
    private:
     Host& host_;
     const uint32_t id_;
+    const uint32_t slice_blocks_;  // the VM's CHAN_SLICE blocks (0: launches whole)
   };
 
   // Every entry point from outside runs f with mutex_ held, then hands on

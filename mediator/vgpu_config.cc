@@ -17,6 +17,9 @@ Status check_vgpu_config(const VgpuConfig& c) {
   if (c.weight < 1 || c.weight > VGPU_OPT_WEIGHT_MAX)
     return fail(Errc::invalid_argument,
                 strfmt("%s: %u is outside [1, %u]", VGPU_OPT_WEIGHT, c.weight, VGPU_OPT_WEIGHT_MAX));
+  if (c.slice_blocks > VGPU_OPT_SLICE_BLOCKS_MAX)
+    return fail(Errc::invalid_argument,
+                strfmt("%s: %u is above %u", VGPU_OPT_SLICE_BLOCKS, c.slice_blocks, VGPU_OPT_SLICE_BLOCKS_MAX));
   if (c.shadow_bytes < MIN_SHADOW_BYTES || c.shadow_bytes % MiB)
     return fail(Errc::invalid_argument, strfmt("shadow budget: %s is not a MiB multiple of at least %s",
                                                hex(c.shadow_bytes).c_str(), hex(MIN_SHADOW_BYTES).c_str()));

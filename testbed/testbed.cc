@@ -32,6 +32,9 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
     return fail(Errc::invalid_argument, "testbed: native mode runs exactly one VM (it owns the GPU)");
   if (!config.weights.empty() && config.weights.size() != config.vms)
     return fail(Errc::invalid_argument, strfmt("testbed: %zu weights for %u VMs", config.weights.size(), config.vms));
+  if (!config.slice_blocks.empty() && config.slice_blocks.size() != config.vms)
+    return fail(Errc::invalid_argument,
+                strfmt("testbed: %zu slice sizes for %u VMs", config.slice_blocks.size(), config.vms));
   std::unique_ptr<Testbed> tb(new Testbed(config));
   if (config.mode == Mode::pv) tb->config_.device.paravirtual = true;
   for (uint32_t i = 0; i < config.vms; ++i) {
@@ -71,6 +74,7 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
     vc.lazy_shadow = opt;
     vc.pv = config.mode == Mode::pv;
     vc.weight = config.weights.empty() ? 1 : config.weights[i];
+    vc.slice_blocks = config.slice_blocks.empty() ? 0 : config.slice_blocks[i];
     auto v = tb->host_->create_vgpu(vc);
     if (!v) return std::unexpected(v.error().context("testbed"));
     tb->vgpus_.push_back(*v);

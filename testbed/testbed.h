@@ -43,6 +43,7 @@ struct TestbedConfig {
   uint64_t turn_ns = mediator::HostConfig{}.turn_ns;        // a turn's time slice (0: up to GP_PUT)
   uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms;  // one GPFIFO entry's GPU time (0: no limit)
   std::vector<uint32_t> weights;                            // per VM; empty = all 1
+  std::vector<uint32_t> slice_blocks;  // fv modes, per VM: kernel slicing (VGPU_OPT_SLICE_BLOCKS); empty = none
   ClockKind clock = ClockKind::real;
   driver::DeviceOptions device;
   LogFn log;  // guest and internal errors (common/log.h); default stderr

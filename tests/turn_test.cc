@@ -5,13 +5,16 @@
 // (200 ms spins, a 50 ms turn) from the seconds.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <thread>
 #include <vector>
 
 #include "vgpu/bits.h"
 #include "driver/pushbuf.h"
 #include "driver/runtime.h"
+#include "gpu/kernels/reference.h"
 #include "tests/testing/guest_attacker.h"
 #include "testbed/testbed.h"
 
@@ -33,13 +36,14 @@ struct TwoVms {
   std::unique_ptr<driver::Context> ctx_a2;  // holds the GPU while ctx_a's spins are rung
 };
 
-TwoVms two_vms(uint64_t turn_ns, uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms) {
+TwoVms two_vms(uint64_t turn_ns, uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms, uint32_t slice_blocks_a = 0) {
   testbed::TestbedConfig tc;
   tc.mode = testbed::Mode::fv_opt;
   tc.vms = 2;
   tc.vram_per_vm = 128 * MiB;
   tc.turn_ns = turn_ns;
   tc.max_gpu_ms = max_gpu_ms;
+  tc.slice_blocks = {slice_blocks_a, 0};
   TwoVms t;
   auto tb = testbed::Testbed::create(tc);
   EXPECT_TRUE(tb) << tb.error().what();
@@ -236,6 +240,72 @@ TEST(RunawayWork, AHugeCopyPastTheMaximumEndsWithTimeout) {
   auto ended = t.ctx_a->wait(*copy);
   ASSERT_FALSE(ended) << "the huge copy completed within 1 ms";
   EXPECT_NE(ended.error().message.find("timeout"), std::string::npos) << ended.error().message;
+}
+
+// Kernel slicing (docs/scheduler.md, "Kernel slicing"). VM A's one long
+// kernel (a 600 ms spin: 6000 blocks of 100 us) runs in slices of 10
+// blocks (1 ms) when A's slice-blocks is set: B's fill waits at most a
+// turn and a slice. Without slicing B waits for most of the kernel.
+constexpr uint64_t LONG_SPIN_NS = 600'000'000;
+constexpr uint32_t SLICE_BLOCKS = 10;
+
+uint64_t wait_behind_one_long_kernel(TwoVms& t) {
+  auto spin = t.ctx_a->spin({LONG_SPIN_NS});
+  EXPECT_TRUE(spin);
+  if (!spin) return 0;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(Ms(1));
+  EXPECT_TRUE(engine_busy(*t.tb, 0, *t.ctx_a)) << "VM A's kernel never started";
+  const uint64_t waited = fill_wait_ns(*t.ctx_b);
+  EXPECT_TRUE(t.ctx_a->wait(*spin)) << "A's sliced kernel completes";
+  return waited;
+}
+
+TEST(KernelSlicing, ALongKernelOfASlicedVmKeepsAnotherVmWaitingAtMostATurnAndASlice) {
+  TwoVms t = two_vms(TURN_NS, mediator::HostConfig{}.max_gpu_ms, SLICE_BLOCKS);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b);
+  const uint64_t slice_ns = SLICE_BLOCKS * LONG_SPIN_NS / (LONG_SPIN_NS / 100'000);
+  expect_wait_within(wait_behind_one_long_kernel(t), TURN_NS + slice_ns + MARGIN_NS);
+}
+
+TEST(KernelSlicing, WithoutSlicingAnotherVmWaitsForTheRestOfTheKernel) {
+  TwoVms t = two_vms(TURN_NS);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b);
+  const uint64_t waited = wait_behind_one_long_kernel(t);
+  RecordProperty("vm_b_waited_ms", static_cast<int>(waited / 1'000'000));
+  EXPECT_GE(waited, LONG_SPIN_NS / 2) << "VM B waited " << waited / 1'000'000 << " ms";
+}
+
+// A sliced sgemm, held and resumed between slices while the other VM's
+// fills take turns, computes what the reference computes; the channel
+// stopped at every slice boundary and was resumed there.
+TEST(KernelSlicing, ASlicedSgemmBesideAnotherVmIsCorrectAndStopsBetweenSlices) {
+  constexpr uint32_t N = 192;  // 12 x 12 blocks of 16 x 16: 144 blocks, 72 slices of 2
+  TwoVms t = two_vms(1'000'000, mediator::HostConfig{}.max_gpu_ms, 2);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b);
+  std::vector<float> ha(N * N), hb(N * N), hc(N * N, 0.f), want(N * N, 0.f);
+  for (size_t i = 0; i < ha.size(); ++i) {
+    ha[i] = static_cast<float>(i % 17) * 0.25f - 2.f;
+    hb[i] = static_cast<float>(i % 13) * 0.5f - 3.f;
+  }
+  auto a = t.ctx_a->alloc(N * N * 4), b = t.ctx_a->alloc(N * N * 4), c = t.ctx_a->alloc(N * N * 4);
+  ASSERT_TRUE(a && b && c);
+  ASSERT_TRUE(t.ctx_a->upload(*a, std::span<const float>(ha)));
+  ASSERT_TRUE(t.ctx_a->upload(*b, std::span<const float>(hb)));
+  const uint64_t resumes_before = t.tb->vgpu(0)->counters().slice_resumes;
+  auto g = t.ctx_a->sgemm({*a, *b, *c, N, N, N, 1.f, 0.f});
+  ASSERT_TRUE(g);
+  for (int i = 0; i < 5; ++i) EXPECT_GT(fill_wait_ns(*t.ctx_b), 0u);
+  const auto waited = t.ctx_a->wait(*g);
+  ASSERT_TRUE(waited) << waited.error().what();
+  ASSERT_TRUE(t.ctx_a->download(*c, std::span<float>(hc)));
+  gpu::kernels::reference::sgemm(cls::SgemmArgs{0, 0, 0, N, N, N, 1.f, 0.f, 0}, ha.data(), hb.data(), want.data());
+  for (size_t i = 0; i < hc.size(); ++i)
+    ASSERT_NEAR(hc[i], want[i], 1e-4f * (1.f + std::abs(want[i]))) << "element " << i;
+  const uint64_t resumes = t.tb->vgpu(0)->counters().slice_resumes - resumes_before;
+  RecordProperty("slice_resumes", static_cast<int>(resumes));
+  EXPECT_EQ(resumes, 144u / 2 - 1) << "every slice but the first resumed after a stop at its boundary";
 }
 
 }  // namespace

@@ -47,6 +47,9 @@ struct ChannelContext {
   // ext: how long engine work started by this method may run (what is
   // left of the GPFIFO entry's ENGINE_TIMEOUT); none: no limit.
   std::optional<uint64_t> engine_budget_ns;
+  // ext: the channel's CHAN_SLICE blocks: a compute launch of more thread
+  // blocks runs in slices of this many (§10.5); 0: whole.
+  uint32_t slice_blocks = 0;
   // The device that runs copies and kernels (docs/cuda.md); none: the
   // model runs them on host views of VRAM.
   DeviceEngines* device = nullptr;
@@ -54,11 +57,25 @@ struct ChannelContext {
 
 using MethodDone = std::expected<void, ChannelFault>;
 
+// Engine work done in pieces (a launch in slices of thread blocks,
+// docs/spec/vgpu.md §10.5): PFIFO runs one piece per engine job and,
+// between pieces, may stop the channel and resume it later. Pieces run
+// one at a time, never concurrently.
+class DividedWork {
+ public:
+  virtual ~DividedWork() = default;
+  // The next piece, with budget_ns of engine time left for it (none: no limit).
+  [[nodiscard]] virtual MethodDone run_piece(std::optional<uint64_t> budget_ns) = 0;
+  virtual bool finished() const = 0;
+};
+
 // Work for an engine thread. It returns when the work is done (in virtual
-// time it charges its modeled cost to the clock).
+// time it charges its modeled cost to the clock). Divisible work comes as
+// `divided` instead of `run`.
 struct EngineWork {
   EngineId engine;
   std::function<MethodDone()> run;
+  std::shared_ptr<DividedWork> divided = {};
 };
 
 using MethodOutcome = std::expected<std::optional<EngineWork>, ChannelFault>;

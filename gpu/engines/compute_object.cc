@@ -173,6 +173,12 @@ MethodOutcome ComputeObject::launch(ComputeObject& self, ChannelContext& ctx, ui
   launch.footprint = *footprint;
   if (auto ok = check_launch(launch); !ok) return channel_fault(ChannelError::bad_argument, mthd, ok.error());
 
+  launch.blocks = uint64_t{s.grid.x} * s.grid.y * s.grid.z;
+
+  // Sliced (§10.5) on the model's engines; a device runs a launch whole.
+  if (e.slice_blocks != 0 && launch.blocks > e.slice_blocks && e.device == nullptr)
+    return std::optional<EngineWork>{
+        EngineWork{.engine = EngineId::compute, .run = {}, .divided = slice_kernel(e, launch, mthd, e.slice_blocks)}};
   return std::optional<EngineWork>{EngineWork{
       .engine = EngineId::compute,
       .run = [e, launch, mthd]() mutable { return run_kernel(e, launch, mthd); },

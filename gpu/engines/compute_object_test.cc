@@ -88,7 +88,7 @@ class ComputeTest : public testing::EngineEnv {
                        {INVALIDATE_SHADER_CACHES_NO_WFI, 0x1011},
                        {SET_CTA_THREAD_DIMENSION_A, DimLo::make(256) | DimHi::make(1)},
                        {SET_CTA_THREAD_DIMENSION_B, 1},
-                       {SET_CTA_RASTER_SIZE_A, DimLo::make(4) | DimHi::make(1)},
+                       {SET_CTA_RASTER_SIZE_A, DimLo::make(grid_x_) | DimHi::make(grid_y_)},
                        {SET_CTA_RASTER_SIZE_B, 1},
                        {BEGIN_GRID, 0},
                        {SET_LAUNCH_SIZE, 0},
@@ -112,6 +112,11 @@ class ComputeTest : public testing::EngineEnv {
 
   ComputeObject compute_;
   uint64_t next_buffer_ = BUFFERS_VA;
+  // Pieces a sliced launch runs in: none where a device runs it whole (docs/cuda.md).
+  int pieces(int n) const { return device_engines_ ? 0 : n; }
+
+  uint32_t grid_x_ = 4;  // the launch's grid: grid_x_ x grid_y_ x 1 blocks
+  uint32_t grid_y_ = 1;
 };
 
 // ---------------------------------------------------------------- kernels
@@ -194,6 +199,133 @@ TEST_F(ComputeTest, MriqMatchesReference) {
                            qi.data());
   expect_near_all(read_vec<float>(args.qr, X), qr, 1e-3f);
   expect_near_all(read_vec<float>(args.qi, X), qi, 1e-3f);
+}
+
+// ---------------------------------------------------------------- slices (§10.5)
+
+// Every kernel run in slices of thread blocks computes what it computes
+// whole, in ceil(blocks / slice) pieces, charging one launch cost more per
+// extra piece.
+TEST_F(ComputeTest, SlicedFillSaxpyMaddMatchTheirReferences) {
+  grid_x_ = 7;  // 7 blocks over 1000 elements: uneven parts
+  slice_blocks_ = 2;
+  const uint64_t dst = buffer(std::vector<float>(1001, 0.0f));
+  ASSERT_TRUE(run(Kernel::fill, cls::FillArgs{dst, 1000, 2.5f}).has_value());
+  auto out = read_vec<float>(dst, 1001);
+  for (size_t i = 0; i < 1000; ++i) ASSERT_EQ(out[i], 2.5f) << i;
+  EXPECT_EQ(out[1000], 0.0f);
+  EXPECT_EQ(pieces_, pieces(4));
+
+  const auto x = ramp(1000, 0.1f, 0.0f);
+  auto y = ramp(1000, 0.07f, 1.0f);
+  const uint64_t xv = buffer(x), yv = buffer(y);
+  ASSERT_TRUE(run(Kernel::saxpy, cls::SaxpyArgs{xv, yv, 1000, 3.0f}).has_value());
+  kernels::reference::saxpy(3.0f, x, y);
+  expect_near_all(read_vec<float>(yv, 1000), y, 1e-6f);
+
+  const auto a = ramp(16 * 20, 0.3f, 0.0f), b = ramp(16 * 20, 0.2f, 2.0f);
+  std::vector<float> c(16 * 20, 0.0f);
+  const uint64_t av = buffer(a), bv = buffer(b), cv = buffer(c);
+  ASSERT_TRUE(run(Kernel::madd, cls::MaddArgs{av, bv, cv, 16, 20}).has_value());
+  kernels::reference::madd(a, b, c);
+  expect_near_all(read_vec<float>(cv, c.size()), c, 1e-6f);
+  EXPECT_EQ(pieces_, pieces(12));
+}
+
+TEST_F(ComputeTest, SlicedSgemmIsBitIdenticalToWholeAndCostsALaunchPerExtraSlice) {
+  const cls::SgemmArgs shape{0, 0, 0, 37, 12, 8, 1.5f, 0.5f, 0};
+  const auto a = ramp(37 * 8, 0.3f, 0.0f), b = ramp(8 * 12, 0.2f, 0.5f), c = ramp(37 * 12, 0.1f, 1.0f);
+  cls::SgemmArgs whole = shape, sliced = shape;
+  whole.a = sliced.a = buffer(a);
+  whole.b = sliced.b = buffer(b);
+  whole.c = buffer(c);
+  sliced.c = buffer(c);
+  grid_x_ = 1;
+  grid_y_ = 10;  // 10 blocks over 37 rows of C
+  ASSERT_TRUE(run(Kernel::sgemm, whole).has_value());
+  const uint64_t whole_ns = clock_.now_ns();
+  EXPECT_EQ(whole_ns, kernels::sgemm_cost_ns(cost_, whole));
+  slice_blocks_ = 3;  // 4 slices: 3, 3, 3, 1 blocks
+  ASSERT_TRUE(run(Kernel::sgemm, sliced).has_value());
+  EXPECT_EQ(pieces_, pieces(4));
+  EXPECT_EQ(read_vec<float>(sliced.c, c.size()), read_vec<float>(whole.c, c.size()));
+  if (!device_engines_) {
+    EXPECT_NEAR(static_cast<double>(clock_.now_ns() - whole_ns), static_cast<double>(whole_ns + 3 * cost_.launch_ns),
+                4.0)
+        << "rounding of the proportional parts only";
+  }
+}
+
+TEST_F(ComputeTest, SlicedConv2dAcrossImagesAndChannelsMatchesReference) {
+  cls::Conv2dArgs args{};
+  args.n = 3;
+  args.c = 2;
+  args.h = 8;
+  args.w = 7;
+  args.k = 5;
+  args.r = 3;
+  args.s = 3;
+  args.pad_h = 1;
+  args.pad_w = 1;
+  args.stride_h = 1;
+  args.stride_w = 2;
+  const uint32_t p = kernels::conv2d_out_h(args), q = kernels::conv2d_out_w(args);
+  const auto in = ramp(3 * 2 * 8 * 7, 0.3f, 0.0f), filter = ramp(5 * 2 * 3 * 3, 0.5f, 0.1f);
+  std::vector<float> out(size_t{3} * 5 * p * q, 0.0f);
+  args.input = buffer(in);
+  args.filter = buffer(filter);
+  args.output = buffer(out);
+  grid_x_ = 11;  // 11 blocks over 15 (image, channel) pairs: slices cross images
+  slice_blocks_ = 4;
+  ASSERT_TRUE(run(Kernel::conv2d, args).has_value());
+  EXPECT_EQ(pieces_, pieces(3));
+  kernels::reference::conv2d(args, in.data(), filter.data(), out.data());
+  expect_near_all(read_vec<float>(args.output, out.size()), out, 1e-4f);
+}
+
+TEST_F(ComputeTest, SlicedMriqMatchesReference) {
+  constexpr uint32_t K = 32, X = 200;
+  const auto kx = ramp(K, 0.1f, 0.0f), ky = ramp(K, 0.2f, 0.0f), kz = ramp(K, 0.3f, 0.0f), phi = ramp(K, 0.4f, 1.0f);
+  const auto x = ramp(X, 0.05f, 0.0f), y = ramp(X, 0.06f, 0.0f), z = ramp(X, 0.07f, 0.0f);
+  std::vector<float> qr(X, 0.0f), qi(X, 0.0f);
+  cls::MriqArgs args{buffer(kx), buffer(ky), buffer(kz), buffer(phi), buffer(x), buffer(y),
+                     buffer(z),  buffer(qr), buffer(qi), K,           X};
+  grid_x_ = 9;
+  slice_blocks_ = 2;
+  ASSERT_TRUE(run(Kernel::mriq, args).has_value());
+  EXPECT_EQ(pieces_, pieces(5));
+  kernels::reference::mriq(K, X, kx.data(), ky.data(), kz.data(), phi.data(), x.data(), y.data(), z.data(), qr.data(),
+                           qi.data());
+  expect_near_all(read_vec<float>(args.qr, X), qr, 1e-3f);
+  expect_near_all(read_vec<float>(args.qi, X), qi, 1e-3f);
+}
+
+TEST_F(ComputeTest, SlicedSpinSleepsItsDurationInParts) {
+  clock_.advance_to(1000);
+  grid_x_ = 10;
+  slice_blocks_ = 3;
+  ASSERT_TRUE(run(Kernel::spin, cls::SpinArgs{1'000'003}).has_value());
+  EXPECT_EQ(pieces_, pieces(4));
+  if (!device_engines_) {
+    EXPECT_EQ(clock_.now_ns(), 1000u + 1'000'003u) << "a spin's parts add up to its duration";
+  }
+}
+
+TEST_F(ComputeTest, ALaunchOfNoMoreBlocksThanTheSliceRunsWhole) {
+  grid_x_ = 4;
+  slice_blocks_ = 4;
+  const uint64_t dst = buffer(std::vector<float>(100, 0.0f));
+  ASSERT_TRUE(run(Kernel::fill, cls::FillArgs{dst, 100, 1.0f}).has_value());
+  EXPECT_EQ(pieces_, 0);
+  EXPECT_EQ(engine_runs_, 1);
+}
+
+TEST_F(ComputeTest, ASliceRunsPastTheEngineBudgetEndsWithTimeout) {
+  grid_x_ = 10;
+  slice_blocks_ = 5;
+  engine_budget_ns_ = 400'000;  // the first slice (500 us) does not fit
+  expect_error(run(Kernel::spin, cls::SpinArgs{1'000'000}), regs::ChannelError::timeout);
+  EXPECT_EQ(pieces_, 0);
 }
 
 TEST_F(ComputeTest, SpinAdvancesVirtualClockByItsDuration) {

@@ -49,14 +49,49 @@ class Buffers {
   std::vector<MappedBuffer>& buffers_;
 };
 
-// One row per built-in kernel: how to run it on mapped buffers and what it
-// costs in virtual time. Spin has no body: its cost is its duration.
+// Units [first, first + count) of a launch (kernel_units).
+struct Units {
+  uint64_t first;
+  uint64_t count;
+};
+
+// One row per built-in kernel: its work units, how to run some of them on
+// mapped buffers, and what the whole launch costs in virtual time. Spin
+// has no body: its cost is its duration.
 struct KernelRow {
   cls::Kernel id;
   const char* name;
-  void (*run)(std::span<const std::byte> args, const Buffers& b);
+  uint64_t (*units)(std::span<const std::byte> args);
+  void (*run)(std::span<const std::byte> args, const Buffers& b, Units u);
   uint64_t (*cost)(const CostModel& m, std::span<const std::byte> args, const KernelFootprint& fp);
 };
+
+std::span<float> part(std::span<float> s, Units u) {
+  if (u.first >= s.size()) return {};
+  return s.subspan(u.first, std::min<uint64_t>(u.count, s.size() - u.first));
+}
+
+// conv2d on (image, output channel) pairs: each image's run of channels
+// is a convolution of one image with those filters, whose output is
+// contiguous in NKPQ.
+void conv2d_part(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output, Units u) {
+  if (u.first == 0 && u.count == uint64_t{a.n} * a.k) return kernels::conv2d(a, input, filter, output);
+  if (!kernels::conv2d_args_valid(a)) return;
+  const uint64_t image_in = uint64_t{a.c} * a.h * a.w;
+  const uint64_t filter_words = uint64_t{a.c} * a.r * a.s;
+  const uint64_t out_words = uint64_t{kernels::conv2d_out_h(a)} * kernels::conv2d_out_w(a);
+  for (uint64_t unit = u.first, end = u.first + u.count; unit < end;) {
+    const uint64_t image = unit / a.k;
+    const uint64_t channel = unit % a.k;
+    const uint64_t channels = std::min<uint64_t>(a.k - channel, end - unit);
+    cls::Conv2dArgs one = a;
+    one.n = 1;
+    one.k = static_cast<uint32_t>(channels);
+    kernels::conv2d(one, input + image * image_in, filter + channel * filter_words,
+                    output + (image * a.k + channel) * out_words);
+    unit += channels;
+  }
+}
 
 uint64_t stream_cost(const CostModel& m, std::span<const std::byte>, const KernelFootprint& fp) {
   return kernels::stream_cost_ns(m, fp.traffic_bytes());
@@ -64,43 +99,71 @@ uint64_t stream_cost(const CostModel& m, std::span<const std::byte>, const Kerne
 
 constexpr KernelRow KERNELS[] = {
     {cls::Kernel::fill, "fill",
-     [](std::span<const std::byte> args, const Buffers& b) {
-       kernels::fill(b.span("dst"), decode_args<cls::FillArgs>(args).value);
+     [](std::span<const std::byte> args) -> uint64_t { return decode_args<cls::FillArgs>(args).count; },
+     [](std::span<const std::byte> args, const Buffers& b, Units u) {
+       kernels::fill(part(b.span("dst"), u), decode_args<cls::FillArgs>(args).value);
      },
      &stream_cost},
     {cls::Kernel::saxpy, "saxpy",
-     [](std::span<const std::byte> args, const Buffers& b) {
-       kernels::saxpy(decode_args<cls::SaxpyArgs>(args).a, b.span("x"), b.span("y"));
+     [](std::span<const std::byte> args) -> uint64_t { return decode_args<cls::SaxpyArgs>(args).n; },
+     [](std::span<const std::byte> args, const Buffers& b, Units u) {
+       kernels::saxpy(decode_args<cls::SaxpyArgs>(args).a, part(b.span("x"), u), part(b.span("y"), u));
      },
      &stream_cost},
     {cls::Kernel::madd, "madd",
-     [](std::span<const std::byte>, const Buffers& b) { kernels::madd(b.span("a"), b.span("b"), b.span("c")); },
+     [](std::span<const std::byte> args) -> uint64_t {
+       const auto a = decode_args<cls::MaddArgs>(args);
+       return uint64_t{a.rows} * a.cols;
+     },
+     [](std::span<const std::byte>, const Buffers& b, Units u) {
+       kernels::madd(part(b.span("a"), u), part(b.span("b"), u), part(b.span("c"), u));
+     },
      &stream_cost},
     {cls::Kernel::sgemm, "sgemm",
-     [](std::span<const std::byte> args, const Buffers& b) {
-       kernels::sgemm(decode_args<cls::SgemmArgs>(args), b.f32("a"), b.f32("b"), b.f32("c"));
+     [](std::span<const std::byte> args) -> uint64_t { return decode_args<cls::SgemmArgs>(args).m; },
+     [](std::span<const std::byte> args, const Buffers& b, Units u) {
+       // Rows [first, first + count) of C: the same product on those rows of A and C.
+       auto g = decode_args<cls::SgemmArgs>(args);
+       if (!kernels::sgemm_args_valid(g) || u.first >= g.m) return;
+       const float* a = b.f32("a");
+       float* c = b.f32("c");
+       if (a == nullptr || c == nullptr) return;
+       const uint64_t first = u.first;
+       g.m = static_cast<uint32_t>(std::min<uint64_t>(u.count, g.m - first));
+       kernels::sgemm(g, a + first * g.k, b.f32("b"), c + first * g.n);
      },
      [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
        return kernels::sgemm_cost_ns(m, decode_args<cls::SgemmArgs>(args));
      }},
     {cls::Kernel::conv2d, "conv2d",
-     [](std::span<const std::byte> args, const Buffers& b) {
-       kernels::conv2d(decode_args<cls::Conv2dArgs>(args), b.f32("input"), b.f32("filter"), b.f32("output"));
+     [](std::span<const std::byte> args) -> uint64_t {
+       const auto a = decode_args<cls::Conv2dArgs>(args);
+       return uint64_t{a.n} * a.k;
+     },
+     [](std::span<const std::byte> args, const Buffers& b, Units u) {
+       conv2d_part(decode_args<cls::Conv2dArgs>(args), b.f32("input"), b.f32("filter"), b.f32("output"), u);
      },
      [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
        return kernels::conv2d_cost_ns(m, decode_args<cls::Conv2dArgs>(args));
      }},
     {cls::Kernel::mriq, "mriq",
-     [](std::span<const std::byte> args, const Buffers& b) {
+     [](std::span<const std::byte> args) -> uint64_t { return decode_args<cls::MriqArgs>(args).num_x; },
+     [](std::span<const std::byte> args, const Buffers& b, Units u) {
        const auto a = decode_args<cls::MriqArgs>(args);
-       kernels::mriq(a.num_k, a.num_x, b.f32("kx"), b.f32("ky"), b.f32("kz"), b.f32("phi_mag"), b.f32("x"), b.f32("y"),
-                     b.f32("z"), b.f32("qr"), b.f32("qi"));
+       if (u.first >= a.num_x) return;
+       const uint64_t f = u.first;
+       const auto n = static_cast<uint32_t>(std::min<uint64_t>(u.count, a.num_x - f));
+       const auto at = [&](const char* name) { return b.f32(name) == nullptr ? nullptr : b.f32(name) + f; };
+       kernels::mriq(a.num_k, n, b.f32("kx"), b.f32("ky"), b.f32("kz"), b.f32("phi_mag"), at("x"), at("y"), at("z"),
+                     at("qr"), at("qi"));
      },
      [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
        const auto a = decode_args<cls::MriqArgs>(args);
        return kernels::mriq_cost_ns(m, a.num_k, a.num_x);
      }},
-    {cls::Kernel::spin, "spin", nullptr, nullptr},
+    {cls::Kernel::spin, "spin",
+     [](std::span<const std::byte> args) -> uint64_t { return decode_args<cls::SpinArgs>(args).duration_ns; }, nullptr,
+     nullptr},
 };
 
 const KernelRow* find_kernel(cls::Kernel k) {
@@ -131,17 +194,48 @@ std::expected<void, uint64_t> check_launch(const KernelLaunch& launch) {
   return {};
 }
 
-MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd) {
+namespace {
+
+// Units of blocks [0, b) of B: b * U / B without overflow.
+uint64_t units_before(uint64_t b, uint64_t blocks, uint64_t units) {
+  return static_cast<uint64_t>(static_cast<unsigned __int128>(b) * units / blocks);
+}
+
+// The modeled cost of `count` of the launch's `units`: the fixed launch
+// cost, and the rest of the whole launch's cost in proportion.
+uint64_t part_cost_ns(const CostModel& m, uint64_t whole_ns, uint64_t count, uint64_t units) {
+  if (count >= units) return whole_ns;
+  const uint64_t fixed = std::min(whole_ns, m.launch_ns);
+  return fixed + static_cast<uint64_t>(static_cast<unsigned __int128>(whole_ns - fixed) * count / units);
+}
+
+}  // namespace
+
+uint64_t kernel_units(const KernelLaunch& launch) {
   const KernelRow* row = find_kernel(launch.kernel);
-  if (row == nullptr) return channel_fault(regs::ChannelError::bad_program, mthd);
+  return row == nullptr ? 0 : row->units(launch.arg_span());
+}
+
+MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd) {
+  if (find_kernel(launch.kernel) == nullptr) return channel_fault(regs::ChannelError::bad_program, mthd);
   if (ctx.device != nullptr && !launch_touches_system_memory(ctx, launch))
     return run_kernel_on_device(ctx, launch, mthd);
+  return run_kernel_blocks(ctx, launch, mthd, {0, launch.blocks});
+}
+
+MethodDone run_kernel_blocks(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd, BlockRange blocks) {
+  const KernelRow* row = find_kernel(launch.kernel);
+  if (row == nullptr) return channel_fault(regs::ChannelError::bad_program, mthd);
+  const uint64_t total_blocks = std::max<uint64_t>(launch.blocks, 1);
+  const uint64_t units = row->units(launch.arg_span());
+  const uint64_t first = units_before(std::min(blocks.first, total_blocks), total_blocks, units);
+  const uint64_t end = units_before(std::min(blocks.end, total_blocks), total_blocks, units);
+  const Units part{first, end > first ? end - first : 0};
   const uint64_t start = ctx.clock.now_ns();
   EngineDeadline deadline(ctx, start);
 
   if (launch.kernel == cls::Kernel::spin) {
-    if (!deadline.sleep(start, decode_args<cls::SpinArgs>(launch.arg_span()).duration_ns))
-      return channel_fault(regs::ChannelError::timeout, mthd);
+    if (!deadline.sleep(start, part.count)) return channel_fault(regs::ChannelError::timeout, mthd);
     return {};
   }
 
@@ -167,16 +261,48 @@ MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t 
     }
   }
 
-  row->run(launch.arg_span(), Buffers(mapped));
+  row->run(launch.arg_span(), Buffers(mapped), part);
 
   for (const MappedBuffer& m : mapped) {
     if (m.bounce.empty() || !m.use.writable()) continue;
     if (auto r = ctx.mmu.write(ctx.as, m.use.va, m.bounce.data(), m.use.bytes); !r)
       return mmu_channel_fault(mthd, r.error());
   }
-  if (!deadline.charge(start, kernel_cost_ns(ctx.cost, launch)))
+  if (!deadline.charge(start, part_cost_ns(ctx.cost, kernel_cost_ns(ctx.cost, launch), part.count, units)))
     return channel_fault(regs::ChannelError::timeout, mthd);
   return {};
+}
+
+namespace {
+
+// A launch in slices of thread blocks, one slice per piece.
+class KernelSlices final : public DividedWork {
+ public:
+  KernelSlices(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd, uint32_t slice_blocks)
+      : ctx_(ctx), launch_(launch), mthd_(mthd), slice_(std::max<uint32_t>(slice_blocks, 1)) {}
+
+  MethodDone run_piece(std::optional<uint64_t> budget_ns) override {
+    ctx_.engine_budget_ns = budget_ns;
+    const uint64_t end = std::min(launch_.blocks, next_ + slice_);
+    const BlockRange blocks{next_, end};
+    next_ = end;
+    return run_kernel_blocks(ctx_, launch_, mthd_, blocks);
+  }
+  bool finished() const override { return next_ >= launch_.blocks; }
+
+ private:
+  ChannelContext ctx_;
+  KernelLaunch launch_;
+  uint32_t mthd_;
+  uint64_t slice_;
+  uint64_t next_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<DividedWork> slice_kernel(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd,
+                                          uint32_t slice_blocks) {
+  return std::make_shared<KernelSlices>(ctx, launch, mthd, slice_blocks);
 }
 
 }  // namespace vgpu::gpu

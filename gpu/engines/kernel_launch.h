@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <expected>
+#include <memory>
 #include <span>
 
 #include "gpu/engines/class_object.h"
@@ -29,6 +30,7 @@ struct KernelLaunch {
   std::array<std::byte, MAX_ARG_BYTES> args{};
   size_t arg_bytes = 0;
   kernels::KernelFootprint footprint;
+  uint64_t blocks = 1;  // thread blocks of the grid (x * y * z), >= 1
 
   std::span<const std::byte> arg_span() const { return {args.data(), arg_bytes}; }
 };
@@ -55,9 +57,31 @@ template <typename Args>
 // offending address (or 0) on failure.
 [[nodiscard]] std::expected<void, uint64_t> check_launch(const KernelLaunch& launch);
 
-// Runs the launch on the engine: maps each buffer (faults become
-// mmu_fault at `mthd`), runs the kernel, charges its modeled cost (spin:
-// sleeps for its duration on the clock).
+// The launch's work units (docs/spec/vgpu.md §10.5): elements (fill,
+// saxpy, madd), rows of C (sgemm), (image, output channel) pairs (conv2d),
+// points (mriq), nanoseconds (spin). The grid's thread blocks divide them
+// evenly: blocks [first, end) of B do units [first*U/B, end*U/B).
+[[nodiscard]] uint64_t kernel_units(const KernelLaunch& launch);
+
+// Thread blocks [first, end) of a launch.
+struct BlockRange {
+  uint64_t first;
+  uint64_t end;
+};
+
+// Runs blocks of the launch on the engine: maps each buffer (faults become
+// mmu_fault at `mthd`), runs the kernel on the blocks' units, charges
+// their modeled cost (the launch's cost in proportion to the units, plus
+// the fixed launch cost for each part: slicing costs a launch per slice;
+// spin: sleeps for its part of the duration).
+[[nodiscard]] MethodDone run_kernel_blocks(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd,
+                                           BlockRange blocks);
+// The whole launch: on the context's device where it has one, else the model.
 [[nodiscard]] MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd);
+
+// The launch as divided work in slices of slice_blocks thread blocks
+// (SliVER's way: each slice is the launch with a block offset).
+[[nodiscard]] std::shared_ptr<DividedWork> slice_kernel(const ChannelContext& ctx, const KernelLaunch& launch,
+                                                        uint32_t mthd, uint32_t slice_blocks);
 
 }  // namespace vgpu::gpu

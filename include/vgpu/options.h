@@ -39,6 +39,13 @@
  * option's default (a zeroed config gets the defaults) and this value
  * switches the bound off (what 0 means on QEMU's and vgpud's command lines). */
 #define VGPU_OPT_TIME_OFF 0xffffffffu
+/* Kernel slicing (docs/spec/vgpu.md §10.5, docs/scheduler.md "Kernel
+ * slicing"): the VM's compute launches of more thread blocks run in
+ * slices of this many, and a scheduler turn may end between slices; 0:
+ * launches run whole. Per VM. */
+#define VGPU_OPT_SLICE_BLOCKS "slice-blocks"
+#define VGPU_OPT_SLICE_BLOCKS_DEFAULT 0
+#define VGPU_OPT_SLICE_BLOCKS_MAX 0xffffff
 #define VGPU_OPT_BAR_REMAP "bar-remap" /* map insensitive BAR pages straight onto VRAM */
 #define VGPU_OPT_BAR_REMAP_DEFAULT 1
 #define VGPU_OPT_LAZY_SHADOW "lazy-shadow" /* shadow sync at dispatch, dirty pages only */

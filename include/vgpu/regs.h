@@ -235,7 +235,18 @@ using ChanStateAcquirePending = Bit<4>;      // RO blocked in a semaphore acquir
 using ChanStateEngine = Field<20, 16>;       // 0x1f = none
 using ChanStateBusy = Bit<28>;               // RO work fetched or executing
 using ChanStateEngineOutstanding = Bit<29>;  // RO engine work the channel started still runs (even unbound)
+using ChanStateSliceHeld = Bit<30>;  // RO ext: stopped at a slice boundary of a divided launch (CHAN_SLICE hold)
 inline constexpr uint32_t ENGINE_NONE = 0x1f;
+
+// ext: kernel slicing (docs/spec/vgpu.md §10.5), the host's: a compute
+// launch of the channel runs in slices of at most ChanSliceBlocks thread
+// blocks (0: whole). With ChanSliceHold the channel stops at each slice
+// boundary (ChanStateSliceHeld, a slice event for the host) until its
+// GP_PUT is written again; without it, PFIFO goes on with the next slice
+// in its round robin of channels.
+inline constexpr RegArray32 CHAN_SLICE{0x003400, 4, NUM_CHANNELS};  // RW
+using ChanSliceBlocks = Field<23, 0>;
+using ChanSliceHold = Bit<31>;
 
 // ext: per-channel interrupt attribution (Fermi reports these per PBDMA or
 // engine; a shared GPU needs them per channel). One bit per channel.

@@ -94,6 +94,7 @@ class EngineEnv : public ::testing::Test {
         .nonstall = [this] { ++nonstalls_; },
         .semaphore_written = [this] { ++semaphore_writes_; },
         .engine_budget_ns = engine_budget_ns_,
+        .slice_blocks = slice_blocks_,
         .device = device_engines_.get(),
     };
   }
@@ -107,7 +108,14 @@ class EngineEnv : public ::testing::Test {
     for (const Method& m : methods) {
       MethodOutcome out = object.method(ctx, m.mthd, m.data);
       if (!out) return std::unexpected(out.error());
-      if (*out) {
+      if (*out && (*out)->divided) {  // a sliced launch: its pieces in turn, as PFIFO runs them
+        DividedWork& work = *(*out)->divided;
+        do {
+          if (auto done = work.run_piece(engine_budget_ns_); !done) return done;
+          ++pieces_;
+        } while (!work.finished());
+        ++engine_runs_;
+      } else if (*out) {
         if (auto done = (*out)->run(); !done) return done;
         ++engine_runs_;
       }
@@ -143,10 +151,12 @@ class EngineEnv : public ::testing::Test {
   uint64_t pd_ = 0;
   VirtualClock clock_;
   std::optional<uint64_t> engine_budget_ns_;  // ENGINE_TIMEOUT's budget for the methods sent
+  uint32_t slice_blocks_ = 0;                 // CHAN_SLICE blocks for the methods sent
   kernels::CostModel cost_;
   int nonstalls_ = 0;
   int semaphore_writes_ = 0;
   int engine_runs_ = 0;
+  int pieces_ = 0;  // pieces of sliced launches run
 };
 
 // A byte pattern that differs at every offset in a page and across pages.
