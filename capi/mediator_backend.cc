@@ -113,6 +113,7 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   vc.lazy_shadow = config.lazy_shadow;
   vc.weight = config.weight;
   vc.pv = config.pv;
+  vc.slice_blocks = config.slice_blocks;
   auto vgpu = (*host)->create_vgpu(vc);
   if (!vgpu) return std::unexpected(vgpu.error());
   return std::make_unique<MediatorBackend>(std::move(*host), **vgpu);

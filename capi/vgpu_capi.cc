@@ -61,6 +61,7 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   vc.vram_bytes = c.vram_bytes;
   vc.channels = c.channels;
   vc.weight = c.weight;
+  vc.slice_blocks = c.slice_blocks;
   if (Status s = mediator::check_vgpu_config(vc); !s) return std::unexpected(s.error());
   LogFn log;
   if (c.log != nullptr)
@@ -77,6 +78,13 @@ void put_error(char* err, size_t err_len, const std::string& message) {
                 "pv: the paravirtual interface is a vGPU's (mode=fv); with mode=passthrough the VM drives "
                 "the GPU's own page tables");
   std::string vm_name = c.vm_name ? c.vm_name : "";
+  if (c.slice_blocks != 0 && c.mode != VGPU_MODE_FV)
+    return fail(Errc::invalid_argument,
+                strfmt("%s: kernel slicing is the mediator's (mode=fv); with mode=passthrough the VM owns the GPU",
+                       VGPU_OPT_SLICE_BLOCKS));
+  if (c.slice_blocks != 0 && !socket.empty())
+    return fail(Errc::invalid_argument, strfmt("%s: with a socket, kernel slicing is the daemon's (vgpud --%s)",
+                                               VGPU_OPT_SLICE_BLOCKS, VGPU_OPT_SLICE_BLOCKS));
   if (!socket.empty() && (c.turn_ms != 0 || c.max_gpu_ms != 0)) {
     const char* name = c.turn_ms != 0 ? VGPU_OPT_TURN_MS : VGPU_OPT_MAX_GPU_MS;
     return fail(Errc::invalid_argument,
@@ -98,6 +106,7 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   config.turn_ms = *turn_ms;
   config.max_gpu_ms = *max_gpu_ms;
   config.pv = c.pv;
+  config.slice_blocks = c.slice_blocks;
   return config;
 }
 

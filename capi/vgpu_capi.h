@@ -96,6 +96,9 @@ typedef struct VgpuBackendConfig {
     // Offer the paravirtual page-table interface (VGPU_OPT_PV, spec §17):
     // mode fv, embedded mediator only.
     bool pv;
+    // Kernel slicing (VGPU_OPT_SLICE_BLOCKS; 0: launches whole): mode fv,
+    // embedded mediator only (with a socket it is the daemon's).
+    uint32_t slice_blocks;
 } VgpuBackendConfig;
 
 // One range of a BAR as the front end should map it. Ranges are sorted,

@@ -122,6 +122,23 @@ TEST(Capi, PvIsOfferedInFvAndRefusedInPassthrough) {
   EXPECT_EQ(vgpu_backend_bar0_read32(off.get(), regs::pv::CAPS.offset), regs::BAD_REGISTER) << "off by default";
 }
 
+// slice-blocks: the embedded mediator's, in fv; bounded; refused in
+// passthrough and with a socket (there it is the daemon's).
+constexpr const char* NO_DAEMON = "/tmp/nonexistent-vgpud.sock";
+
+TEST(Capi, SliceBlocksIsCheckedAndOnlyTheEmbeddedMediatorsInFv) {
+  VgpuBackendConfig c = default_config();
+  c.slice_blocks = 16;
+  expect_rejected(c, VGPU_OPT_SLICE_BLOCKS);  // passthrough
+  c.mode = VGPU_MODE_FV;
+  EXPECT_NE(created(c), nullptr);
+  c.slice_blocks = VGPU_OPT_SLICE_BLOCKS_MAX + 1;
+  expect_rejected(c, VGPU_OPT_SLICE_BLOCKS);
+  c.slice_blocks = 16;
+  c.socket = NO_DAEMON;
+  expect_rejected(c, VGPU_OPT_SLICE_BLOCKS);
+}
+
 TEST(Capi, ErrorMessageIsTruncatedToTheBuffer) {
   VgpuBackendConfig c = default_config();
   c.weight = 0;

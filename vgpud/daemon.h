@@ -36,6 +36,7 @@ struct DaemonConfig {
   std::optional<gid_t> group;                         // the sockets' group (mode 0660)
   uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;        // a scheduler turn's slice (0: up to GP_PUT)
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;  // one GPFIFO entry's GPU time (0: no limit)
+  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;  // every VM's kernel slicing (0: launches whole)
 };
 
 // Reserved VRAM for `max_vms` VMs: the host's own structures and each
@@ -63,6 +64,7 @@ class Daemon final : public SessionHost {
   explicit Daemon(const DaemonConfig& config) : config_(config) {}
   // SessionHost
   mediator::Host& host() override { return *host_; }
+  uint32_t slice_blocks() const override { return config_.slice_blocks; }
   std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name) override;
   void release(const std::string& name) override;
   void log(const std::string& line) override;

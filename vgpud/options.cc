@@ -14,10 +14,12 @@ namespace vgpu::vgpud {
 
 constexpr const char* VGPU_OPT_TURN_MS_FLAG = "--" VGPU_OPT_TURN_MS;
 constexpr const char* VGPU_OPT_MAX_GPU_MS_FLAG = "--" VGPU_OPT_MAX_GPU_MS;
+constexpr const char* VGPU_OPT_SLICE_BLOCKS_FLAG = "--" VGPU_OPT_SLICE_BLOCKS;
 
 const char* const USAGE =
     "usage: vgpud --socket PATH [--vram SIZE] [--scheduler fifo|credit|band] [--max-vms N]\n"
-    "             [--turn-ms MS] [--max-gpu-ms MS] [--backend model|cuda] [--group GROUP] [--control PATH]\n"
+    "             [--turn-ms MS] [--max-gpu-ms MS] [--slice-blocks N] [--backend model|cuda]\n"
+    "             [--group GROUP] [--control PATH]\n"
     "\n"
     "The vgpu host daemon: owns the GPU, the mediator and the scheduler, and serves one\n"
     "vGPU to each QEMU (-device vgpu,mode=fv,socket=PATH) or test client that connects.\n"
@@ -32,6 +34,8 @@ const char* const USAGE =
     "                    (default 30, 0..1000; 0: a turn runs up to GP_PUT)\n"
     "  --max-gpu-ms MS   the longest one GPFIFO entry may hold the GPU; longer ends with\n"
     "                    channel error timeout (default 4000, 0..60000; 0: no limit)\n"
+    "  --slice-blocks N  every VM's compute launches run in slices of N thread blocks, and a\n"
+    "                    turn may end between slices (default 0: whole; docs/scheduler.md)\n"
     "  --backend NAME    who runs the engines' work: model (default), cuda (an NVIDIA GPU,\n"
     "                    where built; docs/cuda.md) or fake_device (the device path, tests)\n"
     "  --group GROUP     the sockets' group (name or id): its members may connect\n"
@@ -122,6 +126,10 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
       auto n = parse_count(a, v, 0, VGPU_OPT_MAX_GPU_MS_MAX);
       if (!n) return std::unexpected(n.error());
       cl.config.max_gpu_ms = *n;
+    } else if (a == VGPU_OPT_SLICE_BLOCKS_FLAG) {
+      auto n = parse_count(a, v, 0, VGPU_OPT_SLICE_BLOCKS_MAX);
+      if (!n) return std::unexpected(n.error());
+      cl.config.slice_blocks = *n;
     } else if (a == "--backend") {
       auto b = gpu::parse_engine_backend(v);
       if (!b) return fail(Errc::invalid_argument, "--backend: '" + v + "' is not one of model, cuda, fake_device");

@@ -147,6 +147,7 @@ bool Session::attach(const Message& m, std::string& why) {
   c.bar_remap = req->options & proto::OPT_BAR_REMAP;
   c.lazy_shadow = req->options & proto::OPT_LAZY_SHADOW;
   c.pv = req->options & proto::OPT_PV;
+  c.slice_blocks = daemon_.slice_blocks();
   c.own_vram_fd = true;
   if (Status s = mediator::check_vgpu_config(c); !s) return refuse(proto::Refusal::bad_option, s.error().message);
   if (auto a = daemon_.admit(name); !a) return refuse(a.error().first, a.error().second);

@@ -28,6 +28,8 @@ class SessionHost {
  public:
   virtual ~SessionHost() = default;
   virtual mediator::Host& host() = 0;
+  // Kernel slicing of every VM (--slice-blocks).
+  virtual uint32_t slice_blocks() const = 0;
   // Reserve a slot for `name`; a refusal says why.
   virtual std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name) = 0;
   virtual void release(const std::string& name) = 0;

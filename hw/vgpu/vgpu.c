@@ -71,6 +71,7 @@ struct VGPUState {
     uint32_t weight;
     uint32_t turn_ms;    /* 0: a turn runs up to GP_PUT */
     uint32_t max_gpu_ms; /* 0: no limit */
+    uint32_t slice_blocks; /* 0: launches whole */
     char *counters_file; /* x-counters-file: counters JSON written at exit */
 
     /* registers: BAR0 traps every access into the backend */
@@ -625,6 +626,7 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
         .turn_ms = vgpu_time_option(s->turn_ms, VGPU_OPT_TURN_MS_DEFAULT),
         .max_gpu_ms = vgpu_time_option(s->max_gpu_ms, VGPU_OPT_MAX_GPU_MS_DEFAULT),
         .pv = s->pv,
+        .slice_blocks = s->slice_blocks,
     };
     s->backend = vgpu_backend_create(&config, err, sizeof(err));
     if (!s->backend) {
@@ -766,6 +768,8 @@ static Property vgpu_properties[] = {
     DEFINE_PROP_UINT32(VGPU_OPT_TURN_MS, VGPUState, turn_ms, VGPU_OPT_TURN_MS_DEFAULT),
     DEFINE_PROP_UINT32(VGPU_OPT_MAX_GPU_MS, VGPUState, max_gpu_ms,
                        VGPU_OPT_MAX_GPU_MS_DEFAULT),
+    DEFINE_PROP_UINT32(VGPU_OPT_SLICE_BLOCKS, VGPUState, slice_blocks,
+                       VGPU_OPT_SLICE_BLOCKS_DEFAULT),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -24,7 +24,7 @@ TEST(VgpudOptions, SizesAreWholeMib) {
 TEST(VgpudOptions, CommandLineSetsTheConfig) {
   auto cl = parse_command_line({"--socket", "/tmp/s", "--vram", "1G", "--scheduler", "band", "--max-vms", "3",
                                 "--yield-us", "800", "--group", "0", "--backend", "model", "--turn-ms", "0",
-                                "--max-gpu-ms", "250"});
+                                "--max-gpu-ms", "250", "--slice-blocks", "16"});
   ASSERT_TRUE(cl) << cl.error().message;
   EXPECT_EQ(cl->config.socket, "/tmp/s");
   EXPECT_EQ(cl->config.vram_bytes, GiB);
@@ -34,6 +34,7 @@ TEST(VgpudOptions, CommandLineSetsTheConfig) {
   EXPECT_EQ(cl->config.group, gid_t{0});
   EXPECT_EQ(cl->config.turn_ms, 0u);
   EXPECT_EQ(cl->config.max_gpu_ms, 250u);
+  EXPECT_EQ(cl->config.slice_blocks, 16u);
 }
 
 TEST(VgpudOptions, TimeLimitsDefaultAsTheEmbeddedDevice) {
@@ -58,6 +59,7 @@ TEST(VgpudOptions, ErrorsNameTheOption) {
   EXPECT_TRUE(starts({"--socket", "/s", "--frobnicate", "1"}, "unknown option"));
   EXPECT_TRUE(starts({"--socket", "/s", "--turn-ms", "1001"}, "--turn-ms"));
   EXPECT_TRUE(starts({"--socket", "/s", "--max-gpu-ms", "-1"}, "--max-gpu-ms"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--slice-blocks", "16777216"}, "--slice-blocks"));
   EXPECT_TRUE(parse_command_line({"--help"})->help);
 }
 
