@@ -17,6 +17,13 @@
 
 namespace vgpu::vgpud {
 
+uint32_t default_max_gpu_ms(uint32_t max_vms, uint32_t turn_ms) {
+  if (max_vms <= 1) return VGPU_OPT_MAX_GPU_MS_DEFAULT;
+  const uint32_t per_vm = OTHERS_WAIT_BUDGET_MS / (max_vms - 1);
+  const uint32_t fits = per_vm > turn_ms ? per_vm - turn_ms : 1;
+  return std::min<uint32_t>(VGPU_OPT_MAX_GPU_MS_DEFAULT, fits);
+}
+
 uint64_t reserved_for(uint32_t max_vms) {
   const mediator::VgpuConfig defaults;
   return 16 * MiB + uint64_t{max_vms} * defaults.shadow_bytes;

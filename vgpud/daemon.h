@@ -33,15 +33,26 @@ struct DaemonConfig {
   gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // --backend (docs/cuda.md)
   sched::PolicyParams sched_params;
   uint32_t max_vms = 8;
-  std::optional<gid_t> group;                         // the sockets' group (mode 0660)
-  uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;        // a scheduler turn's slice (0: up to GP_PUT)
-  uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;  // one GPFIFO entry's GPU time (0: no limit)
+  std::optional<gid_t> group;                             // the sockets' group (mode 0660)
+  uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;            // a scheduler turn's slice (0: up to GP_PUT)
+  uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;      // one GPFIFO entry's GPU time (0: no limit)
   uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;  // every VM's kernel slicing (0: launches whole)
 };
 
 // Reserved VRAM for `max_vms` VMs: the host's own structures and each
 // VM's default shadow budget.
 uint64_t reserved_for(uint32_t max_vms);
+
+// The guest driver's default fence wait (driver::DeviceOptions::timeout_ns)
+// and the part of it other VMs' work may take (the rest is a margin for
+// the VM's own work and the host).
+inline constexpr uint32_t DRIVER_WAIT_MS = 10'000;
+inline constexpr uint32_t OTHERS_WAIT_BUDGET_MS = DRIVER_WAIT_MS * 9 / 10;
+// max-gpu-ms when the command line does not give it: the embedded
+// device's default, lowered so that `max_vms` VMs' legal work can never
+// push a fence wait past the driver's default timeout, by the bound of
+// docs/scheduler.md: (VMs - 1) * (turn + max-gpu-ms) <= OTHERS_WAIT_BUDGET_MS.
+uint32_t default_max_gpu_ms(uint32_t max_vms, uint32_t turn_ms);
 
 class Daemon final : public SessionHost {
  public:

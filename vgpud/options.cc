@@ -33,7 +33,9 @@ const char* const USAGE =
     "  --turn-ms MS      a scheduler turn's slice: it ends at the next GPFIFO entry after it\n"
     "                    (default 30, 0..1000; 0: a turn runs up to GP_PUT)\n"
     "  --max-gpu-ms MS   the longest one GPFIFO entry may hold the GPU; longer ends with\n"
-    "                    channel error timeout (default 4000, 0..60000; 0: no limit)\n"
+    "                    channel error timeout (0..60000; 0: no limit). Default: 4000, or\n"
+    "                    less so that (max-vms - 1) * (turn-ms + max-gpu-ms) <= 9000: other\n"
+    "                    VMs' work never pushes a fence wait past the driver's 10 s\n"
     "  --slice-blocks N  every VM's compute launches run in slices of N thread blocks, and a\n"
     "                    turn may end between slices (default 0: whole; docs/scheduler.md)\n"
     "  --backend NAME    who runs the engines' work: model (default), cuda (an NVIDIA GPU,\n"
@@ -89,6 +91,7 @@ Result<gid_t> parse_group(const std::string& text) {
 
 Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
   CommandLine cl;
+  bool max_gpu_ms_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--help" || a == "-h") {
@@ -126,6 +129,7 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
       auto n = parse_count(a, v, 0, VGPU_OPT_MAX_GPU_MS_MAX);
       if (!n) return std::unexpected(n.error());
       cl.config.max_gpu_ms = *n;
+      max_gpu_ms_given = true;
     } else if (a == VGPU_OPT_SLICE_BLOCKS_FLAG) {
       auto n = parse_count(a, v, 0, VGPU_OPT_SLICE_BLOCKS_MAX);
       if (!n) return std::unexpected(n.error());
@@ -143,6 +147,7 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
     }
   }
   if (cl.config.socket.empty()) return fail(Errc::invalid_argument, "--socket PATH is required (see --help)");
+  if (!max_gpu_ms_given) cl.config.max_gpu_ms = default_max_gpu_ms(cl.config.max_vms, cl.config.turn_ms);
   const uint64_t host_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
                               static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
   if (cl.config.vram_bytes > host_bytes)

@@ -28,9 +28,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
 struct Shape {
   uint32_t sgemm_n, mriq_k, mriq_x, iterations;
@@ -204,10 +202,11 @@ int sliver_main(std::span<char*> args) {
   }
   const uint32_t sgemm_blocks = ((shape.sgemm_n + 15) / 16) * ((shape.sgemm_n + 15) / 16);
   const uint32_t mriq_blocks = (shape.mriq_x + 255) / 256;
-  std::printf("SliVER co-run, two fv-opt VMs (%s, turn %u ms): VM0 SGEMM %u^3 (%u blocks), VM1 MRI-Q k=%u x=%u (%u blocks), %u "
-              "launches each; slice = thread blocks per slice, 0 = unsliced\n",
-              shape.policy.c_str(), shape.turn_ms, shape.sgemm_n, sgemm_blocks, shape.mriq_k, shape.mriq_x, mriq_blocks,
-              shape.iterations);
+  std::printf(
+      "SliVER co-run, two fv-opt VMs (%s, turn %u ms): VM0 SGEMM %u^3 (%u blocks), VM1 MRI-Q k=%u x=%u (%u blocks), %u "
+      "launches each; slice = thread blocks per slice, 0 = unsliced\n",
+      shape.policy.c_str(), shape.turn_ms, shape.sgemm_n, sgemm_blocks, shape.mriq_k, shape.mriq_x, mriq_blocks,
+      shape.iterations);
   std::printf("%11s %11s | %10s %10s %10s | %s\n", "sgemm slice", "mriq slice", "total ms", "sgemm ms", "mriq ms",
               "slice resumes");
   std::vector<CoRun> runs;
@@ -224,7 +223,8 @@ int sliver_main(std::span<char*> args) {
       runs.push_back(*r);
     }
   }
-  const auto unsliced = std::ranges::find_if(runs, [](const CoRun& r) { return r.sgemm_slice == 0 && r.mriq_slice == 0; });
+  const auto unsliced = std::ranges::find_if(runs,
+                                             [](const CoRun& r) { return r.sgemm_slice == 0 && r.mriq_slice == 0; });
   const auto [best, worst] = std::ranges::minmax_element(runs, {}, &CoRun::total_ms);
   std::printf("best: sgemm slice %u, mriq slice %u, %.1f ms; worst: sgemm slice %u, mriq slice %u, %.1f ms",
               best->sgemm_slice, best->mriq_slice, best->total_ms, worst->sgemm_slice, worst->mriq_slice,
@@ -249,14 +249,15 @@ int sliver_main(std::span<char*> args) {
     out << strfmt(
         "{\"suite\": \"sliver\", \"policy\": %s, \"turn_ms\": %u, \"sgemm_n\": %u, \"sgemm_blocks\": %u, \"mriq_k\": %u, \"mriq_x\": "
         "%u, \"mriq_blocks\": %u, \"iterations\": %u, \"co_runs\": [",
-        json_string(shape.policy).c_str(), shape.turn_ms, shape.sgemm_n, sgemm_blocks, shape.mriq_k, shape.mriq_x, mriq_blocks,
-        shape.iterations);
+        json_string(shape.policy).c_str(), shape.turn_ms, shape.sgemm_n, sgemm_blocks, shape.mriq_k, shape.mriq_x,
+        mriq_blocks, shape.iterations);
     for (size_t i = 0; i < runs.size(); ++i)
       out << (i ? ", " : "")
-          << strfmt("{\"sgemm_slice\": %u, \"mriq_slice\": %u, \"total_ms\": %.3f, \"sgemm_ms\": %.3f, \"mriq_ms\": "
-                    "%.3f, \"slice_resumes\": [%lu, %lu]}",
-                    runs[i].sgemm_slice, runs[i].mriq_slice, runs[i].total_ms, runs[i].sgemm_ms, runs[i].mriq_ms,
-                    runs[i].resumes[0], runs[i].resumes[1]);
+          << strfmt(
+                 "{\"sgemm_slice\": %u, \"mriq_slice\": %u, \"total_ms\": %.3f, \"sgemm_ms\": %.3f, \"mriq_ms\": "
+                 "%.3f, \"slice_resumes\": [%lu, %lu]}",
+                 runs[i].sgemm_slice, runs[i].mriq_slice, runs[i].total_ms, runs[i].sgemm_ms, runs[i].mriq_ms,
+                 runs[i].resumes[0], runs[i].resumes[1]);
     out << "], \"latency\": [";
     for (size_t i = 0; i < lats.size(); ++i)
       out << (i ? ", " : "")

@@ -2,6 +2,7 @@
 // vgpud's command line and its share arithmetic.
 #include <gtest/gtest.h>
 
+#include "driver/runtime.h"
 #include "vgpud/options.h"
 #include "vgpud/share_history.h"
 
@@ -22,9 +23,10 @@ TEST(VgpudOptions, SizesAreWholeMib) {
 }
 
 TEST(VgpudOptions, CommandLineSetsTheConfig) {
-  auto cl = parse_command_line({"--socket", "/tmp/s", "--vram", "1G", "--scheduler", "band", "--max-vms", "3",
-                                "--yield-us", "800", "--group", "0", "--backend", "model", "--turn-ms", "0",
-                                "--max-gpu-ms", "250", "--slice-blocks", "16"});
+  auto cl = parse_command_line({"--socket",       "/tmp/s", "--vram",     "1G",  "--scheduler",  "band",
+                                "--max-vms",      "3",      "--yield-us", "800", "--group",      "0",
+                                "--backend",      "model",  "--turn-ms",  "0",   "--max-gpu-ms", "250",
+                                "--slice-blocks", "16"});
   ASSERT_TRUE(cl) << cl.error().message;
   EXPECT_EQ(cl->config.socket, "/tmp/s");
   EXPECT_EQ(cl->config.vram_bytes, GiB);
@@ -37,11 +39,29 @@ TEST(VgpudOptions, CommandLineSetsTheConfig) {
   EXPECT_EQ(cl->config.slice_blocks, 16u);
 }
 
-TEST(VgpudOptions, TimeLimitsDefaultAsTheEmbeddedDevice) {
-  auto cl = parse_command_line({"--socket", "/tmp/s"});
+TEST(VgpudOptions, TimeLimitsDefaultAsTheEmbeddedDeviceForTwoVms) {
+  auto cl = parse_command_line({"--socket", "/tmp/s", "--max-vms", "2"});
   ASSERT_TRUE(cl) << cl.error().message;
   EXPECT_EQ(cl->config.turn_ms, uint32_t{VGPU_OPT_TURN_MS_DEFAULT});
   EXPECT_EQ(cl->config.max_gpu_ms, uint32_t{VGPU_OPT_MAX_GPU_MS_DEFAULT});
+}
+
+// With more VMs the default maximum shrinks so that the others' legal work
+// (the bound of docs/scheduler.md) stays inside the driver's fence wait;
+// a maximum given on the command line is kept.
+TEST(VgpudOptions, DefaultMaxGpuMsKeepsEveryFenceWaitInsideTheDriversTimeout) {
+  EXPECT_EQ(DRIVER_WAIT_MS * uint64_t{1'000'000}, driver::DeviceOptions{}.timeout_ns) << "the driver's default wait";
+  for (uint32_t vms : {2u, 3u, 4u, 8u, 64u}) {
+    auto cl = parse_command_line({"--socket", "/tmp/s", "--max-vms", std::to_string(vms)});
+    ASSERT_TRUE(cl) << cl.error().message;
+    const uint64_t worst_ms = uint64_t{vms - 1} * (cl->config.turn_ms + cl->config.max_gpu_ms);
+    EXPECT_LE(worst_ms, OTHERS_WAIT_BUDGET_MS) << vms << " VMs";
+    EXPECT_GT(cl->config.max_gpu_ms, 0u) << "never 'no limit'";
+  }
+  EXPECT_EQ(default_max_gpu_ms(8, 30), 9000u / 7 - 30);
+  auto given = parse_command_line({"--socket", "/tmp/s", "--max-vms", "8", "--max-gpu-ms", "4000"});
+  ASSERT_TRUE(given);
+  EXPECT_EQ(given->config.max_gpu_ms, 4000u);
 }
 
 TEST(VgpudOptions, ErrorsNameTheOption) {
