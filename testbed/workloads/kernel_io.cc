@@ -97,7 +97,7 @@ Status KernelIo::after_wait() {
 }
 
 uint64_t KernelIo::launches_for(uint64_t bytes) const {
-  if (path_ == InputPath::pinned) return 1;  // one copy-engine copy
+  if (path_ == InputPath::pinned) return 1;            // one copy-engine copy
   if (bytes <= device_.direct_transfer_max) return 0;  // BAR1: the CPU's stores
   const uint64_t chunk = align_up(std::max<uint64_t>(device_.staging_bytes, fmt::SMALL_PAGE), fmt::SMALL_PAGE);
   return (bytes + chunk - 1) / chunk;  // one staged copy per chunk
