@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/text.h"
+#include "testbed/workloads/support.h"
 #include "vgpu/bits.h"
 #include "vgpu/formats.h"
 
@@ -79,6 +80,7 @@ Result<KernelIo> KernelIo::create(driver::Context& ctx, const driver::DeviceOpti
 }
 
 Status KernelIo::before_launch() {
+  const double t0 = now_s();
   for (const Side& in : inputs_) {
     if (path_ == InputPath::pageable) {
       if (auto st = ctx_->upload(in.device, 0, std::as_bytes(in.host)); !st) return st;
@@ -86,14 +88,19 @@ Status KernelIo::before_launch() {
       if (auto st = ctx_->upload_pinned(in.device, 0, in.pinned, 0, in.bytes); !st) return st;
     }
   }
+  in_s_ = now_s() - t0;
   return {};
 }
 
 Status KernelIo::after_wait() {
+  const double t0 = now_s();
+  Status st;
   if (path_ == InputPath::pageable)
-    return ctx_->download(output_.device, 0, std::as_writable_bytes(std::span<float>(out_host_)));
-  if (path_ == InputPath::pinned) return ctx_->download_pinned(output_.pinned, 0, output_.device, 0, output_.bytes);
-  return {};
+    st = ctx_->download(output_.device, 0, std::as_writable_bytes(std::span<float>(out_host_)));
+  else if (path_ == InputPath::pinned)
+    st = ctx_->download_pinned(output_.pinned, 0, output_.device, 0, output_.bytes);
+  transfer_s_.push_back(in_s_ + (now_s() - t0));
+  return st;
 }
 
 uint64_t KernelIo::launches_for(uint64_t bytes) const {
@@ -125,9 +132,11 @@ std::string KernelIo::describe() const {
   if (path_ == InputPath::resident) return "inputs resident in VRAM";
   uint64_t in = 0;
   for (const Side& s : inputs_) in += s.bytes;
-  return strfmt("inputs in and output out each run through %s host memory (%.2f MiB in, %.2f MiB out)",
-                input_path_name(path_), static_cast<double>(in) / static_cast<double>(MiB),
-                static_cast<double>(output_.bytes) / static_cast<double>(MiB));
+  return strfmt(
+      "inputs in and output out each run through %s host memory (%.2f MiB in, %.2f MiB out; "
+      "transfers %.3f ms a run, median)",
+      input_path_name(path_), static_cast<double>(in) / static_cast<double>(MiB),
+      static_cast<double>(output_.bytes) / static_cast<double>(MiB), median(transfer_s_) * 1e3);
 }
 
 }  // namespace vgpu::testbed::workloads

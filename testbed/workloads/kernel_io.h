@@ -47,8 +47,10 @@ class KernelIo {
 
   // The output after the timed runs (resident: downloaded now).
   [[nodiscard]] Result<std::vector<float>> result();
-  // "inputs resident in VRAM", or the path with the bytes per run.
+  // "inputs resident in VRAM", or the path with the bytes per run and the
+  // median time of a run's transfers (before_launch + after_wait).
   std::string describe() const;
+  const std::vector<double>& transfer_seconds() const { return transfer_s_; }
 
  private:
   struct Side {
@@ -67,7 +69,9 @@ class KernelIo {
   InputPath path_;
   std::vector<Side> inputs_;
   Side output_;
-  std::vector<float> out_host_;  // pageable: the output's host copy
+  std::vector<float> out_host_;     // pageable: the output's host copy
+  double in_s_ = 0;                 // this run's before_launch
+  std::vector<double> transfer_s_;  // per run: before_launch + after_wait
 };
 
 }  // namespace vgpu::testbed::workloads

@@ -221,6 +221,7 @@ TEST_P(KernelIoPaths, TimedTransfersTakeThePath) {
     EXPECT_EQ(io->transfer_launches_per_run(), path == InputPath::pinned     ? 3u
                                                : path == InputPath::pageable ? 2u * 4  // 3 MiB + 20 B: 4 chunks each
                                                                              : 0u);
+    EXPECT_EQ(io->transfer_seconds().size(), 1u) << "one run timed";
     auto out = io->result();
     if (!out) return std::unexpected(out.error());
     EXPECT_TRUE(*out == big);
