@@ -2,10 +2,14 @@
 // vgpu-bench workloads: the suite at one VM per mode, modes side by side.
 //   workloads [--modes native,fv-naive,fv-opt,pv] [--runs N] [--only NAME,...]
 //             [--naive-bar1-mib M] [--trap-reads N] [--json FILE]
+//             [--inputs resident|pageable|pinned]
 // ratio_to_native: the mode's throughput (work per run / median) over
 // native's, which is native median / mode median when both did the same
 // work. fv-naive's BAR1 bandwidth runs move --naive-bar1-mib
-// (default 4) MiB: every 32-bit access of theirs traps.
+// (default 4) MiB: every 32-bit access of theirs traps. --inputs: where
+// the compute workloads (gemm*, conv*, matmul320, MMUL) take their inputs
+// from and put their output, each timed run (testbed/workloads/
+// kernel_io.h); other workloads ignore it (their "inputs" is null).
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -61,17 +65,23 @@ std::string entry_json(const Entry& e) {
       "{\"workload\": %s, \"mode\": \"%s\", \"vms\": 1, \"runs\": %zu, \"instances\": %u, "
       "\"median_s\": %.9g, "
       "\"ratio_to_native\": %s, \"correct\": %s, \"work_per_run\": %.6g, \"work_unit\": %s, "
-      "\"checksum\": \"%016lx\", \"detail\": %s, \"counters\": %s}",
+      "\"inputs\": %s, \"checksum\": \"%016lx\", \"detail\": %s, \"counters\": %s}",
       json_string(e.spec->name).c_str(), mode_name(e.mode), e.seconds.size(), e.instances, e.median_s,
       e.ratio ? strfmt("%.4f", *e.ratio).c_str() : "null", e.correct ? "true" : "false", e.result.work_per_run,
-      json_string(e.result.work_unit).c_str(), e.result.checksum, json_string(e.result.detail).c_str(),
-      counters_json(e).c_str());
+      json_string(e.result.work_unit).c_str(), e.result.inputs.empty() ? "null" : json_string(e.result.inputs).c_str(),
+      e.result.checksum, json_string(e.result.detail).c_str(), counters_json(e).c_str());
 }
 
 void usage() {
   std::cerr << "usage: vgpu-bench workloads [--modes native,fv-naive,fv-opt,pv] [--runs N] [--only NAME,...]\n"
                "                            [--instances N] [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n"
-               "                            [--wait irq|poll] [--wait-spin-us N]\n";
+               "                            [--wait irq|poll] [--wait-spin-us N]\n"
+               "                            [--inputs resident|pageable|pinned]\n"
+               "  --inputs: gemm*, conv*, matmul320 and MMUL only. resident (default): inputs\n"
+               "    uploaded once, a run times the kernel alone; pageable: each run uploads the\n"
+               "    inputs from and downloads the output to ordinary host memory (BAR1 or\n"
+               "    staging); pinned: each run copies them from/to pinned host memory on the\n"
+               "    copy engine (Context::alloc_host, DMA). Outputs are checked in every case.\n";
 }
 
 }  // namespace
@@ -87,6 +97,7 @@ int workloads_main(std::span<char*> args) {
   uint32_t naive_bar1_mib = 4, trap_reads = 200'000;
   std::string json_path;
   driver::DeviceOptions device;
+  InputPath inputs = InputPath::resident;
   FlagHandlers flags{{"--modes", parsed_flag(modes, parse_modes)},
                      {"--runs", parsed_flag(runs, [](std::string_view v) { return parse_count("--runs", v, 100000); })},
                      {"--only", parsed_flag(only,
@@ -98,7 +109,12 @@ int workloads_main(std::span<char*> args) {
                      {"--instances", count_flag("--instances", instances, 100)},
                      {"--naive-bar1-mib", count_flag("--naive-bar1-mib", naive_bar1_mib, 64)},
                      {"--trap-reads", count_flag("--trap-reads", trap_reads, 100'000'000)},
-                     {"--json", text_flag(json_path)}};
+                     {"--json", text_flag(json_path)},
+                     {"--inputs", parsed_flag(inputs, [](std::string_view v) {
+                        auto p = parse_input_path(v);
+                        if (!p) p = std::unexpected(p.error().context("--inputs"));
+                        return p;
+                      })}};
   add_wait_flags(flags, device);
   if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench workloads: " << s.error().message << "\n";
@@ -118,6 +134,7 @@ int workloads_main(std::span<char*> args) {
         rc.mode = mode;
         rc.device = device;
         rc.options.runs = runs.value_or(spec->default_runs);
+        rc.options.inputs = inputs;
         const bool bar1 = spec->name.find("bar1") != std::string_view::npos;
         if (mode == Mode::fv_naive && bar1) rc.options.bandwidth_bytes = uint64_t{naive_bar1_mib} * MiB;
         std::fprintf(stderr, "  %-12s %-8s ...", std::string(spec->name).c_str(), mode_name(mode));
@@ -206,6 +223,7 @@ int workloads_main(std::span<char*> args) {
     std::printf("\n");
   }
   std::printf("\nfence waits: %s\n", wait_name(device).c_str());
+  std::printf("inputs: %s (gemm*, conv*, matmul320, MMUL)\n", input_path_name(inputs));
   std::printf("ratio = mode throughput / native throughput (native median / mode median for equal work)\n");
   std::printf("trap cost: %.0f ns per trapped BOOT_0 read (fv-opt %.0f ns, native %.0f ns, %u reads)\n", trap.cost_ns,
               trap.fv_ns_per_read, trap.native_ns_per_read, trap.reads);
@@ -215,8 +233,8 @@ int workloads_main(std::span<char*> args) {
 
   if (!json_path.empty()) {
     std::ofstream out(json_path);
-    out << "{\"suite\": \"workloads\", \"trap_cost_ns\": " << strfmt("%.1f", trap.cost_ns)
-        << ", \"trap_cost\": {\"reads\": " << trap.reads
+    out << "{\"suite\": \"workloads\", \"inputs\": \"" << input_path_name(inputs)
+        << "\", \"trap_cost_ns\": " << strfmt("%.1f", trap.cost_ns) << ", \"trap_cost\": {\"reads\": " << trap.reads
         << ", \"native_ns_per_read\": " << strfmt("%.1f", trap.native_ns_per_read)
         << ", \"fv_opt_ns_per_read\": " << strfmt("%.1f", trap.fv_ns_per_read) << "},\n \"results\": [\n";
     for (size_t i = 0; i < entries.size(); ++i)

@@ -11,44 +11,25 @@ namespace vgpu::gpu {
 
 namespace {
 
-struct PhysRange {
-  uint64_t phys;
-  uint64_t bytes;
-};
-
-Walk<std::vector<PhysRange>> phys_ranges(Mmu& mmu, const AccessContext& as, uint64_t va, uint64_t len, bool write) {
-  std::vector<PhysRange> out;
-  auto walked = mmu.for_each_run(as, va, len, write, [&out](uint64_t, uint64_t phys, uint64_t bytes) {
-    out.push_back({phys, bytes});
-  });
+Walk<std::vector<PhysRun>> phys_runs(Mmu& mmu, const AccessContext& as, uint64_t va, uint64_t len, bool write) {
+  std::vector<PhysRun> out;
+  auto walked = mmu.for_each_phys_run(as, va, len, write, [&out](const PhysRun& run) { out.push_back(run); });
   if (!walked) return std::unexpected(walked.error());
-  std::ranges::sort(out, {}, &PhysRange::phys);
   return out;
-}
-
-bool intersect(const std::vector<PhysRange>& a, const std::vector<PhysRange>& b) {
-  // Both sorted by address: a merge walk.
-  size_t i = 0;
-  size_t j = 0;
-  while (i < a.size() && j < b.size()) {
-    if (a[i].phys < b[j].phys + b[j].bytes && b[j].phys < a[i].phys + a[i].bytes) return true;
-    if (a[i].phys + a[i].bytes <= b[j].phys + b[j].bytes)
-      ++i;
-    else
-      ++j;
-  }
-  return false;
 }
 
 // Do the two views share VRAM? Direct views are pointers into one mapping
 // of VRAM, where memmove sees any overlap itself; a window is a second
-// mapping of the same pages, where it cannot.
+// mapping of the same pages, where it cannot. Runs are compared within
+// their aperture (runs_overlap): should the tables have changed since the
+// views were made and a range now reach system memory, a bus address is
+// not taken for the VRAM address of the same number.
 Walk<bool> views_alias(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t dst, uint64_t len) {
-  auto s = phys_ranges(mmu, as, src, len, false);
+  auto s = phys_runs(mmu, as, src, len, false);
   if (!s) return std::unexpected(s.error());
-  auto d = phys_ranges(mmu, as, dst, len, true);
+  auto d = phys_runs(mmu, as, dst, len, true);
   if (!d) return std::unexpected(d.error());
-  return intersect(*s, *d);
+  return runs_overlap(std::move(*s), std::move(*d));
 }
 
 // Copy one piece (at most COPY_PIECE_BYTES) through host views of both ranges.

@@ -235,6 +235,34 @@ Walk<void> Mmu::for_each_run(const AccessContext& ctx, uint64_t va, uint64_t len
   });
 }
 
+Walk<void> Mmu::for_each_phys_run(const AccessContext& ctx, uint64_t va, uint64_t len, bool write,
+                                  const std::function<void(const PhysRun&)>& fn) {
+  if (auto checked = visit_runs(ctx, va, len, write, ANY_RUN); !checked) return checked;
+  return visit_runs(ctx, va, len, write, [&fn](const PhysRun& run) {
+    fn(run);
+    return true;
+  });
+}
+
+bool runs_overlap(std::vector<PhysRun> a, std::vector<PhysRun> b) {
+  // Sorted by aperture, then address: a merge walk that meets a run of the
+  // other aperture only by moving past it.
+  const auto key = [](const PhysRun& r) { return std::pair{r.sysmem, r.phys}; };
+  std::ranges::sort(a, {}, key);
+  std::ranges::sort(b, {}, key);
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const PhysRun& x = a[i];
+    const PhysRun& y = b[j];
+    if (x.sysmem == y.sysmem && x.phys < y.phys + y.bytes && y.phys < x.phys + x.bytes) return true;
+    if (key(x) < key(y) || (x.sysmem == y.sysmem && x.phys + x.bytes <= y.phys + y.bytes))
+      ++i;
+    else
+      ++j;
+  }
+  return false;
+}
+
 bool Mmu::copy_run(const PhysRun& run, std::byte* host, bool to_device) {
   if (run.sysmem) {
     auto sys = system_memory();

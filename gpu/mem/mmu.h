@@ -58,6 +58,11 @@ struct PhysRun {
   bool sysmem = false;
 };
 
+// Whether a run of `a` and a run of `b` share bytes: VRAM runs are compared
+// with VRAM runs and sysmem runs with sysmem runs only (a VRAM address and
+// a bus address with the same number are different bytes). Any order.
+bool runs_overlap(std::vector<PhysRun> a, std::vector<PhysRun> b);
+
 template <typename T>
 using Walk = std::expected<T, Fault>;
 
@@ -123,6 +128,9 @@ class Mmu {
   // calls stop at the fault). Host memory used does not grow with len.
   Walk<void> for_each_run(const AccessContext& ctx, uint64_t va, uint64_t len, bool write,
                           const std::function<void(uint64_t va, uint64_t phys, uint64_t bytes)>& fn);
+  // The same with each run whole: fn(run), its aperture included.
+  Walk<void> for_each_phys_run(const AccessContext& ctx, uint64_t va, uint64_t len, bool write,
+                               const std::function<void(const PhysRun&)>& fn);
   // Whether any page of [va, va + len) lies in system memory (a range that
   // faults: false, and whoever walks it next gets the fault).
   bool touches_system_memory(const AccessContext& ctx, uint64_t va, uint64_t len);

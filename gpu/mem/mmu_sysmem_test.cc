@@ -165,5 +165,44 @@ TEST_F(MmuSysmemTest, DmaAfterMemoryIsRemovedFaults) {
   EXPECT_EQ(r.error().reason, FaultReason::dma_error);
 }
 
+TEST_F(MmuSysmemTest, PhysRunsCarryTheirAperture) {
+  // VA 0x100000 -> VRAM 0x5000, VA 0x101000 -> bus 0x5000: the same number.
+  set_pte(0x100000, fmt::pte::make(0x5000));
+  set_pte(0x101000, fmt::pte::make_sysmem(0x5000));
+  std::vector<PhysRun> runs;
+  ASSERT_TRUE(mmu->for_each_phys_run(ctx, 0x100000, 2 * SMALL, false, [&](const PhysRun& r) { runs.push_back(r); })
+                  .has_value());
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_FALSE(runs[0].sysmem);
+  EXPECT_TRUE(runs[1].sysmem);
+  EXPECT_EQ(runs[0].phys, runs[1].phys);
+  EXPECT_FALSE(runs_overlap({runs[0]}, {runs[1]})) << "VRAM 0x5000 and bus 0x5000 are different bytes";
+}
+
+// runs_overlap compares like with like, in any order.
+TEST(RunsOverlap, VramAndBusRangesOfTheSameNumbersAreApart) {
+  const PhysRun vram{0, 0x10000, 0x2000, false};
+  const PhysRun bus{0, 0x11000, 0x2000, true};
+  EXPECT_FALSE(runs_overlap({vram}, {bus}));
+  EXPECT_FALSE(runs_overlap({bus}, {vram}));
+}
+
+TEST(RunsOverlap, SameApertureOverlapIsFoundUnsorted) {
+  const PhysRun v1{0, 0x40000, 0x1000, false}, v2{0, 0x10000, 0x1000, false};
+  const PhysRun b1{0, 0x20000, 0x1000, true}, b2{0, 0x8000, 0x1000, true};
+  EXPECT_TRUE(runs_overlap({v1, v2}, {PhysRun{0, 0x10fff, 1, false}}));
+  EXPECT_TRUE(runs_overlap({b1, v1, b2}, {PhysRun{0, 0x8800, 0x100, true}, PhysRun{0, 0x0, 0x100, false}}));
+  // The bus range 0x40000 lies where VRAM run v1 does: no overlap.
+  EXPECT_FALSE(runs_overlap({v1, b2}, {PhysRun{0, 0x40000, 0x1000, true}, PhysRun{0, 0x9000, 0x1000, true}}));
+}
+
+TEST(RunsOverlap, AdjacentAndEmptyListsDoNotOverlap) {
+  const PhysRun a{0, 0x1000, 0x1000, false}, b{0, 0x2000, 0x1000, false};
+  EXPECT_FALSE(runs_overlap({a}, {b}));
+  EXPECT_FALSE(runs_overlap({b}, {a}));
+  EXPECT_FALSE(runs_overlap({}, {a}));
+  EXPECT_FALSE(runs_overlap({a}, {}));
+}
+
 }  // namespace
 }  // namespace vgpu::gpu

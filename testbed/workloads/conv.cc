@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // conv2d workloads (DeepBench conv_bench inference cases): input NCHW and
 // filter KCRS uniform in [-1, 1), output NKPQ. Timed: each run from the
-// conv2d launch to its fence. Checked: a deterministic sample of outputs
+// conv2d launch to its fence (with WorkloadOptions::inputs other than
+// resident, from the inputs' upload to the output's download). Checked: a deterministic sample of outputs
 // against a double-precision sum over (c, r, s) with zero padding.
 #include <algorithm>
 #include <cmath>
 
 #include "common/text.h"
 #include "gpu/kernels/kernels.h"
+#include "testbed/workloads/kernel_io.h"
 #include "testbed/workloads/suite.h"
 #include "testbed/workloads/support.h"
 
@@ -42,28 +44,27 @@ Result<WorkloadResult> run_conv(Vm& vm, const WorkloadOptions& o, ConvShape s) {
   const auto in = random_floats(size_t{s.n} * s.c * s.h * s.w, o.seed);
   const auto filt = random_floats(size_t{s.k} * s.c * s.r * s.s, o.seed + 1);
   const size_t out_count = size_t{s.n} * s.k * out_h * out_w;
-  auto bi = upload_new(c, in);
-  if (!bi) return std::unexpected(bi.error().context("conv input"));
-  auto bf = upload_new(c, filt);
-  if (!bf) return std::unexpected(bf.error().context("conv filter"));
-  auto bo = c.alloc(out_count * sizeof(float));
-  if (!bo) return std::unexpected(bo.error().context("conv output"));
-  p.input = *bi, p.filter = *bf, p.output = *bo;
+  auto io = KernelIo::create(c, vm.device.options(), o.inputs, {in, filt}, out_count);
+  if (!io) return std::unexpected(io.error().context("conv input, filter, output"));
+  p.input = io->input(0), p.filter = io->input(1), p.output = io->output();
 
   WorkloadResult r;
   RunTimer timer(o);
   for (uint32_t i = 0; i < o.runs; ++i) {
     timer.begin();
+    if (auto st = io->before_launch(); !st) return std::unexpected(st.error());
     auto f = c.conv2d(p);
     if (!f) return std::unexpected(f.error());
     if (auto st = c.wait(*f); !st) return std::unexpected(st.error());
+    if (auto st = io->after_wait(); !st) return std::unexpected(st.error());
     timer.end(r);
-    ++r.launches;
+    r.launches += 1 + io->transfer_launches_per_run();
   }
   r.runs = o.runs;
 
-  std::vector<float> out(out_count);
-  if (auto st = c.download(*bo, std::span<float>(out)); !st) return std::unexpected(st.error());
+  auto got = io->result();
+  if (!got) return std::unexpected(got.error());
+  const std::vector<float>& out = *got;
   const auto idx = sample_indices(out.size(), o.check_samples, o.seed + 2);
   const auto check = check_sampled(
       out, idx,
@@ -93,8 +94,10 @@ Result<WorkloadResult> run_conv(Vm& vm, const WorkloadOptions& o, ConvShape s) {
   r.work_per_run = 2.0 * static_cast<double>(out_count) * s.c * s.r * s.s;
   r.work_unit = "flop";
   const double med = median(r.seconds);
-  r.detail = strfmt("N%u C%u H%u W%u K%u R%u S%u -> %ux%u, %.2f GFLOP/s; %s", s.n, s.c, s.h, s.w, s.k, s.r, s.s, out_h,
-                    out_w, med > 0 ? r.work_per_run / med * 1e-9 : 0.0, check.summary().c_str());
+  r.inputs = input_path_name(o.inputs);
+  r.detail = strfmt("N%u C%u H%u W%u K%u R%u S%u -> %ux%u, %.2f GFLOP/s; %s; %s", s.n, s.c, s.h, s.w, s.k, s.r, s.s,
+                    out_h, out_w, med > 0 ? r.work_per_run / med * 1e-9 : 0.0, io->describe().c_str(),
+                    check.summary().c_str());
   return r;
 }
 

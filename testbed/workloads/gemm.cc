@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // sgemm workloads: C = A(m x k) * B(k x n), inputs uniform in [-1, 1).
-// Timed: each run from the sgemm launch to its fence. Checked: a
+// Timed: each run from the sgemm launch to its fence (with
+// WorkloadOptions::inputs other than resident, from the inputs' upload to
+// the output's download: kernel_io.h). Checked: a
 // deterministic sample of C against a double-precision dot product.
 #include <algorithm>
 #include <cmath>
 
 #include "common/text.h"
+#include "testbed/workloads/kernel_io.h"
 #include "testbed/workloads/suite.h"
 #include "testbed/workloads/support.h"
 
@@ -32,27 +35,26 @@ Result<WorkloadResult> run_sgemm(Vm& vm, const WorkloadOptions& o, GemmShape s) 
   driver::Context& c = **ctx;
   const auto a = random_floats(size_t{s.m} * s.k, o.seed);
   const auto b = random_floats(size_t{s.k} * s.n, o.seed + 1);
-  auto ba = upload_new(c, a);
-  if (!ba) return std::unexpected(ba.error().context("sgemm A"));
-  auto bb = upload_new(c, b);
-  if (!bb) return std::unexpected(bb.error().context("sgemm B"));
-  auto bc = c.alloc(size_t{s.m} * s.n * sizeof(float));
-  if (!bc) return std::unexpected(bc.error().context("sgemm C"));
+  auto io = KernelIo::create(c, vm.device.options(), o.inputs, {a, b}, size_t{s.m} * s.n);
+  if (!io) return std::unexpected(io.error().context("sgemm A, B, C"));
 
   WorkloadResult r;
   RunTimer timer(o);
   for (uint32_t i = 0; i < o.runs; ++i) {
     timer.begin();
-    auto f = c.sgemm({*ba, *bb, *bc, s.m, s.n, s.k, 1.f, 0.f});
+    if (auto st = io->before_launch(); !st) return std::unexpected(st.error());
+    auto f = c.sgemm({io->input(0), io->input(1), io->output(), s.m, s.n, s.k, 1.f, 0.f});
     if (!f) return std::unexpected(f.error());
     if (auto st = c.wait(*f); !st) return std::unexpected(st.error());
+    if (auto st = io->after_wait(); !st) return std::unexpected(st.error());
     timer.end(r);
-    ++r.launches;
+    r.launches += 1 + io->transfer_launches_per_run();
   }
   r.runs = o.runs;
 
-  std::vector<float> out(size_t{s.m} * s.n);
-  if (auto st = c.download(*bc, std::span<float>(out)); !st) return std::unexpected(st.error());
+  auto got = io->result();
+  if (!got) return std::unexpected(got.error());
+  const std::vector<float>& out = *got;
   const auto idx = sample_indices(out.size(), o.check_samples, o.seed + 2);
   const auto check = check_sampled(
       out, idx,
@@ -72,8 +74,9 @@ Result<WorkloadResult> run_sgemm(Vm& vm, const WorkloadOptions& o, GemmShape s) 
   r.work_per_run = 2.0 * s.m * s.n * s.k;
   r.work_unit = "flop";
   const double med = median(r.seconds);
-  r.detail = strfmt("%ux%ux%u, %.2f GFLOP/s; %s", s.m, s.n, s.k, med > 0 ? r.work_per_run / med * 1e-9 : 0.0,
-                    check.summary().c_str());
+  r.inputs = input_path_name(o.inputs);
+  r.detail = strfmt("%ux%ux%u, %.2f GFLOP/s; %s; %s", s.m, s.n, s.k, med > 0 ? r.work_per_run / med * 1e-9 : 0.0,
+                    io->describe().c_str(), check.summary().c_str());
   return r;
 }
 

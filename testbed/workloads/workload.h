@@ -17,13 +17,21 @@
 
 namespace vgpu::testbed::workloads {
 
+// Where the compute workloads' (gemm*, conv*, matmul320, MMUL) inputs
+// come from and outputs go, each timed run (kernel_io.h): resident in VRAM
+// (the default), ordinary host memory, or pinned host memory.
+enum class InputPath { resident, pageable, pinned };
+const char* input_path_name(InputPath p);
+[[nodiscard]] Result<InputPath> parse_input_path(std::string_view name);
+
 struct WorkloadOptions {
-  uint32_t runs = 1;             // timed iterations
-  bool reduced = false;          // smaller problem sizes (sanitizer tests)
-  uint64_t seed = 1;             // inputs are a function of this alone
-  uint64_t bandwidth_bytes = 0;  // bandwidth workloads; 0: 64 MiB (reduced: 4 MiB)
-  uint64_t spin_ns = 0;          // LOOP: each spin; 0: 1 ms (reduced: 100 us)
-  uint32_t check_samples = 512;  // sampled outputs checked in double
+  uint32_t runs = 1;                       // timed iterations
+  bool reduced = false;                    // smaller problem sizes (sanitizer tests)
+  uint64_t seed = 1;                       // inputs are a function of this alone
+  uint64_t bandwidth_bytes = 0;            // bandwidth workloads; 0: 64 MiB (reduced: 4 MiB)
+  uint64_t spin_ns = 0;                    // LOOP: each spin; 0: 1 ms (reduced: 100 us)
+  uint32_t check_samples = 512;            // sampled outputs checked in double
+  InputPath inputs = InputPath::resident;  // compute workloads only
   // Called at the first timed launch (true) and at every timed run's end
   // (false): the runner takes the vGPU's counters there, so they cover
   // the timed part alone. May be empty.
@@ -38,9 +46,10 @@ struct WorkloadResult {
   std::string detail;       // sizes, check summary, rates
   double work_per_run = 0;  // in work_unit: flop, byte or kernel
   std::string_view work_unit = "run";
-  uint64_t launches = 0;   // kernels and copies the workload itself launched
-  double timed_begin = 0;  // steady clock (s): first timed launch
-  double timed_end = 0;    // steady clock (s): last fence completion
+  std::string_view inputs;  // input_path_name() where the workload honours WorkloadOptions::inputs, else empty
+  uint64_t launches = 0;    // kernels and copies the workload itself launched
+  double timed_begin = 0;   // steady clock (s): first timed launch
+  double timed_end = 0;     // steady clock (s): last fence completion
 };
 
 using WorkloadFn = Result<WorkloadResult> (*)(Vm&, const WorkloadOptions&);

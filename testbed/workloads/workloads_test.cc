@@ -9,7 +9,9 @@
 #include <set>
 #include <string>
 
+#include "testbed/workloads/kernel_io.h"
 #include "testbed/workloads/run.h"
+#include "testbed/workloads/support.h"
 
 namespace vgpu::testbed::workloads {
 namespace {
@@ -128,6 +130,110 @@ std::vector<FvCase> fv_cases() {
 INSTANTIATE_TEST_SUITE_P(Subset, FvWorkload, ::testing::ValuesIn(fv_cases()), [](const auto& p) {
   return test_name(p.param.workload) + "_" + test_name(mode_name(p.param.mode));
 });
+
+// --inputs pageable|pinned: the same outputs as resident inputs in native
+// mode, bit for bit, with the transfers inside every run.
+struct InputCase {
+  std::string_view workload;
+  InputPath path;
+  Mode mode;
+};
+
+class InputPaths : public ::testing::TestWithParam<InputCase> {};
+
+TEST_P(InputPaths, OutputsEqualResidentNativeBitwise) {
+  const WorkloadSpec* spec = find(GetParam().workload);
+  ASSERT_NE(spec, nullptr);
+  RunConfig resident, moved;
+  resident.options = moved.options = test_options();
+  moved.options.runs = 2;
+  moved.options.inputs = GetParam().path;
+  moved.mode = GetParam().mode;
+  auto want = run_workload(*spec, resident);
+  ASSERT_TRUE(want) << want.error().what();
+  auto got = run_workload(*spec, moved);
+  ASSERT_TRUE(got) << got.error().what();
+  const WorkloadResult& r = (*got)[0].result;
+  EXPECT_TRUE(r.correct) << r.detail;
+  EXPECT_EQ(r.checksum, (*want)[0].result.checksum);
+  EXPECT_EQ(r.inputs, input_path_name(GetParam().path));
+  EXPECT_EQ((*want)[0].result.inputs, "resident");
+  if (GetParam().path == InputPath::pinned) {
+    EXPECT_EQ(r.launches, 2u * 4) << "per run: two input copies, the kernel, the output copy";
+  }
+}
+
+std::vector<InputCase> input_cases() {
+  std::vector<InputCase> cases;
+  for (Mode m : {Mode::native, Mode::fv_opt})
+    for (InputPath p : {InputPath::pageable, InputPath::pinned})
+      for (std::string_view w : {"gemm2", "conv3", "matmul320"}) cases.push_back({w, p, m});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Compute, InputPaths, ::testing::ValuesIn(input_cases()), [](const auto& p) {
+  return test_name(p.param.workload) + "_" + input_path_name(p.param.path) + "_" + test_name(mode_name(p.param.mode));
+});
+
+TEST(InputPathNames, RoundTripAndBadNameIsNamed) {
+  for (InputPath p : {InputPath::resident, InputPath::pageable, InputPath::pinned}) {
+    auto back = parse_input_path(input_path_name(p));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(*back, p);
+  }
+  auto bad = parse_input_path("bar2");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("'bar2'"), std::string::npos) << bad.error().message;
+}
+
+// A run's transfers take the path asked for, every byte of them: pinned
+// ones as copy-engine DMA from/to the pinned buffers, pageable ones as
+// BAR1 or staged copies; the output read back is the device's.
+class KernelIoPaths : public ::testing::TestWithParam<InputPath> {};
+
+TEST_P(KernelIoPaths, TimedTransfersTakeThePath) {
+  TestbedConfig tc;
+  tc.vram_per_vm = 128 * MiB;
+  auto tb = Testbed::create(tc);
+  ASSERT_TRUE(tb) << tb.error().what();
+  const InputPath path = GetParam();
+  auto st = (*tb)->run([&](Vm& vm) -> Status {
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    driver::Context& c = **ctx;
+    const auto big = random_floats(3 * MiB / sizeof(float) + 5, 7);  // above direct_transfer_max: staged
+    const auto small = random_floats(1000, 8);
+    auto io = KernelIo::create(c, vm.device.options(), path, {big, small}, big.size());
+    if (!io) return std::unexpected(io.error());
+    const driver::TransferStats before = c.transfer_stats();
+    if (auto s = io->before_launch(); !s) return s;
+    // The "kernel": the output is a copy of the first input.
+    auto f = c.copy(io->output(), 0, io->input(0), 0, big.size() * sizeof(float));
+    if (!f) return std::unexpected(f.error());
+    if (auto s = c.wait(*f); !s) return s;
+    if (auto s = io->after_wait(); !s) return s;
+    const driver::TransferStats after = c.transfer_stats();
+    const uint64_t moved = (2 * big.size() + small.size()) * sizeof(float);
+    const uint64_t pinned = after.pinned_bytes - before.pinned_bytes;
+    const uint64_t other = after.staged_bytes - before.staged_bytes + after.direct_bytes - before.direct_bytes;
+    EXPECT_EQ(pinned, path == InputPath::pinned ? moved : 0);
+    EXPECT_EQ(other, path == InputPath::pageable ? moved : 0);
+    EXPECT_EQ(io->transfer_launches_per_run(), path == InputPath::pinned     ? 3u
+                                               : path == InputPath::pageable ? 2u * 4  // 3 MiB + 20 B: 4 chunks each
+                                                                             : 0u);
+    EXPECT_EQ(io->transfer_seconds().size(), 1u) << "one run timed";
+    auto out = io->result();
+    if (!out) return std::unexpected(out.error());
+    EXPECT_TRUE(*out == big);
+    EXPECT_NE(io->describe().find(path == InputPath::resident ? "resident" : input_path_name(path)), std::string::npos);
+    return {};
+  });
+  ASSERT_TRUE(st[0]) << st[0].error().what();
+}
+
+INSTANTIATE_TEST_SUITE_P(All, KernelIoPaths,
+                         ::testing::Values(InputPath::resident, InputPath::pageable, InputPath::pinned),
+                         [](const auto& p) { return std::string(input_path_name(p.param)); });
 
 }  // namespace
 }  // namespace vgpu::testbed::workloads
