@@ -14,6 +14,7 @@
 #include "capi/vgpu_capi.h"
 #include "common/error.h"
 #include "common/log.h"
+#include "gpu/gpu.h"
 #include "vgpu/options.h"
 
 namespace vgpu::capi {
@@ -29,10 +30,11 @@ struct BackendConfig {
   LogFn log;           // guest and internal errors; empty: stderr
   std::string socket;  // non-empty: the daemon's vGPU (daemon_backend.cc)
   std::string vm_name;
-  uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;            // 0: a turn runs up to GP_PUT
-  uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;      // 0: no limit
-  bool pv = VGPU_OPT_PV_DEFAULT;                          // offer the PV interface (spec §17)
-  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;  // kernel slicing (0: launches whole)
+  uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;                    // 0: a turn runs up to GP_PUT
+  uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;              // 0: no limit
+  bool pv = VGPU_OPT_PV_DEFAULT;                                  // offer the PV interface (spec §17)
+  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;          // kernel slicing (0: launches whole)
+  gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // who runs the engines' work
 };
 
 using IrqFn = void (*)(void* opaque, bool asserted);

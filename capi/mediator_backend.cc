@@ -10,6 +10,8 @@
 #include <string>
 
 #include "capi/backend.h"
+#include "common/text.h"
+#include "gpu/device/backend.h"
 #include "capi/dma_memory.h"
 #include "mediator/host.h"
 
@@ -103,8 +105,11 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   hc.log = config.log;
   hc.turn_ns = uint64_t{config.turn_ms} * 1'000'000;
   hc.max_gpu_ms = config.max_gpu_ms;
+  hc.engine_backend = config.engine_backend;
   auto host = mediator::Host::create(hc);
-  if (!host) return std::unexpected(host.error());
+  if (!host)
+    return std::unexpected(
+        host.error().context(strfmt("%s=%s", VGPU_OPT_BACKEND, gpu::engine_backend_name(config.engine_backend))));
   mediator::VgpuConfig vc;
   vc.name = "qemu";
   vc.vram_bytes = config.vram_bytes;

@@ -13,6 +13,8 @@
 #include <string>
 
 #include "capi/backend.h"
+#include "common/text.h"
+#include "gpu/device/backend.h"
 #include "capi/dma_memory.h"
 #include "gpu/gpu.h"
 #include "vgpu/regs.h"
@@ -128,9 +130,11 @@ class ModelBackend final : public Backend {
 Result<std::unique_ptr<Backend>> make_backend(const BackendConfig& config) {
   if (!config.socket.empty()) return make_daemon_backend(config);
   if (config.mode == VGPU_MODE_FV) return make_mediator_backend(config);
-  auto g = gpu::Gpu::create(
-      gpu::GpuConfig{.vram_bytes = config.vram_bytes, .clock = ClockKind::real, .log = config.log});
-  if (!g) return std::unexpected(g.error().context("software GPU model"));
+  auto g = gpu::Gpu::create(gpu::GpuConfig{
+      .vram_bytes = config.vram_bytes, .clock = ClockKind::real, .log = config.log, .backend = config.engine_backend});
+  if (!g)
+    return std::unexpected(g.error().context(
+        strfmt("software GPU model (%s=%s)", VGPU_OPT_BACKEND, gpu::engine_backend_name(config.engine_backend))));
   return std::make_unique<ModelBackend>(std::move(*g), config);
 }
 

@@ -19,6 +19,7 @@
 #include "capi/backend.h"
 #include "common/log.h"
 #include "common/text.h"
+#include "gpu/device/backend.h"
 #include "mediator/vgpu_config.h"
 #include "vgpu/regs.h"
 
@@ -107,6 +108,16 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   config.max_gpu_ms = *max_gpu_ms;
   config.pv = c.pv;
   config.slice_blocks = c.slice_blocks;
+  if (c.engine_backend != nullptr && *c.engine_backend != '\0') {
+    const std::string name = c.engine_backend;
+    auto b = gpu::parse_engine_backend(name);
+    if (!b || *b == gpu::EngineBackend::fake_device)
+      return fail(Errc::invalid_argument, strfmt("%s: '%s' is not one of model, cuda", VGPU_OPT_BACKEND, name.c_str()));
+    if (*b != gpu::EngineBackend::model && !config.socket.empty())
+      return fail(Errc::invalid_argument, strfmt("%s: with a socket, the engines are the daemon's (vgpud --%s)",
+                                                 VGPU_OPT_BACKEND, VGPU_OPT_BACKEND));
+    config.engine_backend = *b;
+  }
   return config;
 }
 

@@ -99,6 +99,9 @@ typedef struct VgpuBackendConfig {
     // Kernel slicing (VGPU_OPT_SLICE_BLOCKS; 0: launches whole): mode fv,
     // embedded mediator only (with a socket it is the daemon's).
     uint32_t slice_blocks;
+    // Who runs the engines' work (VGPU_OPT_BACKEND): "model" or "cuda";
+    // NULL: model. Embedded GPU only (with a socket it is the daemon's).
+    const char *engine_backend;
 } VgpuBackendConfig;
 
 // One range of a BAR as the front end should map it. Ranges are sorted,

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/device/backend.h"
+#include "gpu/mem/vram.h"
 #include "vgpu/regs.h"
 
 namespace {
@@ -137,6 +139,39 @@ TEST(Capi, SliceBlocksIsCheckedAndOnlyTheEmbeddedMediatorsInFv) {
   c.slice_blocks = 16;
   c.socket = NO_DAEMON;
   expect_rejected(c, VGPU_OPT_SLICE_BLOCKS);
+}
+
+// backend: model or cuda; a name it does not know, or cuda with a socket,
+// is refused naming the property. backend=cuda creates a device exactly
+// where a CUDA device can be made (built, and a GPU present: the device
+// machine), and elsewhere fails with a message naming backend=cuda.
+TEST(Capi, EngineBackendIsModelOrCudaAndCudaNeedsAGpu) {
+  for (VgpuMode mode : {VGPU_MODE_PASSTHROUGH, VGPU_MODE_FV}) {
+    VgpuBackendConfig c = default_config();
+    c.mode = mode;
+    c.engine_backend = "nvidia";
+    expect_rejected(c, VGPU_OPT_BACKEND);
+    c.engine_backend = "model";
+    EXPECT_NE(created(c), nullptr);
+    c.engine_backend = "cuda";
+    auto vram = gpu::Vram::create(64 * MiB);
+    ASSERT_TRUE(vram);
+    const bool gpu_usable = gpu::make_cuda_device(**vram).has_value();
+    char err[512] = {};
+    BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
+    EXPECT_EQ(b != nullptr, gpu_usable) << err;
+    if (!gpu_usable) {
+      EXPECT_NE(std::string(err).find(std::string(VGPU_OPT_BACKEND) + "=cuda"), std::string::npos) << err;
+      if (!gpu::cuda_backend_built()) {
+        EXPECT_NE(std::string(err).find("built"), std::string::npos) << err;
+      }
+    }
+  }
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  c.engine_backend = "cuda";
+  c.socket = NO_DAEMON;
+  expect_rejected(c, VGPU_OPT_BACKEND);
 }
 
 TEST(Capi, ErrorMessageIsTruncatedToTheBuffer) {

@@ -55,6 +55,12 @@
 #define VGPU_OPT_PV "pv"
 #define VGPU_OPT_PV_DEFAULT 0
 
+/* Who runs the engines' work (docs/cuda.md): "model" (the software model's
+ * engines) or "cuda" (an NVIDIA GPU, where built and present). With a
+ * socket it is the daemon's (vgpud --backend). */
+#define VGPU_OPT_BACKEND "backend"
+#define VGPU_OPT_BACKEND_DEFAULT "model"
+
 #define VGPU_OPT_SOCKET "socket"   /* a vgpud socket: the VM's vGPU comes from the daemon (fv) */
 #define VGPU_OPT_VM_NAME "vm-name" /* the VM's name at the daemon; default qemu-PID */
 
