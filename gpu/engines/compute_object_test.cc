@@ -112,6 +112,12 @@ class ComputeTest : public testing::EngineEnv {
 
   ComputeObject compute_;
   uint64_t next_buffer_ = BUFFERS_VA;
+  void fill_writes_value();
+  void saxpy_matches_reference();
+  void madd_matches_reference();
+  void conv2d_matches_reference(uint32_t n, uint32_t k);
+  void mriq_matches_reference(uint32_t x_points);
+
   // Pieces a sliced launch runs in: none where a device runs it whole (docs/cuda.md).
   int pieces(int n) const { return device_engines_ ? 0 : n; }
 
@@ -121,16 +127,17 @@ class ComputeTest : public testing::EngineEnv {
 
 // ---------------------------------------------------------------- kernels
 
-TEST_F(ComputeTest, FillWritesValue) {
+// fill, saxpy and madd over 1000, 1000 and 16 x 20 elements, each
+// checked against its reference.
+void ComputeTest::fill_writes_value() {
   const uint64_t dst = buffer(std::vector<float>(1001, 0.0f));
   ASSERT_TRUE(run(Kernel::fill, cls::FillArgs{dst, 1000, 2.5f}).has_value());
   auto out = read_vec<float>(dst, 1001);
   for (size_t i = 0; i < 1000; ++i) ASSERT_EQ(out[i], 2.5f) << i;
   EXPECT_EQ(out[1000], 0.0f);
-  EXPECT_EQ(engine_runs_, 1);
 }
 
-TEST_F(ComputeTest, SaxpyMatchesReference) {
+void ComputeTest::saxpy_matches_reference() {
   const auto x = ramp(1000, 0.1f, 0.0f);
   auto y = ramp(1000, 0.07f, 1.0f);
   const uint64_t xv = buffer(x), yv = buffer(y);
@@ -139,7 +146,7 @@ TEST_F(ComputeTest, SaxpyMatchesReference) {
   expect_near_all(read_vec<float>(yv, 1000), y, 1e-6f);
 }
 
-TEST_F(ComputeTest, MaddMatchesReference) {
+void ComputeTest::madd_matches_reference() {
   const auto a = ramp(16 * 20, 0.3f, 0.0f), b = ramp(16 * 20, 0.2f, 2.0f);
   std::vector<float> c(16 * 20, 0.0f);
   const uint64_t av = buffer(a), bv = buffer(b), cv = buffer(c);
@@ -147,6 +154,15 @@ TEST_F(ComputeTest, MaddMatchesReference) {
   kernels::reference::madd(a, b, c);
   expect_near_all(read_vec<float>(cv, c.size()), c, 1e-6f);
 }
+
+TEST_F(ComputeTest, FillWritesValue) {
+  fill_writes_value();
+  EXPECT_EQ(engine_runs_, 1);
+}
+
+TEST_F(ComputeTest, SaxpyMatchesReference) { saxpy_matches_reference(); }
+
+TEST_F(ComputeTest, MaddMatchesReference) { madd_matches_reference(); }
 
 TEST_F(ComputeTest, SgemmMatchesReference) {
   const cls::SgemmArgs shape{0, 0, 0, 16, 12, 8, 1.5f, 0.5f, 0};
@@ -162,13 +178,15 @@ TEST_F(ComputeTest, SgemmMatchesReference) {
   EXPECT_EQ(clock_.now_ns(), kernels::sgemm_cost_ns(cost_, args));
 }
 
-TEST_F(ComputeTest, Conv2dMatchesReference) {
+// A convolution of n images of 2 x 8 x 7 with k 3 x 3 filters (pad 1,
+// strides 1 and 2), run and checked against the reference.
+void ComputeTest::conv2d_matches_reference(uint32_t n, uint32_t k) {
   cls::Conv2dArgs args{};
-  args.n = 1;
+  args.n = n;
   args.c = 2;
   args.h = 8;
   args.w = 7;
-  args.k = 3;
+  args.k = k;
   args.r = 3;
   args.s = 3;
   args.pad_h = 1;
@@ -177,8 +195,8 @@ TEST_F(ComputeTest, Conv2dMatchesReference) {
   args.stride_w = 2;
   const uint32_t p = kernels::conv2d_out_h(args), q = kernels::conv2d_out_w(args);
   ASSERT_GT(p * q, 0u);
-  const auto in = ramp(1 * 2 * 8 * 7, 0.3f, 0.0f), filter = ramp(3 * 2 * 3 * 3, 0.5f, 0.1f);
-  std::vector<float> out(size_t{1} * 3 * p * q, 0.0f);
+  const auto in = ramp(size_t{n} * 2 * 8 * 7, 0.3f, 0.0f), filter = ramp(size_t{k} * 2 * 3 * 3, 0.5f, 0.1f);
+  std::vector<float> out(size_t{n} * k * p * q, 0.0f);
   args.input = buffer(in);
   args.filter = buffer(filter);
   args.output = buffer(out);
@@ -187,8 +205,12 @@ TEST_F(ComputeTest, Conv2dMatchesReference) {
   expect_near_all(read_vec<float>(args.output, out.size()), out, 1e-4f);
 }
 
-TEST_F(ComputeTest, MriqMatchesReference) {
-  constexpr uint32_t K = 32, X = 64;
+TEST_F(ComputeTest, Conv2dMatchesReference) { conv2d_matches_reference(1, 3); }
+
+// MRI-Q over x points with 32 k-space samples, checked against the reference.
+void ComputeTest::mriq_matches_reference(uint32_t x_points) {
+  constexpr uint32_t K = 32;
+  const uint32_t X = x_points;
   const auto kx = ramp(K, 0.1f, 0.0f), ky = ramp(K, 0.2f, 0.0f), kz = ramp(K, 0.3f, 0.0f), phi = ramp(K, 0.4f, 1.0f);
   const auto x = ramp(X, 0.05f, 0.0f), y = ramp(X, 0.06f, 0.0f), z = ramp(X, 0.07f, 0.0f);
   std::vector<float> qr(X, 0.0f), qi(X, 0.0f);
@@ -201,6 +223,8 @@ TEST_F(ComputeTest, MriqMatchesReference) {
   expect_near_all(read_vec<float>(args.qi, X), qi, 1e-3f);
 }
 
+TEST_F(ComputeTest, MriqMatchesReference) { mriq_matches_reference(64); }
+
 // ---------------------------------------------------------------- slices (§10.5)
 
 // Every kernel run in slices of thread blocks computes what it computes
@@ -209,26 +233,10 @@ TEST_F(ComputeTest, MriqMatchesReference) {
 TEST_F(ComputeTest, SlicedFillSaxpyMaddMatchTheirReferences) {
   grid_x_ = 7;  // 7 blocks over 1000 elements: uneven parts
   slice_blocks_ = 2;
-  const uint64_t dst = buffer(std::vector<float>(1001, 0.0f));
-  ASSERT_TRUE(run(Kernel::fill, cls::FillArgs{dst, 1000, 2.5f}).has_value());
-  auto out = read_vec<float>(dst, 1001);
-  for (size_t i = 0; i < 1000; ++i) ASSERT_EQ(out[i], 2.5f) << i;
-  EXPECT_EQ(out[1000], 0.0f);
+  fill_writes_value();
   EXPECT_EQ(pieces_, pieces(4));
-
-  const auto x = ramp(1000, 0.1f, 0.0f);
-  auto y = ramp(1000, 0.07f, 1.0f);
-  const uint64_t xv = buffer(x), yv = buffer(y);
-  ASSERT_TRUE(run(Kernel::saxpy, cls::SaxpyArgs{xv, yv, 1000, 3.0f}).has_value());
-  kernels::reference::saxpy(3.0f, x, y);
-  expect_near_all(read_vec<float>(yv, 1000), y, 1e-6f);
-
-  const auto a = ramp(16 * 20, 0.3f, 0.0f), b = ramp(16 * 20, 0.2f, 2.0f);
-  std::vector<float> c(16 * 20, 0.0f);
-  const uint64_t av = buffer(a), bv = buffer(b), cv = buffer(c);
-  ASSERT_TRUE(run(Kernel::madd, cls::MaddArgs{av, bv, cv, 16, 20}).has_value());
-  kernels::reference::madd(a, b, c);
-  expect_near_all(read_vec<float>(cv, c.size()), c, 1e-6f);
+  saxpy_matches_reference();
+  madd_matches_reference();
   EXPECT_EQ(pieces_, pieces(12));
 }
 
@@ -257,47 +265,17 @@ TEST_F(ComputeTest, SlicedSgemmIsBitIdenticalToWholeAndCostsALaunchPerExtraSlice
 }
 
 TEST_F(ComputeTest, SlicedConv2dAcrossImagesAndChannelsMatchesReference) {
-  cls::Conv2dArgs args{};
-  args.n = 3;
-  args.c = 2;
-  args.h = 8;
-  args.w = 7;
-  args.k = 5;
-  args.r = 3;
-  args.s = 3;
-  args.pad_h = 1;
-  args.pad_w = 1;
-  args.stride_h = 1;
-  args.stride_w = 2;
-  const uint32_t p = kernels::conv2d_out_h(args), q = kernels::conv2d_out_w(args);
-  const auto in = ramp(3 * 2 * 8 * 7, 0.3f, 0.0f), filter = ramp(5 * 2 * 3 * 3, 0.5f, 0.1f);
-  std::vector<float> out(size_t{3} * 5 * p * q, 0.0f);
-  args.input = buffer(in);
-  args.filter = buffer(filter);
-  args.output = buffer(out);
   grid_x_ = 11;  // 11 blocks over 15 (image, channel) pairs: slices cross images
   slice_blocks_ = 4;
-  ASSERT_TRUE(run(Kernel::conv2d, args).has_value());
+  conv2d_matches_reference(3, 5);
   EXPECT_EQ(pieces_, pieces(3));
-  kernels::reference::conv2d(args, in.data(), filter.data(), out.data());
-  expect_near_all(read_vec<float>(args.output, out.size()), out, 1e-4f);
 }
 
 TEST_F(ComputeTest, SlicedMriqMatchesReference) {
-  constexpr uint32_t K = 32, X = 200;
-  const auto kx = ramp(K, 0.1f, 0.0f), ky = ramp(K, 0.2f, 0.0f), kz = ramp(K, 0.3f, 0.0f), phi = ramp(K, 0.4f, 1.0f);
-  const auto x = ramp(X, 0.05f, 0.0f), y = ramp(X, 0.06f, 0.0f), z = ramp(X, 0.07f, 0.0f);
-  std::vector<float> qr(X, 0.0f), qi(X, 0.0f);
-  cls::MriqArgs args{buffer(kx), buffer(ky), buffer(kz), buffer(phi), buffer(x), buffer(y),
-                     buffer(z),  buffer(qr), buffer(qi), K,           X};
   grid_x_ = 9;
   slice_blocks_ = 2;
-  ASSERT_TRUE(run(Kernel::mriq, args).has_value());
+  mriq_matches_reference(200);
   EXPECT_EQ(pieces_, pieces(5));
-  kernels::reference::mriq(K, X, kx.data(), ky.data(), kz.data(), phi.data(), x.data(), y.data(), z.data(), qr.data(),
-                           qi.data());
-  expect_near_all(read_vec<float>(args.qr, X), qr, 1e-3f);
-  expect_near_all(read_vec<float>(args.qi, X), qi, 1e-3f);
 }
 
 TEST_F(ComputeTest, SlicedSpinSleepsItsDurationInParts) {
