@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "bench/workloads/args.h"
+#include "bench/workloads/paired.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
 #include "testbed/workloads/run.h"
@@ -36,11 +37,46 @@ struct Entry {
   WorkloadResult result;
   std::optional<mediator::CounterSnapshot> counters;
   std::vector<double> seconds;
+  std::vector<double> instance_medians;  // one per fresh instance (bench/workloads/paired.h)
   bool correct = true;
   uint32_t instances = 0;
   double median_s = 0;
   std::optional<double> ratio;
 };
+
+const Entry* find_entry(const std::vector<Entry>& entries, const WorkloadSpec* spec, Mode m) {
+  for (const auto& x : entries)
+    if (x.spec == spec && x.mode == m) return &x;
+  return nullptr;
+}
+
+// Issue 11's check, PV >= fv-opt, where the two differ by less than the
+// spread between fresh instances: pv's speed relative to fv-opt's with a
+// 95% bootstrap interval over instances. "not slower": the interval
+// reaches 1 (no instance-level evidence that pv is slower).
+void print_pv_against_fv_opt(const std::vector<const WorkloadSpec*>& only, const std::vector<Entry>& entries) {
+  bool header = false;
+  int slower = 0, rows = 0;
+  for (const WorkloadSpec* spec : only) {
+    const Entry* fv = find_entry(entries, spec, Mode::fv_opt);
+    const Entry* pv = find_entry(entries, spec, Mode::pv);
+    if (!fv || !pv) continue;
+    if (!header) {
+      std::printf(
+          "\npv speed / fv-opt speed (fv-opt median / pv median), 95%% bootstrap interval over %zu/%zu "
+          "instances\n%-12s | %-7s %-17s | %s\n",
+          fv->instance_medians.size(), pv->instance_medians.size(), "workload", "ratio", "95% interval", "verdict");
+      header = true;
+    }
+    const RatioCi r = bootstrap_speed_ratio(fv->instance_medians, pv->instance_medians);
+    const char* verdict = r.low > 1.0 ? "pv faster" : r.high < 1.0 ? "pv SLOWER" : "not different";
+    slower += r.high < 1.0;
+    ++rows;
+    std::printf("%-12s | %-7.3f [%.3f, %.3f]    | %s\n", std::string(spec->name).c_str(), r.ratio, r.low, r.high,
+                verdict);
+  }
+  if (header) std::printf("pv measurably slower than fv-opt on %d of %d workloads\n", slower, rows);
+}
 
 double throughput(const Entry& e) { return e.median_s > 0 ? e.result.work_per_run / e.median_s : 0; }
 
@@ -146,9 +182,10 @@ int workloads_main(std::span<char*> args) {
         }
         const WorkloadResult& res = (*r)[0].result;
         std::fprintf(stderr, " %.3f ms%s\n", median(res.seconds) * 1e3, res.correct ? "" : "  INCORRECT");
-        if (!per_mode[m]) per_mode[m] = Entry{spec, mode, res, (*r)[0].counters, {}, true, 0, 0, std::nullopt};
+        if (!per_mode[m]) per_mode[m] = Entry{spec, mode, res, (*r)[0].counters, {}, {}, true, 0, 0, std::nullopt};
         Entry& e = *per_mode[m];
         e.seconds.insert(e.seconds.end(), res.seconds.begin(), res.seconds.end());
+        e.instance_medians.push_back(median(res.seconds));
         e.correct = e.correct && res.correct;
         ++e.instances;
       }
@@ -222,6 +259,7 @@ int workloads_main(std::span<char*> args) {
     }
     std::printf("\n");
   }
+  print_pv_against_fv_opt(only, entries);
   std::printf("\nfence waits: %s\n", wait_name(device).c_str());
   std::printf("inputs: %s (gemm*, conv*, matmul320, MMUL)\n", input_path_name(inputs));
   std::printf("ratio = mode throughput / native throughput (native median / mode median for equal work)\n");

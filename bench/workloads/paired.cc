@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "bench/workloads/paired.h"
+
+#include <algorithm>
+#include <random>
+
+namespace vgpu::bench {
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::vector<double> resample(const std::vector<double>& v, std::mt19937_64& rng) {
+  std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
+  std::vector<double> out(v.size());
+  for (double& x : out) x = v[pick(rng)];
+  return out;
+}
+
+}  // namespace
+
+RatioCi bootstrap_speed_ratio(const std::vector<double>& a, const std::vector<double>& b, uint32_t resamples) {
+  RatioCi r;
+  if (a.empty() || b.empty()) return r;
+  r.ratio = median_of(a) / median_of(b);
+  std::mt19937_64 rng(0x5eed);
+  std::vector<double> ratios;
+  ratios.reserve(resamples);
+  for (uint32_t i = 0; i < resamples; ++i) ratios.push_back(median_of(resample(a, rng)) / median_of(resample(b, rng)));
+  std::sort(ratios.begin(), ratios.end());
+  const auto at = [&](double q) { return ratios[static_cast<size_t>(q * static_cast<double>(ratios.size() - 1))]; };
+  r.low = at(0.025);
+  r.high = at(0.975);
+  return r;
+}
+
+}  // namespace vgpu::bench

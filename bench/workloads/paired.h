@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Comparing two modes whose difference may be below the run-to-run
+// spread: the ratio of their medians with a bootstrap confidence interval
+// over fresh instances (each instance's median is one sample, so an
+// instance's placement in memory counts as the noise it is).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace vgpu::bench {
+
+struct RatioCi {
+  double ratio = 0;  // median(a) / median(b): b's speed relative to a's for equal work
+  double low = 0;    // 2.5th percentile of the bootstrap
+  double high = 0;   // 97.5th percentile
+};
+
+// a, b: per-instance median times of the two modes (at least one each).
+// Deterministic: the resampling uses a fixed seed.
+[[nodiscard]] RatioCi bootstrap_speed_ratio(const std::vector<double>& a, const std::vector<double>& b,
+                                            uint32_t resamples = 2000);
+
+}  // namespace vgpu::bench

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "bench/workloads/paired.h"
+
+#include <gtest/gtest.h>
+
+namespace vgpu::bench {
+namespace {
+
+TEST(BootstrapSpeedRatio, RatioOfMediansInsideItsInterval) {
+  const RatioCi r = bootstrap_speed_ratio({10, 11, 12, 13, 14}, {5, 5.5, 6, 6.5, 7});
+  EXPECT_DOUBLE_EQ(r.ratio, 2.0);
+  EXPECT_LE(r.low, r.ratio);
+  EXPECT_GE(r.high, r.ratio);
+  EXPECT_GT(r.low, 1.5) << "clearly faster: the interval stays away from 1";
+}
+
+TEST(BootstrapSpeedRatio, OverlappingSamplesGiveAnIntervalAroundOne) {
+  const RatioCi r = bootstrap_speed_ratio({10, 12, 9, 11, 10.5, 9.5}, {10.2, 9.1, 11.8, 10.4, 9.8, 11});
+  EXPECT_LT(r.low, 1.0);
+  EXPECT_GT(r.high, 1.0);
+}
+
+TEST(BootstrapSpeedRatio, OneSampleEachIsAPointAndNoneIsZero) {
+  const RatioCi one = bootstrap_speed_ratio({4}, {2});
+  EXPECT_DOUBLE_EQ(one.low, 2.0);
+  EXPECT_DOUBLE_EQ(one.high, 2.0);
+  EXPECT_EQ(bootstrap_speed_ratio({}, {1}).ratio, 0.0);
+}
+
+}  // namespace
+}  // namespace vgpu::bench
