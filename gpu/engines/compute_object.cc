@@ -173,9 +173,13 @@ MethodOutcome ComputeObject::launch(ComputeObject& self, ChannelContext& ctx, ui
   launch.footprint = *footprint;
   if (auto ok = check_launch(launch); !ok) return channel_fault(ChannelError::bad_argument, mthd, ok.error());
 
+  // A spin's cost is its duration, charged while it runs (0 in the table).
+  const bool brief = e.device == nullptr && kernel != cls::Kernel::spin &&
+                     kernel_cost_ns(e.cost, launch) <= e.cost.launch_ns + BRIEF_WORK_NS;
   return std::optional<EngineWork>{EngineWork{
       .engine = EngineId::compute,
       .run = [e, launch, mthd]() mutable { return run_kernel(e, launch, mthd); },
+      .brief = brief,
   }};
 }
 
