@@ -77,7 +77,19 @@ void Pfifo::loop() {
     }
     l.lock();
     if (next || stop_) continue;
+    const auto idle_since = std::chrono::steady_clock::now();
+    if (!kick_ && last_idle_ns_ <= IDLE_POLL_NS) {
+      l.unlock();
+      const auto until = idle_since + std::chrono::nanoseconds(IDLE_POLL_NS);
+      while (!kick_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      l.lock();
+    }
     if (!kick_) cv_.wait_for(l, std::chrono::nanoseconds(POLL_NS));
+    last_idle_ns_ = kick_ ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                      std::chrono::steady_clock::now() - idle_since)
+                                                      .count())
+                          : ~uint64_t{0};
     kick_ = false;
   }
 }
