@@ -53,8 +53,14 @@ Status FenceSlot::wait(Fence f, uint64_t timeout_ns) {
     err = ch_.error();
     return err != regs::ChannelError::none;
   };
-  const bool ok = ch_.interrupts() ? wait_on_interrupts(port, signalled, timeout_ns, spin_ns_)
+  // Spin only while the recent work came back within the spin: a wait for
+  // a long kernel (or on a busy GPU) sleeps at once and costs no CPU.
+  const uint64_t spin_ns = last_wait_ns_ <= spin_ns_ ? spin_ns_ : 0;
+  const auto start = std::chrono::steady_clock::now();
+  const bool ok = ch_.interrupts() ? wait_on_interrupts(port, signalled, timeout_ns, spin_ns)
                                    : poll_until(port, polled, timeout_ns);
+  last_wait_ns_ = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   if (!ok)
     return fail(Errc::timeout, msg("channel {}: fence {} not signaled after {} ns (completed {})", f.chid, f.value,
                                    timeout_ns, port.read32(Bar::bar1, bar1_)));

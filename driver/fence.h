@@ -23,7 +23,8 @@ struct Fence {
 class FenceSlot {
  public:
   // va: the slot in the channel's address space; bar1: the same slot in BAR1.
-  // spin_ns: how long a wait polls before it sleeps on interrupts.
+  // spin_ns: how long a wait polls before it sleeps on interrupts, when
+  // the previous wait ended within spin_ns (DeviceOptions::wait_spin_ns).
   FenceSlot(Port& port, Channel& ch, uint64_t va, uint64_t bar1, uint64_t spin_ns = 0)
       : port_(port), ch_(ch), va_(va), bar1_(bar1), spin_ns_(spin_ns) {}
 
@@ -44,6 +45,8 @@ class FenceSlot {
   uint64_t bar1_;
   uint64_t spin_ns_;
   uint32_t seq_ = 0;
+  // How long the last wait took; none yet: sleep at once.
+  uint64_t last_wait_ns_ = ~uint64_t{0};
 };
 
 }  // namespace vgpu::driver

@@ -32,6 +32,11 @@
 
 namespace vgpu::driver {
 
+// A thread hand-over to a sleeping thread costs 3 us on the same core and
+// 20-30 us to an idle core of a KVM guest like this host; a fence of a
+// short kernel is back well within this (docs/runtime.md, "Launch latency").
+inline constexpr uint64_t DEFAULT_WAIT_SPIN_NS = 50'000;
+
 struct DeviceOptions {
   // VRAM that BAR3 maps for instance blocks, page tables and runlists;
   // capped at BAR3's size and a quarter of VRAM.
@@ -42,9 +47,11 @@ struct DeviceOptions {
   uint64_t direct_transfer_max = 1 * MiB;
   uint64_t staging_bytes = 1 * MiB;
   uint64_t timeout_ns = 10'000'000'000;  // default for waits
-  // On a port with interrupts, a fence wait polls this long before it
-  // sleeps until the next interrupt message (0: sleep at once).
-  uint64_t wait_spin_ns = 0;
+  // On a port with interrupts, a fence wait polls at most this long before
+  // it sleeps until the next interrupt message, and only while the
+  // channel's previous wait ended within it: after a longer one (a long
+  // kernel, a busy GPU) it sleeps at once (0: always sleep at once).
+  uint64_t wait_spin_ns = DEFAULT_WAIT_SPIN_NS;
   ChannelConfig channel;
   // Hand page-table updates to the vGPU's paravirtual interface (spec §17,
   // pv-driver/) instead of writing tables in VRAM; open fails when the

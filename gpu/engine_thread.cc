@@ -23,6 +23,33 @@ void EngineThread::submit(std::function<void()> job) {
   cv_.notify_all();
 }
 
+bool EngineThread::run_here_if_idle(const std::function<void()>& job) {
+  {
+    std::lock_guard l(mutex_);
+    if (stop_ || !queue_.empty() || running_job_) return false;
+    running_job_ = true;
+  }
+  run_job(job);
+  {
+    std::lock_guard l(mutex_);
+    running_job_ = false;
+    ++jobs_run_;
+  }
+  return true;
+}
+
+void EngineThread::run_job(const std::function<void()>& job) {
+  try {
+    job();
+  } catch (const std::exception& e) {
+    try {
+      log_.internal_error(std::string(name_) + " engine: a job failed: " + e.what());
+    } catch (...) {
+    }
+  } catch (...) {
+  }
+}
+
 bool EngineThread::idle() const {
   std::lock_guard l(mutex_);
   return queue_.empty() && !running_job_;
@@ -42,15 +69,7 @@ void EngineThread::loop() {
     queue_.pop_front();
     running_job_ = true;
     l.unlock();
-    try {
-      job();
-    } catch (const std::exception& e) {
-      try {
-        log_.internal_error(std::string(name_) + " engine: a job failed: " + e.what());
-      } catch (...) {
-      }
-    } catch (...) {
-    }
+    run_job(job);
     l.lock();
     running_job_ = false;
     ++jobs_run_;

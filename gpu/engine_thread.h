@@ -23,11 +23,16 @@ class EngineThread {
   EngineThread& operator=(const EngineThread&) = delete;
 
   void submit(std::function<void()> job);
+  // Runs the job on the calling thread, as the engine's own (counted, its
+  // failure logged), if nothing is queued or running; false otherwise. For
+  // brief work from the one thread that submits: a hand-over costs more.
+  bool run_here_if_idle(const std::function<void()>& job);
   bool idle() const;
   uint64_t jobs_run() const;
 
  private:
   void loop();
+  void run_job(const std::function<void()>& job);
 
   const char* name_;
   Log& log_;

@@ -50,6 +50,38 @@ TEST(EngineThread, AJobThatThrowsIsLoggedAndTheThreadRunsTheNextOne) {
   EXPECT_NE(c.internal[0].find("host resource gone"), std::string::npos);
 }
 
+TEST(EngineThread, BriefWorkRunsOnTheCallerOnlyWhileTheEngineIsIdle) {
+  Log log([](LogKind, const std::string&) {});
+  EngineThread t("compute", log);
+  std::thread::id ran_on;
+  ASSERT_TRUE(t.run_here_if_idle([&] { ran_on = std::this_thread::get_id(); }));
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+  EXPECT_EQ(t.jobs_run(), 1u);
+
+  // A job on the engine: brief work queues behind it instead of overtaking.
+  std::atomic<bool> release{false}, started{false};
+  t.submit([&] {
+    started = true;
+    while (!release) std::this_thread::yield();
+  });
+  ASSERT_TRUE(wait_until([&] { return started.load(); }));
+  bool ran_here = false;
+  EXPECT_FALSE(t.run_here_if_idle([&] { ran_here = true; }));
+  EXPECT_FALSE(ran_here);
+  release = true;
+  ASSERT_TRUE(wait_until([&] { return t.idle(); }));
+  EXPECT_EQ(t.jobs_run(), 2u);
+}
+
+TEST(EngineThread, BriefWorkThatThrowsOnTheCallerIsLogged) {
+  Captured c;
+  Log log(c.sink());
+  EngineThread t("copy", log);
+  EXPECT_TRUE(t.run_here_if_idle([] { throw std::runtime_error("view gone"); }));
+  EXPECT_TRUE(t.idle());
+  EXPECT_EQ(log.count(LogKind::internal_error), 1u);
+}
+
 TEST(EngineWork, AnAllocationFailureBecomesTheInternalChannelError) {
   Captured c;
   Log log(c.sink());

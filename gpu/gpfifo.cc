@@ -180,10 +180,13 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
     std::lock_guard l(d_.mutex);
     channels_.engine_started(chid, epoch);
   }
-  engines_[engine]->submit([this, chid, epoch, run_work = std::move(work.run)] {
+  auto job = [this, chid, epoch, run_work = std::move(work.run)] {
     engine_job_start_ns_[chid].store(d_.clock.now_ns());
     post_engine_result(chid, epoch, run_engine_work(d_.log, chid, run_work));
-  });
+  };
+  // Brief work runs here when the engine is idle: the same job, the same
+  // result posted, in the same order (only this thread submits work).
+  if (!work.brief || !engines_[engine]->run_here_if_idle(job)) engines_[engine]->submit(std::move(job));
   return Step::engine;
 }
 

@@ -85,9 +85,27 @@ void Pfifo::loop() {
     }
     l.lock();
     if (next || stop_) continue;
+    const auto idle_since = std::chrono::steady_clock::now();
+    if (!kick_ && last_idle_ns_ <= IDLE_POLL_NS && engines_idle()) {
+      l.unlock();
+      const auto until = idle_since + std::chrono::nanoseconds(IDLE_POLL_NS);
+      while (!kick_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      l.lock();
+    }
     if (!kick_) cv_.wait_for(l, std::chrono::nanoseconds(POLL_NS));
+    last_idle_ns_ = kick_ ? static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                      std::chrono::steady_clock::now() - idle_since)
+                                                      .count())
+                          : ~uint64_t{0};
     kick_ = false;
   }
+}
+
+bool Pfifo::engines_idle() const {
+  for (const auto& e : engines_)
+    if (e && !e->idle()) return false;
+  return true;
 }
 
 bool Pfifo::schedulable(uint32_t chid) const {
@@ -308,9 +326,7 @@ bool Pfifo::all_idle() const {
     if (!s.loaded || s.busy) return false;
     if (d_.vram.read32(s.userd + regs::userd::GP_PUT) != s.gp_get) return false;
   }
-  for (const auto& e : engines_)
-    if (e && !e->idle()) return false;
-  return true;
+  return engines_idle();
 }
 
 bool Pfifo::wait_idle(uint64_t timeout_ns) {

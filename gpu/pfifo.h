@@ -84,6 +84,13 @@ class Pfifo {
   // Poll period of the PFIFO thread: GP_PUT written behind its back,
   // semaphores written by the CPU, the PTIMER alarm.
   static constexpr uint64_t POLL_NS = 1'000'000;
+  // Out of work with its engines idle, the thread looks for more this long
+  // before it sleeps, as long as the last work arrived within it after the
+  // thread ran dry: a stream of short launches then never waits for the
+  // wake-up of a sleeping thread (20-30 us to an idle core of a KVM guest),
+  // while an idle GPU, or one whose engines compute, sleeps at once and
+  // leaves the cores to them (docs/runtime.md, "Launch latency").
+  static constexpr uint64_t IDLE_POLL_NS = 50'000;
   static constexpr uint32_t SLICE_METHODS = 256;
   // Push-buffer words fetched at a time (64 KiB): what one channel's
   // segment costs the host, however long the GPFIFO entry.
@@ -102,10 +109,11 @@ class Pfifo {
 
   // pfifo.cc: the thread.
   void loop();
-  std::optional<Pick> pick();             // lock held
-  bool schedulable(uint32_t chid) const;  // lock held
-  bool has_work(uint32_t chid) const;     // lock held, PFIFO thread
-  void drop_stale_runs();                 // lock held, PFIFO thread
+  std::optional<Pick> pick();  // lock held
+  bool schedulable(uint32_t chid) const;
+  bool engines_idle() const;           // lock held
+  bool has_work(uint32_t chid) const;  // lock held, PFIFO thread
+  void drop_stale_runs();              // lock held, PFIFO thread
   void service(Pick pick);
   // Word `index` of the segment in progress, fetching the window holding it.
   Walk<uint32_t> segment_word(ChannelRun& run, uint32_t index);
@@ -168,8 +176,9 @@ class Pfifo {
   // The thread.
   std::condition_variable cv_;       // work may be available
   std::condition_variable idle_cv_;  // a channel or engine made progress
-  bool kick_ = false;
+  std::atomic<bool> kick_{false};    // written under the mutex; read without it while polling
   bool stop_ = false;
+  uint64_t last_idle_ns_ = ~uint64_t{0};  // PFIFO thread: how long it was last out of work
   std::atomic<uint64_t> poll_round_{0};
   std::atomic<uint64_t> sem_epoch_{0};
   uint32_t next_chid_ = 0;

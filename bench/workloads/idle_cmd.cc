@@ -2,8 +2,11 @@
 // vgpu-bench idle: what a VM costs while it waits. Every VM submits one
 // long spin kernel and waits for its fence; the CPU time its thread used
 // during the wait (CLOCK_THREAD_CPUTIME_ID) is set against the wait's
-// wall time, for interrupt waits and for polling side by side.
-//   idle [--vms N] [--modes native,fv-opt] [--spin-ms N] [--json FILE]
+// wall time, for interrupt waits and for polling side by side. Before it,
+// each VM launches and waits for --short N one-element fills, so the long
+// wait comes after quick ones (when a wait may spin first, DeviceOptions::
+// wait_spin_ns).
+//   idle [--vms N] [--modes native,fv-opt] [--spin-ms N] [--short N] [--json FILE]
 // With the FIFO scheduler the VMs' kernels run one after another, so the
 // later VMs wait longest, mostly for the others' work.
 #include <time.h>
@@ -36,7 +39,7 @@ struct IdleEntry {
   bool ok = true;
 };
 
-Result<IdleEntry> measure(Mode mode, bool interrupts, uint32_t vms, uint64_t spin_ns) {
+Result<IdleEntry> measure(Mode mode, bool interrupts, uint32_t vms, uint64_t spin_ns, uint32_t short_launches) {
   testbed::TestbedConfig tc;
   tc.mode = mode;
   tc.vms = vms;
@@ -48,6 +51,15 @@ Result<IdleEntry> measure(Mode mode, bool interrupts, uint32_t vms, uint64_t spi
   const auto results = (*tb)->run([&](testbed::Vm& vm) -> Status {
     auto ctx = vm.device.create_context();
     if (!ctx) return std::unexpected(ctx.error());
+    if (short_launches) {
+      auto buf = (*ctx)->alloc(sizeof(float));
+      if (!buf) return std::unexpected(buf.error());
+      for (uint32_t i = 0; i < short_launches; ++i) {
+        auto quick = (*ctx)->fill({*buf, 1, 1.0f});
+        if (!quick) return std::unexpected(quick.error());
+        if (Status st = (*ctx)->wait(*quick); !st) return st;
+      }
+    }
     auto f = (*ctx)->spin({spin_ns});
     if (!f) return std::unexpected(f.error());
     const double cpu0 = thread_cpu_s();
@@ -66,17 +78,27 @@ Result<IdleEntry> measure(Mode mode, bool interrupts, uint32_t vms, uint64_t spi
   return e;
 }
 
-void usage() { std::cerr << "usage: vgpu-bench idle [--vms N] [--modes native,fv-opt] [--spin-ms N] [--json FILE]\n"; }
+void usage() {
+  std::cerr << "usage: vgpu-bench idle [--vms N] [--modes native,fv-opt] [--spin-ms N] [--short N] [--json FILE]\n";
+}
 
 }  // namespace
 
 int idle_main(std::span<char*> args) {
-  uint32_t vms = 4, spin_ms = 500;
+  uint32_t vms = 4, spin_ms = 500, short_launches = 100;
   std::vector<Mode> modes{Mode::native, Mode::fv_opt};
   std::string json_path;
   if (Status s = parse_flags(args, {{"--vms", count_flag("--vms", vms, 64)},
                                     {"--modes", parsed_flag(modes, parse_modes)},
                                     {"--spin-ms", count_flag("--spin-ms", spin_ms, 60'000)},
+                                    {"--short",
+                                     [&](std::string_view v) -> Status {
+                                       if (v == "0") {
+                                         short_launches = 0;
+                                         return {};
+                                       }
+                                       return count_flag("--short", short_launches, 1'000'000)(v);
+                                     }},
                                     {"--json", text_flag(json_path)}});
       !s) {
     std::cerr << "vgpu-bench idle: " << s.error().message << "\n";
@@ -88,7 +110,7 @@ int idle_main(std::span<char*> args) {
     for (bool interrupts : {true, false}) {
       const uint32_t n = mode == Mode::native ? 1 : vms;
       std::fprintf(stderr, "  %-8s %-4s %u VMs ...\n", mode_name(mode), interrupts ? "irq" : "poll", n);
-      auto e = measure(mode, interrupts, n, uint64_t{spin_ms} * 1'000'000);
+      auto e = measure(mode, interrupts, n, uint64_t{spin_ms} * 1'000'000, short_launches);
       if (!e) {
         std::cerr << "vgpu-bench idle: " << e.error().what() << "\n";
         return 1;
@@ -100,11 +122,14 @@ int idle_main(std::span<char*> args) {
   for (const auto& e : entries)
     std::printf("%-8s %-5s %4u %12.3f %12.4f %9.2f%%\n", mode_name(e.mode), e.interrupts ? "irq" : "poll", e.vms,
                 e.wait_s, e.cpu_s, e.wait_s > 0 ? 100.0 * e.cpu_s / e.wait_s : 0.0);
-  std::printf("\nwaited / cpu: summed over the VMs' threads, fence wait only (one %u ms spin kernel per VM)\n",
-              spin_ms);
+  std::printf(
+      "\nwaited / cpu: summed over the VMs' threads, fence wait only (one %u ms spin kernel per VM, after %u "
+      "waited one-element fills)\n",
+      spin_ms, short_launches);
   if (!json_path.empty()) {
     std::ofstream out(json_path);
-    out << "{\"suite\": \"idle\", \"spin_ms\": " << spin_ms << ", \"results\": [\n";
+    out << "{\"suite\": \"idle\", \"spin_ms\": " << spin_ms << ", \"short\": " << short_launches
+        << ", \"results\": [\n";
     for (size_t i = 0; i < entries.size(); ++i) {
       const auto& e = entries[i];
       out << strfmt("  {\"mode\": \"%s\", \"wait\": \"%s\", \"vms\": %u, \"waited_s\": %.6g, \"cpu_s\": %.6g}",

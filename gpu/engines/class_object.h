@@ -76,7 +76,17 @@ struct EngineWork {
   EngineId engine;
   std::function<MethodDone()> run;
   std::shared_ptr<DividedWork> divided = {};
+  // Brief work (a few microseconds of host time at most, on the model's
+  // own views of VRAM): PFIFO may run it itself while the engine is idle,
+  // sparing two thread hand-overs (to the engine and back), which cost more
+  // than the work (docs/runtime.md, "Launch latency").
+  bool brief = false;
 };
+
+// The most modeled work (beyond the fixed launch cost) and the most bytes
+// a copy may have to be brief.
+inline constexpr uint64_t BRIEF_WORK_NS = 64;
+inline constexpr uint64_t BRIEF_COPY_BYTES = 4096;
 
 using MethodOutcome = std::expected<std::optional<EngineWork>, ChannelFault>;
 

@@ -179,9 +179,13 @@ MethodOutcome ComputeObject::launch(ComputeObject& self, ChannelContext& ctx, ui
   if (e.slice_blocks != 0 && launch.blocks > e.slice_blocks && e.device == nullptr)
     return std::optional<EngineWork>{
         EngineWork{.engine = EngineId::compute, .run = {}, .divided = slice_kernel(e, launch, mthd, e.slice_blocks)}};
+  // A spin's cost is its duration, charged while it runs (0 in the table).
+  const bool brief = e.device == nullptr && kernel != cls::Kernel::spin &&
+                     kernel_cost_ns(e.cost, launch) <= e.cost.launch_ns + BRIEF_WORK_NS;
   return std::optional<EngineWork>{EngineWork{
       .engine = EngineId::compute,
       .run = [e, launch, mthd]() mutable { return run_kernel(e, launch, mthd); },
+      .brief = brief,
   }};
 }
 

@@ -341,6 +341,31 @@ TEST_F(ComputeTest, SpinOnRealClockWaitsItsDuration) {
   EXPECT_EQ(clock_.now_ns(), 0u);
 }
 
+// Brief work may run on PFIFO's thread (Pfifo, EngineThread::run_here_if_idle):
+// a one-element fill is brief; a spin (its cost is its duration) and a
+// fill whose modeled work is past BRIEF_WORK_NS are not; nor is work for
+// a device.
+TEST_F(ComputeTest, OnlyTinyWorkIsBrief) {
+  ChannelContext ctx = context();
+  // Whether the work LAUNCH hands to the engine is brief.
+  const auto brief = [&](Kernel kernel, const auto& args) {
+    write_program(static_cast<uint32_t>(kernel));
+    for (const Method& m : launch_sequence(args)) {
+      MethodOutcome out = compute_.method(ctx, m.mthd, m.data);
+      if (out && *out && m.mthd == LAUNCH) return (*out)->brief;
+    }
+    ADD_FAILURE() << "LAUNCH gave no engine work";
+    return false;
+  };
+  const uint64_t one = buffer(std::vector<float>(1, 0.0f));
+  // Work for a device (the fake one in gpu_engines_fake_device) is not PFIFO's to run.
+  EXPECT_EQ(brief(Kernel::fill, cls::FillArgs{one, 1, 1.0f}), ctx.device == nullptr);
+  const uint32_t n = static_cast<uint32_t>((BRIEF_WORK_NS + 1) * cost_.bytes_per_ns / sizeof(float)) + 1;
+  const uint64_t big = buffer(std::vector<float>(n, 0.0f));
+  EXPECT_FALSE(brief(Kernel::fill, cls::FillArgs{big, n, 1.0f}));
+  EXPECT_FALSE(brief(Kernel::spin, cls::SpinArgs{1}));
+}
+
 TEST_F(ComputeTest, FillChargesStreamCost) {
   const uint64_t dst = buffer(std::vector<float>(512, 0.0f));
   ASSERT_TRUE(run(Kernel::fill, cls::FillArgs{dst, 512, 1.0f}).has_value());

@@ -134,9 +134,11 @@ MethodOutcome CopyObject::launch_dma(CopyObject& self, ChannelContext& ctx, uint
   }
 
   if (!launch.copy && semaphore == SemRelease::none && !launch.interrupt) return method_done();
+  const bool brief = ctx.device == nullptr && (!launch.copy || launch.copy->total_bytes() <= BRIEF_COPY_BYTES);
   return std::optional<EngineWork>{EngineWork{
       .engine = EngineId::copy,
       .run = [launch]() mutable { return run_launch(launch); },
+      .brief = brief,
   }};
 }
 
