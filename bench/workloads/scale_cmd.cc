@@ -35,7 +35,11 @@ struct ScaleEntry {
   uint64_t trapped = 0, submissions = 0;
 };
 
-constexpr uint32_t NATIVE_REPEATS = 3;
+// Every point (the native baseline and each mode at each VM count) is
+// the median of this many fresh measurements: one alone varies by a
+// factor of two on a loaded machine, and the baseline and the points it
+// divides must be estimated alike.
+constexpr uint32_t REPEATS = 3;
 
 struct ScaleSetup {
   uint32_t runs = 20;
@@ -77,6 +81,18 @@ void usage() {
   std::cerr << "usage: vgpu-bench scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]\n"
                "                        [--runs N] [--scheduler fifo|credit|band] [--json FILE]\n"
                "                        [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no]\n";
+}
+
+// The median of REPEATS measurements, by throughput.
+Result<ScaleEntry> measure_median(const WorkloadSpec& spec, Mode mode, uint32_t vms, const ScaleSetup& setup) {
+  std::vector<ScaleEntry> all;
+  for (uint32_t i = 0; i < REPEATS; ++i) {
+    auto e = measure(spec, mode, vms, setup);
+    if (!e) return std::unexpected(e.error());
+    all.push_back(*e);
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.per_s < b.per_s; });
+  return all[all.size() / 2];
 }
 
 }  // namespace
@@ -121,19 +137,12 @@ int scale_main(std::span<char*> args) {
   std::vector<ScaleEntry> entries;
   bool all_ok = true;
   for (const WorkloadSpec* spec : chosen) {
-    // The baseline is the median of NATIVE_REPEATS native runs: one run
-    // alone varies by a factor of two on a loaded machine.
-    std::vector<ScaleEntry> natives;
-    for (uint32_t i = 0; i < NATIVE_REPEATS; ++i) {
-      auto n = measure(*spec, Mode::native, 1, setup);
-      if (!n) {
-        std::cerr << "vgpu-bench scale: " << n.error().what() << "\n";
-        return 1;
-      }
-      natives.push_back(*n);
+    auto native = measure_median(*spec, Mode::native, 1, setup);
+    if (!native) {
+      std::cerr << "vgpu-bench scale: " << native.error().what() << "\n";
+      return 1;
     }
-    std::sort(natives.begin(), natives.end(), [](const auto& a, const auto& b) { return a.per_s < b.per_s; });
-    std::optional<ScaleEntry> base = natives[natives.size() / 2];
+    std::optional<ScaleEntry> base = *native;
     base->ratio = 1;
     const double native_per_s = base->per_s;
     all_ok = all_ok && base->correct;
@@ -142,7 +151,7 @@ int scale_main(std::span<char*> args) {
       if (mode == Mode::native) continue;  // native owns the GPU: 1 VM, the baseline above
       for (uint32_t vms : vm_counts) {
         std::fprintf(stderr, "  %-8s %-8s %u VMs ...\n", std::string(spec->name).c_str(), mode_name(mode), vms);
-        auto e = measure(*spec, mode, vms, setup);
+        auto e = measure_median(*spec, mode, vms, setup);
         if (!e) {
           std::cerr << "  failed: " << e.error().what() << "\n";
           all_ok = false;
@@ -162,7 +171,7 @@ int scale_main(std::span<char*> args) {
                 mode_name(e.mode), e.vms, e.runs, e.window_s, e.per_s, e.ratio, e.correct ? "yes" : "NO", e.trapped);
   std::printf("\nfence waits: %s; timed starts %s\n", wait_name(setup.device).c_str(),
               setup.align_start ? "aligned across VMs" : "not aligned");
-  std::printf("native: the median of %u runs\n", NATIVE_REPEATS);
+  std::printf("each point: the median of %u fresh measurements\n", REPEATS);
   std::printf("runs/s = VMs x runs / window (first launch to last fence over all VMs); ratio = over 1 native VM\n");
 
   if (!json_path.empty()) {
