@@ -23,7 +23,8 @@ std::vector<double> resample(const std::vector<double>& v, std::mt19937_64& rng)
 
 }  // namespace
 
-RatioCi bootstrap_speed_ratio(const std::vector<double>& a, const std::vector<double>& b, uint32_t resamples) {
+RatioCi bootstrap_speed_ratio(const std::vector<double>& a, const std::vector<double>& b, double alpha,
+                              uint32_t resamples) {
   RatioCi r;
   if (a.empty() || b.empty()) return r;
   r.ratio = median_of(a) / median_of(b);
@@ -33,8 +34,8 @@ RatioCi bootstrap_speed_ratio(const std::vector<double>& a, const std::vector<do
   for (uint32_t i = 0; i < resamples; ++i) ratios.push_back(median_of(resample(a, rng)) / median_of(resample(b, rng)));
   std::sort(ratios.begin(), ratios.end());
   const auto at = [&](double q) { return ratios[static_cast<size_t>(q * static_cast<double>(ratios.size() - 1))]; };
-  r.low = at(0.025);
-  r.high = at(0.975);
+  r.low = at(alpha / 2);
+  r.high = at(1 - alpha / 2);
   return r;
 }
 

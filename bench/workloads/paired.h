@@ -12,13 +12,15 @@ namespace vgpu::bench {
 
 struct RatioCi {
   double ratio = 0;  // median(a) / median(b): b's speed relative to a's for equal work
-  double low = 0;    // 2.5th percentile of the bootstrap
-  double high = 0;   // 97.5th percentile
+  double low = 0;    // alpha/2 quantile of the bootstrap
+  double high = 0;   // 1 - alpha/2 quantile
 };
 
 // a, b: per-instance median times of the two modes (at least one each).
+// The interval holds 1 - alpha of the bootstrap (alpha 0.05: 95%; for a
+// claim about k comparisons at once, alpha 0.05 / k: Bonferroni).
 // Deterministic: the resampling uses a fixed seed.
 [[nodiscard]] RatioCi bootstrap_speed_ratio(const std::vector<double>& a, const std::vector<double>& b,
-                                            uint32_t resamples = 2000);
+                                            double alpha = 0.05, uint32_t resamples = 20000);
 
 }  // namespace vgpu::bench

@@ -20,6 +20,15 @@ TEST(BootstrapSpeedRatio, OverlappingSamplesGiveAnIntervalAroundOne) {
   EXPECT_GT(r.high, 1.0);
 }
 
+TEST(BootstrapSpeedRatio, ASmallerAlphaWidensTheInterval) {
+  const std::vector<double> a{10, 12, 9, 11, 10.5, 9.5, 10.8, 11.2}, b{9.6, 9.1, 10.8, 10.4, 9.8, 10, 9.4, 10.1};
+  const RatioCi r95 = bootstrap_speed_ratio(a, b);
+  const RatioCi bonferroni = bootstrap_speed_ratio(a, b, 0.05 / 24);
+  EXPECT_LE(bonferroni.low, r95.low);
+  EXPECT_GE(bonferroni.high, r95.high);
+  EXPECT_LT(bonferroni.high - bonferroni.low, 1.0);
+}
+
 TEST(BootstrapSpeedRatio, OneSampleEachIsAPointAndNoneIsZero) {
   const RatioCi one = bootstrap_speed_ratio({4}, {2});
   EXPECT_DOUBLE_EQ(one.low, 2.0);
