@@ -29,8 +29,10 @@ struct CopyLaunch {
 };
 
 MethodDone run_launch(CopyLaunch& l) {
-  if (l.copy && l.ctx.device != nullptr && !copy_touches_system_memory(l.ctx, *l.copy)) {
-    if (auto r = pitch_copy_on_device(l.ctx, *l.copy, l.mthd); !r) return r;
+  std::optional<MethodDone> on_device;
+  if (l.copy && l.ctx.device != nullptr) on_device = pitch_copy_on_device(l.ctx, *l.copy, l.mthd);
+  if (on_device) {
+    if (!*on_device) return *on_device;
   } else if (l.copy) {
     const uint64_t start = l.ctx.clock.now_ns();
     EngineDeadline deadline(l.ctx, start);

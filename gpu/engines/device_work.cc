@@ -19,23 +19,28 @@ namespace {
 using kernels::Access;
 using kernels::BufferUse;
 
-// A VA range as physical runs, in VA order.
+// A VA range as physical runs, in VA order; whether any is in system
+// memory (then the work is the model's: docs/cuda.md).
 struct Placed {
   std::vector<PhysRun> runs;
   uint64_t bytes = 0;
+  bool sysmem = false;
   bool contiguous() const { return runs.size() == 1; }
 };
 
+// One walk of the range's tables gives both the runs and their apertures.
 Walk<Placed> place(ChannelContext& ctx, uint64_t va, uint64_t bytes, bool write, bool& too_many) {
   Placed p;
   p.bytes = bytes;
   too_many = false;
   if (bytes == 0) return p;
-  auto r = ctx.mmu.for_each_run(ctx.as, va, bytes, write, [&](uint64_t rva, uint64_t phys, uint64_t n) {
-    if (!p.runs.empty() && p.runs.back().phys + p.runs.back().bytes == phys)
-      p.runs.back().bytes += n;  // physically adjacent pages of different PTEs
+  auto r = ctx.mmu.for_each_phys_run(ctx.as, va, bytes, write, [&](const PhysRun& run) {
+    p.sysmem = p.sysmem || run.sysmem;
+    PhysRun* last = p.runs.empty() ? nullptr : &p.runs.back();
+    if (last && last->sysmem == run.sysmem && last->phys + last->bytes == run.phys)
+      last->bytes += run.bytes;  // physically adjacent pages of different PTEs
     else if (p.runs.size() < MAX_DEVICE_RUNS)
-      p.runs.push_back({rva, phys, n});
+      p.runs.push_back(run);
     else
       too_many = true;
   });
@@ -131,18 +136,7 @@ void launch(Device& dev, Device::Stream s, const KernelLaunch& l, const Bound& b
 
 }  // namespace
 
-bool launch_touches_system_memory(ChannelContext& ctx, const KernelLaunch& l) {
-  for (const BufferUse& use : l.footprint.buffers())
-    if (ctx.mmu.touches_system_memory(ctx.as, use.va, use.bytes)) return true;
-  return false;
-}
-
-bool copy_touches_system_memory(ChannelContext& ctx, const PitchCopy& c) {
-  return ctx.mmu.touches_system_memory(ctx.as, c.src, c.src_extent()) ||
-         ctx.mmu.touches_system_memory(ctx.as, c.dst, c.dst_extent());
-}
-
-MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint32_t mthd) {
+std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint32_t mthd) {
   Device& dev = ctx.device->device;
   ResidencyTracker& res = ctx.device->residency;
   const Device::Stream stream = ctx.chid;
@@ -154,14 +148,14 @@ MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint
     // A virtual clock keeps the model's spin (virtual time, no real wait).
     if (dynamic_cast<RealClock*>(&ctx.clock) == nullptr) {
       if (!deadline.sleep(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
-      return {};
+      return MethodDone{};
     }
     // A spin past the entry's budget stops at it, as the model's does.
     const uint64_t budget = ctx.engine_budget_ns.value_or(~uint64_t{0});
     dev.spin(stream, std::min(ns, budget));
     if (!dev.synchronize(stream)) return channel_fault(regs::ChannelError::internal, mthd);
     if (ns > budget || !deadline.charge(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
-    return {};
+    return MethodDone{};
   }
 
   std::vector<DeviceBuffer> bufs;
@@ -174,6 +168,7 @@ MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint
     if (!p) return mmu_channel_fault(mthd, p.error());
     if (too_many) return channel_fault(regs::ChannelError::bad_argument, mthd, use.va);
     d.placed = std::move(*p);
+    if (d.placed.sysmem) return std::nullopt;  // nothing done on the device yet
     if (d.placed.runs.size() > 1) {
       if (use.bytes > MAX_BOUNCE_BYTES - gathered) return channel_fault(regs::ChannelError::bad_argument, mthd, use.va);
       gathered += use.bytes;
@@ -217,7 +212,7 @@ MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint
     if (d.use.writable()) finish(res, d.placed, queued);
   if (!ok) return channel_fault(regs::ChannelError::internal, mthd);
   if (!deadline.charge(start, kernel_cost_ns(ctx.cost, l))) return channel_fault(regs::ChannelError::timeout, mthd);
-  return {};
+  return MethodDone{};
 }
 
 namespace {
@@ -246,17 +241,10 @@ class Locator {
   size_t i_ = 0;
 };
 
-bool overlaps(const Placed& a, const Placed& b) {
-  for (const PhysRun& x : a.runs)
-    for (const PhysRun& y : b.runs)
-      if (x.phys < y.phys + y.bytes && y.phys < x.phys + x.bytes) return true;
-  return false;
-}
-
 }  // namespace
 
-MethodDone pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& c, uint32_t mthd) {
-  if (c.total_bytes() == 0) return {};
+std::optional<MethodDone> pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& c, uint32_t mthd) {
+  if (c.total_bytes() == 0) return MethodDone{};
   Device& dev = ctx.device->device;
   ResidencyTracker& res = ctx.device->residency;
   const Device::Stream stream = ctx.chid;
@@ -270,9 +258,10 @@ MethodDone pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& c, uint32_
   auto dst = place(ctx, c.dst, c.dst_extent(), true, too_many);
   if (!dst) return mmu_channel_fault(mthd, dst.error());
   if (too_many) return channel_fault(regs::ChannelError::bad_argument, mthd, c.dst);
+  if (src->sysmem || dst->sysmem) return std::nullopt;  // nothing done on the device yet
 
   // Overlap (memmove semantics): through a packed scratch copy.
-  const bool staged = src->runs.size() * dst->runs.size() <= (size_t{1} << 16) ? overlaps(*src, *dst) : true;
+  const bool staged = runs_overlap(src->runs, dst->runs);
   if (staged && c.total_bytes() > MAX_BOUNCE_BYTES) {
     // Too large to stage: the model's piecewise copy, on host-valid pages.
     for (const PhysRun& r : src->runs) res.host_access(r.phys, r.bytes, false);
@@ -281,7 +270,7 @@ MethodDone pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& c, uint32_
     if (!r) return mmu_channel_fault(mthd, r.error());
     if (!*r || !deadline.charge(start, kernels::stream_cost_ns(ctx.cost, c.total_bytes() * 2)))
       return channel_fault(regs::ChannelError::timeout, mthd);
-    return {};
+    return MethodDone{};
   }
   prepare(res, *src, Access::read, stream);
   prepare(res, *dst, c.pitch_out == c.line_bytes ? Access::write : Access::read_write, stream);
@@ -336,7 +325,7 @@ MethodDone pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& c, uint32_
   const uint64_t traffic = c.total_bytes() * 2;
   if (expired || !deadline.charge(start, kernels::stream_cost_ns(ctx.cost, traffic)))
     return channel_fault(regs::ChannelError::timeout, mthd);
-  return {};
+  return MethodDone{};
 }
 
 }  // namespace vgpu::gpu

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "gpu/device/device.h"
 #include "gpu/device/residency.h"
@@ -25,14 +26,13 @@ struct DeviceEngines {
 // (the host memory a launch uses stays bounded whatever the page tables).
 inline constexpr size_t MAX_DEVICE_RUNS = size_t{1} << 20;
 
-// Work that touches system memory (DMA to guest RAM) runs on the model's
-// engines, on host-valid pages (docs/cuda.md): the device back end moves
-// VRAM only.
-[[nodiscard]] bool launch_touches_system_memory(ChannelContext& ctx, const KernelLaunch& launch);
-[[nodiscard]] bool copy_touches_system_memory(ChannelContext& ctx, const PitchCopy& copy);
-
-[[nodiscard]] MethodDone run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd);
-// The copy's data movement; faults and device failures as channel faults.
-[[nodiscard]] MethodDone pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& copy, uint32_t mthd);
+// The launch, or the copy's data movement, on the device; faults and
+// device failures as channel faults. None: the work touches system memory
+// (DMA to guest RAM), which the device back end does not move (docs/cuda.md):
+// the caller runs it on the model's engines, on host-valid pages. Nothing
+// was done on the device then; one walk of the tables decides it.
+[[nodiscard]] std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& launch,
+                                                             uint32_t mthd);
+[[nodiscard]] std::optional<MethodDone> pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& copy, uint32_t mthd);
 
 }  // namespace vgpu::gpu

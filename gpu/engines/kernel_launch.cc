@@ -218,8 +218,8 @@ uint64_t kernel_units(const KernelLaunch& launch) {
 
 MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd) {
   if (find_kernel(launch.kernel) == nullptr) return channel_fault(regs::ChannelError::bad_program, mthd);
-  if (ctx.device != nullptr && !launch_touches_system_memory(ctx, launch))
-    return run_kernel_on_device(ctx, launch, mthd);
+  if (ctx.device != nullptr)
+    if (auto done = run_kernel_on_device(ctx, launch, mthd)) return *done;
   return run_kernel_blocks(ctx, launch, mthd, {0, launch.blocks});
 }
 
