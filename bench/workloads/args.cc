@@ -20,14 +20,24 @@ std::vector<std::string> split_list(std::string_view s) {
   return out;
 }
 
-Result<uint32_t> parse_count(std::string_view flag, std::string_view value, uint32_t max) {
+Result<uint32_t> parse_count(std::string_view flag, std::string_view value, uint32_t max, uint32_t min) {
   uint32_t v = 0;
   auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc() || p != value.data() + value.size() || v == 0 || v > max)
+  if (ec != std::errc() || p != value.data() + value.size() || v < min || v > max)
     return fail(Errc::invalid_argument,
-                strfmt("%.*s: '%.*s' is not a whole number from 1 to %u", static_cast<int>(flag.size()), flag.data(),
-                       static_cast<int>(value.size()), value.data(), max));
+                strfmt("%.*s: '%.*s' is not a whole number from %u to %u", static_cast<int>(flag.size()), flag.data(),
+                       static_cast<int>(value.size()), value.data(), min, max));
   return v;
+}
+
+Result<std::vector<uint32_t>> parse_counts(std::string_view flag, std::string_view value, uint32_t max, uint32_t min) {
+  std::vector<uint32_t> counts;
+  for (const auto& v : split_list(value)) {
+    auto n = parse_count(flag, v, max, min);
+    if (!n) return std::unexpected(n.error());
+    counts.push_back(*n);
+  }
+  return counts;
 }
 
 Status parse_flags(std::span<char*> args, const FlagHandlers& handlers) {
@@ -68,11 +78,7 @@ void add_wait_flags(FlagHandlers& handlers, driver::DeviceOptions& device) {
     return {};
   };
   handlers["--wait-spin-us"] = [&device](std::string_view v) -> Status {
-    if (v == "0") {
-      device.wait_spin_ns = 0;
-      return {};
-    }
-    auto us = parse_count("--wait-spin-us", v, 1'000'000);
+    auto us = parse_count("--wait-spin-us", v, 1'000'000, 0);
     if (!us) return std::unexpected(us.error());
     device.wait_spin_ns = uint64_t{*us} * 1000;
     return {};
@@ -92,16 +98,6 @@ Result<std::vector<testbed::Mode>> parse_modes(std::string_view value) {
     modes.push_back(*m);
   }
   return modes;
-}
-
-Result<std::vector<uint32_t>> parse_vm_counts(std::string_view value) {
-  std::vector<uint32_t> counts;
-  for (const auto& v : split_list(value)) {
-    auto n = parse_count("--vms", v, 16);
-    if (!n) return std::unexpected(n.error());
-    counts.push_back(*n);
-  }
-  return counts;
 }
 
 Result<std::vector<const testbed::workloads::WorkloadSpec*>> parse_workloads(std::string_view value) {

@@ -18,9 +18,12 @@
 namespace vgpu::bench {
 
 std::vector<std::string> split_list(std::string_view s);
-[[nodiscard]] Result<uint32_t> parse_count(std::string_view flag, std::string_view value, uint32_t max);
+// A whole number from min to max; a comma list of them.
+[[nodiscard]] Result<uint32_t> parse_count(std::string_view flag, std::string_view value, uint32_t max,
+                                           uint32_t min = 1);
+[[nodiscard]] Result<std::vector<uint32_t>> parse_counts(std::string_view flag, std::string_view value, uint32_t max,
+                                                         uint32_t min = 1);
 [[nodiscard]] Result<std::vector<testbed::Mode>> parse_modes(std::string_view value);
-[[nodiscard]] Result<std::vector<uint32_t>> parse_vm_counts(std::string_view value);
 [[nodiscard]] Result<std::vector<const testbed::workloads::WorkloadSpec*>> parse_workloads(std::string_view value);
 
 // "--flag value" pairs, each value handed to its flag's handler, which says

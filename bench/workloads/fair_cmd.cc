@@ -108,39 +108,28 @@ Status parse_weights(std::string_view v, uint32_t (&w)[2]) {
   return {};
 }
 
-Result<std::vector<uint32_t>> numbers(const char* flag, const std::vector<std::string>& items, uint32_t max) {
-  std::vector<uint32_t> out;
-  for (const std::string& item : items) {
-    uint32_t n = 0;
-    if (item != "0")
-      if (Status s = count_flag(flag, n, max)(item); !s) return std::unexpected(s.error());
-    out.push_back(n);
-  }
-  return out;
-}
-
 }  // namespace
 
 int fair_main(std::span<char*> args) {
-  std::vector<std::string> policies{"fifo", "credit", "band"}, long_list{"10"}, slice_list{"0"};
+  std::vector<std::string> policies{"fifo", "credit", "band"};
+  std::vector<uint32_t> longs{10}, slices{0};
   uint32_t short_ms = 1, seconds = 3;
   uint32_t weights[2] = {1, 1};
   std::string json_path;
-  if (Status s = parse_flags(args, {{"--policies", list_flag(policies)},
-                                    {"--short-ms", count_flag("--short-ms", short_ms, 1000)},
-                                    {"--long-ms", list_flag(long_list)},
-                                    {"--weights", [&weights](std::string_view v) { return parse_weights(v, weights); }},
-                                    {"--slice-blocks", list_flag(slice_list)},
-                                    {"--seconds", count_flag("--seconds", seconds, 600)},
-                                    {"--json", text_flag(json_path)}});
+  if (Status s = parse_flags(
+          args,
+          {{"--policies", list_flag(policies)},
+           {"--short-ms", count_flag("--short-ms", short_ms, 1000)},
+           {"--long-ms", parsed_flag(longs, [](std::string_view v) { return parse_counts("--long-ms", v, 1000); })},
+           {"--weights", [&weights](std::string_view v) { return parse_weights(v, weights); }},
+           {"--slice-blocks", parsed_flag(slices,
+                                          [](std::string_view v) {
+                                            return parse_counts("--slice-blocks", v, VGPU_OPT_SLICE_BLOCKS_MAX, 0);
+                                          })},
+           {"--seconds", count_flag("--seconds", seconds, 600)},
+           {"--json", text_flag(json_path)}});
       !s) {
     std::cerr << "fair: " << s.error().message << "\n";
-    return 2;
-  }
-  auto longs = numbers("--long-ms", long_list, 1000);
-  auto slices = longs ? numbers("--slice-blocks", slice_list, VGPU_OPT_SLICE_BLOCKS_MAX) : std::vector<uint32_t>{};
-  if (!longs || !slices) {
-    std::cerr << "fair: " << (!longs ? longs.error() : slices.error()).message << "\n";
     return 2;
   }
   const double target0 = static_cast<double>(weights[0]) / (weights[0] + weights[1]);
@@ -151,8 +140,8 @@ int fair_main(std::span<char*> args) {
       short_ms, weights[0], weights[1], target0, seconds);
   std::printf("%-7s %8s %6s | %12s %12s | %8s %8s %8s | %-13s | %s\n", "policy", "long ms", "slice", "vm0 GPU ms",
               "vm1 GPU ms", "share0", "share1", "|d|", "kernels", "slice resumes");
-  for (uint32_t long_ms : *longs) {
-    for (uint32_t slice : *slices) {
+  for (uint32_t long_ms : longs) {
+    for (uint32_t slice : slices) {
       for (const std::string& p : policies) {
         FairEntry e = measure({p, short_ms, long_ms, {weights[0], weights[1]}, slice, seconds});
         if (!e.ok) {

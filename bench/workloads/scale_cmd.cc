@@ -111,7 +111,7 @@ int scale_main(std::span<char*> args) {
     sched = v;
     return {};
   };
-  FlagHandlers flags{{"--vms", parsed_flag(vm_counts, parse_vm_counts)},
+  FlagHandlers flags{{"--vms", parsed_flag(vm_counts, [](std::string_view v) { return parse_counts("--vms", v, 16); })},
                      {"--modes", parsed_flag(modes, parse_modes)},
                      {"--workloads", parsed_flag(chosen,
                                                  [](std::string_view v) {

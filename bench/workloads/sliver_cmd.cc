@@ -175,13 +175,17 @@ Result<Latency> latency_beside(const Shape& shape, uint32_t slice, uint32_t seco
 int sliver_main(std::span<char*> args) {
   Shape shape{512, 2048, 16384, 4, "band", VGPU_OPT_TURN_MS_DEFAULT};
   uint32_t latency_seconds = 3;
-  std::vector<std::string> slice_list{"0", "4", "16", "64", "256"};
+  std::vector<uint32_t> slices{0, 4, 16, 64, 256};
   std::string json_path;
   if (Status s = parse_flags(args, {{"--sgemm-n", count_flag("--sgemm-n", shape.sgemm_n, 4096)},
                                     {"--mriq-k", count_flag("--mriq-k", shape.mriq_k, 1 << 20)},
                                     {"--mriq-x", count_flag("--mriq-x", shape.mriq_x, 1 << 24)},
                                     {"--iterations", count_flag("--iterations", shape.iterations, 1000)},
-                                    {"--slices", list_flag(slice_list)},
+                                    {"--slices", parsed_flag(slices,
+                                                             [](std::string_view v) {
+                                                               return parse_counts("--slices", v,
+                                                                                   VGPU_OPT_SLICE_BLOCKS_MAX, 0);
+                                                             })},
                                     {"--latency-seconds", count_flag("--latency-seconds", latency_seconds, 600)},
                                     {"--policy", text_flag(shape.policy)},
                                     {"--turn-ms", count_flag("--turn-ms", shape.turn_ms, VGPU_OPT_TURN_MS_MAX)},
@@ -189,16 +193,6 @@ int sliver_main(std::span<char*> args) {
       !s) {
     std::cerr << "sliver: " << s.error().message << "\n";
     return 2;
-  }
-  std::vector<uint32_t> slices;
-  for (const std::string& item : slice_list) {
-    uint32_t n = 0;
-    if (item != "0")
-      if (Status s = count_flag("--slices", n, VGPU_OPT_SLICE_BLOCKS_MAX)(item); !s) {
-        std::cerr << "sliver: " << s.error().message << "\n";
-        return 2;
-      }
-    slices.push_back(n);
   }
   const uint32_t sgemm_blocks = ((shape.sgemm_n + 15) / 16) * ((shape.sgemm_n + 15) / 16);
   const uint32_t mriq_blocks = (shape.mriq_x + 255) / 256;
