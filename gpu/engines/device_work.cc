@@ -91,24 +91,10 @@ struct DeviceBuffer {
   BufferUse use;
   Placed placed;
   std::byte* scratch = nullptr;
-  std::byte* ptr = nullptr;
+  std::byte* data = nullptr;  // in device memory: its mirror, or the gathered scratch
 };
 
-class Bound {
- public:
-  explicit Bound(std::vector<DeviceBuffer>& b) : b_(b) {}
-  float* f32(std::string_view name) const {
-    auto it = std::ranges::find_if(b_, [name](const DeviceBuffer& d) { return name == d.use.name; });
-    return it == b_.end() ? nullptr : reinterpret_cast<float*>(it->ptr);
-  }
-  uint64_t count(std::string_view name) const {
-    auto it = std::ranges::find_if(b_, [name](const DeviceBuffer& d) { return name == d.use.name; });
-    return it == b_.end() ? 0 : it->use.bytes / sizeof(float);
-  }
-
- private:
-  std::vector<DeviceBuffer>& b_;
-};
+using Bound = NamedBuffers<DeviceBuffer>;
 
 void launch(Device& dev, Device::Stream s, const KernelLaunch& l, const Bound& b) {
   const auto args = l.arg_span();
@@ -187,7 +173,7 @@ std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const Kernel
   for (DeviceBuffer& d : bufs) {
     if (d.placed.runs.empty()) continue;
     if (d.placed.contiguous()) {
-      d.ptr = dev.mirror(d.placed.runs.front().phys);
+      d.data = dev.mirror(d.placed.runs.front().phys);
       continue;
     }
     d.scratch = dev.alloc(stream, d.placed.bytes);
@@ -196,7 +182,7 @@ std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const Kernel
       return channel_fault(regs::ChannelError::internal, mthd, d.use.va);
     }
     if (d.use.access != Access::write) gather(dev, stream, d.placed, d.scratch);
-    d.ptr = d.scratch;
+    d.data = d.scratch;
   }
 
   launch(dev, stream, l, Bound(bufs));

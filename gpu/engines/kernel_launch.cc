@@ -31,23 +31,7 @@ struct MappedBuffer {
   std::byte* data = nullptr;
 };
 
-// The buffers of one launch, found by their argument field name.
-class Buffers {
- public:
-  explicit Buffers(std::vector<MappedBuffer>& b) : buffers_(b) {}
-  float* f32(std::string_view name) const {
-    auto it = std::ranges::find_if(buffers_, [name](const MappedBuffer& m) { return name == m.use.name; });
-    return it == buffers_.end() ? nullptr : reinterpret_cast<float*>(it->data);
-  }
-  std::span<float> span(std::string_view name) const {
-    auto it = std::ranges::find_if(buffers_, [name](const MappedBuffer& m) { return name == m.use.name; });
-    if (it == buffers_.end() || it->data == nullptr) return {};
-    return {reinterpret_cast<float*>(it->data), it->use.bytes / sizeof(float)};
-  }
-
- private:
-  std::vector<MappedBuffer>& buffers_;
-};
+using Buffers = NamedBuffers<MappedBuffer>;
 
 // Units [first, first + count) of a launch (kernel_units).
 struct Units {

@@ -11,6 +11,7 @@
 #include <expected>
 #include <memory>
 #include <span>
+#include <string_view>
 
 #include "gpu/engines/class_object.h"
 #include "gpu/kernels/footprint.h"
@@ -43,6 +44,33 @@ template <typename Args>
   std::memcpy(&a, bytes.data(), sizeof(a));
   return a;
 }
+
+// A launch's buffers found by their argument field name (the footprint's
+// names), for whichever back end runs it: each B has `use` (its
+// kernels::BufferUse) and `data` (its bytes as the kernel sees them: a
+// host view, a bounce copy, device memory; null when it has none).
+template <typename B>
+class NamedBuffers {
+ public:
+  explicit NamedBuffers(std::span<const B> buffers) : buffers_(buffers) {}
+  float* f32(std::string_view name) const {
+    const B* b = find(name);
+    return b == nullptr ? nullptr : reinterpret_cast<float*>(b->data);
+  }
+  uint64_t count(std::string_view name) const {
+    const B* b = find(name);
+    return b == nullptr || b->data == nullptr ? 0 : b->use.bytes / sizeof(float);
+  }
+  std::span<float> span(std::string_view name) const { return {f32(name), count(name)}; }
+
+ private:
+  const B* find(std::string_view name) const {
+    for (const B& b : buffers_)
+      if (name == b.use.name) return &b;
+    return nullptr;
+  }
+  std::span<const B> buffers_;
+};
 
 // Is this a kernel the device has?
 [[nodiscard]] bool kernel_known(cls::Kernel kernel);
