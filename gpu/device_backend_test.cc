@@ -29,25 +29,7 @@ constexpr uint64_t SHARED_OFF = testing::DATA_OFF + 0x30000;
 constexpr uint32_t BYTES = 0x2000;
 
 std::vector<uint32_t> copy_push(const testing::Channel& c, uint64_t src, uint64_t dst, uint32_t payload) {
-  const uint64_t sem = c.va(SEM_OFF);
-  const uint32_t launch = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::mask |
-                          LaunchDstPitch::mask | LaunchSemaphoreType::make(uint32_t(SemRelease::one_word));
-  return {fmt::mthd::inc(COPY_SUBCH, cls::host::SET_OBJECT, 1),
-          cls::DMA_COPY,
-          fmt::mthd::inc(COPY_SUBCH, SET_SEMAPHORE_A, 3),
-          hi32(sem),
-          lo32(sem),
-          payload,
-          fmt::mthd::inc(COPY_SUBCH, OFFSET_IN_UPPER, 4),
-          hi32(src),
-          lo32(src),
-          hi32(dst),
-          lo32(dst),
-          fmt::mthd::inc(COPY_SUBCH, LINE_LENGTH_IN, 2),
-          BYTES,
-          1,
-          fmt::mthd::inc(COPY_SUBCH, LAUNCH_DMA, 1),
-          launch};
+  return testing::copy_line(COPY_SUBCH, src, dst, BYTES, c.va(SEM_OFF), payload);
 }
 
 // A guest's direct mapping: plain memory, no hook.

@@ -20,26 +20,9 @@ constexpr uint64_t SEM_OFF = testing::DATA_OFF + 0x20000;
 constexpr uint32_t BYTES = 0x2000;
 
 std::vector<uint32_t> copy_push(const testing::Channel& c, uint32_t payload) {
-  const uint64_t src = c.va(SRC_OFF), dst = c.va(DST_OFF), sem = c.va(SEM_OFF);
-  const uint32_t launch = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::mask |
-                          LaunchDstPitch::mask | LaunchSemaphoreType::make(uint32_t(SemRelease::one_word));
-  return {fmt::mthd::inc(COPY_SUBCH, cls::host::SET_OBJECT, 1),
-          cls::DMA_COPY,
-          fmt::mthd::inc(COPY_SUBCH, SET_SEMAPHORE_A, 3),
-          hi32(sem),
-          lo32(sem),
-          payload,
-          fmt::mthd::inc(COPY_SUBCH, OFFSET_IN_UPPER, 4),
-          hi32(src),
-          lo32(src),
-          hi32(dst),
-          lo32(dst),
-          fmt::mthd::inc(COPY_SUBCH, LINE_LENGTH_IN, 2),
-          BYTES,
-          1,
-          fmt::mthd::inc(COPY_SUBCH, LAUNCH_DMA, 1),
-          launch,
-          fmt::mthd::immediate(0, cls::host::SET_REFERENCE, 1)};
+  auto words = testing::copy_line(COPY_SUBCH, c.va(SRC_OFF), c.va(DST_OFF), BYTES, c.va(SEM_OFF), payload);
+  words.push_back(fmt::mthd::immediate(0, cls::host::SET_REFERENCE, 1));
+  return words;
 }
 
 TEST(Engines, CopyRunsOnTheCopyEngineAndReleasesItsSemaphore) {

@@ -122,4 +122,27 @@ std::vector<uint32_t> sem_acquire(uint64_t va, uint32_t payload, cls::host::SemO
           SemDOperation::make(uint32_t(op)) | SemDAcquireSwitch::mask};
 }
 
+std::vector<uint32_t> copy_line(uint32_t subch, uint64_t src, uint64_t dst, uint32_t bytes, uint64_t sem,
+                                uint32_t payload) {
+  using namespace cls::copy;
+  const uint32_t launch = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::mask |
+                          LaunchDstPitch::mask | LaunchSemaphoreType::make(uint32_t(SemRelease::one_word));
+  return {fmt::mthd::inc(subch, cls::host::SET_OBJECT, 1),
+          cls::DMA_COPY,
+          fmt::mthd::inc(subch, SET_SEMAPHORE_A, 3),
+          hi32(sem),
+          lo32(sem),
+          payload,
+          fmt::mthd::inc(subch, OFFSET_IN_UPPER, 4),
+          hi32(src),
+          lo32(src),
+          hi32(dst),
+          lo32(dst),
+          fmt::mthd::inc(subch, LINE_LENGTH_IN, 2),
+          bytes,
+          1,
+          fmt::mthd::inc(subch, LAUNCH_DMA, 1),
+          launch};
+}
+
 }  // namespace vgpu::gpu::testing

@@ -89,6 +89,11 @@ class Harness {
 
 // Host-class method words.
 std::vector<uint32_t> sem_release(uint64_t va, uint32_t payload, bool four_bytes);
+// Copy-class (0x90B5) words on subchannel `subch`: bind the object, copy
+// one line of `bytes` from src to dst (pitch layout, non-pipelined) and
+// release `payload` (one word) at sem when done.
+std::vector<uint32_t> copy_line(uint32_t subch, uint64_t src, uint64_t dst, uint32_t bytes, uint64_t sem,
+                                uint32_t payload);
 std::vector<uint32_t> sem_acquire(uint64_t va, uint32_t payload, cls::host::SemOp op);
 
 }  // namespace vgpu::gpu::testing
