@@ -205,7 +205,7 @@ bool ShadowChannels::piece_pending(uint32_t c) const {
 }
 
 bool ShadowChannels::held(uint32_t c) {
-  return channels_[c].bound && pf::ChanStateSliceHeld::get(env_.physical.state(pchid(c)));
+  return env_.sliced && channels_[c].bound && pf::ChanStateSliceHeld::get(env_.physical.state(pchid(c)));
 }
 
 bool ShadowChannels::resume(uint32_t c) {

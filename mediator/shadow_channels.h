@@ -57,6 +57,10 @@ class ShadowChannels {
     // GPFIFO entry at a time, so that a turn can end at an entry boundary.
     // Otherwise a turn gives it everything up to the guest's GP_PUT.
     bool entry_pieces = false;
+    // The VM's launches run in slices (VgpuConfig::slice_blocks): its
+    // channels may stop between slices. Otherwise none ever does, and the
+    // host's CHAN_STATE is not read for it at each piece.
+    bool sliced = false;
   };
 
   ShadowChannels(Env env, uint32_t count, uint32_t pchid_base);

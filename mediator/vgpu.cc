@@ -31,7 +31,7 @@ Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partiti
       physical_(host, id, config.slice_blocks),
       channels_(ShadowChannels::Env{guest_, host.gpu().vram(), *reserved_, spaces_, regs_, physical_, counters_,
                                     [this](const std::string& e) { guest_error(e); }, config_.lazy_shadow,
-                                    host.turns_bounded()},
+                                    host.turns_bounded(), config_.slice_blocks != 0},
                 config_.channels, pchid_base),
       pv_(PvServer::Env{guest_, *reserved_, spaces_, counters_, [&host](uint64_t pd) { host.invalidate_physical(pd); },
                         [this](const std::string& e) { guest_error(e); }},
