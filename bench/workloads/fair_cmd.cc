@@ -87,24 +87,17 @@ FairEntry measure(const FairRun& r) {
   return e;
 }
 
+// W0:W1, each a scheduler weight.
 Status parse_weights(std::string_view v, uint32_t (&w)[2]) {
   const size_t colon = v.find(':');
-  const auto number = [](std::string_view t) -> uint32_t {
-    uint32_t n = 0;
-    for (char c : t) {
-      if (c < '0' || c > '9' || n > VGPU_OPT_WEIGHT_MAX) return 0;
-      n = n * 10 + static_cast<uint32_t>(c - '0');
-    }
-    return n;
-  };
-  if (colon != std::string_view::npos) {
-    w[0] = number(v.substr(0, colon));
-    w[1] = number(v.substr(colon + 1));
-  }
-  if (colon == std::string_view::npos || w[0] == 0 || w[1] == 0 || w[0] > VGPU_OPT_WEIGHT_MAX ||
-      w[1] > VGPU_OPT_WEIGHT_MAX)
-    return fail(Errc::invalid_argument, strfmt("--weights: W0:W1 with each in [1, %u], not '%.*s'", VGPU_OPT_WEIGHT_MAX,
-                                               static_cast<int>(v.size()), v.data()));
+  if (colon == std::string_view::npos)
+    return fail(Errc::invalid_argument, strfmt("--weights: W0:W1, not '%.*s'", static_cast<int>(v.size()), v.data()));
+  auto w0 = parse_count("--weights", v.substr(0, colon), VGPU_OPT_WEIGHT_MAX);
+  if (!w0) return std::unexpected(w0.error());
+  auto w1 = parse_count("--weights", v.substr(colon + 1), VGPU_OPT_WEIGHT_MAX);
+  if (!w1) return std::unexpected(w1.error());
+  w[0] = *w0;
+  w[1] = *w1;
   return {};
 }
 
