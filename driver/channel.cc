@@ -169,6 +169,15 @@ Error Channel::error_status(r::ChannelError code) {
                    r::pfifo::ChanErrorMethodSubch::get(method), hex(addr))};
 }
 
+void Channel::consumed_before(uint64_t submitted) {
+  // Absolute entry numbers: submits_ entries so far, gp_get_seen_ is
+  // `behind` of them short of the put.
+  const uint32_t mask = config_.gpfifo_entries - 1;
+  const uint64_t behind = (gp_put_ - gp_get_seen_) & mask;
+  if (submitted > submits_ || submitted <= submits_ - behind) return;  // nothing new
+  gp_get_seen_ = static_cast<uint32_t>(submitted) & mask;
+}
+
 Result<uint64_t> Channel::reserve_pushbuf(uint64_t bytes) {
   const uint64_t size = config_.pushbuf_bytes;
   if (bytes > size / 2)

@@ -70,6 +70,10 @@ class Channel {
   uint64_t gpfifo_va() const { return gp_va_; }
   uint64_t pushbuf_va() const { return pb_va_; }
   uint64_t submits() const { return submits_; }
+  // The GPU has consumed every entry submitted before the first
+  // `submitted` ones' end (a fence released in a later entry passed):
+  // ring space known without reading GP_GET (a trapped access in a VM).
+  void consumed_before(uint64_t submitted);
 
  private:
   Channel(ChannelDeps deps, AddressSpace& as, const ChannelConfig& c) : d_(deps), as_(as), config_(c) {}

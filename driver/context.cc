@@ -261,7 +261,7 @@ Status Context::wait(Fence f, uint64_t timeout_ns) {
 
 Status Context::synchronize(uint64_t timeout_ns) {
   if (fence_->last_emitted() == 0) return status();
-  return wait(Fence{channel_id(), fence_->last_emitted()}, timeout_ns);
+  return wait(fence_->last_fence(), timeout_ns);
 }
 
 // ---------------------------------------------------------------- transfers

@@ -22,7 +22,8 @@ Fence FenceSlot::emit(PushBuffer& pb) {
          {h::SemAHi::make(hi32(va_)), lo32(va_) & h::SemBLo::mask, seq_,
           h::SemDOperation::make(static_cast<uint32_t>(h::SemOp::release))});  // 16-byte, WFI
   pb.immediate(subch::HOST, h::NON_STALL_INTERRUPT, 0);
-  return Fence{ch_.chid(), seq_};
+  last_submitted_ = ch_.submits();
+  return Fence{ch_.chid(), seq_, last_submitted_};
 }
 
 uint32_t FenceSlot::completed() { return port_.read32(Bar::bar1, bar1_); }
@@ -75,6 +76,7 @@ Status FenceSlot::wait(Fence f, uint64_t timeout_ns) {
     return fail(Errc::timeout, msg("channel {}: fence {} not signaled after {} ns (completed {})", f.chid, f.value,
                                    timeout_ns, port.read32(Bar::bar1, bar1_)));
   if (err != regs::ChannelError::none) return std::unexpected(ch_.error_status(err));
+  ch_.consumed_before(f.submitted);
   return {};
 }
 

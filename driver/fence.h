@@ -19,6 +19,9 @@ namespace vgpu::driver {
 struct Fence {
   uint32_t chid = 0;
   uint32_t value = 0;
+  // Entries the channel had submitted when the release was emitted: the
+  // release is in a later one, so once it passed these were consumed.
+  uint64_t submitted = 0;
 };
 
 class FenceSlot {
@@ -38,6 +41,8 @@ class FenceSlot {
   // (device_error naming channel and code) or timeout_ns passes (timeout).
   [[nodiscard]] Status wait(Fence f, uint64_t timeout_ns);
   uint32_t last_emitted() const { return seq_; }
+  // The last emitted fence, whole (Context::synchronize waits on it).
+  Fence last_fence() const { return Fence{ch_.chid(), seq_, last_submitted_}; }
 
   // Waits up to this long poll near their expected end (spin_window()).
   static constexpr uint64_t HYBRID_MAX_NS = 2'000'000;
@@ -51,6 +56,7 @@ class FenceSlot {
   uint64_t bar1_;
   uint64_t spin_ns_;
   uint32_t seq_ = 0;
+  uint64_t last_submitted_ = 0;
   // How long the last wait took; none yet: sleep at once.
   uint64_t last_wait_ns_ = ~uint64_t{0};
 };

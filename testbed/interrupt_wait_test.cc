@@ -117,12 +117,14 @@ TEST(InterruptWait, ChannelErrorWakesTheWaiter) {
   }
 }
 
+// Over several wraps of the GPFIFO (1024 entries) and the push buffer:
+// ring space comes from the fences that passed, not from GP_GET.
 TEST(InterruptWait, FvOptSteadyStateTrapsOnlyTheDoorbell) {
   auto tb = make(Mode::fv_opt, 1);
   ASSERT_TRUE(tb) << tb.error().what();
   Testbed& bed = **tb;
   std::optional<mediator::CounterSnapshot> before, after;
-  constexpr uint32_t LAUNCHES = 500;
+  constexpr uint32_t LAUNCHES = 2500;
   const auto results = bed.run([&](Vm& vm) -> Status {
     auto ctx = vm.device.create_context();
     if (!ctx) return std::unexpected(ctx.error());
