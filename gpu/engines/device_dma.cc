@@ -94,7 +94,10 @@ std::optional<MethodDone> pitch_copy_sysmem_on_device(ChannelContext& ctx, const
     if (!r.sysmem) res.prepare_write(r.phys, r.bytes, c.pitch_out == c.line_bytes, stream);
 
   bool expired = false;
-  if (from->size() == 1 && to->size() == 1) {
+  // One 2D copy where both sides are one run and lines do not overlap (a
+  // 2D copy wants pitches of at least a line; else line by line, in order).
+  const bool lines_apart = c.lines == 1 || (c.pitch_in >= c.line_bytes && c.pitch_out >= c.line_bytes);
+  if (from->size() == 1 && to->size() == 1 && lines_apart) {
     move(dev, stream, from->front(), from->front().ptr, c.pitch_in, to->front(), to->front().ptr, c.pitch_out,
          c.line_bytes, c.lines);
   } else {

@@ -183,6 +183,18 @@ TEST_F(DeviceDmaTest, PitchCopyToRamKeepsTheBytesBetweenLines) {
   EXPECT_EQ(ram_bytes(0, want.size()), want);
 }
 
+TEST_F(DeviceDmaTest, OverlappingDestinationLinesAreCopiedLineByLineInOrder) {
+  constexpr uint32_t LINE = 256, LINES = 4, PIN = 256, POUT = 128;  // each line overwrites half of the last
+  const auto ram = pattern(PIN * LINES, 43);
+  std::memcpy(ram_->data(), ram.data(), ram.size());
+  CopyObject ce;
+  ASSERT_TRUE(send(ce, copy_2d(SYS_VA, LINEAR_VA, LINE, LINES, PIN, POUT)).has_value());
+  EXPECT_EQ(fake_->stats().host_to_device, LINES);
+  std::vector<uint8_t> want(POUT * (LINES - 1) + LINE);
+  for (uint32_t l = 0; l < LINES; ++l) std::memcpy(&want[l * POUT], &ram[l * PIN], LINE);
+  EXPECT_EQ(read_vec<uint8_t>(LINEAR_VA, want.size()), want);
+}
+
 TEST_F(DeviceDmaTest, CopyPastRamEndFaultsDmaErrorAsOnTheModel) {
   write_vec(LINEAR_VA, pattern(8192, 1));
   CopyObject ce;
