@@ -27,6 +27,19 @@ Fence FenceSlot::emit(PushBuffer& pb) {
 
 uint32_t FenceSlot::completed() { return port_.read32(Bar::bar1, bar1_); }
 
+// Spin only while the recent work came back within the spin: a wait for
+// a long kernel (or on a busy GPU) sleeps and costs no CPU. A wait of up
+// to HYBRID_MAX_NS sleeps until spin_ns before the time the last one took
+// and polls from there (for twice spin_ns: the last wait's end, give or
+// take the wake-up), so that its end costs no wake-up either (the hybrid
+// polling of Linux's block layer); longer ones sleep through.
+SpinWindow FenceSlot::spin_window() const {
+  if (last_wait_ns_ <= spin_ns_) return {0, spin_ns_};
+  if (spin_ns_ == 0 || last_wait_ns_ > HYBRID_MAX_NS) return {};
+  const uint64_t from = last_wait_ns_ - spin_ns_;
+  return {from, from + 2 * spin_ns_};
+}
+
 Status FenceSlot::wait(Fence f, uint64_t timeout_ns) {
   Port& port = port_;
   if (f.chid != ch_.chid())
@@ -53,11 +66,8 @@ Status FenceSlot::wait(Fence f, uint64_t timeout_ns) {
     err = ch_.error();
     return err != regs::ChannelError::none;
   };
-  // Spin only while the recent work came back within the spin: a wait for
-  // a long kernel (or on a busy GPU) sleeps at once and costs no CPU.
-  const uint64_t spin_ns = last_wait_ns_ <= spin_ns_ ? spin_ns_ : 0;
   const auto start = std::chrono::steady_clock::now();
-  const bool ok = ch_.interrupts() ? wait_on_interrupts(port, signalled, timeout_ns, spin_ns)
+  const bool ok = ch_.interrupts() ? wait_on_interrupts(port, signalled, timeout_ns, spin_window())
                                    : poll_until(port, polled, timeout_ns);
   last_wait_ns_ = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());

@@ -11,6 +11,7 @@
 
 #include "common/error.h"
 #include "driver/channel.h"
+#include "driver/irq_wait.h"
 #include "driver/pushbuf.h"
 
 namespace vgpu::driver {
@@ -38,7 +39,12 @@ class FenceSlot {
   [[nodiscard]] Status wait(Fence f, uint64_t timeout_ns);
   uint32_t last_emitted() const { return seq_; }
 
+  // Waits up to this long poll near their expected end (spin_window()).
+  static constexpr uint64_t HYBRID_MAX_NS = 2'000'000;
+
  private:
+  SpinWindow spin_window() const;
+
   Port& port_;
   Channel& ch_;
   uint64_t va_;

@@ -2,10 +2,12 @@
 // Waiting on interrupts instead of polling: check memory, sleep until the
 // device's next message, check again. The message counts are read before
 // each check, so a message sent between the check and the sleep ends the
-// sleep at once (no lost wake-up). An optional spin (with relax) before
-// the first sleep trades a CPU for latency on short work.
+// sleep at once (no lost wake-up). An optional spin (with relax) trades a
+// CPU for latency: at the start of a short wait, or just before the
+// expected end of a longer one (hybrid polling: FenceSlot::wait).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 
@@ -13,24 +15,34 @@
 
 namespace vgpu::driver {
 
+// When a wait polls instead of sleeping, as offsets from its start: from
+// `from_ns` (before it, sleep) until `until_ns` (after it, sleep again).
+struct SpinWindow {
+  uint64_t from_ns = 0;
+  uint64_t until_ns = 0;
+};
+
 // Calls done() until it returns true (-> true) or timeout_ns of host time
-// passes (-> false); between calls, spins for spin_ns, then sleeps until
-// an interrupt message. The port must have interrupts.
+// passes (-> false); between calls, spins inside the window, and
+// otherwise sleeps until an interrupt message (before the window: at most
+// until it opens). The port must have interrupts.
 template <typename Fn>
-[[nodiscard]] bool wait_on_interrupts(Port& port, Fn&& done, uint64_t timeout_ns, uint64_t spin_ns) {
+[[nodiscard]] bool wait_on_interrupts(Port& port, Fn&& done, uint64_t timeout_ns, SpinWindow spin) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::nanoseconds(timeout_ns);
-  const auto spin_until = start + std::chrono::nanoseconds(spin_ns);
+  const auto spin_from = start + std::chrono::nanoseconds(spin.from_ns);
+  const auto spin_until = start + std::chrono::nanoseconds(spin.until_ns);
   for (;;) {
     const IrqCounts seen = port.interrupt_counts();
     if (done()) return true;
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return done();
-    if (now < spin_until) {
+    if (now >= spin_from && now < spin_until) {
       port.relax();
       continue;
     }
-    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now).count();
+    const auto wake = now < spin_from ? std::min(spin_from, deadline) : deadline;
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - now).count();
     (void)port.wait_interrupt(seen, static_cast<uint64_t>(left));
   }
 }

@@ -161,6 +161,32 @@ TEST(DeviceBackend, SystemMemoryIsRegisteredWhileReachable) {
   EXPECT_EQ(h.dev().stats().host_registrations, 2u);
 }
 
+// A buffer's placement is reused while the MMU is not invalidated (the
+// TLB's rule), and walked again after: a remapped source is read from its
+// new pages.
+TEST(DeviceBackend, APlacementIsReusedUntilTheMmuIsInvalidated) {
+  DeviceHarness h;
+  auto& c = h.add_channel(1);
+  h.commit_runlist({1});
+  (void)h.vram().write32(c.phys(SRC_OFF), 1111);
+  (void)h.vram().write32(c.phys(SHARED_OFF), 2222);
+  h.submit(c, copy_push(c, c.va(SRC_OFF), c.va(DST_OFF), 1));
+  ASSERT_TRUE(h.idle());
+  const uint64_t first = *h.gpu().placement_hits();
+  h.submit(c, copy_push(c, c.va(SRC_OFF), c.va(DST_OFF), 2));
+  ASSERT_TRUE(h.idle());
+  EXPECT_EQ(*h.gpu().placement_hits(), first + 2);  // source and destination
+  EXPECT_EQ(h.vram().read32(c.phys(DST_OFF)), 1111u);
+  // The source VA now names SHARED's pages; the invalidate drops the placement.
+  ASSERT_TRUE(h.tables().map(c.pd, c.va(SRC_OFF), c.phys(SHARED_OFF), BYTES, fmt::PageSize::small).has_value());
+  h.wr(mmu::INVALIDATE, mmu::InvalidateTrigger::mask | mmu::InvalidatePageAll::mask | mmu::InvalidateAllPdb::mask);
+  h.submit(c, copy_push(c, c.va(SRC_OFF), c.va(DST_OFF), 3));
+  ASSERT_TRUE(h.idle());
+  ASSERT_EQ(h.chan_error(1), 0u);
+  EXPECT_EQ(*h.gpu().placement_hits(), first + 2);
+  EXPECT_EQ(h.vram().read32(c.phys(DST_OFF)), 2222u);
+}
+
 // Without the cuda back end built, or without a GPU, asking for it is a
 // configuration error that says which.
 TEST(DeviceBackend, CudaWhereItIsNotBuiltOrNoGpuFailsWithAClearMessage) {

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/engine_thread.h"
 
+#include <chrono>
+
 namespace vgpu::gpu {
 
-EngineThread::EngineThread(const char* name, Log& log) : name_(name), log_(log), thread_([this] { loop(); }) {}
+EngineThread::EngineThread(const char* name, Log& log, uint64_t idle_spin_ns)
+    : name_(name), log_(log), idle_spin_ns_(idle_spin_ns), thread_([this] { loop(); }) {}
 
 EngineThread::~EngineThread() {
   {
     std::lock_guard l(mutex_);
     stop_ = true;
     queue_.clear();
+    queued_.store(0);
   }
   cv_.notify_all();
   thread_.join();
@@ -19,6 +23,7 @@ void EngineThread::submit(std::function<void()> job) {
   {
     std::lock_guard l(mutex_);
     queue_.push_back(std::move(job));
+    queued_.store(queue_.size(), std::memory_order_release);
   }
   cv_.notify_all();
 }
@@ -63,10 +68,18 @@ uint64_t EngineThread::jobs_run() const {
 void EngineThread::loop() {
   std::unique_lock l(mutex_);
   for (;;) {
+    if (idle_spin_ns_ != 0 && !stop_ && queue_.empty()) {
+      l.unlock();
+      const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(idle_spin_ns_);
+      while (queued_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      l.lock();
+    }
     cv_.wait(l, [this] { return stop_ || !queue_.empty(); });
     if (stop_) return;
     auto job = std::move(queue_.front());
     queue_.pop_front();
+    queued_.store(queue_.size(), std::memory_order_release);
     running_job_ = true;
     l.unlock();
     run_job(job);

@@ -3,6 +3,7 @@
 // PFIFO queues work and gets the result through the job's completion.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -17,7 +18,11 @@ class EngineThread {
  public:
   // A job that throws is the last resort's: logged as an internal error
   // (jobs turn their own failures into channel errors; see Pfifo).
-  EngineThread(const char* name, Log& log);
+  // idle_spin_ns: after a job, look for the next one this long before
+  // sleeping (0: sleep at once). For engines whose work is issued to a
+  // real GPU (docs/cuda.md, "Hand-overs"): the thread only issues and
+  // waits, and a stream of launches then never waits for its wake-up.
+  EngineThread(const char* name, Log& log, uint64_t idle_spin_ns = 0);
   ~EngineThread();  // finishes the running job, drops queued ones
   EngineThread(const EngineThread&) = delete;
   EngineThread& operator=(const EngineThread&) = delete;
@@ -28,6 +33,7 @@ class EngineThread {
   // brief work from the one thread that submits: a hand-over costs more.
   bool run_here_if_idle(const std::function<void()>& job);
   bool idle() const;
+  bool spins() const { return idle_spin_ns_ != 0; }
   uint64_t jobs_run() const;
 
  private:
@@ -36,6 +42,8 @@ class EngineThread {
 
   const char* name_;
   Log& log_;
+  const uint64_t idle_spin_ns_;
+  std::atomic<size_t> queued_{0};  // queue_.size(), readable while spinning
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;

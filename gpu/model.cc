@@ -35,7 +35,7 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBa
       backend_(backend),
       device_(std::move(device)),
       residency_(device_ ? std::make_unique<ResidencyTracker>(vram_->size(), *device_) : nullptr),
-      device_engines_(device_ ? std::make_unique<DeviceEngines>(DeviceEngines{*device_, *residency_}) : nullptr),
+      device_engines_(device_ ? std::make_unique<DeviceEngines>(*device_, *residency_) : nullptr),
       clock_(make_clock(config.clock)),
       mmu_(std::make_unique<Mmu>(*vram_)),
       regs_([this](const std::string& line) { log_.guest_error(line); }),
@@ -193,6 +193,11 @@ bool GpuModel::wait_idle(uint64_t timeout_ns) { return pfifo_.wait_idle(timeout_
 RegStats GpuModel::register_stats() {
   std::lock_guard l(mutex_);
   return regs_.stats();
+}
+
+std::optional<uint64_t> GpuModel::placement_hits() const {
+  if (!device_engines_) return std::nullopt;
+  return device_engines_->placements.hits();
 }
 
 }  // namespace vgpu::gpu

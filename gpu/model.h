@@ -58,6 +58,8 @@ class GpuModel final : public Gpu {
   EngineBackend engine_backend() const { return backend_; }
   Device* device() { return device_.get(); }                  // none: the model's engines
   ResidencyTracker* residency() { return residency_.get(); }  // none: the model's engines
+  // Placement-cache hits of the device path (none: the model's engines).
+  std::optional<uint64_t> placement_hits() const;
   RegStats register_stats();
   bool interrupt_asserted() const { return irq_.asserted(); }
   uint64_t interrupt_messages() const { return irq_.messages(); }

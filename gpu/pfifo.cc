@@ -17,8 +17,12 @@ Pfifo::Pfifo(Deps deps) : d_(std::move(deps)) {}
 Pfifo::~Pfifo() { stop(); }
 
 void Pfifo::start() {
-  engines_[static_cast<size_t>(EngineId::copy)] = std::make_unique<EngineThread>("copy", d_.log);
-  engines_[static_cast<size_t>(EngineId::compute)] = std::make_unique<EngineThread>("compute", d_.log);
+  // With a device back end the engine threads only issue GPU work and
+  // wait for it: they poll for the next job as PFIFO does for the next
+  // doorbell (docs/cuda.md, "Hand-overs").
+  const uint64_t engine_spin_ns = d_.device ? IDLE_POLL_NS : 0;
+  engines_[static_cast<size_t>(EngineId::copy)] = std::make_unique<EngineThread>("copy", d_.log, engine_spin_ns);
+  engines_[static_cast<size_t>(EngineId::compute)] = std::make_unique<EngineThread>("compute", d_.log, engine_spin_ns);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -86,9 +90,13 @@ void Pfifo::loop() {
     l.lock();
     if (next || stop_) continue;
     const auto idle_since = std::chrono::steady_clock::now();
-    if (!kick_ && last_idle_ns_ <= IDLE_POLL_NS && engines_idle()) {
+    // Work on a real GPU: its completion is watched for, as a doorbell is,
+    // for up to DEVICE_POLL_NS (the engine threads use no host CPU of
+    // their own for it but a stream synchronize).
+    const bool device_busy = d_.device != nullptr && !engines_idle();
+    if (!kick_ && (device_busy || (last_idle_ns_ <= IDLE_POLL_NS && engines_idle()))) {
       l.unlock();
-      const auto until = idle_since + std::chrono::nanoseconds(IDLE_POLL_NS);
+      const auto until = idle_since + std::chrono::nanoseconds(device_busy ? DEVICE_POLL_NS : IDLE_POLL_NS);
       while (!kick_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
         std::this_thread::yield();
       l.lock();

@@ -3,12 +3,18 @@
 // workload for a fixed number of runs.
 //   scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]
 //         [--runs N] [--scheduler fifo|credit|band] [--json FILE]
-//         [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no]
+//         [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no] [--repeats N]
 // --align-start yes: every VM's first timed launch waits for the others'
 // (a barrier), so that no VM's untimed set-up overlaps another's timing.
 // Aggregate throughput = VMs x runs / (last VM's last fence - first VM's
 // first launch); ratio_to_native is over one native VM's throughput
 // measured the same way (native runs at 1 VM only).
+// --repeats N: every point, the native baseline included, is measured N
+// times, interleaved (round r measures native, then each point once), so
+// that a drift of the host's speed falls on the baseline and the points
+// alike; a point's figure is its median, and its ratio comes with a
+// bootstrap interval over the N rounds (bench/workloads/paired.h;
+// Bonferroni-widened over the points of the table).
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -17,6 +23,7 @@
 
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
+#include "bench/workloads/paired.h"
 #include "common/text.h"
 #include "testbed/workloads/run.h"
 
@@ -35,14 +42,12 @@ struct ScaleEntry {
   uint64_t trapped = 0, submissions = 0;
 };
 
-// Every point (the native baseline and each mode at each VM count) is
-// the median of this many fresh measurements: one alone varies by a
-// factor of two on a loaded machine, and the baseline and the points it
-// divides must be estimated alike.
-constexpr uint32_t REPEATS = 3;
-
 struct ScaleSetup {
   uint32_t runs = 20;
+  // One measurement alone varies by a factor of two on a loaded machine
+  // (and by 40% between invocations on a quiet one): the baseline and the
+  // points it divides are estimated alike, from interleaved rounds.
+  uint32_t repeats = 5;
   std::string sched = "fifo";
   driver::DeviceOptions device;
   bool align_start = false;
@@ -80,19 +85,31 @@ Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, co
 void usage() {
   std::cerr << "usage: vgpu-bench scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]\n"
                "                        [--runs N] [--scheduler fifo|credit|band] [--json FILE]\n"
-               "                        [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no]\n";
+               "                        [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no] [--repeats N]\n";
 }
 
-// The median of REPEATS measurements, by throughput.
-Result<ScaleEntry> measure_median(const WorkloadSpec& spec, Mode mode, uint32_t vms, const ScaleSetup& setup) {
-  std::vector<ScaleEntry> all;
-  for (uint32_t i = 0; i < REPEATS; ++i) {
-    auto e = measure(spec, mode, vms, setup);
-    if (!e) return std::unexpected(e.error());
-    all.push_back(*e);
-  }
-  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.per_s < b.per_s; });
-  return all[all.size() / 2];
+// One point of the table: every round's measurement, then its figures.
+struct ScalePoint {
+  const WorkloadSpec* spec;
+  Mode mode;
+  uint32_t vms;
+  std::vector<ScaleEntry> rounds;
+  ScaleEntry median;  // the round of median throughput
+  RatioCi ratio;      // over the native baseline's rounds
+};
+
+// Seconds per run of the aggregate (the bootstrap compares times).
+std::vector<double> seconds_per_run(const ScalePoint& p) {
+  std::vector<double> t;
+  for (const ScaleEntry& e : p.rounds) t.push_back(e.per_s > 0 ? 1.0 / e.per_s : 0);
+  return t;
+}
+
+void summarize(ScalePoint& p) {
+  std::vector<ScaleEntry> sorted = p.rounds;
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.per_s < b.per_s; });
+  p.median = sorted[sorted.size() / 2];
+  for (const ScaleEntry& e : p.rounds) p.median.correct = p.median.correct && e.correct;
 }
 
 }  // namespace
@@ -120,6 +137,7 @@ int scale_main(std::span<char*> args) {
                                                    return w;
                                                  })},
                      {"--runs", count_flag("--runs", runs, 100000)},
+                     {"--repeats", count_flag("--repeats", setup.repeats, 1000)},
                      {"--scheduler", scheduler},
                      {"--json", text_flag(json_path)},
                      {"--align-start", [&setup](std::string_view v) -> Status {
@@ -134,58 +152,73 @@ int scale_main(std::span<char*> args) {
     return 2;
   }
 
-  std::vector<ScaleEntry> entries;
-  bool all_ok = true;
+  std::vector<ScalePoint> points;
   for (const WorkloadSpec* spec : chosen) {
-    auto native = measure_median(*spec, Mode::native, 1, setup);
-    if (!native) {
-      std::cerr << "vgpu-bench scale: " << native.error().what() << "\n";
-      return 1;
-    }
-    std::optional<ScaleEntry> base = *native;
-    base->ratio = 1;
-    const double native_per_s = base->per_s;
-    all_ok = all_ok && base->correct;
-    entries.push_back(*base);
-    for (Mode mode : modes) {
-      if (mode == Mode::native) continue;  // native owns the GPU: 1 VM, the baseline above
-      for (uint32_t vms : vm_counts) {
-        std::fprintf(stderr, "  %-8s %-8s %u VMs ...\n", std::string(spec->name).c_str(), mode_name(mode), vms);
-        auto e = measure_median(*spec, mode, vms, setup);
-        if (!e) {
-          std::cerr << "  failed: " << e.error().what() << "\n";
-          all_ok = false;
-          continue;
-        }
-        e->ratio = native_per_s > 0 ? e->per_s / native_per_s : 0;
-        all_ok = all_ok && e->correct;
-        entries.push_back(*e);
+    points.push_back({spec, Mode::native, 1, {}, {}, {}});  // native owns the GPU: 1 VM, the baseline
+    for (Mode mode : modes)
+      if (mode != Mode::native)
+        for (uint32_t vms : vm_counts) points.push_back({spec, mode, vms, {}, {}, {}});
+  }
+  bool all_ok = true;
+  for (uint32_t round = 0; round < setup.repeats; ++round) {
+    for (ScalePoint& p : points) {
+      std::fprintf(stderr, "  round %u/%u: %-8s %-8s %u VMs ...\n", round + 1, setup.repeats,
+                   std::string(p.spec->name).c_str(), mode_name(p.mode), p.vms);
+      auto e = measure(*p.spec, p.mode, p.vms, setup);
+      if (!e) {
+        std::cerr << "vgpu-bench scale: " << e.error().what() << "\n";
+        return 1;
       }
+      p.rounds.push_back(*e);
     }
   }
-
-  std::printf("\n%-8s %-8s %4s %6s %10s %12s %9s %8s %12s\n", "workload", "mode", "vms", "runs", "window s", "runs/s",
-              "ratio", "correct", "trapped");
-  for (const auto& e : entries)
-    std::printf("%-8s %-8s %4u %6u %10.3f %12.2f %9.3f %8s %12lu\n", std::string(e.spec->name).c_str(),
-                mode_name(e.mode), e.vms, e.runs, e.window_s, e.per_s, e.ratio, e.correct ? "yes" : "NO", e.trapped);
+  // Every point's interval at once: Bonferroni over the compared points.
+  const size_t compared = std::max<size_t>(1, points.size() - chosen.size());
+  const double alpha = 0.05 / static_cast<double>(compared);
+  const ScalePoint* base = nullptr;
+  for (ScalePoint& p : points) {
+    summarize(p);
+    if (p.mode == Mode::native) base = &p;
+    p.ratio = bootstrap_speed_ratio(seconds_per_run(*base), seconds_per_run(p), alpha);
+    p.median.ratio = p.ratio.ratio;
+    all_ok = all_ok && p.median.correct;
+  }
+  std::printf("\n%-8s %-8s %4s %6s %10s %12s %9s %17s %8s %12s\n", "workload", "mode", "vms", "runs", "window s",
+              "runs/s", "ratio", "interval", "correct", "trapped");
+  for (const ScalePoint& p : points) {
+    const ScaleEntry& e = p.median;
+    const std::string interval = p.mode == Mode::native || setup.repeats < 3
+                                     ? "-"
+                                     : strfmt("[%.3f, %.3f]", p.ratio.low, p.ratio.high);
+    std::printf("%-8s %-8s %4u %6u %10.3f %12.2f %9.3f %17s %8s %12lu\n", std::string(e.spec->name).c_str(),
+                mode_name(e.mode), e.vms, e.runs, e.window_s, e.per_s, e.ratio, interval.c_str(),
+                e.correct ? "yes" : "NO", e.trapped);
+  }
   std::printf("\nfence waits: %s; timed starts %s\n", wait_name(setup.device).c_str(),
               setup.align_start ? "aligned across VMs" : "not aligned");
-  std::printf("each point: the median of %u fresh measurements\n", REPEATS);
-  std::printf("runs/s = VMs x runs / window (first launch to last fence over all VMs); ratio = over 1 native VM\n");
+  std::printf("each point: the median of %u rounds, interleaved with the native baseline's\n", setup.repeats);
+  std::printf(
+      "runs/s = VMs x runs / window (first launch to last fence over all VMs); ratio = over 1 native VM,\n"
+      "interval: %.1f%% bootstrap over the rounds (Bonferroni over %zu points; none below 3 rounds)\n",
+      100 * (1 - alpha), compared);
 
   if (!json_path.empty()) {
     std::ofstream out(json_path);
-    out << "{\"suite\": \"scale\", \"scheduler\": " << json_string(sched) << ", \"results\": [\n";
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const auto& e = entries[i];
+    out << "{\"suite\": \"scale\", \"scheduler\": " << json_string(sched) << ", \"rounds\": " << setup.repeats
+        << ", \"alpha\": " << alpha << ", \"results\": [\n";
+    for (size_t i = 0; i < points.size(); ++i) {
+      const ScalePoint& p = points[i];
+      const ScaleEntry& e = p.median;
+      std::string rounds;
+      for (const ScaleEntry& r : p.rounds) rounds += (rounds.empty() ? "" : ", ") + strfmt("%.6g", r.per_s);
       out << strfmt(
                  "  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"runs_per_vm\": %u, \"window_s\": %.6g, "
-                 "\"throughput_per_s\": %.6g, \"ratio_to_native\": %.4f, \"correct\": %s, "
+                 "\"throughput_per_s\": %.6g, \"ratio_to_native\": %.4f, \"ratio_low\": %.4f, \"ratio_high\": %.4f, "
+                 "\"round_throughputs_per_s\": [%s], \"correct\": %s, "
                  "\"counters\": {\"trapped\": %lu, \"submissions\": %lu}}",
                  json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, e.runs, e.window_s, e.per_s, e.ratio,
-                 e.correct ? "true" : "false", e.trapped, e.submissions)
-          << (i + 1 < entries.size() ? ",\n" : "\n");
+                 p.ratio.low, p.ratio.high, rounds.c_str(), e.correct ? "true" : "false", e.trapped, e.submissions)
+          << (i + 1 < points.size() ? ",\n" : "\n");
     }
     out << "]}\n";
     if (!out) {

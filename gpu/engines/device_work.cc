@@ -20,20 +20,16 @@ namespace {
 using kernels::Access;
 using kernels::BufferUse;
 
-// A VA range as physical runs, in VA order; whether any is in system
-// memory (then the work is the model's: docs/cuda.md).
-struct Placed {
-  std::vector<PhysRun> runs;
-  uint64_t bytes = 0;
-  bool sysmem = false;
-  bool contiguous() const { return runs.size() == 1; }
-};
-
-// One walk of the range's tables gives both the runs and their apertures.
+// One walk of the range's tables gives both the runs and their apertures;
+// a placement made since the MMU's last invalidate is used as it is.
 Walk<Placed> place(ChannelContext& ctx, uint64_t va, uint64_t bytes, bool write, bool& too_many) {
+  too_many = false;
+  PlacementCache& cache = ctx.device->placements;
+  const auto key = PlacementCache::key(ctx.as, va, bytes, write);
+  const uint64_t generation = ctx.mmu.generation();
+  if (auto hit = cache.find(key, generation)) return std::move(*hit);
   Placed p;
   p.bytes = bytes;
-  too_many = false;
   if (bytes == 0) return p;
   auto r = ctx.mmu.for_each_phys_run(ctx.as, va, bytes, write, [&](const PhysRun& run) {
     p.sysmem = p.sysmem || run.sysmem;
@@ -46,6 +42,7 @@ Walk<Placed> place(ChannelContext& ctx, uint64_t va, uint64_t bytes, bool write,
       too_many = true;
   });
   if (!r) return std::unexpected(r.error());
+  if (!too_many && ctx.mmu.generation() == generation) cache.add(key, generation, p);
   return p;
 }
 

@@ -14,12 +14,15 @@
 #include "gpu/engines/class_object.h"
 #include "gpu/engines/kernel_launch.h"
 #include "gpu/engines/pitch_copy.h"
+#include "gpu/engines/placement_cache.h"
 
 namespace vgpu::gpu {
 
 struct DeviceEngines {
+  DeviceEngines(Device& d, ResidencyTracker& r) : device(d), residency(r) {}
   Device& device;
   ResidencyTracker& residency;
+  PlacementCache placements;  // shared by every channel's work
 };
 
 // A buffer scattered over more physical runs than this is bad_argument

@@ -157,6 +157,9 @@ class Mmu {
   void invalidate(uint64_t pdb);
   void invalidate_all();
   TlbStats stats() const;
+  // Bumped by every invalidate: what was translated at one value may be
+  // used as long as it holds (gpu/engines/placement_cache.h).
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
  private:
   // What a PTE said, for one page; permissions are checked per access.

@@ -20,11 +20,15 @@ VGPU_CACHE=${VGPU_CACHE:-$HOME/.cache/vgpu}
 QEMU_DIR=$VGPU_CACHE/qemu-7.2          # Debian's QEMU 7.2 source and our build of it
 QEMU_SRC=$QEMU_DIR/src
 QEMU_BUILD=$QEMU_DIR/build
-QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
 FIRMWARE_DIR=$VGPU_CACHE/firmware      # BIOS, VGA and NIC option ROMs, from Debian packages
-GUEST_DIR=$VGPU_CACHE/guest            # kernel extraction and initramfs
 NVIDIA_HEADERS_DIR=$VGPU_CACHE/headers # scripts/fetch-nvidia-headers
-LOG_DIR=$VGPU_CACHE/logs
+# A bundle made by scripts/gpu-guest-pack brings its own QEMU, firmware folder
+# (a few files, no Debian tree to fetch: scripts/qemu) and guest image, and
+# keeps its logs where its caller says.
+QEMU_BIN=${VGPU_QEMU_BIN:-$QEMU_BUILD/qemu-system-x86_64}
+QEMU_FIRMWARE=${VGPU_QEMU_FIRMWARE:-}
+GUEST_DIR=${VGPU_GUEST_DIR:-$VGPU_CACHE/guest}   # kernel extraction and initramfs
+LOG_DIR=${VGPU_LOG_DIR:-$VGPU_CACHE/logs}
 VGPU_BUILD_DIR=${VGPU_BUILD_DIR:-$VGPU_ROOT/build-qemu}              # our meson build (C API)
 VGPU_GUEST_BUILD_DIR=${VGPU_GUEST_BUILD_DIR:-$VGPU_ROOT/build-guest} # static guest programs
 JOBS=${VGPU_JOBS:-2}

@@ -85,7 +85,7 @@ class EngineEnv : public ::testing::Test {
     device_ = std::move(device);
     if (device_) {
       residency_ = std::make_unique<ResidencyTracker>(vram_->size(), *device_);
-      device_engines_ = std::make_unique<DeviceEngines>(DeviceEngines{*device_, *residency_});
+      device_engines_ = std::make_unique<DeviceEngines>(*device_, *residency_);
       vram_->set_observer(residency_.get());
       mmu_->system_memory()->attach(*device_);
     }
