@@ -306,10 +306,15 @@ TEST_F(DeviceDmaBusTest, CopiesRacingRemoveCompleteOrFaultDmaError) {
   }
   remover.join();
   EXPECT_GE(done, 2);
-  // Once the window is gone, every copy through it faults.
-  auto r = send(ce, copy(SYS_VA, LINEAR_VA, 4096));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().mmu->reason, regs::FaultReason::dma_error);
+  // Once the window is gone, every copy through it faults: a new range at
+  // its walk, and one whose placement the device path cached before the
+  // removal (no invalidate since) when its host span is looked up.
+  for (uint32_t bytes : {4096u, uint32_t(256 * KiB)}) {
+    auto r = send(ce, copy(SYS_VA, LINEAR_VA, bytes));
+    ASSERT_FALSE(r.has_value());
+    ASSERT_TRUE(r.error().mmu.has_value());
+    EXPECT_EQ(r.error().mmu->reason, regs::FaultReason::dma_error);
+  }
   EXPECT_EQ(fake_->stats().registered_mappings, 0u);
   EXPECT_EQ(fake_->stats().unregistered_host_copies, 0u);
 }
