@@ -11,6 +11,7 @@
 
 #include "gpu/device/backend.h"
 #include "gpu/device/fake_device.h"
+#include "gpu/mem/system_memory.h"
 #include "gpu/testing/harness.h"
 #include "vgpu/classes.h"
 
@@ -116,6 +117,48 @@ TEST(DeviceBackend, TwoChannelsShareABufferOnTheDevice) {
   EXPECT_EQ(h.res().state(a.phys(DST_OFF)), Residency::device);
   EXPECT_LE(h.dev().stats().downloads - downloads, 1u);
   for (uint32_t i = 0; i < BYTES; i += 4) ASSERT_EQ(h.vram().read32(b.phys(DST_OFF + i)), i ^ 0x5a5au);
+}
+
+// System memory the GPU reaches is registered with its device while it is
+// reachable (docs/cuda.md, "System memory"): GpuConfig::sysmem at
+// creation, set_system_memory later, bus windows as they come and go.
+class RecordingMemory final : public SystemMemory {
+ public:
+  bool contains(uint64_t, uint64_t len) const override { return len == 0; }
+  bool read(uint64_t, void*, uint64_t len) override { return len == 0; }
+  bool write(uint64_t, const void*, uint64_t len) override { return len == 0; }
+  void attach(DmaRegistrar&) override { ++attached; }
+  void detach(DmaRegistrar&) override { ++detached; }
+  int attached = 0, detached = 0;
+};
+
+TEST(DeviceBackend, ConfiguredSystemMemoryIsAttachedForTheGpusLife) {
+  auto mem = std::make_shared<RecordingMemory>();
+  {
+    auto g = GpuModel::create(GpuConfig{.vram_bytes = 16 * MiB, .backend = EngineBackend::fake_device, .sysmem = mem});
+    ASSERT_TRUE(g.has_value());
+    EXPECT_EQ(mem->attached, 1);
+    EXPECT_EQ(mem->detached, 0);
+  }
+  EXPECT_EQ(mem->detached, 1);
+}
+
+TEST(DeviceBackend, SystemMemoryIsRegisteredWhileReachable) {
+  DeviceHarness h;
+  auto a = MemfdRam::create(1 * MiB, "a");
+  auto b = MemfdRam::create(2 * MiB, "b");
+  ASSERT_TRUE(a && b);
+  h.gpu().set_system_memory(*a);
+  EXPECT_EQ(h.dev().stats().registered_mappings, 1u);
+  EXPECT_EQ(h.dev().stats().registered_bytes, 1 * MiB);
+  auto bus = std::make_shared<BusMap>();
+  h.gpu().set_system_memory(bus);
+  EXPECT_EQ(h.dev().stats().registered_mappings, 0u);  // a is no longer reachable
+  ASSERT_TRUE(bus->add(16 * GiB, 2 * MiB, *b, 0).has_value());
+  EXPECT_EQ(h.dev().stats().registered_bytes, 2 * MiB);
+  bus->remove(16 * GiB);
+  EXPECT_EQ(h.dev().stats().registered_mappings, 0u);
+  EXPECT_EQ(h.dev().stats().host_registrations, 2u);
 }
 
 // A buffer's placement is reused while the MMU is not invalidated (the

@@ -58,13 +58,22 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBa
                          },
                          device_engines_.get()}) {
   if (residency_) vram_->set_observer(residency_.get());
-  mmu_->set_system_memory(config.sysmem);
+  set_system_memory(config.sysmem);
   pfifo_.start();
 }
 
 GpuModel::~GpuModel() {
   pfifo_.stop();
+  if (device_) mmu_->system_memory()->detach(*device_);
   vram_->set_observer(nullptr);
+}
+
+void GpuModel::set_system_memory(std::shared_ptr<SystemMemory> sysmem) {
+  std::lock_guard l(sysmem_mutex_);
+  std::shared_ptr<SystemMemory> old = mmu_->system_memory();
+  if (device_ && sysmem) sysmem->attach(*device_);
+  mmu_->set_system_memory(std::move(sysmem));
+  if (device_) old->detach(*device_);  // waits for DMA holding it
 }
 
 Status GpuModel::build_register_table() {

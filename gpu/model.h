@@ -45,7 +45,9 @@ class GpuModel final : public Gpu {
   void map_directly(uint64_t vram_addr, uint64_t bytes) override;
   Vram& vram() override { return *vram_; }
   Clock& clock() override { return *clock_; }
-  void set_system_memory(std::shared_ptr<SystemMemory> sysmem) override { mmu_->set_system_memory(std::move(sysmem)); }
+  // With a device, the memory's host mappings are registered with it
+  // (docs/cuda.md, "System memory"): the new memory's before the old's go.
+  void set_system_memory(std::shared_ptr<SystemMemory> sysmem) override;
   void set_interrupt_handler(std::function<void(bool asserted)> handler) override;
   void set_message_handler(std::function<void(regs::pci::MsiVector)> handler) override;
   void set_channel_event_handler(std::function<void(const ChannelEvent&)> handler) override;
@@ -84,6 +86,7 @@ class GpuModel final : public Gpu {
   std::unique_ptr<DeviceEngines> device_engines_;
   std::unique_ptr<Clock> clock_;
   std::unique_ptr<Mmu> mmu_;
+  std::mutex sysmem_mutex_;  // set_system_memory's attach/detach pairs, in order
   kernels::CostModel cost_;
 
   // Units (registers under mutex_).

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "common/random.h"
+#include "gpu/device/fake_device.h"
+#include "gpu/model.h"
 #include "testbed/testbed.h"
 
 namespace vgpu::testbed {
@@ -64,6 +66,46 @@ TEST_P(PinnedModes, UploadAndDownloadGoStraightThroughPinnedMemory) {
     return {};
   });
   ASSERT_TRUE(results[0]) << results[0].error().what();
+}
+
+// With a device back end (testbed_fake_device), pinned transfers are DMA
+// straight between the registered RAM and the device (docs/cuda.md,
+// "System memory"): every byte crosses as a host<->device copy from
+// registered memory, none through the model's engines.
+TEST_P(PinnedModes, PinnedTransfersAreHostDeviceDmaOnADevice) {
+  auto tb = make();
+  ASSERT_TRUE(tb);
+  auto* model = dynamic_cast<gpu::GpuModel*>(&tb->gpu());
+  auto* fake = model ? dynamic_cast<gpu::FakeDevice*>(model->device()) : nullptr;
+  if (fake == nullptr) GTEST_SKIP() << "runs with VGPU_ENGINE_BACKEND=fake_device";
+  constexpr uint64_t BYTES = 4 * MiB + 123;
+  const gpu::FakeDeviceStats before = fake->stats();
+  auto results = tb->run([](Vm& vm) -> Status {
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    Context& c = **ctx;
+    auto pinned = c.alloc_host(BYTES);
+    auto dev = c.alloc(BYTES);
+    if (!pinned || !dev) return fail(Errc::out_of_memory, "alloc");
+    auto host = c.host_data(*pinned);
+    if (!host) return std::unexpected(host.error());
+    const auto data = bytes_of(BYTES, 5);
+    std::memcpy(host->data(), data.data(), BYTES);
+    if (auto s = c.upload_pinned(*dev, 0, *pinned, 0, BYTES); !s) return s;
+    std::memset(host->data(), 0, BYTES);
+    if (auto s = c.download_pinned(*pinned, 0, *dev, 0, BYTES); !s) return s;
+    if (std::memcmp(host->data(), data.data(), BYTES) != 0) return fail(Errc::device_error, "round trip differs");
+    return {};
+  });
+  ASSERT_TRUE(results[0]) << results[0].error().what();
+  const gpu::FakeDeviceStats s = fake->stats();
+  EXPECT_EQ(s.host_to_device_bytes - before.host_to_device_bytes, BYTES);
+  EXPECT_EQ(s.device_to_host_bytes - before.device_to_host_bytes, BYTES);
+  // The pinned pages are one bus run and the buffer one VRAM run: one copy each way.
+  EXPECT_EQ(s.host_to_device - before.host_to_device, 1u);
+  EXPECT_EQ(s.device_to_host - before.device_to_host, 1u);
+  EXPECT_EQ(s.unregistered_host_copies, 0u);
+  EXPECT_GE(s.registered_mappings, 1u);
 }
 
 TEST_P(PinnedModes, KernelsComputeOnPinnedBuffers) {

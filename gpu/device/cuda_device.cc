@@ -5,6 +5,7 @@
 
 #include "gpu/device/backend.h"
 #include "gpu/device/cuda_engine.h"
+#include "gpu/device/host_registry.h"
 #include "gpu/kernels/footprint.h"
 #include "gpu/kernels/kernels.h"
 
@@ -27,6 +28,27 @@ class CudaDevice final : public Device {
   void copy_2d(Stream s, std::byte* dst, uint64_t dp, const std::byte* src, uint64_t sp, uint64_t w,
                uint64_t h) override {
     e_->copy_2d(s, dst, dp, src, sp, w, h);
+  }
+  void copy_from_host(Stream s, std::byte* dst, const std::byte* src, uint64_t bytes) override {
+    e_->copy_host(s, true, dst, bytes, src, bytes, bytes, 1);
+  }
+  void copy_to_host(Stream s, std::byte* dst, const std::byte* src, uint64_t bytes) override {
+    e_->copy_host(s, false, dst, bytes, src, bytes, bytes, 1);
+  }
+  void copy_2d_from_host(Stream s, std::byte* dst, uint64_t dp, const std::byte* src, uint64_t sp, uint64_t w,
+                         uint64_t h) override {
+    e_->copy_host(s, true, dst, dp, src, sp, w, h);
+  }
+  void copy_2d_to_host(Stream s, std::byte* dst, uint64_t dp, const std::byte* src, uint64_t sp, uint64_t w,
+                       uint64_t h) override {
+    e_->copy_host(s, false, dst, dp, src, sp, w, h);
+  }
+  // Once per mapping (two bus windows onto one RAM register it once).
+  void register_host(std::byte* base, uint64_t bytes) override {
+    if (registry_.add(base, bytes)) e_->register_host(base, bytes);
+  }
+  void unregister_host(std::byte* base) override {
+    if (registry_.remove(base)) e_->unregister_host(base);
   }
   void fill(Stream s, float* dst, uint64_t n, float v) override { e_->fill(s, dst, n, v); }
   void saxpy(Stream s, float a, const float* x, float* y, uint64_t n) override { e_->saxpy(s, a, x, y, n); }
@@ -53,6 +75,7 @@ class CudaDevice final : public Device {
 
  private:
   std::unique_ptr<cuda::Engine> e_;
+  HostRegistry registry_;
 };
 
 }  // namespace

@@ -189,6 +189,25 @@ class CudaEngine final : public Engine {
     cudaGetLastError();
   }
 
+  bool register_host(std::byte* base, uint64_t bytes) override {
+    const bool ok = cudaHostRegister(base, bytes, cudaHostRegisterDefault) == cudaSuccess;
+    cudaGetLastError();  // unregistered memory still works (pageable copies)
+    return ok;
+  }
+  void unregister_host(std::byte* base) override {
+    cudaHostUnregister(base);
+    cudaGetLastError();
+  }
+  void copy_host(uint32_t id, bool to_device, std::byte* dst, uint64_t dp, const std::byte* src, uint64_t sp,
+                 uint64_t width, uint64_t height) override {
+    const cudaMemcpyKind kind = to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    if (height == 1 || (dp == width && sp == width)) {
+      check(cudaMemcpyAsync(dst, src, width * height, kind, get(id).stream), "copy_host");
+      return;
+    }
+    check(cudaMemcpy2DAsync(dst, dp, src, sp, width, height, kind, get(id).stream), "copy_host 2d");
+  }
+
   std::byte* mirror(uint64_t phys) override { return mirror_ + phys; }
   std::byte* alloc(uint32_t id, uint64_t bytes) override {
     void* p = nullptr;

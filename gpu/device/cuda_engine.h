@@ -40,6 +40,14 @@ class Engine {
   virtual void download_on(uint32_t stream, uint64_t addr, uint64_t len) = 0;
   // The host VRAM mapping was replaced under [addr, addr+len).
   virtual void host_remapped(uint64_t addr, uint64_t len) = 0;
+  // Other host memory the device DMAs (guest RAM): cudaHostRegister /
+  // cudaHostUnregister. false: not registered (copies still work, slower).
+  virtual bool register_host(std::byte* base, uint64_t bytes) = 0;
+  virtual void unregister_host(std::byte* base) = 0;
+  // A 2D copy (`height` rows of `width` bytes) between host memory and
+  // device memory, on a stream: to the device when `to_device`.
+  virtual void copy_host(uint32_t stream, bool to_device, std::byte* dst, uint64_t dst_pitch, const std::byte* src,
+                         uint64_t src_pitch, uint64_t width, uint64_t height) = 0;
 
   virtual std::byte* mirror(uint64_t phys) = 0;
   virtual std::byte* alloc(uint32_t stream, uint64_t bytes) = 0;

@@ -11,11 +11,14 @@
 
 #include "common/error.h"
 #include "gpu/device/residency.h"
+#include "gpu/mem/system_memory.h"
 #include "vgpu/classes.h"
 
 namespace vgpu::gpu {
 
-class Device : public MirrorTransfers {
+// As a DmaRegistrar it registers (pins) host memory that system memory
+// DMA reaches (guest RAM), counted per base (host_registry.h).
+class Device : public MirrorTransfers, public DmaRegistrar {
  public:
   using Stream = uint32_t;  // the channel id
 
@@ -31,6 +34,16 @@ class Device : public MirrorTransfers {
   virtual void copy(Stream s, std::byte* dst, const std::byte* src, uint64_t bytes) = 0;
   virtual void copy_2d(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch,
                        uint64_t width, uint64_t height) = 0;
+
+  // Host<->device copies (system memory DMA): the host side is memory
+  // registered through DmaRegistrar (any host memory works, slower). The
+  // host bytes must stay until the stream is synchronized.
+  virtual void copy_from_host(Stream s, std::byte* dst, const std::byte* host_src, uint64_t bytes) = 0;
+  virtual void copy_to_host(Stream s, std::byte* host_dst, const std::byte* src, uint64_t bytes) = 0;
+  virtual void copy_2d_from_host(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* host_src,
+                                 uint64_t src_pitch, uint64_t width, uint64_t height) = 0;
+  virtual void copy_2d_to_host(Stream s, std::byte* host_dst, uint64_t dst_pitch, const std::byte* src,
+                               uint64_t src_pitch, uint64_t width, uint64_t height) = 0;
 
   // The built-in kernels (gpu/kernels/kernels.h semantics, fp32).
   virtual void fill(Stream s, float* dst, uint64_t n, float value) = 0;

@@ -43,6 +43,41 @@ void FakeDevice::copy_2d(Stream, std::byte* dst, uint64_t dst_pitch, const std::
   ++device_copies_;
 }
 
+void FakeDevice::copy_from_host(Stream s, std::byte* dst, const std::byte* host_src, uint64_t bytes) {
+  copy_2d_from_host(s, dst, bytes, host_src, bytes, bytes, 1);
+}
+void FakeDevice::copy_to_host(Stream s, std::byte* host_dst, const std::byte* src, uint64_t bytes) {
+  copy_2d_to_host(s, host_dst, bytes, src, bytes, bytes, 1);
+}
+
+namespace {
+// The host bytes a 2D copy touches: from the first row's start to the last row's end.
+uint64_t extent_2d(uint64_t pitch, uint64_t width, uint64_t height) {
+  return height == 0 ? 0 : (height - 1) * pitch + width;
+}
+}  // namespace
+
+void FakeDevice::copy_2d_from_host(Stream, std::byte* dst, uint64_t dst_pitch, const std::byte* host_src,
+                                   uint64_t src_pitch, uint64_t width, uint64_t height) {
+  if (!registry_.covers(host_src, extent_2d(src_pitch, width, height))) ++unregistered_;
+  for (uint64_t i = 0; i < height; ++i) std::memcpy(dst + i * dst_pitch, host_src + i * src_pitch, width);
+  ++h2d_;
+  h2d_bytes_ += width * height;
+}
+
+void FakeDevice::copy_2d_to_host(Stream, std::byte* host_dst, uint64_t dst_pitch, const std::byte* src,
+                                 uint64_t src_pitch, uint64_t width, uint64_t height) {
+  if (!registry_.covers(host_dst, extent_2d(dst_pitch, width, height))) ++unregistered_;
+  for (uint64_t i = 0; i < height; ++i) std::memcpy(host_dst + i * dst_pitch, src + i * src_pitch, width);
+  ++d2h_;
+  d2h_bytes_ += width * height;
+}
+
+void FakeDevice::register_host(std::byte* base, uint64_t bytes) {
+  if (registry_.add(base, bytes)) ++registrations_;
+}
+void FakeDevice::unregister_host(std::byte* base) { (void)registry_.remove(base); }
+
 void FakeDevice::fill(Stream, float* dst, uint64_t n, float value) {
   kernels::fill({dst, n}, value);
   ++kernels_;
@@ -78,8 +113,23 @@ Status FakeDevice::synchronize(Stream) {
 }
 
 FakeDeviceStats FakeDevice::stats() const {
-  return {uploads_.load(),       upload_bytes_.load(), downloads_.load(), download_bytes_.load(),
-          device_copies_.load(), kernels_.load(),      syncs_.load()};
+  FakeDeviceStats s;
+  s.uploads = uploads_.load();
+  s.upload_bytes = upload_bytes_.load();
+  s.downloads = downloads_.load();
+  s.download_bytes = download_bytes_.load();
+  s.device_copies = device_copies_.load();
+  s.kernels = kernels_.load();
+  s.syncs = syncs_.load();
+  s.host_to_device = h2d_.load();
+  s.host_to_device_bytes = h2d_bytes_.load();
+  s.device_to_host = d2h_.load();
+  s.device_to_host_bytes = d2h_bytes_.load();
+  s.unregistered_host_copies = unregistered_.load();
+  s.host_registrations = registrations_.load();
+  s.registered_mappings = registry_.mappings();
+  s.registered_bytes = registry_.bytes();
+  return s;
 }
 
 }  // namespace vgpu::gpu

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/device/device.h"
+#include "gpu/device/host_registry.h"
 #include "gpu/mem/vram.h"
 
 namespace vgpu::gpu {
@@ -19,6 +20,13 @@ struct FakeDeviceStats {
   uint64_t uploads = 0, upload_bytes = 0;
   uint64_t downloads = 0, download_bytes = 0;
   uint64_t device_copies = 0, kernels = 0, syncs = 0;
+  // System memory DMA: host->device and device->host copies (a 2D copy
+  // counts once), those whose host side was not registered memory, and
+  // register_host calls that registered a new mapping / what is now.
+  uint64_t host_to_device = 0, host_to_device_bytes = 0;
+  uint64_t device_to_host = 0, device_to_host_bytes = 0;
+  uint64_t unregistered_host_copies = 0;
+  uint64_t host_registrations = 0, registered_mappings = 0, registered_bytes = 0;
 };
 
 class FakeDevice final : public Device {
@@ -35,6 +43,14 @@ class FakeDevice final : public Device {
   void copy(Stream, std::byte* dst, const std::byte* src, uint64_t bytes) override;
   void copy_2d(Stream, std::byte* dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch, uint64_t width,
                uint64_t height) override;
+  void copy_from_host(Stream, std::byte* dst, const std::byte* host_src, uint64_t bytes) override;
+  void copy_to_host(Stream, std::byte* host_dst, const std::byte* src, uint64_t bytes) override;
+  void copy_2d_from_host(Stream, std::byte* dst, uint64_t dst_pitch, const std::byte* host_src, uint64_t src_pitch,
+                         uint64_t width, uint64_t height) override;
+  void copy_2d_to_host(Stream, std::byte* host_dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch,
+                       uint64_t width, uint64_t height) override;
+  void register_host(std::byte* base, uint64_t bytes) override;
+  void unregister_host(std::byte* base) override;
   void fill(Stream, float* dst, uint64_t n, float value) override;
   void saxpy(Stream, float a, const float* x, float* y, uint64_t n) override;
   void madd(Stream, const float* a, const float* b, float* c, uint64_t n) override;
@@ -54,6 +70,8 @@ class FakeDevice final : public Device {
   std::unique_ptr<std::byte[]> mirror_;
   std::atomic<uint64_t> uploads_{0}, upload_bytes_{0}, downloads_{0}, download_bytes_{0};
   std::atomic<uint64_t> device_copies_{0}, kernels_{0}, syncs_{0};
+  std::atomic<uint64_t> h2d_{0}, h2d_bytes_{0}, d2h_{0}, d2h_bytes_{0}, unregistered_{0}, registrations_{0};
+  HostRegistry registry_;
 };
 
 }  // namespace vgpu::gpu

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "gpu/engines/device_dma.h"
 #include "gpu/engines/engine_deadline.h"
 #include "gpu/engines/engine_limits.h"
 #include "gpu/engines/method_table.h"
@@ -241,7 +242,7 @@ std::optional<MethodDone> pitch_copy_on_device(ChannelContext& ctx, const PitchC
   auto dst = place(ctx, c.dst, c.dst_extent(), true, too_many);
   if (!dst) return mmu_channel_fault(mthd, dst.error());
   if (too_many) return channel_fault(regs::ChannelError::bad_argument, mthd, c.dst);
-  if (src->sysmem || dst->sysmem) return std::nullopt;  // nothing done on the device yet
+  if (src->sysmem || dst->sysmem) return pitch_copy_sysmem_on_device(ctx, c, src->runs, dst->runs, mthd);
 
   // Overlap (memmove semantics): through a packed scratch copy.
   const bool staged = runs_overlap(src->runs, dst->runs);

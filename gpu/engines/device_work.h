@@ -30,10 +30,10 @@ struct DeviceEngines {
 inline constexpr size_t MAX_DEVICE_RUNS = size_t{1} << 20;
 
 // The launch, or the copy's data movement, on the device; faults and
-// device failures as channel faults. None: the work touches system memory
-// (DMA to guest RAM), which the device back end does not move (docs/cuda.md):
-// the caller runs it on the model's engines, on host-valid pages. Nothing
-// was done on the device then; one walk of the tables decides it.
+// device failures as channel faults. None: the caller runs it on the
+// model's engines, on host-valid pages, and nothing was done on the device:
+// a launch any of whose buffers touches system memory, or a copy that
+// device_dma.h does not move straight (docs/cuda.md, "System memory").
 [[nodiscard]] std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& launch,
                                                              uint32_t mthd);
 [[nodiscard]] std::optional<MethodDone> pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& copy, uint32_t mthd);

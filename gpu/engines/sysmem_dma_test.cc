@@ -30,7 +30,7 @@ class SysmemDmaTest : public testing::EngineEnv {
     auto r = MemfdRam::create(RAM_BYTES, "ram");
     ASSERT_TRUE(r.has_value());
     ram_ = *r;
-    mmu_->set_system_memory(ram_);
+    set_system_memory(ram_);
     for (uint64_t off = 0; off <= RAM_BYTES; off += fmt::SMALL_PAGE)
       ASSERT_TRUE(builder_->set_pte(pd_, SYS_VA + off, fmt::PageSize::small, fmt::pte::make_sysmem(off)).has_value());
   }

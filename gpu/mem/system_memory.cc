@@ -4,9 +4,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <utility>
 
 #include "common/text.h"
 #include "vgpu/bits.h"
@@ -53,7 +55,68 @@ bool MemfdRam::write(uint64_t bus, const void* src, uint64_t len) {
   return true;
 }
 
+class MemfdRam::Hold final : public DmaHold {
+ public:
+  explicit Hold(MemfdRam& ram) : ram_(ram), lock_(ram.dma_mutex_) {}
+  std::byte* span(uint64_t bus, uint64_t len) override { return ram_.contains(bus, len) ? ram_.base_ + bus : nullptr; }
+
+ private:
+  MemfdRam& ram_;
+  std::shared_lock<std::shared_mutex> lock_;
+};
+
+std::unique_ptr<DmaHold> MemfdRam::hold_host() { return std::make_unique<Hold>(*this); }
+
+void MemfdRam::attach(DmaRegistrar& r) {
+  std::unique_lock lock(dma_mutex_);
+  r.register_host(base_, size_);
+  registrars_.push_back(&r);
+}
+
+void MemfdRam::detach(DmaRegistrar& r) {
+  std::unique_lock lock(dma_mutex_);  // waits for holds (DMA in flight)
+  auto it = std::find(registrars_.begin(), registrars_.end(), &r);
+  if (it == registrars_.end()) return;
+  registrars_.erase(it);
+  r.unregister_host(base_);
+}
+
 // ---------------------------------------------------------------- BusMap
+
+class BusMap::Hold final : public DmaHold {
+ public:
+  explicit Hold(BusMap& bus) : bus_(bus), lock_(bus.mutex_) {}
+  std::byte* span(uint64_t bus, uint64_t len) override {
+    uint64_t off = 0;
+    const Window* w = bus_.find(bus, len, &off);
+    if (w == nullptr) return nullptr;
+    SystemMemory* t = w->target.get();
+    auto it = std::find_if(targets_.begin(), targets_.end(), [t](const auto& h) { return h.first == t; });
+    if (it == targets_.end()) it = targets_.emplace(targets_.end(), t, t->hold_host());
+    return it->second ? it->second->span(off, len) : nullptr;
+  }
+
+ private:
+  BusMap& bus_;
+  std::shared_lock<std::shared_mutex> lock_;  // declared before targets_: released after them
+  std::vector<std::pair<SystemMemory*, std::unique_ptr<DmaHold>>> targets_;
+};
+
+std::unique_ptr<DmaHold> BusMap::hold_host() { return std::make_unique<Hold>(*this); }
+
+void BusMap::attach(DmaRegistrar& r) {
+  std::unique_lock lock(mutex_);
+  registrars_.push_back(&r);
+  for (auto& [base, w] : windows_) w.target->attach(r);
+}
+
+void BusMap::detach(DmaRegistrar& r) {
+  std::unique_lock lock(mutex_);  // waits for holds (DMA in flight)
+  auto it = std::find(registrars_.begin(), registrars_.end(), &r);
+  if (it == registrars_.end()) return;
+  registrars_.erase(it);
+  for (auto& [base, w] : windows_) w.target->detach(r);
+}
 
 Status BusMap::add(uint64_t base, uint64_t size, std::shared_ptr<SystemMemory> target, uint64_t target_base) {
   // Whether the target holds the range is not checked here: some memory
@@ -70,13 +133,17 @@ Status BusMap::add(uint64_t base, uint64_t size, std::shared_ptr<SystemMemory> t
     if (prev->first + prev->second.size > base)
       return fail(Errc::invalid_argument, "bus window " + hex(base) + " overlaps the window at " + hex(prev->first));
   }
+  for (DmaRegistrar* r : registrars_) target->attach(*r);
   windows_.emplace(base, Window{size, std::move(target), target_base});
   return {};
 }
 
 void BusMap::remove(uint64_t base) {
-  std::unique_lock lock(mutex_);  // waits for DMA in progress (shared holders)
-  windows_.erase(base);
+  std::unique_lock lock(mutex_);  // waits for DMA in progress (shared holders, holds)
+  auto it = windows_.find(base);
+  if (it == windows_.end()) return;
+  for (DmaRegistrar* r : registrars_) it->second.target->detach(*r);
+  windows_.erase(it);
 }
 
 const BusMap::Window* BusMap::find(uint64_t bus, uint64_t len, uint64_t* offset) const {

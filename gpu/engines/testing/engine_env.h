@@ -68,15 +68,36 @@ class EngineEnv : public ::testing::Test {
     ASSERT_TRUE(backend.has_value()) << backend.error().what();
     auto device = make_device(*backend, *vram_);
     ASSERT_TRUE(device.has_value()) << device.error().what();
-    device_ = std::move(*device);
+    use_device(std::move(*device));
+  }
+  void TearDown() override {
+    if (device_ && mmu_) mmu_->system_memory()->detach(*device_);
+    if (vram_) vram_->set_observer(nullptr);
+  }
+
+  // Engine work runs on `device` from now on (none: the model's engines),
+  // with a fresh residency tracker (all pages valid on the host).
+  void use_device(std::unique_ptr<Device> device) {
+    if (device_) mmu_->system_memory()->detach(*device_);
+    vram_->set_observer(nullptr);
+    device_engines_.reset();
+    residency_.reset();
+    device_ = std::move(device);
     if (device_) {
       residency_ = std::make_unique<ResidencyTracker>(vram_->size(), *device_);
       device_engines_ = std::make_unique<DeviceEngines>(*device_, *residency_);
       vram_->set_observer(residency_.get());
+      mmu_->system_memory()->attach(*device_);
     }
   }
-  void TearDown() override {
-    if (vram_) vram_->set_observer(nullptr);
+
+  // The system memory sysmem PTEs reach, registered with the device as
+  // GpuModel::set_system_memory does.
+  void set_system_memory(std::shared_ptr<SystemMemory> memory) {
+    std::shared_ptr<SystemMemory> old = mmu_->system_memory();
+    if (device_ && memory) memory->attach(*device_);
+    mmu_->set_system_memory(std::move(memory));
+    if (device_) old->detach(*device_);
   }
 
   AccessContext address_space() const {
