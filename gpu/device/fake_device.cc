@@ -39,6 +39,10 @@ void FakeDevice::copy(Stream, std::byte* dst, const std::byte* src, uint64_t byt
 
 void FakeDevice::copy_2d(Stream, std::byte* dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch,
                          uint64_t width, uint64_t height) {
+  if (height > 1 && (dst_pitch < width || src_pitch < width)) {
+    bad_pitch_ = true;
+    return;
+  }
   for (uint64_t i = 0; i < height; ++i) std::memmove(dst + i * dst_pitch, src + i * src_pitch, width);
   ++device_copies_;
 }
@@ -109,6 +113,8 @@ void FakeDevice::spin(Stream, uint64_t ns) {
 }
 Status FakeDevice::synchronize(Stream) {
   ++syncs_;
+  if (bad_pitch_.exchange(false))
+    return fail(Errc::device_error, "fake device: a 2D copy with a pitch below its width");
   return {};
 }
 

@@ -70,6 +70,9 @@ class FakeDevice final : public Device {
   std::unique_ptr<std::byte[]> mirror_;
   std::atomic<uint64_t> uploads_{0}, upload_bytes_{0}, downloads_{0}, download_bytes_{0};
   std::atomic<uint64_t> device_copies_{0}, kernels_{0}, syncs_{0};
+  // A 2D copy with a pitch below its width, which CUDA refuses
+  // (cudaErrorInvalidPitchValue): the next synchronize fails, as there.
+  std::atomic<bool> bad_pitch_{false};
   std::atomic<uint64_t> h2d_{0}, h2d_bytes_{0}, d2h_{0}, d2h_bytes_{0}, unregistered_{0}, registrations_{0};
   HostRegistry registry_;
 };

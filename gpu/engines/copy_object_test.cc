@@ -127,6 +127,29 @@ TEST_F(CopyTest, PitchCopyCopiesRectangleAndLeavesGaps) {
   }
 }
 
+// Source lines that overlap one another (pitch below the line), as a
+// sliding window: each line is read from its own start. A GPU's 2D copy
+// refuses such a pitch, so the device path copies them line by line.
+TEST_F(CopyTest, SourcePitchBelowTheLineReadsOverlappingLines) {
+  constexpr uint32_t LINE = 64, LINES = 4, PIN = 16, POUT = 64;
+  const uint64_t src = LINEAR_VA;
+  const uint64_t dst = LINEAR_VA + 0x8000;
+  const auto data = pattern(PIN * (LINES - 1) + LINE, 8);
+  write_vec(src, data);
+  CopyObject copy;
+  auto m = offsets(src, dst);
+  m.insert(m.end(), {{PITCH_IN, PIN},
+                     {PITCH_OUT, POUT},
+                     {LINE_LENGTH_IN, LINE},
+                     {LINE_COUNT, LINES},
+                     {LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)}});
+  ASSERT_TRUE(send(copy, m).has_value());
+  const auto out = read_vec<uint8_t>(dst, POUT * LINES);
+  for (uint32_t line = 0; line < LINES; ++line)
+    for (uint32_t i = 0; i < LINE; ++i)
+      ASSERT_EQ(out[line * POUT + i], data[line * PIN + i]) << "line " << line << " byte " << i;
+}
+
 TEST_F(CopyTest, MultiLineOffCopiesOneLine) {
   const auto data = pattern(64, 4);
   write_vec(LINEAR_VA, data);

@@ -266,16 +266,19 @@ std::optional<MethodDone> pitch_copy_on_device(ChannelContext& ctx, const PitchC
   bool expired = false;
   auto move = [&](const Placed& from, uint64_t from_va, uint64_t from_pitch, const std::byte* from_dense,
                   const Placed& to, uint64_t to_va, uint64_t to_pitch, std::byte* to_dense) {
-    if (from_dense == nullptr && to_dense == nullptr && from.contiguous() && to.contiguous()) {
+    // A 2D copy takes pitches of at least its width only (lines that
+    // overlap one another go line by line below).
+    const bool rows_apart = c.lines <= 1 || (from_pitch >= c.line_bytes && to_pitch >= c.line_bytes);
+    if (rows_apart && from_dense == nullptr && to_dense == nullptr && from.contiguous() && to.contiguous()) {
       dev.copy_2d(stream, dev.mirror(to.runs[0].phys), to_pitch, dev.mirror(from.runs[0].phys), from_pitch,
                   c.line_bytes, c.lines);
       return;
     }
-    if (from.contiguous() && to_dense != nullptr) {
+    if (rows_apart && from.contiguous() && to_dense != nullptr) {
       dev.copy_2d(stream, to_dense, c.line_bytes, dev.mirror(from.runs[0].phys), from_pitch, c.line_bytes, c.lines);
       return;
     }
-    if (to.contiguous() && from_dense != nullptr) {
+    if (rows_apart && to.contiguous() && from_dense != nullptr) {
       dev.copy_2d(stream, dev.mirror(to.runs[0].phys), to_pitch, from_dense, c.line_bytes, c.line_bytes, c.lines);
       return;
     }
