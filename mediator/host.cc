@@ -305,8 +305,51 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
   // An unbounded turn goes on through a launch's slices (it ends when the
   // channel is idle); a bounded one while its time lasts.
   const bool go_on = at_slice && !turns_.bounded() ? true : turns_.has_time(turn_start, end_ns);
-  if (go_on && v.continue_turn(gchid)) return;
-  end_turn({v.id(), gchid, seq}, turn_start, end_ns);
+  bool holding = false;
+  {
+    std::lock_guard hold(hold_mutex_);
+    if (go_on && v.continue_turn(gchid)) return;
+    // Dry with time left: hold the turn for the VM's next launch.
+    holding = go_on && !at_slice && config_.turn_hold_ns > 0 && config_.clock == ClockKind::real;
+    if (holding)
+      held_ = HeldTurn{v.id(), gchid, seq, turn_start,
+                       std::min(turn_start + turns_.slice_ns(), end_ns + config_.turn_hold_ns)};
+  }
+  if (!holding) {
+    end_turn({v.id(), gchid, seq}, turn_start, end_ns);
+    return;
+  }
+  // The watchdog waits out the hold; it evaluates held_ under its own
+  // mutex, so a notify under that mutex is never lost.
+  { std::lock_guard w(watchdog_mutex_); }
+  watchdog_cv_.notify_all();
+}
+
+void Host::rung_in_turn(uint32_t vgpu_id, uint32_t gchid) {
+  HeldTurn h;
+  {
+    std::lock_guard hold(hold_mutex_);
+    if (!held_ || held_->vm != vgpu_id || held_->gchid != gchid) return;
+    h = *std::exchange(held_, std::nullopt);
+    std::shared_ptr<Vgpu> v = find(vgpu_id);
+    if (v && v->continue_turn(gchid)) {
+      holds_kept_.fetch_add(1);
+      return;
+    }
+  }
+  end_turn({h.vm, h.gchid, h.seq}, h.turn_start_ns, now_ns());
+}
+
+// The GPU stayed with the held turn's VM until now: that time is its.
+void Host::check_held_turn() {
+  HeldTurn h;
+  {
+    std::lock_guard hold(hold_mutex_);
+    if (!held_ || now_ns() < held_->until_ns) return;
+    h = *std::exchange(held_, std::nullopt);
+    holds_expired_.fetch_add(1);
+  }
+  end_turn({h.vm, h.gchid, h.seq}, h.turn_start_ns, now_ns());
 }
 
 void Host::end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns) {
@@ -342,11 +385,24 @@ void Host::internal_failure(const char* doing, const char* what) noexcept {
   }
 }
 
+// Every WATCHDOG_PERIOD, and when a held turn's time is up.
 void Host::watchdog_main() {
   std::unique_lock lock(watchdog_mutex_);
-  while (!watchdog_cv_.wait_for(lock, WATCHDOG_PERIOD, [this] { return watchdog_stop_; })) {
+  while (!watchdog_stop_) {
+    auto wake = std::chrono::steady_clock::now() + WATCHDOG_PERIOD;
+    {
+      std::lock_guard hold(hold_mutex_);
+      if (held_) {
+        const uint64_t now = now_ns();
+        const uint64_t left = held_->until_ns > now ? held_->until_ns - now : 0;
+        wake = std::min(wake, std::chrono::steady_clock::now() + std::chrono::nanoseconds(left));
+      }
+    }
+    watchdog_cv_.wait_until(lock, wake);
+    if (watchdog_stop_) break;
     lock.unlock();
     try {
+      check_held_turn();
       check_parked_channel();
     } catch (const std::exception& e) {
       internal_failure("the watchdog's check", e.what());

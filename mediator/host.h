@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <atomic>
 #include <optional>
 #include <string>
 #include <condition_variable>
@@ -49,6 +50,12 @@ struct HostConfig {
   // A turn's time slice (VGPU_OPT_TURN_MS; mediator/turn_slice.h): 0 runs
   // a turn up to GP_PUT.
   uint64_t turn_ns = uint64_t{VGPU_OPT_TURN_MS_DEFAULT} * 1'000'000;
+  // Turn hold (docs/scheduler.md): when a turn's channel runs dry with
+  // time left in its slice, the GPU waits this long for the same VM's next
+  // launch before it goes to another VM (real clocks and bounded turns
+  // only; 0: end the turn at once). A VM that launches again at once keeps
+  // its data in the caches and costs no switch.
+  uint64_t turn_hold_ns = 200'000;
   // The longest one GPFIFO entry of a VM may hold the GPU
   // (VGPU_OPT_MAX_GPU_MS; the GPU's ENGINE_TIMEOUT): 0, no limit.
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;
@@ -118,6 +125,11 @@ class Host final : public sched::Engine, private DeferredSink {
   bool turns_bounded() const { return turns_.bounded(); }  // mediator/turn_slice.h
   void log_guest_error(const std::string& line) { log_.guest_error(line); }
   void log_internal_error(const std::string& line) { log_.internal_error(line); }
+  // A doorbell of `vgpu_id`'s channel brought work during its turn: a
+  // turn held open for it goes on with that work.
+  void rung_in_turn(uint32_t vgpu_id, uint32_t gchid);
+  uint64_t turn_holds_kept() const { return holds_kept_.load(); }        // held turns a launch went on with
+  uint64_t turn_holds_expired() const { return holds_expired_.load(); }  // held turns that ran out
 
  private:
   explicit Host(const HostConfig& config);
@@ -139,6 +151,8 @@ class Host final : public sched::Engine, private DeferredSink {
   // requeues what its channel has left.
   void end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns);
   void commit_runlist_locked();
+  // A turn held open after its channel ran dry ends when its time is up.
+  void check_held_turn();
 
   HostConfig config_;
   Log log_;
@@ -155,6 +169,17 @@ class Host final : public sched::Engine, private DeferredSink {
   std::unique_ptr<shadow::ReservedVram> partitions_;
   std::unique_ptr<sched::Dispatcher> dispatcher_;
   TurnSlice turns_;  // the event-handling thread's
+  // The turn held open for its VM's next launch, if any. Taken before a
+  // Vgpu's lock: a held turn goes on (continue_turn) under it, so that a
+  // doorbell either finds the hold or its work is seen by piece_ran.
+  struct HeldTurn {
+    uint32_t vm, gchid;
+    uint64_t seq, turn_start_ns, until_ns;
+  };
+  std::mutex hold_mutex_;
+  std::optional<HeldTurn> held_;
+  std::atomic<uint64_t> holds_kept_{0};
+  std::atomic<uint64_t> holds_expired_{0};
 
   uint64_t userd_base_ = 0;                // host VRAM: USERD pages of all physical channels
   std::array<uint64_t, 2> runlist_buf_{};  // double-buffered physical runlist

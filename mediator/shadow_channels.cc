@@ -163,6 +163,7 @@ void ShadowChannels::doorbell(uint32_t c, uint32_t put) {
   // Nothing new since the last dispatch, a submission already queued (it
   // will run up to this put) or the channel's turn in progress (its end
   // requeues what is left): no scheduler work.
+  if (ch.in_turn && ch.guest_put != ch.physical_put) rung_in_turn_.push_back(c);
   if (ch.guest_put == ch.physical_put || queued_[c] || ch.in_turn) return;
   queued_[c] = true;
   submits_.push_back(c);
@@ -245,6 +246,7 @@ void ShadowChannels::reset() {
   commit_runlist();
   for (uint32_t c : submits_) queued_[c] = false;  // dropped before reaching the scheduler
   submits_.clear();
+  rung_in_turn_.clear();
 }
 
 }  // namespace vgpu::mediator

@@ -107,6 +107,9 @@ class ShadowChannels {
   // channel stopped (unbound) while they might be on the GPU; whether a
   // bind changed which pages hold page tables.
   std::vector<uint32_t> take_submits() { return std::exchange(submits_, {}); }
+  // Channels whose doorbell brought new work during their turn (the host
+  // may be holding that turn open for it: Host::rung_in_turn).
+  std::vector<uint32_t> take_rung_in_turn() { return std::exchange(rung_in_turn_, {}); }
   std::vector<std::pair<uint32_t, uint64_t>> take_stopped() { return std::exchange(stopped_, {}); }
   bool take_layout_changed() { return std::exchange(layout_changed_, false); }
 
@@ -160,6 +163,7 @@ class ShadowChannels {
   // reset: a queued one still reaches dispatch().
   std::vector<bool> queued_;
   std::vector<uint32_t> submits_;
+  std::vector<uint32_t> rung_in_turn_;
   std::vector<std::pair<uint32_t, uint64_t>> stopped_;
   bool layout_changed_ = false;
 };

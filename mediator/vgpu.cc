@@ -83,6 +83,7 @@ void Vgpu::guest_error(const std::string& what) {
 Vgpu::Deferred Vgpu::take_deferred() {
   Deferred d;
   d.submits = channels_.take_submits();
+  d.rung_in_turn = channels_.take_rung_in_turn();
   d.stopped = channels_.take_stopped();
   const bool line = regs_.line();
   bool rose = false;
@@ -109,6 +110,7 @@ Vgpu::Deferred Vgpu::take_deferred() {
 void Vgpu::run_deferred(Deferred d) {
   for (auto [gchid, seq] : d.stopped) host_.channel_stopped(id_, gchid, seq);
   for (uint32_t gchid : d.submits) host_.submit(id_, gchid);
+  for (uint32_t gchid : d.rung_in_turn) host_.rung_in_turn(id_, gchid);
   if (d.irq) d.irq(d.level);
   if (d.message)
     for (auto v : d.vectors) d.message(v);

@@ -153,6 +153,7 @@ class Vgpu {
   }
   struct Deferred {
     std::vector<uint32_t> submits;
+    std::vector<uint32_t> rung_in_turn;
     std::vector<std::pair<uint32_t, uint64_t>> stopped;
     std::function<void(bool)> irq;
     bool level = false;

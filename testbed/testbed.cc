@@ -59,6 +59,7 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
   hc.clock = config.clock;
   hc.scheduler = config.scheduler;
   hc.turn_ns = config.turn_ns;
+  hc.turn_hold_ns = config.turn_hold_ns;
   hc.max_gpu_ms = config.max_gpu_ms;
   hc.log = config.log;
   auto host = mediator::Host::create(hc);

@@ -308,5 +308,91 @@ TEST(KernelSlicing, ASlicedSgemmBesideAnotherVmIsCorrectAndStopsBetweenSlices) {
   EXPECT_EQ(resumes, 144u / 2 - 1) << "every slice but the first resumed after a stop at its boundary";
 }
 
+// ---- turn hold (docs/scheduler.md, "Turn hold")
+
+struct HoldVms {
+  std::unique_ptr<testbed::Testbed> tb;
+  std::vector<std::unique_ptr<driver::Device>> devs;
+  std::vector<std::unique_ptr<driver::Context>> ctxs;
+};
+
+HoldVms hold_vms(uint64_t turn_ns, uint64_t hold_ns) {
+  testbed::TestbedConfig tc;
+  tc.mode = testbed::Mode::fv_opt;
+  tc.vms = 2;
+  tc.vram_per_vm = 128 * MiB;
+  tc.turn_ns = turn_ns;
+  tc.turn_hold_ns = hold_ns;
+  HoldVms t;
+  auto tb = testbed::Testbed::create(tc);
+  EXPECT_TRUE(tb) << tb.error().what();
+  if (!tb) return t;
+  t.tb = std::move(*tb);
+  for (uint32_t vm = 0; vm < 2; ++vm) {
+    auto d = driver::Device::open(t.tb->port(vm));
+    EXPECT_TRUE(d);
+    if (!d) return HoldVms{};
+    auto c = (*d)->create_context();
+    EXPECT_TRUE(c);
+    if (!c) return HoldVms{};
+    t.devs.push_back(std::move(*d));
+    t.ctxs.push_back(std::move(*c));
+  }
+  return t;
+}
+
+// Both VMs launch and wait 300 one-element fills each, at once. With the
+// hold a VM's next launch goes on in its turn: a few dispatches carry all
+// the launches; without it every launch is a turn of its own.
+uint64_t dispatches_for_two_streams(HoldVms& t) {
+  constexpr int LAUNCHES = 300;
+  std::vector<std::thread> threads;
+  for (uint32_t vm = 0; vm < 2; ++vm)
+    threads.emplace_back([&, vm] {
+      driver::Context& ctx = *t.ctxs[vm];
+      auto buf = ctx.alloc(sizeof(float));
+      ASSERT_TRUE(buf);
+      for (int i = 0; i < LAUNCHES; ++i) {
+        auto f = ctx.fill({*buf, 1, static_cast<float>(i)});
+        ASSERT_TRUE(f);
+        ASSERT_TRUE(ctx.wait(*f));
+      }
+    });
+  for (auto& th : threads) th.join();
+  return t.tb->counters(0)->submissions + t.tb->counters(1)->submissions;
+}
+
+TEST(TurnHold, AVmThatLaunchesAgainAtOnceKeepsItsTurn) {
+  // A generous hold: a loaded machine (or a sanitizer) may take
+  // milliseconds to wake a VM.
+  auto held = hold_vms(30'000'000, 10'000'000);
+  ASSERT_TRUE(held.tb);
+  const uint64_t with_hold = dispatches_for_two_streams(held);
+  EXPECT_GT(held.tb->host()->turn_holds_kept(), 300u);
+  EXPECT_LE(with_hold, 150u) << "600 launches took " << with_hold << " turns";
+
+  auto plain = hold_vms(30'000'000, 0);
+  ASSERT_TRUE(plain.tb);
+  const uint64_t without = dispatches_for_two_streams(plain);
+  EXPECT_EQ(plain.tb->host()->turn_holds_kept(), 0u);
+  // (A launch that rings before its turn's end is handled goes on in it.)
+  EXPECT_GE(without, 300u) << "600 launches took " << without << " turns";
+}
+
+// VM A launches once and stops; VM B's launch waits for A's held turn only
+// until the hold runs out, not for the rest of A's (1 s) turn.
+TEST(TurnHold, AHeldTurnEndsWhenItsVmDoesNotLaunchAgain) {
+  constexpr uint64_t HOLD_NS = 20'000'000;
+  auto t = hold_vms(1'000'000'000, HOLD_NS);
+  ASSERT_TRUE(t.tb);
+  auto buf = t.ctxs[0]->alloc(sizeof(float));
+  ASSERT_TRUE(buf);
+  auto f = t.ctxs[0]->fill({*buf, 1, 1.f});
+  ASSERT_TRUE(f);
+  ASSERT_TRUE(t.ctxs[0]->wait(*f));
+  expect_wait_within(fill_wait_ns(*t.ctxs[1]), HOLD_NS + MARGIN_NS);
+  EXPECT_GE(t.tb->host()->turn_holds_expired(), 1u);
+}
+
 }  // namespace
 }  // namespace vgpu::mediator
