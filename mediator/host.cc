@@ -290,6 +290,13 @@ void Host::submit(uint32_t vgpu_id, uint32_t gchid) {
   if (!s) log_internal_error("scheduler: " + s.error().message);
 }
 
+// The watchdog evaluates held_ under its own mutex, so a notify under that
+// mutex is never lost.
+void Host::wake_watchdog() {
+  { std::lock_guard w(watchdog_mutex_); }
+  watchdog_cv_.notify_all();
+}
+
 void Host::channel_stopped(uint32_t vgpu_id, uint32_t gchid, uint64_t seq) {
   end_turn({vgpu_id, gchid, seq}, std::nullopt, now_ns());
 }
@@ -309,8 +316,11 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
   {
     std::lock_guard hold(hold_mutex_);
     if (go_on && v.continue_turn(gchid)) return;
-    // Dry with time left: hold the turn for the VM's next launch.
-    holding = go_on && !at_slice && config_.turn_hold_ns > 0 && config_.clock == ClockKind::real;
+    // Dry with time left while another VM waits: hold the turn for this
+    // VM's next launch (with no one waiting, ending it costs nothing: the
+    // next launch is dispatched at once).
+    holding = go_on && !at_slice && config_.turn_hold_ns > 0 && config_.clock == ClockKind::real &&
+              dispatcher_->any_queued();
     if (holding)
       held_ = HeldTurn{v.id(), gchid, seq, turn_start,
                        std::min(turn_start + turns_.slice_ns(), end_ns + config_.turn_hold_ns)};
@@ -319,10 +329,7 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
     end_turn({v.id(), gchid, seq}, turn_start, end_ns);
     return;
   }
-  // The watchdog waits out the hold; it evaluates held_ under its own
-  // mutex, so a notify under that mutex is never lost.
-  { std::lock_guard w(watchdog_mutex_); }
-  watchdog_cv_.notify_all();
+  wake_watchdog();  // it times the hold's end
 }
 
 void Host::rung_in_turn(uint32_t vgpu_id, uint32_t gchid) {

@@ -153,6 +153,7 @@ class Host final : public sched::Engine, private DeferredSink {
   void commit_runlist_locked();
   // A turn held open after its channel ran dry ends when its time is up.
   void check_held_turn();
+  void wake_watchdog();
 
   HostConfig config_;
   Log log_;

@@ -87,6 +87,11 @@ size_t Dispatcher::queued(VmId vm) const {
   return policy_->queued(vm);
 }
 
+bool Dispatcher::any_queued() const {
+  std::lock_guard lk(mu_);
+  return policy_->any_queued();
+}
+
 uint64_t Dispatcher::gpu_ns(VmId vm) const {
   std::lock_guard lk(mu_);
   return policy_->gpu_ns(vm);

@@ -83,6 +83,7 @@ class Dispatcher {
   [[nodiscard]] std::string_view policy_name() const { return policy_->name(); }
   [[nodiscard]] uint64_t gpu_ns(VmId vm) const;
   [[nodiscard]] size_t queued(VmId vm) const;  // submissions of a VM waiting for the engine
+  [[nodiscard]] bool any_queued() const;       // of any VM
   [[nodiscard]] bool busy() const;
   [[nodiscard]] uint64_t dispatched() const;
 

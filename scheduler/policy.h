@@ -88,6 +88,7 @@ class Policy {
   // Accounting read-outs.
   [[nodiscard]] virtual uint64_t gpu_ns(VmId vm) const = 0;
   [[nodiscard]] virtual size_t queued(VmId vm) const = 0;
+  [[nodiscard]] virtual bool any_queued() const = 0;  // some VM has a submission waiting
 };
 
 // "fifo", "credit" or "band". An unknown name or a bad parameter is an

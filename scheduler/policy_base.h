@@ -25,6 +25,7 @@ class PolicyBase : public Policy {
   void complete(VmId vm, uint64_t start_ns, uint64_t end_ns) override;
   uint64_t gpu_ns(VmId vm) const override;
   size_t queued(VmId vm) const override;
+  bool any_queued() const override { return first_queued().has_value(); }
 
  protected:
   struct Vm {

@@ -4,6 +4,7 @@
 //   scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]
 //         [--runs N] [--scheduler fifo|credit|band] [--json FILE]
 //         [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no] [--repeats N]
+//         [--turn-hold-us LIST]
 // --align-start yes: every VM's first timed launch waits for the others'
 // (a barrier), so that no VM's untimed set-up overlaps another's timing.
 // Aggregate throughput = VMs x runs / (last VM's last fence - first VM's
@@ -37,6 +38,7 @@ struct ScaleEntry {
   const WorkloadSpec* spec;
   Mode mode;
   uint32_t vms, runs;
+  uint64_t hold_us = 0;
   double window_s = 0, per_s = 0, ratio = 0;
   bool correct = true;
   uint64_t trapped = 0, submissions = 0;
@@ -53,7 +55,8 @@ struct ScaleSetup {
   bool align_start = false;
 };
 
-Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, const ScaleSetup& setup) {
+Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, uint64_t hold_us,
+                           const ScaleSetup& setup) {
   const uint32_t runs = setup.runs;
   const std::string& sched = setup.sched;
   RunConfig rc;
@@ -64,9 +67,10 @@ Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, co
   rc.vram_per_vm = 256 * MiB;
   rc.scheduler = sched;
   rc.options.runs = runs;
+  rc.turn_hold_ns = hold_us * 1000;
   auto r = run_workload(spec, rc);
   if (!r) return std::unexpected(r.error());
-  ScaleEntry e{&spec, mode, vms, runs};
+  ScaleEntry e{&spec, mode, vms, runs, hold_us};
   double begin = 0, end = 0;
   for (const auto& v : *r) {
     begin = begin == 0 ? v.result.timed_begin : std::min(begin, v.result.timed_begin);
@@ -85,7 +89,8 @@ Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, co
 void usage() {
   std::cerr << "usage: vgpu-bench scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]\n"
                "                        [--runs N] [--scheduler fifo|credit|band] [--json FILE]\n"
-               "                        [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no] [--repeats N]\n";
+               "                        [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no] [--repeats N]\n"
+               "                        [--turn-hold-us LIST]\n";
 }
 
 // One point of the table: every round's measurement, then its figures.
@@ -93,6 +98,7 @@ struct ScalePoint {
   const WorkloadSpec* spec;
   Mode mode;
   uint32_t vms;
+  uint64_t hold_us;
   std::vector<ScaleEntry> rounds;
   ScaleEntry median;  // the round of median throughput
   RatioCi ratio;      // over the native baseline's rounds
@@ -116,6 +122,8 @@ void summarize(ScalePoint& p) {
 
 int scale_main(std::span<char*> args) {
   std::vector<uint32_t> vm_counts{1, 2, 4, 8};
+  // The turn hold(s) to measure each fv point with (docs/scheduler.md).
+  std::vector<uint32_t> holds_us{static_cast<uint32_t>(mediator::HostConfig{}.turn_hold_ns / 1000)};
   std::vector<Mode> modes{Mode::fv_naive, Mode::fv_opt};
   std::vector<const WorkloadSpec*> chosen{find("gemm2"), find("MMUL")};
   ScaleSetup setup;
@@ -138,6 +146,9 @@ int scale_main(std::span<char*> args) {
                                                  })},
                      {"--runs", count_flag("--runs", runs, 100000)},
                      {"--repeats", count_flag("--repeats", setup.repeats, 1000)},
+                     {"--turn-hold-us",
+                      parsed_flag(holds_us,
+                                  [](std::string_view v) { return parse_counts("--turn-hold-us", v, 1000000, 0); })},
                      {"--scheduler", scheduler},
                      {"--json", text_flag(json_path)},
                      {"--align-start", [&setup](std::string_view v) -> Status {
@@ -154,17 +165,18 @@ int scale_main(std::span<char*> args) {
 
   std::vector<ScalePoint> points;
   for (const WorkloadSpec* spec : chosen) {
-    points.push_back({spec, Mode::native, 1, {}, {}, {}});  // native owns the GPU: 1 VM, the baseline
+    points.push_back({spec, Mode::native, 1, 0, {}, {}, {}});  // native owns the GPU: 1 VM, the baseline
     for (Mode mode : modes)
       if (mode != Mode::native)
-        for (uint32_t vms : vm_counts) points.push_back({spec, mode, vms, {}, {}, {}});
+        for (uint32_t hold : holds_us)
+          for (uint32_t vms : vm_counts) points.push_back({spec, mode, vms, hold, {}, {}, {}});
   }
   bool all_ok = true;
   for (uint32_t round = 0; round < setup.repeats; ++round) {
     for (ScalePoint& p : points) {
-      std::fprintf(stderr, "  round %u/%u: %-8s %-8s %u VMs ...\n", round + 1, setup.repeats,
-                   std::string(p.spec->name).c_str(), mode_name(p.mode), p.vms);
-      auto e = measure(*p.spec, p.mode, p.vms, setup);
+      std::fprintf(stderr, "  round %u/%u: %-8s %-8s %u VMs, hold %lu us ...\n", round + 1, setup.repeats,
+                   std::string(p.spec->name).c_str(), mode_name(p.mode), p.vms, static_cast<unsigned long>(p.hold_us));
+      auto e = measure(*p.spec, p.mode, p.vms, p.hold_us, setup);
       if (!e) {
         std::cerr << "vgpu-bench scale: " << e.error().what() << "\n";
         return 1;
@@ -183,15 +195,16 @@ int scale_main(std::span<char*> args) {
     p.median.ratio = p.ratio.ratio;
     all_ok = all_ok && p.median.correct;
   }
-  std::printf("\n%-8s %-8s %4s %6s %10s %12s %9s %17s %8s %12s\n", "workload", "mode", "vms", "runs", "window s",
-              "runs/s", "ratio", "interval", "correct", "trapped");
+  std::printf("\n%-8s %-8s %4s %7s %6s %10s %12s %9s %17s %8s %12s\n", "workload", "mode", "vms", "hold us", "runs",
+              "window s", "runs/s", "ratio", "interval", "correct", "trapped");
   for (const ScalePoint& p : points) {
     const ScaleEntry& e = p.median;
     const std::string interval = p.mode == Mode::native || setup.repeats < 3
                                      ? "-"
                                      : strfmt("[%.3f, %.3f]", p.ratio.low, p.ratio.high);
-    std::printf("%-8s %-8s %4u %6u %10.3f %12.2f %9.3f %17s %8s %12lu\n", std::string(e.spec->name).c_str(),
-                mode_name(e.mode), e.vms, e.runs, e.window_s, e.per_s, e.ratio, interval.c_str(),
+    const std::string hold = p.mode == Mode::native ? "-" : std::to_string(p.hold_us);
+    std::printf("%-8s %-8s %4u %7s %6u %10.3f %12.2f %9.3f %17s %8s %12lu\n", std::string(e.spec->name).c_str(),
+                mode_name(e.mode), e.vms, hold.c_str(), e.runs, e.window_s, e.per_s, e.ratio, interval.c_str(),
                 e.correct ? "yes" : "NO", e.trapped);
   }
   std::printf("\nfence waits: %s; timed starts %s\n", wait_name(setup.device).c_str(),
@@ -212,12 +225,13 @@ int scale_main(std::span<char*> args) {
       std::string rounds;
       for (const ScaleEntry& r : p.rounds) rounds += (rounds.empty() ? "" : ", ") + strfmt("%.6g", r.per_s);
       out << strfmt(
-                 "  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"runs_per_vm\": %u, \"window_s\": %.6g, "
+                 "  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"turn_hold_us\": %lu, \"runs_per_vm\": %u, \"window_s\": %.6g, "
                  "\"throughput_per_s\": %.6g, \"ratio_to_native\": %.4f, \"ratio_low\": %.4f, \"ratio_high\": %.4f, "
                  "\"round_throughputs_per_s\": [%s], \"correct\": %s, "
                  "\"counters\": {\"trapped\": %lu, \"submissions\": %lu}}",
-                 json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, e.runs, e.window_s, e.per_s, e.ratio,
-                 p.ratio.low, p.ratio.high, rounds.c_str(), e.correct ? "true" : "false", e.trapped, e.submissions)
+                 json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, static_cast<unsigned long>(p.hold_us),
+                 e.runs, e.window_s, e.per_s, e.ratio, p.ratio.low, p.ratio.high, rounds.c_str(),
+                 e.correct ? "true" : "false", e.trapped, e.submissions)
           << (i + 1 < points.size() ? ",\n" : "\n");
     }
     out << "]}\n";

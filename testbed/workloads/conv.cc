@@ -47,6 +47,7 @@ Result<WorkloadResult> run_conv(Vm& vm, const WorkloadOptions& o, ConvShape s) {
   auto io = KernelIo::create(c, vm.device.options(), o.inputs, {in, filt}, out_count);
   if (!io) return std::unexpected(io.error().context("conv input, filter, output"));
   p.input = io->input(0), p.filter = io->input(1), p.output = io->output();
+  if (auto st = untimed_launch(c, c.conv2d(p)); !st) return std::unexpected(st.error());
 
   WorkloadResult r;
   RunTimer timer(o);

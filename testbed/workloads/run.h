@@ -22,6 +22,7 @@ struct RunConfig {
   std::string scheduler = "fifo";
   driver::DeviceOptions device;  // as the testbed's default; the spec's override applies on top
   bool align_start = false;      // every VM's first timed launch waits for all VMs to reach theirs
+  uint64_t turn_hold_ns = mediator::HostConfig{}.turn_hold_ns;  // docs/scheduler.md, "Turn hold"
   WorkloadOptions options;
 };
 

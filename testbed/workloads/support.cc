@@ -92,4 +92,9 @@ SampleCheck check_sampled(std::span<const float> got, std::span<const size_t> in
   return c;
 }
 
+Status untimed_launch(driver::Context& ctx, Result<driver::Fence> launched) {
+  if (!launched) return std::unexpected(launched.error().context("untimed first launch"));
+  return ctx.wait(*launched);
+}
+
 }  // namespace vgpu::testbed::workloads

@@ -35,6 +35,11 @@ std::vector<size_t> sample_indices(size_t n, size_t count, uint64_t seed);
 
 // A buffer of ctx holding data.
 [[nodiscard]] Result<driver::Buffer> upload_new(driver::Context& ctx, std::span<const float> data);
+// Waits for an untimed launch made before a workload's timed runs (as the
+// bandwidth rows make one untimed transfer): a new context's first launch
+// carries one-time costs (its first interrupt, a device library's plan)
+// that are not the steady state a run measures.
+[[nodiscard]] Status untimed_launch(driver::Context& ctx, Result<driver::Fence> launched);
 [[nodiscard]] Result<driver::Buffer> alloc_zeroed(driver::Context& ctx, size_t floats);
 
 // The sampled check: want(i) returns the reference value and the sum of
