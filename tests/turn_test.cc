@@ -395,7 +395,8 @@ TEST(TurnHold, AHeldTurnEndsWhenItsVmDoesNotLaunchAgain) {
     std::this_thread::sleep_for(Ms(1));
   expect_wait_within(fill_wait_ns(*t.ctxs[1]), A_SPIN_NS + HOLD_NS + MARGIN_NS);
   EXPECT_TRUE(t.ctxs[0]->wait(*f));
-  EXPECT_EQ(t.tb->host()->turn_holds_expired(), 1u);
+  // At least A's; under a sanitizer another dry turn may have been held too.
+  EXPECT_GE(t.tb->host()->turn_holds_expired(), 1u);
   EXPECT_EQ(t.tb->host()->turn_holds_kept(), 0u);
 }
 
