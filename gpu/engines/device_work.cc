@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <optional>
-#include <cstring>
 #include <string_view>
 #include <vector>
 
 #include "common/clock.h"
 #include "gpu/engines/device_dma.h"
+#include "gpu/engines/device_runs.h"
 #include "gpu/engines/engine_deadline.h"
 #include "gpu/engines/engine_limits.h"
 #include "gpu/engines/method_table.h"
@@ -61,27 +61,6 @@ void scatter(Device& dev, Device::Stream s, const Placed& p, const std::byte* sc
     dev.copy(s, dev.mirror(r.phys), scratch + off, r.bytes);
     off += r.bytes;
   }
-}
-
-void prepare(ResidencyTracker& res, const Placed& p, Access access, Device::Stream s) {
-  for (const PhysRun& r : p.runs) {
-    if (access == Access::read)
-      res.prepare_read(r.phys, r.bytes, s);
-    else
-      res.prepare_write(r.phys, r.bytes, access == Access::write, s);
-  }
-}
-
-// Before the stream's synchronize: the downloads of written direct-mapped
-// pages join the work; returns the tracker's direct-mapping generation.
-uint64_t queue_downloads(ResidencyTracker& res, const Placed& p, Device::Stream s) {
-  uint64_t gen = 0;
-  for (const PhysRun& r : p.runs) gen = res.queue_direct_downloads(r.phys, r.bytes, s);
-  return gen;
-}
-
-void finish(ResidencyTracker& res, const Placed& p, std::optional<uint64_t> queued) {
-  for (const PhysRun& r : p.runs) res.finish_write(r.phys, r.bytes, queued);
 }
 
 // One buffer of a kernel launch on the device.
@@ -160,9 +139,9 @@ std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const Kernel
   }
   // Reads first: a buffer both read and written through aliases is uploaded.
   for (const DeviceBuffer& d : bufs)
-    if (!d.use.writable()) prepare(res, d.placed, d.use.access, stream);
+    if (!d.use.writable()) prepare_runs(res, d.placed.runs, d.use.access, stream);
   for (const DeviceBuffer& d : bufs)
-    if (d.use.writable()) prepare(res, d.placed, d.use.access, stream);
+    if (d.use.writable()) prepare_runs(res, d.placed.runs, d.use.access, stream);
 
   auto release = [&] {
     for (DeviceBuffer& d : bufs)
@@ -190,42 +169,14 @@ std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const Kernel
   release();
   std::optional<uint64_t> queued;
   for (const DeviceBuffer& d : bufs)
-    if (d.use.writable()) queued = queue_downloads(res, d.placed, stream);
+    if (d.use.writable()) queued = queue_run_downloads(res, d.placed.runs, stream);
   const bool ok = dev.synchronize(stream).has_value();
   for (const DeviceBuffer& d : bufs)
-    if (d.use.writable()) finish(res, d.placed, queued);
+    if (d.use.writable()) finish_runs(res, d.placed.runs, queued);
   if (!ok) return channel_fault(regs::ChannelError::internal, mthd);
   if (!deadline.charge(start, kernel_cost_ns(ctx.cost, l))) return channel_fault(regs::ChannelError::timeout, mthd);
   return MethodDone{};
 }
-
-namespace {
-
-// Where a VA of a placed range lies on the device, and how many bytes
-// stay contiguous from there.
-struct Spot {
-  std::byte* ptr;
-  uint64_t left;
-};
-
-class Locator {
- public:
-  Locator(Device& dev, const Placed& p) : dev_(dev), p_(p) {}
-  Spot at(uint64_t va) {
-    // Callers move forward or backward by small steps: start at the last run.
-    while (i_ > 0 && va < p_.runs[i_].va) --i_;
-    while (i_ + 1 < p_.runs.size() && va >= p_.runs[i_].va + p_.runs[i_].bytes) ++i_;
-    const PhysRun& r = p_.runs[i_];
-    return {dev_.mirror(r.phys + (va - r.va)), r.va + r.bytes - va};
-  }
-
- private:
-  Device& dev_;
-  const Placed& p_;
-  size_t i_ = 0;
-};
-
-}  // namespace
 
 std::optional<MethodDone> pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& c, uint32_t mthd) {
   if (c.total_bytes() == 0) return MethodDone{};
@@ -256,58 +207,24 @@ std::optional<MethodDone> pitch_copy_on_device(ChannelContext& ctx, const PitchC
       return channel_fault(regs::ChannelError::timeout, mthd);
     return MethodDone{};
   }
-  prepare(res, *src, Access::read, stream);
-  prepare(res, *dst, c.pitch_out == c.line_bytes ? Access::write : Access::read_write, stream);
-  std::byte* scratch = nullptr;
-  if (staged) {
-    scratch = dev.alloc(stream, c.total_bytes());
-    if (scratch == nullptr) return channel_fault(regs::ChannelError::internal, mthd, c.dst);
-  }
+  prepare_runs(res, src->runs, Access::read, stream);
+  prepare_runs(res, dst->runs, c.pitch_out == c.line_bytes ? Access::write : Access::read_write, stream);
+  const CopySide from = mirror_side(dev, src->runs, c.src, c.pitch_in);
+  const CopySide to = mirror_side(dev, dst->runs, c.dst, c.pitch_out);
   bool expired = false;
-  auto move = [&](const Placed& from, uint64_t from_va, uint64_t from_pitch, const std::byte* from_dense,
-                  const Placed& to, uint64_t to_va, uint64_t to_pitch, std::byte* to_dense) {
-    // A 2D copy takes pitches of at least its width only (lines that
-    // overlap one another go line by line below).
-    const bool rows_apart = c.lines <= 1 || (from_pitch >= c.line_bytes && to_pitch >= c.line_bytes);
-    if (rows_apart && from_dense == nullptr && to_dense == nullptr && from.contiguous() && to.contiguous()) {
-      dev.copy_2d(stream, dev.mirror(to.runs[0].phys), to_pitch, dev.mirror(from.runs[0].phys), from_pitch,
-                  c.line_bytes, c.lines);
-      return;
-    }
-    if (rows_apart && from.contiguous() && to_dense != nullptr) {
-      dev.copy_2d(stream, to_dense, c.line_bytes, dev.mirror(from.runs[0].phys), from_pitch, c.line_bytes, c.lines);
-      return;
-    }
-    if (rows_apart && to.contiguous() && from_dense != nullptr) {
-      dev.copy_2d(stream, dev.mirror(to.runs[0].phys), to_pitch, from_dense, c.line_bytes, c.line_bytes, c.lines);
-      return;
-    }
-    Locator fl(dev, from), tl(dev, to);
-    uint64_t pieces = 0;
-    for (uint64_t line = 0; line < c.lines && !expired; ++line) {
-      uint64_t done = 0;
-      while (done < c.line_bytes) {
-        Spot f = from_dense ? Spot{const_cast<std::byte*>(from_dense) + line * c.line_bytes + done, c.line_bytes - done}
-                            : fl.at(from_va + line * from_pitch + done);
-        Spot t = to_dense ? Spot{to_dense + line * c.line_bytes + done, c.line_bytes - done}
-                          : tl.at(to_va + line * to_pitch + done);
-        const uint64_t n = std::min({f.left, t.left, c.line_bytes - done});
-        dev.copy(stream, t.ptr, f.ptr, n);
-        done += n;
-        if (++pieces % 4096 == 0 && deadline.expired()) expired = true;
-      }
-    }
-  };
   if (staged) {
-    move(*src, c.src, c.pitch_in, nullptr, *dst, c.dst, c.pitch_out, scratch);
-    if (!expired) move(*dst, c.dst, c.pitch_out, scratch, *dst, c.dst, c.pitch_out, nullptr);
+    std::byte* scratch = dev.alloc(stream, c.total_bytes());
+    if (scratch == nullptr) return channel_fault(regs::ChannelError::internal, mthd, c.dst);
+    const CopySide packed = dense_side(scratch, c.line_bytes, c.lines);
+    expired = !copy_lines(dev, stream, from, packed, c.line_bytes, c.lines, deadline) ||
+              !copy_lines(dev, stream, packed, to, c.line_bytes, c.lines, deadline);
     dev.free(stream, scratch);
   } else {
-    move(*src, c.src, c.pitch_in, nullptr, *dst, c.dst, c.pitch_out, nullptr);
+    expired = !copy_lines(dev, stream, from, to, c.line_bytes, c.lines, deadline);
   }
-  const uint64_t queued = queue_downloads(res, *dst, stream);
+  const uint64_t queued = queue_run_downloads(res, dst->runs, stream);
   const bool ok = dev.synchronize(stream).has_value();
-  finish(res, *dst, queued);
+  finish_runs(res, dst->runs, queued);
   if (!ok) return channel_fault(regs::ChannelError::internal, mthd);
   const uint64_t traffic = c.total_bytes() * 2;
   if (expired || !deadline.charge(start, kernels::stream_cost_ns(ctx.cost, traffic)))
