@@ -52,8 +52,10 @@ Status parse_flags(std::span<char*> args, const FlagHandlers& handlers) {
   return {};
 }
 
-FlagHandler count_flag(std::string_view flag, uint32_t& dst, uint32_t max) {
-  return parsed_flag(dst, [flag = std::string(flag), max](std::string_view v) { return parse_count(flag, v, max); });
+FlagHandler count_flag(std::string_view flag, uint32_t& dst, uint32_t max, uint32_t min) {
+  return parsed_flag(dst, [flag = std::string(flag), max, min](std::string_view v) {
+    return parse_count(flag, v, max, min);
+  });
 }
 
 FlagHandler list_flag(std::vector<std::string>& dst) {

@@ -91,14 +91,7 @@ int idle_main(std::span<char*> args) {
   if (Status s = parse_flags(args, {{"--vms", count_flag("--vms", vms, 64)},
                                     {"--modes", parsed_flag(modes, parse_modes)},
                                     {"--spin-ms", count_flag("--spin-ms", spin_ms, 60'000)},
-                                    {"--short",
-                                     [&](std::string_view v) -> Status {
-                                       if (v == "0") {
-                                         short_launches = 0;
-                                         return {};
-                                       }
-                                       return count_flag("--short", short_launches, 1'000'000)(v);
-                                     }},
+                                    {"--short", count_flag("--short", short_launches, 1'000'000, 0)},
                                     {"--json", text_flag(json_path)}});
       !s) {
     std::cerr << "vgpu-bench idle: " << s.error().message << "\n";
