@@ -175,19 +175,24 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
     submit_piece(chid, run, *budget);
     return Step::engine;
   }
-  const uint64_t epoch = run.epoch;
+  start_engine_job(chid, run.epoch, work.engine, std::move(work.run), work.brief);
+  return Step::engine;
+}
+
+void Pfifo::start_engine_job(uint32_t chid, uint64_t epoch, EngineId engine, std::function<MethodDone()> work,
+                             bool brief) {
   {
     std::lock_guard l(d_.mutex);
     channels_.engine_started(chid, epoch);
   }
-  auto job = [this, chid, epoch, run_work = std::move(work.run)] {
+  auto job = [this, chid, epoch, run_work = std::move(work)] {
     engine_job_start_ns_[chid].store(d_.clock.now_ns());
     post_engine_result(chid, epoch, run_engine_work(d_.log, chid, run_work));
   };
+  EngineThread& thread = *engines_[static_cast<size_t>(engine)];
   // Brief work runs here when the engine is idle: the same job, the same
   // result posted, in the same order (only this thread submits work).
-  if (!work.brief || !engines_[engine]->run_here_if_idle(job)) engines_[engine]->submit(std::move(job));
-  return Step::engine;
+  if (!brief || !thread.run_here_if_idle(job)) thread.submit(std::move(job));
 }
 
 std::expected<std::optional<uint64_t>, ChannelFault> Pfifo::engine_budget(const ChannelRun& run) const {
@@ -198,16 +203,10 @@ std::expected<std::optional<uint64_t>, ChannelFault> Pfifo::engine_budget(const 
 }
 
 void Pfifo::submit_piece(uint32_t chid, ChannelRun& run, std::optional<uint64_t> budget_ns) {
-  const uint64_t epoch = run.epoch;
-  {
-    std::lock_guard l(d_.mutex);
-    channels_.engine_started(chid, epoch);
-  }
   run.engine_wait = true;
-  engines_[static_cast<size_t>(run.divided_engine)]->submit([this, chid, epoch, work = run.divided, budget_ns] {
-    engine_job_start_ns_[chid].store(d_.clock.now_ns());
-    post_engine_result(chid, epoch, run_engine_work(d_.log, chid, [&] { return work->run_piece(budget_ns); }));
-  });
+  start_engine_job(
+      chid, run.epoch, run.divided_engine, [work = run.divided, budget_ns] { return work->run_piece(budget_ns); },
+      false);
 }
 
 }  // namespace vgpu::gpu

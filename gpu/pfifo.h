@@ -146,6 +146,10 @@ class Pfifo {
   void finish_entry(ChannelRun& run);
   void advance(ChannelRun& run);
   Stepped execute(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method, uint32_t data);
+  // Engine work of a channel's method (or one piece of divided work): on
+  // its engine's thread, or on this one when brief and the engine is idle;
+  // its result comes back through post_engine_result.
+  void start_engine_job(uint32_t chid, uint64_t epoch, EngineId engine, std::function<MethodDone()> work, bool brief);
   // What is left of the current GPFIFO entry's ENGINE_TIMEOUT (none: no
   // limit), or timeout when nothing is.
   std::expected<std::optional<uint64_t>, ChannelFault> engine_budget(const ChannelRun& run) const;
