@@ -311,7 +311,7 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
   const uint64_t turn_start = turns_.piece_ran(v.id(), seq, start_ns);
   // An unbounded turn goes on through a launch's slices (it ends when the
   // channel is idle); a bounded one while its time lasts.
-  const bool go_on = at_slice && !turns_.bounded() ? true : turns_.has_time(turn_start, end_ns);
+  const bool go_on = (at_slice && !turns_.bounded()) || turns_.has_time(turn_start, end_ns);
   bool holding = false;
   {
     std::lock_guard hold(hold_mutex_);
