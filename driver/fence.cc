@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "driver/fence.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "driver/irq_wait.h"
@@ -30,15 +31,25 @@ uint32_t FenceSlot::completed() { return port_.read32(Bar::bar1, bar1_); }
 
 // Spin only while the recent work came back within the spin: a wait for
 // a long kernel (or on a busy GPU) sleeps and costs no CPU. A wait of up
-// to HYBRID_MAX_NS sleeps until spin_ns before the time the last one took
-// and polls from there (for twice spin_ns: the last wait's end, give or
-// take the wake-up), so that its end costs no wake-up either (the hybrid
-// polling of Linux's block layer); longer ones sleep through.
-SpinWindow FenceSlot::spin_window() const {
-  if (last_wait_ns_ <= spin_ns_) return {0, spin_ns_};
-  if (spin_ns_ == 0 || last_wait_ns_ > HYBRID_MAX_NS) return {};
-  const uint64_t from = last_wait_ns_ - spin_ns_;
-  return {from, from + 2 * spin_ns_};
+// to HYBRID_MAX_NS sleeps until shortly before the time the last one took
+// and polls from there (the hybrid polling of Linux's block layer), so
+// that its end costs no wake-up either; longer ones sleep through. A
+// sleep ends late by the host's timer slack and the wake-up of an idle
+// CPU (about 25 us on the GPU machine, where a window opened only spin_ns
+// early was missed and an interrupt's wake-up ended the wait instead), so
+// the window opens that much earlier too.
+SpinWindow FenceSlot::hybrid_window(uint64_t last_wait_ns, uint64_t spin_ns, uint64_t wake_late_ns) {
+  if (last_wait_ns <= spin_ns) return {0, spin_ns};
+  if (spin_ns == 0 || last_wait_ns > HYBRID_MAX_NS) return {};
+  const uint64_t early = spin_ns + std::min(wake_late_ns, MAX_WAKE_LATE_NS);
+  const uint64_t from = last_wait_ns > early ? last_wait_ns - early : 0;
+  return {from, last_wait_ns + spin_ns};
+}
+
+uint64_t FenceSlot::next_wake_late(uint64_t estimate_ns, uint64_t late_ns) {
+  late_ns = std::min(late_ns, MAX_WAKE_LATE_NS);
+  if (late_ns >= estimate_ns) return late_ns;
+  return estimate_ns - (estimate_ns - late_ns) / 4;
 }
 
 Status FenceSlot::wait(Fence f, uint64_t timeout_ns) {
@@ -68,8 +79,10 @@ Status FenceSlot::wait(Fence f, uint64_t timeout_ns) {
     return err != regs::ChannelError::none;
   };
   const auto start = std::chrono::steady_clock::now();
-  const bool ok = ch_.interrupts() ? wait_on_interrupts(port, signalled, timeout_ns, spin_window())
+  uint64_t late_ns = wake_late_ns_;  // unchanged unless the wait slept towards its window
+  const bool ok = ch_.interrupts() ? wait_on_interrupts(port, signalled, timeout_ns, spin_window(), &late_ns)
                                    : poll_until(port, polled, timeout_ns);
+  wake_late_ns_ = next_wake_late(wake_late_ns_, late_ns);
   last_wait_ns_ = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   if (!ok)

@@ -46,9 +46,22 @@ class FenceSlot {
 
   // Waits up to this long poll near their expected end (spin_window()).
   static constexpr uint64_t HYBRID_MAX_NS = 2'000'000;
+  // The most a window opens early for late wake-ups (wake_late_ns_).
+  static constexpr uint64_t MAX_WAKE_LATE_NS = 200'000;
+
+  // When a wait polls: all along when the last one took at most spin_ns;
+  // for one of up to HYBRID_MAX_NS, from spin_ns plus the usual lateness
+  // of a wake-up before the time the last one took, for twice spin_ns
+  // after that; longer ones never.
+  static SpinWindow hybrid_window(uint64_t last_wait_ns, uint64_t spin_ns, uint64_t wake_late_ns);
+  // The lateness estimate after a wait whose sleep towards the window
+  // ended late_ns after it opened: it follows a rise at once (a window
+  // opened too late costs a whole wake-up) and a fall by a quarter of
+  // the difference per wait; at most MAX_WAKE_LATE_NS.
+  static uint64_t next_wake_late(uint64_t estimate_ns, uint64_t late_ns);
 
  private:
-  SpinWindow spin_window() const;
+  SpinWindow spin_window() const { return hybrid_window(last_wait_ns_, spin_ns_, wake_late_ns_); }
 
   Port& port_;
   Channel& ch_;
@@ -59,6 +72,8 @@ class FenceSlot {
   uint64_t last_submitted_ = 0;
   // How long the last wait took; none yet: sleep at once.
   uint64_t last_wait_ns_ = ~uint64_t{0};
+  // How late sleeps towards a window's opening usually end.
+  uint64_t wake_late_ns_ = 0;
 };
 
 }  // namespace vgpu::driver

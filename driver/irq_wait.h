@@ -25,9 +25,13 @@ struct SpinWindow {
 // Calls done() until it returns true (-> true) or timeout_ns of host time
 // passes (-> false); between calls, spins inside the window, and
 // otherwise sleeps until an interrupt message (before the window: at most
-// until it opens). The port must have interrupts.
+// until it opens). The port must have interrupts. If window_late_ns is
+// given and the wait slept towards the window's opening, it receives how
+// long after the opening the sleep ended (a host's timer slack and idle
+// CPU wake-up: FenceSlot opens later windows that much earlier).
 template <typename Fn>
-[[nodiscard]] bool wait_on_interrupts(Port& port, Fn&& done, uint64_t timeout_ns, SpinWindow spin) {
+[[nodiscard]] bool wait_on_interrupts(Port& port, Fn&& done, uint64_t timeout_ns, SpinWindow spin,
+                                      uint64_t* window_late_ns = nullptr) {
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::nanoseconds(timeout_ns);
   const auto spin_from = start + std::chrono::nanoseconds(spin.from_ns);
@@ -41,9 +45,14 @@ template <typename Fn>
       port.relax();
       continue;
     }
-    const auto wake = now < spin_from ? std::min(spin_from, deadline) : deadline;
+    const bool to_window = now < spin_from && spin_from < deadline;
+    const auto wake = to_window ? spin_from : deadline;
     const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(wake - now).count();
     (void)port.wait_interrupt(seen, static_cast<uint64_t>(left));
+    // Woken before the opening: an interrupt, which says nothing of timers.
+    if (const auto woke = std::chrono::steady_clock::now(); to_window && window_late_ns && woke >= spin_from)
+      *window_late_ns =
+          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(woke - spin_from).count());
   }
 }
 
