@@ -187,7 +187,7 @@ class Pfifo {
   std::condition_variable idle_cv_;  // a channel or engine made progress
   std::atomic<bool> kick_{false};    // written under the mutex; read without it while polling
   bool stop_ = false;
-  uint64_t last_idle_ns_ = ~uint64_t{0};  // PFIFO thread: how long it was last out of work
+  uint64_t last_idle_ns_ = ~uint64_t{0};  // PFIFO thread: how long it last waited for a doorbell
   std::atomic<uint64_t> poll_round_{0};
   std::atomic<uint64_t> sem_epoch_{0};
   uint32_t next_chid_ = 0;
