@@ -5,6 +5,7 @@
 #include <optional>
 #include <tuple>
 
+#include "common/launch_trace.h"
 #include "driver/bar_io.h"
 #include "driver/msg.h"
 #include "driver/poll.h"
@@ -228,6 +229,7 @@ Status Channel::submit(std::span<const uint32_t> words) {
   gp_put_ = (gp_put_ + 1) & (config_.gpfifo_entries - 1);
   // The doorbell: never through a direct mapping, so it reaches the device.
   d_.port.write32(Bar::bar1, d_.bars.userd_bar1(chid_) + r::userd::GP_PUT, gp_put_);
+  LaunchTrace::mark(LaunchPhase::doorbell);
   ++submits_;
   return {};
 }

@@ -2,6 +2,7 @@
 // Contexts: address space, channel, buffers, transfers, fences.
 #include <cstring>
 
+#include "common/launch_trace.h"
 #include "driver/bar_io.h"
 #include "driver/copy_engine.h"
 #include <algorithm>
@@ -357,6 +358,7 @@ Result<Fence> Context::copy(Buffer dst, uint64_t dst_off, Buffer src, uint64_t s
 // ---------------------------------------------------------------- launches
 
 Result<Fence> Context::launch(cls::Kernel kernel, std::span<const std::byte> args, LaunchShape shape) {
+  LaunchTrace::mark(LaunchPhase::api_entry);
   if (args.size() > ARG_CB_BYTES || args.size() % 4)
     return fail(Errc::invalid_argument,
                 msg("kernel {}: {} argument bytes", static_cast<uint32_t>(kernel), args.size()));

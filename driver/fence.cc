@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/launch_trace.h"
 #include "driver/irq_wait.h"
 #include "driver/msg.h"
 #include "driver/poll.h"
@@ -83,6 +84,7 @@ Status FenceSlot::wait(Fence f, uint64_t timeout_ns) {
   const bool ok = ch_.interrupts() ? wait_on_interrupts(port, signalled, timeout_ns, spin_window(), &late_ns)
                                    : poll_until(port, polled, timeout_ns);
   wake_late_ns_ = next_wake_late(wake_late_ns_, late_ns);
+  LaunchTrace::launch_waited();
   last_wait_ns_ = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
   if (!ok)

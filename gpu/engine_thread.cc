@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include "common/launch_trace.h"
+
 namespace vgpu::gpu {
 
 EngineThread::EngineThread(const char* name, Log& log, uint64_t idle_spin_ns)
@@ -25,6 +27,7 @@ void EngineThread::submit(std::function<void()> job) {
     queue_.push_back(std::move(job));
     queued_.store(queue_.size(), std::memory_order_release);
   }
+  LaunchTrace::mark(LaunchPhase::job_queued);
   cv_.notify_all();
 }
 
@@ -81,6 +84,7 @@ void EngineThread::loop() {
     queue_.pop_front();
     queued_.store(queue_.size(), std::memory_order_release);
     running_job_ = true;
+    LaunchTrace::mark(LaunchPhase::job_started);
     l.unlock();
     run_job(job);
     l.lock();

@@ -4,6 +4,7 @@
 // object bound to its subchannel.
 #include <algorithm>
 
+#include "common/launch_trace.h"
 #include "gpu/host_class.h"
 #include "gpu/pfifo.h"
 
@@ -91,6 +92,7 @@ Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
 }
 
 Pfifo::Ran Pfifo::fetch_entry(ChannelRun& run) {
+  LaunchTrace::mark(LaunchPhase::gpfifo_fetch);
   const AccessContext& as = run.ctx->as;
   const uint64_t entry_va = run.gp_base + uint64_t{run.gp_get} * ramfc::GP_ENTRY_BYTES;
   fmt::gp::Entry e{};

@@ -3,6 +3,7 @@
 
 #include <array>
 
+#include "common/launch_trace.h"
 #include "vgpu/classes.h"
 
 namespace vgpu::gpu {
@@ -53,6 +54,7 @@ HostResult mem_op_a(const HostCall& c) {
 }
 
 HostResult nonstall(const HostCall& c) {
+  LaunchTrace::mark(LaunchPhase::interrupt);
   if (c.run.ctx->nonstall) c.run.ctx->nonstall();
   return HostStep::done;
 }
@@ -115,6 +117,7 @@ HostResult sem_d(const HostCall& c) {
     if (row.satisfied) return acquire(c, row.satisfied);
     const uint64_t va = semaphore_va(c.run);
     auto done = release_semaphore(*c.run.ctx, va, c.run.sem_c, !SemDReleaseSize4::get(c.data), c.method);
+    LaunchTrace::mark(LaunchPhase::release);
     if (!done) {
       ChannelFault f = done.error();
       f.subch = c.subch;

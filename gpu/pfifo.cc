@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "common/launch_trace.h"
 #include "common/text.h"
 
 namespace vgpu::gpu {
@@ -171,6 +172,7 @@ void Pfifo::service(Pick p) {
     if (auto r = load(p.chid, chan_inst, run); !r) return fail(p.chid, p.epoch, r.error());
   }
   if (p.engine_result) {
+    LaunchTrace::mark(LaunchPhase::result_seen);
     run.engine_wait = false;
     const uint64_t started = engine_job_start_ns_[p.chid].load();
     if (const uint64_t now = d_.clock.now_ns(); now > started) run.entry_engine_ns += now - started;
@@ -321,6 +323,7 @@ void Pfifo::semaphore_written() {
 }
 
 void Pfifo::post_engine_result(uint32_t chid, uint64_t epoch, MethodDone result) {
+  LaunchTrace::mark(LaunchPhase::job_done);
   {
     std::lock_guard l(d_.mutex);
     channels_.engine_finished(chid, epoch, std::move(result));

@@ -2,7 +2,7 @@
 // vgpu-bench workloads: the suite at one VM per mode, modes side by side.
 //   workloads [--modes native,fv-naive,fv-opt,pv] [--runs N] [--only NAME,...]
 //             [--naive-bar1-mib M] [--trap-reads N] [--json FILE]
-//             [--inputs resident|pageable|pinned]
+//             [--inputs resident|pageable|pinned] [--trace-launches yes|no]
 // ratio_to_native: the mode's throughput (work per run / median) over
 // native's, which is native median / mode median when both did the same
 // work. fv-naive's BAR1 bandwidth runs move --naive-bar1-mib
@@ -10,6 +10,10 @@
 // the compute workloads (gemm*, conv*, matmul320, MMUL) take their inputs
 // from and put their output, each timed run (testbed/workloads/
 // kernel_io.h); other workloads ignore it (their "inputs" is null).
+// --trace-launches yes: where each waited launch's time goes, phase by
+// phase from the driver's call to the fence wait's return, as offsets from
+// its doorbell (common/launch_trace.h; docs/benchmarks.md, "Launch phases").
+#include <array>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -17,6 +21,7 @@
 #include <optional>
 
 #include "bench/workloads/args.h"
+#include "common/launch_trace.h"
 #include "bench/workloads/paired.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -42,6 +47,9 @@ struct Entry {
   uint32_t instances = 0;
   double median_s = 0;
   std::optional<double> ratio;
+  // --trace-launches: the first instance's launch phases and how many launches they cover.
+  std::optional<std::array<LaunchPhaseFigures, static_cast<size_t>(LaunchPhase::count)>> phases;
+  uint64_t traced_launches = 0;
 };
 
 const Entry* find_entry(const std::vector<Entry>& entries, const WorkloadSpec* spec, Mode m) {
@@ -115,29 +123,66 @@ std::string join_numbers(const std::vector<double>& v) {
   return out;
 }
 
+std::string phases_json(const Entry& e) {
+  if (!e.phases) return "null";
+  std::string out = strfmt("{\"launches\": %lu, \"phases\": [", static_cast<unsigned long>(e.traced_launches));
+  bool first = true;
+  for (const LaunchPhaseFigures& f : *e.phases) {
+    out += strfmt("%s{\"phase\": \"%s\", \"samples\": %lu, \"p10_us\": %.2f, \"p50_us\": %.2f, \"p90_us\": %.2f}",
+                  first ? "" : ", ", std::string(f.name).c_str(), static_cast<unsigned long>(f.samples), f.p10_us,
+                  f.p50_us, f.p90_us);
+    first = false;
+  }
+  return out + "]}";
+}
+
+// Phases as rows, traced entries as columns: the median offset from the doorbell.
+void print_phases(const std::vector<Entry>& entries) {
+  std::vector<const Entry*> traced;
+  for (const auto& e : entries)
+    if (e.phases) traced.push_back(&e);
+  if (traced.empty()) return;
+  std::printf("\nlaunch phases: median us from the doorbell (launches traced)\n%-16s", "phase");
+  for (const Entry* e : traced)
+    std::printf(" %18s", strfmt("%s/%s", std::string(e->spec->name).c_str(), mode_name(e->mode)).c_str());
+  std::printf("\n%-16s", "");
+  for (const Entry* e : traced)
+    std::printf(" %18s", strfmt("(%lu)", static_cast<unsigned long>(e->traced_launches)).c_str());
+  std::printf("\n");
+  for (size_t i = 0; i < static_cast<size_t>(LaunchPhase::count); ++i) {
+    std::printf("%-16s", std::string(LaunchTrace::name(static_cast<LaunchPhase>(i))).c_str());
+    for (const Entry* e : traced) {
+      const LaunchPhaseFigures& f = (*e->phases)[i];
+      std::printf(" %18s", f.samples ? strfmt("%.1f", f.p50_us).c_str() : "-");
+    }
+    std::printf("\n");
+  }
+}
+
 std::string entry_json(const Entry& e) {
   return strfmt(
       "{\"workload\": %s, \"mode\": \"%s\", \"vms\": 1, \"runs\": %zu, \"instances\": %u, "
       "\"median_s\": %.9g, \"instance_medians_s\": [%s], "
       "\"ratio_to_native\": %s, \"correct\": %s, \"work_per_run\": %.6g, \"work_unit\": %s, "
-      "\"inputs\": %s, \"checksum\": \"%016lx\", \"detail\": %s, \"counters\": %s}",
+      "\"inputs\": %s, \"checksum\": \"%016lx\", \"detail\": %s, \"counters\": %s, \"launch_phases\": %s}",
       json_string(e.spec->name).c_str(), mode_name(e.mode), e.seconds.size(), e.instances, e.median_s,
       join_numbers(e.instance_medians).c_str(), e.ratio ? strfmt("%.4f", *e.ratio).c_str() : "null",
       e.correct ? "true" : "false", e.result.work_per_run, json_string(e.result.work_unit).c_str(),
       e.result.inputs.empty() ? "null" : json_string(e.result.inputs).c_str(), e.result.checksum,
-      json_string(e.result.detail).c_str(), counters_json(e).c_str());
+      json_string(e.result.detail).c_str(), counters_json(e).c_str(), phases_json(e).c_str());
 }
 
 void usage() {
   std::cerr << "usage: vgpu-bench workloads [--modes native,fv-naive,fv-opt,pv] [--runs N] [--only NAME,...]\n"
                "                            [--instances N] [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n"
                "                            [--wait irq|poll] [--wait-spin-us N]\n"
-               "                            [--inputs resident|pageable|pinned]\n"
+               "                            [--inputs resident|pageable|pinned] [--trace-launches yes|no]\n"
                "  --inputs: gemm*, conv*, matmul320 and MMUL only. resident (default): inputs\n"
                "    uploaded once, a run times the kernel alone; pageable: each run uploads the\n"
                "    inputs from and downloads the output to ordinary host memory (BAR1 or\n"
                "    staging); pinned: each run copies them from/to pinned host memory on the\n"
-               "    copy engine (Context::alloc_host, DMA). Outputs are checked in every case.\n";
+               "    copy engine (Context::alloc_host, DMA). Outputs are checked in every case.\n"
+               "  --trace-launches yes: each waited launch's phases, as offsets from its doorbell.\n";
 }
 
 }  // namespace
@@ -154,6 +199,7 @@ int workloads_main(std::span<char*> args) {
   std::string json_path;
   driver::DeviceOptions device;
   InputPath inputs = InputPath::resident;
+  bool trace = false;
   FlagHandlers flags{{"--modes", parsed_flag(modes, parse_modes)},
                      {"--runs", parsed_flag(runs, [](std::string_view v) { return parse_count("--runs", v, 100000); })},
                      {"--only", parsed_flag(only,
@@ -170,7 +216,12 @@ int workloads_main(std::span<char*> args) {
                         auto p = parse_input_path(v);
                         if (!p) p = std::unexpected(p.error().context("--inputs"));
                         return p;
-                      })}};
+                      })},
+                     {"--trace-launches", [&trace](std::string_view v) -> Status {
+                        if (v != "yes" && v != "no") return fail(Errc::invalid_argument, "--trace-launches: yes or no");
+                        trace = v == "yes";
+                        return {};
+                      }}};
   add_wait_flags(flags, device);
   if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench workloads: " << s.error().message << "\n";
@@ -194,7 +245,10 @@ int workloads_main(std::span<char*> args) {
         const bool bar1 = spec->name.find("bar1") != std::string_view::npos;
         if (mode == Mode::fv_naive && bar1) rc.options.bandwidth_bytes = uint64_t{naive_bar1_mib} * MiB;
         std::fprintf(stderr, "  %-12s %-8s ...", std::string(spec->name).c_str(), mode_name(mode));
+        LaunchTrace::reset();
+        LaunchTrace::enable(trace);
         auto r = run_workload(*spec, rc);
+        LaunchTrace::enable(false);
         if (!r) {
           std::fprintf(stderr, " failed: %s\n", r.error().what().c_str());
           all_ok = false;
@@ -204,6 +258,10 @@ int workloads_main(std::span<char*> args) {
         std::fprintf(stderr, " %.3f ms%s\n", median(res.seconds) * 1e3, res.correct ? "" : "  INCORRECT");
         if (!per_mode[m]) per_mode[m] = Entry{spec, mode, res, (*r)[0].counters, {}, {}, true, 0, 0, std::nullopt};
         Entry& e = *per_mode[m];
+        if (trace && !e.phases) {
+          e.phases = LaunchTrace::figures();
+          e.traced_launches = LaunchTrace::launches();
+        }
         e.seconds.insert(e.seconds.end(), res.seconds.begin(), res.seconds.end());
         e.instance_medians.push_back(median(res.seconds));
         e.correct = e.correct && res.correct;
@@ -280,6 +338,7 @@ int workloads_main(std::span<char*> args) {
     std::printf("\n");
   }
   print_pv_against_fv_opt(only, entries);
+  print_phases(entries);
   std::printf("\nfence waits: %s\n", wait_name(device).c_str());
   std::printf("inputs: %s (gemm*, conv*, matmul320, MMUL)\n", input_path_name(inputs));
   std::printf("ratio = mode throughput / native throughput (native median / mode median for equal work)\n");

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/launch_trace.h"
 #include "common/clock.h"
 #include "gpu/engines/device_dma.h"
 #include "gpu/engines/device_runs.h"
@@ -162,7 +163,9 @@ std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const Kernel
     d.data = d.scratch;
   }
 
+  LaunchTrace::mark(LaunchPhase::device_prepared);
   launch(dev, stream, l, Bound(bufs));
+  LaunchTrace::mark(LaunchPhase::device_launched);
 
   for (const DeviceBuffer& d : bufs)
     if (d.scratch && d.use.writable()) scatter(dev, stream, d.placed, d.scratch);
@@ -171,6 +174,7 @@ std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const Kernel
   for (const DeviceBuffer& d : bufs)
     if (d.use.writable()) queued = queue_run_downloads(res, d.placed.runs, stream);
   const bool ok = dev.synchronize(stream).has_value();
+  LaunchTrace::mark(LaunchPhase::device_synced);
   for (const DeviceBuffer& d : bufs)
     if (d.use.writable()) finish_runs(res, d.placed.runs, queued);
   if (!ok) return channel_fault(regs::ChannelError::internal, mthd);

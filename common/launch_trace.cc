@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "common/launch_trace.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+namespace vgpu {
+
+namespace {
+
+constexpr size_t PHASES = static_cast<size_t>(LaunchPhase::count);
+// The first this many launches are kept (13 offsets of 8 bytes each: 10 MB).
+constexpr uint64_t MAX_KEPT_LAUNCHES = 100'000;
+
+constexpr std::array<std::string_view, PHASES> NAMES = {
+    "api_entry", "doorbell", "gpfifo_fetch", "job_queued", "job_started", "device_prepared", "device_launched",
+    "device_synced", "job_done", "result_seen", "release", "interrupt", "wait_return",
+};
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The last time each phase was marked, and the kept offsets.
+std::array<std::atomic<int64_t>, PHASES> last{};
+std::mutex kept_mutex;
+std::array<std::vector<int64_t>, PHASES> kept;
+uint64_t kept_launches = 0;
+
+size_t at(LaunchPhase p) { return static_cast<size_t>(p); }
+
+double percentile_us(const std::vector<int64_t>& sorted, size_t num, size_t den) {
+  return static_cast<double>(sorted[sorted.size() * num / den]) / 1e3;
+}
+
+}  // namespace
+
+std::atomic<bool> LaunchTrace::enabled_{false};
+
+void LaunchTrace::enable(bool on) { enabled_.store(on, std::memory_order_relaxed); }
+
+void LaunchTrace::stamp(LaunchPhase p) { last[at(p)].store(now_ns(), std::memory_order_relaxed); }
+
+void LaunchTrace::launch_waited() {
+  if (!enabled()) return;
+  stamp(LaunchPhase::wait_return);
+  const int64_t origin = last[at(LaunchPhase::doorbell)].load(std::memory_order_relaxed);
+  if (origin == 0 || last[at(LaunchPhase::job_started)].load(std::memory_order_relaxed) < origin) return;
+  std::lock_guard l(kept_mutex);
+  if (kept_launches == MAX_KEPT_LAUNCHES) return;
+  ++kept_launches;
+  for (size_t i = 0; i < PHASES; ++i) {
+    const int64_t t = last[i].load(std::memory_order_relaxed);
+    // The api entry precedes the doorbell; every other phase of this
+    // launch follows it (an older mark is another launch's).
+    const bool ours = i == at(LaunchPhase::api_entry) ? t != 0 && t <= origin : t >= origin;
+    if (ours) kept[i].push_back(t - origin);
+  }
+}
+
+std::array<LaunchPhaseFigures, PHASES> LaunchTrace::figures() {
+  std::array<LaunchPhaseFigures, PHASES> out{};
+  std::lock_guard l(kept_mutex);
+  for (size_t i = 0; i < PHASES; ++i) {
+    out[i].name = NAMES[i];
+    std::vector<int64_t> v = kept[i];
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    out[i].samples = v.size();
+    out[i].p10_us = percentile_us(v, 1, 10);
+    out[i].p50_us = percentile_us(v, 1, 2);
+    out[i].p90_us = percentile_us(v, 9, 10);
+  }
+  return out;
+}
+
+uint64_t LaunchTrace::launches() {
+  std::lock_guard l(kept_mutex);
+  return kept_launches;
+}
+
+void LaunchTrace::reset() {
+  std::lock_guard l(kept_mutex);
+  for (auto& v : kept) v.clear();
+  for (auto& t : last) t.store(0, std::memory_order_relaxed);
+  kept_launches = 0;
+}
+
+std::string_view LaunchTrace::name(LaunchPhase p) { return NAMES[at(p)]; }
+
+}  // namespace vgpu

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Where a launch's time goes, from the guest driver's call to its fence
+// wait's return: named phases marked with the host's monotonic clock along
+// the whole path (driver, PFIFO, engine thread, device work, semaphore,
+// interrupt), collected per waited launch as offsets from its doorbell.
+// Off unless enabled (then a mark is one relaxed load); meant for one
+// launch in flight at a time, as `vgpu-bench workloads --trace-launches`
+// runs them (docs/benchmarks.md, "Launch phases").
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace vgpu {
+
+enum class LaunchPhase : uint8_t {
+  api_entry,        // the driver's launch call began (before the doorbell: negative)
+  doorbell,         // GP_PUT written: the origin of every offset
+  gpfifo_fetch,     // PFIFO fetched a GPFIFO entry
+  job_queued,       // PFIFO handed engine work to an engine thread
+  job_started,      // the engine thread took it
+  device_prepared,  // device work: buffers placed and made device-valid
+  device_launched,  // the library call or kernel launch returned
+  device_synced,    // the stream synchronize returned
+  job_done,         // the engine work's result is ready for PFIFO
+  result_seen,      // PFIFO took the result
+  release,          // a host semaphore release was written
+  interrupt,        // a non-stall interrupt was raised
+  wait_return,      // the fence wait returned
+  count,
+};
+
+struct LaunchPhaseFigures {
+  std::string_view name;
+  uint64_t samples = 0;
+  double p10_us = 0, p50_us = 0, p90_us = 0;  // offsets from the doorbell
+};
+
+class LaunchTrace {
+ public:
+  static void enable(bool on);
+  static bool enabled() { return enabled_.load(std::memory_order_relaxed); }
+  static void mark(LaunchPhase p) {
+    if (enabled()) stamp(p);
+  }
+  // The fence wait returned: keeps this launch's offsets if engine work
+  // started after its doorbell (waits for no work are not launches), up
+  // to the first 100,000 launches since the last reset.
+  static void launch_waited();
+  static std::array<LaunchPhaseFigures, static_cast<size_t>(LaunchPhase::count)> figures();
+  static uint64_t launches();
+  static void reset();
+  static std::string_view name(LaunchPhase p);
+
+ private:
+  static void stamp(LaunchPhase p);
+  static std::atomic<bool> enabled_;
+};
+
+}  // namespace vgpu

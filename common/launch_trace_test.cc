@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "common/launch_trace.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace vgpu {
+namespace {
+
+constexpr size_t at(LaunchPhase p) { return static_cast<size_t>(p); }
+
+class LaunchTraceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { LaunchTrace::reset(); }
+  void TearDown() override {
+    LaunchTrace::enable(false);
+    LaunchTrace::reset();
+  }
+  static void sleep_us(int us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
+};
+
+TEST_F(LaunchTraceTest, KeepsNothingWhileDisabled) {
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  EXPECT_EQ(LaunchTrace::launches(), 0u);
+  EXPECT_EQ(LaunchTrace::figures()[at(LaunchPhase::job_started)].samples, 0u);
+}
+
+TEST_F(LaunchTraceTest, KeepsALaunchsPhasesAsOffsetsFromItsDoorbell) {
+  LaunchTrace::enable(true);
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  sleep_us(200);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  sleep_us(200);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  sleep_us(200);
+  LaunchTrace::mark(LaunchPhase::release);
+  LaunchTrace::launch_waited();
+  ASSERT_EQ(LaunchTrace::launches(), 1u);
+  const auto f = LaunchTrace::figures();
+  EXPECT_EQ(f[at(LaunchPhase::doorbell)].p50_us, 0.0);
+  EXPECT_LE(f[at(LaunchPhase::api_entry)].p50_us, -200.0);
+  EXPECT_GE(f[at(LaunchPhase::job_started)].p50_us, 200.0);
+  EXPECT_GE(f[at(LaunchPhase::release)].p50_us, f[at(LaunchPhase::job_started)].p50_us + 200.0);
+  EXPECT_GE(f[at(LaunchPhase::wait_return)].p50_us, f[at(LaunchPhase::release)].p50_us);
+  EXPECT_EQ(f[at(LaunchPhase::interrupt)].samples, 0u);  // never marked
+  EXPECT_EQ(f[at(LaunchPhase::release)].name, "release");
+}
+
+TEST_F(LaunchTraceTest, AWaitWithoutEngineWorkIsNotALaunch) {
+  LaunchTrace::enable(true);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  sleep_us(50);
+  LaunchTrace::mark(LaunchPhase::doorbell);  // a submission that started no engine work
+  LaunchTrace::launch_waited();
+  EXPECT_EQ(LaunchTrace::launches(), 0u);
+}
+
+TEST_F(LaunchTraceTest, APhaseMarkedBeforeTheDoorbellBelongsToAnEarlierLaunch) {
+  LaunchTrace::enable(true);
+  LaunchTrace::mark(LaunchPhase::interrupt);  // the previous launch's
+  sleep_us(50);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  ASSERT_EQ(LaunchTrace::launches(), 1u);
+  EXPECT_EQ(LaunchTrace::figures()[at(LaunchPhase::interrupt)].samples, 0u);
+  EXPECT_EQ(LaunchTrace::figures()[at(LaunchPhase::job_started)].samples, 1u);
+}
+
+}  // namespace
+}  // namespace vgpu
