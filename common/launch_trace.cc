@@ -14,8 +14,8 @@ constexpr size_t PHASES = static_cast<size_t>(LaunchPhase::count);
 constexpr uint64_t MAX_KEPT_LAUNCHES = 100'000;
 
 constexpr std::array<std::string_view, PHASES> NAMES = {
-    "api_entry", "doorbell", "gpfifo_fetch", "job_queued", "job_started", "device_prepared", "device_launched",
-    "device_synced", "job_done", "result_seen", "release", "interrupt", "wait_return",
+    "api_entry",     "doorbell", "gpfifo_fetch", "job_queued", "job_started", "device_prepared", "device_launched",
+    "device_synced", "job_done", "result_seen",  "release",    "interrupt",   "wait_return",
 };
 
 int64_t now_ns() {

@@ -51,8 +51,8 @@ template <typename Fn>
     (void)port.wait_interrupt(seen, static_cast<uint64_t>(left));
     // Woken before the opening: an interrupt, which says nothing of timers.
     if (const auto woke = std::chrono::steady_clock::now(); to_window && window_late_ns && woke >= spin_from)
-      *window_late_ns =
-          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(woke - spin_from).count());
+      *window_late_ns = static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(woke - spin_from).count());
   }
 }
 

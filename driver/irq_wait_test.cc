@@ -78,7 +78,7 @@ TEST(HybridWindow, AWaitReportsHowLateItsSleepTowardsTheWindowEnded) {
       port, [&] { return std::chrono::steady_clock::now() >= done_at; }, 1'000'000'000,
       SpinWindow{2'000'000, 20'000'000}, &late);
   EXPECT_TRUE(ok);
-  EXPECT_GE(late, 3'000'000u);   // the sleep was due at 2 ms and ended after 5 ms
+  EXPECT_GE(late, 3'000'000u);    // the sleep was due at 2 ms and ended after 5 ms
   EXPECT_LT(late, 500'000'000u);  // and it is a lateness, not the whole wait
 }
 
@@ -86,8 +86,8 @@ TEST(HybridWindow, AWaitThatNeverSleptTowardsAWindowReportsNothing) {
   LatePort port(std::chrono::milliseconds(0));
   uint64_t late = 12345;
   std::atomic<int> calls{0};
-  const bool ok = wait_on_interrupts(port, [&] { return ++calls >= 3; }, 1'000'000'000, SpinWindow{0, 1'000'000'000},
-                                     &late);
+  const bool ok = wait_on_interrupts(
+      port, [&] { return ++calls >= 3; }, 1'000'000'000, SpinWindow{0, 1'000'000'000}, &late);
   EXPECT_TRUE(ok);
   EXPECT_EQ(late, 12345u);
 }

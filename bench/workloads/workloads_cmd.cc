@@ -212,11 +212,12 @@ int workloads_main(std::span<char*> args) {
                      {"--naive-bar1-mib", count_flag("--naive-bar1-mib", naive_bar1_mib, 64)},
                      {"--trap-reads", count_flag("--trap-reads", trap_reads, 100'000'000)},
                      {"--json", text_flag(json_path)},
-                     {"--inputs", parsed_flag(inputs, [](std::string_view v) {
-                        auto p = parse_input_path(v);
-                        if (!p) p = std::unexpected(p.error().context("--inputs"));
-                        return p;
-                      })},
+                     {"--inputs", parsed_flag(inputs,
+                                              [](std::string_view v) {
+                                                auto p = parse_input_path(v);
+                                                if (!p) p = std::unexpected(p.error().context("--inputs"));
+                                                return p;
+                                              })},
                      {"--trace-launches", [&trace](std::string_view v) -> Status {
                         if (v != "yes" && v != "no") return fail(Errc::invalid_argument, "--trace-launches: yes or no");
                         trace = v == "yes";
