@@ -47,16 +47,20 @@ void LaunchTrace::launch_waited() {
   if (!enabled()) return;
   stamp(LaunchPhase::wait_return);
   const int64_t origin = last[at(LaunchPhase::doorbell)].load(std::memory_order_relaxed);
-  if (origin == 0 || last[at(LaunchPhase::job_started)].load(std::memory_order_relaxed) < origin) return;
+  // A kernel launch: the driver's launch call, then its doorbell, then
+  // engine work (copies the driver makes on its own are not kept). The
+  // call's mark is used once.
+  const int64_t call = last[at(LaunchPhase::api_entry)].exchange(0, std::memory_order_relaxed);
+  if (origin == 0 || call == 0 || call > origin) return;
+  if (last[at(LaunchPhase::job_started)].load(std::memory_order_relaxed) < origin) return;
   std::lock_guard l(kept_mutex);
   if (kept_launches == MAX_KEPT_LAUNCHES) return;
   ++kept_launches;
   for (size_t i = 0; i < PHASES; ++i) {
-    const int64_t t = last[i].load(std::memory_order_relaxed);
-    // The api entry precedes the doorbell; every other phase of this
-    // launch follows it (an older mark is another launch's).
-    const bool ours = i == at(LaunchPhase::api_entry) ? t != 0 && t <= origin : t >= origin;
-    if (ours) kept[i].push_back(t - origin);
+    // Every phase but the call follows the doorbell (an older mark is
+    // another launch's).
+    const int64_t t = i == at(LaunchPhase::api_entry) ? call : last[i].load(std::memory_order_relaxed);
+    if (i == at(LaunchPhase::api_entry) || t >= origin) kept[i].push_back(t - origin);
   }
 }
 

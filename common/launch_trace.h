@@ -17,7 +17,7 @@
 namespace vgpu {
 
 enum class LaunchPhase : uint8_t {
-  api_entry,        // the driver's launch call began (before the doorbell: negative)
+  api_entry,        // the driver's kernel launch call began (before the doorbell: negative)
   doorbell,         // GP_PUT written: the origin of every offset
   gpfifo_fetch,     // PFIFO fetched a GPFIFO entry
   job_queued,       // PFIFO handed engine work to an engine thread
@@ -46,8 +46,9 @@ class LaunchTrace {
   static void mark(LaunchPhase p) {
     if (enabled()) stamp(p);
   }
-  // The fence wait returned: keeps this launch's offsets if engine work
-  // started after its doorbell (waits for no work are not launches), up
+  // The fence wait returned: keeps this launch's offsets if it was a
+  // kernel launch (a driver launch call, then the doorbell, then engine
+  // work; the driver's own copies and waits for no work are not kept), up
   // to the first 100,000 launches since the last reset.
   static void launch_waited();
   static std::array<LaunchPhaseFigures, static_cast<size_t>(LaunchPhase::count)> figures();

@@ -51,6 +51,7 @@ TEST_F(LaunchTraceTest, KeepsALaunchsPhasesAsOffsetsFromItsDoorbell) {
 
 TEST_F(LaunchTraceTest, AWaitWithoutEngineWorkIsNotALaunch) {
   LaunchTrace::enable(true);
+  LaunchTrace::mark(LaunchPhase::api_entry);
   LaunchTrace::mark(LaunchPhase::job_started);
   sleep_us(50);
   LaunchTrace::mark(LaunchPhase::doorbell);  // a submission that started no engine work
@@ -62,12 +63,25 @@ TEST_F(LaunchTraceTest, APhaseMarkedBeforeTheDoorbellBelongsToAnEarlierLaunch) {
   LaunchTrace::enable(true);
   LaunchTrace::mark(LaunchPhase::interrupt);  // the previous launch's
   sleep_us(50);
+  LaunchTrace::mark(LaunchPhase::api_entry);
   LaunchTrace::mark(LaunchPhase::doorbell);
   LaunchTrace::mark(LaunchPhase::job_started);
   LaunchTrace::launch_waited();
   ASSERT_EQ(LaunchTrace::launches(), 1u);
   EXPECT_EQ(LaunchTrace::figures()[at(LaunchPhase::interrupt)].samples, 0u);
   EXPECT_EQ(LaunchTrace::figures()[at(LaunchPhase::job_started)].samples, 1u);
+}
+
+TEST_F(LaunchTraceTest, ACopyTheDriverMakesOnItsOwnIsNotAKernelLaunch) {
+  LaunchTrace::enable(true);
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();  // the kernel launch
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();  // a staging copy: no launch call of its own
+  EXPECT_EQ(LaunchTrace::launches(), 1u);
 }
 
 }  // namespace

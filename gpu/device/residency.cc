@@ -52,10 +52,32 @@ void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need ne
   }
 }
 
+bool ResidencyTracker::clean(uint64_t addr, uint64_t len, PrepareKind kind) const {
+  for (const CleanRange& c : clean_)
+    if (c.generation == host_generation_ && c.addr == addr && c.len == len && c.kind == kind) return true;
+  return false;
+}
+
+void ResidencyTracker::remember_clean(uint64_t addr, uint64_t len, PrepareKind kind) {
+  if (clean(addr, len, kind)) return;
+  clean_[clean_next_] = CleanRange{addr, len, host_generation_, kind};
+  clean_next_ = (clean_next_ + 1) % CLEAN_RANGES;
+}
+
+bool ResidencyTracker::any_direct(uint64_t first, uint64_t end) const {
+  for (uint64_t p = first; p < end; ++p)
+    if (is_direct(p)) return true;
+  return false;
+}
+
 void ResidencyTracker::prepare_read(uint64_t addr, uint64_t len, std::optional<uint32_t> stream) {
   if (!clamp(addr, len)) return;
   const uint64_t first = first_page(addr), end = end_page(addr, len);
   std::lock_guard l(mutex_);
+  if (clean(addr, len, PrepareKind::read)) {
+    ++clean_prepares_;
+    return;
+  }
   // Direct-mapped pages: a guest may have written them since any upload.
   if (stream) {
     move_pages(
@@ -66,6 +88,7 @@ void ResidencyTracker::prepare_read(uint64_t addr, uint64_t len, std::optional<u
     move_pages(
         first, end, true, [this](uint64_t p) { return get(p) == Residency::host || is_direct(p); }, Residency::both);
   }
+  if (!any_direct(first, end)) remember_clean(addr, len, PrepareKind::read);
 }
 
 void ResidencyTracker::prepare_write(uint64_t addr, uint64_t len, bool overwrite, std::optional<uint32_t> stream) {
@@ -81,7 +104,12 @@ void ResidencyTracker::prepare_write(uint64_t addr, uint64_t len, bool overwrite
   // no upload, however little of it the work writes.
   auto direct_needed = [&](uint64_t p) { return !overwrite && is_direct(p); };
   auto host_needed = [&](uint64_t p) { return partial(p) && !is_direct(p) && get(p) == Residency::host; };
+  const PrepareKind kind = overwrite ? PrepareKind::overwrite : PrepareKind::write;
   std::lock_guard l(mutex_);
+  if (clean(addr, len, kind)) {
+    ++clean_prepares_;
+    return;
+  }
   if (stream) {
     move_pages(first, end, true, direct_needed, Residency::both, stream);
     move_pages(first, end, true, host_needed, Residency::both);
@@ -93,6 +121,7 @@ void ResidencyTracker::prepare_write(uint64_t addr, uint64_t len, bool overwrite
   // write meanwhile turns them to host, which finish_write notices.
   for (uint64_t p = std::max(first, whole_first); p < std::min(end, whole_end); ++p)
     if (get(p) == Residency::host) set(p, Residency::both);
+  if (!any_direct(first, end)) remember_clean(addr, len, kind);
 }
 
 template <typename Pick>
@@ -158,6 +187,7 @@ void ResidencyTracker::mark_direct(uint64_t addr, uint64_t len) {
       first, end, false, [this](uint64_t p) { return get(p) == Residency::device; }, Residency::both);
   for (uint64_t p = first; p < end; ++p) direct_[p].store(true, std::memory_order_release);
   ++direct_generation_;
+  host_changed();
 }
 
 void ResidencyTracker::host_access(uint64_t addr, uint64_t len, bool write) {
@@ -171,8 +201,10 @@ void ResidencyTracker::host_access(uint64_t addr, uint64_t len, bool write) {
   std::lock_guard l(mutex_);
   move_pages(
       first, end, false, [this](uint64_t p) { return get(p) == Residency::device; }, Residency::both);
-  if (write)
+  if (write) {
     for (uint64_t p = first; p < end; ++p) set(p, Residency::host);
+    host_changed();
+  }
 }
 
 void ResidencyTracker::host_remapped(uint64_t addr, uint64_t len, bool shared) {
@@ -186,6 +218,7 @@ void ResidencyTracker::host_remapped(uint64_t addr, uint64_t len, bool shared) {
     direct_[p].store(shared, std::memory_order_release);
   }
   ++direct_generation_;
+  host_changed();
 }
 
 Residency ResidencyTracker::state(uint64_t addr) const {
@@ -194,6 +227,11 @@ Residency ResidencyTracker::state(uint64_t addr) const {
 
 bool ResidencyTracker::direct(uint64_t addr) const {
   return addr / PAGE < pages_ && direct_[addr / PAGE].load(std::memory_order_acquire);
+}
+
+uint64_t ResidencyTracker::clean_prepares() const {
+  std::lock_guard l(mutex_);
+  return clean_prepares_;
 }
 
 ResidencyStats ResidencyTracker::stats() const {

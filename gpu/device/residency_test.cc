@@ -251,5 +251,61 @@ TEST(Residency, RangesOutsideVramAreIgnored) {
   EXPECT_EQ(f.res.state(f.vram->size()), Residency::host);
 }
 
+// A stream of launches on the same buffers: once a prepare left a range
+// valid on the device, preparing it again looks at no page until a page
+// goes back to the host or becomes direct-mapped.
+TEST(Residency, ARepeatedPrepareOfAnUnchangedRangeIsClean) {
+  Fixture f;
+  f.res.prepare_read(0, 8 * PAGE);
+  f.res.prepare_read(0, 8 * PAGE);
+  f.res.prepare_write(8 * PAGE, 4 * PAGE, true);
+  f.res.finish_write(8 * PAGE, 4 * PAGE);
+  f.res.prepare_write(8 * PAGE, 4 * PAGE, true);
+  f.res.finish_write(8 * PAGE, 4 * PAGE);
+  EXPECT_EQ(f.res.clean_prepares(), 2u);
+  EXPECT_EQ(f.dev.stats().uploads, 1u);
+  EXPECT_EQ(f.res.state(8 * PAGE), Residency::device);
+  // A different range, or the same one prepared another way, is not.
+  f.res.prepare_read(0, 4 * PAGE);
+  f.res.prepare_write(0, 8 * PAGE, false);
+  EXPECT_EQ(f.res.clean_prepares(), 2u);
+}
+
+TEST(Residency, ACpuWriteMakesTheNextPrepareLookAgain) {
+  Fixture f;
+  f.res.prepare_read(0, 8 * PAGE);
+  ASSERT_TRUE(f.vram->write32(3 * PAGE, 0xabcd));  // both -> host
+  f.res.prepare_read(0, 8 * PAGE);
+  EXPECT_EQ(f.res.clean_prepares(), 0u);
+  EXPECT_EQ(f.device_word(3 * PAGE), 0xabcdu);
+  EXPECT_EQ(f.dev.stats().uploads, 2u);
+  f.res.prepare_read(0, 8 * PAGE);  // clean again
+  EXPECT_EQ(f.res.clean_prepares(), 1u);
+  // A write the engine made, then a CPU write of that page: uploaded again.
+  f.engine_writes(PAGE, 7);
+  ASSERT_TRUE(f.vram->write32(PAGE + 4, 9));  // device -> download, host
+  f.res.prepare_read(0, 8 * PAGE);
+  EXPECT_EQ(f.device_word(PAGE), 7u);
+  EXPECT_EQ(f.device_word(PAGE + 4), 9u);
+}
+
+TEST(Residency, DirectMappedPagesAreNeverClean) {
+  Fixture f;
+  f.res.prepare_read(0, 8 * PAGE);
+  f.res.mark_direct(2 * PAGE, PAGE);
+  for (int i = 0; i < 3; ++i) f.res.prepare_read(0, 8 * PAGE);
+  EXPECT_EQ(f.res.clean_prepares(), 0u);
+  EXPECT_EQ(f.dev.stats().uploads, 4u);  // the first, then the direct page each time
+}
+
+TEST(Residency, ARemappedRangeIsNotClean) {
+  Fixture f;
+  f.res.prepare_read(0, 8 * PAGE);
+  f.res.host_remapped(0, 8 * PAGE, false);
+  f.res.prepare_read(0, 8 * PAGE);
+  EXPECT_EQ(f.res.clean_prepares(), 0u);
+  EXPECT_EQ(f.dev.stats().uploads, 2u);
+}
+
 }  // namespace
 }  // namespace vgpu::gpu
