@@ -37,6 +37,7 @@ bool EngineThread::run_here_if_idle(const std::function<void()>& job) {
     if (stop_ || !queue_.empty() || running_job_) return false;
     running_job_ = true;
   }
+  LaunchTrace::mark(LaunchPhase::job_started);
   run_job(job);
   {
     std::lock_guard l(mutex_);
