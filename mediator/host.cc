@@ -326,7 +326,7 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
                        std::min(turn_start + turns_.slice_ns(), end_ns + config_.turn_hold_ns)};
   }
   if (!holding) {
-    end_turn({v.id(), gchid, seq}, turn_start, end_ns);
+    end_turn({v.id(), gchid, seq}, turn_start, end_ns, go_on ? &turns_dry_ : &turns_out_of_time_);
     return;
   }
   wake_watchdog();  // it times the hold's end
@@ -359,8 +359,15 @@ void Host::check_held_turn() {
   end_turn({h.vm, h.gchid, h.seq}, h.turn_start_ns, now_ns());
 }
 
-void Host::end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns) {
+TurnCounts Host::turn_counts() const {
+  return {turns_started_.load(), turns_out_of_time_.load(), turns_dry_.load(), holds_kept_.load(),
+          holds_expired_.load()};
+}
+
+void Host::end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns,
+                    std::atomic<uint64_t>* why) {
   if (!dispatcher_->complete_if(m, start_ns, end_ns)) return;
+  if (why) why->fetch_add(1);
   if (std::shared_ptr<Vgpu> v = find(m.vm)) v->end_turn(m.channel);
 }
 
@@ -379,6 +386,8 @@ void Host::start(const sched::Submission& s) {
     // Nothing to run (or the VM went away while its work was queued): the turn is over at once.
     if (!v || !v->dispatch(s.channel, s.seq))
       (void)dispatcher_->complete_if({s.vm, s.channel, s.seq}, now_ns(), now_ns());
+    else
+      turns_started_.fetch_add(1);
   } catch (const std::exception& e) {
     internal_failure("starting a submission", e.what());
     (void)dispatcher_->complete_if({s.vm, s.channel, s.seq}, now_ns(), now_ns());

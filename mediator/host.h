@@ -66,6 +66,19 @@ struct HostConfig {
   LogFn log;
 };
 
+// How turns went (docs/scheduler.md, "Turn hold"): turns started, and of
+// the ends, those at the slice's end and those of a turn that ran dry with
+// nothing held for it (no other VM waiting, or holds off). Holds kept and
+// expired as turn_holds_kept/expired. Other ends: a stopped or parked
+// channel.
+struct TurnCounts {
+  uint64_t started = 0;
+  uint64_t out_of_time = 0;
+  uint64_t dry = 0;
+  uint64_t holds_kept = 0;
+  uint64_t holds_expired = 0;
+};
+
 class Host final : public sched::Engine, private DeferredSink {
  public:
   static Result<std::unique_ptr<Host>> create(const HostConfig& config);
@@ -130,6 +143,7 @@ class Host final : public sched::Engine, private DeferredSink {
   void rung_in_turn(uint32_t vgpu_id, uint32_t gchid);
   uint64_t turn_holds_kept() const { return holds_kept_.load(); }        // held turns a launch went on with
   uint64_t turn_holds_expired() const { return holds_expired_.load(); }  // held turns that ran out
+  TurnCounts turn_counts() const;
 
  private:
   explicit Host(const HostConfig& config);
@@ -149,7 +163,9 @@ class Host final : public sched::Engine, private DeferredSink {
   void piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns, bool at_slice);
   // Ends the turn of the submission on the GPU if it matches `m`; the VM
   // requeues what its channel has left.
-  void end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns);
+  // why: the count of the reason it ends, when it ends the turn in flight.
+  void end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns,
+                std::atomic<uint64_t>* why = nullptr);
   void commit_runlist_locked();
   // A turn held open after its channel ran dry ends when its time is up.
   void check_held_turn();
@@ -181,6 +197,9 @@ class Host final : public sched::Engine, private DeferredSink {
   std::optional<HeldTurn> held_;
   std::atomic<uint64_t> holds_kept_{0};
   std::atomic<uint64_t> holds_expired_{0};
+  std::atomic<uint64_t> turns_started_{0};
+  std::atomic<uint64_t> turns_out_of_time_{0};
+  std::atomic<uint64_t> turns_dry_{0};
 
   uint64_t userd_base_ = 0;                // host VRAM: USERD pages of all physical channels
   std::array<uint64_t, 2> runlist_buf_{};  // double-buffered physical runlist

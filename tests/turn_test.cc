@@ -123,6 +123,10 @@ TEST(BoundedTurn, BatchedSpinsKeepAnotherVmWaitingAtMostOneSpinAndATurn) {
   TwoVms t = two_vms(TURN_NS);
   ASSERT_TRUE(t.ctx_a && t.ctx_b && t.ctx_a2);
   expect_wait_within(wait_behind_three_spins(t), SPIN_NS + TURN_NS + MARGIN_NS);
+  // A's turn ended at its slice's end, with B waiting.
+  const TurnCounts c = t.tb->host()->turn_counts();
+  EXPECT_GE(c.out_of_time, 1u);
+  EXPECT_LE(c.out_of_time + c.dry, c.started);
 }
 
 bool acquire_pending(testbed::Testbed& tb, uint32_t vm, const driver::Context& ctx) {
@@ -377,6 +381,13 @@ TEST(TurnHold, AVmThatLaunchesAgainAtOnceKeepsItsTurn) {
   const uint64_t without = dispatches_for_two_streams(plain);
   EXPECT_EQ(plain.tb->host()->turn_holds_kept(), 0u);
   EXPECT_GT(without, 2 * with_hold) << "600 launches took " << without << " turns, " << with_hold << " held";
+  // The host's own count agrees: without holds every dry turn ends as
+  // such, and a held turn that went on is no new turn.
+  const TurnCounts h = held.tb->host()->turn_counts(), p = plain.tb->host()->turn_counts();
+  EXPECT_EQ(h.holds_kept, held.tb->host()->turn_holds_kept());
+  EXPECT_GT(p.dry, h.dry);
+  EXPECT_GT(p.started, 2 * with_hold);
+  EXPECT_LE(p.out_of_time + p.dry, p.started);
   ::testing::Test::RecordProperty("turns_with_hold", static_cast<int>(with_hold));
   ::testing::Test::RecordProperty("turns_without_hold", static_cast<int>(without));
 }

@@ -42,6 +42,7 @@ struct ScaleEntry {
   double window_s = 0, per_s = 0, ratio = 0;
   bool correct = true;
   uint64_t trapped = 0, submissions = 0;
+  std::optional<mediator::TurnCounts> turns;  // fv modes: the host's, whole run
 };
 
 struct ScaleSetup {
@@ -81,6 +82,7 @@ Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, ui
       e.submissions += v.counters->submissions;
     }
   }
+  if (!r->empty()) e.turns = r->front().host_turns;
   e.window_s = end - begin;
   e.per_s = e.window_s > 0 ? static_cast<double>(vms) * runs / e.window_s : 0;
   return e;
@@ -109,6 +111,15 @@ std::vector<double> seconds_per_run(const ScalePoint& p) {
   std::vector<double> t;
   for (const ScaleEntry& e : p.rounds) t.push_back(e.per_s > 0 ? 1.0 / e.per_s : 0);
   return t;
+}
+
+std::string turns_json(const ScaleEntry& e) {
+  if (!e.turns) return "null";
+  const mediator::TurnCounts& t = *e.turns;
+  return strfmt("{\"started\": %lu, \"out_of_time\": %lu, \"dry\": %lu, \"holds_kept\": %lu, \"holds_expired\": %lu}",
+                static_cast<unsigned long>(t.started), static_cast<unsigned long>(t.out_of_time),
+                static_cast<unsigned long>(t.dry), static_cast<unsigned long>(t.holds_kept),
+                static_cast<unsigned long>(t.holds_expired));
 }
 
 void summarize(ScalePoint& p) {
@@ -195,24 +206,29 @@ int scale_main(std::span<char*> args) {
     p.median.ratio = p.ratio.ratio;
     all_ok = all_ok && p.median.correct;
   }
-  std::printf("\n%-8s %-8s %4s %7s %6s %10s %12s %9s %17s %8s %12s\n", "workload", "mode", "vms", "hold us", "runs",
-              "window s", "runs/s", "ratio", "interval", "correct", "trapped");
+  std::printf("\n%-8s %-8s %4s %7s %6s %10s %12s %9s %17s %8s %12s %7s %13s\n", "workload", "mode", "vms", "hold us",
+              "runs", "window s", "runs/s", "ratio", "interval", "correct", "trapped", "turns", "holds kept/exp");
   for (const ScalePoint& p : points) {
     const ScaleEntry& e = p.median;
     const std::string interval = p.mode == Mode::native || setup.repeats < 3
                                      ? "-"
                                      : strfmt("[%.3f, %.3f]", p.ratio.low, p.ratio.high);
     const std::string hold = p.mode == Mode::native ? "-" : std::to_string(p.hold_us);
-    std::printf("%-8s %-8s %4u %7s %6u %10.3f %12.2f %9.3f %17s %8s %12lu\n", std::string(e.spec->name).c_str(),
-                mode_name(e.mode), e.vms, hold.c_str(), e.runs, e.window_s, e.per_s, e.ratio, interval.c_str(),
-                e.correct ? "yes" : "NO", e.trapped);
+    const std::string turns = e.turns ? std::to_string(e.turns->started) : "-";
+    const std::string holds = e.turns ? strfmt("%lu/%lu", static_cast<unsigned long>(e.turns->holds_kept),
+                                               static_cast<unsigned long>(e.turns->holds_expired))
+                                      : "-";
+    std::printf("%-8s %-8s %4u %7s %6u %10.3f %12.2f %9.3f %17s %8s %12lu %7s %13s\n",
+                std::string(e.spec->name).c_str(), mode_name(e.mode), e.vms, hold.c_str(), e.runs, e.window_s, e.per_s,
+                e.ratio, interval.c_str(), e.correct ? "yes" : "NO", e.trapped, turns.c_str(), holds.c_str());
   }
   std::printf("\nfence waits: %s; timed starts %s\n", wait_name(setup.device).c_str(),
               setup.align_start ? "aligned across VMs" : "not aligned");
   std::printf("each point: the median of %u rounds, interleaved with the native baseline's\n", setup.repeats);
   std::printf(
       "runs/s = VMs x runs / window (first launch to last fence over all VMs); ratio = over 1 native VM,\n"
-      "interval: %.1f%% bootstrap over the rounds (Bonferroni over %zu points; none below 3 rounds)\n",
+      "interval: %.1f%% bootstrap over the rounds (Bonferroni over %zu points; none below 3 rounds)\n"
+      "turns, holds kept/expired: the host's over the median round's whole run, set-up included\n",
       100 * (1 - alpha), compared);
 
   if (!json_path.empty()) {
@@ -228,10 +244,10 @@ int scale_main(std::span<char*> args) {
                  "  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"turn_hold_us\": %lu, \"runs_per_vm\": %u, \"window_s\": %.6g, "
                  "\"throughput_per_s\": %.6g, \"ratio_to_native\": %.4f, \"ratio_low\": %.4f, \"ratio_high\": %.4f, "
                  "\"round_throughputs_per_s\": [%s], \"correct\": %s, "
-                 "\"counters\": {\"trapped\": %lu, \"submissions\": %lu}}",
+                 "\"counters\": {\"trapped\": %lu, \"submissions\": %lu}, \"host_turns\": %s}",
                  json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, static_cast<unsigned long>(p.hold_us),
                  e.runs, e.window_s, e.per_s, e.ratio, p.ratio.low, p.ratio.high, rounds.c_str(),
-                 e.correct ? "true" : "false", e.trapped, e.submissions)
+                 e.correct ? "true" : "false", e.trapped, e.submissions, turns_json(e).c_str())
           << (i + 1 < points.size() ? ",\n" : "\n");
     }
     out << "]}\n";

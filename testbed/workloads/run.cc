@@ -52,6 +52,8 @@ Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfi
   });
   for (const auto& s : statuses)
     if (!s) return std::unexpected(s.error().context(std::string(spec.name) + " (" + mode_name(config.mode) + ")"));
+  if (const mediator::Host* host = bed.host())
+    for (VmRun& r : runs) r.host_turns = host->turn_counts();
   return runs;
 }
 

@@ -29,6 +29,9 @@ struct RunConfig {
 struct VmRun {
   WorkloadResult result;
   std::optional<mediator::CounterSnapshot> counters;  // fv modes: the timed part's
+  // fv modes: the host's turns over the whole run (set-up included; the
+  // same on every VM's entry).
+  std::optional<mediator::TurnCounts> host_turns;
 };
 
 // One VmRun per VM; an error when the testbed or any VM's workload failed.
