@@ -72,11 +72,8 @@ struct HostConfig {
 // expired as turn_holds_kept/expired. Other ends: a stopped or parked
 // channel.
 struct TurnCounts {
-  uint64_t started = 0;
-  uint64_t out_of_time = 0;
-  uint64_t dry = 0;
-  uint64_t holds_kept = 0;
-  uint64_t holds_expired = 0;
+  uint64_t started = 0, out_of_time = 0, dry = 0;
+  uint64_t holds_kept = 0, holds_expired = 0;
 };
 
 class Host final : public sched::Engine, private DeferredSink {
