@@ -59,7 +59,6 @@ bool ResidencyTracker::clean(uint64_t addr, uint64_t len, PrepareKind kind) cons
 }
 
 void ResidencyTracker::remember_clean(uint64_t addr, uint64_t len, PrepareKind kind) {
-  if (clean(addr, len, kind)) return;
   clean_[clean_next_] = CleanRange{addr, len, host_generation_, kind};
   clean_next_ = (clean_next_ + 1) % CLEAN_RANGES;
 }

@@ -116,7 +116,8 @@ class ResidencyTracker final : public VramObserver {
   };
   // Lock held. Whether [addr, len) is remembered clean for `kind`.
   bool clean(uint64_t addr, uint64_t len, PrepareKind kind) const;
-  // Lock held: after a prepare of [addr, len) that left no page host or direct.
+  // Lock held: after a prepare of [addr, len) that left no page host or
+  // direct, and that clean() did not find (moving pages bumps no generation).
   void remember_clean(uint64_t addr, uint64_t len, PrepareKind kind);
   // Lock held: a page went back to the host or became direct-mapped.
   void host_changed() { ++host_generation_; }
