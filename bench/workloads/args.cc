@@ -65,6 +65,14 @@ FlagHandler list_flag(std::vector<std::string>& dst) {
   };
 }
 
+FlagHandler yes_no_flag(std::string_view flag, bool& dst) {
+  return [flag = std::string(flag), &dst](std::string_view v) -> Status {
+    if (v != "yes" && v != "no") return fail(Errc::invalid_argument, flag + ": yes or no");
+    dst = v == "yes";
+    return {};
+  };
+}
+
 FlagHandler text_flag(std::string& dst) {
   return [&dst](std::string_view v) -> Status {
     dst = v;

@@ -33,9 +33,10 @@ using FlagHandler = std::function<Status(std::string_view value)>;
 using FlagHandlers = std::map<std::string, FlagHandler, std::less<>>;
 [[nodiscard]] Status parse_flags(std::span<char*> args, const FlagHandlers& handlers);
 // Handlers for the common kinds: a count from min (1 unless given) to
-// max, a comma list, any text.
+// max, a comma list, yes or no, any text.
 FlagHandler count_flag(std::string_view flag, uint32_t& dst, uint32_t max, uint32_t min = 1);
 FlagHandler list_flag(std::vector<std::string>& dst);
+FlagHandler yes_no_flag(std::string_view flag, bool& dst);
 FlagHandler text_flag(std::string& dst);
 // A handler from a parser of the Result<T>(std::string_view) kind.
 template <typename T, typename Parse>

@@ -162,11 +162,7 @@ int scale_main(std::span<char*> args) {
                                   [](std::string_view v) { return parse_counts("--turn-hold-us", v, 1000000, 0); })},
                      {"--scheduler", scheduler},
                      {"--json", text_flag(json_path)},
-                     {"--align-start", [&setup](std::string_view v) -> Status {
-                        if (v != "yes" && v != "no") return fail(Errc::invalid_argument, "--align-start: yes or no");
-                        setup.align_start = v == "yes";
-                        return {};
-                      }}};
+                     {"--align-start", yes_no_flag("--align-start", setup.align_start)}};
   add_wait_flags(flags, setup.device);
   if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench scale: " << s.error().message << "\n";

@@ -218,11 +218,7 @@ int workloads_main(std::span<char*> args) {
                                                 if (!p) p = std::unexpected(p.error().context("--inputs"));
                                                 return p;
                                               })},
-                     {"--trace-launches", [&trace](std::string_view v) -> Status {
-                        if (v != "yes" && v != "no") return fail(Errc::invalid_argument, "--trace-launches: yes or no");
-                        trace = v == "yes";
-                        return {};
-                      }}};
+                     {"--trace-launches", yes_no_flag("--trace-launches", trace)}};
   add_wait_flags(flags, device);
   if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench workloads: " << s.error().message << "\n";
