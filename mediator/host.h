@@ -68,9 +68,9 @@ struct HostConfig {
 
 // How turns went (docs/scheduler.md, "Turn hold"): turns started, and of
 // the ends, those at the slice's end and those of a turn that ran dry with
-// nothing held for it (no other VM waiting, or holds off). Holds kept and
-// expired as turn_holds_kept/expired. Other ends: a stopped or parked
-// channel.
+// nothing held for it (no other VM waiting, or holds off); held turns a
+// launch went on with, and held turns that ran out. Other ends: a stopped
+// or parked channel.
 struct TurnCounts {
   uint64_t started = 0, out_of_time = 0, dry = 0;
   uint64_t holds_kept = 0, holds_expired = 0;
@@ -138,8 +138,6 @@ class Host final : public sched::Engine, private DeferredSink {
   // A doorbell of `vgpu_id`'s channel brought work during its turn: a
   // turn held open for it goes on with that work.
   void rung_in_turn(uint32_t vgpu_id, uint32_t gchid);
-  uint64_t turn_holds_kept() const { return holds_kept_.load(); }        // held turns a launch went on with
-  uint64_t turn_holds_expired() const { return holds_expired_.load(); }  // held turns that ran out
   TurnCounts turn_counts() const;
 
  private:

@@ -373,18 +373,17 @@ TEST(TurnHold, AVmThatLaunchesAgainAtOnceKeepsItsTurn) {
   auto held = hold_vms(30'000'000, 10'000'000);
   ASSERT_TRUE(held.tb);
   const uint64_t with_hold = dispatches_for_two_streams(held);
-  EXPECT_GT(held.tb->host()->turn_holds_kept(), 0u);
+  EXPECT_GT(held.tb->host()->turn_counts().holds_kept, 0u);
   EXPECT_LE(with_hold, 150u) << "600 launches took " << with_hold << " turns";
 
   auto plain = hold_vms(30'000'000, 0);
   ASSERT_TRUE(plain.tb);
   const uint64_t without = dispatches_for_two_streams(plain);
-  EXPECT_EQ(plain.tb->host()->turn_holds_kept(), 0u);
+  EXPECT_EQ(plain.tb->host()->turn_counts().holds_kept, 0u);
   EXPECT_GT(without, 2 * with_hold) << "600 launches took " << without << " turns, " << with_hold << " held";
   // The host's own count agrees: without holds every dry turn ends as
   // such, and a held turn that went on is no new turn.
   const TurnCounts h = held.tb->host()->turn_counts(), p = plain.tb->host()->turn_counts();
-  EXPECT_EQ(h.holds_kept, held.tb->host()->turn_holds_kept());
   EXPECT_GT(p.dry, h.dry);
   EXPECT_GT(p.started, 2 * with_hold);
   EXPECT_LE(p.out_of_time + p.dry, p.started);
@@ -407,8 +406,8 @@ TEST(TurnHold, AHeldTurnEndsWhenItsVmDoesNotLaunchAgain) {
   expect_wait_within(fill_wait_ns(*t.ctxs[1]), A_SPIN_NS + HOLD_NS + MARGIN_NS);
   EXPECT_TRUE(t.ctxs[0]->wait(*f));
   // At least A's; under a sanitizer another dry turn may have been held too.
-  EXPECT_GE(t.tb->host()->turn_holds_expired(), 1u);
-  EXPECT_EQ(t.tb->host()->turn_holds_kept(), 0u);
+  EXPECT_GE(t.tb->host()->turn_counts().holds_expired, 1u);
+  EXPECT_EQ(t.tb->host()->turn_counts().holds_kept, 0u);
 }
 
 }  // namespace
