@@ -36,12 +36,18 @@ struct TwoVms {
   std::unique_ptr<driver::Context> ctx_a2;  // holds the GPU while ctx_a's spins are rung
 };
 
-TwoVms two_vms(uint64_t turn_ns, uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms, uint32_t slice_blocks_a = 0) {
+// Two fv-opt VMs of 128 MiB whose turns last turn_ns.
+testbed::TestbedConfig two_vm_config(uint64_t turn_ns) {
   testbed::TestbedConfig tc;
   tc.mode = testbed::Mode::fv_opt;
   tc.vms = 2;
   tc.vram_per_vm = 128 * MiB;
   tc.turn_ns = turn_ns;
+  return tc;
+}
+
+TwoVms two_vms(uint64_t turn_ns, uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms, uint32_t slice_blocks_a = 0) {
+  testbed::TestbedConfig tc = two_vm_config(turn_ns);
   tc.max_gpu_ms = max_gpu_ms;
   tc.slice_blocks = {slice_blocks_a, 0};
   TwoVms t;
@@ -321,11 +327,7 @@ struct HoldVms {
 };
 
 HoldVms hold_vms(uint64_t turn_ns, uint64_t hold_ns) {
-  testbed::TestbedConfig tc;
-  tc.mode = testbed::Mode::fv_opt;
-  tc.vms = 2;
-  tc.vram_per_vm = 128 * MiB;
-  tc.turn_ns = turn_ns;
+  testbed::TestbedConfig tc = two_vm_config(turn_ns);
   tc.turn_hold_ns = hold_ns;
   HoldVms t;
   auto tb = testbed::Testbed::create(tc);
