@@ -23,4 +23,12 @@ struct RatioCi {
 [[nodiscard]] RatioCi bootstrap_speed_ratio(const std::vector<double>& a, const std::vector<double>& b,
                                             double alpha = 0.05, uint32_t resamples = 20000);
 
+// a[i] and b[i] measured side by side (round i of an interleaved run): the
+// median of the per-round ratios a[i] / b[i], with a bootstrap interval
+// over the rounds. A drift of the host's speed between rounds falls on
+// both members of a pair and cancels. Ratio 0 when the sizes differ or
+// a round has a zero time.
+[[nodiscard]] RatioCi bootstrap_paired_ratio(const std::vector<double>& a, const std::vector<double>& b,
+                                             double alpha = 0.05, uint32_t resamples = 20000);
+
 }  // namespace vgpu::bench

@@ -36,5 +36,30 @@ TEST(BootstrapSpeedRatio, OneSampleEachIsAPointAndNoneIsZero) {
   EXPECT_EQ(bootstrap_speed_ratio({}, {1}).ratio, 0.0);
 }
 
+// The host's speed drifts by 2x over the rounds and falls on both members
+// of each round alike: pairing sees the 10% between them.
+TEST(BootstrapPairedRatio, ADriftSharedByEachRoundCancels) {
+  const std::vector<double> a{10, 14, 20, 12, 18, 16, 11}, b{9.1, 12.6, 18.3, 10.9, 16.3, 14.6, 10.1};
+  const RatioCi paired = bootstrap_paired_ratio(a, b);
+  EXPECT_NEAR(paired.ratio, 1.1, 0.01);
+  EXPECT_GT(paired.low, 1.05);
+  EXPECT_LT(paired.high, 1.15);
+  const RatioCi unpaired = bootstrap_speed_ratio(a, b);
+  EXPECT_LT(unpaired.low, 1.0) << "without the pairing the drift hides the difference";
+}
+
+TEST(BootstrapPairedRatio, MedianOfPerRoundRatios) {
+  const RatioCi r = bootstrap_paired_ratio({2, 3, 8}, {1, 2, 2});  // ratios 2, 1.5, 4
+  EXPECT_DOUBLE_EQ(r.ratio, 2.0);
+  EXPECT_LE(r.low, 1.5 + 1e-12);
+  EXPECT_GE(r.high, 2.0);
+}
+
+TEST(BootstrapPairedRatio, UnpairedOrZeroInputsGiveNoRatio) {
+  EXPECT_EQ(bootstrap_paired_ratio({1, 2}, {1}).ratio, 0.0);
+  EXPECT_EQ(bootstrap_paired_ratio({}, {}).ratio, 0.0);
+  EXPECT_EQ(bootstrap_paired_ratio({1, 0}, {1, 1}).ratio, 0.0);
+}
+
 }  // namespace
 }  // namespace vgpu::bench

@@ -2,20 +2,28 @@
 // vgpu-bench scale: N VMs at once per mode, each running a throughput
 // workload for a fixed number of runs.
 //   scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]
-//         [--runs N] [--scheduler fifo|credit|band] [--json FILE]
+//         [--runs N] [--scheduler band|fifo|credit] [--json FILE]
 //         [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no] [--repeats N]
-//         [--turn-hold-us LIST]
-// --align-start yes: every VM's first timed launch waits for the others'
-// (a barrier), so that no VM's untimed set-up overlaps another's timing.
+//         [--turn-hold-us LIST] [--turn-ms N]
+// Defaults: 100 runs per VM, 5 rounds, the host's scheduler (band), its
+// turn hold and slice, aligned starts.
+// --align-start yes (default): every VM's first timed launch waits for
+// the others' (a barrier), so that no VM's untimed set-up overlaps
+// another's timing; no: each VM starts timing when its set-up is done.
 // Aggregate throughput = VMs x runs / (last VM's last fence - first VM's
 // first launch); ratio_to_native is over one native VM's throughput
-// measured the same way (native runs at 1 VM only).
-// --repeats N: every point, the native baseline included, is measured N
-// times, interleaved (round r measures native, then each point once), so
-// that a drift of the host's speed falls on the baseline and the points
-// alike; a point's figure is its median, and its ratio comes with a
+// measured the same way, doing the same work: the baseline of the N-VM
+// points is one native VM running N x runs, measured just before them in
+// every round (a 20-run window of gemm2 is 30 ms, and the host's speed
+// drifts by a third over such windows on this machine).
+// --repeats N (default 5): every point, the native baselines included, is
+// measured N times, interleaved (round r measures each VM count's native
+// baseline and then its points once), so that a drift of the host's speed
+// falls on a baseline and its points alike. A point's ratio is the median
+// of its rounds' ratios to the baseline of the same round, with a
 // bootstrap interval over the N rounds (bench/workloads/paired.h;
-// Bonferroni-widened over the points of the table).
+// Bonferroni-widened over the points of the table); its runs/s and
+// window are those of its median round.
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -46,19 +54,23 @@ struct ScaleEntry {
 };
 
 struct ScaleSetup {
-  uint32_t runs = 20;
+  // A VM's 20 runs of gemm2 took 30 ms: too short a window on a machine
+  // whose speed moves by a third from one such window to the next.
+  uint32_t runs = 100;
   // One measurement alone varies by a factor of two on a loaded machine
   // (and by 40% between invocations on a quiet one): the baseline and the
   // points it divides are estimated alike, from interleaved rounds.
   uint32_t repeats = 5;
-  std::string sched = "fifo";
+  std::string sched = RunConfig{}.scheduler;
   driver::DeviceOptions device;
-  bool align_start = false;
+  // Aggregate throughput of the VMs' timed runs: another VM's untimed
+  // set-up (its context, the 5.7 MB upload of gemm2) is not in it.
+  bool align_start = true;
+  uint32_t turn_ms = static_cast<uint32_t>(mediator::HostConfig{}.turn_ns / 1'000'000);  // 0: up to GP_PUT
 };
 
-Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, uint64_t hold_us,
+Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, uint32_t runs, uint64_t hold_us,
                            const ScaleSetup& setup) {
-  const uint32_t runs = setup.runs;
   const std::string& sched = setup.sched;
   RunConfig rc;
   rc.device = setup.device;
@@ -69,6 +81,7 @@ Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, ui
   rc.scheduler = sched;
   rc.options.runs = runs;
   rc.turn_hold_ns = hold_us * 1000;
+  rc.turn_ns = uint64_t{setup.turn_ms} * 1'000'000;
   auto r = run_workload(spec, rc);
   if (!r) return std::unexpected(r.error());
   ScaleEntry e{&spec, mode, vms, runs, hold_us};
@@ -90,9 +103,9 @@ Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, ui
 
 void usage() {
   std::cerr << "usage: vgpu-bench scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]\n"
-               "                        [--runs N] [--scheduler fifo|credit|band] [--json FILE]\n"
+               "                        [--runs N] [--scheduler band|fifo|credit] [--json FILE]\n"
                "                        [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no] [--repeats N]\n"
-               "                        [--turn-hold-us LIST]\n";
+               "                        [--turn-hold-us LIST] [--turn-ms N]\n";
 }
 
 // One point of the table: every round's measurement, then its figures.
@@ -100,6 +113,8 @@ struct ScalePoint {
   const WorkloadSpec* spec;
   Mode mode;
   uint32_t vms;
+  uint32_t runs;      // per VM
+  uint32_t base_vms;  // native: the VM count it is the baseline of
   uint64_t hold_us;
   std::vector<ScaleEntry> rounds;
   ScaleEntry median;  // the round of median throughput
@@ -160,6 +175,7 @@ int scale_main(std::span<char*> args) {
                      {"--turn-hold-us",
                       parsed_flag(holds_us,
                                   [](std::string_view v) { return parse_counts("--turn-hold-us", v, 1000000, 0); })},
+                     {"--turn-ms", count_flag("--turn-ms", setup.turn_ms, 10000, 0)},
                      {"--scheduler", scheduler},
                      {"--json", text_flag(json_path)},
                      {"--align-start", yes_no_flag("--align-start", setup.align_start)}};
@@ -171,19 +187,21 @@ int scale_main(std::span<char*> args) {
   }
 
   std::vector<ScalePoint> points;
-  for (const WorkloadSpec* spec : chosen) {
-    points.push_back({spec, Mode::native, 1, 0, {}, {}, {}});  // native owns the GPU: 1 VM, the baseline
-    for (Mode mode : modes)
-      if (mode != Mode::native)
-        for (uint32_t hold : holds_us)
-          for (uint32_t vms : vm_counts) points.push_back({spec, mode, vms, hold, {}, {}, {}});
-  }
+  for (const WorkloadSpec* spec : chosen)
+    for (uint32_t vms : vm_counts) {
+      // Native owns the GPU: one VM doing the N VMs' work is their baseline.
+      points.push_back({spec, Mode::native, 1, vms * runs, vms, 0, {}, {}, {}});
+      for (Mode mode : modes)
+        if (mode != Mode::native)
+          for (uint32_t hold : holds_us) points.push_back({spec, mode, vms, runs, vms, hold, {}, {}, {}});
+    }
   bool all_ok = true;
   for (uint32_t round = 0; round < setup.repeats; ++round) {
     for (ScalePoint& p : points) {
-      std::fprintf(stderr, "  round %u/%u: %-8s %-8s %u VMs, hold %lu us ...\n", round + 1, setup.repeats,
-                   std::string(p.spec->name).c_str(), mode_name(p.mode), p.vms, static_cast<unsigned long>(p.hold_us));
-      auto e = measure(*p.spec, p.mode, p.vms, p.hold_us, setup);
+      std::fprintf(stderr, "  round %u/%u: %-8s %-8s %u VMs x %u runs, hold %lu us ...\n", round + 1, setup.repeats,
+                   std::string(p.spec->name).c_str(), mode_name(p.mode), p.vms, p.runs,
+                   static_cast<unsigned long>(p.hold_us));
+      auto e = measure(*p.spec, p.mode, p.vms, p.runs, p.hold_us, setup);
       if (!e) {
         std::cerr << "vgpu-bench scale: " << e.error().what() << "\n";
         return 1;
@@ -192,13 +210,13 @@ int scale_main(std::span<char*> args) {
     }
   }
   // Every point's interval at once: Bonferroni over the compared points.
-  const size_t compared = std::max<size_t>(1, points.size() - chosen.size());
+  const size_t compared = std::max<size_t>(1, points.size() - chosen.size() * vm_counts.size());
   const double alpha = 0.05 / static_cast<double>(compared);
   const ScalePoint* base = nullptr;
   for (ScalePoint& p : points) {
     summarize(p);
-    if (p.mode == Mode::native) base = &p;
-    p.ratio = bootstrap_speed_ratio(seconds_per_run(*base), seconds_per_run(p), alpha);
+    if (p.mode == Mode::native) base = &p;  // listed just before the points it is the baseline of
+    p.ratio = bootstrap_paired_ratio(seconds_per_run(*base), seconds_per_run(p), alpha);
     p.median.ratio = p.ratio.ratio;
     all_ok = all_ok && p.median.correct;
   }
@@ -222,8 +240,10 @@ int scale_main(std::span<char*> args) {
               setup.align_start ? "aligned across VMs" : "not aligned");
   std::printf("each point: the median of %u rounds, interleaved with the native baseline's\n", setup.repeats);
   std::printf(
-      "runs/s = VMs x runs / window (first launch to last fence over all VMs); ratio = over 1 native VM,\n"
-      "interval: %.1f%% bootstrap over the rounds (Bonferroni over %zu points; none below 3 rounds)\n"
+      "runs/s = VMs x runs / window (first launch to last fence over all VMs); ratio = over 1 native VM\n"
+      "doing the same work (the native row above the points: VMs x runs, measured before them each round),\n"
+      "ratio: the median of the rounds' ratios; interval: %.1f%% bootstrap over the rounds\n"
+      "(Bonferroni over %zu points; none below 3 rounds)\n"
       "turns, holds kept/expired: the host's over the median round's whole run, set-up included\n",
       100 * (1 - alpha), compared);
 
@@ -237,13 +257,14 @@ int scale_main(std::span<char*> args) {
       std::string rounds;
       for (const ScaleEntry& r : p.rounds) rounds += (rounds.empty() ? "" : ", ") + strfmt("%.6g", r.per_s);
       out << strfmt(
-                 "  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"turn_hold_us\": %lu, \"runs_per_vm\": %u, \"window_s\": %.6g, "
+                 "  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"baseline_of_vms\": %u, \"turn_hold_us\": %lu, "
+                 "\"runs_per_vm\": %u, \"window_s\": %.6g, "
                  "\"throughput_per_s\": %.6g, \"ratio_to_native\": %.4f, \"ratio_low\": %.4f, \"ratio_high\": %.4f, "
                  "\"round_throughputs_per_s\": [%s], \"correct\": %s, "
                  "\"counters\": {\"trapped\": %lu, \"submissions\": %lu}, \"host_turns\": %s}",
-                 json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, static_cast<unsigned long>(p.hold_us),
-                 e.runs, e.window_s, e.per_s, e.ratio, p.ratio.low, p.ratio.high, rounds.c_str(),
-                 e.correct ? "true" : "false", e.trapped, e.submissions, turns_json(e).c_str())
+                 json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, p.base_vms,
+                 static_cast<unsigned long>(p.hold_us), e.runs, e.window_s, e.per_s, e.ratio, p.ratio.low, p.ratio.high,
+                 rounds.c_str(), e.correct ? "true" : "false", e.trapped, e.submissions, turns_json(e).c_str())
           << (i + 1 < points.size() ? ",\n" : "\n");
     }
     out << "]}\n";

@@ -24,6 +24,7 @@ Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfi
   tc.vms = config.vms;
   tc.vram_per_vm = config.vram_per_vm;
   tc.scheduler = config.scheduler;
+  tc.turn_ns = config.turn_ns;
   tc.turn_hold_ns = config.turn_hold_ns;
   tc.device = config.device;
   if (spec.direct_transfer_max >= 0) tc.device.direct_transfer_max = static_cast<uint64_t>(spec.direct_transfer_max);

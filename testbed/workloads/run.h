@@ -19,9 +19,10 @@ struct RunConfig {
   Mode mode = Mode::native;
   uint32_t vms = 1;
   uint64_t vram_per_vm = 512 * MiB;
-  std::string scheduler = "fifo";
-  driver::DeviceOptions device;  // as the testbed's default; the spec's override applies on top
-  bool align_start = false;      // every VM's first timed launch waits for all VMs to reach theirs
+  std::string scheduler = mediator::HostConfig{}.scheduler;
+  driver::DeviceOptions device;                       // as the testbed's default; the spec's override applies on top
+  bool align_start = false;                           // every VM's first timed launch waits for all VMs to reach theirs
+  uint64_t turn_ns = mediator::HostConfig{}.turn_ns;  // a turn's time slice (0: up to GP_PUT)
   uint64_t turn_hold_ns = mediator::HostConfig{}.turn_hold_ns;  // docs/scheduler.md, "Turn hold"
   WorkloadOptions options;
 };
