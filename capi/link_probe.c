@@ -15,7 +15,7 @@ int main(void)
         .mode = VGPU_MODE_PASSTHROUGH,
         .bar_remap = true,
         .lazy_shadow = true,
-        .scheduler = "fifo",
+        .scheduler = VGPU_OPT_SCHEDULER_DEFAULT,
         .weight = 1,
     };
     char err[256];

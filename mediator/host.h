@@ -43,7 +43,7 @@ struct HostConfig {
   uint64_t vram_bytes = 4 * GiB;        // physical VRAM (a sparse memfd: untouched pages cost nothing)
   uint64_t reserved_bytes = 256 * MiB;  // hypervisor-reserved: shadows, instance blocks, USERD, runlists
   ClockKind clock = ClockKind::real;
-  std::string scheduler = "fifo";  // fifo | credit | band
+  std::string scheduler = VGPU_OPT_SCHEDULER_DEFAULT;  // fifo | credit | band
   // Who runs the engines' work (docs/cuda.md); model: unless VGPU_ENGINE_BACKEND says otherwise.
   gpu::EngineBackend engine_backend = gpu::EngineBackend::model;
   sched::PolicyParams sched_params;

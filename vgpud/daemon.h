@@ -29,7 +29,7 @@ struct DaemonConfig {
   std::string socket;             // VMs connect here
   std::string control_socket;     // vgpuctl connects here (default: socket + ".ctl")
   uint64_t vram_bytes = 4 * GiB;  // the physical GPU's VRAM (reserved part included)
-  std::string scheduler = "fifo";
+  std::string scheduler = VGPU_OPT_SCHEDULER_DEFAULT;
   gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // --backend (docs/cuda.md)
   sched::PolicyParams sched_params;
   uint32_t max_vms = 8;

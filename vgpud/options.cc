@@ -27,7 +27,7 @@ const char* const USAGE =
     "\n"
     "  --socket PATH     where VMs connect (a Unix socket, created mode 0660)\n"
     "  --vram SIZE       the GPU's VRAM, reserved part included (default 4G; K, M, G suffixes)\n"
-    "  --scheduler NAME  fifo (default), credit or band\n"
+    "  --scheduler NAME  band (default), fifo or credit\n"
     "  --max-vms N       VMs served at once (default 8, 1..64); each reserves 24 MiB for shadows\n"
     "  --yield-us US     BAND's yield window (default 500, Gdev's; docs/scheduler.md)\n"
     "  --turn-ms MS      a scheduler turn's slice: it ends at the next GPFIFO entry after it\n"

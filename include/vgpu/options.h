@@ -22,7 +22,9 @@
 #define VGPU_OPT_WEIGHT_DEFAULT 10
 #define VGPU_OPT_WEIGHT_MAX 100
 #define VGPU_OPT_SCHEDULER "scheduler" /* fifo, credit or band */
-#define VGPU_OPT_SCHEDULER_DEFAULT "fifo"
+/* BAND, GPUvm's fair-share scheduler; FIFO and CREDIT are there to compare
+ * with (docs/scheduler.md, "The default"). */
+#define VGPU_OPT_SCHEDULER_DEFAULT "band"
 /* A scheduler turn's time slice: a turn ends at the first GPFIFO entry
  * boundary after it (docs/scheduler.md, "Bounded turns"); 0: a turn runs
  * every entry up to GP_PUT. Host-wide, as the scheduler is. */
