@@ -62,6 +62,20 @@ Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
       run.command_va = header_va;
     }
     const pushbuf::Command& cmd = *run.command;
+    if (cmd.kind == Kind::non_inc && run.command_done == 0 && cmd.count > 1) {
+      auto words = execute_words(chid, run, cmd.subch, cmd.method);
+      if (!words) {
+        ChannelFault f = words.error();
+        if (f.code != ChannelError::mmu_fault && f.addr == 0) f.addr = run.command_va;
+        return std::unexpected(f);
+      }
+      if (*words) {  // every word done at once
+        run.pos += cmd.count;
+        run.command.reset();
+        budget -= std::min(budget, cmd.count);
+        continue;
+      }
+    }
     const uint32_t method = pushbuf::method_of(cmd, run.command_done);
     uint32_t data = cmd.immediate;
     if (cmd.kind != Kind::immediate) {
@@ -142,6 +156,38 @@ void Pfifo::advance(ChannelRun& run) {
   if (!run.command) return;
   if (run.command->kind != Kind::immediate) ++run.pos;
   if (++run.command_done == pushbuf::methods(*run.command)) run.command.reset();
+}
+
+std::optional<std::span<const uint32_t>> Pfifo::segment_words(ChannelRun& run, uint32_t index, uint32_t count) {
+  if (count > SEGMENT_WINDOW_WORDS || uint64_t{index} + count > run.segment_words) return std::nullopt;
+  if (index < run.window_start || uint64_t{index} + count > uint64_t{run.window_start} + run.window.size()) {
+    if (!segment_word(run, index)) return std::nullopt;  // the word-by-word path meets the fault
+    if (uint64_t{index} + count > uint64_t{run.window_start} + run.window.size()) return std::nullopt;
+  }
+  return std::span<const uint32_t>(run.window).subspan(index - run.window_start, count);
+}
+
+// A class method's non-incrementing run of data words at once, where the
+// object can (ClassObject::method_words): true when done, false when the
+// words go one by one (nothing was done).
+std::expected<bool, ChannelFault> Pfifo::execute_words(uint32_t chid, ChannelRun& run, uint32_t subch,
+                                                       uint32_t method) {
+  if (method < fmt::mthd::HOST_METHOD_END) return false;
+  ClassObject* object = run.objects[subch].get();
+  if (!object) return false;
+  const auto words = segment_words(run, run.pos, run.command->count);
+  if (!words) return false;
+  run.ctx->slice_blocks = pfifo::ChanSliceBlocks::get(chan_slice_[chid].load());
+  auto outcome = object->method_words(*run.ctx, method, *words);
+  if (!outcome) return false;
+  if (!*outcome) {
+    ChannelFault f = outcome->error();
+    f.method = method;
+    f.subch = subch;
+    return std::unexpected(f);
+  }
+  if (**outcome) return fault(ChannelError::illegal_method, 0, method, subch);  // method_words starts no work
+  return true;
 }
 
 Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method, uint32_t data) {

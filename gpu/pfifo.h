@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include "common/clock.h"
@@ -122,6 +123,9 @@ class Pfifo {
   void service(Pick pick);
   // Word `index` of the segment in progress, fetching the window holding it.
   Walk<uint32_t> segment_word(ChannelRun& run, uint32_t index);
+  // Words [index, index + count) of the segment in progress, if one window
+  // holds them (fetching it); nullopt otherwise or on a fault.
+  std::optional<std::span<const uint32_t>> segment_words(ChannelRun& run, uint32_t index, uint32_t count);
   // service(), and the last resort for anything it throws: the channel
   // stops with ChannelError::internal and an internal error is logged.
   void service_guarded(Pick pick);
@@ -146,6 +150,7 @@ class Pfifo {
   void finish_entry(ChannelRun& run);
   void advance(ChannelRun& run);
   Stepped execute(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method, uint32_t data);
+  std::expected<bool, ChannelFault> execute_words(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method);
   // Engine work of a channel's method (or one piece of divided work): on
   // its engine's thread, or on this one when brief and the engine is idle;
   // its result comes back through post_engine_result.

@@ -19,6 +19,13 @@ ChannelContext engine_context(const ChannelContext& ctx) {
   return e;
 }
 
+// The channel's address space as the compute engine's accesses fault in it.
+AccessContext engine_space(const ChannelContext& ctx) {
+  AccessContext as = ctx.as;
+  as.unit = regs::FaultUnit::pgraph;
+  return as;
+}
+
 bool dims_valid(const ComputeObject::Dim3& grid, const ComputeObject::Dim3& block) {
   const auto positive = [](const ComputeObject::Dim3& d) { return d.x != 0 && d.y != 0 && d.z != 0; };
   if (!positive(grid) || !positive(block)) return false;
@@ -75,6 +82,21 @@ MethodOutcome ComputeObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t
   return dispatch_method(methods(), *this, ctx, mthd, data);
 }
 
+std::optional<MethodOutcome> ComputeObject::method_words(ChannelContext& ctx, uint32_t mthd,
+                                                         std::span<const uint32_t> data) {
+  if (mthd != LOAD_CONSTANT_BUFFER || data.empty()) return std::nullopt;
+  State& s = state_;
+  const uint64_t cb_va = join64(VaUpper::get(s.cb_selector_upper), s.cb_selector_lower);
+  const uint32_t size = CbSize::get(s.cb_selector_size);
+  const uint64_t bytes = data.size_bytes();
+  if (s.cb_load_offset > size || size - s.cb_load_offset < bytes) return std::nullopt;  // a word faults
+  const uint64_t va = cb_va + s.cb_load_offset;
+  if (va / fmt::SMALL_PAGE != (va + bytes - 1) / fmt::SMALL_PAGE) return std::nullopt;  // a later page may fault
+  if (auto r = ctx.mmu.write(engine_space(ctx), va, data.data(), bytes); !r) return mmu_channel_fault(mthd, r.error());
+  s.cb_load_offset += static_cast<uint32_t>(bytes);
+  return method_done();
+}
+
 template <uint32_t ComputeObject::State::*Reg>
 MethodOutcome ComputeObject::store(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
   self.state_.*Reg = data;
@@ -114,8 +136,8 @@ MethodOutcome ComputeObject::load_cb(ComputeObject& self, ChannelContext& ctx, u
   const uint32_t size = CbSize::get(s.cb_selector_size);
   if (s.cb_load_offset > size || size - s.cb_load_offset < sizeof(uint32_t))
     return channel_fault(ChannelError::bad_argument, mthd, cb_va + s.cb_load_offset);
-  ChannelContext e = engine_context(ctx);
-  if (auto r = e.mmu.write32(e.as, cb_va + s.cb_load_offset, data); !r) return mmu_channel_fault(mthd, r.error());
+  if (auto r = ctx.mmu.write32(engine_space(ctx), cb_va + s.cb_load_offset, data); !r)
+    return mmu_channel_fault(mthd, r.error());
   s.cb_load_offset += static_cast<uint32_t>(sizeof(uint32_t));
   return method_done();
 }

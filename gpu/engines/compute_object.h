@@ -49,6 +49,10 @@ class ComputeObject final : public ClassObject {
 
   uint32_t class_id() const override { return cls::COMPUTE; }
   [[nodiscard]] MethodOutcome method(ChannelContext& ctx, uint32_t mthd, uint32_t data) override;
+  // LOAD_CONSTANT_BUFFER's words in one write when they all fit the
+  // buffer and lie on one small page (so a fault is the first word's).
+  [[nodiscard]] std::optional<MethodOutcome> method_words(ChannelContext& ctx, uint32_t mthd,
+                                                          std::span<const uint32_t> data) override;
 
   const State& state() const { return state_; }
   // Name of a method of this class; nullptr for one it does not have.

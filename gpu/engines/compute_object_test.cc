@@ -399,6 +399,66 @@ TEST_F(ComputeTest, LoadConstantBufferPastItsSizeIsBadArgument) {
   expect_error(send(compute_, m), regs::ChannelError::bad_argument, LOAD_CONSTANT_BUFFER);
 }
 
+// PFIFO hands a non-incrementing run of LOAD_CONSTANT_BUFFER words over at
+// once (ClassObject::method_words): the same bytes and offset as word by word.
+TEST_F(ComputeTest, LoadConstantBufferWordsAtOnceAsWordByWord) {
+  std::vector<Method> m = select_cb(CB_VA, CB_SIZE);
+  m.push_back({LOAD_CONSTANT_BUFFER_OFFSET, 8});
+  ASSERT_TRUE(send(compute_, m).has_value());
+  ChannelContext ctx = context();
+  const std::vector<uint32_t> words{0x11, 0x22, 0x33};
+  auto out = compute_.method_words(ctx, LOAD_CONSTANT_BUFFER, words);
+  ASSERT_TRUE(out.has_value()) << "taken at once";
+  ASSERT_TRUE(out->has_value());
+  EXPECT_FALSE(out->value().has_value()) << "no engine work";
+  EXPECT_EQ(read_vec<uint32_t>(CB_VA + 8, 3), words);
+  EXPECT_EQ(compute_.state().cb_load_offset, 20u);
+}
+
+// What would fault part-way (past the buffer's size, onto a second page)
+// is left to the word-by-word path, untouched; other methods too.
+TEST_F(ComputeTest, LoadConstantBufferWordsLeaveWhatMayFaultPartWay) {
+  ChannelContext ctx = context();
+  const std::vector<uint32_t> two{1, 2};
+  std::vector<Method> m = select_cb(CB_VA, 8);
+  m.push_back({LOAD_CONSTANT_BUFFER_OFFSET, 4});
+  ASSERT_TRUE(send(compute_, m).has_value());
+  EXPECT_FALSE(compute_.method_words(ctx, LOAD_CONSTANT_BUFFER, two).has_value()) << "past the size";
+  EXPECT_EQ(compute_.state().cb_load_offset, 4u);
+
+  const uint64_t straddling = CB_VA + fmt::SMALL_PAGE - 4;
+  m = select_cb(straddling, CB_SIZE);
+  m.push_back({LOAD_CONSTANT_BUFFER_OFFSET, 0});
+  ASSERT_TRUE(send(compute_, m).has_value());
+  EXPECT_FALSE(compute_.method_words(ctx, LOAD_CONSTANT_BUFFER, two).has_value()) << "onto a second page";
+  EXPECT_EQ(compute_.state().cb_load_offset, 0u);
+
+  EXPECT_FALSE(compute_.method_words(ctx, SET_CTA_THREAD_COUNT, two).has_value());
+}
+
+// A buffer on an unmapped page faults at its first word, as word by word.
+TEST_F(ComputeTest, LoadConstantBufferWordsOnAnUnmappedPageFaultAsTheFirstWord) {
+  std::vector<Method> m = select_cb(UNMAPPED_VA, CB_SIZE);
+  m.push_back({LOAD_CONSTANT_BUFFER_OFFSET, 0});
+  ASSERT_TRUE(send(compute_, m).has_value());
+  ChannelContext ctx = context();
+  auto out = compute_.method_words(ctx, LOAD_CONSTANT_BUFFER, std::vector<uint32_t>{1, 2, 3});
+  ASSERT_TRUE(out.has_value()) << "one page: taken at once";
+  ASSERT_FALSE(out->has_value());
+  EXPECT_EQ(out->error().code, regs::ChannelError::mmu_fault);
+  EXPECT_EQ(out->error().method, LOAD_CONSTANT_BUFFER);
+  ASSERT_TRUE(out->error().mmu.has_value());
+  EXPECT_EQ(out->error().mmu->va, UNMAPPED_VA);
+  EXPECT_EQ(out->error().mmu->unit, regs::FaultUnit::pgraph);
+  EXPECT_EQ(compute_.state().cb_load_offset, 0u);
+  // Word by word, the same fault.
+  m.push_back({LOAD_CONSTANT_BUFFER, 1});
+  const MethodDone one = send(compute_, m);
+  ASSERT_FALSE(one.has_value());
+  ASSERT_TRUE(one.error().mmu.has_value());
+  EXPECT_EQ(one.error().mmu->va, UNMAPPED_VA);
+}
+
 TEST_F(ComputeTest, BindRecordsSelectedBufferAndUnbinds) {
   std::vector<Method> m = select_cb(CB_VA, CB_SIZE);
   m.push_back({BIND_CONSTANT_BUFFER, BindValid::make(1) | BindSlot::make(3)});
