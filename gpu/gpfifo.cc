@@ -20,6 +20,11 @@ std::unexpected<ChannelFault> fault(ChannelError code, uint64_t addr, uint32_t m
 std::unexpected<ChannelFault> mmu_fault(const Fault& f) {
   return std::unexpected(ChannelFault{ChannelError::mmu_fault, 0, 0, f.va, f});
 }
+// A method's fault that names no address names its command's header.
+std::unexpected<ChannelFault> command_fault(ChannelFault f, uint64_t command_va) {
+  if (f.code != ChannelError::mmu_fault && f.addr == 0) f.addr = command_va;
+  return std::unexpected(f);
+}
 }  // namespace
 
 Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
@@ -63,12 +68,8 @@ Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
     }
     const pushbuf::Command& cmd = *run.command;
     if (cmd.kind == Kind::non_inc && run.command_done == 0 && cmd.count > 1) {
-      auto words = execute_words(chid, run, cmd.subch, cmd.method);
-      if (!words) {
-        ChannelFault f = words.error();
-        if (f.code != ChannelError::mmu_fault && f.addr == 0) f.addr = run.command_va;
-        return std::unexpected(f);
-      }
+      auto words = execute_words(run, cmd.subch, cmd.method);
+      if (!words) return command_fault(words.error(), run.command_va);
       if (*words) {  // every word done at once
         run.pos += cmd.count;
         run.command.reset();
@@ -84,11 +85,7 @@ Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
       data = *word;
     }
     auto step = execute(chid, run, cmd.subch, method, data);
-    if (!step) {
-      ChannelFault f = step.error();
-      if (f.code != ChannelError::mmu_fault && f.addr == 0) f.addr = run.command_va;
-      return std::unexpected(f);
-    }
+    if (!step) return command_fault(step.error(), run.command_va);
     switch (*step) {
       case Step::blocked:
         run.parked_sem_epoch = sem_epoch_.load();
@@ -170,14 +167,12 @@ std::optional<std::span<const uint32_t>> Pfifo::segment_words(ChannelRun& run, u
 // A class method's non-incrementing run of data words at once, where the
 // object can (ClassObject::method_words): true when done, false when the
 // words go one by one (nothing was done).
-std::expected<bool, ChannelFault> Pfifo::execute_words(uint32_t chid, ChannelRun& run, uint32_t subch,
-                                                       uint32_t method) {
+std::expected<bool, ChannelFault> Pfifo::execute_words(ChannelRun& run, uint32_t subch, uint32_t method) {
   if (method < fmt::mthd::HOST_METHOD_END) return false;
   ClassObject* object = run.objects[subch].get();
   if (!object) return false;
   const auto words = segment_words(run, run.pos, run.command->count);
   if (!words) return false;
-  run.ctx->slice_blocks = pfifo::ChanSliceBlocks::get(chan_slice_[chid].load());
   auto outcome = object->method_words(*run.ctx, method, *words);
   if (!outcome) return false;
   if (!*outcome) {

@@ -150,7 +150,7 @@ class Pfifo {
   void finish_entry(ChannelRun& run);
   void advance(ChannelRun& run);
   Stepped execute(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method, uint32_t data);
-  std::expected<bool, ChannelFault> execute_words(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method);
+  std::expected<bool, ChannelFault> execute_words(ChannelRun& run, uint32_t subch, uint32_t method);
   // Engine work of a channel's method (or one piece of divided work): on
   // its engine's thread, or on this one when brief and the engine is idle;
   // its result comes back through post_engine_result.
