@@ -12,18 +12,29 @@ namespace {
 using namespace cls::compute;
 using regs::ChannelError;
 
-// The compute engine's view of the channel: its faults name PGRAPH.
-ChannelContext engine_context(const ChannelContext& ctx) {
-  ChannelContext e = ctx;
-  e.as.unit = regs::FaultUnit::pgraph;
-  return e;
-}
-
 // The channel's address space as the compute engine's accesses fault in it.
 AccessContext engine_space(const ChannelContext& ctx) {
   AccessContext as = ctx.as;
   as.unit = regs::FaultUnit::pgraph;
   return as;
+}
+
+// The compute engine's view of the channel: its faults name PGRAPH.
+ChannelContext engine_context(const ChannelContext& ctx) {
+  ChannelContext e = ctx;
+  e.as = engine_space(ctx);
+  return e;
+}
+
+// The constant buffer SET_CONSTANT_BUFFER_SELECTOR_A..C selected.
+uint64_t selected_cb_va(const ComputeObject::State& s) {
+  return join64(VaUpper::get(s.cb_selector_upper), s.cb_selector_lower);
+}
+
+// Whether `bytes` more fit the selected buffer at its load offset.
+bool cb_load_fits(const ComputeObject::State& s, uint64_t bytes) {
+  const uint32_t size = CbSize::get(s.cb_selector_size);
+  return s.cb_load_offset <= size && size - s.cb_load_offset >= bytes;
 }
 
 bool dims_valid(const ComputeObject::Dim3& grid, const ComputeObject::Dim3& block) {
@@ -86,11 +97,9 @@ std::optional<MethodOutcome> ComputeObject::method_words(ChannelContext& ctx, ui
                                                          std::span<const uint32_t> data) {
   if (mthd != LOAD_CONSTANT_BUFFER || data.empty()) return std::nullopt;
   State& s = state_;
-  const uint64_t cb_va = join64(VaUpper::get(s.cb_selector_upper), s.cb_selector_lower);
-  const uint32_t size = CbSize::get(s.cb_selector_size);
   const uint64_t bytes = data.size_bytes();
-  if (s.cb_load_offset > size || size - s.cb_load_offset < bytes) return std::nullopt;  // a word faults
-  const uint64_t va = cb_va + s.cb_load_offset;
+  if (!cb_load_fits(s, bytes)) return std::nullopt;  // a word faults
+  const uint64_t va = selected_cb_va(s) + s.cb_load_offset;
   if (va / fmt::SMALL_PAGE != (va + bytes - 1) / fmt::SMALL_PAGE) return std::nullopt;  // a later page may fault
   if (auto r = ctx.mmu.write(engine_space(ctx), va, data.data(), bytes); !r) return mmu_channel_fault(mthd, r.error());
   s.cb_load_offset += static_cast<uint32_t>(bytes);
@@ -132,12 +141,9 @@ MethodOutcome ComputeObject::thread_dim_b(ComputeObject& self, ChannelContext&, 
 // One inline word into the selected constant buffer, at the load offset.
 MethodOutcome ComputeObject::load_cb(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data) {
   State& s = self.state_;
-  const uint64_t cb_va = join64(VaUpper::get(s.cb_selector_upper), s.cb_selector_lower);
-  const uint32_t size = CbSize::get(s.cb_selector_size);
-  if (s.cb_load_offset > size || size - s.cb_load_offset < sizeof(uint32_t))
-    return channel_fault(ChannelError::bad_argument, mthd, cb_va + s.cb_load_offset);
-  if (auto r = ctx.mmu.write32(engine_space(ctx), cb_va + s.cb_load_offset, data); !r)
-    return mmu_channel_fault(mthd, r.error());
+  const uint64_t va = selected_cb_va(s) + s.cb_load_offset;
+  if (!cb_load_fits(s, sizeof(uint32_t))) return channel_fault(ChannelError::bad_argument, mthd, va);
+  if (auto r = ctx.mmu.write32(engine_space(ctx), va, data); !r) return mmu_channel_fault(mthd, r.error());
   s.cb_load_offset += static_cast<uint32_t>(sizeof(uint32_t));
   return method_done();
 }
@@ -147,9 +153,7 @@ MethodOutcome ComputeObject::bind_cb(ComputeObject& self, ChannelContext&, uint3
   const uint32_t slot = BindSlot::get(data);
   if (slot >= NUM_CB_SLOTS) return channel_fault(ChannelError::bad_argument, mthd);
   s.bound[slot] = BindValid::get(data)
-                      ? ConstantBuffer{.va = join64(VaUpper::get(s.cb_selector_upper), s.cb_selector_lower),
-                                       .size = CbSize::get(s.cb_selector_size),
-                                       .valid = true}
+                      ? ConstantBuffer{.va = selected_cb_va(s), .size = CbSize::get(s.cb_selector_size), .valid = true}
                       : ConstantBuffer{};
   return method_done();
 }
