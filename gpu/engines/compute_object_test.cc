@@ -240,7 +240,11 @@ TEST_F(ComputeTest, SlicedFillSaxpyMaddMatchTheirReferences) {
   EXPECT_EQ(pieces_, pieces(12));
 }
 
-TEST_F(ComputeTest, SlicedSgemmIsBitIdenticalToWholeAndCostsALaunchPerExtraSlice) {
+// The host BLAS may round a row differently with the number of rows one
+// call computes (OpenBLAS's Zen kernels do: 31-121 of these 444 elements
+// differ in their last bits between one call and calls of 4, 11 or 16
+// rows), so a slice's rows equal the whole launch's to within rounding.
+TEST_F(ComputeTest, SlicedSgemmMatchesWholeToWithinRoundingAndCostsALaunchPerExtraSlice) {
   const cls::SgemmArgs shape{0, 0, 0, 37, 12, 8, 1.5f, 0.5f, 0};
   const auto a = ramp(37 * 8, 0.3f, 0.0f), b = ramp(8 * 12, 0.2f, 0.5f), c = ramp(37 * 12, 0.1f, 1.0f);
   cls::SgemmArgs whole = shape, sliced = shape;
@@ -256,7 +260,10 @@ TEST_F(ComputeTest, SlicedSgemmIsBitIdenticalToWholeAndCostsALaunchPerExtraSlice
   slice_blocks_ = 3;  // 4 slices: 3, 3, 3, 1 blocks
   ASSERT_TRUE(run(Kernel::sgemm, sliced).has_value());
   EXPECT_EQ(pieces_, pieces(4));
-  EXPECT_EQ(read_vec<float>(sliced.c, c.size()), read_vec<float>(whole.c, c.size()));
+  expect_near_all(read_vec<float>(sliced.c, c.size()), read_vec<float>(whole.c, c.size()), 1e-6f);
+  std::vector<float> want = c;
+  kernels::reference::sgemm(shape, a.data(), b.data(), want.data());
+  expect_near_all(read_vec<float>(sliced.c, c.size()), want, 1e-4f);
   if (!device_engines_) {
     EXPECT_NEAR(static_cast<double>(clock_.now_ns() - whole_ns), static_cast<double>(whole_ns + 3 * cost_.launch_ns),
                 4.0)
