@@ -43,6 +43,7 @@ struct Entry {
   std::optional<mediator::CounterSnapshot> counters;
   std::vector<double> seconds;
   std::vector<double> instance_medians;  // one per fresh instance (bench/workloads/paired.h)
+  std::vector<double> instance_p50_us;   // WorkloadResult::launch_p50_us, one per fresh instance
   bool correct = true;
   uint32_t instances = 0;
   double median_s = 0;
@@ -66,6 +67,13 @@ const Entry* find_entry(const std::vector<Entry>& entries, const WorkloadSpec* s
 // the few samples themselves: no verdict.
 constexpr size_t MIN_INSTANCES_FOR_VERDICT = 8;
 
+// A verdict on a ratio of medians b / a with its interval: b larger, b
+// smaller, or no evidence either way; none below MIN_INSTANCES_FOR_VERDICT.
+const char* verdict(const RatioCi& r, size_t instances, const char* larger, const char* smaller) {
+  if (instances < MIN_INSTANCES_FOR_VERDICT) return "(too few instances)";
+  return r.low > 1.0 ? larger : r.high < 1.0 ? smaller : "not different";
+}
+
 void print_pv_against_fv_opt(const std::vector<const WorkloadSpec*>& only, const std::vector<Entry>& entries) {
   std::vector<std::pair<const WorkloadSpec*, std::pair<const Entry*, const Entry*>>> pairs;
   for (const WorkloadSpec* spec : only) {
@@ -86,17 +94,40 @@ void print_pv_against_fv_opt(const std::vector<const WorkloadSpec*>& only, const
   for (const auto& [spec, modes] : pairs) {
     const auto& [fv, pv] = modes;
     const RatioCi r = bootstrap_speed_ratio(fv->instance_medians, pv->instance_medians, alpha);
-    const bool enough = std::min(fv->instance_medians.size(), pv->instance_medians.size()) >= MIN_INSTANCES_FOR_VERDICT;
-    const char* verdict = !enough        ? "(too few instances)"
-                          : r.low > 1.0  ? "pv faster"
-                          : r.high < 1.0 ? "pv SLOWER"
-                                         : "not different";
-    slower += enough && r.high < 1.0;
+    const size_t n = std::min(fv->instance_medians.size(), pv->instance_medians.size());
+    slower += n >= MIN_INSTANCES_FOR_VERDICT && r.high < 1.0;
     std::printf("%-12s | %-7.3f [%.3f, %.3f]    | %s\n", std::string(spec->name).c_str(), r.ratio, r.low, r.high,
-                verdict);
+                verdict(r, n, "pv faster", "pv SLOWER"));
   }
   std::printf("pv measurably slower than fv-opt on %d of %zu workloads (verdicts need >= %zu instances of each)\n",
               slower, pairs.size(), MIN_INSTANCES_FOR_VERDICT);
+}
+
+// Issue 13's check on single launches, native <= fv-opt <= native + 5 us
+// at p50: each mode's p50 (the median over fresh instances, interleaved
+// with native's) over native's, with a 95% bootstrap interval over the
+// instances (Bonferroni over the rows).
+void print_launch_p50_against_native(const std::vector<const WorkloadSpec*>& only, const std::vector<Entry>& entries) {
+  std::vector<std::pair<const Entry*, const Entry*>> pairs;
+  for (const WorkloadSpec* spec : only) {
+    const Entry* native = find_entry(entries, spec, Mode::native);
+    if (native == nullptr || native->instance_p50_us.empty()) continue;
+    for (const Entry& e : entries)
+      if (e.spec == spec && e.mode != Mode::native && !e.instance_p50_us.empty()) pairs.push_back({native, &e});
+  }
+  if (pairs.empty()) return;
+  const double alpha = 0.05 / static_cast<double>(pairs.size());
+  std::printf(
+      "\nlaunch p50, mode / native (medians over instances), bootstrap interval over instances, %.2f%% per row\n"
+      "%-12s %-8s | %-9s %-9s | %-7s %-17s | %s\n",
+      100 * (1 - alpha), "workload", "mode", "native us", "mode us", "ratio", "interval", "verdict");
+  for (const auto& [native, e] : pairs) {
+    const RatioCi r = bootstrap_speed_ratio(native->instance_p50_us, e->instance_p50_us, alpha);
+    const size_t n = std::min(native->instance_p50_us.size(), e->instance_p50_us.size());
+    std::printf("%-12s %-8s | %-9.1f %-9.1f | %-7.3f [%.3f, %.3f]    | %s\n", std::string(e->spec->name).c_str(),
+                mode_name(e->mode), median(native->instance_p50_us), median(e->instance_p50_us), 1.0 / r.ratio,
+                1.0 / r.high, 1.0 / r.low, verdict(r, n, "native slower", "native faster"));
+  }
 }
 
 double throughput(const Entry& e) { return e.median_s > 0 ? e.result.work_per_run / e.median_s : 0; }
@@ -162,14 +193,14 @@ void print_phases(const std::vector<Entry>& entries) {
 std::string entry_json(const Entry& e) {
   return strfmt(
       "{\"workload\": %s, \"mode\": \"%s\", \"vms\": 1, \"runs\": %zu, \"instances\": %u, "
-      "\"median_s\": %.9g, \"instance_medians_s\": [%s], "
+      "\"median_s\": %.9g, \"instance_medians_s\": [%s], \"instance_launch_p50_us\": [%s], "
       "\"ratio_to_native\": %s, \"correct\": %s, \"work_per_run\": %.6g, \"work_unit\": %s, "
       "\"inputs\": %s, \"checksum\": \"%016lx\", \"detail\": %s, \"counters\": %s, \"launch_phases\": %s}",
       json_string(e.spec->name).c_str(), mode_name(e.mode), e.seconds.size(), e.instances, e.median_s,
-      join_numbers(e.instance_medians).c_str(), e.ratio ? strfmt("%.4f", *e.ratio).c_str() : "null",
-      e.correct ? "true" : "false", e.result.work_per_run, json_string(e.result.work_unit).c_str(),
-      e.result.inputs.empty() ? "null" : json_string(e.result.inputs).c_str(), e.result.checksum,
-      json_string(e.result.detail).c_str(), counters_json(e).c_str(), phases_json(e).c_str());
+      join_numbers(e.instance_medians).c_str(), join_numbers(e.instance_p50_us).c_str(),
+      e.ratio ? strfmt("%.4f", *e.ratio).c_str() : "null", e.correct ? "true" : "false", e.result.work_per_run,
+      json_string(e.result.work_unit).c_str(), e.result.inputs.empty() ? "null" : json_string(e.result.inputs).c_str(),
+      e.result.checksum, json_string(e.result.detail).c_str(), counters_json(e).c_str(), phases_json(e).c_str());
 }
 
 void usage() {
@@ -253,7 +284,7 @@ int workloads_main(std::span<char*> args) {
         }
         const WorkloadResult& res = (*r)[0].result;
         std::fprintf(stderr, " %.3f ms%s\n", median(res.seconds) * 1e3, res.correct ? "" : "  INCORRECT");
-        if (!per_mode[m]) per_mode[m] = Entry{spec, mode, res, (*r)[0].counters, {}, {}, true, 0, 0, std::nullopt};
+        if (!per_mode[m]) per_mode[m] = Entry{spec, mode, res, (*r)[0].counters, {}, {}, {}, true, 0, 0, std::nullopt};
         Entry& e = *per_mode[m];
         if (trace && !e.phases) {
           e.phases = LaunchTrace::figures();
@@ -261,6 +292,7 @@ int workloads_main(std::span<char*> args) {
         }
         e.seconds.insert(e.seconds.end(), res.seconds.begin(), res.seconds.end());
         e.instance_medians.push_back(median(res.seconds));
+        if (res.launch_p50_us) e.instance_p50_us.push_back(*res.launch_p50_us);
         e.correct = e.correct && res.correct;
         ++e.instances;
       }
@@ -335,6 +367,7 @@ int workloads_main(std::span<char*> args) {
     std::printf("\n");
   }
   print_pv_against_fv_opt(only, entries);
+  print_launch_p50_against_native(only, entries);
   print_phases(entries);
   std::printf("\nfence waits: %s\n", wait_name(device).c_str());
   std::printf("inputs: %s (gemm*, conv*, matmul320, MMUL)\n", input_path_name(inputs));

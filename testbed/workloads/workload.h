@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,6 +51,8 @@ struct WorkloadResult {
   uint64_t launches = 0;    // kernels and copies the workload itself launched
   double timed_begin = 0;   // steady clock (s): first timed launch
   double timed_end = 0;     // steady clock (s): last fence completion
+  // Workloads that time single launches (launch): the median over them, us.
+  std::optional<double> launch_p50_us;
 };
 
 using WorkloadFn = Result<WorkloadResult> (*)(Vm&, const WorkloadOptions&);

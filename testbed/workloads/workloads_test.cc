@@ -78,6 +78,15 @@ TEST_P(NativeWorkload, RunsCorrectlyThroughTheDriver) {
   ASSERT_EQ(r.seconds.size(), 1u);
   EXPECT_GT(r.seconds[0], 0.0);
   EXPECT_FALSE((*runs)[0].counters) << "native mode has no vGPU counters";
+  // Only the workload that times single launches reports their p50, and
+  // a launch takes no longer than the run it is part of.
+  if (GetParam().name == "launch") {
+    ASSERT_TRUE(r.launch_p50_us) << r.detail;
+    EXPECT_GT(*r.launch_p50_us, 0.0);
+    EXPECT_LE(*r.launch_p50_us, r.seconds[0] * 1e6);
+  } else {
+    EXPECT_FALSE(r.launch_p50_us) << r.detail;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Suite, NativeWorkload, ::testing::ValuesIn(registry().begin(), registry().end()),
