@@ -149,7 +149,10 @@ TEST(InterruptWait, FvOptSteadyStateTrapsOnlyTheDoorbell) {
   EXPECT_EQ(doorbells, LAUNCHES);
   EXPECT_EQ(reads, 0u) << "a register read in a fence wait with no error message";
   EXPECT_GT(interrupts, 0u);
-  EXPECT_LE(interrupts, LAUNCHES);
+  // A launch's message follows its fence: the wait, spinning on the fence,
+  // can return before the last warm-up launch's message is counted, and
+  // that one then falls inside the window (2501 of 2500 seen once).
+  EXPECT_LE(interrupts, LAUNCHES + 1) << "more than one interrupt message per launch";
 }
 
 }  // namespace

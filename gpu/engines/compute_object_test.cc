@@ -241,9 +241,10 @@ TEST_F(ComputeTest, SlicedFillSaxpyMaddMatchTheirReferences) {
 }
 
 // The host BLAS may round a row differently with the number of rows one
-// call computes (OpenBLAS's Zen kernels do: 31-121 of these 444 elements
-// differ in their last bits between one call and calls of 4, 11 or 16
-// rows), so a slice's rows equal the whole launch's to within rounding.
+// call computes (OpenBLAS's Zen kernels do: in a 37x12x8 product, 31-121
+// of the 444 elements differ in their last bits between one call and
+// calls of 4, 11 or 16 rows, and this test failed on such a host), so a
+// slice's rows equal the whole launch's to within rounding.
 TEST_F(ComputeTest, SlicedSgemmMatchesWholeToWithinRoundingAndCostsALaunchPerExtraSlice) {
   const cls::SgemmArgs shape{0, 0, 0, 37, 12, 8, 1.5f, 0.5f, 0};
   const auto a = ramp(37 * 8, 0.3f, 0.0f), b = ramp(8 * 12, 0.2f, 0.5f), c = ramp(37 * 12, 0.1f, 1.0f);
