@@ -174,6 +174,16 @@ void ResidencyTracker::finish_write(uint64_t addr, uint64_t len, std::optional<u
   }
 }
 
+void ResidencyTracker::begin_write(uint64_t addr, uint64_t len) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  std::lock_guard l(mutex_);
+  // A page a CPU wrote since the prepare (host) keeps its bytes: the
+  // written range is downloaded over them at finish_write, as without.
+  for (uint64_t p = first; p < end; ++p)
+    if (!is_direct(p) && get(p) == Residency::both) set(p, Residency::writing);
+}
+
 void ResidencyTracker::mark_direct(uint64_t addr, uint64_t len) {
   if (!clamp(addr, len)) return;
   const uint64_t first = first_page(addr), end = end_page(addr, len);
@@ -183,7 +193,7 @@ void ResidencyTracker::mark_direct(uint64_t addr, uint64_t len) {
   if (all) return;
   std::lock_guard l(mutex_);
   move_pages(
-      first, end, false, [this](uint64_t p) { return get(p) == Residency::device; }, Residency::both);
+      first, end, false, [this](uint64_t p) { return stale_on_host(get(p)); }, Residency::both);
   for (uint64_t p = first; p < end; ++p) direct_[p].store(true, std::memory_order_release);
   ++direct_generation_;
   host_changed();
@@ -193,13 +203,18 @@ void ResidencyTracker::host_access(uint64_t addr, uint64_t len, bool write) {
   if (!clamp(addr, len)) return;
   const uint64_t first = first_page(addr), end = end_page(addr, len);
   // Fast path, no lock: nothing to download and nothing to invalidate.
-  const Residency fine = write ? Residency::host : Residency::device;
   bool settled = true;
-  for (uint64_t p = first; p < end && settled; ++p) settled = write ? get(p) == fine : get(p) != fine;
+  for (uint64_t p = first; p < end && settled; ++p)
+    settled = write ? get(p) == Residency::host : !stale_on_host(get(p));
   if (settled) return;
   std::lock_guard l(mutex_);
+  // A page being written stays so: its next read downloads again (the
+  // work may still be writing it; a read before the fence sees old or new
+  // bytes, as on hardware).
   move_pages(
       first, end, false, [this](uint64_t p) { return get(p) == Residency::device; }, Residency::both);
+  move_pages(
+      first, end, false, [this](uint64_t p) { return get(p) == Residency::writing; }, Residency::writing);
   if (write) {
     for (uint64_t p = first; p < end; ++p) set(p, Residency::host);
     host_changed();

@@ -18,7 +18,11 @@
 
 namespace vgpu::gpu {
 
-enum class Residency : uint8_t { host = 0, both = 1, device = 2 };
+// `writing`: engine work whose fence the GPU itself writes (docs/cuda.md,
+// "Fences") is writing the page: the host bytes are stale once the fence
+// is visible, before the engine thread has seen the work finish, so every
+// CPU read downloads until finish_write makes the page `device`.
+enum class Residency : uint8_t { host = 0, both = 1, device = 2, writing = 3 };
 
 // The transfers a tracker needs: between the VRAM memfd's bytes and the
 // device mirror, same physical address on both sides. Synchronous: done
@@ -68,6 +72,12 @@ class ResidencyTracker final : public VramObserver {
   void prepare_write(uint64_t addr, uint64_t len, bool overwrite, std::optional<uint32_t> stream = std::nullopt);
   [[nodiscard]] uint64_t queue_direct_downloads(uint64_t addr, uint64_t len, uint32_t stream);
   void finish_write(uint64_t addr, uint64_t len, std::optional<uint64_t> queued = std::nullopt);
+  // Between prepare_write and finish_write, for work whose completion a
+  // CPU may learn of before finish_write (a fence the GPU writes): the
+  // range's pages that are not direct-mapped become `writing`, so a CPU
+  // read of them downloads first whenever it comes (direct-mapped ones
+  // are downloaded on the work's stream before the fence anyway).
+  void begin_write(uint64_t addr, uint64_t len);
 
   // A CPU may touch these pages without telling anyone (BAR remap, a
   // native direct window, a detached partition): download any that are
@@ -91,6 +101,8 @@ class ResidencyTracker final : public VramObserver {
  private:
   uint64_t first_page(uint64_t addr) const { return addr / PAGE; }
   uint64_t end_page(uint64_t addr, uint64_t len) const { return (addr + len + PAGE - 1) / PAGE; }
+  // A CPU read of the page must download it first.
+  static bool stale_on_host(Residency r) { return r == Residency::device || r == Residency::writing; }
   Residency get(uint64_t page) const { return static_cast<Residency>(state_[page].load(std::memory_order_acquire)); }
   void set(uint64_t page, Residency r) { state_[page].store(static_cast<uint8_t>(r), std::memory_order_release); }
   // Transfers pages [first, end) for which `need` holds, in coalesced

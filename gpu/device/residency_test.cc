@@ -307,5 +307,55 @@ TEST(Residency, ARemappedRangeIsNotClean) {
   EXPECT_EQ(f.dev.stats().uploads, 2u);
 }
 
+// Work whose fence the GPU writes (docs/cuda.md, "Fences"): between
+// begin_write and finish_write a CPU may already know the work is done.
+TEST(Residency, APageBeingWrittenIsDownloadedOnEveryReadUntilTheWriteFinishes) {
+  Fixture f;
+  ASSERT_TRUE(f.vram->write32(2 * PAGE, 1));
+  f.res.prepare_write(2 * PAGE, PAGE, false);
+  f.res.begin_write(2 * PAGE, PAGE);
+  EXPECT_EQ(f.res.state(2 * PAGE), Residency::writing);
+  f.device_write(2 * PAGE, 2);  // the work, part way
+  EXPECT_EQ(f.vram->read32(2 * PAGE), 2u);
+  f.device_write(2 * PAGE, 3);              // the rest of it; the fence is now visible
+  EXPECT_EQ(f.vram->read32(2 * PAGE), 3u);  // not the first download's bytes
+  EXPECT_EQ(f.res.state(2 * PAGE), Residency::writing);
+  EXPECT_EQ(f.dev.stats().downloads, 2u);
+  f.res.finish_write(2 * PAGE, PAGE);
+  EXPECT_EQ(f.res.state(2 * PAGE), Residency::device);
+  EXPECT_EQ(f.vram->read32(2 * PAGE), 3u);
+  EXPECT_EQ(f.res.state(2 * PAGE), Residency::both);
+  EXPECT_EQ(f.dev.stats().downloads, 3u);
+}
+
+TEST(Residency, ACpuWriteDuringAWriteKeepsItsBytesBesideTheWorks) {
+  Fixture f;
+  f.res.prepare_write(0, 8, false);  // the work writes words 0 and 1 of page 0
+  f.res.begin_write(0, 8);
+  ASSERT_TRUE(f.vram->write32(16, 0x77));  // a CPU writes word 4 meanwhile
+  EXPECT_EQ(f.res.state(0), Residency::host);
+  f.device_write(0, 5);
+  f.device_write(4, 6);
+  f.res.finish_write(0, 8);
+  EXPECT_EQ(f.res.state(0), Residency::host);
+  EXPECT_EQ(f.vram->read32(0), 5u);
+  EXPECT_EQ(f.vram->read32(4), 6u);
+  EXPECT_EQ(f.vram->read32(16), 0x77u);
+}
+
+TEST(Residency, DirectMappedPagesAreNotMarkedBeingWritten) {
+  Fixture f;
+  f.res.mark_direct(0, PAGE);
+  f.res.prepare_write(0, 2 * PAGE, false);
+  f.res.begin_write(0, 2 * PAGE);
+  EXPECT_EQ(f.res.state(0), Residency::both);  // downloaded before the fence instead
+  EXPECT_EQ(f.res.state(PAGE), Residency::writing);
+  // A page that becomes direct-mapped while being written is downloaded.
+  f.device_write(PAGE, 42);
+  f.res.mark_direct(PAGE, PAGE);
+  EXPECT_EQ(f.res.state(PAGE), Residency::both);
+  EXPECT_EQ(f.vram->read32(PAGE), 42u);
+}
+
 }  // namespace
 }  // namespace vgpu::gpu
