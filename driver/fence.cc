@@ -20,9 +20,12 @@ constexpr uint64_t ERROR_CHECK_NS = 1'000'000;
 
 Fence FenceSlot::emit(PushBuffer& pb) {
   ++seq_;
+  // The one-word release (payload only, after engine idle): the driver
+  // never reads a release's timestamp, and a GPU can write the payload
+  // itself right after the work (docs/cuda.md, "Fences").
   pb.inc(subch::HOST, h::SEMAPHORE_A,
          {h::SemAHi::make(hi32(va_)), lo32(va_) & h::SemBLo::mask, seq_,
-          h::SemDOperation::make(static_cast<uint32_t>(h::SemOp::release))});  // 16-byte, WFI
+          h::SemDOperation::make(static_cast<uint32_t>(h::SemOp::release)) | h::SemDReleaseSize4::mask});
   pb.immediate(subch::HOST, h::NON_STALL_INTERRUPT, 0);
   last_submitted_ = ch_.submits();
   return Fence{ch_.chid(), seq_, last_submitted_};

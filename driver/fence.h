@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Fences, as nouveau's nvc0_fence: one 16-byte slot per channel in a fence
-// buffer; emitting releases the next sequence number with a 16-byte
+// buffer; emitting releases the next sequence number with a one-word
 // SEMAPHORE release (after engine idle) and raises a non-stall interrupt;
 // waiting checks the slot through BAR1 and sleeps until the next interrupt
 // message; the channel's CHAN_ERROR is read once per error message. On a

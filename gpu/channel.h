@@ -87,6 +87,11 @@ struct ChannelRun {
 
   // Waiting for engine work of the current method.
   bool engine_wait = false;
+  // The release after that work, which its engine was asked to write from
+  // the GPU (FollowingRelease), and, once the work is done, the one it
+  // wrote: the release itself then writes nothing.
+  std::optional<FollowingRelease> following;
+  std::optional<FollowingRelease> released_early;
   // The current method's divided engine work with pieces left (§10.5):
   // `held` at a slice boundary until GP_PUT is written, else `next_piece`
   // waits for PFIFO's next turn of the channel.

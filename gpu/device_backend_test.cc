@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "gpu/device/backend.h"
@@ -119,6 +121,100 @@ TEST(DeviceBackend, TwoChannelsShareABufferOnTheDevice) {
   for (uint32_t i = 0; i < BYTES; i += 4) ASSERT_EQ(h.vram().read32(b.phys(DST_OFF + i)), i ^ 0x5a5au);
 }
 
+// The fence after device work (docs/cuda.md, "Fences"): a one-word host
+// release right after the copy, which has no release of its own.
+std::vector<uint32_t> copy_then_fence(uint64_t src, uint64_t dst, uint64_t fence, uint32_t payload) {
+  std::vector<uint32_t> w = testing::copy_line(COPY_SUBCH, src, dst, BYTES, fence, payload);
+  w.back() = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::mask | LaunchDstPitch::mask;
+  const std::vector<uint32_t> release = testing::sem_release(fence, payload, true);
+  w.insert(w.end(), release.begin(), release.end());
+  return w;
+}
+
+TEST(DeviceBackend, TheFenceAfterDeviceWorkIsWrittenByTheDeviceAndNotAgain) {
+  DeviceHarness h;
+  auto& c = h.add_channel(1);
+  h.commit_runlist({1});
+  h.res().mark_direct(c.phys(SEM_OFF), sizeof(uint32_t));  // the guest polls it through BAR1
+  for (uint32_t payload = 1; payload <= 3; ++payload) {
+    h.submit(c, copy_then_fence(c.va(SRC_OFF), c.va(DST_OFF), c.va(SEM_OFF), payload));
+    ASSERT_TRUE(h.idle());
+    ASSERT_EQ(h.chan_error(1), 0u);
+    EXPECT_EQ(raw_read(h.vram(), c.phys(SEM_OFF)), payload);
+  }
+  EXPECT_EQ(h.dev().stats().host_word_writes, 3u);
+  EXPECT_EQ(h.gpu().device_releases(), 3u);
+}
+
+TEST(DeviceBackend, AFenceOnAPageNoBarMapsIsReleasedByPfifo) {
+  DeviceHarness h;
+  auto& c = h.add_channel(1);
+  h.commit_runlist({1});
+  h.submit(c, copy_then_fence(c.va(SRC_OFF), c.va(DST_OFF), c.va(SEM_OFF), 9));
+  ASSERT_TRUE(h.idle());
+  EXPECT_EQ(h.vram().read32(c.phys(SEM_OFF)), 9u);
+  EXPECT_EQ(h.dev().stats().host_word_writes, 0u);  // its device copy is trusted: not behind the tracker
+  EXPECT_EQ(h.gpu().device_releases(), 0u);
+}
+
+TEST(DeviceBackend, AHostReleaseAfterACopysOwnReleaseIsLeftToPfifo) {
+  DeviceHarness h;
+  auto& c = h.add_channel(1);
+  h.commit_runlist({1});
+  h.res().mark_direct(c.phys(SEM_OFF), 2 * sizeof(uint32_t));
+  std::vector<uint32_t> w = copy_push(c, c.va(SRC_OFF), c.va(DST_OFF), 4);  // the copy releases 4 at SEM_OFF
+  const std::vector<uint32_t> release = testing::sem_release(c.va(SEM_OFF + 4), 5, true);
+  w.insert(w.end(), release.begin(), release.end());
+  h.submit(c, w);
+  ASSERT_TRUE(h.idle());
+  EXPECT_EQ(raw_read(h.vram(), c.phys(SEM_OFF)), 4u);
+  EXPECT_EQ(raw_read(h.vram(), c.phys(SEM_OFF + 4)), 5u);
+  EXPECT_EQ(h.dev().stats().host_word_writes, 0u);  // it would pass the copy's own release
+}
+
+// The fence is visible before the engine thread sees the work finish: a
+// CPU read of the result through a trapped path must still get it.
+TEST(DeviceBackend, ATrappedReadRightAfterADeviceFenceSeesTheResult) {
+  DeviceHarness h;
+  auto& c = h.add_channel(1);
+  h.commit_runlist({1});
+  h.res().mark_direct(c.phys(SEM_OFF), sizeof(uint32_t));
+  for (uint32_t i = 0; i < BYTES; i += 4) (void)h.vram().write32(c.phys(SRC_OFF + i), i * 7 + 3);
+  (void)h.vram().write32(c.phys(DST_OFF), 0xdead);
+  h.res().prepare_read(c.phys(DST_OFF), BYTES);  // the old bytes are on both sides
+  h.dev().set_sync_delay(50'000'000);
+  h.submit(c, copy_then_fence(c.va(SRC_OFF), c.va(DST_OFF), c.va(SEM_OFF), 1));
+  for (int i = 0; i < 2000000 && raw_read(h.vram(), c.phys(SEM_OFF)) != 1; ++i) std::this_thread::yield();
+  ASSERT_EQ(raw_read(h.vram(), c.phys(SEM_OFF)), 1u);
+  EXPECT_EQ(h.res().state(c.phys(DST_OFF)), Residency::writing);  // the engine has not seen it finish
+  for (uint32_t i = 0; i < BYTES; i += 4) ASSERT_EQ(h.vram().read32(c.phys(DST_OFF + i)), i * 7 + 3);
+  ASSERT_TRUE(h.idle());
+  EXPECT_EQ(h.gpu().device_releases(), 1u);
+}
+
+// PFIFO's own execution of a release the GPU wrote must write nothing: a
+// channel that saw the GPU's value may have released a later one since.
+TEST(DeviceBackend, ALaterReleaseOfAnotherChannelIsNotUndone) {
+  DeviceHarness h;
+  auto& a = h.add_channel(1);
+  auto& b = h.add_channel(2);
+  h.commit_runlist({1, 2});
+  // b's SHARED window is a's semaphore page.
+  ASSERT_TRUE(h.tables().map(b.pd, b.va(SHARED_OFF), a.phys(SEM_OFF), 0x1000, fmt::PageSize::small).has_value());
+  h.res().mark_direct(a.phys(SEM_OFF), sizeof(uint32_t));
+  std::vector<uint32_t> then = testing::sem_acquire(b.va(SHARED_OFF), 1, cls::host::SemOp::acquire);
+  const std::vector<uint32_t> release = testing::sem_release(b.va(SHARED_OFF), 2, true);
+  then.insert(then.end(), release.begin(), release.end());
+  h.dev().set_sync_delay(50'000'000);  // a's engine sees its work finish late
+  h.submit(b, then);
+  h.submit(a, copy_then_fence(a.va(SRC_OFF), a.va(DST_OFF), a.va(SEM_OFF), 1));
+  ASSERT_TRUE(h.idle());
+  ASSERT_EQ(h.chan_error(1), 0u);
+  ASSERT_EQ(h.chan_error(2), 0u);
+  EXPECT_EQ(h.gpu().device_releases(), 1u);
+  EXPECT_EQ(raw_read(h.vram(), a.phys(SEM_OFF)), 2u);
+}
+
 // System memory the GPU reaches is registered with its device while it is
 // reachable (docs/cuda.md, "System memory"): GpuConfig::sysmem at
 // creation, set_system_memory later, bus windows as they come and go.
@@ -210,6 +306,46 @@ TEST(DeviceBackend, UnknownBackendInTheEnvironmentIsAnError) {
     unsetenv("VGPU_ENGINE_BACKEND");
   ASSERT_FALSE(g.has_value());
   EXPECT_NE(std::string(g.error().what()).find("VGPU_ENGINE_BACKEND: 'gpu' is not one of"), std::string::npos);
+}
+
+// Sets an environment variable for a scope, then puts it back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* before = std::getenv(name);
+    if (before) saved_ = before;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (saved_)
+      setenv(name_, saved_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> saved_;
+};
+
+TEST(DeviceBackend, DeviceFencesOffLeavesEveryReleaseToPfifo) {
+  ScopedEnv off("VGPU_DEVICE_FENCES", "off");
+  DeviceHarness h;
+  auto& c = h.add_channel(1);
+  h.commit_runlist({1});
+  h.res().mark_direct(c.phys(SEM_OFF), sizeof(uint32_t));
+  h.submit(c, copy_then_fence(c.va(SRC_OFF), c.va(DST_OFF), c.va(SEM_OFF), 6));
+  ASSERT_TRUE(h.idle());
+  EXPECT_EQ(raw_read(h.vram(), c.phys(SEM_OFF)), 6u);
+  EXPECT_EQ(h.dev().stats().host_word_writes, 0u);
+  EXPECT_EQ(h.gpu().device_releases(), 0u);
+}
+
+TEST(DeviceBackend, AnUnknownDeviceFencesValueIsAnError) {
+  ScopedEnv bad("VGPU_DEVICE_FENCES", "maybe");
+  auto g = GpuModel::create(GpuConfig{.vram_bytes = 16 * MiB});
+  ASSERT_FALSE(g.has_value());
+  EXPECT_NE(std::string(g.error().what()).find("VGPU_DEVICE_FENCES: 'maybe' is neither on nor off"), std::string::npos);
 }
 
 TEST(DeviceBackend, BackendNamesParse) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/launch_trace.h"
+#include "gpu/engines/device_work.h"
 #include "gpu/host_class.h"
 #include "gpu/pfifo.h"
 
@@ -187,7 +188,7 @@ std::expected<bool, ChannelFault> Pfifo::execute_words(ChannelRun& run, uint32_t
 
 Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method, uint32_t data) {
   if (method < fmt::mthd::HOST_METHOD_END) {
-    auto r = host_method(HostCall{run, d_.vram, d_.tlb_invalidate, subch, method, data});
+    auto r = host_method(HostCall{run, d_.vram, d_.tlb_invalidate, subch, method, data, &device_releases_});
     if (!r) return std::unexpected(r.error());
     static constexpr Step STEPS[] = {Step::done, Step::blocked, Step::yield};
     return STEPS[static_cast<size_t>(*r)];
@@ -201,7 +202,11 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   if (!budget) return fault(ChannelError::timeout, 0, method, subch);
   run.ctx->engine_budget_ns = *budget;
   run.ctx->slice_blocks = pfifo::ChanSliceBlocks::get(chan_slice_[chid].load());
+  run.released_early.reset();
+  run.ctx->following_release = d_.device && d_.device->fences ? release_after(chid, run) : std::nullopt;
+  run.following = run.ctx->following_release;
   auto outcome = object->method(*run.ctx, method, data);
+  run.ctx->following_release.reset();
   if (!outcome) {
     ChannelFault f = outcome.error();
     f.method = method;
@@ -220,6 +225,24 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   }
   start_engine_job(chid, run.epoch, work.engine, std::move(work.run), work.brief);
   return Step::engine;
+}
+
+std::optional<FollowingRelease> Pfifo::release_after(uint32_t chid, ChannelRun& run) {
+  const pushbuf::Command& cmd = *run.command;
+  if (run.command_done + 1 != pushbuf::methods(cmd)) return std::nullopt;
+  // The next header: past this method's data word, if it has one.
+  const uint32_t next = run.pos + (cmd.kind == Kind::immediate ? 0 : 1);
+  constexpr uint32_t SEMAPHORE_METHODS = 4;  // A, B, C, D
+  const auto words = segment_words(run, next, 1 + SEMAPHORE_METHODS);
+  if (!words) return std::nullopt;
+  const pushbuf::Command sem = pushbuf::decode((*words)[0]);
+  if (sem.kind != Kind::inc || sem.method != cls::host::SEMAPHORE_A || sem.count < SEMAPHORE_METHODS)
+    return std::nullopt;
+  auto release = one_word_release(words->subspan<1, SEMAPHORE_METHODS>());
+  if (!release) return std::nullopt;
+  release->token = ++next_release_token_;
+  release->written = &release_written_[chid];
+  return release;
 }
 
 void Pfifo::start_engine_job(uint32_t chid, uint64_t epoch, EngineId engine, std::function<MethodDone()> work,

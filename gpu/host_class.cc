@@ -2,6 +2,7 @@
 #include "gpu/host_class.h"
 
 #include <array>
+#include <utility>
 
 #include "common/launch_trace.h"
 #include "vgpu/classes.h"
@@ -18,9 +19,7 @@ std::unexpected<ChannelFault> fault(const HostCall& c, regs::ChannelError code, 
   return std::unexpected(ChannelFault{code, c.method, c.subch, addr, std::nullopt});
 }
 
-uint64_t semaphore_va(const ChannelRun& run) {
-  return (uint64_t{SemAHi::get(run.sem_a)} << 32) | (run.sem_b & SemBLo::mask);
-}
+uint64_t semaphore_va(const ChannelRun& run) { return gpu::semaphore_va(run.sem_a, run.sem_b); }
 
 HostResult set_object(const HostCall& c) {
   const uint32_t class_id = SetObjectClass::get(c.data);
@@ -116,7 +115,18 @@ HostResult sem_d(const HostCall& c) {
     if (uint32_t(row.op) != op) continue;
     if (row.satisfied) return acquire(c, row.satisfied);
     const uint64_t va = semaphore_va(c.run);
-    auto done = release_semaphore(*c.run.ctx, va, c.run.sem_c, !SemDReleaseSize4::get(c.data), c.method);
+    const bool four_words = !SemDReleaseSize4::get(c.data);
+    // The GPU already wrote this release after the engine work before it
+    // (FollowingRelease): writing it again could undo a later release of
+    // another channel that saw it.
+    const std::optional<FollowingRelease> early = std::exchange(c.run.released_early, std::nullopt);
+    if (early && !four_words && early->va == va && early->payload == c.run.sem_c) {
+      LaunchTrace::mark(LaunchPhase::release);
+      if (c.device_releases) c.device_releases->fetch_add(1, std::memory_order_relaxed);
+      if (c.run.ctx->semaphore_written) c.run.ctx->semaphore_written();
+      return HostStep::done;
+    }
+    auto done = release_semaphore(*c.run.ctx, va, c.run.sem_c, four_words, c.method);
     LaunchTrace::mark(LaunchPhase::release);
     if (!done) {
       ChannelFault f = done.error();
@@ -152,6 +162,16 @@ constexpr std::array<HostMethod, 13> METHODS{{
 }};
 
 }  // namespace
+
+uint64_t semaphore_va(uint32_t sem_a, uint32_t sem_b) {
+  return (uint64_t{SemAHi::get(sem_a)} << 32) | (sem_b & SemBLo::mask);
+}
+
+std::optional<FollowingRelease> one_word_release(std::span<const uint32_t, 4> abcd) {
+  const uint32_t d = abcd[3];
+  if (SemDOperation::get(d) != uint32_t(SemOp::release) || !SemDReleaseSize4::get(d)) return std::nullopt;
+  return FollowingRelease{.va = semaphore_va(abcd[0], abcd[1]), .payload = abcd[2]};
+}
 
 std::optional<uint64_t> acquire_timeout_ns(uint32_t acq) {
   using namespace regs::ramfc;

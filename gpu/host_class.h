@@ -4,9 +4,12 @@
 // counter, TLB invalidate).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <optional>
+#include <span>
 
 #include "gpu/channel.h"
 #include "gpu/mem/vram.h"
@@ -20,6 +23,8 @@ struct HostCall {
   uint32_t subch;
   uint32_t method;
   uint32_t data;
+  // Counts releases left unwritten because the GPU wrote them (FollowingRelease).
+  std::atomic<uint64_t>* device_releases = nullptr;
 };
 
 enum class HostStep {
@@ -30,6 +35,13 @@ enum class HostStep {
 using HostResult = std::expected<HostStep, ChannelFault>;
 
 HostResult host_method(const HostCall& call);
+
+// A SEMAPHORE_A/B pair's address.
+uint64_t semaphore_va(uint32_t sem_a, uint32_t sem_b);
+
+// The one-word release that the four methods SEMAPHORE_A..D (their data
+// words, in order) make, if they make one; none otherwise.
+std::optional<FollowingRelease> one_word_release(std::span<const uint32_t, 4> abcd);
 
 // Acquire timeout from RAMFC ACQUIRE, in nanoseconds; none when disabled.
 std::optional<uint64_t> acquire_timeout_ns(uint32_t ramfc_acquire);

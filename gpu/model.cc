@@ -20,22 +20,24 @@ Result<std::unique_ptr<GpuModel>> GpuModel::create(const GpuConfig& config) {
   if (!backend) return std::unexpected(backend.error().context("gpu model"));
   auto vram = Vram::create(config.vram_bytes);
   if (!vram) return std::unexpected(vram.error().context("gpu model"));
+  auto fences = device_fences_enabled();
+  if (!fences) return std::unexpected(fences.error().context("gpu model"));
   auto device = make_device(*backend, **vram);
   if (!device) return std::unexpected(device.error().context("gpu model"));
-  std::unique_ptr<GpuModel> model(new GpuModel(config, std::move(*vram), *backend, std::move(*device)));
+  std::unique_ptr<GpuModel> model(new GpuModel(config, std::move(*vram), *backend, std::move(*device), *fences));
   if (Status s = model->build_register_table(); !s) return std::unexpected(s.error().context("gpu model"));
   return model;
 }
 
 GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBackend backend,
-                   std::unique_ptr<Device> device)
+                   std::unique_ptr<Device> device, bool device_fences)
     : config_(config),
       log_(config.log),
       vram_(std::move(vram)),
       backend_(backend),
       device_(std::move(device)),
       residency_(device_ ? std::make_unique<ResidencyTracker>(vram_->size(), *device_) : nullptr),
-      device_engines_(device_ ? std::make_unique<DeviceEngines>(*device_, *residency_) : nullptr),
+      device_engines_(device_ ? std::make_unique<DeviceEngines>(*device_, *residency_, device_fences) : nullptr),
       clock_(make_clock(config.clock)),
       mmu_(std::make_unique<Mmu>(*vram_)),
       regs_([this](const std::string& line) { log_.guest_error(line); }),
@@ -193,6 +195,11 @@ bool GpuModel::wait_idle(uint64_t timeout_ns) { return pfifo_.wait_idle(timeout_
 RegStats GpuModel::register_stats() {
   std::lock_guard l(mutex_);
   return regs_.stats();
+}
+
+std::optional<uint64_t> GpuModel::device_releases() const {
+  if (!device_engines_) return std::nullopt;
+  return pfifo_.device_releases();
 }
 
 std::optional<uint64_t> GpuModel::placement_hits() const {

@@ -60,12 +60,16 @@ class GpuModel final : public Gpu {
   ResidencyTracker* residency() { return residency_.get(); }  // none: the model's engines
   // Placement-cache hits of the device path (none: the model's engines).
   std::optional<uint64_t> placement_hits() const;
+  // Fences (one-word releases after engine work) the device wrote itself
+  // (none: the model's engines).
+  std::optional<uint64_t> device_releases() const;
   RegStats register_stats();
   bool interrupt_asserted() const { return irq_.asserted(); }
   uint64_t interrupt_messages() const { return irq_.messages(); }
 
  private:
-  GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBackend backend, std::unique_ptr<Device> device);
+  GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBackend backend, std::unique_ptr<Device> device,
+           bool device_fences);
   [[nodiscard]] Status build_register_table();
   uint32_t unit_interrupts() const;                      // lock held
   bool gate_open(Gate g) const;                          // lock held

@@ -174,6 +174,9 @@ void Pfifo::service(Pick p) {
   if (p.engine_result) {
     LaunchTrace::mark(LaunchPhase::result_seen);
     run.engine_wait = false;
+    if (run.following && release_written_[p.chid].load(std::memory_order_acquire) == run.following->token)
+      run.released_early = run.following;
+    run.following.reset();
     const uint64_t started = engine_job_start_ns_[p.chid].load();
     if (const uint64_t now = d_.clock.now_ns(); now > started) run.entry_engine_ns += now - started;
     if (!*p.engine_result) {
@@ -291,6 +294,8 @@ void Pfifo::fail(uint32_t chid, uint64_t epoch, ChannelFault f) {
   run.parked = false;
   run.held = run.next_piece = false;
   run.divided.reset();
+  run.following.reset();
+  run.released_early.reset();
   const uint64_t now = d_.clock.now_ns();
   {
     std::lock_guard l(d_.mutex);

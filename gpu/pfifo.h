@@ -78,6 +78,10 @@ class Pfifo {
   std::array<uint64_t, regs::pci::MSI_VECTORS> raised() const { return raised_; }
 
   // A BAR1 write landed at this offset; wakes PFIFO if it is a GP_PUT.
+  // Releases the GPU wrote after engine work, which PFIFO then did not
+  // write (ChannelContext::following_release; docs/cuda.md, "Fences").
+  uint64_t device_releases() const { return device_releases_.load(std::memory_order_relaxed); }
+
   void doorbell(uint64_t bar1_offset);
   void wake();
   bool wait_idle(uint64_t timeout_ns);
@@ -150,6 +154,10 @@ class Pfifo {
   void finish_entry(ChannelRun& run);
   void advance(ChannelRun& run);
   Stepped execute(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method, uint32_t data);
+  // With a device back end: the one-word release that directly follows
+  // the method being executed in its segment (the driver's fence), which
+  // the method's engine work may write from the GPU (docs/cuda.md, "Fences").
+  std::optional<FollowingRelease> release_after(uint32_t chid, ChannelRun& run);
   std::expected<bool, ChannelFault> execute_words(ChannelRun& run, uint32_t subch, uint32_t method);
   // Engine work of a channel's method (or one piece of divided work): on
   // its engine's thread, or on this one when brief and the engine is idle;
@@ -207,6 +215,12 @@ class Pfifo {
   // when it was queued there, behind another channel's work): written by
   // the engine thread before it posts the result, read by PFIFO after.
   std::array<std::atomic<uint64_t>, regs::NUM_CHANNELS> engine_job_start_ns_{};
+  // FollowingRelease: the token of each channel's last release its
+  // engine wrote from the GPU (stored by the engine thread before it posts
+  // the result), and the next token to hand out (PFIFO thread).
+  std::array<std::atomic<uint64_t>, regs::NUM_CHANNELS> release_written_{};
+  uint64_t next_release_token_ = 0;
+  std::atomic<uint64_t> device_releases_{0};
 };
 
 }  // namespace vgpu::gpu

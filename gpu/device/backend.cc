@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "gpu/device/fake_device.h"
 
@@ -42,6 +43,13 @@ Result<EngineBackend> effective_engine_backend(EngineBackend configured) {
     return fail(Errc::invalid_argument,
                 std::string("VGPU_ENGINE_BACKEND: '") + env + "' is not one of model, cuda, fake_device");
   return *b;
+}
+
+Result<bool> device_fences_enabled() {
+  const char* env = std::getenv("VGPU_DEVICE_FENCES");
+  if (env == nullptr || *env == '\0' || std::string_view(env) == "on") return true;
+  if (std::string_view(env) == "off") return false;
+  return fail(Errc::invalid_argument, std::string("VGPU_DEVICE_FENCES: '") + env + "' is neither on nor off");
 }
 
 Result<std::unique_ptr<Device>> make_device(EngineBackend b, Vram& vram) {

@@ -20,6 +20,10 @@ const char* engine_backend_name(EngineBackend b);
 // The backend to use: `configured`, or what VGPU_ENGINE_BACKEND names when
 // `configured` is model and the variable is set. An unknown name fails.
 [[nodiscard]] Result<EngineBackend> effective_engine_backend(EngineBackend configured);
+// Whether a device back end writes the fence after engine work itself
+// (docs/cuda.md, "Fences"): on unless VGPU_DEVICE_FENCES is off, for
+// comparisons and as a way out; any other value than on or off fails.
+[[nodiscard]] Result<bool> device_fences_enabled();
 
 // Was this binary built with the cuda back end?
 bool cuda_backend_built();

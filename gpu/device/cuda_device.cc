@@ -67,6 +67,7 @@ class CudaDevice final : public Device {
     e_->mriq(s, nk, nx, kx, ky, kz, phi, x, y, z, qr, qi);
   }
   void spin(Stream s, uint64_t ns) override { e_->spin(s, ns); }
+  bool write_host_word(Stream s, uint64_t phys, uint32_t value) override { return e_->write_host_word(s, phys, value); }
   Status synchronize(Stream s) override {
     if (e_->synchronize(s)) return {};
     return fail(Errc::io_error, "cuda: " + e_->error());

@@ -97,6 +97,10 @@ __device__ uint64_t globaltimer() {
   return t;
 }
 
+// A fence word, stored after the stream's earlier work (the kernels and
+// the downloads of direct-mapped results before it are complete).
+__global__ void host_word_kernel(volatile uint32_t* word, uint32_t value) { *word = value; }
+
 __global__ void spin_kernel(uint64_t ns) {
   const uint64_t end = globaltimer() + ns;
   while (globaltimer() < end) {
@@ -150,6 +154,7 @@ class CudaEngine final : public Engine {
     cudaMemset(mirror_, 0, bytes_);
     registered_ = cudaHostRegister(host_, bytes_, cudaHostRegisterDefault) == cudaSuccess;
     cudaGetLastError();  // an unregistered VRAM still works (pageable copies)
+    map_host();
     cudaStreamCreateWithFlags(&xfer_, cudaStreamNonBlocking);
     return cudaDeviceSynchronize() == cudaSuccess;
   }
@@ -187,6 +192,7 @@ class CudaEngine final : public Engine {
     if (registered_) cudaHostUnregister(host_);
     registered_ = cudaHostRegister(host_, bytes_, cudaHostRegisterDefault) == cudaSuccess;
     cudaGetLastError();
+    map_host();
   }
 
   bool register_host(std::byte* base, uint64_t bytes) override {
@@ -262,6 +268,16 @@ class CudaEngine final : public Engine {
                                                                                           phi, x, y, z, qr, qi);
   }
   void spin(uint32_t id, uint64_t ns) override { spin_kernel<<<1, 1, 0, get(id).stream>>>(ns); }
+  bool write_host_word(uint32_t id, uint64_t phys, uint32_t value) override {
+    std::byte* host;
+    {
+      std::lock_guard l(mutex_);
+      host = host_dev_;
+    }
+    if (host == nullptr) return false;
+    host_word_kernel<<<1, 1, 0, get(id).stream>>>(reinterpret_cast<volatile uint32_t*>(host + phys), value);
+    return true;
+  }
   bool synchronize(uint32_t id) override {
     cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) e = cudaStreamSynchronize(get(id).stream);
@@ -279,6 +295,15 @@ class CudaEngine final : public Engine {
   void fail(const std::string& why) {
     std::lock_guard l(mutex_);
     if (error_.empty()) error_ = why;
+  }
+
+  // The device's address of the registered host VRAM (mutex_ held or
+  // during init): none when it is not registered.
+  void map_host() {
+    void* p = nullptr;
+    host_dev_ = registered_ && cudaHostGetDevicePointer(&p, host_, 0) == cudaSuccess ? static_cast<std::byte*>(p)
+                                                                                     : nullptr;
+    cudaGetLastError();
   }
 
   StreamState& get(uint32_t id) {
@@ -386,6 +411,7 @@ class CudaEngine final : public Engine {
   uint64_t bytes_;
   std::byte* mirror_ = nullptr;
   bool registered_ = false;
+  std::byte* host_dev_ = nullptr;  // host_ as the device reaches it (map_host)
   cudaStream_t xfer_ = nullptr;
   std::string name_;
   mutable std::mutex mutex_;

@@ -63,6 +63,9 @@ class Engine {
   virtual void mriq(uint32_t stream, uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
                     const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) = 0;
   virtual void spin(uint32_t stream, uint64_t ns) = 0;
+  // A 4-byte store into the registered host VRAM at `phys`, after the
+  // stream's earlier work. false: VRAM is not registered (nothing queued).
+  virtual bool write_host_word(uint32_t stream, uint64_t phys, uint32_t value) = 0;
   // false: the stream's work failed (error() says how).
   virtual bool synchronize(uint32_t stream) = 0;
 };

@@ -56,6 +56,12 @@ class Device : public MirrorTransfers, public DmaRegistrar {
                     const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) = 0;
   virtual void spin(Stream s, uint64_t ns) = 0;
 
+  // Writes `value` into the host's VRAM bytes at `phys` (4-aligned) from
+  // the device once the stream's earlier work is done: a fence with no host
+  // thread between the work and the word (docs/cuda.md, "Fences"). False,
+  // with nothing queued, where the device cannot reach host VRAM.
+  [[nodiscard]] virtual bool write_host_word(Stream s, uint64_t phys, uint32_t value) = 0;
+
   // Waits for the stream's work; an error if the device failed it.
   [[nodiscard]] virtual Status synchronize(Stream s) = 0;
 };

@@ -2,6 +2,7 @@
 #include "gpu/device/fake_device.h"
 
 #include <chrono>
+#include <atomic>
 #include <cstring>
 #include <span>
 #include <thread>
@@ -111,7 +112,16 @@ void FakeDevice::spin(Stream, uint64_t ns) {
   std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
   ++kernels_;
 }
+// Work here is done when its call returns, so the stream's earlier work
+// is: the word is written now, to the raw bytes as a GPU's DMA would.
+bool FakeDevice::write_host_word(Stream, uint64_t phys, uint32_t value) {
+  std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(vram_.data() + phys)).store(value, std::memory_order_release);
+  ++host_word_writes_;
+  return true;
+}
+
 Status FakeDevice::synchronize(Stream) {
+  if (const uint64_t ns = sync_delay_ns_.load()) std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
   ++syncs_;
   if (bad_pitch_.exchange(false))
     return fail(Errc::device_error, "fake device: a 2D copy with a pitch below its width");
@@ -127,6 +137,7 @@ FakeDeviceStats FakeDevice::stats() const {
   s.device_copies = device_copies_.load();
   s.kernels = kernels_.load();
   s.syncs = syncs_.load();
+  s.host_word_writes = host_word_writes_.load();
   s.host_to_device = h2d_.load();
   s.host_to_device_bytes = h2d_bytes_.load();
   s.device_to_host = d2h_.load();

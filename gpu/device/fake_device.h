@@ -20,6 +20,7 @@ struct FakeDeviceStats {
   uint64_t uploads = 0, upload_bytes = 0;
   uint64_t downloads = 0, download_bytes = 0;
   uint64_t device_copies = 0, kernels = 0, syncs = 0;
+  uint64_t host_word_writes = 0;  // write_host_word: fences the device wrote
   // System memory DMA: host->device and device->host copies (a 2D copy
   // counts once), those whose host side was not registered memory, and
   // register_host calls that registered a new mapping / what is now.
@@ -59,9 +60,14 @@ class FakeDevice final : public Device {
   void mriq(Stream, uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
             const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) override;
   void spin(Stream, uint64_t ns) override;
+  bool write_host_word(Stream, uint64_t phys, uint32_t value) override;
   Status synchronize(Stream) override;
 
   FakeDeviceStats stats() const;
+  // Tests: every synchronize waits this long first, as a host thread that
+  // notices a GPU's completion late would (what the device writes comes
+  // before it, in stream order).
+  void set_sync_delay(uint64_t ns) { sync_delay_ns_ = ns; }
   // The mirror's bytes, for tests.
   const std::byte* mirror_bytes() const { return mirror_.get(); }
 
@@ -69,10 +75,11 @@ class FakeDevice final : public Device {
   Vram& vram_;
   std::unique_ptr<std::byte[]> mirror_;
   std::atomic<uint64_t> uploads_{0}, upload_bytes_{0}, downloads_{0}, download_bytes_{0};
-  std::atomic<uint64_t> device_copies_{0}, kernels_{0}, syncs_{0};
+  std::atomic<uint64_t> device_copies_{0}, kernels_{0}, syncs_{0}, host_word_writes_{0};
   // A 2D copy with a pitch below its width, which CUDA refuses
   // (cudaErrorInvalidPitchValue): the next synchronize fails, as there.
   std::atomic<bool> bad_pitch_{false};
+  std::atomic<uint64_t> sync_delay_ns_{0};
   std::atomic<uint64_t> h2d_{0}, h2d_bytes_{0}, d2h_{0}, d2h_bytes_{0}, unregistered_{0}, registrations_{0};
   HostRegistry registry_;
 };

@@ -7,6 +7,7 @@
 // next method, while other channels go on.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <expected>
 #include <functional>
@@ -34,6 +35,19 @@ struct ChannelFault {
   std::optional<Fault> mmu;  // set when code == mmu_fault
 };
 
+// A one-word semaphore release that directly follows a method's engine
+// work in the push buffer (the driver's fence; PFIFO looks it up before
+// the method runs). A device back end writes it from the GPU right after
+// the work, with no host thread in between, and then stores `token` in
+// `*written`; PFIFO's own execution of that release writes nothing more
+// (docs/cuda.md, "Fences").
+struct FollowingRelease {
+  uint64_t va = 0;
+  uint32_t payload = 0;
+  uint64_t token = 0;
+  std::atomic<uint64_t>* written = nullptr;
+};
+
 // What an object may use while running a method of one channel.
 struct ChannelContext {
   uint32_t chid;
@@ -54,6 +68,8 @@ struct ChannelContext {
   // The device that runs copies and kernels (docs/cuda.md); none: the
   // model runs them on host views of VRAM.
   DeviceEngines* device = nullptr;
+  // Set by PFIFO for the method it runs, with a device back end only.
+  std::optional<FollowingRelease> following_release;
 };
 
 using MethodDone = std::expected<void, ChannelFault>;

@@ -114,6 +114,9 @@ MethodOutcome CopyObject::launch_dma(CopyObject& self, ChannelContext& ctx, uint
       .interrupt = interrupt != Interrupt::none,
   };
   launch.ctx.as.unit = regs::FaultUnit::ce0;
+  // The copy's own release comes after its data, on this engine's thread:
+  // a host release written from the GPU before it would pass it.
+  if (semaphore != SemRelease::none) launch.ctx.following_release.reset();
 
   if (transfer != Transfer::none) {
     if (LaunchSrcPitch::get(data) == 0 || LaunchDstPitch::get(data) == 0 ||

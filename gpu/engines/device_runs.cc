@@ -27,6 +27,11 @@ void finish_runs(ResidencyTracker& res, std::span<const PhysRun> runs, std::opti
     if (!r.sysmem) res.finish_write(r.phys, r.bytes, queued);
 }
 
+void begin_run_writes(ResidencyTracker& res, std::span<const PhysRun> runs) {
+  for (const PhysRun& r : runs)
+    if (!r.sysmem) res.begin_write(r.phys, r.bytes);
+}
+
 CopySide mirror_side(Device& dev, std::span<const PhysRun> runs, uint64_t base, uint64_t pitch) {
   CopySide side{{}, base, pitch};
   side.runs.reserve(runs.size());

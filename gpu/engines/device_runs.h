@@ -26,6 +26,8 @@ namespace vgpu::gpu {
 void prepare_runs(ResidencyTracker& res, std::span<const PhysRun> runs, kernels::Access access, Device::Stream s);
 [[nodiscard]] uint64_t queue_run_downloads(ResidencyTracker& res, std::span<const PhysRun> runs, Device::Stream s);
 void finish_runs(ResidencyTracker& res, std::span<const PhysRun> runs, std::optional<uint64_t> queued);
+// Before a fence the GPU writes: the written runs' pages are `writing`.
+void begin_run_writes(ResidencyTracker& res, std::span<const PhysRun> runs);
 
 // A run as the device reaches it: the VRAM mirror, registered host memory
 // (system memory), or scratch device memory.

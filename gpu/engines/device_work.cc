@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -98,6 +99,27 @@ void launch(Device& dev, Device::Stream s, const KernelLaunch& l, const Bound& b
   }
 }
 
+// The release that follows the work (ChannelContext::following_release),
+// queued on the stream after it: only a release to a direct-mapped VRAM
+// page, whose device copy is never trusted, so the device may write its
+// host word behind the tracker. Once the word can be visible, the work's
+// written pages are `writing`: a CPU read downloads them even before
+// finish_write. Returns whether the word was queued.
+bool queue_following_release(ChannelContext& ctx, std::span<const std::span<const PhysRun>> written, Device::Stream s) {
+  if (!ctx.following_release) return false;
+  const FollowingRelease& r = *ctx.following_release;
+  if (r.va % sizeof(uint32_t) != 0 || r.written == nullptr) return false;
+  auto t = ctx.mmu.translate(ctx.as, r.va, true);
+  if (!t || t->sysmem || !ctx.device->residency.direct(t->phys)) return false;
+  for (std::span<const PhysRun> runs : written) begin_run_writes(ctx.device->residency, runs);
+  return ctx.device->device.write_host_word(s, t->phys, r.payload);
+}
+
+// The work and its release are complete: PFIFO writes the release no more.
+void following_release_written(const ChannelContext& ctx) {
+  ctx.following_release->written->store(ctx.following_release->token, std::memory_order_release);
+}
+
 }  // namespace
 
 std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint32_t mthd) {
@@ -117,8 +139,11 @@ std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const Kernel
     // A spin past the entry's budget stops at it, as the model's does.
     const uint64_t budget = ctx.engine_budget_ns.value_or(~uint64_t{0});
     dev.spin(stream, std::min(ns, budget));
+    // A spin cut at the budget did not finish: no fence for it.
+    const bool released = ns <= budget && queue_following_release(ctx, {}, stream);
     if (!dev.synchronize(stream)) return channel_fault(regs::ChannelError::internal, mthd);
     if (ns > budget || !deadline.charge(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
+    if (released) following_release_written(ctx);
     return MethodDone{};
   }
 
@@ -171,14 +196,22 @@ std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const Kernel
     if (d.scratch && d.use.writable()) scatter(dev, stream, d.placed, d.scratch);
   release();
   std::optional<uint64_t> queued;
+  std::vector<std::span<const PhysRun>> written;
   for (const DeviceBuffer& d : bufs)
-    if (d.use.writable()) queued = queue_run_downloads(res, d.placed.runs, stream);
+    if (d.use.writable()) {
+      queued = queue_run_downloads(res, d.placed.runs, stream);
+      written.push_back(d.placed.runs);
+    }
+  const bool released = queue_following_release(ctx, written, stream);
   const bool ok = dev.synchronize(stream).has_value();
   LaunchTrace::mark(LaunchPhase::device_synced);
   for (const DeviceBuffer& d : bufs)
     if (d.use.writable()) finish_runs(res, d.placed.runs, queued);
   if (!ok) return channel_fault(regs::ChannelError::internal, mthd);
+  // Work that ran past its budget did finish, on a device: its fence is
+  // honest, and the channel still stops with timeout.
   if (!deadline.charge(start, kernel_cost_ns(ctx.cost, l))) return channel_fault(regs::ChannelError::timeout, mthd);
+  if (released) following_release_written(ctx);
   return MethodDone{};
 }
 
@@ -227,12 +260,16 @@ std::optional<MethodDone> pitch_copy_on_device(ChannelContext& ctx, const PitchC
     expired = !copy_lines(dev, stream, from, to, c.line_bytes, c.lines, deadline);
   }
   const uint64_t queued = queue_run_downloads(res, dst->runs, stream);
+  // A copy cut at its deadline did not finish: no fence for it.
+  const std::span<const PhysRun> written[] = {dst->runs};
+  const bool released = !expired && queue_following_release(ctx, written, stream);
   const bool ok = dev.synchronize(stream).has_value();
   finish_runs(res, dst->runs, queued);
   if (!ok) return channel_fault(regs::ChannelError::internal, mthd);
   const uint64_t traffic = c.total_bytes() * 2;
   if (expired || !deadline.charge(start, kernels::stream_cost_ns(ctx.cost, traffic)))
     return channel_fault(regs::ChannelError::timeout, mthd);
+  if (released) following_release_written(ctx);
   return MethodDone{};
 }
 

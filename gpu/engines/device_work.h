@@ -19,9 +19,11 @@
 namespace vgpu::gpu {
 
 struct DeviceEngines {
-  DeviceEngines(Device& d, ResidencyTracker& r) : device(d), residency(r) {}
+  DeviceEngines(Device& d, ResidencyTracker& r, bool f = true) : device(d), residency(r), fences(f) {}
   Device& device;
   ResidencyTracker& residency;
+  // The device writes the fence after engine work (FollowingRelease).
+  bool fences;
   PlacementCache placements;  // shared by every channel's work
 };
 
