@@ -10,12 +10,13 @@ namespace vgpu {
 namespace {
 
 constexpr size_t PHASES = static_cast<size_t>(LaunchPhase::count);
-// The first this many launches are kept (13 offsets of 8 bytes each: 10 MB).
+// The first this many launches are kept (15 offsets of 8 bytes each: 12 MB).
 constexpr uint64_t MAX_KEPT_LAUNCHES = 100'000;
 
 constexpr std::array<std::string_view, PHASES> NAMES = {
-    "api_entry",     "doorbell", "gpfifo_fetch", "job_queued", "job_started", "device_prepared", "device_launched",
-    "device_synced", "job_done", "result_seen",  "release",    "interrupt",   "wait_return",
+    "api_entry",   "doorbell",        "doorbell_seen",   "gpfifo_fetch",  "job_queued",
+    "job_started", "device_prepared", "device_launched", "device_synced", "job_done",
+    "result_seen", "release",         "interrupt",       "delivered",     "wait_return",
 };
 
 int64_t now_ns() {

@@ -19,6 +19,7 @@ namespace vgpu {
 enum class LaunchPhase : uint8_t {
   api_entry,        // the driver's kernel launch call began (before the doorbell: negative)
   doorbell,         // GP_PUT written: the origin of every offset
+  doorbell_seen,    // PFIFO was told of it (after a VM exit and the mediator, in fv modes)
   gpfifo_fetch,     // PFIFO fetched a GPFIFO entry
   job_queued,       // PFIFO handed engine work to an engine thread
   job_started,      // the engine thread took it
@@ -29,6 +30,7 @@ enum class LaunchPhase : uint8_t {
   result_seen,      // PFIFO took the result
   release,          // a host semaphore release was written
   interrupt,        // a non-stall interrupt was raised
+  delivered,        // PFIFO delivered a slice's interrupts and events (GpuModel::notify returned)
   wait_return,      // the fence wait returned
   count,
 };

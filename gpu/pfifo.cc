@@ -52,6 +52,7 @@ void Pfifo::doorbell(uint64_t bar1_offset) {
   if (bar1_offset < base || bar1_offset >= base + span) return;
   if ((bar1_offset - base) % regs::userd::SIZE != regs::userd::GP_PUT) return;
   const auto chid = static_cast<uint32_t>((bar1_offset - base) / regs::userd::SIZE);
+  LaunchTrace::mark(LaunchPhase::doorbell_seen);
   {
     std::lock_guard l(d_.mutex);
     ChannelSlot& s = channels_[chid];
@@ -87,6 +88,7 @@ void Pfifo::loop() {
       l.unlock();
       idle_cv_.notify_all();
       d_.notify();
+      LaunchTrace::mark(LaunchPhase::delivered);
     }
     l.lock();
     if (next || stop_) continue;
