@@ -206,14 +206,16 @@ std::string entry_json(const Entry& e) {
 void usage() {
   std::cerr << "usage: vgpu-bench workloads [--modes native,fv-naive,fv-opt,pv] [--runs N] [--only NAME,...]\n"
                "                            [--instances N] [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n"
-               "                            [--wait irq|poll] [--wait-spin-us N]\n"
+               "                            [--wait irq|poll] [--wait-spin-us N] [--turn-ms N]\n"
                "                            [--inputs resident|pageable|pinned] [--trace-launches yes|no]\n"
                "  --inputs: gemm*, conv*, matmul320 and MMUL only. resident (default): inputs\n"
                "    uploaded once, a run times the kernel alone; pageable: each run uploads the\n"
                "    inputs from and downloads the output to ordinary host memory (BAR1 or\n"
                "    staging); pinned: each run copies them from/to pinned host memory on the\n"
                "    copy engine (Context::alloc_host, DMA). Outputs are checked in every case.\n"
-               "  --trace-launches yes: each waited launch's phases, as offsets from its doorbell.\n";
+               "  --trace-launches yes: each waited launch's phases, as offsets from its doorbell.\n"
+               "  --turn-ms: a VM's turn on the GPU in fv modes (0: a turn runs up to GP_PUT, and\n"
+               "    the mediator passes each doorbell on at once instead of one GPFIFO entry at a time).\n";
 }
 
 }  // namespace
@@ -231,6 +233,7 @@ int workloads_main(std::span<char*> args) {
   driver::DeviceOptions device;
   InputPath inputs = InputPath::resident;
   bool trace = false;
+  uint32_t turn_ms = static_cast<uint32_t>(mediator::HostConfig{}.turn_ns / 1'000'000);
   FlagHandlers flags{{"--modes", parsed_flag(modes, parse_modes)},
                      {"--runs", parsed_flag(runs, [](std::string_view v) { return parse_count("--runs", v, 100000); })},
                      {"--only", parsed_flag(only,
@@ -249,7 +252,8 @@ int workloads_main(std::span<char*> args) {
                                                 if (!p) p = std::unexpected(p.error().context("--inputs"));
                                                 return p;
                                               })},
-                     {"--trace-launches", yes_no_flag("--trace-launches", trace)}};
+                     {"--trace-launches", yes_no_flag("--trace-launches", trace)},
+                     {"--turn-ms", count_flag("--turn-ms", turn_ms, 10000, 0)}};
   add_wait_flags(flags, device);
   if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench workloads: " << s.error().message << "\n";
@@ -268,6 +272,7 @@ int workloads_main(std::span<char*> args) {
         RunConfig rc;
         rc.mode = mode;
         rc.device = device;
+        rc.turn_ns = uint64_t{turn_ms} * 1'000'000;
         rc.options.runs = runs.value_or(spec->default_runs);
         rc.options.inputs = inputs;
         const bool bar1 = spec->name.find("bar1") != std::string_view::npos;
