@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -18,11 +19,13 @@ int idle_main(std::span<char*> args);
 int sliver_main(std::span<char*> args);
 
 // The mediator's cost per trapped access: N reads of BOOT_0 through the
-// mediated port (fv-opt) minus N through the native port, over N.
+// mediated port (fv-opt) minus N through the native port, over N. Each
+// mode's best and worst of its passes: the cost is a figure only when
+// fv-opt's best is above native's worst (none: the spread hides it).
 struct TrapCost {
-  double native_ns_per_read = 0;
-  double fv_ns_per_read = 0;
-  double cost_ns = 0;
+  double native_ns_per_read = 0, native_worst_ns = 0;
+  double fv_ns_per_read = 0, fv_worst_ns = 0;
+  std::optional<double> cost_ns;
   uint32_t reads = 0;
 };
 TrapCost measure_trap_cost(uint32_t reads);
