@@ -69,11 +69,7 @@ TEST_P(DeviceFences, EachFenceAfterALaunchIsTheDevicesWhereTheGuestMapsIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, DeviceFences, ::testing::Values(Mode::native, Mode::fv_naive, Mode::fv_opt, Mode::pv),
-                         [](const ::testing::TestParamInfo<Mode>& p) {
-                           std::string n = mode_name(p.param);
-                           std::erase(n, '-');
-                           return n;
-                         });
+                         [](const ::testing::TestParamInfo<Mode>& p) { return mode_identifier(p.param); });
 
 }  // namespace
 }  // namespace vgpu::testbed

@@ -20,6 +20,12 @@ const char* mode_name(Mode m) {
   return "?";
 }
 
+std::string mode_identifier(Mode m) {
+  std::string n = mode_name(m);
+  std::erase(n, '-');
+  return n;
+}
+
 Result<Mode> parse_mode(std::string_view name) {
   for (Mode m : {Mode::native, Mode::fv_naive, Mode::fv_opt, Mode::pv})
     if (name == mode_name(m)) return m;

@@ -27,6 +27,8 @@ namespace vgpu::testbed {
 
 enum class Mode { native, fv_naive, fv_opt, pv };
 const char* mode_name(Mode m);
+// The name without its dash ("fvopt"): an identifier, for test names.
+std::string mode_identifier(Mode m);
 Result<Mode> parse_mode(std::string_view name);
 
 struct TestbedConfig {
