@@ -295,19 +295,6 @@ TEST(DeviceBackend, CudaWhereItIsNotBuiltOrNoGpuFailsWithAClearMessage) {
     EXPECT_NE(m.find("engine back end 'cuda' is not built into this binary"), std::string::npos) << m;
 }
 
-TEST(DeviceBackend, UnknownBackendInTheEnvironmentIsAnError) {
-  const char* before = std::getenv("VGPU_ENGINE_BACKEND");
-  const std::string saved = before ? before : "";
-  setenv("VGPU_ENGINE_BACKEND", "gpu", 1);
-  auto g = GpuModel::create(GpuConfig{.vram_bytes = 16 * MiB});
-  if (before)
-    setenv("VGPU_ENGINE_BACKEND", saved.c_str(), 1);
-  else
-    unsetenv("VGPU_ENGINE_BACKEND");
-  ASSERT_FALSE(g.has_value());
-  EXPECT_NE(std::string(g.error().what()).find("VGPU_ENGINE_BACKEND: 'gpu' is not one of"), std::string::npos);
-}
-
 // Sets an environment variable for a scope, then puts it back.
 class ScopedEnv {
  public:
@@ -327,6 +314,13 @@ class ScopedEnv {
   const char* name_;
   std::optional<std::string> saved_;
 };
+
+TEST(DeviceBackend, UnknownBackendInTheEnvironmentIsAnError) {
+  ScopedEnv bad("VGPU_ENGINE_BACKEND", "gpu");
+  auto g = GpuModel::create(GpuConfig{.vram_bytes = 16 * MiB});
+  ASSERT_FALSE(g.has_value());
+  EXPECT_NE(std::string(g.error().what()).find("VGPU_ENGINE_BACKEND: 'gpu' is not one of"), std::string::npos);
+}
 
 TEST(DeviceBackend, DeviceFencesOffLeavesEveryReleaseToPfifo) {
   ScopedEnv off("VGPU_DEVICE_FENCES", "off");
