@@ -232,7 +232,6 @@ std::optional<FollowingRelease> Pfifo::release_after(uint32_t chid, ChannelRun& 
   if (run.command_done + 1 != pushbuf::methods(cmd)) return std::nullopt;
   // The next header: past this method's data word, if it has one.
   const uint32_t next = run.pos + (cmd.kind == Kind::immediate ? 0 : 1);
-  constexpr uint32_t SEMAPHORE_METHODS = 4;  // A, B, C, D
   const auto words = segment_words(run, next, 1 + SEMAPHORE_METHODS);
   if (!words) return std::nullopt;
   const pushbuf::Command sem = pushbuf::decode((*words)[0]);

@@ -167,7 +167,7 @@ uint64_t semaphore_va(uint32_t sem_a, uint32_t sem_b) {
   return (uint64_t{SemAHi::get(sem_a)} << 32) | (sem_b & SemBLo::mask);
 }
 
-std::optional<FollowingRelease> one_word_release(std::span<const uint32_t, 4> abcd) {
+std::optional<FollowingRelease> one_word_release(std::span<const uint32_t, SEMAPHORE_METHODS> abcd) {
   const uint32_t d = abcd[3];
   if (SemDOperation::get(d) != uint32_t(SemOp::release) || !SemDReleaseSize4::get(d)) return std::nullopt;
   return FollowingRelease{.va = semaphore_va(abcd[0], abcd[1]), .payload = abcd[2]};

@@ -39,9 +39,12 @@ HostResult host_method(const HostCall& call);
 // A SEMAPHORE_A/B pair's address.
 uint64_t semaphore_va(uint32_t sem_a, uint32_t sem_b);
 
-// The one-word release that the four methods SEMAPHORE_A..D (their data
-// words, in order) make, if they make one; none otherwise.
-std::optional<FollowingRelease> one_word_release(std::span<const uint32_t, 4> abcd);
+// SEMAPHORE_A, B, C and D: the methods of one semaphore operation.
+inline constexpr uint32_t SEMAPHORE_METHODS = 4;
+
+// The one-word release that the methods SEMAPHORE_A..D (their data words,
+// in order) make, if they make one; none otherwise.
+std::optional<FollowingRelease> one_word_release(std::span<const uint32_t, SEMAPHORE_METHODS> abcd);
 
 // Acquire timeout from RAMFC ACQUIRE, in nanoseconds; none when disabled.
 std::optional<uint64_t> acquire_timeout_ns(uint32_t ramfc_acquire);
