@@ -26,7 +26,8 @@ struct TrapCost {
   double native_ns_per_read = 0, native_worst_ns = 0;
   double fv_ns_per_read = 0, fv_worst_ns = 0;
   std::optional<double> cost_ns;
-  uint32_t reads = 0;
+  uint32_t reads = 0;   // per pass
+  uint32_t passes = 0;  // per mode
 };
 TrapCost measure_trap_cost(uint32_t reads);
 

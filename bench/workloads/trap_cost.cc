@@ -14,7 +14,7 @@
 namespace vgpu::bench {
 namespace {
 
-constexpr int PASSES = 3;
+constexpr uint32_t PASSES = 3;
 
 struct PerRead {
   double best = -1, worst = -1;  // ns; -1: the mode did not run
@@ -28,7 +28,7 @@ PerRead ns_per_read(testbed::Mode mode, uint32_t reads) {
   if (!tb) return {};
   double best = -1, worst = -1;
   auto st = (*tb)->run([&](testbed::Vm& vm) -> Status {
-    for (int pass = 0; pass < PASSES; ++pass) {
+    for (uint32_t pass = 0; pass < PASSES; ++pass) {
       uint32_t sink = 0;
       const auto t0 = std::chrono::steady_clock::now();
       for (uint32_t i = 0; i < reads; ++i) sink |= vm.port.read32(driver::Bar::bar0, regs::pmc::BOOT_0.offset);
@@ -49,6 +49,7 @@ PerRead ns_per_read(testbed::Mode mode, uint32_t reads) {
 TrapCost measure_trap_cost(uint32_t reads) {
   TrapCost c;
   c.reads = reads;
+  c.passes = PASSES;
   const PerRead native = ns_per_read(testbed::Mode::native, reads);
   const PerRead fv = ns_per_read(testbed::Mode::fv_opt, reads);
   c.native_ns_per_read = native.best;

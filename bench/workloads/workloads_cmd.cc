@@ -377,9 +377,9 @@ int workloads_main(std::span<char*> args) {
   std::printf("\nfence waits: %s\n", wait_name(device).c_str());
   std::printf("inputs: %s (gemm*, conv*, matmul320, MMUL)\n", input_path_name(inputs));
   std::printf("ratio = mode throughput / native throughput (native median / mode median for equal work)\n");
-  const std::string per_read = strfmt("fv-opt %.0f-%.0f ns, native %.0f-%.0f ns per read over 3 passes of %u reads",
+  const std::string per_read = strfmt("fv-opt %.0f-%.0f ns, native %.0f-%.0f ns per read over %u passes of %u reads",
                                       trap.fv_ns_per_read, trap.fv_worst_ns, trap.native_ns_per_read,
-                                      trap.native_worst_ns, trap.reads);
+                                      trap.native_worst_ns, trap.passes, trap.reads);
   if (trap.cost_ns)
     std::printf("trap cost: %.0f ns per trapped BOOT_0 read (%s)\n", *trap.cost_ns, per_read.c_str());
   else
