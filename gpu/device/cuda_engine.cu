@@ -298,10 +298,7 @@ class CudaEngine final : public Engine {
     }
     if (host == nullptr) return false;
     StreamState& s = get(id);
-    if (write_value_ != nullptr &&
-        write_value_(reinterpret_cast<CUstream>(s.stream), reinterpret_cast<CUdeviceptr>(host + phys), value,
-                     CU_STREAM_WRITE_VALUE_DEFAULT) == CUDA_SUCCESS)
-      return true;
+    if (store_after(s.stream, reinterpret_cast<CUdeviceptr>(host + phys), value)) return true;
     host_word_kernel<<<1, 1, 0, s.stream>>>(reinterpret_cast<volatile uint32_t*>(host + phys), value);
     return true;
   }
@@ -361,11 +358,16 @@ class CudaEngine final : public Engine {
     return it->second;
   }
 
+  // A 4-byte store to `word` after the stream's earlier work, as a stream
+  // memory operation (with its memory barrier). false: none queued.
+  bool store_after(cudaStream_t stream, CUdeviceptr word, uint32_t value) {
+    return write_value_ != nullptr && write_value_(reinterpret_cast<CUstream>(stream), word, value,
+                                                   CU_STREAM_WRITE_VALUE_DEFAULT) == CUDA_SUCCESS;
+  }
+
   cudaError_t await_completion(StreamState& s) {
     const uint32_t seq = ++s.done_seq;
-    if (write_value_(reinterpret_cast<CUstream>(s.stream), s.done_dev, seq, CU_STREAM_WRITE_VALUE_DEFAULT) !=
-        CUDA_SUCCESS)
-      return cudaStreamSynchronize(s.stream);
+    if (!store_after(s.stream, s.done_dev, seq)) return cudaStreamSynchronize(s.stream);
     auto next_query = std::chrono::steady_clock::now() + QUERY_PERIOD;
     while (*s.done != seq) {
       if (const auto now = std::chrono::steady_clock::now(); now >= next_query) {
