@@ -9,16 +9,27 @@ uint64_t get(const std::atomic<uint64_t>& c) { return c.load(std::memory_order_r
 }  // namespace
 
 CounterSnapshot snapshot(const Counters& c, uint64_t reserved_bytes) {
-  return CounterSnapshot{get(c.trapped_reads),        get(c.trapped_writes),
-                         get(c.tlb_invalidates),      get(c.faults),
-                         get(c.guest_errors),         get(c.doorbells),
-                         get(c.submissions),          get(c.layout_rebuilds),
-                         get(c.interrupts),           get(c.shadow.entries_scanned),
-                         get(c.shadow.shadow_writes), get(c.shadow.pages_rescanned),
-                         get(c.shadow.bad_entries),   get(c.shadow.full_syncs),
-                         get(c.shadow.dirty_syncs),   reserved_bytes,
-                         get(c.pv_batches),           get(c.pv_ops),
-                         get(c.pv_failures),          get(c.slice_resumes)};
+  return CounterSnapshot{get(c.trapped_reads),
+                         get(c.trapped_writes),
+                         get(c.tlb_invalidates),
+                         get(c.faults),
+                         get(c.guest_errors),
+                         get(c.doorbells),
+                         get(c.submissions),
+                         get(c.layout_rebuilds),
+                         get(c.interrupts),
+                         get(c.shadow.entries_scanned),
+                         get(c.shadow.shadow_writes),
+                         get(c.shadow.pages_rescanned),
+                         get(c.shadow.bad_entries),
+                         get(c.shadow.full_syncs),
+                         get(c.shadow.dirty_syncs),
+                         reserved_bytes,
+                         get(c.pv_batches),
+                         get(c.pv_ops),
+                         get(c.pv_failures),
+                         get(c.slice_resumes),
+                         get(c.rung_ahead)};
 }
 
 std::string CounterSnapshot::json() const {
@@ -28,10 +39,10 @@ std::string CounterSnapshot::json() const {
       "\"interrupts\": %lu, "
       "\"pte_scanned\": %lu, \"shadow_writes\": %lu, \"pages_rescanned\": %lu, \"bad_entries\": %lu, "
       "\"full_syncs\": %lu, \"dirty_syncs\": %lu, \"reserved_vram_bytes\": %lu, \"pv_batches\": %lu, "
-      "\"pv_ops\": %lu, \"pv_failures\": %lu, \"slice_resumes\": %lu}",
+      "\"pv_ops\": %lu, \"pv_failures\": %lu, \"slice_resumes\": %lu, \"rung_ahead\": %lu}",
       trapped_reads, trapped_writes, tlb_invalidates, faults, guest_errors, doorbells, submissions, layout_rebuilds,
       interrupts, entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs, reserved_bytes,
-      pv_batches, pv_ops, pv_failures, slice_resumes);
+      pv_batches, pv_ops, pv_failures, slice_resumes, rung_ahead);
 }
 
 }  // namespace vgpu::mediator

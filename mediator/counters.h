@@ -24,6 +24,7 @@ struct Counters {
   std::atomic<uint64_t> pv_ops{0};           // PV operations run
   std::atomic<uint64_t> pv_failures{0};      // PV batches that ended with an error
   std::atomic<uint64_t> slice_resumes{0};    // launches resumed after stopping at a slice boundary (spec §10.5)
+  std::atomic<uint64_t> rung_ahead{0};  // entries rung behind a piece still on the GPU (ShadowChannels::ring_ahead)
   shadow::ShadowCounters shadow;
 
   static void bump(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
@@ -36,6 +37,7 @@ struct CounterSnapshot {
   uint64_t reserved_bytes;  // hypervisor-reserved VRAM this vGPU's shadows use
   uint64_t pv_batches = 0, pv_ops = 0, pv_failures = 0;
   uint64_t slice_resumes = 0;
+  uint64_t rung_ahead = 0;
 
   uint64_t trapped() const { return trapped_reads + trapped_writes; }
   std::string json() const;

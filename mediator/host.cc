@@ -314,7 +314,10 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
   const bool go_on = (at_slice && !turns_.bounded()) || turns_.has_time(turn_start, end_ns);
   bool holding = false;
   {
-    std::lock_guard hold(hold_mutex_);
+    MediatorLock hold(hold_mutex_);
+    // An entry rung ahead after this piece's end: the turn goes on, and
+    // that entry's end decides it.
+    if (!at_slice && v.piece_pending(gchid)) return;
     if (go_on && v.continue_turn(gchid)) return;
     // Dry with time left while another VM waits: hold the turn for this
     // VM's next launch (with no one waiting, ending it costs nothing: the
@@ -324,6 +327,8 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
     if (holding)
       held_ = HeldTurn{v.id(), gchid, seq, turn_start,
                        std::min(turn_start + turns_.slice_ns(), end_ns + config_.turn_hold_ns)};
+    else
+      ending_ = sched::Dispatcher::Match{v.id(), gchid, seq};
   }
   if (!holding) {
     end_turn({v.id(), gchid, seq}, turn_start, end_ns, go_on ? &turns_dry_ : &turns_out_of_time_);
@@ -335,16 +340,30 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
 void Host::rung_in_turn(uint32_t vgpu_id, uint32_t gchid) {
   HeldTurn h;
   {
-    std::lock_guard hold(hold_mutex_);
-    if (!held_ || held_->vm != vgpu_id || held_->gchid != gchid) return;
+    MediatorLock hold(hold_mutex_);
+    if (!held_ || held_->vm != vgpu_id || held_->gchid != gchid) return ring_ahead(vgpu_id, gchid);
     h = *std::exchange(held_, std::nullopt);
     std::shared_ptr<Vgpu> v = find(vgpu_id);
     if (v && v->continue_turn(gchid)) {
       holds_kept_.fetch_add(1);
       return;
     }
+    ending_ = sched::Dispatcher::Match{h.vm, h.gchid, h.seq};
   }
   end_turn({h.vm, h.gchid, h.seq}, h.turn_start_ns, now_ns());
+}
+
+// The turn of the submission in flight is this channel's, nothing decided
+// to end it, its slice has time (counted from the dispatch, before its
+// first piece started) and no other VM waits: ring the next entry now. A VM that arrives after this waits for
+// that entry too: the bound on its wait grows by one entry (docs/scheduler.md).
+void Host::ring_ahead(uint32_t vgpu_id, uint32_t gchid) {
+  if (!config_.ring_ahead || !turns_.bounded()) return;
+  const auto flight = dispatcher_->in_flight();
+  if (!flight || flight->submission.vm != vgpu_id || flight->submission.channel != gchid) return;
+  if (ending_ && ending_->vm == vgpu_id && ending_->channel == gchid && ending_->seq == flight->submission.seq) return;
+  if (!turns_.has_time(flight->dispatched_ns, now_ns()) || dispatcher_->any_queued()) return;
+  if (std::shared_ptr<Vgpu> v = find(vgpu_id)) (void)v->ring_ahead(gchid);
 }
 
 // The GPU stayed with the held turn's VM until now: that time is its.
@@ -354,6 +373,7 @@ void Host::check_held_turn() {
     std::lock_guard hold(hold_mutex_);
     if (!held_ || now_ns() < held_->until_ns) return;
     h = *std::exchange(held_, std::nullopt);
+    ending_ = sched::Dispatcher::Match{h.vm, h.gchid, h.seq};
     holds_expired_.fetch_add(1);
   }
   end_turn({h.vm, h.gchid, h.seq}, h.turn_start_ns, now_ns());

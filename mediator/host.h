@@ -56,6 +56,11 @@ struct HostConfig {
   // only; 0: end the turn at once). A VM that launches again at once keeps
   // its data in the caches and costs no switch.
   uint64_t turn_hold_ns = 200'000;
+  // Ringing ahead (docs/scheduler.md): a doorbell that brings a VM more
+  // work while its turn's piece is still on the GPU rings the next entry
+  // behind it, when the turn has time and no other VM waits (bounded turns
+  // only). Off: the next entry waits for the host to see the piece end.
+  bool ring_ahead = true;
   // The longest one GPFIFO entry of a VM may hold the GPU
   // (VGPU_OPT_MAX_GPU_MS; the GPU's ENGINE_TIMEOUT): 0, no limit.
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;
@@ -136,7 +141,8 @@ class Host final : public sched::Engine, private DeferredSink {
   void log_guest_error(const std::string& line) { log_.guest_error(line); }
   void log_internal_error(const std::string& line) { log_.internal_error(line); }
   // A doorbell of `vgpu_id`'s channel brought work during its turn: a
-  // turn held open for it goes on with that work.
+  // turn held open for it goes on with that work; a turn whose piece is
+  // still on the GPU may ring the next entry behind it (HostConfig::ring_ahead).
   void rung_in_turn(uint32_t vgpu_id, uint32_t gchid);
   TurnCounts turn_counts() const;
 
@@ -156,6 +162,9 @@ class Host final : public sched::Engine, private DeferredSink {
   // A piece of the turn on the GPU ran (the channel went idle): ring the
   // next one while the turn's slice lasts, else end the turn.
   void piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns, bool at_slice);
+  // rung_in_turn with no held turn (hold_mutex_ held, so that piece_ran
+  // decides the same turn before or after, never during).
+  void ring_ahead(uint32_t vgpu_id, uint32_t gchid);
   // Ends the turn of the submission on the GPU if it matches `m`; the VM
   // requeues what its channel has left.
   // why: the count of the reason it ends, when it ends the turn in flight.
@@ -183,13 +192,19 @@ class Host final : public sched::Engine, private DeferredSink {
   TurnSlice turns_;  // the event-handling thread's
   // The turn held open for its VM's next launch, if any. Taken before a
   // Vgpu's lock: a held turn goes on (continue_turn) under it, so that a
-  // doorbell either finds the hold or its work is seen by piece_ran.
+  // doorbell either finds the hold or its work is seen by piece_ran. Taken
+  // through MediatorLock where a Vgpu is called under it: a channel event
+  // that the physical ring flushes must wait until it is released (its
+  // handler, piece_ran, takes it).
   struct HeldTurn {
     uint32_t vm, gchid;
     uint64_t seq, turn_start_ns, until_ns;
   };
   std::mutex hold_mutex_;
   std::optional<HeldTurn> held_;
+  // The turn that piece_ran or the held turn's end decided to end, until
+  // the scheduler has it: no entry is rung ahead for it meanwhile.
+  std::optional<sched::Dispatcher::Match> ending_;
   std::atomic<uint64_t> holds_kept_{0};
   std::atomic<uint64_t> holds_expired_{0};
   std::atomic<uint64_t> turns_started_{0};

@@ -200,7 +200,24 @@ void ShadowChannels::piece_done(uint32_t c) {
   end_turn(c);
 }
 
+bool ShadowChannels::ring_ahead(uint32_t c) {
+  if (c >= count() || !env_.entry_pieces || env_.sliced) return false;
+  const Channel& ch = channels_[c];
+  if (!ch.in_turn || !ch.bound) return false;
+  const uint32_t entries = ch.guest.ring_entries();
+  const uint32_t gp_get = env_.vram.read32(env_.physical.userd(pchid(c)) + regs::userd::GP_GET);
+  if (gp_get >= entries || ch.physical_put >= entries) return false;
+  // One entry on the GPU, or none when its end is not handled yet (the
+  // host's piece_ran then finds this one pending); two: one is already ahead.
+  if ((ch.physical_put + entries - gp_get) % entries > 1) return false;
+  if (pf::ChanStateAcquirePending::get(env_.physical.state(pchid(c)))) return false;
+  if (!ring_next_piece(c)) return false;
+  Counters::bump(env_.counters.rung_ahead);
+  return true;
+}
+
 bool ShadowChannels::piece_pending(uint32_t c) const {
+  if (c >= count()) return false;
   const Channel& ch = channels_[c];
   return ch.bound && env_.vram.read32(env_.physical.userd(pchid(c)) + regs::userd::GP_GET) != ch.physical_put;
 }

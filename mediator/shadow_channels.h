@@ -84,6 +84,18 @@ class ShadowChannels {
   // The piece of the turn in progress ran: ring the next one. False: the
   // channel has nothing more it can run.
   bool continue_turn(uint32_t c);
+  // The guest rang more work during its turn, before the host handled the
+  // end of the turn's piece on the GPU (docs/scheduler.md, "Ringing
+  // ahead"): ring the next GPFIFO entry now, so that PFIFO goes on to it
+  // without waiting for the host to see the piece end. At most one entry
+  // ahead; never behind a channel parked in a semaphore acquire, and never
+  // for a VM whose launches run in slices.
+  // The host decides whether the turn may (Host::rung_in_turn). False:
+  // nothing rung.
+  bool ring_ahead(uint32_t c);
+  // The GPU has not finished the entries given to channel c: its GP_GET
+  // (in the physical USERD page, advanced as each entry ends) is behind.
+  bool piece_pending(uint32_t c) const;
   // The scheduler ended channel c's turn: if it has entries left, they
   // wait in the scheduler's queue behind whoever arrived meanwhile. A
   // channel whose last piece has not run (parked in a semaphore acquire
@@ -138,9 +150,6 @@ class ShadowChannels {
   };
 
   uint32_t pchid(uint32_t c) const { return pchid_base_ + c; }
-  // The GPU has not finished the entries given to it: its GP_GET (in the
-  // physical USERD page, advanced as each entry ends) is behind them.
-  bool piece_pending(uint32_t c) const;
   bool check_index(uint32_t c, const char* reg);
   void bind(uint32_t c, uint64_t guest_inst);
   void unbind(uint32_t c);

@@ -34,7 +34,8 @@ class FakePhysical final : public PhysicalChannels {
   }
   void set_runnable(uint32_t pchid, bool r) override { runnable[pchid] = r; }
   uint32_t state(uint32_t pchid) override {
-    return engine_busy.contains(pchid) ? pf::ChanStateEngineOutstanding::mask : 0;
+    return (engine_busy.contains(pchid) ? pf::ChanStateEngineOutstanding::mask : 0) |
+           (acquire_pending.contains(pchid) ? pf::ChanStateAcquirePending::mask : 0);
   }
   void set_runlist(std::vector<uint32_t> p) override {
     runlist = std::move(p);
@@ -46,6 +47,7 @@ class FakePhysical final : public PhysicalChannels {
   std::map<uint32_t, uint64_t> bound;
   std::map<uint32_t, bool> runnable;
   std::map<uint32_t, bool> engine_busy;
+  std::map<uint32_t, bool> acquire_pending;
   std::vector<uint32_t> runlist;
   std::vector<std::pair<uint32_t, uint32_t>> rung;
   int unbinds = 0, commits = 0;
@@ -63,11 +65,13 @@ struct Channels {
                       [this](const std::string& e) { errors.push_back(e); }};
   FakePhysical physical{f};
   const bool entry_pieces;
+  const bool sliced;
   ShadowChannels ch{ShadowChannels::Env{f.guest, *f.vram, f.reserved, spaces, regs, physical, counters,
-                                        [this](const std::string& e) { errors.push_back(e); }, true, entry_pieces},
+                                        [this](const std::string& e) { errors.push_back(e); }, true, entry_pieces,
+                                        sliced},
                     CHANNELS, PCHID_BASE};
 
-  explicit Channels(bool pieces = false) : entry_pieces(pieces) {
+  explicit Channels(bool pieces = false, bool sliced_launches = false) : entry_pieces(pieces), sliced(sliced_launches) {
     const auto wr = [&](uint32_t off, uint32_t v) { f.vram->write32(Fixture::PART_BASE + INST + off, v); };
     fmt::encode_address_space(fmt::AddressSpace{.pdb = PD, .limit = fmt::VA_LIMIT - 1}, wr);
     fmt::encode_ramfc(fmt::Ramfc{.gp_base = RING_VA, .limit2 = LIMIT2, .userd = USERD}, wr);
@@ -199,6 +203,67 @@ TEST(ShadowChannels, NoPieceIsRungBehindAParkedOneUntilItHasRun) {
   EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1})) << "the rest waits for the scheduler";
   ASSERT_TRUE(t.ch.dispatch(1, 9));
   EXPECT_EQ(t.physical.rung.back(), std::make_pair(PCHID_BASE + 1, 2u));
+}
+
+// The guest rang more while its turn's piece is on the GPU (the host
+// decided the turn may go on: Host::ring_ahead): the next entry is rung
+// behind it, one at most.
+TEST(ShadowChannels, RingingAheadRingsOneEntryBehindThePieceOnTheGpu) {
+  Channels t(true);
+  t.ready(1);
+  t.ch.doorbell(1, 1);
+  (void)t.ch.take_submits();
+  ASSERT_TRUE(t.ch.dispatch(1, 7));
+  t.ch.doorbell(1, 4);
+  EXPECT_EQ(t.ch.take_rung_in_turn(), (std::vector<uint32_t>{1}));
+  EXPECT_TRUE(t.ch.ring_ahead(1));
+  EXPECT_EQ(t.physical.rung.back(), std::make_pair(PCHID_BASE + 1, 2u));
+  EXPECT_FALSE(t.ch.ring_ahead(1)) << "two entries on the GPU: one is already ahead";
+  t.ran(1, 1);
+  EXPECT_TRUE(t.ch.piece_pending(1)) << "the entry rung ahead";
+  EXPECT_TRUE(t.ch.ring_ahead(1));
+  EXPECT_EQ(t.physical.rung.back(), std::make_pair(PCHID_BASE + 1, 3u));
+  EXPECT_EQ(t.counters.rung_ahead.load(), 2u);
+  t.ran(1, 3);
+  EXPECT_FALSE(t.ch.piece_pending(1));
+  // The piece ran and the host has not handled its end yet: the next one
+  // goes now, and the host finds it pending.
+  EXPECT_TRUE(t.ch.ring_ahead(1));
+  EXPECT_EQ(t.physical.rung.back(), std::make_pair(PCHID_BASE + 1, 4u));
+  EXPECT_TRUE(t.ch.piece_pending(1));
+  t.ran(1, 4);
+  EXPECT_FALSE(t.ch.ring_ahead(1)) << "nothing left to ring";
+}
+
+TEST(ShadowChannels, NothingIsRungAheadOutsideATurnBehindAParkedAcquireOrForSlicedLaunches) {
+  Channels t(true);
+  t.ready(1);
+  t.ch.doorbell(1, 3);
+  EXPECT_FALSE(t.ch.ring_ahead(1)) << "queued, not in its turn";
+  (void)t.ch.take_submits();
+  ASSERT_TRUE(t.ch.dispatch(1, 7));
+  t.physical.acquire_pending[PCHID_BASE + 1] = true;
+  EXPECT_FALSE(t.ch.ring_ahead(1)) << "its piece is parked in an acquire";
+  t.physical.acquire_pending.clear();
+  t.ran(1, 1);
+  t.ch.end_turn(1);
+  EXPECT_FALSE(t.ch.ring_ahead(1)) << "its turn is over";
+  EXPECT_EQ(t.physical.rung.size(), 1u);
+
+  Channels whole;  // unbounded turns: a turn already runs up to GP_PUT
+  whole.ready(1);
+  whole.ch.doorbell(1, 1);
+  ASSERT_TRUE(whole.ch.dispatch(1, 7));
+  whole.ch.doorbell(1, 2);
+  EXPECT_FALSE(whole.ch.ring_ahead(1));
+
+  Channels sliced(true, true);
+  sliced.ready(1);
+  sliced.ch.doorbell(1, 1);
+  ASSERT_TRUE(sliced.ch.dispatch(1, 7));
+  sliced.ch.doorbell(1, 2);
+  EXPECT_FALSE(sliced.ch.ring_ahead(1));
+  EXPECT_EQ(t.counters.rung_ahead.load() + whole.counters.rung_ahead.load() + sliced.counters.rung_ahead.load(), 0u);
 }
 
 TEST(ShadowChannels, DispatchOfAChannelThatCannotRunRingsNothing) {

@@ -7,6 +7,8 @@
 // turns this off: a turn runs everything up to the guest's GP_PUT.
 //
 // Not thread-safe: the host uses it from its one event-handling thread.
+// bounded(), slice_ns() and has_time() read only the slice, fixed at
+// construction, and may be called from any thread.
 #pragma once
 
 #include <cstdint>

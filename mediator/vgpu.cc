@@ -162,6 +162,15 @@ bool Vgpu::continue_turn(uint32_t gchid) {
   return locked([&] { return channels_.continue_turn(gchid); });
 }
 
+bool Vgpu::ring_ahead(uint32_t gchid) {
+  return locked([&] { return channels_.ring_ahead(gchid); });
+}
+
+bool Vgpu::piece_pending(uint32_t gchid) const {
+  MediatorLock lock(mutex_);
+  return channels_.piece_pending(gchid);
+}
+
 void Vgpu::end_turn(uint32_t gchid) {
   locked([&] { channels_.end_turn(gchid); });
 }

@@ -66,6 +66,7 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
   hc.scheduler = config.scheduler;
   hc.turn_ns = config.turn_ns;
   hc.turn_hold_ns = config.turn_hold_ns;
+  hc.ring_ahead = config.ring_ahead;
   hc.max_gpu_ms = config.max_gpu_ms;
   hc.log = config.log;
   auto host = mediator::Host::create(hc);

@@ -44,6 +44,7 @@ struct TestbedConfig {
   std::string scheduler = mediator::HostConfig{}.scheduler;
   uint64_t turn_ns = mediator::HostConfig{}.turn_ns;            // a turn's time slice (0: up to GP_PUT)
   uint64_t turn_hold_ns = mediator::HostConfig{}.turn_hold_ns;  // a dry turn waits this for its VM (0: ends)
+  bool ring_ahead = mediator::HostConfig{}.ring_ahead;          // docs/scheduler.md, "Ringing ahead"
   uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms;      // one GPFIFO entry's GPU time (0: no limit)
   std::vector<uint32_t> weights;                                // per VM; empty = all 1
   std::vector<uint32_t> slice_blocks;  // fv modes, per VM: kernel slicing (VGPU_OPT_SLICE_BLOCKS); empty = none

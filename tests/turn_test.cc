@@ -8,6 +8,8 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -51,10 +53,7 @@ testbed::TestbedConfig two_vm_config(uint64_t turn_ns) {
   return tc;
 }
 
-TwoVms two_vms(uint64_t turn_ns, uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms, uint32_t slice_blocks_a = 0) {
-  testbed::TestbedConfig tc = two_vm_config(turn_ns);
-  tc.max_gpu_ms = max_gpu_ms;
-  tc.slice_blocks = {slice_blocks_a, 0};
+TwoVms two_vms(const testbed::TestbedConfig& tc) {
   TwoVms t;
   auto tb = testbed::Testbed::create(tc);
   EXPECT_TRUE(tb) << tb.error().what();
@@ -74,6 +73,13 @@ TwoVms two_vms(uint64_t turn_ns, uint32_t max_gpu_ms = mediator::HostConfig{}.ma
   if (ca) t.ctx_a = std::move(*ca);
   if (cb) t.ctx_b = std::move(*cb);
   return t;
+}
+
+TwoVms two_vms(uint64_t turn_ns, uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms, uint32_t slice_blocks_a = 0) {
+  testbed::TestbedConfig tc = two_vm_config(turn_ns);
+  tc.max_gpu_ms = max_gpu_ms;
+  tc.slice_blocks = {slice_blocks_a, 0};
+  return two_vms(tc);
 }
 
 bool engine_busy(testbed::Testbed& tb, uint32_t vm, const driver::Context& ctx) {
@@ -321,6 +327,88 @@ TEST(KernelSlicing, ASlicedSgemmBesideAnotherVmIsCorrectAndStopsBetweenSlices) {
   const uint64_t resumes = t.tb->vgpu(0)->counters().slice_resumes - resumes_before;
   RecordProperty("slice_resumes", static_cast<int>(resumes));
   EXPECT_EQ(resumes, 144u / 2 - 1) << "every slice but the first resumed after a stop at its boundary";
+}
+
+// ---- ringing ahead (docs/scheduler.md, "Ringing ahead")
+
+constexpr uint64_t AHEAD_SPIN_NS = 20'000'000;
+
+// VM A's spin of spin_ns runs in its turn; `meanwhile` runs once it is on
+// the GPU, then A launches a fill and waits for it. Returns how many
+// entries the host rang ahead for A and how many turns began meanwhile.
+struct AheadCounts {
+  uint64_t rung_ahead = 0, turns_started = 0;
+};
+AheadCounts fill_behind_a_spin(TwoVms& t, uint64_t spin_ns, const std::function<void()>& meanwhile = {}) {
+  auto spin = t.ctx_a->spin({spin_ns});
+  EXPECT_TRUE(spin);
+  if (!spin) return {};
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!engine_busy(*t.tb, 0, *t.ctx_a) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(Ms(1));
+  EXPECT_TRUE(engine_busy(*t.tb, 0, *t.ctx_a)) << "VM A's spin never started";
+  if (meanwhile) meanwhile();
+  const uint64_t ahead = t.tb->vgpu(0)->counters().rung_ahead;
+  const uint64_t started = t.tb->host()->turn_counts().started;
+  EXPECT_GT(fill_wait_ns(*t.ctx_a), 0u);
+  EXPECT_TRUE(t.ctx_a->wait(*spin));
+  return {t.tb->vgpu(0)->counters().rung_ahead - ahead, t.tb->host()->turn_counts().started - started};
+}
+
+// A launch during the VM's own piece, with time left in its turn and no
+// other VM waiting, is rung behind that piece: it runs in the same turn.
+TEST(RingAhead, ALaunchDuringItsVmsRunningPieceRunsBehindItInTheSameTurn) {
+  TwoVms t = two_vms(TURN_NS);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b);
+  const AheadCounts c = fill_behind_a_spin(t, AHEAD_SPIN_NS);
+  EXPECT_EQ(c.rung_ahead, 1u);
+  EXPECT_EQ(c.turns_started, 0u) << "no new turn for the fill";
+}
+
+// Off: the turn still goes on with the fill, rung once the host has seen
+// the spin end.
+TEST(RingAhead, OffInTheHostsConfigTheLaunchWaitsForThePiecesEnd) {
+  testbed::TestbedConfig tc = two_vm_config(TURN_NS);
+  tc.ring_ahead = false;
+  TwoVms t = two_vms(tc);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b);
+  const AheadCounts c = fill_behind_a_spin(t, AHEAD_SPIN_NS);
+  EXPECT_EQ(c.rung_ahead, 0u);
+  EXPECT_EQ(c.turns_started, 0u);
+}
+
+// Another VM's launch waits in the scheduler: A's next entry waits for
+// its turn too, behind B's.
+TEST(RingAhead, NothingIsRungAheadWhileAnotherVmWaits) {
+  TwoVms t = two_vms(TURN_NS);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b);
+  auto buf = t.ctx_b->alloc(64 * sizeof(float));
+  ASSERT_TRUE(buf);
+  std::optional<driver::Fence> b_fill;
+  const AheadCounts c = fill_behind_a_spin(t, AHEAD_SPIN_NS, [&] {
+    auto f = t.ctx_b->fill({*buf, 64, 1.f});
+    ASSERT_TRUE(f);
+    b_fill = *f;
+    const uint32_t b = t.tb->vgpu(1)->id();
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (t.tb->host()->queued_submissions(b) == 0 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(Ms(1));
+    ASSERT_GT(t.tb->host()->queued_submissions(b), 0u) << "B's fill is not waiting";
+  });
+  EXPECT_EQ(c.rung_ahead, 0u);
+  ASSERT_TRUE(b_fill);
+  EXPECT_TRUE(t.ctx_b->wait(*b_fill));
+}
+
+// A's turn has used its slice while its spin runs: the next launch waits
+// for the scheduler.
+TEST(RingAhead, NothingIsRungAheadPastTheTurnsSlice) {
+  TwoVms t = two_vms(TURN_NS);
+  ASSERT_TRUE(t.ctx_a && t.ctx_b);
+  const AheadCounts c = fill_behind_a_spin(t, SPIN_NS, [] {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(TURN_NS + 10'000'000));
+  });
+  EXPECT_EQ(c.rung_ahead, 0u);
 }
 
 // ---- turn hold (docs/scheduler.md, "Turn hold")

@@ -208,6 +208,7 @@ void usage() {
                "                            [--instances N] [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n"
                "                            [--wait irq|poll] [--wait-spin-us N] [--turn-ms N]\n"
                "                            [--inputs resident|pageable|pinned] [--trace-launches yes|no]\n"
+               "                            [--ring-ahead yes|no]\n"
                "  --inputs: gemm*, conv*, matmul320 and MMUL only. resident (default): inputs\n"
                "    uploaded once, a run times the kernel alone; pageable: each run uploads the\n"
                "    inputs from and downloads the output to ordinary host memory (BAR1 or\n"
@@ -215,7 +216,9 @@ void usage() {
                "    copy engine (Context::alloc_host, DMA). Outputs are checked in every case.\n"
                "  --trace-launches yes: each waited launch's phases, as offsets from its doorbell.\n"
                "  --turn-ms: a VM's turn on the GPU in fv modes (0: a turn runs up to GP_PUT, and\n"
-               "    the mediator passes each doorbell on at once instead of one GPFIFO entry at a time).\n";
+               "    the mediator passes each doorbell on at once instead of one GPFIFO entry at a time).\n"
+               "  --ring-ahead: fv modes, bounded turns: a doorbell during a VM's turn rings the next\n"
+               "    entry behind the one on the GPU (yes, the default) or waits for its end (no).\n";
 }
 
 }  // namespace
@@ -234,6 +237,7 @@ int workloads_main(std::span<char*> args) {
   InputPath inputs = InputPath::resident;
   bool trace = false;
   uint32_t turn_ms = static_cast<uint32_t>(mediator::HostConfig{}.turn_ns / 1'000'000);
+  bool ring_ahead = mediator::HostConfig{}.ring_ahead;
   FlagHandlers flags{{"--modes", parsed_flag(modes, parse_modes)},
                      {"--runs", parsed_flag(runs, [](std::string_view v) { return parse_count("--runs", v, 100000); })},
                      {"--only", parsed_flag(only,
@@ -253,7 +257,8 @@ int workloads_main(std::span<char*> args) {
                                                 return p;
                                               })},
                      {"--trace-launches", yes_no_flag("--trace-launches", trace)},
-                     {"--turn-ms", count_flag("--turn-ms", turn_ms, 10000, 0)}};
+                     {"--turn-ms", count_flag("--turn-ms", turn_ms, 10000, 0)},
+                     {"--ring-ahead", yes_no_flag("--ring-ahead", ring_ahead)}};
   add_wait_flags(flags, device);
   if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench workloads: " << s.error().message << "\n";
@@ -273,6 +278,7 @@ int workloads_main(std::span<char*> args) {
         rc.mode = mode;
         rc.device = device;
         rc.turn_ns = uint64_t{turn_ms} * 1'000'000;
+        rc.ring_ahead = ring_ahead;
         rc.options.runs = runs.value_or(spec->default_runs);
         rc.options.inputs = inputs;
         const bool bar1 = spec->name.find("bar1") != std::string_view::npos;

@@ -6,16 +6,27 @@
 namespace vgpu::testbed::workloads {
 
 mediator::CounterSnapshot counter_delta(const mediator::CounterSnapshot& a, const mediator::CounterSnapshot& b) {
-  return mediator::CounterSnapshot{a.trapped_reads - b.trapped_reads,     a.trapped_writes - b.trapped_writes,
-                                   a.tlb_invalidates - b.tlb_invalidates, a.faults - b.faults,
-                                   a.guest_errors - b.guest_errors,       a.doorbells - b.doorbells,
-                                   a.submissions - b.submissions,         a.layout_rebuilds - b.layout_rebuilds,
-                                   a.interrupts - b.interrupts,           a.entries_scanned - b.entries_scanned,
-                                   a.shadow_writes - b.shadow_writes,     a.pages_rescanned - b.pages_rescanned,
-                                   a.bad_entries - b.bad_entries,         a.full_syncs - b.full_syncs,
-                                   a.dirty_syncs - b.dirty_syncs,         a.reserved_bytes,
-                                   a.pv_batches - b.pv_batches,           a.pv_ops - b.pv_ops,
-                                   a.pv_failures - b.pv_failures};
+  return mediator::CounterSnapshot{a.trapped_reads - b.trapped_reads,
+                                   a.trapped_writes - b.trapped_writes,
+                                   a.tlb_invalidates - b.tlb_invalidates,
+                                   a.faults - b.faults,
+                                   a.guest_errors - b.guest_errors,
+                                   a.doorbells - b.doorbells,
+                                   a.submissions - b.submissions,
+                                   a.layout_rebuilds - b.layout_rebuilds,
+                                   a.interrupts - b.interrupts,
+                                   a.entries_scanned - b.entries_scanned,
+                                   a.shadow_writes - b.shadow_writes,
+                                   a.pages_rescanned - b.pages_rescanned,
+                                   a.bad_entries - b.bad_entries,
+                                   a.full_syncs - b.full_syncs,
+                                   a.dirty_syncs - b.dirty_syncs,
+                                   a.reserved_bytes,
+                                   a.pv_batches - b.pv_batches,
+                                   a.pv_ops - b.pv_ops,
+                                   a.pv_failures - b.pv_failures,
+                                   a.slice_resumes - b.slice_resumes,
+                                   a.rung_ahead - b.rung_ahead};
 }
 
 Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfig& config) {
@@ -26,6 +37,7 @@ Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfi
   tc.scheduler = config.scheduler;
   tc.turn_ns = config.turn_ns;
   tc.turn_hold_ns = config.turn_hold_ns;
+  tc.ring_ahead = config.ring_ahead;
   tc.device = config.device;
   if (spec.direct_transfer_max >= 0) tc.device.direct_transfer_max = static_cast<uint64_t>(spec.direct_transfer_max);
   auto tb = Testbed::create(tc);

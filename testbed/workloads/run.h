@@ -24,6 +24,7 @@ struct RunConfig {
   bool align_start = false;                           // every VM's first timed launch waits for all VMs to reach theirs
   uint64_t turn_ns = mediator::HostConfig{}.turn_ns;  // a turn's time slice (0: up to GP_PUT)
   uint64_t turn_hold_ns = mediator::HostConfig{}.turn_hold_ns;  // docs/scheduler.md, "Turn hold"
+  bool ring_ahead = mediator::HostConfig{}.ring_ahead;          // docs/scheduler.md, "Ringing ahead"
   WorkloadOptions options;
 };
 
