@@ -357,20 +357,24 @@ AheadCounts fill_behind_a_spin(TwoVms& t, uint64_t spin_ns, const std::function<
 
 // A launch during the VM's own piece, with time left in its turn and no
 // other VM waiting, is rung behind that piece: it runs in the same turn.
+TwoVms ringing_ahead_vms() {
+  testbed::TestbedConfig tc = two_vm_config(TURN_NS);
+  tc.ring_ahead = true;
+  return two_vms(tc);
+}
+
 TEST(RingAhead, ALaunchDuringItsVmsRunningPieceRunsBehindItInTheSameTurn) {
-  TwoVms t = two_vms(TURN_NS);
+  TwoVms t = ringing_ahead_vms();
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   const AheadCounts c = fill_behind_a_spin(t, AHEAD_SPIN_NS);
   EXPECT_EQ(c.rung_ahead, 1u);
   EXPECT_EQ(c.turns_started, 0u) << "no new turn for the fill";
 }
 
-// Off: the turn still goes on with the fill, rung once the host has seen
-// the spin end.
-TEST(RingAhead, OffInTheHostsConfigTheLaunchWaitsForThePiecesEnd) {
-  testbed::TestbedConfig tc = two_vm_config(TURN_NS);
-  tc.ring_ahead = false;
-  TwoVms t = two_vms(tc);
+// Off (the default): the turn still goes on with the fill, rung once the
+// host has seen the spin end.
+TEST(RingAhead, OffTheLaunchWaitsForThePiecesEnd) {
+  TwoVms t = two_vms(TURN_NS);
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   const AheadCounts c = fill_behind_a_spin(t, AHEAD_SPIN_NS);
   EXPECT_EQ(c.rung_ahead, 0u);
@@ -380,7 +384,7 @@ TEST(RingAhead, OffInTheHostsConfigTheLaunchWaitsForThePiecesEnd) {
 // Another VM's launch waits in the scheduler: A's next entry waits for
 // its turn too, behind B's.
 TEST(RingAhead, NothingIsRungAheadWhileAnotherVmWaits) {
-  TwoVms t = two_vms(TURN_NS);
+  TwoVms t = ringing_ahead_vms();
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   auto buf = t.ctx_b->alloc(64 * sizeof(float));
   ASSERT_TRUE(buf);
@@ -403,7 +407,7 @@ TEST(RingAhead, NothingIsRungAheadWhileAnotherVmWaits) {
 // A's turn has used its slice while its spin runs: the next launch waits
 // for the scheduler.
 TEST(RingAhead, NothingIsRungAheadPastTheTurnsSlice) {
-  TwoVms t = two_vms(TURN_NS);
+  TwoVms t = ringing_ahead_vms();
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   const AheadCounts c = fill_behind_a_spin(t, SPIN_NS, [] {
     std::this_thread::sleep_for(std::chrono::nanoseconds(TURN_NS + 10'000'000));
