@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "common/launch_trace.h"
+#include "common/spin_lock.h"
 #include "common/text.h"
 
 namespace vgpu::gpu {
@@ -54,7 +55,8 @@ void Pfifo::doorbell(uint64_t bar1_offset) {
   const auto chid = static_cast<uint32_t>((bar1_offset - base) / regs::userd::SIZE);
   LaunchTrace::mark(LaunchPhase::doorbell_seen);
   {
-    std::lock_guard l(d_.mutex);
+    std::unique_lock l(d_.mutex, std::defer_lock);
+    lock_spinning(l);
     ChannelSlot& s = channels_[chid];
     if (s.held) s.resume = true;  // a channel held at a slice boundary goes on
     kick_ = true;
@@ -83,14 +85,14 @@ void Pfifo::loop() {
       // no longer reads pending for it: a handler may wait on a thread
       // that is itself polling PREEMPT.
       service_guarded(std::move(*next));
-      l.lock();
+      lock_spinning(l);
       servicing_.reset();
       l.unlock();
       idle_cv_.notify_all();
       d_.notify();
       LaunchTrace::mark(LaunchPhase::delivered);
     }
-    l.lock();
+    lock_spinning(l);
     if (next || stop_) continue;
     const auto idle_since = std::chrono::steady_clock::now();
     // Work on a real GPU: its completion is watched for, as a doorbell is,
@@ -102,7 +104,7 @@ void Pfifo::loop() {
       const auto until = idle_since + std::chrono::nanoseconds(device_busy ? DEVICE_POLL_NS : IDLE_POLL_NS);
       while (!kick_.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
         std::this_thread::yield();
-      l.lock();
+      lock_spinning(l);  // a kick's sender may still hold it
     }
     if (!kick_) cv_.wait_for(l, std::chrono::nanoseconds(POLL_NS));
     // Only a wait for new work says how soon the next doorbell comes: one
@@ -332,7 +334,8 @@ void Pfifo::semaphore_written() {
 void Pfifo::post_engine_result(uint32_t chid, uint64_t epoch, MethodDone result) {
   LaunchTrace::mark(LaunchPhase::job_done);
   {
-    std::lock_guard l(d_.mutex);
+    std::unique_lock l(d_.mutex, std::defer_lock);
+    lock_spinning(l);
     channels_.engine_finished(chid, epoch, std::move(result));
     kick_ = true;
   }
