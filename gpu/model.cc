@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/model.h"
 
+#include "common/spin_lock.h"
 #include "gpu/device/backend.h"
 
 namespace vgpu::gpu {
@@ -129,7 +130,8 @@ void GpuModel::notify() {
 uint32_t GpuModel::read32(uint32_t offset) {
   uint32_t value;
   {
-    std::lock_guard l(mutex_);
+    std::unique_lock l(mutex_, std::defer_lock);
+    lock_spinning(l);  // PFIFO's loop holds it for a moment at a time
     ptimer_.poll();
     value = regs_.read(offset);
   }
@@ -139,7 +141,8 @@ uint32_t GpuModel::read32(uint32_t offset) {
 
 void GpuModel::write32(uint32_t offset, uint32_t value) {
   {
-    std::lock_guard l(mutex_);
+    std::unique_lock l(mutex_, std::defer_lock);
+    lock_spinning(l);
     regs_.write(offset, value);
   }
   notify();

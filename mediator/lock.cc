@@ -4,13 +4,20 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/spin_lock.h"
+
 namespace vgpu::mediator {
 namespace {
 thread_local unsigned t_depth = 0;
 thread_local std::vector<DeferredSink*> t_sinks;  // usually zero or one
 }  // namespace
 
-MediatorLock::MediatorLock(std::mutex& m) : lock_(m) { ++t_depth; }
+// Mediator locks are held for microseconds at most, by the guest's trap
+// and the host's event handling in turn: spin before sleeping.
+MediatorLock::MediatorLock(std::mutex& m) : lock_(m, std::defer_lock) {
+  lock_spinning(lock_);
+  ++t_depth;
+}
 
 MediatorLock::~MediatorLock() {
   lock_.unlock();
