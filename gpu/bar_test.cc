@@ -40,7 +40,7 @@ TEST(Bars, UnmappedBar1ReadFaultsAndReadsAllOnes) {
   EXPECT_EQ(pfifo::FaultInstAddr::get(h.rd(pfifo::FAULT_INST[unit])), testing::BAR1_INST >> 12);
   EXPECT_TRUE(h.rd(pfifo::INTR) & pfifo::IntrMmuFault::mask);
   EXPECT_TRUE(h.rd(pbus::INTR) & pbus::IntrMmioFault::mask);
-  EXPECT_TRUE(h.gpu().interrupt_asserted());
+  EXPECT_TRUE(testing::line_becomes(h.gpu(), true));
   h.wr(pfifo::FAULT_UNIT_PENDING, 1u << unit);
   EXPECT_EQ(h.rd(pfifo::INTR) & pfifo::IntrMmuFault::mask, 0u);
 }

@@ -28,7 +28,7 @@ struct ChannelErrors : ::testing::Test {
     EXPECT_EQ(h.rd(pfifo::CHAN_ERROR_PENDING[0]), 1u << bad.chid);
     EXPECT_TRUE(h.rd(pfifo::INTR) & pfifo::IntrChannelError::mask);
     EXPECT_TRUE(h.rd(pmc::INTR_0) & pmc::intr::Pfifo::mask);
-    EXPECT_TRUE(h.gpu().interrupt_asserted());
+    EXPECT_TRUE(testing::line_becomes(h.gpu(), true));
     h.submit(good, {fmt::mthd::immediate(0, SET_REFERENCE, 0x1234)});
     ASSERT_TRUE(h.idle());
     EXPECT_EQ(h.userd(good, userd::REF), 0x1234u);

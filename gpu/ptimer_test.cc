@@ -62,10 +62,10 @@ TEST(Ptimer, AlarmRaisesInterruptWhenReached) {
   m.clock.advance_to(5000);
   EXPECT_EQ(m.gpu->read32(ptimer::INTR_0.offset), ptimer::IntrAlarm::mask);
   EXPECT_TRUE(m.gpu->read32(pmc::INTR_0.offset) & pmc::intr::Ptimer::mask);
-  EXPECT_TRUE(m.gpu->interrupt_asserted());
+  EXPECT_TRUE(testing::line_becomes(*m.gpu, true));
   m.gpu->write32(ptimer::INTR_0.offset, ptimer::IntrAlarm::mask);
   EXPECT_EQ(m.gpu->read32(ptimer::INTR_0.offset), 0u);
-  EXPECT_FALSE(m.gpu->interrupt_asserted());
+  EXPECT_TRUE(testing::line_becomes(*m.gpu, false));
 }
 
 TEST(Ptimer, RateRegistersAreStored) {

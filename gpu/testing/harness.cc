@@ -12,6 +12,12 @@ namespace vgpu::gpu::testing {
 
 using namespace regs;
 
+bool line_becomes(const GpuModel& gpu, bool want) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (gpu.interrupt_asserted() != want && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  return gpu.interrupt_asserted() == want;
+}
+
 Harness::Harness(ClockKind clock, EngineBackend backend)
     : gpu_([clock, backend] {
         auto g = GpuModel::create(GpuConfig{.vram_bytes = VRAM_BYTES, .clock = clock, .backend = backend});

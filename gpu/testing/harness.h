@@ -14,6 +14,12 @@
 
 namespace vgpu::gpu::testing {
 
+// Whether the interrupt line reaches `want` within 2 s. The line is
+// re-evaluated by whichever thread is delivering interrupts
+// (InterruptLine::update): PFIFO's thread may be at it when a register
+// write returns, so the line follows within moments, not within the write.
+bool line_becomes(const GpuModel& gpu, bool want);
+
 // VRAM layout of the tests (64 MiB).
 inline constexpr uint64_t VRAM_BYTES = 64 * MiB;
 inline constexpr uint64_t INST_BASE = 0x10000;  // + chid * inst::SIZE
