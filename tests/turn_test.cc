@@ -357,6 +357,7 @@ AheadCounts fill_behind_a_spin(TwoVms& t, uint64_t spin_ns, const std::function<
 
 // A launch during the VM's own piece, with time left in its turn and no
 // other VM waiting, is rung behind that piece: it runs in the same turn.
+// Ringing ahead is the host's default; these tests say so explicitly.
 TwoVms ringing_ahead_vms() {
   testbed::TestbedConfig tc = two_vm_config(TURN_NS);
   tc.ring_ahead = true;
@@ -371,10 +372,12 @@ TEST(RingAhead, ALaunchDuringItsVmsRunningPieceRunsBehindItInTheSameTurn) {
   EXPECT_EQ(c.turns_started, 0u) << "no new turn for the fill";
 }
 
-// Off (the default): the turn still goes on with the fill, rung once the
-// host has seen the spin end.
+// Off: the turn still goes on with the fill, rung once the host has seen
+// the spin end.
 TEST(RingAhead, OffTheLaunchWaitsForThePiecesEnd) {
-  TwoVms t = two_vms(TURN_NS);
+  testbed::TestbedConfig tc = two_vm_config(TURN_NS);
+  tc.ring_ahead = false;
+  TwoVms t = two_vms(tc);
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   const AheadCounts c = fill_behind_a_spin(t, AHEAD_SPIN_NS);
   EXPECT_EQ(c.rung_ahead, 0u);
