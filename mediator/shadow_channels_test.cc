@@ -90,6 +90,15 @@ struct Channels {
     list({c});
     ch.write_state(c, pf::ChanStateRunnable::mask);
   }
+  // Channel c's turn (submission 7) runs its entry 0, and the guest has
+  // rung up to entry 4 meanwhile.
+  void in_turn_with_more_rung(uint32_t c) {
+    ready(c);
+    ch.doorbell(c, 1);
+    (void)ch.take_submits();
+    ASSERT_TRUE(ch.dispatch(c, 7));
+    ch.doorbell(c, 4);
+  }
 };
 
 TEST(ShadowChannels, BindingGivesThePhysicalChannelAShadowInstanceBlock) {
@@ -165,11 +174,7 @@ TEST(ShadowChannels, BoundedTurnsRingOneEntryAtATime) {
 
 TEST(ShadowChannels, DoorbellsDuringATurnAreRequeuedAtItsEnd) {
   Channels t(true);
-  t.ready(1);
-  t.ch.doorbell(1, 1);
-  (void)t.ch.take_submits();
-  ASSERT_TRUE(t.ch.dispatch(1, 7));
-  t.ch.doorbell(1, 4);
+  t.in_turn_with_more_rung(1);
   EXPECT_TRUE(t.ch.take_submits().empty()) << "the turn's end queues it, behind whoever came meanwhile";
   t.ran(1, 1);
   t.ch.end_turn(1);
@@ -210,11 +215,7 @@ TEST(ShadowChannels, NoPieceIsRungBehindAParkedOneUntilItHasRun) {
 // behind it, one at most.
 TEST(ShadowChannels, RingingAheadRingsOneEntryBehindThePieceOnTheGpu) {
   Channels t(true);
-  t.ready(1);
-  t.ch.doorbell(1, 1);
-  (void)t.ch.take_submits();
-  ASSERT_TRUE(t.ch.dispatch(1, 7));
-  t.ch.doorbell(1, 4);
+  t.in_turn_with_more_rung(1);
   EXPECT_EQ(t.ch.take_rung_in_turn(), (std::vector<uint32_t>{1}));
   EXPECT_TRUE(t.ch.ring_ahead(1));
   EXPECT_EQ(t.physical.rung.back(), std::make_pair(PCHID_BASE + 1, 2u));
