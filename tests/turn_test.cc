@@ -358,9 +358,13 @@ AheadCounts fill_behind_a_spin(TwoVms& t, uint64_t spin_ns, const std::function<
 // A launch during the VM's own piece, with time left in its turn and no
 // other VM waiting, is rung behind that piece: it runs in the same turn.
 // Ringing ahead is the host's default; these tests say so explicitly.
-TwoVms ringing_ahead_vms() {
-  testbed::TestbedConfig tc = two_vm_config(TURN_NS);
-  tc.ring_ahead = true;
+// A turn of AHEAD_TURN_NS outlasts the spin and the fill by far, even
+// under a sanitizer on a loaded machine (at 50 ms an ASan run once saw the
+// fill's turn run out).
+constexpr uint64_t AHEAD_TURN_NS = 1'000'000'000;
+TwoVms ringing_ahead_vms(uint64_t turn_ns = AHEAD_TURN_NS, bool on = true) {
+  testbed::TestbedConfig tc = two_vm_config(turn_ns);
+  tc.ring_ahead = on;
   return two_vms(tc);
 }
 
@@ -375,9 +379,7 @@ TEST(RingAhead, ALaunchDuringItsVmsRunningPieceRunsBehindItInTheSameTurn) {
 // Off: the turn still goes on with the fill, rung once the host has seen
 // the spin end.
 TEST(RingAhead, OffTheLaunchWaitsForThePiecesEnd) {
-  testbed::TestbedConfig tc = two_vm_config(TURN_NS);
-  tc.ring_ahead = false;
-  TwoVms t = two_vms(tc);
+  TwoVms t = ringing_ahead_vms(AHEAD_TURN_NS, false);
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   const AheadCounts c = fill_behind_a_spin(t, AHEAD_SPIN_NS);
   EXPECT_EQ(c.rung_ahead, 0u);
@@ -410,7 +412,7 @@ TEST(RingAhead, NothingIsRungAheadWhileAnotherVmWaits) {
 // A's turn has used its slice while its spin runs: the next launch waits
 // for the scheduler.
 TEST(RingAhead, NothingIsRungAheadPastTheTurnsSlice) {
-  TwoVms t = ringing_ahead_vms();
+  TwoVms t = ringing_ahead_vms(TURN_NS);
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   const AheadCounts c = fill_behind_a_spin(t, SPIN_NS, [] {
     std::this_thread::sleep_for(std::chrono::nanoseconds(TURN_NS + 10'000'000));
