@@ -303,8 +303,12 @@ void Host::channel_stopped(uint32_t vgpu_id, uint32_t gchid, uint64_t seq) {
 
 void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns, bool at_slice) {
   const auto flight = dispatcher_->in_flight();
-  if (!flight || flight->submission.vm != v.id() || flight->submission.channel != gchid) {
-    v.piece_done(gchid);  // after its turn (a parked piece, released): the rest waits for the scheduler
+  // A piece of an earlier turn (a parked piece, released; or one whose end
+  // is handled after its turn ended and the channel's next submission is
+  // in flight but not yet dispatched): the rest waits for the scheduler.
+  if (!flight || flight->submission.vm != v.id() || flight->submission.channel != gchid ||
+      !v.in_turn_of(gchid, flight->submission.seq)) {
+    v.piece_done(gchid);
     return;
   }
   const uint64_t seq = flight->submission.seq;

@@ -222,6 +222,10 @@ bool ShadowChannels::piece_pending(uint32_t c) const {
   return ch.bound && env_.vram.read32(env_.physical.userd(pchid(c)) + regs::userd::GP_GET) != ch.physical_put;
 }
 
+bool ShadowChannels::in_turn_of(uint32_t c, uint64_t seq) const {
+  return c < count() && channels_[c].in_turn && channels_[c].last_seq == seq;
+}
+
 bool ShadowChannels::held(uint32_t c) {
   return env_.sliced && channels_[c].bound && pf::ChanStateSliceHeld::get(env_.physical.state(pchid(c)));
 }

@@ -96,6 +96,10 @@ class ShadowChannels {
   // The GPU has not finished the entries given to channel c: its GP_GET
   // (in the physical USERD page, advanced as each entry ends) is behind.
   bool piece_pending(uint32_t c) const;
+  // Submission `seq` was dispatched on channel c and its turn is not over.
+  // Between the scheduler putting a submission in flight and its dispatch,
+  // the end of a piece rung in the channel's last turn is not this turn's.
+  bool in_turn_of(uint32_t c, uint64_t seq) const;
   // The scheduler ended channel c's turn: if it has entries left, they
   // wait in the scheduler's queue behind whoever arrived meanwhile. A
   // channel whose last piece has not run (parked in a semaphore acquire

@@ -267,6 +267,30 @@ TEST(ShadowChannels, NothingIsRungAheadOutsideATurnBehindAParkedAcquireOrForSlic
   EXPECT_EQ(t.counters.rung_ahead.load() + whole.counters.rung_ahead.load() + sliced.counters.rung_ahead.load(), 0u);
 }
 
+// A piece's end belongs to a turn only once that turn's submission was
+// dispatched: before it, the end is the last turn's (a rung-ahead entry's
+// end handled late, Host::piece_ran).
+TEST(ShadowChannels, ATurnIsTheChannelsOnlyFromItsDispatchToItsEnd) {
+  Channels t(true);
+  t.ready(1);
+  t.ch.doorbell(1, 1);
+  EXPECT_FALSE(t.ch.in_turn_of(1, 7)) << "queued, not dispatched";
+  (void)t.ch.take_submits();
+  ASSERT_TRUE(t.ch.dispatch(1, 7));
+  EXPECT_TRUE(t.ch.in_turn_of(1, 7));
+  EXPECT_FALSE(t.ch.in_turn_of(1, 8)) << "another submission";
+  EXPECT_FALSE(t.ch.in_turn_of(0, 7)) << "another channel";
+  EXPECT_FALSE(t.ch.in_turn_of(t.ch.count(), 7)) << "no such channel";
+  t.ran(1, 1);
+  t.ch.doorbell(1, 2);
+  t.ch.end_turn(1);
+  EXPECT_FALSE(t.ch.in_turn_of(1, 7)) << "its turn is over";
+  EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1}));
+  EXPECT_FALSE(t.ch.in_turn_of(1, 8)) << "the next submission is queued, not dispatched";
+  ASSERT_TRUE(t.ch.dispatch(1, 8));
+  EXPECT_TRUE(t.ch.in_turn_of(1, 8));
+}
+
 TEST(ShadowChannels, DispatchOfAChannelThatCannotRunRingsNothing) {
   Channels t;
   t.bind(0);  // not listed, not runnable

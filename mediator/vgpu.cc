@@ -171,6 +171,11 @@ bool Vgpu::piece_pending(uint32_t gchid) const {
   return channels_.piece_pending(gchid);
 }
 
+bool Vgpu::in_turn_of(uint32_t gchid, uint64_t seq) const {
+  MediatorLock lock(mutex_);
+  return channels_.in_turn_of(gchid, seq);
+}
+
 void Vgpu::end_turn(uint32_t gchid) {
   locked([&] { channels_.end_turn(gchid); });
 }

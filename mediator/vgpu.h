@@ -94,9 +94,11 @@ class Vgpu {
   // The turn's piece on the GPU ran and its slice has time left: ring the
   // next piece. False: nothing more to run in this turn.
   bool continue_turn(uint32_t gchid);
-  // ShadowChannels::ring_ahead and piece_pending, under the vGPU's lock.
+  // ShadowChannels::ring_ahead, piece_pending and in_turn_of, under the
+  // vGPU's lock.
   bool ring_ahead(uint32_t gchid);
   bool piece_pending(uint32_t gchid) const;
+  bool in_turn_of(uint32_t gchid, uint64_t seq) const;
   // The scheduler ended the channel's turn: requeue what it has left.
   void end_turn(uint32_t gchid);
   // A piece of the channel ran after its turn had ended (it was parked):
