@@ -467,9 +467,7 @@ Status toggle_a_channel(testbed::Vm& vm) {
   return {};
 }
 
-TEST(HostThreads, ChannelTogglingBesideAStreamOfCompletionsDoesNotDeadlock) {
-  run_beside_launches(toggle_a_channel);
-}
+TEST(HostThreads, ChannelTogglingBesideAStreamOfCompletionsDoesNotDeadlock) { run_beside_launches(toggle_a_channel); }
 
 // The same with ringing ahead: each turn may see two idle events, and the
 // second can be handled after the turn ended and the channel's next
