@@ -32,8 +32,12 @@ uint32_t ChannelTable::state(uint32_t chid) const {
 
 void ChannelTable::set_runlist(const std::vector<uint32_t>& chids) {
   for (ChannelSlot& s : slots_) s.in_runlist = false;
-  for (uint32_t c : chids)
-    if (c < slots_.size()) slots_[c].in_runlist = true;
+  listed_.clear();
+  for (uint32_t c : chids) {
+    if (c >= slots_.size()) continue;
+    slots_[c].in_runlist = true;
+    listed_.set(c);
+  }
 }
 
 bool ChannelTable::ready(uint32_t chid) const {
@@ -83,6 +87,7 @@ void ChannelTable::reset() {
     fresh.engine_epoch = s.engine_epoch;
     s = std::move(fresh);
   }
+  listed_.clear();
   chan_error_pending_.clear();
   nonstall_pending_.clear();
 }

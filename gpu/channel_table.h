@@ -28,6 +28,8 @@ class ChannelTable {
   uint32_t state(uint32_t chid) const;
   // The runlist committed: exactly these channels are listed.
   void set_runlist(const std::vector<uint32_t>& chids);
+  // The listed channels: the only ones PFIFO may pick (ready() needs it).
+  const regs::ChannelBits& listed() const { return listed_; }
 
   // Whether the PFIFO thread may run the channel now (the unit's own
   // enables aside): bound, runnable, listed, not stopped, not waiting for
@@ -53,6 +55,7 @@ class ChannelTable {
 
  private:
   std::array<ChannelSlot, regs::NUM_CHANNELS> slots_;
+  regs::ChannelBits listed_;  // slots_[c].in_runlist, as a set
   regs::ChannelBits chan_error_pending_;
   regs::ChannelBits nonstall_pending_;
 };

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "vgpu/formats.h"
 
 namespace vgpu::gpu {
@@ -31,6 +33,31 @@ TEST(ChannelTable, ABoundRunnableListedChannelIsReady) {
   EXPECT_TRUE(t.ready(3));
   t.set_runlist({});
   EXPECT_FALSE(t.ready(3));
+}
+
+// The listed set is what PFIFO's pick walks, in round-robin order from
+// the channel after the last one picked.
+TEST(ChannelTable, TheListedSetFollowsTheRunlistInRoundRobinOrder) {
+  ChannelTable t;
+  t.set_runlist({100, 5, 31, 32, 127, 200});  // 200 is beyond the device
+  const auto walk = [&](uint32_t start, size_t at_most) {
+    std::vector<uint32_t> seen;
+    t.listed().for_each_from(start, [&](uint32_t c) {
+      seen.push_back(c);
+      return seen.size() < at_most;
+    });
+    return seen;
+  };
+  EXPECT_EQ(walk(0, 10), (std::vector<uint32_t>{5, 31, 32, 100, 127}));
+  EXPECT_EQ(walk(32, 10), (std::vector<uint32_t>{32, 100, 127, 5, 31}));
+  EXPECT_EQ(walk(33, 10), (std::vector<uint32_t>{100, 127, 5, 31, 32}));
+  EXPECT_EQ(walk(128, 10), walk(0, 10)) << "past the last channel is channel 0";
+  EXPECT_EQ(walk(101, 2), (std::vector<uint32_t>{127, 5})) << "stops when told";
+  for (uint32_t c = 0; c < regs::NUM_CHANNELS; ++c) EXPECT_EQ(t.listed().test(c), t[c].in_runlist) << "channel " << c;
+  t.set_runlist({7});
+  EXPECT_EQ(walk(9, 10), (std::vector<uint32_t>{7}));
+  t.reset();
+  EXPECT_TRUE(walk(0, 10).empty()) << "reset unlists every channel";
 }
 
 TEST(ChannelTable, EveryBindStartsANewEpochAndClearsTheStop) {

@@ -140,25 +140,30 @@ bool Pfifo::has_work(uint32_t chid) const {
   return r.in_segment || r.busy || gp_put(r) != r.gp_get;
 }
 
+// Round robin over the listed channels only: a scan of all 128 slots and
+// runs on each pass of the loop cost 1-2 us of cache misses on the GPU
+// machine, twice per launch (docs/cuda.md, "Hand-overs").
 std::optional<Pfifo::Pick> Pfifo::pick() {
-  for (uint32_t i = 0; i < regs::NUM_CHANNELS; ++i) {
-    const uint32_t chid = (next_chid_ + i) % regs::NUM_CHANNELS;
-    if (!schedulable(chid) || !has_work(chid)) continue;
+  std::optional<Pick> picked;
+  channels_.listed().for_each_from(next_chid_, [&](uint32_t chid) {
+    if (!schedulable(chid) || !has_work(chid)) return true;
     next_chid_ = (chid + 1) % regs::NUM_CHANNELS;
     ChannelSlot& s = channels_[chid];
-    Pick p{chid, s.epoch, std::move(s.engine_result)};
+    picked = Pick{chid, s.epoch, std::move(s.engine_result)};
     s.engine_result.reset();
-    return p;
-  }
-  return std::nullopt;
+    return false;
+  });
+  return picked;
 }
 
 void Pfifo::drop_stale_runs() {
-  for (uint32_t chid = 0; chid < regs::NUM_CHANNELS; ++chid) {
+  loaded_runs_.for_each_from(0, [&](uint32_t chid) {
     const ChannelSlot& s = channels_[chid];
     ChannelRun& r = runs_[chid];
-    if (r.epoch != s.epoch && r.loaded && !s.engine_outstanding) runs_[chid] = ChannelRun{};
-  }
+    if (r.epoch != s.epoch && r.loaded && !s.engine_outstanding) r = ChannelRun{};
+    if (!r.loaded) loaded_runs_.reset(chid);
+    return true;
+  });
 }
 
 void Pfifo::service(Pick p) {
@@ -174,6 +179,8 @@ void Pfifo::service(Pick p) {
       chan_inst = channels_[p.chid].inst;
     }
     if (auto r = load(p.chid, chan_inst, run); !r) return fail(p.chid, p.epoch, r.error());
+    std::lock_guard l(d_.mutex);
+    loaded_runs_.set(p.chid);
   }
   if (p.engine_result) {
     LaunchTrace::mark(LaunchPhase::result_seen);

@@ -180,6 +180,7 @@ class Pfifo {
   Deps d_;
   ChannelTable channels_;
   std::array<ChannelRun, regs::NUM_CHANNELS> runs_;
+  regs::ChannelBits loaded_runs_;  // runs_ that may be loaded (lock held): what drop_stale_runs looks at
 
   // Registers (lock held).
   uint32_t intr_ = 0;  // latched bits: ChanTableError, Runlist

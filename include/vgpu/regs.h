@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 
 #include "vgpu/bits.h"
@@ -53,7 +54,22 @@ constexpr uint32_t channel_bit(uint32_t chid) { return 1u << (chid % 32); }
 struct ChannelBits {
   std::array<uint32_t, CHANNEL_WORDS> words{};
   constexpr void set(uint32_t chid) { words[channel_word(chid)] |= channel_bit(chid); }
+  constexpr void reset(uint32_t chid) { words[channel_word(chid)] &= ~channel_bit(chid); }
   constexpr bool test(uint32_t chid) const { return (words[channel_word(chid)] & channel_bit(chid)) != 0; }
+  // The set channels in round-robin order from `start` (which wraps to
+  // 0 past the last channel), until fn(chid) returns false.
+  template <class Fn>
+  constexpr void for_each_from(uint32_t start, Fn fn) const {
+    start %= NUM_CHANNELS;
+    for (uint32_t n = 0; n <= CHANNEL_WORDS; ++n) {
+      const uint32_t w = (channel_word(start) + n) % CHANNEL_WORDS;
+      uint32_t bits = words[w];
+      if (n == 0) bits &= ~(channel_bit(start) - 1);                       // at or after start
+      if (n == CHANNEL_WORDS) bits = words[w] & (channel_bit(start) - 1);  // wrapped: before start
+      for (; bits; bits &= bits - 1)
+        if (!fn(w * 32 + static_cast<uint32_t>(std::countr_zero(bits)))) return;
+    }
+  }
   constexpr bool any() const {
     for (uint32_t w : words)
       if (w) return true;
