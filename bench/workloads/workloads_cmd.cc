@@ -218,7 +218,7 @@ void usage() {
                "  --turn-ms: a VM's turn on the GPU in fv modes (0: a turn runs up to GP_PUT, and\n"
                "    the mediator passes each doorbell on at once instead of one GPFIFO entry at a time).\n"
                "  --ring-ahead: fv modes, bounded turns: a doorbell during a VM's turn rings the next\n"
-               "    entry behind the one on the GPU (yes) or waits for its end (no, the default).\n";
+               "    entry behind the one on the GPU (yes, the default) or waits for its end (no).\n";
 }
 
 }  // namespace
