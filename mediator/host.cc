@@ -359,8 +359,9 @@ void Host::rung_in_turn(uint32_t vgpu_id, uint32_t gchid) {
 
 // The turn of the submission in flight is this channel's, nothing decided
 // to end it, its slice has time (counted from the dispatch, before its
-// first piece started) and no other VM waits: ring the next entry now. A VM that arrives after this waits for
-// that entry too: the bound on its wait grows by one entry (docs/scheduler.md).
+// first piece started) and no other VM waits: ring the next entry now. A
+// VM that arrives after this waits for that entry too: the bound on its
+// wait grows by one entry (docs/scheduler.md).
 void Host::ring_ahead(uint32_t vgpu_id, uint32_t gchid) {
   if (!config_.ring_ahead || !turns_.bounded()) return;
   const auto flight = dispatcher_->in_flight();

@@ -205,7 +205,7 @@ bool ShadowChannels::ring_ahead(uint32_t c) {
   const Channel& ch = channels_[c];
   if (!ch.in_turn || !ch.bound) return false;
   const uint32_t entries = ch.guest.ring_entries();
-  const uint32_t gp_get = env_.vram.read32(env_.physical.userd(pchid(c)) + regs::userd::GP_GET);
+  const uint32_t gp_get = physical_gp_get(c);
   if (gp_get >= entries || ch.physical_put >= entries) return false;
   // One entry on the GPU, or none when its end is not handled yet (the
   // host's piece_ran then finds this one pending); two: one is already ahead.
@@ -219,7 +219,11 @@ bool ShadowChannels::ring_ahead(uint32_t c) {
 bool ShadowChannels::piece_pending(uint32_t c) const {
   if (c >= count()) return false;
   const Channel& ch = channels_[c];
-  return ch.bound && env_.vram.read32(env_.physical.userd(pchid(c)) + regs::userd::GP_GET) != ch.physical_put;
+  return ch.bound && physical_gp_get(c) != ch.physical_put;
+}
+
+uint32_t ShadowChannels::physical_gp_get(uint32_t c) const {
+  return env_.vram.read32(env_.physical.userd(pchid(c)) + regs::userd::GP_GET);
 }
 
 bool ShadowChannels::in_turn_of(uint32_t c, uint64_t seq) const {

@@ -154,6 +154,9 @@ class ShadowChannels {
   };
 
   uint32_t pchid(uint32_t c) const { return pchid_base_ + c; }
+  // GP_GET of the physical channel, in its USERD page (advanced as each
+  // entry ends).
+  uint32_t physical_gp_get(uint32_t c) const;
   bool check_index(uint32_t c, const char* reg);
   void bind(uint32_t c, uint64_t guest_inst);
   void unbind(uint32_t c);
