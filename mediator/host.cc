@@ -392,9 +392,9 @@ TurnCounts Host::turn_counts() const {
 void Host::end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns,
                     std::atomic<uint64_t>* why) {
   if (!dispatcher_->complete_if(m, start_ns, end_ns)) {
-    // That turn ended meanwhile (a dispatch that found the channel's piece
-    // still on the GPU ends its turn at once): this piece's end is the one
-    // that requeues what the channel has left, or nothing would.
+    // That turn was ended meanwhile by another path (the watchdog, an
+    // unbind): this end is the one that requeues what the channel has
+    // left, or nothing would.
     if (std::shared_ptr<Vgpu> v = find(m.vm)) v->piece_done(m.channel);
     return;
   }

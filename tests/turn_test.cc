@@ -355,8 +355,9 @@ AheadCounts fill_behind_a_spin(TwoVms& t, uint64_t spin_ns, const std::function<
   return {t.tb->vgpu(0)->counters().rung_ahead - ahead, t.tb->host()->turn_counts().started - started};
 }
 
-// Ringing ahead is off by default (mediator/host.h); these tests turn it on.
-// A turn of AHEAD_TURN_NS outlasts the spin and the fill by far.
+// These tests set ringing ahead on or off themselves, whatever the default
+// (mediator/host.h). A turn of AHEAD_TURN_NS outlasts the spin and the
+// fill by far.
 constexpr uint64_t AHEAD_TURN_NS = 1'000'000'000;
 TwoVms ringing_ahead_vms(uint64_t turn_ns = AHEAD_TURN_NS, bool on = true) {
   testbed::TestbedConfig tc = two_vm_config(turn_ns);
