@@ -25,6 +25,25 @@ inline void cpu_relax() {
 #endif
 }
 
+// Between two looks of a poll for another thread's hand-over that began
+// at `start`: a CPU pause for its first PAUSE_WINDOW where the host has
+// cores to spare (a yield costs 0.3 us on the GPU machine's 16-core host,
+// more than a hand-over between two spinning cores: docs/cuda.md,
+// "Hand-overs"), else a yield (with fewer cores than busy threads, the
+// thread polled for may need this one).
+inline constexpr unsigned SPARE_CORES = 8;
+inline constexpr std::chrono::nanoseconds PAUSE_WINDOW{20'000};
+inline bool cores_to_spare() {
+  static const bool spare = std::thread::hardware_concurrency() >= SPARE_CORES;
+  return spare;
+}
+inline void relax_poll(std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point now) {
+  if (cores_to_spare() && now - start < PAUSE_WINDOW)
+    cpu_relax();
+  else
+    std::this_thread::yield();
+}
+
 // Lock is a std::unique_lock (not yet owning its mutex).
 template <typename Lock>
 void lock_spinning(Lock& l) {

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "common/launch_trace.h"
+#include "common/spin_lock.h"
 
 namespace vgpu::gpu {
 
@@ -74,9 +75,11 @@ void EngineThread::loop() {
   for (;;) {
     if (idle_spin_ns_ != 0 && !stop_ && queue_.empty()) {
       l.unlock();
-      const auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(idle_spin_ns_);
-      while (queued_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until)
-        std::this_thread::yield();
+      const auto start = std::chrono::steady_clock::now();
+      const auto until = start + std::chrono::nanoseconds(idle_spin_ns_);
+      for (auto now = start; queued_.load(std::memory_order_acquire) == 0 && now < until;
+           now = std::chrono::steady_clock::now())
+        relax_poll(start, now);
       l.lock();
     }
     cv_.wait(l, [this] { return stop_ || !queue_.empty(); });
