@@ -210,7 +210,7 @@ MethodOutcome ComputeObject::launch(ComputeObject& self, ChannelContext& ctx, ui
                      kernel_cost_ns(e.cost, launch) <= e.cost.launch_ns + BRIEF_WORK_NS;
   return std::optional<EngineWork>{EngineWork{
       .engine = EngineId::compute,
-      .run = [e, launch, mthd]() mutable { return run_kernel(e, launch, mthd); },
+      .run = [e = std::move(e), launch = std::move(launch), mthd]() mutable { return run_kernel(e, launch, mthd); },
       .brief = brief,
   }};
 }
