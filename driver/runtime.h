@@ -43,8 +43,12 @@ struct DeviceOptions {
   uint64_t inst_heap_bytes = 16 * MiB;
   // upload/download of at most this many bytes go through a BAR1 mapping
   // of the buffer itself; larger ones through the copy engine and the
-  // context's staging buffer, staging_bytes at a time.
-  uint64_t direct_transfer_max = 1 * MiB;
+  // context's staging buffer, staging_bytes at a time. The mapping stays,
+  // and a page a CPU can reach through a BAR moves between host and GPU
+  // on every launch that uses it where the GPU keeps a copy of VRAM
+  // (docs/cuda.md, "Pages a BAR maps directly"): so only small buffers
+  // take it (docs/runtime.md, "Transfers").
+  uint64_t direct_transfer_max = 64 * KiB;
   uint64_t staging_bytes = 1 * MiB;
   uint64_t timeout_ns = 10'000'000'000;  // default for waits
   // On a port with interrupts, a fence wait polls at most this long before

@@ -107,7 +107,7 @@ Status bandwidth(uint64_t bytes, bool expect_direct) {
   return {};
 }
 
-Status wl_bandwidth_bar1_1mib() { return bandwidth(1 * MiB, true); }
+Status wl_bandwidth_bar1_64kib() { return bandwidth(64 * KiB, true); }
 Status wl_bandwidth_ce_4mib() { return bandwidth(4 * MiB, false); }
 
 // LOOP: 20 spins of 5 ms queued back to back, then one synchronize; the
@@ -215,7 +215,7 @@ Status bench_spin_stream() {
 constexpr TestCase TESTS[] = {
     {"wl_sgemm_256", Group::workload, wl_sgemm_256},
     {"wl_conv2d_small", Group::workload, wl_conv2d_small},
-    {"wl_bandwidth_bar1_1mib", Group::workload, wl_bandwidth_bar1_1mib},
+    {"wl_bandwidth_bar1_64kib", Group::workload, wl_bandwidth_bar1_64kib},
     {"wl_bandwidth_ce_4mib", Group::workload, wl_bandwidth_ce_4mib},
     {"wl_loop_spins", Group::workload, wl_loop_spins},
     {"wl_launch_latency", Group::workload, wl_launch_latency},
