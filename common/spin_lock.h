@@ -9,6 +9,8 @@
 // hand-overs try the lock for up to LOCK_SPIN first, then block as usual.
 #pragma once
 
+#include <sched.h>
+
 #include <chrono>
 #include <thread>
 
@@ -26,15 +28,23 @@ inline void cpu_relax() {
 }
 
 // Between two looks of a poll for another thread's hand-over that began
-// at `start`: a CPU pause for its first PAUSE_WINDOW where the host has
-// cores to spare (a yield costs 0.3 us on the GPU machine's 16-core host,
-// more than a hand-over between two spinning cores: docs/cuda.md,
+// at `start`: a CPU pause for its first PAUSE_WINDOW where the process has
+// cores to spare (a yield costs 0.3 us on the GPU machine's host, more
+// than a hand-over between two spinning cores: docs/cuda.md,
 // "Hand-overs"), else a yield (with fewer cores than busy threads, the
-// thread polled for may need this one).
-inline constexpr unsigned SPARE_CORES = 8;
+// thread polled for may need this one). A launch's hand-overs have up to
+// SPARE_CORES pollers at once (the guest's thread, the mediator's, PFIFO,
+// two engines and a spare); the cores counted are those the process may
+// run on (its affinity, e.g. under taskset), not the machine's.
+inline constexpr unsigned SPARE_CORES = 6;
 inline constexpr std::chrono::nanoseconds PAUSE_WINDOW{20'000};
 inline bool cores_to_spare() {
-  static const bool spare = std::thread::hardware_concurrency() >= SPARE_CORES;
+  static const bool spare = [] {
+    cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return false;
+    return static_cast<unsigned>(CPU_COUNT(&allowed)) >= SPARE_CORES;
+  }();
   return spare;
 }
 inline void relax_poll(std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point now) {
