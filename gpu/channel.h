@@ -26,8 +26,7 @@ struct ChannelSlot {
   uint32_t error_addr_lo = 0;
   uint32_t error_addr_hi = 0;
   // Scheduling.
-  uint64_t epoch = 0;  // bumped on bind and reset: the run state must be reloaded
-  bool in_runlist = false;
+  uint64_t epoch = 0;    // bumped on bind and reset: the run state must be reloaded
   bool stopped = false;  // stopped by an error until rebound
   // Mirrors of the run state, for CHAN_STATE and wait_idle.
   bool acquire_pending = false;

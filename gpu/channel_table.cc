@@ -31,18 +31,14 @@ uint32_t ChannelTable::state(uint32_t chid) const {
 }
 
 void ChannelTable::set_runlist(const std::vector<uint32_t>& chids) {
-  for (ChannelSlot& s : slots_) s.in_runlist = false;
   listed_.clear();
-  for (uint32_t c : chids) {
-    if (c >= slots_.size()) continue;
-    slots_[c].in_runlist = true;
-    listed_.set(c);
-  }
+  for (uint32_t c : chids)
+    if (c < slots_.size()) listed_.set(c);
 }
 
 bool ChannelTable::ready(uint32_t chid) const {
   const ChannelSlot& s = slots_[chid];
-  return ChanInstValid::get(s.inst) && ChanStateRunnable::get(s.state) && s.in_runlist && !s.stopped &&
+  return ChanInstValid::get(s.inst) && ChanStateRunnable::get(s.state) && listed_.test(chid) && !s.stopped &&
          !(s.engine_outstanding && !s.engine_result);
 }
 

@@ -55,7 +55,7 @@ class ChannelTable {
 
  private:
   std::array<ChannelSlot, regs::NUM_CHANNELS> slots_;
-  regs::ChannelBits listed_;  // slots_[c].in_runlist, as a set
+  regs::ChannelBits listed_;  // the channels in the last runlist submitted
   regs::ChannelBits chan_error_pending_;
   regs::ChannelBits nonstall_pending_;
 };

@@ -53,7 +53,8 @@ TEST(ChannelTable, TheListedSetFollowsTheRunlistInRoundRobinOrder) {
   EXPECT_EQ(walk(33, 10), (std::vector<uint32_t>{100, 127, 5, 31, 32}));
   EXPECT_EQ(walk(128, 10), walk(0, 10)) << "past the last channel is channel 0";
   EXPECT_EQ(walk(101, 2), (std::vector<uint32_t>{127, 5})) << "stops when told";
-  for (uint32_t c = 0; c < regs::NUM_CHANNELS; ++c) EXPECT_EQ(t.listed().test(c), t[c].in_runlist) << "channel " << c;
+  for (uint32_t c = 0; c < regs::NUM_CHANNELS; ++c)
+    EXPECT_EQ(t.listed().test(c), c == 5 || c == 31 || c == 32 || c == 100 || c == 127) << "channel " << c;
   t.set_runlist({7});
   EXPECT_EQ(walk(9, 10), (std::vector<uint32_t>{7}));
   t.reset();
