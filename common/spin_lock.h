@@ -54,6 +54,13 @@ inline void relax_poll(std::chrono::steady_clock::time_point start, std::chrono:
     std::this_thread::yield();
 }
 
+// Polls done() from `start` until it is true or `until` has passed, with
+// relax_poll between looks.
+template <typename Done>
+void spin_until(Done done, std::chrono::steady_clock::time_point start, std::chrono::steady_clock::time_point until) {
+  for (auto now = start; !done() && now < until; now = std::chrono::steady_clock::now()) relax_poll(start, now);
+}
+
 // Lock is a std::unique_lock (not yet owning its mutex).
 template <typename Lock>
 void lock_spinning(Lock& l) {

@@ -76,10 +76,8 @@ void EngineThread::loop() {
     if (idle_spin_ns_ != 0 && !stop_ && queue_.empty()) {
       l.unlock();
       const auto start = std::chrono::steady_clock::now();
-      const auto until = start + std::chrono::nanoseconds(idle_spin_ns_);
-      for (auto now = start; queued_.load(std::memory_order_acquire) == 0 && now < until;
-           now = std::chrono::steady_clock::now())
-        relax_poll(start, now);
+      spin_until([this] { return queued_.load(std::memory_order_acquire) != 0; }, start,
+                 start + std::chrono::nanoseconds(idle_spin_ns_));
       l.lock();
     }
     cv_.wait(l, [this] { return stop_ || !queue_.empty(); });

@@ -102,9 +102,7 @@ void Pfifo::loop() {
     if (!kick_ && (device_busy || (last_idle_ns_ <= IDLE_POLL_NS && engines_idle()))) {
       l.unlock();
       const auto until = idle_since + std::chrono::nanoseconds(device_busy ? DEVICE_POLL_NS : IDLE_POLL_NS);
-      for (auto now = idle_since; !kick_.load(std::memory_order_acquire) && now < until;
-           now = std::chrono::steady_clock::now())
-        relax_poll(idle_since, now);
+      spin_until([this] { return kick_.load(std::memory_order_acquire); }, idle_since, until);
       lock_spinning(l);  // a kick's sender may still hold it
     }
     if (!kick_) cv_.wait_for(l, std::chrono::nanoseconds(POLL_NS));
