@@ -90,7 +90,8 @@ const char* ComputeObject::method_name(uint32_t mthd) {
 }
 
 MethodOutcome ComputeObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t data) {
-  return dispatch_method(methods(), *this, ctx, mthd, data);
+  static const MethodIndex<ComputeObject> INDEX(methods());
+  return dispatch_method(INDEX, *this, ctx, mthd, data);
 }
 
 std::optional<MethodOutcome> ComputeObject::method_words(ChannelContext& ctx, uint32_t mthd,

@@ -49,6 +49,7 @@ class ComputeObject final : public ClassObject {
 
   uint32_t class_id() const override { return cls::COMPUTE; }
   [[nodiscard]] MethodOutcome method(ChannelContext& ctx, uint32_t mthd, uint32_t data) override;
+  bool may_start_work(uint32_t mthd) const override { return mthd == cls::compute::LAUNCH; }
   // LOAD_CONSTANT_BUFFER's words in one write when they all fit the
   // buffer and lie on one small page (so a fault is the first word's).
   [[nodiscard]] std::optional<MethodOutcome> method_words(ChannelContext& ctx, uint32_t mthd,
@@ -57,11 +58,11 @@ class ComputeObject final : public ClassObject {
   const State& state() const { return state_; }
   // Name of a method of this class; nullptr for one it does not have.
   static const char* method_name(uint32_t mthd);
-
- private:
+  // The class's method table (method_table.h).
   using Record = MethodRecord<ComputeObject>;
   static std::span<const Record> methods();
 
+ private:
   template <uint32_t State::*Reg>
   static MethodOutcome store(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
   static MethodOutcome ignore(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);

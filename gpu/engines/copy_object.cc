@@ -82,7 +82,8 @@ const char* CopyObject::method_name(uint32_t mthd) {
 }
 
 MethodOutcome CopyObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t data) {
-  return dispatch_method(methods(), *this, ctx, mthd, data);
+  static const MethodIndex<CopyObject> INDEX(methods());
+  return dispatch_method(INDEX, *this, ctx, mthd, data);
 }
 
 template <uint32_t CopyObject::State::*Reg>

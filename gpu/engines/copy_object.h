@@ -34,15 +34,16 @@ class CopyObject final : public ClassObject {
 
   uint32_t class_id() const override { return cls::DMA_COPY; }
   [[nodiscard]] MethodOutcome method(ChannelContext& ctx, uint32_t mthd, uint32_t data) override;
+  bool may_start_work(uint32_t mthd) const override { return mthd == cls::copy::LAUNCH_DMA; }
 
   const State& state() const { return state_; }
   // Name of a method of this class; nullptr for one it does not have.
   static const char* method_name(uint32_t mthd);
-
- private:
+  // The class's method table (method_table.h).
   using Record = MethodRecord<CopyObject>;
   static std::span<const Record> methods();
 
+ private:
   template <uint32_t State::*Reg>
   static MethodOutcome store(CopyObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
   static MethodOutcome nop(CopyObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);

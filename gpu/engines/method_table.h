@@ -10,6 +10,7 @@
 #include <expected>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "gpu/engines/class_object.h"
 
@@ -36,11 +37,42 @@ const MethodRecord<Object>* find_method(std::span<const MethodRecord<Object>> ta
   return it == table.end() ? nullptr : &*it;
 }
 
+// A table's records by method word: one lookup per method instead of a
+// walk of the table (a launch is a dozen methods, and the walk was a fifth
+// of PFIFO's instructions per launch; docs/cuda.md, "Hand-overs").
+template <typename Object>
+class MethodIndex {
+ public:
+  explicit MethodIndex(std::span<const MethodRecord<Object>> table) : table_(table) {
+    if (table.empty()) return;
+    first_ = std::ranges::min(table, {}, &MethodRecord<Object>::offset).offset;
+    uint32_t end = first_;
+    for (const MethodRecord<Object>& r : table)
+      end = std::max(end, r.offset + r.words * static_cast<uint32_t>(sizeof(uint32_t)));
+    slot_.assign((end - first_) / sizeof(uint32_t), NONE);
+    for (size_t i = table.size(); i-- > 0;)  // the first record covering a word wins, as in find_method
+      for (uint32_t w = 0; w < table[i].words; ++w)
+        slot_[(table[i].offset - first_) / sizeof(uint32_t) + w] = static_cast<uint16_t>(i);
+  }
+  const MethodRecord<Object>* find(uint32_t mthd) const {
+    if (mthd % sizeof(uint32_t) != 0 || mthd < first_) return nullptr;
+    const uint32_t word = (mthd - first_) / static_cast<uint32_t>(sizeof(uint32_t));
+    if (word >= slot_.size() || slot_[word] == NONE) return nullptr;
+    return &table_[slot_[word]];
+  }
+
+ private:
+  static constexpr uint16_t NONE = UINT16_MAX;
+  std::span<const MethodRecord<Object>> table_;
+  uint32_t first_ = 0;          // byte address of the table's lowest method
+  std::vector<uint16_t> slot_;  // per method word from first_: its record, or NONE
+};
+
 // Deliver one method through a table; a method the table lacks is illegal.
 template <typename Object>
-MethodOutcome dispatch_method(std::span<const MethodRecord<Object>> table, Object& object, ChannelContext& ctx,
-                              uint32_t mthd, uint32_t data) {
-  const MethodRecord<Object>* record = find_method(table, mthd);
+MethodOutcome dispatch_method(const MethodIndex<Object>& index, Object& object, ChannelContext& ctx, uint32_t mthd,
+                              uint32_t data) {
+  const MethodRecord<Object>* record = index.find(mthd);
   if (record == nullptr)
     return std::unexpected(ChannelFault{.code = regs::ChannelError::illegal_method, .method = mthd});
   return record->handler(object, ctx, mthd, data);

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "gpu/engines/method_table.h"
+
+#include <gtest/gtest.h>
+
+#include "gpu/engines/compute_object.h"
+#include "gpu/engines/copy_object.h"
+
+namespace vgpu::gpu {
+namespace {
+
+// Every method word, aligned or not, inside and around the table: the
+// index names the record the table's own walk finds, or none.
+template <typename Object>
+void index_agrees_with_the_walk() {
+  const auto table = Object::methods();
+  const MethodIndex<Object> index(table);
+  uint32_t end = 0;
+  for (const auto& r : table) end = std::max(end, r.offset + r.words * 4);
+  size_t found = 0;
+  for (uint32_t mthd = 0; mthd < end + 64; ++mthd) {
+    const auto* walked = find_method(table, mthd);
+    ASSERT_EQ(index.find(mthd), walked) << "method " << mthd;
+    found += walked != nullptr;
+  }
+  size_t words = 0;
+  for (const auto& r : table) words += r.words;
+  EXPECT_EQ(found, words);
+  EXPECT_EQ(index.find(~uint32_t{0} & ~3u), nullptr);
+}
+
+TEST(MethodIndex, ComputeTableAgreesWithItsWalk) { index_agrees_with_the_walk<ComputeObject>(); }
+TEST(MethodIndex, CopyTableAgreesWithItsWalk) { index_agrees_with_the_walk<CopyObject>(); }
+
+TEST(MethodIndex, EmptyTableFindsNothing) {
+  const MethodIndex<CopyObject> index(std::span<const MethodRecord<CopyObject>>{});
+  EXPECT_EQ(index.find(0), nullptr);
+  EXPECT_EQ(index.find(0x100), nullptr);
+}
+
+}  // namespace
+}  // namespace vgpu::gpu
