@@ -203,7 +203,9 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   run.ctx->engine_budget_ns = *budget;
   run.ctx->slice_blocks = pfifo::ChanSliceBlocks::get(chan_slice_[chid].load());
   run.released_early.reset();
-  run.ctx->following_release = d_.device && d_.device->fences ? release_after(chid, run) : std::nullopt;
+  run.ctx->following_release = d_.device && d_.device->fences && object->may_start_work(method)
+                                   ? release_after(chid, run)
+                                   : std::nullopt;
   run.following = run.ctx->following_release;
   auto outcome = object->method(*run.ctx, method, data);
   run.ctx->following_release.reset();

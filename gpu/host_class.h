@@ -19,7 +19,7 @@ namespace vgpu::gpu {
 struct HostCall {
   ChannelRun& run;
   Vram& vram;
-  std::function<void(uint64_t pdb)> tlb_invalidate;
+  const std::function<void(uint64_t pdb)>& tlb_invalidate;  // PFIFO's, outliving the call
   uint32_t subch;
   uint32_t method;
   uint32_t data;

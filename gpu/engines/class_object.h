@@ -122,6 +122,9 @@ class ClassObject {
                                                                   std::span<const uint32_t> /*data*/) {
     return std::nullopt;
   }
+  // Whether the method may return engine work: PFIFO looks for the fence
+  // that follows such a method only (ChannelContext::following_release).
+  virtual bool may_start_work(uint32_t /*mthd*/) const { return true; }
 };
 
 // Factories; nullptr for a class the device does not have.
