@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Contexts: address space, channel, buffers, transfers, fences.
+#include <array>
 #include <cstring>
 
 #include "common/launch_trace.h"
@@ -362,10 +363,10 @@ Result<Fence> Context::launch(cls::Kernel kernel, std::span<const std::byte> arg
   if (args.size() > ARG_CB_BYTES || args.size() % 4)
     return fail(Errc::invalid_argument,
                 msg("kernel {}: {} argument bytes", static_cast<uint32_t>(kernel), args.size()));
-  std::vector<uint32_t> words(args.size() / 4);
+  std::array<uint32_t, ARG_CB_BYTES / 4> words;
   std::memcpy(words.data(), args.data(), args.size());
   PushBuffer pb;
-  emit_launch(pb, kernel, consts_va_ + ARG_CB_OFFSET, words, shape);
+  emit_launch(pb, kernel, consts_va_ + ARG_CB_OFFSET, std::span(words).first(args.size() / 4), shape);
   return submit(pb);
 }
 

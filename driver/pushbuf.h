@@ -22,6 +22,11 @@ inline constexpr unsigned COPY = 4;  // nouveau and mesa use 4 for copy
 
 class PushBuffer {
  public:
+  // Room for a launch and its fence at once: growing word by word cost a
+  // launch half a dozen allocations.
+  static constexpr size_t RESERVED_WORDS = 128;
+  PushBuffer() { words_.reserve(RESERVED_WORDS); }
+
   // Incrementing: data[i] goes to method + 4 i.
   PushBuffer& inc(unsigned sc, uint32_t method, std::span<const uint32_t> data);
   PushBuffer& inc(unsigned sc, uint32_t method, std::initializer_list<uint32_t> data) {
