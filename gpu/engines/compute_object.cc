@@ -59,7 +59,7 @@ std::span<const ComputeObject::Record> ComputeObject::methods() {
       {"SET_CTA_REGISTER_COUNT", SET_CTA_REGISTER_COUNT, 1, &ignore},
       {"SET_L1_CONFIGURATION", SET_L1_CONFIGURATION, 1, &ignore},
       {"WAIT_REF_COUNT", WAIT_REF_COUNT, 1, &ignore},
-      {"LAUNCH", LAUNCH, 1, &launch},
+      {"LAUNCH", LAUNCH, 1, &launch, true},
       {"SET_LAUNCH_ID", SET_LAUNCH_ID, 1, &ignore},
       {"SET_CTA_THREAD_DIMENSION_A", SET_CTA_THREAD_DIMENSION_A, 1, &thread_dim_a},
       {"SET_CTA_THREAD_DIMENSION_B", SET_CTA_THREAD_DIMENSION_B, 1, &thread_dim_b},
@@ -84,14 +84,18 @@ std::span<const ComputeObject::Record> ComputeObject::methods() {
   return TABLE;
 }
 
+const MethodIndex<ComputeObject>& ComputeObject::index() {
+  static const MethodIndex<ComputeObject> INDEX(methods());
+  return INDEX;
+}
+
 const char* ComputeObject::method_name(uint32_t mthd) {
-  const Record* r = find_method(methods(), mthd);
+  const Record* r = index().find(mthd);
   return r == nullptr ? nullptr : r->name;
 }
 
 MethodOutcome ComputeObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t data) {
-  static const MethodIndex<ComputeObject> INDEX(methods());
-  return dispatch_method(INDEX, *this, ctx, mthd, data);
+  return dispatch_method(index(), *this, ctx, mthd, data);
 }
 
 std::optional<MethodOutcome> ComputeObject::method_words(ChannelContext& ctx, uint32_t mthd,

@@ -49,7 +49,7 @@ class ComputeObject final : public ClassObject {
 
   uint32_t class_id() const override { return cls::COMPUTE; }
   [[nodiscard]] MethodOutcome method(ChannelContext& ctx, uint32_t mthd, uint32_t data) override;
-  bool may_start_work(uint32_t mthd) const override { return mthd == cls::compute::LAUNCH; }
+  bool may_start_work(uint32_t mthd) const override { return index().starts_work(mthd); }
   // LOAD_CONSTANT_BUFFER's words in one write when they all fit the
   // buffer and lie on one small page (so a fault is the first word's).
   [[nodiscard]] std::optional<MethodOutcome> method_words(ChannelContext& ctx, uint32_t mthd,
@@ -61,6 +61,8 @@ class ComputeObject final : public ClassObject {
   // The class's method table (method_table.h).
   using Record = MethodRecord<ComputeObject>;
   static std::span<const Record> methods();
+  // The table indexed by method word (one per class, made on first use).
+  static const MethodIndex<ComputeObject>& index();
 
  private:
   template <uint32_t State::*Reg>

@@ -63,7 +63,7 @@ std::span<const CopyObject::Record> CopyObject::methods() {
       {"SET_SEMAPHORE_B", SET_SEMAPHORE_B, 1, &store<&State::semaphore_b>},
       {"SET_SEMAPHORE_PAYLOAD", SET_SEMAPHORE_PAYLOAD, 1, &store<&State::semaphore_payload>},
       {"ADDRESSING_MODE", ADDRESSING_MODE, 1, &store<&State::addressing_mode>},
-      {"LAUNCH_DMA", LAUNCH_DMA, 1, &launch_dma},
+      {"LAUNCH_DMA", LAUNCH_DMA, 1, &launch_dma, true},
       {"OFFSET_IN_UPPER", OFFSET_IN_UPPER, 1, &store<&State::offset_in_upper>},
       {"OFFSET_IN_LOWER", OFFSET_IN_LOWER, 1, &store<&State::offset_in_lower>},
       {"OFFSET_OUT_UPPER", OFFSET_OUT_UPPER, 1, &store<&State::offset_out_upper>},
@@ -76,14 +76,18 @@ std::span<const CopyObject::Record> CopyObject::methods() {
   return TABLE;
 }
 
+const MethodIndex<CopyObject>& CopyObject::index() {
+  static const MethodIndex<CopyObject> INDEX(methods());
+  return INDEX;
+}
+
 const char* CopyObject::method_name(uint32_t mthd) {
-  const Record* r = find_method(methods(), mthd);
+  const Record* r = index().find(mthd);
   return r == nullptr ? nullptr : r->name;
 }
 
 MethodOutcome CopyObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t data) {
-  static const MethodIndex<CopyObject> INDEX(methods());
-  return dispatch_method(INDEX, *this, ctx, mthd, data);
+  return dispatch_method(index(), *this, ctx, mthd, data);
 }
 
 template <uint32_t CopyObject::State::*Reg>

@@ -34,7 +34,7 @@ class CopyObject final : public ClassObject {
 
   uint32_t class_id() const override { return cls::DMA_COPY; }
   [[nodiscard]] MethodOutcome method(ChannelContext& ctx, uint32_t mthd, uint32_t data) override;
-  bool may_start_work(uint32_t mthd) const override { return mthd == cls::copy::LAUNCH_DMA; }
+  bool may_start_work(uint32_t mthd) const override { return index().starts_work(mthd); }
 
   const State& state() const { return state_; }
   // Name of a method of this class; nullptr for one it does not have.
@@ -42,6 +42,8 @@ class CopyObject final : public ClassObject {
   // The class's method table (method_table.h).
   using Record = MethodRecord<CopyObject>;
   static std::span<const Record> methods();
+  // The table indexed by method word (one per class, made on first use).
+  static const MethodIndex<CopyObject>& index();
 
  private:
   template <uint32_t State::*Reg>

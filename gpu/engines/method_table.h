@@ -23,6 +23,7 @@ struct MethodRecord {
   uint32_t offset;  // byte address of the first word
   uint32_t words;   // 1, or the length of a method array (LOAD_CONSTANT_BUFFER)
   Handler handler;
+  bool starts_work = false;  // the handler may return engine work (LAUNCH, LAUNCH_DMA)
 
   constexpr bool covers(uint32_t mthd) const {
     return mthd >= offset && mthd - offset < words * sizeof(uint32_t) && (mthd - offset) % sizeof(uint32_t) == 0;
@@ -31,11 +32,6 @@ struct MethodRecord {
   constexpr uint32_t index(uint32_t mthd) const { return (mthd - offset) / static_cast<uint32_t>(sizeof(uint32_t)); }
 };
 
-template <typename Object>
-const MethodRecord<Object>* find_method(std::span<const MethodRecord<Object>> table, uint32_t mthd) {
-  auto it = std::ranges::find_if(table, [mthd](const MethodRecord<Object>& r) { return r.covers(mthd); });
-  return it == table.end() ? nullptr : &*it;
-}
 
 // A table's records by method word: one lookup per method instead of a
 // walk of the table (a launch is a dozen methods, and the walk was a fifth
@@ -50,7 +46,7 @@ class MethodIndex {
     for (const MethodRecord<Object>& r : table)
       end = std::max(end, r.offset + r.words * static_cast<uint32_t>(sizeof(uint32_t)));
     slot_.assign((end - first_) / sizeof(uint32_t), NONE);
-    for (size_t i = table.size(); i-- > 0;)  // the first record covering a word wins, as in find_method
+    for (size_t i = table.size(); i-- > 0;)  // the first record covering a word wins
       for (uint32_t w = 0; w < table[i].words; ++w)
         slot_[(table[i].offset - first_) / sizeof(uint32_t) + w] = static_cast<uint16_t>(i);
   }
@@ -59,6 +55,11 @@ class MethodIndex {
     const uint32_t word = (mthd - first_) / static_cast<uint32_t>(sizeof(uint32_t));
     if (word >= slot_.size() || slot_[word] == NONE) return nullptr;
     return &table_[slot_[word]];
+  }
+  // Whether the method's handler may return engine work.
+  bool starts_work(uint32_t mthd) const {
+    const MethodRecord<Object>* r = find(mthd);
+    return r != nullptr && r->starts_work;
   }
 
  private:
