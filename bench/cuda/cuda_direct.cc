@@ -4,9 +4,17 @@
 // cuDNN conv2d, the CUDA mriq and fill kernels), operands resident in
 // device memory, each run timed from its launch to its stream's
 // synchronize (what the workload suite times as launch to fence). The
-// denominator (a) of scripts/bench-cuda.
-//   cuda-direct [--runs N] [--json FILE]
+// denominator (a) of scripts/bench-cuda. call_us is the host time of the
+// launch call alone. --gap-us spins that long between runs and --evict-kb
+// writes that much memory between runs: a host that did other work between
+// two launches, as a virtualized launch path does (docs/benchmarks.md).
+// --handover launches and synchronizes each run on a second thread that
+// polls for it, as the cuda back end's engine thread does.
+//   cuda-direct [--runs N] [--json FILE] [--gap-us N] [--evict-kb N] [--handover]
+#include <immintrin.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -14,6 +22,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu/device/cuda_engine.h"
@@ -30,7 +39,26 @@ struct Result {
   std::string name, what;
   uint32_t runs;
   double median_us;
+  double call_us;  // the launch call alone
 };
+
+constexpr size_t CACHE_LINE = 64;
+
+// What runs between two timed runs (none by default): a spin of gap_us and
+// one write to each cache line of `evict`.
+struct Between {
+  uint32_t gap_us = 0;
+  std::vector<uint8_t> evict;
+  void operator()() {
+    for (size_t i = 0; i < evict.size(); i += CACHE_LINE) evict[i] = static_cast<uint8_t>(evict[i] + 1);
+    if (gap_us == 0) return;
+    const double until = now_s() + gap_us * 1e-6;
+    while (now_s() < until) {
+    }
+  }
+};
+Between between;
+bool handover = false;
 
 // Device memory: the engine's mirror of a host arena, filled with random
 // floats in [-1, 1) and uploaded once.
@@ -83,14 +111,44 @@ Result timed(Arena& a, const std::string& name, const std::string& what, uint32_
   };
   launch();  // warm-up: handles, cuDNN algorithm choice, first-touch
   sync();
-  std::vector<double> t;
-  for (uint32_t i = 0; i < runs; ++i) {
-    const double t0 = now_s();
-    launch();
-    sync();
-    t.push_back((now_s() - t0) * 1e6);
+  std::vector<double> t, call;
+  if (!handover) {
+    for (uint32_t i = 0; i < runs; ++i) {
+      between();
+      const double t0 = now_s();
+      launch();
+      const double t1 = now_s();
+      sync();
+      t.push_back((now_s() - t0) * 1e6);
+      call.push_back((t1 - t0) * 1e6);
+    }
+    return {name, what, runs, median(t), median(call)};
   }
-  return {name, what, runs, median(t)};
+  // Run i is posted by storing i in `posted`; the worker stores it in
+  // `finished` once the run's stream is synchronized.
+  std::atomic<uint32_t> posted{0}, finished{0};
+  double call_s = 0;  // written by the worker before `finished`
+  std::thread worker([&] {
+    for (uint32_t seen = 0; seen <= runs; ++seen) {
+      while (posted.load(std::memory_order_acquire) == seen) _mm_pause();
+      const double t0 = now_s();
+      launch();
+      call_s = now_s() - t0;
+      sync();
+      finished.store(seen + 1, std::memory_order_release);
+    }
+  });
+  for (uint32_t i = 0; i <= runs; ++i) {  // run 0: the worker's own warm-up
+    if (i > 0) between();
+    const double t0 = now_s();
+    posted.store(i + 1, std::memory_order_release);
+    while (finished.load(std::memory_order_acquire) != i + 1) _mm_pause();
+    if (i == 0) continue;
+    t.push_back((now_s() - t0) * 1e6);
+    call.push_back(call_s * 1e6);
+  }
+  worker.join();
+  return {name, what, runs, median(t), median(call)};
 }
 
 ConvShape conv(uint32_t w, uint32_t h, uint32_t c, uint32_t n, uint32_t r, uint32_t s, uint32_t k, uint32_t ph,
@@ -110,8 +168,14 @@ int main(int argc, char** argv) {
       runs = static_cast<uint32_t>(std::stoul(argv[++i]));
     else if (a == "--json" && i + 1 < argc)
       json = argv[++i];
+    else if (a == "--gap-us" && i + 1 < argc)
+      between.gap_us = static_cast<uint32_t>(std::stoul(argv[++i]));
+    else if (a == "--evict-kb" && i + 1 < argc)
+      between.evict.assign(std::stoul(argv[++i]) * 1024, 0);
+    else if (a == "--handover")
+      handover = true;
     else {
-      std::fprintf(stderr, "usage: cuda-direct [--runs N] [--json FILE]\n");
+      std::fprintf(stderr, "usage: cuda-direct [--runs N] [--json FILE] [--gap-us N] [--evict-kb N] [--handover]\n");
       return 2;
     }
   }
@@ -175,15 +239,19 @@ int main(int argc, char** argv) {
   }
 
   std::printf("device: %s; conv2d: %s\n", e.name().c_str(), e.conv2d_library().c_str());
-  std::printf("%-11s %6s %12s  %s\n", "workload", "runs", "median_us", "what");
+  std::printf("between runs: %u us spin, %zu KiB written; launched %s\n", between.gap_us, between.evict.size() / 1024,
+              handover ? "on a second thread polling for each run" : "on the timing thread");
+  std::printf("%-11s %6s %12s %9s  %s\n", "workload", "runs", "median_us", "call_us", "what");
   for (const Result& r : out)
-    std::printf("%-11s %6u %12.1f  %s\n", r.name.c_str(), r.runs, r.median_us, r.what.c_str());
+    std::printf("%-11s %6u %12.1f %9.1f  %s\n", r.name.c_str(), r.runs, r.median_us, r.call_us, r.what.c_str());
   if (!json.empty()) {
     std::ofstream f(json);
-    f << "{\"device\": \"" << e.name() << "\", \"conv2d\": \"" << e.conv2d_library() << "\", \"results\": [";
+    f << "{\"device\": \"" << e.name() << "\", \"conv2d\": \"" << e.conv2d_library()
+      << "\", \"gap_us\": " << between.gap_us << ", \"evict_kb\": " << between.evict.size() / 1024
+      << ", \"handover\": " << (handover ? "true" : "false") << ", \"results\": [";
     for (size_t i = 0; i < out.size(); ++i)
       f << (i ? ", " : "") << "{\"name\": \"" << out[i].name << "\", \"runs\": " << out[i].runs
-        << ", \"median_us\": " << out[i].median_us << "}";
+        << ", \"median_us\": " << out[i].median_us << ", \"call_us\": " << out[i].call_us << "}";
     f << "]}\n";
   }
   return 0;
