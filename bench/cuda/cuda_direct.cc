@@ -43,6 +43,7 @@ struct Result {
 };
 
 constexpr size_t CACHE_LINE = 64;
+constexpr uint64_t BW_BYTES = uint64_t{64} << 20;  // the workload suite's bandwidth rows
 
 // What runs between two timed runs (none by default): a spin of gap_us and
 // one write to each cache line of `evict`.
@@ -230,6 +231,23 @@ int main(int argc, char** argv) {
                           e.mriq(2, nk, nx, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8]);
                         },
                         {1, 2}));
+  }
+  {
+    // Pinned bandwidth (bw-h2d-pinned, bw-d2h-pinned): one copy each way
+    // between registered host memory and device memory.
+    arena.reset();
+    auto* dev = reinterpret_cast<std::byte*>(arena.take(BW_BYTES / sizeof(float)));
+    std::vector<std::byte> host(BW_BYTES, std::byte{1});
+    const bool registered = e.register_host(host.data(), BW_BYTES);
+    for (const bool to_device : {true, false}) {
+      std::byte* dst = to_device ? dev : host.data();
+      const std::byte* src = to_device ? host.data() : dev;
+      out.push_back(timed(arena, to_device ? "bw-h2d-pinned" : "bw-d2h-pinned",
+                          std::string("64 MiB ") + (to_device ? "host->device" : "device->host") +
+                              (registered ? " from registered host memory" : " (host memory NOT registered)"),
+                          runs, [&] { e.copy_host(1, to_device, dst, BW_BYTES, src, BW_BYTES, BW_BYTES, 1); }, {1}));
+    }
+    if (registered) e.unregister_host(host.data());
   }
   {
     arena.reset();
