@@ -34,6 +34,7 @@ struct BackendConfig {
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;              // 0: no limit
   bool pv = VGPU_OPT_PV_DEFAULT;                                  // offer the PV interface (spec §17)
   uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;          // kernel slicing (0: launches whole)
+  bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;             // docs/scheduler.md, "Ringing ahead"
   gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // who runs the engines' work
 };
 

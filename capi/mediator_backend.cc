@@ -105,6 +105,7 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   hc.log = config.log;
   hc.turn_ns = uint64_t{config.turn_ms} * 1'000'000;
   hc.max_gpu_ms = config.max_gpu_ms;
+  hc.ring_ahead = config.ring_ahead;
   hc.engine_backend = config.engine_backend;
   auto host = mediator::Host::create(hc);
   if (!host)

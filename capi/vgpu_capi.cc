@@ -86,6 +86,14 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   if (c.slice_blocks != 0 && !socket.empty())
     return fail(Errc::invalid_argument, strfmt("%s: with a socket, kernel slicing is the daemon's (vgpud --%s)",
                                                VGPU_OPT_SLICE_BLOCKS, VGPU_OPT_SLICE_BLOCKS));
+  if (c.no_ring_ahead && c.mode != VGPU_MODE_FV)
+    return fail(Errc::invalid_argument,
+                strfmt("%s: ringing ahead is the mediator's scheduler's (mode=fv); with mode=passthrough the VM owns "
+                       "the GPU",
+                       VGPU_OPT_RING_AHEAD));
+  if (c.no_ring_ahead && !socket.empty())
+    return fail(Errc::invalid_argument, strfmt("%s: with a socket, ringing ahead is the daemon's (vgpud --%s)",
+                                               VGPU_OPT_RING_AHEAD, VGPU_OPT_RING_AHEAD));
   if (!socket.empty() && (c.turn_ms != 0 || c.max_gpu_ms != 0)) {
     const char* name = c.turn_ms != 0 ? VGPU_OPT_TURN_MS : VGPU_OPT_MAX_GPU_MS;
     return fail(Errc::invalid_argument,
@@ -108,6 +116,7 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   config.max_gpu_ms = *max_gpu_ms;
   config.pv = c.pv;
   config.slice_blocks = c.slice_blocks;
+  config.ring_ahead = !c.no_ring_ahead;
   if (c.engine_backend != nullptr && *c.engine_backend != '\0') {
     const std::string name = c.engine_backend;
     auto b = gpu::parse_engine_backend(name);

@@ -99,6 +99,10 @@ typedef struct VgpuBackendConfig {
     // Kernel slicing (VGPU_OPT_SLICE_BLOCKS; 0: launches whole): mode fv,
     // embedded mediator only (with a socket it is the daemon's).
     uint32_t slice_blocks;
+    // VGPU_OPT_RING_AHEAD off (false, as in a zeroed config: the default,
+    // on): mode fv, embedded mediator only (with a socket it is the
+    // daemon's, vgpud --ring-ahead).
+    bool no_ring_ahead;
     // Who runs the engines' work (VGPU_OPT_BACKEND): "model" or "cuda";
     // NULL: model. Embedded GPU only (with a socket it is the daemon's).
     const char *engine_backend;

@@ -107,6 +107,16 @@ TEST(Capi, TimeOptionsAreCheckedAndOffIsSpelledApart) {
   EXPECT_NE(created(c), nullptr);
 }
 
+// ring-ahead=off: a setting of the embedded mediator's scheduler, refused
+// with passthrough (no mediator) and, below, with a socket.
+TEST(Capi, RingAheadOffIsTheEmbeddedMediatorsSetting) {
+  VgpuBackendConfig c = default_config();
+  c.no_ring_ahead = true;
+  expect_rejected(c, VGPU_OPT_RING_AHEAD);
+  c.mode = VGPU_MODE_FV;
+  EXPECT_NE(created(c), nullptr);
+}
+
 // pv=on: offered by an fv vGPU (PV.CAPS), refused with passthrough.
 TEST(Capi, PvIsOfferedInFvAndRefusedInPassthrough) {
   VgpuBackendConfig c = default_config();
@@ -355,6 +365,14 @@ TEST(CapiDaemon, TimeOptionsWithASocketAreRefused) {
   c.socket = "/tmp/nonexistent-vgpud.sock";
   c.turn_ms = 5;
   expect_rejected(c, VGPU_OPT_TURN_MS);
+}
+
+TEST(CapiDaemon, RingAheadOffWithASocketIsRefused) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  c.socket = "/tmp/nonexistent-vgpud.sock";
+  c.no_ring_ahead = true;
+  expect_rejected(c, VGPU_OPT_RING_AHEAD);
 }
 
 TEST(CapiDaemon, AbsentDaemonFailsNamingTheSocket) {

@@ -60,8 +60,8 @@ struct HostConfig {
   // work while its turn's piece is still on the GPU rings the next entry
   // behind it, when the turn has time and no other VM waits (bounded turns
   // only; docs/benchmarks.md "Seventh pass"). Off: the next entry waits
-  // for the host to see the piece end.
-  bool ring_ahead = true;
+  // for the host to see the piece end (VGPU_OPT_RING_AHEAD).
+  bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;
   // The longest one GPFIFO entry of a VM may hold the GPU
   // (VGPU_OPT_MAX_GPU_MS; the GPU's ENGINE_TIMEOUT): 0, no limit.
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;
@@ -115,6 +115,7 @@ class Host final : public sched::Engine, private DeferredSink {
   uint64_t reserved_used() const { return reserved_->used(); }
   uint64_t partitions_used() const { return partitions_->used(); }  // VRAM handed to vGPUs
   std::string_view scheduler_name() const { return dispatcher_->policy_name(); }
+  const HostConfig& config() const { return config_; }  // as created
   uint64_t gpu_ns(uint32_t vgpu_id) const { return dispatcher_->gpu_ns(vgpu_id); }
   size_t queued_submissions(uint32_t vgpu_id) const { return dispatcher_->queued(vgpu_id); }
   // A vGPU's scheduler weight, changed at run time (1..VGPU_OPT_WEIGHT_MAX).

@@ -2,7 +2,7 @@
 // The control socket (vgpuctl): one request line per connection, the
 // answer, then the daemon closes it.
 //   list                 a table, one row per VM
-//   stats                the same as JSON
+//   stats                the same as JSON, and the host's scheduler settings
 //   shares               "time_ns" then "name gpu_ns" per VM (vgpuctl plot samples it)
 //   set-weight NAME W    the VM's scheduler weight, at once
 #include <sys/socket.h>
@@ -34,9 +34,20 @@ std::string table(const std::vector<VmStats>& vms) {
   return out;
 }
 
-std::string json(const std::vector<VmStats>& vms, uint64_t reserved, uint64_t partitions) {
-  std::string out = strfmt("{\"reserved_vram_bytes\": %llu, \"partition_vram_bytes\": %llu, \"vms\": [",
-                           static_cast<unsigned long long>(reserved), static_cast<unsigned long long>(partitions));
+// The host-wide settings the scheduler runs with, as the host has them.
+std::string settings(const mediator::Host& host, uint32_t slice_blocks) {
+  const mediator::HostConfig& c = host.config();
+  return strfmt(
+      "{\"scheduler\": \"%s\", \"turn_ms\": %llu, \"max_gpu_ms\": %u, \"slice_blocks\": %u, "
+      "\"ring_ahead\": %s}",
+      std::string(host.scheduler_name()).c_str(), static_cast<unsigned long long>(c.turn_ns / 1'000'000), c.max_gpu_ms,
+      slice_blocks, c.ring_ahead ? "true" : "false");
+}
+
+std::string json(const std::vector<VmStats>& vms, uint64_t reserved, uint64_t partitions, const std::string& host) {
+  std::string out = strfmt("{\"reserved_vram_bytes\": %llu, \"partition_vram_bytes\": %llu, \"host\": %s, \"vms\": [",
+                           static_cast<unsigned long long>(reserved), static_cast<unsigned long long>(partitions),
+                           host.c_str());
   for (size_t i = 0; i < vms.size(); ++i) {
     const VmStats& v = vms[i];
     out += strfmt(
@@ -57,7 +68,8 @@ std::string Daemon::control(const std::string& line) {
   std::string cmd;
   in >> cmd;
   if (cmd == "list") return table(stats());
-  if (cmd == "stats") return json(stats(), host_->reserved_used(), host_->partitions_used());
+  if (cmd == "stats")
+    return json(stats(), host_->reserved_used(), host_->partitions_used(), settings(*host_, config_.slice_blocks));
   if (cmd == "shares") {
     std::string out = strfmt("%llu\n", static_cast<unsigned long long>(clock_.now_ns()));
     for (const VmStats& v : stats())

@@ -40,6 +40,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
   hc.sched_params = config.sched_params;
   hc.turn_ns = uint64_t{config.turn_ms} * 1'000'000;
   hc.max_gpu_ms = config.max_gpu_ms;
+  hc.ring_ahead = config.ring_ahead;
   hc.log = [raw = d.get()](LogKind kind, const std::string& line) {
     raw->log(std::string(log_kind_name(kind)) + ": " + line);
   };

@@ -37,6 +37,7 @@ struct DaemonConfig {
   uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;            // a scheduler turn's slice (0: up to GP_PUT)
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;      // one GPFIFO entry's GPU time (0: no limit)
   uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;  // every VM's kernel slicing (0: launches whole)
+  bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;     // docs/scheduler.md, "Ringing ahead"
 };
 
 // Reserved VRAM for `max_vms` VMs: the host's own structures and each

@@ -15,11 +15,12 @@ namespace vgpu::vgpud {
 constexpr const char* VGPU_OPT_TURN_MS_FLAG = "--" VGPU_OPT_TURN_MS;
 constexpr const char* VGPU_OPT_MAX_GPU_MS_FLAG = "--" VGPU_OPT_MAX_GPU_MS;
 constexpr const char* VGPU_OPT_SLICE_BLOCKS_FLAG = "--" VGPU_OPT_SLICE_BLOCKS;
+constexpr const char* VGPU_OPT_RING_AHEAD_FLAG = "--" VGPU_OPT_RING_AHEAD;
 
 const char* const USAGE =
     "usage: vgpud --socket PATH [--vram SIZE] [--scheduler fifo|credit|band] [--max-vms N]\n"
-    "             [--turn-ms MS] [--max-gpu-ms MS] [--slice-blocks N] [--backend model|cuda]\n"
-    "             [--group GROUP] [--control PATH]\n"
+    "             [--turn-ms MS] [--max-gpu-ms MS] [--slice-blocks N] [--ring-ahead on|off]\n"
+    "             [--backend model|cuda] [--group GROUP] [--control PATH]\n"
     "\n"
     "The vgpu host daemon: owns the GPU, the mediator and the scheduler, and serves one\n"
     "vGPU to each QEMU (-device vgpu,mode=fv,socket=PATH) or test client that connects.\n"
@@ -38,6 +39,9 @@ const char* const USAGE =
     "                    VMs' work never pushes a fence wait past the driver's 10 s\n"
     "  --slice-blocks N  every VM's compute launches run in slices of N thread blocks, and a\n"
     "                    turn may end between slices (default 0: whole; docs/scheduler.md)\n"
+    "  --ring-ahead on|off  a VM's next GPFIFO entry is rung behind the one on the GPU while\n"
+    "                    its turn has time and no other VM waits (default on); off: another\n"
+    "                    VM waits behind at most one entry of a turn, not two\n"
     "  --backend NAME    who runs the engines' work: model (default), cuda (an NVIDIA GPU,\n"
     "                    where built; docs/cuda.md) or fake_device (the device path, tests)\n"
     "  --group GROUP     the sockets' group (name or id): its members may connect\n"
@@ -134,6 +138,9 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
       auto n = parse_count(a, v, 0, VGPU_OPT_SLICE_BLOCKS_MAX);
       if (!n) return std::unexpected(n.error());
       cl.config.slice_blocks = *n;
+    } else if (a == VGPU_OPT_RING_AHEAD_FLAG) {
+      if (v != "on" && v != "off") return fail(Errc::invalid_argument, a + ": '" + v + "' is not on or off");
+      cl.config.ring_ahead = v == "on";
     } else if (a == "--backend") {
       auto b = gpu::parse_engine_backend(v);
       if (!b) return fail(Errc::invalid_argument, "--backend: '" + v + "' is not one of model, cuda, fake_device");

@@ -72,6 +72,7 @@ struct VGPUState {
     uint32_t turn_ms;      /* 0: a turn runs up to GP_PUT */
     uint32_t max_gpu_ms;   /* 0: no limit */
     uint32_t slice_blocks; /* 0: launches whole */
+    bool ring_ahead;       /* docs/scheduler.md, "Ringing ahead" */
     char *engine_backend;  /* "model" (NULL) or "cuda" */
     char *counters_file;   /* x-counters-file: counters JSON written at exit */
 
@@ -628,6 +629,7 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
         .max_gpu_ms = vgpu_time_option(s->max_gpu_ms, VGPU_OPT_MAX_GPU_MS_DEFAULT),
         .pv = s->pv,
         .slice_blocks = s->slice_blocks,
+        .no_ring_ahead = !s->ring_ahead,
         .engine_backend
         = s->engine_backend && *s->engine_backend ? s->engine_backend : NULL,
     };
@@ -773,6 +775,8 @@ static Property vgpu_properties[] = {
                        VGPU_OPT_MAX_GPU_MS_DEFAULT),
     DEFINE_PROP_UINT32(VGPU_OPT_SLICE_BLOCKS, VGPUState, slice_blocks,
                        VGPU_OPT_SLICE_BLOCKS_DEFAULT),
+    DEFINE_PROP_BOOL(VGPU_OPT_RING_AHEAD, VGPUState, ring_ahead,
+                     VGPU_OPT_RING_AHEAD_DEFAULT),
     /* Default VGPU_OPT_BACKEND_DEFAULT (a string property has none). */
     DEFINE_PROP_STRING(VGPU_OPT_BACKEND, VGPUState, engine_backend),
     DEFINE_PROP_END_OF_LIST(),

@@ -48,6 +48,12 @@
 #define VGPU_OPT_SLICE_BLOCKS "slice-blocks"
 #define VGPU_OPT_SLICE_BLOCKS_DEFAULT 0
 #define VGPU_OPT_SLICE_BLOCKS_MAX 0xffffff
+/* Ringing ahead (docs/scheduler.md, "Ringing ahead"): a VM's next GPFIFO
+ * entry is rung behind the one still on the GPU while its turn has time and
+ * no other VM waits. Off, another VM waits behind at most one entry of the
+ * turn in progress instead of two. Host-wide, fv only. */
+#define VGPU_OPT_RING_AHEAD "ring-ahead"
+#define VGPU_OPT_RING_AHEAD_DEFAULT 1
 #define VGPU_OPT_BAR_REMAP "bar-remap" /* map insensitive BAR pages straight onto VRAM */
 #define VGPU_OPT_BAR_REMAP_DEFAULT 1
 #define VGPU_OPT_LAZY_SHADOW "lazy-shadow" /* shadow sync at dispatch, dirty pages only */

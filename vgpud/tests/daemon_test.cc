@@ -358,6 +358,22 @@ TEST(Vgpuctl, UnreachableDaemonIsAClearError) {
   EXPECT_NE(out.find("/tmp/no-such-vgpud.sock.ctl"), std::string::npos) << out;
 }
 
+// vgpuctl stats reports the settings the host runs with, as the host has
+// them: the command line's reach the scheduler.
+TEST(Vgpud, StatsReportTheHostsSchedulerSettings) {
+  auto d = DaemonProcess::start({"--vram", "1G", "--scheduler", "fifo", "--turn-ms", "5", "--max-gpu-ms", "700",
+                                 "--slice-blocks", "8", "--ring-ahead", "off"});
+  ASSERT_TRUE(d);
+  const std::string stats = d->control("stats");
+  EXPECT_NE(stats.find("\"host\": {\"scheduler\": \"fifo\", \"turn_ms\": 5, \"max_gpu_ms\": 700, \"slice_blocks\": 8, "
+                       "\"ring_ahead\": false}"),
+            std::string::npos)
+      << stats;
+  auto defaults = DaemonProcess::start({"--vram", "1G"});
+  ASSERT_TRUE(defaults);
+  EXPECT_NE(defaults->control("stats").find("\"ring_ahead\": true}"), std::string::npos) << "on by default";
+}
+
 TEST(Vgpud, SetWeightReachesTheScheduler) {
   auto d = DaemonProcess::start({"--vram", "1G", "--scheduler", "band"});
   ASSERT_TRUE(d);

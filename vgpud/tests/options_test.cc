@@ -23,10 +23,10 @@ TEST(VgpudOptions, SizesAreWholeMib) {
 }
 
 TEST(VgpudOptions, CommandLineSetsTheConfig) {
-  auto cl = parse_command_line({"--socket",       "/tmp/s", "--vram",     "1G",  "--scheduler",  "band",
-                                "--max-vms",      "3",      "--yield-us", "800", "--group",      "0",
-                                "--backend",      "model",  "--turn-ms",  "0",   "--max-gpu-ms", "250",
-                                "--slice-blocks", "16"});
+  auto cl = parse_command_line({"--socket",       "/tmp/s", "--vram",       "1G",  "--scheduler",  "band",
+                                "--max-vms",      "3",      "--yield-us",   "800", "--group",      "0",
+                                "--backend",      "model",  "--turn-ms",    "0",   "--max-gpu-ms", "250",
+                                "--slice-blocks", "16",     "--ring-ahead", "off"});
   ASSERT_TRUE(cl) << cl.error().message;
   EXPECT_EQ(cl->config.socket, "/tmp/s");
   EXPECT_EQ(cl->config.vram_bytes, GiB);
@@ -37,6 +37,10 @@ TEST(VgpudOptions, CommandLineSetsTheConfig) {
   EXPECT_EQ(cl->config.turn_ms, 0u);
   EXPECT_EQ(cl->config.max_gpu_ms, 250u);
   EXPECT_EQ(cl->config.slice_blocks, 16u);
+  EXPECT_FALSE(cl->config.ring_ahead);
+  auto on = parse_command_line({"--socket", "/tmp/s", "--ring-ahead", "on"});
+  ASSERT_TRUE(on) << on.error().message;
+  EXPECT_TRUE(on->config.ring_ahead);
 }
 
 TEST(VgpudOptions, TimeLimitsDefaultAsTheEmbeddedDeviceForTwoVms) {
@@ -44,6 +48,7 @@ TEST(VgpudOptions, TimeLimitsDefaultAsTheEmbeddedDeviceForTwoVms) {
   ASSERT_TRUE(cl) << cl.error().message;
   EXPECT_EQ(cl->config.turn_ms, uint32_t{VGPU_OPT_TURN_MS_DEFAULT});
   EXPECT_EQ(cl->config.max_gpu_ms, uint32_t{VGPU_OPT_MAX_GPU_MS_DEFAULT});
+  EXPECT_EQ(cl->config.ring_ahead, VGPU_OPT_RING_AHEAD_DEFAULT != 0);
 }
 
 // With more VMs the default maximum shrinks so that the others' legal work
@@ -80,6 +85,7 @@ TEST(VgpudOptions, ErrorsNameTheOption) {
   EXPECT_TRUE(starts({"--socket", "/s", "--turn-ms", "1001"}, "--turn-ms"));
   EXPECT_TRUE(starts({"--socket", "/s", "--max-gpu-ms", "-1"}, "--max-gpu-ms"));
   EXPECT_TRUE(starts({"--socket", "/s", "--slice-blocks", "16777216"}, "--slice-blocks"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--ring-ahead", "yes"}, "--ring-ahead: 'yes' is not on or off"));
   EXPECT_TRUE(parse_command_line({"--help"})->help);
 }
 
