@@ -101,8 +101,10 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+// `after` runs after each timed run, outside its time (a check of its result).
 Result timed(Arena& a, const std::string& name, const std::string& what, uint32_t runs,
-             const std::function<void()>& launch, std::vector<uint32_t> streams) {
+             const std::function<void()>& launch, std::vector<uint32_t> streams,
+             const std::function<void()>& after = {}) {
   auto sync = [&] {
     for (uint32_t s : streams)
       if (!a.e().synchronize(s)) {
@@ -122,6 +124,7 @@ Result timed(Arena& a, const std::string& name, const std::string& what, uint32_
       sync();
       t.push_back((now_s() - t0) * 1e6);
       call.push_back((t1 - t0) * 1e6);
+      if (after) after();
     }
     return {name, what, runs, median(t), median(call)};
   }
@@ -147,6 +150,7 @@ Result timed(Arena& a, const std::string& name, const std::string& what, uint32_
     if (i == 0) continue;
     t.push_back((now_s() - t0) * 1e6);
     call.push_back(call_s * 1e6);
+    if (after) after();
   }
   worker.join();
   return {name, what, runs, median(t), median(call)};
@@ -237,15 +241,30 @@ int main(int argc, char** argv) {
     // between registered host memory and device memory.
     arena.reset();
     auto* dev = reinterpret_cast<std::byte*>(arena.take(BW_BYTES / sizeof(float)));
-    std::vector<std::byte> host(BW_BYTES, std::byte{1});
+    std::vector<std::byte> host(BW_BYTES);
+    std::vector<std::byte> expect(BW_BYTES);
+    std::mt19937 rng(2);
+    for (std::byte& b : expect) b = static_cast<std::byte>(rng());
+    host = expect;
     const bool registered = e.register_host(host.data(), BW_BYTES);
+    // As the workload does, device->host compares what arrived with what
+    // the device holds after each run, outside its time.
+    auto check = [&] {
+      if (std::memcmp(host.data(), expect.data(), BW_BYTES) != 0) {
+        std::fprintf(stderr, "cuda-direct: bw-d2h-pinned: the bytes differ\n");
+        std::exit(1);
+      }
+    };
     for (const bool to_device : {true, false}) {
       std::byte* dst = to_device ? dev : host.data();
       const std::byte* src = to_device ? host.data() : dev;
-      out.push_back(timed(arena, to_device ? "bw-h2d-pinned" : "bw-d2h-pinned",
-                          std::string("64 MiB ") + (to_device ? "host->device" : "device->host") +
-                              (registered ? " from registered host memory" : " (host memory NOT registered)"),
-                          runs, [&] { e.copy_host(1, to_device, dst, BW_BYTES, src, BW_BYTES, BW_BYTES, 1); }, {1}));
+      if (!to_device) std::memset(host.data(), 0, BW_BYTES);
+      out.push_back(timed(
+          arena, to_device ? "bw-h2d-pinned" : "bw-d2h-pinned",
+          std::string("64 MiB ") + (to_device ? "host->device" : "device->host, checked after each run") +
+              (registered ? " from registered host memory" : " (host memory NOT registered)"),
+          runs, [&] { e.copy_host(1, to_device, dst, BW_BYTES, src, BW_BYTES, BW_BYTES, 1); }, {1},
+          to_device ? std::function<void()>{} : std::function<void()>{check}));
     }
     if (registered) e.unregister_host(host.data());
   }
