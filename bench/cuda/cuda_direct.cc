@@ -9,9 +9,14 @@
 // writes that much memory between runs: a host that did other work between
 // two launches, as a virtualized launch path does (docs/benchmarks.md).
 // --handover launches and synchronizes each run on a second thread that
-// polls for it, as the cuda back end's engine thread does.
+// polls for it, as the cuda back end's engine thread does. --bw-host memfd
+// puts the bandwidth rows' host buffer in a shared memfd mapping, as the
+// testbed's guest RAM is (default: anonymous memory).
 //   cuda-direct [--runs N] [--json FILE] [--gap-us N] [--evict-kb N] [--handover]
+//               [--bw-host anon|memfd]
 #include <immintrin.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -60,6 +65,44 @@ struct Between {
 };
 Between between;
 bool handover = false;
+bool bw_memfd = false;
+
+// The bandwidth rows' host memory: anonymous, or a shared memfd mapping.
+class HostBuffer {
+ public:
+  HostBuffer(uint64_t bytes, bool memfd) : bytes_(bytes) {
+    if (!memfd) {
+      anon_.resize(bytes);
+      data_ = anon_.data();
+      return;
+    }
+    const int fd = memfd_create("cuda-direct-bw", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
+      std::perror("cuda-direct: memfd");
+      std::exit(1);
+    }
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+      std::perror("cuda-direct: mmap");
+      std::exit(1);
+    }
+    data_ = static_cast<std::byte*>(p);
+    mapped_ = true;
+  }
+  ~HostBuffer() {
+    if (mapped_) munmap(data_, bytes_);
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  std::byte* data() { return data_; }
+
+ private:
+  uint64_t bytes_;
+  std::vector<std::byte> anon_;
+  std::byte* data_ = nullptr;
+  bool mapped_ = false;
+};
 
 // Device memory: the engine's mirror of a host arena, filled with random
 // floats in [-1, 1) and uploaded once.
@@ -179,8 +222,13 @@ int main(int argc, char** argv) {
       between.evict.assign(std::stoul(argv[++i]) * 1024, 0);
     else if (a == "--handover")
       handover = true;
+    else if (a == "--bw-host" && i + 1 < argc &&
+             (std::string(argv[i + 1]) == "anon" || std::string(argv[i + 1]) == "memfd"))
+      bw_memfd = std::string(argv[++i]) == "memfd";
     else {
-      std::fprintf(stderr, "usage: cuda-direct [--runs N] [--json FILE] [--gap-us N] [--evict-kb N] [--handover]\n");
+      std::fprintf(stderr,
+                   "usage: cuda-direct [--runs N] [--json FILE] [--gap-us N] [--evict-kb N] [--handover] "
+                   "[--bw-host anon|memfd]\n");
       return 2;
     }
   }
@@ -241,11 +289,11 @@ int main(int argc, char** argv) {
     // between registered host memory and device memory.
     arena.reset();
     auto* dev = reinterpret_cast<std::byte*>(arena.take(BW_BYTES / sizeof(float)));
-    std::vector<std::byte> host(BW_BYTES);
+    HostBuffer host(BW_BYTES, bw_memfd);
     std::vector<std::byte> expect(BW_BYTES);
     std::mt19937 rng(2);
     for (std::byte& b : expect) b = static_cast<std::byte>(rng());
-    host = expect;
+    std::memcpy(host.data(), expect.data(), BW_BYTES);
     const bool registered = e.register_host(host.data(), BW_BYTES);
     // As the workload does, device->host compares what arrived with what
     // the device holds after each run, outside its time.
@@ -262,7 +310,7 @@ int main(int argc, char** argv) {
       out.push_back(timed(
           arena, to_device ? "bw-h2d-pinned" : "bw-d2h-pinned",
           std::string("64 MiB ") + (to_device ? "host->device" : "device->host, checked after each run") +
-              (registered ? " from registered host memory" : " (host memory NOT registered)"),
+              (registered ? ", registered " : ", NOT registered ") + (bw_memfd ? "memfd" : "anonymous") + " memory",
           runs, [&] { e.copy_host(1, to_device, dst, BW_BYTES, src, BW_BYTES, BW_BYTES, 1); }, {1},
           to_device ? std::function<void()>{} : std::function<void()>{check}));
     }
@@ -285,7 +333,8 @@ int main(int argc, char** argv) {
     std::ofstream f(json);
     f << "{\"device\": \"" << e.name() << "\", \"conv2d\": \"" << e.conv2d_library()
       << "\", \"gap_us\": " << between.gap_us << ", \"evict_kb\": " << between.evict.size() / 1024
-      << ", \"handover\": " << (handover ? "true" : "false") << ", \"results\": [";
+      << ", \"handover\": " << (handover ? "true" : "false") << ", \"bw_host\": \"" << (bw_memfd ? "memfd" : "anon")
+      << "\", \"results\": [";
     for (size_t i = 0; i < out.size(); ++i)
       f << (i ? ", " : "") << "{\"name\": \"" << out[i].name << "\", \"runs\": " << out[i].runs
         << ", \"median_us\": " << out[i].median_us << ", \"call_us\": " << out[i].call_us << "}";
