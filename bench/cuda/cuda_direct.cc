@@ -10,13 +10,11 @@
 // two launches, as a virtualized launch path does (docs/benchmarks.md).
 // --handover launches and synchronizes each run on a second thread that
 // polls for it, as the cuda back end's engine thread does. --bw-host memfd
-// puts the bandwidth rows' host buffer in a shared memfd mapping, as the
+// puts the bandwidth rows' host buffer in a gpu::MemfdRam, the kind of memory the
 // testbed's guest RAM is (default: anonymous memory).
 //   cuda-direct [--runs N] [--json FILE] [--gap-us N] [--evict-kb N] [--handover]
 //               [--bw-host anon|memfd]
 #include <immintrin.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -25,12 +23,15 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "gpu/device/cuda_engine.h"
+#include "gpu/mem/system_memory.h"
 
 using vgpu::gpu::cuda::ConvShape;
 using vgpu::gpu::cuda::Engine;
@@ -65,44 +66,46 @@ struct Between {
 };
 Between between;
 bool handover = false;
-bool bw_memfd = false;
 
-// The bandwidth rows' host memory: anonymous, or a shared memfd mapping.
-class HostBuffer {
+// --handover: a thread that does each run it is given and polls for the
+// next, as the cuda back end's engine thread does.
+class Worker {
  public:
-  HostBuffer(uint64_t bytes, bool memfd) : bytes_(bytes) {
-    if (!memfd) {
-      anon_.resize(bytes);
-      data_ = anon_.data();
-      return;
-    }
-    const int fd = memfd_create("cuda-direct-bw", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-      std::perror("cuda-direct: memfd");
-      std::exit(1);
-    }
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) {
-      std::perror("cuda-direct: mmap");
-      std::exit(1);
-    }
-    data_ = static_cast<std::byte*>(p);
-    mapped_ = true;
+  explicit Worker(std::function<double()> job) : job_(std::move(job)), thread_([this] { loop(); }) {}
+  ~Worker() {
+    posted_.store(STOP, std::memory_order_release);
+    thread_.join();
   }
-  ~HostBuffer() {
-    if (mapped_) munmap(data_, bytes_);
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  // One run of the job on the worker, waited for by polling; its result.
+  double run() {
+    const uint32_t n = ++count_;
+    posted_.store(n, std::memory_order_release);
+    while (finished_.load(std::memory_order_acquire) != n) _mm_pause();
+    return result_;
   }
-  HostBuffer(const HostBuffer&) = delete;
-  HostBuffer& operator=(const HostBuffer&) = delete;
-  std::byte* data() { return data_; }
 
  private:
-  uint64_t bytes_;
-  std::vector<std::byte> anon_;
-  std::byte* data_ = nullptr;
-  bool mapped_ = false;
+  static constexpr uint32_t STOP = UINT32_MAX;
+  void loop() {
+    for (uint32_t seen = 0;;) {
+      uint32_t n;
+      while ((n = posted_.load(std::memory_order_acquire)) == seen) _mm_pause();
+      if (n == STOP) return;
+      result_ = job_();  // read by run() after `finished_`
+      seen = n;
+      finished_.store(n, std::memory_order_release);
+    }
+  }
+  std::function<double()> job_;
+  std::atomic<uint32_t> posted_{0}, finished_{0};
+  uint32_t count_ = 0;
+  double result_ = 0;
+  std::thread thread_;  // last: it starts once the members above are made
 };
+bool bw_memfd = false;
+
 
 // Device memory: the engine's mirror of a host arena, filled with random
 // floats in [-1, 1) and uploaded once.
@@ -155,47 +158,28 @@ Result timed(Arena& a, const std::string& name, const std::string& what, uint32_
         std::exit(1);
       }
   };
-  launch();  // warm-up: handles, cuDNN algorithm choice, first-touch
-  sync();
-  std::vector<double> t, call;
-  if (!handover) {
-    for (uint32_t i = 0; i < runs; ++i) {
-      between();
-      const double t0 = now_s();
-      launch();
-      const double t1 = now_s();
-      sync();
-      t.push_back((now_s() - t0) * 1e6);
-      call.push_back((t1 - t0) * 1e6);
-      if (after) after();
-    }
-    return {name, what, runs, median(t), median(call)};
-  }
-  // Run i is posted by storing i in `posted`; the worker stores it in
-  // `finished` once the run's stream is synchronized.
-  std::atomic<uint32_t> posted{0}, finished{0};
-  double call_s = 0;  // written by the worker before `finished`
-  std::thread worker([&] {
-    for (uint32_t seen = 0; seen <= runs; ++seen) {
-      while (posted.load(std::memory_order_acquire) == seen) _mm_pause();
-      const double t0 = now_s();
-      launch();
-      call_s = now_s() - t0;
-      sync();
-      finished.store(seen + 1, std::memory_order_release);
-    }
-  });
-  for (uint32_t i = 0; i <= runs; ++i) {  // run 0: the worker's own warm-up
-    if (i > 0) between();
+  // One run: launch, then synchronize; returns the launch call's seconds.
+  auto one = [&] {
     const double t0 = now_s();
-    posted.store(i + 1, std::memory_order_release);
-    while (finished.load(std::memory_order_acquire) != i + 1) _mm_pause();
-    if (i == 0) continue;
+    launch();
+    const double call_s = now_s() - t0;
+    sync();
+    return call_s;
+  };
+  one();  // warm-up: handles, cuDNN algorithm choice, first-touch
+  std::optional<Worker> worker;
+  if (handover) {
+    worker.emplace(one);
+    worker->run();  // the worker thread's own first run
+  }
+  std::vector<double> t, call;
+  for (uint32_t i = 0; i < runs; ++i) {
+    between();
+    const double t0 = now_s();
+    call.push_back((worker ? worker->run() : one()) * 1e6);
     t.push_back((now_s() - t0) * 1e6);
-    call.push_back(call_s * 1e6);
     if (after) after();
   }
-  worker.join();
   return {name, what, runs, median(t), median(call)};
 }
 
@@ -223,8 +207,8 @@ int main(int argc, char** argv) {
     else if (a == "--handover")
       handover = true;
     else if (a == "--bw-host" && i + 1 < argc &&
-             (std::string(argv[i + 1]) == "anon" || std::string(argv[i + 1]) == "memfd"))
-      bw_memfd = std::string(argv[++i]) == "memfd";
+             (std::string_view(argv[i + 1]) == "anon" || std::string_view(argv[i + 1]) == "memfd"))
+      bw_memfd = std::string_view(argv[++i]) == "memfd";
     else {
       std::fprintf(stderr,
                    "usage: cuda-direct [--runs N] [--json FILE] [--gap-us N] [--evict-kb N] [--handover] "
@@ -289,24 +273,37 @@ int main(int argc, char** argv) {
     // between registered host memory and device memory.
     arena.reset();
     auto* dev = reinterpret_cast<std::byte*>(arena.take(BW_BYTES / sizeof(float)));
-    HostBuffer host(BW_BYTES, bw_memfd);
+    // Anonymous memory, or the kind of memory the testbed's guest RAM is.
+    std::vector<std::byte> anon;
+    std::shared_ptr<vgpu::gpu::MemfdRam> ram;
+    if (bw_memfd) {
+      auto r = vgpu::gpu::MemfdRam::create(BW_BYTES, "cuda-direct-bw");
+      if (!r) {
+        std::fprintf(stderr, "cuda-direct: %s\n", r.error().what().c_str());
+        return 1;
+      }
+      ram = *r;
+    } else {
+      anon.resize(BW_BYTES);
+    }
+    std::byte* const host = ram ? ram->data() : anon.data();
     std::vector<std::byte> expect(BW_BYTES);
     std::mt19937 rng(2);
     for (std::byte& b : expect) b = static_cast<std::byte>(rng());
-    std::memcpy(host.data(), expect.data(), BW_BYTES);
-    const bool registered = e.register_host(host.data(), BW_BYTES);
+    std::memcpy(host, expect.data(), BW_BYTES);
+    const bool registered = e.register_host(host, BW_BYTES);
     // As the workload does, device->host compares what arrived with what
     // the device holds after each run, outside its time.
     auto check = [&] {
-      if (std::memcmp(host.data(), expect.data(), BW_BYTES) != 0) {
+      if (std::memcmp(host, expect.data(), BW_BYTES) != 0) {
         std::fprintf(stderr, "cuda-direct: bw-d2h-pinned: the bytes differ\n");
         std::exit(1);
       }
     };
     for (const bool to_device : {true, false}) {
-      std::byte* dst = to_device ? dev : host.data();
-      const std::byte* src = to_device ? host.data() : dev;
-      if (!to_device) std::memset(host.data(), 0, BW_BYTES);
+      std::byte* dst = to_device ? dev : host;
+      const std::byte* src = to_device ? host : dev;
+      if (!to_device) std::memset(host, 0, BW_BYTES);
       out.push_back(timed(
           arena, to_device ? "bw-h2d-pinned" : "bw-d2h-pinned",
           std::string("64 MiB ") + (to_device ? "host->device" : "device->host, checked after each run") +
@@ -314,7 +311,7 @@ int main(int argc, char** argv) {
           runs, [&] { e.copy_host(1, to_device, dst, BW_BYTES, src, BW_BYTES, BW_BYTES, 1); }, {1},
           to_device ? std::function<void()>{} : std::function<void()>{check}));
     }
-    if (registered) e.unregister_host(host.data());
+    if (registered) e.unregister_host(host);
   }
   {
     arena.reset();
