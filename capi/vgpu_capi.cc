@@ -79,21 +79,21 @@ void put_error(char* err, size_t err_len, const std::string& message) {
                 "pv: the paravirtual interface is a vGPU's (mode=fv); with mode=passthrough the VM drives "
                 "the GPU's own page tables");
   std::string vm_name = c.vm_name ? c.vm_name : "";
-  if (c.slice_blocks != 0 && c.mode != VGPU_MODE_FV)
-    return fail(Errc::invalid_argument,
-                strfmt("%s: kernel slicing is the mediator's (mode=fv); with mode=passthrough the VM owns the GPU",
-                       VGPU_OPT_SLICE_BLOCKS));
-  if (c.slice_blocks != 0 && !socket.empty())
-    return fail(Errc::invalid_argument, strfmt("%s: with a socket, kernel slicing is the daemon's (vgpud --%s)",
-                                               VGPU_OPT_SLICE_BLOCKS, VGPU_OPT_SLICE_BLOCKS));
-  if (c.no_ring_ahead && c.mode != VGPU_MODE_FV)
-    return fail(Errc::invalid_argument,
-                strfmt("%s: ringing ahead is the mediator's scheduler's (mode=fv); with mode=passthrough the VM owns "
-                       "the GPU",
-                       VGPU_OPT_RING_AHEAD));
-  if (c.no_ring_ahead && !socket.empty())
-    return fail(Errc::invalid_argument, strfmt("%s: with a socket, ringing ahead is the daemon's (vgpud --%s)",
-                                               VGPU_OPT_RING_AHEAD, VGPU_OPT_RING_AHEAD));
+  // Settings of the embedded mediator's: refused with passthrough (the VM
+  // owns the GPU) and with a socket (the daemon's, for all its VMs).
+  auto mediators = [&](bool given, const char* name, const char* what) -> Status {
+    if (given && c.mode != VGPU_MODE_FV)
+      return fail(Errc::invalid_argument,
+                  strfmt("%s: %s is the mediator's (mode=fv); with mode=passthrough the VM owns the GPU", name, what));
+    if (given && !socket.empty())
+      return fail(Errc::invalid_argument,
+                  strfmt("%s: with a socket, %s is the daemon's (vgpud --%s)", name, what, name));
+    return {};
+  };
+  if (Status s = mediators(c.slice_blocks != 0, VGPU_OPT_SLICE_BLOCKS, "kernel slicing"); !s)
+    return std::unexpected(s.error());
+  if (Status s = mediators(c.no_ring_ahead, VGPU_OPT_RING_AHEAD, "ringing ahead"); !s)
+    return std::unexpected(s.error());
   if (!socket.empty() && (c.turn_ms != 0 || c.max_gpu_ms != 0)) {
     const char* name = c.turn_ms != 0 ? VGPU_OPT_TURN_MS : VGPU_OPT_MAX_GPU_MS;
     return fail(Errc::invalid_argument,
