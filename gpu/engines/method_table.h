@@ -32,7 +32,6 @@ struct MethodRecord {
   constexpr uint32_t index(uint32_t mthd) const { return (mthd - offset) / static_cast<uint32_t>(sizeof(uint32_t)); }
 };
 
-
 // A table's records by method word: one lookup per method instead of a
 // walk of the table (a launch is a dozen methods, and the walk was a fifth
 // of PFIFO's instructions per launch; docs/cuda.md, "Hand-overs").
