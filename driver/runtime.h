@@ -12,6 +12,8 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "common/error.h"
@@ -99,6 +101,37 @@ struct MriqParams {
 };
 struct SpinParams {
   uint64_t duration_ns;
+};
+
+// A PTX module loaded into one context's channel (docs/spec/vgpu.md §10.6).
+// The device parsed the text; its data segment (.global/.const variables)
+// is a buffer of this context, initialised by the device.
+struct LoadedModule {
+  uint32_t slot = 0;  // the channel's module slot
+  Buffer data;        // id 0 when the module has no variables
+  uint64_t data_va = 0;
+};
+
+// The device's report of a module load or of a failed user launch
+// (cls::PtxReport, decoded).
+struct PtxReport {
+  cls::PtxStatus status = cls::PtxStatus::ok;
+  uint32_t line = 0;
+  uint64_t addr = 0;
+  uint64_t data_bytes = 0;
+  uint32_t entries = 0;
+  std::string message;
+};
+
+// One launch of a module's entry: the parameter buffer as cuLaunchKernel
+// packs it (the entry's .param list in natural alignment), its dynamic
+// shared memory, and the grid.
+struct ModuleLaunch {
+  uint32_t slot = 0;
+  uint32_t entry = 0;  // index of the .entry in the module's text
+  LaunchShape shape;
+  uint32_t shared_bytes = 0;
+  std::span<const std::byte> params;
 };
 
 struct TransferStats {
@@ -203,6 +236,18 @@ class Context {
   [[nodiscard]] Result<Fence> spin(const SpinParams& p);
   // Any kernel with raw argument bytes (GPU addresses unchecked).
   [[nodiscard]] Result<Fence> launch(cls::Kernel kernel, std::span<const std::byte> args, LaunchShape shape);
+
+  // PTX modules (§10.6). load_module uploads the text, has the device parse
+  // it and initialise a data segment of data_bytes (the module's need, as
+  // ptx::Module::data_bytes() computes it; 0: none), and waits. A module the
+  // device refuses is Errc::invalid_argument with the report's reason
+  // (module_report() has it whole); the channel goes on.
+  [[nodiscard]] Result<LoadedModule> load_module(std::string_view ptx, uint64_t data_bytes);
+  [[nodiscard]] Status unload_module(const LoadedModule& m);
+  [[nodiscard]] Result<Fence> launch_module(const ModuleLaunch& l);
+  // The last report the device wrote: the load's, or, after a user launch
+  // failed with a channel error, that launch's reason.
+  [[nodiscard]] Result<PtxReport> module_report();
 
   // Waits for a fence (timeout_ns 0: the device default).
   [[nodiscard]] Status wait(Fence f, uint64_t timeout_ns = 0);
