@@ -226,5 +226,79 @@ TEST(PtxInterpreter, SlicedLaunchGivesIdenticalResults) {
   EXPECT_EQ(std::memcmp(mem.at<float>(c1), mem.at<float>(c2), n * n * 4), 0);
 }
 
+TEST(PtxInterpreter, EndlessLoopStoppedByControl) {
+  FakeMemory mem(1 << 16);
+  uint64_t flag = mem.put(std::vector<int>{0});
+  Params p(kernels(), "_Z7endlessPi");
+  p.set(0, flag);
+  int polls = 0;
+  ExecControl control{[&] { return ++polls < 50; }, 1000};
+  auto r = launch(kernels(), mem, "_Z7endlessPi", {1, 1, 1}, {64, 1, 1}, p, 0, {}, control);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().status, ExecStatus::timeout);
+  EXPECT_EQ(polls, 50);
+}
+
+TEST(PtxInterpreter, DeepRecursionIsAResourceError) {
+  FakeMemory mem(1 << 16);
+  uint64_t vo = mem.alloc(8);
+  Params p(kernels(), "_Z4deepPdi");
+  p.set(0, vo).set(1, 40);
+  ExecLimits limits;
+  limits.max_call_depth = 16;
+  auto r = launch(kernels(), mem, "_Z4deepPdi", {1, 1, 1}, {1, 1, 1}, p, 0, limits);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().status, ExecStatus::resource);
+  p.set(1, 10);
+  auto ok = launch(kernels(), mem, "_Z4deepPdi", {1, 1, 1}, {1, 1, 1}, p, 0, limits);
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(*mem.at<double>(vo), fib(10));
+}
+
+TEST(PtxInterpreter, BarrierAfterPartOfTheBlockExitedReleases) {
+  FakeMemory mem(1 << 16);
+  uint64_t vo = mem.put(std::vector<int>(96, 0));
+  Params p(kernels(), "_Z7halfbarPi");
+  p.set(0, vo);
+  auto r = launch(kernels(), mem, "_Z7halfbarPi", {1, 1, 1}, {96, 1, 1}, p);
+  ASSERT_TRUE(r) << r.error().message;
+  for (int t = 0; t < 96; ++t) EXPECT_EQ(mem.at<int>(vo)[t], t < 32 ? 0 : 1) << t;
+}
+
+TEST(PtxInterpreter, UnmappedGlobalFaultsWithAddressAndDirection) {
+  FakeMemory mem(1 << 16);
+  Params p(kernels(), "_Z4vaddPKfS0_Pfi");
+  uint64_t good = mem.alloc(4096);
+  p.set(0, good).set(1, good).set(2, uint64_t{0x1234000}).set(3, 64);
+  auto r = launch(kernels(), mem, "_Z4vaddPKfS0_Pfi", {1, 1, 1}, {64, 1, 1}, p);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().status, ExecStatus::mmu_fault);
+  EXPECT_EQ(r.error().va, 0x1234000u);
+  EXPECT_TRUE(r.error().write);
+  EXPECT_GT(r.error().line, 0u);
+  p.set(0, uint64_t{0x99000}).set(2, good);
+  auto rd = launch(kernels(), mem, "_Z4vaddPKfS0_Pfi", {1, 1, 1}, {64, 1, 1}, p);
+  ASSERT_FALSE(rd);
+  EXPECT_EQ(rd.error().va, 0x99000u);
+  EXPECT_FALSE(rd.error().write);
+}
+
+TEST(PtxInterpreter, BadLaunchesAreRefused) {
+  FakeMemory mem(1 << 16);
+  Params p(kernels(), "_Z4vaddPKfS0_Pfi");
+  EXPECT_EQ(launch(kernels(), mem, "_Z4vaddPKfS0_Pfi", {1, 1, 1}, {2048, 1, 1}, p).error().status,
+            ExecStatus::bad_launch);
+  LaunchConfig cfg;
+  cfg.entry = 999;
+  EXPECT_EQ(run_blocks(kernels(), cfg, mem, 0, 1).error().status, ExecStatus::bad_launch);
+  cfg.entry = 0;
+  EXPECT_EQ(run_blocks(kernels(), cfg, mem, 0, 1).error().status, ExecStatus::bad_launch);  // no params
+  EXPECT_EQ(launch(kernels(), mem, "_Z9dynsharedPf", {1, 1, 1}, {32, 1, 1}, Params(kernels(), "_Z9dynsharedPf"),
+                   1 << 20)
+                .error()
+                .status,
+            ExecStatus::resource);
+}
+
 }  // namespace
 }  // namespace vgpu::ptx::testing
