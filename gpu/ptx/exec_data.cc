@@ -95,14 +95,22 @@ bool compare_int(Cmp cmp, T a, T b) {
   }
 }
 
-bool compare(const Instr& in, uint64_t a, uint64_t b) {
+// The comparison of every lane, hoisting the type out of the lane loop.
+template <typename F>
+void compare_lanes(const Instr& in, uint32_t m, const uint64_t* a, const uint64_t* b, F out) {
   auto cmp = static_cast<Cmp>(in.sub);
   Type t = in.type2;
   uint32_t n = type_bytes(t);
-  if (t == Type::f32) return compare_float(cmp, as_f32(a), as_f32(b));
-  if (t == Type::f64) return compare_float(cmp, as_f64(a), as_f64(b));
-  if (is_signed(t)) return compare_int(cmp, sext(a, n), sext(b, n));
-  return compare_int(cmp, a & width_mask(n), b & width_mask(n));
+  if (t == Type::f32) {
+    for_lanes(m, [&](uint32_t l) { out(l, compare_float(cmp, as_f32(a[l]), as_f32(b[l]))); });
+  } else if (t == Type::f64) {
+    for_lanes(m, [&](uint32_t l) { out(l, compare_float(cmp, as_f64(a[l]), as_f64(b[l]))); });
+  } else if (is_signed(t)) {
+    for_lanes(m, [&](uint32_t l) { out(l, compare_int(cmp, sext(a[l], n), sext(b[l], n))); });
+  } else {
+    uint64_t wm = width_mask(n);
+    for_lanes(m, [&](uint32_t l) { out(l, compare_int(cmp, a[l] & wm, b[l] & wm)); });
+  }
 }
 
 bool setp(Ctx& c, const Instr& in, uint32_t m) {
@@ -115,8 +123,8 @@ bool setp(Ctx& c, const Instr& in, uint32_t m) {
   uint64_t* e = in.dst[1].kind == Operand::Kind::reg ? c.reg(in.dst[1].reg) : nullptr;
   bool is_set = in.op == Op::set;
   uint64_t one = in.type == Type::f32 ? bits(1.0f) : width_mask(type_bytes(in.type));
-  for_lanes(m, [&](uint32_t l) {
-    bool r = compare(in, a[l], b[l]), r2 = !r;
+  compare_lanes(in, m, a, b, [&](uint32_t l, bool r) {
+    bool r2 = !r;
     if (p) {
       bool q = ((p[l] & 1) != 0) != pneg;
       switch (bop) {

@@ -81,10 +81,58 @@ std::byte* resolve(Ctx& c, const Instr& in, StateSpace sp, uint64_t addr, uint32
 }
 
 uint64_t read_elem(const std::byte* p, Type t) {
+  switch (t) {
+    case Type::u32:
+    case Type::b32:
+    case Type::f32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case Type::u64:
+    case Type::b64:
+    case Type::s64:
+    case Type::f64: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case Type::s32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return static_cast<uint64_t>(int64_t{v});
+    }
+    default: break;
+  }
   uint64_t v = 0;
   uint32_t n = type_bytes(t);
   std::memcpy(&v, p, n);
   return is_signed(t) ? static_cast<uint64_t>(sext(v, n)) : v;
+}
+
+// The last global page a warp instruction touched: lanes usually share it.
+struct PageMemo {
+  uint64_t page = ~0ull;
+  std::byte* base = nullptr;
+  bool write = false;
+};
+
+// resolve() with a shortcut for aligned global addresses on the memo's page.
+std::byte* resolve_fast(Ctx& c, const Instr& in, uint64_t addr, uint32_t bytes, bool write, uint32_t l,
+                        PageMemo& memo) {
+  if ((addr >> 12) == memo.page && !(addr & (bytes - 1))) return memo.base + (addr & 0xfff);
+  if (in.space == StateSpace::shared && !(addr & (bytes - 1)) && addr < c.block->shared.size() &&
+      c.block->shared.size() - addr >= bytes)
+    return c.block->shared.data() + addr;
+  std::byte* p = resolve(c, in, in.space, addr, bytes, write, l);
+  bool global = in.space == StateSpace::global ||
+                (in.space == StateSpace::generic && (addr & kWindowMask) != kSharedWindow &&
+                 (addr & kWindowMask) != kLocalWindow && (addr & kWindowMask) != kParamWindow);
+  if (p && global) {
+    memo.page = addr >> 12;
+    memo.base = p - (addr & 0xfff);
+  }
+  return p;
 }
 
 bool ld(Ctx& c, const Instr& in, uint32_t m) {
@@ -92,12 +140,21 @@ bool ld(Ctx& c, const Instr& in, uint32_t m) {
   const Operand& a = in.src[0];
   bool vec = in.dst[0].kind == Operand::Kind::vec;
   uint64_t* d = vec ? nullptr : c.dst(in.dst[0], 4);
-  // Global loads through a register: remember the last page.
+  PageMemo memo;
   bool ok = true;
+  // One address for every lane (a kernel parameter, a module variable): read once.
+  if (!vec && a.reg == kNoReg && a.base != AddrBase::local && a.base != AddrBase::fparam) {
+    uint32_t l0 = static_cast<uint32_t>(std::countr_zero(m));
+    const std::byte* p = resolve(c, in, in.space, lane_address(c, a, l0), bytes, false, l0);
+    if (!p) return false;
+    uint64_t v = read_elem(p, in.type);
+    for_lanes(m, [&](uint32_t l) { d[l] = v; });
+    return true;
+  }
   for_lanes(m, [&](uint32_t l) {
     if (!ok) return;
     uint64_t addr = lane_address(c, a, l);
-    const std::byte* p = resolve(c, in, in.space, addr, bytes, false, l);
+    const std::byte* p = resolve_fast(c, in, addr, bytes, false, l, memo);
     if (!p) {
       ok = false;
       return;
@@ -116,11 +173,12 @@ bool st(Ctx& c, const Instr& in, uint32_t m) {
   uint32_t eb = type_bytes(in.type), bytes = eb * in.vec;
   bool vec = in.dst[0].kind == Operand::Kind::vec;
   const uint64_t* v = vec ? nullptr : c.src(in.dst[0], 0);
+  PageMemo memo;
   bool ok = true;
   for_lanes(m, [&](uint32_t l) {
     if (!ok) return;
     uint64_t addr = lane_address(c, in.src[0], l);
-    std::byte* p = resolve(c, in, in.space, addr, bytes, true, l);
+    std::byte* p = resolve_fast(c, in, addr, bytes, true, l, memo);
     if (!p) {
       ok = false;
       return;
