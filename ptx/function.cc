@@ -129,6 +129,7 @@ Status Parser::parse_function(bool is_entry, bool is_extern) {
   labels_.clear();
   branch_fixups_.clear();
   scopes_.assign(1, {});
+  scope_regs_.assign(1, {});
   scope_param_top_.clear();
   local_top_ = 0;
   param_top_ = is_entry ? 0 : end;
@@ -151,6 +152,7 @@ Status Parser::parse_body(uint32_t func) {
       next();
       ++depth;
       scopes_.emplace_back();
+      scope_regs_.emplace_back();
       scope_param_top_.push_back(param_top_);
       continue;
     }
@@ -158,6 +160,8 @@ Status Parser::parse_body(uint32_t func) {
       next();
       if (--depth > 0) {
         scopes_.pop_back();
+        for (auto& k : scope_regs_.back()) regs_[k].pop_back();
+        scope_regs_.pop_back();
         param_top_ = scope_param_top_.back();
         scope_param_top_.pop_back();
       }
@@ -197,7 +201,9 @@ Status Parser::parse_reg_decl() {
     }
     if (uint64_t{num_regs_} + count > limits_.max_registers)
       return error(ParseStatus::too_large, "more than " + std::to_string(limits_.max_registers) + " registers");
-    regs_[std::string(name.text)] = RegRange{num_regs_, count, range};
+    std::string key = std::string(name.text) + (range ? "<>" : "");
+    regs_[key].push_back(RegRange{num_regs_, count, range});
+    scope_regs_.back().push_back(key);
     num_regs_ += count;
   } while (accept(","));
   return expect(";");
@@ -259,15 +265,16 @@ Status Parser::parse_body_statement(uint32_t func) {
 }
 
 std::expected<uint32_t, ParseError> Parser::lookup_reg(std::string_view name) const {
-  if (auto it = regs_.find(std::string(name)); it != regs_.end() && !it->second.range) return it->second.base;
+  if (auto it = regs_.find(std::string(name)); it != regs_.end() && !it->second.empty()) return it->second.back().base;
   size_t d = name.size();
   while (d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9') --d;
   if (d < name.size() && d > 0) {
-    if (auto it = regs_.find(std::string(name.substr(0, d))); it != regs_.end() && it->second.range) {
+    if (auto it = regs_.find(std::string(name.substr(0, d)) + "<>"); it != regs_.end() && !it->second.empty()) {
+      const RegRange& rr = it->second.back();
       uint32_t i = 0;
       auto r = std::from_chars(name.data() + d, name.data() + name.size(), i);
       bool leading_zero = name.size() - d > 1 && name[d] == '0';
-      if (r.ec == std::errc() && !leading_zero && i < it->second.count) return it->second.base + i;
+      if (r.ec == std::errc() && !leading_zero && i < rr.count) return rr.base + i;
     }
   }
   return error(ParseStatus::parse_error, "unknown register '" + std::string(name) + "'");

@@ -101,7 +101,9 @@ class Parser {
     uint32_t base, count;
     bool range;
   };
-  std::unordered_map<std::string, RegRange> regs_;
+  // Registers by name (ranges as "%r<>"), innermost declaration last.
+  std::unordered_map<std::string, std::vector<RegRange>> regs_;
+  std::vector<std::vector<std::string>> scope_regs_;
   uint32_t num_regs_ = 0;
   std::vector<std::unordered_map<std::string, Symbol>> scopes_;
   std::vector<uint32_t> scope_param_top_;
