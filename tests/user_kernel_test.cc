@@ -290,7 +290,7 @@ TEST_P(UserKernels, SlicedLaunchGivesTheWholeResult) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, UserKernels, ::testing::Values(Mode::native, Mode::fv_naive, Mode::fv_opt, Mode::pv),
-                         [](const auto& info) { return testbed::mode_identifier(info.param); });
+                         [](const auto& p) { return testbed::mode_identifier(p.param); });
 
 // Two VMs load the same module, get the same addresses and run it at once
 // on different data; a runaway in a third channel is stopped by the bound

@@ -42,11 +42,13 @@ TEST(MethodIndex, ComputeTableAgreesWithItsWalk) { index_agrees_with_the_walk<Co
 TEST(MethodIndex, CopyTableAgreesWithItsWalk) { index_agrees_with_the_walk<CopyObject>(); }
 
 // PFIFO looks for a fence the GPU may write only after these methods.
-TEST(MethodIndex, OnlyTheLaunchMethodsStartWork) {
+TEST(MethodIndex, OnlyTheLaunchAndLoadMethodsStartWork) {
   const ComputeObject compute;
   const CopyObject copy;
   for (const auto& r : ComputeObject::methods())
-    EXPECT_EQ(compute.may_start_work(r.offset), r.offset == cls::compute::LAUNCH) << r.name;
+    EXPECT_EQ(compute.may_start_work(r.offset),
+              r.offset == cls::compute::LAUNCH || r.offset == cls::compute::LOAD_MODULE)
+        << r.name;
   for (const auto& r : CopyObject::methods())
     EXPECT_EQ(copy.may_start_work(r.offset), r.offset == cls::copy::LAUNCH_DMA) << r.name;
   EXPECT_FALSE(compute.may_start_work(cls::compute::LAUNCH + 1));  // not a method word
