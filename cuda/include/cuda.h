@@ -161,8 +161,14 @@ typedef enum CUstream_flags_enum {
   CU_STREAM_NON_BLOCKING = 0x1
 } CUstream_flags;
 
-#define CU_STREAM_LEGACY ((CUstream)0x1)
-#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+/* C++ spells the casts so that -Wold-style-cast programs compile. */
+#ifdef __cplusplus
+#define VGPU_CU_HANDLE(type, value) (reinterpret_cast<type>(static_cast<uintptr_t>(value)))
+#else
+#define VGPU_CU_HANDLE(type, value) ((type)(uintptr_t)(value))
+#endif
+#define CU_STREAM_LEGACY VGPU_CU_HANDLE(CUstream, 0x1)
+#define CU_STREAM_PER_THREAD VGPU_CU_HANDLE(CUstream, 0x2)
 
 typedef enum CUevent_flags_enum {
   CU_EVENT_DEFAULT = 0x0,
@@ -177,11 +183,11 @@ typedef enum CUevent_flags_enum {
 
 /* The `extra` argument of cuLaunchKernel: key, value pairs ending in END. */
 #define CU_LAUNCH_PARAM_END_AS_INT 0x00
-#define CU_LAUNCH_PARAM_END ((void *)CU_LAUNCH_PARAM_END_AS_INT)
+#define CU_LAUNCH_PARAM_END VGPU_CU_HANDLE(void *, CU_LAUNCH_PARAM_END_AS_INT)
 #define CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT 0x01
-#define CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT)
+#define CU_LAUNCH_PARAM_BUFFER_POINTER VGPU_CU_HANDLE(void *, CU_LAUNCH_PARAM_BUFFER_POINTER_AS_INT)
 #define CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT 0x02
-#define CU_LAUNCH_PARAM_BUFFER_SIZE ((void *)CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT)
+#define CU_LAUNCH_PARAM_BUFFER_SIZE VGPU_CU_HANDLE(void *, CU_LAUNCH_PARAM_BUFFER_SIZE_AS_INT)
 
 /* ------------------------------------------------------------ device attributes */
 typedef enum CUdevice_attribute_enum {
