@@ -20,14 +20,14 @@ namespace vgpu::ptx {
 
 // Bounds on what one module may ask of the host (docs/ptx.md, "Limits").
 struct ModuleLimits {
-  uint64_t max_source_bytes = 4u << 20;       // PTX text
-  uint32_t max_instructions = 1u << 20;       // all functions together
+  uint64_t max_source_bytes = 4u << 20;  // PTX text
+  uint32_t max_instructions = 1u << 20;  // all functions together
   uint32_t max_entries = 1024;
-  uint64_t max_data_bytes = 64u << 20;        // .global + .const variables
+  uint64_t max_data_bytes = 64u << 20;  // .global + .const variables
   uint32_t max_static_shared_bytes = 48u << 10;
-  uint32_t max_local_bytes = 16u << 10;       // one thread's .local frame of one function
-  uint32_t max_param_bytes = 4096;            // one entry's parameter list
-  uint32_t max_registers = 1u << 16;          // declared registers of one function
+  uint32_t max_local_bytes = 16u << 10;  // one thread's .local frame of one function
+  uint32_t max_param_bytes = 4096;       // one entry's parameter list
+  uint32_t max_registers = 1u << 16;     // declared registers of one function
 };
 
 // Why a module was refused.
@@ -41,8 +41,8 @@ enum class ParseStatus : uint32_t {
 
 struct ParseError {
   ParseStatus status;
-  uint32_t line = 0;      // 1-based source line, 0 when none applies
-  std::string message;    // names the token or instruction, e.g. "unsupported instruction 'tex.2d'"
+  uint32_t line = 0;    // 1-based source line, 0 when none applies
+  std::string message;  // names the token or instruction, e.g. "unsupported instruction 'tex.2d'"
 };
 
 // One parameter of an entry, in .entry order, naturally aligned (the
@@ -106,7 +106,7 @@ class Module {
 // Parses PTX text (no NUL needed; a trailing NUL is ignored). The result is
 // immutable and may be shared between threads and launches.
 [[nodiscard]] std::expected<std::shared_ptr<const Module>, ParseError> parse_module(std::string_view text,
-                                                                                  const ModuleLimits& limits = {});
+                                                                                    const ModuleLimits& limits = {});
 
 const char* parse_status_name(ParseStatus s);
 

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The interpreter's state (internal to gpu/ptx/, docs/ptx.md "Execution
+// model"): a block of warps, each warp's lanes with their call frames,
+// registers stored per frame as one 32-lane array per register, and the
+// executor table that runs one decoded instruction over a warp's active
+// lanes.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cstdint>
+#include <charconv>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpu/ptx/interpreter.h"
+#include "ptx/program.h"
+
+namespace vgpu::ptx::exec {
+
+constexpr uint32_t kWarpSize = 32;
+constexpr uint32_t kFull = 0xffffffffu;
+// Generic-address windows above the 40-bit GPU VA space, 4 GiB each.
+constexpr uint64_t kSharedWindow = 0xFFFF'0000'0000'0000ull;
+constexpr uint64_t kLocalWindow = 0xFFFE'0000'0000'0000ull;
+constexpr uint64_t kParamWindow = 0xFFFD'0000'0000'0000ull;
+constexpr uint64_t kWindowMask = 0xFFFF'FFFF'0000'0000ull;
+// Param-space addresses at or above this are the thread's frame parameters
+// (a .func's own, call-site .param); below it the entry's parameter buffer.
+constexpr uint64_t kFrameParamBase = 0x4000'0000ull;
+constexpr uint32_t kBarriers = 16;
+
+using Lanes = std::array<uint64_t, kWarpSize>;
+
+// One call depth of a warp: the registers and parameter area of each lane
+// that is at this depth.
+struct Frame {
+  std::vector<uint64_t> regs;     // reg r, lane l at r * 32 + l
+  std::vector<std::byte> params;  // lane l at l * param_stride
+  std::array<uint32_t, kWarpSize> ret_pc{}, call_site{}, local_base{};
+};
+
+struct Warp {
+  uint32_t index = 0;
+  uint32_t live = 0;     // lanes that are threads of the block
+  uint32_t exited = 0;   // lanes that exited
+  uint32_t waiting = 0;  // lanes waiting at a barrier
+  std::array<uint32_t, kWarpSize> pc{};
+  std::array<uint8_t, kWarpSize> depth{};
+  std::array<uint8_t, kWarpSize> bar_id{};
+  std::array<uint32_t, kWarpSize> local_top{};
+  std::array<uint32_t, 3 * kWarpSize> tid{};  // x, y, z of each lane
+  uint32_t carry = 0;                         // CC.CF per lane
+  std::vector<Frame> frames;
+  std::array<std::vector<std::byte>, kWarpSize> local;
+  // The lanes running now: all at (cur_pc, cur_depth).
+  uint32_t cur_pc = 0, cur_depth = 0, mask = 0;
+  uint32_t runnable() const { return live & ~exited & ~waiting; }
+};
+
+struct Block {
+  std::vector<Warp> warps;
+  std::vector<std::byte> shared;
+  uint32_t ctaid[3] = {};
+  uint32_t threads = 0, exited_threads = 0;
+  std::array<uint32_t, kBarriers> arrived{}, expected{};
+};
+
+// Host pointers of global pages for one run_blocks call.
+class PageCache {
+ public:
+  explicit PageCache(GlobalMemory& m) : mem_(m) { clear(); }
+  void clear() {
+    for (auto& e : entries_) e.key = ~0ull;
+  }
+  // Host bytes of [va, va + bytes), or the fault.
+  std::byte* get(uint64_t va, uint32_t bytes, bool write, MemoryFault& fault) {
+    uint64_t key = (va >> 12) << 1 | (write ? 1 : 0);
+    Entry& e = entries_[(key ^ (key >> 9)) & (kEntries - 1)];
+    if (e.key == key) return e.base + (va & 0xfff);
+    auto r = mem_.access(va, bytes, write);
+    if (!r) {
+      fault = r.error();
+      return nullptr;
+    }
+    e.key = key;
+    e.base = *r - (va & 0xfff);
+    return *r;
+  }
+
+ private:
+  static constexpr size_t kEntries = 512;
+  struct Entry {
+    uint64_t key;
+    std::byte* base;
+  };
+  GlobalMemory& mem_;
+  std::array<Entry, kEntries> entries_;
+};
+
+// Everything one run_blocks call shares.
+struct Ctx {
+  const Module& module;
+  const Program& prog;
+  const LaunchConfig& launch;
+  const ExecLimits& limits;
+  const ExecControl& control;
+  PageCache pages;
+  ExecStats stats;
+  ExecError error{ExecStatus::ok, 0, false, 0, {}};
+  uint32_t param_stride = 0;
+  uint32_t since_poll = 0;
+  Block* block = nullptr;
+  Warp* warp = nullptr;
+  uint64_t* regs = nullptr;  // the running frame's registers
+  Lanes tmp[6];
+
+  bool fail(ExecStatus s, const Instr& in, std::string message, uint64_t va = 0, bool write = false) {
+    error = ExecError{s, va, write, in.line, std::move(message)};
+    return false;
+  }
+  uint64_t* reg(uint32_t r) { return regs + size_t{r} * kWarpSize; }
+  // Operand values for all 32 lanes: a register's own array or tmp[slot].
+  const uint64_t* src(const Operand& o, int slot);
+  uint64_t* dst(const Operand& o, int slot) { return o.kind == Operand::Kind::reg ? reg(o.reg) : tmp[slot].data(); }
+  uint64_t sreg(SReg s, uint32_t lane) const;
+  uint64_t symbol_address(const Operand& o, uint32_t lane) const;
+};
+
+// Runs `in` over the lanes of `mask`; false with ctx.error set on a fault.
+using ExecFn = bool (*)(Ctx& c, const Instr& in, uint32_t mask);
+ExecFn int_executor(Op op);
+ExecFn float_executor(Op op);
+ExecFn data_executor(Op op);
+ExecFn memory_executor(Op op);
+ExecFn warp_executor(Op op);
+// add, sub, mul, mad, div, abs, neg, min, max of .f32/.f64 (exec_float.cc).
+bool float_arith(Ctx& c, const Instr& in, uint32_t mask);
+
+// Helpers shared by the executors.
+constexpr uint64_t width_mask(uint32_t bytes) { return bytes >= 8 ? ~0ull : (1ull << (bytes * 8)) - 1; }
+constexpr int64_t sext(uint64_t v, uint32_t bytes) {
+  unsigned sh = 64 - bytes * 8;
+  return static_cast<int64_t>(v << sh) >> sh;
+}
+inline float as_f32(uint64_t v) { return std::bit_cast<float>(static_cast<uint32_t>(v)); }
+inline double as_f64(uint64_t v) { return std::bit_cast<double>(v); }
+inline uint64_t bits(float f) { return std::bit_cast<uint32_t>(f); }
+inline uint64_t bits(double d) { return std::bit_cast<uint64_t>(d); }
+
+inline std::string hex(uint64_t v) {
+  char b[20];
+  auto r = std::to_chars(b, b + sizeof b, v, 16);
+  return "0x" + std::string(b, r.ptr);
+}
+
+template <typename F>
+inline void for_lanes(uint32_t mask, F f) {
+  if (mask == kFull) {
+    for (uint32_t l = 0; l < kWarpSize; ++l) f(l);
+  } else {
+    while (mask) {
+      uint32_t l = static_cast<uint32_t>(std::countr_zero(mask));
+      mask &= mask - 1;
+      f(l);
+    }
+  }
+}
+
+}  // namespace vgpu::ptx::exec

@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// ld, st, atom and red. Addresses resolve per lane: a generic address in
+// the shared, local or param window goes to that space, anything else is
+// global memory through GlobalMemory (cached per 4 KiB page for the call).
+// Shared, local and param accesses are bounds-checked against their own
+// arrays. Every access must be aligned to its size (a vector's whole size).
+#include <atomic>
+
+#include "gpu/ptx/exec.h"
+
+namespace vgpu::ptx::exec {
+namespace {
+
+const char* space_name(StateSpace s) {
+  switch (s) {
+    case StateSpace::global: return "global";
+    case StateSpace::shared: return "shared";
+    case StateSpace::local: return "local";
+    case StateSpace::param: return "param";
+    case StateSpace::constant: return "const";
+    default: return "generic";
+  }
+}
+
+uint64_t lane_address(Ctx& c, const Operand& o, uint32_t l) {
+  uint64_t base = o.reg != kNoReg ? c.reg(o.reg)[l] : 0;
+  return base + c.symbol_address(o, l);
+}
+
+// Host bytes of one lane's access, or nullptr with c.error set.
+std::byte* resolve(Ctx& c, const Instr& in, StateSpace sp, uint64_t addr, uint32_t bytes, bool write, uint32_t l) {
+  if (addr & (bytes - 1)) {
+    c.fail(ExecStatus::misaligned, in,
+           std::string("misaligned ") + space_name(sp) + " access of " + std::to_string(bytes) + " bytes", addr, write);
+    return nullptr;
+  }
+  uint64_t generic = addr;
+  if (sp == StateSpace::generic) {
+    uint64_t win = addr & kWindowMask;
+    if (win == kSharedWindow)
+      sp = StateSpace::shared, addr -= kSharedWindow;
+    else if (win == kLocalWindow)
+      sp = StateSpace::local, addr -= kLocalWindow;
+    else if (win == kParamWindow)
+      sp = StateSpace::param, addr -= kParamWindow;
+    else
+      sp = StateSpace::global;
+  }
+  auto out_of_range = [&](const char* what) -> std::byte* {
+    c.fail(ExecStatus::mmu_fault, in, std::string(what) + " address " + hex(addr) + " out of range", generic, write);
+    return nullptr;
+  };
+  switch (sp) {
+    case StateSpace::global:
+    case StateSpace::constant: {
+      MemoryFault f;
+      std::byte* p = c.pages.get(addr, bytes, write, f);
+      if (!p) c.fail(ExecStatus::mmu_fault, in, "global access at " + hex(addr) + ": " + f.reason, addr, write);
+      return p;
+    }
+    case StateSpace::shared:
+      if (addr > c.block->shared.size() || c.block->shared.size() - addr < bytes) return out_of_range("shared");
+      return c.block->shared.data() + addr;
+    case StateSpace::local: {
+      auto& mem = c.warp->local[l];
+      if (addr > c.warp->local_top[l] || c.warp->local_top[l] - addr < bytes) return out_of_range("local");
+      return mem.data() + addr;
+    }
+    case StateSpace::param: {
+      if (addr < kFrameParamBase) {
+        if (write || addr > c.launch.params.size() || c.launch.params.size() - addr < bytes)
+          return out_of_range("param");
+        return const_cast<std::byte*>(c.launch.params.data() + addr);  // read only
+      }
+      uint64_t off = addr - kFrameParamBase;
+      if (off > c.param_stride || c.param_stride - off < bytes) return out_of_range("param");
+      return c.warp->frames[c.warp->cur_depth].params.data() + size_t{l} * c.param_stride + off;
+    }
+    default: return nullptr;
+  }
+}
+
+uint64_t read_elem(const std::byte* p, Type t) {
+  switch (t) {
+    case Type::u32:
+    case Type::b32:
+    case Type::f32: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case Type::u64:
+    case Type::b64:
+    case Type::s64:
+    case Type::f64: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case Type::s32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return static_cast<uint64_t>(int64_t{v});
+    }
+    default: break;
+  }
+  uint64_t v = 0;
+  uint32_t n = type_bytes(t);
+  std::memcpy(&v, p, n);
+  return is_signed(t) ? static_cast<uint64_t>(sext(v, n)) : v;
+}
+
+// The last global page a warp instruction touched: lanes usually share it.
+struct PageMemo {
+  uint64_t page = ~0ull;
+  std::byte* base = nullptr;
+  bool write = false;
+};
+
+// resolve() with a shortcut for aligned global addresses on the memo's page.
+std::byte* resolve_fast(Ctx& c, const Instr& in, uint64_t addr, uint32_t bytes, bool write, uint32_t l,
+                        PageMemo& memo) {
+  if ((addr >> 12) == memo.page && !(addr & (bytes - 1))) return memo.base + (addr & 0xfff);
+  if (in.space == StateSpace::shared && !(addr & (bytes - 1)) && addr < c.block->shared.size() &&
+      c.block->shared.size() - addr >= bytes)
+    return c.block->shared.data() + addr;
+  std::byte* p = resolve(c, in, in.space, addr, bytes, write, l);
+  bool global = in.space == StateSpace::global ||
+                (in.space == StateSpace::generic && (addr & kWindowMask) != kSharedWindow &&
+                 (addr & kWindowMask) != kLocalWindow && (addr & kWindowMask) != kParamWindow);
+  if (p && global) {
+    memo.page = addr >> 12;
+    memo.base = p - (addr & 0xfff);
+  }
+  return p;
+}
+
+bool ld(Ctx& c, const Instr& in, uint32_t m) {
+  uint32_t eb = type_bytes(in.type), bytes = eb * in.vec;
+  const Operand& a = in.src[0];
+  bool vec = in.dst[0].kind == Operand::Kind::vec;
+  uint64_t* d = vec ? nullptr : c.dst(in.dst[0], 4);
+  PageMemo memo;
+  bool ok = true;
+  // One address for every lane (a kernel parameter, a module variable): read once.
+  if (!vec && a.reg == kNoReg && a.base != AddrBase::local && a.base != AddrBase::fparam) {
+    uint32_t l0 = static_cast<uint32_t>(std::countr_zero(m));
+    const std::byte* p = resolve(c, in, in.space, lane_address(c, a, l0), bytes, false, l0);
+    if (!p) return false;
+    uint64_t v = read_elem(p, in.type);
+    for_lanes(m, [&](uint32_t l) { d[l] = v; });
+    return true;
+  }
+  for_lanes(m, [&](uint32_t l) {
+    if (!ok) return;
+    uint64_t addr = lane_address(c, a, l);
+    const std::byte* p = resolve_fast(c, in, addr, bytes, false, l, memo);
+    if (!p) {
+      ok = false;
+      return;
+    }
+    if (!vec) {
+      d[l] = read_elem(p, in.type);
+      return;
+    }
+    for (uint32_t i = 0; i < in.vec; ++i)
+      if (in.dst[0].regs[i] != kNoReg) c.reg(in.dst[0].regs[i])[l] = read_elem(p + i * eb, in.type);
+  });
+  return ok;
+}
+
+bool st(Ctx& c, const Instr& in, uint32_t m) {
+  uint32_t eb = type_bytes(in.type), bytes = eb * in.vec;
+  bool vec = in.dst[0].kind == Operand::Kind::vec;
+  const uint64_t* v = vec ? nullptr : c.src(in.dst[0], 0);
+  PageMemo memo;
+  bool ok = true;
+  for_lanes(m, [&](uint32_t l) {
+    if (!ok) return;
+    uint64_t addr = lane_address(c, in.src[0], l);
+    std::byte* p = resolve_fast(c, in, addr, bytes, true, l, memo);
+    if (!p) {
+      ok = false;
+      return;
+    }
+    if (!vec) {
+      std::memcpy(p, &v[l], eb);
+      return;
+    }
+    for (uint32_t i = 0; i < in.vec; ++i) {
+      uint64_t x = in.dst[0].regs[i] != kNoReg ? c.reg(in.dst[0].regs[i])[l] : 0;
+      std::memcpy(p + i * eb, &x, eb);
+    }
+  });
+  return ok;
+}
+
+template <typename T>
+T atomic_apply(T* p, AtomOp op, T b, T x, bool sign) {
+  std::atomic_ref<T> r(*p);
+  if constexpr (std::is_floating_point_v<T>) {
+    if (op == AtomOp::add) return r.fetch_add(b);
+    return r.exchange(b);
+  } else {
+    using S = std::make_signed_t<T>;
+    switch (op) {
+      case AtomOp::add: return r.fetch_add(b);
+      case AtomOp::and_: return r.fetch_and(b);
+      case AtomOp::or_: return r.fetch_or(b);
+      case AtomOp::xor_: return r.fetch_xor(b);
+      case AtomOp::exch: return r.exchange(b);
+      case AtomOp::cas: {
+        T expected = b;
+        r.compare_exchange_strong(expected, x);
+        return expected;
+      }
+      default: break;
+    }
+    T old = r.load();
+    for (;;) {
+      T next = old;
+      switch (op) {
+        case AtomOp::min:
+          next = sign ? static_cast<T>(std::min(static_cast<S>(old), static_cast<S>(b))) : std::min(old, b);
+          break;
+        case AtomOp::max:
+          next = sign ? static_cast<T>(std::max(static_cast<S>(old), static_cast<S>(b))) : std::max(old, b);
+          break;
+        case AtomOp::inc: next = old >= b ? 0 : static_cast<T>(old + 1); break;
+        case AtomOp::dec: next = (old == 0 || old > b) ? b : static_cast<T>(old - 1); break;
+        default: break;
+      }
+      if (r.compare_exchange_weak(old, next)) return old;
+    }
+  }
+}
+
+uint64_t atomic_op(std::byte* p, const Instr& in, uint64_t b, uint64_t x) {
+  auto op = static_cast<AtomOp>(in.sub);
+  bool sign = is_signed(in.type);
+  switch (in.type) {
+    case Type::f32: return bits(atomic_apply(reinterpret_cast<float*>(p), op, as_f32(b), as_f32(x), false));
+    case Type::f64: return bits(atomic_apply(reinterpret_cast<double*>(p), op, as_f64(b), as_f64(x), false));
+    default: break;
+  }
+  if (type_bytes(in.type) == 4)
+    return atomic_apply(reinterpret_cast<uint32_t*>(p), op, static_cast<uint32_t>(b), static_cast<uint32_t>(x), sign);
+  return atomic_apply(reinterpret_cast<uint64_t*>(p), op, b, x, sign);
+}
+
+bool atom(Ctx& c, const Instr& in, uint32_t m) {
+  uint32_t bytes = type_bytes(in.type);
+  const uint64_t* b = c.src(in.src[1], 1);
+  const uint64_t* x = c.src(in.src[2], 2);
+  uint64_t* d = in.op == Op::atom ? c.dst(in.dst[0], 4) : c.tmp[4].data();
+  bool ok = true;
+  for_lanes(m, [&](uint32_t l) {
+    if (!ok) return;
+    std::byte* p = resolve(c, in, in.space, lane_address(c, in.src[0], l), bytes, true, l);
+    if (!p) {
+      ok = false;
+      return;
+    }
+    d[l] = atomic_op(p, in, b[l], x[l]);
+  });
+  return ok;
+}
+
+}  // namespace
+
+ExecFn memory_executor(Op op) {
+  switch (op) {
+    case Op::ld: return ld;
+    case Op::st: return st;
+    case Op::atom:
+    case Op::red: return atom;
+    default: return nullptr;
+  }
+}
+
+}  // namespace vgpu::ptx::exec

@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// run_blocks: blocks one after another, a block's warps round-robin, each
+// warp's lanes in lockstep under the min-PC policy (docs/ptx.md,
+// "Execution model"). Control flow, calls and barriers live here; the
+// other instructions are in the executor tables (exec_*.cc).
+#include <algorithm>
+
+#include "gpu/ptx/exec.h"
+
+namespace vgpu::ptx {
+namespace exec {
+namespace {
+
+constexpr uint32_t kSlice = 4096;  // warp instructions before the next warp's turn
+
+const std::array<ExecFn, static_cast<size_t>(Op::count_)>& executors() {
+  static const auto table = [] {
+    std::array<ExecFn, static_cast<size_t>(Op::count_)> t{};
+    for (size_t i = 0; i < t.size(); ++i) {
+      auto op = static_cast<Op>(i);
+      for (auto family : {int_executor, float_executor, data_executor, memory_executor, warp_executor})
+        if (!t[i]) t[i] = family(op);
+    }
+    return t;
+  }();
+  return table;
+}
+
+bool is_control(Op op) {
+  return op == Op::bra || op == Op::call || op == Op::ret || op == Op::exit || op == Op::trap || op == Op::bar;
+}
+
+// The min-PC policy: the deepest call level first, then the lowest PC;
+// the lanes there run together. False when no lane can run.
+bool schedule(Warp& w) {
+  uint32_t r = w.runnable();
+  if (!r) {
+    w.mask = 0;
+    return false;
+  }
+  uint32_t best_depth = 0, best_pc = ~0u, mask = 0;
+  for_lanes(r, [&](uint32_t l) {
+    uint32_t d = w.depth[l], pc = w.pc[l];
+    if (d > best_depth || (d == best_depth && pc < best_pc)) {
+      best_depth = d;
+      best_pc = pc;
+      mask = 0;
+    }
+    if (d == best_depth && pc == best_pc) mask |= 1u << l;
+  });
+  w.cur_pc = best_pc;
+  w.cur_depth = best_depth;
+  w.mask = mask;
+  return true;
+}
+
+void leave_group(Warp& w, uint32_t lanes, uint32_t pc) {
+  for_lanes(lanes, [&](uint32_t l) { w.pc[l] = pc; });
+}
+
+bool exec_call(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
+  const CallSite& site = c.prog.calls[in.target];
+  const Function& callee = c.prog.functions[site.callee];
+  uint32_t d = w.cur_depth + 1;
+  if (d > c.limits.max_call_depth)
+    return c.fail(ExecStatus::resource, in,
+                  "call depth over " + std::to_string(c.limits.max_call_depth) + " in '" + callee.name + "'");
+  if (w.frames.size() <= d) {
+    w.frames.resize(d + 1);
+    w.frames[d].regs.resize(size_t{c.prog.max_regs} * kWarpSize);
+    w.frames[d].params.resize(size_t{c.param_stride} * kWarpSize);
+  }
+  Frame& from = w.frames[d - 1];
+  Frame& to = w.frames[d];
+  bool ok = true;
+  for_lanes(m, [&](uint32_t l) {
+    uint32_t base = (w.local_top[l] + 15u) & ~15u;
+    uint64_t top = uint64_t{base} + callee.local_bytes;
+    if (top > c.limits.max_local_bytes_per_thread) {
+      ok = false;
+      return;
+    }
+    if (w.local[l].size() < top) w.local[l].resize(top);
+    to.local_base[l] = base;
+    to.ret_pc[l] = w.cur_pc + 1;
+    to.call_site[l] = in.target;
+    w.local_top[l] = static_cast<uint32_t>(top);
+    for (auto& a : site.args)
+      std::memcpy(&to.params[l * c.param_stride + a.callee_offset], &from.params[l * c.param_stride + a.caller_offset],
+                  a.size);
+    w.pc[l] = callee.first;
+    w.depth[l] = static_cast<uint8_t>(d);
+  });
+  if (!ok)
+    return c.fail(ExecStatus::resource, in,
+                  "local memory over " + std::to_string(c.limits.max_local_bytes_per_thread) +
+                      " bytes per thread in '" + callee.name + "'");
+  return true;
+}
+
+void exec_ret(Ctx& c, Warp& w, uint32_t m) {
+  uint32_t d = w.cur_depth;
+  if (d == 0) {
+    w.exited |= m;
+    c.block->exited_threads += static_cast<uint32_t>(std::popcount(m));
+    return;
+  }
+  Frame& callee = w.frames[d];
+  Frame& caller = w.frames[d - 1];
+  for_lanes(m, [&](uint32_t l) {
+    const CallSite& site = c.prog.calls[callee.call_site[l]];
+    for (auto& r : site.rets)
+      std::memcpy(&caller.params[l * c.param_stride + r.caller_offset],
+                  &callee.params[l * c.param_stride + r.callee_offset], r.size);
+    w.pc[l] = callee.ret_pc[l];
+    w.local_top[l] = callee.local_base[l];
+    w.depth[l] = static_cast<uint8_t>(d - 1);
+  });
+}
+
+bool exec_bar(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
+  const uint64_t* id = c.src(in.src[0], 0);
+  uint32_t first = static_cast<uint32_t>(std::countr_zero(m));
+  uint64_t b = id[first];
+  if (b >= kBarriers) return c.fail(ExecStatus::illegal, in, "barrier " + std::to_string(b) + " out of range");
+  if (in.src[1].kind != Operand::Kind::none) {
+    uint64_t n = c.src(in.src[1], 1)[first];
+    if (n == 0 || n % kWarpSize != 0 || n > c.block->threads + kWarpSize)
+      return c.fail(ExecStatus::illegal, in, "barrier thread count " + std::to_string(n));
+    c.block->expected[b] = static_cast<uint32_t>(n);
+  }
+  for_lanes(m, [&](uint32_t l) { w.bar_id[l] = static_cast<uint8_t>(b); });
+  w.waiting |= m;
+  c.block->arrived[b] += static_cast<uint32_t>(std::popcount(m));
+  return true;
+}
+
+// One control instruction over the group; the lanes' PCs are left in w.pc.
+bool exec_control(Ctx& c, Warp& w, const Instr& in, uint32_t group, uint32_t m) {
+  leave_group(w, group & ~m, w.cur_pc + 1);
+  if (!m) return true;
+  switch (in.op) {
+    case Op::bra: leave_group(w, m, in.target); return true;
+    case Op::call: return exec_call(c, w, in, m);
+    case Op::ret: exec_ret(c, w, m); return true;
+    case Op::exit:
+      w.exited |= m;
+      c.block->exited_threads += static_cast<uint32_t>(std::popcount(m));
+      return true;
+    case Op::trap: return c.fail(ExecStatus::trap, in, "trap");
+    case Op::bar: leave_group(w, m, w.cur_pc + 1); return exec_bar(c, w, in, m);
+    default: return true;
+  }
+}
+
+bool poll(Ctx& c, const Instr& in) {
+  c.since_poll = 0;
+  if (c.control.keep_going && !c.control.keep_going())
+    return c.fail(ExecStatus::timeout, in, "stopped by the launch's control");
+  return true;
+}
+
+// Runs warp w until it waits, exits or used its slice. False on an error.
+bool run_warp(Ctx& c, Warp& w) {
+  const auto& table = executors();
+  const Instr* code = c.prog.code.data();
+  c.warp = &w;
+  c.regs = w.frames[w.cur_depth].regs.data();
+  uint32_t poll_every = std::max<uint32_t>(c.control.poll_every, 1);
+  for (uint32_t n = 0; n < kSlice && w.mask; ++n) {
+    const Instr& in = code[w.cur_pc];
+    uint32_t group = w.mask, m = group;
+    if (in.guard != kNoReg) {
+      const uint64_t* p = c.reg(in.guard);
+      uint32_t t = 0;
+      for (uint32_t l = 0; l < kWarpSize; ++l) t |= static_cast<uint32_t>(p[l] & 1) << l;
+      m &= (in.flags & kNegGuard) ? ~t : t;
+    }
+    c.stats.warp_instructions++;
+    c.stats.thread_instructions += static_cast<uint64_t>(std::popcount(m));
+    if (++c.since_poll >= poll_every && !poll(c, in)) return false;
+    if (!is_control(in.op)) {
+      if (m && !table[static_cast<size_t>(in.op)](c, in, m)) return false;
+      w.cur_pc++;
+      continue;
+    }
+    // A uniform branch keeps the group together.
+    if (in.op == Op::bra && (m == group || m == 0) && group == w.runnable()) {
+      w.cur_pc = m ? in.target : w.cur_pc + 1;
+      continue;
+    }
+    if (!exec_control(c, w, in, group, m)) return false;
+    schedule(w);
+    c.regs = w.mask ? w.frames[w.cur_depth].regs.data() : c.regs;
+  }
+  return true;
+}
+
+}  // namespace
+
+const uint64_t* Ctx::src(const Operand& o, int slot) {
+  switch (o.kind) {
+    case Operand::Kind::reg: return reg(o.reg);
+    case Operand::Kind::imm: tmp[slot].fill(o.imm); break;
+    case Operand::Kind::sreg:
+      for (uint32_t l = 0; l < kWarpSize; ++l) tmp[slot][l] = sreg(static_cast<SReg>(o.reg), l);
+      break;
+    case Operand::Kind::addr:
+      for (uint32_t l = 0; l < kWarpSize; ++l) tmp[slot][l] = symbol_address(o, l);
+      break;
+    default: tmp[slot].fill(0); break;
+  }
+  return tmp[slot].data();
+}
+
+uint64_t Ctx::sreg(SReg s, uint32_t lane) const {
+  const Warp& w = *warp;
+  const Dim3& g = launch.grid;
+  const Dim3& b = launch.block;
+  switch (s) {
+    case SReg::tid_x: return w.tid[lane];
+    case SReg::tid_y: return w.tid[kWarpSize + lane];
+    case SReg::tid_z: return w.tid[2 * kWarpSize + lane];
+    case SReg::ntid_x: return b.x;
+    case SReg::ntid_y: return b.y;
+    case SReg::ntid_z: return b.z;
+    case SReg::ctaid_x: return block->ctaid[0];
+    case SReg::ctaid_y: return block->ctaid[1];
+    case SReg::ctaid_z: return block->ctaid[2];
+    case SReg::nctaid_x: return g.x;
+    case SReg::nctaid_y: return g.y;
+    case SReg::nctaid_z: return g.z;
+    case SReg::laneid: return lane;
+    case SReg::warpid: return w.index;
+    case SReg::nwarpid: return block->warps.size();
+    case SReg::smid:
+    case SReg::gridid: return 0;
+    case SReg::nsmid: return 1;
+    case SReg::clock: return stats.warp_instructions & 0xffffffffu;
+    case SReg::clock64:
+    case SReg::globaltimer: return stats.warp_instructions;
+    case SReg::lanemask_eq: return 1ull << lane;
+    case SReg::lanemask_lt: return (1ull << lane) - 1;
+    case SReg::lanemask_le: return (2ull << lane) - 1;
+    case SReg::lanemask_gt: return ~((2ull << lane) - 1) & kFull;
+    case SReg::lanemask_ge: return ~((1ull << lane) - 1) & kFull;
+  }
+  return 0;
+}
+
+uint64_t Ctx::symbol_address(const Operand& o, uint32_t lane) const {
+  switch (o.base) {
+    case AddrBase::data: return launch.data_va + o.imm;
+    case AddrBase::local: return warp->frames[warp->cur_depth].local_base[lane] + o.imm;
+    case AddrBase::fparam: return kFrameParamBase + o.imm;
+    default: return o.imm;
+  }
+}
+
+namespace {
+
+void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function& entry) {
+  const Dim3& b = c.launch.block;
+  w.index = index;
+  uint32_t first = index * kWarpSize;
+  uint32_t n = std::min(kWarpSize, threads - first);
+  w.live = n == kWarpSize ? kFull : (1u << n) - 1;
+  w.exited = w.waiting = w.carry = 0;
+  w.pc.fill(entry.first);
+  w.depth.fill(0);
+  w.local_top.fill(entry.local_bytes);
+  if (w.frames.empty()) {
+    w.frames.resize(1);
+    w.frames[0].regs.resize(size_t{c.prog.max_regs} * kWarpSize);
+    w.frames[0].params.resize(size_t{c.param_stride} * kWarpSize);
+  }
+  w.frames[0].local_base.fill(0);
+  for (uint32_t l = 0; l < kWarpSize; ++l) {
+    uint32_t t = first + l;
+    w.tid[l] = t % b.x;
+    w.tid[kWarpSize + l] = t / b.x % b.y;
+    w.tid[2 * kWarpSize + l] = t / (b.x * b.y);
+    if (w.local[l].size() < entry.local_bytes) w.local[l].resize(entry.local_bytes);
+    std::fill_n(w.local[l].begin(), entry.local_bytes, std::byte{0});
+  }
+  w.cur_pc = entry.first;
+  w.cur_depth = 0;
+  w.mask = w.live;
+}
+
+// Releases barriers every live thread (or the given count) reached.
+bool release_barriers(Block& blk) {
+  bool released = false;
+  uint32_t live = blk.threads - blk.exited_threads;
+  for (uint32_t b = 0; b < kBarriers; ++b) {
+    uint32_t need = blk.expected[b] ? blk.expected[b] : live;
+    if (blk.arrived[b] == 0 || blk.arrived[b] < need) continue;
+    for (auto& w : blk.warps) {
+      uint32_t lanes = 0;
+      for_lanes(w.waiting, [&](uint32_t l) { lanes |= w.bar_id[l] == b ? 1u << l : 0; });
+      w.waiting &= ~lanes;
+      if (lanes && !w.mask) schedule(w);
+    }
+    blk.arrived[b] = 0;
+    blk.expected[b] = 0;
+    released = true;
+  }
+  return released;
+}
+
+bool run_block(Ctx& c, Block& blk) {
+  for (;;) {
+    bool ran = false;
+    for (auto& w : blk.warps) {
+      if (!w.mask) continue;
+      ran = true;
+      if (!run_warp(c, w)) return false;
+      if (!w.mask) release_barriers(blk);
+    }
+    if (ran) continue;
+    if (release_barriers(blk)) continue;
+    if (blk.exited_threads == blk.threads) return true;
+    c.error = ExecError{ExecStatus::illegal, 0, false, 0,
+                        "barrier deadlock in block (" + std::to_string(blk.ctaid[0]) + "," +
+                            std::to_string(blk.ctaid[1]) + "," + std::to_string(blk.ctaid[2]) +
+                            "): threads wait at different barriers or counts"};
+    return false;
+  }
+}
+
+std::expected<void, ExecError> check_launch(const Module& m, const LaunchConfig& l, const ExecLimits& lim,
+                                            uint64_t first, uint64_t end) {
+  auto bad = [](ExecStatus s, std::string msg) { return std::unexpected(ExecError{s, 0, false, 0, std::move(msg)}); };
+  if (l.entry >= m.entries().size()) return bad(ExecStatus::bad_launch, "no entry " + std::to_string(l.entry));
+  const EntryInfo& e = m.entries()[l.entry];
+  uint64_t threads = uint64_t{l.block.x} * l.block.y * l.block.z;
+  if (threads == 0 || threads > 1024)
+    return bad(ExecStatus::bad_launch, "block of " + std::to_string(threads) + " threads");
+  if (l.block.z > 64) return bad(ExecStatus::bad_launch, "block z over 64");
+  if (e.max_threads && threads > e.max_threads) return bad(ExecStatus::bad_launch, "block over the entry's .maxntid");
+  uint64_t blocks = uint64_t{l.grid.x} * l.grid.y * l.grid.z;
+  if (blocks == 0 || l.grid.y > 65535 || l.grid.z > 65535) return bad(ExecStatus::bad_launch, "bad grid");
+  if (first > end || end > blocks)
+    return bad(ExecStatus::bad_launch,
+               "blocks [" + std::to_string(first) + ", " + std::to_string(end) + ") outside the grid");
+  if (l.params.size() < e.param_bytes)
+    return bad(ExecStatus::bad_launch, "parameter buffer of " + std::to_string(l.params.size()) +
+                                           " bytes, the entry needs " + std::to_string(e.param_bytes));
+  uint64_t shared = (l.dynamic_shared_bytes ? m.program().dynamic_shared_offset : m.program().static_shared_bytes) +
+                    uint64_t{l.dynamic_shared_bytes};
+  if (shared > lim.max_shared_bytes)
+    return bad(ExecStatus::resource,
+               "shared memory of " + std::to_string(shared) + " bytes over " + std::to_string(lim.max_shared_bytes));
+  const Function& f = m.program().functions[m.program().entry_functions[l.entry]];
+  if (f.local_bytes > lim.max_local_bytes_per_thread) return bad(ExecStatus::resource, "local memory over the limit");
+  return {};
+}
+
+}  // namespace
+}  // namespace exec
+
+std::expected<ExecStats, ExecError> run_blocks(const Module& module, const LaunchConfig& launch, GlobalMemory& memory,
+                                               uint64_t first_block, uint64_t end_block, const ExecLimits& limits,
+                                               const ExecControl& control) {
+  using namespace exec;
+  if (auto ok = check_launch(module, launch, limits, first_block, end_block); !ok) return std::unexpected(ok.error());
+  const Program& prog = module.program();
+  const Function& entry = prog.functions[prog.entry_functions[launch.entry]];
+  Ctx c{module, prog, launch, limits, control, PageCache(memory), {}, {}, 0, 0, nullptr, nullptr, nullptr, {}};
+  c.param_stride = std::max<uint32_t>((prog.max_param_frame + 7u) & ~7u, 8);
+  Block blk;
+  blk.threads = launch.block.x * launch.block.y * launch.block.z;
+  blk.warps.resize((blk.threads + kWarpSize - 1) / kWarpSize);
+  size_t shared = (launch.dynamic_shared_bytes ? prog.dynamic_shared_offset : prog.static_shared_bytes) +
+                  size_t{launch.dynamic_shared_bytes};
+  c.block = &blk;
+  for (uint64_t b = first_block; b < end_block; ++b) {
+    blk.ctaid[0] = static_cast<uint32_t>(b % launch.grid.x);
+    blk.ctaid[1] = static_cast<uint32_t>(b / launch.grid.x % launch.grid.y);
+    blk.ctaid[2] = static_cast<uint32_t>(b / (uint64_t{launch.grid.x} * launch.grid.y));
+    blk.exited_threads = 0;
+    blk.arrived.fill(0);
+    blk.expected.fill(0);
+    blk.shared.assign(shared, std::byte{0});
+    for (uint32_t i = 0; i < blk.warps.size(); ++i) init_warp(c, blk.warps[i], i, blk.threads, entry);
+    if (!run_block(c, blk)) return std::unexpected(std::move(c.error));
+  }
+  return c.stats;
+}
+
+const char* exec_status_name(ExecStatus s) {
+  switch (s) {
+    case ExecStatus::ok: return "ok";
+    case ExecStatus::mmu_fault: return "mmu_fault";
+    case ExecStatus::misaligned: return "misaligned";
+    case ExecStatus::trap: return "trap";
+    case ExecStatus::timeout: return "timeout";
+    case ExecStatus::resource: return "resource";
+    case ExecStatus::bad_launch: return "bad_launch";
+    case ExecStatus::illegal: return "illegal";
+  }
+  return "?";
+}
+
+}  // namespace vgpu::ptx

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// ptx_bench: the interpreter's time for saxpy over 1M elements, a 256^3
+// shared-memory tiled matmul and a 1M-element block reduction (the kernels
+// of test_kernels.h), beside the same loops in plain C++. Prints JSON, then
+// a table. Not a test: numbers depend on the machine.
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/ptx/interpreter.h"
+#include "gpu/ptx/test_kernels.h"
+
+namespace {
+
+using namespace vgpu::ptx;
+
+class Memory : public GlobalMemory {
+ public:
+  static constexpr uint64_t kBase = 0x10'0000'0000ull;
+  explicit Memory(size_t bytes) : bytes_(bytes), mem_(new std::byte[bytes]()) {}
+  uint64_t alloc(size_t bytes) {
+    uint64_t va = kBase + next_;
+    next_ = (next_ + bytes + 4095) & ~size_t{4095};
+    return va;
+  }
+  template <typename T>
+  T* at(uint64_t va) {
+    return reinterpret_cast<T*>(mem_.get() + (va - kBase));
+  }
+  std::expected<std::byte*, MemoryFault> access(uint64_t va, uint32_t bytes, bool write) override {
+    if (va < kBase || va - kBase + bytes > bytes_) return std::unexpected(MemoryFault{va, write, "not mapped"});
+    return mem_.get() + (va - kBase);
+  }
+
+ private:
+  size_t bytes_, next_ = 0;
+  std::unique_ptr<std::byte[]> mem_;
+};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct Row {
+  std::string name;
+  double interp_ms, native_ms;
+  uint64_t warp_instructions;
+  bool ok;
+};
+
+template <typename... A>
+std::vector<std::byte> pack(const EntryInfo& e, A... args) {
+  std::vector<std::byte> buf(e.param_bytes);
+  size_t i = 0;
+  ((std::memcpy(buf.data() + e.params[i++].offset, &args, sizeof args)), ...);
+  return buf;
+}
+
+template <typename F>
+double best_of(int n, F f) {
+  double best = 1e30;
+  for (int i = 0; i < n; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, ms_since(t0));
+  }
+  return best;
+}
+
+Row run(const Module& m, Memory& mem, const char* entry, Dim3 grid, Dim3 block, std::vector<std::byte> params) {
+  LaunchConfig cfg;
+  cfg.entry = static_cast<uint32_t>(m.find_entry(entry));
+  cfg.grid = grid;
+  cfg.block = block;
+  cfg.params = params;
+  uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
+  Row r{entry, 0, 0, 0, true};
+  r.interp_ms = best_of(3, [&] {
+    auto s = run_blocks(m, cfg, mem, 0, blocks);
+    if (!s) {
+      std::fprintf(stderr, "%s: %s\n", entry, s.error().message.c_str());
+      r.ok = false;
+    } else {
+      r.warp_instructions = s->warp_instructions;
+    }
+  });
+  return r;
+}
+
+}  // namespace
+
+int main() {
+  auto parsed = parse_module(vgpu::ptx::testing::kKernels);
+  if (!parsed) {
+    std::fprintf(stderr, "parse: %s\n", parsed.error().message.c_str());
+    return 1;
+  }
+  const Module& m = **parsed;
+  Memory mem(64u << 20);
+  std::vector<Row> rows;
+  volatile float sink = 0;
+  {  // saxpy, 1M
+    int n = 1 << 20;
+    uint64_t x = mem.alloc(n * 4), y = mem.alloc(n * 4);
+    for (int i = 0; i < n; ++i) mem.at<float>(x)[i] = static_cast<float>(i), mem.at<float>(y)[i] = 1;
+    auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z5saxpyifPKfPf"))];
+    Row r = run(m, mem, "_Z5saxpyifPKfPf", {4096, 1, 1}, {256, 1, 1}, pack(e, n, 2.0f, x, y));
+    std::vector<float> hx(n, 1.0f), hy(n, 2.0f);
+    r.native_ms = best_of(3, [&] {
+      for (int i = 0; i < n; ++i) hy[i] = 2.0f * hx[i] + hy[i];
+      sink = hy[n / 2];
+    });
+    r.name = "saxpy_1M";
+    rows.push_back(r);
+  }
+  {  // matmul 256^3, 16x16 tiles
+    int n = 256;
+    uint64_t a = mem.alloc(n * n * 4), b = mem.alloc(n * n * 4), c = mem.alloc(n * n * 4);
+    for (int i = 0; i < n * n; ++i) mem.at<float>(a)[i] = 1, mem.at<float>(b)[i] = 2;
+    auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z6matmulPKfS0_Pfi"))];
+    Row r = run(m, mem, "_Z6matmulPKfS0_Pfi", {16, 16, 1}, {16, 16, 1}, pack(e, a, b, c, n));
+    std::vector<float> ha(n * n, 1), hb(n * n, 2), hc(n * n);
+    r.native_ms = best_of(3, [&] {
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) {
+          float acc = 0;
+          for (int k = 0; k < n; ++k) acc += ha[i * n + k] * hb[k * n + j];
+          hc[i * n + j] = acc;
+        }
+      sink = hc[7];
+    });
+    r.name = "matmul_256";
+    rows.push_back(r);
+  }
+  {  // block reduction, 1M
+    int n = 1 << 20;
+    uint64_t in = mem.alloc(n * 4), out = mem.alloc(4096 * 4);
+    for (int i = 0; i < n; ++i) mem.at<float>(in)[i] = 1;
+    auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z6reducePKfPfi"))];
+    Row r = run(m, mem, "_Z6reducePKfPfi", {4096, 1, 1}, {256, 1, 1}, pack(e, in, out, n));
+    std::vector<float> h(n, 1), ho(4096);
+    r.native_ms = best_of(3, [&] {
+      for (int b = 0; b < 4096; ++b) {
+        float s = 0;
+        for (int i = 0; i < 256; ++i) s += h[b * 256 + i];
+        ho[b] = s;
+      }
+      sink = ho[9];
+    });
+    r.name = "reduce_1M";
+    rows.push_back(r);
+  }
+  std::printf("{\"ptx_bench\": [");
+  for (size_t i = 0; i < rows.size(); ++i)
+    std::printf(
+        "%s{\"name\": \"%s\", \"interpreter_ms\": %.3f, \"native_ms\": %.3f, \"warp_instructions\": %llu, \"ok\": %s}",
+        i ? ", " : "", rows[i].name.c_str(), rows[i].interp_ms, rows[i].native_ms,
+        static_cast<unsigned long long>(rows[i].warp_instructions), rows[i].ok ? "true" : "false");
+  std::printf("]}\n\n%-12s %14s %12s %10s %16s\n", "kernel", "interpreter ms", "native ms", "ratio", "warp instrs");
+  for (auto& r : rows)
+    std::printf("%-12s %14.2f %12.3f %10.0f %16llu\n", r.name.c_str(), r.interp_ms, r.native_ms,
+                r.interp_ms / std::max(r.native_ms, 1e-6), static_cast<unsigned long long>(r.warp_instructions));
+  for (auto& r : rows)
+    if (!r.ok) return 1;
+  return 0;
+}

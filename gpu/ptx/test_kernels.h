@@ -1,0 +1,833 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The interpreter tests' kernels: CUDA C written for these tests, compiled
+// by clang-14 (no NVIDIA toolkit) with
+//   clang-14 -x cuda --cuda-device-only --cuda-path=/nonexistent -nocudainc -nocudalib
+//            --cuda-gpu-arch=sm_70 -O2 -S -include hdr.h -o kernels.ptx kernels.cu
+// The PTX below is that output, as is.
+//
+// hdr.h:
+//   #define __global__ __attribute__((global))
+//   #define __device__ __attribute__((device))
+//   #define __shared__ __attribute__((shared))
+//   #define __noinline__ __attribute__((noinline))
+//   #include "__clang_cuda_builtin_vars.h"
+//   __device__ inline unsigned shfl_xor(unsigned v, int m) { unsigned r; asm volatile("shfl.sync.bfly.b32 %0, %1, %2,
+//   31, -1;" : "=r"(r) : "r"(v), "r"(m)); return r; }
+//   __device__ inline unsigned ballot(int p) { unsigned r; asm volatile("{ .reg .pred %%p; setp.ne.s32 %%p, %1, 0;
+//   vote.sync.ballot.b32 %0, %%p, -1; }" : "=r"(r) : "r"(p)); return r; }
+//   __device__ inline int atomic_add(int* p, int v) { return __nvvm_atom_add_gen_i(p, v); }
+//
+// kernels.cu:
+//   __global__ void vadd(const float* a, const float* b, float* c, int n) {
+//     int i = blockIdx.x * blockDim.x + threadIdx.x;
+//     if (i < n) c[i] = a[i] + b[i];
+//   }
+//   __global__ void saxpy(int n, float a, const float* x, float* y) {
+//     int i = blockIdx.x * blockDim.x + threadIdx.x;
+//     if (i < n) y[i] = a * x[i] + y[i];
+//   }
+//   #define T 16
+//   __global__ void matmul(const float* A, const float* B, float* C, int n) {
+//     __shared__ float As[T][T], Bs[T][T];
+//     int tx = threadIdx.x, ty = threadIdx.y, row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
+//     float acc = 0;
+//     for (int k = 0; k < n; k += T) {
+//       As[ty][tx] = A[row * n + k + tx];
+//       Bs[ty][tx] = B[(k + ty) * n + col];
+//       __syncthreads();
+//       for (int j = 0; j < T; ++j) acc += As[ty][j] * Bs[j][tx];
+//       __syncthreads();
+//     }
+//     C[row * n + col] = acc;
+//   }
+//   __global__ void reduce(const float* in, float* out, int n) {
+//     __shared__ float s[256];
+//     int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+//     s[t] = i < n ? in[i] : 0.0f;
+//     __syncthreads();
+//     for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+//       if (t < w) s[t] += s[t + w];
+//       __syncthreads();
+//     }
+//     if (t == 0) out[blockIdx.x] = s[0];
+//   }
+//   __global__ void warpsum(const unsigned* in, unsigned* out, unsigned* ballots) {
+//     unsigned v = in[blockIdx.x * blockDim.x + threadIdx.x];
+//     for (int m = 16; m > 0; m >>= 1) v += shfl_xor(v, m);
+//     unsigned b = ballot(in[blockIdx.x * blockDim.x + threadIdx.x] & 1);
+//     if ((threadIdx.x & 31) == 0) { out[(blockIdx.x * blockDim.x + threadIdx.x) / 32] = v; ballots[(blockIdx.x *
+//     blockDim.x + threadIdx.x) / 32] = b; }
+//   }
+//   __global__ void histogram(const unsigned char* in, int* bins, int n) {
+//     __shared__ int local[16];
+//     if (threadIdx.x < 16) local[threadIdx.x] = 0;
+//     __syncthreads();
+//     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) atomic_add(&local[in[i] &
+//     15], 1);
+//     __syncthreads();
+//     if (threadIdx.x < 16) atomic_add(&bins[threadIdx.x], local[threadIdx.x]);
+//   }
+//   __device__ __noinline__ double fib(int n) { return n < 2 ? (double)n : fib(n - 1) + fib(n - 2) * 1.0; }
+//   __global__ void recurse(double* out, int base) { out[threadIdx.x] = fib(base + (int)(threadIdx.x % 4)); }
+//   struct Node { Node* next; int value; };
+//   __global__ void walk(Node* head, int* out) {
+//     int sum = 0;
+//     for (Node* p = head; p; p = p->next) sum += p->value;
+//     out[threadIdx.x] = sum;
+//   }
+//   __global__ void diverge(int* out) {
+//     int t = threadIdx.x, v;
+//     if (t & 1) { v = t * 3; if (t & 2) v += 100; else v -= 1; }
+//     else v = t * 5;
+//     out[t] = v + 1;
+//   }
+//   __global__ void localarr(const int* idx, int* out) {
+//     int a[32];
+//     for (int i = 0; i < 32; ++i) a[i] = i * threadIdx.x;
+//     out[threadIdx.x] = a[idx[threadIdx.x] & 31];
+//   }
+//   extern __shared__ float dyn[];
+//   __global__ void dynshared(float* out) {
+//     dyn[threadIdx.x] = threadIdx.x * 2.0f;
+//     __syncthreads();
+//     out[threadIdx.x] = dyn[blockDim.x - 1 - threadIdx.x];
+//   }
+//   struct Params { float scale; double offset; char tag; int arr[3]; };
+//   __global__ void bystruct(Params p, double* out) { out[threadIdx.x] = p.scale * threadIdx.x + p.offset + p.tag +
+//   p.arr[threadIdx.x % 3]; }
+//   __global__ void endless(int* flag) { while (*(volatile int*)flag == 0) {} }
+//   __global__ void deep(double* out, int n) { out[0] = fib(n); }
+//   __global__ void halfbar(int* out) {
+//     if (threadIdx.x < 32) return;
+//     __syncthreads();
+//     out[threadIdx.x] = 1;
+//   }
+#pragma once
+
+namespace vgpu::ptx::testing {
+
+inline constexpr const char* kKernels = R"PTX(//
+// Generated by LLVM NVPTX Back-End
+//
+
+.version 6.0
+.target sm_70
+.address_size 64
+
+	// .globl	_Z4vaddPKfS0_Pfi
+// _ZZ6matmulPKfS0_PfiE2As has been demoted
+// _ZZ6matmulPKfS0_PfiE2Bs has been demoted
+// _ZZ6reducePKfPfiE1s has been demoted
+// _ZZ9histogramPKhPiiE5local has been demoted
+.extern .shared .align 4 .b8 dyn[];
+
+.visible .entry _Z4vaddPKfS0_Pfi(
+	.param .u64 _Z4vaddPKfS0_Pfi_param_0,
+	.param .u64 _Z4vaddPKfS0_Pfi_param_1,
+	.param .u64 _Z4vaddPKfS0_Pfi_param_2,
+	.param .u32 _Z4vaddPKfS0_Pfi_param_3
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<6>;
+	.reg .f32 	%f<4>;
+	.reg .b64 	%rd<11>;
+
+	ld.param.u32 	%r1, [_Z4vaddPKfS0_Pfi_param_3];
+	mov.u32 	%r2, %ctaid.x;
+	mov.u32 	%r3, %ntid.x;
+	mov.u32 	%r4, %tid.x;
+	mad.lo.s32 	%r5, %r2, %r3, %r4;
+	setp.ge.s32 	%p1, %r5, %r1;
+	@%p1 bra 	LBB0_2;
+	ld.param.u64 	%rd4, [_Z4vaddPKfS0_Pfi_param_0];
+	ld.param.u64 	%rd5, [_Z4vaddPKfS0_Pfi_param_2];
+	cvta.to.global.u64 	%rd6, %rd5;
+	ld.param.u64 	%rd7, [_Z4vaddPKfS0_Pfi_param_1];
+	cvta.to.global.u64 	%rd8, %rd7;
+	cvta.to.global.u64 	%rd9, %rd4;
+	mul.wide.s32 	%rd10, %r5, 4;
+	add.s64 	%rd1, %rd6, %rd10;
+	add.s64 	%rd2, %rd8, %rd10;
+	add.s64 	%rd3, %rd9, %rd10;
+	ld.global.f32 	%f1, [%rd3];
+	ld.global.f32 	%f2, [%rd2];
+	add.f32 	%f3, %f1, %f2;
+	st.global.f32 	[%rd1], %f3;
+LBB0_2:
+	ret;
+
+}
+	// .globl	_Z5saxpyifPKfPf
+.visible .entry _Z5saxpyifPKfPf(
+	.param .u32 _Z5saxpyifPKfPf_param_0,
+	.param .f32 _Z5saxpyifPKfPf_param_1,
+	.param .u64 _Z5saxpyifPKfPf_param_2,
+	.param .u64 _Z5saxpyifPKfPf_param_3
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<6>;
+	.reg .f32 	%f<5>;
+	.reg .b64 	%rd<8>;
+
+	ld.param.u32 	%r2, [_Z5saxpyifPKfPf_param_0];
+	mov.u32 	%r3, %ctaid.x;
+	mov.u32 	%r4, %ntid.x;
+	mov.u32 	%r5, %tid.x;
+	mad.lo.s32 	%r1, %r3, %r4, %r5;
+	setp.ge.s32 	%p1, %r1, %r2;
+	@%p1 bra 	LBB1_2;
+	ld.param.f32 	%f1, [_Z5saxpyifPKfPf_param_1];
+	ld.param.u64 	%rd3, [_Z5saxpyifPKfPf_param_3];
+	cvta.to.global.u64 	%rd1, %rd3;
+	ld.param.u64 	%rd4, [_Z5saxpyifPKfPf_param_2];
+	cvta.to.global.u64 	%rd2, %rd4;
+	mul.wide.s32 	%rd5, %r1, 4;
+	add.s64 	%rd6, %rd2, %rd5;
+	ld.global.f32 	%f2, [%rd6];
+	add.s64 	%rd7, %rd1, %rd5;
+	ld.global.f32 	%f3, [%rd7];
+	fma.rn.f32 	%f4, %f2, %f1, %f3;
+	st.global.f32 	[%rd7], %f4;
+LBB1_2:
+	ret;
+
+}
+	// .globl	_Z6matmulPKfS0_Pfi
+.visible .entry _Z6matmulPKfS0_Pfi(
+	.param .u64 _Z6matmulPKfS0_Pfi_param_0,
+	.param .u64 _Z6matmulPKfS0_Pfi_param_1,
+	.param .u64 _Z6matmulPKfS0_Pfi_param_2,
+	.param .u32 _Z6matmulPKfS0_Pfi_param_3
+)
+{
+	.reg .pred 	%p<4>;
+	.reg .b32 	%r<21>;
+	.reg .f32 	%f<17>;
+	.reg .b64 	%rd<32>;
+	// demoted variable
+	.shared .align 4 .b8 _ZZ6matmulPKfS0_PfiE2As[1024];
+	// demoted variable
+	.shared .align 4 .b8 _ZZ6matmulPKfS0_PfiE2Bs[1024];
+	ld.param.u32 	%r8, [_Z6matmulPKfS0_Pfi_param_3];
+	ld.param.u64 	%rd14, [_Z6matmulPKfS0_Pfi_param_2];
+	cvta.to.global.u64 	%rd1, %rd14;
+	mov.u32 	%r1, %tid.x;
+	mov.u32 	%r2, %tid.y;
+	mov.u32 	%r9, %ctaid.y;
+	shl.b32 	%r10, %r9, 4;
+	add.s32 	%r11, %r10, %r2;
+	mov.u32 	%r12, %ctaid.x;
+	shl.b32 	%r13, %r12, 4;
+	add.s32 	%r3, %r13, %r1;
+	setp.lt.s32 	%p1, %r8, 1;
+	mul.lo.s32 	%r4, %r11, %r8;
+	mov.f32 	%f16, 0f00000000;
+	@%p1 bra 	LBB2_5;
+	ld.param.u64 	%rd13, [_Z6matmulPKfS0_Pfi_param_0];
+	ld.param.u64 	%rd15, [_Z6matmulPKfS0_Pfi_param_1];
+	cvta.to.global.u64 	%rd2, %rd15;
+	cvta.to.global.u64 	%rd3, %rd13;
+	add.s32 	%r5, %r4, %r1;
+	mul.wide.s32 	%rd16, %r2, 64;
+	mov.u64 	%rd17, _ZZ6matmulPKfS0_PfiE2As;
+	add.s64 	%rd7, %rd17, %rd16;
+	mul.wide.s32 	%rd18, %r1, 4;
+	add.s64 	%rd4, %rd7, %rd18;
+	mov.u64 	%rd19, _ZZ6matmulPKfS0_PfiE2Bs;
+	add.s64 	%rd20, %rd19, %rd16;
+	add.s64 	%rd5, %rd20, %rd18;
+	add.s64 	%rd21, %rd19, %rd18;
+	add.s64 	%rd6, %rd21, 64;
+	mov.f32 	%f16, 0f00000000;
+	mov.u32 	%r20, 0;
+LBB2_2:
+	add.s32 	%r15, %r5, %r20;
+	mul.wide.s32 	%rd23, %r15, 4;
+	add.s64 	%rd24, %rd3, %rd23;
+	ld.global.f32 	%f7, [%rd24];
+	st.shared.f32 	[%rd4], %f7;
+	add.s32 	%r16, %r20, %r2;
+	mad.lo.s32 	%r17, %r16, %r8, %r3;
+	mul.wide.s32 	%rd25, %r17, 4;
+	add.s64 	%rd26, %rd2, %rd25;
+	ld.global.f32 	%f8, [%rd26];
+	st.shared.f32 	[%rd5], %f8;
+	bar.sync 	0;
+	mov.u64 	%rd31, 0;
+	mov.u64 	%rd30, %rd6;
+LBB2_3:
+	add.s64 	%rd27, %rd7, %rd31;
+	ld.shared.f32 	%f9, [%rd27];
+	ld.shared.f32 	%f10, [%rd30+-64];
+	fma.rn.f32 	%f11, %f9, %f10, %f16;
+	ld.shared.f32 	%f12, [%rd27+4];
+	ld.shared.f32 	%f13, [%rd30];
+	fma.rn.f32 	%f16, %f12, %f13, %f11;
+	add.s64 	%rd31, %rd31, 8;
+	cvt.u32.u64 	%r18, %rd31;
+	add.s64 	%rd30, %rd30, 128;
+	setp.eq.s32 	%p2, %r18, 64;
+	@%p2 bra 	LBB2_4;
+	bra.uni 	LBB2_3;
+LBB2_4:
+	bar.sync 	0;
+	add.s32 	%r20, %r20, 16;
+	setp.lt.s32 	%p3, %r20, %r8;
+	@%p3 bra 	LBB2_2;
+LBB2_5:
+	add.s32 	%r19, %r4, %r3;
+	mul.wide.s32 	%rd28, %r19, 4;
+	add.s64 	%rd29, %rd1, %rd28;
+	st.global.f32 	[%rd29], %f16;
+	ret;
+
+}
+	// .globl	_Z6reducePKfPfi
+.visible .entry _Z6reducePKfPfi(
+	.param .u64 _Z6reducePKfPfi_param_0,
+	.param .u64 _Z6reducePKfPfi_param_1,
+	.param .u32 _Z6reducePKfPfi_param_2
+)
+{
+	.reg .pred 	%p<6>;
+	.reg .b32 	%r<9>;
+	.reg .f32 	%f<12>;
+	.reg .b64 	%rd<14>;
+	// demoted variable
+	.shared .align 4 .b8 _ZZ6reducePKfPfiE1s[1024];
+	ld.param.u32 	%r6, [_Z6reducePKfPfi_param_2];
+	mov.u32 	%r1, %tid.x;
+	mov.u32 	%r2, %ctaid.x;
+	mov.u32 	%r8, %ntid.x;
+	mad.lo.s32 	%r7, %r2, %r8, %r1;
+	setp.ge.s32 	%p1, %r7, %r6;
+	mov.f32 	%f11, 0f00000000;
+	@%p1 bra 	LBB3_2;
+	ld.param.u64 	%rd6, [_Z6reducePKfPfi_param_0];
+	cvta.to.global.u64 	%rd8, %rd6;
+	mul.wide.s32 	%rd9, %r7, 4;
+	add.s64 	%rd2, %rd8, %rd9;
+	ld.global.f32 	%f11, [%rd2];
+LBB3_2:
+	mul.wide.s32 	%rd10, %r1, 4;
+	mov.u64 	%rd11, _ZZ6reducePKfPfiE1s;
+	add.s64 	%rd3, %rd11, %rd10;
+	st.shared.f32 	[%rd3], %f11;
+	bar.sync 	0;
+	setp.lt.u32 	%p2, %r8, 2;
+	@%p2 bra 	LBB3_3;
+	bra.uni 	LBB3_6;
+LBB3_3:
+	setp.eq.s32 	%p5, %r1, 0;
+	@%p5 bra 	LBB3_4;
+	bra.uni 	LBB3_5;
+LBB3_4:
+	ld.param.u64 	%rd7, [_Z6reducePKfPfi_param_1];
+	cvta.to.global.u64 	%rd1, %rd7;
+	mul.wide.u32 	%rd13, %r2, 4;
+	add.s64 	%rd4, %rd1, %rd13;
+	ld.shared.f32 	%f8, [_ZZ6reducePKfPfiE1s];
+	st.global.f32 	[%rd4], %f8;
+LBB3_5:
+	ret;
+LBB3_8:
+	bar.sync 	0;
+	setp.lt.u32 	%p4, %r8, 4;
+	mov.u32 	%r8, %r5;
+	@%p4 bra 	LBB3_3;
+LBB3_6:
+	shr.u32 	%r5, %r8, 1;
+	setp.ge.s32 	%p3, %r1, %r5;
+	@%p3 bra 	LBB3_8;
+	mul.wide.u32 	%rd12, %r5, 4;
+	add.s64 	%rd5, %rd3, %rd12;
+	ld.shared.f32 	%f7, [%rd5];
+	add.f32 	%f11, %f7, %f11;
+	st.shared.f32 	[%rd3], %f11;
+	bra.uni 	LBB3_8;
+
+}
+	// .globl	_Z7warpsumPKjPjS1_
+.visible .entry _Z7warpsumPKjPjS1_(
+	.param .u64 _Z7warpsumPKjPjS1__param_0,
+	.param .u64 _Z7warpsumPKjPjS1__param_1,
+	.param .u64 _Z7warpsumPKjPjS1__param_2
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<27>;
+	.reg .b64 	%rd<12>;
+
+	ld.param.u64 	%rd3, [_Z7warpsumPKjPjS1__param_0];
+	cvta.to.global.u64 	%rd8, %rd3;
+	mov.u32 	%r20, %ctaid.x;
+	mov.u32 	%r21, %ntid.x;
+	mov.u32 	%r22, %tid.x;
+	mad.lo.s32 	%r23, %r20, %r21, %r22;
+	mul.wide.u32 	%rd9, %r23, 4;
+	add.s64 	%rd10, %rd8, %rd9;
+	ld.global.u32 	%r4, [%rd10];
+	mov.u32 	%r5, 16;
+	// begin inline asm
+	shfl.sync.bfly.b32 %r3, %r4, %r5, 31, -1;
+	// end inline asm
+	add.s32 	%r7, %r3, %r4;
+	mov.u32 	%r8, 8;
+	// begin inline asm
+	shfl.sync.bfly.b32 %r6, %r7, %r8, 31, -1;
+	// end inline asm
+	add.s32 	%r10, %r6, %r7;
+	mov.u32 	%r11, 4;
+	// begin inline asm
+	shfl.sync.bfly.b32 %r9, %r10, %r11, 31, -1;
+	// end inline asm
+	add.s32 	%r13, %r9, %r10;
+	mov.u32 	%r14, 2;
+	// begin inline asm
+	shfl.sync.bfly.b32 %r12, %r13, %r14, 31, -1;
+	// end inline asm
+	add.s32 	%r16, %r12, %r13;
+	mov.u32 	%r17, 1;
+	// begin inline asm
+	shfl.sync.bfly.b32 %r15, %r16, %r17, 31, -1;
+	// end inline asm
+	ld.global.u32 	%r24, [%rd10];
+	and.b32  	%r19, %r24, 1;
+	// begin inline asm
+	{ .reg .pred %p; setp.ne.s32 %p, %r19, 0; vote.sync.ballot.b32 %r18, %p, -1; }
+	// end inline asm
+	and.b32  	%r25, %r22, 31;
+	setp.ne.s32 	%p1, %r25, 0;
+	@%p1 bra 	LBB4_2;
+	ld.param.u64 	%rd4, [_Z7warpsumPKjPjS1__param_2];
+	cvta.to.global.u64 	%rd5, %rd4;
+	ld.param.u64 	%rd6, [_Z7warpsumPKjPjS1__param_1];
+	cvta.to.global.u64 	%rd7, %rd6;
+	shr.u32 	%r26, %r23, 5;
+	add.s32 	%r2, %r15, %r16;
+	mul.wide.u32 	%rd11, %r26, 4;
+	add.s64 	%rd1, %rd5, %rd11;
+	add.s64 	%rd2, %rd7, %rd11;
+	st.global.u32 	[%rd2], %r2;
+	st.global.u32 	[%rd1], %r18;
+LBB4_2:
+	ret;
+
+}
+	// .globl	_Z9histogramPKhPii
+.visible .entry _Z9histogramPKhPii(
+	.param .u64 _Z9histogramPKhPii_param_0,
+	.param .u64 _Z9histogramPKhPii_param_1,
+	.param .u32 _Z9histogramPKhPii_param_2
+)
+{
+	.reg .pred 	%p<5>;
+	.reg .b32 	%r<19>;
+	.reg .b64 	%rd<16>;
+	// demoted variable
+	.shared .align 4 .b8 _ZZ9histogramPKhPiiE5local[64];
+	ld.param.u32 	%r6, [_Z9histogramPKhPii_param_2];
+	mov.u32 	%r7, %tid.x;
+	setp.gt.u32 	%p1, %r7, 15;
+	cvt.u64.u32 	%rd3, %r7;
+	mul.wide.u32 	%rd8, %r7, 4;
+	mov.u64 	%rd9, _ZZ9histogramPKhPiiE5local;
+	add.s64 	%rd4, %rd9, %rd8;
+	@%p1 bra 	LBB5_2;
+	mov.u32 	%r8, 0;
+	st.shared.u32 	[%rd4], %r8;
+LBB5_2:
+	cvt.u32.u64 	%r9, %rd3;
+	bar.sync 	0;
+	mov.u32 	%r10, %ctaid.x;
+	mov.u32 	%r1, %ntid.x;
+	mad.lo.s32 	%r18, %r10, %r1, %r9;
+	setp.ge.s32 	%p2, %r18, %r6;
+	@%p2 bra 	LBB5_5;
+	ld.param.u64 	%rd6, [_Z9histogramPKhPii_param_0];
+	cvta.to.global.u64 	%rd2, %rd6;
+	mov.u32 	%r11, %nctaid.x;
+	mul.lo.s32 	%r3, %r1, %r11;
+LBB5_4:
+	cvt.s64.s32 	%rd10, %r18;
+	add.s64 	%rd11, %rd2, %rd10;
+	ld.global.u8 	%r12, [%rd11];
+	and.b32  	%r13, %r12, 15;
+	mul.wide.u32 	%rd12, %r13, 4;
+	add.s64 	%rd14, %rd9, %rd12;
+	atom.shared.add.u32 	%r14, [%rd14], 1;
+	add.s32 	%r18, %r18, %r3;
+	setp.lt.s32 	%p3, %r18, %r6;
+	@%p3 bra 	LBB5_4;
+LBB5_5:
+	setp.lt.u32 	%p4, %r9, 16;
+	bar.sync 	0;
+	@%p4 bra 	LBB5_6;
+	bra.uni 	LBB5_7;
+LBB5_6:
+	ld.param.u64 	%rd7, [_Z9histogramPKhPii_param_1];
+	cvta.to.global.u64 	%rd1, %rd7;
+	shl.b64 	%rd15, %rd3, 2;
+	add.s64 	%rd5, %rd1, %rd15;
+	ld.shared.u32 	%r16, [%rd4];
+	atom.global.add.u32 	%r17, [%rd5], %r16;
+LBB5_7:
+	ret;
+
+}
+	// .globl	_Z3fibi
+.visible .func  (.param .b64 func_retval0) _Z3fibi(
+	.param .b32 _Z3fibi_param_0
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<4>;
+	.reg .f64 	%fd<9>;
+
+	ld.param.u32 	%r1, [_Z3fibi_param_0];
+	setp.gt.s32 	%p1, %r1, 1;
+	@%p1 bra 	LBB6_3;
+	cvt.rn.f64.s32 	%fd8, %r1;
+	bra.uni 	LBB6_2;
+LBB6_3:
+	add.s32 	%r2, %r1, -1;
+	{ // callseq 0, 0
+	.reg .b32 temp_param_reg;
+	.param .b32 param0;
+	st.param.b32 	[param0+0], %r2;
+	.param .b64 retval0;
+	call.uni (retval0), 
+	_Z3fibi, 
+	(
+	param0
+	);
+	ld.param.f64 	%fd4, [retval0+0];
+	} // callseq 0
+	add.s32 	%r3, %r1, -2;
+	{ // callseq 1, 0
+	.reg .b32 temp_param_reg;
+	.param .b32 param0;
+	st.param.b32 	[param0+0], %r3;
+	.param .b64 retval0;
+	call.uni (retval0), 
+	_Z3fibi, 
+	(
+	param0
+	);
+	ld.param.f64 	%fd6, [retval0+0];
+	} // callseq 1
+	add.f64 	%fd8, %fd4, %fd6;
+LBB6_2:
+	st.param.f64 	[func_retval0+0], %fd8;
+	ret;
+
+}
+	// .globl	_Z7recursePdi
+.visible .entry _Z7recursePdi(
+	.param .u64 _Z7recursePdi_param_0,
+	.param .u32 _Z7recursePdi_param_1
+)
+{
+	.reg .b32 	%r<5>;
+	.reg .b64 	%rd<5>;
+	.reg .f64 	%fd<3>;
+
+	ld.param.u64 	%rd1, [_Z7recursePdi_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	ld.param.u32 	%r1, [_Z7recursePdi_param_1];
+	mov.u32 	%r2, %tid.x;
+	and.b32  	%r3, %r2, 3;
+	add.s32 	%r4, %r3, %r1;
+	{ // callseq 2, 0
+	.reg .b32 temp_param_reg;
+	.param .b32 param0;
+	st.param.b32 	[param0+0], %r4;
+	.param .b64 retval0;
+	call.uni (retval0), 
+	_Z3fibi, 
+	(
+	param0
+	);
+	ld.param.f64 	%fd1, [retval0+0];
+	} // callseq 2
+	mul.wide.u32 	%rd3, %r2, 8;
+	add.s64 	%rd4, %rd2, %rd3;
+	st.global.f64 	[%rd4], %fd1;
+	ret;
+
+}
+	// .globl	_Z4walkP4NodePi
+.visible .entry _Z4walkP4NodePi(
+	.param .u64 _Z4walkP4NodePi_param_0,
+	.param .u64 _Z4walkP4NodePi_param_1
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<10>;
+	.reg .b64 	%rd<12>;
+
+	ld.param.u64 	%rd11, [_Z4walkP4NodePi_param_0];
+	ld.param.u64 	%rd5, [_Z4walkP4NodePi_param_1];
+	cvta.to.global.u64 	%rd1, %rd5;
+	cvta.to.global.u64 	%rd6, %rd11;
+	mov.u64 	%rd7, 0;
+	cvta.to.global.u64 	%rd8, %rd7;
+	setp.eq.s64 	%p1, %rd6, %rd8;
+	mov.u32 	%r9, 0;
+	@%p1 bra 	LBB8_3;
+	mov.u32 	%r9, 0;
+LBB8_2:
+	ld.u32 	%r6, [%rd11+8];
+	add.s32 	%r9, %r6, %r9;
+	ld.u64 	%rd11, [%rd11];
+	setp.eq.s64 	%p2, %rd11, 0;
+	@%p2 bra 	LBB8_3;
+	bra.uni 	LBB8_2;
+LBB8_3:
+	mov.u32 	%r7, %tid.x;
+	mul.wide.u32 	%rd9, %r7, 4;
+	add.s64 	%rd10, %rd1, %rd9;
+	st.global.u32 	[%rd10], %r9;
+	ret;
+
+}
+	// .globl	_Z7divergePi
+.visible .entry _Z7divergePi(
+	.param .u64 _Z7divergePi_param_0
+)
+{
+	.reg .pred 	%p<6>;
+	.reg .b32 	%r<11>;
+	.reg .b64 	%rd<5>;
+
+	ld.param.u64 	%rd2, [_Z7divergePi_param_0];
+	cvta.to.global.u64 	%rd1, %rd2;
+	mov.u32 	%r1, %tid.x;
+	and.b32  	%r7, %r1, 1;
+	setp.eq.b32 	%p1, %r7, 1;
+	mov.pred 	%p2, 0;
+	xor.pred  	%p3, %p1, %p2;
+	not.pred 	%p4, %p3;
+	@%p4 bra 	LBB9_4;
+	bra.uni 	LBB9_1;
+LBB9_4:
+	mul.lo.s32 	%r10, %r1, 5;
+	bra.uni 	LBB9_5;
+LBB9_1:
+	mul.lo.s32 	%r2, %r1, 3;
+	and.b32  	%r8, %r1, 2;
+	setp.eq.s32 	%p5, %r8, 0;
+	@%p5 bra 	LBB9_3;
+	bra.uni 	LBB9_2;
+LBB9_3:
+	add.s32 	%r10, %r2, -1;
+	bra.uni 	LBB9_5;
+LBB9_2:
+	add.s32 	%r10, %r2, 100;
+LBB9_5:
+	add.s32 	%r9, %r10, 1;
+	mul.wide.s32 	%rd3, %r1, 4;
+	add.s64 	%rd4, %rd1, %rd3;
+	st.global.u32 	[%rd4], %r9;
+	ret;
+
+}
+	// .globl	_Z8localarrPKiPi
+.visible .entry _Z8localarrPKiPi(
+	.param .u64 _Z8localarrPKiPi_param_0,
+	.param .u64 _Z8localarrPKiPi_param_1
+)
+{
+	.local .align 4 .b8 	__local_depot10[128];
+	.reg .b64 	%SP;
+	.reg .b64 	%SPL;
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<16>;
+	.reg .b64 	%rd<17>;
+
+	mov.u64 	%SPL, __local_depot10;
+	ld.param.u64 	%rd7, [_Z8localarrPKiPi_param_0];
+	ld.param.u64 	%rd8, [_Z8localarrPKiPi_param_1];
+	cvta.to.global.u64 	%rd1, %rd8;
+	cvta.to.global.u64 	%rd2, %rd7;
+	add.u64 	%rd3, %SPL, 0;
+	mov.u32 	%r1, %tid.x;
+	shl.b32 	%r2, %r1, 2;
+	shl.b32 	%r3, %r1, 1;
+	mul.lo.s32 	%r4, %r1, 3;
+	mov.u64 	%rd16, 0;
+	mov.u32 	%r15, 0;
+LBB10_1:
+	add.s64 	%rd10, %rd3, %rd16;
+	st.local.u32 	[%rd10], %r15;
+	add.s32 	%r8, %r1, %r15;
+	st.local.u32 	[%rd10+4], %r8;
+	add.s32 	%r9, %r3, %r15;
+	st.local.u32 	[%rd10+8], %r9;
+	add.s32 	%r10, %r4, %r15;
+	st.local.u32 	[%rd10+12], %r10;
+	add.s64 	%rd16, %rd16, 16;
+	cvt.u32.u64 	%r11, %rd16;
+	add.s32 	%r15, %r15, %r2;
+	setp.eq.s32 	%p1, %r11, 128;
+	@%p1 bra 	LBB10_2;
+	bra.uni 	LBB10_1;
+LBB10_2:
+	mul.wide.u32 	%rd11, %r1, 4;
+	add.s64 	%rd12, %rd2, %rd11;
+	ld.global.u32 	%r12, [%rd12];
+	and.b32  	%r13, %r12, 31;
+	mul.wide.u32 	%rd13, %r13, 4;
+	add.s64 	%rd14, %rd3, %rd13;
+	ld.local.u32 	%r14, [%rd14];
+	add.s64 	%rd15, %rd1, %rd11;
+	st.global.u32 	[%rd15], %r14;
+	ret;
+
+}
+	// .globl	_Z9dynsharedPf
+.visible .entry _Z9dynsharedPf(
+	.param .u64 _Z9dynsharedPf_param_0
+)
+{
+	.reg .b32 	%r<5>;
+	.reg .f32 	%f<4>;
+	.reg .b64 	%rd<9>;
+
+	ld.param.u64 	%rd1, [_Z9dynsharedPf_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r1, %tid.x;
+	cvt.rn.f32.u32 	%f1, %r1;
+	add.f32 	%f2, %f1, %f1;
+	mul.wide.u32 	%rd3, %r1, 4;
+	mov.u64 	%rd4, dyn;
+	add.s64 	%rd5, %rd4, %rd3;
+	st.shared.f32 	[%rd5], %f2;
+	bar.sync 	0;
+	mov.u32 	%r2, %ntid.x;
+	not.b32 	%r3, %r1;
+	add.s32 	%r4, %r2, %r3;
+	mul.wide.u32 	%rd6, %r4, 4;
+	add.s64 	%rd7, %rd4, %rd6;
+	ld.shared.f32 	%f3, [%rd7];
+	add.s64 	%rd8, %rd2, %rd3;
+	st.global.f32 	[%rd8], %f3;
+	ret;
+
+}
+	// .globl	_Z8bystruct6ParamsPd
+.visible .entry _Z8bystruct6ParamsPd(
+	.param .align 8 .b8 _Z8bystruct6ParamsPd_param_0[32],
+	.param .u64 _Z8bystruct6ParamsPd_param_1
+)
+{
+	.reg .b16 	%rs<2>;
+	.reg .b32 	%r<7>;
+	.reg .f32 	%f<4>;
+	.reg .b64 	%rd<9>;
+	.reg .f64 	%fd<8>;
+
+	mov.b64 	%rd1, _Z8bystruct6ParamsPd_param_0;
+	ld.param.u64 	%rd2, [_Z8bystruct6ParamsPd_param_1];
+	cvta.to.global.u64 	%rd3, %rd2;
+	mov.u64 	%rd4, %rd1;
+	ld.param.f32 	%f1, [_Z8bystruct6ParamsPd_param_0];
+	mov.u32 	%r1, %tid.x;
+	cvt.rn.f32.u32 	%f2, %r1;
+	mul.f32 	%f3, %f1, %f2;
+	cvt.f64.f32 	%fd1, %f3;
+	ld.param.f64 	%fd2, [_Z8bystruct6ParamsPd_param_0+8];
+	add.f64 	%fd3, %fd2, %fd1;
+	ld.param.s8 	%rs1, [_Z8bystruct6ParamsPd_param_0+16];
+	cvt.rn.f64.s16 	%fd4, %rs1;
+	add.f64 	%fd5, %fd3, %fd4;
+	mul.hi.u32 	%r2, %r1, -1431655765;
+	shr.u32 	%r3, %r2, 1;
+	mul.lo.s32 	%r4, %r3, 3;
+	sub.s32 	%r5, %r1, %r4;
+	mul.wide.u32 	%rd5, %r5, 4;
+	add.s64 	%rd6, %rd4, %rd5;
+	ld.param.u32 	%r6, [%rd6+20];
+	cvt.rn.f64.s32 	%fd6, %r6;
+	add.f64 	%fd7, %fd5, %fd6;
+	mul.wide.u32 	%rd7, %r1, 8;
+	add.s64 	%rd8, %rd3, %rd7;
+	st.global.f64 	[%rd8], %fd7;
+	ret;
+
+}
+	// .globl	_Z7endlessPi
+.visible .entry _Z7endlessPi(
+	.param .u64 _Z7endlessPi_param_0
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<2>;
+	.reg .b64 	%rd<3>;
+
+	ld.param.u64 	%rd2, [_Z7endlessPi_param_0];
+	cvta.to.global.u64 	%rd1, %rd2;
+LBB13_1:
+	ld.volatile.global.u32 	%r1, [%rd1];
+	setp.eq.s32 	%p1, %r1, 0;
+	@%p1 bra 	LBB13_1;
+	ret;
+
+}
+	// .globl	_Z4deepPdi
+.visible .entry _Z4deepPdi(
+	.param .u64 _Z4deepPdi_param_0,
+	.param .u32 _Z4deepPdi_param_1
+)
+{
+	.reg .b32 	%r<2>;
+	.reg .b64 	%rd<3>;
+	.reg .f64 	%fd<3>;
+
+	ld.param.u64 	%rd1, [_Z4deepPdi_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	ld.param.u32 	%r1, [_Z4deepPdi_param_1];
+	{ // callseq 3, 0
+	.reg .b32 temp_param_reg;
+	.param .b32 param0;
+	st.param.b32 	[param0+0], %r1;
+	.param .b64 retval0;
+	call.uni (retval0), 
+	_Z3fibi, 
+	(
+	param0
+	);
+	ld.param.f64 	%fd1, [retval0+0];
+	} // callseq 3
+	st.global.f64 	[%rd2], %fd1;
+	ret;
+
+}
+	// .globl	_Z7halfbarPi
+.visible .entry _Z7halfbarPi(
+	.param .u64 _Z7halfbarPi_param_0
+)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<3>;
+	.reg .b64 	%rd<5>;
+
+	mov.u32 	%r1, %tid.x;
+	setp.lt.u32 	%p1, %r1, 32;
+	@%p1 bra 	LBB15_2;
+	ld.param.u64 	%rd2, [_Z7halfbarPi_param_0];
+	cvta.to.global.u64 	%rd3, %rd2;
+	mul.wide.u32 	%rd4, %r1, 4;
+	add.s64 	%rd1, %rd3, %rd4;
+	bar.sync 	0;
+	mov.u32 	%r2, 1;
+	st.global.u32 	[%rd1], %r2;
+LBB15_2:
+	ret;
+
+}
+)PTX";
+
+}  // namespace vgpu::ptx::testing

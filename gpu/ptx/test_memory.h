@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Test support: GlobalMemory over one std::vector at a fixed VA base, page
+// granular (addresses outside it fault as "not mapped"), and a launch
+// helper that packs parameters at the entry's offsets.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpu/ptx/interpreter.h"
+
+namespace vgpu::ptx::testing {
+
+class FakeMemory : public GlobalMemory {
+ public:
+  static constexpr uint64_t kBase = 0x10'0000'0000ull;
+  explicit FakeMemory(size_t bytes) : bytes_((bytes + 4095) & ~size_t{4095}) {
+    mem_.reset(new std::byte[bytes_]());  // page-aligned offsets from an aligned base
+  }
+  uint64_t alloc(size_t bytes) {
+    uint64_t va = kBase + next_;
+    next_ = (next_ + bytes + 255) & ~size_t{255};
+    EXPECT_LE(next_, bytes_);
+    return va;
+  }
+  template <typename T>
+  T* at(uint64_t va) {
+    return reinterpret_cast<T*>(mem_.get() + (va - kBase));
+  }
+  template <typename T>
+  uint64_t put(const std::vector<T>& v) {
+    uint64_t va = alloc(v.size() * sizeof(T));
+    std::memcpy(at<T>(va), v.data(), v.size() * sizeof(T));
+    return va;
+  }
+  std::expected<std::byte*, MemoryFault> access(uint64_t va, uint32_t bytes, bool write) override {
+    ++accesses;
+    if (va < kBase || va - kBase + bytes > bytes_) return std::unexpected(MemoryFault{va, write, "not mapped"});
+    return mem_.get() + (va - kBase);
+  }
+  uint64_t accesses = 0;
+
+ private:
+  size_t bytes_;
+  std::unique_ptr<std::byte[]> mem_;
+  size_t next_ = 0;
+};
+
+// The parameter buffer of one entry.
+class Params {
+ public:
+  Params(const Module& m, std::string_view entry) : info_(m.entries()[static_cast<size_t>(m.find_entry(entry))]) {
+    buf_.resize(info_.param_bytes);
+  }
+  template <typename T>
+  Params& set(size_t i, const T& v) {
+    EXPECT_LE(sizeof(T), info_.params[i].size);
+    std::memcpy(buf_.data() + info_.params[i].offset, &v, sizeof(T));
+    return *this;
+  }
+  std::span<const std::byte> bytes() const { return buf_; }
+
+ private:
+  const EntryInfo& info_;
+  std::vector<std::byte> buf_;
+};
+
+inline std::expected<ExecStats, ExecError> launch(const Module& m, FakeMemory& mem, std::string_view entry, Dim3 grid,
+                                                  Dim3 block, const Params& p, uint32_t dyn_shared = 0,
+                                                  const ExecLimits& limits = {}, const ExecControl& control = {}) {
+  LaunchConfig cfg;
+  cfg.entry = static_cast<uint32_t>(m.find_entry(entry));
+  cfg.grid = grid;
+  cfg.block = block;
+  cfg.dynamic_shared_bytes = dyn_shared;
+  cfg.params = p.bytes();
+  if (m.data_bytes()) {
+    cfg.data_va = mem.put(m.initial_data());
+  }
+  uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
+  return run_blocks(m, cfg, mem, 0, blocks, limits, control);
+}
+
+}  // namespace vgpu::ptx::testing
