@@ -3,6 +3,7 @@
 // parses the PTX itself (ptx::parse_module, the parser the device runs) to
 // learn each entry's parameter layout and the variables' offsets, then has
 // the device load the text into a slot of the context's channel.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -219,8 +220,11 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
   if (fn == nullptr) return CUDA_ERROR_INVALID_HANDLE;
   CUctx_st* ctx = fn->module->ctx;
   if (ctx->sticky != CUDA_SUCCESS) return ctx->sticky;
-  if (auto sc = vgpu::cuda::stream_context(hStream); hStream != nullptr && sc && *sc != ctx)
-    return CUDA_ERROR_INVALID_HANDLE;
+  if (hStream != nullptr) {
+    auto sc = vgpu::cuda::stream_context(hStream);
+    if (!sc) return sc.error();
+    if (*sc != ctx) return CUDA_ERROR_INVALID_HANDLE;
+  }
   const ptx::EntryInfo& e = fn->module->ptx->entries()[fn->entry];
   driver::LaunchShape shape{{gridDimX, gridDimY, gridDimZ}, {blockDimX, blockDimY, blockDimZ}};
   if (CUresult r = check_geometry(e, shape, sharedMemBytes); r != CUDA_SUCCESS) return r;

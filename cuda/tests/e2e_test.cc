@@ -289,7 +289,7 @@ TEST_F(Cuda, MemsetsSmallAndLarge) {
   ASSERT_CU(cuMemcpyDtoH(w.data(), p, N * 4));
   EXPECT_EQ(w[0], 0xabababu << 8 | 0x00u);
   EXPECT_EQ(w[N / 2], 0xababababu);
-  EXPECT_EQ(w[N - 1], 0x3fabababu);
+  EXPECT_EQ(w[N - 1], 0x3f80ababu);
   ASSERT_CU(cuMemsetD16(p, 0x1234, 3));
   ASSERT_CU(cuMemcpyDtoH(w.data(), p, 8));
   EXPECT_EQ(w[0], 0x12341234u);
