@@ -43,6 +43,7 @@ constexpr ErrorName ERROR_NAMES[] = {
     {r::ChannelError::bad_copy, "bad_copy"},
     {r::ChannelError::internal, "internal"},
     {r::ChannelError::timeout, "timeout"},
+    {r::ChannelError::kernel_error, "kernel_error"},
 };
 const char* error_name(r::ChannelError code) {
   for (const auto& e : ERROR_NAMES)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "driver/compute.h"
 
+#include <algorithm>
+
 #include "vgpu/bits.h"
 
 namespace vgpu::driver {
@@ -33,6 +35,47 @@ void emit_launch(PushBuffer& pb, cls::Kernel kernel, uint64_t cb_va, std::span<c
   pb.non_inc(s, k::LOAD_CONSTANT_BUFFER, args);
   pb.method(s, k::BIND_CONSTANT_BUFFER, k::BindValid::mask | k::BindSlot::make(k::ARG_CB_SLOT));
   pb.method(s, k::SET_CTA_PROGRAM_START, program_offset(kernel));
+  pb.method(s, k::SET_CTA_THREAD_COUNT, shape.block.x * shape.block.y * shape.block.z);
+  pb.inc(s, k::SET_CTA_THREAD_DIMENSION_A,
+         {k::DimLo::make(shape.block.x) | k::DimHi::make(shape.block.y), k::DimLo::make(shape.block.z)});
+  pb.inc(s, k::SET_CTA_RASTER_SIZE_A,
+         {k::DimLo::make(shape.grid.x) | k::DimHi::make(shape.grid.y), k::DimLo::make(shape.grid.z)});
+  pb.method(s, k::LAUNCH, 0);
+}
+
+namespace {
+// Words into the constant buffer at va (size bytes) from offset 0, in
+// method runs the header's count holds.
+void emit_cb_upload(PushBuffer& pb, uint64_t va, uint32_t size, std::span<const uint32_t> words) {
+  constexpr size_t RUN = 1024;
+  const unsigned s = subch::COMPUTE;
+  pb.inc(s, k::SET_CONSTANT_BUFFER_SELECTOR_A, {k::CbSize::make(size), hi32(va), lo32(va)});
+  pb.method(s, k::LOAD_CONSTANT_BUFFER_OFFSET, 0);
+  for (size_t i = 0; i < words.size(); i += RUN)
+    pb.non_inc(s, k::LOAD_CONSTANT_BUFFER, words.subspan(i, std::min(RUN, words.size() - i)));
+}
+}  // namespace
+
+void emit_load_module(PushBuffer& pb, const ModuleLoadMethods& m) {
+  const unsigned s = subch::COMPUTE;
+  pb.inc(s, k::SET_MODULE_SOURCE_A, {hi32(m.source_va), lo32(m.source_va), m.source_bytes});
+  pb.inc(s, k::SET_MODULE_DATA_A, {hi32(m.data_va), lo32(m.data_va), m.data_bytes});
+  pb.inc(s, k::SET_PTX_REPORT_A, {hi32(m.report_va), lo32(m.report_va)});
+  pb.method(s, k::LOAD_MODULE, m.slot);
+}
+
+void emit_user_launch(PushBuffer& pb, const UserLaunchMethods& m) {
+  const unsigned s = subch::COMPUTE;
+  const cls::ProgramDescriptor pd{cls::PROGRAM_MAGIC, cls::PROGRAM_VERSION, static_cast<uint32_t>(cls::Kernel::user),
+                                  k::EntryModule::make(m.slot) | k::EntryIndex::make(m.entry)};
+  const uint32_t desc[4] = {pd.magic, pd.version, pd.kernel, pd.entry};
+  emit_cb_upload(pb, m.code_va + USER_PROGRAM_OFFSET, sizeof(desc), desc);
+  emit_cb_upload(pb, m.cb_va, m.cb_bytes, m.params);
+  pb.method(s, k::BIND_CONSTANT_BUFFER, k::BindValid::mask | k::BindSlot::make(k::ARG_CB_SLOT));
+  pb.inc(s, k::SET_PTX_REPORT_A, {hi32(m.report_va), lo32(m.report_va)});
+  pb.method(s, k::SET_SHADER_SHARED_MEMORY_SIZE, m.shared_bytes);
+  pb.method(s, k::SET_CTA_PROGRAM_START, USER_PROGRAM_OFFSET);
+  const LaunchShape& shape = m.shape;
   pb.method(s, k::SET_CTA_THREAD_COUNT, shape.block.x * shape.block.y * shape.block.z);
   pb.inc(s, k::SET_CTA_THREAD_DIMENSION_A,
          {k::DimLo::make(shape.block.x) | k::DimHi::make(shape.block.y), k::DimLo::make(shape.block.z)});

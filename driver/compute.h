@@ -32,10 +32,40 @@ cls::ProgramDescriptor program_descriptor(cls::Kernel k);
 
 // Constant buffer holding the arguments: large enough for every arg struct.
 inline constexpr uint32_t ARG_CB_BYTES = 256;
+// Where a user launch's program descriptor is written (by the channel
+// itself, through the constant-buffer upload, so launches stay ordered):
+// after the argument constant buffer in the code buffer.
+inline constexpr uint32_t USER_PROGRAM_OFFSET = 0x200;
 
 // Binds 0x90C0 on subch::COMPUTE and points PROGRAM_REGION at the code buffer.
 void emit_compute_bind(PushBuffer& pb, uint64_t code_va);
 // One launch of kernel k with the argument words, in the constant buffer at cb_va.
 void emit_launch(PushBuffer& pb, cls::Kernel k, uint64_t cb_va, std::span<const uint32_t> args, LaunchShape shape);
+
+// ext (§10.6): a module's text, data segment and report, then LOAD_MODULE.
+struct ModuleLoadMethods {
+  uint64_t source_va;
+  uint32_t source_bytes;
+  uint64_t data_va;
+  uint32_t data_bytes;
+  uint64_t report_va;
+  uint32_t slot;
+};
+void emit_load_module(PushBuffer& pb, const ModuleLoadMethods& m);
+// A launch of entry `entry` of the module in `slot`: the descriptor into the
+// code buffer at code_va + USER_PROGRAM_OFFSET, the parameter words into
+// the constant buffer at cb_va (cb_bytes), the dynamic shared memory.
+struct UserLaunchMethods {
+  uint64_t code_va;
+  uint64_t cb_va;
+  uint32_t cb_bytes;
+  uint64_t report_va;
+  uint32_t slot;
+  uint32_t entry;
+  uint32_t shared_bytes;
+  std::span<const uint32_t> params;
+  LaunchShape shape;
+};
+void emit_user_launch(PushBuffer& pb, const UserLaunchMethods& m);
 
 }  // namespace vgpu::driver

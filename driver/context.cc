@@ -19,6 +19,8 @@ constexpr uint64_t USER_VA_BASE = fmt::PDE_SPAN;
 constexpr uint64_t CONSTS_BYTES = fmt::SMALL_PAGE;
 constexpr uint64_t ARG_CB_OFFSET = 0x100;  // after the program descriptors
 static_assert(CODE_BYTES <= ARG_CB_OFFSET && ARG_CB_OFFSET + ARG_CB_BYTES <= CONSTS_BYTES);
+static_assert(ARG_CB_OFFSET + ARG_CB_BYTES <= USER_PROGRAM_OFFSET &&
+              USER_PROGRAM_OFFSET + sizeof(cls::ProgramDescriptor) <= CONSTS_BYTES);
 }  // namespace
 
 Status Context::setup() {
@@ -47,7 +49,7 @@ Status Context::setup() {
   consts_va_ = *cva;
   for (cls::Kernel k : KERNELS) {
     const cls::ProgramDescriptor pd = program_descriptor(k);
-    const uint32_t words[4] = {pd.magic, pd.version, pd.kernel, pd.reserved};
+    const uint32_t words[4] = {pd.magic, pd.version, pd.kernel, pd.entry};
     for (uint32_t i = 0; i < 4; ++i) d.mem_.write32(consts_mem_ + program_offset(k) + 4 * i, words[i]);
   }
 

@@ -6,6 +6,7 @@
 // error. A Device must outlive its Contexts; neither is thread-safe.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -297,6 +298,13 @@ class Context {
   std::map<uint32_t, BufferRec> buffers_;
   uint32_t next_id_ = 1;
   std::optional<Error> error_;  // first channel error seen
+  // PTX modules (context_modules.cc): the parameter buffer and the report
+  // (one buffer, made at the first load), the slots in use and each
+  // module's data segment.
+  [[nodiscard]] Status ensure_module_area();
+  Buffer module_area_;
+  uint64_t module_area_va_ = 0;
+  std::array<bool, cls::compute::MAX_MODULE_SLOTS> module_slot_used_{};
   TransferStats stats_;
 };
 

@@ -44,6 +44,7 @@ Pfifo::Ran Pfifo::load(uint32_t chid, uint32_t chan_inst, ChannelRun& run) {
                                                             [this, chid, epoch] { raise_nonstall(chid, epoch); },
                                                             [this] { semaphore_written(); }});
   run.ctx->device = d_.device;
+  run.ctx->modules = d_.modules;
   run.loaded = true;
   return {};
 }

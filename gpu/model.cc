@@ -59,7 +59,7 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBa
                            std::lock_guard l(mutex_);
                            invalidate(pdb);
                          },
-                         device_engines_.get()}) {
+                         device_engines_.get(), &modules_}) {
   if (residency_) vram_->set_observer(residency_.get());
   set_system_memory(config.sysmem);
   pfifo_.start();

@@ -17,6 +17,7 @@
 #include "gpu/device/device.h"
 #include "gpu/device/residency.h"
 #include "gpu/engines/device_work.h"
+#include "gpu/engines/module_cache.h"
 #include "gpu/fault_log.h"
 #include "gpu/fb.h"
 #include "gpu/gpu.h"
@@ -92,6 +93,7 @@ class GpuModel final : public Gpu {
   std::unique_ptr<Mmu> mmu_;
   std::mutex sysmem_mutex_;  // set_system_memory's attach/detach pairs, in order
   kernels::CostModel cost_;
+  ModuleCache modules_;  // parsed PTX modules, shared by every channel (§10.6)
 
   // Units (registers under mutex_).
   mutable std::mutex mutex_;

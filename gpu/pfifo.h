@@ -37,6 +37,8 @@
 
 namespace vgpu::gpu {
 
+class ModuleCache;  // gpu/engines/module_cache.h
+
 // Engine work of channel `chid`, with the last resort for anything it
 // throws (host memory exhausted, a bug): ChannelError::internal and a
 // logged internal error, never an exception on an engine thread.
@@ -58,6 +60,7 @@ class Pfifo {
     std::function<void()> notify;                      // deliver interrupts and events (no lock held)
     std::function<void(uint64_t pdb)> tlb_invalidate;  // a channel's MEM_OP invalidate (no lock held)
     DeviceEngines* device = nullptr;                   // engines' work on a GPU (docs/cuda.md); none: the model
+    ModuleCache* modules = nullptr;                    // parsed PTX modules of the device (§10.6)
   };
 
   explicit Pfifo(Deps deps);

@@ -68,19 +68,6 @@ constexpr std::pair<std::string_view, Cmp> kCmps[] = {{"eq", Cmp::eq},   {"ne", 
 constexpr std::pair<std::string_view, BoolOp> kBoolOps[] = {{"and", BoolOp::and_},
                                                             {"or", BoolOp::or_},
                                                             {"xor", BoolOp::xor_}};
-constexpr std::pair<std::string_view, AtomOp> kAtomOps[] = {{"add", AtomOp::add},   {"min", AtomOp::min},
-                                                            {"max", AtomOp::max},   {"inc", AtomOp::inc},
-                                                            {"dec", AtomOp::dec},   {"and", AtomOp::and_},
-                                                            {"or", AtomOp::or_},    {"xor", AtomOp::xor_},
-                                                            {"exch", AtomOp::exch}, {"cas", AtomOp::cas}};
-constexpr std::pair<std::string_view, ShflMode> kShflModes[] = {{"up", ShflMode::up},
-                                                                {"down", ShflMode::down},
-                                                                {"bfly", ShflMode::bfly},
-                                                                {"idx", ShflMode::idx}};
-constexpr std::pair<std::string_view, VoteMode> kVoteModes[] = {{"all", VoteMode::all},
-                                                                {"any", VoteMode::any},
-                                                                {"uni", VoteMode::uni},
-                                                                {"ballot", VoteMode::ballot}};
 constexpr std::pair<std::string_view, uint8_t> kTestp[] = {{"finite", 0},     {"infinite", 1}, {"number", 2},
                                                            {"notanumber", 3}, {"normal", 4},   {"subnormal", 5}};
 

@@ -7,6 +7,7 @@
 //   vgpu-bench model [...]       the GPU model beside the host (sgemm, copy)
 //   vgpu-bench noisy [...]       what a misbehaving VM costs another
 //   vgpu-bench idle [...]        the CPU time of VMs blocked in a fence wait
+//   vgpu-bench ptx [...]         user kernels (PTX) per mode beside the built-in kernels
 //   vgpu-bench sliver [...]      SliVER's co-run of SGEMM and MRI-Q against kernel slice sizes
 #include <iostream>
 #include <span>
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   if (cmd == "model") return vgpu::bench::model_main(all.subspan(2));
   if (cmd == "noisy") return vgpu::bench::noisy_main(all.subspan(2));
   if (cmd == "idle") return vgpu::bench::idle_main(all.subspan(2));
+  if (cmd == "ptx") return vgpu::bench::ptx_main(all.subspan(2));
   if (cmd == "sliver") return vgpu::bench::sliver_main(all.subspan(2));
   std::cerr << (cmd.empty() || cmd == "--help" || cmd == "-h" ? "" : "vgpu-bench: unknown subcommand '" + cmd + "'\n")
             << "usage: vgpu-bench workloads [--modes LIST] [--runs N] [--only NAMES] [--json FILE]\n"
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
                "       vgpu-bench model [--runs N] [--copy-mib N] [--json FILE]\n"
                "       vgpu-bench noisy [--storms LIST] [--seconds N] [--runs N] [--json FILE]\n"
                "       vgpu-bench idle [--vms N] [--modes LIST] [--spin-ms N] [--json FILE]\n"
+               "       vgpu-bench ptx [--modes LIST] [--runs N] [--json FILE]\n"
                "       vgpu-bench sliver [--sgemm-n N] [--mriq-k N] [--mriq-x N] [--iterations N] [--slices LIST]\n"
                "                         [--latency-seconds N] [--policy NAME] [--turn-ms N] [--json FILE]\n";
   return cmd == "--help" || cmd == "-h" ? 0 : 2;

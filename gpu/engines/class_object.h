@@ -23,6 +23,7 @@
 namespace vgpu::gpu {
 
 struct DeviceEngines;  // gpu/engines/device_work.h
+class ModuleCache;     // gpu/engines/module_cache.h
 
 enum class EngineId : uint8_t { copy = 0, compute = 1 };
 
@@ -68,6 +69,9 @@ struct ChannelContext {
   // The device that runs copies and kernels (docs/cuda.md); none: the
   // model runs them on host views of VRAM.
   DeviceEngines* device = nullptr;
+  // Parsed PTX modules shared by the device's channels (§10.6); none: the
+  // object parses every module it loads.
+  ModuleCache* modules = nullptr;
   // Set by PFIFO for the method it runs, with a device back end only.
   std::optional<FollowingRelease> following_release;
 };

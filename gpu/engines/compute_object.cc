@@ -52,7 +52,7 @@ std::span<const ComputeObject::Record> ComputeObject::methods() {
       {"SET_SHADER_SHARED_MEMORY_WINDOW", SET_SHADER_SHARED_MEMORY_WINDOW, 1, &ignore},
       {"SET_CTA_RASTER_SIZE_A", SET_CTA_RASTER_SIZE_A, 1, &raster_a},
       {"SET_CTA_RASTER_SIZE_B", SET_CTA_RASTER_SIZE_B, 1, &raster_b},
-      {"SET_SHADER_SHARED_MEMORY_SIZE", SET_SHADER_SHARED_MEMORY_SIZE, 1, &ignore},
+      {"SET_SHADER_SHARED_MEMORY_SIZE", SET_SHADER_SHARED_MEMORY_SIZE, 1, &store<&State::shared_bytes>},
       {"SET_CTA_THREAD_COUNT", SET_CTA_THREAD_COUNT, 1, &store<&State::thread_count>},
       {"SET_CTA_BARRIER_COUNT", SET_CTA_BARRIER_COUNT, 1, &ignore},
       {"BEGIN_GRID", BEGIN_GRID, 1, &ignore},
@@ -80,6 +80,16 @@ std::span<const ComputeObject::Record> ComputeObject::methods() {
       {"SET_CONSTANT_BUFFER_SELECTOR_C", SET_CONSTANT_BUFFER_SELECTOR_C, 1, &store<&State::cb_selector_lower>},
       {"LOAD_CONSTANT_BUFFER_OFFSET", LOAD_CONSTANT_BUFFER_OFFSET, 1, &store<&State::cb_load_offset>},
       {"LOAD_CONSTANT_BUFFER", LOAD_CONSTANT_BUFFER, LOAD_CONSTANT_BUFFER_WORDS, &load_cb},
+      {"SET_MODULE_SOURCE_A", SET_MODULE_SOURCE_A, 1, &store<&State::module_source_a>},
+      {"SET_MODULE_SOURCE_B", SET_MODULE_SOURCE_B, 1, &store<&State::module_source_b>},
+      {"SET_MODULE_SOURCE_SIZE", SET_MODULE_SOURCE_SIZE, 1, &store<&State::module_source_size>},
+      {"SET_MODULE_DATA_A", SET_MODULE_DATA_A, 1, &store<&State::module_data_a>},
+      {"SET_MODULE_DATA_B", SET_MODULE_DATA_B, 1, &store<&State::module_data_b>},
+      {"SET_MODULE_DATA_SIZE", SET_MODULE_DATA_SIZE, 1, &store<&State::module_data_size>},
+      {"SET_PTX_REPORT_A", SET_PTX_REPORT_A, 1, &store<&State::ptx_report_a>},
+      {"SET_PTX_REPORT_B", SET_PTX_REPORT_B, 1, &store<&State::ptx_report_b>},
+      {"LOAD_MODULE", LOAD_MODULE, 1, &load_module, true},
+      {"UNLOAD_MODULE", UNLOAD_MODULE, 1, &unload_module},
   };
   return TABLE;
 }
@@ -186,8 +196,9 @@ MethodOutcome ComputeObject::launch(ComputeObject& self, ChannelContext& ctx, ui
   cls::ProgramDescriptor desc{};
   if (auto r = e.mmu.read(e.as, desc_va, &desc, sizeof(desc)); !r) return mmu_channel_fault(mthd, r.error());
   const auto kernel = static_cast<cls::Kernel>(desc.kernel);
-  if (desc.magic != cls::PROGRAM_MAGIC || desc.version != cls::PROGRAM_VERSION || !kernel_known(kernel))
-    return channel_fault(ChannelError::bad_program, mthd, desc_va);
+  const bool valid = desc.magic == cls::PROGRAM_MAGIC && desc.version == cls::PROGRAM_VERSION;
+  if (valid && kernel == cls::Kernel::user) return self.launch_user(ctx, mthd, desc, desc_va);
+  if (!valid || !kernel_known(kernel)) return channel_fault(ChannelError::bad_program, mthd, desc_va);
 
   if (!dims_valid(s.grid, s.block)) return channel_fault(ChannelError::bad_argument, mthd);
 
@@ -218,6 +229,77 @@ MethodOutcome ComputeObject::launch(ComputeObject& self, ChannelContext& ctx, ui
       .run = [e = std::move(e), launch = std::move(launch), mthd]() mutable { return run_kernel(e, launch, mthd); },
       .brief = brief,
   }};
+}
+
+namespace {
+uint64_t report_va(const ComputeObject::State& s) { return join64(VaUpper::get(s.ptx_report_a), s.ptx_report_b); }
+}  // namespace
+
+MethodOutcome ComputeObject::load_module(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data) {
+  const State& s = self.state_;
+  const ModuleLoad load{
+      .source_va = join64(VaUpper::get(s.module_source_a), s.module_source_b),
+      .source_bytes = s.module_source_size,
+      .data_va = join64(VaUpper::get(s.module_data_a), s.module_data_b),
+      .data_bytes = s.module_data_size,
+      .report_va = report_va(s),
+      .slot = data,
+  };
+  return std::optional<EngineWork>{load_module_work(ctx, self.modules_, load, mthd)};
+}
+
+MethodOutcome ComputeObject::unload_module(ComputeObject& self, ChannelContext&, uint32_t mthd, uint32_t data) {
+  ModuleSlots& m = *self.modules_;
+  if (data >= m.slots.size()) return channel_fault(ChannelError::bad_argument, mthd);
+  m.source_bytes -= m.slots[data].source_bytes;
+  m.slots[data] = ModuleSlot{};
+  return method_done();
+}
+
+// A user launch's checks, on PFIFO's thread: the slot and entry (else
+// bad_program at the descriptor), the geometry, shared memory and the
+// parameter buffer (else bad_argument); each refusal is also reported.
+MethodOutcome ComputeObject::launch_user(ChannelContext& ctx, uint32_t mthd, const cls::ProgramDescriptor& desc,
+                                         uint64_t desc_va) {
+  const State& s = state_;
+  ChannelContext e = engine_context(ctx);
+  const uint64_t rva = report_va(s);
+  const auto refuse = [&](ChannelError code, cls::PtxStatus st, std::string_view why, uint64_t addr) -> MethodOutcome {
+    if (auto w = write_report(e, rva, make_report(st, 0, addr, why), *modules_, mthd); !w)
+      return std::unexpected(w.error());
+    return channel_fault(code, mthd, addr);
+  };
+  const uint32_t slot = EntryModule::get(desc.entry);
+  const uint32_t index = EntryIndex::get(desc.entry);
+  if (slot >= modules_->slots.size() || modules_->slots[slot].module == nullptr)
+    return refuse(ChannelError::bad_program, cls::PtxStatus::bad_slot, "no module in the slot", desc_va);
+  const ModuleSlot& m = modules_->slots[slot];
+  if (index >= m.module->entries().size())
+    return refuse(ChannelError::bad_program, cls::PtxStatus::bad_slot, "no such entry in the module", desc_va);
+  const ptx::EntryInfo& entry = m.module->entries()[index];
+  if (!dims_valid(s.grid, s.block))
+    return refuse(ChannelError::bad_argument, cls::PtxStatus::resource, "grid or block size out of range", 0);
+  if (uint64_t{entry.static_shared_bytes} + s.shared_bytes > MAX_SHARED_BYTES)
+    return refuse(ChannelError::bad_argument, cls::PtxStatus::resource, "shared memory above 48 KiB", 0);
+  const ConstantBuffer& cb = s.bound[ARG_CB_SLOT];
+  if (entry.param_bytes > MAX_PARAM_BYTES || (entry.param_bytes > 0 && (!cb.valid || cb.size < entry.param_bytes)))
+    return refuse(ChannelError::bad_argument, cls::PtxStatus::resource, "parameter buffer missing or too small",
+                  cb.va);
+  UserLaunch launch{
+      .module = m.module,
+      .entry = index,
+      .grid = {s.grid.x, s.grid.y, s.grid.z},
+      .block = {s.block.x, s.block.y, s.block.z},
+      .shared_bytes = s.shared_bytes,
+      .params = std::vector<std::byte>(entry.param_bytes),
+      .data_va = m.data_va,
+      .report_va = rva,
+      .slots = modules_,
+  };
+  if (entry.param_bytes > 0)
+    if (auto r = e.mmu.read(e.as, cb.va, launch.params.data(), entry.param_bytes); !r)
+      return mmu_channel_fault(mthd, r.error());
+  return std::optional<EngineWork>{user_launch_work(ctx, std::move(launch), mthd, e.slice_blocks)};
 }
 
 }  // namespace vgpu::gpu

@@ -9,10 +9,12 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "gpu/engines/class_object.h"
 #include "gpu/engines/method_table.h"
+#include "gpu/engines/user_kernel.h"
 #include "vgpu/classes.h"
 
 namespace vgpu::gpu {
@@ -45,6 +47,10 @@ class ComputeObject final : public ClassObject {
     uint32_t report_a = 0;  // SET_REPORT_SEMAPHORE_A..C
     uint32_t report_b = 0;
     uint32_t report_payload = 0;
+    uint32_t shared_bytes = 0;  // SET_SHADER_SHARED_MEMORY_SIZE: a user kernel's dynamic shared memory
+    uint32_t module_source_a = 0, module_source_b = 0, module_source_size = 0;  // §10.6
+    uint32_t module_data_a = 0, module_data_b = 0, module_data_size = 0;
+    uint32_t ptx_report_a = 0, ptx_report_b = 0;
   };
 
   uint32_t class_id() const override { return cls::COMPUTE; }
@@ -76,8 +82,13 @@ class ComputeObject final : public ClassObject {
   static MethodOutcome bind_cb(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
   static MethodOutcome report_d(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
   static MethodOutcome launch(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  static MethodOutcome load_module(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  static MethodOutcome unload_module(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  // LAUNCH of an entry of a loaded module (§10.6).
+  MethodOutcome launch_user(ChannelContext& ctx, uint32_t mthd, const cls::ProgramDescriptor& desc, uint64_t desc_va);
 
   State state_;
+  std::shared_ptr<ModuleSlots> modules_ = std::make_shared<ModuleSlots>();
 };
 
 }  // namespace vgpu::gpu

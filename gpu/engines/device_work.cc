@@ -96,6 +96,7 @@ void launch(Device& dev, Device::Stream s, const KernelLaunch& l, const Bound& b
       break;
     }
     case cls::Kernel::spin: dev.spin(s, decode_args<cls::SpinArgs>(args).duration_ns); break;
+    case cls::Kernel::user: break;  // user kernels never come here: the model's interpreter runs them
   }
 }
 

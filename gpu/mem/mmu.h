@@ -112,6 +112,7 @@ class Mmu {
   static constexpr uint64_t MAX_WINDOW_BYTES = uint64_t{4} << 30;
 
   explicit Mmu(Vram& vram) : vram_(vram), sysmem_(std::make_shared<NoSystemMemory>()) {}
+  Vram& vram() { return vram_; }
 
   // The system memory sysmem PTEs and tables name (nullptr: none). Safe
   // while engines run; cached translations stay until invalidated.
