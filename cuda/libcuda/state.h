@@ -22,9 +22,6 @@
 #include "driver/runtime.h"
 #include "ptx/module.h"
 
-template <typename T>
-using CuResult = std::expected<T, CUresult>;
-
 struct CUmod_st;
 struct CUfunc_st {
   CUmod_st* module;
@@ -71,6 +68,9 @@ struct CUctx_st {
 };
 
 namespace vgpu::cuda {
+
+template <typename T>
+using CuResult = std::expected<T, CUresult>;
 
 inline constexpr CUdevice DEVICE_ORDINAL = 0;  // vgpu gives a guest one device
 
