@@ -142,7 +142,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
   auto c = State::get().current(true);
   if (!c) return c.error();
   auto it = (*c)->allocs.find(dptr);
-  if (it == (*c)->allocs.end()) return CUDA_ERROR_INVALID_VALUE;
+  if (it == (*c)->allocs.end() || it->second.module_data) return CUDA_ERROR_INVALID_VALUE;
   // Work still running may use it (CUDA's cuMemFree synchronises too).
   if ((*c)->sticky == CUDA_SUCCESS) (void)vgpu::cuda::synchronize(*c);
   (void)(*c)->drv->free(it->second.buffer);

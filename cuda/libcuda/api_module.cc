@@ -133,6 +133,8 @@ CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int nu
   write_log(logs.info, logs.info_size, logs.info_size_index, optionValues,
             "vgpu: loaded " + std::to_string(m->ptx->entries().size()) + " entries, " +
                 std::to_string(m->ptx->data_bytes()) + " data bytes");
+  if (m->loaded.data.id != 0)  // cuModuleGetGlobal's pointers are copy targets
+    ctx->allocs[m->loaded.data_va] = {m->loaded.data, m->ptx->data_bytes(), true};
   *module = m.get();
   ctx->modules.emplace(m.get(), std::move(m));
   return CUDA_SUCCESS;
@@ -152,6 +154,7 @@ CUresult cuModuleUnload(CUmodule hmod) {
     (void)vgpu::cuda::synchronize(ctx);  // launches of it may still run
     (void)ctx->drv->unload_module(m->loaded);
   }
+  if (m->loaded.data.id != 0) ctx->allocs.erase(m->loaded.data_va);
   ctx->modules.erase(m);
   return CUDA_SUCCESS;
 }

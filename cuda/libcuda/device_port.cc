@@ -72,7 +72,8 @@ bool pci_device_present() {
   for (const auto& d : std::filesystem::directory_iterator("/sys/bus/pci/devices", ec)) {
     unsigned vendor = 0, device = 0;
     std::ifstream v(d.path() / "vendor"), dv(d.path() / "device");
-    if (v >> std::hex >> vendor && dv >> std::hex >> device && vendor == regs::pci::VENDOR_ID && device == regs::pci::DEVICE_ID)
+    if (v >> std::hex >> vendor && dv >> std::hex >> device && vendor == regs::pci::VENDOR_ID &&
+        device == regs::pci::DEVICE_ID)
       return true;
   }
   return false;

@@ -52,6 +52,7 @@ struct CUctx_st {
   struct Alloc {
     vgpu::driver::Buffer buffer;
     uint64_t bytes;
+    bool module_data = false;  // a module's data segment: copies reach it, cuMemFree does not
   };
   CUdevice device = 0;
   unsigned flags = 0;

@@ -183,7 +183,9 @@ class Cuda : public ::testing::Test {
     ASSERT_CU(cuCtxCreate(&ctx_, nullptr, 0, dev_));
   }
   void TearDown() override {
-    if (ctx_ != nullptr) EXPECT_CU(cuCtxDestroy(ctx_));
+    if (ctx_ != nullptr) {
+      EXPECT_CU(cuCtxDestroy(ctx_));
+    }
   }
   CUdeviceptr alloc_floats(const std::vector<float>& v) {
     CUdeviceptr p = 0;
@@ -209,8 +211,14 @@ TEST_F(Cuda, DeviceQueries) {
   char name[128] = {};
   ASSERT_CU(cuDeviceGetName(name, sizeof name, dev_));
   EXPECT_EQ(std::string(name).rfind("vgpu", 0), 0u) << name;
+  ASSERT_CU(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev_));
+  ASSERT_CU(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev_));
+  EXPECT_EQ(major, 7);
+  EXPECT_EQ(minor, 0);
+#ifndef VGPU_E2E_NVIDIA_HEADER  // deprecated there
   ASSERT_CU(cuDeviceComputeCapability(&major, &minor, dev_));
   EXPECT_EQ(major, 7);
+#endif
   ASSERT_CU(cuDeviceGetAttribute(&warp, CU_DEVICE_ATTRIBUTE_WARP_SIZE, dev_));
   EXPECT_EQ(warp, 32);
   ASSERT_CU(cuDeviceGetAttribute(&threads, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, dev_));
