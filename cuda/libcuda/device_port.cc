@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "cuda/libcuda/device_port.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "testbed/testbed.h"
+#include "vgpu/regs.h"
+#ifdef VGPU_CUDA_HAVE_PCI
+#include "driver/pci_port.h"
+#endif
+
+namespace vgpu::cuda {
+namespace {
+
+// The testbed's VM 0: one VM, the driver opened on its port with the
+// testbed's device options (pv: the paravirtual interface).
+class TestbedDevice final : public OpenedDevice {
+ public:
+  static Result<std::unique_ptr<OpenedDevice>> open(testbed::Mode mode) {
+    testbed::TestbedConfig config;
+    config.mode = mode;
+    auto tb = testbed::Testbed::create(config);
+    if (!tb) return std::unexpected(tb.error().context("testbed"));
+    auto dev = driver::Device::open((*tb)->port(0), (*tb)->config().device);
+    if (!dev) return std::unexpected(dev.error().context("open device"));
+    return std::unique_ptr<OpenedDevice>(new TestbedDevice(std::move(*tb), std::move(*dev), mode));
+  }
+  ~TestbedDevice() override { dev_.reset(); }
+  driver::Device& device() override { return *dev_; }
+  std::string description() const override { return testbed::mode_name(mode_); }
+
+ private:
+  TestbedDevice(std::unique_ptr<testbed::Testbed> tb, std::unique_ptr<driver::Device> dev, testbed::Mode mode)
+      : tb_(std::move(tb)), dev_(std::move(dev)), mode_(mode) {}
+  std::unique_ptr<testbed::Testbed> tb_;
+  std::unique_ptr<driver::Device> dev_;
+  testbed::Mode mode_;
+};
+
+#ifdef VGPU_CUDA_HAVE_PCI
+// The vgpu PCI device of a Linux guest, as guest-tests/gpu_env.cc opens it.
+class PciDevice final : public OpenedDevice {
+ public:
+  static Result<std::unique_ptr<OpenedDevice>> open() {
+    auto port = driver::PciPort::open();
+    if (!port) return std::unexpected(port.error());
+    driver::DeviceOptions options;
+    const char* pv = std::getenv("vgpu_pv");
+    options.paravirtual = pv != nullptr && std::string(pv) == "1";
+    auto dev = driver::Device::open(**port, options);
+    if (!dev) return std::unexpected(dev.error().context("open device"));
+    return std::unique_ptr<OpenedDevice>(new PciDevice(std::move(*port), std::move(*dev)));
+  }
+  ~PciDevice() override { dev_.reset(); }
+  driver::Device& device() override { return *dev_; }
+  std::string description() const override { return "pci " + port_->name(); }
+  std::string pci_slot() const override { return port_->name(); }
+
+ private:
+  PciDevice(std::unique_ptr<driver::PciPort> port, std::unique_ptr<driver::Device> dev)
+      : port_(std::move(port)), dev_(std::move(dev)) {}
+  std::unique_ptr<driver::PciPort> port_;
+  std::unique_ptr<driver::Device> dev_;
+};
+#endif
+
+// A vgpu PCI function in sysfs (vendor:device as include/vgpu/regs.h).
+bool pci_device_present() {
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator("/sys/bus/pci/devices", ec)) {
+    unsigned vendor = 0, device = 0;
+    std::ifstream v(d.path() / "vendor"), dv(d.path() / "device");
+    if (v >> std::hex >> vendor && dv >> std::hex >> device && vendor == regs::pci::VENDOR_ID &&
+        device == regs::pci::DEVICE_ID)
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string port_choice() {
+  const char* v = std::getenv("VGPU_CUDA_PORT");
+  if (v != nullptr && *v != '\0') return v;
+  return pci_device_present() ? "pci" : "native";
+}
+
+Result<std::unique_ptr<OpenedDevice>> open_device() {
+  std::string choice = port_choice();
+  if (choice == "pci") {
+#ifdef VGPU_CUDA_HAVE_PCI
+    return PciDevice::open();
+#else
+    return fail(Errc::unsupported, "VGPU_CUDA_PORT=pci: this libcuda was built without the PCI port (libpciaccess)");
+#endif
+  }
+  auto mode = testbed::parse_mode(choice);
+  if (!mode)
+    return fail(Errc::invalid_argument, "VGPU_CUDA_PORT=" + choice + ": expected native, fv-naive, fv-opt, pv or pci");
+  return TestbedDevice::open(*mode);
+}
+
+}  // namespace vgpu::cuda
