@@ -157,18 +157,24 @@ std::expected<RawOperand, ParseError> Parser::parse_operand() {
         return error_at(ParseStatus::unsupported, v.line, "unsupported special register '" + std::string(v.text) + "'");
       return std::unexpected(reg.error());
     }
-    r.op.kind = Operand::Kind::reg;
-    r.op.reg = *reg;
-    if (accept("|")) {
-      auto second = lookup_reg(next().text);
-      if (!second) return std::unexpected(second.error());
-      r.pair = true;
-      r.second.kind = Operand::Kind::reg;
-      r.second.reg = *second;
-    }
-    return r;
+    return register_operand(r, *reg);
   }
+  // Registers need no '%': inline PTX declares `.reg .pred p;` in a block.
+  if (auto reg = lookup_reg(v.text)) return register_operand(r, *reg);
   r.ident = v.text;  // a label, symbol or function
+  return r;
+}
+
+std::expected<RawOperand, ParseError> Parser::register_operand(RawOperand r, uint32_t reg) {
+  r.op.kind = Operand::Kind::reg;
+  r.op.reg = reg;
+  if (accept("|")) {
+    auto second = lookup_reg(next().text);
+    if (!second) return std::unexpected(second.error());
+    r.pair = true;
+    r.second.kind = Operand::Kind::reg;
+    r.second.reg = *second;
+  }
   return r;
 }
 

@@ -78,6 +78,8 @@ class Parser {
 
   // Operands (decode.cc).
   std::expected<RawOperand, ParseError> parse_operand();
+  // A register operand (and a |second one for setp's pair) of register reg.
+  std::expected<RawOperand, ParseError> register_operand(RawOperand r, uint32_t reg);
   std::expected<Operand, ParseError> parse_address();
   std::expected<uint32_t, ParseError> lookup_reg(std::string_view name) const;
   const Symbol* lookup_symbol(std::string_view name) const;

@@ -356,6 +356,14 @@ TEST(PtxParser, CommentsPragmasAndScopes) {
   ASSERT_TRUE(m) << m.error().message;
 }
 
+// Inline PTX (the corpus's vote wrapper) declares registers without '%'
+// in a block of its own.
+TEST(PtxParser, RegistersWithoutPercentInABlock) {
+  auto m = parse_module(kernel("{ .reg .pred p, q; setp.ne.s32 p, %r1, 0; vote.sync.all.pred q, p, -1; "
+                               "selp.s32 %r2, 1, 0, q; }\n"));
+  ASSERT_TRUE(m) << m.error().message;
+}
+
 TEST(PtxParser, RefusesMissingAndNewVersions) {
   EXPECT_EQ(refuse(".target sm_70\n.entry k() { ret; }\n").status, ParseStatus::bad_version);
   EXPECT_EQ(refuse(wrap(".entry k() { ret; }\n", "9.1")).status, ParseStatus::bad_version);
