@@ -6,10 +6,18 @@
 // and exits 1 on any failure.
 //
 //   cuda_corpus_runner PTX_DIR [clang|nvcc] [NAME...]
+//
+// In the test guest (scripts/guest-image installs it as
+// /guest-tests/bin/vgpu-cuda-corpus, and guest-tests/run-all runs it with
+// no arguments) it takes the PTX from ../ptx beside its own folder and the
+// selection from vgpu_tests: all or cuda runs every kernel, a kernel's
+// name that one, anything else is not for it ("SKIP").
 #include <cuda.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -47,13 +55,7 @@ bool Selected(const std::vector<std::string>& only, const char* name) {
   return false;
 }
 
-int Main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: %s PTX_DIR [clang|nvcc] [NAME...]\n", argv[0]);
-    return 2;
-  }
-  Context ctx{argv[1], argc > 2 ? argv[2] : "clang"};
-  std::vector<std::string> only(argv + (argc > 3 ? 3 : argc), argv + argc);
+int Run(const Context& ctx, const std::vector<std::string>& only, const std::string& summary_prefix) {
   CUcontext cu = nullptr;
   try {
     Check(cuInit(0), "cuInit");
@@ -82,8 +84,35 @@ int Main(int argc, char** argv) {
     std::fflush(stdout);
   }
   (void)cuCtxDestroy(cu);
-  std::printf("%d passed, %d failed\n", passed, failed);
+  std::printf("%s%d passed, %d failed\n", summary_prefix.c_str(), passed, failed);
   return failed == 0 && passed > 0 ? 0 : 1;
+}
+
+// The guest's way (see the top): no arguments, vgpu_tests in the environment.
+int GuestMain(const char* argv0, const std::string& selection) {
+  const char* program = "vgpu-cuda-corpus";
+  std::vector<std::string> only;
+  if (selection != "all" && selection != "cuda") {
+    for (const Kernel& k : kKernels)
+      if (selection == k.name) only.push_back(k.name);
+    if (only.empty()) {
+      std::printf("SKIP %s: vgpu_tests=%s selects no CUDA program\n", program, selection.c_str());
+      return 0;
+    }
+  }
+  const std::filesystem::path ptx = std::filesystem::path(argv0).parent_path().parent_path() / "ptx";
+  return Run(Context{ptx.string(), "clang"}, only, std::string(program) + ": ");
+}
+
+int Main(int argc, char** argv) {
+  const char* guest_selection = std::getenv("vgpu_tests");
+  if (argc < 2 && guest_selection != nullptr) return GuestMain(argv[0], guest_selection);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s PTX_DIR [clang|nvcc] [NAME...]\n", argv[0]);
+    return 2;
+  }
+  std::vector<std::string> only(argv + (argc > 3 ? 3 : argc), argv + argc);
+  return Run(Context{argv[1], argc > 2 ? argv[2] : "clang"}, only, "");
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "testbed/testbed.h"
 #include "vgpu/regs.h"
+#ifdef VGPU_CUDA_HAVE_TESTBED
+#include "testbed/testbed.h"
+#endif
 #ifdef VGPU_CUDA_HAVE_PCI
 #include "driver/pci_port.h"
 #endif
@@ -14,6 +16,7 @@
 namespace vgpu::cuda {
 namespace {
 
+#ifdef VGPU_CUDA_HAVE_TESTBED
 // The testbed's VM 0: one VM, the driver opened on its port with the
 // testbed's device options (pv: the paravirtual interface).
 class TestbedDevice final : public OpenedDevice {
@@ -38,6 +41,7 @@ class TestbedDevice final : public OpenedDevice {
   std::unique_ptr<driver::Device> dev_;
   testbed::Mode mode_;
 };
+#endif
 
 #ifdef VGPU_CUDA_HAVE_PCI
 // The vgpu PCI device of a Linux guest, as guest-tests/gpu_env.cc opens it.
@@ -66,7 +70,9 @@ class PciDevice final : public OpenedDevice {
 };
 #endif
 
-// A vgpu PCI function in sysfs (vendor:device as include/vgpu/regs.h).
+#ifdef VGPU_CUDA_HAVE_TESTBED
+// A vgpu PCI function in sysfs (vendor:device as include/vgpu/regs.h): the
+// default port when the build has others to choose from.
 bool pci_device_present() {
   std::error_code ec;
   for (const auto& d : std::filesystem::directory_iterator("/sys/bus/pci/devices", ec)) {
@@ -78,13 +84,18 @@ bool pci_device_present() {
   }
   return false;
 }
+#endif
 
 }  // namespace
 
 std::string port_choice() {
   const char* v = std::getenv("VGPU_CUDA_PORT");
   if (v != nullptr && *v != '\0') return v;
+#ifdef VGPU_CUDA_HAVE_TESTBED
   return pci_device_present() ? "pci" : "native";
+#else
+  return "pci";  // the guest's build has no other port
+#endif
 }
 
 Result<std::unique_ptr<OpenedDevice>> open_device() {
@@ -96,10 +107,14 @@ Result<std::unique_ptr<OpenedDevice>> open_device() {
     return fail(Errc::unsupported, "VGPU_CUDA_PORT=pci: this libcuda was built without the PCI port (libpciaccess)");
 #endif
   }
+#ifdef VGPU_CUDA_HAVE_TESTBED
   auto mode = testbed::parse_mode(choice);
   if (!mode)
     return fail(Errc::invalid_argument, "VGPU_CUDA_PORT=" + choice + ": expected native, fv-naive, fv-opt, pv or pci");
   return TestbedDevice::open(*mode);
+#else
+  return fail(Errc::invalid_argument, "VGPU_CUDA_PORT=" + choice + ": this libcuda is the guest's, its only port is pci");
+#endif
 }
 
 }  // namespace vgpu::cuda
