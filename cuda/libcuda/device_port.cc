@@ -59,7 +59,7 @@ class PciDevice final : public OpenedDevice {
   }
   ~PciDevice() override { dev_.reset(); }
   driver::Device& device() override { return *dev_; }
-  std::string description() const override { return "pci " + port_->name(); }
+  std::string description() const override { return port_->name(); }  // "pci 0000:00:01.0 (vfio, ...)"
   std::string pci_slot() const override { return port_->name(); }
 
  private:
