@@ -18,7 +18,10 @@ class LibCuda : public ::testing::Test {
   void SetUp() override {
     const char* path = std::getenv("LIBCUDA");
     ASSERT_NE(path, nullptr) << "LIBCUDA names the built libcuda.so.1";
-    lib_ = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    // Never unmapped: the C++ runtime libraries it brings keep allocations
+    // (libstdc++'s exception pool) that LeakSanitizer would report once
+    // their globals were unmapped by the last dlclose.
+    lib_ = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     ASSERT_NE(lib_, nullptr) << dlerror();
   }
   void TearDown() override {
