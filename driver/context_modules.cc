@@ -98,9 +98,8 @@ Result<LoadedModule> Context::load_module(std::string_view ptx, uint64_t data_by
   if (!report || report->status != cls::PtxStatus::ok) {
     if (m.data.id != 0) (void)free(m.data);
     if (!report) return std::unexpected(report.error());
-    return fail(Errc::invalid_argument,
-                report->line ? msg("module refused: line {}: {}", report->line, report->message)
-                             : msg("module refused: {}", report->message));
+    return fail(Errc::invalid_argument, report->line ? msg("module refused: line {}: {}", report->line, report->message)
+                                                     : msg("module refused: {}", report->message));
   }
   module_slot_used_[slot] = true;
   return m;

@@ -359,8 +359,9 @@ TEST(PtxParser, CommentsPragmasAndScopes) {
 // Inline PTX (the corpus's vote wrapper) declares registers without '%'
 // in a block of its own.
 TEST(PtxParser, RegistersWithoutPercentInABlock) {
-  auto m = parse_module(kernel("{ .reg .pred p, q; setp.ne.s32 p, %r1, 0; vote.sync.all.pred q, p, -1; "
-                               "selp.s32 %r2, 1, 0, q; }\n"));
+  auto m = parse_module(
+      kernel("{ .reg .pred p, q; setp.ne.s32 p, %r1, 0; vote.sync.all.pred q, p, -1; "
+             "selp.s32 %r2, 1, 0, q; }\n"));
   ASSERT_TRUE(m) << m.error().message;
 }
 

@@ -135,7 +135,8 @@ TEST_P(UserKernels, RefusedModuleIsReportedWithItsLineAndTheChannelGoesOn) {
   auto st = tb->run([&](testbed::Vm& vm) -> Status {
     auto ctx = vm.device.create_context();
     if (!ctx) return std::unexpected(ctx.error());
-    const std::string bad = ".version 6.0\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n  frobnicate.u32 %r1;\n}\n";
+    const std::string bad =
+        ".version 6.0\n.target sm_70\n.address_size 64\n.visible .entry k()\n{\n  frobnicate.u32 %r1;\n}\n";
     auto m = (*ctx)->load_module(bad, 0);
     if (m) return fail(Errc::device_error, "a module with an unknown instruction loaded");
     auto report = (*ctx)->module_report();

@@ -122,8 +122,8 @@ Result<driver::Buffer> filled(driver::Context& ctx, uint32_t n, float value) {
   return b;
 }
 
-#define TRY(var, expr)                                 \
-  auto var = (expr);                                   \
+#define TRY(var, expr) \
+  auto var = (expr);   \
   if (!var) return std::unexpected(var.error())
 
 Result<std::vector<Row>> launch_and_load_rows(driver::Device& dev, const std::string& text, const ptx::Module& mod,
@@ -152,8 +152,9 @@ Result<std::vector<Row>> launch_and_load_rows(driver::Device& dev, const std::st
   std::vector<double> user, builtin;
   for (uint32_t r = 0; r < runs * 10; ++r) {
     auto t0 = Clock::now();
-    TRY(f, (*ctx)->launch_module(
-               {.slot = m->slot, .entry = static_cast<uint32_t>(mod.find_entry("nop")), .shape = {}, .params = p.span()}));
+    TRY(f,
+        (*ctx)->launch_module(
+            {.slot = m->slot, .entry = static_cast<uint32_t>(mod.find_entry("nop")), .shape = {}, .params = p.span()}));
     if (auto w = (*ctx)->wait(*f); !w) return std::unexpected(w.error());
     user.push_back(ms_since(t0) * 1000);
     t0 = Clock::now();
@@ -263,9 +264,10 @@ void write_json(const std::string& path, const std::vector<ModeResult>& results,
   for (const auto& m : results)
     for (const Row& r : m.rows) {
       out << (first ? "" : ",\n")
-          << strfmt("  {\"mode\": \"%s\", \"row\": %s, \"unit\": \"%s\", \"user\": %.6g, \"builtin\": %.6g, "
-                    "\"host\": %.6g}",
-                    mode_name(m.mode), json_string(r.name).c_str(), r.unit.c_str(), r.user, r.builtin, r.host);
+          << strfmt(
+                 "  {\"mode\": \"%s\", \"row\": %s, \"unit\": \"%s\", \"user\": %.6g, \"builtin\": %.6g, "
+                 "\"host\": %.6g}",
+                 mode_name(m.mode), json_string(r.name).c_str(), r.unit.c_str(), r.user, r.builtin, r.host);
       first = false;
     }
   out << "\n]}\n";
@@ -311,9 +313,10 @@ int ptx_main(std::span<char*> args) {
     results.push_back(*r);
   }
   print(results);
-  std::printf("\nmedians of %u runs (launch: %u); user: PTX on the model's interpreter; built-in: the device's own "
-              "kernel; host loop: the same work in plain C++ on this CPU, one thread\n",
-              runs, runs * 10);
+  std::printf(
+      "\nmedians of %u runs (launch: %u); user: PTX on the model's interpreter; built-in: the device's own "
+      "kernel; host loop: the same work in plain C++ on this CPU, one thread\n",
+      runs, runs * 10);
   if (!json_path.empty()) write_json(json_path, results, runs);
   return 0;
 #endif

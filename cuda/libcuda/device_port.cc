@@ -113,7 +113,8 @@ Result<std::unique_ptr<OpenedDevice>> open_device() {
     return fail(Errc::invalid_argument, "VGPU_CUDA_PORT=" + choice + ": expected native, fv-naive, fv-opt, pv or pci");
   return TestbedDevice::open(*mode);
 #else
-  return fail(Errc::invalid_argument, "VGPU_CUDA_PORT=" + choice + ": this libcuda is the guest's, its only port is pci");
+  return fail(Errc::invalid_argument,
+              "VGPU_CUDA_PORT=" + choice + ": this libcuda is the guest's, its only port is pci");
 #endif
 }
 

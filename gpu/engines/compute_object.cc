@@ -283,8 +283,7 @@ MethodOutcome ComputeObject::launch_user(ChannelContext& ctx, uint32_t mthd, con
     return refuse(ChannelError::bad_argument, cls::PtxStatus::resource, "shared memory above 48 KiB", 0);
   const ConstantBuffer& cb = s.bound[ARG_CB_SLOT];
   if (entry.param_bytes > MAX_PARAM_BYTES || (entry.param_bytes > 0 && (!cb.valid || cb.size < entry.param_bytes)))
-    return refuse(ChannelError::bad_argument, cls::PtxStatus::resource, "parameter buffer missing or too small",
-                  cb.va);
+    return refuse(ChannelError::bad_argument, cls::PtxStatus::resource, "parameter buffer missing or too small", cb.va);
   UserLaunch launch{
       .module = m.module,
       .entry = index,

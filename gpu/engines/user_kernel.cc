@@ -36,8 +36,12 @@ class MmuMemory final : public ptx::GlobalMemory {
     }
     Vram& vram = ctx_.mmu.vram();
     if (t->sysmem || !vram.contains(t->phys, bytes)) {
-      fault_ = Fault{.reason = regs::FaultReason::dma_error, .va = va, .write = write, .unit = ctx_.as.unit,
-                     .inst = ctx_.as.inst, .chid = ctx_.as.chid};
+      fault_ = Fault{.reason = regs::FaultReason::dma_error,
+                     .va = va,
+                     .write = write,
+                     .unit = ctx_.as.unit,
+                     .inst = ctx_.as.inst,
+                     .chid = ctx_.as.chid};
       return std::unexpected(ptx::MemoryFault{va, write, "system memory is not reachable from user kernels"});
     }
     vram.host_access(t->phys, bytes, write);
@@ -105,7 +109,8 @@ MethodDone load(ChannelContext& ctx, ModuleSlots& slots, const ModuleLoad& l, ui
     return report(PtxStatus::too_large, "the channel's modules would exceed 8 MiB of text");
 
   std::string text(l.source_bytes, '\0');
-  if (auto r = ctx.mmu.read(ctx.as, l.source_va, text.data(), text.size()); !r) return mmu_channel_fault(mthd, r.error());
+  if (auto r = ctx.mmu.read(ctx.as, l.source_va, text.data(), text.size()); !r)
+    return mmu_channel_fault(mthd, r.error());
   if (const size_t nul = text.find('\0'); nul != std::string::npos) text.resize(nul);  // a C string's terminator
 
   auto parsed = ctx.modules != nullptr ? ctx.modules->get(text) : ptx::parse_module(text);
@@ -113,7 +118,8 @@ MethodDone load(ChannelContext& ctx, ModuleSlots& slots, const ModuleLoad& l, ui
   if (!parsed) return report(parse_report_status(parsed.error().status), parsed.error().message, parsed.error().line);
   const ptx::Module& m = **parsed;
   if (m.data_bytes() > l.data_bytes) {
-    cls::PtxReport r = make_report(PtxStatus::data_too_small, 0, 0, "the data segment is smaller than the module's variables");
+    cls::PtxReport r = make_report(PtxStatus::data_too_small, 0, 0,
+                                   "the data segment is smaller than the module's variables");
     r.data_bytes = m.data_bytes();
     return write_report(ctx, l.report_va, r, slots, mthd);
   }
@@ -242,9 +248,8 @@ EngineWork user_launch_work(const ChannelContext& ctx, UserLaunch launch, uint32
                       .divided = std::make_shared<UserSlices>(e, std::move(launch), mthd, slice_blocks)};
   return EngineWork{
       .engine = EngineId::compute,
-      .run = [e, launch = std::move(launch), mthd]() mutable {
-        return run_part(e, launch, mthd, 0, grid_blocks(launch));
-      },
+      .run = [e, launch = std::move(launch),
+              mthd]() mutable { return run_part(e, launch, mthd, 0, grid_blocks(launch)); },
   };
 }
 

@@ -37,7 +37,7 @@ struct ModuleSlots {
   static constexpr uint64_t MAX_SOURCE_BYTES = uint64_t{8} << 20;
 
   std::array<ModuleSlot, cls::compute::MAX_MODULE_SLOTS> slots{};
-  uint64_t source_bytes = 0;  // of all slots
+  uint64_t source_bytes = 0;          // of all slots
   std::atomic<uint32_t> sequence{0};  // PtxReport::sequence
 };
 

@@ -34,9 +34,9 @@ uint32_t conv2d_out_w(const cls::Conv2dArgs& a);
 
 // Modeled cost in nanoseconds (docs/spec/vgpu.md, "Time and the cost model").
 struct CostModel {
-  double flops_per_ns = 1000.0;  // 1 TFLOP/s single precision (Quadro 6000 class)
-  double bytes_per_ns = 144.0;   // 144 GB/s VRAM bandwidth
-  uint64_t launch_ns = 5000;     // fixed cost per launch
+  double flops_per_ns = 1000.0;            // 1 TFLOP/s single precision (Quadro 6000 class)
+  double bytes_per_ns = 144.0;             // 144 GB/s VRAM bandwidth
+  uint64_t launch_ns = 5000;               // fixed cost per launch
   double warp_instructions_per_ns = 16.0;  // user kernels (PTX): 14 SMs issuing a warp instruction a cycle
 };
 uint64_t sgemm_cost_ns(const CostModel& m, const cls::SgemmArgs& a);

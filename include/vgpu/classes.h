@@ -115,16 +115,16 @@ inline constexpr uint32_t LOAD_CONSTANT_BUFFER_OFFSET = 0x238c;
 inline constexpr uint32_t LOAD_CONSTANT_BUFFER = 0x2390;  // 16 words, inline upload
 // ext: PTX modules (§10.6). The text, the module's data segment (its
 // .global/.const variables) and the report record are GPU VAs.
-inline constexpr uint32_t SET_MODULE_SOURCE_A = 0x3400;  // VA bits 39:32
-inline constexpr uint32_t SET_MODULE_SOURCE_B = 0x3404;  // VA bits 31:0
+inline constexpr uint32_t SET_MODULE_SOURCE_A = 0x3400;     // VA bits 39:32
+inline constexpr uint32_t SET_MODULE_SOURCE_B = 0x3404;     // VA bits 31:0
 inline constexpr uint32_t SET_MODULE_SOURCE_SIZE = 0x3408;  // bytes of PTX text
-inline constexpr uint32_t SET_MODULE_DATA_A = 0x340c;    // VA bits 39:32
-inline constexpr uint32_t SET_MODULE_DATA_B = 0x3410;    // VA bits 31:0
+inline constexpr uint32_t SET_MODULE_DATA_A = 0x340c;       // VA bits 39:32
+inline constexpr uint32_t SET_MODULE_DATA_B = 0x3410;       // VA bits 31:0
 inline constexpr uint32_t SET_MODULE_DATA_SIZE = 0x3414;    // bytes
-inline constexpr uint32_t SET_PTX_REPORT_A = 0x3418;     // VA bits 39:32
-inline constexpr uint32_t SET_PTX_REPORT_B = 0x341c;     // VA bits 31:0
-inline constexpr uint32_t LOAD_MODULE = 0x3420;          // data: module slot
-inline constexpr uint32_t UNLOAD_MODULE = 0x3424;        // data: module slot
+inline constexpr uint32_t SET_PTX_REPORT_A = 0x3418;        // VA bits 39:32
+inline constexpr uint32_t SET_PTX_REPORT_B = 0x341c;        // VA bits 31:0
+inline constexpr uint32_t LOAD_MODULE = 0x3420;             // data: module slot
+inline constexpr uint32_t UNLOAD_MODULE = 0x3424;           // data: module slot
 
 using DimLo = Field<15, 0>;
 using DimHi = Field<31, 16>;
@@ -143,21 +143,21 @@ inline constexpr unsigned LOAD_CONSTANT_BUFFER_WORDS = 16;
 inline constexpr uint32_t MAX_THREADS_PER_BLOCK = 1024;
 inline constexpr uint32_t MAX_GRID_DIM = 65535;
 // ext: PTX modules (§10.6).
-inline constexpr uint32_t MAX_MODULE_SLOTS = 64;           // per compute object (channel)
-inline constexpr uint32_t MAX_MODULE_BYTES = 4u << 20;     // PTX text
-inline constexpr uint32_t MAX_PARAM_BYTES = 4096;          // one entry's parameters (constant buffer slot 0)
-inline constexpr uint32_t MAX_SHARED_BYTES = 48u << 10;    // static + dynamic shared memory of a block
-using EntryIndex = Field<15, 0>;   // ProgramDescriptor::entry of a user kernel: the .entry's index
-using EntryModule = Field<23, 16>; // ... and its module slot
+inline constexpr uint32_t MAX_MODULE_SLOTS = 64;         // per compute object (channel)
+inline constexpr uint32_t MAX_MODULE_BYTES = 4u << 20;   // PTX text
+inline constexpr uint32_t MAX_PARAM_BYTES = 4096;        // one entry's parameters (constant buffer slot 0)
+inline constexpr uint32_t MAX_SHARED_BYTES = 48u << 10;  // static + dynamic shared memory of a block
+using EntryIndex = Field<15, 0>;    // ProgramDescriptor::entry of a user kernel: the .entry's index
+using EntryModule = Field<23, 16>;  // ... and its module slot
 }  // namespace compute
 
 // ---------------------------------------------------------------- built-in kernels
 // ext: the "program" at PROGRAM_REGION + CTA_PROGRAM_START is this descriptor.
 struct ProgramDescriptor {
-  uint32_t magic;     // PROGRAM_MAGIC
-  uint32_t version;   // PROGRAM_VERSION
-  uint32_t kernel;    // Kernel
-  uint32_t entry;     // Kernel::user: compute::EntryModule, EntryIndex; built-in kernels: 0, not checked
+  uint32_t magic;    // PROGRAM_MAGIC
+  uint32_t version;  // PROGRAM_VERSION
+  uint32_t kernel;   // Kernel
+  uint32_t entry;    // Kernel::user: compute::EntryModule, EntryIndex; built-in kernels: 0, not checked
 };
 inline constexpr uint32_t PROGRAM_MAGIC = 0x4b504756;  // "VGPK"
 inline constexpr uint32_t PROGRAM_VERSION = 1;
@@ -177,18 +177,18 @@ enum class Kernel : uint32_t {
 // SET_PTX_REPORT VA (§10.6): 256 bytes, little endian.
 enum class PtxStatus : uint32_t {
   ok = 0,
-  parse_error = 1,   // line: where
-  unsupported = 2,   // an instruction or directive outside the subset, named in message
-  too_large = 3,     // a module limit (text, instructions, data, shared, params)
-  bad_version = 4,   // no .version, or newer than the device reads
-  bad_slot = 5,      // slot >= MAX_MODULE_SLOTS, or (launch) no module in it, or no such entry
+  parse_error = 1,     // line: where
+  unsupported = 2,     // an instruction or directive outside the subset, named in message
+  too_large = 3,       // a module limit (text, instructions, data, shared, params)
+  bad_version = 4,     // no .version, or newer than the device reads
+  bad_slot = 5,        // slot >= MAX_MODULE_SLOTS, or (launch) no module in it, or no such entry
   data_too_small = 6,  // SET_MODULE_DATA_SIZE below what the module's variables need (data_bytes: the need)
-  mmu_fault = 7,     // addr: the faulting VA
-  misaligned = 8,    // addr: the VA
-  trap = 9,          // the kernel executed trap
-  timeout = 10,      // the launch ran past its time bound
-  resource = 11,     // a launch bound: shared memory, call depth, local memory, geometry, parameter size
-  illegal = 12,      // an instruction the device cannot execute with its operands
+  mmu_fault = 7,       // addr: the faulting VA
+  misaligned = 8,      // addr: the VA
+  trap = 9,            // the kernel executed trap
+  timeout = 10,        // the launch ran past its time bound
+  resource = 11,       // a launch bound: shared memory, call depth, local memory, geometry, parameter size
+  illegal = 12,        // an instruction the device cannot execute with its operands
 };
 struct PtxReport {
   uint32_t status;      // PtxStatus

@@ -338,7 +338,7 @@ enum class ChannelError : uint32_t {
   bad_instance = 0x0b,      // instance block or RAMFC invalid (signature, ring, limit)
   bad_copy = 0x0c,          // copy-engine launch with invalid parameters
   internal = 0x0d,          // ext: the device failed (a host resource); the operation did not complete
-  timeout = 0x0e,  // ext: one GPFIFO entry's engine work ran past ENGINE_TIMEOUT; the operation did not complete
+  timeout = 0x0e,       // ext: one GPFIFO entry's engine work ran past ENGINE_TIMEOUT; the operation did not complete
   kernel_error = 0x0f,  // ext: a user kernel trapped, misaligned an access or broke a launch bound (PtxReport)
 };
 

@@ -29,7 +29,8 @@ constexpr uint32_t POLL_BUDGET = 64;  // polls of poll_every warp instructions e
 class Window final : public GlobalMemory {
  public:
   std::expected<std::byte*, MemoryFault> access(uint64_t va, uint32_t bytes, bool write) override {
-    if (va < WINDOW_VA || va - WINDOW_VA > WINDOW_BYTES - bytes) return std::unexpected(MemoryFault{va, write, "unmapped"});
+    if (va < WINDOW_VA || va - WINDOW_VA > WINDOW_BYTES - bytes)
+      return std::unexpected(MemoryFault{va, write, "unmapped"});
     return bytes_.data() + (va - WINDOW_VA);
   }
 
