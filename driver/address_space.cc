@@ -52,12 +52,28 @@ Result<uint64_t> AddressSpace::map_pages(std::span<const uint64_t> pages, fmt::p
   return *va;
 }
 
+Status AddressSpace::map_fixed(uint64_t va, uint64_t phys, uint64_t bytes) {
+  const bool big = va % fmt::BIG_PAGE == 0 && phys % fmt::BIG_PAGE == 0 && bytes % fmt::BIG_PAGE == 0;
+  const fmt::PageSize ps = big ? fmt::PageSize::big : fmt::PageSize::small;
+  if (va % fmt::SMALL_PAGE != 0 || phys % fmt::SMALL_PAGE != 0 || bytes == 0 || bytes % fmt::SMALL_PAGE != 0)
+    return fail(Errc::invalid_argument,
+                msg("{}: map at {} of {} bytes not page-aligned", vmm_->name(), hex(va), bytes));
+  if (maps_.contains(va)) return fail(Errc::invalid_argument, msg("{}: {} is mapped already", vmm_->name(), hex(va)));
+  if (auto ok = vmm_->map(va, phys, bytes, ps, {}); !ok) {
+    (void)vmm_->unmap(va, bytes, ps);
+    return ok;
+  }
+  if (auto ok = vmm_->flush(port_); !ok) return ok;
+  maps_.emplace(va, Mapping{bytes, ps, true});
+  return {};
+}
+
 Status AddressSpace::unmap(uint64_t va) {
   auto it = maps_.find(va);
   if (it == maps_.end()) return fail(Errc::not_found, msg("{}: nothing mapped at {}", vmm_->name(), hex(va)));
   if (auto ok = vmm_->unmap(va, it->second.bytes, it->second.ps); !ok) return ok;
+  if (!it->second.fixed) (void)va_.free(va);
   maps_.erase(it);
-  (void)va_.free(va);
   return vmm_->flush(port_);
 }
 

@@ -28,6 +28,11 @@ class AddressSpace {
   // flags.aperture a sysmem target) at a new VA, in order, one small PTE
   // each; physically contiguous pages share one Vmm::map.
   [[nodiscard]] Result<uint64_t> map_pages(std::span<const uint64_t> pages, fmt::pte::Flags flags);
+  // Maps VRAM at a VA the caller chose from a range it reserved (big pages
+  // where phys, va and bytes allow). unmap() undoes it; the VA stays the caller's.
+  [[nodiscard]] Status map_fixed(uint64_t va, uint64_t phys, uint64_t bytes);
+  // Takes [va, va + bytes) out of this space's own VA allocator, for map_fixed.
+  [[nodiscard]] Status reserve(uint64_t va, uint64_t bytes) { return va_.reserve(va, bytes); }
   [[nodiscard]] Status unmap(uint64_t va);
 
   PageTables& vmm() { return *vmm_; }
@@ -37,6 +42,7 @@ class AddressSpace {
   struct Mapping {
     uint64_t bytes;
     fmt::PageSize ps;
+    bool fixed = false;  // map_fixed: the VA is not this space's allocator's
   };
   Port& port_;
   std::unique_ptr<PageTables> vmm_;

@@ -28,6 +28,9 @@ Status Context::setup() {
   auto vmm = d.make_tables("context VMM", fmt::VA_LIMIT, SpaceKind::channel);
   if (!vmm) return std::unexpected(vmm.error());
   as_ = std::make_unique<AddressSpace>(d.port_, std::move(*vmm), USER_VA_BASE, fmt::VA_LIMIT - USER_VA_BASE);
+  if (auto ok = as_->reserve(COMPUTE_APERTURE_BASE, COMPUTE_APERTURE_END - COMPUTE_APERTURE_BASE); !ok)
+    return std::unexpected(ok.error().context("compute aperture"));
+  compute_ = std::make_unique<ComputeHeap>(*as_, *d.vram_);
   auto ch = Channel::create(d.deps(), *as_, d.options_.channel);
   if (!ch) return std::unexpected(ch.error());
   channel_ = std::move(*ch);
@@ -76,6 +79,7 @@ Status Context::setup() {
 Context::~Context() {
   for (auto& [id, rec] : buffers_) {
     if (rec.bar1) (void)dev_.bars_->bar1().unmap(rec.bar1);
+    if (rec.compute) continue;  // compute_ unmaps and frees its blocks
     (void)as_->unmap(rec.va);
     if (!rec.host.empty())
       dev_.port_.unpin(rec.host);
@@ -85,6 +89,7 @@ Context::~Context() {
   if (staging_bar1_) (void)dev_.bars_->bar1().unmap(staging_bar1_);
   fence_.reset();
   channel_.reset();  // off the runlist before its memory goes
+  compute_.reset();
   as_.reset();
   for (uint64_t m : {consts_mem_, staging_mem_})
     if (m) (void)dev_.vram_->free(m);
@@ -110,6 +115,14 @@ Result<Buffer> Context::alloc(uint64_t bytes) {
   return Buffer{id};
 }
 
+Result<Buffer> Context::alloc_compute(uint64_t bytes) {
+  auto r = compute_->alloc(bytes);
+  if (!r) return std::unexpected(r.error());
+  const uint32_t id = next_id_++;
+  buffers_.emplace(id, BufferRec{.vram = r->vram, .bytes = bytes, .va = r->va, .compute = true});
+  return Buffer{id};
+}
+
 Result<const Context::BufferRec*> Context::find(Buffer b, const char* role) const {
   if (b.id == 0 || b.id >= next_id_)
     return fail(Errc::invalid_argument, msg("{}: buffer {} is not a handle of context {}", role, b.id, channel_id()));
@@ -126,6 +139,7 @@ Status Context::free(Buffer b) {
   BufferRec r = **rec;
   buffers_.erase(b.id);
   if (r.bar1) (void)dev_.bars_->bar1().unmap(r.bar1);
+  if (r.compute) return compute_->free(r.va);
   if (auto ok = as_->unmap(r.va); !ok) return ok;
   if (!r.host.empty()) {
     dev_.port_.unpin(r.host);

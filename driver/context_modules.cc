@@ -68,7 +68,7 @@ Result<LoadedModule> Context::load_module(std::string_view ptx, uint64_t data_by
     if (m.data.id != 0) (void)free(m.data);
   };
   if (data_bytes > 0) {
-    auto data = alloc(data_bytes);
+    auto data = alloc_compute(data_bytes);  // kernels reach it: in the compute aperture
     if (!data) {
       drop();
       return std::unexpected(data.error().context("module data"));

@@ -23,6 +23,7 @@
 #include "driver/bars.h"
 #include "driver/channel.h"
 #include "driver/compute.h"
+#include "driver/compute_heap.h"
 #include "driver/device_init.h"
 #include "driver/fence.h"
 #include "driver/fifo.h"
@@ -197,6 +198,11 @@ class Context {
   [[nodiscard]] Result<uint64_t> gpu_va(Buffer b) const;
   [[nodiscard]] Result<uint64_t> size(Buffer b) const;
 
+  // VRAM for user kernels, in the compute aperture (spec §10.6; COMPUTE_*
+  // in driver/compute_heap.h): 2 MiB blocks, shared in 4 KiB pages by
+  // buffers below a block. A Buffer like any other (copies, kernels, free).
+  [[nodiscard]] Result<Buffer> alloc_compute(uint64_t bytes);
+
   // Pinned host memory (docs/runtime.md): pages of the port's pinned memory
   // mapped in this context's address space through sysmem PTEs. A pinned
   // buffer is a Buffer like any other (copies, kernels), and host_data()
@@ -270,6 +276,7 @@ class Context {
     uint64_t va;
     uint64_t bar1 = 0;            // 0: not mapped in BAR1 yet (BAR1 offset 0 is USERD)
     std::span<std::byte> host{};  // pinned: the CPU's view (vram unused)
+    bool compute = false;         // alloc_compute: compute_ owns its VRAM and mapping
   };
   // The pinned buffer whose host view holds [p, p + bytes), if any.
   std::optional<std::pair<Buffer, uint64_t>> pinned_holding(const std::byte* p, uint64_t bytes) const;
@@ -290,6 +297,7 @@ class Context {
 
   Device& dev_;
   std::unique_ptr<AddressSpace> as_;
+  std::unique_ptr<ComputeHeap> compute_;  // after as_: it maps through it
   std::unique_ptr<Channel> channel_;
   std::unique_ptr<FenceSlot> fence_;
   uint64_t fence_va_ = 0;

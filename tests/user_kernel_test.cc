@@ -197,6 +197,42 @@ TEST_P(UserKernels, SlicedLaunchGivesTheWholeResult) {
   for (auto& s : st) EXPECT_TRUE(s) << s.error().what();
 }
 
+// cuMemAlloc's memory (spec §10.6, the compute aperture): 2 MiB-aligned VAs
+// in [512 GiB, 1 TiB) over physically contiguous, 2 MiB-aligned VRAM; small
+// buffers share a block in 4 KiB pages; a block goes back when empty.
+TEST_P(UserKernels, ComputeBuffersLieInTheApertureIn2MiBBlocks) {
+  auto tb = make(1);
+  ASSERT_TRUE(tb);
+  auto st = tb->run([&](testbed::Vm& vm) -> Status {
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    driver::Context& c = **ctx;
+    const uint64_t free_before = vm.device.vram_free();
+    auto big = c.alloc_compute(5 * MiB), small1 = c.alloc_compute(100), small2 = c.alloc_compute(5000);
+    if (!big || !small1 || !small2) return fail(Errc::out_of_memory, "compute buffers");
+    const uint64_t vb = *c.gpu_va(*big), v1 = *c.gpu_va(*small1), v2 = *c.gpu_va(*small2);
+    for (uint64_t v : {vb, v1, v2})
+      if (v < driver::COMPUTE_APERTURE_BASE || v >= driver::COMPUTE_APERTURE_END)
+        return fail(Errc::device_error, "a compute buffer outside the aperture");
+    if (vb % driver::COMPUTE_BLOCK != 0) return fail(Errc::device_error, "a big buffer not 2 MiB-aligned");
+    if (v1 / driver::COMPUTE_BLOCK != v2 / driver::COMPUTE_BLOCK || v2 - v1 != driver::COMPUTE_PAGE)
+      return fail(Errc::device_error, "small buffers do not share a block in 4 KiB pages");
+    auto& vmm = c.address_space().vmm();
+    const auto pte0 = vmm.pte(vb, fmt::PageSize::big);
+    const auto pte_last = vmm.pte(vb + 6 * MiB - fmt::BIG_PAGE, fmt::PageSize::big);
+    if (!pte0 || !pte_last) return fail(Errc::not_found, "no big PTE behind the big buffer");
+    if (fmt::pte::addr(*pte0) % driver::COMPUTE_BLOCK != 0 ||
+        fmt::pte::addr(*pte_last) != fmt::pte::addr(*pte0) + 6 * MiB - fmt::BIG_PAGE)
+      return fail(Errc::device_error, "the big buffer's VRAM is not contiguous and 2 MiB-aligned");
+    if (vm.device.vram_free() != free_before - 8 * MiB) return fail(Errc::device_error, "not 3 + 1 blocks taken");
+    for (auto b : {*big, *small1, *small2})
+      if (auto r = c.free(b); !r) return r;
+    if (vm.device.vram_free() != free_before) return fail(Errc::device_error, "blocks not given back");
+    return {};
+  });
+  for (auto& s : st) EXPECT_TRUE(s) << s.error().what();
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, UserKernels, ::testing::Values(Mode::native, Mode::fv_naive, Mode::fv_opt, Mode::pv),
                          [](const auto& p) { return testbed::mode_identifier(p.param); });
 

@@ -128,7 +128,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
   if (dptr == nullptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
   auto c = State::get().current();
   if (!c) return c.error();
-  auto b = (*c)->drv->alloc(bytesize);
+  auto b = (*c)->drv->alloc_compute(bytesize);
   if (!b) return b.error().code == vgpu::Errc::out_of_memory ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
   auto va = (*c)->drv->gpu_va(*b);
   if (!va) return CUDA_ERROR_UNKNOWN;
