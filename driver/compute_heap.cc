@@ -6,7 +6,9 @@
 namespace vgpu::driver {
 
 ComputeHeap::ComputeHeap(AddressSpace& as, RangeAllocator& vram)
-    : as_(as), vram_(vram), va_("compute aperture", COMPUTE_APERTURE_BASE, COMPUTE_APERTURE_END - COMPUTE_APERTURE_BASE) {}
+    : as_(as),
+      vram_(vram),
+      va_("compute aperture", COMPUTE_APERTURE_BASE, COMPUTE_APERTURE_END - COMPUTE_APERTURE_BASE) {}
 
 ComputeHeap::~ComputeHeap() {
   for (auto it = blocks_.begin(); it != blocks_.end();) {

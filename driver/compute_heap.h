@@ -20,9 +20,9 @@
 namespace vgpu::driver {
 
 inline constexpr uint64_t COMPUTE_APERTURE_BASE = uint64_t{0x80} << 32;  // 512 GiB
-inline constexpr uint64_t COMPUTE_APERTURE_END = fmt::VA_LIMIT;         // 1 TiB
-inline constexpr uint64_t COMPUTE_BLOCK = uint64_t{2} << 20;            // 2 MiB
-inline constexpr uint64_t COMPUTE_PAGE = fmt::SMALL_PAGE;               // a shared block's unit
+inline constexpr uint64_t COMPUTE_APERTURE_END = fmt::VA_LIMIT;          // 1 TiB
+inline constexpr uint64_t COMPUTE_BLOCK = uint64_t{2} << 20;             // 2 MiB
+inline constexpr uint64_t COMPUTE_PAGE = fmt::SMALL_PAGE;                // a shared block's unit
 
 struct ComputeRange {
   uint64_t vram;  // physical
