@@ -135,6 +135,7 @@ uint64_t get(std::span<const std::byte> bytes, Field f);
 std::expected<uint64_t, Error> container_size(std::span<const std::byte> header, uint64_t max_bytes);
 
 // The container at the start of `bytes` (bytes after its end are ignored).
+// Its entries' spans point into `bytes`: keep them while they are used.
 std::expected<Container, Error> parse(std::span<const std::byte> bytes);
 
 // The entry's payload as its producer wrote it (decompressed), at most

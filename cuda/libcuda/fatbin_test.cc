@@ -93,7 +93,8 @@ TEST(Fatbin, EveryCompressionGivesTheSamePtx) {
 }
 
 TEST(Fatbin, CompressedElfUnpacksToTheSameElf) {
-  auto plain = parse(load("scale_plain.fatbin"));
+  const auto plain_bytes = load("scale_plain.fatbin");  // the entries point into it
+  auto plain = parse(plain_bytes);
   ASSERT_TRUE(plain);
   auto want = unpack(plain->entries[0], 1 << 20);
   ASSERT_TRUE(want);

@@ -51,13 +51,14 @@ std::expected<std::span<const std::byte>, fatbin::Error> container_in_memory(con
 
 ImageCheck check_fat_binary(const unsigned char* p, uint64_t max_bytes) {
   auto bytes = container_in_memory(p);
-  if (!bytes) return {bytes.error().result, {}, bytes.error().message, {}};
+  if (!bytes) return {bytes.error().result, {}, bytes.error().message, {}, true};
   const fatbin::Target target{.arch = CC_MAJOR * 10 + CC_MINOR};
   auto text = fatbin::extract_ptx(*bytes, target, max_bytes);
-  if (!text) return {text.error().result, {}, text.error().message, {}};
+  if (!text) return {text.error().result, {}, text.error().message, {}, true};
   auto owned = std::make_unique<std::string>(std::move(*text));
   ImageCheck c = check_text(*owned);
   c.owned = std::move(owned);  // c.text points into it: the string itself does not move
+  c.fat_binary = true;
   return c;
 }
 

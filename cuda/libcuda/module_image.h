@@ -24,6 +24,7 @@ struct ImageCheck {
   std::string_view text;               // up to the NUL: in the image, or in `owned`
   std::string message;                 // why not, for the error log
   std::unique_ptr<std::string> owned;  // the PTX taken out of a fat binary
+  bool fat_binary = false;             // the image was one (its refusals also go to stderr)
 };
 
 // A NUL-terminated PTX text is CUDA_SUCCESS; null is INVALID_VALUE; a fat
