@@ -148,6 +148,11 @@ CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   return cuModuleLoadDataEx(module, image, 0, nullptr, nullptr);
 }
 
+// A fat binary (or PTX text: CUDA's driver takes either here too).
+CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
+  return cuModuleLoadDataEx(module, fatCubin, 0, nullptr, nullptr);
+}
+
 CUresult cuModuleUnload(CUmodule hmod) {
   auto lock = api_lock();
   if (CUresult r = State::get().ready(); r != CUDA_SUCCESS) return r;

@@ -351,6 +351,9 @@ TEST_F(Cuda, FatBinaryLoadsAndRuns) {
   ASSERT_FALSE(fatbin.empty());
   CUmodule m = nullptr;
   ASSERT_CU(cuModuleLoadData(&m, fatbin.data()));
+  CUmodule again = nullptr;
+  ASSERT_CU(cuModuleLoadFatBinary(&again, fatbin.data()));
+  ASSERT_CU(cuModuleUnload(again));
   CUfunction f = nullptr;
   ASSERT_CU(cuModuleGetFunction(&f, m, "fb_scale"));
   constexpr int N = 1000;
