@@ -352,6 +352,7 @@ CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int *version);
 
 /* Modules */
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image);
+CUresult CUDAAPI cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin);
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options,
                                     void **optionValues);
 CUresult CUDAAPI cuModuleUnload(CUmodule hmod);

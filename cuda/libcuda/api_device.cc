@@ -9,6 +9,7 @@
 #include <iterator>
 #include <string>
 
+#include "cuda/libcuda/module_image.h"  // CC_MAJOR, CC_MINOR
 #include "cuda/libcuda/state.h"
 #include "vgpu/classes.h"
 
@@ -18,7 +19,6 @@ using vgpu::cuda::State;
 namespace vgpu::cuda {
 namespace {
 
-constexpr int CC_MAJOR = 7, CC_MINOR = 0;
 constexpr int DRIVER_VERSION = 13000;  // the CUDA version whose header our symbols follow
 
 struct AttributeRow {

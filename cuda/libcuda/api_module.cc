@@ -117,7 +117,11 @@ CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int nu
   CUctx_st* ctx = *c;
   JitLogs logs = read_options(numOptions, options, optionValues);
   auto img = vgpu::cuda::check_image(image, cls::compute::MAX_MODULE_BYTES);
-  if (img.result != CUDA_SUCCESS) return refuse(ctx, img.result, img.message, logs, optionValues);
+  if (img.result != CUDA_SUCCESS) {
+    // A program built for the runtime passes no log: say why where it is seen.
+    if (img.fat_binary) std::fprintf(stderr, "libcuda (vgpu): cuModuleLoadData: %s\n", img.message.c_str());
+    return refuse(ctx, img.result, img.message, logs, optionValues);
+  }
   auto parsed = ptx::parse_module(img.text);
   if (!parsed) {
     const auto& e = parsed.error();
@@ -142,6 +146,11 @@ CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int nu
 
 CUresult cuModuleLoadData(CUmodule* module, const void* image) {
   return cuModuleLoadDataEx(module, image, 0, nullptr, nullptr);
+}
+
+// A fat binary (or PTX text: CUDA's driver takes either here too).
+CUresult cuModuleLoadFatBinary(CUmodule* module, const void* fatCubin) {
+  return cuModuleLoadDataEx(module, fatCubin, 0, nullptr, nullptr);
 }
 
 CUresult cuModuleUnload(CUmodule hmod) {

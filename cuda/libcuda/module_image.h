@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -14,21 +15,24 @@
 
 namespace vgpu::cuda {
 
-// The first word of a fat binary (what nvcc embeds) and of the wrapper
-// the CUDA runtime registers; both little endian.
-inline constexpr uint32_t FATBIN_MAGIC = 0xBA55ED50;
-inline constexpr uint32_t FATBIN_WRAPPER_MAGIC = 0x466243B1;
+// The compute capability the device reports (cuDeviceComputeCapability);
+// a fat binary's PTX is chosen for it (fatbin::choose_ptx).
+inline constexpr int CC_MAJOR = 7, CC_MINOR = 0;
 
 struct ImageCheck {
-  CUresult result = CUDA_SUCCESS;  // CUDA_SUCCESS: `text` is the PTX
-  std::string_view text;           // up to the NUL
-  std::string message;             // why not, for the error log
+  CUresult result = CUDA_SUCCESS;      // CUDA_SUCCESS: `text` is the PTX
+  std::string_view text;               // up to the NUL: in the image, or in `owned`
+  std::string message;                 // why not, for the error log
+  std::unique_ptr<std::string> owned;  // the PTX taken out of a fat binary
+  bool fat_binary = false;             // the image was one (its refusals also go to stderr)
 };
 
 // A NUL-terminated PTX text is CUDA_SUCCESS; null is INVALID_VALUE; a fat
-// binary NOT_SUPPORTED (named); an ELF (cubin) or other bytes that are
-// not text INVALID_IMAGE; text longer than max_bytes INVALID_PTX. Reads
-// the image only up to its NUL, or max_bytes + 1 bytes.
+// binary (first word 0xBA55ED50) or the runtime's wrapper of one
+// (0x466243B1) gives the PTX fatbin::extract_ptx chooses, or its Error;
+// an ELF (cubin) or other bytes that are not text INVALID_IMAGE; text
+// longer than max_bytes INVALID_PTX. Reads a text only up to its NUL, or
+// max_bytes + 1 bytes; a fat binary only within the size its header gives.
 ImageCheck check_image(const void* image, uint64_t max_bytes);
 
 // Whether the text has a .version directive (NVIDIA: none is INVALID_IMAGE).

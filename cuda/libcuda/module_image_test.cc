@@ -19,11 +19,12 @@ TEST(CudaImage, PtxTextIsAccepted) {
 
 TEST(CudaImage, NullIsInvalidValue) { EXPECT_EQ(check_image(nullptr, MAX).result, CUDA_ERROR_INVALID_VALUE); }
 
-TEST(CudaImage, FatBinaryIsNotSupportedAndNamed) {
-  const unsigned char fatbin[] = {0x50, 0xED, 0x55, 0xBA, 0x01, 0x00, 0x10, 0x00, 0, 0, 0, 0};
+// Fat binaries with PTX: fatbin_test.cc. One with none is named as such.
+TEST(CudaImage, FatBinaryWithoutPtxIsNoBinaryForGpuAndNamed) {
+  const unsigned char fatbin[16] = {0x50, 0xED, 0x55, 0xBA, 0x01, 0x00, 0x10, 0x00};
   auto c = check_image(fatbin, MAX);
-  EXPECT_EQ(c.result, CUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_NE(c.message.find("fat binary"), std::string::npos) << c.message;
+  EXPECT_EQ(c.result, CUDA_ERROR_NO_BINARY_FOR_GPU);
+  EXPECT_NE(c.message.find("fat binary has no PTX"), std::string::npos) << c.message;
 }
 
 TEST(CudaImage, ElfAndOtherBinaryAreInvalidImage) {

@@ -107,6 +107,7 @@ const ProcRow ROWS[] = {
     ROW("cuModuleGetGlobal", 3020, cuModuleGetGlobal_v2),
     ROW("cuModuleLoadData", 2000, cuModuleLoadData),
     ROW("cuModuleLoadDataEx", 2010, cuModuleLoadDataEx),
+    ROW("cuModuleLoadFatBinary", 2000, cuModuleLoadFatBinary),
     ROW("cuModuleUnload", 2000, cuModuleUnload),
     ROW("cuStreamCreate", 2000, cuStreamCreate),
     ROW("cuStreamDestroy", 2000, cuStreamDestroy),

@@ -111,6 +111,7 @@ constexpr const char* PLAIN[] = {
     "cuCtxGetApiVersion",
     "cuModuleLoadData",
     "cuModuleLoadDataEx",
+    "cuModuleLoadFatBinary",
     "cuModuleUnload",
     "cuModuleGetFunction",
     "cuFuncGetAttribute",

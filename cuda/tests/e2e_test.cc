@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -333,14 +334,52 @@ TEST_F(Cuda, StreamsAndEvents) {
   ASSERT_CU(cuMemFree(p));
 }
 
-TEST_F(Cuda, FatBinaryIsRefusedByName) {
-  const unsigned char fatbin[16] = {0x50, 0xED, 0x55, 0xBA, 1, 0, 0x10, 0};
+// A fat binary as nvcc 13 writes it (cuda/libcuda/testdata/README.md):
+// fb_scale's PTX zstd-compressed beside its sm_75 SASS.
+std::vector<char> testdata(const char* name) {
+  std::vector<char> bytes;
+  if (FILE* f = std::fopen((std::string(VGPU_CUDA_TESTDATA) + "/" + name).c_str(), "rb")) {
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.insert(bytes.end(), buf, buf + n);
+    std::fclose(f);
+  }
+  return bytes;
+}
+
+TEST_F(Cuda, FatBinaryLoadsAndRuns) {
+  const std::vector<char> fatbin = testdata("scale_zstd.fatbin");
+  ASSERT_FALSE(fatbin.empty());
   CUmodule m = nullptr;
-  char log[256] = {};
+  ASSERT_CU(cuModuleLoadData(&m, fatbin.data()));
+  CUmodule again = nullptr;
+  ASSERT_CU(cuModuleLoadFatBinary(&again, fatbin.data()));
+  ASSERT_CU(cuModuleUnload(again));
+  CUfunction f = nullptr;
+  ASSERT_CU(cuModuleGetFunction(&f, m, "fb_scale"));
+  constexpr int N = 1000;
+  std::vector<float> y(N);
+  for (int i = 0; i < N; ++i) y[static_cast<size_t>(i)] = static_cast<float>(i);
+  CUdeviceptr dy = alloc_floats(y);
+  int n = N;
+  float a = 2.5f;
+  void* args[] = {&n, &a, &dy};
+  ASSERT_CU(cuLaunchKernel(f, (N + 127) / 128, 1, 1, 128, 1, 1, 0, nullptr, args, nullptr));
+  ASSERT_CU(cuCtxSynchronize());
+  auto out = read_floats(dy, N);
+  for (int i = 0; i < N; ++i) ASSERT_EQ(out[static_cast<size_t>(i)], 2.5f * static_cast<float>(i)) << i;
+  ASSERT_CU(cuMemFree(dy));
+  ASSERT_CU(cuModuleUnload(m));
+}
+
+TEST_F(Cuda, SassOnlyFatBinaryIsNoBinaryForGpuNamingTheFlag) {
+  const std::vector<char> sass = testdata("scale_sass.fatbin");
+  ASSERT_FALSE(sass.empty());
+  CUmodule m = nullptr;
+  char log[512] = {};
   CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
   void* vals[] = {log, reinterpret_cast<void*>(uintptr_t{sizeof log})};
-  EXPECT_EQ(cuModuleLoadDataEx(&m, fatbin, 2, opts, vals), CUDA_ERROR_NOT_SUPPORTED);
-  EXPECT_NE(std::string(log).find("fat binary"), std::string::npos) << log;
+  EXPECT_EQ(cuModuleLoadDataEx(&m, sass.data(), 2, opts, vals), CUDA_ERROR_NO_BINARY_FOR_GPU);
+  EXPECT_NE(std::string(log).find("-gencode arch=compute_75,code=compute_75"), std::string::npos) << log;
   EXPECT_EQ(cuModuleLoadData(&m, nullptr), CUDA_ERROR_INVALID_VALUE);
 }
 

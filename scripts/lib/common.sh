@@ -39,6 +39,7 @@ VGPU_HOST_PACKAGES=(
   meson ninja-build g++ pkg-config python3
   libgtest-dev libgmock-dev libopenblas-dev libpciaccess-dev
   gnuplot-nox
+  libzstd-dev                   # libcuda: fat binaries' zstd-compressed entries
   clang-14 libclang-rt-14-dev   # user kernels: CUDA C to PTX (cuda/corpus), the libFuzzer targets
 )
 
