@@ -122,7 +122,10 @@ struct Ctx {
   }
   uint64_t* reg(uint32_t r) { return regs + size_t{r} * kWarpSize; }
   // Operand values for all 32 lanes: a register's own array or tmp[slot].
-  const uint64_t* src(const Operand& o, int slot);
+  const uint64_t* src(const Operand& o, int slot) {
+    return o.kind == Operand::Kind::reg ? reg(o.reg) : src_slow(o, slot);
+  }
+  const uint64_t* src_slow(const Operand& o, int slot);
   uint64_t* dst(const Operand& o, int slot) { return o.kind == Operand::Kind::reg ? reg(o.reg) : tmp[slot].data(); }
   uint64_t sreg(SReg s, uint32_t lane) const;
   uint64_t symbol_address(const Operand& o, uint32_t lane) const;

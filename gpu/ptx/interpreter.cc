@@ -198,7 +198,7 @@ bool run_warp(Ctx& c, Warp& w) {
 
 }  // namespace
 
-const uint64_t* Ctx::src(const Operand& o, int slot) {
+const uint64_t* Ctx::src_slow(const Operand& o, int slot) {
   switch (o.kind) {
     case Operand::Kind::reg: return reg(o.reg);
     case Operand::Kind::imm: tmp[slot].fill(o.imm); break;
