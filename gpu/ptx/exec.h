@@ -128,6 +128,7 @@ struct Ctx {
   const uint64_t* src_slow(const Operand& o, int slot);
   uint64_t* dst(const Operand& o, int slot) { return o.kind == Operand::Kind::reg ? reg(o.reg) : tmp[slot].data(); }
   uint64_t sreg(SReg s, uint32_t lane) const;
+  void sreg_lanes(SReg s, Lanes& out) const;
   uint64_t symbol_address(const Operand& o, uint32_t lane) const;
 };
 

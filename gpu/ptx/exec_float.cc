@@ -86,6 +86,30 @@ T compute(Op op, T a, T b, T x, bool approx) {
   }
 }
 
+// Without .ftz and .sat: op as a constant, nothing but the operation in
+// the lane loop (the same results as the general loop with both off).
+template <typename T, int N, Op O>
+void plain_lanes(const uint64_t* const* s, uint64_t* d, uint32_t m) {
+  for_lanes(m, [&](uint32_t l) {
+    T a = load<T>(s[0][l]);
+    T b = N > 1 ? load<T>(s[1][l]) : T(0);
+    T x = N > 2 ? load<T>(s[2][l]) : T(0);
+    d[l] = bits(compute<T>(O, a, b, x, false));
+  });
+}
+
+template <typename T, int N>
+bool plain(Op op, const uint64_t* const* s, uint64_t* d, uint32_t m) {
+  switch (op) {
+    case Op::add: plain_lanes<T, N, Op::add>(s, d, m); return true;
+    case Op::sub: plain_lanes<T, N, Op::sub>(s, d, m); return true;
+    case Op::mul: plain_lanes<T, N, Op::mul>(s, d, m); return true;
+    case Op::mad:
+    case Op::fma: plain_lanes<T, N, Op::fma>(s, d, m); return true;
+    default: return false;
+  }
+}
+
 template <typename T, int N>
 bool float_lanes(Ctx& c, const Instr& in, uint32_t m) {
   const uint64_t* s[3] = {};
@@ -94,6 +118,7 @@ bool float_lanes(Ctx& c, const Instr& in, uint32_t m) {
   bool fz = (in.flags & kFtz) != 0, st = (in.flags & kSat) != 0, approx = (in.flags & kApprox) != 0;
   Op op = in.op;
   RoundingScope scope(in.rnd);
+  if (!fz && !st && plain<T, N>(op, s, d, m)) return true;
   for_lanes(m, [&](uint32_t l) {
     T a = ftz(load<T>(s[0][l]), fz);
     T b = N > 1 ? ftz(load<T>(s[1][l]), fz) : T(0);

@@ -17,21 +17,22 @@ struct Width {
   unsigned sh;
   bool sign;
   uint64_t mask;
-  explicit Width(Type t)
+  constexpr explicit Width(Type t)
       : bytes(type_bytes(t)),
         bits(bytes * 8),
         sh(64 - bits),
         sign(is_signed(t)),
         mask(t == Type::pred ? 1 : width_mask(bytes)) {}
-  uint64_t norm(uint64_t v) const {
+  constexpr uint64_t norm(uint64_t v) const {
     return sign ? static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh) : (v << sh) >> sh;
   }
 };
 
-// d = f(a, b, c, e) over the lanes, operands normalised to the type's width.
-template <int N, typename F>
-bool lanes(Ctx& c, const Instr& in, uint32_t m, F f) {
-  Width w(in.type);
+// lanes() for one type T (Type::none: the instruction's, read at run time);
+// a constant T folds the width out of the lane loop.
+template <Type T, int N, typename F>
+bool typed_lanes(Ctx& c, const Instr& in, uint32_t m, F f) {
+  const Width w(T == Type::none ? in.type : T);
   const uint64_t* s[4] = {};
   for (int i = 0; i < N; ++i) s[i] = c.src(in.src[i], i);
   uint64_t* d = c.dst(in.dst[0], 4);
@@ -43,6 +44,21 @@ bool lanes(Ctx& c, const Instr& in, uint32_t m, F f) {
     d[l] = f(a, b, x, y, w) & w.mask;
   });
   return true;
+}
+
+// d = f(a, b, c, e) over the lanes, operands normalised to the type's width;
+// the common 32- and 64-bit types get their own loops.
+template <int N, typename F>
+bool lanes(Ctx& c, const Instr& in, uint32_t m, F f) {
+  switch (in.type) {
+    case Type::s32: return typed_lanes<Type::s32, N>(c, in, m, f);
+    case Type::u32:
+    case Type::b32: return typed_lanes<Type::u32, N>(c, in, m, f);
+    case Type::s64: return typed_lanes<Type::s64, N>(c, in, m, f);
+    case Type::u64:
+    case Type::b64: return typed_lanes<Type::u64, N>(c, in, m, f);
+    default: return typed_lanes<Type::none, N>(c, in, m, f);
+  }
 }
 
 bool add(Ctx& c, const Instr& in, uint32_t m) {

@@ -163,22 +163,24 @@ Fast warp_access(Ctx& c, const Instr& in, uint32_t m, uint32_t bytes, bool write
   if (a.reg == kNoReg || a.base == AddrBase::local) return Fast::no;
   w.r = c.reg(a.reg);
   w.off = c.symbol_address(a, 0);
-  uint64_t lo = ~0ull, hi = 0, any = 0;
-  for_lanes(m, [&](uint32_t l) {
-    uint64_t x = w.r[l] + w.off;
-    lo = std::min(lo, x);
-    hi = std::max(hi, x);
-    any |= x;
-  });
-  if (any & (bytes - 1)) return Fast::no;
   uint32_t l0 = static_cast<uint32_t>(std::countr_zero(m));
   w.a0 = w.r[l0] + w.off;
-  if ((lo >> 12) == (hi >> 12) && global_window(in.space, lo)) {
+  uint64_t any = 0, diff = 0;  // any: alignment; diff: page
+  for_lanes(m, [&](uint32_t l) {
+    uint64_t x = w.r[l] + w.off;
+    any |= x;
+    diff |= x ^ w.a0;
+  });
+  if (any & (bytes - 1)) return Fast::no;
+  if (diff < 4096 && global_window(in.space, w.a0)) {
     w.p0 = resolve(c, in, in.space, w.a0, bytes, write, l0);
     return w.p0 ? Fast::done : Fast::failed;
   }
+  if (in.space != StateSpace::shared) return Fast::no;
+  uint64_t hi = 0;
+  for_lanes(m, [&](uint32_t l) { hi = std::max(hi, w.r[l] + w.off); });
   size_t size = c.block->shared.size();
-  if (in.space == StateSpace::shared && hi <= size && size - hi >= bytes) {
+  if (hi <= size && size - hi >= bytes) {
     w.p0 = c.block->shared.data() + w.a0;
     return Fast::done;
   }

@@ -38,6 +38,16 @@ bool schedule(Warp& w) {
     w.mask = 0;
     return false;
   }
+  if (r == kFull) {  // converged: every lane at lane 0's place
+    uint32_t diff = 0;
+    for (uint32_t l = 0; l < kWarpSize; ++l) diff |= (w.pc[l] ^ w.pc[0]) | (w.depth[l] ^ w.depth[0]);
+    if (!diff) {
+      w.cur_pc = w.pc[0];
+      w.cur_depth = w.depth[0];
+      w.mask = r;
+      return true;
+    }
+  }
   uint32_t best_depth = 0, best_pc = ~0u, mask = 0;
   for_lanes(r, [&](uint32_t l) {
     uint32_t d = w.depth[l], pc = w.pc[l];
@@ -177,7 +187,7 @@ bool run_warp(Ctx& c, Warp& w) {
       m &= (in.flags & kNegGuard) ? ~t : t;
     }
     c.stats.warp_instructions++;
-    c.stats.thread_instructions += static_cast<uint64_t>(std::popcount(m));
+    c.stats.thread_instructions += m == kFull ? kWarpSize : static_cast<uint64_t>(std::popcount(m));
     if (++c.since_poll >= poll_every && !poll(c, in)) return false;
     if (!is_control(in.op)) {
       if (m && !table[static_cast<size_t>(in.op)](c, in, m)) return false;
@@ -202,15 +212,36 @@ const uint64_t* Ctx::src_slow(const Operand& o, int slot) {
   switch (o.kind) {
     case Operand::Kind::reg: return reg(o.reg);
     case Operand::Kind::imm: tmp[slot].fill(o.imm); break;
-    case Operand::Kind::sreg:
-      for (uint32_t l = 0; l < kWarpSize; ++l) tmp[slot][l] = sreg(static_cast<SReg>(o.reg), l);
-      break;
+    case Operand::Kind::sreg: sreg_lanes(static_cast<SReg>(o.reg), tmp[slot]); break;
     case Operand::Kind::addr:
       for (uint32_t l = 0; l < kWarpSize; ++l) tmp[slot][l] = symbol_address(o, l);
       break;
     default: tmp[slot].fill(0); break;
   }
   return tmp[slot].data();
+}
+
+// A special register's value in every lane: one switch for the warp.
+void Ctx::sreg_lanes(SReg s, Lanes& out) const {
+  const Warp& w = *warp;
+  switch (s) {
+    case SReg::tid_x:
+    case SReg::tid_y:
+    case SReg::tid_z: {
+      size_t first = size_t{kWarpSize} * (static_cast<size_t>(s) - static_cast<size_t>(SReg::tid_x));
+      std::copy_n(w.tid.begin() + static_cast<std::ptrdiff_t>(first), kWarpSize, out.begin());
+      return;
+    }
+    case SReg::laneid:
+    case SReg::lanemask_eq:
+    case SReg::lanemask_lt:
+    case SReg::lanemask_le:
+    case SReg::lanemask_gt:
+    case SReg::lanemask_ge:
+      for (uint32_t l = 0; l < kWarpSize; ++l) out[l] = sreg(s, l);
+      return;
+    default: out.fill(sreg(s, 0)); return;  // the same in every lane
+  }
 }
 
 uint64_t Ctx::sreg(SReg s, uint32_t lane) const {
@@ -269,20 +300,23 @@ void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function
   w.pc.fill(entry.first);
   w.depth.fill(0);
   w.local_top.fill(entry.local_bytes);
-  if (w.frames.empty()) {
+  if (w.frames.empty()) {  // the first block of the call: what every block shares
     w.frames.resize(1);
     w.frames[0].regs.resize(size_t{c.prog.max_regs} * kWarpSize);
     w.frames[0].params.resize(size_t{c.param_stride} * kWarpSize);
+    for (uint32_t l = 0; l < kWarpSize; ++l) {
+      uint32_t t = first + l;
+      w.tid[l] = t % b.x;
+      w.tid[kWarpSize + l] = t / b.x % b.y;
+      w.tid[2 * kWarpSize + l] = t / (b.x * b.y);
+    }
   }
   w.frames[0].local_base.fill(0);
-  for (uint32_t l = 0; l < kWarpSize; ++l) {
-    uint32_t t = first + l;
-    w.tid[l] = t % b.x;
-    w.tid[kWarpSize + l] = t / b.x % b.y;
-    w.tid[2 * kWarpSize + l] = t / (b.x * b.y);
-    if (w.local[l].size() < entry.local_bytes) w.local[l].resize(entry.local_bytes);
-    std::fill_n(w.local[l].begin(), entry.local_bytes, std::byte{0});
-  }
+  if (entry.local_bytes)
+    for (auto& mem : w.local) {
+      if (mem.size() < entry.local_bytes) mem.resize(entry.local_bytes);
+      std::fill_n(mem.begin(), entry.local_bytes, std::byte{0});
+    }
   w.cur_pc = entry.first;
   w.cur_depth = 0;
   w.mask = w.live;
