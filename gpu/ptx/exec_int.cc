@@ -34,8 +34,14 @@ template <Type T, int N, typename F>
 bool typed_lanes(Ctx& c, const Instr& in, uint32_t m, F f) {
   const Width w(T == Type::none ? in.type : T);
   const uint64_t* s[4] = {};
-  for (int i = 0; i < N; ++i) s[i] = c.src(in.src[i], i);
   uint64_t* d = c.dst(in.dst[0], 4);
+  if (N == 2 && in.src[0].kind == Operand::Kind::reg && in.src[1].kind == Operand::Kind::imm) {  // r op imm
+    const uint64_t* a = c.reg(in.src[0].reg);
+    uint64_t b = w.norm(in.src[1].imm);
+    for_lanes(m, [&](uint32_t l) { d[l] = f(w.norm(a[l]), b, 0, 0, w) & w.mask; });
+    return true;
+  }
+  for (int i = 0; i < N; ++i) s[i] = c.src(in.src[i], i);
   for_lanes(m, [&](uint32_t l) {
     uint64_t a = w.norm(s[0][l]);
     uint64_t b = N > 1 ? w.norm(s[1][l]) : 0;

@@ -177,9 +177,14 @@ Fast warp_access(Ctx& c, const Instr& in, uint32_t m, uint32_t bytes, bool write
     return w.p0 ? Fast::done : Fast::failed;
   }
   if (in.space != StateSpace::shared) return Fast::no;
-  uint64_t hi = 0;
-  for_lanes(m, [&](uint32_t l) { hi = std::max(hi, w.r[l] + w.off); });
+  // `any` is at least every lane's address: a bound without a max scan when
+  // it fits (the usual case for power-of-two arrays).
   size_t size = c.block->shared.size();
+  uint64_t hi = any;
+  if (hi > size || size - hi < bytes) {
+    hi = 0;
+    for_lanes(m, [&](uint32_t l) { hi = std::max(hi, w.r[l] + w.off); });
+  }
   if (hi <= size && size - hi >= bytes) {
     w.p0 = c.block->shared.data() + w.a0;
     return Fast::done;
