@@ -246,6 +246,15 @@ uint64_t convert(uint64_t v, const Instr& in) {
 bool cvt(Ctx& c, const Instr& in, uint32_t m) {
   const uint64_t* a = c.src(in.src[0], 0);
   uint64_t* d = c.dst(in.dst[0], 4);
+  if (!is_float(in.type) && !is_float(in.type2) && !(in.flags & kSat)) {  // int_to_int, widths hoisted
+    uint32_t sb = type_bytes(in.type2);
+    uint64_t sm = width_mask(sb), dm = width_mask(type_bytes(in.type));
+    if (is_signed(in.type2))
+      for_lanes(m, [&](uint32_t l) { d[l] = static_cast<uint64_t>(sext(a[l], sb)) & dm; });
+    else
+      for_lanes(m, [&](uint32_t l) { d[l] = a[l] & sm & dm; });
+    return true;
+  }
   bool rounding = in.rnd == Round::rz || in.rnd == Round::rm || in.rnd == Round::rp;
   RoundingScope scope(rounding ? in.rnd : Round::rn);
   for_lanes(m, [&](uint32_t l) { d[l] = convert(a[l], in); });

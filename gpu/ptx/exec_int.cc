@@ -111,9 +111,9 @@ uint64_t product(uint64_t a, uint64_t b, uint8_t mode, const Width& w) {
   }
 }
 
-bool mul(Ctx& c, const Instr& in, uint32_t m) {
-  if (is_float(in.type)) return float_arith(c, in, m);
-  Width w(in.type);
+template <Type T>
+bool typed_mul(Ctx& c, const Instr& in, uint32_t m) {
+  const Width w(T == Type::none ? in.type : T);
   uint64_t dmask = in.sub == static_cast<uint8_t>(MulMode::wide) ? width_mask(w.bytes * 2) : w.mask;
   const uint64_t* a = c.src(in.src[0], 0);
   const uint64_t* b = c.src(in.src[1], 1);
@@ -121,6 +121,20 @@ bool mul(Ctx& c, const Instr& in, uint32_t m) {
   uint8_t mode = in.sub;
   for_lanes(m, [&](uint32_t l) { d[l] = product(w.norm(a[l]), w.norm(b[l]), mode, w) & dmask; });
   return true;
+}
+
+bool mul(Ctx& c, const Instr& in, uint32_t m) {
+  switch (in.type) {
+    case Type::f32:
+    case Type::f64: return float_arith(c, in, m);
+    case Type::s32: return typed_mul<Type::s32>(c, in, m);
+    case Type::u32:
+    case Type::b32: return typed_mul<Type::u32>(c, in, m);
+    case Type::s64: return typed_mul<Type::s64>(c, in, m);
+    case Type::u64:
+    case Type::b64: return typed_mul<Type::u64>(c, in, m);
+    default: return typed_mul<Type::none>(c, in, m);
+  }
 }
 
 bool mad(Ctx& c, const Instr& in, uint32_t m) {

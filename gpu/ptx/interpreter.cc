@@ -209,12 +209,22 @@ bool run_warp(Ctx& c, Warp& w) {
 }  // namespace
 
 const uint64_t* Ctx::src_slow(const Operand& o, int slot) {
+  if (o.kind == Operand::Kind::reg) return reg(o.reg);
+  auto i = static_cast<size_t>(slot);
+  bool was_imm = tmp_is_imm[i];
+  tmp_is_imm[i] = false;
   switch (o.kind) {
-    case Operand::Kind::reg: return reg(o.reg);
-    case Operand::Kind::imm: tmp[slot].fill(o.imm); break;
+    case Operand::Kind::imm:
+      if (!was_imm || tmp_imm[i] != o.imm) tmp[slot].fill(o.imm);
+      tmp_is_imm[i] = true;
+      tmp_imm[i] = o.imm;
+      break;
     case Operand::Kind::sreg: sreg_lanes(static_cast<SReg>(o.reg), tmp[slot]); break;
     case Operand::Kind::addr:
-      for (uint32_t l = 0; l < kWarpSize; ++l) tmp[slot][l] = symbol_address(o, l);
+      if (o.base == AddrBase::local)
+        for (uint32_t l = 0; l < kWarpSize; ++l) tmp[slot][l] = symbol_address(o, l);
+      else
+        tmp[slot].fill(symbol_address(o, 0));  // the same in every lane
       break;
     default: tmp[slot].fill(0); break;
   }
@@ -400,7 +410,7 @@ std::expected<ExecStats, ExecError> run_blocks(const Module& module, const Launc
   if (auto ok = check_launch(module, launch, limits, first_block, end_block); !ok) return std::unexpected(ok.error());
   const Program& prog = module.program();
   const Function& entry = prog.functions[prog.entry_functions[launch.entry]];
-  Ctx c{module, prog, launch, limits, control, PageCache(memory), {}, {}, 0, 0, nullptr, nullptr, nullptr, {}};
+  Ctx c{module, prog, launch, limits, control, PageCache(memory), {}, {}, 0, 0, nullptr, nullptr, nullptr, {}, {}, {}};
   c.param_stride = std::max<uint32_t>((prog.max_param_frame + 7u) & ~7u, 8);
   Block blk;
   blk.threads = launch.block.x * launch.block.y * launch.block.z;
