@@ -137,8 +137,33 @@ bool mul(Ctx& c, const Instr& in, uint32_t m) {
   }
 }
 
+// mad without a carry: the sum at the result's width, nothing per lane but that.
+template <Type T>
+bool plain_mad(Ctx& c, const Instr& in, uint32_t m) {
+  const Width w(T == Type::none ? in.type : T);
+  uint64_t dmask = width_mask(in.sub == static_cast<uint8_t>(MulMode::wide) ? w.bytes * 2 : w.bytes);
+  const uint64_t* a = c.src(in.src[0], 0);
+  const uint64_t* b = c.src(in.src[1], 1);
+  const uint64_t* x = c.src(in.src[2], 2);
+  uint64_t* d = c.dst(in.dst[0], 4);
+  uint8_t mode = in.sub;
+  for_lanes(m, [&](uint32_t l) {
+    d[l] = ((product(w.norm(a[l]), w.norm(b[l]), mode, w) & dmask) + (x[l] & dmask)) & dmask;
+  });
+  return true;
+}
+
 bool mad(Ctx& c, const Instr& in, uint32_t m) {
   if (is_float(in.type)) return float_arith(c, in, m);
+  if (!(in.flags & (kCarryIn | kCarryOut))) switch (in.type) {
+      case Type::s32: return plain_mad<Type::s32>(c, in, m);
+      case Type::u32:
+      case Type::b32: return plain_mad<Type::u32>(c, in, m);
+      case Type::s64: return plain_mad<Type::s64>(c, in, m);
+      case Type::u64:
+      case Type::b64: return plain_mad<Type::u64>(c, in, m);
+      default: return plain_mad<Type::none>(c, in, m);
+    }
   Width w(in.type);
   bool wide = in.sub == static_cast<uint8_t>(MulMode::wide);
   uint32_t rbytes = wide ? w.bytes * 2 : w.bytes;
@@ -233,6 +258,30 @@ uint64_t brev(uint64_t a, uint32_t bits) {
   return r;
 }
 
+// shl and shr for one type T (Type::none: the instruction's).
+template <Type T>
+bool shift(Ctx& c, const Instr& in, uint32_t m) {
+  const Width w(T == Type::none ? in.type : T);
+  const uint64_t* a = c.src(in.src[0], 0);
+  const uint64_t* b = c.src(in.src[1], 1);
+  uint64_t* d = c.dst(in.dst[0], 4);
+  if (in.op == Op::shl) {
+    for_lanes(m, [&](uint32_t l) {
+      uint64_t s = b[l] & 0xffffffff;
+      d[l] = s >= w.bits ? 0 : (a[l] << s) & w.mask;
+    });
+    return true;
+  }
+  for_lanes(m, [&](uint32_t l) {
+    uint64_t s = std::min<uint64_t>(b[l] & 0xffffffff, w.bits);
+    uint64_t v = w.norm(a[l]);
+    uint64_t r = w.sign ? static_cast<uint64_t>(static_cast<int64_t>(v) >> std::min<uint64_t>(s, 63))
+                        : (s >= 64 ? 0 : v >> s);
+    d[l] = r & w.mask;
+  });
+  return true;
+}
+
 bool bits_op(Ctx& c, const Instr& in, uint32_t m) {
   using W = const Width&;
   switch (in.op) {
@@ -243,31 +292,17 @@ bool bits_op(Ctx& c, const Instr& in, uint32_t m) {
     case Op::cnot:
       return lanes<1>(c, in, m,
                       [](uint64_t a, uint64_t, uint64_t, uint64_t, W w) -> uint64_t { return (a & w.mask) == 0; });
-    case Op::shl: {
-      Width w(in.type);
-      const uint64_t* a = c.src(in.src[0], 0);
-      const uint64_t* b = c.src(in.src[1], 1);
-      uint64_t* d = c.dst(in.dst[0], 4);
-      for_lanes(m, [&](uint32_t l) {
-        uint64_t s = b[l] & 0xffffffff;
-        d[l] = s >= w.bits ? 0 : (a[l] << s) & w.mask;
-      });
-      return true;
-    }
-    case Op::shr: {
-      Width w(in.type);
-      const uint64_t* a = c.src(in.src[0], 0);
-      const uint64_t* b = c.src(in.src[1], 1);
-      uint64_t* d = c.dst(in.dst[0], 4);
-      for_lanes(m, [&](uint32_t l) {
-        uint64_t s = std::min<uint64_t>(b[l] & 0xffffffff, w.bits);
-        uint64_t v = w.norm(a[l]);
-        uint64_t r = w.sign ? static_cast<uint64_t>(static_cast<int64_t>(v) >> std::min<uint64_t>(s, 63))
-                            : (s >= 64 ? 0 : v >> s);
-        d[l] = r & w.mask;
-      });
-      return true;
-    }
+    case Op::shl:
+    case Op::shr:
+      switch (in.type) {
+        case Type::s32: return shift<Type::s32>(c, in, m);
+        case Type::u32:
+        case Type::b32: return shift<Type::u32>(c, in, m);
+        case Type::s64: return shift<Type::s64>(c, in, m);
+        case Type::u64:
+        case Type::b64: return shift<Type::u64>(c, in, m);
+        default: return shift<Type::none>(c, in, m);
+      }
     case Op::popc:
       return lanes<1>(c, in, m, [](uint64_t a, uint64_t, uint64_t, uint64_t, W w) -> uint64_t {
         return static_cast<uint64_t>(std::popcount(a & w.mask));

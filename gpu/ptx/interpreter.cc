@@ -339,9 +339,12 @@ bool release_barriers(Block& blk) {
   for (uint32_t b = 0; b < kBarriers; ++b) {
     uint32_t need = blk.expected[b] ? blk.expected[b] : live;
     if (blk.arrived[b] == 0 || blk.arrived[b] < need) continue;
+    // Lanes wait only at barriers with arrivals: when b is the only one, every waiting lane waits at b.
+    bool only = true;
+    for (uint32_t o = 0; o < kBarriers; ++o) only = only && (o == b || blk.arrived[o] == 0);
     for (auto& w : blk.warps) {
-      uint32_t lanes = 0;
-      for_lanes(w.waiting, [&](uint32_t l) { lanes |= w.bar_id[l] == b ? 1u << l : 0; });
+      uint32_t lanes = only ? w.waiting : 0;
+      if (!only) for_lanes(w.waiting, [&](uint32_t l) { lanes |= w.bar_id[l] == b ? 1u << l : 0; });
       w.waiting &= ~lanes;
       if (lanes && !w.mask) schedule(w);
     }
