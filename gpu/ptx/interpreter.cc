@@ -4,6 +4,9 @@
 // "Execution model"). Control flow, calls and barriers live here; the
 // other instructions are in the executor tables (exec_*.cc).
 #include <algorithm>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "gpu/ptx/exec.h"
 
@@ -24,6 +27,21 @@ const std::array<ExecFn, static_cast<size_t>(Op::count_)>& executors() {
     return t;
   }();
   return table;
+}
+
+// The lanes whose predicate register has bit 0 set; with SSE2 two lanes per
+// step (bit 0 shifted to the sign, then the sign mask).
+uint32_t pred_mask(const uint64_t* p) {
+  uint32_t t = 0;
+#if defined(__SSE2__)
+  for (uint32_t l = 0; l < kWarpSize; l += 2) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + l));
+    t |= static_cast<uint32_t>(_mm_movemask_pd(_mm_castsi128_pd(_mm_slli_epi64(v, 63)))) << l;
+  }
+#else
+  for (uint32_t l = 0; l < kWarpSize; ++l) t |= static_cast<uint32_t>(p[l] & 1) << l;
+#endif
+  return t;
 }
 
 bool is_control(Op op) {
@@ -181,9 +199,7 @@ bool run_warp(Ctx& c, Warp& w) {
     const Instr& in = code[w.cur_pc];
     uint32_t group = w.mask, m = group;
     if (in.guard != kNoReg) {
-      const uint64_t* p = c.reg(in.guard);
-      uint32_t t = 0;
-      for (uint32_t l = 0; l < kWarpSize; ++l) t |= static_cast<uint32_t>(p[l] & 1) << l;
+      uint32_t t = pred_mask(c.reg(in.guard));
       m &= (in.flags & kNegGuard) ? ~t : t;
     }
     c.stats.warp_instructions++;
