@@ -137,8 +137,14 @@ void compare_lanes(const Instr& in, uint32_t m, const uint64_t* a, const uint64_
       for_lanes(m, [&](uint32_t l) { out(l, compare_float(cmp, as_f32(a[l]), as_f32(b[l]))); });
     } else if (t == Type::f64) {
       for_lanes(m, [&](uint32_t l) { out(l, compare_float(cmp, as_f64(a[l]), as_f64(b[l]))); });
-    } else if (n == 4 && is_signed(t)) {
-      for_lanes(m, [&](uint32_t l) { out(l, compare_int(cmp, sext(a[l], 4), sext(b[l], 4))); });
+    } else if (n == 4 && is_signed(t)) {  // as sext(., 4): the same order
+      for_lanes(m, [&](uint32_t l) {
+        out(l, compare_int(cmp, static_cast<int32_t>(a[l] & 0xffffffffu), static_cast<int32_t>(b[l] & 0xffffffffu)));
+      });
+    } else if (n == 4) {
+      for_lanes(m, [&](uint32_t l) {
+        out(l, compare_int(cmp, static_cast<uint32_t>(a[l]), static_cast<uint32_t>(b[l])));
+      });
     } else if (is_signed(t)) {
       for_lanes(m, [&](uint32_t l) { out(l, compare_int(cmp, sext(a[l], n), sext(b[l], n))); });
     } else {
