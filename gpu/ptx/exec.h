@@ -115,6 +115,9 @@ struct Ctx {
   Warp* warp = nullptr;
   uint64_t* regs = nullptr;  // the running frame's registers
   Lanes tmp[6];
+  // tmp[slot] holds tmp_imm[slot] in every lane (an immediate operand's fill, reused).
+  std::array<uint64_t, 6> tmp_imm{};
+  std::array<bool, 6> tmp_is_imm{};
 
   bool fail(ExecStatus s, const Instr& in, std::string message, uint64_t va = 0, bool write = false) {
     error = ExecError{s, va, write, in.line, std::move(message)};
@@ -122,9 +125,17 @@ struct Ctx {
   }
   uint64_t* reg(uint32_t r) { return regs + size_t{r} * kWarpSize; }
   // Operand values for all 32 lanes: a register's own array or tmp[slot].
-  const uint64_t* src(const Operand& o, int slot);
-  uint64_t* dst(const Operand& o, int slot) { return o.kind == Operand::Kind::reg ? reg(o.reg) : tmp[slot].data(); }
+  const uint64_t* src(const Operand& o, int slot) {
+    return o.kind == Operand::Kind::reg ? reg(o.reg) : src_slow(o, slot);
+  }
+  const uint64_t* src_slow(const Operand& o, int slot);
+  uint64_t* dst(const Operand& o, int slot) {
+    if (o.kind == Operand::Kind::reg) return reg(o.reg);
+    tmp_is_imm[static_cast<size_t>(slot)] = false;
+    return tmp[slot].data();
+  }
   uint64_t sreg(SReg s, uint32_t lane) const;
+  void sreg_lanes(SReg s, Lanes& out) const;
   uint64_t symbol_address(const Operand& o, uint32_t lane) const;
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // mov, selp, setp, set and cvta.
 #include <cmath>
+#include <type_traits>
 
 #include "gpu/ptx/exec.h"
 
@@ -95,22 +96,62 @@ bool compare_int(Cmp cmp, T a, T b) {
   }
 }
 
-// The comparison of every lane, hoisting the type out of the lane loop.
+// Calls f with cmp as a constant (std::integral_constant), so the lane
+// loops it runs have no switch on the comparison.
+template <typename F>
+void with_cmp(Cmp cmp, F f) {
+#define VGPU_CMP_CASE(x) \
+  case Cmp::x: f(std::integral_constant<Cmp, Cmp::x>{}); return;
+  switch (cmp) {
+    VGPU_CMP_CASE(eq)
+    VGPU_CMP_CASE(ne)
+    VGPU_CMP_CASE(lt)
+    VGPU_CMP_CASE(le)
+    VGPU_CMP_CASE(gt)
+    VGPU_CMP_CASE(ge)
+    VGPU_CMP_CASE(lo)
+    VGPU_CMP_CASE(ls)
+    VGPU_CMP_CASE(hi)
+    VGPU_CMP_CASE(hs)
+    VGPU_CMP_CASE(equ)
+    VGPU_CMP_CASE(neu)
+    VGPU_CMP_CASE(ltu)
+    VGPU_CMP_CASE(leu)
+    VGPU_CMP_CASE(gtu)
+    VGPU_CMP_CASE(geu)
+    VGPU_CMP_CASE(num)
+    VGPU_CMP_CASE(nan)
+  }
+#undef VGPU_CMP_CASE
+}
+
+// The comparison of every lane, hoisting the type and the comparison out of
+// the lane loop.
 template <typename F>
 void compare_lanes(const Instr& in, uint32_t m, const uint64_t* a, const uint64_t* b, F out) {
-  auto cmp = static_cast<Cmp>(in.sub);
   Type t = in.type2;
   uint32_t n = type_bytes(t);
-  if (t == Type::f32) {
-    for_lanes(m, [&](uint32_t l) { out(l, compare_float(cmp, as_f32(a[l]), as_f32(b[l]))); });
-  } else if (t == Type::f64) {
-    for_lanes(m, [&](uint32_t l) { out(l, compare_float(cmp, as_f64(a[l]), as_f64(b[l]))); });
-  } else if (is_signed(t)) {
-    for_lanes(m, [&](uint32_t l) { out(l, compare_int(cmp, sext(a[l], n), sext(b[l], n))); });
-  } else {
-    uint64_t wm = width_mask(n);
-    for_lanes(m, [&](uint32_t l) { out(l, compare_int(cmp, a[l] & wm, b[l] & wm)); });
-  }
+  with_cmp(static_cast<Cmp>(in.sub), [&](auto k) {
+    constexpr Cmp cmp = decltype(k)::value;
+    if (t == Type::f32) {
+      for_lanes(m, [&](uint32_t l) { out(l, compare_float(cmp, as_f32(a[l]), as_f32(b[l]))); });
+    } else if (t == Type::f64) {
+      for_lanes(m, [&](uint32_t l) { out(l, compare_float(cmp, as_f64(a[l]), as_f64(b[l]))); });
+    } else if (n == 4 && is_signed(t)) {  // as sext(., 4): the same order
+      for_lanes(m, [&](uint32_t l) {
+        out(l, compare_int(cmp, static_cast<int32_t>(a[l] & 0xffffffffu), static_cast<int32_t>(b[l] & 0xffffffffu)));
+      });
+    } else if (n == 4) {
+      for_lanes(m, [&](uint32_t l) {
+        out(l, compare_int(cmp, static_cast<uint32_t>(a[l]), static_cast<uint32_t>(b[l])));
+      });
+    } else if (is_signed(t)) {
+      for_lanes(m, [&](uint32_t l) { out(l, compare_int(cmp, sext(a[l], n), sext(b[l], n))); });
+    } else {
+      uint64_t wm = width_mask(n);
+      for_lanes(m, [&](uint32_t l) { out(l, compare_int(cmp, a[l] & wm, b[l] & wm)); });
+    }
+  });
 }
 
 bool setp(Ctx& c, const Instr& in, uint32_t m) {
@@ -123,6 +164,13 @@ bool setp(Ctx& c, const Instr& in, uint32_t m) {
   uint64_t* e = in.dst[1].kind == Operand::Kind::reg ? c.reg(in.dst[1].reg) : nullptr;
   bool is_set = in.op == Op::set;
   uint64_t one = in.type == Type::f32 ? bits(1.0f) : width_mask(type_bytes(in.type));
+  if (!p && !is_set) {  // plain setp
+    if (e)
+      compare_lanes(in, m, a, b, [&](uint32_t l, bool r) { d[l] = r, e[l] = !r; });
+    else
+      compare_lanes(in, m, a, b, [&](uint32_t l, bool r) { d[l] = r; });
+    return true;
+  }
   compare_lanes(in, m, a, b, [&](uint32_t l, bool r) {
     bool r2 = !r;
     if (p) {

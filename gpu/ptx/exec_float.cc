@@ -86,6 +86,30 @@ T compute(Op op, T a, T b, T x, bool approx) {
   }
 }
 
+// Without .ftz and .sat: op as a constant, nothing but the operation in
+// the lane loop (the same results as the general loop with both off).
+template <typename T, int N, Op O>
+void plain_lanes(const uint64_t* const* s, uint64_t* d, uint32_t m) {
+  for_lanes(m, [&](uint32_t l) {
+    T a = load<T>(s[0][l]);
+    T b = N > 1 ? load<T>(s[1][l]) : T(0);
+    T x = N > 2 ? load<T>(s[2][l]) : T(0);
+    d[l] = bits(compute<T>(O, a, b, x, false));
+  });
+}
+
+template <typename T, int N>
+bool plain(Op op, const uint64_t* const* s, uint64_t* d, uint32_t m) {
+  switch (op) {
+    case Op::add: plain_lanes<T, N, Op::add>(s, d, m); return true;
+    case Op::sub: plain_lanes<T, N, Op::sub>(s, d, m); return true;
+    case Op::mul: plain_lanes<T, N, Op::mul>(s, d, m); return true;
+    case Op::mad:
+    case Op::fma: plain_lanes<T, N, Op::fma>(s, d, m); return true;
+    default: return false;
+  }
+}
+
 template <typename T, int N>
 bool float_lanes(Ctx& c, const Instr& in, uint32_t m) {
   const uint64_t* s[3] = {};
@@ -94,6 +118,7 @@ bool float_lanes(Ctx& c, const Instr& in, uint32_t m) {
   bool fz = (in.flags & kFtz) != 0, st = (in.flags & kSat) != 0, approx = (in.flags & kApprox) != 0;
   Op op = in.op;
   RoundingScope scope(in.rnd);
+  if (!fz && !st && plain<T, N>(op, s, d, m)) return true;
   for_lanes(m, [&](uint32_t l) {
     T a = ftz(load<T>(s[0][l]), fz);
     T b = N > 1 ? ftz(load<T>(s[1][l]), fz) : T(0);
@@ -221,6 +246,15 @@ uint64_t convert(uint64_t v, const Instr& in) {
 bool cvt(Ctx& c, const Instr& in, uint32_t m) {
   const uint64_t* a = c.src(in.src[0], 0);
   uint64_t* d = c.dst(in.dst[0], 4);
+  if (!is_float(in.type) && !is_float(in.type2) && !(in.flags & kSat)) {  // int_to_int, widths hoisted
+    uint32_t sb = type_bytes(in.type2);
+    uint64_t sm = width_mask(sb), dm = width_mask(type_bytes(in.type));
+    if (is_signed(in.type2))
+      for_lanes(m, [&](uint32_t l) { d[l] = static_cast<uint64_t>(sext(a[l], sb)) & dm; });
+    else
+      for_lanes(m, [&](uint32_t l) { d[l] = a[l] & sm & dm; });
+    return true;
+  }
   bool rounding = in.rnd == Round::rz || in.rnd == Round::rm || in.rnd == Round::rp;
   RoundingScope scope(rounding ? in.rnd : Round::rn);
   for_lanes(m, [&](uint32_t l) { d[l] = convert(a[l], in); });

@@ -17,24 +17,31 @@ struct Width {
   unsigned sh;
   bool sign;
   uint64_t mask;
-  explicit Width(Type t)
+  constexpr explicit Width(Type t)
       : bytes(type_bytes(t)),
         bits(bytes * 8),
         sh(64 - bits),
         sign(is_signed(t)),
         mask(t == Type::pred ? 1 : width_mask(bytes)) {}
-  uint64_t norm(uint64_t v) const {
+  constexpr uint64_t norm(uint64_t v) const {
     return sign ? static_cast<uint64_t>(static_cast<int64_t>(v << sh) >> sh) : (v << sh) >> sh;
   }
 };
 
-// d = f(a, b, c, e) over the lanes, operands normalised to the type's width.
-template <int N, typename F>
-bool lanes(Ctx& c, const Instr& in, uint32_t m, F f) {
-  Width w(in.type);
+// lanes() for one type T (Type::none: the instruction's, read at run time);
+// a constant T folds the width out of the lane loop.
+template <Type T, int N, typename F>
+bool typed_lanes(Ctx& c, const Instr& in, uint32_t m, F f) {
+  const Width w(T == Type::none ? in.type : T);
   const uint64_t* s[4] = {};
-  for (int i = 0; i < N; ++i) s[i] = c.src(in.src[i], i);
   uint64_t* d = c.dst(in.dst[0], 4);
+  if (N == 2 && in.src[0].kind == Operand::Kind::reg && in.src[1].kind == Operand::Kind::imm) {  // r op imm
+    const uint64_t* a = c.reg(in.src[0].reg);
+    uint64_t b = w.norm(in.src[1].imm);
+    for_lanes(m, [&](uint32_t l) { d[l] = f(w.norm(a[l]), b, 0, 0, w) & w.mask; });
+    return true;
+  }
+  for (int i = 0; i < N; ++i) s[i] = c.src(in.src[i], i);
   for_lanes(m, [&](uint32_t l) {
     uint64_t a = w.norm(s[0][l]);
     uint64_t b = N > 1 ? w.norm(s[1][l]) : 0;
@@ -43,6 +50,21 @@ bool lanes(Ctx& c, const Instr& in, uint32_t m, F f) {
     d[l] = f(a, b, x, y, w) & w.mask;
   });
   return true;
+}
+
+// d = f(a, b, c, e) over the lanes, operands normalised to the type's width;
+// the common 32- and 64-bit types get their own loops.
+template <int N, typename F>
+bool lanes(Ctx& c, const Instr& in, uint32_t m, F f) {
+  switch (in.type) {
+    case Type::s32: return typed_lanes<Type::s32, N>(c, in, m, f);
+    case Type::u32:
+    case Type::b32: return typed_lanes<Type::u32, N>(c, in, m, f);
+    case Type::s64: return typed_lanes<Type::s64, N>(c, in, m, f);
+    case Type::u64:
+    case Type::b64: return typed_lanes<Type::u64, N>(c, in, m, f);
+    default: return typed_lanes<Type::none, N>(c, in, m, f);
+  }
 }
 
 bool add(Ctx& c, const Instr& in, uint32_t m) {
@@ -89,9 +111,9 @@ uint64_t product(uint64_t a, uint64_t b, uint8_t mode, const Width& w) {
   }
 }
 
-bool mul(Ctx& c, const Instr& in, uint32_t m) {
-  if (is_float(in.type)) return float_arith(c, in, m);
-  Width w(in.type);
+template <Type T>
+bool typed_mul(Ctx& c, const Instr& in, uint32_t m) {
+  const Width w(T == Type::none ? in.type : T);
   uint64_t dmask = in.sub == static_cast<uint8_t>(MulMode::wide) ? width_mask(w.bytes * 2) : w.mask;
   const uint64_t* a = c.src(in.src[0], 0);
   const uint64_t* b = c.src(in.src[1], 1);
@@ -101,8 +123,47 @@ bool mul(Ctx& c, const Instr& in, uint32_t m) {
   return true;
 }
 
+bool mul(Ctx& c, const Instr& in, uint32_t m) {
+  switch (in.type) {
+    case Type::f32:
+    case Type::f64: return float_arith(c, in, m);
+    case Type::s32: return typed_mul<Type::s32>(c, in, m);
+    case Type::u32:
+    case Type::b32: return typed_mul<Type::u32>(c, in, m);
+    case Type::s64: return typed_mul<Type::s64>(c, in, m);
+    case Type::u64:
+    case Type::b64: return typed_mul<Type::u64>(c, in, m);
+    default: return typed_mul<Type::none>(c, in, m);
+  }
+}
+
+// mad without a carry: the sum at the result's width, nothing per lane but that.
+template <Type T>
+bool plain_mad(Ctx& c, const Instr& in, uint32_t m) {
+  const Width w(T == Type::none ? in.type : T);
+  uint64_t dmask = width_mask(in.sub == static_cast<uint8_t>(MulMode::wide) ? w.bytes * 2 : w.bytes);
+  const uint64_t* a = c.src(in.src[0], 0);
+  const uint64_t* b = c.src(in.src[1], 1);
+  const uint64_t* x = c.src(in.src[2], 2);
+  uint64_t* d = c.dst(in.dst[0], 4);
+  uint8_t mode = in.sub;
+  for_lanes(m, [&](uint32_t l) {
+    d[l] = ((product(w.norm(a[l]), w.norm(b[l]), mode, w) & dmask) + (x[l] & dmask)) & dmask;
+  });
+  return true;
+}
+
 bool mad(Ctx& c, const Instr& in, uint32_t m) {
   if (is_float(in.type)) return float_arith(c, in, m);
+  if (!(in.flags & (kCarryIn | kCarryOut))) switch (in.type) {
+      case Type::s32: return plain_mad<Type::s32>(c, in, m);
+      case Type::u32:
+      case Type::b32: return plain_mad<Type::u32>(c, in, m);
+      case Type::s64: return plain_mad<Type::s64>(c, in, m);
+      case Type::u64:
+      case Type::b64: return plain_mad<Type::u64>(c, in, m);
+      default: return plain_mad<Type::none>(c, in, m);
+    }
   Width w(in.type);
   bool wide = in.sub == static_cast<uint8_t>(MulMode::wide);
   uint32_t rbytes = wide ? w.bytes * 2 : w.bytes;
@@ -197,6 +258,30 @@ uint64_t brev(uint64_t a, uint32_t bits) {
   return r;
 }
 
+// shl and shr for one type T (Type::none: the instruction's).
+template <Type T>
+bool shift(Ctx& c, const Instr& in, uint32_t m) {
+  const Width w(T == Type::none ? in.type : T);
+  const uint64_t* a = c.src(in.src[0], 0);
+  const uint64_t* b = c.src(in.src[1], 1);
+  uint64_t* d = c.dst(in.dst[0], 4);
+  if (in.op == Op::shl) {
+    for_lanes(m, [&](uint32_t l) {
+      uint64_t s = b[l] & 0xffffffff;
+      d[l] = s >= w.bits ? 0 : (a[l] << s) & w.mask;
+    });
+    return true;
+  }
+  for_lanes(m, [&](uint32_t l) {
+    uint64_t s = std::min<uint64_t>(b[l] & 0xffffffff, w.bits);
+    uint64_t v = w.norm(a[l]);
+    uint64_t r = w.sign ? static_cast<uint64_t>(static_cast<int64_t>(v) >> std::min<uint64_t>(s, 63))
+                        : (s >= 64 ? 0 : v >> s);
+    d[l] = r & w.mask;
+  });
+  return true;
+}
+
 bool bits_op(Ctx& c, const Instr& in, uint32_t m) {
   using W = const Width&;
   switch (in.op) {
@@ -207,31 +292,17 @@ bool bits_op(Ctx& c, const Instr& in, uint32_t m) {
     case Op::cnot:
       return lanes<1>(c, in, m,
                       [](uint64_t a, uint64_t, uint64_t, uint64_t, W w) -> uint64_t { return (a & w.mask) == 0; });
-    case Op::shl: {
-      Width w(in.type);
-      const uint64_t* a = c.src(in.src[0], 0);
-      const uint64_t* b = c.src(in.src[1], 1);
-      uint64_t* d = c.dst(in.dst[0], 4);
-      for_lanes(m, [&](uint32_t l) {
-        uint64_t s = b[l] & 0xffffffff;
-        d[l] = s >= w.bits ? 0 : (a[l] << s) & w.mask;
-      });
-      return true;
-    }
-    case Op::shr: {
-      Width w(in.type);
-      const uint64_t* a = c.src(in.src[0], 0);
-      const uint64_t* b = c.src(in.src[1], 1);
-      uint64_t* d = c.dst(in.dst[0], 4);
-      for_lanes(m, [&](uint32_t l) {
-        uint64_t s = std::min<uint64_t>(b[l] & 0xffffffff, w.bits);
-        uint64_t v = w.norm(a[l]);
-        uint64_t r = w.sign ? static_cast<uint64_t>(static_cast<int64_t>(v) >> std::min<uint64_t>(s, 63))
-                            : (s >= 64 ? 0 : v >> s);
-        d[l] = r & w.mask;
-      });
-      return true;
-    }
+    case Op::shl:
+    case Op::shr:
+      switch (in.type) {
+        case Type::s32: return shift<Type::s32>(c, in, m);
+        case Type::u32:
+        case Type::b32: return shift<Type::u32>(c, in, m);
+        case Type::s64: return shift<Type::s64>(c, in, m);
+        case Type::u64:
+        case Type::b64: return shift<Type::u64>(c, in, m);
+        default: return shift<Type::none>(c, in, m);
+      }
     case Op::popc:
       return lanes<1>(c, in, m, [](uint64_t a, uint64_t, uint64_t, uint64_t, W w) -> uint64_t {
         return static_cast<uint64_t>(std::popcount(a & w.mask));

@@ -4,7 +4,9 @@
 // global memory through GlobalMemory (cached per 4 KiB page for the call).
 // Shared, local and param accesses are bounds-checked against their own
 // arrays. Every access must be aligned to its size (a vector's whole size).
+#include <algorithm>
 #include <atomic>
+#include <type_traits>
 
 #include "gpu/ptx/exec.h"
 
@@ -135,6 +137,116 @@ std::byte* resolve_fast(Ctx& c, const Instr& in, uint64_t addr, uint32_t bytes, 
   return p;
 }
 
+// The warp path of a scalar ld/st (docs/ptx.md, "Execution model"): the
+// address is a register plus a lane-independent offset, every active lane
+// is aligned and all lie on the first lane's global page (one translation)
+// or inside shared memory. The per-lane path would give the same bytes;
+// it still runs when this does not apply, with its error reporting.
+enum class Fast { no, done, failed };
+
+struct WarpAccess {
+  const uint64_t* r = nullptr;  // the address register
+  uint64_t off = 0;             // added to it
+  uint64_t a0 = 0;              // the first active lane's address
+  std::byte* p0 = nullptr;      // its host bytes
+  std::byte* at(uint32_t l) const { return p0 + static_cast<int64_t>(r[l] + off - a0); }
+};
+
+bool global_window(StateSpace sp, uint64_t addr) {
+  if (sp == StateSpace::global || sp == StateSpace::constant) return true;
+  uint64_t win = addr & kWindowMask;
+  return sp == StateSpace::generic && win != kSharedWindow && win != kLocalWindow && win != kParamWindow;
+}
+
+Fast warp_access(Ctx& c, const Instr& in, uint32_t m, uint32_t bytes, bool write, WarpAccess& w) {
+  const Operand& a = in.src[0];
+  if (a.reg == kNoReg || a.base == AddrBase::local) return Fast::no;
+  w.r = c.reg(a.reg);
+  w.off = c.symbol_address(a, 0);
+  uint32_t l0 = static_cast<uint32_t>(std::countr_zero(m));
+  w.a0 = w.r[l0] + w.off;
+  uint64_t any = 0, diff = 0;  // any: alignment; diff: page
+  for_lanes(m, [&](uint32_t l) {
+    uint64_t x = w.r[l] + w.off;
+    any |= x;
+    diff |= x ^ w.a0;
+  });
+  if (any & (bytes - 1)) return Fast::no;
+  if (diff < 4096 && global_window(in.space, w.a0)) {
+    w.p0 = resolve(c, in, in.space, w.a0, bytes, write, l0);
+    return w.p0 ? Fast::done : Fast::failed;
+  }
+  if (in.space != StateSpace::shared) return Fast::no;
+  // `any` is at least every lane's address: a bound without a max scan when
+  // it fits (the usual case for power-of-two arrays).
+  size_t size = c.block->shared.size();
+  uint64_t hi = any;
+  if (hi > size || size - hi < bytes) {
+    hi = 0;
+    for_lanes(m, [&](uint32_t l) { hi = std::max(hi, w.r[l] + w.off); });
+  }
+  if (hi <= size && size - hi >= bytes) {
+    w.p0 = c.block->shared.data() + w.a0;
+    return Fast::done;
+  }
+  return Fast::no;
+}
+
+// Calls f with a value of the element type of t (signed types sign-extend
+// when widened); false for a type without one.
+template <typename F>
+bool with_elem(Type t, F f) {
+  switch (t) {
+    case Type::b8:
+    case Type::u8: f(uint8_t{}); return true;
+    case Type::s8: f(int8_t{}); return true;
+    case Type::b16:
+    case Type::u16: f(uint16_t{}); return true;
+    case Type::s16: f(int16_t{}); return true;
+    case Type::b32:
+    case Type::u32:
+    case Type::f32: f(uint32_t{}); return true;
+    case Type::s32: f(int32_t{}); return true;
+    case Type::b64:
+    case Type::u64:
+    case Type::s64:
+    case Type::f64: f(uint64_t{}); return true;
+    default: return false;
+  }
+}
+
+// ld/st through the warp path: Fast::no when it does not apply.
+Fast ld_warp(Ctx& c, const Instr& in, uint32_t m, uint64_t* d) {
+  WarpAccess w;
+  Fast f = Fast::no;
+  bool typed = with_elem(in.type, [&](auto t) {
+    using T = decltype(t);
+    f = warp_access(c, in, m, sizeof(T), false, w);
+    if (f != Fast::done) return;
+    for_lanes(m, [&](uint32_t l) {
+      T v;
+      std::memcpy(&v, w.at(l), sizeof v);
+      d[l] = static_cast<uint64_t>(v);
+    });
+  });
+  return typed ? f : Fast::no;
+}
+
+Fast st_warp(Ctx& c, const Instr& in, uint32_t m, const uint64_t* v) {
+  WarpAccess w;
+  Fast f = Fast::no;
+  bool typed = with_elem(in.type, [&](auto t) {
+    using T = std::make_unsigned_t<decltype(t)>;
+    f = warp_access(c, in, m, sizeof(T), true, w);
+    if (f != Fast::done) return;
+    for_lanes(m, [&](uint32_t l) {
+      T x = static_cast<T>(v[l]);
+      std::memcpy(w.at(l), &x, sizeof x);
+    });
+  });
+  return typed ? f : Fast::no;
+}
+
 bool ld(Ctx& c, const Instr& in, uint32_t m) {
   uint32_t eb = type_bytes(in.type), bytes = eb * in.vec;
   const Operand& a = in.src[0];
@@ -150,6 +262,9 @@ bool ld(Ctx& c, const Instr& in, uint32_t m) {
     uint64_t v = read_elem(p, in.type);
     for_lanes(m, [&](uint32_t l) { d[l] = v; });
     return true;
+  }
+  if (!vec) {
+    if (Fast f = ld_warp(c, in, m, d); f != Fast::no) return f == Fast::done;
   }
   for_lanes(m, [&](uint32_t l) {
     if (!ok) return;
@@ -173,6 +288,9 @@ bool st(Ctx& c, const Instr& in, uint32_t m) {
   uint32_t eb = type_bytes(in.type), bytes = eb * in.vec;
   bool vec = in.dst[0].kind == Operand::Kind::vec;
   const uint64_t* v = vec ? nullptr : c.src(in.dst[0], 0);
+  if (!vec) {
+    if (Fast f = st_warp(c, in, m, v); f != Fast::no) return f == Fast::done;
+  }
   PageMemo memo;
   bool ok = true;
   for_lanes(m, [&](uint32_t l) {

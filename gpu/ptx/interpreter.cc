@@ -4,6 +4,9 @@
 // "Execution model"). Control flow, calls and barriers live here; the
 // other instructions are in the executor tables (exec_*.cc).
 #include <algorithm>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "gpu/ptx/exec.h"
 
@@ -26,6 +29,21 @@ const std::array<ExecFn, static_cast<size_t>(Op::count_)>& executors() {
   return table;
 }
 
+// The lanes whose predicate register has bit 0 set; with SSE2 two lanes per
+// step (bit 0 shifted to the sign, then the sign mask).
+uint32_t pred_mask(const uint64_t* p) {
+  uint32_t t = 0;
+#if defined(__SSE2__)
+  for (uint32_t l = 0; l < kWarpSize; l += 2) {
+    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + l));
+    t |= static_cast<uint32_t>(_mm_movemask_pd(_mm_castsi128_pd(_mm_slli_epi64(v, 63)))) << l;
+  }
+#else
+  for (uint32_t l = 0; l < kWarpSize; ++l) t |= static_cast<uint32_t>(p[l] & 1) << l;
+#endif
+  return t;
+}
+
 bool is_control(Op op) {
   return op == Op::bra || op == Op::call || op == Op::ret || op == Op::exit || op == Op::trap || op == Op::bar;
 }
@@ -37,6 +55,16 @@ bool schedule(Warp& w) {
   if (!r) {
     w.mask = 0;
     return false;
+  }
+  if (r == kFull) {  // converged: every lane at lane 0's place
+    uint32_t diff = 0;
+    for (uint32_t l = 0; l < kWarpSize; ++l) diff |= (w.pc[l] ^ w.pc[0]) | (w.depth[l] ^ w.depth[0]);
+    if (!diff) {
+      w.cur_pc = w.pc[0];
+      w.cur_depth = w.depth[0];
+      w.mask = r;
+      return true;
+    }
   }
   uint32_t best_depth = 0, best_pc = ~0u, mask = 0;
   for_lanes(r, [&](uint32_t l) {
@@ -171,13 +199,11 @@ bool run_warp(Ctx& c, Warp& w) {
     const Instr& in = code[w.cur_pc];
     uint32_t group = w.mask, m = group;
     if (in.guard != kNoReg) {
-      const uint64_t* p = c.reg(in.guard);
-      uint32_t t = 0;
-      for (uint32_t l = 0; l < kWarpSize; ++l) t |= static_cast<uint32_t>(p[l] & 1) << l;
+      uint32_t t = pred_mask(c.reg(in.guard));
       m &= (in.flags & kNegGuard) ? ~t : t;
     }
     c.stats.warp_instructions++;
-    c.stats.thread_instructions += static_cast<uint64_t>(std::popcount(m));
+    c.stats.thread_instructions += m == kFull ? kWarpSize : static_cast<uint64_t>(std::popcount(m));
     if (++c.since_poll >= poll_every && !poll(c, in)) return false;
     if (!is_control(in.op)) {
       if (m && !table[static_cast<size_t>(in.op)](c, in, m)) return false;
@@ -198,19 +224,50 @@ bool run_warp(Ctx& c, Warp& w) {
 
 }  // namespace
 
-const uint64_t* Ctx::src(const Operand& o, int slot) {
+const uint64_t* Ctx::src_slow(const Operand& o, int slot) {
+  if (o.kind == Operand::Kind::reg) return reg(o.reg);
+  auto i = static_cast<size_t>(slot);
+  bool was_imm = tmp_is_imm[i];
+  tmp_is_imm[i] = false;
   switch (o.kind) {
-    case Operand::Kind::reg: return reg(o.reg);
-    case Operand::Kind::imm: tmp[slot].fill(o.imm); break;
-    case Operand::Kind::sreg:
-      for (uint32_t l = 0; l < kWarpSize; ++l) tmp[slot][l] = sreg(static_cast<SReg>(o.reg), l);
+    case Operand::Kind::imm:
+      if (!was_imm || tmp_imm[i] != o.imm) tmp[slot].fill(o.imm);
+      tmp_is_imm[i] = true;
+      tmp_imm[i] = o.imm;
       break;
+    case Operand::Kind::sreg: sreg_lanes(static_cast<SReg>(o.reg), tmp[slot]); break;
     case Operand::Kind::addr:
-      for (uint32_t l = 0; l < kWarpSize; ++l) tmp[slot][l] = symbol_address(o, l);
+      if (o.base == AddrBase::local)
+        for (uint32_t l = 0; l < kWarpSize; ++l) tmp[slot][l] = symbol_address(o, l);
+      else
+        tmp[slot].fill(symbol_address(o, 0));  // the same in every lane
       break;
     default: tmp[slot].fill(0); break;
   }
   return tmp[slot].data();
+}
+
+// A special register's value in every lane: one switch for the warp.
+void Ctx::sreg_lanes(SReg s, Lanes& out) const {
+  const Warp& w = *warp;
+  switch (s) {
+    case SReg::tid_x:
+    case SReg::tid_y:
+    case SReg::tid_z: {
+      size_t first = size_t{kWarpSize} * (static_cast<size_t>(s) - static_cast<size_t>(SReg::tid_x));
+      std::copy_n(w.tid.begin() + static_cast<std::ptrdiff_t>(first), kWarpSize, out.begin());
+      return;
+    }
+    case SReg::laneid:
+    case SReg::lanemask_eq:
+    case SReg::lanemask_lt:
+    case SReg::lanemask_le:
+    case SReg::lanemask_gt:
+    case SReg::lanemask_ge:
+      for (uint32_t l = 0; l < kWarpSize; ++l) out[l] = sreg(s, l);
+      return;
+    default: out.fill(sreg(s, 0)); return;  // the same in every lane
+  }
 }
 
 uint64_t Ctx::sreg(SReg s, uint32_t lane) const {
@@ -269,20 +326,23 @@ void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function
   w.pc.fill(entry.first);
   w.depth.fill(0);
   w.local_top.fill(entry.local_bytes);
-  if (w.frames.empty()) {
+  if (w.frames.empty()) {  // the first block of the call: what every block shares
     w.frames.resize(1);
     w.frames[0].regs.resize(size_t{c.prog.max_regs} * kWarpSize);
     w.frames[0].params.resize(size_t{c.param_stride} * kWarpSize);
+    for (uint32_t l = 0; l < kWarpSize; ++l) {
+      uint32_t t = first + l;
+      w.tid[l] = t % b.x;
+      w.tid[kWarpSize + l] = t / b.x % b.y;
+      w.tid[2 * kWarpSize + l] = t / (b.x * b.y);
+    }
   }
   w.frames[0].local_base.fill(0);
-  for (uint32_t l = 0; l < kWarpSize; ++l) {
-    uint32_t t = first + l;
-    w.tid[l] = t % b.x;
-    w.tid[kWarpSize + l] = t / b.x % b.y;
-    w.tid[2 * kWarpSize + l] = t / (b.x * b.y);
-    if (w.local[l].size() < entry.local_bytes) w.local[l].resize(entry.local_bytes);
-    std::fill_n(w.local[l].begin(), entry.local_bytes, std::byte{0});
-  }
+  if (entry.local_bytes)
+    for (auto& mem : w.local) {
+      if (mem.size() < entry.local_bytes) mem.resize(entry.local_bytes);
+      std::fill_n(mem.begin(), entry.local_bytes, std::byte{0});
+    }
   w.cur_pc = entry.first;
   w.cur_depth = 0;
   w.mask = w.live;
@@ -295,9 +355,12 @@ bool release_barriers(Block& blk) {
   for (uint32_t b = 0; b < kBarriers; ++b) {
     uint32_t need = blk.expected[b] ? blk.expected[b] : live;
     if (blk.arrived[b] == 0 || blk.arrived[b] < need) continue;
+    // Lanes wait only at barriers with arrivals: when b is the only one, every waiting lane waits at b.
+    bool only = true;
+    for (uint32_t o = 0; o < kBarriers; ++o) only = only && (o == b || blk.arrived[o] == 0);
     for (auto& w : blk.warps) {
-      uint32_t lanes = 0;
-      for_lanes(w.waiting, [&](uint32_t l) { lanes |= w.bar_id[l] == b ? 1u << l : 0; });
+      uint32_t lanes = only ? w.waiting : 0;
+      if (!only) for_lanes(w.waiting, [&](uint32_t l) { lanes |= w.bar_id[l] == b ? 1u << l : 0; });
       w.waiting &= ~lanes;
       if (lanes && !w.mask) schedule(w);
     }
@@ -366,7 +429,7 @@ std::expected<ExecStats, ExecError> run_blocks(const Module& module, const Launc
   if (auto ok = check_launch(module, launch, limits, first_block, end_block); !ok) return std::unexpected(ok.error());
   const Program& prog = module.program();
   const Function& entry = prog.functions[prog.entry_functions[launch.entry]];
-  Ctx c{module, prog, launch, limits, control, PageCache(memory), {}, {}, 0, 0, nullptr, nullptr, nullptr, {}};
+  Ctx c{module, prog, launch, limits, control, PageCache(memory), {}, {}, 0, 0, nullptr, nullptr, nullptr, {}, {}, {}};
   c.param_stride = std::max<uint32_t>((prog.max_param_frame + 7u) & ~7u, 8);
   Block blk;
   blk.threads = launch.block.x * launch.block.y * launch.block.z;
