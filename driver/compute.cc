@@ -27,6 +27,19 @@ void emit_compute_bind(PushBuffer& pb, uint64_t code_va) {
   pb.inc(subch::COMPUTE, k::SET_PROGRAM_REGION_A, {hi32(code_va), lo32(code_va)});
 }
 
+namespace {
+// The grid and block, then LAUNCH: the end of every launch.
+void emit_shape_and_launch(PushBuffer& pb, const LaunchShape& shape) {
+  const unsigned s = subch::COMPUTE;
+  pb.method(s, k::SET_CTA_THREAD_COUNT, shape.block.x * shape.block.y * shape.block.z);
+  pb.inc(s, k::SET_CTA_THREAD_DIMENSION_A,
+         {k::DimLo::make(shape.block.x) | k::DimHi::make(shape.block.y), k::DimLo::make(shape.block.z)});
+  pb.inc(s, k::SET_CTA_RASTER_SIZE_A,
+         {k::DimLo::make(shape.grid.x) | k::DimHi::make(shape.grid.y), k::DimLo::make(shape.grid.z)});
+  pb.method(s, k::LAUNCH, 0);
+}
+}  // namespace
+
 void emit_launch(PushBuffer& pb, cls::Kernel kernel, uint64_t cb_va, std::span<const uint32_t> args,
                  LaunchShape shape) {
   const unsigned s = subch::COMPUTE;
@@ -35,12 +48,7 @@ void emit_launch(PushBuffer& pb, cls::Kernel kernel, uint64_t cb_va, std::span<c
   pb.non_inc(s, k::LOAD_CONSTANT_BUFFER, args);
   pb.method(s, k::BIND_CONSTANT_BUFFER, k::BindValid::mask | k::BindSlot::make(k::ARG_CB_SLOT));
   pb.method(s, k::SET_CTA_PROGRAM_START, program_offset(kernel));
-  pb.method(s, k::SET_CTA_THREAD_COUNT, shape.block.x * shape.block.y * shape.block.z);
-  pb.inc(s, k::SET_CTA_THREAD_DIMENSION_A,
-         {k::DimLo::make(shape.block.x) | k::DimHi::make(shape.block.y), k::DimLo::make(shape.block.z)});
-  pb.inc(s, k::SET_CTA_RASTER_SIZE_A,
-         {k::DimLo::make(shape.grid.x) | k::DimHi::make(shape.grid.y), k::DimLo::make(shape.grid.z)});
-  pb.method(s, k::LAUNCH, 0);
+  emit_shape_and_launch(pb, shape);
 }
 
 namespace {
@@ -75,13 +83,7 @@ void emit_user_launch(PushBuffer& pb, const UserLaunchMethods& m) {
   pb.inc(s, k::SET_PTX_REPORT_A, {hi32(m.report_va), lo32(m.report_va)});
   pb.method(s, k::SET_SHADER_SHARED_MEMORY_SIZE, m.shared_bytes);
   pb.method(s, k::SET_CTA_PROGRAM_START, USER_PROGRAM_OFFSET);
-  const LaunchShape& shape = m.shape;
-  pb.method(s, k::SET_CTA_THREAD_COUNT, shape.block.x * shape.block.y * shape.block.z);
-  pb.inc(s, k::SET_CTA_THREAD_DIMENSION_A,
-         {k::DimLo::make(shape.block.x) | k::DimHi::make(shape.block.y), k::DimLo::make(shape.block.z)});
-  pb.inc(s, k::SET_CTA_RASTER_SIZE_A,
-         {k::DimLo::make(shape.grid.x) | k::DimHi::make(shape.grid.y), k::DimLo::make(shape.grid.z)});
-  pb.method(s, k::LAUNCH, 0);
+  emit_shape_and_launch(pb, m.shape);
 }
 
 }  // namespace vgpu::driver
