@@ -245,7 +245,7 @@ MethodOutcome ComputeObject::load_module(ComputeObject& self, ChannelContext& ct
       .report_va = report_va(s),
       .slot = data,
   };
-  return std::optional<EngineWork>{load_module_work(ctx, self.modules_, load, mthd)};
+  return std::optional<EngineWork>{load_module_work(engine_context(ctx), self.modules_, load, mthd)};
 }
 
 MethodOutcome ComputeObject::unload_module(ComputeObject& self, ChannelContext&, uint32_t mthd, uint32_t data) {
@@ -298,7 +298,7 @@ MethodOutcome ComputeObject::launch_user(ChannelContext& ctx, uint32_t mthd, con
   if (entry.param_bytes > 0)
     if (auto r = e.mmu.read(e.as, cb.va, launch.params.data(), entry.param_bytes); !r)
       return mmu_channel_fault(mthd, r.error());
-  return std::optional<EngineWork>{user_launch_work(ctx, std::move(launch), mthd, e.slice_blocks)};
+  return std::optional<EngineWork>{user_launch_work(e, std::move(launch), mthd, e.slice_blocks)};
 }
 
 }  // namespace vgpu::gpu

@@ -90,11 +90,6 @@ PtxStatus parse_report_status(ptx::ParseStatus s) {
   return PtxStatus::parse_error;
 }
 
-AccessContext engine_space(const ChannelContext& ctx) {
-  AccessContext as = ctx.as;
-  as.unit = regs::FaultUnit::pgraph;
-  return as;
-}
 
 MethodDone load(ChannelContext& ctx, ModuleSlots& slots, const ModuleLoad& l, uint32_t mthd) {
   const uint64_t start = ctx.clock.now_ns();
@@ -224,32 +219,27 @@ cls::PtxReport make_report(cls::PtxStatus status, uint32_t line, uint64_t addr, 
 MethodDone write_report(ChannelContext& ctx, uint64_t va, cls::PtxReport report, ModuleSlots& slots, uint32_t mthd) {
   report.sequence = slots.sequence.fetch_add(1, std::memory_order_relaxed) + 1;
   if (va == 0) return {};
-  AccessContext as = engine_space(ctx);
-  if (auto r = ctx.mmu.write(as, va, &report, sizeof(report)); !r) return mmu_channel_fault(mthd, r.error());
+  if (auto r = ctx.mmu.write(ctx.as, va, &report, sizeof(report)); !r) return mmu_channel_fault(mthd, r.error());
   return {};
 }
 
 EngineWork load_module_work(const ChannelContext& ctx, std::shared_ptr<ModuleSlots> slots, const ModuleLoad& load_req,
                             uint32_t mthd) {
-  ChannelContext e = ctx;
-  e.as = engine_space(ctx);
   return EngineWork{
       .engine = EngineId::compute,
-      .run = [e, slots = std::move(slots), load_req, mthd]() mutable { return load(e, *slots, load_req, mthd); },
+      .run = [e = ctx, slots = std::move(slots), load_req, mthd]() mutable { return load(e, *slots, load_req, mthd); },
   };
 }
 
-EngineWork user_launch_work(const ChannelContext& ctx, UserLaunch launch, uint32_t mthd, uint32_t slice_blocks) {
-  ChannelContext e = ctx;
-  e.as = engine_space(ctx);
+EngineWork user_launch_work(const ChannelContext& e, UserLaunch launch, uint32_t mthd, uint32_t slice_blocks) {
   if (slice_blocks != 0 && grid_blocks(launch) > slice_blocks)
     return EngineWork{.engine = EngineId::compute,
                       .run = {},
                       .divided = std::make_shared<UserSlices>(e, std::move(launch), mthd, slice_blocks)};
   return EngineWork{
       .engine = EngineId::compute,
-      .run = [e, launch = std::move(launch),
-              mthd]() mutable { return run_part(e, launch, mthd, 0, grid_blocks(launch)); },
+      .run = [ctx = e, launch = std::move(launch),
+              mthd]() mutable { return run_part(ctx, launch, mthd, 0, grid_blocks(launch)); },
   };
 }
 

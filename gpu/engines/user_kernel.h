@@ -18,6 +18,8 @@
 #include "ptx/module.h"
 #include "vgpu/classes.h"
 
+// Every ChannelContext here is the compute engine's view of the channel
+// (its accesses fault with unit PGRAPH: compute_object.cc's engine_context).
 namespace vgpu::gpu {
 
 // A module in a slot: the parsed text and where its data segment lives.
