@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@ struct Registry {
   std::mutex mu;
   std::vector<std::unique_ptr<FatBinary>> fatbins;
   std::map<const void*, std::unique_ptr<Kernel>> kernels;  // by host function
+  std::set<const Kernel*> handles;                         // the same, as __cudaGetKernel's handles
   std::map<const void*, Variable> variables;               // by host shadow variable
 };
 Registry& registry() {
@@ -99,6 +101,8 @@ void register_kernel(FatBinary* fb, const void* host_fun, const char* device_nam
   auto k = std::make_unique<Kernel>();
   k->fb = fb;
   k->name = device_name;
+  r.handles.insert(k.get());
+  if (auto old = r.kernels.find(host_fun); old != r.kernels.end()) r.handles.erase(old->second.get());
   r.kernels[host_fun] = std::move(k);
 }
 
@@ -122,9 +126,7 @@ Kernel* kernel_of(const void* host_fun) {
 bool is_kernel(const Kernel* k) {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
-  for (const auto& [fun, kernel] : r.kernels)
-    if (kernel.get() == k) return true;
-  return false;
+  return r.handles.contains(k);
 }
 
 cudaError_t function_of(Kernel* k, CUfunction* fn) {

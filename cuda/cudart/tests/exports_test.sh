@@ -6,14 +6,15 @@
 #   exports_test.sh VGPU_LIBCUDART NVIDIA_LIBCUDART
 set -eu
 ours=$1 theirs=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 list() { nm -D --defined-only "$1" | awk '$2 == "T" {print $3}' | sort -u; }
-missing=$(list "$theirs" | comm -23 - "$(list "$ours" >/tmp/vgpu-cudart-ours.$$; echo /tmp/vgpu-cudart-ours.$$)")
-n_theirs=$(list "$theirs" | wc -l)
-n_ours=$(wc -l </tmp/vgpu-cudart-ours.$$)
-rm -f /tmp/vgpu-cudart-ours.$$
-if [ -n "$missing" ]; then
-    echo "FAIL: $(echo "$missing" | wc -l) of NVIDIA's $n_theirs exports are missing from $ours:"
-    echo "$missing"
+list "$ours" >"$tmp/ours"
+list "$theirs" >"$tmp/theirs"
+comm -23 "$tmp/theirs" "$tmp/ours" >"$tmp/missing"
+if [ -s "$tmp/missing" ]; then
+    echo "FAIL: $(wc -l <"$tmp/missing") of NVIDIA's $(wc -l <"$tmp/theirs") exports are missing from $ours:"
+    cat "$tmp/missing"
     exit 1
 fi
-echo "PASS: all $n_theirs of NVIDIA's exports (name@version) are in $ours ($n_ours exports)"
+echo "PASS: all $(wc -l <"$tmp/theirs") of NVIDIA's exports (name@version) are in $ours ($(wc -l <"$tmp/ours") exports)"
