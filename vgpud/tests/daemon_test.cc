@@ -390,7 +390,13 @@ TEST(Vgpuctl, ListAndStatsShowUtilizationAndVram) {
   EXPECT_NE(list.find("UTIL_1S"), std::string::npos) << list;
   a.reset();
   EXPECT_TRUE(log_has(*d, "vm alpha disconnected: closed by the client (pid "));
-  EXPECT_NE(d->log().find(" attached)"), std::string::npos) << "the disconnect line gives the GPU time: " << d->log();
+  const std::string log = d->log();
+  const size_t at = log.find("vm alpha disconnected");
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(line.find(", GPU time "), std::string::npos) << line;
+  EXPECT_NE(line.find(" s attached)"), std::string::npos) << line;
+  RecordProperty("disconnect_line", line);
 }
 
 TEST(Vgpuctl, UnreachableDaemonIsAClearError) {
