@@ -113,11 +113,11 @@ void Daemon::session_ended() {
 }
 
 std::string Daemon::run(int signal_fd) {
-  log(strfmt("serving VMs on %s, control on %s (%llu MiB VRAM, %llu MiB reserved, scheduler %s, at most %u VMs)",
-             config_.socket.c_str(), config_.control_socket.c_str(),
-             static_cast<unsigned long long>(config_.vram_bytes / MiB),
-             static_cast<unsigned long long>(reserved_for(config_.max_vms) / MiB), config_.scheduler.c_str(),
-             config_.max_vms));
+  log(strfmt(
+      "serving VMs on %s, control on %s (%llu MiB VRAM, %llu MiB of it reserved for the daemon, scheduler %s, at most %u VMs)",
+      config_.socket.c_str(), config_.control_socket.c_str(), static_cast<unsigned long long>(config_.vram_bytes / MiB),
+      static_cast<unsigned long long>(reserved_for(config_.max_vms) / MiB), config_.scheduler.c_str(),
+      config_.max_vms));
   std::string why;
   while (why.empty()) {
     pollfd fds[4] = {{listen_fd_.get(), POLLIN, 0},

@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 
 #include "vgpud/daemon.h"
 #include "vgpud/options.h"
@@ -53,7 +54,11 @@ int main(int argc, char** argv) {
 
   auto daemon = Daemon::create(cl->config);
   if (!daemon) {
-    std::fprintf(stderr, "vgpud: %s\n", daemon.error().message.c_str());
+    // A default the operator did not choose: say where it came from.
+    const char* hint = !cl->default_socket       ? ""
+                       : std::getenv(SOCKET_ENV) ? " (the socket from $VGPUD_SOCKET)"
+                                                 : " (the default socket; give --socket PATH or set VGPUD_SOCKET)";
+    std::fprintf(stderr, "vgpud: %s%s\n", daemon.error().message.c_str(), hint);
     return EXIT_CANNOT_START;
   }
   (*daemon)->run(signal_pipe[0]);

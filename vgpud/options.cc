@@ -213,7 +213,10 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
   CommandLine cl;
   if (Status s = parse_syntax(args, cl); !s) return std::unexpected(s.error());
   if (cl.help || cl.version || cl.man) return cl;
-  if (cl.config.socket.empty()) cl.config.socket = default_socket();
+  if (cl.config.socket.empty()) {
+    cl.config.socket = default_socket();
+    cl.default_socket = true;
+  }
   if (!cl.max_gpu_ms_given) cl.config.max_gpu_ms = default_max_gpu_ms(cl.config.max_vms, cl.config.turn_ms);
   const uint64_t host_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
                               static_cast<uint64_t>(sysconf(_SC_PAGESIZE));

@@ -17,6 +17,7 @@ namespace vgpu::vgpud {
 struct CommandLine {
   DaemonConfig config;
   bool max_gpu_ms_given = false;
+  bool default_socket = false;  // no --socket: $VGPUD_SOCKET or DEFAULT_SOCKET
   bool help = false;
   bool version = false;
   bool man = false;
