@@ -431,6 +431,11 @@ TEST(Vgpud, SetWeightReachesTheScheduler) {
   EXPECT_EQ(d->control("set-weight a 30"), "ok\n");
   EXPECT_NE(d->control("stats").find("\"weight\": 30"), std::string::npos);
   EXPECT_EQ(d->control("set-weight a 0").rfind("error:", 0), 0u);
+  // Whole numbers only, also when a client other than vgpuctl asks.
+  EXPECT_EQ(d->control("set-weight a 2.5"), "error: weight: '2.5' is not a whole number in [1, 100]\n");
+  EXPECT_EQ(d->control("set-weight a 7abc"), "error: weight: '7abc' is not a whole number in [1, 100]\n");
+  EXPECT_EQ(d->control("set-weight a"), "error: usage: set-weight NAME WEIGHT\n");
+  EXPECT_NE(d->control("stats").find("\"weight\": 30"), std::string::npos) << "unchanged by the refusals";
   EXPECT_EQ(d->control("set-weight nobody 3").rfind("error:", 0), 0u);
 }
 
