@@ -83,7 +83,7 @@ std::string man_page() {
 // CLI11 validators: "" or what is wrong.
 CLI::Validator positive_seconds(const std::string& what) {
   return CLI::Validator(
-      [what](std::string& v) -> std::string {
+      [](std::string& v) -> std::string {
         double d = 0;
         auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
         if (v.empty() || ec != std::errc() || p != v.data() + v.size() || !(d > 0) || d > 1e6)
