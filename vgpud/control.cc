@@ -3,7 +3,7 @@
 // answer, then the daemon closes it.
 //   list                 a table, one row per VM
 //   stats                the same as JSON, and the host's scheduler settings
-//   shares               "time_ns" then "name gpu_ns" per VM (vgpuctl plot samples it)
+//   shares               "time_ns scheduler" then "name gpu_ns weight" per VM (vgpuctl plot samples it)
 //   set-weight NAME W    the VM's scheduler weight, at once
 #include <sys/socket.h>
 
@@ -71,9 +71,10 @@ std::string Daemon::control(const std::string& line) {
   if (cmd == "stats")
     return json(stats(), host_->reserved_used(), host_->partitions_used(), settings(*host_, config_.slice_blocks));
   if (cmd == "shares") {
-    std::string out = strfmt("%llu\n", static_cast<unsigned long long>(clock_.now_ns()));
+    std::string out = strfmt("%llu %s\n", static_cast<unsigned long long>(clock_.now_ns()),
+                             std::string(host_->scheduler_name()).c_str());
     for (const VmStats& v : stats())
-      out += strfmt("%s %llu\n", v.name.c_str(), static_cast<unsigned long long>(v.gpu_ns));
+      out += strfmt("%s %llu %u\n", v.name.c_str(), static_cast<unsigned long long>(v.gpu_ns), v.weight);
     return out;
   }
   if (cmd == "set-weight") {

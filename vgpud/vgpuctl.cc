@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "vgpud/share_plot.h"
 #include "vgpud/wire.h"
 
 namespace {
@@ -31,8 +32,9 @@ const char* const USAGE =
     "  stats --json               the same and every counter, as JSON\n"
     "  set-weight VM W            the VM's scheduler weight (1..100), at once\n"
     "  watch [--interval S]       list, refreshed every S seconds (default 1) until interrupted\n"
-    "  plot --seconds S --png F   sample each VM's GPU time for S seconds, plot its share per\n"
-    "                             250 ms window to F with gnuplot (data in F.dat)\n";
+    "  plot --seconds S --png F   sample each VM's GPU time for S seconds and plot its share\n"
+    "                             (over 2 s, per 250 ms window) and its weight's target to F\n"
+    "                             with gnuplot (data in F.dat)\n";
 
 std::string control_path(const std::string& socket) {
   const std::string ext = ".ctl";
@@ -61,81 +63,37 @@ int answer(const Result<std::string>& r) {
   return r->rfind("error:", 0) == 0 ? 1 : 0;
 }
 
-// "time_ns\nname gpu_ns\n..." from the daemon's `shares`.
-struct Shares {
-  uint64_t t = 0;
-  std::map<std::string, uint64_t> gpu_ns;
-};
-std::optional<Shares> shares(const std::string& socket) {
-  auto r = ask(socket, "shares");
-  if (!r) return std::nullopt;
-  std::istringstream in(*r);
-  Shares s;
-  if (!(in >> s.t)) return std::nullopt;
-  std::string name;
-  uint64_t ns;
-  while (in >> name >> ns) s.gpu_ns[name] = ns;
-  return s;
-}
-
 int plot(const std::string& socket, double seconds, const std::string& png) {
   constexpr auto WINDOW = std::chrono::milliseconds(250);
-  std::vector<Shares> samples;
+  constexpr size_t ROLLING_WINDOWS = 8;  // the line: the share over the last 2 s
+  std::vector<share_plot::Sample> samples;
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   auto next = std::chrono::steady_clock::now();
   while (next <= end) {
-    auto s = shares(socket);
+    auto r = ask(socket, "shares");
+    auto s = r ? share_plot::parse_shares(*r) : std::nullopt;
     if (!s) {
-      std::fprintf(stderr, "vgpuctl: cannot reach the daemon at %s\n", control_path(socket).c_str());
+      std::fprintf(stderr, "vgpuctl: cannot read shares from the daemon at %s%s%s\n", control_path(socket).c_str(),
+                   r ? "" : ": ", r ? "" : r.error().message.c_str());
       return 1;
     }
     samples.push_back(std::move(*s));
     next += WINDOW;
     std::this_thread::sleep_until(next);
   }
-  std::map<std::string, int> column;
-  for (const Shares& s : samples)
-    for (const auto& [name, ns] : s.gpu_ns) column.emplace(name, 0);
-  int c = 2;
-  for (auto& [name, col] : column) col = c++;
-  const std::string dat = png + ".dat";
-  std::ofstream out(dat);
-  out << "# t_s";
-  for (const auto& [name, col] : column) out << ' ' << name;
-  out << '\n';
-  for (size_t i = 1; i < samples.size(); ++i) {
-    uint64_t all = 0;
-    std::map<std::string, uint64_t> used;
-    for (const auto& [name, ns] : samples[i].gpu_ns) {
-      auto prev = samples[i - 1].gpu_ns.find(name);
-      const uint64_t before = prev == samples[i - 1].gpu_ns.end() ? 0 : prev->second;
-      used[name] = ns >= before ? ns - before : 0;
-      all += used[name];
-    }
-    out << static_cast<double>(samples[i].t - samples[0].t) / 1e9;
-    for (const auto& [name, col] : column)
-      out << ' ' << (all ? static_cast<double>(used[name]) / static_cast<double>(all) : 0.0);
-    out << '\n';
-  }
-  out.close();
-  const std::string gp = png + ".gp";
-  std::ofstream g(gp);
-  g << "set terminal png size 900,400\nset output '" << png << "'\nset yrange [0:1]\nset xlabel 'time (s)'\n"
-    << "set ylabel 'share of GPU time (250 ms windows)'\nset key outside\nplot ";
-  bool first = true;
-  for (const auto& [name, col] : column) {
-    g << (first ? "" : ", ") << "'" << dat << "' using 1:" << col << " with lines title '" << name << "'";
-    first = false;
-  }
-  if (column.empty()) g << "0 title 'no VMs'";
-  g << '\n';
-  g.close();
+  const share_plot::Figures f = share_plot::reduce(samples, ROLLING_WINDOWS);
+  const std::string dat = png + ".dat", gp = png + ".gp";
+  std::ofstream(dat) << share_plot::data_file(f);
+  std::ofstream(gp) << share_plot::gnuplot_script(f, dat, png, std::chrono::duration<double>(WINDOW).count());
   const std::string cmd = "gnuplot '" + gp + "'";
   if (std::system(cmd.c_str()) != 0) {
     std::fprintf(stderr, "vgpuctl: gnuplot failed or is missing; the data is in %s\n", dat.c_str());
     return 1;
   }
-  std::printf("%s (%zu samples, data in %s)\n", png.c_str(), samples.size(), dat.c_str());
+  std::printf("%s (%zu samples, scheduler %s", png.c_str(), samples.size(), f.scheduler.c_str());
+  for (const share_plot::Series& v : f.vms)
+    std::printf(", %s weight %u share %.3f", v.name.c_str(), v.weight, v.run_share);
+  std::printf("; data in %s)\n", dat.c_str());
   return 0;
 }
 
