@@ -99,6 +99,13 @@ class Backend {
   // Backend-specific counters as JSON members ("name": value, ...), or empty.
   virtual std::string counters_json() const = 0;
 
+  // What the front end traces (vgpu_backend_event_counts); zeros by default.
+  virtual VgpuEventCounts event_counts() const { return {}; }
+  // With a socket: the daemon's scheduler ("" when it did not say) and the
+  // VM's name there. Embedded: empty.
+  virtual std::string daemon_scheduler() const { return {}; }
+  virtual std::string daemon_vm_name() const { return {}; }
+
   // How the device reaches guest memory (vgpu_backend_set_dma), and the
   // VM's RAM (vgpu_backend_set_guest_ram). The daemon backend has neither
   // yet (unsupported).

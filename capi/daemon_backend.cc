@@ -23,12 +23,18 @@
 namespace vgpu::capi {
 namespace {
 
+static_assert(VGPU_OPT_VM_NAME_MAX == vgpud::proto::NAME_BYTES - 1, "vm-name's limit is the protocol's");
+
 uint32_t region_of(VgpuBar bar) { return bar == VGPU_BAR1 ? vgpud::proto::REGION_BAR1 : vgpud::proto::REGION_BAR3; }
 
 class DaemonBackend final : public Backend {
  public:
-  DaemonBackend(std::unique_ptr<vgpud::Client> client, const BackendConfig& config)
-      : client_(std::move(client)), socket_(config.socket), vram_bytes_(config.vram_bytes), log_(config.log) {
+  DaemonBackend(std::unique_ptr<vgpud::Client> client, const BackendConfig& config, std::string vm_name)
+      : client_(std::move(client)),
+        socket_(config.socket),
+        vm_name_(std::move(vm_name)),
+        vram_bytes_(config.vram_bytes),
+        log_(config.log) {
     stop_ = vgpud::UniqueFd(eventfd(0, EFD_CLOEXEC));
     irq_thread_ = std::thread([this] { irq_main(); });
   }
@@ -79,6 +85,12 @@ class DaemonBackend final : public Backend {
     if (ranges.empty()) return {};
     return fail(Errc::unsupported, "guest RAM through vgpud is not supported yet");
   }
+
+  VgpuEventCounts event_counts() const override {
+    return VgpuEventCounts{.doorbells = 0, .faults = 0, .round_trips = client_->round_trips()};
+  }
+  std::string daemon_scheduler() const override { return std::string(client_->scheduler()); }
+  std::string daemon_vm_name() const override { return vm_name_; }
 
   std::string counters_json() const override {
     return strfmt(
@@ -135,6 +147,7 @@ class DaemonBackend final : public Backend {
 
   std::unique_ptr<vgpud::Client> client_;
   const std::string socket_;
+  const std::string vm_name_;
   const uint64_t vram_bytes_;
   LogFn log_;
   std::atomic<bool> loss_logged_{false};
@@ -162,7 +175,7 @@ Result<std::unique_ptr<Backend>> make_daemon_backend(const BackendConfig& config
                 strfmt("vgpud at %s refused VM %s (%s): %s", config.socket.c_str(), o.name.c_str(),
                        vgpud::proto::refusal_name(c.error().refusal), c.error().message.c_str()));
   }
-  return std::make_unique<DaemonBackend>(std::move(*c), config);
+  return std::make_unique<DaemonBackend>(std::move(*c), config, o.name);
 }
 
 }  // namespace vgpu::capi

@@ -67,6 +67,11 @@ class MediatorBackend final : public Backend {
     return j.size() >= 2 ? j.substr(1, j.size() - 2) : std::string();
   }
 
+  VgpuEventCounts event_counts() const override {
+    const mediator::CounterSnapshot c = vgpu_.counters();
+    return VgpuEventCounts{.doorbells = c.doorbells, .faults = c.faults, .round_trips = 0};
+  }
+
   // fv: the front end's DMA reaches guest-physical addresses; the host puts
   // each RAM range the hypervisor reports in this VM's bus slot, backed by
   // it at the same guest-physical address.

@@ -29,6 +29,8 @@ using vgpu::capi::BackendConfig;
 struct VgpuBackend {
   std::unique_ptr<Backend> impl;
   vgpu::Log log;
+  // vgpu_backend_setting's answers (empty: NULL).
+  std::string scheduler, engine, vm_name;
   std::atomic<uint64_t> bar0_reads{0};
   std::atomic<uint64_t> bar0_writes{0};
   std::atomic<uint64_t> bar_reads{0};
@@ -51,6 +53,41 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   std::snprintf(err, err_len, "%s", message.c_str());
 }
 
+// VRAM in the units QEMU's size property is given in: the range first,
+// in MiB, then the granule (mediator::check_vgpu_config checks it again).
+[[nodiscard]] Status check_vram(uint64_t bytes) {
+  const auto amount = [](uint64_t b) {
+    return b % MiB == 0 ? strfmt("%llu MiB", static_cast<unsigned long long>(b / MiB))
+                        : strfmt("%llu bytes", static_cast<unsigned long long>(b));
+  };
+  if (bytes < mediator::VRAM_MIN)
+    return fail(Errc::invalid_argument, strfmt("%s: %s is below the minimum %u MiB", VGPU_OPT_VRAM,
+                                               amount(bytes).c_str(), VGPU_OPT_VRAM_MIN_MIB));
+  if (bytes > mediator::VRAM_MAX)
+    return fail(Errc::invalid_argument, strfmt("%s: %s is above the maximum %u MiB", VGPU_OPT_VRAM,
+                                               amount(bytes).c_str(), VGPU_OPT_VRAM_MAX_MIB));
+  if (bytes % VRAM_GRANULE != 0)
+    return fail(Errc::invalid_argument, strfmt("%s: %s is not a whole number of MiB (the GPU reports its VRAM in MiB)",
+                                               VGPU_OPT_VRAM, amount(bytes).c_str()));
+  return {};
+}
+
+// The VM's name at the daemon: refused, never cut, when the daemon could
+// not take it whole.
+[[nodiscard]] Status check_vm_name(const std::string& name) {
+  if (name.size() > VGPU_OPT_VM_NAME_MAX)
+    return fail(Errc::invalid_argument, strfmt("%s: '%s' is %zu characters; the limit is %u", VGPU_OPT_VM_NAME,
+                                               name.c_str(), name.size(), VGPU_OPT_VM_NAME_MAX));
+  for (const char ch : name) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '.' ||
+                    ch == '_' || ch == '-';
+    if (!ok)
+      return fail(Errc::invalid_argument, strfmt("%s: '%s' has the character %#x; names are made of [A-Za-z0-9._-]",
+                                                 VGPU_OPT_VM_NAME, name.c_str(), ch & 0xff));
+  }
+  return {};
+}
+
 // The one check of the options (mediator/vgpu_config.h), whatever the mode.
 [[nodiscard]] Result<BackendConfig> validate(const VgpuBackendConfig& c) {
   if (c.mode != VGPU_MODE_PASSTHROUGH && c.mode != VGPU_MODE_FV)
@@ -58,6 +95,7 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   if (c.scheduler == nullptr) return fail(Errc::invalid_argument, "scheduler: none named");
   std::string scheduler = c.scheduler;
   if (Status s = mediator::check_scheduler(scheduler); !s) return std::unexpected(s.error());
+  if (Status s = check_vram(c.vram_bytes); !s) return std::unexpected(s.error());
   mediator::VgpuConfig vc;
   vc.vram_bytes = c.vram_bytes;
   vc.channels = c.channels;
@@ -79,6 +117,7 @@ void put_error(char* err, size_t err_len, const std::string& message) {
                 "pv: the paravirtual interface is a vGPU's (mode=fv); with mode=passthrough the VM drives "
                 "the GPU's own page tables");
   std::string vm_name = c.vm_name ? c.vm_name : "";
+  if (Status s = check_vm_name(vm_name); !s) return std::unexpected(s.error());
   // Settings of the embedded mediator's: refused with passthrough (the VM
   // owns the GPU) and with a socket (the daemon's, for all its VMs).
   auto mediators = [&](bool given, const char* name, const char* what) -> Status {
@@ -210,6 +249,13 @@ VgpuBackend* vgpu_backend_create(const VgpuBackendConfig* config, char* err, siz
       return nullptr;
     }
     auto* b = new VgpuBackend{.impl = std::move(*impl), .log = vgpu::Log(valid->log)};
+    if (valid->socket.empty()) {
+      b->scheduler = valid->scheduler;
+      b->engine = vgpu::gpu::engine_backend_name(valid->engine_backend);
+    } else {
+      b->scheduler = b->impl->daemon_scheduler();
+      b->vm_name = b->impl->daemon_vm_name();
+    }
     return b;
   } catch (const std::exception& e) {
     put_error(err, err_len, std::string("backend creation failed: ") + e.what());
@@ -304,6 +350,20 @@ int vgpu_backend_set_guest_ram(VgpuBackend* b, const VgpuRamRange* ranges, size_
     }
     return 0;
   });
+}
+
+const char* vgpu_backend_setting(const VgpuBackend* b, const char* option) {
+  if (option == nullptr) return nullptr;
+  const std::string_view name = option;
+  const std::string* value = name == VGPU_OPT_SCHEDULER ? &b->scheduler
+                             : name == VGPU_OPT_BACKEND ? &b->engine
+                             : name == VGPU_OPT_VM_NAME ? &b->vm_name
+                                                        : nullptr;
+  return value == nullptr || value->empty() ? nullptr : value->c_str();
+}
+
+void vgpu_backend_event_counts(VgpuBackend* b, VgpuEventCounts* counts) {
+  *counts = guarded(b, VgpuEventCounts{}, [&] { return b->impl->event_counts(); });
 }
 
 char* vgpu_backend_counters_json(VgpuBackend* b) {

@@ -41,7 +41,8 @@ typedef struct VgpuPciIdentity {
 void vgpu_pci_identity(VgpuPciIdentity *identity);
 
 // Limits the backend accepts (docs/qemu.md): VRAM is a whole number of MiB
-// in [min, max]; channels in [1, max]; weight in [1, max].
+// in [min, max]; channels in [1, max]; weight in [1, max]; vm-name at most
+// VGPU_OPT_VM_NAME_MAX characters of [A-Za-z0-9._-].
 typedef struct VgpuLimits {
     uint64_t vram_min;
     uint64_t vram_max;
@@ -202,6 +203,26 @@ typedef struct VgpuRamRange {
 } VgpuRamRange;
 int vgpu_backend_set_guest_ram(VgpuBackend *backend, const VgpuRamRange *ranges,
                                size_t count, char *err, size_t err_len);
+
+// The device's effective settings, for QEMU's qom-get and its warnings:
+// VGPU_OPT_SCHEDULER (with a socket the daemon's policy, NULL when the
+// daemon did not say; embedded the one asked for or the default),
+// VGPU_OPT_BACKEND ("model" or "cuda"; NULL with a socket: the daemon's)
+// and VGPU_OPT_VM_NAME (the VM's name at the daemon; NULL embedded).
+// NULL for any other name. Valid as long as the backend.
+const char *vgpu_backend_setting(const VgpuBackend *backend, const char *option);
+
+// Running totals of what the front end traces (QEMU's trace events):
+// doorbells (GP_PUT writes the mediator took), faults (faults and channel
+// errors reported to the VM) and round trips to the daemon (messages that
+// waited for its reply). A backend without one reports 0. Cheap; called
+// where the backend's accesses are serialised (QEMU: with the BQL).
+typedef struct VgpuEventCounts {
+    uint64_t doorbells;
+    uint64_t faults;
+    uint64_t round_trips;
+} VgpuEventCounts;
+void vgpu_backend_event_counts(VgpuBackend *backend, VgpuEventCounts *counts);
 
 // Counters as one JSON object. The caller frees the string with
 // vgpu_backend_free_string. NULL if memory ran out.

@@ -72,6 +72,62 @@ TEST(Capi, RejectsVramAboveMaximum) {
   expect_rejected(c, "vram");
 }
 
+// The message says the problem in the unit QEMU's size is given in.
+std::string rejection(const VgpuBackendConfig& c) {
+  char err[256] = {};
+  BackendPtr b(vgpu_backend_create(&c, err, sizeof(err)));
+  EXPECT_EQ(b, nullptr);
+  return err;
+}
+
+TEST(Capi, VramRefusalsSayTheProblemInMiB) {
+  VgpuBackendConfig c = default_config();
+  c.vram_bytes = 100000 * MiB;
+  EXPECT_EQ(rejection(c), "vram: 100000 MiB is above the maximum 4096 MiB");
+  c.vram_bytes = 3 * MiB;
+  EXPECT_EQ(rejection(c), "vram: 3 MiB is below the minimum 64 MiB");
+  c.vram_bytes = 64 * MiB + 4 * KiB;
+  EXPECT_EQ(rejection(c), "vram: 67112960 bytes is not a whole number of MiB (the GPU reports its VRAM in MiB)");
+}
+
+TEST(Capi, VmNameOverTheLimitIsRefusedNotCut) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  const std::string name(VGPU_OPT_VM_NAME_MAX + 13, 'a');
+  c.vm_name = name.c_str();
+  EXPECT_EQ(rejection(c), "vm-name: '" + name + "' is 44 characters; the limit is 31");
+  c.vm_name = "web 1";
+  EXPECT_EQ(rejection(c), "vm-name: 'web 1' has the character 0x20; names are made of [A-Za-z0-9._-]");
+  const std::string longest(VGPU_OPT_VM_NAME_MAX, 'b');
+  c.vm_name = longest.c_str();
+  created(c);  // embedded: accepted (QEMU warns that it does nothing)
+}
+
+TEST(Capi, EffectiveSettingsOfAnEmbeddedDevice) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  c.scheduler = "credit";
+  BackendPtr b = created(c);
+  ASSERT_NE(b, nullptr);
+  EXPECT_STREQ(vgpu_backend_setting(b.get(), VGPU_OPT_SCHEDULER), "credit");
+  EXPECT_STREQ(vgpu_backend_setting(b.get(), VGPU_OPT_BACKEND), VGPU_OPT_BACKEND_DEFAULT);
+  EXPECT_EQ(vgpu_backend_setting(b.get(), VGPU_OPT_VM_NAME), nullptr);
+  EXPECT_EQ(vgpu_backend_setting(b.get(), VGPU_OPT_VRAM), nullptr);
+  EXPECT_EQ(vgpu_backend_setting(b.get(), nullptr), nullptr);
+}
+
+TEST(Capi, EventCountsOfAFreshEmbeddedVgpuAreZero) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  BackendPtr b = created(c);
+  ASSERT_NE(b, nullptr);
+  VgpuEventCounts n{1, 1, 1};
+  vgpu_backend_event_counts(b.get(), &n);
+  EXPECT_EQ(n.doorbells, 0u);
+  EXPECT_EQ(n.faults, 0u);
+  EXPECT_EQ(n.round_trips, 0u);  // embedded: no daemon
+}
+
 TEST(Capi, RejectsZeroAndTooManyChannels) {
   VgpuBackendConfig c = default_config();
   c.channels = 0;

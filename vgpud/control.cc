@@ -4,7 +4,7 @@
 // closes it.
 //   list                 the GPU's utilization, the VRAM accounting, then a table, one row per VM
 //   stats                the same as JSON, every VM's counters, the host's scheduler settings
-//   shares               "time_ns" then "name gpu_ns" per VM (vgpuctl plot samples it)
+//   shares               "time_ns scheduler" then "name gpu_ns weight" per VM (vgpuctl plot samples it)
 //   set-weight NAME W    the VM's scheduler weight, at once
 // What the VRAM figures are (docs/vgpud.md, "What vgpuctl shows"):
 //   total       the GPU's VRAM (--vram)
@@ -147,9 +147,10 @@ std::string Daemon::control(const std::string& line) {
   if (cmd == "list" && words.size() == 1) return list();
   if (cmd == "stats" && words.size() == 1) return stats_json();
   if (cmd == "shares" && words.size() == 1) {
-    std::string out = strfmt("%llu\n", static_cast<unsigned long long>(clock_.now_ns()));
+    std::string out = strfmt("%llu %s\n", static_cast<unsigned long long>(clock_.now_ns()),
+                             std::string(host_->scheduler_name()).c_str());
     for (const VmStats& v : stats())
-      out += strfmt("%s %llu\n", v.name.c_str(), static_cast<unsigned long long>(v.gpu_ns));
+      out += strfmt("%s %llu %u\n", v.name.c_str(), static_cast<unsigned long long>(v.gpu_ns), v.weight);
     return out;
   }
   if (cmd == "set-weight" && words.size() == 3) return set_weight(words[1], words[2]);

@@ -22,9 +22,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <array>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/error.h"
@@ -118,9 +120,22 @@ static_assert(sizeof(AttachRequest) == 56);
 // The reply (after its Hello) comes with three file descriptors (SCM_RIGHTS), in this order:
 // the VM's VRAM (a sealed memfd of vram_bytes; offset 0 is guest VRAM 0),
 // the interrupt eventfd, and the interrupt status page (IrqStatus).
+// `scheduler` names the daemon's policy, for the client's effective
+// settings (QEMU's qom-get scheduler, its warning when it asked for
+// another): an index into SCHEDULERS plus one; 0, as an older daemon
+// sends, says nothing.
+inline constexpr std::array<std::string_view, 3> SCHEDULERS{"fifo", "credit", "band"};
+inline constexpr uint32_t scheduler_code(std::string_view name) {
+  for (size_t i = 0; i < SCHEDULERS.size(); ++i)
+    if (SCHEDULERS[i] == name) return static_cast<uint32_t>(i + 1);
+  return 0;
+}
+inline constexpr std::string_view scheduler_of(uint32_t code) {
+  return code >= 1 && code <= SCHEDULERS.size() ? SCHEDULERS[code - 1] : std::string_view{};
+}
 struct AttachReply {
   uint32_t vm_id = 0;
-  uint32_t reserved = 0;
+  uint32_t scheduler = 0;
   uint64_t vram_bytes = 0;
   uint64_t bar1_size = 0;
   uint64_t bar3_size = 0;

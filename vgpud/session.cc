@@ -208,8 +208,8 @@ bool Session::attach(const Message& m, std::string& why) {
   vgpu_->set_interrupt_handler([irq](bool level) { irq->deliver(level); });
   vgpu_->set_message_handler([irq](regs::pci::MsiVector vector) { irq->message(vector); });
 
-  const proto::AttachReply reply{vgpu_->id(), 0, c.vram_bytes, bar_sizes_[proto::REGION_BAR1],
-                                 bar_sizes_[proto::REGION_BAR3]};
+  const proto::AttachReply reply{vgpu_->id(), proto::scheduler_code(daemon_.host().scheduler_name()), c.vram_bytes,
+                                 bar_sizes_[proto::REGION_BAR1], bar_sizes_[proto::REGION_BAR3]};
   const int fds[proto::ATTACH_FDS] = {vgpu_->vram_fd(), irq->eventfd.get(), irq->status_fd.get()};
   const auto msg = proto::attach_reply(id, reply);
   daemon_.log(strfmt("vm %s connected: pid %d uid %u, VRAM %llu MiB, %u channels, weight %u%s%s%s", name.c_str(),

@@ -88,16 +88,12 @@ Result<std::string> ask(const Target& t, const std::string& line) {
   return all->substr(hello.size());
 }
 
-Result<Shares> shares(const Target& t) {
+Result<share_plot::Sample> shares(const Target& t) {
   auto r = ask(t, "shares");
   if (!r) return std::unexpected(r.error());
-  std::istringstream in(*r);
-  Shares s;
-  if (!(in >> s.t)) return fail(Errc::unsupported, "vgpud at " + t.control + ": a malformed shares answer");
-  std::string name;
-  uint64_t ns;
-  while (in >> name >> ns) s.gpu_ns[name] = ns;
-  return s;
+  auto s = share_plot::parse_shares(*r);
+  if (!s) return fail(Errc::unsupported, "vgpud at " + t.control + ": a malformed shares answer");
+  return std::move(*s);
 }
 
 // The daemon's answer on stdout; an "error:" answer on stderr, exit 1.

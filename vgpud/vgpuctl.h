@@ -10,6 +10,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "vgpud/share_plot.h"
 
 namespace vgpu::vgpuctl {
 
@@ -27,12 +28,8 @@ std::string control_path(const std::string& socket);
 // "vgpud at PATH did not answer in N s".
 [[nodiscard]] Result<std::string> ask(const Target& t, const std::string& line);
 
-// "time_ns\nname gpu_ns\n..." from the daemon's `shares`.
-struct Shares {
-  uint64_t t = 0;
-  std::map<std::string, uint64_t> gpu_ns;
-};
-[[nodiscard]] Result<Shares> shares(const Target& t);
+// The control socket's `shares` answer: the scheduler and each VM's GPU time and weight.
+[[nodiscard]] Result<vgpud::share_plot::Sample> shares(const Target& t);
 
 // Exit statuses: done, the daemon refused or could not be reached, usage.
 inline constexpr int EXIT_FAILED = 1;

@@ -34,8 +34,8 @@ constexpr CommandSpec COMMANDS[] = {
     {"set-weight", "VM WEIGHT", "The VM's scheduler weight, a whole number in [1, 100], at once."},
     {"watch", "[--interval S]", "list, every S seconds (default 1, above 0) until interrupted."},
     {"plot", "--seconds S --png FILE",
-     "Sample each VM's GPU time for S seconds and plot its share per 250 ms window to FILE with gnuplot "
-     "(data in FILE.dat)."},
+     "Sample each VM's GPU time for S seconds and plot to FILE with gnuplot its share over the last 2 s, "
+     "per 250 ms window, and the target its weight gives it (data in FILE.dat)."},
 };
 constexpr const char* SOCKET_HELP =
     "The daemon's socket (vgpuctl adds .ctl for its control socket) or the control socket itself. "

@@ -5,7 +5,8 @@
  * This file is the QEMU front end only: it traps BAR0, maps BAR1/BAR3
  * either straight onto the backend's VRAM or through traps, and delivers
  * the interrupt line. Every register's meaning lives in the backend behind
- * the vgpu C API (vgpu_capi.h): the embedded mediator and software GPU.
+ * the vgpu C API (vgpu_capi.h): the embedded mediator and software GPU, or
+ * the vgpud daemon. System memory: vgpu-dma.c; properties: vgpu-props.c.
  *
  * Spec: docs/spec/vgpu.md; user documentation: docs/qemu.md.
  */
@@ -22,81 +23,15 @@
 #include "hw/pci/pci.h"
 #include "exec/address-spaces.h"
 #include "exec/memory.h"
-#include "qemu/rcu.h"
-#include "sysemu/dma.h"
-#include "hw/qdev-properties.h"
+#include "qemu/timer.h"
 #include "migration/blocker.h"
 #include "qom/object.h"
 #include "sysemu/sysemu.h"
 #include "trace.h"
-#include "vgpu_capi.h"
-
-#define TYPE_VGPU "vgpu"
-OBJECT_DECLARE_SIMPLE_TYPE(VGPUState, VGPU)
+#include "vgpu.h"
 
 /* Layout queries start with this many ranges and grow on demand. */
 #define VGPU_LAYOUT_INITIAL_RANGES 64
-
-static const char *const vgpu_mode_names[] = { "passthrough", "fv" };
-
-/* One direct window: BAR pages mapped straight onto VRAM (an alias). */
-typedef struct VgpuDirectWindow {
-    MemoryRegion alias;
-} VgpuDirectWindow;
-
-/* BAR1 or BAR3: a container over a trapping background region, with direct
- * windows laid over it at a higher priority where the backend allows. */
-typedef struct VgpuBarState {
-    struct VGPUState *dev;
-    VgpuBar which;
-    MemoryRegion container;
-    MemoryRegion trap;
-    GPtrArray *windows; /* VgpuDirectWindow *, current direct windows */
-} VgpuBarState;
-
-struct VGPUState {
-    /* parent */
-    PCIDevice parent_obj;
-
-    /* configuration (properties) */
-    uint64_t vram;
-    uint32_t channels;
-    int mode; /* VgpuMode */
-    bool bar_remap;
-    bool lazy_shadow;
-    bool pv;         /* offer the paravirtual page-table interface (fv) */
-    char *scheduler; /* a policy name; the backend checks it */
-    char *socket;    /* a vgpud socket: the vGPU comes from the daemon */
-    char *vm_name;   /* the VM's name at the daemon */
-    uint32_t weight;
-    uint32_t turn_ms;      /* 0: a turn runs up to GP_PUT */
-    uint32_t max_gpu_ms;   /* 0: no limit */
-    uint32_t slice_blocks; /* 0: launches whole */
-    bool ring_ahead;       /* docs/scheduler.md, "Ringing ahead" */
-    char *engine_backend;  /* "model" (NULL) or "cuda" */
-    char *counters_file;   /* x-counters-file: counters JSON written at exit */
-
-    /* registers: BAR0 traps every access into the backend */
-    MemoryRegion bar0;
-    VgpuBarState bar1;
-    VgpuBarState bar3;
-
-    /* runtime state */
-    VgpuBackend *backend;
-    void *vram_ptr; /* mmap of the backend's VRAM memfd, or NULL */
-    uint64_t vram_map_size;
-    MemoryRegion vram_mr; /* RAM-device region over vram_ptr */
-    uint64_t layout_generation;
-    bool layout_valid;
-    bool msi_ok; /* MSI capability present (else INTx only) */
-    QEMUBH *irq_bh;
-    int irq_level;                            /* written by backend threads, atomically */
-    unsigned irq_msgs[VGPU_MSI_VECTORS];      /* messages per vector, atomically */
-    unsigned irq_msgs_sent[VGPU_MSI_VECTORS]; /* turned into MSIs (BH only) */
-    Error *migration_blocker;
-    Notifier exit_notifier; /* writes counters_file when QEMU exits */
-    bool exit_notifier_added;
-};
 
 /*
  * vmstate: none. The device state lives in the backend (VRAM, channels,
@@ -143,6 +78,15 @@ static void vgpu_irq_bh(void *opaque)
     bool msi = s->msi_ok && msi_enabled(pdev);
 
     trace_vgpu_irq(level, msi);
+    if (trace_event_get_state_backends(TRACE_VGPU_FAULTS) && s->backend) {
+        VgpuEventCounts n;
+
+        vgpu_backend_event_counts(s->backend, &n);
+        if (n.faults != s->faults_traced) {
+            trace_vgpu_faults(n.faults - s->faults_traced, n.faults);
+            s->faults_traced = n.faults;
+        }
+    }
     if (msi) {
         /* A guest that enabled one vector gets every message on vector 0. */
         unsigned enabled = msi_nr_vectors_allocated(pdev);
@@ -243,11 +187,56 @@ static void vgpu_update_layout(VGPUState *s)
 
 /* ---------------------------------------------------------------- MMIO */
 
+/*
+ * What one backend access did, for the trace events that need the
+ * backend's counts (doorbells the mediator took, round trips to the
+ * daemon): read before and after the access, only while one of those
+ * events is on.
+ */
+typedef struct VgpuAccessTrace {
+    bool on;
+    int64_t start_ns;
+    VgpuEventCounts before;
+} VgpuAccessTrace;
+
+static void vgpu_trace_begin(VGPUState *s, VgpuAccessTrace *t)
+{
+    t->on = trace_event_get_state_backends(TRACE_VGPU_DOORBELL)
+            || trace_event_get_state_backends(TRACE_VGPU_DAEMON_ROUND_TRIP);
+    if (t->on) {
+        vgpu_backend_event_counts(s->backend, &t->before);
+        t->start_ns = get_clock();
+    }
+}
+
+/* bar: 0, 1 or 3; value: what was read or written. */
+static void vgpu_trace_end(VGPUState *s, VgpuAccessTrace *t, int bar, uint64_t offset,
+                           uint32_t value)
+{
+    VgpuEventCounts n;
+
+    if (!t->on) {
+        return;
+    }
+    vgpu_backend_event_counts(s->backend, &n);
+    if (n.doorbells != t->before.doorbells) {
+        trace_vgpu_doorbell(bar, offset, value, n.doorbells);
+    }
+    if (n.round_trips != t->before.round_trips) {
+        trace_vgpu_daemon_round_trip(bar, offset, n.round_trips - t->before.round_trips,
+                                     (get_clock() - t->start_ns) / 1000);
+    }
+}
+
 static uint64_t vgpu_bar0_read(void *opaque, hwaddr addr, unsigned size)
 {
     VGPUState *s = opaque;
-    uint32_t value = vgpu_backend_bar0_read32(s->backend, (uint32_t)addr);
+    VgpuAccessTrace t;
+    uint32_t value;
 
+    vgpu_trace_begin(s, &t);
+    value = vgpu_backend_bar0_read32(s->backend, (uint32_t)addr);
+    vgpu_trace_end(s, &t, 0, addr, value);
     trace_vgpu_bar0_read((uint32_t)addr, value);
     return value;
 }
@@ -255,9 +244,12 @@ static uint64_t vgpu_bar0_read(void *opaque, hwaddr addr, unsigned size)
 static void vgpu_bar0_write(void *opaque, hwaddr addr, uint64_t value, unsigned size)
 {
     VGPUState *s = opaque;
+    VgpuAccessTrace t;
 
     trace_vgpu_bar0_write((uint32_t)addr, (uint32_t)value);
+    vgpu_trace_begin(s, &t);
     vgpu_backend_bar0_write32(s->backend, (uint32_t)addr, (uint32_t)value);
+    vgpu_trace_end(s, &t, 0, addr, (uint32_t)value);
     /* BAR instance, TLB invalidate and USERD base writes move the layout;
      * the backend bumps the generation, so polling it here is enough. */
     vgpu_update_layout(s);
@@ -288,8 +280,12 @@ static uint64_t vgpu_bar_read(void *opaque, hwaddr addr, unsigned size)
         hwaddr word = (addr + done) & ~(hwaddr)3;
         unsigned skip = addr + done - word;
         unsigned n = MIN(4 - skip, size - done);
-        uint32_t w = vgpu_backend_bar_read32(b->dev->backend, b->which, word);
+        VgpuAccessTrace t;
+        uint32_t w;
 
+        vgpu_trace_begin(b->dev, &t);
+        w = vgpu_backend_bar_read32(b->dev->backend, b->which, word);
+        vgpu_trace_end(b->dev, &t, b->which, word, w);
         trace_vgpu_bar_read(b->which, word, w);
         value |= ((w >> (8 * skip)) & MAKE_64BIT_MASK(0, 8 * n)) << (8 * done);
         done += n;
@@ -308,7 +304,9 @@ static void vgpu_bar_write(void *opaque, hwaddr addr, uint64_t value, unsigned s
         uint64_t mask = MAKE_64BIT_MASK(8 * skip, 8 * n);
         uint64_t part = ((value >> (8 * done)) << (8 * skip)) & mask;
         uint32_t w = (uint32_t)part;
+        VgpuAccessTrace t;
 
+        vgpu_trace_begin(b->dev, &t);
         if (n != 4) { /* partial word: read-modify-write */
             uint32_t old = vgpu_backend_bar_read32(b->dev->backend, b->which, word);
 
@@ -316,6 +314,7 @@ static void vgpu_bar_write(void *opaque, hwaddr addr, uint64_t value, unsigned s
         }
         trace_vgpu_bar_write(b->which, word, w);
         vgpu_backend_bar_write32(b->dev->backend, b->which, word, w);
+        vgpu_trace_end(b->dev, &t, b->which, word, w);
         done += n;
     }
 }
@@ -328,187 +327,24 @@ static const MemoryRegionOps vgpu_bar_ops = {
     .impl = { .min_access_size = 1, .max_access_size = 8, .unaligned = true },
 };
 
-/* ---------------------------------------------------------------- counters at exit */
-
-/*
- * x-counters-file=PATH: when QEMU exits (guest power-off included: QEMU
- * does not unrealize devices then), the backend's counters JSON is written
- * to PATH, one line. For scripts that want the counters of a whole run
- * without a QMP connection (scripts/run-guest).
- */
-static void vgpu_write_counters_file(VGPUState *s)
-{
-    g_autoptr(GError) gerr = NULL;
-    char *json;
-    g_autofree char *line = NULL;
-
-    if (!s->backend || !s->counters_file || !*s->counters_file) {
-        return;
-    }
-    json = vgpu_backend_counters_json(s->backend);
-    if (!json) {
-        error_report("vgpu: counters are not available for %s", s->counters_file);
-        return;
-    }
-    line = g_strdup_printf("%s\n", json);
-    vgpu_backend_free_string(json);
-    if (!g_file_set_contents(s->counters_file, line, -1, &gerr)) {
-        error_report("vgpu: cannot write counters to %s: %s", s->counters_file,
-                     gerr->message);
-    }
-}
-
-static void vgpu_exit_notify(Notifier *n, void *data)
-{
-    VGPUState *s = container_of(n, VGPUState, exit_notifier);
-
-    vgpu_write_counters_file(s);
-}
-
-/* ---------------------------------------------------------------- DMA */
-
-/*
- * System memory (docs/spec/vgpu.md 4.5): the device's DMA goes through
- * QEMU's DMA API on this PCI device, so the machine's memory map, bus
- * mastering and a vIOMMU apply. The backend calls this from its engine
- * threads without the BQL; address_space_rw reads the memory map under
- * RCU (and takes the BQL itself for MMIO targets), so each such thread
- * registers with RCU once and unregisters when it exits (a thread-key
- * destructor).
- */
-static pthread_key_t vgpu_rcu_key;
-static pthread_once_t vgpu_rcu_once = PTHREAD_ONCE_INIT;
-
-static void vgpu_rcu_thread_exit(void *unused)
-{
-    rcu_unregister_thread();
-}
-
-static void vgpu_rcu_key_init(void)
-{
-    pthread_key_create(&vgpu_rcu_key, vgpu_rcu_thread_exit);
-}
-
-static void vgpu_rcu_register_thread(void)
-{
-    pthread_once(&vgpu_rcu_once, vgpu_rcu_key_init);
-    if (!pthread_getspecific(vgpu_rcu_key) && !qemu_mutex_iothread_locked()) {
-        rcu_register_thread();
-        pthread_setspecific(vgpu_rcu_key, (void *)1);
-    }
-}
-
-static int vgpu_dma_access(PCIDevice *pdev, uint64_t addr, void *buf, uint64_t len,
-                           VgpuDmaOp op)
-{
-    switch (op) {
-    case VGPU_DMA_READ:
-        return pci_dma_read(pdev, addr, buf, len) == MEMTX_OK ? 0 : -1;
-    case VGPU_DMA_WRITE:
-        return pci_dma_write(pdev, addr, buf, len) == MEMTX_OK ? 0 : -1;
-    case VGPU_DMA_CHECK:
-        return dma_memory_valid(pci_get_address_space(pdev), addr, len,
-                                DMA_DIRECTION_TO_DEVICE, MEMTXATTRS_UNSPECIFIED)
-                   ? 0
-                   : -1;
-    }
-    return -1;
-}
-
-/*
- * DMA comes from the backend's engine threads (without the BQL) and from
- * register accesses on the vCPU thread (BAR1 through a sysmem PTE, with
- * it). Without an IOMMU a DMA is a RAM access (RCU is enough) or fails.
- * Behind a vIOMMU a DMA the guest did not map faults, and the IOMMU then
- * raises its fault interrupt, which needs the BQL (without it TCG aborts):
- * there the engine threads take the BQL around the access. The backend
- * holds none of its own locks while it does DMA. A register access that
- * waits for engine work (the mediator's unbind polls PREEMPT) gives up
- * after a bound (1 s) and logs it, so a DMA waiting for the BQL delays it
- * but cannot deadlock it.
- */
-static int vgpu_dma(void *opaque, uint64_t addr, void *buf, uint64_t len, VgpuDmaOp op)
-{
-    PCIDevice *pdev = PCI_DEVICE(opaque);
-    bool take_bql = !qemu_mutex_iothread_locked()
-                    && pci_device_iommu_address_space(pdev) != &address_space_memory;
-    int ret;
-
-    vgpu_rcu_register_thread();
-    if (take_bql) {
-        qemu_mutex_lock_iothread();
-    }
-    ret = vgpu_dma_access(pdev, addr, buf, len, op);
-    if (take_bql) {
-        qemu_mutex_unlock_iothread();
-    }
-    return ret;
-}
-
-/*
- * mode=fv: the guest's RAM as QEMU's memory map has it (the RAM regions
- * of the system address space), never as the guest says. The mediator
- * confines the guest's sysmem PTEs to these ranges.
- */
-typedef struct VgpuRamScan {
-    GArray *ranges; /* VgpuRamRange */
-} VgpuRamScan;
-
-static bool vgpu_ram_range(Int128 start, Int128 len, const MemoryRegion *mr,
-                           hwaddr offset_in_region, void *opaque)
-{
-    VgpuRamScan *scan = opaque;
-    VgpuRamRange r;
-    MemoryRegion *region = (MemoryRegion *)mr; /* the accessors are not const */
-
-    if (!memory_region_is_ram(region) || memory_region_is_ram_device(region)
-        || memory_region_is_rom(region)) {
-        return false;
-    }
-    r.gpa = ROUND_UP(int128_get64(start), 4 * KiB);
-    r.size = QEMU_ALIGN_DOWN(int128_get64(start) + int128_get64(len), 4 * KiB);
-    if (r.size <= r.gpa) {
-        return false;
-    }
-    r.size -= r.gpa;
-    g_array_append_val(scan->ranges, r);
-    return false;
-}
-
-static bool vgpu_report_guest_ram(VGPUState *s, Error **errp)
-{
-    VgpuRamScan scan = { g_array_new(false, false, sizeof(VgpuRamRange)) };
-    char err[256] = "";
-    int ret;
-
-    WITH_RCU_READ_LOCK_GUARD()
-    {
-        flatview_for_each_range(address_space_to_flatview(&address_space_memory),
-                                vgpu_ram_range, &scan);
-    }
-    ret = vgpu_backend_set_guest_ram(s->backend, (const VgpuRamRange *)scan.ranges->data,
-                                     scan.ranges->len, err, sizeof(err));
-    trace_vgpu_guest_ram(scan.ranges->len);
-    g_array_free(scan.ranges, true);
-    if (ret != 0) {
-        error_setg(errp, "vgpu: %s", err);
-        return false;
-    }
-    return true;
-}
-
 /* ---------------------------------------------------------------- realize */
 
 /*
  * What the backend reports for the people who run it: a guest's
  * misbehaviour goes to -d guest_errors, the device's own failures to the
- * error log. Called from backend threads; both are thread safe.
+ * error log, both to the vgpu_backend_log trace event. Called from
+ * backend threads; all are thread safe. With a socket the mediator runs
+ * in vgpud: a guest's misbehaviour goes to the daemon's log ("guest
+ * error: NAME: ..."), and only the loss of the daemon comes here.
  */
 static void vgpu_log_from_backend(void *opaque, VgpuLogKind kind, const char *line)
 {
     VGPUState *s = opaque;
     const char *id = DEVICE(s)->id ? DEVICE(s)->id : TYPE_VGPU;
 
+    trace_vgpu_backend_log(kind == VGPU_LOG_GUEST_ERROR ? "guest error"
+                                                        : "internal error",
+                           line);
     if (kind == VGPU_LOG_GUEST_ERROR) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: %s\n", id, line);
     } else {
@@ -547,6 +383,16 @@ static bool vgpu_map_vram(VGPUState *s, Error **errp)
     return true;
 }
 
+static void vgpu_release_bar(VgpuBarState *b)
+{
+    if (b->windows) {
+        vgpu_clear_windows(b);
+        vgpu_free_windows(b);
+        g_ptr_array_free(b->windows, true);
+        b->windows = NULL;
+    }
+}
+
 static void vgpu_release(VGPUState *s)
 {
     if (s->exit_notifier_added) {
@@ -558,18 +404,8 @@ static void vgpu_release(VGPUState *s)
         vgpu_backend_set_msg_handler(s->backend, NULL, NULL);
         vgpu_backend_set_dma(s->backend, NULL, NULL);
     }
-    if (s->bar1.windows) {
-        vgpu_clear_windows(&s->bar1);
-        vgpu_free_windows(&s->bar1);
-        g_ptr_array_free(s->bar1.windows, true);
-        s->bar1.windows = NULL;
-    }
-    if (s->bar3.windows) {
-        vgpu_clear_windows(&s->bar3);
-        vgpu_free_windows(&s->bar3);
-        g_ptr_array_free(s->bar3.windows, true);
-        s->bar3.windows = NULL;
-    }
+    vgpu_release_bar(&s->bar1);
+    vgpu_release_bar(&s->bar3);
     if (s->vram_ptr) {
         object_unparent(OBJECT(&s->vram_mr));
         munmap(s->vram_ptr, s->vram_map_size);
@@ -588,20 +424,6 @@ static void vgpu_release(VGPUState *s)
         error_free(s->migration_blocker);
         s->migration_blocker = NULL;
     }
-}
-
-/*
- * turn-ms and max-gpu-ms: 0 on the command line switches the bound off,
- * which the C API spells VGPU_OPT_TIME_OFF (its 0 is the default). The
- * default value passes as the C API's default, so that with a socket
- * (time isolation is the daemon's) only a value set otherwise is refused.
- */
-static uint32_t vgpu_time_option(uint32_t value, uint32_t dflt)
-{
-    if (value == dflt) {
-        return 0;
-    }
-    return value == 0 ? VGPU_OPT_TIME_OFF : value;
 }
 
 static void vgpu_realize(PCIDevice *pdev, Error **errp)
@@ -623,7 +445,7 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
         .weight = s->weight,
         .log = vgpu_log_from_backend,
         .log_opaque = s,
-        .socket = s->socket && *s->socket ? s->socket : NULL,
+        .socket = vgpu_has_socket(s) ? s->socket : NULL,
         .vm_name = s->vm_name && *s->vm_name ? s->vm_name : NULL,
         .turn_ms = vgpu_time_option(s->turn_ms, VGPU_OPT_TURN_MS_DEFAULT),
         .max_gpu_ms = vgpu_time_option(s->max_gpu_ms, VGPU_OPT_MAX_GPU_MS_DEFAULT),
@@ -638,6 +460,10 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
         error_setg(errp, "vgpu: %s", err);
         return;
     }
+    trace_vgpu_backend_created(vgpu_backend_kind(s->backend),
+                               vgpu_backend_setting(s->backend, VGPU_OPT_SCHEDULER)
+                                   ?: "unknown");
+    vgpu_warn_idle_settings(s);
 
     error_setg(&s->migration_blocker,
                "vgpu: device state save/restore is not implemented, so a VM with "
@@ -685,7 +511,7 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
 
     /* System memory: DMA through QEMU's DMA API; in fv mode the mediator
      * learns the guest's RAM from the memory map. Not through vgpud yet. */
-    if (!(s->socket && *s->socket)) {
+    if (!vgpu_has_socket(s)) {
         vgpu_backend_set_dma(s->backend, vgpu_dma, s);
         if (s->mode == VGPU_MODE_FV && !vgpu_report_guest_ram(s, errp)) {
             vgpu_release(s);
@@ -709,97 +535,6 @@ static void vgpu_exit(PCIDevice *pdev)
     vgpu_write_counters_file(s); /* unplugged before QEMU exits */
     vgpu_release(s);
     msi_uninit(pdev);
-}
-
-/* ---------------------------------------------------------------- properties */
-
-/* Enumerated string properties without a QAPI schema: the value is an index
- * into the lookup table; a name outside the table is refused by name. */
-static void vgpu_get_enum(Object *obj, Visitor *v, const char *name, void *opaque,
-                          Error **errp)
-{
-    Property *prop = opaque;
-    int *ptr = object_field_prop_ptr(obj, prop);
-
-    visit_type_enum(v, name, ptr, prop->info->enum_table, errp);
-}
-
-static void vgpu_set_enum(Object *obj, Visitor *v, const char *name, void *opaque,
-                          Error **errp)
-{
-    Property *prop = opaque;
-    int *ptr = object_field_prop_ptr(obj, prop);
-
-    visit_type_enum(v, name, ptr, prop->info->enum_table, errp);
-}
-
-static void vgpu_set_default_enum(ObjectProperty *op, const Property *prop)
-{
-    object_property_set_default_str(op, qapi_enum_lookup(prop->info->enum_table,
-                                                         prop->defval.i));
-}
-
-static const QEnumLookup vgpu_mode_lookup = {
-    .array = vgpu_mode_names,
-    .size = ARRAY_SIZE(vgpu_mode_names),
-};
-
-static const PropertyInfo vgpu_prop_mode = {
-    .name = "VgpuMode",
-    .description = "passthrough/fv",
-    .enum_table = &vgpu_mode_lookup,
-    .get = vgpu_get_enum,
-    .set = vgpu_set_enum,
-    .set_default_value = vgpu_set_default_enum,
-};
-
-/* Names, defaults and bounds: vgpu/options.h, the one definition. */
-static Property vgpu_properties[] = {
-    DEFINE_PROP_SIZE(VGPU_OPT_VRAM, VGPUState, vram, VGPU_OPT_VRAM_DEFAULT_MIB *MiB),
-    DEFINE_PROP_UINT32(VGPU_OPT_CHANNELS, VGPUState, channels, VGPU_OPT_CHANNELS_DEFAULT),
-    DEFINE_PROP_SIGNED("mode", VGPUState, mode, VGPU_MODE_PASSTHROUGH, vgpu_prop_mode,
-                       int),
-    DEFINE_PROP_BOOL(VGPU_OPT_BAR_REMAP, VGPUState, bar_remap,
-                     VGPU_OPT_BAR_REMAP_DEFAULT),
-    DEFINE_PROP_BOOL(VGPU_OPT_LAZY_SHADOW, VGPUState, lazy_shadow,
-                     VGPU_OPT_LAZY_SHADOW_DEFAULT),
-    DEFINE_PROP_BOOL(VGPU_OPT_PV, VGPUState, pv, VGPU_OPT_PV_DEFAULT),
-    /* Default VGPU_OPT_SCHEDULER_DEFAULT (a string property has none). */
-    DEFINE_PROP_STRING(VGPU_OPT_SCHEDULER, VGPUState, scheduler),
-    DEFINE_PROP_UINT32(VGPU_OPT_WEIGHT, VGPUState, weight, VGPU_OPT_WEIGHT_DEFAULT),
-    DEFINE_PROP_STRING("x-counters-file", VGPUState, counters_file),
-    DEFINE_PROP_STRING(VGPU_OPT_SOCKET, VGPUState, socket),
-    DEFINE_PROP_STRING(VGPU_OPT_VM_NAME, VGPUState, vm_name),
-    DEFINE_PROP_UINT32(VGPU_OPT_TURN_MS, VGPUState, turn_ms, VGPU_OPT_TURN_MS_DEFAULT),
-    DEFINE_PROP_UINT32(VGPU_OPT_MAX_GPU_MS, VGPUState, max_gpu_ms,
-                       VGPU_OPT_MAX_GPU_MS_DEFAULT),
-    DEFINE_PROP_UINT32(VGPU_OPT_SLICE_BLOCKS, VGPUState, slice_blocks,
-                       VGPU_OPT_SLICE_BLOCKS_DEFAULT),
-    DEFINE_PROP_BOOL(VGPU_OPT_RING_AHEAD, VGPUState, ring_ahead,
-                     VGPU_OPT_RING_AHEAD_DEFAULT),
-    /* Default VGPU_OPT_BACKEND_DEFAULT (a string property has none). */
-    DEFINE_PROP_STRING(VGPU_OPT_BACKEND, VGPUState, engine_backend),
-    DEFINE_PROP_END_OF_LIST(),
-};
-
-/* Read-only QOM property "counters": the backend's counters as JSON. */
-static char *vgpu_get_counters(Object *obj, Error **errp)
-{
-    VGPUState *s = VGPU(obj);
-    char *json;
-    char *copy;
-
-    if (!s->backend) {
-        return g_strdup("{}");
-    }
-    json = vgpu_backend_counters_json(s->backend);
-    if (!json) {
-        error_setg(errp, "vgpu: counters are not available");
-        return NULL;
-    }
-    copy = g_strdup(json);
-    vgpu_backend_free_string(json);
-    return copy;
 }
 
 /* ---------------------------------------------------------------- reset */
@@ -833,8 +568,7 @@ static void vgpu_class_init(ObjectClass *klass, void *data)
     dc->desc = "vgpu Fermi-class GPU (GPUvm-style full virtualization)";
     dc->reset = vgpu_reset;
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
-    device_class_set_props(dc, vgpu_properties);
-    object_class_property_add_str(klass, "counters", vgpu_get_counters, NULL);
+    vgpu_class_add_properties(klass);
 }
 
 static const TypeInfo vgpu_info = {

@@ -71,5 +71,6 @@
 
 #define VGPU_OPT_SOCKET "socket"   /* a vgpud socket: the VM's vGPU comes from the daemon (fv) */
 #define VGPU_OPT_VM_NAME "vm-name" /* the VM's name at the daemon; default qemu-PID */
+#define VGPU_OPT_VM_NAME_MAX 31    /* characters of [A-Za-z0-9._-] (vgpud's proto::NAME_BYTES - 1) */
 
 #endif /* VGPU_OPTIONS_H */

@@ -83,6 +83,34 @@ die() {
   exit 1
 }
 
+# usage_die "why": a usage error (a bad or missing argument): exit 2, before
+# the script has changed anything.
+usage_die() {
+  echo "!!! $SCRIPT_NAME: $* (see --help)" >&"$VGPU_STDERR"
+  exit 2
+}
+
+# Arguments for a script's `while (($#)); case $1` loop:
+#   split_opts "$@"; set -- "${OPTS[@]}"   --opt=value becomes --opt value
+#   --mode) need_value "$@"; mode=$2; shift 2 ;;
+# need_value names the option whose value is missing (the end of the
+# arguments, or another option where the value should be).
+split_opts() {
+  OPTS=()
+  local a
+  for a in "$@"; do
+    if [[ $a == --*=* ]]; then
+      OPTS+=("${a%%=*}" "${a#*=}")
+    else
+      OPTS+=("$a")
+    fi
+  done
+}
+need_value() {
+  (($# >= 2)) || usage_die "$1 needs a value"
+  [[ $2 != --* ]] || usage_die "$1 needs a value (found the option $2 instead)"
+}
+
 on_error() {
   local rc=$?
   echo "!!! $SCRIPT_NAME: FAILED in step: $CURRENT_STEP (exit $rc)" >&"$VGPU_STDERR"

@@ -125,11 +125,11 @@ domain_start() {
 }
 
 # domain_counters NAME: the vGPU's counters, as JSON, through libvirt's
-# monitor (the device's read-only QOM property "counters").
+# monitor (the device's read-only QOM property "counters", an object).
 domain_counters() {
   virsh_ qemu-monitor-command "$1" \
     '{"execute":"qom-get","arguments":{"path":"/machine/peripheral/vgpu0","property":"counters"}}' |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["return"])'
+    python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["return"]))'
 }
 
 # domain_state NAME: running, paused, shut off, ... ("gone" when undefined)

@@ -67,6 +67,8 @@ class Client {
   int irq_fd() const { return irq_fd_.get(); }
   const proto::IrqStatus* irq_status() const { return status_; }
   uint32_t vm_id() const { return reply_.vm_id; }
+  // The daemon's scheduler ("" when the daemon did not say).
+  std::string_view scheduler() const { return proto::scheduler_of(reply_.scheduler); }
   bool lost() const { return lost_; }
   const std::string& lost_reason() const { return lost_reason_; }  // what ended the connection
   int socket_fd() const { return fd_.get(); }

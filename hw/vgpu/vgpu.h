@@ -1,0 +1,101 @@
+/*
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * vgpu: the device's state, shared by the front end (vgpu.c: BARs,
+ * interrupts, DMA, realize) and its properties (vgpu-props.c: the
+ * options, their descriptions and effective values, the counters, the
+ * warnings for settings that would do nothing).
+ */
+#ifndef HW_VGPU_VGPU_H
+#define HW_VGPU_VGPU_H
+
+#include "exec/memory.h"
+#include "hw/pci/pci.h"
+#include "qom/object.h"
+#include "vgpu_capi.h"
+
+#define TYPE_VGPU "vgpu"
+OBJECT_DECLARE_SIMPLE_TYPE(VGPUState, VGPU)
+
+/* One direct window: BAR pages mapped straight onto VRAM (an alias). */
+typedef struct VgpuDirectWindow {
+    MemoryRegion alias;
+} VgpuDirectWindow;
+
+/* BAR1 or BAR3: a container over a trapping background region, with direct
+ * windows laid over it at a higher priority where the backend allows. */
+typedef struct VgpuBarState {
+    struct VGPUState *dev;
+    VgpuBar which;
+    MemoryRegion container;
+    MemoryRegion trap;
+    GPtrArray *windows; /* VgpuDirectWindow *, current direct windows */
+} VgpuBarState;
+
+struct VGPUState {
+    /* parent */
+    PCIDevice parent_obj;
+
+    /* configuration (properties); a string left NULL was not given */
+    uint64_t vram;
+    uint32_t channels;
+    int mode; /* VgpuMode */
+    bool bar_remap;
+    bool lazy_shadow;
+    bool pv;         /* offer the paravirtual page-table interface (fv) */
+    char *scheduler; /* a policy name; the backend checks it */
+    char *socket;    /* a vgpud socket: the vGPU comes from the daemon */
+    char *vm_name;   /* the VM's name at the daemon */
+    uint32_t weight;
+    uint32_t turn_ms;      /* 0: a turn runs up to GP_PUT */
+    uint32_t max_gpu_ms;   /* 0: no limit */
+    uint32_t slice_blocks; /* 0: launches whole */
+    bool ring_ahead;       /* docs/scheduler.md, "Ringing ahead" */
+    char *engine_backend;  /* "model" (NULL) or "cuda" */
+    char *counters_file;   /* x-counters-file: counters JSON written at exit */
+
+    /* registers: BAR0 traps every access into the backend */
+    MemoryRegion bar0;
+    VgpuBarState bar1;
+    VgpuBarState bar3;
+
+    /* runtime state */
+    VgpuBackend *backend;
+    void *vram_ptr; /* mmap of the backend's VRAM memfd, or NULL */
+    uint64_t vram_map_size;
+    MemoryRegion vram_mr; /* RAM-device region over vram_ptr */
+    uint64_t layout_generation;
+    bool layout_valid;
+    bool msi_ok; /* MSI capability present (else INTx only) */
+    QEMUBH *irq_bh;
+    int irq_level;                            /* written by backend threads, atomically */
+    unsigned irq_msgs[VGPU_MSI_VECTORS];      /* messages per vector, atomically */
+    unsigned irq_msgs_sent[VGPU_MSI_VECTORS]; /* turned into MSIs (BH only) */
+    uint64_t faults_traced; /* the fault count the last trace saw (BH only) */
+    Error *migration_blocker;
+    Notifier exit_notifier; /* writes counters_file when QEMU exits */
+    bool exit_notifier_added;
+};
+
+/* vgpu-dma.c: the backend's DMA callback (opaque: the device), and the
+ * guest's RAM reported to the mediator (mode=fv). */
+int vgpu_dma(void *opaque, uint64_t addr, void *buf, uint64_t len, VgpuDmaOp op);
+bool vgpu_report_guest_ram(VGPUState *s, Error **errp);
+
+/* vgpu-props.c */
+extern const char *const vgpu_mode_names[];
+bool vgpu_has_socket(const VGPUState *s);
+/* Adds the properties, their descriptions and shown defaults, and the
+ * read-only "counters" to the class. */
+void vgpu_class_add_properties(ObjectClass *klass);
+/* turn-ms, max-gpu-ms: the property's value as the C API spells it. */
+uint32_t vgpu_time_option(uint32_t value, uint32_t dflt);
+/* x-counters-file: the counters written at QEMU's exit (the notifier) or
+ * at unplug. */
+void vgpu_write_counters_file(VGPUState *s);
+void vgpu_exit_notify(Notifier *n, void *data);
+/* After the backend is created: a warning for each setting that does
+ * nothing in this configuration (warn_report). */
+void vgpu_warn_idle_settings(VGPUState *s);
+
+#endif /* HW_VGPU_VGPU_H */
