@@ -164,8 +164,11 @@ Result<uint64_t> parse_size(const std::string& text) {
     return fail(Errc::invalid_argument, "'" + text + "': unknown suffix '" + suffix + "' (K, M, G)");
   if (n > ~uint64_t{0} / unit) return fail(Errc::invalid_argument, "'" + text + "' is too large");
   const uint64_t bytes = n * unit;
-  if (bytes == 0 || bytes % MiB)
-    return fail(Errc::invalid_argument, "'" + text + "' is not a whole, non-zero number of MiB");
+  if (bytes == 0 || bytes % MiB) {
+    // A bare number is bytes: say so, since "--vram 1024" most likely meant MiB.
+    const std::string hint = suffix.empty() ? " (a bare number is bytes: " + text + "M for MiB)" : "";
+    return fail(Errc::invalid_argument, "'" + text + "' is not a whole, non-zero number of MiB" + hint);
+  }
   return bytes;
 }
 

@@ -88,10 +88,10 @@ Result<std::string> ask(const Target& t, const std::string& line) {
   return all->substr(hello.size());
 }
 
-Result<share_plot::Sample> shares(const Target& t) {
+Result<vgpud::share_plot::Sample> shares(const Target& t) {
   auto r = ask(t, "shares");
   if (!r) return std::unexpected(r.error());
-  auto s = share_plot::parse_shares(*r);
+  auto s = vgpud::share_plot::parse_shares(*r);
   if (!s) return fail(Errc::unsupported, "vgpud at " + t.control + ": a malformed shares answer");
   return std::move(*s);
 }
