@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The isolation catalog (docs/isolation.md), user kernels (PTX modules,
-// docs/spec/vgpu.md §10.6): rows UK-1 to UK-7. The attacker's own kernels
+// docs/spec/vgpu.md §10.6): rows UK-1 to UK-8. The attacker's own kernels
 // store to and load from addresses it does not own, run forever, recurse
 // without end and ask for more than the launch bounds allow, and its
 // module loads are hostile; the victim keeps its data, results and share
@@ -115,9 +115,10 @@ TEST_P(Isolation, UserKernelLoadThroughForeignPteFaultsAndLeaksNothing) {
 
 // UK-4: a kernel that never ends: stopped by ENGINE_TIMEOUT (max-gpu-ms,
 // 4 s by default), the channel gets `timeout`, and a new context of the
-// attacker runs a kernel again. A thread block is not divided, so the
-// victim's compute work waits while the runaway holds the engine (at most
-// max-gpu-ms) and completes correctly after it (the harness's checks).
+// attacker runs a kernel again. Without kernel slicing (the harness's
+// setting) the launch runs in one piece, so the victim's compute work
+// waits while the runaway holds the engine (at most max-gpu-ms) and
+// completes correctly after it (the harness's checks); UK-8 slices.
 TEST_P(Isolation, UserKernelRunawayIsStoppedAndTheVictimKeepsRunning) {
   run_isolation(GetParam(), [](Attack& a) {
     UserKernels k = UserKernels::load(a);
