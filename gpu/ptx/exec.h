@@ -195,6 +195,15 @@ inline std::string hex(uint64_t v) {
   return "0x" + std::string(b, r.ptr);
 }
 
+// Set bits of a lane mask, inline: std::popcount is a libgcc call when the
+// build does not target POPCNT (the x86-64 baseline), once per warp
+// instruction in the hot loop.
+constexpr uint32_t lane_count(uint32_t m) {
+  m = m - ((m >> 1) & 0x55555555u);
+  m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+  return (((m + (m >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
+}
+
 template <typename F>
 inline void for_lanes(uint32_t mask, F f) {
   if (mask == kFull) {

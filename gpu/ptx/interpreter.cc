@@ -140,7 +140,7 @@ void exec_ret(Ctx& c, Warp& w, uint32_t m) {
   uint32_t d = w.cur_depth;
   if (d == 0) {
     w.exited |= m;
-    c.block->exited_threads += static_cast<uint32_t>(std::popcount(m));
+    c.block->exited_threads += lane_count(m);
     return;
   }
   Frame& callee = w.frames[d];
@@ -169,7 +169,7 @@ bool exec_bar(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
   }
   for_lanes(m, [&](uint32_t l) { w.bar_id[l] = static_cast<uint8_t>(b); });
   w.waiting |= m;
-  c.block->arrived[b] += static_cast<uint32_t>(std::popcount(m));
+  c.block->arrived[b] += lane_count(m);
   return true;
 }
 
@@ -183,7 +183,7 @@ bool exec_control(Ctx& c, Warp& w, const Instr& in, uint32_t group, uint32_t m) 
     case Op::ret: exec_ret(c, w, m); return true;
     case Op::exit:
       w.exited |= m;
-      c.block->exited_threads += static_cast<uint32_t>(std::popcount(m));
+      c.block->exited_threads += lane_count(m);
       return true;
     case Op::trap: return c.fail(ExecStatus::trap, in, "trap");
     case Op::bar: leave_group(w, m, w.cur_pc + 1); return exec_bar(c, w, in, m);
@@ -199,7 +199,6 @@ bool yield_due(const Ctx& c) {
 
 // False when the launch stops (ctx.error) or yields (ctx.yielded) before `in`.
 bool poll(Ctx& c, const Instr& in) {
-  c.since_poll = 0;
   if (c.control.keep_going && !c.control.keep_going())
     return c.fail(ExecStatus::timeout, in, "stopped by the launch's control");
   if (yield_due(c)) {
@@ -219,20 +218,30 @@ bool run_warp(Ctx& c, Warp& w) {
   c.warp = &w;
   c.regs = w.frames[w.cur_depth].regs.data();
   const uint32_t poll_every = std::max<uint32_t>(c.control.poll_every, 1);
-  while (blk.turn_left && w.mask) {
+  // The counters in locals while the warp runs (stored back on every exit).
+  uint32_t since = c.since_poll, left = blk.turn_left;
+  const auto leave = [&](bool ok) {
+    c.since_poll = since;
+    blk.turn_left = left;
+    return ok;
+  };
+  while (left && w.mask) {
     const Instr& in = code[w.cur_pc];
-    if (c.since_poll >= poll_every && !poll(c, in)) return false;
-    ++c.since_poll;
-    --blk.turn_left;
+    if (since >= poll_every) {
+      since = 0;
+      if (!poll(c, in)) return leave(false);
+    }
+    ++since;
+    --left;
     uint32_t group = w.mask, m = group;
     if (in.guard != kNoReg) {
       uint32_t t = pred_mask(c.reg(in.guard));
       m &= (in.flags & kNegGuard) ? ~t : t;
     }
     c.stats.warp_instructions++;
-    c.stats.thread_instructions += m == kFull ? kWarpSize : static_cast<uint64_t>(std::popcount(m));
+    c.stats.thread_instructions += m == kFull ? kWarpSize : uint64_t{lane_count(m)};
     if (!is_control(in.op)) {
-      if (m && !table[static_cast<size_t>(in.op)](c, in, m)) return false;
+      if (m && !table[static_cast<size_t>(in.op)](c, in, m)) return leave(false);
       w.cur_pc++;
       continue;
     }
@@ -241,106 +250,12 @@ bool run_warp(Ctx& c, Warp& w) {
       w.cur_pc = m ? in.target : w.cur_pc + 1;
       continue;
     }
-    if (!exec_control(c, w, in, group, m)) return false;
+    if (!exec_control(c, w, in, group, m)) return leave(false);
     schedule(w);
     c.regs = w.mask ? w.frames[w.cur_depth].regs.data() : c.regs;
   }
-  return true;
+  return leave(true);
 }
-
-}  // namespace
-
-const uint64_t* Ctx::src_slow(const Operand& o, int slot) {
-  if (o.kind == Operand::Kind::reg) return reg(o.reg);
-  auto i = static_cast<size_t>(slot);
-  bool was_imm = tmp_is_imm[i];
-  tmp_is_imm[i] = false;
-  switch (o.kind) {
-    case Operand::Kind::imm:
-      if (!was_imm || tmp_imm[i] != o.imm) tmp[slot].fill(o.imm);
-      tmp_is_imm[i] = true;
-      tmp_imm[i] = o.imm;
-      break;
-    case Operand::Kind::sreg: sreg_lanes(static_cast<SReg>(o.reg), tmp[slot]); break;
-    case Operand::Kind::addr:
-      if (o.base == AddrBase::local)
-        for (uint32_t l = 0; l < kWarpSize; ++l) tmp[slot][l] = symbol_address(o, l);
-      else
-        tmp[slot].fill(symbol_address(o, 0));  // the same in every lane
-      break;
-    default: tmp[slot].fill(0); break;
-  }
-  return tmp[slot].data();
-}
-
-// A special register's value in every lane: one switch for the warp.
-void Ctx::sreg_lanes(SReg s, Lanes& out) const {
-  const Warp& w = *warp;
-  switch (s) {
-    case SReg::tid_x:
-    case SReg::tid_y:
-    case SReg::tid_z: {
-      size_t first = size_t{kWarpSize} * (static_cast<size_t>(s) - static_cast<size_t>(SReg::tid_x));
-      std::copy_n(w.tid.begin() + static_cast<std::ptrdiff_t>(first), kWarpSize, out.begin());
-      return;
-    }
-    case SReg::laneid:
-    case SReg::lanemask_eq:
-    case SReg::lanemask_lt:
-    case SReg::lanemask_le:
-    case SReg::lanemask_gt:
-    case SReg::lanemask_ge:
-      for (uint32_t l = 0; l < kWarpSize; ++l) out[l] = sreg(s, l);
-      return;
-    default: out.fill(sreg(s, 0)); return;  // the same in every lane
-  }
-}
-
-uint64_t Ctx::sreg(SReg s, uint32_t lane) const {
-  const Warp& w = *warp;
-  const Dim3& g = launch.grid;
-  const Dim3& b = launch.block;
-  switch (s) {
-    case SReg::tid_x: return w.tid[lane];
-    case SReg::tid_y: return w.tid[kWarpSize + lane];
-    case SReg::tid_z: return w.tid[2 * kWarpSize + lane];
-    case SReg::ntid_x: return b.x;
-    case SReg::ntid_y: return b.y;
-    case SReg::ntid_z: return b.z;
-    case SReg::ctaid_x: return block->ctaid[0];
-    case SReg::ctaid_y: return block->ctaid[1];
-    case SReg::ctaid_z: return block->ctaid[2];
-    case SReg::nctaid_x: return g.x;
-    case SReg::nctaid_y: return g.y;
-    case SReg::nctaid_z: return g.z;
-    case SReg::laneid: return lane;
-    case SReg::warpid: return w.index;
-    case SReg::nwarpid: return block->warps.size();
-    case SReg::smid:
-    case SReg::gridid: return 0;
-    case SReg::nsmid: return 1;
-    case SReg::clock: return stats.warp_instructions & 0xffffffffu;
-    case SReg::clock64:
-    case SReg::globaltimer: return stats.warp_instructions;
-    case SReg::lanemask_eq: return 1ull << lane;
-    case SReg::lanemask_lt: return (1ull << lane) - 1;
-    case SReg::lanemask_le: return (2ull << lane) - 1;
-    case SReg::lanemask_gt: return ~((2ull << lane) - 1) & kFull;
-    case SReg::lanemask_ge: return ~((1ull << lane) - 1) & kFull;
-  }
-  return 0;
-}
-
-uint64_t Ctx::symbol_address(const Operand& o, uint32_t lane) const {
-  switch (o.base) {
-    case AddrBase::data: return launch.data_va + o.imm;
-    case AddrBase::local: return warp->frames[warp->cur_depth].local_base[lane] + o.imm;
-    case AddrBase::fparam: return kFrameParamBase + o.imm;
-    default: return o.imm;
-  }
-}
-
-namespace {
 
 void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function& entry) {
   const Dim3& b = c.launch.block;
