@@ -149,7 +149,13 @@ class RunBounds {
     if (!virtual_) return ctx_.clock.now_ns() - start_ns_;
     return static_cast<uint64_t>(static_cast<double>(instructions()) / rate_);
   }
-  uint64_t instructions() const { return run_.stats().warp_instructions - start_instructions_; }
+  // Warp instructions of this run: counted by polls while it runs (the
+  // run's counters reach LaunchRun::stats when it returns), exact after.
+  uint64_t instructions() const {
+    const uint64_t exact = run_.stats().warp_instructions - start_instructions_;
+    return exact != 0 ? exact : polls_ * USER_POLL_EVERY;
+  }
+  void polled() { ++polls_; }
   // The modeled cost of this run, charged to the clock at its end.
   uint64_t cost_ns() const {
     return ctx_.cost.launch_ns + static_cast<uint64_t>(static_cast<double>(instructions()) / rate_);
@@ -165,6 +171,7 @@ class RunBounds {
   double rate_;
   bool virtual_;
   uint64_t watchdog_left_ns_, piece_ns_;
+  uint64_t polls_ = 0;
 };
 
 // A failed run: the report, then the channel's error.
@@ -237,7 +244,10 @@ MethodDone UserLaunchWork::run_for(uint64_t piece_ns, std::optional<uint64_t> bu
   RunBounds bounds(ctx_, *run_, start, watchdog_left, piece_ns);
   ptx::ExecControl control;
   control.poll_every = USER_POLL_EVERY;
-  control.keep_going = [&] { return !bounds.over_budget() && !bounds.over_watchdog(); };
+  control.keep_going = [&] {
+    bounds.polled();
+    return !bounds.over_budget() && !bounds.over_watchdog();
+  };
   control.yield_now = [&] { return bounds.piece_over(); };
   const uint64_t stop = pieces_.slice_blocks == 0 ? ~uint64_t{0} : run_->next_block() + pieces_.slice_blocks;
   MmuMemory memory(ctx_);

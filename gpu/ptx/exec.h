@@ -131,8 +131,8 @@ struct Ctx {
   const ExecLimits& limits;
   const ExecControl& control;
   PageCache pages;
-  ExecStats& stats;
-  uint32_t& since_poll;
+  ExecStats stats;      // LaunchState's, copied back when the run returns
+  uint32_t since_poll;  // likewise
   uint64_t& state_bytes;
   ExecError error{ExecStatus::ok, 0, false, 0, {}};
   uint32_t param_stride = 0;

@@ -464,6 +464,14 @@ std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, 
         {},
         {},
         {}};
+  struct KeepCounters {  // the run's counters back into the kept state, however it returns
+    LaunchState& st;
+    const Ctx& c;
+    ~KeepCounters() {
+      st.stats = c.stats;
+      st.since_poll = c.since_poll;
+    }
+  } keep{st, c};
   const uint64_t stop = std::min(stop_block, st.end_block);
   for (;;) {
     if (!st.block_live) {
