@@ -301,7 +301,9 @@ TEST(IsolationUserKernels, OneBlockRunawayYieldsToTheOtherVmAndTheWatchdogEndsIt
   ::testing::Test::RecordProperty("victim_kernels", static_cast<int>(kernels));
   ::testing::Test::RecordProperty("runaway_ms", static_cast<int>(runaway_ns / 1'000'000));
   EXPECT_GE(runaway_ns, uint64_t{WATCHDOG_MS} * 1'000'000) << "ended before the watchdog";
-  EXPECT_LT(runaway_ns, uint64_t{WATCHDOG_MS} * 4'000'000) << "ended long after the watchdog";
+  // The watchdog counts the runaway's own engine time; the other VM's turns
+  // and the piece boundaries come on top (measured: 1.5 s in 3.1-3.3 s).
+  EXPECT_LT(runaway_ns, uint64_t{WATCHDOG_MS} * 8'000'000) << "ended long after the watchdog";
   EXPECT_LE(worst_ns, TURN_NS + gpu::USER_PIECE_NS + MARGIN_NS)
       << "the other VM waited " << worst_ns / 1'000'000 << " ms";
   // Its share: a kernel at least every turn and margin while the runaway ran.
