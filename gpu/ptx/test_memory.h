@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/ptx/interpreter.h"
+#include "ptx/params.h"
 
 namespace vgpu::ptx::testing {
 
@@ -50,23 +51,12 @@ class FakeMemory : public GlobalMemory {
   size_t next_ = 0;
 };
 
-// The parameter buffer of one entry.
-class Params {
+// The parameter buffer of one entry (ptx/params.h); launch() checks that
+// every set() named a parameter of its size.
+class Params : public ParamBuffer {
  public:
-  Params(const Module& m, std::string_view entry) : info_(m.entries()[static_cast<size_t>(m.find_entry(entry))]) {
-    buf_.resize(info_.param_bytes);
-  }
-  template <typename T>
-  Params& set(size_t i, const T& v) {
-    EXPECT_LE(sizeof(T), info_.params[i].size);
-    std::memcpy(buf_.data() + info_.params[i].offset, &v, sizeof(T));
-    return *this;
-  }
-  std::span<const std::byte> bytes() const { return buf_; }
-
- private:
-  const EntryInfo& info_;
-  std::vector<std::byte> buf_;
+  Params(const Module& m, std::string_view entry)
+      : ParamBuffer(m.entries()[static_cast<size_t>(m.find_entry(entry))]) {}
 };
 
 // How launch() runs: 0 (the default) in one run_blocks call; k > 0 as a
@@ -107,6 +97,7 @@ inline std::expected<ExecStats, ExecError> launch(const Module& m, FakeMemory& m
   cfg.grid = grid;
   cfg.block = block;
   cfg.dynamic_shared_bytes = dyn_shared;
+  EXPECT_TRUE(p.ok()) << "a parameter set with the wrong size";
   cfg.params = p.bytes();
   if (m.data_bytes()) {
     cfg.data_va = mem.put(m.initial_data());
