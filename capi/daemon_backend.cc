@@ -155,9 +155,11 @@ Result<std::unique_ptr<Backend>> make_daemon_backend(const BackendConfig& config
   o.pv = config.pv;
   auto c = vgpud::Client::attach(config.socket, o);
   if (!c) {
-    if (c.error().refusal == vgpud::proto::Refusal::none) return fail(Errc::not_found, "socket: " + c.error().message);
+    // The client's message names the socket and says what went wrong
+    // (unreachable, not vgpud, no answer in time): QEMU's realize shows it.
+    if (c.error().refusal == vgpud::proto::Refusal::none) return fail(Errc::not_found, c.error().message);
     return fail(Errc::invalid_argument,
-                strfmt("socket: the daemon at %s refused VM %s (%s): %s", config.socket.c_str(), o.name.c_str(),
+                strfmt("vgpud at %s refused VM %s (%s): %s", config.socket.c_str(), o.name.c_str(),
                        vgpud::proto::refusal_name(c.error().refusal), c.error().message.c_str()));
   }
   return std::make_unique<DaemonBackend>(std::move(*c), config);

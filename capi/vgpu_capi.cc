@@ -206,7 +206,7 @@ VgpuBackend* vgpu_backend_create(const VgpuBackendConfig* config, char* err, siz
     }
     auto impl = make_backend(*valid);
     if (!impl) {
-      put_error(err, err_len, impl.error().what());
+      put_error(err, err_len, impl.error().message);  // the user's words, no internal code
       return nullptr;
     }
     auto* b = new VgpuBackend{.impl = std::move(*impl), .log = vgpu::Log(valid->log)};

@@ -3,9 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu/device/backend.h"
@@ -384,6 +389,65 @@ TEST(CapiDaemon, AbsentDaemonFailsNamingTheSocket) {
   EXPECT_EQ(b, nullptr);
   EXPECT_NE(std::string(err).find("/tmp/nonexistent-vgpud.sock"), std::string::npos) << err;
   vgpu_backend_destroy(b);
+}
+
+// A socket that is not vgpud: silent (its backlog holds the connection,
+// nothing answers) or foreign (text, then closed). QEMU's realize gets
+// the client's message, without internal codes.
+class NotVgpud {
+ public:
+  explicit NotVgpud(bool foreign) {
+    path_ = "/tmp/vgpu-capi-peer-" + std::to_string(getpid()) + (foreign ? "-f" : "-s") + ".sock";
+    unlink(path_.c_str());
+    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, path_.c_str(), sizeof a.sun_path - 1);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(listen(fd_, 4), 0);
+    if (foreign)
+      thread_ = std::thread([this] {
+        const int c = accept(fd_, nullptr, nullptr);
+        const char text[] = "220 smtp.example.org ESMTP ready\r\n";
+        (void)!write(c, text, sizeof text - 1);
+        close(c);
+      });
+  }
+  ~NotVgpud() {
+    if (thread_.joinable()) thread_.join();
+    close(fd_);
+    unlink(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::thread thread_;
+};
+
+std::string create_error(const std::string& socket) {
+  VgpuBackendConfig c = default_config();
+  c.mode = VGPU_MODE_FV;
+  c.socket = socket.c_str();
+  char err[256] = "";
+  VgpuBackend* b = vgpu_backend_create(&c, err, sizeof err);
+  EXPECT_EQ(b, nullptr);
+  vgpu_backend_destroy(b);
+  return err;
+}
+
+TEST(CapiDaemon, SilentPeerFailsInTheTimeAsked) {
+  NotVgpud peer(false);
+  setenv("VGPUD_TIMEOUT", "0.2", 1);
+  const std::string err = create_error(peer.path());
+  unsetenv("VGPUD_TIMEOUT");
+  EXPECT_EQ(err, "vgpud at " + peer.path() + " did not answer in 0.2 s");
+}
+
+TEST(CapiDaemon, ForeignPeerIsNamedAsNotVgpud) {
+  NotVgpud peer(true);
+  EXPECT_EQ(create_error(peer.path()), peer.path() + " does not speak the vgpud protocol");
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 //
 // A contended std::mutex puts its caller to sleep in the kernel, and the
 // wake-up after the holder lets go costs microseconds (15-35 us for a
-// sleeping thread on the GPU machine, docs/benchmarks.md "Fifth pass"):
+// sleeping thread measured on the H100 GPU machine):
 // far more than the fraction of a microsecond PFIFO's hand-overs hold the
 // model lock for (a doorbell, an engine's result, PFIFO's own loop). Those
 // hand-overs try the lock for up to LOCK_SPIN first, then block as usual.

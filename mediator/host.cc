@@ -137,14 +137,19 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
     return fail(Errc::out_of_memory,
                 strfmt("vgpu %s: no run of %u free physical channels", config.name.c_str(), config.channels));
   auto part = partitions_->alloc(config.vram_bytes, fmt::BIG_PAGE);
-  if (!part)
-    return fail(Errc::out_of_memory, strfmt("vgpu %s: no %s bytes of VRAM left for its partition", config.name.c_str(),
-                                            hex(config.vram_bytes).c_str()));
+  auto mib = [](uint64_t bytes) { return static_cast<unsigned long long>(bytes / MiB); };
+  if (!part) {
+    const uint64_t free = partitions_->size() - partitions_->used();
+    return fail(Errc::out_of_memory,
+                strfmt("vgpu %s: %llu MiB of VRAM asked, %llu MiB free%s", config.name.c_str(), mib(config.vram_bytes),
+                       mib(free), free >= config.vram_bytes ? " but not in one piece" : ""));
+  }
   auto shadows = reserved_->alloc(config.shadow_bytes);
   if (!shadows) {
     partitions_->free(*part);
-    return fail(Errc::out_of_memory, strfmt("vgpu %s: no %s bytes of reserved VRAM left for its shadows",
-                                            config.name.c_str(), hex(config.shadow_bytes).c_str()));
+    return fail(Errc::out_of_memory,
+                strfmt("vgpu %s: its shadows need %llu MiB of reserved VRAM, %llu MiB free", config.name.c_str(),
+                       mib(config.shadow_bytes), mib(reserved_->size() - reserved_->used())));
   }
   const uint32_t id = next_id_++;
   auto v = std::make_shared<Vgpu>(*this, id, config, shadow::Partition{*part, config.vram_bytes}, base, *shadows);

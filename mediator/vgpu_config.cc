@@ -7,10 +7,18 @@
 namespace vgpu::mediator {
 
 Status check_vgpu_config(const VgpuConfig& c) {
-  if (c.vram_bytes < VRAM_MIN || c.vram_bytes > VRAM_MAX || c.vram_bytes % MiB != 0)
+  // In the user's unit (MiB), each case named.
+  if (c.vram_bytes % MiB != 0)
+    return fail(Errc::invalid_argument, strfmt("%s: %llu bytes is not a whole number of MiB", VGPU_OPT_VRAM,
+                                               static_cast<unsigned long long>(c.vram_bytes)));
+  if (c.vram_bytes > VRAM_MAX)
     return fail(Errc::invalid_argument,
-                strfmt("%s: VRAM of %llu bytes is not a whole number of MiB in [%u MiB, %u MiB]", VGPU_OPT_VRAM,
-                       static_cast<unsigned long long>(c.vram_bytes), VGPU_OPT_VRAM_MIN_MIB, VGPU_OPT_VRAM_MAX_MIB));
+                strfmt("%s: %llu MiB is above the maximum %u MiB", VGPU_OPT_VRAM,
+                       static_cast<unsigned long long>(c.vram_bytes / MiB), VGPU_OPT_VRAM_MAX_MIB));
+  if (c.vram_bytes < VRAM_MIN)
+    return fail(Errc::invalid_argument,
+                strfmt("%s: %llu MiB is below the minimum %u MiB", VGPU_OPT_VRAM,
+                       static_cast<unsigned long long>(c.vram_bytes / MiB), VGPU_OPT_VRAM_MIN_MIB));
   if (c.channels < 1 || c.channels > VGPU_OPT_CHANNELS_MAX)
     return fail(Errc::invalid_argument,
                 strfmt("%s: %u is outside [1, %u]", VGPU_OPT_CHANNELS, c.channels, VGPU_OPT_CHANNELS_MAX));

@@ -1,12 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The control socket (vgpuctl): one request line per connection, the
-// answer, then the daemon closes it.
-//   list                 a table, one row per VM
-//   stats                the same as JSON, and the host's scheduler settings
+// answer (after the line "vgpud-control 1", protocol.h), then the daemon
+// closes it.
+//   list                 the GPU's utilization, the VRAM accounting, then a table, one row per VM
+//   stats                the same as JSON, every VM's counters, the host's scheduler settings
 //   shares               "time_ns" then "name gpu_ns" per VM (vgpuctl plot samples it)
 //   set-weight NAME W    the VM's scheduler weight, at once
+// What the VRAM figures are (docs/vgpud.md, "What vgpuctl shows"):
+//   total       the GPU's VRAM (--vram)
+//   reserved    set aside for the daemon: its own structures and every VM
+//               slot's shadow budget (reserved_for(max_vms)); reserved_used
+//               is the part of it in use now
+//   assigned    VM partitions handed out; free = total - reserved - assigned
+//   per VM      its VRAM (what the guest sees), touched (pages it has
+//               written), its shadow budget in reserved VRAM and its use
 #include <sys/socket.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "common/text.h"
@@ -18,83 +28,133 @@ namespace {
 // A control client gets this long to send its line.
 constexpr timeval CONTROL_TIMEOUT{1, 0};
 constexpr size_t MAX_LINE = 256;
+constexpr uint64_t SECOND_NS = 1'000'000'000;
 
-std::string ms(uint64_t ns) { return strfmt("%.1f", static_cast<double>(ns) / 1e6); }
+unsigned long long mib(uint64_t bytes) { return static_cast<unsigned long long>(bytes / MiB); }
+std::string mib_1(uint64_t bytes) { return strfmt("%.1f", static_cast<double>(bytes) / static_cast<double>(MiB)); }
 
 std::string table(const std::vector<VmStats>& vms) {
-  std::string out = strfmt("%-16s %8s %6s %9s %8s %6s %8s %8s %12s %10s %10s %8s\n", "NAME", "PID", "UID", "VRAM_MIB",
-                           "CHANNELS", "WEIGHT", "SHARE_1S", "SHARE_10S", "BUSY_MS", "TRAPPED", "DOORBELLS", "FAULTS");
+  std::string out = strfmt("%-16s %8s %6s %8s %11s %10s %8s %6s %8s %9s %7s %8s %10s %9s %9s %6s\n", "NAME", "PID",
+                           "UID", "VRAM_MIB", "TOUCHED_MIB", "SHADOW_MIB", "CHANNELS", "WEIGHT", "SHARE_1S",
+                           "SHARE_10S", "UTIL_1S", "UTIL_10S", "GPU_MS", "TRAPPED", "DOORBELLS", "FAULTS");
   for (const VmStats& v : vms)
-    out += strfmt("%-16s %8d %6u %9llu %8u %6u %8.3f %8.3f %12s %10llu %10llu %8llu\n", v.name.c_str(),
-                  static_cast<int>(v.peer.pid), static_cast<unsigned>(v.peer.uid),
-                  static_cast<unsigned long long>(v.vram_bytes / MiB), v.channels, v.weight, v.share_1s, v.share_10s,
-                  ms(v.gpu_ns).c_str(), static_cast<unsigned long long>(v.counters.trapped()),
+    out += strfmt("%-16s %8d %6u %8llu %11s %10s %8u %6u %8.3f %9.3f %7.3f %8.3f %10.1f %9llu %9llu %6llu\n",
+                  v.name.c_str(), static_cast<int>(v.peer.pid), static_cast<unsigned>(v.peer.uid), mib(v.vram_bytes),
+                  mib_1(v.vram_touched_bytes).c_str(),
+                  (mib_1(v.shadow_used_bytes) + "/" + std::to_string(mib(v.shadow_bytes))).c_str(), v.channels,
+                  v.weight, v.share_1s, v.share_10s, v.utilization_1s, v.utilization_10s,
+                  static_cast<double>(v.gpu_ns) / 1e6, static_cast<unsigned long long>(v.counters.trapped()),
                   static_cast<unsigned long long>(v.counters.doorbells),
                   static_cast<unsigned long long>(v.counters.faults));
   return out;
 }
 
-// The host-wide settings the scheduler runs with, as the host has them.
-std::string settings(const mediator::Host& host, uint32_t slice_blocks) {
-  const mediator::HostConfig& c = host.config();
-  return strfmt(
-      "{\"scheduler\": \"%s\", \"turn_ms\": %llu, \"max_gpu_ms\": %u, \"slice_blocks\": %u, "
-      "\"ring_ahead\": %s}",
-      std::string(host.scheduler_name()).c_str(), static_cast<unsigned long long>(c.turn_ns / 1'000'000), c.max_gpu_ms,
-      slice_blocks, c.ring_ahead ? "true" : "false");
-}
-
-std::string json(const std::vector<VmStats>& vms, uint64_t reserved, uint64_t partitions, const std::string& host) {
-  std::string out = strfmt("{\"reserved_vram_bytes\": %llu, \"partition_vram_bytes\": %llu, \"host\": %s, \"vms\": [",
-                           static_cast<unsigned long long>(reserved), static_cast<unsigned long long>(partitions),
-                           host.c_str());
-  for (size_t i = 0; i < vms.size(); ++i) {
-    const VmStats& v = vms[i];
-    out += strfmt(
-        "%s{\"name\": \"%s\", \"pid\": %d, \"uid\": %u, \"vm_id\": %u, \"vram_bytes\": %llu, "
-        "\"channels\": %u, \"weight\": %u, \"share_1s\": %.4f, \"share_10s\": %.4f, \"gpu_ns\": %llu, "
-        "\"counters\": %s}",
-        i ? ", " : "", v.name.c_str(), static_cast<int>(v.peer.pid), static_cast<unsigned>(v.peer.uid), v.vm_id,
-        static_cast<unsigned long long>(v.vram_bytes), v.channels, v.weight, v.share_1s, v.share_10s,
-        static_cast<unsigned long long>(v.gpu_ns), v.counters.json().c_str());
-  }
-  return out + "]}\n";
-}
-
 }  // namespace
+
+Daemon::Totals Daemon::totals() {
+  const mediator::HostConfig& c = host_->config();
+  Totals t;
+  t.vram_bytes = c.vram_bytes;
+  t.reserved_bytes = c.reserved_bytes;
+  t.reserved_used_bytes = host_->reserved_used();
+  t.assigned_bytes = host_->partitions_used();
+  t.free_bytes = c.vram_bytes - c.reserved_bytes - t.assigned_bytes;
+  std::lock_guard lock(mutex_);
+  t.utilization_1s = history_.gpu_utilization(SECOND_NS);
+  t.utilization_10s = history_.gpu_utilization(10 * SECOND_NS);
+  return t;
+}
+
+std::string Daemon::list() {
+  const Totals t = totals();
+  const std::vector<VmStats> vms = stats();
+  return strfmt(
+             "GPU  utilization %.3f over 1 s, %.3f over 10 s; scheduler %s\n"
+             "VRAM %llu MiB total: %llu MiB reserved for the daemon (%s MiB in use), %llu MiB assigned to %zu VMs, "
+             "%llu MiB free\n",
+             t.utilization_1s, t.utilization_10s, std::string(host_->scheduler_name()).c_str(), mib(t.vram_bytes),
+             mib(t.reserved_bytes), mib_1(t.reserved_used_bytes).c_str(), mib(t.assigned_bytes), vms.size(),
+             mib(t.free_bytes)) +
+         table(vms);
+}
+
+std::string Daemon::stats_json() {
+  const Totals t = totals();
+  const mediator::HostConfig& c = host_->config();
+  nlohmann::ordered_json j;
+  j["vram_total_bytes"] = t.vram_bytes;
+  j["vram_reserved_bytes"] = t.reserved_bytes;
+  j["vram_reserved_used_bytes"] = t.reserved_used_bytes;
+  j["vram_assigned_bytes"] = t.assigned_bytes;
+  j["vram_free_bytes"] = t.free_bytes;
+  j["gpu_utilization_1s"] = t.utilization_1s;
+  j["gpu_utilization_10s"] = t.utilization_10s;
+  // The host-wide settings the scheduler runs with, as the host has them.
+  j["host"] = {{"scheduler", std::string(host_->scheduler_name())},
+               {"turn_ms", c.turn_ns / 1'000'000},
+               {"max_gpu_ms", c.max_gpu_ms},
+               {"slice_blocks", config_.slice_blocks},
+               {"ring_ahead", c.ring_ahead}};
+  j["vms"] = nlohmann::ordered_json::array();
+  for (const VmStats& v : stats()) {
+    auto counters = nlohmann::ordered_json::parse(v.counters.json());
+    // Host-wide, not the VM's: vram_reserved_used_bytes above.
+    counters.erase("reserved_vram_bytes");
+    j["vms"].push_back({{"name", v.name},
+                        {"pid", v.peer.pid},
+                        {"uid", v.peer.uid},
+                        {"vm_id", v.vm_id},
+                        {"vram_bytes", v.vram_bytes},
+                        {"vram_touched_bytes", v.vram_touched_bytes},
+                        {"shadow_bytes", v.shadow_bytes},
+                        {"shadow_used_bytes", v.shadow_used_bytes},
+                        {"channels", v.channels},
+                        {"weight", v.weight},
+                        {"share_1s", v.share_1s},
+                        {"share_10s", v.share_10s},
+                        {"utilization_1s", v.utilization_1s},
+                        {"utilization_10s", v.utilization_10s},
+                        {"gpu_ns", v.gpu_ns},
+                        {"counters", counters}});
+  }
+  return j.dump(1) + "\n";
+}
+
+std::string Daemon::set_weight(const std::string& name, const std::string& weight) {
+  char* end = nullptr;
+  errno = 0;
+  const long long w = std::strtoll(weight.c_str(), &end, 10);
+  if (weight.empty() || *end || errno || w < 1 || w > VGPU_OPT_WEIGHT_MAX)
+    return strfmt("error: weight: '%s' is not a whole number in [1, %u]\n", weight.c_str(), VGPU_OPT_WEIGHT_MAX);
+  std::lock_guard lock(mutex_);
+  for (auto& s : sessions_) {
+    std::lock_guard sl(s->lock());
+    if (!s->attached() || s->name() != name) continue;
+    if (Status st = host_->set_weight(s->vgpu()->id(), static_cast<uint32_t>(w)); !st)
+      return "error: " + st.error().message + "\n";
+    s->set_weight(static_cast<uint32_t>(w));
+    log(strfmt("vm %s: weight %lld", name.c_str(), w));
+    return "ok\n";
+  }
+  return "error: no VM named '" + name + "'\n";
+}
 
 std::string Daemon::control(const std::string& line) {
   std::istringstream in(line);
-  std::string cmd;
-  in >> cmd;
-  if (cmd == "list") return table(stats());
-  if (cmd == "stats")
-    return json(stats(), host_->reserved_used(), host_->partitions_used(), settings(*host_, config_.slice_blocks));
-  if (cmd == "shares") {
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  const std::string cmd = words.empty() ? "" : words[0];
+  if (cmd == "list" && words.size() == 1) return list();
+  if (cmd == "stats" && words.size() == 1) return stats_json();
+  if (cmd == "shares" && words.size() == 1) {
     std::string out = strfmt("%llu\n", static_cast<unsigned long long>(clock_.now_ns()));
     for (const VmStats& v : stats())
       out += strfmt("%s %llu\n", v.name.c_str(), static_cast<unsigned long long>(v.gpu_ns));
     return out;
   }
-  if (cmd == "set-weight") {
-    std::string name;
-    long long w = 0;
-    if (!(in >> name >> w)) return "error: usage: set-weight NAME WEIGHT\n";
-    std::lock_guard lock(mutex_);
-    for (auto& s : sessions_) {
-      std::lock_guard sl(s->lock());
-      if (!s->attached() || s->name() != name) continue;
-      if (w <= 0 || w > VGPU_OPT_WEIGHT_MAX)
-        return strfmt("error: weight: %lld is not in [1, %u]\n", w, VGPU_OPT_WEIGHT_MAX);
-      if (Status st = host_->set_weight(s->vgpu()->id(), static_cast<uint32_t>(w)); !st)
-        return "error: " + st.error().message + "\n";
-      s->set_weight(static_cast<uint32_t>(w));
-      log(strfmt("vm %s: weight %lld", name.c_str(), w));
-      return "ok\n";
-    }
-    return "error: no VM named '" + name + "'\n";
-  }
-  return "error: unknown command '" + cmd + "' (list, stats, shares, set-weight NAME W)\n";
+  if (cmd == "set-weight" && words.size() == 3) return set_weight(words[1], words[2]);
+  if (cmd == "set-weight") return "error: usage: set-weight NAME WEIGHT\n";
+  return "error: unknown request '" + line + "' (list, stats, shares, set-weight NAME W)\n";
 }
 
 void Daemon::serve_control() {
@@ -105,7 +165,7 @@ void Daemon::serve_control() {
   std::string line;
   char c;
   while (line.size() < MAX_LINE && recv(fd.get(), &c, 1, 0) == 1 && c != '\n') line.push_back(c);
-  const std::string answer = control(line);
+  const std::string answer = strfmt("%s %u\n", proto::CONTROL_HELLO, proto::CONTROL_VERSION) + control(line);
   (void)send_all(fd.get(), std::as_bytes(std::span(answer.data(), answer.size())));
 }
 

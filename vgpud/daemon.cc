@@ -10,7 +10,9 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "common/clock.h"
 #include "common/text.h"
@@ -81,7 +83,24 @@ Daemon::~Daemon() {
   if (control_fd_) unlink(config_.control_socket.c_str());
 }
 
-void Daemon::log(const std::string& line) { std::fprintf(stderr, "vgpud: %s\n", line.c_str()); }
+// Each line with the time (UTC, milliseconds), unless stderr is the
+// journal, which stamps lines itself (systemd sets JOURNAL_STREAM).
+void log_line(const std::string& line) {
+  static const bool journal = std::getenv("JOURNAL_STREAM") != nullptr;
+  if (journal) {
+    std::fprintf(stderr, "vgpud: %s\n", line.c_str());
+    return;
+  }
+  timespec now{};
+  clock_gettime(CLOCK_REALTIME, &now);
+  tm utc{};
+  gmtime_r(&now.tv_sec, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::fprintf(stderr, "%s.%03ldZ vgpud: %s\n", stamp, now.tv_nsec / 1'000'000, line.c_str());
+}
+
+void Daemon::log(const std::string& line) { log_line(line); }
 
 void Daemon::stop() {
   const uint64_t stop_bit = uint64_t{1} << 32;
@@ -94,11 +113,11 @@ void Daemon::session_ended() {
 }
 
 std::string Daemon::run(int signal_fd) {
-  log(strfmt("serving VMs on %s, control on %s (%llu MiB VRAM, %llu MiB reserved, scheduler %s, at most %u VMs)",
-             config_.socket.c_str(), config_.control_socket.c_str(),
-             static_cast<unsigned long long>(config_.vram_bytes / MiB),
-             static_cast<unsigned long long>(reserved_for(config_.max_vms) / MiB), config_.scheduler.c_str(),
-             config_.max_vms));
+  log(strfmt(
+      "serving VMs on %s, control on %s (%llu MiB VRAM, %llu MiB of it reserved for the daemon, scheduler %s, at most %u VMs)",
+      config_.socket.c_str(), config_.control_socket.c_str(), static_cast<unsigned long long>(config_.vram_bytes / MiB),
+      static_cast<unsigned long long>(reserved_for(config_.max_vms) / MiB), config_.scheduler.c_str(),
+      config_.max_vms));
   std::string why;
   while (why.empty()) {
     pollfd fds[4] = {{listen_fd_.get(), POLLIN, 0},

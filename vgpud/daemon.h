@@ -40,6 +40,10 @@ struct DaemonConfig {
   bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;     // docs/scheduler.md, "Ringing ahead"
 };
 
+// One line of the daemon's log on stderr: "TIME vgpud: LINE", TIME in UTC
+// with milliseconds (none when stderr is systemd's journal, which has its own).
+void log_line(const std::string& line);
+
 // Reserved VRAM for `max_vms` VMs: the host's own structures and each
 // VM's default shadow budget.
 uint64_t reserved_for(uint32_t max_vms);
@@ -66,9 +70,16 @@ class Daemon final : public SessionHost {
   std::string run(int signal_fd = -1);
   void stop();  // any thread
 
-  // The control commands (control.cc), also for tests.
+  // The control commands (control.cc), also for tests: the answer
+  // without the control socket's first line.
   std::string control(const std::string& line);
   std::vector<VmStats> stats();
+  // The daemon-wide figures of `list` and `stats` (control.cc).
+  struct Totals {
+    uint64_t vram_bytes = 0, reserved_bytes = 0, reserved_used_bytes = 0, assigned_bytes = 0, free_bytes = 0;
+    double utilization_1s = 0, utilization_10s = 0;
+  };
+  Totals totals();
   uint64_t reserved_used() { return host_->reserved_used(); }
   uint64_t partitions_used() { return host_->partitions_used(); }
 
@@ -85,6 +96,9 @@ class Daemon final : public SessionHost {
   void accept_vm();
   size_t max_connections() const { return size_t{config_.max_vms} * 4 + 16; }
   void serve_control();
+  std::string list();
+  std::string stats_json();
+  std::string set_weight(const std::string& name, const std::string& weight);
   void reap();
   void sample();
 

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// vgpud's command line: parsed into a DaemonConfig, or a message naming
-// the option at fault.
+// vgpud's command line, declared once in a table (OPTIONS): each option's
+// name, value, unit, default, bounds and help, and what it sets. The
+// parser (CLI11), `--help` and the man page (`--man`, vgpud(8)) all come
+// from it. Errors name the option at fault.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -13,12 +16,30 @@ namespace vgpu::vgpud {
 
 struct CommandLine {
   DaemonConfig config;
+  bool max_gpu_ms_given = false;
+  bool default_socket = false;  // no --socket: $VGPUD_SOCKET or DEFAULT_SOCKET
   bool help = false;
+  bool version = false;
+  bool man = false;
 };
+
+struct OptionSpec {
+  const char* name;           // "--vram"
+  const char* value;          // "SIZE"
+  const char* default_value;  // as text, "" for none
+  const char* bounds;         // accepted values or range, "" for any
+  const char* help;           // one sentence or a few
+  Status (*apply)(CommandLine& cl, const std::string& value);
+};
+extern const std::span<const OptionSpec> OPTIONS;
 
 [[nodiscard]] Result<CommandLine> parse_command_line(const std::vector<std::string>& args);
 // "512M", "4G", "1073741824": bytes; whole MiB (a suffix K, M, G or none).
 [[nodiscard]] Result<uint64_t> parse_size(const std::string& text);
-extern const char* const USAGE;
+
+// From the table: `vgpud --help`, and the man page vgpud(8) in roff.
+std::string usage();
+std::string man_page();
+std::string version_text();
 
 }  // namespace vgpu::vgpud

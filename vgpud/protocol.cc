@@ -63,11 +63,24 @@ std::vector<std::byte> attach_request(uint16_t id, const AttachRequest& req) {
 }
 
 std::vector<std::byte> refusal(uint16_t id, Command c, Refusal why, const std::string& reason) {
+  std::vector<std::byte> payload(sizeof(Hello) + reason.size());
+  const Hello hello;
+  std::memcpy(payload.data(), &hello, sizeof hello);
+  if (!reason.empty()) std::memcpy(payload.data() + sizeof hello, reason.data(), reason.size());
   return message(Header{.id = id,
                         .command = static_cast<uint16_t>(c),
                         .flags = TYPE_REPLY | FLAG_ERROR,
                         .error = static_cast<uint32_t>(why)},
-                 std::as_bytes(std::span(reason.data(), reason.size())));
+                 payload);
+}
+
+std::vector<std::byte> attach_reply(uint16_t id, const AttachReply& reply) {
+  struct {
+    Hello hello;
+    AttachReply reply;
+  } r{{}, reply};
+  static_assert(sizeof r == sizeof(Hello) + sizeof(AttachReply));
+  return message(Header{.id = id, .command = static_cast<uint16_t>(Command::attach), .flags = TYPE_REPLY}, bytes_of(r));
 }
 
 std::vector<std::byte> layout_message(const LayoutHead& head, std::span<const LayoutRange> ranges) {
@@ -98,6 +111,22 @@ Status check_header(const Header& h) {
     case Command::layout: break;
   }
   return fail(Errc::invalid_argument, strfmt("message %u: unknown command %u", h.id, h.command));
+}
+
+bool plausible_attach_reply(const Header& h) {
+  return h.command == static_cast<uint16_t>(Command::attach) && (h.flags & FLAG_TYPE_MASK) == TYPE_REPLY &&
+         !(h.flags & ~FLAGS_KNOWN) && h.size >= sizeof(Header) + sizeof(Hello) && h.size <= MAX_CLIENT_MESSAGE + 4096;
+}
+
+Result<std::span<const std::byte>> check_hello(const Header& h, std::span<const std::byte> payload, uint16_t id) {
+  if (!plausible_attach_reply(h) || h.id != id || payload.size() < sizeof(Hello))
+    return fail(Errc::unsupported, "not an ATTACH reply");
+  const auto hello = load<Hello>(payload);
+  if (hello.magic != MAGIC) return fail(Errc::unsupported, strfmt("magic %#x, not %#x", hello.magic, MAGIC));
+  if (hello.version != VERSION)
+    return fail(Errc::invalid_argument,
+                strfmt("it speaks protocol version %u, this client %u", hello.version, VERSION));
+  return payload.subspan(sizeof(Hello));
 }
 
 Result<std::string> parse_name(const char (&name)[NAME_BYTES]) {

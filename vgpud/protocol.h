@@ -33,7 +33,23 @@
 
 namespace vgpu::vgpud::proto {
 
-inline constexpr uint32_t VERSION = 1;
+// Version 2: every reply to ATTACH begins with a Hello, so that a client
+// can tell vgpud from any other program listening on a socket.
+inline constexpr uint32_t VERSION = 2;
+inline constexpr uint32_t MAGIC = 0x64706776;  // "vgpd", little-endian
+
+// The start of every ATTACH reply's payload (accepted or refused).
+struct Hello {
+  uint32_t magic = MAGIC;
+  uint32_t version = VERSION;
+};
+static_assert(sizeof(Hello) == 8);
+
+// The control socket (vgpuctl; vgpud/control.cc) speaks text: one request
+// line, then the answer, whose first line is CONTROL_HELLO, a space and
+// CONTROL_VERSION, so that vgpuctl can tell vgpud from another program.
+inline constexpr const char* CONTROL_HELLO = "vgpud-control";
+inline constexpr uint32_t CONTROL_VERSION = 1;
 
 // vfio-user's header: 16 bytes, little-endian.
 struct Header {
@@ -70,8 +86,8 @@ inline constexpr uint32_t REGION_BAR3 = 3;
 inline constexpr uint32_t MAX_CLIENT_MESSAGE = 256;
 inline constexpr uint32_t MAX_DAEMON_MESSAGE = 4u << 20;
 
-// Why an ATTACH was refused (the reply's error field; its payload is the
-// reason as text).
+// Why an ATTACH was refused (the reply's error field; its payload is a
+// Hello and the reason as text).
 enum class Refusal : uint32_t {
   none = 0,
   vram_exhausted = 1,
@@ -99,7 +115,7 @@ struct AttachRequest {
 };
 static_assert(sizeof(AttachRequest) == 56);
 
-// The reply comes with three file descriptors (SCM_RIGHTS), in this order:
+// The reply (after its Hello) comes with three file descriptors (SCM_RIGHTS), in this order:
 // the VM's VRAM (a sealed memfd of vram_bytes; offset 0 is guest VRAM 0),
 // the interrupt eventfd, and the interrupt status page (IrqStatus).
 struct AttachReply {
@@ -170,7 +186,10 @@ std::vector<std::byte> read_request(uint16_t id, uint32_t region, uint64_t offse
 // Posted or answered as write_is_posted says.
 std::vector<std::byte> write_request(uint16_t id, uint32_t region, uint64_t offset, uint32_t value);
 std::vector<std::byte> attach_request(uint16_t id, const AttachRequest& req);
+// An ATTACH refused: a Hello, then the reason.
 std::vector<std::byte> refusal(uint16_t id, Command c, Refusal why, const std::string& reason);
+// An ATTACH accepted: a Hello, then the reply.
+std::vector<std::byte> attach_reply(uint16_t id, const AttachReply& reply);
 std::vector<std::byte> layout_message(const LayoutHead& head, std::span<const LayoutRange> ranges);
 
 // ---- checking what a client sent (the daemon's side)
@@ -188,6 +207,16 @@ struct Access {
 inline constexpr size_t NUM_REGIONS = 4;
 [[nodiscard]] Result<Access> parse_access(std::span<const std::byte> payload, bool write,
                                           const uint64_t (&bar_sizes)[NUM_REGIONS]);
+// ---- checking the daemon's first reply (the client's side)
+// A reply to ATTACH `id` that begins with our Hello: the rest of its
+// payload. Errors: Errc::unsupported when the peer is not vgpud at all
+// (not a reply, another command, no magic); Errc::invalid_argument when it
+// is vgpud of another protocol version (the message says which).
+[[nodiscard]] Result<std::span<const std::byte>> check_hello(const Header& h, std::span<const std::byte> payload,
+                                                             uint16_t id);
+// A header that could start a reply to ATTACH (before reading its payload).
+bool plausible_attach_reply(const Header& h);
+
 // A VM's name as the daemon accepts it.
 [[nodiscard]] Result<std::string> parse_name(const char (&name)[NAME_BYTES]);
 

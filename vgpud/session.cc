@@ -5,6 +5,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,6 +21,9 @@ namespace {
 // A client that stops reading its replies is disconnected after this long
 // instead of holding its session thread in send().
 constexpr timeval SEND_TIMEOUT{5, 0};
+
+constexpr uint64_t SECOND_NS = 1'000'000'000;
+constexpr uint64_t STAT_BLOCK = 512;  // st_blocks' unit
 
 gpu::Bar to_gpu(uint32_t region) { return region == proto::REGION_BAR1 ? gpu::Bar::bar1 : gpu::Bar::bar3; }
 
@@ -96,8 +100,16 @@ void Session::main() {
   }
   const std::string who = name_.empty() ? strfmt("unattached client (pid %d)", static_cast<int>(peer_.pid))
                                         : "vm " + name_;
-  daemon_.log(strfmt("%s disconnected: %s (pid %d uid %u)", who.c_str(), why.c_str(), static_cast<int>(peer_.pid),
-                     static_cast<unsigned>(peer_.uid)));
+  // What the VM had: its GPU time over the time it was attached.
+  std::string used;
+  if (vgpu_) {
+    const auto attached = std::chrono::steady_clock::now() - attached_at_;
+    used = strfmt(", GPU time %.1f ms in %.1f s attached",
+                  static_cast<double>(daemon_.host().gpu_ns(vgpu_->id())) / 1e6,
+                  std::chrono::duration<double>(attached).count());
+  }
+  daemon_.log(strfmt("%s disconnected: %s (pid %d uid %u%s)", who.c_str(), why.c_str(), static_cast<int>(peer_.pid),
+                     static_cast<unsigned>(peer_.uid), used.c_str()));
   teardown();
   done_.store(true, std::memory_order_release);
   daemon_.session_ended();
@@ -151,6 +163,16 @@ bool Session::attach(const Message& m, std::string& why) {
   c.own_vram_fd = true;
   if (Status s = mediator::check_vgpu_config(c); !s) return refuse(proto::Refusal::bad_option, s.error().message);
   if (auto a = daemon_.admit(name); !a) return refuse(a.error().first, a.error().second);
+  {
+    const mediator::HostConfig& hc = daemon_.host().config();
+    const uint64_t free = hc.vram_bytes - hc.reserved_bytes - daemon_.host().partitions_used();
+    if (c.vram_bytes > free) {
+      daemon_.release(name);
+      return refuse(proto::Refusal::vram_exhausted, strfmt("%llu MiB asked, %llu MiB free on the daemon",
+                                                           static_cast<unsigned long long>(c.vram_bytes / MiB),
+                                                           static_cast<unsigned long long>(free / MiB)));
+    }
+  }
 
   auto v = daemon_.host().create_vgpu(c);
   if (!v) {
@@ -179,6 +201,7 @@ bool Session::attach(const Message& m, std::string& why) {
     weight_ = c.weight;
     irq_ = irq;
   }
+  attached_at_ = std::chrono::steady_clock::now();
   bar_sizes_[proto::REGION_BAR0] = regs::pci::BAR0_SIZE;
   bar_sizes_[proto::REGION_BAR1] = vgpu_->bar_size(gpu::Bar::bar1);
   bar_sizes_[proto::REGION_BAR3] = vgpu_->bar_size(gpu::Bar::bar3);
@@ -188,10 +211,7 @@ bool Session::attach(const Message& m, std::string& why) {
   const proto::AttachReply reply{vgpu_->id(), 0, c.vram_bytes, bar_sizes_[proto::REGION_BAR1],
                                  bar_sizes_[proto::REGION_BAR3]};
   const int fds[proto::ATTACH_FDS] = {vgpu_->vram_fd(), irq->eventfd.get(), irq->status_fd.get()};
-  const auto msg = proto::message(proto::Header{.id = id,
-                                                .command = static_cast<uint16_t>(proto::Command::attach),
-                                                .flags = proto::TYPE_REPLY},
-                                  proto::bytes_of(reply));
+  const auto msg = proto::attach_reply(id, reply);
   daemon_.log(strfmt("vm %s connected: pid %d uid %u, VRAM %llu MiB, %u channels, weight %u%s%s%s", name.c_str(),
                      static_cast<int>(peer_.pid), static_cast<unsigned>(peer_.uid),
                      static_cast<unsigned long long>(c.vram_bytes / MiB), c.channels, c.weight,
@@ -303,8 +323,14 @@ VmStats Session::stats(mediator::Host& host, const ShareHistory& history) const 
   s.channels = vgpu_->config().channels;
   s.weight = weight_;
   s.gpu_ns = host.gpu_ns(s.vm_id);
-  s.share_1s = history.share(s.vm_id, 1'000'000'000);
-  s.share_10s = history.share(s.vm_id, 10'000'000'000);
+  s.share_1s = history.share(s.vm_id, SECOND_NS);
+  s.share_10s = history.share(s.vm_id, 10 * SECOND_NS);
+  s.utilization_1s = history.utilization(s.vm_id, SECOND_NS);
+  s.utilization_10s = history.utilization(s.vm_id, 10 * SECOND_NS);
+  struct stat st {};
+  if (fstat(vgpu_->vram_fd(), &st) == 0) s.vram_touched_bytes = static_cast<uint64_t>(st.st_blocks) * STAT_BLOCK;
+  s.shadow_bytes = vgpu_->shadow_pool().size();
+  s.shadow_used_bytes = vgpu_->shadow_pool().used();
   s.counters = vgpu_->counters();
   return s;
 }

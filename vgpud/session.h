@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -54,11 +55,15 @@ struct VmStats {
   std::string name;
   PeerCred peer;
   uint32_t vm_id = 0;
-  uint64_t vram_bytes = 0;
+  uint64_t vram_bytes = 0;          // its VRAM (the partition the guest sees)
+  uint64_t vram_touched_bytes = 0;  // of it, pages the VM has written since attaching (resident in its memfd)
+  uint64_t shadow_bytes = 0;        // reserved VRAM set aside for its shadows (the daemon's, not the guest's)
+  uint64_t shadow_used_bytes = 0;   // of that, in use
   uint32_t channels = 0;
   uint32_t weight = 0;
   uint64_t gpu_ns = 0;
-  double share_1s = 0, share_10s = 0;
+  double share_1s = 0, share_10s = 0;              // of the GPU time all VMs used (share_history.h)
+  double utilization_1s = 0, utilization_10s = 0;  // GPU time over wall time
   mediator::CounterSnapshot counters{};
 };
 
@@ -99,6 +104,7 @@ class Session {
   std::thread thread_;
   std::atomic<bool> done_{false};
   std::optional<uint16_t> last_id_;
+  std::chrono::steady_clock::time_point attached_at_;
 
   // Attached state; written by the session thread under mutex_, read by
   // the daemon under it.

@@ -1,38 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// vgpuctl: the daemon's control tool (docs/vgpud.md).
-//   vgpuctl --socket PATH list | stats --json | set-weight VM W | watch [--interval S]
-//           | plot --seconds S --png FILE
+// vgpuctl: talking to the daemon (its command line: vgpuctl_main.cc).
+//   vgpuctl [--socket PATH] [--timeout S] list | stats [--json] | set-weight VM WEIGHT
+//           | watch [--interval S] | plot --seconds S --png FILE
 // PATH is the daemon's VM socket (its control socket is PATH.ctl) or the
-// control socket itself (a path ending in .ctl).
+// control socket itself (a path ending in .ctl); default $VGPUD_SOCKET or
+// /run/vgpud/vgpud.sock. Exit status: 0 done, 1 the daemon refused or
+// could not be reached, 2 a usage error.
+#include <poll.h>
+#include <cerrno>
+#include <cstring>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
-#include <string>
 #include <thread>
-#include <vector>
 
+#include "common/text.h"
+#include "vgpud/protocol.h"
+#include "vgpud/vgpuctl.h"
 #include "vgpud/wire.h"
+
+namespace vgpu::vgpuctl {
+
+using vgpud::UniqueFd;
 
 namespace {
 
-using namespace vgpu;
-using namespace vgpu::vgpud;
+constexpr size_t MAX_ANSWER = 16u << 20;
 
-const char* const USAGE =
-    "usage: vgpuctl --socket PATH COMMAND\n"
-    "  list                       one row per VM: name, pid, uid, VRAM, channels, weight,\n"
-    "                             GPU share over 1 s and 10 s, busy time, trapped accesses,\n"
-    "                             doorbells, faults\n"
-    "  stats --json               the same and every counter, as JSON\n"
-    "  set-weight VM W            the VM's scheduler weight (1..100), at once\n"
-    "  watch [--interval S]       list, refreshed every S seconds (default 1) until interrupted\n"
-    "  plot --seconds S --png F   sample each VM's GPU time for S seconds, plot its share per\n"
-    "                             250 ms window to F with gnuplot (data in F.dat)\n";
+}  // namespace
 
 std::string control_path(const std::string& socket) {
   const std::string ext = ".ctl";
@@ -40,158 +39,93 @@ std::string control_path(const std::string& socket) {
   return socket + ext;
 }
 
-Result<std::string> ask(const std::string& socket, const std::string& line) {
-  auto fd = connect_unix(control_path(socket));
-  if (!fd) return std::unexpected(fd.error());
-  const std::string req = line + "\n";
-  if (Status s = send_all(fd->get(), std::as_bytes(std::span(req.data(), req.size()))); !s)
-    return std::unexpected(s.error());
+namespace {
+
+// All the peer sends until it closes, within the deadline.
+Result<std::string> read_all(int fd, const Target& t) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(t.timeout_ms);
   std::string out;
   char buf[4096];
-  for (ssize_t n; (n = read(fd->get(), buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  return out;
-}
-
-int answer(const Result<std::string>& r) {
-  if (!r) {
-    std::fprintf(stderr, "vgpuctl: %s\n", r.error().message.c_str());
-    return 1;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                            std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) == 0)
+      return fail(Errc::timeout, vgpud::no_answer(t.control, t.timeout_ms));
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(Errc::io_error, t.control + ": " + std::strerror(errno));
+    if (n == 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+    // Another program: said at once, not after it closes or the time is up.
+    const std::string ours = std::string(vgpud::proto::CONTROL_HELLO) + " ";
+    const size_t seen = std::min(out.size(), ours.size());
+    if (out.compare(0, seen, ours, 0, seen) != 0 || out.size() > MAX_ANSWER)
+      return fail(Errc::unsupported, vgpud::not_vgpud(t.control));
   }
-  std::fputs(r->c_str(), stdout);
-  return r->rfind("error:", 0) == 0 ? 1 : 0;
 }
 
-// "time_ns\nname gpu_ns\n..." from the daemon's `shares`.
-struct Shares {
-  uint64_t t = 0;
-  std::map<std::string, uint64_t> gpu_ns;
-};
-std::optional<Shares> shares(const std::string& socket) {
-  auto r = ask(socket, "shares");
-  if (!r) return std::nullopt;
+}  // namespace
+
+Result<std::string> ask(const Target& t, const std::string& line) {
+  auto fd = vgpud::connect_unix(t.control, static_cast<int>(t.timeout_ms));
+  if (!fd) return std::unexpected(fd.error());
+  const std::string req = line + "\n";
+  if (Status s = vgpud::send_all(fd->get(), std::as_bytes(std::span(req.data(), req.size()))); !s)
+    return fail(Errc::io_error, t.control + " closed the connection without answering");
+  auto all = read_all(fd->get(), t);
+  if (!all) return all;
+  if (all->empty()) return fail(Errc::io_error, t.control + " closed the connection without answering");
+  const std::string hello = strfmt("%s %u\n", vgpud::proto::CONTROL_HELLO, vgpud::proto::CONTROL_VERSION);
+  if (all->rfind(hello, 0) != 0) {
+    const std::string ours = std::string(vgpud::proto::CONTROL_HELLO) + " ";
+    if (all->rfind(ours, 0) == 0)
+      return fail(Errc::unsupported, "vgpud at " + t.control + " speaks control protocol version " +
+                                         all->substr(ours.size(), all->find('\n') - ours.size()) + ", vgpuctl " +
+                                         std::to_string(vgpud::proto::CONTROL_VERSION));
+    return fail(Errc::unsupported, vgpud::not_vgpud(t.control));
+  }
+  return all->substr(hello.size());
+}
+
+Result<Shares> shares(const Target& t) {
+  auto r = ask(t, "shares");
+  if (!r) return std::unexpected(r.error());
   std::istringstream in(*r);
   Shares s;
-  if (!(in >> s.t)) return std::nullopt;
+  if (!(in >> s.t)) return fail(Errc::unsupported, "vgpud at " + t.control + ": a malformed shares answer");
   std::string name;
   uint64_t ns;
   while (in >> name >> ns) s.gpu_ns[name] = ns;
   return s;
 }
 
-int plot(const std::string& socket, double seconds, const std::string& png) {
-  constexpr auto WINDOW = std::chrono::milliseconds(250);
-  std::vector<Shares> samples;
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  auto next = std::chrono::steady_clock::now();
-  while (next <= end) {
-    auto s = shares(socket);
-    if (!s) {
-      std::fprintf(stderr, "vgpuctl: cannot reach the daemon at %s\n", control_path(socket).c_str());
-      return 1;
-    }
-    samples.push_back(std::move(*s));
-    next += WINDOW;
-    std::this_thread::sleep_until(next);
+// The daemon's answer on stdout; an "error:" answer on stderr, exit 1.
+int answer(const Result<std::string>& r, bool json) {
+  if (!r) {
+    std::fprintf(stderr, "vgpuctl: %s\n", r.error().message.c_str());
+    return EXIT_FAILED;
   }
-  std::map<std::string, int> column;
-  for (const Shares& s : samples)
-    for (const auto& [name, ns] : s.gpu_ns) column.emplace(name, 0);
-  int c = 2;
-  for (auto& [name, col] : column) col = c++;
-  const std::string dat = png + ".dat";
-  std::ofstream out(dat);
-  out << "# t_s";
-  for (const auto& [name, col] : column) out << ' ' << name;
-  out << '\n';
-  for (size_t i = 1; i < samples.size(); ++i) {
-    uint64_t all = 0;
-    std::map<std::string, uint64_t> used;
-    for (const auto& [name, ns] : samples[i].gpu_ns) {
-      auto prev = samples[i - 1].gpu_ns.find(name);
-      const uint64_t before = prev == samples[i - 1].gpu_ns.end() ? 0 : prev->second;
-      used[name] = ns >= before ? ns - before : 0;
-      all += used[name];
-    }
-    out << static_cast<double>(samples[i].t - samples[0].t) / 1e9;
-    for (const auto& [name, col] : column)
-      out << ' ' << (all ? static_cast<double>(used[name]) / static_cast<double>(all) : 0.0);
-    out << '\n';
+  if (r->rfind("error: ", 0) == 0) {
+    std::fprintf(stderr, "vgpuctl: %s", r->substr(7).c_str());
+    return EXIT_FAILED;
   }
-  out.close();
-  const std::string gp = png + ".gp";
-  std::ofstream g(gp);
-  g << "set terminal png size 900,400\nset output '" << png << "'\nset yrange [0:1]\nset xlabel 'time (s)'\n"
-    << "set ylabel 'share of GPU time (250 ms windows)'\nset key outside\nplot ";
-  bool first = true;
-  for (const auto& [name, col] : column) {
-    g << (first ? "" : ", ") << "'" << dat << "' using 1:" << col << " with lines title '" << name << "'";
-    first = false;
+  if (json && !nlohmann::json::accept(*r)) {
+    std::fprintf(stderr, "vgpuctl: the daemon's stats are not JSON\n");
+    return EXIT_FAILED;
   }
-  if (column.empty()) g << "0 title 'no VMs'";
-  g << '\n';
-  g.close();
-  const std::string cmd = "gnuplot '" + gp + "'";
-  if (std::system(cmd.c_str()) != 0) {
-    std::fprintf(stderr, "vgpuctl: gnuplot failed or is missing; the data is in %s\n", dat.c_str());
-    return 1;
-  }
-  std::printf("%s (%zu samples, data in %s)\n", png.c_str(), samples.size(), dat.c_str());
+  std::fputs(r->c_str(), stdout);
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  std::string socket;
-  std::vector<std::string> rest;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--help" || args[i] == "-h") {
-      std::fputs(USAGE, stdout);
-      return 0;
-    }
-    if (args[i] == "--socket" && i + 1 < args.size()) {
-      socket = args[++i];
-      continue;
-    }
-    rest.push_back(args[i]);
+int watch(const Target& t, double interval) {
+  for (;;) {
+    auto r = ask(t, "list");
+    if (!r || r->rfind("error: ", 0) == 0) return answer(r);
+    std::printf("\033[H\033[2J%s", r->c_str());
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::duration<double>(interval));
   }
-  if (socket.empty() || rest.empty()) {
-    std::fputs(USAGE, stderr);
-    return 2;
-  }
-  const std::string& cmd = rest[0];
-  if (cmd == "list" && rest.size() == 1) return answer(ask(socket, "list"));
-  if (cmd == "stats" && rest.size() <= 2 && (rest.size() == 1 || rest[1] == "--json"))
-    return answer(ask(socket, "stats"));
-  if (cmd == "set-weight" && rest.size() == 3) return answer(ask(socket, "set-weight " + rest[1] + " " + rest[2]));
-  if (cmd == "watch") {
-    double interval = 1.0;
-    if (rest.size() == 3 && rest[1] == "--interval") interval = std::atof(rest[2].c_str());
-    if (interval <= 0) interval = 1.0;
-    for (;;) {
-      auto r = ask(socket, "list");
-      if (!r) return answer(r);
-      std::printf("\033[H\033[2J%s", r->c_str());
-      std::fflush(stdout);
-      std::this_thread::sleep_for(std::chrono::duration<double>(interval));
-    }
-  }
-  if (cmd == "plot") {
-    double seconds = 0;
-    std::string png;
-    for (size_t i = 1; i + 1 < rest.size(); i += 2) {
-      if (rest[i] == "--seconds")
-        seconds = std::atof(rest[i + 1].c_str());
-      else if (rest[i] == "--png")
-        png = rest[i + 1];
-    }
-    if (seconds <= 0 || png.empty()) {
-      std::fputs("vgpuctl: plot needs --seconds S (> 0) and --png FILE\n", stderr);
-      return 2;
-    }
-    return plot(socket, seconds, png);
-  }
-  std::fprintf(stderr, "vgpuctl: unknown command '%s'\n%s", cmd.c_str(), USAGE);
-  return 2;
 }
+
+}  // namespace vgpu::vgpuctl

@@ -4,10 +4,16 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "common/text.h"
 
@@ -69,6 +75,8 @@ std::expected<Message, RecvError> recv_message(int fd, uint32_t max_size, bool k
   Message msg;
   auto* head = reinterpret_cast<std::byte*>(&msg.header);
   const ssize_t n = read_exact(fd, head, sizeof msg.header, &msg.fds, keep_fds);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    return std::unexpected(RecvError{RecvEnd::timeout, "no answer in time"});
   if (n < 0) return std::unexpected(RecvError{RecvEnd::io, errno_text("recvmsg")});
   if (n == 0) return std::unexpected(RecvError{RecvEnd::closed, "closed"});
   if (static_cast<size_t>(n) < sizeof msg.header)
@@ -81,6 +89,8 @@ std::expected<Message, RecvError> recv_message(int fd, uint32_t max_size, bool k
   msg.payload.resize(size - sizeof msg.header);
   if (!msg.payload.empty()) {
     const ssize_t p = read_exact(fd, msg.payload.data(), msg.payload.size(), &msg.fds, keep_fds);
+    if (p < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      return std::unexpected(RecvError{RecvEnd::timeout, "no answer in time"});
     if (p < 0) return std::unexpected(RecvError{RecvEnd::io, errno_text("recvmsg")});
     if (static_cast<size_t>(p) < msg.payload.size())
       return std::unexpected(RecvError{RecvEnd::truncated, strfmt("message %u truncated: %zd of %zu payload bytes",
@@ -159,14 +169,65 @@ Result<UniqueFd> listen_unix(const std::string& path, std::optional<gid_t> group
   return fd;
 }
 
-Result<UniqueFd> connect_unix(const std::string& path) {
+Result<UniqueFd> connect_unix(const std::string& path, int timeout_ms) {
   auto addr = unix_address(path);
   if (!addr) return std::unexpected(addr.error());
-  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  // Non-blocking when bounded: a Unix socket's connect fails with EAGAIN
+  // while the listener's backlog is full; retried until the deadline.
+  UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (timeout_ms >= 0 ? SOCK_NONBLOCK : 0), 0));
   if (!fd) return fail(Errc::io_error, errno_text("socket"));
-  if (connect(fd.get(), reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0)
-    return fail(Errc::not_found, "cannot connect to '" + path + "': " + errno_text("connect"));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+  while (connect(fd.get(), reinterpret_cast<const sockaddr*>(&*addr), sizeof *addr) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    if (errno == EAGAIN)
+      return fail(Errc::timeout, no_answer(path, static_cast<uint32_t>(timeout_ms)) + " (its backlog is full)");
+    return fail(Errc::not_found, "cannot connect to " + path + ": " + std::strerror(errno));
+  }
+  if (timeout_ms >= 0) {
+    const int flags = fcntl(fd.get(), F_GETFL);
+    if (flags < 0 || fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
+      return fail(Errc::io_error, errno_text("fcntl"));
+  }
   return fd;
+}
+
+void set_recv_timeout(int fd, uint32_t ms) {
+  const timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>(ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+Result<uint32_t> parse_timeout(const std::string& what, const std::string& seconds) {
+  constexpr double MAX_S = 3600;
+  double v = 0;
+  auto [p, ec] = std::from_chars(seconds.data(), seconds.data() + seconds.size(), v);
+  if (seconds.empty() || ec != std::errc() || p != seconds.data() + seconds.size() || !(v > 0) || v > MAX_S ||
+      v * 1000 < 1)
+    return fail(Errc::invalid_argument,
+                strfmt("%s: '%s' is not a number of seconds in (0, %g]", what.c_str(), seconds.c_str(), MAX_S));
+  return static_cast<uint32_t>(v * 1000);
+}
+
+Result<uint32_t> timeout_from_env() {
+  const char* env = std::getenv(TIMEOUT_ENV);
+  if (!env) return DEFAULT_TIMEOUT_MS;
+  return parse_timeout(TIMEOUT_ENV, env);
+}
+
+std::string default_socket() {
+  const char* env = std::getenv(SOCKET_ENV);
+  return env && *env ? env : DEFAULT_SOCKET;
+}
+
+std::string seconds_text(uint32_t ms) { return strfmt("%g s", static_cast<double>(ms) / 1000); }
+
+std::string not_vgpud(const std::string& path) { return path + " does not speak the vgpud protocol"; }
+
+std::string no_answer(const std::string& path, uint32_t timeout_ms) {
+  return "vgpud at " + path + " did not answer in " + seconds_text(timeout_ms);
 }
 
 }  // namespace vgpu::vgpud

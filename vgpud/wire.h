@@ -49,7 +49,7 @@ struct Message {
 };
 
 // How a receive ended when it gave no message.
-enum class RecvEnd { closed, truncated, oversized, io };
+enum class RecvEnd { closed, truncated, oversized, timeout, io };
 struct RecvError {
   RecvEnd end;
   std::string what;
@@ -74,6 +74,32 @@ struct PeerCred {
 // group given: the caller's). A stale socket file (nobody listening) is
 // replaced; a live one, or any other file, is an error.
 [[nodiscard]] Result<UniqueFd> listen_unix(const std::string& path, std::optional<gid_t> group);
-[[nodiscard]] Result<UniqueFd> connect_unix(const std::string& path);
+// timeout_ms >= 0: give up after that long when the listener's backlog is
+// full (a blocking connect would wait for it to accept).
+[[nodiscard]] Result<UniqueFd> connect_unix(const std::string& path, int timeout_ms = -1);
+// Receives on fd give up after `ms` (0: wait for ever).
+void set_recv_timeout(int fd, uint32_t ms);
+
+// Where VMs connect when no socket is given (vgpud --socket, vgpuctl
+// --socket): $VGPUD_SOCKET, else DEFAULT_SOCKET (in the directory that
+// vgpud.service's RuntimeDirectory makes).
+inline constexpr const char* SOCKET_ENV = "VGPUD_SOCKET";
+inline constexpr const char* DEFAULT_SOCKET = "/run/vgpud/vgpud.sock";
+std::string default_socket();
+
+// How long a client waits for the daemon's first answer: VGPUD_TIMEOUT
+// (seconds, fractions allowed, (0, 3600]) or DEFAULT_TIMEOUT_MS.
+inline constexpr uint32_t DEFAULT_TIMEOUT_MS = 5000;
+inline constexpr const char* TIMEOUT_ENV = "VGPUD_TIMEOUT";
+// "2", "0.5": milliseconds; anything else (or out of range) an error
+// naming `what` (the option or the variable).
+[[nodiscard]] Result<uint32_t> parse_timeout(const std::string& what, const std::string& seconds);
+[[nodiscard]] Result<uint32_t> timeout_from_env();
+// "5 s", "0.5 s"
+std::string seconds_text(uint32_t ms);
+// The errors every client gives for a peer that is not vgpud, or that is
+// silent.
+std::string not_vgpud(const std::string& path);
+std::string no_answer(const std::string& path, uint32_t timeout_ms);
 
 }  // namespace vgpu::vgpud

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // sched_bench: FIFO, CREDIT and BAND on the issue-5 experiments, in virtual
-// time. Usage:
+// time. Flags through CLI11 (--opt value or --opt=value; usage errors exit
+// 2; --help, --version). Usage:
 //   sched_bench [--json FILE] [--plots DIR] [--seconds S] [--gap-us US]
 //               [--period-ms MS] [--yield-us US] [--util-interval-ms MS]
 //               [--slice-ms MS] [--early-yield-end] [--check]
 // --check exits 1 when BAND misses its bounds in a checked experiment.
+#include <CLI/CLI.hpp>
 #include <charconv>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -17,13 +20,29 @@ namespace {
 using namespace vgpu;
 using namespace vgpu::bench;
 
-bool parse_double(const char* s, double* out) {
-  const std::string str(s);
-  auto [p, ec] = std::from_chars(str.data(), str.data() + str.size(), *out);
-  return ec == std::errc() && p == str.data() + str.size() && *out >= 0;
+constexpr int EXIT_USAGE = 2;
+
+// A non-negative number, all of the text, times `unit` into *dst (ns).
+CLI::Validator non_negative() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        double d = 0;
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+        if (v.empty() || ec != std::errc() || p != v.data() + v.size() || d < 0)
+          return "'" + v + "' is not a non-negative number";
+        return "";
+      },
+      "NUMBER");
 }
 
-uint64_t ns(double v, double unit) { return static_cast<uint64_t>(v * unit); }
+void add_time(CLI::App& app, const std::string& name, double unit, uint64_t* dst, const std::string& help) {
+  app.add_option_function<std::string>(
+         name,
+         [unit, dst](const std::string& v) { *dst = static_cast<uint64_t>(std::strtod(v.c_str(), nullptr) * unit); },
+         help)
+      ->type_name("NUMBER")
+      ->check(non_negative());
+}
 
 }  // namespace
 
@@ -33,46 +52,27 @@ int main(int argc, char** argv) {
   RunInfo info;
   info.duration_ns = 20'000'000'000;
   info.gap_ns = 20'000;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc;
-    double v = 0;
-    auto number = [&](double unit, uint64_t* dst) {
-      if (!has_value || !parse_double(argv[i + 1], &v)) {
-        std::cerr << "sched_bench: " << a << " needs a non-negative number\n";
-        return false;
-      }
-      *dst = ns(v, unit);
-      ++i;
-      return true;
-    };
-    if (a == "--json" && has_value) {
-      json_path = argv[++i];
-    } else if (a == "--plots" && has_value) {
-      plot_dir = argv[++i];
-    } else if (a == "--seconds") {
-      if (!number(1e9, &info.duration_ns)) return 2;
-    } else if (a == "--gap-us") {
-      if (!number(1e3, &info.gap_ns)) return 2;
-    } else if (a == "--period-ms") {
-      if (!number(1e6, &info.params.period_ns)) return 2;
-    } else if (a == "--yield-us") {
-      if (!number(1e3, &info.params.yield_window_ns)) return 2;
-    } else if (a == "--util-interval-ms") {
-      if (!number(1e6, &info.params.util_interval_ns)) return 2;
-    } else if (a == "--slice-ms") {
-      if (!number(1e6, &info.slice_ns)) return 2;
-    } else if (a == "--early-yield-end") {
-      info.params.yield_ends_when_all_queued = true;
-    } else if (a == "--check") {
-      check = true;
-    } else {
-      std::cerr << "sched_bench: unknown or incomplete argument '" << a << "'\n"
-                << "usage: sched_bench [--json FILE] [--plots DIR] [--seconds S] [--gap-us US] [--period-ms MS]\n"
-                   "                   [--yield-us US] [--util-interval-ms MS] [--slice-ms MS] [--early-yield-end]\n"
-                   "                   [--check]\n";
-      return 2;
-    }
+  CLI::App app("sched_bench: FIFO, CREDIT and BAND on the issue-5 experiments, in virtual time", "sched_bench");
+  app.add_option("--json", json_path, "write the figures as JSON to FILE")->type_name("FILE");
+  app.add_option("--plots", plot_dir, "write gnuplot plots into DIR")->type_name("DIR");
+  add_time(app, "--seconds", 1e9, &info.duration_ns, "virtual seconds per experiment (default 20)");
+  add_time(app, "--gap-us", 1e3, &info.gap_ns, "submit gap in microseconds (default 20)");
+  add_time(app, "--period-ms", 1e6, &info.params.period_ns, "the policies' period in milliseconds");
+  add_time(app, "--yield-us", 1e3, &info.params.yield_window_ns, "BAND's yield window in microseconds");
+  add_time(app, "--util-interval-ms", 1e6, &info.params.util_interval_ns, "utilization interval in milliseconds");
+  add_time(app, "--slice-ms", 1e6, &info.slice_ns, "kernels sliced into turns of this many milliseconds");
+  app.add_flag("--early-yield-end", info.params.yield_ends_when_all_queued, "end BAND's yield when all VMs queued");
+  app.add_flag("--check", check, "exit 1 when BAND misses its bounds in a checked experiment");
+  app.set_version_flag("--version", std::string("sched_bench (vgpu) ") + VGPU_VERSION);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "sched_bench: " << e.what() << " (see --help)\n";
+    return EXIT_USAGE;
   }
 
   const std::vector<std::string> policies{"fifo", "credit", "band"};

@@ -42,12 +42,25 @@ Result<std::vector<uint32_t>> parse_counts(std::string_view flag, std::string_vi
 
 Status parse_flags(std::span<char*> args, const FlagHandlers& handlers) {
   for (size_t i = 0; i < args.size(); ++i) {
-    const std::string_view flag = args[i];
-    const auto h = handlers.find(flag);
-    if (h == handlers.end() || i + 1 >= args.size())
+    const std::string_view arg = args[i];
+    if (arg.substr(0, 2) != "--")
       return fail(Errc::invalid_argument,
-                  strfmt("unknown or incomplete argument '%.*s'", static_cast<int>(flag.size()), flag.data()));
-    if (Status s = h->second(args[++i]); !s) return s;
+                  strfmt("unexpected argument '%.*s'", static_cast<int>(arg.size()), arg.data()));
+    // --flag=value or --flag value
+    const size_t eq = arg.find('=');
+    const std::string_view flag = arg.substr(0, eq);
+    const auto h = handlers.find(flag);
+    if (h == handlers.end())
+      return fail(Errc::invalid_argument, strfmt("unknown option '%.*s'", static_cast<int>(flag.size()), flag.data()));
+    std::string_view value;
+    if (eq != std::string_view::npos) {
+      value = arg.substr(eq + 1);
+    } else {
+      if (i + 1 >= args.size())
+        return fail(Errc::invalid_argument, strfmt("%.*s: needs a value", static_cast<int>(flag.size()), flag.data()));
+      value = args[++i];
+    }
+    if (Status s = h->second(value); !s) return s;
   }
   return {};
 }

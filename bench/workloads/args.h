@@ -26,9 +26,10 @@ std::vector<std::string> split_list(std::string_view s);
 [[nodiscard]] Result<std::vector<testbed::Mode>> parse_modes(std::string_view value);
 [[nodiscard]] Result<std::vector<const testbed::workloads::WorkloadSpec*>> parse_workloads(std::string_view value);
 
-// "--flag value" pairs, each value handed to its flag's handler, which says
-// what is wrong with it. A flag with no handler or no value, or a value its
-// handler refuses: an error naming it.
+// "--flag value" or "--flag=value", each value handed to its flag's
+// handler, which says what is wrong with it. An unknown option, a flag
+// without its value, a stray argument or a value its handler refuses: an
+// error naming it (the commands print it with their usage and exit 2).
 using FlagHandler = std::function<Status(std::string_view value)>;
 using FlagHandlers = std::map<std::string, FlagHandler, std::less<>>;
 [[nodiscard]] Status parse_flags(std::span<char*> args, const FlagHandlers& handlers);

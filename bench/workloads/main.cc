@@ -18,6 +18,10 @@
 int main(int argc, char** argv) {
   const std::span<char*> all(argv, static_cast<size_t>(argc));
   const std::string cmd = argc > 1 ? argv[1] : "";
+  if (cmd == "--version") {
+    std::cout << "vgpu-bench (vgpu) " VGPU_VERSION "\n";
+    return 0;
+  }
   if (cmd == "workloads") return vgpu::bench::workloads_main(all.subspan(2));
   if (cmd == "scale") return vgpu::bench::scale_main(all.subspan(2));
   if (cmd == "fair") return vgpu::bench::fair_main(all.subspan(2));
@@ -36,6 +40,8 @@ int main(int argc, char** argv) {
                "       vgpu-bench idle [--vms N] [--modes LIST] [--spin-ms N] [--json FILE]\n"
                "       vgpu-bench ptx [--modes LIST] [--runs N] [--json FILE]\n"
                "       vgpu-bench sliver [--sgemm-n N] [--mriq-k N] [--mriq-x N] [--iterations N] [--slices LIST]\n"
-               "                         [--latency-seconds N] [--policy NAME] [--turn-ms N] [--json FILE]\n";
+               "                         [--latency-seconds N] [--policy NAME] [--turn-ms N] [--json FILE]\n"
+               "       vgpu-bench --version\n"
+               "Flags take their value as --flag VALUE or --flag=VALUE; a usage error exits 2.\n";
   return cmd == "--help" || cmd == "-h" ? 0 : 2;
 }

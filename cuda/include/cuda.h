@@ -313,6 +313,10 @@ typedef enum CUdriverProcAddressQueryResult_enum {
 /* Errors and versions */
 CUresult CUDAAPI cuGetErrorString(CUresult error, const char **pStr);
 CUresult CUDAAPI cuGetErrorName(CUresult error, const char **pStr);
+/* NVIDIA's private tables, which only a statically linked CUDA runtime asks
+ * for: vgpu has none and says why (docs/cuda-programs.md, "CUDA runtime
+ * programs"); the answer is CUDA_ERROR_NOT_SUPPORTED. */
+CUresult CUDAAPI cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId);
 CUresult CUDAAPI cuInit(unsigned int Flags);
 CUresult CUDAAPI cuDriverGetVersion(int *driverVersion);
 CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,

@@ -25,8 +25,8 @@ constexpr const char* ALL_FILES[] = {"scale_zstd.fatbin", "scale_plain.fatbin", 
                                      "scale_all.fatbin",  "scale_all_lz.fatbin", "scale_sass.fatbin",
                                      "scale_multi.fatbin"};
 
-std::vector<std::byte> load(const std::string& name) {
-  std::ifstream f(std::string(VGPU_CUDA_TESTDATA) + "/" + name, std::ios::binary);
+std::vector<std::byte> load(const std::string& name, const std::string& dir = VGPU_CUDA_TESTDATA) {
+  std::ifstream f(dir + "/" + name, std::ios::binary);
   std::vector<char> chars((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::vector<std::byte> out(chars.size());
   if (!chars.empty()) std::memcpy(out.data(), chars.data(), chars.size());
@@ -90,6 +90,26 @@ TEST(Fatbin, EveryCompressionGivesTheSamePtx) {
     EXPECT_NE(text->find(".target sm_75"), std::string::npos) << file;  // multi: compute_75 beats compute_86
     EXPECT_EQ(*text, *plain) << file;
   }
+}
+
+// The runtime's inputs (cuda/cudart/testdata: two kernels, a __constant__
+// and a __device__ variable) in every compression nvcc writes: the same PTX.
+TEST(Fatbin, RuntimeInputsGiveTheSamePtxInEveryCompression) {
+  auto plain = extract_ptx(load("rt_plain.fatbin", VGPU_CUDART_TESTDATA), Target{}, MAX_TEXT);
+  ASSERT_TRUE(plain) << plain.error().message;
+  for (const char* want :
+       {".entry rt_axpb(", ".entry rt_store(", ".const .align 4 .b8 rt_coef[8];", ".global .align 4 .u32 rt_count;"})
+    EXPECT_NE(plain->find(want), std::string::npos) << want;
+  for (const char* file : {"rt_zstd.fatbin", "rt_lz.fatbin", "rt_all.fatbin"}) {
+    auto text = extract_ptx(load(file, VGPU_CUDART_TESTDATA), Target{}, MAX_TEXT);
+    ASSERT_TRUE(text) << file << ": " << text.error().message;
+    EXPECT_EQ(*text, *plain) << file;
+  }
+  auto sass = extract_ptx(load("rt_sass.fatbin", VGPU_CUDART_TESTDATA), Target{}, MAX_TEXT);
+  ASSERT_FALSE(sass);
+  EXPECT_EQ(sass.error().result, CUDA_ERROR_NO_BINARY_FOR_GPU);
+  EXPECT_NE(sass.error().message.find("-gencode arch=compute_75,code=compute_75"), std::string::npos)
+      << sass.error().message;
 }
 
 TEST(Fatbin, CompressedElfUnpacksToTheSameElf) {

@@ -120,4 +120,19 @@ CUresult cuGetProcAddress(const char* symbol, void** pfn, int cudaVersion, cuuin
   return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, nullptr);
 }
 
+// A statically linked CUDA runtime (nvcc's default, -cudart static; also
+// inside NVIDIA's libraries: cuBLAS, cuDNN, ...) reaches the driver through
+// NVIDIA's private export tables, which vgpu does not have: say so, once,
+// naming the fix, and refuse (no crash).
+CUresult cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
+  (void)pExportTableId;
+  if (ppExportTable != nullptr) *ppExportTable = nullptr;
+  vgpu::cuda::note_unsupported("cuGetExportTable",
+                               "a CUDA runtime linked statically, into the program (nvcc's default, -cudart static) "
+                               "or into a library it uses (NVIDIA's cuBLAS, cuDNN, ...), needs NVIDIA's private "
+                               "driver tables; vgpu runs CUDA runtime programs built with nvcc -cudart shared, on "
+                               "vgpu's libcudart.so.13 (docs/cuda-programs.md)");
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 }  // extern "C"

@@ -66,6 +66,7 @@ const ProcRow ROWS[] = {
     ROW("cuFuncGetAttribute", 2020, cuFuncGetAttribute),
     ROW("cuGetErrorName", 6000, cuGetErrorName),
     ROW("cuGetErrorString", 6000, cuGetErrorString),
+    ROW("cuGetExportTable", 2000, cuGetExportTable),
     ROW("cuGetProcAddress", 11030, cuGetProcAddress),
     ROW("cuGetProcAddress", 12000, cuGetProcAddress_v2),
     ROW("cuInit", 2000, cuInit),

@@ -39,6 +39,7 @@ VGPU_HOST_PACKAGES=(
   meson ninja-build g++ pkg-config python3
   libgtest-dev libgmock-dev libopenblas-dev libpciaccess-dev
   gnuplot-nox
+  libcli11-dev nlohmann-json3-dev  # the C++ commands' flags (CLI11) and JSON (vgpud, vgpuctl, the benches)
   libzstd-dev                   # libcuda: fat binaries' zstd-compressed entries
   clang-14 libclang-rt-14-dev   # user kernels: CUDA C to PTX (cuda/corpus), the libFuzzer targets
 )

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -269,24 +270,29 @@ int shares_bench(double seconds, const std::string& only) {
 
 int main(int argc, char** argv) {
   using namespace vgpu::vgpud::bench;
-  std::vector<std::string> a(argv + 1, argv + argc);
-  if (a.empty() || a[0] == "--help") {
-    std::puts("usage: vgpud-bench access|launch|shares|all [--count N] [--seconds S] [--yield-us US] [--only band-2]");
-    return a.empty() ? 2 : 0;
-  }
+  CLI::App app("vgpud-bench: what sharing the GPU through the daemon costs", "vgpud-bench");
   uint32_t count = 20000;
   double seconds = 20;
   std::string only;
-  for (size_t i = 1; i + 1 < a.size(); i += 2) {
-    if (a[i] == "--count") count = static_cast<uint32_t>(std::atoi(a[i + 1].c_str()));
-    if (a[i] == "--seconds") seconds = std::atof(a[i + 1].c_str());
-    if (a[i] == "--yield-us") g_yield_us = a[i + 1];
-    if (a[i] == "--only") only = a[i + 1];
+  app.add_option("--count", count, "accesses or launches measured (access, launch)")
+      ->check(CLI::Range(1u, 10'000'000u));
+  app.add_option("--seconds", seconds, "seconds of each share run (shares)")->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--yield-us", g_yield_us, "the daemons' BAND yield window")->check(CLI::Range(1, 1'000'000));
+  app.add_option("--only", only, "band-2: only BAND's two-VM cases")->check(CLI::IsMember({"band-2"}));
+  std::string cmd;
+  app.add_option("COMMAND", cmd, "access, launch, shares or all")
+      ->required()
+      ->check(CLI::IsMember({"access", "launch", "shares", "all"}));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "vgpud-bench: %s (see --help)\n", e.what());
+    return 2;
   }
-  if (a[0] == "access") return access_bench(count);
-  if (a[0] == "launch") return launch_bench(std::min(count, 2000u));
-  if (a[0] == "shares") return shares_bench(seconds, only);
-  if (a[0] == "all") return access_bench(count) | launch_bench(2000) | shares_bench(seconds, only);
-  std::fprintf(stderr, "vgpud-bench: unknown command '%s'\n", a[0].c_str());
-  return 2;
+  if (cmd == "access") return access_bench(count);
+  if (cmd == "launch") return launch_bench(std::min(count, 2000u));
+  if (cmd == "shares") return shares_bench(seconds, only);
+  return access_bench(count) | launch_bench(2000) | shares_bench(seconds, only);
 }

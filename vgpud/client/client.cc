@@ -12,9 +12,25 @@
 
 namespace vgpu::vgpud {
 
+namespace {
+
+std::unexpected<AttachError> no_vgpud(std::string message) {
+  return std::unexpected(AttachError{proto::Refusal::none, std::move(message)});
+}
+
+}  // namespace
+
 std::expected<std::unique_ptr<Client>, AttachError> Client::attach(const std::string& socket, const AttachOptions& o) {
-  auto fd = connect_unix(socket);
-  if (!fd) return std::unexpected(AttachError{proto::Refusal::none, fd.error().message});
+  uint32_t timeout_ms = 0;
+  if (o.timeout_ms) {
+    timeout_ms = *o.timeout_ms;
+  } else {
+    auto env = timeout_from_env();
+    if (!env) return no_vgpud(env.error().message);
+    timeout_ms = *env;
+  }
+  auto fd = connect_unix(socket, static_cast<int>(timeout_ms));
+  if (!fd) return no_vgpud(fd.error().message);
   std::unique_ptr<Client> c(new Client());
   c->fd_ = std::move(*fd);
   proto::AttachRequest req;
@@ -25,17 +41,30 @@ std::expected<std::unique_ptr<Client>, AttachError> Client::attach(const std::st
                 (o.pv ? proto::OPT_PV : 0);
   std::strncpy(req.name, o.name.c_str(), proto::NAME_BYTES - 1);
   const uint16_t id = c->next_id_++;
-  if (!c->send(proto::attach_request(id, req)))
-    return std::unexpected(AttachError{proto::Refusal::none, "daemon at '" + socket + "' closed the connection"});
-  auto r = recv_message(c->fd_.get(), proto::MAX_DAEMON_MESSAGE, true);
-  if (!r) return std::unexpected(AttachError{proto::Refusal::none, "no answer from the daemon: " + r.error().what});
+  if (!c->send(proto::attach_request(id, req))) return no_vgpud(socket + " closed the connection without answering");
+  // The first answer, bounded in time and size: whoever listens there
+  // must answer as vgpud, with our magic, soon.
+  set_recv_timeout(c->fd_.get(), timeout_ms);
+  auto r = recv_message(c->fd_.get(), proto::MAX_CLIENT_MESSAGE + 4096, true);
+  if (!r) {
+    switch (r.error().end) {
+      case RecvEnd::timeout: return no_vgpud(no_answer(socket, timeout_ms));
+      case RecvEnd::closed: return no_vgpud(socket + " closed the connection without answering");
+      case RecvEnd::truncated:
+      case RecvEnd::oversized: return no_vgpud(not_vgpud(socket));
+      case RecvEnd::io: return no_vgpud(socket + ": " + r.error().what);
+    }
+  }
+  auto rest = proto::check_hello(r->header, r->payload, id);
+  if (!rest && rest.error().code == Errc::unsupported) return no_vgpud(not_vgpud(socket));
+  if (!rest) return no_vgpud("vgpud at " + socket + ": " + rest.error().message);
+  set_recv_timeout(c->fd_.get(), 0);
   if (r->header.flags & proto::FLAG_ERROR)
-    return std::unexpected(
-        AttachError{static_cast<proto::Refusal>(r->header.error),
-                    std::string(reinterpret_cast<const char*>(r->payload.data()), r->payload.size())});
-  if (r->header.id != id || r->payload.size() != sizeof(proto::AttachReply) || r->fds.size() != proto::ATTACH_FDS)
+    return std::unexpected(AttachError{static_cast<proto::Refusal>(r->header.error),
+                                       std::string(reinterpret_cast<const char*>(rest->data()), rest->size())});
+  if (rest->size() != sizeof(proto::AttachReply) || r->fds.size() != proto::ATTACH_FDS)
     return std::unexpected(AttachError{proto::Refusal::protocol, "malformed attach reply"});
-  c->reply_ = proto::load<proto::AttachReply>(r->payload);
+  c->reply_ = proto::load<proto::AttachReply>(*rest);
   c->vram_fd_ = std::move(r->fds[0]);
   c->irq_fd_ = std::move(r->fds[1]);
   c->status_fd_ = std::move(r->fds[2]);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,11 +28,18 @@ struct AttachOptions {
   bool bar_remap = true;
   bool lazy_shadow = true;
   bool pv = false;  // offer the paravirtual interface (spec §17)
+  // How long to wait for the daemon's first answer; none: VGPUD_TIMEOUT
+  // or DEFAULT_TIMEOUT_MS (wire.h). Later round trips wait as long as the
+  // daemon takes.
+  std::optional<uint32_t> timeout_ms;
 };
 
-// Refused attaches carry the daemon's reason and its Refusal.
+// Refused attaches carry the daemon's reason and its Refusal. With none,
+// the message is the whole story, naming the socket: it cannot be
+// reached, "PATH does not speak the vgpud protocol", "vgpud at PATH did
+// not answer in N s", or another protocol version.
 struct AttachError {
-  proto::Refusal refusal = proto::Refusal::none;  // none: no answer (connect failed, daemon gone)
+  proto::Refusal refusal = proto::Refusal::none;  // none: no answer from a vgpud (see above)
   std::string message;
 };
 

@@ -97,7 +97,10 @@ std::string DaemonProcess::control(const std::string& line) const {
   std::string out;
   char buf[4096];
   for (ssize_t n; (n = read(fd->get(), buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
-  return out;
+  // The protocol's first line (protocol.h), then the answer.
+  const std::string hello = std::string(proto::CONTROL_HELLO) + " " + std::to_string(proto::CONTROL_VERSION) + "\n";
+  if (out.rfind(hello, 0) != 0) return "";
+  return out.substr(hello.size());
 }
 
 uint64_t DaemonProcess::rss_kib() const {
@@ -115,8 +118,8 @@ std::string DaemonProcess::log() const {
   return s.str();
 }
 
-uint64_t DaemonProcess::reserved_bytes() const { return json_number(control("stats"), "reserved_vram_bytes"); }
-uint64_t DaemonProcess::partition_bytes() const { return json_number(control("stats"), "partition_vram_bytes"); }
+uint64_t DaemonProcess::reserved_bytes() const { return json_number(control("stats"), "vram_reserved_used_bytes"); }
+uint64_t DaemonProcess::partition_bytes() const { return json_number(control("stats"), "vram_assigned_bytes"); }
 
 Status checked_workload(Client& client, uint32_t seed, bool pv) {
   auto port = ClientPort::create(client);

@@ -26,10 +26,12 @@ class DaemonProcess {
   // SIGTERM, then the exit status (-1: had to be killed after `timeout_s`).
   int stop(int timeout_s = 30);
   bool running();
-  std::string control(const std::string& line) const;  // "" when unreachable
+  // The answer to a control request without the protocol's first line; ""
+  // when unreachable or not vgpud.
+  std::string control(const std::string& line) const;
   uint64_t rss_kib() const;
   std::string log() const;  // its stderr so far
-  // From `stats`: reserved VRAM in use, VRAM given to partitions.
+  // From `stats`: reserved VRAM in use, VRAM assigned to VMs.
   uint64_t reserved_bytes() const;
   uint64_t partition_bytes() const;
 

@@ -12,6 +12,8 @@
 #include <thread>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "driver/runtime.h"
 #include "vgpud/client/client_port.h"
 #include "vgpud/tests/daemon_process.h"
@@ -91,6 +93,8 @@ TEST(Vgpud, RefusalsNameTheirReason) {
   auto r = Client::attach(d->socket(), big);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().refusal, proto::Refusal::vram_exhausted) << r.error().message;
+  // 512 MiB less 16 MiB and 2 x 24 MiB reserved for the daemon: in MiB, the user's unit.
+  EXPECT_EQ(r.error().message, "1024 MiB asked, 448 MiB free on the daemon");
   AttachOptions bad;
   bad.name = "bad";
   bad.channels = 0;
@@ -348,6 +352,53 @@ TEST(Vgpuctl, ListStatsAndSetWeight) {
   EXPECT_NE(vgpuctl(*d, "frobnicate").first, 0);
 }
 
+// The daemon's VRAM adds up (total = reserved + assigned + free), a VM
+// that ran work has touched some of its VRAM and used some GPU time, and
+// utilization (GPU time over wall time) is a fraction.
+TEST(Vgpuctl, ListAndStatsShowUtilizationAndVram) {
+  auto d = DaemonProcess::start({"--vram", "1G", "--max-vms", "2"});
+  ASSERT_TRUE(d);
+  auto a = attach_or_null(d->socket(), "alpha");
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(checked_workload(*a, 1));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));  // two share samples
+  const auto j = nlohmann::json::parse(d->control("stats"));
+  const uint64_t total = j["vram_total_bytes"], reserved = j["vram_reserved_bytes"],
+                 assigned = j["vram_assigned_bytes"], free = j["vram_free_bytes"];
+  EXPECT_EQ(total, GiB);
+  EXPECT_EQ(reserved, 64 * MiB) << "16 MiB and 24 MiB per VM slot";
+  EXPECT_EQ(assigned, 64 * MiB) << "alpha's VRAM";
+  EXPECT_EQ(total, reserved + assigned + free);
+  EXPECT_GT(j["vram_reserved_used_bytes"].get<uint64_t>(), 0u);
+  EXPECT_LE(j["vram_reserved_used_bytes"].get<uint64_t>(), reserved);
+  const auto& vm = j["vms"][0];
+  EXPECT_EQ(vm["vram_bytes"], 64 * MiB);
+  EXPECT_GT(vm["vram_touched_bytes"].get<uint64_t>(), 0u) << "the workload wrote its buffers";
+  EXPECT_LE(vm["vram_touched_bytes"].get<uint64_t>(), 64 * MiB);
+  EXPECT_EQ(vm["shadow_bytes"], 24 * MiB);
+  EXPECT_GT(vm["shadow_used_bytes"].get<uint64_t>(), 0u);
+  EXPECT_GT(vm["gpu_ns"].get<uint64_t>(), 0u);
+  for (const char* k : {"utilization_1s", "utilization_10s", "share_1s", "share_10s"}) {
+    EXPECT_GE(vm[k].get<double>(), 0.0) << k;
+    EXPECT_LE(vm[k].get<double>(), 1.0) << k;
+  }
+  EXPECT_FALSE(vm["counters"].contains("reserved_vram_bytes")) << "host-wide: vram_reserved_used_bytes";
+  const std::string list = d->control("list");
+  EXPECT_EQ(list.rfind("GPU  utilization ", 0), 0u) << list;
+  EXPECT_NE(list.find("VRAM 1024 MiB total: 64 MiB reserved for the daemon ("), std::string::npos) << list;
+  EXPECT_NE(list.find("64 MiB assigned to 1 VMs, 896 MiB free"), std::string::npos) << list;
+  EXPECT_NE(list.find("UTIL_1S"), std::string::npos) << list;
+  a.reset();
+  EXPECT_TRUE(log_has(*d, "vm alpha disconnected: closed by the client (pid "));
+  const std::string log = d->log();
+  const size_t at = log.find("vm alpha disconnected");
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = log.substr(at, log.find('\n', at) - at);
+  EXPECT_NE(line.find(", GPU time "), std::string::npos) << line;
+  EXPECT_NE(line.find(" s attached)"), std::string::npos) << line;
+  RecordProperty("disconnect_line", line);
+}
+
 TEST(Vgpuctl, UnreachableDaemonIsAClearError) {
   const std::string cmd = std::string(VGPUCTL_PATH) + " --socket /tmp/no-such-vgpud.sock list 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
@@ -364,14 +415,12 @@ TEST(Vgpud, StatsReportTheHostsSchedulerSettings) {
   auto d = DaemonProcess::start({"--vram", "1G", "--scheduler", "fifo", "--turn-ms", "5", "--max-gpu-ms", "700",
                                  "--slice-blocks", "8", "--ring-ahead", "off"});
   ASSERT_TRUE(d);
-  const std::string stats = d->control("stats");
-  EXPECT_NE(stats.find("\"host\": {\"scheduler\": \"fifo\", \"turn_ms\": 5, \"max_gpu_ms\": 700, \"slice_blocks\": 8, "
-                       "\"ring_ahead\": false}"),
-            std::string::npos)
-      << stats;
+  const auto stats = nlohmann::json::parse(d->control("stats"));
+  EXPECT_EQ(stats["host"], nlohmann::json::parse(R"({"scheduler": "fifo", "turn_ms": 5, "max_gpu_ms": 700,
+                                                      "slice_blocks": 8, "ring_ahead": false})"));
   auto defaults = DaemonProcess::start({"--vram", "1G"});
   ASSERT_TRUE(defaults);
-  EXPECT_NE(defaults->control("stats").find("\"ring_ahead\": true}"), std::string::npos) << "on by default";
+  EXPECT_EQ(nlohmann::json::parse(defaults->control("stats"))["host"]["ring_ahead"], true) << "on by default";
 }
 
 TEST(Vgpud, SetWeightReachesTheScheduler) {
@@ -382,6 +431,11 @@ TEST(Vgpud, SetWeightReachesTheScheduler) {
   EXPECT_EQ(d->control("set-weight a 30"), "ok\n");
   EXPECT_NE(d->control("stats").find("\"weight\": 30"), std::string::npos);
   EXPECT_EQ(d->control("set-weight a 0").rfind("error:", 0), 0u);
+  // Whole numbers only, also when a client other than vgpuctl asks.
+  EXPECT_EQ(d->control("set-weight a 2.5"), "error: weight: '2.5' is not a whole number in [1, 100]\n");
+  EXPECT_EQ(d->control("set-weight a 7abc"), "error: weight: '7abc' is not a whole number in [1, 100]\n");
+  EXPECT_EQ(d->control("set-weight a"), "error: usage: set-weight NAME WEIGHT\n");
+  EXPECT_NE(d->control("stats").find("\"weight\": 30"), std::string::npos) << "unchanged by the refusals";
   EXPECT_EQ(d->control("set-weight nobody 3").rfind("error:", 0), 0u);
 }
 

@@ -74,19 +74,52 @@ TEST(VgpudOptions, ErrorsNameTheOption) {
     auto cl = parse_command_line(args);
     return !cl && cl.error().message.rfind(prefix, 0) == 0;
   };
-  EXPECT_TRUE(starts({"--vram", "1G"}, "--socket PATH is required"));
   EXPECT_TRUE(starts({"--socket", "/s", "--scheduler", "lottery"}, "--scheduler"));
   EXPECT_TRUE(starts({"--socket", "/s", "--max-vms", "0"}, "--max-vms"));
   EXPECT_TRUE(starts({"--socket", "/s", "--backend", "nvidia"}, "--backend"));
   EXPECT_TRUE(starts({"--socket", "/s", "--backend", "gpu"}, "--backend: 'gpu' is not one of model, cuda"));
   EXPECT_TRUE(starts({"--socket", "/s", "--group", "no-such-group-here"}, "--group"));
-  EXPECT_TRUE(starts({"--socket", "/s", "--vram"}, "--vram: needs a value"));
-  EXPECT_TRUE(starts({"--socket", "/s", "--frobnicate", "1"}, "unknown option"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--vram"}, "--vram: 1 required SIZE missing"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--frobnicate", "1"}, "unknown option '--frobnicate'"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--max-vms", "7abc"}, "--max-vms: '7abc' is not a whole number in [1, 64]"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--yield-us", "2.5"}, "--yield-us: '2.5'"));
   EXPECT_TRUE(starts({"--socket", "/s", "--turn-ms", "1001"}, "--turn-ms"));
   EXPECT_TRUE(starts({"--socket", "/s", "--max-gpu-ms", "-1"}, "--max-gpu-ms"));
   EXPECT_TRUE(starts({"--socket", "/s", "--slice-blocks", "16777216"}, "--slice-blocks"));
   EXPECT_TRUE(starts({"--socket", "/s", "--ring-ahead", "yes"}, "--ring-ahead: 'yes' is not on or off"));
   EXPECT_TRUE(parse_command_line({"--help"})->help);
+  EXPECT_TRUE(parse_command_line({"--version"})->version);
+}
+
+TEST(VgpudOptions, OptEqualsValueAndOptValueAreTheSame) {
+  auto a = parse_command_line({"--socket=/tmp/s", "--vram=1G", "--max-vms=3", "--ring-ahead=off"});
+  ASSERT_TRUE(a) << a.error().message;
+  EXPECT_EQ(a->config.socket, "/tmp/s");
+  EXPECT_EQ(a->config.vram_bytes, GiB);
+  EXPECT_EQ(a->config.max_vms, 3u);
+  EXPECT_FALSE(a->config.ring_ahead);
+}
+
+// No --socket: $VGPUD_SOCKET, else the systemd unit's /run/vgpud/vgpud.sock.
+TEST(VgpudOptions, DefaultSocketIsTheEnvironmentsOrTheSystemOne) {
+  unsetenv(SOCKET_ENV);
+  EXPECT_EQ(parse_command_line({})->config.socket, DEFAULT_SOCKET);
+  setenv(SOCKET_ENV, "/tmp/mine.sock", 1);
+  EXPECT_EQ(parse_command_line({})->config.socket, "/tmp/mine.sock");
+  EXPECT_EQ(parse_command_line({"--socket", "/tmp/s"})->config.socket, "/tmp/s");
+  unsetenv(SOCKET_ENV);
+}
+
+// --help and the man page come from the one table: every option is in both.
+TEST(VgpudOptions, HelpAndManPageDescribeEveryOption) {
+  const std::string help = usage(), man = man_page();
+  for (const OptionSpec& o : OPTIONS) {
+    EXPECT_NE(help.find(std::string(o.name) + " " + o.value), std::string::npos) << o.name;
+    EXPECT_GT(std::string(o.help).size(), 10u) << o.name << " has a description";
+    std::string roff_name;
+    for (const char* c = o.name; *c; ++c) roff_name += *c == '-' ? std::string("\\-") : std::string(1, *c);
+    EXPECT_NE(man.find(roff_name), std::string::npos) << o.name;
+  }
 }
 
 TEST(ShareHistory, ShareIsGpuTimeOverAllVmsInTheWindow) {
@@ -100,6 +133,24 @@ TEST(ShareHistory, ShareIsGpuTimeOverAllVmsInTheWindow) {
   h.sample(2 * S, {{1, 1200}, {2, 600}});  // only vm 1 ran in the last second
   EXPECT_DOUBLE_EQ(h.share(1, S), 1.0);
   EXPECT_DOUBLE_EQ(h.share(3, S), 0.0);
+}
+
+// One busy VM alone has all of the share whatever it uses; utilization
+// is its GPU time over wall time.
+TEST(ShareHistory, UtilizationIsGpuTimeOverWallTime) {
+  ShareHistory h;
+  const uint64_t S = 1'000'000'000;
+  h.sample(0, {{1, 0}, {2, 0}});
+  h.sample(S, {{1, S / 10}, {2, 0}});
+  EXPECT_DOUBLE_EQ(h.share(1, S), 1.0);
+  EXPECT_DOUBLE_EQ(h.utilization(1, S), 0.1);
+  EXPECT_DOUBLE_EQ(h.utilization(2, S), 0.0);
+  h.sample(2 * S, {{1, S / 10 + S / 4}, {2, S / 2}});
+  EXPECT_DOUBLE_EQ(h.utilization(1, S), 0.25);
+  EXPECT_DOUBLE_EQ(h.utilization(2, S), 0.5);
+  EXPECT_DOUBLE_EQ(h.gpu_utilization(S), 0.75);
+  EXPECT_DOUBLE_EQ(h.gpu_utilization(10 * S), (0.35 + 0.5) / 2) << "over the 2 s there are";
+  EXPECT_DOUBLE_EQ(ShareHistory().gpu_utilization(S), 0.0) << "no samples";
 }
 
 TEST(ShareHistory, AVmThatJoinedCountsFromZero) {

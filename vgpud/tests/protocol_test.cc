@@ -93,7 +93,7 @@ TEST(Protocol, AttachChecksVersionOptionsAndName) {
   r.options = OPT_BAR_REMAP | OPT_LAZY_SHADOW;
   EXPECT_TRUE(parse_attach(bytes_of(r)));
   AttachRequest bad = r;
-  bad.version = 2;
+  bad.version = VERSION - 1;
   EXPECT_FALSE(parse_attach(bytes_of(bad)));
   bad = r;
   bad.options = 1u << 7;
@@ -119,7 +119,32 @@ TEST(Protocol, RefusalCarriesItsReasonAndCode) {
   EXPECT_EQ(h.id, 3);
   EXPECT_EQ(h.flags, TYPE_REPLY | FLAG_ERROR);
   EXPECT_EQ(h.error, static_cast<uint32_t>(Refusal::vram_exhausted));
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(payload_of(m).data()), payload_of(m).size()), "no VRAM");
+  auto rest = check_hello(h, payload_of(m), 3);
+  ASSERT_TRUE(rest) << rest.error().message;
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(rest->data()), rest->size()), "no VRAM");
+}
+
+TEST(Protocol, FirstReplyMustCarryTheMagicAndOurVersion) {
+  const auto ok = attach_reply(0, AttachReply{.vm_id = 7});
+  auto rest = check_hello(header_of(ok), payload_of(ok), 0);
+  ASSERT_TRUE(rest);
+  EXPECT_EQ(load<AttachReply>(*rest).vm_id, 7u);
+  EXPECT_EQ(check_hello(header_of(ok), payload_of(ok), 1).error().code, Errc::unsupported) << "another id";
+  auto other = ok;
+  Hello h{MAGIC, VERSION + 1};
+  std::memcpy(other.data() + sizeof(Header), &h, sizeof h);
+  auto v = check_hello(header_of(other), payload_of(other), 0);
+  ASSERT_FALSE(v);
+  EXPECT_EQ(v.error().code, Errc::invalid_argument);
+  EXPECT_NE(v.error().message.find("version 3"), std::string::npos) << v.error().message;
+  h = Hello{0x50545448, VERSION};  // "HTTP"
+  std::memcpy(other.data() + sizeof(Header), &h, sizeof h);
+  EXPECT_EQ(check_hello(header_of(other), payload_of(other), 0).error().code, Errc::unsupported);
+  const auto read = read_request(0, REGION_BAR0, 0);
+  EXPECT_FALSE(plausible_attach_reply(header_of(read))) << "a command, not a reply";
+  Header text;
+  std::memcpy(&text, "HTTP/1.1 400 Bad Request\r\n", sizeof text);
+  EXPECT_FALSE(plausible_attach_reply(text));
 }
 
 }  // namespace
