@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The isolation catalog (docs/isolation.md), user kernels (PTX modules,
-// docs/spec/vgpu.md §10.6): rows UK-1 to UK-7. The attacker's own kernels
+// docs/spec/vgpu.md §10.6): rows UK-1 to UK-8. The attacker's own kernels
 // store to and load from addresses it does not own, run forever, recurse
 // without end and ask for more than the launch bounds allow, and its
 // module loads are hostile; the victim keeps its data, results and share
@@ -13,8 +13,12 @@
 #include <string>
 #include <vector>
 
+#include <thread>
+
 #include "driver/compute.h"
+#include "gpu/engines/user_kernel.h"
 #include "ptx/module.h"
+#include "ptx/params.h"
 #include "tests/testing/isolation_harness.h"
 #include "tests/testing/user_kernels_ptx.h"
 
@@ -40,13 +44,9 @@ struct UserKernels {
   }
   std::vector<std::byte> params(const char* entry, std::initializer_list<uint64_t> values) const {
     const ptx::EntryInfo& e = mod->entries()[static_cast<size_t>(mod->find_entry(entry))];
-    std::vector<std::byte> p(e.param_bytes);
-    size_t i = 0;
-    for (uint64_t v : values) {
-      const ptx::Param& q = e.params.at(i++);
-      std::memcpy(p.data() + q.offset, &v, q.size);  // little endian: the low bytes
-    }
-    return p;
+    auto p = ptx::pack_params(e, values);
+    EXPECT_TRUE(p) << "parameters of " << entry;
+    return p.value_or(std::vector<std::byte>(e.param_bytes));
   }
   Result<driver::Fence> launch(const char* entry, std::initializer_list<uint64_t> values, uint32_t threads = 1) {
     const auto p = params(entry, values);
@@ -115,9 +115,10 @@ TEST_P(Isolation, UserKernelLoadThroughForeignPteFaultsAndLeaksNothing) {
 
 // UK-4: a kernel that never ends: stopped by ENGINE_TIMEOUT (max-gpu-ms,
 // 4 s by default), the channel gets `timeout`, and a new context of the
-// attacker runs a kernel again. A thread block is not divided, so the
-// victim's compute work waits while the runaway holds the engine (at most
-// max-gpu-ms) and completes correctly after it (the harness's checks).
+// attacker runs a kernel again. Without kernel slicing (the harness's
+// setting) the launch runs in one piece, so the victim's compute work
+// waits while the runaway holds the engine (at most max-gpu-ms) and
+// completes correctly after it (the harness's checks); UK-8 slices.
 TEST_P(Isolation, UserKernelRunawayIsStoppedAndTheVictimKeepsRunning) {
   run_isolation(GetParam(), [](Attack& a) {
     UserKernels k = UserKernels::load(a);
@@ -211,6 +212,103 @@ TEST_P(Isolation, HostileModuleLoadsAreRefusedWithAReason) {
     EXPECT_LE(all.size(), size_t{cls::compute::MAX_MODULE_SLOTS});
     EXPECT_TRUE(a.ctx.status()) << "a refused load stopped the channel";
   });
+}
+
+// UK-8: a runaway in ONE thread block with kernel slicing on: its pieces
+// yield inside the block (USER_PIECE_NS), so the other VM's short kernels
+// wait at most about a turn, not max-gpu-ms; no max-gpu-ms is set, and the
+// user-kernel watchdog (here 1.5 s through its environment variable, 60 s
+// by default) ends the runaway with `timeout` and a report; the attacker's
+// VM then launches again. Its own testbed: the runaway's VM slices.
+TEST(IsolationUserKernels, OneBlockRunawayYieldsToTheOtherVmAndTheWatchdogEndsIt) {
+  constexpr uint64_t TURN_NS = 30'000'000;
+  constexpr uint64_t MARGIN_NS = 150'000'000;  // mediator and driver overheads on a loaded 2-core machine
+  constexpr uint32_t WATCHDOG_MS = 1500;
+  ASSERT_EQ(setenv(gpu::USER_KERNEL_WATCHDOG_ENV, std::to_string(WATCHDOG_MS).c_str(), 1), 0);
+  TestbedConfig tc = config(Mode::fv_opt);
+  tc.turn_ns = TURN_NS;
+  tc.max_gpu_ms = 0;         // no ENGINE_TIMEOUT: only the watchdog may end it
+  tc.slice_blocks = {1, 0};  // the runaway's VM slices; the other runs whole
+  tc.log = [](LogKind, const std::string&) {};
+  auto tb = Testbed::create(tc);
+  ASSERT_TRUE(tb) << tb.error().what();
+  auto parsed = ptx::parse_module(USER_KERNELS_PTX);
+  ASSERT_TRUE(parsed);
+  const auto mod = *parsed;
+  const auto params = [&](const char* entry, std::initializer_list<uint64_t> values) {
+    const ptx::EntryInfo& e = mod->entries()[static_cast<size_t>(mod->find_entry(entry))];
+    auto p = ptx::pack_params(e, values);
+    EXPECT_TRUE(p) << "parameters of " << entry;
+    return p.value_or(std::vector<std::byte>(e.param_bytes));
+  };
+  std::atomic<bool> running{false}, over{false};
+  uint64_t worst_ns = 0, kernels = 0, runaway_ns = 0;
+  auto results = (*tb)->run([&](Vm& vm) -> Status {
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    auto m = (*ctx)->load_module(USER_KERNELS_PTX, mod->data_bytes());
+    auto buf = (*ctx)->alloc(fmt::SMALL_PAGE);
+    if (!m || !buf) return fail(Errc::device_error, "setup");
+    const std::vector<uint32_t> zeros(fmt::SMALL_PAGE / 4, 0);
+    if (auto r = (*ctx)->upload(*buf, std::span<const uint32_t>(zeros)); !r) return r;
+    const uint64_t va = *(*ctx)->gpu_va(*buf);
+    const auto launch = [&](driver::Context& c, const driver::LoadedModule& lm, const char* entry,
+                            const std::vector<std::byte>& p, uint32_t threads) {
+      return c.launch_module({.slot = lm.slot,
+                              .entry = static_cast<uint32_t>(mod->find_entry(entry)),
+                              .shape = {{1, 1, 1}, {threads, 1, 1}},
+                              .params = p});
+    };
+    if (vm.index == VICTIM) {  // short kernels, one at a time, until the runaway is over
+      while (!running.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      for (uint32_t i = 0; !over.load(); ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        auto f = launch(**ctx, *m, "store_at", params("store_at", {va + 4 * (i % 256), i}), 1);
+        if (!f) return std::unexpected(f.error());
+        if (auto w = (*ctx)->wait(*f); !w) return w;
+        const auto waited = std::chrono::steady_clock::now() - t0;
+        if (over.load()) break;
+        worst_ns = std::max<uint64_t>(worst_ns, static_cast<uint64_t>(std::chrono::nanoseconds(waited).count()));
+        ++kernels;
+      }
+      return {};
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    auto f = launch(**ctx, *m, "forever", params("forever", {va}), 32);
+    if (!f) return std::unexpected(f.error());
+    running = true;
+    auto w = (*ctx)->wait(*f, 30'000'000'000);
+    runaway_ns = static_cast<uint64_t>(std::chrono::nanoseconds(std::chrono::steady_clock::now() - t0).count());
+    over = true;
+    if (w || w.error().message.find("timeout") == std::string::npos)
+      return fail(Errc::device_error, "the runaway did not end with timeout");
+    auto report = (*ctx)->module_report();
+    if (!report || report->status != cls::PtxStatus::timeout ||
+        std::string(report->message).find("watchdog") == std::string::npos)
+      return fail(Errc::device_error, "no watchdog report");
+    auto fresh = vm.device.create_context();  // the VM launches again
+    if (!fresh) return std::unexpected(fresh.error());
+    auto fm = (*fresh)->load_module(USER_KERNELS_PTX, mod->data_bytes());
+    auto out = (*fresh)->alloc(fmt::SMALL_PAGE);
+    if (!fm || !out) return fail(Errc::device_error, "fresh context");
+    auto g = launch(**fresh, *fm, "store_at", params("store_at", {*(*fresh)->gpu_va(*out), 42}), 1);
+    if (!g) return std::unexpected(g.error());
+    return (*fresh)->wait(*g);
+  });
+  unsetenv(gpu::USER_KERNEL_WATCHDOG_ENV);
+  for (auto& r : results) EXPECT_TRUE(r) << r.error().what();
+  ::testing::Test::RecordProperty("victim_worst_wait_ms", static_cast<int>(worst_ns / 1'000'000));
+  ::testing::Test::RecordProperty("victim_kernels", static_cast<int>(kernels));
+  ::testing::Test::RecordProperty("runaway_ms", static_cast<int>(runaway_ns / 1'000'000));
+  EXPECT_GE(runaway_ns, uint64_t{WATCHDOG_MS} * 1'000'000) << "ended before the watchdog";
+  // The watchdog counts the runaway's own engine time; the other VM's turns
+  // and the piece boundaries come on top (measured: 1.5 s in 3.1-3.3 s).
+  EXPECT_LT(runaway_ns, uint64_t{WATCHDOG_MS} * 8'000'000) << "ended long after the watchdog";
+  EXPECT_LE(worst_ns, TURN_NS + gpu::USER_PIECE_NS + MARGIN_NS)
+      << "the other VM waited " << worst_ns / 1'000'000 << " ms";
+  // Its share: a kernel at least every turn and margin while the runaway ran.
+  EXPECT_GE(kernels, runaway_ns / (TURN_NS + MARGIN_NS))
+      << kernels << " kernels in " << runaway_ns / 1'000'000 << " ms";
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "driver/runtime.h"
 #include "ptx/module.h"
+#include "ptx/params.h"
 #include "testbed/testbed.h"
 #include "tests/testing/user_kernels_ptx.h"
 
@@ -25,24 +26,11 @@ constexpr const char* KERNELS_PTX = testing::USER_KERNELS_PTX;
 constexpr uint32_t N = 3000;  // not a multiple of the block
 constexpr uint32_t BLOCK = 256;
 
-// A parameter buffer packed at the entry's offsets.
-class Params {
- public:
-  Params(const ptx::Module& m, const char* entry) : info_(m.entries().at(static_cast<size_t>(m.find_entry(entry)))) {
-    bytes_.resize(info_.param_bytes);
-  }
-  template <typename T>
-  Params& set(size_t i, T value) {
-    EXPECT_EQ(info_.params.at(i).size, sizeof(T));
-    std::memcpy(bytes_.data() + info_.params.at(i).offset, &value, sizeof(T));
-    return *this;
-  }
-  std::span<const std::byte> span() const { return bytes_; }
-
- private:
-  const ptx::EntryInfo& info_;
-  std::vector<std::byte> bytes_;
-};
+// A parameter buffer packed at the entry's offsets (ptx/params.h); every
+// set() must name a parameter of its size (checked where it is used).
+ptx::ParamBuffer Params(const ptx::Module& m, const char* entry) {
+  return ptx::ParamBuffer(m.entries().at(static_cast<size_t>(m.find_entry(entry))));
+}
 
 class UserKernels : public ::testing::TestWithParam<Mode> {
  protected:
@@ -77,10 +65,11 @@ class UserKernels : public ::testing::TestWithParam<Mode> {
     if (!ba || !bb || !bc) return fail(Errc::out_of_memory, "buffers");
     if (auto r = ctx.upload(*ba, std::span<const float>(a)); !r) return r;
     if (auto r = ctx.upload(*bb, std::span<const float>(b)); !r) return r;
-    Params p(*module_, "vadd");
+    auto p = Params(*module_, "vadd");
     p.set(0, *ctx.gpu_va(*ba)).set(1, *ctx.gpu_va(*bb)).set(2, *ctx.gpu_va(*bc)).set(3, N);
+    EXPECT_TRUE(p.ok()) << "parameters";
     const driver::LaunchShape shape{{(N + BLOCK - 1) / BLOCK, 1, 1}, {BLOCK, 1, 1}};
-    auto f = ctx.launch_module({.slot = m.slot, .entry = entry("vadd"), .shape = shape, .params = p.span()});
+    auto f = ctx.launch_module({.slot = m.slot, .entry = entry("vadd"), .shape = shape, .params = p.bytes()});
     if (!f) return std::unexpected(f.error());
     if (auto r = ctx.download(*bc, std::span<float>(c)); !r) return r;
     for (uint32_t i = 0; i < N; ++i)
@@ -114,10 +103,11 @@ TEST_P(UserKernels, ModuleVariableIsInitialisedAndAtomicallyUpdated) {
     if (!ctx) return std::unexpected(ctx.error());
     auto m = (*ctx)->load_module(KERNELS_PTX, module_->data_bytes());
     if (!m) return std::unexpected(m.error());
-    Params p(*module_, "bump");
+    auto p = Params(*module_, "bump");
     p.set(0, uint32_t{3});
+    EXPECT_TRUE(p.ok()) << "parameters";
     auto f = (*ctx)->launch_module(
-        {.slot = m->slot, .entry = entry("bump"), .shape = {{4, 1, 1}, {64, 1, 1}}, .params = p.span()});
+        {.slot = m->slot, .entry = entry("bump"), .shape = {{4, 1, 1}, {64, 1, 1}}, .params = p.bytes()});
     if (!f) return std::unexpected(f.error());
     uint32_t counter = 0;
     const ptx::Variable* v = module_->find_variable("counter");
@@ -167,10 +157,11 @@ TEST_P(UserKernels, WildStoreFaultsItsOwnChannelOnly) {
     auto mb = (*bystander)->load_module(KERNELS_PTX, module_->data_bytes());
     if (!m || !mb) return fail(Errc::device_error, "modules");
     constexpr uint64_t WILD = 0x40'0000'0040;  // nothing is mapped there
-    Params p(*module_, "store_at");
+    auto p = Params(*module_, "store_at");
     p.set(0, WILD).set(1, uint32_t{7});
+    EXPECT_TRUE(p.ok()) << "parameters";
     auto f = (*ctx)->launch_module(
-        {.slot = m->slot, .entry = entry("store_at"), .shape = {{1, 1, 1}, {1, 1, 1}}, .params = p.span()});
+        {.slot = m->slot, .entry = entry("store_at"), .shape = {{1, 1, 1}, {1, 1, 1}}, .params = p.bytes()});
     if (!f) return std::unexpected(f.error());
     auto w = (*ctx)->wait(*f);
     if (w || w.error().message.find("mmu_fault") == std::string::npos)
@@ -271,25 +262,27 @@ TEST(UserKernelIsolation, SameModuleSameAddressesDifferentDataAndARunawayStopped
       if (!sm || !flag) return fail(Errc::device_error, "runaway setup");
       uint32_t zero = 0;
       if (auto r = (*spin_ctx)->upload(*flag, 0, std::as_bytes(std::span(&zero, 1))); !r) return r;
-      Params p(*mod, "forever");
+      auto p = Params(*mod, "forever");
       p.set(0, *(*spin_ctx)->gpu_va(*flag));
+      EXPECT_TRUE(p.ok()) << "parameters";
       auto f = (*spin_ctx)->launch_module({.slot = sm->slot,
                                            .entry = static_cast<uint32_t>(mod->find_entry("forever")),
                                            .shape = {{1, 1, 1}, {32, 1, 1}},
-                                           .params = p.span()});
+                                           .params = p.bytes()});
       if (!f) return std::unexpected(f.error());
       auto w = (*spin_ctx)->wait(*f);
       if (w || w.error().message.find("timeout") == std::string::npos)
         return fail(Errc::device_error, "the runaway was not stopped by its bound");
     }
     for (int round = 0; round < 20; ++round) {
-      Params p(*mod, "vadd");
+      auto p = Params(*mod, "vadd");
       const uint64_t va = *(*ctx)->gpu_va(*buf);
       p.set(0, va).set(1, va).set(2, va).set(3, N);
+      EXPECT_TRUE(p.ok()) << "parameters";
       auto f = (*ctx)->launch_module({.slot = m->slot,
                                       .entry = static_cast<uint32_t>(mod->find_entry("vadd")),
                                       .shape = {{(N + BLOCK - 1) / BLOCK, 1, 1}, {BLOCK, 1, 1}},
-                                      .params = p.span()});
+                                      .params = p.bytes()});
       if (!f) return std::unexpected(f.error());
     }
     if (auto r = (*ctx)->download(*buf, std::span<float>(out)); !r) return r;

@@ -23,6 +23,7 @@
 #include "bench/workloads/commands.h"
 #include "common/text.h"
 #include "ptx/module.h"
+#include "ptx/params.h"
 
 namespace vgpu::bench {
 namespace {
@@ -55,21 +56,10 @@ struct ModeResult {
 };
 
 // A parameter buffer in an entry's layout.
-class Params {
- public:
-  Params(const ptx::Module& m, std::string_view entry)
-      : info_(m.entries()[static_cast<size_t>(m.find_entry(entry))]), bytes_(info_.param_bytes) {}
-  template <typename T>
-  Params& set(size_t i, T v) {
-    std::memcpy(bytes_.data() + info_.params[i].offset, &v, sizeof(T));
-    return *this;
-  }
-  std::span<const std::byte> span() const { return bytes_; }
-
- private:
-  const ptx::EntryInfo& info_;
-  std::vector<std::byte> bytes_;
-};
+// A parameter buffer packed at the entry's offsets (ptx/params.h).
+ptx::ParamBuffer Params(const ptx::Module& m, std::string_view entry) {
+  return ptx::ParamBuffer(m.entries()[static_cast<size_t>(m.find_entry(entry))]);
+}
 
 struct Bench {
   driver::Context& ctx;
@@ -78,11 +68,13 @@ struct Bench {
   uint32_t runs;
 
   uint32_t entry(std::string_view name) const { return static_cast<uint32_t>(mod.find_entry(name)); }
-  Result<double> timed_user(std::string_view name, const Params& p, driver::LaunchShape shape) {
+  Result<double> timed_user(std::string_view name, const ptx::ParamBuffer& p, driver::LaunchShape shape) {
     std::vector<double> t;
+    if (!p.ok())
+      return fail(Errc::invalid_argument, "ptx: parameters of " + std::string(name) + " do not fit its entry");
     for (uint32_t r = 0; r < runs; ++r) {
       const auto t0 = Clock::now();
-      auto f = ctx.launch_module({.slot = loaded.slot, .entry = entry(name), .shape = shape, .params = p.span()});
+      auto f = ctx.launch_module({.slot = loaded.slot, .entry = entry(name), .shape = shape, .params = p.bytes()});
       if (!f) return std::unexpected(f.error());
       if (auto w = ctx.wait(*f); !w) return std::unexpected(w.error());
       t.push_back(ms_since(t0));
@@ -147,14 +139,16 @@ Result<std::vector<Row>> launch_and_load_rows(driver::Device& dev, const std::st
   TRY(ctx, dev.create_context());
   TRY(m, (*ctx)->load_module(text, mod.data_bytes()));
   TRY(one, (*ctx)->alloc(4096));
-  Params p(mod, "nop");
+  auto p = Params(mod, "nop");
   p.set(0, *(*ctx)->gpu_va(*one));
+  if (!p.ok()) return fail(Errc::invalid_argument, "ptx: the parameter of nop does not fit its entry");
   std::vector<double> user, builtin;
   for (uint32_t r = 0; r < runs * 10; ++r) {
     auto t0 = Clock::now();
-    TRY(f,
-        (*ctx)->launch_module(
-            {.slot = m->slot, .entry = static_cast<uint32_t>(mod.find_entry("nop")), .shape = {}, .params = p.span()}));
+    TRY(f, (*ctx)->launch_module({.slot = m->slot,
+                                  .entry = static_cast<uint32_t>(mod.find_entry("nop")),
+                                  .shape = {},
+                                  .params = p.bytes()}));
     if (auto w = (*ctx)->wait(*f); !w) return std::unexpected(w.error());
     user.push_back(ms_since(t0) * 1000);
     t0 = Clock::now();
@@ -177,7 +171,7 @@ Result<std::vector<Row>> work_rows(driver::Device& dev, const std::string& text,
 
   TRY(x, filled(c, SAXPY_N, 1.0f));
   TRY(y, filled(c, SAXPY_N, 2.0f));
-  Params sp(mod, "saxpy");
+  auto sp = Params(mod, "saxpy");
   sp.set(0, SAXPY_N).set(1, 0.5f).set(2, *c.gpu_va(*x)).set(3, *c.gpu_va(*y));
   TRY(su, b.timed_user("saxpy", sp, {{SAXPY_N / BLOCK, 1, 1}, {BLOCK, 1, 1}}));
   TRY(sb, b.timed_builtin([&] { return c.saxpy({*x, *y, SAXPY_N, 0.5f}); }));
@@ -191,7 +185,7 @@ Result<std::vector<Row>> work_rows(driver::Device& dev, const std::string& text,
   TRY(ga, filled(c, nn, 1.0f));
   TRY(gb, filled(c, nn, 0.5f));
   TRY(gc, filled(c, nn, 0.0f));
-  Params mp(mod, "matmul");
+  auto mp = Params(mod, "matmul");
   mp.set(0, GEMM_N).set(1, *c.gpu_va(*ga)).set(2, *c.gpu_va(*gb)).set(3, *c.gpu_va(*gc));
   TRY(mu, b.timed_user("matmul", mp, {{GEMM_N / 16, GEMM_N / 16, 1}, {16, 16, 1}}));
   TRY(mb, b.timed_builtin([&] { return c.sgemm({*ga, *gb, *gc, GEMM_N, GEMM_N, GEMM_N, 1.0f, 0.0f}); }));
@@ -208,7 +202,7 @@ Result<std::vector<Row>> work_rows(driver::Device& dev, const std::string& text,
 
   TRY(sx, filled(c, SUM_N, 1.0f));
   TRY(part, filled(c, SUM_N / BLOCK, 0.0f));
-  Params rp(mod, "reduce");
+  auto rp = Params(mod, "reduce");
   rp.set(0, SUM_N).set(1, *c.gpu_va(*sx)).set(2, *c.gpu_va(*part));
   TRY(ru, b.timed_user("reduce", rp, {{SUM_N / BLOCK, 1, 1}, {BLOCK, 1, 1}}));
   std::vector<float> partial(SUM_N / BLOCK);

@@ -3,19 +3,17 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
+
+#include "ptx/params.h"
 
 namespace vgpu::cuda {
 namespace {
 
 std::expected<std::vector<std::byte>, CUresult> from_pointers(const ptx::EntryInfo& entry, void** kernel_params) {
-  std::vector<std::byte> buf(entry.param_bytes);
-  for (size_t i = 0; i < entry.params.size(); ++i) {
-    const ptx::Param& p = entry.params[i];
-    if (kernel_params[i] == nullptr || uint64_t{p.offset} + p.size > buf.size())
-      return std::unexpected(CUDA_ERROR_INVALID_VALUE);
-    std::memcpy(buf.data() + p.offset, kernel_params[i], p.size);
-  }
-  return buf;
+  auto buf = ptx::pack_params(entry, kernel_params);
+  if (!buf) return std::unexpected(CUDA_ERROR_INVALID_VALUE);
+  return std::move(*buf);
 }
 
 std::expected<std::vector<std::byte>, CUresult> from_extra(const ptx::EntryInfo& entry, void** extra) {

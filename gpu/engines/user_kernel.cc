@@ -2,6 +2,8 @@
 #include "gpu/engines/user_kernel.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -18,10 +20,6 @@ namespace {
 
 using cls::PtxStatus;
 using regs::ChannelError;
-
-// ext: how long one user kernel operation may run when no ENGINE_TIMEOUT
-// bounds it (max-gpu-ms 0): a watchdog for runaways, generous for real work.
-constexpr uint64_t USER_KERNEL_WATCHDOG_NS = 60'000'000'000;
 
 // Global memory as a user kernel reaches it: the channel's MMU, VRAM only.
 class MmuMemory final : public ptx::GlobalMemory {
@@ -131,24 +129,69 @@ MethodDone load(ChannelContext& ctx, ModuleSlots& slots, const ModuleLoad& l, ui
   return write_report(ctx, l.report_va, ok, slots, mthd);
 }
 
-// Blocks [first, end) of a launch.
-MethodDone run_part(ChannelContext& ctx, const UserLaunch& l, uint32_t mthd, uint64_t first, uint64_t end) {
-  const uint64_t start = ctx.clock.now_ns();
-  ChannelContext bounded = ctx;
-  if (!bounded.engine_budget_ns) bounded.engine_budget_ns = USER_KERNEL_WATCHDOG_NS;
-  EngineDeadline deadline(bounded, start);
-  const uint64_t budget = *bounded.engine_budget_ns;
-  const double rate = std::max(ctx.cost.warp_instructions_per_ns, 1e-9);
+// What ends a run of a launch: the engine budget (max-gpu-ms), the
+// watchdog over all pieces, or (a piece) its time. Time is the clock's in
+// real time and the modeled cost of the instructions run in virtual time.
+class RunBounds {
+ public:
+  RunBounds(ChannelContext& ctx, const ptx::LaunchRun& run, uint64_t start_ns, uint64_t watchdog_left_ns,
+            uint64_t piece_ns)
+      : ctx_(ctx),
+        run_(run),
+        start_ns_(start_ns),
+        start_instructions_(run.stats().warp_instructions),
+        rate_(std::max(ctx.cost.warp_instructions_per_ns, 1e-9)),
+        virtual_(ctx.clock.kind() == ClockKind::virtual_time),
+        watchdog_left_ns_(watchdog_left_ns),
+        piece_ns_(piece_ns) {}
 
-  ptx::ExecControl control;
-  uint64_t polls = 0;
-  const bool virtual_time = ctx.clock.kind() == ClockKind::virtual_time;
-  control.keep_going = [&] {
-    ++polls;
-    if (virtual_time) return static_cast<double>(polls) * control.poll_every / rate <= static_cast<double>(budget);
-    return !deadline.expired();
-  };
-  const ptx::LaunchConfig config{
+  uint64_t elapsed_ns() const {
+    if (!virtual_) return ctx_.clock.now_ns() - start_ns_;
+    return static_cast<uint64_t>(static_cast<double>(instructions()) / rate_);
+  }
+  // Warp instructions of this run: counted by polls while it runs (the
+  // run's counters reach LaunchRun::stats when it returns), exact after.
+  uint64_t instructions() const {
+    const uint64_t exact = run_.stats().warp_instructions - start_instructions_;
+    return exact != 0 ? exact : polls_ * USER_POLL_EVERY;
+  }
+  void polled() { ++polls_; }
+  // The modeled cost of this run, charged to the clock at its end.
+  uint64_t cost_ns() const {
+    return ctx_.cost.launch_ns + static_cast<uint64_t>(static_cast<double>(instructions()) / rate_);
+  }
+  bool over_budget() const { return ctx_.engine_budget_ns && elapsed_ns() >= *ctx_.engine_budget_ns; }
+  bool over_watchdog() const { return elapsed_ns() >= watchdog_left_ns_; }
+  bool piece_over() const { return piece_ns_ != 0 && elapsed_ns() >= piece_ns_; }
+
+ private:
+  ChannelContext& ctx_;
+  const ptx::LaunchRun& run_;
+  uint64_t start_ns_, start_instructions_;
+  double rate_;
+  bool virtual_;
+  uint64_t watchdog_left_ns_, piece_ns_;
+  uint64_t polls_ = 0;
+};
+
+// A failed run: the report, then the channel's error.
+MethodDone launch_failed(ChannelContext& ctx, const UserLaunch& l, uint32_t mthd, const ptx::ExecError& e,
+                         const MmuMemory* memory, std::string_view timeout_message) {
+  const auto* map = std::ranges::find(EXEC_ERRORS, e.status, &ExecMapping::exec);
+  const ExecMapping m = map != std::end(EXEC_ERRORS)
+                            ? *map
+                            : ExecMapping{e.status, ChannelError::kernel_error, PtxStatus::illegal};
+  const std::string message = e.status == ptx::ExecStatus::timeout ? std::string(timeout_message) : e.message;
+  if (auto w = write_report(ctx, l.report_va, make_report(m.report, e.line, e.va, message), *l.slots, mthd); !w)
+    return w;
+  if (m.error == ChannelError::mmu_fault && memory != nullptr && memory->fault())
+    return mmu_channel_fault(mthd, *memory->fault());
+  const ChannelError code = m.error == ChannelError::mmu_fault ? ChannelError::kernel_error : m.error;
+  return channel_fault(code, mthd, e.va);
+}
+
+ptx::LaunchConfig exec_config(const UserLaunch& l) {
+  return ptx::LaunchConfig{
       .entry = l.entry,
       .grid = {l.grid[0], l.grid[1], l.grid[2]},
       .block = {l.block[0], l.block[1], l.block[2]},
@@ -156,55 +199,81 @@ MethodDone run_part(ChannelContext& ctx, const UserLaunch& l, uint32_t mthd, uin
       .params = l.params,
       .data_va = l.data_va,
   };
-  MmuMemory memory(ctx);
-  const ptx::ExecLimits limits{.max_shared_bytes = cls::compute::MAX_SHARED_BYTES};
-  auto ran = ptx::run_blocks(*l.module, config, memory, first, end, limits, control);
-  if (!ran) {
-    const ptx::ExecError& e = ran.error();
-    const auto* map = std::ranges::find(EXEC_ERRORS, e.status, &ExecMapping::exec);
-    const ExecMapping m = map != std::end(EXEC_ERRORS)
-                              ? *map
-                              : ExecMapping{e.status, ChannelError::kernel_error, PtxStatus::illegal};
-    std::string message = e.message;
-    if (e.status == ptx::ExecStatus::timeout) message = "the launch ran past its time bound";
-    if (auto w = write_report(ctx, l.report_va, make_report(m.report, e.line, e.va, message), *l.slots, mthd); !w)
-      return w;
-    if (m.error == ChannelError::mmu_fault && memory.fault()) return mmu_channel_fault(mthd, *memory.fault());
-    const ChannelError code = m.error == ChannelError::mmu_fault ? ChannelError::kernel_error : m.error;
-    if (code == ChannelError::timeout) (void)deadline.charge(start, budget);
-    return channel_fault(code, mthd, e.va);
-  }
-  const auto cost = ctx.cost.launch_ns + static_cast<uint64_t>(static_cast<double>(ran->warp_instructions) / rate);
-  if (!deadline.charge(start, cost)) return channel_fault(ChannelError::timeout, mthd);
-  return {};
 }
 
 uint64_t grid_blocks(const UserLaunch& l) { return uint64_t{l.grid[0]} * l.grid[1] * l.grid[2]; }
 
-// A launch in slices of thread blocks, one slice per piece (§10.5).
-class UserSlices final : public DividedWork {
- public:
-  UserSlices(const ChannelContext& ctx, UserLaunch launch, uint32_t mthd, uint32_t slice_blocks)
-      : ctx_(ctx), launch_(std::move(launch)), mthd_(mthd), slice_(std::max<uint32_t>(slice_blocks, 1)) {}
-
-  MethodDone run_piece(std::optional<uint64_t> budget_ns) override {
-    ctx_.engine_budget_ns = budget_ns;
-    const uint64_t end = std::min(grid_blocks(launch_), next_ + slice_);
-    const uint64_t first = next_;
-    next_ = end;
-    return run_part(ctx_, launch_, mthd_, first, end);
-  }
-  bool finished() const override { return next_ >= grid_blocks(launch_); }
-
- private:
-  ChannelContext ctx_;
-  UserLaunch launch_;
-  uint32_t mthd_;
-  uint64_t slice_;
-  uint64_t next_ = 0;
-};
-
 }  // namespace
+
+uint64_t user_kernel_watchdog_ns() {
+  const char* env = std::getenv(USER_KERNEL_WATCHDOG_ENV);
+  if (env == nullptr || *env == '\0') return USER_KERNEL_WATCHDOG_NS;
+  uint64_t ms = 0;
+  const char* end = env + std::strlen(env);
+  if (auto r = std::from_chars(env, end, ms); r.ec != std::errc{} || r.ptr != end || ms == 0)
+    return USER_KERNEL_WATCHDOG_NS;
+  return ms * 1'000'000;
+}
+
+UserLaunchWork::UserLaunchWork(const ChannelContext& ctx, UserLaunch launch, uint32_t mthd, const UserPieces& pieces)
+    : ctx_(ctx), launch_(std::move(launch)), mthd_(mthd), pieces_(pieces) {}
+
+UserLaunchWork::~UserLaunchWork() = default;
+
+bool UserLaunchWork::finished() const { return done_; }
+
+uint64_t UserLaunchWork::state_bytes() const { return run_ ? run_->state_bytes() : 0; }
+
+MethodDone UserLaunchWork::run_piece(std::optional<uint64_t> budget_ns) {
+  return run_for(pieces_.slice_blocks == 0 ? 0 : pieces_.piece_ns, budget_ns);
+}
+
+// One piece: from where the last one stopped until the launch finishes, it
+// ran `piece_ns` (0: no bound) or `slice_blocks` more blocks, or a bound
+// ends it (timeout). The block state stays in run_ between pieces.
+MethodDone UserLaunchWork::run_for(uint64_t piece_ns, std::optional<uint64_t> budget_ns) {
+  ctx_.engine_budget_ns = budget_ns;
+  const uint64_t start = ctx_.clock.now_ns();
+  if (!run_) {
+    const ptx::ExecLimits limits{.max_shared_bytes = cls::compute::MAX_SHARED_BYTES};
+    auto started = ptx::LaunchRun::start(*launch_.module, exec_config(launch_), 0, grid_blocks(launch_), limits);
+    if (!started) return finish(launch_failed(ctx_, launch_, mthd_, started.error(), nullptr, ""));
+    run_ = std::move(*started);
+  }
+  const uint64_t watchdog_left = pieces_.watchdog_ns > spent_ns_ ? pieces_.watchdog_ns - spent_ns_ : 0;
+  RunBounds bounds(ctx_, *run_, start, watchdog_left, piece_ns);
+  ptx::ExecControl control;
+  control.poll_every = USER_POLL_EVERY;
+  control.keep_going = [&] {
+    bounds.polled();
+    return !bounds.over_budget() && !bounds.over_watchdog();
+  };
+  control.yield_now = [&] { return bounds.piece_over(); };
+  const uint64_t stop = pieces_.slice_blocks == 0 ? ~uint64_t{0} : run_->next_block() + pieces_.slice_blocks;
+  MmuMemory memory(ctx_);
+  auto ran = run_->run(memory, control, stop);
+  EngineDeadline deadline(ctx_, start);
+  spent_ns_ += bounds.elapsed_ns();
+  if (!ran) {
+    const bool watchdog = !bounds.over_budget() && bounds.over_watchdog();
+    const std::string why = watchdog ? "ended by the user-kernel watchdog after " +
+                                           std::to_string(pieces_.watchdog_ns / 1'000'000) + " ms"
+                                     : "the launch ran past its time bound";
+    if (ran.error().status == ptx::ExecStatus::timeout && !watchdog && budget_ns)
+      (void)deadline.charge(start, *budget_ns);
+    return finish(launch_failed(ctx_, launch_, mthd_, ran.error(), &memory, why));
+  }
+  if (!deadline.charge(start, bounds.cost_ns())) return finish(channel_fault(ChannelError::timeout, mthd_));
+  if (*ran == ptx::LaunchRun::State::finished) return finish({});
+  return {};
+}
+
+MethodDone UserLaunchWork::finish(MethodDone result) {
+  done_ = true;
+  run_.reset();  // the kept state goes at once
+  return result;
+}
+
 
 cls::PtxReport make_report(cls::PtxStatus status, uint32_t line, uint64_t addr, std::string_view message) {
   cls::PtxReport r{};
@@ -232,15 +301,16 @@ EngineWork load_module_work(const ChannelContext& ctx, std::shared_ptr<ModuleSlo
 }
 
 EngineWork user_launch_work(const ChannelContext& e, UserLaunch launch, uint32_t mthd, uint32_t slice_blocks) {
-  if (slice_blocks != 0 && grid_blocks(launch) > slice_blocks)
-    return EngineWork{.engine = EngineId::compute,
-                      .run = {},
-                      .divided = std::make_shared<UserSlices>(e, std::move(launch), mthd, slice_blocks)};
-  return EngineWork{
-      .engine = EngineId::compute,
-      .run = [ctx = e, launch = std::move(launch),
-              mthd]() mutable { return run_part(ctx, launch, mthd, 0, grid_blocks(launch)); },
-  };
+  return user_launch_work(e, std::move(launch), mthd,
+                          UserPieces{.slice_blocks = slice_blocks, .watchdog_ns = user_kernel_watchdog_ns()});
+}
+
+EngineWork user_launch_work(const ChannelContext& e, UserLaunch launch, uint32_t mthd, const UserPieces& pieces) {
+  auto work = std::make_shared<UserLaunchWork>(e, std::move(launch), mthd, pieces);
+  if (pieces.slice_blocks != 0) return EngineWork{.engine = EngineId::compute, .run = {}, .divided = std::move(work)};
+  // Whole: one piece with no time bound of its own (the budget and the watchdog still end it).
+  return EngineWork{.engine = EngineId::compute,
+                    .run = [work, budget = e.engine_budget_ns] { return work->run_for(0, budget); }};
 }
 
 }  // namespace vgpu::gpu

@@ -3,8 +3,9 @@
 // object's module slots, LOAD_MODULE's work (read the PTX text through
 // the MMU, parse it once per device, initialise the module's data
 // segment, write the report) and a launch of a module's entry, run by the
-// PTX interpreter (gpu/ptx/) whole or in slices of thread blocks, every
-// global access translated by the channel's MMU.
+// PTX interpreter (gpu/ptx/) whole or in resumable pieces (slices of
+// thread blocks that also stop inside a block), every global access
+// translated by the channel's MMU.
 #pragma once
 
 #include <array>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "gpu/engines/class_object.h"
+#include "gpu/ptx/interpreter.h"
 #include "ptx/module.h"
 #include "vgpu/classes.h"
 
@@ -72,12 +74,82 @@ struct UserLaunch {
   std::shared_ptr<ModuleSlots> slots;  // for the report's sequence
 };
 
-// The launch's engine work: whole, or in slices of `slice_blocks` blocks
-// (0: whole). A failure writes the report and stops the channel: mmu_fault
-// (the faulting VA), timeout, or kernel_error (trap, misaligned access,
-// out-of-range shared or local access, a launch bound).
+// ext: a piece of a sliced user launch yields, at an instruction boundary
+// inside its thread block, once it ran this long (engine time; modeled
+// cost in virtual time). A fraction of the default turn (30 ms), so a VM
+// beside a user kernel of any length waits at most about a turn plus one
+// piece (docs/ptx.md, "Resumable runs").
+inline constexpr uint64_t USER_PIECE_NS = 2'000'000;
+// ext: the user-kernel watchdog: the most engine time one launch may use
+// over all its pieces; a launch that would run longer is a runaway and
+// ends with channel error timeout (report: timeout). Generous for real
+// work; the environment variable below (milliseconds) overrides it.
+inline constexpr uint64_t USER_KERNEL_WATCHDOG_NS = 60'000'000'000;
+inline constexpr const char* USER_KERNEL_WATCHDOG_ENV = "VGPU_USER_KERNEL_WATCHDOG_MS";
+// How often (warp instructions) a run looks at its bounds.
+inline constexpr uint32_t USER_POLL_EVERY = 4096;
+
+// The watchdog in force: USER_KERNEL_WATCHDOG_ENV if set to a positive
+// number of milliseconds, else USER_KERNEL_WATCHDOG_NS.
+uint64_t user_kernel_watchdog_ns();
+
+// How a user launch is divided (§10.5).
+struct UserPieces {
+  // A piece ends after this many more blocks finished (a whole block never
+  // needs to fit: pieces also end inside a block); 0: the launch runs in
+  // one piece, bounded only by the engine budget and the watchdog.
+  uint32_t slice_blocks = 0;
+  uint64_t piece_ns = USER_PIECE_NS;  // a piece also yields after this long (0: no time bound)
+  uint64_t watchdog_ns = USER_KERNEL_WATCHDOG_NS;
+};
+
+// A user launch as resumable pieces. Its LaunchRun (gpu/ptx/interpreter.h)
+// keeps the resident block between pieces: warps, registers, PCs, call
+// frames, local and shared memory, barrier arrivals, so the pieces compute
+// exactly what one run computes. The kept host memory is bounded by
+// ptx::ExecLimits::max_state_bytes (32 MiB); a channel has at most one
+// launch in flight, so a VM keeps at most its channels times that. It is
+// freed when the launch finishes or fails, or when PFIFO drops the work
+// (channel error, unbind, reset).
+class UserLaunchWork final : public DividedWork {
+ public:
+  UserLaunchWork(const ChannelContext& ctx, UserLaunch launch, uint32_t mthd, const UserPieces& pieces);
+  ~UserLaunchWork() override;
+
+  // One piece: run_for(pieces.piece_ns, budget_ns) (no time bound when
+  // slice_blocks is 0).
+  [[nodiscard]] MethodDone run_piece(std::optional<uint64_t> budget_ns) override;
+  // The seam for a time-sized slicer: runs from where the launch stopped
+  // until it finished, `piece_ns` of engine time passed (0: no bound),
+  // UserPieces::slice_blocks more blocks finished, or a bound ended it:
+  // `budget_ns` (what is left of max-gpu-ms; none: no limit) or the
+  // watchdog over all pieces, with channel error timeout and the report.
+  [[nodiscard]] MethodDone run_for(uint64_t piece_ns, std::optional<uint64_t> budget_ns);
+  bool finished() const override;
+  uint64_t state_bytes() const;  // host bytes kept between pieces now
+  uint64_t engine_ns() const { return spent_ns_; }
+
+ private:
+  MethodDone finish(MethodDone result);
+
+  ChannelContext ctx_;
+  UserLaunch launch_;
+  uint32_t mthd_;
+  UserPieces pieces_;
+  std::unique_ptr<ptx::LaunchRun> run_;
+  uint64_t spent_ns_ = 0;  // engine time of the pieces so far (the watchdog's)
+  bool done_ = false;
+};
+
+// The launch's engine work: one piece (slice_blocks 0) or resumable pieces
+// of at most `slice_blocks` blocks and USER_PIECE_NS each, with the
+// watchdog in force. A failure writes the report and stops the channel:
+// mmu_fault (the faulting VA), timeout, or kernel_error (trap, misaligned
+// access, out-of-range shared or local access, a launch bound).
 [[nodiscard]] EngineWork user_launch_work(const ChannelContext& ctx, UserLaunch launch, uint32_t mthd,
                                           uint32_t slice_blocks);
+[[nodiscard]] EngineWork user_launch_work(const ChannelContext& ctx, UserLaunch launch, uint32_t mthd,
+                                          const UserPieces& pieces);
 
 // Writes a report at `va` (0: none) with the slots' next sequence number.
 [[nodiscard]] MethodDone write_report(ChannelContext& ctx, uint64_t va, cls::PtxReport report, ModuleSlots& slots,

@@ -65,6 +65,30 @@ struct Block {
   uint32_t ctaid[3] = {};
   uint32_t threads = 0, exited_threads = 0;
   std::array<uint32_t, kBarriers> arrived{}, expected{};
+  // Where the round robin stands, so that a run that yielded resumes at the
+  // very instruction and turn it stopped at (the same schedule as a run
+  // that never yielded): the warp whose turn it is, whether that turn has
+  // begun and how much of it is left, and whether a warp ran this round.
+  uint32_t turn_warp = 0;
+  bool in_turn = false, ran_this_round = false;
+  uint32_t turn_left = 0;
+};
+
+// A launch's state between runs (LaunchRun): its own copy of the
+// configuration and parameters, the resident block, the next block and
+// the counters that the schedule and %clock64 depend on.
+struct LaunchState {
+  const Module& module;
+  LaunchConfig launch;
+  ExecLimits limits;
+  std::vector<std::byte> params;
+  Block block;
+  uint64_t next_block = 0, end_block = 0;
+  bool block_live = false;  // `block` holds a block that has not finished
+  ExecStats stats;
+  uint32_t since_poll = 0;
+  uint32_t param_stride = 0;
+  uint64_t state_bytes = 0;  // host bytes of the kept state (ExecLimits::max_state_bytes)
 };
 
 // Host pointers of global pages for one run_blocks call.
@@ -107,10 +131,13 @@ struct Ctx {
   const ExecLimits& limits;
   const ExecControl& control;
   PageCache pages;
-  ExecStats stats;
+  ExecStats stats;      // LaunchState's, copied back when the run returns
+  uint32_t since_poll;  // likewise
+  uint64_t& state_bytes;
   ExecError error{ExecStatus::ok, 0, false, 0, {}};
   uint32_t param_stride = 0;
-  uint32_t since_poll = 0;
+  uint64_t run_start = 0;  // stats.warp_instructions when this run began
+  bool yielded = false;    // the run stopped at an instruction boundary, to be resumed
   Block* block = nullptr;
   Warp* warp = nullptr;
   uint64_t* regs = nullptr;  // the running frame's registers
@@ -119,6 +146,8 @@ struct Ctx {
   std::array<uint64_t, 6> tmp_imm{};
   std::array<bool, 6> tmp_is_imm{};
 
+  // Accounts `bytes` more of kept state; false (ctx.error set) over the bound.
+  bool grow(uint64_t bytes, uint32_t line);
   bool fail(ExecStatus s, const Instr& in, std::string message, uint64_t va = 0, bool write = false) {
     error = ExecError{s, va, write, in.line, std::move(message)};
     return false;
@@ -164,6 +193,15 @@ inline std::string hex(uint64_t v) {
   char b[20];
   auto r = std::to_chars(b, b + sizeof b, v, 16);
   return "0x" + std::string(b, r.ptr);
+}
+
+// Set bits of a lane mask, inline: std::popcount is a libgcc call when the
+// build does not target POPCNT (the x86-64 baseline), once per warp
+// instruction in the hot loop.
+constexpr uint32_t lane_count(uint32_t m) {
+  m = m - ((m >> 1) & 0x55555555u);
+  m = (m & 0x33333333u) + ((m >> 2) & 0x33333333u);
+  return (((m + (m >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
 }
 
 template <typename F>

@@ -98,8 +98,43 @@ void plain_lanes(const uint64_t* const* s, uint64_t* d, uint32_t m) {
   });
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// fma over the lanes with the CPU's FMA instruction: the same exact,
+// correctly rounded result (in the current rounding mode) as std::fma,
+// which without -mfma is a libm call per lane. Chosen at run time.
+template <typename T>
+__attribute__((target("fma"))) void fma_lanes_hw(const uint64_t* const* s, uint64_t* d, uint32_t m) {
+  const uint64_t *a = s[0], *b = s[1], *x = s[2];
+  const auto one = [&](uint32_t l) {
+    if constexpr (sizeof(T) == 4)
+      d[l] = bits(__builtin_fmaf(as_f32(a[l]), as_f32(b[l]), as_f32(x[l])));
+    else
+      d[l] = bits(__builtin_fma(as_f64(a[l]), as_f64(b[l]), as_f64(x[l])));
+  };
+  if (m == kFull) {
+    for (uint32_t l = 0; l < kWarpSize; ++l) one(l);
+    return;
+  }
+  while (m) {
+    one(static_cast<uint32_t>(std::countr_zero(m)));
+    m &= m - 1;
+  }
+}
+bool cpu_has_fma() {
+  static const bool has = __builtin_cpu_supports("fma");
+  return has;
+}
+#endif
+
 template <typename T, int N>
 bool plain(Op op, const uint64_t* const* s, uint64_t* d, uint32_t m) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if constexpr (N == 3)
+    if ((op == Op::fma || op == Op::mad) && cpu_has_fma()) {
+      fma_lanes_hw<T>(s, d, m);
+      return true;
+    }
+#endif
   switch (op) {
     case Op::add: plain_lanes<T, N, Op::add>(s, d, m); return true;
     case Op::sub: plain_lanes<T, N, Op::sub>(s, d, m); return true;

@@ -149,6 +149,7 @@ struct WarpAccess {
   uint64_t off = 0;             // added to it
   uint64_t a0 = 0;              // the first active lane's address
   std::byte* p0 = nullptr;      // its host bytes
+  bool contiguous = false;      // all 32 lanes, lane l at a0 + l * size: p0 holds them in order
   std::byte* at(uint32_t l) const { return p0 + static_cast<int64_t>(r[l] + off - a0); }
 };
 
@@ -158,6 +159,34 @@ bool global_window(StateSpace sp, uint64_t addr) {
   return sp == StateSpace::generic && win != kSharedWindow && win != kLocalWindow && win != kParamWindow;
 }
 
+// A full warp whose lane l reads or writes a0 + l * bytes (a coalesced
+// access: x[i] with i the thread index), aligned, on one global page or
+// inside shared memory: one translation, and the lane loops run over
+// consecutive host bytes (the compiler vectorises them).
+Fast contiguous_access(Ctx& c, const Instr& in, uint32_t bytes, bool write, WarpAccess& w) {
+  const uint64_t* r = w.r;
+  const uint64_t off = w.off, a0 = w.a0;
+  // Two lanes first: most accesses that are not coalesced (a broadcast, rows
+  // of a tile) fail here for a few instructions.
+  if (r[1] + off != a0 + bytes || r[kWarpSize - 1] + off != a0 + uint64_t{kWarpSize - 1} * bytes) return Fast::no;
+  uint64_t dev = 0, expect = a0;
+  for (uint32_t l = 0; l < kWarpSize; ++l, expect += bytes) dev |= (r[l] + off) ^ expect;
+  if (dev != 0) return Fast::no;
+  const uint64_t span = uint64_t{kWarpSize} * bytes;
+  if (global_window(in.space, w.a0)) {
+    if ((w.a0 & 0xfff) + span > 4096) return Fast::no;
+    w.p0 = resolve(c, in, in.space, w.a0, bytes, write, 0);
+    w.contiguous = w.p0 != nullptr;
+    return w.p0 ? Fast::done : Fast::failed;
+  }
+  if (in.space != StateSpace::shared) return Fast::no;
+  const size_t size = c.block->shared.size();
+  if (w.a0 > size || size - w.a0 < span) return Fast::no;
+  w.p0 = c.block->shared.data() + w.a0;
+  w.contiguous = true;
+  return Fast::done;
+}
+
 Fast warp_access(Ctx& c, const Instr& in, uint32_t m, uint32_t bytes, bool write, WarpAccess& w) {
   const Operand& a = in.src[0];
   if (a.reg == kNoReg || a.base == AddrBase::local) return Fast::no;
@@ -165,6 +194,8 @@ Fast warp_access(Ctx& c, const Instr& in, uint32_t m, uint32_t bytes, bool write
   w.off = c.symbol_address(a, 0);
   uint32_t l0 = static_cast<uint32_t>(std::countr_zero(m));
   w.a0 = w.r[l0] + w.off;
+  if (m == kFull && !(w.a0 & (bytes - 1)))
+    if (Fast f = contiguous_access(c, in, bytes, write, w); f != Fast::no) return f;
   uint64_t any = 0, diff = 0;  // any: alignment; diff: page
   for_lanes(m, [&](uint32_t l) {
     uint64_t x = w.r[l] + w.off;
@@ -223,6 +254,14 @@ Fast ld_warp(Ctx& c, const Instr& in, uint32_t m, uint64_t* d) {
     using T = decltype(t);
     f = warp_access(c, in, m, sizeof(T), false, w);
     if (f != Fast::done) return;
+    if (w.contiguous) {
+      for (uint32_t l = 0; l < kWarpSize; ++l) {
+        T v;
+        std::memcpy(&v, w.p0 + size_t{l} * sizeof(T), sizeof v);
+        d[l] = static_cast<uint64_t>(v);
+      }
+      return;
+    }
     for_lanes(m, [&](uint32_t l) {
       T v;
       std::memcpy(&v, w.at(l), sizeof v);
@@ -239,6 +278,13 @@ Fast st_warp(Ctx& c, const Instr& in, uint32_t m, const uint64_t* v) {
     using T = std::make_unsigned_t<decltype(t)>;
     f = warp_access(c, in, m, sizeof(T), true, w);
     if (f != Fast::done) return;
+    if (w.contiguous) {
+      for (uint32_t l = 0; l < kWarpSize; ++l) {
+        T x = static_cast<T>(v[l]);
+        std::memcpy(w.p0 + size_t{l} * sizeof(T), &x, sizeof x);
+      }
+      return;
+    }
     for_lanes(m, [&](uint32_t l) {
       T x = static_cast<T>(v[l]);
       std::memcpy(w.at(l), &x, sizeof x);

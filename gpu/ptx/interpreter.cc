@@ -44,6 +44,11 @@ uint32_t pred_mask(const uint64_t* p) {
   return t;
 }
 
+// Host bytes of one warp's call frame (registers and parameter areas).
+uint64_t frame_bytes(const Ctx& c) {
+  return (uint64_t{c.prog.max_regs} * sizeof(uint64_t) + c.param_stride) * kWarpSize;
+}
+
 bool is_control(Op op) {
   return op == Op::bra || op == Op::call || op == Op::ret || op == Op::exit || op == Op::trap || op == Op::bar;
 }
@@ -94,6 +99,7 @@ bool exec_call(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
     return c.fail(ExecStatus::resource, in,
                   "call depth over " + std::to_string(c.limits.max_call_depth) + " in '" + callee.name + "'");
   if (w.frames.size() <= d) {
+    if (!c.grow(frame_bytes(c), in.line)) return false;
     w.frames.resize(d + 1);
     w.frames[d].regs.resize(size_t{c.prog.max_regs} * kWarpSize);
     w.frames[d].params.resize(size_t{c.param_stride} * kWarpSize);
@@ -101,6 +107,7 @@ bool exec_call(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
   Frame& from = w.frames[d - 1];
   Frame& to = w.frames[d];
   bool ok = true;
+  uint64_t grown = 0;
   for_lanes(m, [&](uint32_t l) {
     uint32_t base = (w.local_top[l] + 15u) & ~15u;
     uint64_t top = uint64_t{base} + callee.local_bytes;
@@ -108,7 +115,10 @@ bool exec_call(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
       ok = false;
       return;
     }
-    if (w.local[l].size() < top) w.local[l].resize(top);
+    if (w.local[l].size() < top) {
+      grown += top - w.local[l].size();
+      w.local[l].resize(top);
+    }
     to.local_base[l] = base;
     to.ret_pc[l] = w.cur_pc + 1;
     to.call_site[l] = in.target;
@@ -123,14 +133,14 @@ bool exec_call(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
     return c.fail(ExecStatus::resource, in,
                   "local memory over " + std::to_string(c.limits.max_local_bytes_per_thread) +
                       " bytes per thread in '" + callee.name + "'");
-  return true;
+  return c.grow(grown, in.line);
 }
 
 void exec_ret(Ctx& c, Warp& w, uint32_t m) {
   uint32_t d = w.cur_depth;
   if (d == 0) {
     w.exited |= m;
-    c.block->exited_threads += static_cast<uint32_t>(std::popcount(m));
+    c.block->exited_threads += lane_count(m);
     return;
   }
   Frame& callee = w.frames[d];
@@ -159,7 +169,7 @@ bool exec_bar(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
   }
   for_lanes(m, [&](uint32_t l) { w.bar_id[l] = static_cast<uint8_t>(b); });
   w.waiting |= m;
-  c.block->arrived[b] += static_cast<uint32_t>(std::popcount(m));
+  c.block->arrived[b] += lane_count(m);
   return true;
 }
 
@@ -173,7 +183,7 @@ bool exec_control(Ctx& c, Warp& w, const Instr& in, uint32_t group, uint32_t m) 
     case Op::ret: exec_ret(c, w, m); return true;
     case Op::exit:
       w.exited |= m;
-      c.block->exited_threads += static_cast<uint32_t>(std::popcount(m));
+      c.block->exited_threads += lane_count(m);
       return true;
     case Op::trap: return c.fail(ExecStatus::trap, in, "trap");
     case Op::bar: leave_group(w, m, w.cur_pc + 1); return exec_bar(c, w, in, m);
@@ -181,32 +191,57 @@ bool exec_control(Ctx& c, Warp& w, const Instr& in, uint32_t group, uint32_t m) 
   }
 }
 
+// Whether a resumable run should stop here (ExecControl::yield_after, yield_now).
+bool yield_due(const Ctx& c) {
+  if (c.control.yield_after && c.stats.warp_instructions - c.run_start >= c.control.yield_after) return true;
+  return c.control.yield_now && c.control.yield_now();
+}
+
+// False when the launch stops (ctx.error) or yields (ctx.yielded) before `in`.
 bool poll(Ctx& c, const Instr& in) {
-  c.since_poll = 0;
   if (c.control.keep_going && !c.control.keep_going())
     return c.fail(ExecStatus::timeout, in, "stopped by the launch's control");
+  if (yield_due(c)) {
+    c.yielded = true;
+    return false;
+  }
   return true;
 }
 
-// Runs warp w until it waits, exits or used its slice. False on an error.
+// Runs warp w until it waits, exits or used its turn (Block::turn_left).
+// False on an error or a yield; a yield leaves the warp before an
+// instruction it has not begun, so the next run starts with it.
 bool run_warp(Ctx& c, Warp& w) {
   const auto& table = executors();
   const Instr* code = c.prog.code.data();
+  Block& blk = *c.block;
   c.warp = &w;
   c.regs = w.frames[w.cur_depth].regs.data();
-  uint32_t poll_every = std::max<uint32_t>(c.control.poll_every, 1);
-  for (uint32_t n = 0; n < kSlice && w.mask; ++n) {
+  const uint32_t poll_every = std::max<uint32_t>(c.control.poll_every, 1);
+  // The counters in locals while the warp runs (stored back on every exit).
+  uint32_t since = c.since_poll, left = blk.turn_left;
+  const auto leave = [&](bool ok) {
+    c.since_poll = since;
+    blk.turn_left = left;
+    return ok;
+  };
+  while (left && w.mask) {
     const Instr& in = code[w.cur_pc];
+    if (since >= poll_every) {
+      since = 0;
+      if (!poll(c, in)) return leave(false);
+    }
+    ++since;
+    --left;
     uint32_t group = w.mask, m = group;
     if (in.guard != kNoReg) {
       uint32_t t = pred_mask(c.reg(in.guard));
       m &= (in.flags & kNegGuard) ? ~t : t;
     }
     c.stats.warp_instructions++;
-    c.stats.thread_instructions += m == kFull ? kWarpSize : static_cast<uint64_t>(std::popcount(m));
-    if (++c.since_poll >= poll_every && !poll(c, in)) return false;
+    c.stats.thread_instructions += m == kFull ? kWarpSize : uint64_t{lane_count(m)};
     if (!is_control(in.op)) {
-      if (m && !table[static_cast<size_t>(in.op)](c, in, m)) return false;
+      if (m && !table[static_cast<size_t>(in.op)](c, in, m)) return leave(false);
       w.cur_pc++;
       continue;
     }
@@ -215,106 +250,12 @@ bool run_warp(Ctx& c, Warp& w) {
       w.cur_pc = m ? in.target : w.cur_pc + 1;
       continue;
     }
-    if (!exec_control(c, w, in, group, m)) return false;
+    if (!exec_control(c, w, in, group, m)) return leave(false);
     schedule(w);
     c.regs = w.mask ? w.frames[w.cur_depth].regs.data() : c.regs;
   }
-  return true;
+  return leave(true);
 }
-
-}  // namespace
-
-const uint64_t* Ctx::src_slow(const Operand& o, int slot) {
-  if (o.kind == Operand::Kind::reg) return reg(o.reg);
-  auto i = static_cast<size_t>(slot);
-  bool was_imm = tmp_is_imm[i];
-  tmp_is_imm[i] = false;
-  switch (o.kind) {
-    case Operand::Kind::imm:
-      if (!was_imm || tmp_imm[i] != o.imm) tmp[slot].fill(o.imm);
-      tmp_is_imm[i] = true;
-      tmp_imm[i] = o.imm;
-      break;
-    case Operand::Kind::sreg: sreg_lanes(static_cast<SReg>(o.reg), tmp[slot]); break;
-    case Operand::Kind::addr:
-      if (o.base == AddrBase::local)
-        for (uint32_t l = 0; l < kWarpSize; ++l) tmp[slot][l] = symbol_address(o, l);
-      else
-        tmp[slot].fill(symbol_address(o, 0));  // the same in every lane
-      break;
-    default: tmp[slot].fill(0); break;
-  }
-  return tmp[slot].data();
-}
-
-// A special register's value in every lane: one switch for the warp.
-void Ctx::sreg_lanes(SReg s, Lanes& out) const {
-  const Warp& w = *warp;
-  switch (s) {
-    case SReg::tid_x:
-    case SReg::tid_y:
-    case SReg::tid_z: {
-      size_t first = size_t{kWarpSize} * (static_cast<size_t>(s) - static_cast<size_t>(SReg::tid_x));
-      std::copy_n(w.tid.begin() + static_cast<std::ptrdiff_t>(first), kWarpSize, out.begin());
-      return;
-    }
-    case SReg::laneid:
-    case SReg::lanemask_eq:
-    case SReg::lanemask_lt:
-    case SReg::lanemask_le:
-    case SReg::lanemask_gt:
-    case SReg::lanemask_ge:
-      for (uint32_t l = 0; l < kWarpSize; ++l) out[l] = sreg(s, l);
-      return;
-    default: out.fill(sreg(s, 0)); return;  // the same in every lane
-  }
-}
-
-uint64_t Ctx::sreg(SReg s, uint32_t lane) const {
-  const Warp& w = *warp;
-  const Dim3& g = launch.grid;
-  const Dim3& b = launch.block;
-  switch (s) {
-    case SReg::tid_x: return w.tid[lane];
-    case SReg::tid_y: return w.tid[kWarpSize + lane];
-    case SReg::tid_z: return w.tid[2 * kWarpSize + lane];
-    case SReg::ntid_x: return b.x;
-    case SReg::ntid_y: return b.y;
-    case SReg::ntid_z: return b.z;
-    case SReg::ctaid_x: return block->ctaid[0];
-    case SReg::ctaid_y: return block->ctaid[1];
-    case SReg::ctaid_z: return block->ctaid[2];
-    case SReg::nctaid_x: return g.x;
-    case SReg::nctaid_y: return g.y;
-    case SReg::nctaid_z: return g.z;
-    case SReg::laneid: return lane;
-    case SReg::warpid: return w.index;
-    case SReg::nwarpid: return block->warps.size();
-    case SReg::smid:
-    case SReg::gridid: return 0;
-    case SReg::nsmid: return 1;
-    case SReg::clock: return stats.warp_instructions & 0xffffffffu;
-    case SReg::clock64:
-    case SReg::globaltimer: return stats.warp_instructions;
-    case SReg::lanemask_eq: return 1ull << lane;
-    case SReg::lanemask_lt: return (1ull << lane) - 1;
-    case SReg::lanemask_le: return (2ull << lane) - 1;
-    case SReg::lanemask_gt: return ~((2ull << lane) - 1) & kFull;
-    case SReg::lanemask_ge: return ~((1ull << lane) - 1) & kFull;
-  }
-  return 0;
-}
-
-uint64_t Ctx::symbol_address(const Operand& o, uint32_t lane) const {
-  switch (o.base) {
-    case AddrBase::data: return launch.data_va + o.imm;
-    case AddrBase::local: return warp->frames[warp->cur_depth].local_base[lane] + o.imm;
-    case AddrBase::fparam: return kFrameParamBase + o.imm;
-    default: return o.imm;
-  }
-}
-
-namespace {
 
 void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function& entry) {
   const Dim3& b = c.launch.block;
@@ -371,15 +312,25 @@ bool release_barriers(Block& blk) {
   return released;
 }
 
+// Runs the block's warps round robin until every thread exited. False on
+// an error or a yield (Block keeps the round robin's place).
 bool run_block(Ctx& c, Block& blk) {
   for (;;) {
-    bool ran = false;
-    for (auto& w : blk.warps) {
+    for (; blk.turn_warp < blk.warps.size(); ++blk.turn_warp) {
+      Warp& w = blk.warps[blk.turn_warp];
       if (!w.mask) continue;
-      ran = true;
+      blk.ran_this_round = true;
+      if (!blk.in_turn) {
+        blk.turn_left = kSlice;
+        blk.in_turn = true;
+      }
       if (!run_warp(c, w)) return false;
+      blk.in_turn = false;
       if (!w.mask) release_barriers(blk);
     }
+    blk.turn_warp = 0;
+    const bool ran = blk.ran_this_round;
+    blk.ran_this_round = false;
     if (ran) continue;
     if (release_barriers(blk)) continue;
     if (blk.exited_threads == blk.threads) return true;
@@ -389,6 +340,30 @@ bool run_block(Ctx& c, Block& blk) {
                             "): threads wait at different barriers or counts"};
     return false;
   }
+}
+
+// Sets up block `st.next_block` in the kept Block.
+void begin_block(Ctx& c, LaunchState& st) {
+  const LaunchConfig& l = st.launch;
+  const Program& prog = c.prog;
+  const Function& entry = prog.functions[prog.entry_functions[l.entry]];
+  Block& blk = st.block;
+  const uint64_t b = st.next_block;
+  blk.ctaid[0] = static_cast<uint32_t>(b % l.grid.x);
+  blk.ctaid[1] = static_cast<uint32_t>(b / l.grid.x % l.grid.y);
+  blk.ctaid[2] = static_cast<uint32_t>(b / (uint64_t{l.grid.x} * l.grid.y));
+  blk.exited_threads = 0;
+  blk.arrived.fill(0);
+  blk.expected.fill(0);
+  std::fill(blk.shared.begin(), blk.shared.end(), std::byte{0});
+  blk.turn_warp = 0;
+  blk.in_turn = blk.ran_this_round = false;
+  for (uint32_t i = 0; i < blk.warps.size(); ++i) init_warp(c, blk.warps[i], i, blk.threads, entry);
+}
+
+size_t shared_size(const Program& prog, const LaunchConfig& l) {
+  return (l.dynamic_shared_bytes ? prog.dynamic_shared_offset : prog.static_shared_bytes) +
+         size_t{l.dynamic_shared_bytes};
 }
 
 std::expected<void, ExecError> check_launch(const Module& m, const LaunchConfig& l, const ExecLimits& lim,
@@ -420,35 +395,115 @@ std::expected<void, ExecError> check_launch(const Module& m, const LaunchConfig&
 }
 
 }  // namespace
+
+bool Ctx::grow(uint64_t bytes, uint32_t line) {
+  state_bytes += bytes;
+  if (state_bytes <= limits.max_state_bytes) return true;
+  error = ExecError{ExecStatus::resource, 0, false, line,
+                    "the launch's state over " + std::to_string(limits.max_state_bytes) + " bytes of host memory"};
+  return false;
+}
+
 }  // namespace exec
 
-std::expected<ExecStats, ExecError> run_blocks(const Module& module, const LaunchConfig& launch, GlobalMemory& memory,
-                                               uint64_t first_block, uint64_t end_block, const ExecLimits& limits,
-                                               const ExecControl& control) {
+LaunchRun::~LaunchRun() = default;
+
+std::expected<std::unique_ptr<LaunchRun>, ExecError> LaunchRun::start(const Module& module, const LaunchConfig& launch,
+                                                                      uint64_t first_block, uint64_t end_block,
+                                                                      const ExecLimits& limits) {
   using namespace exec;
   if (auto ok = check_launch(module, launch, limits, first_block, end_block); !ok) return std::unexpected(ok.error());
   const Program& prog = module.program();
   const Function& entry = prog.functions[prog.entry_functions[launch.entry]];
-  Ctx c{module, prog, launch, limits, control, PageCache(memory), {}, {}, 0, 0, nullptr, nullptr, nullptr, {}, {}, {}};
-  c.param_stride = std::max<uint32_t>((prog.max_param_frame + 7u) & ~7u, 8);
-  Block blk;
+  std::unique_ptr<LaunchRun> run(new LaunchRun());
+  run->state_.reset(new LaunchState{.module = module, .launch = launch, .limits = limits});
+  LaunchState& st = *run->state_;
+  st.params.assign(launch.params.begin(), launch.params.end());
+  st.launch.params = st.params;
+  st.next_block = first_block;
+  st.end_block = end_block;
+  st.param_stride = std::max<uint32_t>((prog.max_param_frame + 7u) & ~7u, 8);
+  Block& blk = st.block;
   blk.threads = launch.block.x * launch.block.y * launch.block.z;
-  blk.warps.resize((blk.threads + kWarpSize - 1) / kWarpSize);
-  size_t shared = (launch.dynamic_shared_bytes ? prog.dynamic_shared_offset : prog.static_shared_bytes) +
-                  size_t{launch.dynamic_shared_bytes};
-  c.block = &blk;
-  for (uint64_t b = first_block; b < end_block; ++b) {
-    blk.ctaid[0] = static_cast<uint32_t>(b % launch.grid.x);
-    blk.ctaid[1] = static_cast<uint32_t>(b / launch.grid.x % launch.grid.y);
-    blk.ctaid[2] = static_cast<uint32_t>(b / (uint64_t{launch.grid.x} * launch.grid.y));
-    blk.exited_threads = 0;
-    blk.arrived.fill(0);
-    blk.expected.fill(0);
-    blk.shared.assign(shared, std::byte{0});
-    for (uint32_t i = 0; i < blk.warps.size(); ++i) init_warp(c, blk.warps[i], i, blk.threads, entry);
-    if (!run_block(c, blk)) return std::unexpected(std::move(c.error));
+  const uint32_t warps = (blk.threads + kWarpSize - 1) / kWarpSize;
+  // Frame 0 and the entry's local depot of every warp, and the shared memory.
+  st.state_bytes = warps * (sizeof(Warp) + (uint64_t{prog.max_regs} * sizeof(uint64_t) + st.param_stride) * kWarpSize +
+                            uint64_t{entry.local_bytes} * kWarpSize) +
+                   shared_size(prog, launch);
+  if (st.state_bytes > limits.max_state_bytes)
+    return std::unexpected(ExecError{ExecStatus::resource, 0, false, 0,
+                                     "a block's state of " + std::to_string(st.state_bytes) + " bytes over " +
+                                         std::to_string(limits.max_state_bytes)});
+  blk.warps.resize(warps);
+  blk.shared.assign(shared_size(prog, launch), std::byte{0});
+  return run;
+}
+
+std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, const ExecControl& control,
+                                                          uint64_t stop_block) {
+  using namespace exec;
+  if (failed_) return std::unexpected(*failed_);
+  LaunchState& st = *state_;
+  const Program& prog = st.module.program();
+  Ctx c{st.module,
+        prog,
+        st.launch,
+        st.limits,
+        control,
+        PageCache(memory),
+        st.stats,
+        st.since_poll,
+        st.state_bytes,
+        {ExecStatus::ok, 0, false, 0, {}},
+        st.param_stride,
+        st.stats.warp_instructions,
+        false,
+        &st.block,
+        nullptr,
+        nullptr,
+        {},
+        {},
+        {}};
+  struct KeepCounters {  // the run's counters back into the kept state, however it returns
+    LaunchState& st;
+    const Ctx& c;
+    ~KeepCounters() {
+      st.stats = c.stats;
+      st.since_poll = c.since_poll;
+    }
+  } keep{st, c};
+  const uint64_t stop = std::min(stop_block, st.end_block);
+  for (;;) {
+    if (!st.block_live) {
+      if (st.next_block >= stop) return st.next_block >= st.end_block ? State::finished : State::yielded;
+      begin_block(c, st);
+      st.block_live = true;
+    }
+    if (!run_block(c, st.block)) {
+      if (c.yielded) return State::yielded;
+      failed_ = c.error;
+      return std::unexpected(std::move(c.error));
+    }
+    st.block_live = false;
+    ++st.next_block;
   }
-  return c.stats;
+}
+
+bool LaunchRun::finished() const { return !state_->block_live && state_->next_block >= state_->end_block; }
+uint64_t LaunchRun::next_block() const { return state_->next_block; }
+const ExecStats& LaunchRun::stats() const { return state_->stats; }
+uint64_t LaunchRun::state_bytes() const { return state_->state_bytes; }
+
+std::expected<ExecStats, ExecError> run_blocks(const Module& module, const LaunchConfig& launch, GlobalMemory& memory,
+                                               uint64_t first_block, uint64_t end_block, const ExecLimits& limits,
+                                               const ExecControl& control) {
+  auto run = LaunchRun::start(module, launch, first_block, end_block, limits);
+  if (!run) return std::unexpected(std::move(run.error()));
+  ExecControl whole = control;  // one run: never yields
+  whole.yield_after = 0;
+  whole.yield_now = nullptr;
+  if (auto r = (*run)->run(memory, whole); !r) return std::unexpected(std::move(r.error()));
+  return (*run)->stats();
 }
 
 const char* exec_status_name(ExecStatus s) {

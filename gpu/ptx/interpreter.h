@@ -11,12 +11,18 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
 #include "ptx/module.h"
 
 namespace vgpu::ptx {
+
+namespace exec {
+struct LaunchState;
+}
 
 struct MemoryFault {
   uint64_t va = 0;
@@ -52,6 +58,11 @@ struct ExecLimits {
   uint32_t max_shared_bytes = 48u << 10;  // static + dynamic, per block
   uint32_t max_call_depth = 64;
   uint64_t max_local_bytes_per_thread = 16u << 10;  // all active frames of one thread
+  // The host bytes a launch's state may take: the resident block's register
+  // frames, parameter areas, local stacks and shared memory. A resumable
+  // launch keeps them between runs, so this bounds what one yielded launch
+  // holds (docs/ptx.md, "Resumable runs").
+  uint64_t max_state_bytes = uint64_t{32} << 20;
 };
 
 enum class ExecStatus : uint32_t {
@@ -78,17 +89,60 @@ struct ExecStats {
   uint64_t thread_instructions = 0;
 };
 
-// Called between warp instructions, at least every `poll_every`
-// instructions; returning false stops the launch with ExecStatus::timeout.
+// Polled between warp instructions, every `poll_every` of them:
+// keep_going returning false stops the launch with ExecStatus::timeout;
+// then, for LaunchRun::run only, the run yields (returns, to be resumed)
+// once `yield_after` warp instructions ran in this call (0: no bound) or
+// yield_now returns true.
 struct ExecControl {
   std::function<bool()> keep_going;
   uint32_t poll_every = 4096;
+  uint64_t yield_after = 0;
+  std::function<bool()> yield_now;
+};
+
+// A launch executed in runs that stop at an instruction boundary and
+// resume there (kernel slicing inside a thread block, docs/ptx.md
+// "Resumable runs"). Between runs it keeps the resident block (every
+// warp's lanes, registers, PCs, call frames, local stacks, shared memory,
+// barrier arrivals and the round robin's place), the next block and the
+// counters, so a launch run in any number of runs computes exactly what
+// one run computes. The module must outlive it; the parameters are copied.
+class LaunchRun {
+ public:
+  enum class State { finished, yielded };
+
+  // Checks the launch (bad_launch, resource) for blocks [first_block, end_block).
+  [[nodiscard]] static std::expected<std::unique_ptr<LaunchRun>, ExecError> start(const Module& module,
+                                                                                  const LaunchConfig& launch,
+                                                                                  uint64_t first_block,
+                                                                                  uint64_t end_block,
+                                                                                  const ExecLimits& limits = {});
+  ~LaunchRun();
+
+  // Runs until the blocks before `stop_block` (clamped to the range's end)
+  // finished, the control asks to yield, or an error. Pages `memory` gave
+  // are used only within the call: a later run translates again. After an
+  // error the launch is over (further runs return the same error).
+  [[nodiscard]] std::expected<State, ExecError> run(GlobalMemory& memory, const ExecControl& control = {},
+                                                    uint64_t stop_block = ~uint64_t{0});
+
+  bool finished() const;
+  uint64_t next_block() const;     // the first block not finished
+  const ExecStats& stats() const;  // of every run so far
+  uint64_t state_bytes() const;    // host bytes kept between runs
+
+ private:
+  LaunchRun() = default;
+  std::unique_ptr<exec::LaunchState> state_;
+  std::optional<ExecError> failed_;
 };
 
 // Runs thread blocks [first_block, end_block) of the launch's grid (blocks
-// numbered x fastest, then y, then z), one block after another. A launch
-// may be run in several calls (kernel slicing); each call's blocks see the
-// whole grid's %nctaid and their own %ctaid.
+// numbered x fastest, then y, then z), one block after another, in one
+// LaunchRun::run that never yields. A launch may be run in several calls
+// (kernel slicing); each call's blocks see the whole grid's %nctaid and
+// their own %ctaid.
 [[nodiscard]] std::expected<ExecStats, ExecError> run_blocks(const Module& module, const LaunchConfig& launch,
                                                              GlobalMemory& memory, uint64_t first_block,
                                                              uint64_t end_block, const ExecLimits& limits = {},

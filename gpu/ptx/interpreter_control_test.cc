@@ -40,7 +40,14 @@ Result run(const std::string& text, Dim3 block = {1, 1, 1}, size_t words = 32, c
   return {r, v};
 }
 
-TEST(PtxExec, MulHiAndWide) {
+// Whole, and as a resumable launch yielding every 2 warp instructions.
+class PtxExec : public ::testing::TestWithParam<uint64_t> {
+ protected:
+  void SetUp() override { yield_every() = GetParam(); }
+  void TearDown() override { yield_every() = 0; }
+};
+
+TEST_P(PtxExec, MulHiAndWide) {
   auto r = run(
       kernel("mov.u32 %r1, 7;\nmul.hi.u32 %r2, %r1, -1431655765;\nst.global.u32 [%rd0], %r2;\n"
              "mov.u32 %r3, -5;\nmul.wide.s32 %rd1, %r3, 1000000000;\nst.global.u64 [%rd0+8], %rd1;\n"
@@ -51,7 +58,7 @@ TEST(PtxExec, MulHiAndWide) {
   EXPECT_EQ(r.out[2], static_cast<uint64_t>((static_cast<__int128>(-5000000000ll) * -5000000000ll) >> 64));
 }
 
-TEST(PtxExec, CarryChains) {
+TEST_P(PtxExec, CarryChains) {
   auto r = run(
       kernel("mov.b64 %rd1, -1;\nmov.b64 %rd2, 1;\nadd.cc.u32 %r1, -1, 1;\naddc.cc.u32 %r2, 5, 0;\n"
              "addc.u32 %r3, 0, 0;\nst.global.u32 [%rd0], %r1;\nst.global.u32 [%rd0+8], %r2;\n"
@@ -69,7 +76,7 @@ TEST(PtxExec, CarryChains) {
   EXPECT_EQ(r.out[6] & 0xffffffff, 2u);  // hi(0x1_FFFF_FFFE) + carry
 }
 
-TEST(PtxExec, IntegerCornerCases) {
+TEST_P(PtxExec, IntegerCornerCases) {
   auto r = run(
       kernel("div.s32 %r1, 7, 0;\nst.global.u32 [%rd0], %r1;\nmov.u32 %r2, -2147483648;\n"
              "div.s32 %r3, %r2, -1;\nst.global.u32 [%rd0+8], %r3;\nrem.s32 %r4, %r2, -1;\n"
@@ -101,7 +108,7 @@ TEST(PtxExec, IntegerCornerCases) {
 uint32_t f32_bits(float f) { return std::bit_cast<uint32_t>(f); }
 uint64_t f64_bits(double d) { return std::bit_cast<uint64_t>(d); }
 
-TEST(PtxExec, CvtRoundingModes) {
+TEST_P(PtxExec, CvtRoundingModes) {
   auto r = run(
       kernel("mov.f32 %f1, 0f40200000;\n"  // 2.5
              "cvt.rni.s32.f32 %r1, %f1;\ncvt.rzi.s32.f32 %r2, %f1;\ncvt.rmi.s32.f32 %r3, %f1;\n"
@@ -133,7 +140,7 @@ TEST(PtxExec, CvtRoundingModes) {
   EXPECT_EQ(lo(8), 0x2345u);
 }
 
-TEST(PtxExec, FloatRnExactnessAndModes) {
+TEST_P(PtxExec, FloatRnExactnessAndModes) {
   auto r = run(kernel(
       "mov.f32 %f1, 0f3F800000;\nmov.f32 %f2, 0f40400000;\ndiv.rn.f32 %f3, %f1, %f2;\n"
       "div.rz.f32 %f4, %f1, %f2;\nsqrt.rn.f32 %f5, %f2;\nrcp.rn.f32 %f6, %f2;\n"
@@ -165,14 +172,14 @@ TEST(PtxExec, FloatRnExactnessAndModes) {
   EXPECT_EQ(r.out[9], 0u);
 }
 
-TEST(PtxExec, MisalignedAccess) {
+TEST_P(PtxExec, MisalignedAccess) {
   auto r = run(kernel("ld.global.u32 %r1, [%rd0+2];"));
   ASSERT_FALSE(r.exec);
   EXPECT_EQ(r.exec.error().status, ExecStatus::misaligned);
   EXPECT_EQ(r.exec.error().va, FakeMemory::kBase + 2);
 }
 
-TEST(PtxExec, OutOfBoundsSharedFaults) {
+TEST_P(PtxExec, OutOfBoundsSharedFaults) {
   auto r = run(kernel("mov.u64 %rd1, s;\nst.shared.u32 [%rd1+64], 1;", ".shared .align 4 .b8 s[64];"));
   ASSERT_FALSE(r.exec);
   EXPECT_EQ(r.exec.error().status, ExecStatus::mmu_fault);
@@ -187,7 +194,7 @@ TEST(PtxExec, OutOfBoundsSharedFaults) {
   EXPECT_EQ(g.exec.error().va, 0xFFFF'0000'0000'1000ull);
 }
 
-TEST(PtxExec, TrapAndBrkpt) {
+TEST_P(PtxExec, TrapAndBrkpt) {
   auto r = run(kernel("setp.eq.u32 %p1, 1, 1;\n@%p1 trap;"));
   ASSERT_FALSE(r.exec);
   EXPECT_EQ(r.exec.error().status, ExecStatus::trap);
@@ -196,7 +203,7 @@ TEST(PtxExec, TrapAndBrkpt) {
   EXPECT_TRUE(run(kernel("setp.eq.u32 %p1, 1, 0;\n@%p1 trap;")).exec);
 }
 
-TEST(PtxExec, BarrierDeadlockIsIllegalNotAHang) {
+TEST_P(PtxExec, BarrierDeadlockIsIllegalNotAHang) {
   auto r = run(kernel("mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\n@%p1 bra A;\nbar.sync 1;\nbra B;\nA:\n"
                       "bar.sync 0;\nB:\n"),
                {64, 1, 1});
@@ -204,7 +211,7 @@ TEST(PtxExec, BarrierDeadlockIsIllegalNotAHang) {
   EXPECT_EQ(r.exec.error().status, ExecStatus::illegal);
 }
 
-TEST(PtxExec, ModuleConstantsAndGlobals) {
+TEST_P(PtxExec, ModuleConstantsAndGlobals) {
   auto r = run(
       kernel("ld.const.u32 %r1, [c+4];\nmov.u64 %rd1, g;\nld.global.u64 %rd2, [%rd1+8];\n"
              "st.global.u32 [%rd0], %r1;\nst.global.u64 [%rd0+8], %rd2;\natom.global.add.u64 %rd3, [g], 5;\n"
@@ -222,7 +229,7 @@ TEST(PtxExec, ModuleConstantsAndGlobals) {
   EXPECT_EQ(static_cast<uint32_t>(r.out[6]), f32_bits(1.5f));
 }
 
-TEST(PtxExec, ShuffleModesAndVotes) {
+TEST_P(PtxExec, ShuffleModesAndVotes) {
   auto r = run(kernel("mov.u32 %r1, %laneid;\nshfl.sync.up.b32 %r2|%p1, %r1, 1, 0, -1;\n"
                       "shfl.sync.down.b32 %r3, %r1, 2, 31, -1;\nshfl.sync.idx.b32 %r4, %r1, 5, 31, -1;\n"
                       "setp.lt.u32 %p2, %r1, 40;\nvote.sync.all.pred %p3, %p2, -1;\nselp.u32 %r5, 1, 0, %p3;\n"
@@ -244,7 +251,7 @@ TEST(PtxExec, ShuffleModesAndVotes) {
   EXPECT_EQ(word(98), 0xffffffffu);
 }
 
-TEST(PtxExec, GenericLocalAndCalls) {
+TEST_P(PtxExec, GenericLocalAndCalls) {
   std::string decls =
       ".func (.param .b32 r) twice(.param .b32 a)\n{\n.reg .b32 %x<2>;\n.local .align 4 .b8 d[8];\n"
       "ld.param.b32 %x0, [a];\nst.local.u32 [d+4], %x0;\nld.local.u32 %x1, [d+4];\nadd.s32 %x1, %x1, %x1;\n"
@@ -256,6 +263,9 @@ TEST(PtxExec, GenericLocalAndCalls) {
   ASSERT_TRUE(r.exec) << r.exec.error().message;
   EXPECT_EQ(r.out[0] & 0xffffffff, 42u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Runs, PtxExec, ::testing::Values(0, 2),
+                         [](const auto& p) { return p.param ? "yield_every_" + std::to_string(p.param) : "whole"; });
 
 }  // namespace
 }  // namespace vgpu::ptx::testing

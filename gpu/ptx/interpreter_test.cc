@@ -21,7 +21,15 @@ const Module& kernels() {
   return *m;
 }
 
-TEST(PtxInterpreter, VectorAdd) {
+// Every test runs whole (0) and as a resumable launch that yields every 3
+// warp instructions: the same results, bit for bit.
+class PtxInterpreter : public ::testing::TestWithParam<uint64_t> {
+ protected:
+  void SetUp() override { yield_every() = GetParam(); }
+  void TearDown() override { yield_every() = 0; }
+};
+
+TEST_P(PtxInterpreter, VectorAdd) {
   FakeMemory mem(1 << 20);
   int n = 1000;
   std::vector<float> a(n), b(n);
@@ -35,7 +43,7 @@ TEST(PtxInterpreter, VectorAdd) {
   EXPECT_GT(r->warp_instructions, 0u);
 }
 
-TEST(PtxInterpreter, Saxpy) {
+TEST_P(PtxInterpreter, Saxpy) {
   FakeMemory mem(1 << 20);
   int n = 3000;
   std::vector<float> x(n), y(n);
@@ -48,7 +56,7 @@ TEST(PtxInterpreter, Saxpy) {
   for (int i = 0; i < n; ++i) ASSERT_EQ(mem.at<float>(vy)[i], std::fma(x[i], 3.0f, y[i])) << i;
 }
 
-TEST(PtxInterpreter, TiledMatmulWithBarriers) {
+TEST_P(PtxInterpreter, TiledMatmulWithBarriers) {
   FakeMemory mem(1 << 20);
   int n = 64;
   std::vector<float> a(n * n), b(n * n);
@@ -66,7 +74,7 @@ TEST(PtxInterpreter, TiledMatmulWithBarriers) {
     }
 }
 
-TEST(PtxInterpreter, BlockReduction) {
+TEST_P(PtxInterpreter, BlockReduction) {
   FakeMemory mem(1 << 20);
   int n = 256 * 8;
   std::vector<float> in(n);
@@ -83,7 +91,7 @@ TEST(PtxInterpreter, BlockReduction) {
   }
 }
 
-TEST(PtxInterpreter, WarpReductionWithShuffleAndBallot) {
+TEST_P(PtxInterpreter, WarpReductionWithShuffleAndBallot) {
   FakeMemory mem(1 << 20);
   std::vector<uint32_t> in(128);
   for (uint32_t i = 0; i < 128; ++i) in[i] = i * 7 + (i % 3);
@@ -100,7 +108,7 @@ TEST(PtxInterpreter, WarpReductionWithShuffleAndBallot) {
   }
 }
 
-TEST(PtxInterpreter, AtomicHistogram) {
+TEST_P(PtxInterpreter, AtomicHistogram) {
   FakeMemory mem(1 << 20);
   int n = 5000;
   std::vector<uint8_t> in(n);
@@ -117,7 +125,7 @@ TEST(PtxInterpreter, AtomicHistogram) {
 
 double fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
 
-TEST(PtxInterpreter, RecursiveDeviceFunction) {
+TEST_P(PtxInterpreter, RecursiveDeviceFunction) {
   FakeMemory mem(1 << 20);
   uint64_t vo = mem.alloc(64 * 8);
   Params p(kernels(), "_Z7recursePdi");
@@ -127,7 +135,7 @@ TEST(PtxInterpreter, RecursiveDeviceFunction) {
   for (int t = 0; t < 64; ++t) EXPECT_EQ(mem.at<double>(vo)[t], fib(6 + t % 4)) << t;
 }
 
-TEST(PtxInterpreter, LinkedListWalkThroughGenericLoads) {
+TEST_P(PtxInterpreter, LinkedListWalkThroughGenericLoads) {
   FakeMemory mem(1 << 20);
   struct Node {
     uint64_t next;
@@ -148,7 +156,7 @@ TEST(PtxInterpreter, LinkedListWalkThroughGenericLoads) {
   for (int t = 0; t < 32; ++t) EXPECT_EQ(mem.at<int>(vo)[t], want);
 }
 
-TEST(PtxInterpreter, DivergentBranchesReconverge) {
+TEST_P(PtxInterpreter, DivergentBranchesReconverge) {
   FakeMemory mem(1 << 20);
   uint64_t vo = mem.alloc(96 * 4);
   Params p(kernels(), "_Z7divergePi");
@@ -161,7 +169,7 @@ TEST(PtxInterpreter, DivergentBranchesReconverge) {
   }
 }
 
-TEST(PtxInterpreter, LocalArrayWithDynamicIndex) {
+TEST_P(PtxInterpreter, LocalArrayWithDynamicIndex) {
   FakeMemory mem(1 << 20);
   std::vector<int> idx(64);
   for (int i = 0; i < 64; ++i) idx[i] = (i * 11) % 32;
@@ -173,7 +181,7 @@ TEST(PtxInterpreter, LocalArrayWithDynamicIndex) {
   for (int t = 0; t < 64; ++t) EXPECT_EQ(mem.at<int>(vo)[t], idx[t] * t) << t;
 }
 
-TEST(PtxInterpreter, DynamicSharedMemory) {
+TEST_P(PtxInterpreter, DynamicSharedMemory) {
   FakeMemory mem(1 << 20);
   uint64_t vo = mem.alloc(128 * 4);
   Params p(kernels(), "_Z9dynsharedPf");
@@ -186,7 +194,7 @@ TEST(PtxInterpreter, DynamicSharedMemory) {
   EXPECT_EQ(small.error().status, ExecStatus::mmu_fault);
 }
 
-TEST(PtxInterpreter, StructByValue) {
+TEST_P(PtxInterpreter, StructByValue) {
   FakeMemory mem(1 << 20);
   struct P {
     float scale;
@@ -203,7 +211,7 @@ TEST(PtxInterpreter, StructByValue) {
     EXPECT_EQ(mem.at<double>(vo)[t], 1.5f * static_cast<float>(t) + 0.25 + 3 + s.arr[t % 3]) << t;
 }
 
-TEST(PtxInterpreter, SlicedLaunchGivesIdenticalResults) {
+TEST_P(PtxInterpreter, SlicedLaunchGivesIdenticalResults) {
   FakeMemory mem(1 << 20);
   int n = 64;
   std::vector<float> a(n * n), b(n * n);
@@ -226,7 +234,7 @@ TEST(PtxInterpreter, SlicedLaunchGivesIdenticalResults) {
   EXPECT_EQ(std::memcmp(mem.at<float>(c1), mem.at<float>(c2), n * n * 4), 0);
 }
 
-TEST(PtxInterpreter, EndlessLoopStoppedByControl) {
+TEST_P(PtxInterpreter, EndlessLoopStoppedByControl) {
   FakeMemory mem(1 << 16);
   uint64_t flag = mem.put(std::vector<int>{0});
   Params p(kernels(), "_Z7endlessPi");
@@ -239,7 +247,7 @@ TEST(PtxInterpreter, EndlessLoopStoppedByControl) {
   EXPECT_EQ(polls, 50);
 }
 
-TEST(PtxInterpreter, DeepRecursionIsAResourceError) {
+TEST_P(PtxInterpreter, DeepRecursionIsAResourceError) {
   FakeMemory mem(1 << 16);
   uint64_t vo = mem.alloc(8);
   Params p(kernels(), "_Z4deepPdi");
@@ -255,7 +263,7 @@ TEST(PtxInterpreter, DeepRecursionIsAResourceError) {
   EXPECT_EQ(*mem.at<double>(vo), fib(10));
 }
 
-TEST(PtxInterpreter, BarrierAfterPartOfTheBlockExitedReleases) {
+TEST_P(PtxInterpreter, BarrierAfterPartOfTheBlockExitedReleases) {
   FakeMemory mem(1 << 16);
   uint64_t vo = mem.put(std::vector<int>(96, 0));
   Params p(kernels(), "_Z7halfbarPi");
@@ -265,7 +273,7 @@ TEST(PtxInterpreter, BarrierAfterPartOfTheBlockExitedReleases) {
   for (int t = 0; t < 96; ++t) EXPECT_EQ(mem.at<int>(vo)[t], t < 32 ? 0 : 1) << t;
 }
 
-TEST(PtxInterpreter, UnmappedGlobalFaultsWithAddressAndDirection) {
+TEST_P(PtxInterpreter, UnmappedGlobalFaultsWithAddressAndDirection) {
   FakeMemory mem(1 << 16);
   Params p(kernels(), "_Z4vaddPKfS0_Pfi");
   uint64_t good = mem.alloc(4096);
@@ -283,7 +291,7 @@ TEST(PtxInterpreter, UnmappedGlobalFaultsWithAddressAndDirection) {
   EXPECT_FALSE(rd.error().write);
 }
 
-TEST(PtxInterpreter, BadLaunchesAreRefused) {
+TEST_P(PtxInterpreter, BadLaunchesAreRefused) {
   FakeMemory mem(1 << 16);
   Params p(kernels(), "_Z4vaddPKfS0_Pfi");
   EXPECT_EQ(launch(kernels(), mem, "_Z4vaddPKfS0_Pfi", {1, 1, 1}, {2048, 1, 1}, p).error().status,
@@ -299,6 +307,9 @@ TEST(PtxInterpreter, BadLaunchesAreRefused) {
                 .status,
             ExecStatus::resource);
 }
+
+INSTANTIATE_TEST_SUITE_P(Runs, PtxInterpreter, ::testing::Values(0, 3),
+                         [](const auto& p) { return p.param ? "yield_every_" + std::to_string(p.param) : "whole"; });
 
 }  // namespace
 }  // namespace vgpu::ptx::testing

@@ -5,12 +5,14 @@
 // a table. Not a test: numbers depend on the machine.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gpu/ptx/interpreter.h"
+#include "ptx/params.h"
 #include "gpu/ptx/test_kernels.h"
 
 namespace {
@@ -53,10 +55,14 @@ struct Row {
 
 template <typename... A>
 std::vector<std::byte> pack(const EntryInfo& e, A... args) {
-  std::vector<std::byte> buf(e.param_bytes);
+  ParamBuffer buf(e);
   size_t i = 0;
-  ((std::memcpy(buf.data() + e.params[i++].offset, &args, sizeof args)), ...);
-  return buf;
+  (buf.set(i++, args), ...);
+  if (!buf.ok()) {
+    std::fprintf(stderr, "ptx_bench: a parameter of the wrong size\n");
+    std::exit(1);
+  }
+  return std::move(buf).take();
 }
 
 template <typename F>

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/ptx/interpreter.h"
+#include "ptx/params.h"
 
 namespace vgpu::ptx::testing {
 
@@ -50,24 +51,43 @@ class FakeMemory : public GlobalMemory {
   size_t next_ = 0;
 };
 
-// The parameter buffer of one entry.
-class Params {
+// The parameter buffer of one entry (ptx/params.h); launch() checks that
+// every set() named a parameter of its size.
+class Params : public ParamBuffer {
  public:
-  Params(const Module& m, std::string_view entry) : info_(m.entries()[static_cast<size_t>(m.find_entry(entry))]) {
-    buf_.resize(info_.param_bytes);
-  }
-  template <typename T>
-  Params& set(size_t i, const T& v) {
-    EXPECT_LE(sizeof(T), info_.params[i].size);
-    std::memcpy(buf_.data() + info_.params[i].offset, &v, sizeof(T));
-    return *this;
-  }
-  std::span<const std::byte> bytes() const { return buf_; }
-
- private:
-  const EntryInfo& info_;
-  std::vector<std::byte> buf_;
+  Params(const Module& m, std::string_view entry)
+      : ParamBuffer(m.entries()[static_cast<size_t>(m.find_entry(entry))]) {}
 };
+
+// How launch() runs: 0 (the default) in one run_blocks call; k > 0 as a
+// LaunchRun that yields every k warp instructions and is resumed until it
+// finishes (the interpreter tests run both ways: the results must agree).
+inline uint64_t& yield_every() {
+  static uint64_t k = 0;
+  return k;
+}
+// Runs of the last resumable launch().
+inline uint64_t& last_runs() {
+  static uint64_t n = 0;
+  return n;
+}
+
+inline std::expected<ExecStats, ExecError> run_resumably(const Module& m, const LaunchConfig& cfg, FakeMemory& mem,
+                                                         uint64_t blocks, const ExecLimits& limits,
+                                                         const ExecControl& control) {
+  auto run = LaunchRun::start(m, cfg, 0, blocks, limits);
+  if (!run) return std::unexpected(run.error());
+  ExecControl c = control;
+  c.poll_every = 1;
+  c.yield_after = yield_every();
+  last_runs() = 0;
+  for (;;) {
+    ++last_runs();
+    auto r = (*run)->run(mem, c);
+    if (!r) return std::unexpected(r.error());
+    if (*r == LaunchRun::State::finished) return (*run)->stats();
+  }
+}
 
 inline std::expected<ExecStats, ExecError> launch(const Module& m, FakeMemory& mem, std::string_view entry, Dim3 grid,
                                                   Dim3 block, const Params& p, uint32_t dyn_shared = 0,
@@ -77,11 +97,13 @@ inline std::expected<ExecStats, ExecError> launch(const Module& m, FakeMemory& m
   cfg.grid = grid;
   cfg.block = block;
   cfg.dynamic_shared_bytes = dyn_shared;
+  EXPECT_TRUE(p.ok()) << "a parameter set with the wrong size";
   cfg.params = p.bytes();
   if (m.data_bytes()) {
     cfg.data_va = mem.put(m.initial_data());
   }
   uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
+  if (yield_every()) return run_resumably(m, cfg, mem, blocks, limits, control);
   return run_blocks(m, cfg, mem, 0, blocks, limits, control);
 }
 
