@@ -156,8 +156,8 @@ TEST(Host, RefusesMoreChannelsThanTheGpuHas) {
 TEST(Host, RefusesVramThatIsNotAMibMultiple) {
   auto h = make_host(1);
   ASSERT_TRUE(h);
-  expect_refused(*h, vm("v", 4, VM_VRAM + 4096), "VRAM");
-  expect_refused(*h, vm("v", 4, 0), "VRAM");
+  expect_refused(*h, vm("v", 4, VM_VRAM + 4096), "vram");
+  expect_refused(*h, vm("v", 4, 0), "vram");
 }
 
 TEST(Host, RefusesZeroWeight) {
