@@ -157,8 +157,8 @@ TEST(Host, RefusesMoreChannelsThanTheGpuHas) {
 TEST(Host, RefusesVramThatIsNotAMibMultiple) {
   auto h = make_host(1);
   ASSERT_TRUE(h);
-  expect_refused(*h, vm("v", 4, VM_VRAM + 4096), "VRAM");
-  expect_refused(*h, vm("v", 4, 0), "VRAM");
+  expect_refused(*h, vm("v", 4, VM_VRAM + 4096), VGPU_OPT_VRAM ":");
+  expect_refused(*h, vm("v", 4, 0), VGPU_OPT_VRAM ":");
 }
 
 TEST(Host, RefusesZeroWeight) {
