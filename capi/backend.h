@@ -31,14 +31,17 @@ struct BackendConfig {
   LogFn log;           // guest and internal errors; empty: stderr
   std::string socket;  // non-empty: the daemon's vGPU (daemon_backend.cc)
   std::string vm_name;
-  uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;                             // 0: a turn runs up to GP_PUT
-  uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;                       // 0: no limit
-  bool pv = VGPU_OPT_PV_DEFAULT;                                           // offer the PV interface (spec §17)
-  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;                   // kernel slicing (0: launches whole)
-  bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;                      // docs/scheduler.md, "Ringing ahead"
-  gpu::EngineBackend engine_backend = gpu::EngineBackend::model;           // who runs the engines' work
-  std::function<void(bool start, VgpuTurnEnd end, uint64_t gpu_ns)> turn;  // this VM's turns; empty: none
-  uint32_t daemon_timeout_ms = 0;                                          // 0: VGPUD_TIMEOUT or vgpud's default
+  uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;                    // 0: a turn runs up to GP_PUT
+  uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;              // 0: no limit
+  bool pv = VGPU_OPT_PV_DEFAULT;                                  // offer the PV interface (spec §17)
+  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;          // kernel slicing (0: launches whole)
+  bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;             // docs/scheduler.md, "Ringing ahead"
+  gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // who runs the engines' work
+
+  // This VM's turns (VgpuTurnFn); empty: none.
+  std::function<void(bool start, VgpuTurnEnd end, uint64_t gpu_ns)> turn;
+  // The wait for the daemon's first answer; 0: VGPUD_TIMEOUT or vgpud's default.
+  uint32_t daemon_timeout_ms = 0;
 };
 
 using IrqFn = void (*)(void* opaque, bool asserted);
