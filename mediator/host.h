@@ -173,8 +173,9 @@ class Host final : public sched::Engine, private DeferredSink {
  private:
   explicit Host(const HostConfig& config);
   Status bring_up();
-  void start(const sched::Submission& s) override;             // sched::Engine
-  void end_empty_turn(const sched::Submission& s, bool told);  // the dispatch found nothing to run
+  void start(const sched::Submission& s) override;  // sched::Engine
+  // The dispatch found nothing to run: the turn ends at once (told: its start was).
+  void end_empty_turn(const sched::Submission& s, bool told);
   void internal_failure(const char* doing, const char* what) noexcept;
   void post(const gpu::ChannelEvent& e);  // the GPU's event handler
   void run_deferred_events() override;    // DeferredSink: handle queued events, in order

@@ -50,8 +50,9 @@ struct TestbedConfig {
   std::vector<uint32_t> slice_blocks;  // fv modes, per VM: kernel slicing (VGPU_OPT_SLICE_BLOCKS); empty = none
   ClockKind clock = ClockKind::real;
   driver::DeviceOptions device;
-  LogFn log;                                                // guest and internal errors (common/log.h); default stderr
-  std::function<void(const mediator::TurnEvent&)> on_turn;  // fv modes: mediator::HostConfig::on_turn
+  LogFn log;  // guest and internal errors (common/log.h); default stderr
+  // fv modes: told of each turn (mediator::HostConfig::on_turn).
+  std::function<void(const mediator::TurnEvent&)> on_turn;
 };
 
 // What a VM's thread gets: its port and its opened device.

@@ -47,13 +47,14 @@ struct VGPUState {
     char *socket;    /* a vgpud socket: the vGPU comes from the daemon */
     char *vm_name;   /* the VM's name at the daemon */
     uint32_t weight;
-    uint32_t turn_ms;           /* 0: a turn runs up to GP_PUT */
-    uint32_t max_gpu_ms;        /* 0: no limit */
-    uint32_t daemon_timeout_ms; /* with socket: the wait for vgpud's first answer */
-    uint32_t slice_blocks;      /* 0: launches whole */
-    bool ring_ahead;            /* docs/scheduler.md, "Ringing ahead" */
-    char *engine_backend;       /* "model" (NULL) or "cuda" */
-    char *counters_file;        /* x-counters-file: counters JSON written at exit */
+    uint32_t turn_ms;      /* 0: a turn runs up to GP_PUT */
+    uint32_t max_gpu_ms;   /* 0: no limit */
+    uint32_t slice_blocks; /* 0: launches whole */
+    bool ring_ahead;       /* docs/scheduler.md, "Ringing ahead" */
+    char *engine_backend;  /* "model" (NULL) or "cuda" */
+    char *counters_file;   /* x-counters-file: counters JSON written at exit */
+    /* with socket: the wait for vgpud's first answer */
+    uint32_t daemon_timeout_ms;
 
     /* registers: BAR0 traps every access into the backend */
     MemoryRegion bar0;
