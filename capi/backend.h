@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +37,11 @@ struct BackendConfig {
   uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;          // kernel slicing (0: launches whole)
   bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;             // docs/scheduler.md, "Ringing ahead"
   gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // who runs the engines' work
+
+  // This VM's turns (VgpuTurnFn); empty: none.
+  std::function<void(bool start, VgpuTurnEnd end, uint64_t gpu_ns)> turn;
+  // The wait for the daemon's first answer; 0: VGPUD_TIMEOUT or vgpud's default.
+  uint32_t daemon_timeout_ms = 0;
 };
 
 using IrqFn = void (*)(void* opaque, bool asserted);

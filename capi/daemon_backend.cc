@@ -166,6 +166,8 @@ Result<std::unique_ptr<Backend>> make_daemon_backend(const BackendConfig& config
   o.bar_remap = config.bar_remap;
   o.lazy_shadow = config.lazy_shadow;
   o.pv = config.pv;
+  static_assert(VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT == vgpud::DEFAULT_TIMEOUT_MS);
+  if (config.daemon_timeout_ms != 0) o.timeout_ms = config.daemon_timeout_ms;
   auto c = vgpud::Client::attach(config.socket, o);
   if (!c) {
     // The client's message names the socket and says what went wrong

@@ -3,11 +3,15 @@
 // end's DMA callback over "guest RAM" (a vector here, pci_dma_* in QEMU),
 // the unchanged driver pinning pages of it, in passthrough and fv modes.
 // In fv mode the mediator confines DMA to the RAM ranges the front end
-// reports, whatever the guest's PTEs say.
+// reports, whatever the guest's PTEs say. And the turn hook, seen from
+// the same front end: the unchanged driver's work makes the VM's turns.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "capi/vgpu_capi.h"
@@ -66,14 +70,16 @@ struct Destroy {
   void operator()(VgpuBackend* b) const { vgpu_backend_destroy(b); }
 };
 
-std::unique_ptr<VgpuBackend, Destroy> backend(VgpuMode mode) {
+std::unique_ptr<VgpuBackend, Destroy> backend(VgpuMode mode, VgpuTurnFn turn = nullptr, void* turn_opaque = nullptr) {
   VgpuBackendConfig c{.vram_bytes = 64 * MiB,
                       .channels = 8,
                       .mode = mode,
                       .bar_remap = false,
                       .lazy_shadow = true,
                       .scheduler = "fifo",
-                      .weight = 1};
+                      .weight = 1,
+                      .turn = turn,
+                      .turn_opaque = turn_opaque};
   char err[256] = {};
   std::unique_ptr<VgpuBackend, Destroy> b(vgpu_backend_create(&c, err, sizeof err));
   EXPECT_NE(b, nullptr) << err;
@@ -149,6 +155,77 @@ TEST(CapiDmaFv, BadRangesAreRefusedWithAMessage) {
   char err[256] = {};
   EXPECT_EQ(vgpu_backend_set_guest_ram(b.get(), &odd, 1, err, sizeof err), -1);
   EXPECT_NE(std::string(err).find("guest RAM"), std::string::npos) << err;
+}
+
+// What a VgpuTurnFn heard, from backend threads.
+struct Turns {
+  struct Event {
+    bool start;
+    VgpuTurnEnd end;
+    uint64_t gpu_ns;
+  };
+  std::mutex mu;
+  std::vector<Event> events;
+  static void fn(void* opaque, bool start, VgpuTurnEnd end, uint64_t gpu_ns) {
+    auto* t = static_cast<Turns*>(opaque);
+    std::lock_guard lock(t->mu);
+    t->events.push_back({start, end, gpu_ns});
+  }
+  bool last_is_end() {
+    std::lock_guard lock(mu);
+    return !events.empty() && !events.back().start;
+  }
+};
+
+// fv, embedded: the copies of an upload and a download are turns of this
+// VM, each start before its end; a second vGPU that did nothing hears
+// nothing. Passthrough has no turns.
+TEST(CapiTurns, TheVmsWorkIsTurnsStartThenEndAndOnlyItsOwn) {
+  for (VgpuMode mode : {VGPU_MODE_FV, VGPU_MODE_PASSTHROUGH}) {
+    Ram ram;
+    Turns mine, idle;
+    auto b = backend(mode, &Turns::fn, &mine);
+    auto other = backend(mode, &Turns::fn, &idle);
+    ASSERT_TRUE(b && other);
+    vgpu_backend_set_dma(b.get(), &Ram::dma, &ram);
+    const VgpuRamRange range{RAM_BASE, RAM_BYTES};
+    char err[256] = {};
+    ASSERT_EQ(vgpu_backend_set_guest_ram(b.get(), &range, 1, err, sizeof err), 0) << err;
+    CapiPort port(b.get(), ram);
+    auto dev = driver::Device::open(port);
+    ASSERT_TRUE(dev) << dev.error().what();
+    auto ctx = (*dev)->create_context();
+    ASSERT_TRUE(ctx) << ctx.error().what();
+    constexpr uint64_t BYTES = 64 * KiB;
+    auto pinned = (*ctx)->alloc_host(BYTES);
+    auto dev_buf = (*ctx)->alloc(BYTES);
+    ASSERT_TRUE(pinned && dev_buf);
+    ASSERT_TRUE((*ctx)->upload_pinned(*dev_buf, 0, *pinned, 0, BYTES));
+    ASSERT_TRUE((*ctx)->download_pinned(*pinned, 0, *dev_buf, 0, BYTES));
+    if (mode == VGPU_MODE_PASSTHROUGH) {
+      std::lock_guard lock(mine.mu);
+      EXPECT_TRUE(mine.events.empty());
+      continue;
+    }
+    // The last turn may end just after the fence the driver waited for.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!mine.last_is_end() && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::lock_guard lock(mine.mu);
+    ASSERT_GE(mine.events.size(), 2u);
+    uint64_t gpu_ns = 0;
+    for (size_t i = 0; i < mine.events.size(); ++i) {
+      ASSERT_EQ(mine.events[i].start, i % 2 == 0) << "event " << i;
+      if (!mine.events[i].start) {
+        gpu_ns += mine.events[i].gpu_ns;
+        EXPECT_STRNE(vgpu_turn_end_name(mine.events[i].end), "?");
+      }
+    }
+    EXPECT_FALSE(mine.events.back().start);
+    EXPECT_GT(gpu_ns, 0u);
+    std::lock_guard other_lock(idle.mu);
+    EXPECT_TRUE(idle.events.empty());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, CapiDma, ::testing::Values(VGPU_MODE_PASSTHROUGH, VGPU_MODE_FV),

@@ -20,6 +20,17 @@ namespace {
 
 gpu::Bar to_gpu(VgpuBar bar) { return bar == VGPU_BAR1 ? gpu::Bar::bar1 : gpu::Bar::bar3; }
 
+VgpuTurnEnd to_c(mediator::TurnEnd end) {
+  switch (end) {
+    case mediator::TurnEnd::drained: return VGPU_TURN_DRAINED;
+    case mediator::TurnEnd::out_of_time: return VGPU_TURN_OUT_OF_TIME;
+    case mediator::TurnEnd::stopped: return VGPU_TURN_STOPPED;
+    case mediator::TurnEnd::error: return VGPU_TURN_ERROR;
+    case mediator::TurnEnd::empty: return VGPU_TURN_EMPTY;
+  }
+  return VGPU_TURN_STOPPED;
+}
+
 class MediatorBackend final : public Backend {
  public:
   MediatorBackend(std::unique_ptr<mediator::Host> host, mediator::Vgpu& vgpu) : host_(std::move(host)), vgpu_(vgpu) {
@@ -112,6 +123,12 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   hc.max_gpu_ms = config.max_gpu_ms;
   hc.ring_ahead = config.ring_ahead;
   hc.engine_backend = config.engine_backend;
+  // This VM's turns only; its id is known once it exists (0 matches none).
+  auto own_id = std::make_shared<std::atomic<uint32_t>>(0);
+  if (config.turn)
+    hc.on_turn = [fn = config.turn, own_id](const mediator::TurnEvent& e) {
+      if (e.vm == own_id->load(std::memory_order_acquire)) fn(e.start, to_c(e.end), e.gpu_ns);
+    };
   auto host = mediator::Host::create(hc);
   if (!host)
     return std::unexpected(
@@ -127,6 +144,7 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   vc.slice_blocks = config.slice_blocks;
   auto vgpu = (*host)->create_vgpu(vc);
   if (!vgpu) return std::unexpected(vgpu.error());
+  own_id->store((*vgpu)->id(), std::memory_order_release);
   return std::make_unique<MediatorBackend>(std::move(*host), **vgpu);
 }
 

@@ -88,6 +88,23 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   return {};
 }
 
+// The turn callback, and the wait for the daemon's first answer (refused
+// off: a daemon that never answers would hang QEMU's realize).
+[[nodiscard]] Status set_turn_and_timeout(const VgpuBackendConfig& c, BackendConfig& config) {
+  if (c.turn != nullptr)
+    config.turn = [fn = c.turn, opaque = c.turn_opaque](bool start, VgpuTurnEnd end, uint64_t gpu_ns) {
+      fn(opaque, start, end, gpu_ns);
+    };
+  if (c.daemon_timeout_ms == VGPU_OPT_TIME_OFF)
+    return fail(Errc::invalid_argument, strfmt("%s: 0 would wait for ever; give 1 to %u ms", VGPU_OPT_DAEMON_TIMEOUT_MS,
+                                               VGPU_OPT_DAEMON_TIMEOUT_MS_MAX));
+  if (c.daemon_timeout_ms > VGPU_OPT_DAEMON_TIMEOUT_MS_MAX)
+    return fail(Errc::invalid_argument, strfmt("%s: %u ms is above the maximum %u ms", VGPU_OPT_DAEMON_TIMEOUT_MS,
+                                               c.daemon_timeout_ms, VGPU_OPT_DAEMON_TIMEOUT_MS_MAX));
+  config.daemon_timeout_ms = c.daemon_timeout_ms;
+  return {};
+}
+
 // The one check of the options (mediator/vgpu_config.h), whatever the mode.
 [[nodiscard]] Result<BackendConfig> validate(const VgpuBackendConfig& c) {
   if (c.mode != VGPU_MODE_PASSTHROUGH && c.mode != VGPU_MODE_FV)
@@ -166,6 +183,7 @@ void put_error(char* err, size_t err_len, const std::string& message) {
                                                  VGPU_OPT_BACKEND, VGPU_OPT_BACKEND));
     config.engine_backend = *b;
   }
+  if (Status s = set_turn_and_timeout(c, config); !s) return std::unexpected(s.error());
   return config;
 }
 
@@ -274,6 +292,17 @@ void vgpu_backend_destroy(VgpuBackend* b) {
 }
 
 const char* vgpu_backend_kind(const VgpuBackend* b) { return b->impl->kind(); }
+
+const char* vgpu_turn_end_name(VgpuTurnEnd end) {
+  switch (end) {
+    case VGPU_TURN_DRAINED: return "drained";
+    case VGPU_TURN_OUT_OF_TIME: return "out-of-time";
+    case VGPU_TURN_STOPPED: return "stopped";
+    case VGPU_TURN_ERROR: return "error";
+    case VGPU_TURN_EMPTY: return "empty";
+  }
+  return "?";
+}
 
 void vgpu_backend_reset(VgpuBackend* b) {
   guarded_void(b, [&] { b->impl->reset(); });

@@ -74,6 +74,24 @@ typedef enum VgpuLogKind {
 } VgpuLogKind;
 typedef void (*VgpuLogFn)(void *opaque, VgpuLogKind kind, const char *line);
 
+// A scheduler turn of this VM on the GPU began (start true) or ended
+// (start false, with why and the GPU time the turn was charged): mode fv
+// with the embedded mediator only, this VM's turns only, each start
+// before its end. (Passthrough has no turns; with a socket they are
+// vgpud's.) Called from backend threads, possibly while a caller is
+// inside a backend call, an end with the scheduler's lock held: it must
+// be quick, must not block and must not call back into the backend.
+typedef enum VgpuTurnEnd {
+    VGPU_TURN_DRAINED = 0,      // the channel ran dry (a held turn included)
+    VGPU_TURN_OUT_OF_TIME = 1,  // the slice (turn-ms) ended; the rest is requeued
+    VGPU_TURN_STOPPED = 2,  // the channel was unbound or parked in a semaphore acquire
+    VGPU_TURN_ERROR = 3,    // a channel error
+    VGPU_TURN_EMPTY = 4,    // the dispatch found nothing to run
+} VgpuTurnEnd;
+typedef void (*VgpuTurnFn)(void *opaque, bool start, VgpuTurnEnd end, uint64_t gpu_ns);
+// "drained", "out-of-time", "stopped", "error", "empty"; "?" for others.
+const char *vgpu_turn_end_name(VgpuTurnEnd end);
+
 typedef struct VgpuBackendConfig {
     uint64_t vram_bytes;  // VRAM the VM sees (VGPU_OPT_VRAM)
     uint32_t channels;    // channels the VM may use (VGPU_OPT_CHANNELS)
@@ -107,6 +125,16 @@ typedef struct VgpuBackendConfig {
     // Who runs the engines' work (VGPU_OPT_BACKEND): "model" or "cuda";
     // NULL: model. Embedded GPU only (with a socket it is the daemon's).
     const char *engine_backend;
+    // Told of this VM's turns (VgpuTurnFn); NULL: no one. Accepted and
+    // unused in passthrough and with a socket.
+    VgpuTurnFn turn;
+    void *turn_opaque;
+    // With a socket: the wait for the daemon's first answer in ms
+    // (VGPU_OPT_DAEMON_TIMEOUT_MS): 0 the default (VGPUD_TIMEOUT when set),
+    // VGPU_OPT_TIME_OFF refused (it would wait for ever), as is a value
+    // above the maximum, with or without a socket; without one a valid
+    // value is unused.
+    uint32_t daemon_timeout_ms;
 } VgpuBackendConfig;
 
 // One range of a BAR as the front end should map it. Ranges are sorted,

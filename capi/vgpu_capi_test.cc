@@ -482,10 +482,11 @@ class NotVgpud {
   std::thread thread_;
 };
 
-std::string create_error(const std::string& socket) {
+std::string create_error(const std::string& socket, uint32_t daemon_timeout_ms = 0) {
   VgpuBackendConfig c = default_config();
   c.mode = VGPU_MODE_FV;
   c.socket = socket.c_str();
+  c.daemon_timeout_ms = daemon_timeout_ms;
   char err[256] = "";
   VgpuBackend* b = vgpu_backend_create(&c, err, sizeof err);
   EXPECT_EQ(b, nullptr);
@@ -499,6 +500,19 @@ TEST(CapiDaemon, SilentPeerFailsInTheTimeAsked) {
   const std::string err = create_error(peer.path());
   unsetenv("VGPUD_TIMEOUT");
   EXPECT_EQ(err, "vgpud at " + peer.path() + " did not answer in 0.2 s");
+}
+
+// The device's daemon-timeout-ms wins over VGPUD_TIMEOUT; off and over
+// the maximum are refused naming it, before any connection.
+TEST(CapiDaemon, DaemonTimeoutMsIsTheWaitAndItsBoundsAreChecked) {
+  NotVgpud peer(false);
+  setenv("VGPUD_TIMEOUT", "30", 1);
+  EXPECT_EQ(create_error(peer.path(), 150), "vgpud at " + peer.path() + " did not answer in 0.15 s");
+  unsetenv("VGPUD_TIMEOUT");
+  EXPECT_EQ(create_error(peer.path(), VGPU_OPT_TIME_OFF),
+            "daemon-timeout-ms: 0 would wait for ever; give 1 to 3600000 ms");
+  EXPECT_EQ(create_error(peer.path(), VGPU_OPT_DAEMON_TIMEOUT_MS_MAX + 1),
+            "daemon-timeout-ms: 3600001 ms is above the maximum 3600000 ms");
 }
 
 TEST(CapiDaemon, ForeignPeerIsNamedAsNotVgpud) {

@@ -340,7 +340,8 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
       ending_ = sched::Dispatcher::Match{v.id(), gchid, seq};
   }
   if (!holding) {
-    end_turn({v.id(), gchid, seq}, turn_start, end_ns, go_on ? &turns_dry_ : &turns_out_of_time_);
+    end_turn({v.id(), gchid, seq}, turn_start, end_ns, go_on ? &turns_dry_ : &turns_out_of_time_,
+             go_on ? TurnEnd::drained : TurnEnd::out_of_time);
     return;
   }
   wake_watchdog();  // it times the hold's end
@@ -359,7 +360,7 @@ void Host::rung_in_turn(uint32_t vgpu_id, uint32_t gchid) {
     }
     ending_ = sched::Dispatcher::Match{h.vm, h.gchid, h.seq};
   }
-  end_turn({h.vm, h.gchid, h.seq}, h.turn_start_ns, now_ns());
+  end_turn({h.vm, h.gchid, h.seq}, h.turn_start_ns, now_ns(), nullptr, TurnEnd::drained);
 }
 
 // The turn of the submission in flight is this channel's, nothing decided
@@ -386,7 +387,7 @@ void Host::check_held_turn() {
     ending_ = sched::Dispatcher::Match{h.vm, h.gchid, h.seq};
     holds_expired_.fetch_add(1);
   }
-  end_turn({h.vm, h.gchid, h.seq}, h.turn_start_ns, now_ns());
+  end_turn({h.vm, h.gchid, h.seq}, h.turn_start_ns, now_ns(), nullptr, TurnEnd::drained);
 }
 
 TurnCounts Host::turn_counts() const {
@@ -395,8 +396,9 @@ TurnCounts Host::turn_counts() const {
 }
 
 void Host::end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns,
-                    std::atomic<uint64_t>* why) {
-  if (!dispatcher_->complete_if(m, start_ns, end_ns)) {
+                    std::atomic<uint64_t>* why, TurnEnd reason) {
+  const auto tell = [&](uint64_t gpu_ns) { config_.on_turn({.vm = m.vm, .end = reason, .gpu_ns = gpu_ns}); };
+  if (!dispatcher_->complete_if(m, start_ns, end_ns, config_.on_turn ? tell : sched::Dispatcher::Ended{})) {
     // That turn was ended meanwhile by another path (the watchdog, an
     // unbind): this end is the one that requeues what the channel has
     // left, or nothing would.
@@ -416,18 +418,31 @@ std::shared_ptr<Vgpu> Host::find(uint32_t vgpu_id) {
 
 // The dispatcher's seam: whatever goes wrong here must not leave the
 // submission in flight, or the GPU is lost to every VM.
+// The observer hears of the turn before its work is on the GPU, so that
+// the turn's end (possibly on another thread) comes after its start.
 void Host::start(const sched::Submission& s) {
+  bool told = false;
   try {
     std::shared_ptr<Vgpu> v = find(s.vm);
+    if (v && config_.on_turn) {
+      config_.on_turn({.vm = s.vm, .start = true});
+      told = true;
+    }
     // Nothing to run (or the VM went away while its work was queued): the turn is over at once.
     if (!v || !v->dispatch(s.channel, s.seq))
-      (void)dispatcher_->complete_if({s.vm, s.channel, s.seq}, now_ns(), now_ns());
+      end_empty_turn(s, told);
     else
       turns_started_.fetch_add(1);
   } catch (const std::exception& e) {
     internal_failure("starting a submission", e.what());
-    (void)dispatcher_->complete_if({s.vm, s.channel, s.seq}, now_ns(), now_ns());
+    end_empty_turn(s, told);
   }
+}
+
+void Host::end_empty_turn(const sched::Submission& s, bool told) {
+  const uint64_t now = now_ns();
+  const auto tell = [&](uint64_t) { config_.on_turn({.vm = s.vm, .end = TurnEnd::empty}); };
+  (void)dispatcher_->complete_if({s.vm, s.channel, s.seq}, now, now, told ? tell : sched::Dispatcher::Ended{});
 }
 
 void Host::internal_failure(const char* doing, const char* what) noexcept {
@@ -642,7 +657,7 @@ void Host::handle(const gpu::ChannelEvent& e) {
       gpu_->write32(pf::CHAN_ERROR_PENDING[regs::channel_word(e.chid)].offset, bit);
       if (v) {
         v->on_channel_error(v->gchid_of(e.chid), static_cast<regs::ChannelError>(code), method, addr);
-        end_turn({v->id(), v->gchid_of(e.chid), std::nullopt}, std::nullopt, now_ns());
+        end_turn({v->id(), v->gchid_of(e.chid), std::nullopt}, std::nullopt, now_ns(), nullptr, TurnEnd::error);
       }
       break;
     }

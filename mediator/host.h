@@ -39,6 +39,19 @@
 
 namespace vgpu::mediator {
 
+// A VM's turn on the GPU began or ended (HostConfig::on_turn). Why it
+// ended: its channel ran dry (its held turn included), its slice ran out
+// with work left (that work is requeued), the channel stopped (unbound,
+// parked in a semaphore acquire), a channel error, or the dispatch found
+// nothing to run.
+enum class TurnEnd { drained, out_of_time, stopped, error, empty };
+struct TurnEvent {
+  uint32_t vm = 0;
+  bool start = false;
+  TurnEnd end = TurnEnd::drained;  // ends only
+  uint64_t gpu_ns = 0;             // ends only: the GPU time the turn was charged
+};
+
 struct HostConfig {
   uint64_t vram_bytes = 4 * GiB;        // physical VRAM (a sparse memfd: untouched pages cost nothing)
   uint64_t reserved_bytes = 256 * MiB;  // hypervisor-reserved: shadows, instance blocks, USERD, runlists
@@ -72,6 +85,13 @@ struct HostConfig {
   // stderr. Guest errors are also counted and the last ones kept in each
   // vGPU's recent-error list.
   LogFn log;
+  // Told when a turn starts and ends (QEMU's trace events), each turn's
+  // start before its end. Called on the thread that starts or ends it (a
+  // VM's MMIO thread, the GPU's event thread, the watchdog) with no
+  // mediator lock held; a start before its work reaches the GPU, an end
+  // with the scheduler's lock held, before the next turn is dispatched. It
+  // must be quick, must not block and must not call into the host.
+  std::function<void(const TurnEvent&)> on_turn;
 };
 
 // How turns went (docs/scheduler.md, "Turn hold"): turns started, and of
@@ -154,6 +174,8 @@ class Host final : public sched::Engine, private DeferredSink {
   explicit Host(const HostConfig& config);
   Status bring_up();
   void start(const sched::Submission& s) override;  // sched::Engine
+  // The dispatch found nothing to run: the turn ends at once (told: its start was).
+  void end_empty_turn(const sched::Submission& s, bool told);
   void internal_failure(const char* doing, const char* what) noexcept;
   void post(const gpu::ChannelEvent& e);  // the GPU's event handler
   void run_deferred_events() override;    // DeferredSink: handle queued events, in order
@@ -173,7 +195,7 @@ class Host final : public sched::Engine, private DeferredSink {
   // requeues what its channel has left.
   // why: the count of the reason it ends, when it ends the turn in flight.
   void end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns,
-                std::atomic<uint64_t>* why = nullptr);
+                std::atomic<uint64_t>* why = nullptr, TurnEnd reason = TurnEnd::stopped);
   void commit_runlist_locked();
   // A turn held open after its channel ran dry ends when its time is up.
   void check_held_turn();

@@ -56,13 +56,15 @@ void Dispatcher::completed(uint64_t start_ns, uint64_t end_ns) {
   kick(lk);
 }
 
-bool Dispatcher::complete_if(const Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns) {
+bool Dispatcher::complete_if(const Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns, const Ended& ended) {
   std::unique_lock lk(mu_);
   if (!in_flight_) return false;
   const Submission& s = in_flight_->submission;
   if (s.vm != m.vm || s.channel != m.channel || (m.seq && s.seq != *m.seq)) return false;
-  policy_->complete(s.vm, start_ns.value_or(in_flight_->dispatched_ns), end_ns);
+  const uint64_t start = start_ns.value_or(in_flight_->dispatched_ns);
+  policy_->complete(s.vm, start, end_ns);
   in_flight_.reset();
+  if (ended) ended(end_ns > start ? end_ns - start : 0);
   kick(lk);
   return true;
 }

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -64,13 +65,16 @@ class Dispatcher {
   // The same, only if the submission in flight is `vm`'s on `channel` (and,
   // when `seq` is given, that submission): reports that name a channel may
   // arrive after its turn ended. Without `start_ns` the turn counts from
-  // its dispatch. Returns whether it ended one.
+  // its dispatch. Returns whether it ended one. `ended`, if given, hears
+  // the GPU time charged when it does, before the next dispatch: it runs
+  // with the dispatcher's lock held and must not block or call back.
   struct Match {
     VmId vm;
     uint32_t channel;
     std::optional<uint64_t> seq;
   };
-  bool complete_if(const Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns);
+  using Ended = std::function<void(uint64_t gpu_ns)>;
+  bool complete_if(const Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns, const Ended& ended = {});
   [[nodiscard]] std::optional<Flight> in_flight() const;
 
   // Inline mode: the clock has reached wake_at(); ask the policy again.

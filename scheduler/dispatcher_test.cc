@@ -207,6 +207,28 @@ TEST_F(FakeDispatch, CompleteIfEndsOnlyTheMatchingFlight) {
   EXPECT_EQ(d.gpu_ns(1), 30u);
 }
 
+// The hook hears the charged time of the turn it ended, before the next
+// submission is dispatched, and only when it ends one.
+TEST_F(FakeDispatch, CompleteIfTellsItsHookBeforeTheNextDispatch) {
+  ASSERT_TRUE(d.submit(1, 4));
+  ASSERT_TRUE(d.submit(2, 0));
+  const uint64_t seq = d.in_flight()->submission.seq;
+  std::vector<uint64_t> heard;
+  size_t started_when_heard = 0;
+  const auto hook = [&](uint64_t gpu_ns) {
+    heard.push_back(gpu_ns);
+    std::lock_guard lk(engine.mu);
+    started_when_heard = engine.started.size();
+  };
+  EXPECT_FALSE(d.complete_if({2, 0, std::nullopt}, 0, 10, hook));
+  EXPECT_TRUE(heard.empty());
+  EXPECT_TRUE(d.complete_if({1, 4, seq}, 5, 25, hook));
+  EXPECT_EQ(heard, std::vector<uint64_t>{20});
+  EXPECT_EQ(started_when_heard, 1u);  // VM 2's submission came after
+  std::lock_guard lk(engine.mu);
+  EXPECT_EQ(engine.started.size(), 2u);
+}
+
 TEST_F(FakeDispatch, ACompletionWithNothingInFlightIsIgnored) {
   d.completed(0, 10);
   EXPECT_FALSE(d.complete_if({1, 0, std::nullopt}, 0, 10));

@@ -51,6 +51,8 @@ struct TestbedConfig {
   ClockKind clock = ClockKind::real;
   driver::DeviceOptions device;
   LogFn log;  // guest and internal errors (common/log.h); default stderr
+  // fv modes: told of each turn (mediator::HostConfig::on_turn).
+  std::function<void(const mediator::TurnEvent&)> on_turn;
 };
 
 // What a VM's thread gets: its port and its opened device.

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
@@ -156,8 +157,8 @@ TEST(Host, RefusesMoreChannelsThanTheGpuHas) {
 TEST(Host, RefusesVramThatIsNotAMibMultiple) {
   auto h = make_host(1);
   ASSERT_TRUE(h);
-  expect_refused(*h, vm("v", 4, VM_VRAM + 4096), "vram");
-  expect_refused(*h, vm("v", 4, 0), "vram");
+  expect_refused(*h, vm("v", 4, VM_VRAM + 4096), VGPU_OPT_VRAM ":");
+  expect_refused(*h, vm("v", 4, 0), VGPU_OPT_VRAM ":");
 }
 
 TEST(Host, RefusesZeroWeight) {
@@ -499,6 +500,68 @@ TEST(HostThreads, ChannelChurnBesideAStreamOfCompletionsKeepsEveryChannelSound) 
     }
     return {};
   });
+}
+
+// ---- the turn observer (HostConfig::on_turn, QEMU's turn trace events)
+
+// Two VMs fill buffers at once: the observer sees one turn at a time,
+// each start followed by the same VM's end, and turns of both VMs.
+TEST(HostTurns, TheObserverSeesEachTurnStartThenItsEndOneVmAtATime) {
+  std::mutex mu;
+  std::vector<TurnEvent> events;
+  testbed::TestbedConfig tc;
+  tc.mode = testbed::Mode::fv_opt;
+  tc.vms = 2;
+  tc.vram_per_vm = VM_VRAM;
+  tc.on_turn = [&](const TurnEvent& e) {
+    std::lock_guard lock(mu);
+    events.push_back(e);
+  };
+  auto tb = testbed::Testbed::create(tc);
+  ASSERT_TRUE(tb) << tb.error().what();
+  constexpr int FILLS = 8;
+  constexpr uint32_t WORDS = 4096;
+  auto work = [&](uint32_t vm) {
+    auto dev = driver::Device::open((*tb)->port(vm));
+    ASSERT_TRUE(dev);
+    auto ctx = (*dev)->create_context();
+    ASSERT_TRUE(ctx);
+    auto buf = (*ctx)->alloc(WORDS * sizeof(float));
+    ASSERT_TRUE(buf);
+    for (int i = 0; i < FILLS; ++i) {
+      auto f = (*ctx)->fill({*buf, WORDS, static_cast<float>(i)});
+      ASSERT_TRUE(f);
+      ASSERT_TRUE((*ctx)->wait(*f));
+    }
+  };
+  std::thread a(work, 0), b(work, 1);
+  a.join();
+  b.join();
+  // A turn may end (a held one, after its hold) after its fence was seen.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  auto settled = [&] {
+    std::lock_guard lock(mu);
+    return !events.empty() && !events.back().start && !(*tb)->host()->queued_submissions((*tb)->vgpu(0)->id()) &&
+           !(*tb)->host()->queued_submissions((*tb)->vgpu(1)->id());
+  };
+  while (!settled() && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::lock_guard lock(mu);
+  ASSERT_FALSE(events.empty());
+  std::set<uint32_t> vms;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const TurnEvent& e = events[i];
+    ASSERT_EQ(e.start, i % 2 == 0) << "event " << i << " of VM " << e.vm;
+    if (e.start)
+      vms.insert(e.vm);
+    else
+      EXPECT_EQ(e.vm, events[i - 1].vm) << "event " << i;
+  }
+  EXPECT_FALSE(events.back().start);
+  EXPECT_EQ(vms, (std::set<uint32_t>{(*tb)->vgpu(0)->id(), (*tb)->vgpu(1)->id()}));
+  uint64_t gpu_ns = 0;
+  for (const TurnEvent& e : events) gpu_ns += e.start ? 0 : e.gpu_ns;
+  EXPECT_GT(gpu_ns, 0u);
 }
 
 }  // namespace

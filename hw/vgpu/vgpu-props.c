@@ -167,6 +167,8 @@ static Property vgpu_properties[] = {
     DEFINE_PROP_BOOL(VGPU_OPT_RING_AHEAD, VGPUState, ring_ahead,
                      VGPU_OPT_RING_AHEAD_DEFAULT),
     VGPU_PROP_STR(VGPU_OPT_BACKEND, engine_backend),
+    DEFINE_PROP_UINT32(VGPU_OPT_DAEMON_TIMEOUT_MS, VGPUState, daemon_timeout_ms,
+                       VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -210,6 +212,10 @@ static const struct {
       "one" },
     { VGPU_OPT_BACKEND, "who runs the engines' work: model or cuda; with socket the "
                         "daemon's (reads vgpud)" },
+    { VGPU_OPT_DAEMON_TIMEOUT_MS,
+      "with socket: wait this long in ms, 1 to " stringify(
+          VGPU_OPT_DAEMON_TIMEOUT_MS_MAX) ", for vgpud's first answer; at the default "
+                                          "VGPUD_TIMEOUT decides when set" },
     { "counters", "read-only: the backend's counters, a JSON object" },
 };
 
@@ -218,6 +224,8 @@ static const struct {
  * which the C API spells VGPU_OPT_TIME_OFF (its 0 is the default). The
  * default value passes as the C API's default, so that with a socket
  * (time isolation is the daemon's) only a value set otherwise is refused.
+ * daemon-timeout-ms the same way: its default lets VGPUD_TIMEOUT decide,
+ * and 0 (no limit) is refused by the C API.
  */
 uint32_t vgpu_time_option(uint32_t value, uint32_t dflt)
 {
@@ -343,6 +351,11 @@ void vgpu_warn_idle_settings(VGPUState *s)
                 "%s: weight=%u does nothing without socket: an embedded GPU serves "
                 "this VM alone",
                 id, s->weight);
+        }
+        if (s->daemon_timeout_ms != VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT) {
+            warn_report("%s: daemon-timeout-ms=%u does nothing without socket: it "
+                        "bounds the wait for a vgpud daemon's first answer",
+                        id, s->daemon_timeout_ms);
         }
         if (s->scheduler && s->mode == VGPU_MODE_PASSTHROUGH) {
             warn_report(

@@ -454,6 +454,10 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
         .no_ring_ahead = !s->ring_ahead,
         .engine_backend
         = s->engine_backend && *s->engine_backend ? s->engine_backend : NULL,
+        .turn = vgpu_turn_from_backend,
+        .turn_opaque = s,
+        .daemon_timeout_ms
+        = vgpu_time_option(s->daemon_timeout_ms, VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT),
     };
     s->backend = vgpu_backend_create(&config, err, sizeof(err));
     if (!s->backend) {

@@ -53,6 +53,8 @@ struct VGPUState {
     bool ring_ahead;       /* docs/scheduler.md, "Ringing ahead" */
     char *engine_backend;  /* "model" (NULL) or "cuda" */
     char *counters_file;   /* x-counters-file: counters JSON written at exit */
+    /* with socket: the wait for vgpud's first answer */
+    uint32_t daemon_timeout_ms;
 
     /* registers: BAR0 traps every access into the backend */
     MemoryRegion bar0;
@@ -81,6 +83,9 @@ struct VGPUState {
  * guest's RAM reported to the mediator (mode=fv). */
 int vgpu_dma(void *opaque, uint64_t addr, void *buf, uint64_t len, VgpuDmaOp op);
 bool vgpu_report_guest_ram(VGPUState *s, Error **errp);
+
+/* vgpu-trace.c: the backend's turn callback (opaque: the device). */
+void vgpu_turn_from_backend(void *opaque, bool start, VgpuTurnEnd end, uint64_t gpu_ns);
 
 /* vgpu-props.c */
 extern const char *const vgpu_mode_names[];

@@ -72,5 +72,13 @@
 #define VGPU_OPT_SOCKET "socket"   /* a vgpud socket: the VM's vGPU comes from the daemon (fv) */
 #define VGPU_OPT_VM_NAME "vm-name" /* the VM's name at the daemon; default qemu-PID */
 #define VGPU_OPT_VM_NAME_MAX 31    /* characters of [A-Za-z0-9._-] (vgpud's proto::NAME_BYTES - 1) */
+/* With a socket: how long the device waits for vgpud's first answer
+ * (connecting, attaching) before its realize fails with "vgpud at PATH did
+ * not answer in N s"; later round trips wait as long as the daemon takes.
+ * The default is vgpud's client default (vgpud/wire.h DEFAULT_TIMEOUT_MS),
+ * or VGPUD_TIMEOUT's value when that is set. */
+#define VGPU_OPT_DAEMON_TIMEOUT_MS "daemon-timeout-ms"
+#define VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT 5000
+#define VGPU_OPT_DAEMON_TIMEOUT_MS_MAX 3600000 /* an hour, as VGPUD_TIMEOUT's bound */
 
 #endif /* VGPU_OPTIONS_H */

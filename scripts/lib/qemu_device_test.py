@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import shlex
+import socket
 import subprocess
 import sys
 import tempfile
@@ -26,7 +27,7 @@ QEMU_TIMEOUT_S = 30
 MACHINE = ["-machine", "pc", "-accel", "tcg", "-S", "-nodefaults", "-display", "none", "-m", "256M"]
 PROPERTIES = ["vram", "channels", "mode", "bar-remap", "lazy-shadow", "pv", "scheduler", "weight",
               "x-counters-file", "socket", "vm-name", "turn-ms", "max-gpu-ms", "slice-blocks",
-              "ring-ahead", "backend", "counters"]
+              "ring-ahead", "backend", "daemon-timeout-ms", "counters"]
 # QEMU's own, from its PCI device class (descriptions are QEMU's business).
 PCI_PROPERTIES = ["acpi-index", "addr", "failover_pair_id", "multifunction", "rombar", "romfile", "romsize",
                   "x-pcie-extcap-init", "x-pcie-lnksta-dllla"]
@@ -81,9 +82,13 @@ def check_help(c, qemu):
     undescribed = [n for n in PROPERTIES if " - " not in rows.get(n, "") or len(rows[n].split(" - ", 1)[1]) < 10]
     c.check("help: every property has a description", not undescribed, f"without: {undescribed}")
     for name, default in [("scheduler", '"band"'), ("backend", '"model"'), ("mode", '"passthrough"'),
-                          ("vram", "268435456"), ("weight", "10"), ("channels", "16")]:
+                          ("vram", "268435456"), ("weight", "10"), ("channels", "16"),
+                          ("daemon-timeout-ms", "5000")]:
         row = rows.get(name, "")
         c.check(f"help: {name} shows its default {default}", f"(default: {default})" in row, row)
+    row = rows.get("daemon-timeout-ms", "")
+    c.check("help: daemon-timeout-ms says its bounds and VGPUD_TIMEOUT",
+            "1 to 3600000" in row and "VGPUD_TIMEOUT" in row, row)
     c.check("help: counters is a structured value", "counters=<any>" in rows.get("counters", ""),
             rows.get("counters", ""))
 
@@ -94,6 +99,10 @@ def check_refusals(c, qemu):
         ("vram=3M", "vgpu,id=vgpu0,vram=3M", "vram: 3 MiB is below the minimum 64 MiB"),
         ("vm-name of 44 characters", "vgpu,id=vgpu0,mode=fv,vm-name=" + "a" * 44,
          "vm-name: '" + "a" * 44 + "' is 44 characters; the limit is 31"),
+        ("daemon-timeout-ms=0", "vgpu,id=vgpu0,mode=fv,daemon-timeout-ms=0",
+         "daemon-timeout-ms: 0 would wait for ever; give 1 to 3600000 ms"),
+        ("daemon-timeout-ms=3600001", "vgpu,id=vgpu0,mode=fv,daemon-timeout-ms=3600001",
+         "daemon-timeout-ms: 3600001 ms is above the maximum 3600000 ms"),
     ]
     for name, device, message in cases:
         rc, err, _ = run_qemu(qemu, device)
@@ -108,6 +117,8 @@ def check_warnings(c, qemu):
          "warning: vgpu0: weight=30 does nothing without socket"),
         ("scheduler with passthrough", "vgpu,id=vgpu0,scheduler=fifo",
          "warning: vgpu0: scheduler=fifo does nothing with mode=passthrough"),
+        ("daemon-timeout-ms without socket", "vgpu,id=vgpu0,mode=fv,daemon-timeout-ms=500",
+         "warning: vgpu0: daemon-timeout-ms=500 does nothing without socket"),
     ]
     for name, device, message in cases:
         rc, err, _ = run_qemu(qemu, device)
@@ -126,6 +137,22 @@ def check_qom_embedded(c, qemu):
             repr(counters)[:200])
     rc, err, v = run_qemu(qemu, "vgpu,id=vgpu0,mode=fv,scheduler=credit")
     c.check("qom-get scheduler: the value given", v.get("scheduler") == "credit", repr(v.get("scheduler")))
+
+
+def check_silent_peer(c, qemu):
+    """A socket that accepts and never answers: realize gives up after
+    daemon-timeout-ms, well before the 5 s default."""
+    with tempfile.TemporaryDirectory(prefix="vgpu-qemu-device-") as tmp:
+        path = os.path.join(tmp, "silent.sock")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as silent:
+            silent.bind(path)
+            silent.listen(4)
+            start = time.monotonic()
+            rc, err, _ = run_qemu(qemu, f"vgpu,id=vgpu0,mode=fv,socket={path},daemon-timeout-ms=300")
+            took = time.monotonic() - start
+        c.check("daemon-timeout-ms=300: a silent peer fails realize in 0.3 s",
+                rc != 0 and f"vgpud at {path} did not answer in 0.3 s" in err and took < 4,
+                f"exit {rc} after {took:.1f} s, stderr: {err.strip()[-300:]}")
 
 
 def start_daemon(vgpud, sock, scheduler, log):
@@ -173,7 +200,7 @@ def main():
     a = ap.parse_args()
     qemu = shlex.split(a.qemu)
     c = Checks()
-    for part in (check_help, check_refusals, check_warnings, check_qom_embedded):
+    for part in (check_help, check_refusals, check_warnings, check_qom_embedded, check_silent_peer):
         part(c, qemu)
     check_daemon(c, qemu, a.vgpud)
     summary = f"{c.passed} passed, {c.failed} failed"
