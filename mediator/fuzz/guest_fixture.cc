@@ -174,7 +174,8 @@ Attacker Fixture::attacker(Mode mode) {
   }
   // A fresh device always opens and makes a context: in pass-through
   // this is also the check that the last input's reset left a working GPU.
-  a.dev = need(driver::Device::open(*a.port, device_options(mode, ATTACKER_DEVICE_WAIT_NS)), "attacker open");
+  const uint64_t wait_ns = mode == Mode::native ? NATIVE_DEVICE_WAIT_NS : ATTACKER_DEVICE_WAIT_NS;
+  a.dev = need(driver::Device::open(*a.port, device_options(mode, wait_ns)), "attacker open");
   a.ctx = need(a.dev->create_context(), "attacker context");
   a.a = need(a.ctx->alloc(BUFFER_BYTES), "attacker buffer");
   a.b = need(a.ctx->alloc(BUFFER_BYTES), "attacker buffer");

@@ -27,10 +27,15 @@ inline constexpr uint64_t VM_RAM = 1 * MiB + 64 * KiB;
 inline constexpr uint32_t CHANNELS = 4;
 inline constexpr uint64_t INST_HEAP = 4 * MiB;
 inline constexpr uint64_t ATTACKER_WAIT_NS = 20'000'000;  // one attacker wait op, at most
-// The attacker driver's own waits (setup, ring space, teardown): longer
-// than the victim's turn ahead of it (TURN_NS); once one times out, the
-// input's driver operations stop (Attacker::wedged).
-inline constexpr uint64_t ATTACKER_DEVICE_WAIT_NS = 20'000'000;
+// The attacker driver's own waits (setup, ring space, teardown): long
+// enough for a fresh context on a loaded machine (the CI's two cores run
+// every target at once); once one times out, the input's driver
+// operations stop (Attacker::wedged), so an input pays it at most a few
+// times, within libFuzzer's -timeout=10.
+inline constexpr uint64_t ATTACKER_DEVICE_WAIT_NS = 2'000'000'000;
+// Pass-through: no mediator or victim to wait behind, and raw accesses
+// wedge the device model far more often (no mediator refuses them).
+inline constexpr uint64_t NATIVE_DEVICE_WAIT_NS = 200'000'000;
 inline constexpr uint64_t TURN_NS = 5'000'000;
 inline constexpr uint64_t BUFFER_BYTES = 64 * KiB;  // each attacker buffer
 inline constexpr uint32_t MAX_OPS = 48;             // operations run per input
