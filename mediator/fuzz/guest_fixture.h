@@ -35,7 +35,7 @@ inline constexpr uint64_t ATTACKER_WAIT_NS = 20'000'000;  // one attacker wait o
 inline constexpr uint64_t ATTACKER_DEVICE_WAIT_NS = 2'000'000'000;
 // Pass-through: no mediator or victim to wait behind, and raw accesses
 // wedge the device model far more often (no mediator refuses them).
-inline constexpr uint64_t NATIVE_DEVICE_WAIT_NS = 200'000'000;
+inline constexpr uint64_t NATIVE_DEVICE_WAIT_NS = 1'000'000'000;
 inline constexpr uint64_t TURN_NS = 5'000'000;
 inline constexpr uint64_t BUFFER_BYTES = 64 * KiB;  // each attacker buffer
 inline constexpr uint32_t MAX_OPS = 48;             // operations run per input
