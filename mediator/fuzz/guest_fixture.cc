@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The guest-program harness's host, victim, attacker and oracle
+// (guest_fixture.h).
+#include "mediator/fuzz/guest_fixture.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "driver/native_port.h"
+#include "testbed/mediated_port.h"
+
+namespace vgpu::fuzz {
+namespace {
+
+constexpr uint64_t SMALL_SENTINEL = 4 * KiB;
+constexpr uint64_t BIG_SENTINEL = fmt::BIG_PAGE;
+constexpr uint32_t WORK_FLOATS = 1024;
+constexpr uint32_t SMALL_SALT = 0x5a5a0000u, BIG_SALT = 0xa5a50000u, RAM_SALT = 0x3c3c0000u;
+
+uint32_t pattern(uint64_t i, uint32_t salt) { return static_cast<uint32_t>(i * 2654435761u) ^ salt; }
+
+std::vector<uint32_t> words_of(uint64_t bytes, uint32_t salt) {
+  std::vector<uint32_t> w(bytes / sizeof(uint32_t));
+  for (size_t i = 0; i < w.size(); ++i) w[i] = pattern(i, salt);
+  return w;
+}
+
+template <typename T>
+T need(Result<T> r, const char* what) {
+  if (!r) finding(std::string("fixture: ") + what + ": " + r.error().what());
+  return std::move(*r);
+}
+
+uint64_t need(std::optional<uint64_t> v, const char* what) {
+  if (!v) finding(std::string("fixture: ") + what + ": none");
+  return *v;
+}
+
+void need(Status s, const char* what) {
+  if (!s) finding(std::string("fixture: ") + what + ": " + s.error().what());
+}
+
+// Internal errors are the host's own failures: a finding. Guest errors
+// are what bad guests get: counted by the vGPU, not printed.
+void log_line(LogKind kind, const std::string& line) {
+  if (kind == LogKind::internal_error) finding("host internal error: " + line);
+}
+
+mediator::VgpuConfig vgpu_config(const char* name, Mode mode) {
+  mediator::VgpuConfig vc;
+  vc.name = name;
+  vc.vram_bytes = VM_VRAM;
+  vc.channels = CHANNELS;
+  vc.bar_remap = mode != Mode::fv_naive;
+  vc.lazy_shadow = mode != Mode::fv_naive;
+  vc.pv = mode == Mode::pv;
+  vc.shadow_bytes = 8 * MiB;
+  return vc;
+}
+
+driver::DeviceOptions device_options(Mode mode, uint64_t timeout_ns) {
+  driver::DeviceOptions o;
+  o.inst_heap_bytes = INST_HEAP;
+  o.staging_bytes = 256 * KiB;
+  o.timeout_ns = timeout_ns;
+  o.paravirtual = mode == Mode::pv;
+  return o;
+}
+
+std::span<std::byte> span_of(gpu::MemfdRam& r) { return {r.data(), r.size()}; }
+
+// The attacker's driver reaches its BARs only through accesses, never
+// through a mapping it keeps: a direct mapping would outlive the layout
+// the attacker's own raw accesses change (a PROT_NONE page here, where a
+// real guest's access would trap). Accesses to direct pages still go
+// straight to VRAM in the port below, as a guest's would.
+class AccessOnlyPort final : public driver::Port {
+ public:
+  explicit AccessOnlyPort(std::unique_ptr<driver::Port> inner) : inner_(std::move(inner)) {}
+  uint32_t read32(driver::Bar bar, uint64_t offset) override { return inner_->read32(bar, offset); }
+  void write32(driver::Bar bar, uint64_t offset, uint32_t value) override { inner_->write32(bar, offset, value); }
+  std::span<std::byte> map(driver::Bar, uint64_t, uint64_t) override { return {}; }
+  uint64_t bar_size(driver::Bar bar) const override { return inner_->bar_size(bar); }
+  void relax() override { inner_->relax(); }
+  bool has_interrupts() const override { return inner_->has_interrupts(); }
+  IrqCounts interrupt_counts() override { return inner_->interrupt_counts(); }
+  bool wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) override {
+    return inner_->wait_interrupt(seen, timeout_ns);
+  }
+  std::string name() const override { return "fuzz-" + inner_->name(); }
+  Result<driver::PinnedPages> pin(uint64_t bytes) override { return inner_->pin(bytes); }
+  void unpin(std::span<std::byte> host) override { inner_->unpin(host); }
+
+ private:
+  std::unique_ptr<driver::Port> inner_;
+};
+
+}  // namespace
+
+void finding(const std::string& what) {
+  std::fprintf(stderr, "FUZZ FINDING: %s\n", what.c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+uint64_t Attacker::partition_base() const { return vgpu ? vgpu->partition().base : 0; }
+uint64_t Attacker::vram_bytes() const { return vgpu ? vgpu->partition().size : VM_VRAM; }
+
+Fixture& Fixture::get() {
+  static Fixture* f = new Fixture();  // never destroyed: its threads outlive main's return
+  return *f;
+}
+
+Fixture::Fixture() {
+  attacker_ram_ = need(gpu::MemfdRam::create(VM_RAM, "fuzz-attacker-ram"), "attacker RAM");
+  victim_ram_ = need(gpu::MemfdRam::create(VM_RAM, "fuzz-victim-ram"), "victim RAM");
+  native_ram_ = need(gpu::MemfdRam::create(VM_RAM, "fuzz-native-ram"), "pass-through RAM");
+  mediator::HostConfig hc;
+  hc.reserved_bytes = 64 * MiB;
+  hc.vram_bytes = 2 * VM_VRAM + hc.reserved_bytes;
+  hc.max_gpu_ms = MAX_GPU_MS;
+  hc.turn_ns = TURN_NS;
+  hc.log = log_line;
+  host_ = need(mediator::Host::create(hc), "host");
+  native_ = need(gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = VM_VRAM, .log = log_line, .sysmem = native_ram_}),
+                 "pass-through GPU");
+  make_victim();
+}
+
+void Fixture::make_victim() {
+  victim_vgpu_ = need(host_->create_vgpu(vgpu_config("victim", Mode::fv_opt)), "victim vGPU");
+  need(host_->set_guest_ram(*victim_vgpu_, {{0, VM_RAM, victim_ram_, 0}}), "victim RAM");
+  auto port = need(testbed::MediatedPort::create(*victim_vgpu_, host_->gpu().vram()), "victim port");
+  port->set_pinned_ram(span_of(*victim_ram_), 0);
+  victim_port_ = std::move(port);
+  victim_dev_ = need(driver::Device::open(*victim_port_, device_options(Mode::fv_opt, VICTIM_BOUND_MS * 1'000'000)),
+                     "victim open");
+  victim_ctx_ = need(victim_dev_->create_context(), "victim context");
+  small_ = need(victim_ctx_->alloc(SMALL_SENTINEL), "victim buffer");
+  big_ = need(victim_ctx_->alloc(BIG_SENTINEL), "victim buffer");
+  work_ = need(victim_ctx_->alloc(WORK_FLOATS * sizeof(float)), "victim buffer");
+  small_words_ = words_of(SMALL_SENTINEL, SMALL_SALT);
+  big_words_ = words_of(BIG_SENTINEL, BIG_SALT);
+  need(victim_ctx_->upload(small_, std::span<const uint32_t>(small_words_)), "victim upload");
+  need(victim_ctx_->upload(big_, std::span<const uint32_t>(big_words_)), "victim upload");
+  driver::PageTables& vmm = victim_ctx_->address_space().vmm();
+  victim_small_gaddr_ = fmt::pte::addr(
+      need(vmm.pte(victim_ctx_->gpu_va(small_).value(), fmt::PageSize::small), "victim small PTE"));
+  victim_big_gaddr_ = fmt::pte::addr(
+      need(vmm.pte(victim_ctx_->gpu_va(big_).value(), fmt::PageSize::big), "victim big PTE"));
+  auto* ram = reinterpret_cast<uint32_t*>(victim_ram_->data());
+  for (size_t i = 0; i < victim_ram_->size() / sizeof(uint32_t); ++i) ram[i] = pattern(i, RAM_SALT);
+  victim_ram_copy_.assign(victim_ram_->data(), victim_ram_->data() + victim_ram_->size());
+  victim_errors_ = victim_vgpu_->counters().guest_errors;
+}
+
+Attacker Fixture::attacker(Mode mode) {
+  Attacker a;
+  a.mode = mode;
+  std::memset(attacker_ram_->data(), 0, attacker_ram_->size());
+  if (mode == Mode::native) {
+    std::memset(native_ram_->data(), 0, native_ram_->size());
+    auto port = need(driver::NativePort::create(*native_), "pass-through port");
+    port->set_pinned_ram(span_of(*native_ram_), 0);
+    a.port = std::make_unique<AccessOnlyPort>(std::move(port));
+  } else {
+    a.vgpu = need(host_->create_vgpu(vgpu_config("attacker", mode)), "attacker vGPU");
+    need(host_->set_guest_ram(*a.vgpu, {{0, VM_RAM, attacker_ram_, 0}}), "attacker RAM");
+    auto port = need(testbed::MediatedPort::create(*a.vgpu, host_->gpu().vram()), "attacker port");
+    port->set_pinned_ram(span_of(*attacker_ram_), 0);
+    a.port = std::make_unique<AccessOnlyPort>(std::move(port));
+  }
+  // A fresh device always opens and makes a context: in pass-through
+  // this is also the check that the last input's reset left a working GPU.
+  const uint64_t wait_ns = mode == Mode::native ? NATIVE_DEVICE_WAIT_NS : ATTACKER_DEVICE_WAIT_NS;
+  a.dev = need(driver::Device::open(*a.port, device_options(mode, wait_ns)), "attacker open");
+  a.ctx = need(a.dev->create_context(), "attacker context");
+  a.a = need(a.ctx->alloc(BUFFER_BYTES), "attacker buffer");
+  a.b = need(a.ctx->alloc(BUFFER_BYTES), "attacker buffer");
+  a.pinned = need(a.ctx->alloc_host(BUFFER_BYTES), "attacker pinned buffer");
+  a.raw.emplace(*a.port);
+  return a;
+}
+
+void Fixture::teardown(Attacker& a) {
+  a.raw.reset();
+  a.ctx.reset();
+  a.dev.reset();
+  a.port.reset();
+  if (a.vgpu) host_->destroy_vgpu(a.vgpu);
+  a.vgpu = nullptr;
+  if (a.mode == Mode::native) {
+    // The next input's open must find a working GPU: reset it as a
+    // hypervisor would between guests (PMC.ENABLE cleared).
+    native_->write32(regs::pmc::ENABLE.offset, 0);
+  }
+}
+
+void Fixture::victim_begin() {
+  const float value = static_cast<float>(++round_ % 1000 + 1);
+  victim_fence_ = need(victim_ctx_->fill({work_, WORK_FLOATS, value}), "victim fill");
+}
+
+std::string Fixture::victim_memory_changed() {
+  gpu::Vram& vram = host_->gpu().vram();
+  const uint64_t base = victim_vgpu_->partition().base;
+  for (size_t i = 0; i < small_words_.size(); ++i)
+    if (vram.read32(base + victim_small_gaddr_ + i * 4) != small_words_[i])
+      return "victim small sentinel word " + std::to_string(i) + " changed in VRAM";
+  for (size_t i = 0; i < big_words_.size(); ++i)
+    if (vram.read32(base + victim_big_gaddr_ + i * 4) != big_words_[i])
+      return "victim big sentinel word " + std::to_string(i) + " changed in VRAM";
+  if (std::memcmp(victim_ram_->data(), victim_ram_copy_.data(), victim_ram_copy_.size()) != 0)
+    return "victim RAM changed";
+  return {};
+}
+
+void Fixture::victim_end() {
+  const auto start = std::chrono::steady_clock::now();
+  if (auto s = victim_ctx_->wait(*victim_fence_, VICTIM_BOUND_MS * 1'000'000); !s)
+    finding("victim fill of round " + std::to_string(round_) + " did not finish: " + s.error().what());
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  if (static_cast<uint64_t>(ms.count()) > VICTIM_BOUND_MS)
+    finding("victim fill took " + std::to_string(ms.count()) + " ms after the attacker's input");
+  std::vector<float> got(WORK_FLOATS);
+  need(victim_ctx_->download(work_, std::span<float>(got)), "victim download");
+  const float want = static_cast<float>(round_ % 1000 + 1);
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want) finding("victim fill result word " + std::to_string(i) + " wrong");
+  if (std::string m = victim_memory_changed(); !m.empty()) finding(m);
+  if (auto e = victim_ctx_->channel().error(); e != regs::ChannelError::none)
+    finding("victim channel error " + std::to_string(static_cast<uint32_t>(e)));
+  if (victim_vgpu_->counters().guest_errors != victim_errors_)
+    finding("the victim got a guest error: " + victim_vgpu_->guest_errors().back());
+}
+
+uint64_t Fixture::foreign_vram(const Attacker& a, uint64_t victim_gaddr) const {
+  return victim_vgpu_->partition().base - a.partition_base() + victim_gaddr;
+}
+
+uint64_t Fixture::foreign_ram(const Attacker& a, uint64_t offset) const {
+  if (!a.vgpu) return VM_RAM + offset;
+  const uint64_t mine = a.vgpu->guest_ram().regions().at(0).host_bus;
+  const uint64_t theirs = victim_vgpu_->guest_ram().regions().at(0).host_bus;
+  return theirs - mine + offset;
+}
+
+void run_guest_program(Surface surface, const uint8_t* data, size_t size) {
+  Fixture& f = Fixture::get();
+  Input in(data, size);
+  const uint8_t first = in.u8();
+  Mode mode = Mode::fv_opt;
+  if (surface == Surface::device)
+    mode = Mode::native;
+  else if (surface == Surface::pv)
+    mode = Mode::pv;
+  else {
+    constexpr Mode modes[] = {Mode::fv_naive, Mode::fv_opt, Mode::pv};
+    mode = modes[first % 3];
+  }
+  const bool victim = mode != Mode::native;
+  Attacker a = f.attacker(mode);
+  if (victim) f.victim_begin();  // the victim's fill runs during the attacker's operations
+  run_ops(surface, a, in);
+  f.teardown(a);
+  if (victim) f.victim_end();
+}
+
+}  // namespace vgpu::fuzz

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The guest-program harness's machinery (guest_program.h): the host and
+// the victim VM, made once per process; the attacker VM, made fresh for
+// each input and torn down after it; the input reader; the oracle.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "driver/runtime.h"
+#include "gpu/gpu.h"
+#include "mediator/fuzz/guest_program.h"
+#include "mediator/host.h"
+#include "tests/testing/guest_attacker.h"
+#include "testbed/testbed.h"
+
+namespace vgpu::fuzz {
+
+using testbed::Mode;
+
+inline constexpr uint64_t VM_VRAM = 64 * MiB;
+inline constexpr uint64_t VM_RAM = 1 * MiB + 64 * KiB;
+inline constexpr uint32_t CHANNELS = 4;
+inline constexpr uint64_t INST_HEAP = 4 * MiB;
+inline constexpr uint64_t ATTACKER_WAIT_NS = 20'000'000;  // one attacker wait op, at most
+// The attacker driver's own waits (setup, ring space, teardown): long
+// enough for a fresh context on a loaded machine (the CI's two cores run
+// every target at once); once one times out, the input's driver
+// operations stop (Attacker::wedged), so an input pays it at most a few
+// times, within libFuzzer's -timeout=10.
+inline constexpr uint64_t ATTACKER_DEVICE_WAIT_NS = 2'000'000'000;
+// Pass-through: no mediator or victim to wait behind, and raw accesses
+// wedge the device model far more often (no mediator refuses them).
+inline constexpr uint64_t NATIVE_DEVICE_WAIT_NS = 1'000'000'000;
+inline constexpr uint64_t TURN_NS = 5'000'000;
+inline constexpr uint64_t BUFFER_BYTES = 64 * KiB;  // each attacker buffer
+inline constexpr uint32_t MAX_OPS = 48;             // operations run per input
+
+// The input, read front to back; past its end every read is 0.
+class Input {
+ public:
+  Input(const uint8_t* data, size_t size) : p_(data), n_(size) {}
+  bool empty() const { return n_ == 0; }
+  uint8_t u8() {
+    if (n_ == 0) return 0;
+    --n_;
+    return *p_++;
+  }
+  uint16_t u16() { return static_cast<uint16_t>(u8() | (u8() << 8)); }
+  uint32_t u32() { return u16() | (uint32_t{u16()} << 16); }
+  uint64_t u64() { return u32() | (uint64_t{u32()} << 32); }
+
+ private:
+  const uint8_t* p_;
+  size_t n_;
+};
+
+[[noreturn]] void finding(const std::string& what);
+
+// The attacker VM of one input: its vGPU (none in pass-through), port,
+// driver and context, and the buffers the operations aim at.
+struct Attacker {
+  Mode mode = Mode::fv_opt;
+  mediator::Vgpu* vgpu = nullptr;
+  std::unique_ptr<driver::Port> port;
+  std::unique_ptr<driver::Device> dev;
+  std::unique_ptr<driver::Context> ctx;
+  std::optional<mediator::attack::GuestAttacker> raw;
+  driver::Buffer a{}, b{}, pinned{};
+  std::optional<driver::Fence> last;
+  bool wedged = false;  // a driver wait timed out: no more driver operations
+
+  uint64_t pd() { return ctx->address_space().vmm().pd_addr(); }
+  uint64_t va(driver::Buffer buf) { return ctx->gpu_va(buf).value_or(0); }
+  uint64_t partition_base() const;
+  uint64_t vram_bytes() const;
+};
+
+// The process-wide fixture.
+class Fixture {
+ public:
+  static Fixture& get();
+  // A fresh attacker in `mode` (pass-through: the device model alone).
+  Attacker attacker(Mode mode);
+  // Tears the attacker down (driver, port, vGPU); in pass-through the GPU
+  // is reset for the next input.
+  void teardown(Attacker& a);
+  // The victim's work during an input, and its checks after it.
+  void victim_begin();
+  void victim_end();
+  // Where a guest address of the victim's partition is in the attacker's
+  // guest addresses if nothing confined it, and the same for RAM.
+  uint64_t foreign_vram(const Attacker& a, uint64_t victim_gaddr) const;
+  uint64_t foreign_ram(const Attacker& a, uint64_t offset) const;
+  uint64_t victim_sentinel_gaddr() const { return victim_small_gaddr_; }
+  mediator::Host& host() { return *host_; }
+
+ private:
+  Fixture();
+  void make_victim();
+  std::string victim_memory_changed();
+
+  std::unique_ptr<mediator::Host> host_;
+  std::unique_ptr<gpu::Gpu> native_;  // pass-through
+  std::shared_ptr<gpu::MemfdRam> attacker_ram_, victim_ram_, native_ram_;
+  mediator::Vgpu* victim_vgpu_ = nullptr;
+  std::unique_ptr<driver::Port> victim_port_;
+  std::unique_ptr<driver::Device> victim_dev_;
+  std::unique_ptr<driver::Context> victim_ctx_;
+  driver::Buffer small_{}, big_{}, work_{};
+  uint64_t victim_small_gaddr_ = 0, victim_big_gaddr_ = 0;
+  std::vector<uint32_t> small_words_, big_words_;
+  std::vector<std::byte> victim_ram_copy_;
+  std::optional<driver::Fence> victim_fence_;
+  uint32_t round_ = 0;
+  size_t victim_errors_ = 0;
+};
+
+// The operations of an input (guest_ops.cc decodes them).
+enum class Op {
+  reg_write,
+  reg_read,
+  bar_write,
+  bar_read,
+  pramin_write,
+  fill,
+  copy,
+  launch,
+  spin,
+  wait,
+  pushbuf,
+  gp_entry,
+  doorbell,
+  pte_write,
+  pde_write,
+  invalidate,
+  pinned_copy,
+  pv_batch,
+  pv_slot_base,
+  reset,
+  raw_channel,
+  new_context,
+  stop,
+};
+// The opcode byte that selects `op` in `surface`'s mix; none if it has none
+// (for the seed writer, mediator/fuzz/make_seeds.cc).
+std::optional<uint8_t> opcode(Surface surface, Op op);
+
+// Runs the operations of one input on the attacker (guest_ops.cc).
+void run_ops(Surface surface, Attacker& a, Input& in);
+
+}  // namespace vgpu::fuzz
