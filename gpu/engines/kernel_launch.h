@@ -111,5 +111,10 @@ struct BlockRange {
 // (SliVER's way: each slice is the launch with a block offset).
 [[nodiscard]] std::shared_ptr<DividedWork> slice_kernel(const ChannelContext& ctx, const KernelLaunch& launch,
                                                         uint32_t mthd, uint32_t slice_blocks);
+// The launch as divided work in pieces of about ctx.slice_ns of engine time
+// each (a timed CHAN_SLICE, §10.5): its units in chunks sized from their
+// measured speed; a spin in slices of that many nanoseconds.
+[[nodiscard]] std::shared_ptr<DividedWork> slice_kernel_timed(const ChannelContext& ctx, const KernelLaunch& launch,
+                                                              uint32_t mthd);
 
 }  // namespace vgpu::gpu

@@ -10,6 +10,7 @@
 #include "gpu/engines/engine_deadline.h"
 #include "gpu/engines/method_table.h"
 #include "gpu/engines/module_cache.h"
+#include "gpu/engines/piece_sizer.h"
 #include "gpu/ptx/interpreter.h"
 
 namespace vgpu::gpu {
@@ -189,6 +190,7 @@ class UserSlices final : public DividedWork {
 
   MethodDone run_piece(std::optional<uint64_t> budget_ns) override {
     ctx_.engine_budget_ns = budget_ns;
+    if (ctx_.slice_ns != 0) return run_timed_piece();
     const uint64_t end = std::min(grid_blocks(launch_), next_ + slice_);
     const uint64_t first = next_;
     next_ = end;
@@ -197,6 +199,26 @@ class UserSlices final : public DividedWork {
   bool finished() const override { return next_ >= grid_blocks(launch_); }
 
  private:
+  // A timed CHAN_SLICE: blocks in chunks (PieceSizer, one block first)
+  // until the piece has taken the slice time on the clock.
+  MethodDone run_timed_piece() {
+    const uint64_t start = ctx_.clock.now_ns();
+    const std::optional<uint64_t> budget = ctx_.engine_budget_ns;
+    const PieceSizer sizer(ctx_.slice_ns, 1);
+    for (uint64_t done = 0;;) {
+      const uint64_t chunk = sizer.next(done, ctx_.clock.now_ns() - start, grid_blocks(launch_) - next_);
+      if (chunk == 0) return {};
+      if (budget) {  // what is left of the piece's budget
+        const uint64_t used = ctx_.clock.now_ns() - start;
+        if (used >= *budget) return channel_fault(ChannelError::timeout, mthd_);
+        ctx_.engine_budget_ns = *budget - used;
+      }
+      if (auto r = run_part(ctx_, launch_, mthd_, next_, next_ + chunk); !r) return r;
+      next_ += chunk;
+      done += chunk;
+    }
+  }
+
   ChannelContext ctx_;
   UserLaunch launch_;
   uint32_t mthd_;
@@ -232,7 +254,7 @@ EngineWork load_module_work(const ChannelContext& ctx, std::shared_ptr<ModuleSlo
 }
 
 EngineWork user_launch_work(const ChannelContext& e, UserLaunch launch, uint32_t mthd, uint32_t slice_blocks) {
-  if (slice_blocks != 0 && grid_blocks(launch) > slice_blocks)
+  if ((slice_blocks != 0 && grid_blocks(launch) > slice_blocks) || (e.slice_ns != 0 && grid_blocks(launch) > 1))
     return EngineWork{.engine = EngineId::compute,
                       .run = {},
                       .divided = std::make_shared<UserSlices>(e, std::move(launch), mthd, slice_blocks)};

@@ -73,7 +73,8 @@ struct UserLaunch {
 };
 
 // The launch's engine work: whole, or in slices of `slice_blocks` blocks
-// (0: whole). A failure writes the report and stops the channel: mmu_fault
+// (0: whole), or, with a timed CHAN_SLICE (ctx.slice_ns), in pieces of
+// about that time, sized from the blocks' measured speed. A failure writes the report and stops the channel: mmu_fault
 // (the faulting VA), timeout, or kernel_error (trap, misaligned access,
 // out-of-range shared or local access, a launch bound).
 [[nodiscard]] EngineWork user_launch_work(const ChannelContext& ctx, UserLaunch launch, uint32_t mthd,
