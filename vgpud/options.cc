@@ -37,8 +37,9 @@ const char* const USAGE =
     "                    channel error timeout (0..60000; 0: no limit). Default: 4000, or\n"
     "                    less so that (max-vms - 1) * (turn-ms + max-gpu-ms) <= 9000: other\n"
     "                    VMs' work never pushes a fence wait past the driver's 10 s\n"
-    "  --slice-blocks N  every VM's compute launches run in slices of N thread blocks, and a\n"
-    "                    turn may end between slices (default 0: whole; docs/scheduler.md)\n"
+    "  --slice-blocks auto|N  every VM's launches and copies run in pieces a turn may end\n"
+    "                    between: auto (default), pieces of turn-ms/4 of GPU time; N, compute\n"
+    "                    launches in slices of N thread blocks; 0, whole (docs/scheduler.md)\n"
     "  --ring-ahead on|off  a VM's next GPFIFO entry is rung behind the one on the GPU while\n"
     "                    its turn has time and no other VM waits (default on); off: another\n"
     "                    VM waits behind at most one entry of a turn, not two\n"
@@ -135,7 +136,8 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
       cl.config.max_gpu_ms = *n;
       max_gpu_ms_given = true;
     } else if (a == VGPU_OPT_SLICE_BLOCKS_FLAG) {
-      auto n = parse_count(a, v, 0, VGPU_OPT_SLICE_BLOCKS_MAX);
+      auto n = v == "auto" ? Result<uint32_t>(VGPU_OPT_SLICE_BLOCKS_AUTO)
+                           : parse_count(a, v, 0, VGPU_OPT_SLICE_BLOCKS_MAX);
       if (!n) return std::unexpected(n.error());
       cl.config.slice_blocks = *n;
     } else if (a == VGPU_OPT_RING_AHEAD_FLAG) {
