@@ -171,26 +171,6 @@ Status parse_weights(std::string_view v, uint32_t (&w)[2]) {
   return {};
 }
 
-// auto, or a count of blocks (0: unsliced).
-Result<std::vector<uint32_t>> parse_slices(std::string_view v) {
-  std::vector<uint32_t> out;
-  for (size_t at = 0; at <= v.size();) {
-    const size_t comma = std::min(v.find(',', at), v.size());
-    const std::string_view one = v.substr(at, comma - at);
-    if (one == "auto") {
-      out.push_back(VGPU_OPT_SLICE_BLOCKS_AUTO);
-    } else {
-      auto n = parse_count("--slice-blocks", one, VGPU_OPT_SLICE_BLOCKS_MAX, 0);
-      if (!n) return std::unexpected(n.error());
-      out.push_back(*n);
-    }
-    at = comma + 1;
-  }
-  return out;
-}
-
-std::string slice_name(uint32_t s) { return s == VGPU_OPT_SLICE_BLOCKS_AUTO ? "auto" : std::to_string(s); }
-
 void write_json(const std::string& path, uint32_t short_ms, const uint32_t (&weights)[2], uint32_t seconds,
                 double target0, const std::vector<FairEntry>& entries) {
   std::ofstream out(path);
@@ -228,7 +208,7 @@ int fair_main(std::span<char*> args) {
            {"--short-ms", count_flag("--short-ms", short_ms, 1000)},
            {"--long-ms", parsed_flag(longs, [](std::string_view v) { return parse_counts("--long-ms", v, 1000); })},
            {"--weights", [&weights](std::string_view v) { return parse_weights(v, weights); }},
-           {"--slice-blocks", parsed_flag(slices, parse_slices)},
+           {"--slice-blocks", parsed_flag(slices, parse_slice_list)},
            {"--long-work", list_flag(long_work)},
            {"--seconds", count_flag("--seconds", seconds, 600)},
            {"--json", text_flag(json_path)}});

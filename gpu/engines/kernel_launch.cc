@@ -325,16 +325,20 @@ class KernelTimedPieces final : public DividedWork {
     const Buffers buffers(*mapped);
     const uint64_t whole_ns = kernel_cost_ns(ctx_.cost, launch_);
     const bool modeled = ctx_.clock.kind() == ClockKind::virtual_time;
-    const PieceSizer sizer(ctx_.slice_ns, units_ / std::max<uint64_t>(launch_.blocks, 1));
-    uint64_t done = 0;
+    const PieceSizer sizer(ctx_.slice_ns, first_chunk_);
+    uint64_t done = 0, elapsed = 0;
     for (;;) {
-      const uint64_t elapsed = modeled ? work_ns(whole_ns, done) : ctx_.clock.now_ns() - start;
+      elapsed = modeled ? work_ns(whole_ns, done) : ctx_.clock.now_ns() - start;
       const uint64_t chunk = sizer.next(done, elapsed, units_ - next_);
       if (chunk == 0 || deadline.expired()) break;
       row_->run(launch_.arg_span(), buffers, Units{next_, chunk});
       next_ += chunk;
       done += chunk;
     }
+    // The next piece starts with what this one's speed says fits the slice.
+    if (elapsed > 0)
+      first_chunk_ = std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<unsigned __int128>(done) * ctx_.slice_ns /
+                                                                 elapsed));
     if (auto r = write_back(ctx_, *mapped, mthd_); !r) return r;
     if (!deadline.charge(start, part_cost_ns(ctx_.cost, whole_ns, done, units_)))
       return channel_fault(regs::ChannelError::timeout, mthd_);
@@ -355,6 +359,9 @@ class KernelTimedPieces final : public DividedWork {
   const KernelRow* row_;
   uint64_t units_;
   uint64_t next_ = 0;  // the next unit
+  // A piece's first chunk: one block's units in the first piece, then what
+  // the last piece's speed fits in the slice.
+  uint64_t first_chunk_ = std::max<uint64_t>(units_ / std::max<uint64_t>(launch_.blocks, 1), 1);
 };
 
 }  // namespace

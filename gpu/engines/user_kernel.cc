@@ -204,10 +204,14 @@ class UserSlices final : public DividedWork {
   MethodDone run_timed_piece() {
     const uint64_t start = ctx_.clock.now_ns();
     const std::optional<uint64_t> budget = ctx_.engine_budget_ns;
-    const PieceSizer sizer(ctx_.slice_ns, 1);
+    const PieceSizer sizer(ctx_.slice_ns, first_chunk_);
     for (uint64_t done = 0;;) {
-      const uint64_t chunk = sizer.next(done, ctx_.clock.now_ns() - start, grid_blocks(launch_) - next_);
-      if (chunk == 0) return {};
+      const uint64_t elapsed = ctx_.clock.now_ns() - start;
+      const uint64_t chunk = sizer.next(done, elapsed, grid_blocks(launch_) - next_);
+      if (chunk == 0) {  // the next piece starts with what this one's speed fits in the slice
+        if (elapsed > 0) first_chunk_ = std::max<uint64_t>(1, done * ctx_.slice_ns / elapsed);
+        return {};
+      }
       if (budget) {  // what is left of the piece's budget
         const uint64_t used = ctx_.clock.now_ns() - start;
         if (used >= *budget) return channel_fault(ChannelError::timeout, mthd_);
@@ -224,6 +228,7 @@ class UserSlices final : public DividedWork {
   uint32_t mthd_;
   uint64_t slice_;
   uint64_t next_ = 0;
+  uint64_t first_chunk_ = 1;  // timed: a piece's first chunk of blocks
 };
 
 }  // namespace
