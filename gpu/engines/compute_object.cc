@@ -230,8 +230,9 @@ MethodOutcome ComputeObject::launch(ComputeObject& self, ChannelContext& ctx, ui
   const bool timed = e.slice_ns != 0 && e.device == nullptr && !brief && units > 1 &&
                      (kernel != cls::Kernel::spin || units > e.slice_ns);
   if (timed)
-    return std::optional<EngineWork>{
-        EngineWork{.engine = EngineId::compute, .run = {}, .divided = slice_kernel_timed(e, launch, mthd)}};
+    return std::optional<EngineWork>{EngineWork{.engine = EngineId::compute,
+                                                .run = {},
+                                                .divided = slice_kernel_timed(e, launch, mthd, self.slices_)}};
   return std::optional<EngineWork>{EngineWork{
       .engine = EngineId::compute,
       .run = [e = std::move(e), launch = std::move(launch), mthd]() mutable { return run_kernel(e, launch, mthd); },

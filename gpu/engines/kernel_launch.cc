@@ -306,8 +306,21 @@ class KernelSlices final : public DividedWork {
 // pieces are its duration cut into slices of that time.
 class KernelTimedPieces final : public DividedWork {
  public:
-  KernelTimedPieces(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd)
-      : ctx_(ctx), launch_(launch), mthd_(mthd), row_(find_kernel(launch.kernel)), units_(kernel_units(launch)) {}
+  KernelTimedPieces(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd,
+                    std::shared_ptr<SliceMemory> memory)
+      : ctx_(ctx),
+        launch_(launch),
+        mthd_(mthd),
+        row_(find_kernel(launch.kernel)),
+        units_(kernel_units(launch)),
+        memory_(std::move(memory)) {
+    const SliceMemory::Learned* l = learned();
+    if (l != nullptr && l->units == units_ && l->piece_units != 0) {
+      first_chunk_ = l->piece_units;
+      target_ns_ = std::max(target_ns_, l->target_ns);
+      probing_ = false;
+    }
+  }
 
   MethodDone run_piece(std::optional<uint64_t> budget_ns) override {
     ctx_.engine_budget_ns = budget_ns;
@@ -325,20 +338,30 @@ class KernelTimedPieces final : public DividedWork {
     const Buffers buffers(*mapped);
     const uint64_t whole_ns = kernel_cost_ns(ctx_.cost, launch_);
     const bool modeled = ctx_.clock.kind() == ClockKind::virtual_time;
-    const PieceSizer sizer(ctx_.slice_ns, first_chunk_);
+    PieceSizer sizer(target_ns_, first_chunk_);
     uint64_t done = 0, elapsed = 0;
     for (;;) {
       elapsed = modeled ? work_ns(whole_ns, done) : ctx_.clock.now_ns() - start;
+      if (probing_ && done != 0) {  // one block's units took `elapsed`: a floor for every piece
+        probing_ = false;
+        uint64_t floor = elapsed * MIN_PIECE_PER_CHUNK;
+        if (budget_ns) floor = std::min(floor, *budget_ns / 2);
+        target_ns_ = std::max(target_ns_, floor);
+        sizer.set_target(target_ns_);
+      }
       const uint64_t chunk = sizer.next(done, elapsed, units_ - next_);
       if (chunk == 0 || deadline.expired()) break;
       row_->run(launch_.arg_span(), buffers, Units{next_, chunk});
       next_ += chunk;
       done += chunk;
     }
-    // The next piece starts with what this one's speed says fits the slice.
-    if (elapsed > 0)
-      first_chunk_ = std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<unsigned __int128>(done) * ctx_.slice_ns /
+    // The next piece (and the next such launch) starts with what this
+    // piece's speed says fits its time.
+    if (elapsed > 0) {
+      first_chunk_ = std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<unsigned __int128>(done) * target_ns_ /
                                                                  elapsed));
+      if (SliceMemory::Learned* l = learned()) *l = {units_, first_chunk_, target_ns_};
+    }
     if (auto r = write_back(ctx_, *mapped, mthd_); !r) return r;
     if (!deadline.charge(start, part_cost_ns(ctx_.cost, whole_ns, done, units_)))
       return channel_fault(regs::ChannelError::timeout, mthd_);
@@ -353,12 +376,20 @@ class KernelTimedPieces final : public DividedWork {
     return static_cast<uint64_t>(static_cast<unsigned __int128>(work) * count / std::max<uint64_t>(units_, 1));
   }
 
+  SliceMemory::Learned* learned() const {
+    const auto k = static_cast<size_t>(launch_.kernel);
+    return memory_ && k < memory_->by_kernel.size() ? &memory_->by_kernel[k] : nullptr;
+  }
+
   ChannelContext ctx_;
   KernelLaunch launch_;
   uint32_t mthd_;
   const KernelRow* row_;
   uint64_t units_;
-  uint64_t next_ = 0;  // the next unit
+  std::shared_ptr<SliceMemory> memory_;
+  uint64_t next_ = 0;                   // the next unit
+  uint64_t target_ns_ = ctx_.slice_ns;  // a piece's time: the slice, or the floor its first chunk set
+  bool probing_ = true;                 // the first chunk is one block's units, timed
   // A piece's first chunk: one block's units in the first piece, then what
   // the last piece's speed fits in the slice.
   uint64_t first_chunk_ = std::max<uint64_t>(units_ / std::max<uint64_t>(launch_.blocks, 1), 1);
@@ -371,8 +402,9 @@ std::shared_ptr<DividedWork> slice_kernel(const ChannelContext& ctx, const Kerne
   return std::make_shared<KernelSlices>(ctx, launch, mthd, slice_blocks);
 }
 
-std::shared_ptr<DividedWork> slice_kernel_timed(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd) {
-  return std::make_shared<KernelTimedPieces>(ctx, launch, mthd);
+std::shared_ptr<DividedWork> slice_kernel_timed(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd,
+                                                std::shared_ptr<SliceMemory> memory) {
+  return std::make_shared<KernelTimedPieces>(ctx, launch, mthd, std::move(memory));
 }
 
 }  // namespace vgpu::gpu

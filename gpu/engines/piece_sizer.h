@@ -23,6 +23,10 @@ class PieceSizer {
   // The next chunk after `done` units of the piece took `elapsed_ns`, at
   // most `left`; 0 when the piece has had its time (or nothing is left).
   // A piece always runs its first chunk, so every piece makes progress.
+  // A longer piece: the work's fixed cost per chunk asks for it.
+  void set_target(uint64_t target_ns) { target_ns_ = target_ns; }
+  uint64_t target() const { return target_ns_; }
+
   uint64_t next(uint64_t done, uint64_t elapsed_ns, uint64_t left) const {
     if (left == 0) return 0;
     if (done == 0) return std::min(first_, left);
