@@ -114,15 +114,19 @@ TEST(FairByDefault, ASpinLongerThanThePieceBoundCompletesAndTheOtherVmWaitsATurn
   EXPECT_GT(t.tb->vgpu(0)->counters().slice_resumes, 0u) << "its pieces were resumed after stops";
 }
 
-// A copy (one LAUNCH_DMA of 3 Mi lines of 16 bytes, as the copy of
-// many short lines: longer than the piece bound on any machine, and a stop
-// point every line) completes in resumable pieces; B's fill waits
-// at most a turn and a piece.
-TEST(FairByDefault, ACopyLongerThanThePieceBoundCompletesInResumablePieces) {
-  constexpr uint32_t LINE = 16, LINES = 3 * 1024 * 1024;
+// A copy (one LAUNCH_DMA of 1 Mi lines of 16 bytes, as the copy of
+// many short lines: 0.1-0.2 s here, 2-3 s under ASan, within the driver's
+// 10 s fence wait) runs in resumable pieces and completes; B's fill waits
+// at most a turn and a piece. The piece bound is the default (4 s): in
+// real time a piece's time counts while the machine deschedules the engine
+// thread, and under ASan on the loaded 2-core machine a 5 ms piece
+// sometimes took over 100 ms. That a copy longer than the piece bound
+// completes is the engine's test, in virtual time
+// (TimedSliceTest.ALongCopyRunsInResumablePieces...).
+TEST(FairByDefault, ALongCopyCompletesInResumablePiecesBesideAnotherVm) {
+  constexpr uint32_t LINE = 16, LINES = 1024 * 1024;
   constexpr uint64_t BYTES = uint64_t{LINE} * LINES;
-  constexpr uint32_t COPY_MAX_GPU_MS = MAX_GPU_MS;
-  TwoVms t = two_vms();
+  TwoVms t = two_vms(VgpuConfig{}.watchdog_ms, mediator::HostConfig{}.max_gpu_ms);
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   auto src = t.ctx_a->alloc(BYTES);
   auto dst = t.ctx_a->alloc(BYTES);
@@ -137,7 +141,7 @@ TEST(FairByDefault, ACopyLongerThanThePieceBoundCompletesInResumablePieces) {
   EXPECT_TRUE(done) << (done ? "" : done.error().what());
   const uint64_t took = since_ns(start);
   RecordProperty("copy_ms", static_cast<int>(took / 1'000'000));
-  EXPECT_GT(took, uint64_t{COPY_MAX_GPU_MS} * 1'000'000) << "the copy must outlast the piece bound to show anything";
+  EXPECT_GT(took, 2 * slice_ns(t)) << "the copy must outlast a piece to show anything";
   EXPECT_GT(t.tb->vgpu(0)->counters().slice_resumes, resumes) << "the copy stopped at piece boundaries";
 }
 
