@@ -34,7 +34,7 @@ struct BackendConfig {
   uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;                    // 0: a turn runs up to GP_PUT
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;              // 0: no limit
   bool pv = VGPU_OPT_PV_DEFAULT;                                  // offer the PV interface (spec §17)
-  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;          // kernel slicing (0: launches whole)
+  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;          // slicing (auto: by time; 0: whole)
   bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;             // docs/scheduler.md, "Ringing ahead"
   gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // who runs the engines' work
 

@@ -106,6 +106,13 @@ void put_error(char* err, size_t err_len, const std::string& message) {
 }
 
 // The one check of the options (mediator/vgpu_config.h), whatever the mode.
+// The C API's slice_blocks as the option's value: 0 its default (auto),
+// VGPU_OPT_TIME_OFF whole (the option's 0).
+uint32_t slice_option(uint32_t c) {
+  if (c == 0) return VGPU_OPT_SLICE_BLOCKS_DEFAULT;
+  return c == VGPU_OPT_TIME_OFF ? 0 : c;
+}
+
 [[nodiscard]] Result<BackendConfig> validate(const VgpuBackendConfig& c) {
   if (c.mode != VGPU_MODE_PASSTHROUGH && c.mode != VGPU_MODE_FV)
     return fail(Errc::invalid_argument, "mode: must be passthrough or fv");
@@ -117,7 +124,7 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   vc.vram_bytes = c.vram_bytes;
   vc.channels = c.channels;
   vc.weight = c.weight;
-  vc.slice_blocks = c.slice_blocks;
+  vc.slice_blocks = slice_option(c.slice_blocks);
   if (Status s = mediator::check_vgpu_config(vc); !s) return std::unexpected(s.error());
   LogFn log;
   if (c.log != nullptr)
@@ -171,7 +178,7 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   config.turn_ms = *turn_ms;
   config.max_gpu_ms = *max_gpu_ms;
   config.pv = c.pv;
-  config.slice_blocks = c.slice_blocks;
+  config.slice_blocks = slice_option(c.slice_blocks);
   config.ring_ahead = !c.no_ring_ahead;
   if (c.engine_backend != nullptr && *c.engine_backend != '\0') {
     const std::string name = c.engine_backend;

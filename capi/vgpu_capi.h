@@ -115,8 +115,10 @@ typedef struct VgpuBackendConfig {
     // Offer the paravirtual page-table interface (VGPU_OPT_PV, spec §17):
     // mode fv, embedded mediator only.
     bool pv;
-    // Kernel slicing (VGPU_OPT_SLICE_BLOCKS; 0: launches whole): mode fv,
-    // embedded mediator only (with a socket it is the daemon's).
+    // Slicing (VGPU_OPT_SLICE_BLOCKS): 0 the option's default (auto: by
+    // time), VGPU_OPT_TIME_OFF launches and copies whole, else thread
+    // blocks per slice: mode fv, embedded mediator only (with a socket it
+    // is the daemon's).
     uint32_t slice_blocks;
     // VGPU_OPT_RING_AHEAD off (false, as in a zeroed config: the default,
     // on): mode fv, embedded mediator only (with a socket it is the

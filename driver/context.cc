@@ -372,6 +372,22 @@ Result<Fence> Context::copy(Buffer dst, uint64_t dst_off, Buffer src, uint64_t s
   return submit(pb);
 }
 
+Result<Fence> Context::copy_lines(Buffer dst, Buffer src, uint32_t line_bytes, uint32_t lines, uint32_t pitch_in,
+                                  uint32_t pitch_out) {
+  auto d = find(dst, "copy destination");
+  if (!d) return std::unexpected(d.error());
+  auto s = find(src, "copy source");
+  if (!s) return std::unexpected(s.error());
+  const auto extent = [&](uint32_t pitch) { return (uint64_t{lines} - 1) * pitch + line_bytes; };
+  if (lines == 0 || line_bytes == 0) return fail(Errc::invalid_argument, "copy_lines: no lines or empty lines");
+  if (extent(pitch_out) > (*d)->bytes || extent(pitch_in) > (*s)->bytes)
+    return fail(Errc::invalid_argument, msg("copy_lines: {} lines of {} bytes (pitches {}, {}) out of range", lines,
+                                            line_bytes, pitch_in, pitch_out));
+  PushBuffer pb;
+  emit_copy_lines(pb, {(*d)->va, (*s)->va, line_bytes, lines, pitch_in, pitch_out});
+  return submit(pb);
+}
+
 // ---------------------------------------------------------------- launches
 
 Result<Fence> Context::launch(cls::Kernel kernel, std::span<const std::byte> args, LaunchShape shape) {

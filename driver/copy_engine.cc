@@ -29,4 +29,14 @@ void emit_copy(PushBuffer& pb, uint64_t dst_va, uint64_t src_va, uint64_t bytes)
   }
 }
 
+void emit_copy_lines(PushBuffer& pb, const CopyLines& l) {
+  constexpr uint32_t launch = c::LaunchTransferType::make(static_cast<uint32_t>(c::Transfer::non_pipelined)) |
+                              c::LaunchFlush::mask | c::LaunchSrcPitch::mask | c::LaunchDstPitch::mask |
+                              c::LaunchMultiLine::mask;
+  pb.inc(subch::COPY, c::OFFSET_IN_UPPER,
+         {hi32(l.src_va), lo32(l.src_va), hi32(l.dst_va), lo32(l.dst_va), l.pitch_in, l.pitch_out, l.line_bytes,
+          l.lines});
+  pb.method(subch::COPY, c::LAUNCH_DMA, launch);
+}
+
 }  // namespace vgpu::driver

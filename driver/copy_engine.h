@@ -18,4 +18,12 @@ void emit_copy_bind(PushBuffer& pb);
 // dst_va <- src_va, bytes, as ceil(bytes / COPY_MAX_LINE) launches.
 void emit_copy(PushBuffer& pb, uint64_t dst_va, uint64_t src_va, uint64_t bytes);
 
+// A pitched copy in one launch: `lines` lines of line_bytes, line i from
+// src_va + i * pitch_in to dst_va + i * pitch_out.
+struct CopyLines {
+  uint64_t dst_va, src_va;
+  uint32_t line_bytes, lines, pitch_in, pitch_out;
+};
+void emit_copy_lines(PushBuffer& pb, const CopyLines& c);
+
 }  // namespace vgpu::driver

@@ -232,6 +232,11 @@ class Context {
 
   // Buffer-to-buffer copy on the copy engine.
   [[nodiscard]] Result<Fence> copy(Buffer dst, uint64_t dst_off, Buffer src, uint64_t src_off, uint64_t bytes);
+  // One pitched copy (LAUNCH_DMA with LINE_COUNT): `lines` lines of
+  // line_bytes, line i from src + i * pitch_in to dst + i * pitch_out;
+  // every line inside its buffer, else invalid_argument.
+  [[nodiscard]] Result<Fence> copy_lines(Buffer dst, Buffer src, uint32_t line_bytes, uint32_t lines, uint32_t pitch_in,
+                                         uint32_t pitch_out);
 
   // Built-in kernels; each checks its buffers against the sizes it touches.
   [[nodiscard]] Result<Fence> fill(const FillParams& p);

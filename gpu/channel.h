@@ -98,8 +98,8 @@ struct ChannelRun {
   EngineId divided_engine = EngineId::compute;
   bool held = false;
   bool next_piece = false;
-  // Engine time of the current GPFIFO entry (ENGINE_TIMEOUT).
-  uint64_t entry_engine_ns = 0;
+  // Engine time of the current operation, all its pieces (CHAN_WATCHDOG).
+  uint64_t op_engine_ns = 0;
 
   // Busy period, for the idle event.
   bool busy = false;

@@ -120,7 +120,6 @@ Pfifo::Ran Pfifo::fetch_entry(ChannelRun& run) {
   const uint64_t bytes = uint64_t{length} * 4;
   if (va + bytes > fmt::VA_LIMIT || va + bytes - 1 > as.limit) return fault(ChannelError::gpentry_invalid, va);
   run.in_segment = true;
-  run.entry_engine_ns = 0;
   run.segment_va = va;
   run.segment_words = length;
   run.window.clear();
@@ -198,10 +197,15 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   // What is left of the entry's engine time goes with the work the method
   // may start (objects copy the context into their work), and so does the
   // channel's slice size.
-  auto budget = engine_budget(run);
+  // A new operation: the watchdog counts from here.
+  run.op_engine_ns = 0;
+  auto budget = engine_budget(chid, run);
   if (!budget) return fault(ChannelError::timeout, 0, method, subch);
   run.ctx->engine_budget_ns = *budget;
-  run.ctx->slice_blocks = pfifo::ChanSliceBlocks::get(chan_slice_[chid].load());
+  const uint32_t slice = chan_slice_[chid].load();
+  const bool timed = pfifo::ChanSliceTimed::get(slice);
+  run.ctx->slice_blocks = timed ? 0 : pfifo::ChanSliceBlocks::get(slice);
+  run.ctx->slice_ns = timed ? uint64_t{pfifo::ChanSliceBlocks::get(slice)} * 1000 : 0;
   run.released_early.reset();
   run.ctx->following_release = d_.device && d_.device->fences && object->may_start_work(method)
                                    ? release_after(chid, run)
@@ -262,11 +266,15 @@ void Pfifo::start_engine_job(uint32_t chid, uint64_t epoch, EngineId engine, std
   if (!brief || !thread.run_here_if_idle(job)) thread.submit(std::move(job));
 }
 
-std::expected<std::optional<uint64_t>, ChannelFault> Pfifo::engine_budget(const ChannelRun& run) const {
-  const uint64_t limit_ns = uint64_t{engine_timeout_ms_.load()} * 1'000'000;
-  if (limit_ns == 0) return std::nullopt;
-  if (run.entry_engine_ns >= limit_ns) return fault(ChannelError::timeout, 0);
-  return limit_ns - run.entry_engine_ns;
+std::expected<std::optional<uint64_t>, ChannelFault> Pfifo::engine_budget(uint32_t chid, const ChannelRun& run) const {
+  constexpr uint64_t NS_PER_MS = 1'000'000;
+  std::optional<uint64_t> budget;
+  if (const uint64_t limit_ns = uint64_t{engine_timeout_ms_.load()} * NS_PER_MS; limit_ns != 0) budget = limit_ns;
+  if (const uint64_t watchdog_ns = uint64_t{chan_watchdog_[chid].load()} * NS_PER_MS; watchdog_ns != 0) {
+    if (run.op_engine_ns >= watchdog_ns) return fault(ChannelError::timeout, 0);
+    budget = std::min(budget.value_or(watchdog_ns), watchdog_ns - run.op_engine_ns);
+  }
+  return budget;
 }
 
 void Pfifo::submit_piece(uint32_t chid, ChannelRun& run, std::optional<uint64_t> budget_ns) {

@@ -188,7 +188,7 @@ void Pfifo::service(Pick p) {
       run.released_early = run.following;
     run.following.reset();
     const uint64_t started = engine_job_start_ns_[p.chid].load();
-    if (const uint64_t now = d_.clock.now_ns(); now > started) run.entry_engine_ns += now - started;
+    if (const uint64_t now = d_.clock.now_ns(); now > started) run.op_engine_ns += now - started;
     if (!*p.engine_result) {
       run.divided.reset();
       return fail(p.chid, p.epoch, p.engine_result->error());
@@ -238,7 +238,7 @@ Pfifo::Ran Pfifo::resume_divided(uint32_t chid, ChannelRun& run) {
     run.busy_start_ns = d_.clock.now_ns();  // the host's turn of it starts again
   }
   run.next_piece = false;
-  if (auto budget = engine_budget(run); !budget)
+  if (auto budget = engine_budget(chid, run); !budget)
     return std::unexpected(budget.error());
   else
     submit_piece(chid, run, *budget);

@@ -166,9 +166,10 @@ class Pfifo {
   // its engine's thread, or on this one when brief and the engine is idle;
   // its result comes back through post_engine_result.
   void start_engine_job(uint32_t chid, uint64_t epoch, EngineId engine, std::function<MethodDone()> work, bool brief);
-  // What is left of the current GPFIFO entry's ENGINE_TIMEOUT (none: no
-  // limit), or timeout when nothing is.
-  std::expected<std::optional<uint64_t>, ChannelFault> engine_budget(const ChannelRun& run) const;
+  // The time the next engine job of the channel may run: ENGINE_TIMEOUT,
+  // and what is left of the operation's CHAN_WATCHDOG (none: no limit), or
+  // timeout when the watchdog has nothing left.
+  std::expected<std::optional<uint64_t>, ChannelFault> engine_budget(uint32_t chid, const ChannelRun& run) const;
   // Divided work (§10.5): its next piece to the engine, a slice boundary,
   // and the channel's turn after one.
   void submit_piece(uint32_t chid, ChannelRun& run, std::optional<uint64_t> budget_ns);
@@ -215,6 +216,8 @@ class Pfifo {
   std::atomic<uint32_t> engine_timeout_ms_{0};  // ENGINE_TIMEOUT; read by the PFIFO thread
   // CHAN_SLICE (§10.5), read by the PFIFO thread.
   std::array<std::atomic<uint32_t>, regs::NUM_CHANNELS> chan_slice_{};
+  // CHAN_WATCHDOG (ms), read by the PFIFO thread.
+  std::array<std::atomic<uint32_t>, regs::NUM_CHANNELS> chan_watchdog_{};
   // When each channel's engine work in flight started on its engine (not
   // when it was queued there, behind another channel's work): written by
   // the engine thread before it posts the result, read by PFIFO after.

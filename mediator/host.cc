@@ -491,12 +491,30 @@ void Host::check_parked_channel() {
 
 // ---- the physical GPU
 
-void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst, uint32_t slice_blocks) {
+uint64_t Host::slice_ns() const {
+  constexpr uint64_t NS_PER_MS = 1'000'000;
+  const uint64_t turn = config_.turn_ns != 0 ? config_.turn_ns : HostConfig{}.turn_ns;
+  const uint64_t slice = turn / VGPU_OPT_SLICE_TURN_FRACTION;
+  // A piece must fit the piece bound with room to spare: at most half of it.
+  if (config_.max_gpu_ms == 0) return slice;
+  return std::min(slice, uint64_t{config_.max_gpu_ms} * NS_PER_MS / 2);
+}
+
+void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst, uint32_t slice_blocks, uint32_t watchdog_ms) {
+  constexpr uint64_t NS_PER_US = 1000;
   MediatorLock lock(mutex_);
   gpu_->write32(pf::CHAN_STATE[pchid].offset, 0);
-  // Sliced launches stop at each slice boundary so that a turn can end there.
-  gpu_->write32(pf::CHAN_SLICE[pchid].offset,
-                slice_blocks == 0 ? 0 : pf::ChanSliceBlocks::make(slice_blocks) | pf::ChanSliceHold::mask);
+  // Sliced work stops at each slice boundary so that a turn can end there:
+  // timed pieces (auto) or slices of N blocks.
+  uint32_t slice = 0;
+  if (slice_blocks == VGPU_OPT_SLICE_BLOCKS_AUTO)
+    slice = pf::ChanSliceBlocks::make(
+                static_cast<uint32_t>(std::min<uint64_t>(slice_ns() / NS_PER_US, pf::ChanSliceBlocks::mask))) |
+            pf::ChanSliceTimed::mask | pf::ChanSliceHold::mask;
+  else if (slice_blocks != 0)
+    slice = pf::ChanSliceBlocks::make(slice_blocks) | pf::ChanSliceHold::mask;
+  gpu_->write32(pf::CHAN_SLICE[pchid].offset, slice);
+  gpu_->write32(pf::CHAN_WATCHDOG[pchid].offset, watchdog_ms);
   gpu_->write32(pf::CHAN_INST[pchid].offset, fmt::encode_chan_inst({.valid = true, .inst = shadow_inst}));
   gpu_->write32(pf::CHAN_ERROR[pchid].offset, 0);
 }

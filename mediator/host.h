@@ -149,7 +149,11 @@ class Host final : public sched::Engine, private DeferredSink {
   // A channel the VM unbound: submission `seq` of it, if it is the one on
   // the GPU, has had its turn.
   void channel_stopped(uint32_t vgpu_id, uint32_t gchid, uint64_t seq);
-  void bind_physical(uint32_t pchid, uint64_t shadow_inst, uint32_t slice_blocks);
+  void bind_physical(uint32_t pchid, uint64_t shadow_inst, uint32_t slice_blocks, uint32_t watchdog_ms);
+  // The time of a piece of a VM's work with timed slicing (the default):
+  // 1/VGPU_OPT_SLICE_TURN_FRACTION of the turn (of the default turn when
+  // turns are unbounded), and at most half of max-gpu-ms.
+  uint64_t slice_ns() const;
   void unbind_physical(uint32_t pchid);
   void set_runnable(uint32_t pchid, bool runnable);
   uint32_t physical_state(uint32_t pchid);

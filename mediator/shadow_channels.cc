@@ -201,9 +201,12 @@ void ShadowChannels::piece_done(uint32_t c) {
 }
 
 bool ShadowChannels::ring_ahead(uint32_t c) {
-  if (c >= count() || !env_.entry_pieces || env_.sliced) return false;
+  if (c >= count() || !env_.entry_pieces) return false;
   const Channel& ch = channels_[c];
   if (!ch.in_turn || !ch.bound) return false;
+  // A channel held at a slice boundary waits for the host's decision: a
+  // GP_PUT written now would resume it (docs/scheduler.md, "Slicing by time").
+  if (held(c)) return false;
   const uint32_t entries = ch.guest.ring_entries();
   const uint32_t gp_get = physical_gp_get(c);
   if (gp_get >= entries || ch.physical_put >= entries) return false;

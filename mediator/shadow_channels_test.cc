@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,8 @@ class FakePhysical final : public PhysicalChannels {
   void set_runnable(uint32_t pchid, bool r) override { runnable[pchid] = r; }
   uint32_t state(uint32_t pchid) override {
     return (engine_busy.contains(pchid) ? pf::ChanStateEngineOutstanding::mask : 0) |
-           (acquire_pending.contains(pchid) ? pf::ChanStateAcquirePending::mask : 0);
+           (acquire_pending.contains(pchid) ? pf::ChanStateAcquirePending::mask : 0) |
+           (slice_held.contains(pchid) ? pf::ChanStateSliceHeld::mask : 0);
   }
   void set_runlist(std::vector<uint32_t> p) override {
     runlist = std::move(p);
@@ -48,6 +50,7 @@ class FakePhysical final : public PhysicalChannels {
   std::map<uint32_t, bool> runnable;
   std::map<uint32_t, bool> engine_busy;
   std::map<uint32_t, bool> acquire_pending;
+  std::set<uint32_t> slice_held;  // stopped at a slice boundary (ChanStateSliceHeld)
   std::vector<uint32_t> runlist;
   std::vector<std::pair<uint32_t, uint32_t>> rung;
   int unbinds = 0, commits = 0;
@@ -258,13 +261,16 @@ TEST(ShadowChannels, NothingIsRungAheadOutsideATurnBehindAParkedAcquireOrForSlic
   whole.ch.doorbell(1, 2);
   EXPECT_FALSE(whole.ch.ring_ahead(1));
 
-  Channels sliced(true, true);
+  Channels sliced(true, true);  // held at a slice boundary: the host decides
   sliced.ready(1);
   sliced.ch.doorbell(1, 1);
   ASSERT_TRUE(sliced.ch.dispatch(1, 7));
   sliced.ch.doorbell(1, 2);
+  sliced.physical.slice_held.insert(PCHID_BASE + 1);
   EXPECT_FALSE(sliced.ch.ring_ahead(1));
   EXPECT_EQ(t.counters.rung_ahead.load() + whole.counters.rung_ahead.load() + sliced.counters.rung_ahead.load(), 0u);
+  sliced.physical.slice_held.clear();  // a sliced VM's channel not held rings ahead as any other
+  EXPECT_TRUE(sliced.ch.ring_ahead(1));
 }
 
 // A piece's end belongs to a turn only once that turn's submission was

@@ -28,7 +28,7 @@ Vgpu::Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partiti
           [this](const std::string& e) { guest_error(e); }),
       bars_(guest_, *reserved_, counters_.shadow, host.gpu().bar_size(gpu::Bar::bar1),
             host.gpu().bar_size(gpu::Bar::bar3)),
-      physical_(host, id, config.slice_blocks),
+      physical_(host, id, config.slice_blocks, config.watchdog_ms),
       channels_(ShadowChannels::Env{guest_, host.gpu().vram(), *reserved_, spaces_, regs_, physical_, counters_,
                                     [this](const std::string& e) { guest_error(e); }, config_.lazy_shadow,
                                     host.turns_bounded(), config_.slice_blocks != 0},
@@ -187,7 +187,7 @@ void Vgpu::piece_done(uint32_t gchid) {
 // ---- the physical side, through the host
 
 void Vgpu::Physical::bind(uint32_t pchid, uint64_t shadow_inst) {
-  host_.bind_physical(pchid, shadow_inst, slice_blocks_);
+  host_.bind_physical(pchid, shadow_inst, slice_blocks_, watchdog_ms_);
 }
 void Vgpu::Physical::unbind(uint32_t pchid) { host_.unbind_physical(pchid); }
 void Vgpu::Physical::set_runnable(uint32_t pchid, bool runnable) { host_.set_runnable(pchid, runnable); }

@@ -117,7 +117,8 @@ class Vgpu {
   // The host's operations on this VM's physical channels.
   class Physical final : public PhysicalChannels {
    public:
-    Physical(Host& host, uint32_t id, uint32_t slice_blocks) : host_(host), id_(id), slice_blocks_(slice_blocks) {}
+    Physical(Host& host, uint32_t id, uint32_t slice_blocks, uint32_t watchdog_ms)
+        : host_(host), id_(id), slice_blocks_(slice_blocks), watchdog_ms_(watchdog_ms) {}
     void bind(uint32_t pchid, uint64_t shadow_inst) override;
     void unbind(uint32_t pchid) override;
     void set_runnable(uint32_t pchid, bool runnable) override;
@@ -129,7 +130,8 @@ class Vgpu {
    private:
     Host& host_;
     const uint32_t id_;
-    const uint32_t slice_blocks_;  // the VM's CHAN_SLICE blocks (0: launches whole)
+    const uint32_t slice_blocks_;  // the VM's slicing (VgpuConfig::slice_blocks)
+    const uint32_t watchdog_ms_;   // the VM's CHAN_WATCHDOG
   };
 
   // Every entry point from outside runs f with mutex_ held, then hands on

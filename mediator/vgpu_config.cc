@@ -25,9 +25,12 @@ Status check_vgpu_config(const VgpuConfig& c) {
   if (c.weight < 1 || c.weight > VGPU_OPT_WEIGHT_MAX)
     return fail(Errc::invalid_argument,
                 strfmt("%s: %u is outside [1, %u]", VGPU_OPT_WEIGHT, c.weight, VGPU_OPT_WEIGHT_MAX));
-  if (c.slice_blocks > VGPU_OPT_SLICE_BLOCKS_MAX)
+  if (c.slice_blocks > VGPU_OPT_SLICE_BLOCKS_MAX && c.slice_blocks != VGPU_OPT_SLICE_BLOCKS_AUTO)
+    return fail(Errc::invalid_argument, strfmt("%s: %u is above %u (and is not auto, %u)", VGPU_OPT_SLICE_BLOCKS,
+                                               c.slice_blocks, VGPU_OPT_SLICE_BLOCKS_MAX, VGPU_OPT_SLICE_BLOCKS_AUTO));
+  if (c.watchdog_ms > VGPU_OPT_WATCHDOG_MS_MAX)
     return fail(Errc::invalid_argument,
-                strfmt("%s: %u is above %u", VGPU_OPT_SLICE_BLOCKS, c.slice_blocks, VGPU_OPT_SLICE_BLOCKS_MAX));
+                strfmt("%s: %u ms is above %u ms", VGPU_OPT_WATCHDOG_MS, c.watchdog_ms, VGPU_OPT_WATCHDOG_MS_MAX));
   if (c.shadow_bytes < MIN_SHADOW_BYTES || c.shadow_bytes % MiB)
     return fail(Errc::invalid_argument, strfmt("shadow budget: %s is not a MiB multiple of at least %s",
                                                hex(c.shadow_bytes).c_str(), hex(MIN_SHADOW_BYTES).c_str()));

@@ -18,12 +18,16 @@ namespace vgpu::mediator {
 struct VgpuConfig {
   std::string name = "vm";
   uint64_t vram_bytes = uint64_t{VGPU_OPT_VRAM_DEFAULT_MIB} * MiB;
-  uint32_t channels = VGPU_OPT_CHANNELS_DEFAULT;          // guest channel ids [0, channels)
-  bool bar_remap = VGPU_OPT_BAR_REMAP_DEFAULT;            // map insensitive BAR pages straight onto VRAM
-  bool lazy_shadow = VGPU_OPT_LAZY_SHADOW_DEFAULT;        // defer shadow sync to dispatch, rescan dirty pages only
-  uint32_t weight = VGPU_OPT_WEIGHT_DEFAULT;              // scheduler share
-  bool pv = VGPU_OPT_PV_DEFAULT;                          // offer the paravirtual page-table interface (spec §17)
-  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;  // compute launches in slices of this many blocks; 0: whole
+  uint32_t channels = VGPU_OPT_CHANNELS_DEFAULT;    // guest channel ids [0, channels)
+  bool bar_remap = VGPU_OPT_BAR_REMAP_DEFAULT;      // map insensitive BAR pages straight onto VRAM
+  bool lazy_shadow = VGPU_OPT_LAZY_SHADOW_DEFAULT;  // defer shadow sync to dispatch, rescan dirty pages only
+  uint32_t weight = VGPU_OPT_WEIGHT_DEFAULT;        // scheduler share
+  bool pv = VGPU_OPT_PV_DEFAULT;                    // offer the paravirtual page-table interface (spec §17)
+  // Slicing (VGPU_OPT_SLICE_BLOCKS): VGPU_OPT_SLICE_BLOCKS_AUTO, pieces of
+  // the host's slice time (kernels and copies); N, compute launches in
+  // slices of N blocks; 0, whole.
+  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;
+  uint32_t watchdog_ms = VGPU_OPT_WATCHDOG_MS_DEFAULT;  // one operation's engine time (0: none)
   // Reserved VRAM this vGPU's shadows may use (page tables, instance
   // blocks): carved from the host's pool at creation, so that no VM can
   // exhaust what another needs. Not a device option.

@@ -83,7 +83,8 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
     vc.lazy_shadow = opt;
     vc.pv = config.mode == Mode::pv;
     vc.weight = config.weights.empty() ? 1 : config.weights[i];
-    vc.slice_blocks = config.slice_blocks.empty() ? 0 : config.slice_blocks[i];
+    vc.watchdog_ms = config.watchdog_ms;
+    vc.slice_blocks = config.slice_blocks.empty() ? mediator::VgpuConfig{}.slice_blocks : config.slice_blocks[i];
     auto v = tb->host_->create_vgpu(vc);
     if (!v) return std::unexpected(v.error().context("testbed"));
     tb->vgpus_.push_back(*v);

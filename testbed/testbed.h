@@ -47,7 +47,8 @@ struct TestbedConfig {
   bool ring_ahead = mediator::HostConfig{}.ring_ahead;          // docs/scheduler.md, "Ringing ahead"
   uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms;      // one GPFIFO entry's GPU time (0: no limit)
   std::vector<uint32_t> weights;                                // per VM; empty = all 1
-  std::vector<uint32_t> slice_blocks;  // fv modes, per VM: kernel slicing (VGPU_OPT_SLICE_BLOCKS); empty = none
+  uint32_t watchdog_ms = mediator::VgpuConfig{}.watchdog_ms;    // every VM's operation watchdog (0: none)
+  std::vector<uint32_t> slice_blocks;  // fv modes, per VM: slicing (VGPU_OPT_SLICE_BLOCKS); empty = the default (auto)
   ClockKind clock = ClockKind::real;
   driver::DeviceOptions device;
   LogFn log;  // guest and internal errors (common/log.h); default stderr

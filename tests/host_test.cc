@@ -273,8 +273,10 @@ TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
 // again and again. Each doorbell used to queue its own scheduler entry:
 // host memory grew with the guest's doorbell count. A channel now has at
 // most one queued submission, which runs up to the latest GP_PUT.
+// The spin runs whole (slice-blocks 0): one engine job the storm meets.
 TEST(HostResources, ADoorbellStormQueuesAtMostOneSubmissionPerChannel) {
-  const testbed::TestbedConfig tc = two_fv_opt_vms();
+  testbed::TestbedConfig tc = two_fv_opt_vms();
+  tc.slice_blocks = {0, 0};
   auto tb = testbed::Testbed::create(tc);
   ASSERT_TRUE(tb) << tb.error().what();
   testbed::Testbed& t = **tb;
@@ -324,9 +326,12 @@ TEST(HostResources, ADoorbellStormQueuesAtMostOneSubmissionPerChannel) {
 // that channel's shadow tables: they, and its shadow instance block, stay
 // allocated until the GPU reports the work done, and are reclaimed at the
 // next bind after that.
+// The spin runs whole (slice-blocks 0): sliced, its pieces would stop at
+// the unbind, which drops the rest of a held launch.
 TEST(HostTeardown, ShadowsOfAnUnboundChannelLiveUntilItsEngineWorkEnds) {
   testbed::TestbedConfig tc = two_fv_opt_vms();
   tc.vms = 1;
+  tc.slice_blocks = {0};
   auto tb = testbed::Testbed::create(tc);
   ASSERT_TRUE(tb) << tb.error().what();
   testbed::Testbed& t = **tb;
@@ -368,7 +373,9 @@ TEST(HostTeardown, ShadowsOfAnUnboundChannelLiveUntilItsEngineWorkEnds) {
 TEST(HostTeardown, DestroyingAVgpuWaitsForItsEngineWork) {
   auto h = make_host(1);
   ASSERT_TRUE(h);
-  auto v = h->create_vgpu(vm("spinner", 4));
+  VgpuConfig spinner = vm("spinner", 4);
+  spinner.slice_blocks = 0;  // one engine job that outlives the context (sliced, its held rest is dropped)
+  auto v = h->create_vgpu(spinner);
   ASSERT_TRUE(v) << v.error().what();
   const uint64_t base = (*v)->partition().base;
   constexpr uint64_t SPIN_NS = 1'000'000'000;  // far longer than a context teardown, even under load

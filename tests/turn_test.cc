@@ -359,9 +359,10 @@ AheadCounts fill_behind_a_spin(TwoVms& t, uint64_t spin_ns, const std::function<
 // (mediator/host.h). A turn of AHEAD_TURN_NS outlasts the spin and the
 // fill by far.
 constexpr uint64_t AHEAD_TURN_NS = 1'000'000'000;
-TwoVms ringing_ahead_vms(uint64_t turn_ns = AHEAD_TURN_NS, bool on = true) {
+TwoVms ringing_ahead_vms(uint64_t turn_ns = AHEAD_TURN_NS, bool on = true, std::vector<uint32_t> slice_blocks = {}) {
   testbed::TestbedConfig tc = two_vm_config(turn_ns);
   tc.ring_ahead = on;
+  tc.slice_blocks = std::move(slice_blocks);
   return two_vms(tc);
 }
 
@@ -412,9 +413,11 @@ TEST(RingAhead, NothingIsRungAheadWhileAnotherVmWaits) {
 }
 
 // A's turn has used its slice while its spin runs: the next launch waits
-// for the scheduler.
+// for the scheduler. The spin runs whole (no slicing): in timed pieces its
+// turn would end at the first piece past the slice and a new turn, with
+// time, would begin.
 TEST(RingAhead, NothingIsRungAheadPastTheTurnsSlice) {
-  TwoVms t = ringing_ahead_vms(TURN_NS);
+  TwoVms t = ringing_ahead_vms(TURN_NS, true, {0, 0});
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   const AheadCounts c = fill_behind_a_spin(t, SPIN_NS, [] {
     std::this_thread::sleep_for(std::chrono::nanoseconds(TURN_NS + 10'000'000));

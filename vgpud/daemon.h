@@ -36,7 +36,7 @@ struct DaemonConfig {
   std::optional<gid_t> group;                             // the sockets' group (mode 0660)
   uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;            // a scheduler turn's slice (0: up to GP_PUT)
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;      // one GPFIFO entry's GPU time (0: no limit)
-  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;  // every VM's kernel slicing (0: launches whole)
+  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;  // every VM's slicing (auto: by time; 0: whole)
   bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;     // docs/scheduler.md, "Ringing ahead"
 };
 

@@ -117,16 +117,20 @@ const OptionSpec TABLE[] = {
        return set_count(VGPU_OPT_TURN_MS_FLAG, v, 0, VGPU_OPT_TURN_MS_MAX, cl.config.turn_ms);
      }},
     {VGPU_OPT_MAX_GPU_MS_FLAG, "MS", "4000, or less so that (max-vms - 1) * (turn-ms + max-gpu-ms) <= 9000", "0..60000",
-     "The longest one GPFIFO entry may hold the GPU, in milliseconds; longer ends with channel error timeout; 0: no "
-     "limit. The default keeps other VMs' work from pushing a fence wait past the driver's 10 s.",
+     "The longest one indivisible piece of work (a method, or one piece of sliced work) may hold the GPU, in "
+     "milliseconds; longer ends with channel error timeout; 0: no limit. The default keeps other VMs' work from pushing a fence wait past the driver's 10 s.",
      [](CommandLine& cl, const std::string& v) {
        cl.max_gpu_ms_given = true;
        return set_count(VGPU_OPT_MAX_GPU_MS_FLAG, v, 0, VGPU_OPT_MAX_GPU_MS_MAX, cl.config.max_gpu_ms);
      }},
-    {VGPU_OPT_SLICE_BLOCKS_FLAG, "N", "0", "0..16777215",
-     "Every VM's compute launches run in slices of N thread blocks, and a turn may end between slices; 0: launches "
-     "run whole.",
-     [](CommandLine& cl, const std::string& v) {
+    {VGPU_OPT_SLICE_BLOCKS_FLAG, "auto|N", "auto", "auto, 0..16777215",
+     "Every VM's launches and copies run in pieces a turn may end between: auto, pieces of turn-ms/4 of GPU time; "
+     "N, compute launches in slices of N thread blocks; 0, whole (docs/scheduler.md).",
+     [](CommandLine& cl, const std::string& v) -> Status {
+       if (v == "auto") {
+         cl.config.slice_blocks = VGPU_OPT_SLICE_BLOCKS_AUTO;
+         return {};
+       }
        return set_count(VGPU_OPT_SLICE_BLOCKS_FLAG, v, 0, VGPU_OPT_SLICE_BLOCKS_MAX, cl.config.slice_blocks);
      }},
     {VGPU_OPT_RING_AHEAD_FLAG, "on|off", "on", "on, off",

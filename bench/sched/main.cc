@@ -5,6 +5,8 @@
 //   sched_bench [--json FILE] [--plots DIR] [--seconds S] [--gap-us US]
 //               [--period-ms MS] [--yield-us US] [--util-interval-ms MS]
 //               [--slice-ms MS] [--early-yield-end] [--check]
+// --slice-ms: kernels run as turns of at most MS (default 7.5, the stack's
+// default slice, turn-ms / 4; 0: whole).
 // --check exits 1 when BAND misses its bounds in a checked experiment.
 #include <CLI/CLI.hpp>
 #include <charconv>

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench/sched/experiments.h"
+#include "vgpu/options.h"
 
 namespace vgpu::bench {
 
@@ -14,7 +15,9 @@ struct RunInfo {
   sched::PolicyParams params;
   uint64_t duration_ns = 0;
   uint64_t gap_ns = 0;
-  uint64_t slice_ns = 0;  // kernels run as turns of at most this (0: whole)
+  // Kernels run as turns of at most this (0: whole); by default the
+  // stack's own default slice, turn-ms / VGPU_OPT_SLICE_TURN_FRACTION.
+  uint64_t slice_ns = uint64_t{VGPU_OPT_TURN_MS_DEFAULT} * 1'000'000 / VGPU_OPT_SLICE_TURN_FRACTION;
 };
 
 void print_table(std::ostream& out, const std::vector<Figures>& all);

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "bench/workloads/args.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "common/text.h"
+#include "vgpu/options.h"
 
 namespace vgpu::bench {
 
@@ -151,5 +153,24 @@ std::string json_string(std::string_view s) {
   }
   return out + "\"";
 }
+
+Result<std::vector<uint32_t>> parse_slice_list(std::string_view v) {
+  std::vector<uint32_t> out;
+  for (size_t at = 0; at <= v.size();) {
+    const size_t comma = std::min(v.find(',', at), v.size());
+    const std::string_view one = v.substr(at, comma - at);
+    if (one == "auto") {
+      out.push_back(VGPU_OPT_SLICE_BLOCKS_AUTO);
+    } else {
+      auto n = parse_count("--slice-blocks", one, VGPU_OPT_SLICE_BLOCKS_MAX, 0);
+      if (!n) return std::unexpected(n.error());
+      out.push_back(*n);
+    }
+    at = comma + 1;
+  }
+  return out;
+}
+
+std::string slice_name(uint32_t s) { return s == VGPU_OPT_SLICE_BLOCKS_AUTO ? "auto" : std::to_string(s); }
 
 }  // namespace vgpu::bench

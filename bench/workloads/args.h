@@ -21,6 +21,10 @@ std::vector<std::string> split_list(std::string_view s);
 // A whole number from min to max; a comma list of them.
 [[nodiscard]] Result<uint32_t> parse_count(std::string_view flag, std::string_view value, uint32_t max,
                                            uint32_t min = 1);
+// --slice-blocks: a comma-separated list of auto (VGPU_OPT_SLICE_BLOCKS_AUTO)
+// and counts of blocks (0: unsliced); slice_name writes one back.
+[[nodiscard]] Result<std::vector<uint32_t>> parse_slice_list(std::string_view v);
+std::string slice_name(uint32_t slice_blocks);
 [[nodiscard]] Result<std::vector<uint32_t>> parse_counts(std::string_view flag, std::string_view value, uint32_t max,
                                                          uint32_t min = 1);
 [[nodiscard]] Result<std::vector<testbed::Mode>> parse_modes(std::string_view value);

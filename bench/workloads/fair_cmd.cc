@@ -8,10 +8,16 @@
 // policies; this shows what they do with a real driver, real traps and
 // real thread wake-ups between a completion and the next submission.
 // Long kernels (issue 14): --long-ms takes a list, --weights W0:W1 sets the
-// shares, and --slice-blocks a list of slice sizes (0: unsliced) for both
-// VMs (a spin is one thread block per 100 us: 10 blocks = 1 ms slices).
+// shares, and --slice-blocks a list of slicings for both VMs: auto (the
+// default: pieces of turn-ms/4 by time), 0 (unsliced) or N blocks (a spin
+// is one thread block per 100 us: 10 blocks = 1 ms slices). worst wait =
+// VM0's longest launch-to-fence time less its kernel's length.
+// --long-work spin10,spins6x3,copy (issue 37): VM1 runs one long operation
+// instead (a 10 s spin; three 6 s spins rung at once; one LAUNCH_DMA of
+// LONG_COPY_LINES 4-byte lines) while VM0 runs its kernels until VM1 is done.
 //   fair [--policies fifo,credit,band] [--short-ms 1] [--long-ms 10[,30,...]]
-//        [--weights 1:1] [--slice-blocks 0[,10,...]] [--seconds 3] [--json FILE]
+//        [--weights 1:1] [--slice-blocks auto[,0,10,...]] [--seconds 3]
+//        [--long-work spin10,spins6x3,copy] [--json FILE]
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -28,13 +34,22 @@
 namespace vgpu::bench {
 namespace {
 
+constexpr uint64_t NS_PER_MS = 1'000'000;
+// The issue's long copy: about 20 s of copy-engine work on the model.
+constexpr uint32_t LONG_COPY_LINES = 86'700'000;
+// A long operation at half the GPU takes twice its length: wait that long.
+constexpr uint64_t LONG_WAIT_NS = 120'000'000'000;
+
 struct FairEntry {
   std::string policy;
   uint32_t long_ms = 0;
   uint32_t slice_blocks = 0;
+  std::string long_work;  // --long-work's name, or empty
   double gpu_ms[2] = {0, 0};
   uint64_t kernels[2] = {0, 0};
   uint64_t slice_resumes[2] = {0, 0};
+  double worst_wait_ms = 0;  // VM0's
+  double long_work_s = 0;
   bool ok = true;
   std::string error;
   double share(int vm) const { return gpu_ms[vm] / (gpu_ms[0] + gpu_ms[1]); }
@@ -46,10 +61,46 @@ struct FairRun {
   uint32_t weights[2];
   uint32_t slice_blocks;
   uint32_t seconds;
+  std::string long_work;
 };
+
+// One LAUNCH_DMA of `lines` 4-byte lines, every line from and to the same
+// word (pitch 0): long in lines, small in memory.
+Result<driver::Fence> long_copy(driver::Context& ctx, uint32_t lines) {
+  auto src = ctx.alloc(sizeof(uint32_t));
+  auto dst = ctx.alloc(sizeof(uint32_t));
+  if (!src || !dst) return std::unexpected(src ? dst.error() : src.error());
+  return ctx.copy_lines(*dst, *src, sizeof(uint32_t), lines, 0, 0);
+}
+
+// VM1's long work: its fences, all submitted at once.
+Result<std::vector<driver::Fence>> start_long_work(driver::Context& ctx, const std::string& work) {
+  std::vector<driver::Fence> fences;
+  const auto spin = [&](uint64_t ms) -> Status {
+    auto f = ctx.spin({ms * NS_PER_MS});
+    if (!f) return std::unexpected(f.error());
+    fences.push_back(*f);
+    return {};
+  };
+  Status s;
+  if (work == "spin10") {
+    s = spin(cls::MAX_SPIN_NS / NS_PER_MS);
+  } else if (work == "spins6x3") {
+    for (int i = 0; i < 3 && s; ++i) s = spin(6000);
+  } else if (work == "copy") {
+    auto f = long_copy(ctx, LONG_COPY_LINES);
+    if (!f) return std::unexpected(f.error());
+    fences.push_back(*f);
+  } else {
+    return fail(Errc::invalid_argument, "--long-work: '" + work + "' is not one of spin10, spins6x3, copy");
+  }
+  if (!s) return std::unexpected(s.error());
+  return fences;
+}
 
 FairEntry measure(const FairRun& r) {
   FairEntry e{r.policy, r.long_ms, r.slice_blocks};
+  e.long_work = r.long_work;
   testbed::TestbedConfig tc;
   tc.mode = testbed::Mode::fv_opt;
   tc.vms = 2;
@@ -63,15 +114,34 @@ FairEntry measure(const FairRun& r) {
     e.error = tb.error().what();
     return e;
   }
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(r.seconds);
+  using SteadyClock = std::chrono::steady_clock;
+  const auto start = SteadyClock::now();
+  const auto end = start + std::chrono::seconds(r.seconds);
+  std::atomic<bool> long_done{false};
   auto results = (*tb)->run([&](testbed::Vm& vm) -> Status {
     auto ctx = vm.device.create_context();
     if (!ctx) return std::unexpected(ctx.error());
-    const uint64_t ns = uint64_t{vm.index == 0 ? r.short_ms : r.long_ms} * 1'000'000;
-    while (std::chrono::steady_clock::now() < end) {
+    if (vm.index == 1 && !r.long_work.empty()) {  // one long operation, then done
+      auto fences = start_long_work(**ctx, r.long_work);
+      Status s = fences ? Status{} : Status(std::unexpected(fences.error()));
+      for (size_t i = 0; s && i < fences->size(); ++i) s = (*ctx)->wait((*fences)[i], LONG_WAIT_NS);
+      e.long_work_s = std::chrono::duration<double>(SteadyClock::now() - start).count();
+      e.kernels[1] = fences ? fences->size() : 0;
+      long_done = true;
+      return s;
+    }
+    const uint64_t ns = uint64_t{vm.index == 0 ? r.short_ms : r.long_ms} * NS_PER_MS;
+    const auto going = [&] { return r.long_work.empty() ? SteadyClock::now() < end : !long_done.load(); };
+    while (going()) {
+      const auto t0 = SteadyClock::now();
       auto f = (*ctx)->spin({ns});
       if (!f) return std::unexpected(f.error());
       if (Status s = (*ctx)->wait(*f); !s) return s;
+      if (vm.index == 0) {
+        const double waited = std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count() -
+                              static_cast<double>(r.short_ms);
+        e.worst_wait_ms = std::max(e.worst_wait_ms, waited);
+      }
       ++e.kernels[vm.index];
     }
     return {};
@@ -101,11 +171,34 @@ Status parse_weights(std::string_view v, uint32_t (&w)[2]) {
   return {};
 }
 
+void write_json(const std::string& path, uint32_t short_ms, const uint32_t (&weights)[2], uint32_t seconds,
+                double target0, const std::vector<FairEntry>& entries) {
+  std::ofstream out(path);
+  out << "{\"suite\": \"fair\", \"short_ms\": " << short_ms << ", \"weights\": [" << weights[0] << ", " << weights[1]
+      << "], \"seconds\": " << seconds << ", \"results\": [";
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const FairEntry& e = entries[i];
+    out << (i ? ", " : "")
+        << strfmt(
+               "{\"policy\": %s, \"long_ms\": %u, \"slice_blocks\": %s, \"long_work\": %s, \"long_work_s\": %.3f, "
+               "\"distance\": %.4f, \"vm0_worst_wait_ms\": %.3f, \"vms\": [{\"vm\": 0, "
+               "\"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, \"target\": %.4f, \"kernels\": %lu, "
+               "\"slice_resumes\": %lu}, {\"vm\": 1, \"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, "
+               "\"target\": %.4f, \"kernels\": %lu, \"slice_resumes\": %lu}]}",
+               json_string(e.policy).c_str(), e.long_ms, json_string(slice_name(e.slice_blocks)).c_str(),
+               json_string(e.long_work).c_str(), e.long_work_s, std::abs(e.share(0) - target0), e.worst_wait_ms,
+               short_ms, e.gpu_ms[0], e.share(0), target0, e.kernels[0], e.slice_resumes[0], e.long_ms, e.gpu_ms[1],
+               e.share(1), 1 - target0, e.kernels[1], e.slice_resumes[1]);
+  }
+  out << "]}\n";
+  std::printf("JSON: %s\n", path.c_str());
+}
+
 }  // namespace
 
 int fair_main(std::span<char*> args) {
-  std::vector<std::string> policies{"fifo", "credit", "band"};
-  std::vector<uint32_t> longs{10}, slices{0};
+  std::vector<std::string> policies{"fifo", "credit", "band"}, long_work;
+  std::vector<uint32_t> longs{10}, slices{VGPU_OPT_SLICE_BLOCKS_DEFAULT};
   uint32_t short_ms = 1, seconds = 3;
   uint32_t weights[2] = {1, 1};
   std::string json_path;
@@ -115,10 +208,8 @@ int fair_main(std::span<char*> args) {
            {"--short-ms", count_flag("--short-ms", short_ms, 1000)},
            {"--long-ms", parsed_flag(longs, [](std::string_view v) { return parse_counts("--long-ms", v, 1000); })},
            {"--weights", [&weights](std::string_view v) { return parse_weights(v, weights); }},
-           {"--slice-blocks", parsed_flag(slices,
-                                          [](std::string_view v) {
-                                            return parse_counts("--slice-blocks", v, VGPU_OPT_SLICE_BLOCKS_MAX, 0);
-                                          })},
+           {"--slice-blocks", parsed_flag(slices, parse_slice_list)},
+           {"--long-work", list_flag(long_work)},
            {"--seconds", count_flag("--seconds", seconds, 600)},
            {"--json", text_flag(json_path)}});
       !s) {
@@ -129,45 +220,35 @@ int fair_main(std::span<char*> args) {
   std::vector<FairEntry> entries;
   std::printf(
       "two fv-opt VMs, spin kernels %u ms (vm0) and the long ms below (vm1), weights %u:%u (vm0 target %.3f), "
-      "%u s each; slice 0 = unsliced (a spin block is 100 us)\n",
+      "%u s each; slice 0 = unsliced (a spin block is 100 us), auto = by time (turn-ms/4); worst = vm0's longest "
+      "wait\n",
       short_ms, weights[0], weights[1], target0, seconds);
-  std::printf("%-7s %8s %6s | %12s %12s | %8s %8s %8s | %-13s | %s\n", "policy", "long ms", "slice", "vm0 GPU ms",
-              "vm1 GPU ms", "share0", "share1", "|d|", "kernels", "slice resumes");
-  for (uint32_t long_ms : longs) {
-    for (uint32_t slice : slices) {
-      for (const std::string& p : policies) {
-        FairEntry e = measure({p, short_ms, long_ms, {weights[0], weights[1]}, slice, seconds});
-        if (!e.ok) {
-          std::cerr << "fair: " << p << ": " << e.error << "\n";
-          return 1;
+  std::printf("%-7s %9s %6s | %12s %12s | %8s %8s %8s | %9s | %-13s | %s\n", "policy", "long", "slice", "vm0 GPU ms",
+              "vm1 GPU ms", "share0", "share1", "|d|", "worst ms", "kernels", "slice resumes");
+  std::vector<std::string> works = long_work;
+  if (works.empty()) works.emplace_back();
+  for (const std::string& work : works) {
+    for (uint32_t long_ms : work.empty() ? longs : std::vector<uint32_t>{0}) {
+      for (uint32_t slice : slices) {
+        for (const std::string& p : policies) {
+          FairEntry e = measure({p, short_ms, long_ms, {weights[0], weights[1]}, slice, seconds, work});
+          const std::string what = work.empty() ? std::to_string(long_ms) + " ms" : work;
+          if (!e.ok)
+            std::printf("%-7s %9s %6s | ended: %s\n", p.c_str(), what.c_str(), slice_name(slice).c_str(),
+                        e.error.c_str());
+          std::printf("%-7s %9s %6s | %12.1f %12.1f | %8.3f %8.3f %8.3f | %9.1f | %5lu / %-5lu | %lu / %lu%s\n",
+                      p.c_str(), what.c_str(), slice_name(slice).c_str(), e.gpu_ms[0], e.gpu_ms[1], e.share(0),
+                      e.share(1), std::abs(e.share(0) - target0), e.worst_wait_ms, e.kernels[0], e.kernels[1],
+                      e.slice_resumes[0], e.slice_resumes[1],
+                      work.empty() ? "" : strfmt(" (vm1 done after %.1f s)", e.long_work_s).c_str());
+          std::fflush(stdout);
+          if (!e.ok && work.empty()) return 1;
+          entries.push_back(e);
         }
-        std::printf("%-7s %8u %6u | %12.1f %12.1f | %8.3f %8.3f %8.3f | %5lu / %-5lu | %lu / %lu\n", p.c_str(), long_ms,
-                    slice, e.gpu_ms[0], e.gpu_ms[1], e.share(0), e.share(1), std::abs(e.share(0) - target0),
-                    e.kernels[0], e.kernels[1], e.slice_resumes[0], e.slice_resumes[1]);
-        std::fflush(stdout);
-        entries.push_back(e);
       }
     }
   }
-  if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << "{\"suite\": \"fair\", \"short_ms\": " << short_ms << ", \"weights\": [" << weights[0] << ", " << weights[1]
-        << "], \"seconds\": " << seconds << ", \"results\": [";
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const FairEntry& e = entries[i];
-      out << (i ? ", " : "")
-          << strfmt(
-                 "{\"policy\": %s, \"long_ms\": %u, \"slice_blocks\": %u, \"distance\": %.4f, \"vms\": [{\"vm\": 0, "
-                 "\"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, \"target\": %.4f, \"kernels\": %lu, "
-                 "\"slice_resumes\": %lu}, {\"vm\": 1, \"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, "
-                 "\"target\": %.4f, \"kernels\": %lu, \"slice_resumes\": %lu}]}",
-                 json_string(e.policy).c_str(), e.long_ms, e.slice_blocks, std::abs(e.share(0) - target0), short_ms,
-                 e.gpu_ms[0], e.share(0), target0, e.kernels[0], e.slice_resumes[0], e.long_ms, e.gpu_ms[1], e.share(1),
-                 1 - target0, e.kernels[1], e.slice_resumes[1]);
-    }
-    out << "]}\n";
-    std::printf("JSON: %s\n", json_path.c_str());
-  }
+  if (!json_path.empty()) write_json(json_path, short_ms, weights, seconds, target0, entries);
   return 0;
 }
 

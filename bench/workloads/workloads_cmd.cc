@@ -40,6 +40,7 @@ struct Entry {
   const WorkloadSpec* spec;
   Mode mode;
   WorkloadResult result;
+  uint32_t slice = VGPU_OPT_SLICE_BLOCKS_DEFAULT;  // fv modes: the VM's slice-blocks
   std::optional<mediator::CounterSnapshot> counters;
   std::vector<double> seconds;
   std::vector<double> instance_medians;  // one per fresh instance (bench/workloads/paired.h)
@@ -192,12 +193,12 @@ void print_phases(const std::vector<Entry>& entries) {
 
 std::string entry_json(const Entry& e) {
   return strfmt(
-      "{\"workload\": %s, \"mode\": \"%s\", \"vms\": 1, \"runs\": %zu, \"instances\": %u, "
+      "{\"workload\": %s, \"mode\": \"%s\", \"slice_blocks\": %s, \"vms\": 1, \"runs\": %zu, \"instances\": %u, "
       "\"median_s\": %.9g, \"instance_medians_s\": [%s], \"instance_launch_p50_us\": [%s], "
       "\"ratio_to_native\": %s, \"correct\": %s, \"work_per_run\": %.6g, \"work_unit\": %s, "
       "\"inputs\": %s, \"checksum\": \"%016lx\", \"detail\": %s, \"counters\": %s, \"launch_phases\": %s}",
-      json_string(e.spec->name).c_str(), mode_name(e.mode), e.seconds.size(), e.instances, e.median_s,
-      join_numbers(e.instance_medians).c_str(), join_numbers(e.instance_p50_us).c_str(),
+      json_string(e.spec->name).c_str(), mode_name(e.mode), json_string(slice_name(e.slice)).c_str(), e.seconds.size(),
+      e.instances, e.median_s, join_numbers(e.instance_medians).c_str(), join_numbers(e.instance_p50_us).c_str(),
       e.ratio ? strfmt("%.4f", *e.ratio).c_str() : "null", e.correct ? "true" : "false", e.result.work_per_run,
       json_string(e.result.work_unit).c_str(), e.result.inputs.empty() ? "null" : json_string(e.result.inputs).c_str(),
       e.result.checksum, json_string(e.result.detail).c_str(), counters_json(e).c_str(), phases_json(e).c_str());
@@ -208,7 +209,7 @@ void usage() {
                "                            [--instances N] [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n"
                "                            [--wait irq|poll] [--wait-spin-us N] [--turn-ms N]\n"
                "                            [--inputs resident|pageable|pinned] [--trace-launches yes|no]\n"
-               "                            [--ring-ahead yes|no]\n"
+               "                            [--ring-ahead yes|no] [--slice-blocks auto[,0,N]]\n"
                "  --inputs: gemm*, conv*, matmul320 and MMUL only. resident (default): inputs\n"
                "    uploaded once, a run times the kernel alone; pageable: each run uploads the\n"
                "    inputs from and downloads the output to ordinary host memory (BAR1 or\n"
@@ -218,7 +219,9 @@ void usage() {
                "  --turn-ms: a VM's turn on the GPU in fv modes (0: a turn runs up to GP_PUT, and\n"
                "    the mediator passes each doorbell on at once instead of one GPFIFO entry at a time).\n"
                "  --ring-ahead: fv modes, bounded turns: a doorbell during a VM's turn rings the next\n"
-               "    entry behind the one on the GPU (yes, the default) or waits for its end (no).\n";
+               "    entry behind the one on the GPU (yes, the default) or waits for its end (no).\n"
+               "  --slice-blocks: fv modes: the VM's slicing, each value a table of its own, the\n"
+               "    runs interleaved (auto, the default: pieces of turn-ms/4; 0: whole; N blocks).\n";
 }
 
 }  // namespace
@@ -238,6 +241,7 @@ int workloads_main(std::span<char*> args) {
   bool trace = false;
   uint32_t turn_ms = static_cast<uint32_t>(mediator::HostConfig{}.turn_ns / 1'000'000);
   bool ring_ahead = mediator::HostConfig{}.ring_ahead;
+  std::vector<uint32_t> slices{VGPU_OPT_SLICE_BLOCKS_DEFAULT};
   FlagHandlers flags{{"--modes", parsed_flag(modes, parse_modes)},
                      {"--runs", parsed_flag(runs, [](std::string_view v) { return parse_count("--runs", v, 100000); })},
                      {"--only", parsed_flag(only,
@@ -258,7 +262,8 @@ int workloads_main(std::span<char*> args) {
                                               })},
                      {"--trace-launches", yes_no_flag("--trace-launches", trace)},
                      {"--turn-ms", count_flag("--turn-ms", turn_ms, 10000, 0)},
-                     {"--ring-ahead", yes_no_flag("--ring-ahead", ring_ahead)}};
+                     {"--ring-ahead", yes_no_flag("--ring-ahead", ring_ahead)},
+                     {"--slice-blocks", parsed_flag(slices, parse_slice_list)}};
   add_wait_flags(flags, device);
   if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench workloads: " << s.error().message << "\n";
@@ -270,11 +275,14 @@ int workloads_main(std::span<char*> args) {
   bool all_ok = true;
   for (const WorkloadSpec* spec : only) {
     std::optional<double> native_tp;
-    std::vector<std::optional<Entry>> per_mode(modes.size());
+    std::vector<std::optional<Entry>> per_mode(modes.size() * slices.size());
     for (uint32_t inst = 0; inst < instances; ++inst) {
-      for (size_t m = 0; m < modes.size(); ++m) {
+      for (size_t ms = 0; ms < per_mode.size(); ++ms) {
+        const size_t m = ms / slices.size();
         const Mode mode = modes[m];
+        if (mode == Mode::native && ms % slices.size() != 0) continue;  // no slicing there: once
         RunConfig rc;
+        rc.slice_blocks = slices[ms % slices.size()];
         rc.mode = mode;
         rc.device = device;
         rc.turn_ns = uint64_t{turn_ms} * 1'000'000;
@@ -295,8 +303,10 @@ int workloads_main(std::span<char*> args) {
         }
         const WorkloadResult& res = (*r)[0].result;
         std::fprintf(stderr, " %.3f ms%s\n", median(res.seconds) * 1e3, res.correct ? "" : "  INCORRECT");
-        if (!per_mode[m]) per_mode[m] = Entry{spec, mode, res, (*r)[0].counters, {}, {}, {}, true, 0, 0, std::nullopt};
-        Entry& e = *per_mode[m];
+        if (!per_mode[ms])
+          per_mode[ms] = Entry{spec, mode, res, rc.slice_blocks, (*r)[0].counters, {}, {}, {},
+                               true, 0,    0,   std::nullopt};
+        Entry& e = *per_mode[ms];
         if (trace && !e.phases) {
           e.phases = LaunchTrace::figures();
           e.traced_launches = LaunchTrace::launches();
@@ -323,63 +333,72 @@ int workloads_main(std::span<char*> args) {
   std::fprintf(stderr, "  trap cost ...\n");
   const TrapCost trap = measure_trap_cost(trap_reads);
 
-  // The table: one row per workload, modes side by side.
-  std::printf("\n%-12s", "workload");
-  for (Mode m : modes) std::printf(" | %-9s %-8s %-7s", mode_name(m), "ms", "ratio");
-  std::printf(" | correct | trapped/run, trapped/launch, irq/launch (fv)\n");
-  for (const WorkloadSpec* spec : only) {
-    std::printf("%-12s", std::string(spec->name).c_str());
-    std::string correct, traps;
-    for (Mode m : modes) {
-      const Entry* e = nullptr;
-      for (const auto& x : entries)
-        if (x.spec == spec && x.mode == m) e = &x;
-      if (!e) {
-        std::printf(" | %-9s %-8s %-7s", "", "failed", "");
-        correct += "x";
-        continue;
+  for (uint32_t slice : slices) {
+    // One table per slicing (native, unsliced, in each).
+    std::vector<Entry> all = std::move(entries);
+    entries.clear();
+    for (const Entry& e : all)
+      if (e.mode == Mode::native || e.slice == slice) entries.push_back(e);
+    if (slices.size() > 1) std::printf("\n== slice-blocks %s (fv modes)\n", slice_name(slice).c_str());
+    // The table: one row per workload, modes side by side.
+    std::printf("\n%-12s", "workload");
+    for (Mode m : modes) std::printf(" | %-9s %-8s %-7s", mode_name(m), "ms", "ratio");
+    std::printf(" | correct | trapped/run, trapped/launch, irq/launch (fv)\n");
+    for (const WorkloadSpec* spec : only) {
+      std::printf("%-12s", std::string(spec->name).c_str());
+      std::string correct, traps;
+      for (Mode m : modes) {
+        const Entry* e = nullptr;
+        for (const auto& x : entries)
+          if (x.spec == spec && x.mode == m) e = &x;
+        if (!e) {
+          std::printf(" | %-9s %-8s %-7s", "", "failed", "");
+          correct += "x";
+          continue;
+        }
+        std::printf(" | %-9s %-8.3f %-7s", "", e->median_s * 1e3, e->ratio ? strfmt("%.3f", *e->ratio).c_str() : "-");
+        correct += e->correct ? "y" : "N";
+        if (e->counters && e->result.runs && e->result.launches)
+          traps += strfmt("%s%.0f, %.2f, %.2f", traps.empty() ? "" : " / ",
+                          static_cast<double>(e->counters->trapped()) / e->result.runs,
+                          static_cast<double>(e->counters->trapped()) / static_cast<double>(e->result.launches),
+                          static_cast<double>(e->counters->interrupts) / static_cast<double>(e->result.launches));
       }
-      std::printf(" | %-9s %-8.3f %-7s", "", e->median_s * 1e3, e->ratio ? strfmt("%.3f", *e->ratio).c_str() : "-");
-      correct += e->correct ? "y" : "N";
-      if (e->counters && e->result.runs && e->result.launches)
-        traps += strfmt("%s%.0f, %.2f, %.2f", traps.empty() ? "" : " / ",
-                        static_cast<double>(e->counters->trapped()) / e->result.runs,
-                        static_cast<double>(e->counters->trapped()) / static_cast<double>(e->result.launches),
-                        static_cast<double>(e->counters->interrupts) / static_cast<double>(e->result.launches));
+      std::printf(" | %-7s | %s\n", correct.c_str(), traps.c_str());
     }
-    std::printf(" | %-7s | %s\n", correct.c_str(), traps.c_str());
-  }
-  // The shadowing costs per mode, over the timed part (GPUvm's dominant
-  // costs): trapped accesses, guest page-table entries scanned, shadow
-  // entries written, PV hypercall batches; per run.
-  std::printf("\nper run: trapped / pte_scanned / shadow entries written / hypercall batches (fv modes)\n");
-  std::printf("%-12s", "workload");
-  for (Mode m : modes)
-    if (m != Mode::native) std::printf(" | %-30s", mode_name(m));
-  std::printf("\n");
-  for (const WorkloadSpec* spec : only) {
-    std::printf("%-12s", std::string(spec->name).c_str());
-    for (Mode m : modes) {
-      if (m == Mode::native) continue;
-      const Entry* e = nullptr;
-      for (const auto& x : entries)
-        if (x.spec == spec && x.mode == m) e = &x;
-      if (!e || !e->counters || e->result.runs == 0) {
-        std::printf(" | %-30s", "-");
-        continue;
-      }
-      const double runs_d = e->result.runs;
-      const auto per = [&](uint64_t v) { return static_cast<double>(v) / runs_d; };
-      std::printf(" | %-30s",
-                  strfmt("%.0f / %.0f / %.0f / %.0f", per(e->counters->trapped()), per(e->counters->entries_scanned),
-                         per(e->counters->shadow_writes), per(e->counters->pv_batches))
-                      .c_str());
-    }
+    // The shadowing costs per mode, over the timed part (GPUvm's dominant
+    // costs): trapped accesses, guest page-table entries scanned, shadow
+    // entries written, PV hypercall batches; per run.
+    std::printf("\nper run: trapped / pte_scanned / shadow entries written / hypercall batches (fv modes)\n");
+    std::printf("%-12s", "workload");
+    for (Mode m : modes)
+      if (m != Mode::native) std::printf(" | %-30s", mode_name(m));
     std::printf("\n");
+    for (const WorkloadSpec* spec : only) {
+      std::printf("%-12s", std::string(spec->name).c_str());
+      for (Mode m : modes) {
+        if (m == Mode::native) continue;
+        const Entry* e = nullptr;
+        for (const auto& x : entries)
+          if (x.spec == spec && x.mode == m) e = &x;
+        if (!e || !e->counters || e->result.runs == 0) {
+          std::printf(" | %-30s", "-");
+          continue;
+        }
+        const double runs_d = e->result.runs;
+        const auto per = [&](uint64_t v) { return static_cast<double>(v) / runs_d; };
+        std::printf(" | %-30s",
+                    strfmt("%.0f / %.0f / %.0f / %.0f", per(e->counters->trapped()), per(e->counters->entries_scanned),
+                           per(e->counters->shadow_writes), per(e->counters->pv_batches))
+                        .c_str());
+      }
+      std::printf("\n");
+    }
+    print_pv_against_fv_opt(only, entries);
+    print_launch_p50_against_native(only, entries);
+    print_phases(entries);
+    entries = std::move(all);
   }
-  print_pv_against_fv_opt(only, entries);
-  print_launch_p50_against_native(only, entries);
-  print_phases(entries);
   std::printf("\nfence waits: %s\n", wait_name(device).c_str());
   std::printf("inputs: %s (gemm*, conv*, matmul320, MMUL)\n", input_path_name(inputs));
   std::printf("ratio = mode throughput / native throughput (native median / mode median for equal work)\n");

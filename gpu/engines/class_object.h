@@ -60,12 +60,17 @@ struct ChannelContext {
   std::function<void()> nonstall;
   // A semaphore was written: wake channels blocked in an acquire.
   std::function<void()> semaphore_written;
-  // ext: how long engine work started by this method may run (what is
-  // left of the GPFIFO entry's ENGINE_TIMEOUT); none: no limit.
+  // ext: how long engine work started by this method may run (one job:
+  // ENGINE_TIMEOUT, within what is left of the operation's CHAN_WATCHDOG);
+  // none: no limit.
   std::optional<uint64_t> engine_budget_ns;
   // ext: the channel's CHAN_SLICE blocks: a compute launch of more thread
-  // blocks runs in slices of this many (§10.5); 0: whole.
+  // blocks runs in slices of this many (§10.5); 0: whole (or timed).
   uint32_t slice_blocks = 0;
+  // ext: the channel's timed CHAN_SLICE: launches and copies run in pieces
+  // of about this much engine time, sized from the work's measured speed
+  // (§10.5); 0: not timed.
+  uint64_t slice_ns = 0;
   // The device that runs copies and kernels (docs/cuda.md); none: the
   // model runs them on host views of VRAM.
   DeviceEngines* device = nullptr;

@@ -224,6 +224,15 @@ MethodOutcome ComputeObject::launch(ComputeObject& self, ChannelContext& ctx, ui
   // A spin's cost is its duration, charged while it runs (0 in the table).
   const bool brief = e.device == nullptr && kernel != cls::Kernel::spin &&
                      kernel_cost_ns(e.cost, launch) <= e.cost.launch_ns + BRIEF_WORK_NS;
+  // Timed slicing (§10.5): any launch that is not brief is divisible work,
+  // in pieces of the slice's time (a spin only when it is longer).
+  const uint64_t units = kernel_units(launch);
+  const bool timed = e.slice_ns != 0 && e.device == nullptr && !brief && units > 1 &&
+                     (kernel != cls::Kernel::spin || units > e.slice_ns);
+  if (timed)
+    return std::optional<EngineWork>{EngineWork{.engine = EngineId::compute,
+                                                .run = {},
+                                                .divided = slice_kernel_timed(e, launch, mthd, self.slices_)}};
   return std::optional<EngineWork>{EngineWork{
       .engine = EngineId::compute,
       .run = [e = std::move(e), launch = std::move(launch), mthd]() mutable { return run_kernel(e, launch, mthd); },

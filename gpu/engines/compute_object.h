@@ -13,6 +13,7 @@
 #include <span>
 
 #include "gpu/engines/class_object.h"
+#include "gpu/engines/kernel_launch.h"
 #include "gpu/engines/method_table.h"
 #include "gpu/engines/user_kernel.h"
 #include "vgpu/classes.h"
@@ -89,6 +90,8 @@ class ComputeObject final : public ClassObject {
 
   State state_;
   std::shared_ptr<ModuleSlots> modules_ = std::make_shared<ModuleSlots>();
+  // Timed slicing's memory of this channel's launches (shared with their work).
+  std::shared_ptr<SliceMemory> slices_ = std::make_shared<SliceMemory>();
 };
 
 }  // namespace vgpu::gpu

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/engines/copy_object.h"
 
+#include <memory>
 #include <optional>
 
 #include "gpu/engines/device_work.h"
@@ -28,6 +29,19 @@ struct CopyLaunch {
   bool interrupt;
 };
 
+// What LAUNCH_DMA does after its data: the semaphore and the interrupt.
+MethodDone finish_launch(CopyLaunch& l) {
+  if (l.semaphore != SemRelease::none) {
+    auto r = release_semaphore(l.ctx, l.semaphore_va, l.payload, l.semaphore == SemRelease::four_words, l.mthd);
+    if (!r) return r;
+  }
+  if (l.interrupt && l.ctx.nonstall) l.ctx.nonstall();
+  return {};
+}
+
+// Traffic: every byte is read once and written once.
+uint64_t copy_cost_ns(const kernels::CostModel& m, uint64_t bytes) { return kernels::stream_cost_ns(m, bytes * 2); }
+
 MethodDone run_launch(CopyLaunch& l) {
   std::optional<MethodDone> on_device;
   if (l.copy && l.ctx.device != nullptr) on_device = pitch_copy_on_device(l.ctx, *l.copy, l.mthd);
@@ -38,18 +52,66 @@ MethodDone run_launch(CopyLaunch& l) {
     EngineDeadline deadline(l.ctx, start);
     auto r = pitch_copy_until(l.ctx.mmu, l.ctx.as, *l.copy, [&] { return deadline.expired(); });
     if (!r) return mmu_channel_fault(l.mthd, r.error());
-    // Traffic: every byte is read once and written once.
-    const uint64_t traffic = l.copy->total_bytes() * 2;
-    if (!*r || !deadline.charge(start, kernels::stream_cost_ns(l.ctx.cost, traffic)))
+    if (!*r || !deadline.charge(start, copy_cost_ns(l.ctx.cost, l.copy->total_bytes())))
       return channel_fault(ChannelError::timeout, l.mthd);
   }
-  if (l.semaphore != SemRelease::none) {
-    auto r = release_semaphore(l.ctx, l.semaphore_va, l.payload, l.semaphore == SemRelease::four_words, l.mthd);
-    if (!r) return r;
-  }
-  if (l.interrupt && l.ctx.nonstall) l.ctx.nonstall();
-  return {};
+  return finish_launch(l);
 }
+
+// A copy in resumable pieces (a timed CHAN_SLICE, §10.5): each piece
+// moves 4 MiB pieces of lines until it has taken the slice time (the
+// clock in real time, read every CLOCK_POLL_PIECES pieces or
+// CLOCK_POLL_BYTES, stopping when one more such step would reach the
+// slice; the cost model in virtual time); the next piece goes on where it
+// stopped. The semaphore and interrupt follow the last piece.
+class CopyPieces final : public DividedWork {
+ public:
+  static constexpr uint32_t CLOCK_POLL_PIECES = 64;
+  static constexpr uint64_t CLOCK_POLL_BYTES = 1 * MiB;
+
+  explicit CopyPieces(CopyLaunch launch) : l_(std::move(launch)) {}
+
+  MethodDone run_piece(std::optional<uint64_t> budget_ns) override {
+    l_.ctx.engine_budget_ns = budget_ns;
+    const uint64_t start = l_.ctx.clock.now_ns();
+    EngineDeadline deadline(l_.ctx, start);
+    const bool modeled = l_.ctx.clock.kind() == ClockKind::virtual_time;
+    const uint64_t first = at_.bytes;
+    uint64_t polled = first;
+    uint64_t polled_at = start;
+    uint32_t polls = 0;
+    bool expired = false;
+    const double slice_bytes = static_cast<double>(l_.ctx.slice_ns) * l_.ctx.cost.bytes_per_ns / 2;  // read + write
+    auto stop = [&] {
+      if (at_.bytes == first) return false;  // every piece makes progress
+      if (modeled) return static_cast<double>(at_.bytes - first) >= slice_bytes;
+      if (++polls < CLOCK_POLL_PIECES && at_.bytes - polled < CLOCK_POLL_BYTES) return false;
+      // Stop a step early rather than late: when one more step like the
+      // last would reach the slice.
+      const uint64_t now = l_.ctx.clock.now_ns();
+      const uint64_t step = now - polled_at;
+      polls = 0;
+      polled = at_.bytes;
+      polled_at = now;
+      expired = deadline.expired();
+      return expired || now - start + step >= l_.ctx.slice_ns;
+    };
+    auto r = pitch_copy_from(l_.ctx.mmu, l_.ctx.as, *l_.copy, at_, stop);
+    if (!r) {
+      at_.line = l_.copy->lines;  // a fault ends the copy
+      return mmu_channel_fault(l_.mthd, r.error());
+    }
+    if (expired || !deadline.charge(start, copy_cost_ns(l_.ctx.cost, at_.bytes - first)))
+      return channel_fault(ChannelError::timeout, l_.mthd);
+    if (!finished()) return {};
+    return finish_launch(l_);
+  }
+  bool finished() const override { return at_.finished(*l_.copy); }
+
+ private:
+  CopyLaunch l_;
+  CopyCursor at_;
+};
 
 // A range is usable if it lies inside the 40-bit GPU VA space.
 bool fits_va(uint64_t va, uint64_t extent) { return va <= fmt::VA_LIMIT && extent <= fmt::VA_LIMIT - va; }
@@ -145,6 +207,9 @@ MethodOutcome CopyObject::launch_dma(CopyObject& self, ChannelContext& ctx, uint
 
   if (!launch.copy && semaphore == SemRelease::none && !launch.interrupt) return method_done();
   const bool brief = ctx.device == nullptr && (!launch.copy || launch.copy->total_bytes() <= BRIEF_COPY_BYTES);
+  if (!brief && launch.copy && ctx.slice_ns != 0 && ctx.device == nullptr)
+    return std::optional<EngineWork>{
+        EngineWork{.engine = EngineId::copy, .run = {}, .divided = std::make_shared<CopyPieces>(std::move(launch))}};
   return std::optional<EngineWork>{EngineWork{
       .engine = EngineId::copy,
       .run = [launch]() mutable { return run_launch(launch); },

@@ -12,6 +12,7 @@
 
 #include "gpu/engines/engine_limits.h"
 #include "gpu/engines/method_table.h"
+#include "gpu/engines/piece_sizer.h"
 #include "gpu/kernels/kernels.h"
 #include "vgpu/formats.h"
 
@@ -207,22 +208,12 @@ MethodDone run_kernel(ChannelContext& ctx, const KernelLaunch& launch, uint32_t 
   return run_kernel_blocks(ctx, launch, mthd, {0, launch.blocks});
 }
 
-MethodDone run_kernel_blocks(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd, BlockRange blocks) {
-  const KernelRow* row = find_kernel(launch.kernel);
-  if (row == nullptr) return channel_fault(regs::ChannelError::bad_program, mthd);
-  const uint64_t total_blocks = std::max<uint64_t>(launch.blocks, 1);
-  const uint64_t units = row->units(launch.arg_span());
-  const uint64_t first = units_before(std::min(blocks.first, total_blocks), total_blocks, units);
-  const uint64_t end = units_before(std::min(blocks.end, total_blocks), total_blocks, units);
-  const Units part{first, end > first ? end - first : 0};
-  const uint64_t start = ctx.clock.now_ns();
-  EngineDeadline deadline(ctx, start);
+namespace {
 
-  if (launch.kernel == cls::Kernel::spin) {
-    if (!deadline.sleep(start, part.count)) return channel_fault(regs::ChannelError::timeout, mthd);
-    return {};
-  }
-
+// Every buffer of the launch mapped (a view, or a bounce copy within the
+// launch's budget); faults as mmu_fault at `mthd`.
+std::expected<std::vector<MappedBuffer>, ChannelFault> map_buffers(ChannelContext& ctx, const KernelLaunch& launch,
+                                                                   uint32_t mthd) {
   std::vector<MappedBuffer> mapped;
   mapped.reserve(launch.footprint.count);
   uint64_t bounced = 0;
@@ -244,14 +235,41 @@ MethodDone run_kernel_blocks(ChannelContext& ctx, const KernelLaunch& launch, ui
       m.data = m.bounce.data();
     }
   }
+  return mapped;
+}
 
-  row->run(launch.arg_span(), Buffers(mapped), part);
-
+// The bounce copies of written buffers back to GPU memory.
+MethodDone write_back(ChannelContext& ctx, const std::vector<MappedBuffer>& mapped, uint32_t mthd) {
   for (const MappedBuffer& m : mapped) {
     if (m.bounce.empty() || !m.use.writable()) continue;
     if (auto r = ctx.mmu.write(ctx.as, m.use.va, m.bounce.data(), m.use.bytes); !r)
       return mmu_channel_fault(mthd, r.error());
   }
+  return {};
+}
+
+}  // namespace
+
+MethodDone run_kernel_blocks(ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd, BlockRange blocks) {
+  const KernelRow* row = find_kernel(launch.kernel);
+  if (row == nullptr) return channel_fault(regs::ChannelError::bad_program, mthd);
+  const uint64_t total_blocks = std::max<uint64_t>(launch.blocks, 1);
+  const uint64_t units = row->units(launch.arg_span());
+  const uint64_t first = units_before(std::min(blocks.first, total_blocks), total_blocks, units);
+  const uint64_t end = units_before(std::min(blocks.end, total_blocks), total_blocks, units);
+  const Units part{first, end > first ? end - first : 0};
+  const uint64_t start = ctx.clock.now_ns();
+  EngineDeadline deadline(ctx, start);
+
+  if (launch.kernel == cls::Kernel::spin) {
+    if (!deadline.sleep(start, part.count)) return channel_fault(regs::ChannelError::timeout, mthd);
+    return {};
+  }
+
+  auto mapped = map_buffers(ctx, launch, mthd);
+  if (!mapped) return std::unexpected(mapped.error());
+  row->run(launch.arg_span(), Buffers(*mapped), part);
+  if (auto r = write_back(ctx, *mapped, mthd); !r) return r;
   if (!deadline.charge(start, part_cost_ns(ctx.cost, kernel_cost_ns(ctx.cost, launch), part.count, units)))
     return channel_fault(regs::ChannelError::timeout, mthd);
   return {};
@@ -282,11 +300,111 @@ class KernelSlices final : public DividedWork {
   uint64_t next_ = 0;
 };
 
+// A launch in timed pieces (a timed CHAN_SLICE): each piece runs units in
+// chunks (PieceSizer) until it has taken the slice time, measured on the
+// clock in real time and by the cost model in virtual time; a spin's
+// pieces are its duration cut into slices of that time.
+class KernelTimedPieces final : public DividedWork {
+ public:
+  KernelTimedPieces(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd,
+                    std::shared_ptr<SliceMemory> memory)
+      : ctx_(ctx),
+        launch_(launch),
+        mthd_(mthd),
+        row_(find_kernel(launch.kernel)),
+        units_(kernel_units(launch)),
+        memory_(std::move(memory)) {
+    const SliceMemory::Learned* l = learned();
+    if (l != nullptr && l->units == units_ && l->piece_units != 0) {
+      first_chunk_ = l->piece_units;
+      target_ns_ = std::max(target_ns_, l->target_ns);
+      probing_ = false;
+    }
+  }
+
+  MethodDone run_piece(std::optional<uint64_t> budget_ns) override {
+    ctx_.engine_budget_ns = budget_ns;
+    if (row_ == nullptr) return channel_fault(regs::ChannelError::bad_program, mthd_);
+    const uint64_t start = ctx_.clock.now_ns();
+    EngineDeadline deadline(ctx_, start);
+    if (launch_.kernel == cls::Kernel::spin) {
+      const uint64_t ns = std::min(units_ - next_, ctx_.slice_ns);
+      next_ += ns;
+      if (!deadline.sleep(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd_);
+      return {};
+    }
+    auto mapped = map_buffers(ctx_, launch_, mthd_);
+    if (!mapped) return std::unexpected(mapped.error());
+    const Buffers buffers(*mapped);
+    const uint64_t whole_ns = kernel_cost_ns(ctx_.cost, launch_);
+    const bool modeled = ctx_.clock.kind() == ClockKind::virtual_time;
+    PieceSizer sizer(target_ns_, first_chunk_);
+    uint64_t done = 0, elapsed = 0;
+    for (;;) {
+      elapsed = modeled ? work_ns(whole_ns, done) : ctx_.clock.now_ns() - start;
+      if (probing_ && done != 0) {  // one block's units took `elapsed`: a floor for every piece
+        probing_ = false;
+        uint64_t floor = elapsed * MIN_PIECE_PER_CHUNK;
+        if (budget_ns) floor = std::min(floor, *budget_ns / 2);
+        target_ns_ = std::max(target_ns_, floor);
+        sizer.set_target(target_ns_);
+      }
+      const uint64_t chunk = sizer.next(done, elapsed, units_ - next_);
+      if (chunk == 0 || deadline.expired()) break;
+      row_->run(launch_.arg_span(), buffers, Units{next_, chunk});
+      next_ += chunk;
+      done += chunk;
+    }
+    // The next piece (and the next such launch) starts with what this
+    // piece's speed says fits its time.
+    if (elapsed > 0) {
+      first_chunk_ = std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<unsigned __int128>(done) * target_ns_ /
+                                                                 elapsed));
+      if (SliceMemory::Learned* l = learned()) *l = {units_, first_chunk_, target_ns_};
+    }
+    if (auto r = write_back(ctx_, *mapped, mthd_); !r) return r;
+    if (!deadline.charge(start, part_cost_ns(ctx_.cost, whole_ns, done, units_)))
+      return channel_fault(regs::ChannelError::timeout, mthd_);
+    return {};
+  }
+  bool finished() const override { return next_ >= units_; }
+
+ private:
+  // The modeled time of `count` units, without the fixed launch cost.
+  uint64_t work_ns(uint64_t whole_ns, uint64_t count) const {
+    const uint64_t work = whole_ns - std::min(whole_ns, ctx_.cost.launch_ns);
+    return static_cast<uint64_t>(static_cast<unsigned __int128>(work) * count / std::max<uint64_t>(units_, 1));
+  }
+
+  SliceMemory::Learned* learned() const {
+    const auto k = static_cast<size_t>(launch_.kernel);
+    return memory_ && k < memory_->by_kernel.size() ? &memory_->by_kernel[k] : nullptr;
+  }
+
+  ChannelContext ctx_;
+  KernelLaunch launch_;
+  uint32_t mthd_;
+  const KernelRow* row_;
+  uint64_t units_;
+  std::shared_ptr<SliceMemory> memory_;
+  uint64_t next_ = 0;                   // the next unit
+  uint64_t target_ns_ = ctx_.slice_ns;  // a piece's time: the slice, or the floor its first chunk set
+  bool probing_ = true;                 // the first chunk is one block's units, timed
+  // A piece's first chunk: one block's units in the first piece, then what
+  // the last piece's speed fits in the slice.
+  uint64_t first_chunk_ = std::max<uint64_t>(units_ / std::max<uint64_t>(launch_.blocks, 1), 1);
+};
+
 }  // namespace
 
 std::shared_ptr<DividedWork> slice_kernel(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd,
                                           uint32_t slice_blocks) {
   return std::make_shared<KernelSlices>(ctx, launch, mthd, slice_blocks);
+}
+
+std::shared_ptr<DividedWork> slice_kernel_timed(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd,
+                                                std::shared_ptr<SliceMemory> memory) {
+  return std::make_shared<KernelTimedPieces>(ctx, launch, mthd, std::move(memory));
 }
 
 }  // namespace vgpu::gpu

@@ -111,5 +111,28 @@ struct BlockRange {
 // (SliVER's way: each slice is the launch with a block offset).
 [[nodiscard]] std::shared_ptr<DividedWork> slice_kernel(const ChannelContext& ctx, const KernelLaunch& launch,
                                                         uint32_t mthd, uint32_t slice_blocks);
+// What timed slicing learned of a channel's launches (kept by its compute
+// object): for the last launch of each built-in kernel, its units and the
+// units a piece of it ran, so that the next such launch starts there
+// instead of measuring from one block again.
+struct SliceMemory {
+  struct Learned {
+    uint64_t units = 0;
+    uint64_t piece_units = 0;
+    uint64_t target_ns = 0;
+  };
+  std::array<Learned, 16> by_kernel{};
+};
+
+// The launch as divided work in pieces of about ctx.slice_ns of engine time
+// each (a timed CHAN_SLICE, §10.5): its units in chunks sized from their
+// measured speed; a spin in slices of that many nanoseconds.
+// A piece whose first chunk (one block's units) took t runs at least
+// MIN_PIECE_PER_CHUNK * t, at most half the piece budget: a kernel whose
+// every chunk has a large fixed cost (an sgemm's rows each read all of B)
+// is then sliced coarsely enough that slicing costs it a few percent.
+inline constexpr uint64_t MIN_PIECE_PER_CHUNK = 32;
+[[nodiscard]] std::shared_ptr<DividedWork> slice_kernel_timed(const ChannelContext& ctx, const KernelLaunch& launch,
+                                                              uint32_t mthd, std::shared_ptr<SliceMemory> memory);
 
 }  // namespace vgpu::gpu

@@ -64,22 +64,6 @@ Walk<void> copy_piece(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t 
   return {};
 }
 
-// Copy one line in pieces; last piece first when `backwards`, so that an
-// overlapping line whose destination starts above its source copies as
-// memmove would.
-Walk<bool> copy_line(Mmu& mmu, const AccessContext& as, uint64_t src, uint64_t dst, uint64_t len, bool backwards,
-                     const std::function<bool()>& expired) {
-  const uint64_t pieces = (len + COPY_PIECE_BYTES - 1) / COPY_PIECE_BYTES;
-  for (uint64_t n = 0; n < pieces; ++n) {
-    if (expired && expired()) return false;
-    const uint64_t piece = backwards ? pieces - 1 - n : n;
-    const uint64_t off = piece * COPY_PIECE_BYTES;
-    if (auto r = copy_piece(mmu, as, src + off, dst + off, std::min(COPY_PIECE_BYTES, len - off)); !r)
-      return std::unexpected(r.error());
-  }
-  return true;
-}
-
 }  // namespace
 
 Walk<void> pitch_copy(Mmu& mmu, const AccessContext& as, const PitchCopy& copy) {
@@ -90,14 +74,33 @@ Walk<void> pitch_copy(Mmu& mmu, const AccessContext& as, const PitchCopy& copy) 
 
 Walk<bool> pitch_copy_until(Mmu& mmu, const AccessContext& as, const PitchCopy& copy,
                             const std::function<bool()>& expired) {
-  if (copy.lines == 0 || copy.line_bytes == 0) return true;
+  CopyCursor at;
+  return pitch_copy_from(mmu, as, copy, at, expired);
+}
+
+Walk<bool> pitch_copy_from(Mmu& mmu, const AccessContext& as, const PitchCopy& copy, CopyCursor& at,
+                           const std::function<bool()>& stop) {
+  if (copy.lines == 0 || copy.line_bytes == 0) {
+    at.line = copy.lines;
+    return true;
+  }
   const bool overlap = copy.src < copy.dst + copy.dst_extent() && copy.dst < copy.src + copy.src_extent();
   const bool backwards = overlap && copy.dst > copy.src;
-  for (uint64_t n = 0; n < copy.lines; ++n) {
-    const uint64_t line = backwards ? copy.lines - 1 - n : n;
-    auto r = copy_line(mmu, as, copy.src + line * copy.pitch_in, copy.dst + line * copy.pitch_out, copy.line_bytes,
-                       backwards, expired);
-    if (!r || !*r) return r;
+  const uint64_t pieces = (copy.line_bytes + COPY_PIECE_BYTES - 1) / COPY_PIECE_BYTES;
+  for (; at.line < copy.lines; ++at.line, at.piece = 0) {
+    // Lines, and a line's pieces, last first when `backwards`, so that an
+    // overlapping copy whose destination starts above its source copies as
+    // memmove would.
+    const uint64_t line = backwards ? copy.lines - 1 - at.line : at.line;
+    const uint64_t src = copy.src + line * copy.pitch_in;
+    const uint64_t dst = copy.dst + line * copy.pitch_out;
+    for (; at.piece < pieces; ++at.piece) {
+      if (stop && stop()) return false;
+      const uint64_t off = (backwards ? pieces - 1 - at.piece : at.piece) * COPY_PIECE_BYTES;
+      const uint64_t len = std::min(COPY_PIECE_BYTES, copy.line_bytes - off);
+      if (auto r = copy_piece(mmu, as, src + off, dst + off, len); !r) return std::unexpected(r.error());
+      at.bytes += len;
+    }
   }
   return true;
 }

@@ -39,4 +39,20 @@ struct PitchCopy {
 [[nodiscard]] Walk<bool> pitch_copy_until(Mmu& mmu, const AccessContext& as, const PitchCopy& copy,
                                           const std::function<bool()>& expired);
 
+// Where a copy stopped, in copy order: lines done, pieces of the next
+// line done, and the bytes copied so far.
+struct CopyCursor {
+  uint64_t line = 0;
+  uint64_t piece = 0;
+  uint64_t bytes = 0;
+  bool finished(const PitchCopy& copy) const { return line >= copy.lines; }
+};
+
+// The copy from `at` on, asking `stop` before each piece: false once it
+// said so, with `at` where the copy resumes (the resumable pieces of a
+// timed CHAN_SLICE, docs/spec/vgpu.md §10.5); on a fault, `at` is the
+// faulting piece.
+[[nodiscard]] Walk<bool> pitch_copy_from(Mmu& mmu, const AccessContext& as, const PitchCopy& copy, CopyCursor& at,
+                                         const std::function<bool()>& stop);
+
 }  // namespace vgpu::gpu

@@ -301,8 +301,14 @@ EngineWork load_module_work(const ChannelContext& ctx, std::shared_ptr<ModuleSlo
 }
 
 EngineWork user_launch_work(const ChannelContext& e, UserLaunch launch, uint32_t mthd, uint32_t slice_blocks) {
-  return user_launch_work(e, std::move(launch), mthd,
-                          UserPieces{.slice_blocks = slice_blocks, .watchdog_ns = user_kernel_watchdog_ns()});
+  UserPieces pieces{.slice_blocks = slice_blocks, .watchdog_ns = user_kernel_watchdog_ns()};
+  // A timed CHAN_SLICE (§10.5, slice-blocks auto): pieces of the slice's
+  // time, ending inside a block if need be, with no bound on blocks.
+  if (e.slice_ns != 0 && slice_blocks == 0) {
+    pieces.slice_blocks = UNBOUNDED_BLOCKS;
+    pieces.piece_ns = e.slice_ns;
+  }
+  return user_launch_work(e, std::move(launch), mthd, pieces);
 }
 
 EngineWork user_launch_work(const ChannelContext& e, UserLaunch launch, uint32_t mthd, const UserPieces& pieces) {

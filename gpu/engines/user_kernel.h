@@ -93,6 +93,9 @@ inline constexpr uint32_t USER_POLL_EVERY = 4096;
 // number of milliseconds, else USER_KERNEL_WATCHDOG_NS.
 uint64_t user_kernel_watchdog_ns();
 
+// UserPieces::slice_blocks for pieces bounded by time alone.
+inline constexpr uint32_t UNBOUNDED_BLOCKS = ~uint32_t{0};
+
 // How a user launch is divided (§10.5).
 struct UserPieces {
   // A piece ends after this many more blocks finished (a whole block never
@@ -142,8 +145,9 @@ class UserLaunchWork final : public DividedWork {
 };
 
 // The launch's engine work: one piece (slice_blocks 0) or resumable pieces
-// of at most `slice_blocks` blocks and USER_PIECE_NS each, with the
-// watchdog in force. A failure writes the report and stops the channel:
+// of at most `slice_blocks` blocks and USER_PIECE_NS each, or, with a timed
+// CHAN_SLICE (ctx.slice_ns, slice-blocks auto), pieces of ctx.slice_ns
+// each; the watchdog in force. A failure writes the report and stops the channel:
 // mmu_fault (the faulting VA), timeout, or kernel_error (trap, misaligned
 // access, out-of-range shared or local access, a launch bound).
 [[nodiscard]] EngineWork user_launch_work(const ChannelContext& ctx, UserLaunch launch, uint32_t mthd,

@@ -203,10 +203,12 @@ static const struct {
     { VGPU_OPT_TURN_MS, "fv, embedded: a scheduler turn's slice in ms, 0 to " stringify(
                             VGPU_OPT_TURN_MS_MAX) " (0: up to GP_PUT)" },
     { VGPU_OPT_MAX_GPU_MS,
-      "fv, embedded: longest GPU time of one GPFIFO entry in ms, 0 to " stringify(
+      "fv, embedded: longest GPU time of one piece of work in ms, 0 to " stringify(
           VGPU_OPT_MAX_GPU_MS_MAX) " (0: no limit)" },
-    { VGPU_OPT_SLICE_BLOCKS, "fv, embedded: launches run in slices of this many thread "
-                             "blocks (0: whole)" },
+    { VGPU_OPT_SLICE_BLOCKS,
+      "fv, embedded: launches and copies run in pieces a turn may end between; "
+      "the default (the largest value) is auto, pieces of turn-ms/4 of GPU "
+      "time; N: slices of N thread blocks; 0: whole" },
     { VGPU_OPT_RING_AHEAD,
       "fv, embedded: ring a VM's next GPFIFO entry behind the running "
       "one" },

@@ -450,7 +450,7 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
         .turn_ms = vgpu_time_option(s->turn_ms, VGPU_OPT_TURN_MS_DEFAULT),
         .max_gpu_ms = vgpu_time_option(s->max_gpu_ms, VGPU_OPT_MAX_GPU_MS_DEFAULT),
         .pv = s->pv,
-        .slice_blocks = s->slice_blocks,
+        .slice_blocks = vgpu_time_option(s->slice_blocks, VGPU_OPT_SLICE_BLOCKS_DEFAULT),
         .no_ring_ahead = !s->ring_ahead,
         .engine_backend
         = s->engine_backend && *s->engine_backend ? s->engine_backend : NULL,

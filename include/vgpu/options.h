@@ -31,9 +31,12 @@
 #define VGPU_OPT_TURN_MS "turn-ms"
 #define VGPU_OPT_TURN_MS_DEFAULT 30
 #define VGPU_OPT_TURN_MS_MAX 1000
-/* The longest one GPFIFO entry's engine work may hold the GPU: longer is
- * ended with channel error timeout (0x0e), as a GPU's timeout detection
- * would; 0: no limit. Host-wide: every VM gets the same maximum. */
+/* The longest one indivisible piece of engine work may hold the GPU (a
+ * kernel or copy that is not divided, or one piece of divided work):
+ * longer is ended with channel error timeout (0x0e), as a GPU's timeout
+ * detection would; 0: no limit. Divisible work is cut into pieces of the
+ * slice (slice-blocks) and never ended for being long: the watchdog below
+ * bounds it. Host-wide: every VM gets the same maximum. */
 #define VGPU_OPT_MAX_GPU_MS "max-gpu-ms"
 #define VGPU_OPT_MAX_GPU_MS_DEFAULT 4000
 #define VGPU_OPT_MAX_GPU_MS_MAX 60000
@@ -41,13 +44,28 @@
  * option's default (a zeroed config gets the defaults) and this value
  * switches the bound off (what 0 means on QEMU's and vgpud's command lines). */
 #define VGPU_OPT_TIME_OFF 0xffffffffu
-/* Kernel slicing (docs/spec/vgpu.md §10.5, docs/scheduler.md "Kernel
- * slicing"): the VM's compute launches of more thread blocks run in
- * slices of this many, and a scheduler turn may end between slices; 0:
- * launches run whole. Per VM. */
+/* Kernel and copy slicing (docs/spec/vgpu.md §10.5, docs/scheduler.md
+ * "Slicing by time"): a scheduler turn may end between slices of a
+ * launch or pieces of a copy. VGPU_OPT_SLICE_BLOCKS_AUTO, the default:
+ * pieces of 1/VGPU_OPT_SLICE_TURN_FRACTION of turn-ms of engine time
+ * (7.5 ms with the default turns), the engine measuring the work's speed,
+ * for kernels and copies; N: compute launches of more thread blocks run
+ * in slices of N blocks and copies whole; 0: launches and copies run
+ * whole. Per VM. On vgpud's command line "auto" is the same value. */
 #define VGPU_OPT_SLICE_BLOCKS "slice-blocks"
-#define VGPU_OPT_SLICE_BLOCKS_DEFAULT 0
+#define VGPU_OPT_SLICE_BLOCKS_AUTO 0xffffffffu
+#define VGPU_OPT_SLICE_BLOCKS_DEFAULT VGPU_OPT_SLICE_BLOCKS_AUTO
 #define VGPU_OPT_SLICE_BLOCKS_MAX 0xffffff
+#define VGPU_OPT_SLICE_TURN_FRACTION 4
+/* The watchdog of one operation (one method's engine work, every piece of
+ * it together), in ms of engine time: an operation that runs longer ends
+ * with channel error timeout; 0: none. Per VM. It bounds runaway work that
+ * slicing keeps divisible (docs/spec/vgpu.md §10.4, "Engine time": the
+ * longest legal spin, 10 s, and the issue's copy of 86.7 million lines,
+ * about 20 s on the model, take less). */
+#define VGPU_OPT_WATCHDOG_MS "watchdog-ms"
+#define VGPU_OPT_WATCHDOG_MS_DEFAULT 60000
+#define VGPU_OPT_WATCHDOG_MS_MAX 3600000
 /* Ringing ahead (docs/scheduler.md, "Ringing ahead"): a VM's next GPFIFO
  * entry is rung behind the one still on the GPU while its turn has time and
  * no other VM waits. Off, another VM waits behind at most one entry of the

@@ -231,9 +231,11 @@ inline constexpr Reg32 PREEMPT{0x002634};             // RW  write chid to preem
 using PreemptChid = Field<6, 0>;
 using PreemptPending = Bit<20>;
 
-// ext: the longest a channel's engine work may run for one GPFIFO entry,
-// in ms (0: no limit); work that would run longer ends with channel error
-// timeout (docs/spec/vgpu.md §11.4). The host's: a vGPU does not have it.
+// ext: the longest one engine job may run, in ms (0: no limit): an
+// indivisible operation, or one piece of divided work (a slice of a
+// launch, a piece of a copy); work that would run longer ends with channel
+// error timeout (docs/spec/vgpu.md §3.5, §11.4). The host's: a vGPU does
+// not have it.
 inline constexpr Reg32 ENGINE_TIMEOUT{0x002a20};  // RW
 inline constexpr Reg32 TIME_LO{0x002a10};         // RO  copy of PTIMER
 inline constexpr Reg32 TIME_HI{0x002a14};         // RO
@@ -260,9 +262,19 @@ inline constexpr uint32_t ENGINE_NONE = 0x1f;
 // boundary (ChanStateSliceHeld, a slice event for the host) until its
 // GP_PUT is written again; without it, PFIFO goes on with the next slice
 // in its round robin of channels.
+// With ChanSliceTimed, ChanSliceBlocks is instead a time: the engine
+// measures the work's speed and sizes each piece (a launch's slice of
+// blocks or units, a copy's run of lines) to about that many microseconds.
 inline constexpr RegArray32 CHAN_SLICE{0x003400, 4, NUM_CHANNELS};  // RW
 using ChanSliceBlocks = Field<23, 0>;
+using ChanSliceTimed = Bit<30>;
 using ChanSliceHold = Bit<31>;
+
+// ext: the watchdog of one operation of the channel (one method's engine
+// work, all its pieces together), in ms of engine time (0: none): an
+// operation that runs longer ends with channel error timeout. The host's
+// (per VM): a vGPU does not have it (docs/spec/vgpu.md §3.6).
+inline constexpr RegArray32 CHAN_WATCHDOG{0x002c00, 4, NUM_CHANNELS};  // RW
 
 // ext: per-channel interrupt attribution (Fermi reports these per PBDMA or
 // engine; a shared GPU needs them per channel). One bit per channel.

@@ -38,6 +38,7 @@ Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfi
   tc.turn_ns = config.turn_ns;
   tc.turn_hold_ns = config.turn_hold_ns;
   tc.ring_ahead = config.ring_ahead;
+  tc.slice_blocks = std::vector<uint32_t>(config.vms, config.slice_blocks);
   tc.device = config.device;
   if (spec.direct_transfer_max >= 0) tc.device.direct_transfer_max = static_cast<uint64_t>(spec.direct_transfer_max);
   auto tb = Testbed::create(tc);

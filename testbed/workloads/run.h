@@ -25,6 +25,7 @@ struct RunConfig {
   uint64_t turn_ns = mediator::HostConfig{}.turn_ns;  // a turn's time slice (0: up to GP_PUT)
   uint64_t turn_hold_ns = mediator::HostConfig{}.turn_hold_ns;  // docs/scheduler.md, "Turn hold"
   bool ring_ahead = mediator::HostConfig{}.ring_ahead;          // docs/scheduler.md, "Ringing ahead"
+  uint32_t slice_blocks = mediator::VgpuConfig{}.slice_blocks;  // every VM's (fv modes)
   WorkloadOptions options;
 };
 

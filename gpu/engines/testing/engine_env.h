@@ -116,6 +116,7 @@ class EngineEnv : public ::testing::Test {
         .semaphore_written = [this] { ++semaphore_writes_; },
         .engine_budget_ns = engine_budget_ns_,
         .slice_blocks = slice_blocks_,
+        .slice_ns = slice_ns_,
         .device = device_engines_.get(),
     };
   }
@@ -173,6 +174,7 @@ class EngineEnv : public ::testing::Test {
   VirtualClock clock_;
   std::optional<uint64_t> engine_budget_ns_;  // ENGINE_TIMEOUT's budget for the methods sent
   uint32_t slice_blocks_ = 0;                 // CHAN_SLICE blocks for the methods sent
+  uint64_t slice_ns_ = 0;                     // a timed CHAN_SLICE's time for the methods sent
   kernels::CostModel cost_;
   int nonstalls_ = 0;
   int semaphore_writes_ = 0;

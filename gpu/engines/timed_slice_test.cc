@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Timed slicing (docs/spec/vgpu.md §10.5, a timed CHAN_SLICE): launches
+// and copies run in pieces of about the slice's time, each bounded by the
+// piece budget (ENGINE_TIMEOUT) alone, so that long legal work completes
+// in pieces instead of being ended; in virtual time, where the pieces are
+// sized exactly by the cost model.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "gpu/engines/compute_object.h"
+#include "gpu/engines/copy_object.h"
+#include "gpu/engines/kernel_launch.h"
+#include "gpu/engines/piece_sizer.h"
+#include "gpu/engines/testing/engine_env.h"
+#include "gpu/kernels/kernels.h"
+
+namespace vgpu::gpu {
+namespace {
+
+using cls::Kernel;
+using testing::Method;
+
+// Slicing is the model's: a device back end runs launches and copies whole
+// (docs/cuda.md), so these run on the model only.
+class TimedSliceTest : public testing::EngineEnv {
+ protected:
+  void SetUp() override {
+    testing::EngineEnv::SetUp();
+    if (device_engines_) GTEST_SKIP() << "a device back end runs work whole";
+  }
+
+  static constexpr uint64_t PROGRAM_VA = LINEAR_VA;
+  static constexpr uint32_t PROGRAM_START = 0x100;
+  static constexpr uint64_t CB_VA = LINEAR_VA + 0x1000;
+  static constexpr uint32_t CB_SIZE = 0x100;
+  static constexpr uint64_t DATA_VA = LINEAR_VA + 0x10000;
+
+  // A built-in launch of `blocks` blocks with these arguments, its pieces
+  // run as PFIFO runs them (EngineEnv::send).
+  template <typename Args>
+  MethodDone launch(Kernel kernel, const Args& args, uint32_t blocks) {
+    using namespace cls::compute;
+    const cls::ProgramDescriptor d{cls::PROGRAM_MAGIC, cls::PROGRAM_VERSION, static_cast<uint32_t>(kernel), 0};
+    write(PROGRAM_VA + PROGRAM_START, &d, sizeof(d));
+    std::vector<uint32_t> words((sizeof(Args) + 3) / 4, 0);
+    std::memcpy(words.data(), &args, sizeof(Args));
+    std::vector<Method> m{{SET_PROGRAM_REGION_A, hi32(PROGRAM_VA)},
+                          {SET_PROGRAM_REGION_B, lo32(PROGRAM_VA)},
+                          {SET_CTA_PROGRAM_START, PROGRAM_START},
+                          {SET_CONSTANT_BUFFER_SELECTOR_A, CB_SIZE},
+                          {SET_CONSTANT_BUFFER_SELECTOR_B, hi32(CB_VA)},
+                          {SET_CONSTANT_BUFFER_SELECTOR_C, lo32(CB_VA)},
+                          {LOAD_CONSTANT_BUFFER_OFFSET, 0}};
+    for (uint32_t w : words) m.push_back({LOAD_CONSTANT_BUFFER, w});
+    const Method tail[] = {{BIND_CONSTANT_BUFFER, BindValid::make(1) | BindSlot::make(ARG_CB_SLOT)},
+                           {SET_CTA_THREAD_DIMENSION_A, DimLo::make(256) | DimHi::make(1)},
+                           {SET_CTA_THREAD_DIMENSION_B, 1},
+                           {SET_CTA_RASTER_SIZE_A, DimLo::make(blocks) | DimHi::make(1)},
+                           {SET_CTA_RASTER_SIZE_B, 1},
+                           {LAUNCH, 0}};
+    for (const Method& x : tail) m.push_back(x);
+    return send(compute_, m);
+  }
+
+  ComputeObject compute_;
+};
+
+// The sizer: the first chunk as asked, then what fits the time left at the
+// measured speed, growing at most CHUNK_GROWTH times what was done.
+TEST(PieceSizer, FitsTheTimeLeftAtTheMeasuredSpeedAndGrowsBoundedly) {
+  const PieceSizer s(1000, 10);
+  EXPECT_EQ(s.next(0, 0, 100), 10u);
+  EXPECT_EQ(s.next(0, 0, 4), 4u) << "never more than is left";
+  EXPECT_EQ(s.next(10, 100, 1000), 40u) << "900 ns left would fit 90: growth is capped at 4x the 10 done";
+  EXPECT_EQ(s.next(50, 500, 1000), 50u) << "500 ns left at 10 ns a unit";
+  EXPECT_EQ(s.next(50, 1000, 1000), 0u) << "the piece has had its time";
+  EXPECT_EQ(s.next(0, 5000, 10), 10u) << "a piece always runs its first chunk";
+  EXPECT_EQ(s.next(1, 5000, 10), 0u);
+  EXPECT_EQ(s.next(1, 999, 10), 1u) << "at least one unit while time is left";
+}
+
+// A fill of 512 Ki elements (2048 blocks) with 5 us pieces: several pieces,
+// the same result as whole, and the pieces' costs add up to the whole
+// launch's plus one launch cost per extra piece.
+TEST_F(TimedSliceTest, AFillRunsInPiecesOfTheSliceAndComputesWhatItDoesWhole) {
+  constexpr uint32_t N = 512 * 1024;
+  const uint64_t dst = DATA_VA;
+  slice_ns_ = 5'000;
+  ASSERT_TRUE(launch(Kernel::fill, cls::FillArgs{dst, N, 2.5f}, N / 256).has_value());
+  EXPECT_EQ(read_vec<float>(dst, N), std::vector<float>(N, 2.5f));
+  const uint64_t whole = kernels::stream_cost_ns(cost_, uint64_t{N} * sizeof(float));  // launch_ns included
+  EXPECT_GE(pieces_, 3);
+  EXPECT_NEAR(static_cast<double>(clock_.now_ns()),
+              static_cast<double>(whole + static_cast<uint64_t>(pieces_ - 1) * cost_.launch_ns), pieces_ * 1.0);
+}
+
+// The spec's longest legal spin (10 s, one block) under the default piece
+// budget (max-gpu-ms 4000) and 7.5 ms slices (turn-ms 30): it completes in
+// ceil(10 s / 7.5 ms) pieces, its pieces adding up to its duration.
+TEST_F(TimedSliceTest, TheLongestLegalSpinCompletesInPiecesWithinTheDefaultPieceBudget) {
+  slice_ns_ = 7'500'000;
+  engine_budget_ns_ = 4'000'000'000;
+  ASSERT_TRUE(launch(Kernel::spin, cls::SpinArgs{cls::MAX_SPIN_NS}, 1).has_value());
+  EXPECT_EQ(pieces_, static_cast<int>((cls::MAX_SPIN_NS + slice_ns_ - 1) / slice_ns_));
+  EXPECT_EQ(clock_.now_ns(), cls::MAX_SPIN_NS);
+}
+
+// Without slicing the same spin is one indivisible job, ended by the budget.
+TEST_F(TimedSliceTest, WithoutSlicingTheSameSpinEndsAtThePieceBudget) {
+  engine_budget_ns_ = 4'000'000'000;
+  auto r = launch(Kernel::spin, cls::SpinArgs{cls::MAX_SPIN_NS}, 1);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, regs::ChannelError::timeout);
+}
+
+// A launch shorter than the slice is not divided (a brief one keeps its
+// fast path); a spin no longer than the slice neither.
+TEST_F(TimedSliceTest, WorkShorterThanTheSliceRunsAsOneJob) {
+  slice_ns_ = 7'500'000;
+  ASSERT_TRUE(launch(Kernel::fill, cls::FillArgs{DATA_VA, 16, 1.0f}, 1).has_value());
+  ASSERT_TRUE(launch(Kernel::spin, cls::SpinArgs{7'000'000}, 70).has_value());
+  EXPECT_EQ(pieces_, 0);
+  EXPECT_EQ(engine_runs_, 2);
+}
+
+// sgemm in timed pieces of rows: within rounding of the whole launch.
+TEST_F(TimedSliceTest, AnSgemmInTimedPiecesMatchesTheWholeLaunch) {
+  constexpr uint32_t M = 256, N = 128, K = 128;  // about 8 us of work in the cost model
+  std::vector<float> a(M * K), b(K * N), c(M * N, 1.0f);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) * 0.25f;
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) * 0.5f;
+  const uint64_t va = DATA_VA, vb = va + 0x40000, vc_whole = vb + 0x40000, vc_sliced = vc_whole + 0x40000;
+  write_vec(va, a);
+  write_vec(vb, b);
+  write_vec(vc_whole, c);
+  write_vec(vc_sliced, c);
+  ASSERT_TRUE(launch(Kernel::sgemm, cls::SgemmArgs{va, vb, vc_whole, M, N, K, 1.0f, 0.5f, 0}, 128).has_value());
+  EXPECT_EQ(pieces_, 0);
+  slice_ns_ = 1'000;
+  ASSERT_TRUE(launch(Kernel::sgemm, cls::SgemmArgs{va, vb, vc_sliced, M, N, K, 1.0f, 0.5f, 0}, 128).has_value());
+  EXPECT_GE(pieces_, 3);
+  const auto whole = read_vec<float>(vc_whole, c.size());
+  const auto sliced = read_vec<float>(vc_sliced, c.size());
+  for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(sliced[i], whole[i], 1e-4f * (1.0f + std::abs(whole[i]))) << i;
+}
+
+// ---------------------------------------------------------------- copies
+
+// A multi-line copy (2048 lines of 512 bytes, about 15 us in the cost model)
+// with 4 us pieces and a piece budget of 10 us, below the whole copy's
+// time: it is resumed piece after piece and completes (it is divisible,
+// so it is not ended for being long), and its semaphore and interrupt
+// follow the last piece only.
+TEST_F(TimedSliceTest, ALongCopyRunsInResumablePiecesAndItsSemaphoreFollowsTheLast) {
+  using namespace cls::copy;
+  constexpr uint32_t LINE = 512, LINES = 2048;
+  const uint64_t src = LINEAR_VA, dst = LINEAR_VA + uint64_t{LINE} * LINES, sem = LINEAR_VA + 3 * MiB;
+  const auto data = testing::pattern(uint64_t{LINE} * LINES, 9);
+  write_vec(src, data);
+  write_vec(sem, std::vector<uint32_t>{0});
+  slice_ns_ = 4'000;
+  engine_budget_ns_ = 10'000;
+  CopyObject copy;
+  const uint32_t launch_dma = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::make(1) |
+                              LaunchDstPitch::make(1) | LaunchMultiLine::make(1) |
+                              LaunchSemaphoreType::make(uint32_t(SemRelease::one_word)) |
+                              LaunchInterruptType::make(uint32_t(Interrupt::non_blocking));
+  ASSERT_TRUE(send(copy, {{OFFSET_IN_UPPER, hi32(src)},
+                          {OFFSET_IN_LOWER, lo32(src)},
+                          {OFFSET_OUT_UPPER, hi32(dst)},
+                          {OFFSET_OUT_LOWER, lo32(dst)},
+                          {PITCH_IN, LINE},
+                          {PITCH_OUT, LINE},
+                          {LINE_LENGTH_IN, LINE},
+                          {LINE_COUNT, LINES},
+                          {SET_SEMAPHORE_A, hi32(sem)},
+                          {SET_SEMAPHORE_B, lo32(sem)},
+                          {SET_SEMAPHORE_PAYLOAD, 77},
+                          {LAUNCH_DMA, launch_dma}})
+                  .has_value());
+  EXPECT_EQ(read_vec<uint8_t>(dst, data.size()), data);
+  const uint64_t whole_ns = kernels::stream_cost_ns(cost_, uint64_t{LINE} * LINES * 2);
+  EXPECT_GE(pieces_, static_cast<int>(whole_ns / slice_ns_));
+  EXPECT_EQ(read32(sem), 77u);
+  EXPECT_EQ(nonstalls_, 1);
+  EXPECT_EQ(engine_runs_, 1);
+}
+
+}  // namespace
+}  // namespace vgpu::gpu
