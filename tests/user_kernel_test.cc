@@ -228,8 +228,8 @@ INSTANTIATE_TEST_SUITE_P(Modes, UserKernels, ::testing::Values(Mode::native, Mod
                          [](const auto& p) { return testbed::mode_identifier(p.param); });
 
 // Two VMs load the same module, get the same addresses and run it at once
-// on different data; a runaway in a third channel is stopped by the bound
-// while they run, and its VM launches again in a new context.
+// on different data; a runaway in a third channel is stopped by the
+// watchdog while they run, and its VM launches again in a new context.
 TEST(UserKernelIsolation, SameModuleSameAddressesDifferentDataAndARunawayStopped) {
   auto parsed = ptx::parse_module(KERNELS_PTX);
   ASSERT_TRUE(parsed) << parsed.error().message;
@@ -239,6 +239,7 @@ TEST(UserKernelIsolation, SameModuleSameAddressesDifferentDataAndARunawayStopped
   tc.vms = 2;
   tc.vram_per_vm = 64 * MiB;
   tc.max_gpu_ms = 300;
+  tc.watchdog_ms = 1000;  // sliced by default, the runaway is ended by the watchdog, not by max-gpu-ms
   tc.log = [](LogKind, const std::string&) {};
   auto tb = testbed::Testbed::create(tc);
   ASSERT_TRUE(tb) << tb.error().what();

@@ -171,6 +171,10 @@ TestbedConfig config(Mode mode) {
   tc.channels_per_vm = CHANNELS;
   tc.device.inst_heap_bytes = INST_HEAP;
   tc.device.timeout_ns = 5'000'000'000;
+  // The catalogue's operations are short (the longest, a 1 s spin): a
+  // runaway, sliced by default and so never ended by max-gpu-ms, is ended
+  // by this watchdog instead of the default 60 s.
+  tc.watchdog_ms = WATCHDOG_MS;
   return tc;
 }
 

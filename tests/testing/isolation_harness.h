@@ -58,6 +58,7 @@ inline constexpr uint32_t MIN_ROUNDS = 3;
 inline constexpr uint32_t WORK_FLOATS = 4096;
 inline constexpr uint32_t GEMM = 32;
 inline constexpr auto READY_TIMEOUT = std::chrono::seconds(60);
+inline constexpr uint32_t WATCHDOG_MS = 3000;  // every VM's operation watchdog here (60 s by default)
 
 uint32_t pattern(uint64_t i, uint32_t salt);
 
