@@ -86,16 +86,23 @@ std::unique_ptr<VgpuBackend, Destroy> backend(VgpuMode mode, VgpuTurnFn turn = n
   return b;
 }
 
+// The front end's DMA hook and all of `ram` as the guest's RAM.
+[[nodiscard]] bool attach_ram(VgpuBackend* b, Ram& ram) {
+  vgpu_backend_set_dma(b, &Ram::dma, &ram);
+  const VgpuRamRange range{RAM_BASE, RAM_BYTES};
+  char err[256] = {};
+  const int rc = vgpu_backend_set_guest_ram(b, &range, 1, err, sizeof err);
+  EXPECT_EQ(rc, 0) << err;
+  return rc == 0;
+}
+
 class CapiDma : public ::testing::TestWithParam<VgpuMode> {};
 
 TEST_P(CapiDma, PinnedRoundTripReachesTheFrontEndsMemory) {
   Ram ram;
   auto b = backend(GetParam());
   ASSERT_TRUE(b);
-  vgpu_backend_set_dma(b.get(), &Ram::dma, &ram);
-  const VgpuRamRange range{RAM_BASE, RAM_BYTES};
-  char err[256] = {};
-  ASSERT_EQ(vgpu_backend_set_guest_ram(b.get(), &range, 1, err, sizeof err), 0) << err;
+  ASSERT_TRUE(attach_ram(b.get(), ram));
   CapiPort port(b.get(), ram);
   auto dev = driver::Device::open(port);
   ASSERT_TRUE(dev) << dev.error().what();
@@ -187,10 +194,7 @@ TEST(CapiTurns, TheVmsWorkIsTurnsStartThenEndAndOnlyItsOwn) {
     auto b = backend(mode, &Turns::fn, &mine);
     auto other = backend(mode, &Turns::fn, &idle);
     ASSERT_TRUE(b && other);
-    vgpu_backend_set_dma(b.get(), &Ram::dma, &ram);
-    const VgpuRamRange range{RAM_BASE, RAM_BYTES};
-    char err[256] = {};
-    ASSERT_EQ(vgpu_backend_set_guest_ram(b.get(), &range, 1, err, sizeof err), 0) << err;
+    ASSERT_TRUE(attach_ram(b.get(), ram));
     CapiPort port(b.get(), ram);
     auto dev = driver::Device::open(port);
     ASSERT_TRUE(dev) << dev.error().what();

@@ -13,6 +13,7 @@
 
 #include "driver/runtime.h"
 #include "testbed/testbed.h"
+#include "tests/testing/two_vms.h"
 #include "vgpu/bits.h"
 
 namespace vgpu::mediator {
@@ -28,12 +29,6 @@ constexpr uint32_t MAX_GPU_MS = 100;
 // Mediator and driver overheads on a loaded 2-core machine.
 constexpr uint64_t MARGIN_NS = 150'000'000;
 
-struct TwoVms {
-  std::unique_ptr<testbed::Testbed> tb;
-  std::unique_ptr<driver::Device> dev_a, dev_b;
-  std::unique_ptr<driver::Context> ctx_a, ctx_b;
-};
-
 // The defaults but for the turn, the piece bound and the watchdog: no
 // scheduler and no slicing option given.
 TwoVms two_vms(uint32_t watchdog_ms = VgpuConfig{}.watchdog_ms, uint32_t max_gpu_ms = MAX_GPU_MS,
@@ -45,23 +40,7 @@ TwoVms two_vms(uint32_t watchdog_ms = VgpuConfig{}.watchdog_ms, uint32_t max_gpu
   tc.turn_ns = TURN_NS;
   tc.max_gpu_ms = max_gpu_ms;
   tc.watchdog_ms = watchdog_ms;
-  TwoVms t;
-  auto tb = testbed::Testbed::create(tc);
-  EXPECT_TRUE(tb) << (tb ? "" : tb.error().what());
-  if (!tb) return t;
-  t.tb = std::move(*tb);
-  auto a = driver::Device::open(t.tb->port(0));
-  auto b = driver::Device::open(t.tb->port(1));
-  EXPECT_TRUE(a && b);
-  if (!a || !b) return t;
-  t.dev_a = std::move(*a);
-  t.dev_b = std::move(*b);
-  auto ca = t.dev_a->create_context();
-  auto cb = t.dev_b->create_context();
-  EXPECT_TRUE(ca && cb);
-  if (ca) t.ctx_a = std::move(*ca);
-  if (cb) t.ctx_b = std::move(*cb);
-  return t;
+  return open_two_vms(tc);
 }
 
 uint64_t since_ns(Clock::time_point start) {

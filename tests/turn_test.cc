@@ -18,6 +18,7 @@
 #include "driver/runtime.h"
 #include "gpu/kernels/reference.h"
 #include "tests/testing/guest_attacker.h"
+#include "tests/testing/two_vms.h"
 #include "testbed/testbed.h"
 
 namespace vgpu::mediator {
@@ -30,13 +31,6 @@ constexpr uint64_t SPIN_NS = 200'000'000;
 constexpr uint64_t TURN_NS = 50'000'000;
 // Mediator and driver overheads on a loaded 2-core machine.
 constexpr uint64_t MARGIN_NS = 150'000'000;
-
-struct TwoVms {
-  std::unique_ptr<testbed::Testbed> tb;
-  std::unique_ptr<driver::Device> dev_a, dev_b;
-  std::unique_ptr<driver::Context> ctx_a, ctx_b;
-  std::unique_ptr<driver::Context> ctx_a2;  // holds the GPU while ctx_a's spins are rung
-};
 
 // Two fv-opt VMs of 128 MiB whose turns last turn_ns.
 // The turns are the host's whatever the policy. These tests were written
@@ -53,27 +47,9 @@ testbed::TestbedConfig two_vm_config(uint64_t turn_ns) {
   return tc;
 }
 
-TwoVms two_vms(const testbed::TestbedConfig& tc) {
-  TwoVms t;
-  auto tb = testbed::Testbed::create(tc);
-  EXPECT_TRUE(tb) << tb.error().what();
-  if (!tb) return t;
-  t.tb = std::move(*tb);
-  auto a = driver::Device::open(t.tb->port(0));
-  auto b = driver::Device::open(t.tb->port(1));
-  EXPECT_TRUE(a && b);
-  if (!a || !b) return t;
-  t.dev_a = std::move(*a);
-  t.dev_b = std::move(*b);
-  auto ca = t.dev_a->create_context();
-  auto cb = t.dev_b->create_context();
-  auto ca2 = t.dev_a->create_context();
-  EXPECT_TRUE(ca && cb && ca2);
-  if (ca2) t.ctx_a2 = std::move(*ca2);
-  if (ca) t.ctx_a = std::move(*ca);
-  if (cb) t.ctx_b = std::move(*cb);
-  return t;
-}
+// The VMs of `tc`, with the second context of VM A these tests ring
+// behind its first.
+TwoVms two_vms(const testbed::TestbedConfig& tc) { return open_two_vms(tc, true); }
 
 TwoVms two_vms(uint64_t turn_ns, uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms, uint32_t slice_blocks_a = 0) {
   testbed::TestbedConfig tc = two_vm_config(turn_ns);

@@ -16,15 +16,6 @@
 namespace vgpu::ptx::testing {
 namespace {
 
-const Module& kernels() {
-  static auto m = [] {
-    auto r = parse_module(kKernels);
-    EXPECT_TRUE(r) << r.error().message;
-    return *r;
-  }();
-  return *m;
-}
-
 constexpr size_t kMemory = 1 << 20;
 
 // One launch's inputs, written into a fresh FakeMemory the same way each time.

@@ -12,15 +12,6 @@
 namespace vgpu::ptx::testing {
 namespace {
 
-const Module& kernels() {
-  static auto m = [] {
-    auto r = parse_module(kKernels);
-    EXPECT_TRUE(r) << r.error().message;
-    return *r;
-  }();
-  return *m;
-}
-
 // Every test runs whole (0) and as a resumable launch that yields every 3
 // warp instructions: the same results, bit for bit.
 class PtxInterpreter : public ::testing::TestWithParam<uint64_t> {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpu/ptx/interpreter.h"
+#include "gpu/ptx/test_kernels.h"
 #include "ptx/params.h"
 
 namespace vgpu::ptx::testing {
@@ -58,6 +59,17 @@ class Params : public ParamBuffer {
   Params(const Module& m, std::string_view entry)
       : ParamBuffer(m.entries()[static_cast<size_t>(m.find_entry(entry))]) {}
 };
+
+// kKernels (test_kernels.h) parsed once for every test that launches
+// them (a parse error is a test failure).
+inline const Module& kernels() {
+  static auto m = [] {
+    auto r = parse_module(kKernels);
+    EXPECT_TRUE(r) << r.error().message;
+    return *r;
+  }();
+  return *m;
+}
 
 // How launch() runs: 0 (the default) in one run_blocks call; k > 0 as a
 // LaunchRun that yields every k warp instructions and is resumed until it
