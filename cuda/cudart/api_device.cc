@@ -96,8 +96,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, int attr_id, int device) {
 }
 
 cudaError_t cudaDeviceSynchronize(void) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuCtxSynchronize());
+  return in_context([&] { return cuCtxSynchronize(); });
 }
 
 cudaError_t cudaDeviceReset(void) { return reset_context(); }

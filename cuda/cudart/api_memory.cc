@@ -71,18 +71,15 @@ cudaError_t cudaFree(void* devPtr) {
 }
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuMemAllocHost_v2(ptr, size));
+  return in_context([&] { return cuMemAllocHost_v2(ptr, size); });
 }
 
 cudaError_t cudaFreeHost(void* ptr) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuMemFreeHost(ptr));
+  return in_context([&] { return cuMemFreeHost(ptr); });
 }
 
 cudaError_t cudaMemGetInfo(size_t* free, size_t* total) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuMemGetInfo_v2(free, total));
+  return in_context([&] { return cuMemGetInfo_v2(free, total); });
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
@@ -94,8 +91,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpy
 }
 
 cudaError_t cudaMemsetAsync(void* devPtr, int value, size_t count, cudaStream_t stream) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuMemsetD8Async(dptr(devPtr), static_cast<unsigned char>(value), count, stream));
+  return in_context([&] { return cuMemsetD8Async(dptr(devPtr), static_cast<unsigned char>(value), count, stream); });
 }
 
 cudaError_t cudaMemset(void* devPtr, int value, size_t count) { return cudaMemsetAsync(devPtr, value, count, nullptr); }

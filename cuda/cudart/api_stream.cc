@@ -10,20 +10,17 @@ using namespace vgpu::cudart;
 extern "C" {
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* pStream, unsigned int flags) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuStreamCreate(pStream, flags));
+  return in_context([&] { return cuStreamCreate(pStream, flags); });
 }
 
 cudaError_t cudaStreamCreate(cudaStream_t* pStream) { return cudaStreamCreateWithFlags(pStream, cudaStreamDefault); }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuStreamDestroy_v2(stream));
+  return in_context([&] { return cuStreamDestroy_v2(stream); });
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuStreamSynchronize(stream));
+  return in_context([&] { return cuStreamSynchronize(stream); });
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream) {
@@ -39,20 +36,17 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned int flags) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuEventCreate(event, flags));
+  return in_context([&] { return cuEventCreate(event, flags); });
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t* event) { return cudaEventCreateWithFlags(event, cudaEventDefault); }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuEventDestroy_v2(event));
+  return in_context([&] { return cuEventDestroy_v2(event); });
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuEventRecord(event, stream));
+  return in_context([&] { return cuEventRecord(event, stream); });
 }
 
 cudaError_t cudaEventQuery(cudaEvent_t event) {
@@ -62,13 +56,11 @@ cudaError_t cudaEventQuery(cudaEvent_t event) {
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuEventSynchronize(event));
+  return in_context([&] { return cuEventSynchronize(event); });
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
-  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
-  return check(cuEventElapsedTime_v2(ms, start, end));
+  return in_context([&] { return cuEventElapsedTime_v2(ms, start, end); });
 }
 
 }  // extern "C"

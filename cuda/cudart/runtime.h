@@ -21,6 +21,14 @@ inline cudaError_t check(CUresult r) { return record(from_cu(r)); }
 // context on the first call of the process). Its failure is recorded.
 cudaError_t ensure_context();
 
+// `call` (a driver call, returning its CUresult) with the primary context
+// current; its result recorded as check() does.
+template <typename Call>
+cudaError_t in_context(Call&& call) {
+  if (const cudaError_t e = ensure_context(); e != cudaSuccess) return e;
+  return check(call());
+}
+
 // cudaDeviceReset: drops the primary context; modules load again on need.
 cudaError_t reset_context();
 
