@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "mediator/counters.h"
-#include "mediator/shadow_spaces.h"
+#include "shadow/shadow_spaces.h"
 #include "shadow/guest_memory.h"
 #include "shadow/reserved_vram.h"
 #include "shadow/shadow_space.h"

@@ -3,7 +3,7 @@
 // reached (issue 40, item 6): each test here fails when its defence is
 // removed (tests/mutation/, `tests/mutation/run`).
 //   - one queued submission per channel, with a new GP_PUT per doorbell
-//     (mediator/shadow_channels.cc, ShadowChannels::doorbell);
+//     (channels/shadow_channels.cc, ShadowChannels::doorbell);
 //   - a BAR's instance-block limit (mediator/bar_apertures.cc, the end of
 //     the mapped pages): a BAR1 access past it faults;
 //   - a GPFIFO entry against its channel's instance limit (gpu/gpfifo.cc,

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "mediator/shadow_channels.h"
+#include "channels/shadow_channels.h"
 
 #include "common/text.h"
 #include "mediator/reg_names.h"

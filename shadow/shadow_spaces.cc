@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "mediator/shadow_spaces.h"
+#include "shadow/shadow_spaces.h"
 
 namespace vgpu::mediator {
 

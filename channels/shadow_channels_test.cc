@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // A vGPU's shadow channels against a fake physical side: binding, the
 // runlist, doorbells, dispatch and teardown, with no host or GPU.
-#include "mediator/shadow_channels.h"
+#include "channels/shadow_channels.h"
 
 #include <gtest/gtest.h>
 

@@ -19,7 +19,7 @@
 #include "channels/guest_instance.h"
 #include "gpu/mem/vram.h"
 #include "mediator/counters.h"
-#include "mediator/shadow_spaces.h"
+#include "shadow/shadow_spaces.h"
 #include "mediator/virtual_registers.h"
 #include "shadow/reserved_vram.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // A vGPU's channel address spaces: shared per guest directory, synced with
 // a physical TLB invalidate only when a shadow entry changed.
-#include "mediator/shadow_spaces.h"
+#include "shadow/shadow_spaces.h"
 
 #include <gtest/gtest.h>
 
