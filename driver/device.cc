@@ -6,7 +6,6 @@
 #include "driver/msg.h"
 #include "driver/runtime.h"
 #include "driver/timer.h"
-#include "pv-driver/pv_page_tables.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::driver {
@@ -43,7 +42,7 @@ Status Device::bring_up() {
   if (options_.paravirtual) {
     auto area = heap_->alloc(regs::pv::AREA_BYTES, regs::pv::SLOT_BYTES);
     if (!area) return std::unexpected(area.error().context("PV slot area"));
-    auto pv = pvdriver::Hypercalls::open(port_, mem_, *area);
+    auto pv = options_.paravirtual(port_, mem_, *tables_, *area);
     if (!pv) return std::unexpected(pv.error());
     pv_ = std::move(*pv);
     maker = [this](std::string name, uint64_t size, SpaceKind kind) {
@@ -80,18 +79,7 @@ Result<std::unique_ptr<PageTables>> Device::make_tables(std::string name, uint64
     if (!vmm) return std::unexpected(vmm.error());
     return std::unique_ptr<PageTables>(std::move(*vmm));
   }
-  uint32_t space = kind == SpaceKind::bar1 ? regs::pv::SPACE_BAR1 : regs::pv::SPACE_BAR3;
-  if (kind == SpaceKind::channel) {
-    auto id = pv_->alloc_space();
-    if (!id) return std::unexpected(id.error().context(name));
-    space = *id;
-  }
-  auto t = pvdriver::PvPageTables::create(std::move(name), *pv_, mem_, *tables_, size, space);
-  if (!t) {
-    if (kind == SpaceKind::channel) pv_->free_space(space);
-    return std::unexpected(t.error());
-  }
-  return std::unique_ptr<PageTables>(std::move(*t));
+  return pv_->make(std::move(name), size, kind);
 }
 
 uint64_t Device::time_ns() { return read_time_ns(port_); }

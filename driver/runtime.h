@@ -30,7 +30,6 @@
 #include "driver/instmem.h"
 #include "driver/port.h"
 #include "driver/vmm.h"
-#include "pv-driver/hypercalls.h"
 #include "vgpu/bits.h"
 #include "vgpu/classes.h"
 
@@ -61,10 +60,11 @@ struct DeviceOptions {
   // kernel, a busy GPU) it sleeps at once (0: always sleep at once).
   uint64_t wait_spin_ns = DEFAULT_WAIT_SPIN_NS;
   ChannelConfig channel;
-  // Hand page-table updates to the vGPU's paravirtual interface (spec §17,
-  // pv-driver/) instead of writing tables in VRAM; open fails when the
-  // device does not offer it.
-  bool paravirtual = false;
+  // Hand page-table updates to the vGPU's paravirtual interface (spec §17)
+  // through this back end (pvdriver::open_pv_tables, pv-driver/) instead of
+  // writing tables in VRAM; open fails when the device does not offer it.
+  // Null: tables in VRAM.
+  OpenPvTables paravirtual = nullptr;
 };
 
 // A buffer of one context. id 0 is never valid; ids are not reused.
@@ -161,7 +161,7 @@ class Device {
   Port& port() { return port_; }
   const InstMemStats& inst_stats() const { return mem_.stats(); }
   // The paravirtual interface's counts; null when the device is not used through it.
-  const pvdriver::HypercallStats* hypercall_stats() const { return pv_ ? &pv_->stats() : nullptr; }
+  const HypercallStats* hypercall_stats() const { return pv_ ? &pv_->stats() : nullptr; }
 
  private:
   friend class Context;
@@ -176,7 +176,7 @@ class Device {
   InstMem mem_;
   std::unique_ptr<RangeAllocator> vram_;
   std::unique_ptr<RangeAllocator> heap_;
-  std::unique_ptr<pvdriver::Hypercalls> pv_;  // with options_.paravirtual
+  std::unique_ptr<PvTables> pv_;  // with options_.paravirtual
   std::unique_ptr<TableMemory> tables_;
   std::unique_ptr<Bars> bars_;
   std::unique_ptr<Fifo> fifo_;

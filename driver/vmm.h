@@ -37,7 +37,7 @@ class TableMemory {
 // What the address-space layer (driver/address_space.h), the BARs and the
 // channels need of a GPU address space's page tables. Two back ends:
 // Vmm below writes Fermi page tables in VRAM (native, and full
-// virtualization); pv-driver/'s PvPageTables hands the same updates to the
+// virtualization); pv-driver/'s PvPageTables (through PvTables below) hands the same updates to the
 // vGPU's paravirtual interface in batches (spec §17).
 class PageTables {
  public:
@@ -69,6 +69,27 @@ class PageTables {
 enum class SpaceKind : uint8_t { channel, bar1, bar3 };
 // Makes the page tables of a new address space (the Device picks the back end).
 using TablesMaker = std::function<Result<std::unique_ptr<PageTables>>(std::string name, uint64_t size, SpaceKind kind)>;
+
+// The paravirtual interface's counts (spec §17).
+struct HypercallStats {
+  uint64_t batches = 0;  // doorbells rung
+  uint64_t ops = 0;
+};
+
+// A back end that hands page-table updates to the vGPU (spec §17) instead
+// of writing tables in VRAM. pv-driver/ implements it (pvdriver::open_pv_tables);
+// the driver knows only this interface, so pv-driver/ depends on driver/
+// and not the other way.
+class PvTables {
+ public:
+  virtual ~PvTables() = default;
+  [[nodiscard]] virtual Result<std::unique_ptr<PageTables>> make(std::string name, uint64_t size, SpaceKind kind) = 0;
+  virtual const HypercallStats& stats() const = 0;
+};
+// Opens the paravirtual interface with its slot area at `area` (guest
+// VRAM the device allocated in its instance heap).
+using OpenPvTables = Result<std::unique_ptr<PvTables>> (*)(Port& port, InstMem& mem, TableMemory& tables,
+                                                           uint64_t area);
 
 class Vmm final : public PageTables {
  public:

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness.h"
+#include "pv-driver/pv_page_tables.h"
 
 namespace vgpu::guest {
 
@@ -31,7 +32,7 @@ Result<Gpu> open_gpu(const driver::DeviceOptions& options) {
   auto port = gpu_port();
   if (!port) return std::unexpected(port.error());
   driver::DeviceOptions o = options;
-  o.paravirtual = o.paravirtual || pv_requested();
+  if (!o.paravirtual && pv_requested()) o.paravirtual = pvdriver::open_pv_tables;
   auto dev = driver::Device::open(**port, o);
   if (!dev) return std::unexpected(dev.error().context("open device"));
   // Asked for PV: prove the driver went through it (bring-up rings batches).

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "driver/instmem.h"
 #include "driver/port.h"
+#include "driver/vmm.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::pvdriver {
@@ -26,10 +27,7 @@ struct PvOp {
   uint32_t pages = 0;
 };
 
-struct HypercallStats {
-  uint64_t batches = 0;  // doorbells rung
-  uint64_t ops = 0;
-};
+using driver::HypercallStats;
 
 class Hypercalls {
  public:

@@ -118,4 +118,42 @@ std::optional<uint64_t> PvPageTables::pte(uint64_t va, fmt::PageSize ps) {
   return fmt::pte::make(r.phys + align_down(va - it->first, page), r.flags);
 }
 
+namespace {
+
+class PvBackend final : public driver::PvTables {
+ public:
+  PvBackend(std::unique_ptr<Hypercalls> hc, driver::InstMem& mem, driver::TableMemory& tables)
+      : hc_(std::move(hc)), mem_(mem), tables_(tables) {}
+
+  Result<std::unique_ptr<driver::PageTables>> make(std::string name, uint64_t size, driver::SpaceKind kind) override {
+    uint32_t space = kind == driver::SpaceKind::bar1 ? regs::pv::SPACE_BAR1 : regs::pv::SPACE_BAR3;
+    if (kind == driver::SpaceKind::channel) {
+      auto id = hc_->alloc_space();
+      if (!id) return std::unexpected(id.error().context(name));
+      space = *id;
+    }
+    auto t = PvPageTables::create(std::move(name), *hc_, mem_, tables_, size, space);
+    if (!t) {
+      if (kind == driver::SpaceKind::channel) hc_->free_space(space);
+      return std::unexpected(t.error());
+    }
+    return std::unique_ptr<driver::PageTables>(std::move(*t));
+  }
+  const driver::HypercallStats& stats() const override { return hc_->stats(); }
+
+ private:
+  std::unique_ptr<Hypercalls> hc_;
+  driver::InstMem& mem_;
+  driver::TableMemory& tables_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<driver::PvTables>> open_pv_tables(driver::Port& port, driver::InstMem& mem,
+                                                         driver::TableMemory& tables, uint64_t area) {
+  auto hc = Hypercalls::open(port, mem, area);
+  if (!hc) return std::unexpected(hc.error());
+  return std::unique_ptr<driver::PvTables>(new PvBackend(std::move(*hc), mem, tables));
+}
+
 }  // namespace vgpu::pvdriver

@@ -62,4 +62,11 @@ class PvPageTables final : public driver::PageTables {
   std::map<uint64_t, Run> runs_;  // by VA
 };
 
+// The driver's paravirtual back end (driver::DeviceOptions::paravirtual):
+// opens the interface with its slot area at `area` and makes a
+// PvPageTables for each new address space (an id of its own for a
+// channel's, the fixed ids for BAR1 and BAR3).
+[[nodiscard]] Result<std::unique_ptr<driver::PvTables>> open_pv_tables(driver::Port& port, driver::InstMem& mem,
+                                                                       driver::TableMemory& tables, uint64_t area);
+
 }  // namespace vgpu::pvdriver

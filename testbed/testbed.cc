@@ -7,6 +7,7 @@
 #include "common/text.h"
 #include "driver/native_port.h"
 #include "testbed/mediated_port.h"
+#include "pv-driver/pv_page_tables.h"
 
 namespace vgpu::testbed {
 
@@ -42,7 +43,7 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
     return fail(Errc::invalid_argument,
                 strfmt("testbed: %zu slice sizes for %u VMs", config.slice_blocks.size(), config.vms));
   std::unique_ptr<Testbed> tb(new Testbed(config));
-  if (config.mode == Mode::pv) tb->config_.device.paravirtual = true;
+  if (config.mode == Mode::pv) tb->config_.device.paravirtual = pvdriver::open_pv_tables;
   for (uint32_t i = 0; i < config.vms; ++i) {
     auto ram = gpu::MemfdRam::create(config.ram_per_vm, "vgpu-guest-ram-vm" + std::to_string(i));
     if (!ram) return std::unexpected(ram.error().context("testbed"));

@@ -8,6 +8,7 @@
 
 #include "common/random.h"
 #include "gpu/kernels/reference.h"
+#include "pv-driver/pv_page_tables.h"
 
 namespace vgpu::testbed {
 namespace {
@@ -89,7 +90,7 @@ TEST(Testbed, PvRunsSgemmWithoutScanning) {
 TEST(Testbed, PvDriverRefusedWithoutPvDevice) {
   TestbedConfig tc;
   tc.mode = Mode::fv_opt;
-  tc.device.paravirtual = true;
+  tc.device.paravirtual = pvdriver::open_pv_tables;
   auto tb = Testbed::create(tc);
   ASSERT_TRUE(tb) << tb.error().what();
   auto results = (*tb)->run([](Vm&) { return Status{}; });

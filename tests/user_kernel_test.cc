@@ -15,6 +15,7 @@
 #include "ptx/params.h"
 #include "testbed/testbed.h"
 #include "tests/testing/user_kernels_ptx.h"
+#include "pv-driver/pv_page_tables.h"
 
 namespace vgpu {
 namespace {
@@ -44,7 +45,7 @@ class UserKernels : public ::testing::TestWithParam<Mode> {
     tc.mode = GetParam();
     tc.vms = GetParam() == Mode::native ? 1 : vms;
     tc.vram_per_vm = 64 * MiB;
-    tc.device.paravirtual = GetParam() == Mode::pv;
+    tc.device.paravirtual = GetParam() == Mode::pv ? pvdriver::open_pv_tables : nullptr;
     if (max_gpu_ms) tc.max_gpu_ms = max_gpu_ms;
     tc.slice_blocks = std::move(slice);
     tc.log = [](LogKind, const std::string&) {};

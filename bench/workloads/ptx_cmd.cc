@@ -24,6 +24,7 @@
 #include "common/text.h"
 #include "ptx/module.h"
 #include "ptx/params.h"
+#include "pv-driver/pv_page_tables.h"
 
 namespace vgpu::bench {
 namespace {
@@ -223,7 +224,7 @@ Result<ModeResult> measure(Mode mode, const std::string& text, const ptx::Module
   testbed::TestbedConfig tc;
   tc.mode = mode;
   tc.vram_per_vm = 256 * MiB;
-  tc.device.paravirtual = mode == Mode::pv;
+  tc.device.paravirtual = mode == Mode::pv ? pvdriver::open_pv_tables : nullptr;
   TRY(tb, testbed::Testbed::create(tc));
   ModeResult out{mode, {}};
   auto st = (*tb)->run([&](testbed::Vm& vm) -> Status {

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "pv-driver/pv_page_tables.h"
 #include "vgpu/regs.h"
 #ifdef VGPU_CUDA_HAVE_TESTBED
 #include "testbed/testbed.h"
@@ -52,7 +53,7 @@ class PciDevice final : public OpenedDevice {
     if (!port) return std::unexpected(port.error());
     driver::DeviceOptions options;
     const char* pv = std::getenv("vgpu_pv");
-    options.paravirtual = pv != nullptr && std::string(pv) == "1";
+    options.paravirtual = pv != nullptr && std::string(pv) == "1" ? pvdriver::open_pv_tables : nullptr;
     auto dev = driver::Device::open(**port, options);
     if (!dev) return std::unexpected(dev.error().context("open device"));
     return std::unique_ptr<OpenedDevice>(new PciDevice(std::move(*port), std::move(*dev)));

@@ -10,6 +10,7 @@
 
 #include "driver/native_port.h"
 #include "testbed/mediated_port.h"
+#include "pv-driver/pv_page_tables.h"
 
 namespace vgpu::fuzz {
 namespace {
@@ -65,7 +66,7 @@ driver::DeviceOptions device_options(Mode mode, uint64_t timeout_ns) {
   o.inst_heap_bytes = INST_HEAP;
   o.staging_bytes = 256 * KiB;
   o.timeout_ns = timeout_ns;
-  o.paravirtual = mode == Mode::pv;
+  o.paravirtual = mode == Mode::pv ? pvdriver::open_pv_tables : nullptr;
   return o;
 }
 

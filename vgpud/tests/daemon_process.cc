@@ -16,6 +16,7 @@
 #include "driver/runtime.h"
 #include "vgpud/client/client_port.h"
 #include "vgpud/wire.h"
+#include "pv-driver/pv_page_tables.h"
 
 extern char** environ;
 
@@ -125,7 +126,7 @@ Status checked_workload(Client& client, uint32_t seed, bool pv) {
   auto port = ClientPort::create(client);
   if (!port) return std::unexpected(port.error());
   driver::DeviceOptions options;
-  options.paravirtual = pv;
+  options.paravirtual = pv ? pvdriver::open_pv_tables : nullptr;
   auto dev = driver::Device::open(**port, options);
   if (!dev) return std::unexpected(dev.error().context("open"));
   auto ctx = (*dev)->create_context();
