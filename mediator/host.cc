@@ -55,7 +55,19 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
                                                            [h = host.get()] { h->invalidate_all_physical(); });
   host->partitions_ = std::make_unique<shadow::ReservedVram>(vram, config.reserved_bytes,
                                                              config.vram_bytes - config.reserved_bytes);
-  host->dispatcher_ = std::make_unique<sched::Dispatcher>(std::move(*policy), host->gpu_->clock(), *host);
+  Host* h = host.get();
+  host->turn_ = std::make_unique<Turn>(
+      Turn::Config{.turn_ns = config.turn_ns,
+                   .hold_ns = config.turn_hold_ns,
+                   .ring_ahead = config.ring_ahead,
+                   .real_clock = config.clock == ClockKind::real,
+                   .on_turn = config.on_turn},
+      Turn::Deps{.find = [h](uint32_t vm) -> std::shared_ptr<TurnChannels> { return h->find(vm); },
+                 .now_ns = [h] { return h->now_ns(); },
+                 .wake_watchdog = [h] { h->wake_watchdog(); },
+                 .internal_failure = [h](const char* doing, const char* what) { h->internal_failure(doing, what); }});
+  host->dispatcher_ = std::make_unique<sched::Dispatcher>(std::move(*policy), host->gpu_->clock(), *host->turn_);
+  host->turn_->attach(*host->dispatcher_);
   if (Status s = host->bring_up(); !s) return std::unexpected(s.error().context("host"));
   host->gpu_->set_channel_event_handler([h = host.get()](const gpu::ChannelEvent& e) { h->post(e); });
   host->dispatcher_->start_thread();
@@ -63,7 +75,7 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   return host;
 }
 
-Host::Host(const HostConfig& config) : config_(config), log_(config.log), turns_(config.turn_ns) {}
+Host::Host(const HostConfig& config) : config_(config), log_(config.log) {}
 
 Host::~Host() {
   {
@@ -295,118 +307,15 @@ void Host::submit(uint32_t vgpu_id, uint32_t gchid) {
   if (!s) log_internal_error("scheduler: " + s.error().message);
 }
 
-// The watchdog evaluates held_ under its own mutex, so a notify under that
-// mutex is never lost.
+// The watchdog evaluates the hold's deadline under its own mutex, so a
+// notify under that mutex is never lost.
 void Host::wake_watchdog() {
   { std::lock_guard w(watchdog_mutex_); }
   watchdog_cv_.notify_all();
 }
 
 void Host::channel_stopped(uint32_t vgpu_id, uint32_t gchid, uint64_t seq) {
-  end_turn({vgpu_id, gchid, seq}, std::nullopt, now_ns());
-}
-
-void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns, bool at_slice) {
-  const auto flight = dispatcher_->in_flight();
-  // A piece of an earlier turn (a parked piece, released; or one whose end
-  // is handled after its turn ended and the channel's next submission is
-  // in flight but not yet dispatched): the rest waits for the scheduler.
-  if (!flight || flight->submission.vm != v.id() || flight->submission.channel != gchid ||
-      !v.in_turn_of(gchid, flight->submission.seq)) {
-    v.piece_done(gchid);
-    return;
-  }
-  const uint64_t seq = flight->submission.seq;
-  const uint64_t turn_start = turns_.piece_ran(v.id(), seq, start_ns);
-  // An unbounded turn goes on through a launch's slices (it ends when the
-  // channel is idle); a bounded one while its time lasts.
-  const bool go_on = (at_slice && !turns_.bounded()) || turns_.has_time(turn_start, end_ns);
-  bool holding = false;
-  {
-    MediatorLock hold(hold_mutex_);
-    // An entry rung ahead after this piece's end: the turn goes on, and
-    // that entry's end decides it.
-    if (!at_slice && v.piece_pending(gchid)) return;
-    if (go_on && v.continue_turn(gchid)) return;
-    // Dry with time left while another VM waits: hold the turn for this
-    // VM's next launch (with no one waiting, ending it costs nothing: the
-    // next launch is dispatched at once).
-    holding = go_on && !at_slice && config_.turn_hold_ns > 0 && config_.clock == ClockKind::real &&
-              dispatcher_->any_queued();
-    if (holding)
-      held_ = HeldTurn{v.id(), gchid, seq, turn_start,
-                       std::min(turn_start + turns_.slice_ns(), end_ns + config_.turn_hold_ns)};
-    else
-      ending_ = sched::Dispatcher::Match{v.id(), gchid, seq};
-  }
-  if (!holding) {
-    end_turn({v.id(), gchid, seq}, turn_start, end_ns, go_on ? &turns_dry_ : &turns_out_of_time_,
-             go_on ? TurnEnd::drained : TurnEnd::out_of_time);
-    return;
-  }
-  wake_watchdog();  // it times the hold's end
-}
-
-void Host::rung_in_turn(uint32_t vgpu_id, uint32_t gchid) {
-  HeldTurn h;
-  {
-    MediatorLock hold(hold_mutex_);
-    if (!held_ || held_->vm != vgpu_id || held_->gchid != gchid) return ring_ahead(vgpu_id, gchid);
-    h = *std::exchange(held_, std::nullopt);
-    std::shared_ptr<Vgpu> v = find(vgpu_id);
-    if (v && v->continue_turn(gchid)) {
-      holds_kept_.fetch_add(1);
-      return;
-    }
-    ending_ = sched::Dispatcher::Match{h.vm, h.gchid, h.seq};
-  }
-  end_turn({h.vm, h.gchid, h.seq}, h.turn_start_ns, now_ns(), nullptr, TurnEnd::drained);
-}
-
-// The turn of the submission in flight is this channel's, nothing decided
-// to end it, its slice has time (counted from the dispatch, before its
-// first piece started) and no other VM waits: ring the next entry now. A
-// VM that arrives after this waits for that entry too: the bound on its
-// wait grows by one entry (docs/scheduler.md).
-void Host::ring_ahead(uint32_t vgpu_id, uint32_t gchid) {
-  if (!config_.ring_ahead || !turns_.bounded()) return;
-  const auto flight = dispatcher_->in_flight();
-  if (!flight || flight->submission.vm != vgpu_id || flight->submission.channel != gchid) return;
-  if (ending_ && ending_->vm == vgpu_id && ending_->channel == gchid && ending_->seq == flight->submission.seq) return;
-  if (!turns_.has_time(flight->dispatched_ns, now_ns()) || dispatcher_->any_queued()) return;
-  if (std::shared_ptr<Vgpu> v = find(vgpu_id)) (void)v->ring_ahead(gchid);
-}
-
-// The GPU stayed with the held turn's VM until now: that time is its.
-void Host::check_held_turn() {
-  HeldTurn h;
-  {
-    std::lock_guard hold(hold_mutex_);
-    if (!held_ || now_ns() < held_->until_ns) return;
-    h = *std::exchange(held_, std::nullopt);
-    ending_ = sched::Dispatcher::Match{h.vm, h.gchid, h.seq};
-    holds_expired_.fetch_add(1);
-  }
-  end_turn({h.vm, h.gchid, h.seq}, h.turn_start_ns, now_ns(), nullptr, TurnEnd::drained);
-}
-
-TurnCounts Host::turn_counts() const {
-  return {turns_started_.load(), turns_out_of_time_.load(), turns_dry_.load(), holds_kept_.load(),
-          holds_expired_.load()};
-}
-
-void Host::end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns,
-                    std::atomic<uint64_t>* why, TurnEnd reason) {
-  const auto tell = [&](uint64_t gpu_ns) { config_.on_turn({.vm = m.vm, .end = reason, .gpu_ns = gpu_ns}); };
-  if (!dispatcher_->complete_if(m, start_ns, end_ns, config_.on_turn ? tell : sched::Dispatcher::Ended{})) {
-    // That turn was ended meanwhile by another path (the watchdog, an
-    // unbind): this end is the one that requeues what the channel has
-    // left, or nothing would.
-    if (std::shared_ptr<Vgpu> v = find(m.vm)) v->piece_done(m.channel);
-    return;
-  }
-  if (why) why->fetch_add(1);
-  if (std::shared_ptr<Vgpu> v = find(m.vm)) v->end_turn(m.channel);
+  turn_->stop({vgpu_id, gchid, seq}, std::nullopt, now_ns());
 }
 
 std::shared_ptr<Vgpu> Host::find(uint32_t vgpu_id) {
@@ -414,35 +323,6 @@ std::shared_ptr<Vgpu> Host::find(uint32_t vgpu_id) {
   for (auto& p : vgpus_)
     if (p->id() == vgpu_id) return p;
   return nullptr;
-}
-
-// The dispatcher's seam: whatever goes wrong here must not leave the
-// submission in flight, or the GPU is lost to every VM.
-// The observer hears of the turn before its work is on the GPU, so that
-// the turn's end (possibly on another thread) comes after its start.
-void Host::start(const sched::Submission& s) {
-  bool told = false;
-  try {
-    std::shared_ptr<Vgpu> v = find(s.vm);
-    if (v && config_.on_turn) {
-      config_.on_turn({.vm = s.vm, .start = true});
-      told = true;
-    }
-    // Nothing to run (or the VM went away while its work was queued): the turn is over at once.
-    if (!v || !v->dispatch(s.channel, s.seq))
-      end_empty_turn(s, told);
-    else
-      turns_started_.fetch_add(1);
-  } catch (const std::exception& e) {
-    internal_failure("starting a submission", e.what());
-    end_empty_turn(s, told);
-  }
-}
-
-void Host::end_empty_turn(const sched::Submission& s, bool told) {
-  const uint64_t now = now_ns();
-  const auto tell = [&](uint64_t) { config_.on_turn({.vm = s.vm, .end = TurnEnd::empty}); };
-  (void)dispatcher_->complete_if({s.vm, s.channel, s.seq}, now, now, told ? tell : sched::Dispatcher::Ended{});
 }
 
 void Host::internal_failure(const char* doing, const char* what) noexcept {
@@ -457,19 +337,16 @@ void Host::watchdog_main() {
   std::unique_lock lock(watchdog_mutex_);
   while (!watchdog_stop_) {
     auto wake = std::chrono::steady_clock::now() + WATCHDOG_PERIOD;
-    {
-      std::lock_guard hold(hold_mutex_);
-      if (held_) {
-        const uint64_t now = now_ns();
-        const uint64_t left = held_->until_ns > now ? held_->until_ns - now : 0;
-        wake = std::min(wake, std::chrono::steady_clock::now() + std::chrono::nanoseconds(left));
-      }
+    if (const auto until = turn_->hold_deadline_ns()) {
+      const uint64_t now = now_ns();
+      const uint64_t left = *until > now ? *until - now : 0;
+      wake = std::min(wake, std::chrono::steady_clock::now() + std::chrono::nanoseconds(left));
     }
     watchdog_cv_.wait_until(lock, wake);
     if (watchdog_stop_) break;
     lock.unlock();
     try {
-      check_held_turn();
+      turn_->check_held();
       check_parked_channel();
     } catch (const std::exception& e) {
       internal_failure("the watchdog's check", e.what());
@@ -486,7 +363,7 @@ void Host::check_parked_channel() {
   std::shared_ptr<Vgpu> v = find(flight->submission.vm);
   if (!v || flight->submission.channel >= v->config().channels) return;
   if (!pf::ChanStateAcquirePending::get(physical_state(v->pchid_of(flight->submission.channel)))) return;
-  end_turn({v->id(), flight->submission.channel, flight->submission.seq}, std::nullopt, now_ns());
+  turn_->stop({v->id(), flight->submission.channel, flight->submission.seq}, std::nullopt, now_ns());
 }
 
 // ---- the physical GPU
@@ -645,10 +522,10 @@ void Host::handle(const gpu::ChannelEvent& e) {
   const uint32_t bit = regs::channel_bit(e.chid);
   switch (e.kind) {
     case gpu::ChannelEvent::Kind::idle:
-      if (v) piece_ran(*v, v->gchid_of(e.chid), e.start_ns, e.end_ns, false);
+      if (v) turn_->piece_ran(*v, v->id(), v->gchid_of(e.chid), e.start_ns, e.end_ns, false);
       break;
     case gpu::ChannelEvent::Kind::slice:
-      if (v) piece_ran(*v, v->gchid_of(e.chid), e.start_ns, e.end_ns, true);
+      if (v) turn_->piece_ran(*v, v->id(), v->gchid_of(e.chid), e.start_ns, e.end_ns, true);
       break;
     case gpu::ChannelEvent::Kind::nonstall:
       gpu_->write32(pf::NONSTALL_PENDING[regs::channel_word(e.chid)].offset, bit);
@@ -675,7 +552,7 @@ void Host::handle(const gpu::ChannelEvent& e) {
       gpu_->write32(pf::CHAN_ERROR_PENDING[regs::channel_word(e.chid)].offset, bit);
       if (v) {
         v->on_channel_error(v->gchid_of(e.chid), static_cast<regs::ChannelError>(code), method, addr);
-        end_turn({v->id(), v->gchid_of(e.chid), std::nullopt}, std::nullopt, now_ns(), nullptr, TurnEnd::error);
+        turn_->stop({v->id(), v->gchid_of(e.chid), std::nullopt}, std::nullopt, now_ns(), TurnEnd::error);
       }
       break;
     }

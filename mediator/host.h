@@ -31,26 +31,13 @@
 #include "common/log.h"
 #include "gpu/gpu.h"
 #include "mediator/lock.h"
-#include "mediator/turn_slice.h"
+#include "mediator/turn.h"
 #include "mediator/vgpu.h"
 #include "scheduler/dispatcher.h"
 #include "scheduler/policy.h"
 #include "shadow/reserved_vram.h"
 
 namespace vgpu::mediator {
-
-// A VM's turn on the GPU began or ended (HostConfig::on_turn). Why it
-// ended: its channel ran dry (its held turn included), its slice ran out
-// with work left (that work is requeued), the channel stopped (unbound,
-// parked in a semaphore acquire), a channel error, or the dispatch found
-// nothing to run.
-enum class TurnEnd { drained, out_of_time, stopped, error, empty };
-struct TurnEvent {
-  uint32_t vm = 0;
-  bool start = false;
-  TurnEnd end = TurnEnd::drained;  // ends only
-  uint64_t gpu_ns = 0;             // ends only: the GPU time the turn was charged
-};
 
 struct HostConfig {
   uint64_t vram_bytes = 4 * GiB;        // physical VRAM (a sparse memfd: untouched pages cost nothing)
@@ -94,20 +81,10 @@ struct HostConfig {
   std::function<void(const TurnEvent&)> on_turn;
 };
 
-// How turns went (docs/scheduler.md, "Turn hold"): turns started, and of
-// the ends, those at the slice's end and those of a turn that ran dry with
-// nothing held for it (no other VM waiting, or holds off); held turns a
-// launch went on with, and held turns that ran out. Other ends: a stopped
-// or parked channel.
-struct TurnCounts {
-  uint64_t started = 0, out_of_time = 0, dry = 0;
-  uint64_t holds_kept = 0, holds_expired = 0;
-};
-
-class Host final : public sched::Engine, private DeferredSink {
+class Host final : private DeferredSink {
  public:
   static Result<std::unique_ptr<Host>> create(const HostConfig& config);
-  ~Host() override;
+  ~Host();
   Host(const Host&) = delete;
   Host& operator=(const Host&) = delete;
 
@@ -165,21 +142,16 @@ class Host final : public sched::Engine, private DeferredSink {
   uint64_t host_userd(uint32_t pchid) const { return userd_base_ + uint64_t{pchid} * regs::userd::SIZE; }
   void ring_physical(uint32_t pchid, uint32_t put);
   uint64_t now_ns() { return gpu_->clock().now_ns(); }
-  bool turns_bounded() const { return turns_.bounded(); }  // mediator/turn_slice.h
+  bool turns_bounded() const { return turn_->bounded(); }  // mediator/turn.h
   void log_guest_error(const std::string& line) { log_.guest_error(line); }
   void log_internal_error(const std::string& line) { log_.internal_error(line); }
-  // A doorbell of `vgpu_id`'s channel brought work during its turn: a
-  // turn held open for it goes on with that work; a turn whose piece is
-  // still on the GPU may ring the next entry behind it (HostConfig::ring_ahead).
-  void rung_in_turn(uint32_t vgpu_id, uint32_t gchid);
-  TurnCounts turn_counts() const;
+  // The turns of every VM on this GPU (mediator/turn.h).
+  Turn& turn() { return *turn_; }
+  TurnCounts turn_counts() const { return turn_->counts(); }
 
  private:
   explicit Host(const HostConfig& config);
   Status bring_up();
-  void start(const sched::Submission& s) override;  // sched::Engine
-  // The dispatch found nothing to run: the turn ends at once (told: its start was).
-  void end_empty_turn(const sched::Submission& s, bool told);
   void internal_failure(const char* doing, const char* what) noexcept;
   void post(const gpu::ChannelEvent& e);  // the GPU's event handler
   void run_deferred_events() override;    // DeferredSink: handle queued events, in order
@@ -189,20 +161,8 @@ class Host final : public sched::Engine, private DeferredSink {
   bool wait_engines_idle(const Vgpu& v);  // false: still running after the longest launch
   std::shared_ptr<Vgpu> owner(uint32_t pchid);
   std::shared_ptr<Vgpu> find(uint32_t vgpu_id);
-  // A piece of the turn on the GPU ran (the channel went idle): ring the
-  // next one while the turn's slice lasts, else end the turn.
-  void piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns, bool at_slice);
-  // rung_in_turn with no held turn (hold_mutex_ held, so that piece_ran
-  // decides the same turn before or after, never during).
-  void ring_ahead(uint32_t vgpu_id, uint32_t gchid);
-  // Ends the turn of the submission on the GPU if it matches `m`; the VM
-  // requeues what its channel has left.
-  // why: the count of the reason it ends, when it ends the turn in flight.
-  void end_turn(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns,
-                std::atomic<uint64_t>* why = nullptr, TurnEnd reason = TurnEnd::stopped);
   void commit_runlist_locked();
-  // A turn held open after its channel ran dry ends when its time is up.
-  void check_held_turn();
+  // The watchdog times a held turn's end (Turn::hold_deadline_ns).
   void wake_watchdog();
 
   HostConfig config_;
@@ -218,28 +178,9 @@ class Host final : public sched::Engine, private DeferredSink {
   void release_bus_slot(uint32_t vgpu_id);      // mutex_ held
   std::unique_ptr<shadow::ReservedVram> reserved_;
   std::unique_ptr<shadow::ReservedVram> partitions_;
+  // The turn is the dispatcher's engine: declared first, destroyed last.
+  std::unique_ptr<Turn> turn_;
   std::unique_ptr<sched::Dispatcher> dispatcher_;
-  TurnSlice turns_;  // the event-handling thread's
-  // The turn held open for its VM's next launch, if any. Taken before a
-  // Vgpu's lock: a held turn goes on (continue_turn) under it, so that a
-  // doorbell either finds the hold or its work is seen by piece_ran. Taken
-  // through MediatorLock where a Vgpu is called under it: a channel event
-  // that the physical ring flushes must wait until it is released (its
-  // handler, piece_ran, takes it).
-  struct HeldTurn {
-    uint32_t vm, gchid;
-    uint64_t seq, turn_start_ns, until_ns;
-  };
-  std::mutex hold_mutex_;
-  std::optional<HeldTurn> held_;
-  // The turn that piece_ran or the held turn's end decided to end, until
-  // the scheduler has it: no entry is rung ahead for it meanwhile.
-  std::optional<sched::Dispatcher::Match> ending_;
-  std::atomic<uint64_t> holds_kept_{0};
-  std::atomic<uint64_t> holds_expired_{0};
-  std::atomic<uint64_t> turns_started_{0};
-  std::atomic<uint64_t> turns_out_of_time_{0};
-  std::atomic<uint64_t> turns_dry_{0};
 
   uint64_t userd_base_ = 0;                // host VRAM: USERD pages of all physical channels
   std::array<uint64_t, 2> runlist_buf_{};  // double-buffered physical runlist

@@ -6,7 +6,8 @@
 // VM's remaining entries wait in the scheduler's queue). A slice of 0
 // turns this off: a turn runs everything up to the guest's GP_PUT.
 //
-// Not thread-safe: the host uses it from its one event-handling thread.
+// Not thread-safe: the turn (mediator/turn.h) uses it from the one
+// event-handling thread.
 // bounded(), slice_ns() and has_time() read only the slice, fixed at
 // construction, and may be called from any thread.
 #pragma once

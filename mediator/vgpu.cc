@@ -110,7 +110,7 @@ Vgpu::Deferred Vgpu::take_deferred() {
 void Vgpu::run_deferred(Deferred d) {
   for (auto [gchid, seq] : d.stopped) host_.channel_stopped(id_, gchid, seq);
   for (uint32_t gchid : d.submits) host_.submit(id_, gchid);
-  for (uint32_t gchid : d.rung_in_turn) host_.rung_in_turn(id_, gchid);
+  for (uint32_t gchid : d.rung_in_turn) host_.turn().rung_in_turn(id_, gchid);
   if (d.irq) d.irq(d.level);
   if (d.message)
     for (auto v : d.vectors) d.message(v);

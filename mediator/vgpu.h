@@ -34,6 +34,7 @@
 #include "mediator/counters.h"
 #include "mediator/lock.h"
 #include "mediator/pv_server.h"
+#include "mediator/turn.h"
 #include "channels/shadow_channels.h"
 #include "shadow/shadow_spaces.h"
 #include "mediator/vgpu_config.h"
@@ -46,7 +47,7 @@ namespace vgpu::mediator {
 
 class Host;
 
-class Vgpu {
+class Vgpu final : public TurnChannels {
  public:
   Vgpu(Host& host, uint32_t id, VgpuConfig config, shadow::Partition partition, uint32_t pchid_base,
        uint64_t shadow_base);
@@ -87,23 +88,18 @@ class Vgpu {
   // bytes, read_only) (tests, debugging); false when no such space.
   bool pv_mappings(uint32_t id, const std::function<void(uint64_t, uint64_t, uint64_t, bool)>& fn) const;
 
+  // ---- from the turn (mediator/turn.h): ShadowChannels' dispatch,
+  // continue_turn, ring_ahead, piece_pending, in_turn_of, end_turn and
+  // piece_done, under the vGPU's lock
+  bool dispatch(uint32_t gchid, uint64_t seq) override;
+  bool continue_turn(uint32_t gchid) override;
+  bool ring_ahead(uint32_t gchid) override;
+  bool piece_pending(uint32_t gchid) const override;
+  bool in_turn_of(uint32_t gchid, uint64_t seq) const override;
+  void end_turn(uint32_t gchid) override;
+  void piece_done(uint32_t gchid) override;
+
   // ---- from the host
-  // The scheduler picked submission `seq` of guest channel `gchid`. False:
-  // it has nothing the GPU can run (its turn is over at once).
-  bool dispatch(uint32_t gchid, uint64_t seq);
-  // The turn's piece on the GPU ran and its slice has time left: ring the
-  // next piece. False: nothing more to run in this turn.
-  bool continue_turn(uint32_t gchid);
-  // ShadowChannels::ring_ahead, piece_pending and in_turn_of, under the
-  // vGPU's lock.
-  bool ring_ahead(uint32_t gchid);
-  bool piece_pending(uint32_t gchid) const;
-  bool in_turn_of(uint32_t gchid, uint64_t seq) const;
-  // The scheduler ended the channel's turn: requeue what it has left.
-  void end_turn(uint32_t gchid);
-  // A piece of the channel ran after its turn had ended (it was parked):
-  // requeue what it has left.
-  void piece_done(uint32_t gchid);
   void on_channel_error(uint32_t gchid, regs::ChannelError code, uint32_t method_word, uint64_t addr);
   void on_fault(uint32_t gchid, regs::FaultUnit unit, regs::FaultReason reason, uint64_t va, bool write);
   void on_nonstall(uint32_t gchid);

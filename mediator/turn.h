@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A VM's turn on the GPU, from the scheduler's pick to its end, in one
+// place (docs/scheduler.md, "Bounded turns"). The dispatcher picks a
+// submission and calls start(); the turn gives the VM's channel its first
+// piece (one GPFIFO entry when turns are bounded, a slice of a launch when
+// launches are sliced); each time the GPU reports that piece done,
+// piece_ran() goes on with the next piece while the turn has time, holds
+// the turn open for the VM's next launch, or ends it; a doorbell during
+// the turn (rung_in_turn) continues a held turn or rings the next entry
+// ahead; stop() ends it from outside (an unbind, a channel error, a
+// parked channel). An ended turn is charged to the VM (the dispatcher's
+// accounting) and whatever its channel has left is requeued.
+//
+// The turn decides; the channels act (channels/shadow_channels.h: they
+// ring pieces, resume a launch held between slices and requeue). The host
+// owns the GPU and routes its reports here; its watchdog calls
+// check_held() when hold_deadline_ns() is due.
+//
+// Threads: any thread may call in, holding no vGPU lock. Lock order: the
+// hold's mutex, then a vGPU's (it is taken through MediatorLock where a
+// vGPU is called under it: a channel event that a physical ring flushes
+// must wait until it is released, since its handler, piece_ran, takes it).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "mediator/turn_slice.h"
+#include "scheduler/dispatcher.h"
+
+namespace vgpu::mediator {
+
+// A VM's turn on the GPU began or ended (HostConfig::on_turn). Why it
+// ended: its channel ran dry (its held turn included), its slice ran out
+// with work left (that work is requeued), the channel stopped (unbound,
+// parked in a semaphore acquire), a channel error, or the dispatch found
+// nothing to run.
+enum class TurnEnd { drained, out_of_time, stopped, error, empty };
+struct TurnEvent {
+  uint32_t vm = 0;
+  bool start = false;
+  TurnEnd end = TurnEnd::drained;  // ends only
+  uint64_t gpu_ns = 0;             // ends only: the GPU time the turn was charged
+};
+
+// How turns went (docs/scheduler.md, "Turn hold"): turns started, and of
+// the ends, those at the slice's end and those of a turn that ran dry with
+// nothing held for it (no other VM waiting, or holds off); held turns a
+// launch went on with, and held turns that ran out. Other ends: a stopped
+// or parked channel.
+struct TurnCounts {
+  uint64_t started = 0, out_of_time = 0, dry = 0;
+  uint64_t holds_kept = 0, holds_expired = 0;
+};
+
+// What a turn does to one VM's channels (a vGPU, under its lock; a fake
+// in the turn's tests). ShadowChannels documents each.
+class TurnChannels {
+ public:
+  virtual bool dispatch(uint32_t gchid, uint64_t seq) = 0;
+  virtual bool continue_turn(uint32_t gchid) = 0;
+  virtual bool ring_ahead(uint32_t gchid) = 0;
+  virtual bool piece_pending(uint32_t gchid) const = 0;
+  virtual bool in_turn_of(uint32_t gchid, uint64_t seq) const = 0;
+  virtual void end_turn(uint32_t gchid) = 0;
+  virtual void piece_done(uint32_t gchid) = 0;
+
+ protected:
+  ~TurnChannels() = default;
+};
+
+class Turn final : public sched::Engine {
+ public:
+  struct Config {
+    uint64_t turn_ns = 0;                           // HostConfig::turn_ns (0: a turn runs up to GP_PUT)
+    uint64_t hold_ns = 0;                           // HostConfig::turn_hold_ns (0: no hold)
+    bool ring_ahead = false;                        // HostConfig::ring_ahead
+    bool real_clock = false;                        // holds need real time
+    std::function<void(const TurnEvent&)> on_turn;  // HostConfig::on_turn
+  };
+  // Who else a turn needs: the VMs' channels by VM id (null: gone), the
+  // clock, the host's watchdog (a hold's end was set), the host's log.
+  struct Deps {
+    std::function<std::shared_ptr<TurnChannels>(uint32_t vm)> find;
+    std::function<uint64_t()> now_ns;
+    std::function<void()> wake_watchdog;
+    std::function<void(const char* doing, const char* what)> internal_failure;
+  };
+  Turn(Config config, Deps deps) : config_(std::move(config)), deps_(std::move(deps)), slice_(config_.turn_ns) {}
+
+  // The dispatcher whose engine this is (before its first dispatch).
+  void attach(sched::Dispatcher& dispatcher) { dispatcher_ = &dispatcher; }
+
+  bool bounded() const { return slice_.bounded(); }
+
+  // sched::Engine: the scheduler picked `s`; its first piece goes to the GPU.
+  void start(const sched::Submission& s) override;
+  // A piece of the turn on the GPU ran (the channel went idle, or a launch
+  // stopped at a slice boundary): ring the next one while the turn's
+  // slice lasts, hold the turn, or end it.
+  void piece_ran(TurnChannels& vm, uint32_t vm_id, uint32_t gchid, uint64_t start_ns, uint64_t end_ns, bool at_slice);
+  // A doorbell of `vm`'s channel brought work during its turn: a turn
+  // held open for it goes on with that work; a turn whose piece is still
+  // on the GPU may ring the next entry behind it (Config::ring_ahead).
+  void rung_in_turn(uint32_t vm, uint32_t gchid);
+  // Ends the turn of the submission on the GPU if it matches `m` (an
+  // unbind, a channel error, a channel parked in an acquire).
+  void stop(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns,
+            TurnEnd reason = TurnEnd::stopped) {
+    end(m, start_ns, end_ns, nullptr, reason);
+  }
+  // A turn held open after its channel ran dry ends when its time is up;
+  // when that is (the watchdog's next wake), if one is held.
+  void check_held();
+  std::optional<uint64_t> hold_deadline_ns();
+
+  TurnCounts counts() const;
+
+ private:
+  void end_empty(const sched::Submission& s, bool told);
+  // rung_in_turn with no held turn (hold_mutex_ held, so that piece_ran
+  // decides the same turn before or after, never during).
+  void ring_ahead(uint32_t vm, uint32_t gchid);
+  // Ends the turn of the submission on the GPU if it matches `m`; the VM
+  // requeues what its channel has left. why: the count of the reason it
+  // ends, when it ends the turn in flight.
+  void end(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns,
+           std::atomic<uint64_t>* why, TurnEnd reason);
+
+  const Config config_;
+  const Deps deps_;
+  sched::Dispatcher* dispatcher_ = nullptr;
+  TurnSlice slice_;  // the event-handling thread's
+  // The turn held open for its VM's next launch, if any. A held turn goes
+  // on (continue_turn) under hold_mutex_, so that a doorbell either finds
+  // the hold or its work is seen by piece_ran.
+  struct Held {
+    uint32_t vm, gchid;
+    uint64_t seq, turn_start_ns, until_ns;
+  };
+  std::mutex hold_mutex_;
+  std::optional<Held> held_;
+  // The turn that piece_ran or the held turn's end decided to end, until
+  // the scheduler has it: no entry is rung ahead for it meanwhile.
+  std::optional<sched::Dispatcher::Match> ending_;
+  std::atomic<uint64_t> started_{0}, out_of_time_{0}, dry_{0}, holds_kept_{0}, holds_expired_{0};
+};
+
+}  // namespace vgpu::mediator
