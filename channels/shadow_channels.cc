@@ -169,19 +169,44 @@ void ShadowChannels::doorbell(uint32_t c, uint32_t put) {
   submits_.push_back(c);
 }
 
-bool ShadowChannels::dispatch(uint32_t c, uint64_t seq) {
+ShadowChannels::Dispatch ShadowChannels::dispatch(uint32_t c, uint64_t seq, uint64_t host_budget_ns) {
   Counters::bump(env_.counters.submissions);
-  if (c >= count()) return false;
+  if (c >= count()) return Dispatch::nothing;
   queued_[c] = false;
   Channel& ch = channels_[c];
-  ch.in_turn = held(c) ? resume(c) : !piece_pending(c) && ring_next_piece(c);
-  if (ch.in_turn) ch.last_seq = seq;
-  return ch.in_turn;
+  const std::optional<uint64_t> until = deadline(host_budget_ns);
+  sync_left_ = false;
+  ch.in_turn = held(c) ? resume(c, until) : !piece_pending(c) && ring_next_piece(c, until);
+  if (ch.in_turn) {
+    ch.last_seq = seq;
+    return Dispatch::ran;
+  }
+  return std::exchange(sync_left_, false) ? Dispatch::host_work_left : Dispatch::nothing;
 }
 
-bool ShadowChannels::continue_turn(uint32_t c) {
-  if (c >= count() || !channels_[c].in_turn) return false;
-  return held(c) ? resume(c) : ring_next_piece(c);
+ShadowChannels::Dispatch ShadowChannels::continue_turn(uint32_t c, uint64_t host_budget_ns) {
+  if (c >= count() || !channels_[c].in_turn) return Dispatch::nothing;
+  const std::optional<uint64_t> until = deadline(host_budget_ns);
+  sync_left_ = false;
+  if (held(c) ? resume(c, until) : ring_next_piece(c, until)) return Dispatch::ran;
+  return std::exchange(sync_left_, false) ? Dispatch::host_work_left : Dispatch::nothing;
+}
+
+std::optional<uint64_t> ShadowChannels::deadline(uint64_t host_budget_ns) {
+  if (host_budget_ns == 0) return std::nullopt;
+  return shadow::ShadowSpace::steady_now_ns() + host_budget_ns;
+}
+
+// Lazy mode: the guest's latest tables, just before the channel runs.
+bool ShadowChannels::sync_to_run(Channel& ch, std::optional<uint64_t> until_ns) {
+  if (!env_.lazy_shadow) return true;
+  if (!until_ns) {
+    env_.spaces.sync(*ch.space, false);
+    return true;
+  }
+  if (env_.spaces.sync_until(*ch.space, *until_ns)) return true;
+  sync_left_ = true;  // the rest at the channel's next piece
+  return false;
 }
 
 void ShadowChannels::end_turn(uint32_t c) {
@@ -200,7 +225,7 @@ void ShadowChannels::piece_done(uint32_t c) {
   end_turn(c);
 }
 
-bool ShadowChannels::ring_ahead(uint32_t c) {
+bool ShadowChannels::ring_ahead(uint32_t c, uint64_t host_budget_ns) {
   if (c >= count() || !env_.entry_pieces) return false;
   const Channel& ch = channels_[c];
   if (!ch.in_turn || !ch.bound) return false;
@@ -214,7 +239,10 @@ bool ShadowChannels::ring_ahead(uint32_t c) {
   // host's piece_ran then finds this one pending); two: one is already ahead.
   if ((ch.physical_put + entries - gp_get) % entries > 1) return false;
   if (pf::ChanStateAcquirePending::get(env_.physical.state(pchid(c)))) return false;
-  if (!ring_next_piece(c)) return false;
+  sync_left_ = false;
+  const bool rung = ring_next_piece(c, deadline(host_budget_ns));
+  sync_left_ = false;  // the sync goes on at the turn's next piece
+  if (!rung) return false;
   Counters::bump(env_.counters.rung_ahead);
   return true;
 }
@@ -237,17 +265,17 @@ bool ShadowChannels::held(uint32_t c) {
   return env_.sliced && channels_[c].bound && pf::ChanStateSliceHeld::get(env_.physical.state(pchid(c)));
 }
 
-bool ShadowChannels::resume(uint32_t c) {
+bool ShadowChannels::resume(uint32_t c, std::optional<uint64_t> until_ns) {
   Channel& ch = channels_[c];
   const bool runnable = pf::ChanStateRunnable::get(ch.state_reg);
   if (!ch.bound || !ch.in_runlist || !runnable || env_.regs.channel_errored(c)) return false;
-  if (env_.lazy_shadow) env_.spaces.sync(*ch.space, false);  // as before any piece: the guest's latest tables
-  env_.physical.ring(pchid(c), ch.physical_put);             // GP_PUT written again: the next slice
+  if (!sync_to_run(ch, until_ns)) return false;   // as before any piece
+  env_.physical.ring(pchid(c), ch.physical_put);  // GP_PUT written again: the next slice
   Counters::bump(env_.counters.slice_resumes);
   return true;
 }
 
-bool ShadowChannels::ring_next_piece(uint32_t c) {
+bool ShadowChannels::ring_next_piece(uint32_t c, std::optional<uint64_t> until_ns) {
   Channel& ch = channels_[c];
   const bool runnable = pf::ChanStateRunnable::get(ch.state_reg);
   if (!ch.bound || !ch.in_runlist || !runnable || env_.regs.channel_errored(c) || ch.guest_put == ch.physical_put)
@@ -259,7 +287,7 @@ bool ShadowChannels::ring_next_piece(uint32_t c) {
     Counters::bump(env_.counters.faults);
     return false;
   }
-  if (env_.lazy_shadow) env_.spaces.sync(*ch.space, false);  // lazy: just before the channel runs
+  if (!sync_to_run(ch, until_ns)) return false;
   ch.physical_put = env_.entry_pieces && ch.physical_put < entries ? (ch.physical_put + 1) % entries : ch.guest_put;
   ch.ran = true;
   env_.physical.ring(pchid(c), ch.physical_put);

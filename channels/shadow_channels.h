@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -79,11 +80,15 @@ class ShadowChannels {
   void doorbell(uint32_t c, uint32_t put);
 
   // The scheduler picked submission `seq` of channel `c`: ring the
-  // physical channel if it has work it can run. False: nothing ran.
-  bool dispatch(uint32_t c, uint64_t seq);
-  // The piece of the turn in progress ran: ring the next one. False: the
-  // channel has nothing more it can run.
-  bool continue_turn(uint32_t c);
+  // physical channel if it has work it can run. In lazy mode its shadows
+  // are brought up to date first, within host_budget_ns of the steady
+  // clock (0: no bound); a sync that does not finish rings nothing and
+  // goes on at the next dispatch.
+  enum class Dispatch { ran, nothing, host_work_left };
+  Dispatch dispatch(uint32_t c, uint64_t seq, uint64_t host_budget_ns = 0);
+  // The piece of the turn in progress ran: ring the next one (its sync
+  // bounded as dispatch's).
+  Dispatch continue_turn(uint32_t c, uint64_t host_budget_ns = 0);
   // The guest rang more work during its turn, before the host handled the
   // end of the turn's piece on the GPU (docs/scheduler.md, "Ringing
   // ahead"): ring the next GPFIFO entry now, so that PFIFO goes on to it
@@ -92,7 +97,9 @@ class ShadowChannels {
   // for a VM whose launches run in slices.
   // The host decides whether the turn may (Host::rung_in_turn). False:
   // nothing rung.
-  bool ring_ahead(uint32_t c);
+  // Its sync is bounded by host_budget_ns (0: no bound): one that runs out
+  // rings nothing ahead and goes on at the turn's next piece.
+  bool ring_ahead(uint32_t c, uint64_t host_budget_ns = 0);
   // The GPU has not finished the entries given to channel c: its GP_GET
   // (in the physical USERD page, advanced as each entry ends) is behind.
   bool piece_pending(uint32_t c) const;
@@ -162,12 +169,15 @@ class ShadowChannels {
   void unbind(uint32_t c);
   void reap_retired();
   void commit_runlist() { env_.physical.set_runlist(runlist_pchids()); }
-  // Rings the channel's next piece if it can run one.
-  bool ring_next_piece(uint32_t c);
+  // Rings the channel's next piece if it can run one; a lazy sync is
+  // bounded by until_ns when given (sync_left_ tells that it ran out).
+  bool ring_next_piece(uint32_t c, std::optional<uint64_t> until_ns);
+  static std::optional<uint64_t> deadline(uint64_t host_budget_ns);  // on the steady clock; 0: none
+  bool sync_to_run(Channel& ch, std::optional<uint64_t> until_ns);
   // The physical channel stopped between two slices of a launch (CHAN_SLICE
   // hold, docs/spec/vgpu.md §10.5), and its next slice rung.
   bool held(uint32_t c);
-  bool resume(uint32_t c);
+  bool resume(uint32_t c, std::optional<uint64_t> until_ns);
 
   Env env_;
   const uint32_t pchid_base_;
@@ -182,6 +192,7 @@ class ShadowChannels {
   std::vector<uint32_t> rung_in_turn_;
   std::vector<std::pair<uint32_t, uint64_t>> stopped_;
   bool layout_changed_ = false;
+  bool sync_left_ = false;  // the last bounded sync ran out of time
 };
 
 }  // namespace vgpu::mediator

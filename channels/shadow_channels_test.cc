@@ -99,7 +99,7 @@ struct Channels {
     ready(c);
     ch.doorbell(c, 1);
     (void)ch.take_submits();
-    ASSERT_TRUE(ch.dispatch(c, 7));
+    ASSERT_EQ(ch.dispatch(c, 7), ShadowChannels::Dispatch::ran);
     ch.doorbell(c, 4);
   }
 };
@@ -153,7 +153,7 @@ TEST(ShadowChannels, DoorbellsQueueOneSubmissionThatRunsToTheLatestPut) {
   t.ch.doorbell(1, 5);
   t.ch.doorbell(1, 6);
   EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1}));
-  EXPECT_TRUE(t.ch.dispatch(1, 77));
+  EXPECT_EQ(t.ch.dispatch(1, 77), ShadowChannels::Dispatch::ran);
   ASSERT_EQ(t.physical.rung.size(), 1u);
   EXPECT_EQ(t.physical.rung[0], std::make_pair(PCHID_BASE + 1, 6u));
   t.ch.doorbell(1, 6);  // nothing new
@@ -166,10 +166,10 @@ TEST(ShadowChannels, BoundedTurnsRingOneEntryAtATime) {
   t.ready(1);
   t.ch.doorbell(1, 3);
   EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1}));
-  ASSERT_TRUE(t.ch.dispatch(1, 7));
-  EXPECT_TRUE(t.ch.continue_turn(1));
-  EXPECT_TRUE(t.ch.continue_turn(1));
-  EXPECT_FALSE(t.ch.continue_turn(1)) << "every entry rung";
+  ASSERT_EQ(t.ch.dispatch(1, 7), ShadowChannels::Dispatch::ran);
+  EXPECT_EQ(t.ch.continue_turn(1), ShadowChannels::Dispatch::ran);
+  EXPECT_EQ(t.ch.continue_turn(1), ShadowChannels::Dispatch::ran);
+  EXPECT_EQ(t.ch.continue_turn(1), ShadowChannels::Dispatch::nothing) << "every entry rung";
   EXPECT_EQ(t.physical.rung, (std::vector<std::pair<uint32_t, uint32_t>>{{PCHID_BASE + 1, 1},
                                                                          {PCHID_BASE + 1, 2},
                                                                          {PCHID_BASE + 1, 3}}));
@@ -182,8 +182,8 @@ TEST(ShadowChannels, DoorbellsDuringATurnAreRequeuedAtItsEnd) {
   t.ran(1, 1);
   t.ch.end_turn(1);
   EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1}));
-  EXPECT_FALSE(t.ch.continue_turn(1)) << "the turn is over";
-  ASSERT_TRUE(t.ch.dispatch(1, 8));
+  EXPECT_EQ(t.ch.continue_turn(1), ShadowChannels::Dispatch::nothing) << "the turn is over";
+  ASSERT_EQ(t.ch.dispatch(1, 8), ShadowChannels::Dispatch::ran);
   EXPECT_EQ(t.physical.rung.back(), std::make_pair(PCHID_BASE + 1, 2u));
   t.ran(1, 2);
   t.ch.end_turn(1);
@@ -199,17 +199,18 @@ TEST(ShadowChannels, NoPieceIsRungBehindAParkedOneUntilItHasRun) {
   t.ready(1);
   t.ch.doorbell(1, 3);
   (void)t.ch.take_submits();
-  ASSERT_TRUE(t.ch.dispatch(1, 7));  // entry 0 parks: the GPU's GP_GET stays 0
+  ASSERT_EQ(t.ch.dispatch(1, 7), ShadowChannels::Dispatch::ran);  // entry 0 parks: the GPU's GP_GET stays 0
   t.ch.end_turn(1);
   EXPECT_TRUE(t.ch.take_submits().empty()) << "not requeued while its piece waits";
-  EXPECT_FALSE(t.ch.dispatch(1, 8)) << "a stale submission rings nothing behind the parked piece";
+  EXPECT_EQ(t.ch.dispatch(1, 8), ShadowChannels::Dispatch::nothing)
+      << "a stale submission rings nothing behind the parked piece";
   t.ch.piece_done(1);
   EXPECT_TRUE(t.ch.take_submits().empty()) << "the piece has not run yet";
   EXPECT_EQ(t.physical.rung.size(), 1u);
   t.ran(1, 1);  // the acquire was satisfied
   t.ch.piece_done(1);
   EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1})) << "the rest waits for the scheduler";
-  ASSERT_TRUE(t.ch.dispatch(1, 9));
+  ASSERT_EQ(t.ch.dispatch(1, 9), ShadowChannels::Dispatch::ran);
   EXPECT_EQ(t.physical.rung.back(), std::make_pair(PCHID_BASE + 1, 2u));
 }
 
@@ -245,7 +246,7 @@ TEST(ShadowChannels, NothingIsRungAheadOutsideATurnBehindAParkedAcquireOrForSlic
   t.ch.doorbell(1, 3);
   EXPECT_FALSE(t.ch.ring_ahead(1)) << "queued, not in its turn";
   (void)t.ch.take_submits();
-  ASSERT_TRUE(t.ch.dispatch(1, 7));
+  ASSERT_EQ(t.ch.dispatch(1, 7), ShadowChannels::Dispatch::ran);
   t.physical.acquire_pending[PCHID_BASE + 1] = true;
   EXPECT_FALSE(t.ch.ring_ahead(1)) << "its piece is parked in an acquire";
   t.physical.acquire_pending.clear();
@@ -257,14 +258,14 @@ TEST(ShadowChannels, NothingIsRungAheadOutsideATurnBehindAParkedAcquireOrForSlic
   Channels whole;  // unbounded turns: a turn already runs up to GP_PUT
   whole.ready(1);
   whole.ch.doorbell(1, 1);
-  ASSERT_TRUE(whole.ch.dispatch(1, 7));
+  ASSERT_EQ(whole.ch.dispatch(1, 7), ShadowChannels::Dispatch::ran);
   whole.ch.doorbell(1, 2);
   EXPECT_FALSE(whole.ch.ring_ahead(1));
 
   Channels sliced(true, true);  // held at a slice boundary: the host decides
   sliced.ready(1);
   sliced.ch.doorbell(1, 1);
-  ASSERT_TRUE(sliced.ch.dispatch(1, 7));
+  ASSERT_EQ(sliced.ch.dispatch(1, 7), ShadowChannels::Dispatch::ran);
   sliced.ch.doorbell(1, 2);
   sliced.physical.slice_held.insert(PCHID_BASE + 1);
   EXPECT_FALSE(sliced.ch.ring_ahead(1));
@@ -282,7 +283,7 @@ TEST(ShadowChannels, ATurnIsTheChannelsOnlyFromItsDispatchToItsEnd) {
   t.ch.doorbell(1, 1);
   EXPECT_FALSE(t.ch.in_turn_of(1, 7)) << "queued, not dispatched";
   (void)t.ch.take_submits();
-  ASSERT_TRUE(t.ch.dispatch(1, 7));
+  ASSERT_EQ(t.ch.dispatch(1, 7), ShadowChannels::Dispatch::ran);
   EXPECT_TRUE(t.ch.in_turn_of(1, 7));
   EXPECT_FALSE(t.ch.in_turn_of(1, 8)) << "another submission";
   EXPECT_FALSE(t.ch.in_turn_of(0, 7)) << "another channel";
@@ -293,7 +294,7 @@ TEST(ShadowChannels, ATurnIsTheChannelsOnlyFromItsDispatchToItsEnd) {
   EXPECT_FALSE(t.ch.in_turn_of(1, 7)) << "its turn is over";
   EXPECT_EQ(t.ch.take_submits(), (std::vector<uint32_t>{1}));
   EXPECT_FALSE(t.ch.in_turn_of(1, 8)) << "the next submission is queued, not dispatched";
-  ASSERT_TRUE(t.ch.dispatch(1, 8));
+  ASSERT_EQ(t.ch.dispatch(1, 8), ShadowChannels::Dispatch::ran);
   EXPECT_TRUE(t.ch.in_turn_of(1, 8));
 }
 
@@ -301,10 +302,10 @@ TEST(ShadowChannels, DispatchOfAChannelThatCannotRunRingsNothing) {
   Channels t;
   t.bind(0);  // not listed, not runnable
   t.ch.doorbell(0, 2);
-  EXPECT_FALSE(t.ch.dispatch(0, 1));
+  EXPECT_EQ(t.ch.dispatch(0, 1), ShadowChannels::Dispatch::nothing);
   t.ready(2);
   t.ch.doorbell(2, 1u << LIMIT2);  // beyond the 16-entry ring
-  EXPECT_FALSE(t.ch.dispatch(2, 2));
+  EXPECT_EQ(t.ch.dispatch(2, 2), ShadowChannels::Dispatch::nothing);
   EXPECT_TRUE(t.regs.channel_errored(2));
   EXPECT_TRUE(t.physical.rung.empty());
 }
@@ -313,7 +314,7 @@ TEST(ShadowChannels, UnbindingAChannelThatRanEndsItsSubmissionsTurn) {
   Channels t;
   t.ready(1);
   t.ch.doorbell(1, 2);
-  ASSERT_TRUE(t.ch.dispatch(1, 9));
+  ASSERT_EQ(t.ch.dispatch(1, 9), ShadowChannels::Dispatch::ran);
   t.ch.write_inst(1, 0);
   EXPECT_FALSE(t.ch.bound(1));
   EXPECT_EQ(t.ch.take_stopped(), (std::vector<std::pair<uint32_t, uint64_t>>{{1, 9}}));

@@ -22,11 +22,17 @@ void Turn::start(const sched::Submission& s) {
       config_.on_turn({.vm = s.vm, .start = true});
       told = true;
     }
-    // Nothing to run (or the VM went away while its work was queued): the turn is over at once.
-    if (!v || !v->dispatch(s.channel, s.seq))
-      end_empty(s, told);
-    else
+    // The host's work for the VM before its first piece (its shadow sync)
+    // is bounded by the turn: what is left goes on in its next turn, and
+    // this one is charged for it.
+    const uint64_t start_ns = deps_.now_ns();
+    const auto got = v ? v->dispatch(s.channel, s.seq, slice_.slice_ns()) : TurnChannels::Dispatch::nothing;
+    if (got == TurnChannels::Dispatch::ran)
       started_.fetch_add(1);
+    else if (got == TurnChannels::Dispatch::host_work_left)
+      end({s.vm, s.channel, s.seq}, start_ns, deps_.now_ns(), &host_work_, TurnEnd::out_of_time);
+    else  // nothing to run (or the VM went away while its work was queued): the turn is over at once
+      end_empty(s, told);
   } catch (const std::exception& e) {
     deps_.internal_failure("starting a submission", e.what());
     end_empty(s, told);
@@ -48,27 +54,34 @@ void Turn::piece_ran(TurnChannels& v, uint32_t vm, uint32_t gchid, uint64_t star
   // An unbounded turn goes on through a launch's slices (it ends when the
   // channel is idle); a bounded one while its time lasts.
   const bool go_on = (at_slice && !slice_.bounded()) || slice_.has_time(turn_start, end_ns);
-  bool holding = false;
+  bool holding = false, host_left = false;
   {
     MediatorLock hold(hold_mutex_);
     // An entry rung ahead after this piece's end: the turn goes on, and
     // that entry's end decides it.
     if (!at_slice && v.piece_pending(gchid)) return;
-    if (go_on && v.continue_turn(gchid)) return;
+    if (go_on) {
+      const auto got = v.continue_turn(gchid, budget_ns(turn_start, end_ns));
+      if (got == TurnChannels::Dispatch::ran) return;
+      host_left = got == TurnChannels::Dispatch::host_work_left;  // the turn's time went on the host's work
+    }
     // Dry with time left while another VM waits: hold the turn for this
     // VM's next launch (with no one waiting, ending it costs nothing: the
     // next launch is dispatched at once).
-    holding = go_on && !at_slice && config_.hold_ns > 0 && config_.real_clock && dispatcher_->any_queued();
+    holding = go_on && !host_left && !at_slice && config_.hold_ns > 0 && config_.real_clock &&
+              dispatcher_->any_queued();
     if (holding)
       held_ = Held{vm, gchid, seq, turn_start, std::min(turn_start + slice_.slice_ns(), end_ns + config_.hold_ns)};
     else
       ending_ = sched::Dispatcher::Match{vm, gchid, seq};
   }
-  if (!holding) {
+  if (host_left) {
+    end({vm, gchid, seq}, turn_start, deps_.now_ns(), &host_work_, TurnEnd::out_of_time);
+  } else if (!holding) {
     end({vm, gchid, seq}, turn_start, end_ns, go_on ? &dry_ : &out_of_time_,
         go_on ? TurnEnd::drained : TurnEnd::out_of_time);
-    return;
   }
+  if (!holding) return;
   deps_.wake_watchdog();  // it times the hold's end
 }
 
@@ -79,7 +92,9 @@ void Turn::rung_in_turn(uint32_t vm, uint32_t gchid) {
     if (!held_ || held_->vm != vm || held_->gchid != gchid) return ring_ahead(vm, gchid);
     h = *std::exchange(held_, std::nullopt);
     std::shared_ptr<TurnChannels> v = deps_.find(vm);
-    if (v && v->continue_turn(gchid)) {
+    const uint64_t now = deps_.now_ns();
+    const uint64_t left = h.until_ns > now ? h.until_ns - now : 1;
+    if (v && v->continue_turn(gchid, slice_.bounded() ? left : 0) == TurnChannels::Dispatch::ran) {
       holds_kept_.fetch_add(1);
       return;
     }
@@ -99,7 +114,14 @@ void Turn::ring_ahead(uint32_t vm, uint32_t gchid) {
   if (!flight || flight->submission.vm != vm || flight->submission.channel != gchid) return;
   if (ending_ && ending_->vm == vm && ending_->channel == gchid && ending_->seq == flight->submission.seq) return;
   if (!slice_.has_time(flight->dispatched_ns, deps_.now_ns()) || dispatcher_->any_queued()) return;
-  if (std::shared_ptr<TurnChannels> v = deps_.find(vm)) (void)v->ring_ahead(gchid);
+  if (std::shared_ptr<TurnChannels> v = deps_.find(vm))
+    (void)v->ring_ahead(gchid, budget_ns(flight->dispatched_ns, deps_.now_ns()));
+}
+
+uint64_t Turn::budget_ns(uint64_t start_ns, uint64_t now_ns) const {
+  if (!slice_.bounded()) return 0;
+  const uint64_t used = now_ns > start_ns ? now_ns - start_ns : 0;
+  return used < slice_.slice_ns() ? slice_.slice_ns() - used : 1;
 }
 
 // The GPU stayed with the held turn's VM until now: that time is its.
@@ -145,7 +167,8 @@ void Turn::end_empty(const sched::Submission& s, bool told) {
 }
 
 TurnCounts Turn::counts() const {
-  return {started_.load(), out_of_time_.load(), dry_.load(), holds_kept_.load(), holds_expired_.load()};
+  return {started_.load(),    out_of_time_.load(),   dry_.load(),
+          holds_kept_.load(), holds_expired_.load(), host_work_.load()};
 }
 
 }  // namespace vgpu::mediator

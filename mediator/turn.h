@@ -55,15 +55,23 @@ struct TurnEvent {
 struct TurnCounts {
   uint64_t started = 0, out_of_time = 0, dry = 0;
   uint64_t holds_kept = 0, holds_expired = 0;
+  // Turns that ended at their bound in the host's work for the VM (its
+  // shadow sync) before the next piece could run, charged to it.
+  uint64_t host_work = 0;
 };
 
 // What a turn does to one VM's channels (a vGPU, under its lock; a fake
 // in the turn's tests). ShadowChannels documents each.
 class TurnChannels {
  public:
-  virtual bool dispatch(uint32_t gchid, uint64_t seq) = 0;
-  virtual bool continue_turn(uint32_t gchid) = 0;
-  virtual bool ring_ahead(uint32_t gchid) = 0;
+  // What a dispatch did: rang the channel's first piece, found nothing to
+  // run, or ran out of its host budget (host_budget_ns of the host's own
+  // work for the VM, its shadow sync: 0, no bound) before it could ring;
+  // the rest of that work goes on at its next dispatch.
+  enum class Dispatch { ran, nothing, host_work_left };
+  virtual Dispatch dispatch(uint32_t gchid, uint64_t seq, uint64_t host_budget_ns) = 0;
+  virtual Dispatch continue_turn(uint32_t gchid, uint64_t host_budget_ns) = 0;
+  virtual bool ring_ahead(uint32_t gchid, uint64_t host_budget_ns) = 0;
   virtual bool piece_pending(uint32_t gchid) const = 0;
   virtual bool in_turn_of(uint32_t gchid, uint64_t seq) const = 0;
   virtual void end_turn(uint32_t gchid) = 0;
@@ -122,6 +130,9 @@ class Turn final : public sched::Engine {
 
  private:
   void end_empty(const sched::Submission& s, bool told);
+  // The host time a turn that started at start_ns has left at now_ns (0:
+  // no bound, the turn is unbounded; at least 1 ns otherwise).
+  uint64_t budget_ns(uint64_t start_ns, uint64_t now_ns) const;
   // rung_in_turn with no held turn (hold_mutex_ held, so that piece_ran
   // decides the same turn before or after, never during).
   void ring_ahead(uint32_t vm, uint32_t gchid);
@@ -147,7 +158,7 @@ class Turn final : public sched::Engine {
   // The turn that piece_ran or the held turn's end decided to end, until
   // the scheduler has it: no entry is rung ahead for it meanwhile.
   std::optional<sched::Dispatcher::Match> ending_;
-  std::atomic<uint64_t> started_{0}, out_of_time_{0}, dry_{0}, holds_kept_{0}, holds_expired_{0};
+  std::atomic<uint64_t> started_{0}, out_of_time_{0}, dry_{0}, holds_kept_{0}, holds_expired_{0}, host_work_{0};
 };
 
 }  // namespace vgpu::mediator

@@ -30,6 +30,8 @@ struct FakeChannels final : TurnChannels {
   bool in_turn = false;
   uint64_t seq = 0;
   uint32_t rung = 0, rung_ahead = 0, ended = 0, done = 0;
+  uint32_t host_work = 0;  // dispatches whose host work runs out of the budget
+  std::vector<uint64_t> budgets;
 
   bool run() {
     if (pieces == 0) return false;
@@ -37,13 +39,21 @@ struct FakeChannels final : TurnChannels {
     ++rung;
     return true;
   }
-  bool dispatch(uint32_t, uint64_t s) override {
-    in_turn = run();
+  Dispatch dispatch(uint32_t, uint64_t s, uint64_t budget_ns) override {
+    budgets.push_back(budget_ns);
     seq = s;
-    return in_turn;
+    if (host_work > 0) {
+      --host_work;
+      return Dispatch::host_work_left;
+    }
+    in_turn = run();
+    return in_turn ? Dispatch::ran : Dispatch::nothing;
   }
-  bool continue_turn(uint32_t) override { return in_turn && run(); }
-  bool ring_ahead(uint32_t) override {
+  Dispatch continue_turn(uint32_t, uint64_t budget_ns) override {
+    budgets.push_back(budget_ns);
+    return in_turn && run() ? Dispatch::ran : Dispatch::nothing;
+  }
+  bool ring_ahead(uint32_t, uint64_t) override {
     ++rung_ahead;
     return run();
   }
@@ -187,6 +197,25 @@ TEST_F(TurnTest, APieceOfAnEndedTurnOnlyRequeuesWhatItsChannelHasLeft) {
   piece_ran(VM_A, 0, 1 * MS);  // its piece's end, handled late
   EXPECT_EQ(vm(VM_A).done, 1u);
   EXPECT_EQ(vm(VM_A).rung, 1u);
+}
+
+// Issue 37 item 5: a VM whose host work (its shadow sync) outlasts the
+// turn's bound ends its turn there, charged for it, and goes behind the
+// VM that waited; its work goes on at its next dispatch.
+TEST_F(TurnTest, HostWorkPastTheTurnsBoundEndsTheTurnChargedAndLetsTheWaitingVmGo) {
+  make(false);
+  vm(VM_A).host_work = 1;
+  vm(VM_A).pieces = 1;
+  vm(VM_B).pieces = 1;
+  ASSERT_TRUE(dispatcher->submit(VM_A, CH));
+  ASSERT_TRUE(dispatcher->submit(VM_B, CH));  // B waits behind A's turn
+  ASSERT_EQ(vm(VM_A).budgets.size(), 1u);
+  EXPECT_EQ(vm(VM_A).budgets[0], TURN_NS);  // the host work is bounded by the turn
+  EXPECT_EQ(turn->counts().host_work, 1u);
+  EXPECT_EQ(vm(VM_A).ended, 1u);  // A's turn ended and what it has left is requeued
+  EXPECT_EQ(vm(VM_B).rung, 1u);   // B went next
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[1].end, TurnEnd::out_of_time);
 }
 
 }  // namespace

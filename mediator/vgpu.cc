@@ -154,16 +154,29 @@ void Vgpu::on_nonstall(uint32_t gchid) {
   });
 }
 
-bool Vgpu::dispatch(uint32_t gchid, uint64_t seq) {
-  return locked([&] { return channels_.dispatch(gchid, seq); });
+namespace {
+
+TurnChannels::Dispatch to_turn(ShadowChannels::Dispatch d) {
+  switch (d) {
+    case ShadowChannels::Dispatch::ran: return TurnChannels::Dispatch::ran;
+    case ShadowChannels::Dispatch::host_work_left: return TurnChannels::Dispatch::host_work_left;
+    case ShadowChannels::Dispatch::nothing: break;
+  }
+  return TurnChannels::Dispatch::nothing;
 }
 
-bool Vgpu::continue_turn(uint32_t gchid) {
-  return locked([&] { return channels_.continue_turn(gchid); });
+}  // namespace
+
+TurnChannels::Dispatch Vgpu::dispatch(uint32_t gchid, uint64_t seq, uint64_t host_budget_ns) {
+  return to_turn(locked([&] { return channels_.dispatch(gchid, seq, host_budget_ns); }));
 }
 
-bool Vgpu::ring_ahead(uint32_t gchid) {
-  return locked([&] { return channels_.ring_ahead(gchid); });
+TurnChannels::Dispatch Vgpu::continue_turn(uint32_t gchid, uint64_t host_budget_ns) {
+  return to_turn(locked([&] { return channels_.continue_turn(gchid, host_budget_ns); }));
+}
+
+bool Vgpu::ring_ahead(uint32_t gchid, uint64_t host_budget_ns) {
+  return locked([&] { return channels_.ring_ahead(gchid, host_budget_ns); });
 }
 
 bool Vgpu::piece_pending(uint32_t gchid) const {

@@ -91,9 +91,9 @@ class Vgpu final : public TurnChannels {
   // ---- from the turn (mediator/turn.h): ShadowChannels' dispatch,
   // continue_turn, ring_ahead, piece_pending, in_turn_of, end_turn and
   // piece_done, under the vGPU's lock
-  bool dispatch(uint32_t gchid, uint64_t seq) override;
-  bool continue_turn(uint32_t gchid) override;
-  bool ring_ahead(uint32_t gchid) override;
+  Dispatch dispatch(uint32_t gchid, uint64_t seq, uint64_t host_budget_ns) override;
+  Dispatch continue_turn(uint32_t gchid, uint64_t host_budget_ns) override;
+  bool ring_ahead(uint32_t gchid, uint64_t host_budget_ns) override;
   bool piece_pending(uint32_t gchid) const override;
   bool in_turn_of(uint32_t gchid, uint64_t seq) const override;
   void end_turn(uint32_t gchid) override;

@@ -2,6 +2,8 @@
 #include "shadow/shadow_space.h"
 
 #include <algorithm>
+#include <chrono>
+#include <limits>
 
 #include "common/text.h"
 #include "shadow/entry.h"
@@ -55,47 +57,98 @@ Status ShadowSpace::sync_full() {
   counters_.add(counters_.full_syncs);
   dirty_.clear();
   synced_ = true;
+  work_ = Work{};
   return scan_pdes(0, static_cast<uint32_t>(fmt::PD.entries()), true);
 }
 
 Status ShadowSpace::sync_dirty() {
+  bool done = false;
+  return sync_dirty_until(std::numeric_limits<uint64_t>::max(), done);
+}
+
+uint64_t ShadowSpace::steady_now_ns() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
+}
+
+// A space never synced starts with a full scan; one with work left goes on
+// with it; then the pages written since, until none is dirty.
+Status ShadowSpace::sync_dirty_until(uint64_t until_ns, bool& done) {
+  done = true;
   if (pv_) return {};
-  std::unique_lock lock(mutex_);
-  if (!synced_) {
-    lock.unlock();
-    return sync_full();
-  }
-  if (dirty_.empty()) return {};
-  counters_.add(counters_.dirty_syncs);
-  std::vector<uint64_t> pages(dirty_.begin(), dirty_.end());
-  dirty_.clear();
-  std::sort(pages.begin(), pages.end());
+  std::lock_guard lock(mutex_);
+  const std::optional<uint64_t> until = until_ns == std::numeric_limits<uint64_t>::max() ? std::nullopt
+                                                                                         : std::optional(until_ns);
   Status status;
-  for (uint64_t page : pages) {
-    auto it = page_refs_.find(page);
+  if (!synced_) {
+    counters_.add(counters_.full_syncs);
+    dirty_.clear();
+    synced_ = true;
+    work_ = Work{.pde_next = 0, .pde_end = static_cast<uint32_t>(fmt::PD.entries()), .rescan = true};
+  }
+  for (;;) {
+    if (!run_work(until, status)) {
+      done = false;
+      return status;
+    }
+    if (dirty_.empty()) return status;
+    counters_.add(counters_.dirty_syncs);
+    std::vector<uint64_t> pages(dirty_.begin(), dirty_.end());
+    dirty_.clear();
+    std::sort(pages.begin(), pages.end());
+    work_.pages.assign(pages.begin(), pages.end());
+  }
+}
+
+bool ShadowSpace::run_work(std::optional<uint64_t> until_ns, Status& status) {
+  // Each piece does at least one step, so that every sync makes progress.
+  bool stepped = false;
+  const auto past = [&] { return stepped && until_ns && steady_now_ns() >= *until_ns; };
+  for (;;) {
+    while (work_.pde_next < work_.pde_end) {
+      if (past()) return false;
+      stepped = true;
+      Status s = scan_pdes(work_.pde_next++, 1, work_.rescan);
+      if (!s && status) status = s;
+    }
+    if (!work_.refs.empty()) {
+      stepped = true;
+      const TableRef ref = work_.refs.front();
+      work_.refs.pop_front();
+      rescan_ref(ref);
+      continue;
+    }
+    if (work_.pages.empty()) return true;
+    if (past()) return false;
+    work_.page = work_.pages.front();
+    work_.pages.pop_front();
+    auto it = page_refs_.find(work_.page);
     if (it == page_refs_.end()) continue;  // the table went away since the write
     counters_.add(counters_.pages_rescanned);
-    const std::vector<TableRef> refs = it->second;  // scanning may re-register pages
-    for (const TableRef& ref : refs) {
-      const uint64_t first = (page - ref.table_addr) / ENTRY_BYTES;
-      if (ref.kind == Kind::pd) {
-        const uint64_t count = std::min(ENTRIES_PER_TRACK_PAGE, fmt::PD.entries() - first);
-        Status s = scan_pdes(static_cast<uint32_t>(first), static_cast<uint32_t>(count), false);
-        if (!s && status) status = s;
-        continue;
-      }
-      auto slot = slots_.find(ref.pde);
-      if (slot == slots_.end()) continue;
-      const bool big = ref.kind == Kind::lpt;
-      const uint64_t guest_table = big ? slot->second.guest_lpt : slot->second.guest_spt;
-      const uint64_t shadow_table = big ? slot->second.shadow_lpt : slot->second.shadow_spt;
-      if (guest_table != ref.table_addr || shadow_table == 0) continue;
-      const fmt::Level& level = big ? fmt::LPT : fmt::SPT;
-      scan_entries(ref.kind, guest_table, shadow_table, first,
-                   std::min(ENTRIES_PER_TRACK_PAGE, level.entries() - first));
-    }
+    work_.refs.assign(it->second.begin(), it->second.end());  // scanning may re-register pages
   }
-  return status;
+}
+
+// One table of a dirty page: its entries in that page (a directory's
+// become work_'s entries to scan).
+void ShadowSpace::rescan_ref(const TableRef& ref) {
+  const uint64_t first = (work_.page - ref.table_addr) / ENTRY_BYTES;
+  if (ref.kind == Kind::pd) {
+    const uint64_t count = std::min(ENTRIES_PER_TRACK_PAGE, fmt::PD.entries() - first);
+    work_.pde_next = static_cast<uint32_t>(first);
+    work_.pde_end = static_cast<uint32_t>(first + count);
+    work_.rescan = false;
+    return;
+  }
+  auto slot = slots_.find(ref.pde);
+  if (slot == slots_.end()) return;
+  const bool big = ref.kind == Kind::lpt;
+  const uint64_t guest_table = big ? slot->second.guest_lpt : slot->second.guest_spt;
+  const uint64_t shadow_table = big ? slot->second.shadow_lpt : slot->second.shadow_spt;
+  if (guest_table != ref.table_addr || shadow_table == 0) return;
+  const fmt::Level& level = big ? fmt::LPT : fmt::SPT;
+  scan_entries(ref.kind, guest_table, shadow_table, first, std::min(ENTRIES_PER_TRACK_PAGE, level.entries() - first));
 }
 
 bool ShadowSpace::note_write(uint64_t gaddr) {
@@ -108,7 +161,7 @@ bool ShadowSpace::note_write(uint64_t gaddr) {
 
 bool ShadowSpace::dirty() const {
   std::lock_guard lock(mutex_);
-  return !synced_ || !dirty_.empty();
+  return !synced_ || !dirty_.empty() || !work_.idle();
 }
 
 std::vector<uint64_t> ShadowSpace::table_pages() const {

@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -48,6 +50,12 @@ class ShadowSpace {
   Status sync_full();
   // Lazy: rescan the dirty pages; a space never synced is synced in full.
   Status sync_dirty();
+  // The same in pieces (issue 37: host work for a VM is bounded by its
+  // turn): stops between two directory entries or two pages once the
+  // steady clock (steady_now_ns) passes until_ns, with `done` false; the
+  // next sync goes on where this one stopped. `done`: nothing is left.
+  Status sync_dirty_until(uint64_t until_ns, bool& done);
+  static uint64_t steady_now_ns();
 
   bool paravirtual() const { return pv_; }
   // PV only: sets the `count` PTEs of page size `ps` from `va` on, entry i
@@ -104,6 +112,20 @@ class ShadowSpace {
 
   mutable std::mutex mutex_;
   bool synced_ = false;
+  // A sync's work not done yet: pages to rescan, and of the page in
+  // progress its tables left and the directory entries left.
+  struct Work {
+    std::deque<uint64_t> pages;
+    std::deque<TableRef> refs;
+    uint64_t page = 0;
+    uint32_t pde_next = 0, pde_end = 0;
+    bool rescan = false;
+    bool idle() const { return pages.empty() && refs.empty() && pde_next == pde_end; }
+  };
+  Work work_;
+  // Runs work_ until it is done (true) or until_ns passes (false).
+  bool run_work(std::optional<uint64_t> until_ns, Status& status);
+  void rescan_ref(const TableRef& ref);
   std::unordered_map<uint32_t, Slot> slots_;                       // by PDE index
   std::unordered_map<uint64_t, std::vector<TableRef>> page_refs_;  // guest page -> tables in it
   std::unordered_set<uint64_t> dirty_;                             // guest pages

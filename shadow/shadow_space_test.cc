@@ -49,6 +49,30 @@ class ShadowSpaceTest : public ::testing::Test {
   }
 };
 
+// Issue 37 item 5: a sync bounded by a deadline stops and resumes; every
+// piece makes progress, and the pieces together shadow what one sync does.
+TEST_F(ShadowSpaceTest, ASyncInPiecesResumesWhereItStoppedAndEndsAsOneSyncWould) {
+  uint32_t pieces = 0;
+  for (bool done = false; !done; ++pieces) {
+    ASSERT_TRUE(space->sync_dirty_until(0, done));  // a deadline already past: one step a piece
+    ASSERT_LE(pieces, fmt::PD.entries()) << "a piece made no progress";
+    if (!done) {
+      EXPECT_TRUE(space->dirty());
+    }
+  }
+  EXPECT_GT(pieces, 1u);
+  EXPECT_FALSE(space->dirty());
+  EXPECT_EQ(f.counters.full_syncs.load(), 1u);
+  // As many entries as one full rescan reads.
+  const uint64_t scanned = f.counters.entries_scanned.load();
+  ASSERT_TRUE(space->sync_full());
+  EXPECT_EQ(f.counters.entries_scanned.load() - scanned, scanned);
+  auto m = mappings(*space, VA, VA + 2 * fmt::BIG_PAGE);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].phys, Fixture::PART_BASE + 0x10000);
+  EXPECT_EQ(m[1].phys, Fixture::PART_BASE + 0x400000);
+}
+
 TEST_F(ShadowSpaceTest, FullSyncRelocatesSmallAndBigPages) {
   ASSERT_TRUE(space->sync_full());
   auto m = mappings(*space, VA, VA + 2 * fmt::BIG_PAGE);

@@ -42,6 +42,15 @@ void ShadowSpaces::sync(shadow::ShadowSpace& space, bool full) const {
   if (counters_.shadow_writes.load(std::memory_order_relaxed) != before) invalidate_(space.shadow_pd());
 }
 
+bool ShadowSpaces::sync_until(shadow::ShadowSpace& space, uint64_t until_ns) const {
+  const uint64_t before = counters_.shadow_writes.load(std::memory_order_relaxed);
+  bool done = false;
+  Status s = space.sync_dirty_until(until_ns, done);
+  if (!s) sync_error_("shadow sync: " + s.error().message);
+  if (counters_.shadow_writes.load(std::memory_order_relaxed) != before) invalidate_(space.shadow_pd());
+  return done;
+}
+
 void ShadowSpaces::sync_all_full() const {
   each([&](shadow::ShadowSpace& s) { sync(s, true); });
 }

@@ -35,6 +35,9 @@ class ShadowSpaces {
   // Bring a space up to date (full rescan, or dirty pages only), then
   // invalidate the physical TLB for it if any shadow entry changed.
   void sync(shadow::ShadowSpace& space, bool full) const;
+  // Lazy sync in pieces: stops once the steady clock passes until_ns
+  // (ShadowSpace::sync_dirty_until). Returns whether it is done.
+  bool sync_until(shadow::ShadowSpace& space, uint64_t until_ns) const;
   // Full rescan of every space in use, or of the one with `guest_pd`.
   void sync_all_full() const;
   void sync_full(uint64_t guest_pd) const;
