@@ -95,7 +95,7 @@ class ShadowChannels {
   // without waiting for the host to see the piece end. At most one entry
   // ahead; never behind a channel parked in a semaphore acquire, and never
   // for a VM whose launches run in slices.
-  // The host decides whether the turn may (Host::rung_in_turn). False:
+  // The turn decides whether it may (Turn::rung_in_turn). False:
   // nothing rung.
   // Its sync is bounded by host_budget_ns (0: no bound): one that runs out
   // rings nothing ahead and goes on at the turn's next piece.
@@ -131,7 +131,7 @@ class ShadowChannels {
   // bind changed which pages hold page tables.
   std::vector<uint32_t> take_submits() { return std::exchange(submits_, {}); }
   // Channels whose doorbell brought new work during their turn (the host
-  // may be holding that turn open for it: Host::rung_in_turn).
+  // the turn may be holding itself open for it: Turn::rung_in_turn).
   std::vector<uint32_t> take_rung_in_turn() { return std::exchange(rung_in_turn_, {}); }
   std::vector<std::pair<uint32_t, uint64_t>> take_stopped() { return std::exchange(stopped_, {}); }
   bool take_layout_changed() { return std::exchange(layout_changed_, false); }

@@ -215,7 +215,7 @@ TEST(ShadowChannels, NoPieceIsRungBehindAParkedOneUntilItHasRun) {
 }
 
 // The guest rang more while its turn's piece is on the GPU (the host
-// decided the turn may go on: Host::ring_ahead): the next entry is rung
+// decided the turn may go on: Turn::ring_ahead): the next entry is rung
 // behind it, one at most.
 TEST(ShadowChannels, RingingAheadRingsOneEntryBehindThePieceOnTheGpu) {
   Channels t(true);
@@ -276,7 +276,7 @@ TEST(ShadowChannels, NothingIsRungAheadOutsideATurnBehindAParkedAcquireOrForSlic
 
 // A piece's end belongs to a turn only once that turn's submission was
 // dispatched: before it, the end is the last turn's (a rung-ahead entry's
-// end handled late, Host::piece_ran).
+// end handled late, Turn::piece_ran).
 TEST(ShadowChannels, ATurnIsTheChannelsOnlyFromItsDispatchToItsEnd) {
   Channels t(true);
   t.ready(1);

@@ -18,6 +18,7 @@ int noisy_main(std::span<char*> args);
 int idle_main(std::span<char*> args);
 int sliver_main(std::span<char*> args);
 int ptx_main(std::span<char*> args);
+int hostwork_main(std::span<char*> args);
 
 // The mediator's cost per trapped access: N reads of BOOT_0 through the
 // mediated port (fv-opt) minus N through the native port, over N. Each

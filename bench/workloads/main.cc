@@ -9,6 +9,7 @@
 //   vgpu-bench idle [...]        the CPU time of VMs blocked in a fence wait
 //   vgpu-bench ptx [...]         user kernels (PTX) per mode beside the built-in kernels
 //   vgpu-bench sliver [...]      SliVER's co-run of SGEMM and MRI-Q against kernel slice sizes
+//   vgpu-bench hostwork [...]    another VM's wait while one VM's shadow sync runs (a table flood)
 #include <iostream>
 #include <span>
 #include <string>
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   if (cmd == "idle") return vgpu::bench::idle_main(all.subspan(2));
   if (cmd == "ptx") return vgpu::bench::ptx_main(all.subspan(2));
   if (cmd == "sliver") return vgpu::bench::sliver_main(all.subspan(2));
+  if (cmd == "hostwork") return vgpu::bench::hostwork_main(all.subspan(2));
   std::cerr << (cmd.empty() || cmd == "--help" || cmd == "-h" ? "" : "vgpu-bench: unknown subcommand '" + cmd + "'\n")
             << "usage: vgpu-bench workloads [--modes LIST] [--runs N] [--only NAMES] [--json FILE]\n"
                "       vgpu-bench scale [--vms LIST] [--modes LIST] [--workloads NAMES] [--runs N] [--json FILE]\n"
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
                "       vgpu-bench idle [--vms N] [--modes LIST] [--spin-ms N] [--json FILE]\n"
                "       vgpu-bench ptx [--modes LIST] [--runs N] [--json FILE]\n"
                "       vgpu-bench sliver [--sgemm-n N] [--mriq-k N] [--mriq-x N] [--iterations N] [--slices LIST]\n"
+               "       vgpu-bench hostwork [--runs N] [--turn-ms LIST] [--json FILE]\n"
                "                         [--latency-seconds N] [--policy NAME] [--turn-ms N] [--json FILE]\n"
                "       vgpu-bench --version\n"
                "Flags take their value as --flag VALUE or --flag=VALUE; a usage error exits 2.\n";
