@@ -493,7 +493,7 @@ TEST(HostThreads, ChannelTogglingBesideAStreamOfCompletionsDoesNotDeadlock) {
 // submission was put in flight, before its dispatch. Taken for that turn's
 // end, it ended a turn that had not started, and the channel then never
 // ran again (a lost fence in about a third of runs under ASan on two
-// loaded cores; Host::piece_ran now asks ShadowChannels::in_turn_of).
+// loaded cores; Turn::piece_ran now asks ShadowChannels::in_turn_of).
 TEST(HostThreads, ChannelTogglingBesideAStreamOfRungAheadCompletionsLosesNoFence) {
   run_beside_launches(toggle_a_channel, true);
 }
