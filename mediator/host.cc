@@ -40,7 +40,9 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   if (config.max_gpu_ms > VGPU_OPT_MAX_GPU_MS_MAX)
     return fail(Errc::invalid_argument, strfmt("host: %s: %u ms is above %u ms", VGPU_OPT_MAX_GPU_MS, config.max_gpu_ms,
                                                VGPU_OPT_MAX_GPU_MS_MAX));
-  auto policy = sched::make_policy(config.scheduler, config.sched_params);
+  sched::PolicyParams params = config.sched_params;
+  params.turn_ns = config.turn_ns;  // BAND sizes each VM's turn within it
+  auto policy = sched::make_policy(config.scheduler, params);
   if (!policy) return std::unexpected(policy.error().context("host"));
   std::unique_ptr<Host> host(new Host(config));
   auto gpu = gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = config.vram_bytes,
@@ -320,7 +322,8 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
   const uint64_t turn_start = turns_.piece_ran(v.id(), seq, start_ns);
   // An unbounded turn goes on through a launch's slices (it ends when the
   // channel is idle); a bounded one while its time lasts.
-  const bool go_on = (at_slice && !turns_.bounded()) || turns_.has_time(turn_start, end_ns);
+  const uint64_t length = flight->submission.turn_ns;  // the scheduler's length for this turn
+  const bool go_on = (at_slice && !turns_.bounded()) || turns_.has_time(turn_start, end_ns, length);
   bool holding = false;
   {
     MediatorLock hold(hold_mutex_);
@@ -335,7 +338,7 @@ void Host::piece_ran(Vgpu& v, uint32_t gchid, uint64_t start_ns, uint64_t end_ns
               dispatcher_->any_queued();
     if (holding)
       held_ = HeldTurn{v.id(), gchid, seq, turn_start,
-                       std::min(turn_start + turns_.slice_ns(), end_ns + config_.turn_hold_ns)};
+                       std::min(turn_start + turns_.length(length), end_ns + config_.turn_hold_ns)};
     else
       ending_ = sched::Dispatcher::Match{v.id(), gchid, seq};
   }
@@ -373,7 +376,8 @@ void Host::ring_ahead(uint32_t vgpu_id, uint32_t gchid) {
   const auto flight = dispatcher_->in_flight();
   if (!flight || flight->submission.vm != vgpu_id || flight->submission.channel != gchid) return;
   if (ending_ && ending_->vm == vgpu_id && ending_->channel == gchid && ending_->seq == flight->submission.seq) return;
-  if (!turns_.has_time(flight->dispatched_ns, now_ns()) || dispatcher_->any_queued()) return;
+  if (!turns_.has_time(flight->dispatched_ns, now_ns(), flight->submission.turn_ns) || dispatcher_->any_queued())
+    return;
   if (std::shared_ptr<Vgpu> v = find(vgpu_id)) (void)v->ring_ahead(gchid);
 }
 
