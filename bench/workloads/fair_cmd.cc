@@ -58,7 +58,8 @@ struct FairEntry {
   // the rest is the host's: threads not run, traps, the model): worst, p99.
   double worst_turn_wait_ms = 0;
   double p99_turn_wait_ms = 0;
-  std::string worst_timeline;  // --timeline: the turns during VM0's worst wait
+  size_t most_turns_waited = 0;  // of VM1, before VM0's next turn
+  std::string worst_timeline;    // --timeline: the turns during VM0's worst wait
   double long_work_s = 0;
   bool ok = true;
   std::string error;
@@ -103,19 +104,25 @@ const char* turn_end_name(mediator::TurnEnd e) {
 // How far before a wait the timeline starts: the turn in progress.
 constexpr int TIMELINE_BEFORE_MS = 40;
 
-// How long turns of `vm` overlapped each [t0, t1) of `samples` (in time
-// order), in ms.
-std::vector<double> turn_overlaps(
-    TurnLog& log, uint32_t vm,
-    const std::vector<std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>>&
-        samples) {
+// The scheduler's part of each of VM0's waits [t0, t1) (in time order),
+// in ms: how long turns of `other` overlapped it up to the next start of a
+// turn of `own` (the rest of the wait is the host's: the guest's thread
+// not run, traps, the model's threads).
+using Span = std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>;
+struct TurnWaits {
+  std::vector<double> ms;  // per sample
+  size_t most_turns = 0;   // the most turns of `other` any sample waited for
+};
+TurnWaits turn_overlaps(TurnLog& log, uint32_t own, uint32_t other, const std::vector<Span>& samples) {
   using Tp = std::chrono::steady_clock::time_point;
-  std::vector<std::pair<Tp, Tp>> turns;
+  std::vector<Span> turns;
+  std::vector<Tp> own_starts;
   {
     std::lock_guard lk(log.mu);
     std::optional<Tp> open;
     for (const auto& [at, e] : log.entries) {
-      if (e.vm != vm) continue;
+      if (e.vm == own && e.start) own_starts.push_back(at);
+      if (e.vm != other) continue;
       if (e.start) {
         open = at;
       } else if (open) {
@@ -124,15 +131,19 @@ std::vector<double> turn_overlaps(
       }
     }
   }
-  std::vector<double> out;
-  size_t first = 0;
+  TurnWaits out;
+  size_t first = 0, own_next = 0;
   for (const auto& [t0, t1] : samples) {
     while (first < turns.size() && turns[first].second <= t0) ++first;
+    while (own_next < own_starts.size() && own_starts[own_next] <= t0) ++own_next;
+    const Tp until = own_next < own_starts.size() ? std::min(t1, own_starts[own_next]) : t1;
     double ms = 0;
-    for (size_t i = first; i < turns.size() && turns[i].first < t1; ++i)
-      ms += std::chrono::duration<double, std::milli>(std::min(t1, turns[i].second) - std::max(t0, turns[i].first))
+    size_t i = first;
+    for (; i < turns.size() && turns[i].first < until; ++i)
+      ms += std::chrono::duration<double, std::milli>(std::min(until, turns[i].second) - std::max(t0, turns[i].first))
                 .count();
-    out.push_back(ms);
+    out.ms.push_back(ms);
+    out.most_turns = std::max(out.most_turns, i - first);
   }
   return out;
 }
@@ -215,7 +226,7 @@ FairEntry measure(const FairRun& r) {
   const auto end = start + std::chrono::seconds(r.seconds);
   std::atomic<bool> long_done{false};
   std::vector<double> waits;
-  std::vector<std::pair<SteadyClock::time_point, SteadyClock::time_point>> spans;  // of VM0's waits
+  std::vector<Span> spans;  // of VM0's waits
   SteadyClock::time_point worst_t0, worst_t1;
   uint64_t gpu_at_end[2] = {0, 0};
   auto results = (*tb)->run([&](testbed::Vm& vm) -> Status {
@@ -258,9 +269,10 @@ FairEntry measure(const FairRun& r) {
   });
   e.wait_samples = waits.size();
   e.p99_wait_ms = p99(waits);
-  const std::vector<double> by_turns = turn_overlaps(turns, (*tb)->vgpu(1)->id(), spans);
-  if (!by_turns.empty()) e.worst_turn_wait_ms = std::ranges::max(by_turns);
-  e.p99_turn_wait_ms = p99(by_turns);
+  const TurnWaits by_turns = turn_overlaps(turns, (*tb)->vgpu(0)->id(), (*tb)->vgpu(1)->id(), spans);
+  if (!by_turns.ms.empty()) e.worst_turn_wait_ms = std::ranges::max(by_turns.ms);
+  e.p99_turn_wait_ms = p99(by_turns.ms);
+  e.most_turns_waited = by_turns.most_turns;
   if (r.timeline && e.wait_samples) e.worst_timeline = timeline_between(turns, worst_t0, worst_t1);
   for (uint32_t vm = 0; vm < 2; ++vm) {
     if (!results[vm]) {
@@ -299,16 +311,16 @@ void write_json(const std::string& path, uint32_t short_ms, const uint32_t (&wei
         << strfmt(
                "{\"policy\": %s, \"long_ms\": %u, \"slice_blocks\": %s, \"long_work\": %s, \"long_work_s\": %.3f, "
                "\"distance\": %.4f, \"vm0_worst_wait_ms\": %.3f, \"vm0_p99_wait_ms\": %.3f, \"vm0_wait_samples\": %zu, "
-               "\"vm0_worst_turn_wait_ms\": %.3f, \"vm0_p99_turn_wait_ms\": %.3f, "
+               "\"vm0_worst_turn_wait_ms\": %.3f, \"vm0_p99_turn_wait_ms\": %.3f, \"vm0_most_turns_waited\": %zu, "
                "\"vms\": [{\"vm\": 0, "
                "\"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, \"target\": %.4f, \"kernels\": %lu, "
                "\"slice_resumes\": %lu}, {\"vm\": 1, \"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, "
                "\"target\": %.4f, \"kernels\": %lu, \"slice_resumes\": %lu}]}",
                json_string(e.policy).c_str(), e.long_ms, json_string(slice_name(e.slice_blocks)).c_str(),
                json_string(e.long_work).c_str(), e.long_work_s, std::abs(e.share(0) - target0), e.worst_wait_ms,
-               e.p99_wait_ms, e.wait_samples, e.worst_turn_wait_ms, e.p99_turn_wait_ms, short_ms, e.gpu_ms[0],
-               e.share(0), target0, e.kernels[0], e.slice_resumes[0], e.long_ms, e.gpu_ms[1], e.share(1), 1 - target0,
-               e.kernels[1], e.slice_resumes[1]);
+               e.p99_wait_ms, e.wait_samples, e.worst_turn_wait_ms, e.p99_turn_wait_ms, e.most_turns_waited, short_ms,
+               e.gpu_ms[0], e.share(0), target0, e.kernels[0], e.slice_resumes[0], e.long_ms, e.gpu_ms[1], e.share(1),
+               1 - target0, e.kernels[1], e.slice_resumes[1]);
   }
   out << "]}\n";
   std::printf("JSON: %s\n", path.c_str());
@@ -343,11 +355,11 @@ int fair_main(std::span<char*> args) {
   std::printf(
       "two fv-opt VMs, spin kernels %u ms (vm0) and the long ms below (vm1), weights %u:%u (vm0 target %.3f), "
       "%u s each; slice 0 = unsliced (a spin block is 100 us), auto = by time (turn-ms/4); worst = vm0's longest "
-      "wait (p99, samples), and of it the part vm1's turns took (worst, p99); the rest is the host's\n",
+      "wait (p99, samples), and of it the part vm1's turns took (worst, p99) and the most vm1 turns one wait saw; the rest is the host's\n",
       short_ms, weights[0], weights[1], target0, seconds);
-  std::printf("%-7s %9s %6s | %12s %12s | %8s %8s %8s | %9s %8s %6s | %9s %8s | %-13s | %s\n", "policy", "long",
+  std::printf("%-7s %9s %6s | %12s %12s | %8s %8s %8s | %9s %8s %6s | %9s %8s %5s | %-13s | %s\n", "policy", "long",
               "slice", "vm0 GPU ms", "vm1 GPU ms", "share0", "share1", "|d|", "worst ms", "p99 ms", "n", "turns ms",
-              "p99 ms", "kernels", "slice resumes");
+              "p99 ms", "turns", "kernels", "slice resumes");
   std::vector<std::string> works = long_work;
   if (works.empty()) works.emplace_back();
   for (const std::string& work : works) {
@@ -360,12 +372,12 @@ int fair_main(std::span<char*> args) {
             std::printf("%-7s %9s %6s | ended: %s\n", p.c_str(), what.c_str(), slice_name(slice).c_str(),
                         e.error.c_str());
           std::printf(
-              "%-7s %9s %6s | %12.1f %12.1f | %8.3f %8.3f %8.3f | %9.1f %8.1f %6zu | %9.1f %8.1f | %5lu / %-5lu | %lu / "
+              "%-7s %9s %6s | %12.1f %12.1f | %8.3f %8.3f %8.3f | %9.1f %8.1f %6zu | %9.1f %8.1f %5zu | %5lu / %-5lu | %lu / "
               "%lu%s\n",
               p.c_str(), what.c_str(), slice_name(slice).c_str(), e.gpu_ms[0], e.gpu_ms[1], e.share(0), e.share(1),
               std::abs(e.share(0) - target0), e.worst_wait_ms, e.p99_wait_ms, e.wait_samples, e.worst_turn_wait_ms,
-              e.p99_turn_wait_ms, e.kernels[0], e.kernels[1], e.slice_resumes[0], e.slice_resumes[1],
-              work.empty() ? "" : strfmt(" (vm1 done after %.1f s)", e.long_work_s).c_str());
+              e.p99_turn_wait_ms, e.most_turns_waited, e.kernels[0], e.kernels[1], e.slice_resumes[0],
+              e.slice_resumes[1], work.empty() ? "" : strfmt(" (vm1 done after %.1f s)", e.long_work_s).c_str());
           if (!e.worst_timeline.empty()) std::printf("  vm0's worst wait, the turns:\n%s", e.worst_timeline.c_str());
           std::fflush(stdout);
           if (!e.ok && work.empty()) return 1;
