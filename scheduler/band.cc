@@ -102,7 +102,9 @@ class Band final : public PolicyBase {
   }
 
   Status arrive(Submission s, uint64_t now_ns) override {
-    const bool idle = vms_.contains(s.vm) && vm(s.vm).queue.empty() && running_ != s.vm;
+    // The remainder a VM re-queues as its own turn ends is not a return
+    // from idle: it keeps what it is owed.
+    const bool idle = vms_.contains(s.vm) && vm(s.vm).queue.empty() && running_ != s.vm && last_completed_ != s.vm;
     if (Status st = PolicyBase::arrive(s, now_ns); !st) return st;
     if (!params_.turn_ns || !idle) return {};
     // A VM back from idle catches up at most one turn on the others: time

@@ -85,6 +85,30 @@ TEST(WeightedTurns, AVmBackFromIdleCatchesUpAtMostOneTurn) {
   EXPECT_EQ(next.turn_ns, TURN);
 }
 
+// A turn the host stretched (its thread not run: vm 1's 1 ms launch took
+// 200 ms) is repaid: vm 2 re-queues its remainder after each of its turns,
+// which is not a return from idle, so it keeps what it is owed and vm 1's
+// turns stay one launch long until they are level.
+TEST(WeightedTurns, AStretchedTurnIsRepaidByTheVmAhead) {
+  auto p = policy("band", {1, 1}, WEIGHTED);
+  arrive(*p, 1, 0);
+  arrive(*p, 2, 0);
+  uint64_t t = 0, gpu[3] = {0, 0, 0};
+  bool stretched = false;
+  while (t < 2'000 * MS) {
+    const Submission s = dispatched(*p, t);
+    // vm 1 runs 1 ms launches (its turn: the first launch past its length),
+    // vm 2 exactly its turn; vm 1's first turn is stretched to 200 ms.
+    uint64_t len = s.vm == 1 ? std::max<uint64_t>((s.turn_ns + MS - 1) / MS, 1) * MS : s.turn_ns;
+    if (s.vm == 1 && !stretched) len = 200 * MS, stretched = true;
+    p->complete(s.vm, t, t + len);
+    gpu[s.vm] += len;
+    t += len;
+    arrive(*p, s.vm, t);
+  }
+  EXPECT_NEAR(static_cast<double>(gpu[1]) / static_cast<double>(gpu[1] + gpu[2]), 0.5, 0.01);
+}
+
 // Two busy VMs as the mediator runs them: vm 1's turn is 1 ms launches
 // (it ends at the first launch past its length), vm 2's 7.5 ms pieces; each
 // VM queues its remainder as its turn ends. Shares follow the weights, and
