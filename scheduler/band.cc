@@ -10,18 +10,19 @@
 //     completion, can arrive and go first.
 // And one of ours, for bounded turns (PolicyParams::turn_ns, the mediator's
 // turn-ms), "weighted turns":
-//  3. A VM whose turn ended while another VM waited goes behind it, and a
-//     VM's turn lasts at most turn_ns * weight / the largest weight (its
-//     quantum; the mediator ends a turn at the first piece boundary past
-//     its length), less what the VM is ahead of the waiting VMs in GPU
-//     time per weight (the virtual time of weighted fair queueing): a turn
-//     that ran over, or a VM whose own turns ran dry early, is evened out
-//     by shorter turns of the VM ahead. A VM back from idle may lag the
-//     others by at most its quantum. Busy VMs take turns in the ratio of
-//     their weights; a VM that became runnable waits for at most the turn
-//     in progress. Rule 2's yield window is not used then: the VM whose
-//     turn just ended would re-queue its remainder inside the window and
-//     take the engine back.
+//  3. The next turn goes to the waiting VM furthest behind in GPU time per
+//     weight (the virtual time of weighted fair queueing), but not to the
+//     VM whose turn just ended while another waits. A VM's turn lasts at
+//     most turn_ns * weight / the largest weight (its quantum; the
+//     mediator ends a turn at the first piece boundary past its length),
+//     less what it is ahead of the busy VMs: a turn that ran over, or a
+//     VM whose own turns ran dry early, is evened out by shorter turns of
+//     the VM ahead. A VM back from idle may lag the others by at most its
+//     quantum. Busy VMs take turns in the ratio of their weights; a VM
+//     under its share that becomes runnable waits for at most the turn in
+//     progress. Rule 2's yield window is not used then: the VM whose turn
+//     just ended would re-queue its remainder inside the window and take
+//     the engine back.
 // docs/scheduler.md gives the reading of Gdev's code behind each rule.
 #include <algorithm>
 #include <map>
@@ -41,6 +42,10 @@ class Band final : public PolicyBase {
   Decision pick(uint64_t now_ns) override {
     advance(now_ns);
     if (yield_) return pick_in_window(now_ns);
+    if (params_.turn_ns) {
+      const auto next = least_behind();
+      return next ? dispatch(*next) : Decision{};
+    }
     const auto next = first_queued();
     if (!next) return {};
     // Weighted turns (rule 3) replace the yield window: the VM whose turn
@@ -161,6 +166,26 @@ class Band final : public PolicyBase {
       ref = ref ? std::min(*ref, vt) : vt;
     }
     return ref;
+  }
+
+  // Weighted turns: of the VMs waiting, the one furthest behind in GPU
+  // time per weight (run-list order among equals), but not the VM whose
+  // turn just ended while another waits. A VM back from idle is the one
+  // furthest behind (within its quantum), so it goes next.
+  [[nodiscard]] std::optional<VmId> least_behind() const {
+    std::optional<VmId> best;
+    double best_vt = 0;
+    const bool others = last_completed_ && another_queued(*last_completed_);
+    for (VmId id : run_list_) {
+      if (vm(id).queue.empty() || (others && last_completed_ == id)) continue;
+      const auto it = turns_.find(id);
+      const double vt = it == turns_.end() ? 0.0 : it->second.vt;
+      if (!best || vt < best_vt) {
+        best = id;
+        best_vt = vt;
+      }
+    }
+    return best;
   }
 
   [[nodiscard]] bool another_queued(VmId id) const {

@@ -85,6 +85,31 @@ TEST(WeightedTurns, AVmBackFromIdleCatchesUpAtMostOneTurn) {
   EXPECT_EQ(next.turn_ns, TURN);
 }
 
+// Three VMs: 1 and 2 busy with whole turns, 3 under its share (1 ms of
+// work, then it comes back during vm 1's turn). vm 3 goes next, before
+// vm 2, which waited longer but is ahead: a VM under its share is served
+// within one turn of becoming runnable, not behind every busy VM.
+TEST(WeightedTurns, AVmUnderItsShareGoesAfterTheTurnInProgress) {
+  auto p = policy("band", {1, 1, 1}, WEIGHTED);
+  arrive(*p, 1, 0);
+  arrive(*p, 2, 0);
+  arrive(*p, 3, 0);
+  uint64_t t = 0;
+  for (int i = 0; i < 3; ++i) {
+    const Submission s = dispatched(*p, t);
+    const uint64_t len = s.vm == 3 ? MS : TURN;
+    p->complete(s.vm, t, t + len);
+    t += len;
+    if (s.vm != 3) arrive(*p, s.vm, t);
+  }
+  const Submission in_progress = dispatched(*p, t);
+  ASSERT_EQ(in_progress.vm, 1u);
+  arrive(*p, 3, t + MS);
+  p->complete(1, t, t + TURN);
+  arrive(*p, 1, t + TURN);
+  EXPECT_EQ(dispatched(*p, t + TURN).vm, 3u);
+}
+
 // A turn the host stretched (its thread not run: vm 1's 1 ms launch took
 // 200 ms) is repaid: vm 2 re-queues its remainder after each of its turns,
 // which is not a return from idle, so it keeps what it is owed and vm 1's
