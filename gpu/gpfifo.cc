@@ -15,6 +15,7 @@ using namespace regs;
 using pushbuf::Kind;
 
 namespace {
+constexpr uint64_t NS_PER_MS = 1'000'000;
 std::unexpected<ChannelFault> fault(ChannelError code, uint64_t addr, uint32_t method = 0, uint32_t subch = 0) {
   return std::unexpected(ChannelFault{code, method, subch, addr, std::nullopt});
 }
@@ -206,6 +207,7 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   const bool timed = pfifo::ChanSliceTimed::get(slice);
   run.ctx->slice_blocks = timed ? 0 : pfifo::ChanSliceBlocks::get(slice);
   run.ctx->slice_ns = timed ? uint64_t{pfifo::ChanSliceBlocks::get(slice)} * 1000 : 0;
+  run.ctx->watchdog_ns = uint64_t{chan_watchdog_[chid].load()} * NS_PER_MS;
   run.released_early.reset();
   run.ctx->following_release = d_.device && d_.device->fences && object->may_start_work(method)
                                    ? release_after(chid, run)
@@ -267,12 +269,13 @@ void Pfifo::start_engine_job(uint32_t chid, uint64_t epoch, EngineId engine, std
 }
 
 std::expected<std::optional<uint64_t>, ChannelFault> Pfifo::engine_budget(uint32_t chid, const ChannelRun& run) const {
-  constexpr uint64_t NS_PER_MS = 1'000'000;
   std::optional<uint64_t> budget;
   if (const uint64_t limit_ns = uint64_t{engine_timeout_ms_.load()} * NS_PER_MS; limit_ns != 0) budget = limit_ns;
   if (const uint64_t watchdog_ns = uint64_t{chan_watchdog_[chid].load()} * NS_PER_MS; watchdog_ns != 0) {
-    if (run.op_engine_ns >= watchdog_ns) return fault(ChannelError::timeout, 0);
-    budget = std::min(budget.value_or(watchdog_ns), watchdog_ns - run.op_engine_ns);
+    // Spent at a piece boundary: the work's next piece gets no time and
+    // ends the operation itself (a user launch with its report).
+    budget = run.op_engine_ns >= watchdog_ns ? 0
+                                             : std::min(budget.value_or(watchdog_ns), watchdog_ns - run.op_engine_ns);
   }
   return budget;
 }

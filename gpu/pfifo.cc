@@ -14,7 +14,9 @@ namespace vgpu::gpu {
 using namespace regs::pfifo;
 using regs::ChannelError;
 
-Pfifo::Pfifo(Deps deps) : d_(std::move(deps)) {}
+Pfifo::Pfifo(Deps deps) : d_(std::move(deps)) {
+  for (auto& watchdog : chan_watchdog_) watchdog.store(regs::pfifo::CHAN_WATCHDOG_RESET_MS);
+}
 
 Pfifo::~Pfifo() { stop(); }
 

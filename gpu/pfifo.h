@@ -167,8 +167,9 @@ class Pfifo {
   // its result comes back through post_engine_result.
   void start_engine_job(uint32_t chid, uint64_t epoch, EngineId engine, std::function<MethodDone()> work, bool brief);
   // The time the next engine job of the channel may run: ENGINE_TIMEOUT,
-  // and what is left of the operation's CHAN_WATCHDOG (none: no limit), or
-  // timeout when the watchdog has nothing left.
+  // and what is left of the operation's CHAN_WATCHDOG (none: no limit); 0
+  // when the watchdog has nothing left (the work's next piece ends the
+  // operation with timeout itself, so a user launch writes its report).
   std::expected<std::optional<uint64_t>, ChannelFault> engine_budget(uint32_t chid, const ChannelRun& run) const;
   // Divided work (§10.5): its next piece to the engine, a slice boundary,
   // and the channel's turn after one.

@@ -31,7 +31,7 @@ void Pfifo::reset() {
   userd_base_.store(0);
   runlist_base_ = runlist_intr_ = chan_table_error_ = nonstall_engine_ = preempt_ = 0;
   for (auto& slice : chan_slice_) slice.store(0);
-  for (auto& watchdog : chan_watchdog_) watchdog.store(0);
+  for (auto& watchdog : chan_watchdog_) watchdog.store(CHAN_WATCHDOG_RESET_MS);
   d_.faults.reset();
   kick();
 }

@@ -40,7 +40,9 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   if (config.max_gpu_ms > VGPU_OPT_MAX_GPU_MS_MAX)
     return fail(Errc::invalid_argument, strfmt("host: %s: %u ms is above %u ms", VGPU_OPT_MAX_GPU_MS, config.max_gpu_ms,
                                                VGPU_OPT_MAX_GPU_MS_MAX));
-  auto policy = sched::make_policy(config.scheduler, config.sched_params);
+  sched::PolicyParams params = config.sched_params;
+  params.turn_ns = config.turn_ns;  // BAND sizes each VM's turn within it
+  auto policy = sched::make_policy(config.scheduler, params);
   if (!policy) return std::unexpected(policy.error().context("host"));
   std::unique_ptr<Host> host(new Host(config));
   auto gpu = gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = config.vram_bytes,

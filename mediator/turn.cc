@@ -26,7 +26,7 @@ void Turn::start(const sched::Submission& s) {
     // is bounded by the turn: what is left goes on in its next turn, and
     // this one is charged for it.
     const uint64_t start_ns = deps_.now_ns();
-    const auto got = v ? v->dispatch(s.channel, s.seq, slice_.slice_ns()) : TurnChannels::Dispatch::nothing;
+    const auto got = v ? v->dispatch(s.channel, s.seq, slice_.length(s.turn_ns)) : TurnChannels::Dispatch::nothing;
     if (got == TurnChannels::Dispatch::ran)
       started_.fetch_add(1);
     else if (got == TurnChannels::Dispatch::host_work_left)
@@ -53,7 +53,8 @@ void Turn::piece_ran(TurnChannels& v, uint32_t vm, uint32_t gchid, uint64_t star
   const uint64_t turn_start = slice_.piece_ran(vm, seq, start_ns);
   // An unbounded turn goes on through a launch's slices (it ends when the
   // channel is idle); a bounded one while its time lasts.
-  const bool go_on = (at_slice && !slice_.bounded()) || slice_.has_time(turn_start, end_ns);
+  const uint64_t length = flight->submission.turn_ns;  // the scheduler's length for this turn
+  const bool go_on = (at_slice && !slice_.bounded()) || slice_.has_time(turn_start, end_ns, length);
   bool holding = false, host_left = false;
   {
     MediatorLock hold(hold_mutex_);
@@ -61,7 +62,7 @@ void Turn::piece_ran(TurnChannels& v, uint32_t vm, uint32_t gchid, uint64_t star
     // that entry's end decides it.
     if (!at_slice && v.piece_pending(gchid)) return;
     if (go_on) {
-      const auto got = v.continue_turn(gchid, budget_ns(turn_start, end_ns));
+      const auto got = v.continue_turn(gchid, budget_ns(turn_start, end_ns, length));
       if (got == TurnChannels::Dispatch::ran) return;
       host_left = got == TurnChannels::Dispatch::host_work_left;  // the turn's time went on the host's work
     }
@@ -71,7 +72,7 @@ void Turn::piece_ran(TurnChannels& v, uint32_t vm, uint32_t gchid, uint64_t star
     holding = go_on && !host_left && !at_slice && config_.hold_ns > 0 && config_.real_clock &&
               dispatcher_->any_queued();
     if (holding)
-      held_ = Held{vm, gchid, seq, turn_start, std::min(turn_start + slice_.slice_ns(), end_ns + config_.hold_ns)};
+      held_ = Held{vm, gchid, seq, turn_start, std::min(turn_start + slice_.length(length), end_ns + config_.hold_ns)};
     else
       ending_ = sched::Dispatcher::Match{vm, gchid, seq};
   }
@@ -113,15 +114,17 @@ void Turn::ring_ahead(uint32_t vm, uint32_t gchid) {
   const auto flight = dispatcher_->in_flight();
   if (!flight || flight->submission.vm != vm || flight->submission.channel != gchid) return;
   if (ending_ && ending_->vm == vm && ending_->channel == gchid && ending_->seq == flight->submission.seq) return;
-  if (!slice_.has_time(flight->dispatched_ns, deps_.now_ns()) || dispatcher_->any_queued()) return;
+  const uint64_t length = flight->submission.turn_ns;
+  if (!slice_.has_time(flight->dispatched_ns, deps_.now_ns(), length) || dispatcher_->any_queued()) return;
   if (std::shared_ptr<TurnChannels> v = deps_.find(vm))
-    (void)v->ring_ahead(gchid, budget_ns(flight->dispatched_ns, deps_.now_ns()));
+    (void)v->ring_ahead(gchid, budget_ns(flight->dispatched_ns, deps_.now_ns(), length));
 }
 
-uint64_t Turn::budget_ns(uint64_t start_ns, uint64_t now_ns) const {
+uint64_t Turn::budget_ns(uint64_t start_ns, uint64_t now_ns, uint64_t length_ns) const {
   if (!slice_.bounded()) return 0;
   const uint64_t used = now_ns > start_ns ? now_ns - start_ns : 0;
-  return used < slice_.slice_ns() ? slice_.slice_ns() - used : 1;
+  const uint64_t length = slice_.length(length_ns);
+  return used < length ? length - used : 1;
 }
 
 // The GPU stayed with the held turn's VM until now: that time is its.

@@ -132,7 +132,7 @@ class Turn final : public sched::Engine {
   void end_empty(const sched::Submission& s, bool told);
   // The host time a turn that started at start_ns has left at now_ns (0:
   // no bound, the turn is unbounded; at least 1 ns otherwise).
-  uint64_t budget_ns(uint64_t start_ns, uint64_t now_ns) const;
+  uint64_t budget_ns(uint64_t start_ns, uint64_t now_ns, uint64_t length_ns) const;
   // rung_in_turn with no held turn (hold_mutex_ held, so that piece_ran
   // decides the same turn before or after, never during).
   void ring_ahead(uint32_t vm, uint32_t gchid);

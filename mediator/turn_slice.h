@@ -12,6 +12,7 @@
 // construction, and may be called from any thread.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -30,9 +31,12 @@ class TurnSlice {
     if (!turn_ || turn_->vm != vm || turn_->seq != seq) turn_ = Turn{vm, seq, start_ns};
     return turn_->start_ns;
   }
-  // Whether a turn that started at start_ns may go on at now_ns.
-  bool has_time(uint64_t start_ns, uint64_t now_ns) const {
-    return bounded() && now_ns >= start_ns && now_ns - start_ns < slice_ns_;
+  // The length of a turn the scheduler gave `length_ns` (0: the slice).
+  uint64_t length(uint64_t length_ns) const { return length_ns ? std::min(length_ns, slice_ns_) : slice_ns_; }
+  // Whether a turn that started at start_ns, and that the scheduler gave
+  // `length_ns` (0: the whole slice), may go on at now_ns.
+  bool has_time(uint64_t start_ns, uint64_t now_ns, uint64_t length_ns = 0) const {
+    return bounded() && now_ns >= start_ns && now_ns - start_ns < length(length_ns);
   }
 
  private:

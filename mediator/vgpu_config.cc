@@ -3,8 +3,13 @@
 
 #include "common/text.h"
 #include "scheduler/policy.h"
+#include "vgpu/regs.h"
 
 namespace vgpu::mediator {
+
+// One default for the operation watchdog: a VM's and the GPU's reset value
+// (what a guest given the GPU whole has).
+static_assert(VGPU_OPT_WATCHDOG_MS_DEFAULT == regs::pfifo::CHAN_WATCHDOG_RESET_MS);
 
 Status check_vgpu_config(const VgpuConfig& c) {
   // In the user's unit (MiB), each case named.

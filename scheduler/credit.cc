@@ -24,7 +24,7 @@ class Credit final : public PolicyBase {
   }
 
  private:
-  void on_complete(VmId id) override {
+  void on_complete(VmId id, uint64_t) override {
     if (over_budget(vm(id))) demote(id);
   }
 };

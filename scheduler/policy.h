@@ -27,6 +27,10 @@ struct Submission {
   uint32_t channel = 0;     // which of the VM's channels (a context) the work is on
   uint64_t arrival_ns = 0;  // set by Policy::arrive
   uint64_t seq = 0;         // global arrival order, set by Policy::arrive
+  // Set by the policy at dispatch: how long this turn may hold the engine
+  // (the mediator ends it at the first piece boundary past it); 0: the
+  // host's whole turn (PolicyParams::turn_ns).
+  uint64_t turn_ns = 0;
 };
 
 // What to do now: dispatch a submission, or ask again at retry_at_ns (a
@@ -58,6 +62,11 @@ struct PolicyParams {
   // window early once every VM already has work queued, since then no VM
   // can arrive to use it (see docs/scheduler.md).
   bool yield_ends_when_all_queued = false;
+  // BAND: the host's turn (HostConfig::turn_ns, `turn-ms`); 0: turns are
+  // not bounded and BAND does not size them. With it, BAND gives each VM
+  // turns of turn_ns * weight / the largest weight, less what its last
+  // turns ran over (docs/scheduler.md, "Weighted turns").
+  uint64_t turn_ns = 0;
 
   [[nodiscard]] uint64_t credit_limit() const { return credit_limit_ns ? credit_limit_ns : period_ns; }
 };

@@ -61,7 +61,7 @@ void PolicyBase::complete(VmId id, uint64_t start_ns, uint64_t end_ns) {
   v.credit_ns -= static_cast<int64_t>(exec);
   v.interval_busy_ns += exec;
   last_completed_ = id;
-  on_complete(id);
+  on_complete(id, exec);
 }
 
 uint64_t PolicyBase::gpu_ns(VmId id) const {

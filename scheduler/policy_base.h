@@ -52,8 +52,8 @@ class PolicyBase : public Policy {
   [[nodiscard]] Vm& vm(VmId id) { return vms_.at(id); }
   [[nodiscard]] const Vm& vm(VmId id) const { return vms_.at(id); }
   [[nodiscard]] bool all_vms_queued() const;
-  // Hook for policies: a completion of `vm` was charged.
-  virtual void on_complete(VmId) {}
+  // Hook for policies: a completion of `vm` was charged `exec_ns`.
+  virtual void on_complete(VmId, uint64_t /*exec_ns*/) {}
 
   PolicyParams params_;
   std::map<VmId, Vm> vms_;

@@ -216,17 +216,17 @@ TEST_P(Isolation, HostileModuleLoadsAreRefusedWithAReason) {
 // UK-8: a runaway in ONE thread block with kernel slicing on: its pieces
 // yield inside the block (USER_PIECE_NS), so the other VM's short kernels
 // wait at most about a turn, not max-gpu-ms; no max-gpu-ms is set, and the
-// user-kernel watchdog (here 1.5 s through its environment variable, 60 s
+// channel's operation watchdog (here the VM's watchdog-ms of 1.5 s, 60 s
 // by default) ends the runaway with `timeout` and a report; the attacker's
 // VM then launches again. Its own testbed: the runaway's VM slices.
 TEST(IsolationUserKernels, OneBlockRunawayYieldsToTheOtherVmAndTheWatchdogEndsIt) {
   constexpr uint64_t TURN_NS = 30'000'000;
   constexpr uint64_t MARGIN_NS = 150'000'000;  // mediator and driver overheads on a loaded 2-core machine
   constexpr uint32_t WATCHDOG_MS = 1500;
-  ASSERT_EQ(setenv(gpu::USER_KERNEL_WATCHDOG_ENV, std::to_string(WATCHDOG_MS).c_str(), 1), 0);
   TestbedConfig tc = config(Mode::fv_opt);
   tc.turn_ns = TURN_NS;
-  tc.max_gpu_ms = 0;         // no ENGINE_TIMEOUT: only the watchdog may end it
+  tc.max_gpu_ms = 0;  // no ENGINE_TIMEOUT: only the watchdog may end it
+  tc.watchdog_ms = WATCHDOG_MS;
   tc.slice_blocks = {1, 0};  // the runaway's VM slices; the other runs whole
   tc.log = [](LogKind, const std::string&) {};
   auto tb = Testbed::create(tc);
@@ -294,7 +294,6 @@ TEST(IsolationUserKernels, OneBlockRunawayYieldsToTheOtherVmAndTheWatchdogEndsIt
     if (!g) return std::unexpected(g.error());
     return (*fresh)->wait(*g);
   });
-  unsetenv(gpu::USER_KERNEL_WATCHDOG_ENV);
   for (auto& r : results) EXPECT_TRUE(r) << r.error().what();
   ::testing::Test::RecordProperty("victim_worst_wait_ms", static_cast<int>(worst_ns / 1'000'000));
   ::testing::Test::RecordProperty("victim_kernels", static_cast<int>(kernels));

@@ -53,6 +53,7 @@ int main(int argc, char** argv) {
   bool check = false;
   RunInfo info;
   info.duration_ns = 20'000'000'000;
+  info.params.turn_ns = uint64_t{VGPU_OPT_TURN_MS_DEFAULT} * 1'000'000;
   info.gap_ns = 20'000;
   CLI::App app("sched_bench: FIFO, CREDIT and BAND on the issue-5 experiments, in virtual time", "sched_bench");
   app.add_option("--json", json_path, "write the figures as JSON to FILE")->type_name("FILE");
@@ -62,7 +63,10 @@ int main(int argc, char** argv) {
   add_time(app, "--period-ms", 1e6, &info.params.period_ns, "the policies' period in milliseconds");
   add_time(app, "--yield-us", 1e3, &info.params.yield_window_ns, "BAND's yield window in microseconds");
   add_time(app, "--util-interval-ms", 1e6, &info.params.util_interval_ns, "utilization interval in milliseconds");
-  add_time(app, "--slice-ms", 1e6, &info.slice_ns, "kernels sliced into turns of this many milliseconds");
+  add_time(app, "--slice-ms", 1e6, &info.slice_ns, "kernels sliced into pieces of this many milliseconds");
+  add_time(app, "--turn-ms", 1e6, &info.params.turn_ns,
+           "with slicing, BAND's weighted turns within turns of this many milliseconds (default 30; 0: Gdev's BAND, "
+           "a turn of one piece)");
   app.add_flag("--early-yield-end", info.params.yield_ends_when_all_queued, "end BAND's yield when all VMs queued");
   app.add_flag("--check", check, "exit 1 when BAND misses its bounds in a checked experiment");
   app.set_version_flag("--version", std::string("sched_bench (vgpu) ") + VGPU_VERSION);
@@ -76,6 +80,7 @@ int main(int argc, char** argv) {
     std::cerr << "sched_bench: " << e.what() << " (see --help)\n";
     return EXIT_USAGE;
   }
+  if (info.slice_ns == 0) info.params.turn_ns = 0;  // whole kernels: one kernel a turn
 
   const std::vector<std::string> policies{"fifo", "credit", "band"};
   const auto exps = experiments();
@@ -99,7 +104,11 @@ int main(int argc, char** argv) {
   std::cout << "scheduler experiments, " << static_cast<double>(info.duration_ns) / 1e9
             << " s of virtual time each, submit gap " << static_cast<double>(info.gap_ns) / 1e3 << " us, kernels "
             << (info.slice_ns
-                    ? "sliced into turns of " + std::to_string(static_cast<double>(info.slice_ns) / 1e6) + " ms"
+                    ? "sliced into pieces of " + std::to_string(static_cast<double>(info.slice_ns) / 1e6) + " ms" +
+                          (info.params.turn_ns
+                               ? ", BAND's weighted turns of up to " +
+                                     std::to_string(static_cast<double>(info.params.turn_ns) / 1e6) + " ms"
+                               : std::string(", a turn a piece"))
                     : std::string("unsliced"))
             << "\n";
   print_table(std::cout, all);

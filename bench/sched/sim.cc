@@ -21,7 +21,8 @@ struct Event {
   EventKind kind = EventKind::wake;
   Submission sub;
   uint64_t start_ns = 0;
-  bool next_slice = false;  // an arrival: the rest of a sliced kernel
+  uint64_t turn_start_ns = 0;  // a completion: when its turn's first piece started
+  bool next_slice = false;     // an arrival: the rest of a sliced kernel
   bool operator>(const Event& o) const { return at_ns != o.at_ns ? at_ns > o.at_ns : seq > o.seq; }
 };
 
@@ -51,11 +52,16 @@ class SimEngine final : public sched::Engine {
       : config_(config), clock_(clock), events_(events), left_(left) {}
   void start(const Submission& s) override {
     const uint64_t now = clock_.now_ns();
+    run(s, now, now);
+  }
+  // The next piece of the turn of `s` that started at turn_start.
+  void run(const Submission& s, uint64_t now, uint64_t turn_start) {
     const uint64_t left = left_[s.vm];
     events_.push(Event{.at_ns = now + (config_.slice_ns ? std::min(config_.slice_ns, left) : left),
                        .kind = EventKind::completion,
                        .sub = s,
-                       .start_ns = now});
+                       .start_ns = now,
+                       .turn_start_ns = turn_start});
   }
 
  private:
@@ -115,19 +121,34 @@ Result<SimResult> simulate(const SimConfig& config) {
         if (auto st = dispatcher.submit(e.sub.vm, 0); !st) return std::unexpected(st.error());
         break;
       case EventKind::completion: {
-        dispatcher.completed(e.start_ns, e.at_ns);
         SimVmResult& r = result.vms[e.sub.vm];
         r.gpu_ns += e.at_ns - e.start_ns;
         account_samples(r, e.start_ns, e.at_ns, config.sample_ns);
         result.elapsed_ns = e.at_ns;
         left[e.sub.vm] -= std::min(left[e.sub.vm], e.at_ns - e.start_ns);
-        if (left[e.sub.vm] > 0) {  // the kernel's next slice, queued at once
+        const SimVm& vm = config.vms[e.sub.vm];
+        // A turn the policy gave a length goes on while it lasts.
+        const bool turn_left = e.sub.turn_ns != 0 && config.slice_ns != 0 && e.at_ns - e.turn_start_ns < e.sub.turn_ns;
+        if (left[e.sub.vm] > 0) {
+          if (turn_left) {  // the kernel's next slice in the same turn
+            engine.run(e.sub, e.at_ns, e.turn_start_ns);
+            break;
+          }
+          dispatcher.completed(e.turn_start_ns, e.at_ns);
+          // The kernel's next slice, queued at once.
           events.push(Event{
               .at_ns = e.at_ns, .kind = EventKind::arrival, .sub = Submission{.vm = e.sub.vm}, .next_slice = true});
           break;
         }
         r.latencies_ns.push_back(e.at_ns - submitted[e.sub.vm]);
-        const SimVm& vm = config.vms[e.sub.vm];
+        if (turn_left && vm.think_ns == 0 && config.gap_ns <= config.turn_hold_ns) {
+          // The turn holds for the VM's next kernel, which comes within the hold.
+          left[e.sub.vm] = vm.kernel_ns;
+          submitted[e.sub.vm] = e.at_ns + config.gap_ns;
+          engine.run(e.sub, e.at_ns + config.gap_ns, e.turn_start_ns);
+          break;
+        }
+        dispatcher.completed(e.turn_start_ns, e.at_ns);
         events.push(Event{.at_ns = e.at_ns + config.gap_ns + vm.think_ns,
                           .kind = EventKind::arrival,
                           .sub = Submission{.vm = e.sub.vm}});

@@ -10,7 +10,9 @@
 // probe). The engine runs a kernel for exactly its length; with slice_ns
 // it runs it as scheduler turns of at most slice_ns each (SliVER's kernel
 // slicing, simulated: the next slice is queued as the last one ends, and
-// the policy may run another VM's work in between).
+// the policy may run another VM's work in between). When the policy gives
+// a turn a length (Submission::turn_ns), the turn goes on with the VM's
+// next slices and kernels while that time lasts (SimConfig::turn_hold_ns).
 #pragma once
 
 #include <cstdint>
@@ -36,6 +38,11 @@ struct SimConfig {
   uint64_t gap_ns = 20'000;
   uint64_t sample_ns = 250'000'000;  // share-over-time window
   uint64_t slice_ns = 0;             // 0: a kernel is one turn
+  // With slices and a policy that sizes turns (BAND with
+  // PolicyParams::turn_ns, weighted turns): a turn goes on with the VM's
+  // next slice, or its next kernel when it arrives within turn_hold_ns,
+  // while the turn's time lasts, as the mediator's turns and turn hold do.
+  uint64_t turn_hold_ns = 200'000;
 };
 
 struct SimVmResult {

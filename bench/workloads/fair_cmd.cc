@@ -18,12 +18,15 @@
 //   fair [--policies fifo,credit,band] [--short-ms 1] [--long-ms 10[,30,...]]
 //        [--weights 1:1] [--slice-blocks auto[,0,10,...]] [--seconds 3]
 //        [--long-work spin10,spins6x3,copy] [--json FILE]
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <mutex>
+#include <optional>
 
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
@@ -49,6 +52,14 @@ struct FairEntry {
   uint64_t kernels[2] = {0, 0};
   uint64_t slice_resumes[2] = {0, 0};
   double worst_wait_ms = 0;  // VM0's
+  double p99_wait_ms = 0;
+  size_t wait_samples = 0;
+  // The part of each wait that VM1's turns took (the scheduler's doing;
+  // the rest is the host's: threads not run, traps, the model): worst, p99.
+  double worst_turn_wait_ms = 0;
+  double p99_turn_wait_ms = 0;
+  size_t most_turns_waited = 0;  // of VM1, before VM0's next turn
+  std::string worst_timeline;    // --timeline: the turns during VM0's worst wait
   double long_work_s = 0;
   bool ok = true;
   std::string error;
@@ -62,7 +73,101 @@ struct FairRun {
   uint32_t slice_blocks;
   uint32_t seconds;
   std::string long_work;
+  bool timeline = false;
 };
+
+// The turns the host reports (--timeline), stamped on arrival.
+struct TurnLog {
+  struct Entry {
+    std::chrono::steady_clock::time_point at;
+    mediator::TurnEvent event;
+  };
+  std::mutex mu;
+  std::vector<Entry> entries;
+  void add(const mediator::TurnEvent& e) {
+    std::lock_guard lk(mu);
+    entries.push_back({std::chrono::steady_clock::now(), e});
+  }
+};
+
+const char* turn_end_name(mediator::TurnEnd e) {
+  switch (e) {
+    case mediator::TurnEnd::drained: return "drained";
+    case mediator::TurnEnd::out_of_time: return "out of time";
+    case mediator::TurnEnd::stopped: return "stopped";
+    case mediator::TurnEnd::error: return "error";
+    case mediator::TurnEnd::empty: return "empty";
+  }
+  return "?";
+}
+
+// How far before a wait the timeline starts: the turn in progress.
+constexpr int TIMELINE_BEFORE_MS = 40;
+
+// The scheduler's part of each of VM0's waits [t0, t1) (in time order),
+// in ms: how long turns of `other` overlapped it up to the next start of a
+// turn of `own` (the rest of the wait is the host's: the guest's thread
+// not run, traps, the model's threads).
+using Span = std::pair<std::chrono::steady_clock::time_point, std::chrono::steady_clock::time_point>;
+struct TurnWaits {
+  std::vector<double> ms;  // per sample
+  size_t most_turns = 0;   // the most turns of `other` any sample waited for
+};
+TurnWaits turn_overlaps(TurnLog& log, uint32_t own, uint32_t other, const std::vector<Span>& samples) {
+  using Tp = std::chrono::steady_clock::time_point;
+  std::vector<Span> turns;
+  std::vector<Tp> own_starts;
+  {
+    std::lock_guard lk(log.mu);
+    std::optional<Tp> open;
+    for (const auto& [at, e] : log.entries) {
+      if (e.vm == own && e.start) own_starts.push_back(at);
+      if (e.vm != other) continue;
+      if (e.start) {
+        open = at;
+      } else if (open) {
+        turns.emplace_back(*open, at);
+        open.reset();
+      }
+    }
+  }
+  TurnWaits out;
+  size_t first = 0, own_next = 0;
+  for (const auto& [t0, t1] : samples) {
+    while (first < turns.size() && turns[first].second <= t0) ++first;
+    while (own_next < own_starts.size() && own_starts[own_next] <= t0) ++own_next;
+    const Tp until = own_next < own_starts.size() ? std::min(t1, own_starts[own_next]) : t1;
+    double ms = 0;
+    size_t i = first;
+    for (; i < turns.size() && turns[i].first < until; ++i)
+      ms += std::chrono::duration<double, std::milli>(std::min(until, turns[i].second) - std::max(t0, turns[i].first))
+                .count();
+    out.ms.push_back(ms);
+    out.most_turns = std::max(out.most_turns, i - first);
+  }
+  return out;
+}
+
+double p99(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::ranges::sort(v);
+  return v[std::min(v.size() - 1, v.size() * 99 / 100)];
+}
+
+// The turns from t0 to t1 (ms from t0), one line each.
+std::string timeline_between(TurnLog& log, std::chrono::steady_clock::time_point t0,
+                             std::chrono::steady_clock::time_point t1) {
+  std::lock_guard lk(log.mu);
+  std::string out;
+  for (const auto& [at, e] : log.entries) {
+    if (at < t0 - std::chrono::milliseconds(TIMELINE_BEFORE_MS) || at > t1) continue;
+    const double ms = std::chrono::duration<double, std::milli>(at - t0).count();
+    out += e.start ? strfmt("    %8.3f ms  vm%u turn starts\n", ms, e.vm)
+                   : strfmt("    %8.3f ms  vm%u turn ends (%s, %.3f ms GPU)\n", ms, e.vm, turn_end_name(e.end),
+                            static_cast<double>(e.gpu_ns) / 1e6);
+  }
+  return out;
+}
 
 // One LAUNCH_DMA of `lines` 4-byte lines, every line from and to the same
 // word (pitch 0): long in lines, small in memory.
@@ -108,6 +213,8 @@ FairEntry measure(const FairRun& r) {
   tc.scheduler = r.policy;
   tc.weights = {r.weights[0], r.weights[1]};
   tc.slice_blocks = {r.slice_blocks, r.slice_blocks};
+  TurnLog turns;
+  tc.on_turn = [&turns](const mediator::TurnEvent& ev) { turns.add(ev); };
   auto tb = testbed::Testbed::create(tc);
   if (!tb) {
     e.ok = false;
@@ -118,6 +225,10 @@ FairEntry measure(const FairRun& r) {
   const auto start = SteadyClock::now();
   const auto end = start + std::chrono::seconds(r.seconds);
   std::atomic<bool> long_done{false};
+  std::vector<double> waits;
+  std::vector<Span> spans;  // of VM0's waits
+  SteadyClock::time_point worst_t0, worst_t1;
+  uint64_t gpu_at_end[2] = {0, 0};
   auto results = (*tb)->run([&](testbed::Vm& vm) -> Status {
     auto ctx = vm.device.create_context();
     if (!ctx) return std::unexpected(ctx.error());
@@ -140,18 +251,36 @@ FairEntry measure(const FairRun& r) {
       if (vm.index == 0) {
         const double waited = std::chrono::duration<double, std::milli>(SteadyClock::now() - t0).count() -
                               static_cast<double>(r.short_ms);
-        e.worst_wait_ms = std::max(e.worst_wait_ms, waited);
+        waits.push_back(waited);
+        spans.emplace_back(t0, SteadyClock::now());
+        if (waited > e.worst_wait_ms) {
+          e.worst_wait_ms = waited;
+          worst_t0 = t0;
+          worst_t1 = SteadyClock::now();
+        }
       }
       ++e.kernels[vm.index];
     }
+    // The shares are those of the window both VMs were busy: VM1's kernel
+    // in progress at the end runs on alone (up to --long-ms).
+    if (vm.index == 0 && r.long_work.empty())
+      for (uint32_t i = 0; i < 2; ++i) gpu_at_end[i] = (*tb)->host()->gpu_ns((*tb)->vgpu(i)->id());
     return {};
   });
+  e.wait_samples = waits.size();
+  e.p99_wait_ms = p99(waits);
+  const TurnWaits by_turns = turn_overlaps(turns, (*tb)->vgpu(0)->id(), (*tb)->vgpu(1)->id(), spans);
+  if (!by_turns.ms.empty()) e.worst_turn_wait_ms = std::ranges::max(by_turns.ms);
+  e.p99_turn_wait_ms = p99(by_turns.ms);
+  e.most_turns_waited = by_turns.most_turns;
+  if (r.timeline && e.wait_samples) e.worst_timeline = timeline_between(turns, worst_t0, worst_t1);
   for (uint32_t vm = 0; vm < 2; ++vm) {
     if (!results[vm]) {
       e.ok = false;
       e.error = results[vm].error().what();
     }
-    e.gpu_ms[vm] = static_cast<double>((*tb)->host()->gpu_ns((*tb)->vgpu(vm)->id())) / 1e6;
+    const uint64_t gpu_ns = r.long_work.empty() ? gpu_at_end[vm] : (*tb)->host()->gpu_ns((*tb)->vgpu(vm)->id());
+    e.gpu_ms[vm] = static_cast<double>(gpu_ns) / 1e6;
     e.slice_resumes[vm] = (*tb)->vgpu(vm)->counters().slice_resumes;
   }
   return e;
@@ -181,14 +310,17 @@ void write_json(const std::string& path, uint32_t short_ms, const uint32_t (&wei
     out << (i ? ", " : "")
         << strfmt(
                "{\"policy\": %s, \"long_ms\": %u, \"slice_blocks\": %s, \"long_work\": %s, \"long_work_s\": %.3f, "
-               "\"distance\": %.4f, \"vm0_worst_wait_ms\": %.3f, \"vms\": [{\"vm\": 0, "
+               "\"distance\": %.4f, \"vm0_worst_wait_ms\": %.3f, \"vm0_p99_wait_ms\": %.3f, \"vm0_wait_samples\": %zu, "
+               "\"vm0_worst_turn_wait_ms\": %.3f, \"vm0_p99_turn_wait_ms\": %.3f, \"vm0_most_turns_waited\": %zu, "
+               "\"vms\": [{\"vm\": 0, "
                "\"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, \"target\": %.4f, \"kernels\": %lu, "
                "\"slice_resumes\": %lu}, {\"vm\": 1, \"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, "
                "\"target\": %.4f, \"kernels\": %lu, \"slice_resumes\": %lu}]}",
                json_string(e.policy).c_str(), e.long_ms, json_string(slice_name(e.slice_blocks)).c_str(),
                json_string(e.long_work).c_str(), e.long_work_s, std::abs(e.share(0) - target0), e.worst_wait_ms,
-               short_ms, e.gpu_ms[0], e.share(0), target0, e.kernels[0], e.slice_resumes[0], e.long_ms, e.gpu_ms[1],
-               e.share(1), 1 - target0, e.kernels[1], e.slice_resumes[1]);
+               e.p99_wait_ms, e.wait_samples, e.worst_turn_wait_ms, e.p99_turn_wait_ms, e.most_turns_waited, short_ms,
+               e.gpu_ms[0], e.share(0), target0, e.kernels[0], e.slice_resumes[0], e.long_ms, e.gpu_ms[1], e.share(1),
+               1 - target0, e.kernels[1], e.slice_resumes[1]);
   }
   out << "]}\n";
   std::printf("JSON: %s\n", path.c_str());
@@ -202,6 +334,7 @@ int fair_main(std::span<char*> args) {
   uint32_t short_ms = 1, seconds = 3;
   uint32_t weights[2] = {1, 1};
   std::string json_path;
+  bool timeline = false;
   if (Status s = parse_flags(
           args,
           {{"--policies", list_flag(policies)},
@@ -211,6 +344,7 @@ int fair_main(std::span<char*> args) {
            {"--slice-blocks", parsed_flag(slices, parse_slice_list)},
            {"--long-work", list_flag(long_work)},
            {"--seconds", count_flag("--seconds", seconds, 600)},
+           {"--timeline", yes_no_flag("--timeline", timeline)},
            {"--json", text_flag(json_path)}});
       !s) {
     std::cerr << "fair: " << s.error().message << "\n";
@@ -221,26 +355,30 @@ int fair_main(std::span<char*> args) {
   std::printf(
       "two fv-opt VMs, spin kernels %u ms (vm0) and the long ms below (vm1), weights %u:%u (vm0 target %.3f), "
       "%u s each; slice 0 = unsliced (a spin block is 100 us), auto = by time (turn-ms/4); worst = vm0's longest "
-      "wait\n",
+      "wait (p99, samples), and of it the part vm1's turns took (worst, p99) and the most vm1 turns one wait saw; the rest is the host's\n",
       short_ms, weights[0], weights[1], target0, seconds);
-  std::printf("%-7s %9s %6s | %12s %12s | %8s %8s %8s | %9s | %-13s | %s\n", "policy", "long", "slice", "vm0 GPU ms",
-              "vm1 GPU ms", "share0", "share1", "|d|", "worst ms", "kernels", "slice resumes");
+  std::printf("%-7s %9s %6s | %12s %12s | %8s %8s %8s | %9s %8s %6s | %9s %8s %5s | %-13s | %s\n", "policy", "long",
+              "slice", "vm0 GPU ms", "vm1 GPU ms", "share0", "share1", "|d|", "worst ms", "p99 ms", "n", "turns ms",
+              "p99 ms", "turns", "kernels", "slice resumes");
   std::vector<std::string> works = long_work;
   if (works.empty()) works.emplace_back();
   for (const std::string& work : works) {
     for (uint32_t long_ms : work.empty() ? longs : std::vector<uint32_t>{0}) {
       for (uint32_t slice : slices) {
         for (const std::string& p : policies) {
-          FairEntry e = measure({p, short_ms, long_ms, {weights[0], weights[1]}, slice, seconds, work});
+          FairEntry e = measure({p, short_ms, long_ms, {weights[0], weights[1]}, slice, seconds, work, timeline});
           const std::string what = work.empty() ? std::to_string(long_ms) + " ms" : work;
           if (!e.ok)
             std::printf("%-7s %9s %6s | ended: %s\n", p.c_str(), what.c_str(), slice_name(slice).c_str(),
                         e.error.c_str());
-          std::printf("%-7s %9s %6s | %12.1f %12.1f | %8.3f %8.3f %8.3f | %9.1f | %5lu / %-5lu | %lu / %lu%s\n",
-                      p.c_str(), what.c_str(), slice_name(slice).c_str(), e.gpu_ms[0], e.gpu_ms[1], e.share(0),
-                      e.share(1), std::abs(e.share(0) - target0), e.worst_wait_ms, e.kernels[0], e.kernels[1],
-                      e.slice_resumes[0], e.slice_resumes[1],
-                      work.empty() ? "" : strfmt(" (vm1 done after %.1f s)", e.long_work_s).c_str());
+          std::printf(
+              "%-7s %9s %6s | %12.1f %12.1f | %8.3f %8.3f %8.3f | %9.1f %8.1f %6zu | %9.1f %8.1f %5zu | %5lu / %-5lu | %lu / "
+              "%lu%s\n",
+              p.c_str(), what.c_str(), slice_name(slice).c_str(), e.gpu_ms[0], e.gpu_ms[1], e.share(0), e.share(1),
+              std::abs(e.share(0) - target0), e.worst_wait_ms, e.p99_wait_ms, e.wait_samples, e.worst_turn_wait_ms,
+              e.p99_turn_wait_ms, e.most_turns_waited, e.kernels[0], e.kernels[1], e.slice_resumes[0],
+              e.slice_resumes[1], work.empty() ? "" : strfmt(" (vm1 done after %.1f s)", e.long_work_s).c_str());
+          if (!e.worst_timeline.empty()) std::printf("  vm0's worst wait, the turns:\n%s", e.worst_timeline.c_str());
           std::fflush(stdout);
           if (!e.ok && work.empty()) return 1;
           entries.push_back(e);

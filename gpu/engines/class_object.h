@@ -71,6 +71,10 @@ struct ChannelContext {
   // of about this much engine time, sized from the work's measured speed
   // (§10.5); 0: not timed.
   uint64_t slice_ns = 0;
+  // ext: the channel's CHAN_WATCHDOG in ns: the most engine time one
+  // operation may use over all its pieces (work that keeps its own count,
+  // a user launch, says so in its report); 0: none.
+  uint64_t watchdog_ns = 0;
   // The device that runs copies and kernels (docs/cuda.md); none: the
   // model runs them on host views of VRAM.
   DeviceEngines* device = nullptr;

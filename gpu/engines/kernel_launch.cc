@@ -49,6 +49,9 @@ struct KernelRow {
   uint64_t (*units)(std::span<const std::byte> args);
   void (*run)(std::span<const std::byte> args, const Buffers& b, Units u);
   uint64_t (*cost)(const CostModel& m, std::span<const std::byte> args, const KernelFootprint& fp);
+  // A timed piece runs at least this many times its first chunk (one
+  // block's units): the kernel's fixed cost per chunk (kernel_launch.h).
+  uint64_t min_piece_per_chunk = MIN_PIECE_PER_CHUNK;
 };
 
 std::span<float> part(std::span<float> s, Units u) {
@@ -105,21 +108,23 @@ constexpr KernelRow KERNELS[] = {
      },
      &stream_cost},
     {cls::Kernel::sgemm, "sgemm",
-     [](std::span<const std::byte> args) -> uint64_t { return decode_args<cls::SgemmArgs>(args).m; },
+     [](std::span<const std::byte> args) -> uint64_t {
+       return kernels::sgemm_tiles(decode_args<cls::SgemmArgs>(args));
+     },
      [](std::span<const std::byte> args, const Buffers& b, Units u) {
-       // Rows [first, first + count) of C: the same product on those rows of A and C.
-       auto g = decode_args<cls::SgemmArgs>(args);
-       if (!kernels::sgemm_args_valid(g) || u.first >= g.m) return;
+       // Tiles [first, first + count) of C, as the whole launch computes them.
+       const auto g = decode_args<cls::SgemmArgs>(args);
        const float* a = b.f32("a");
        float* c = b.f32("c");
        if (a == nullptr || c == nullptr) return;
-       const uint64_t first = u.first;
-       g.m = static_cast<uint32_t>(std::min<uint64_t>(u.count, g.m - first));
-       kernels::sgemm(g, a + first * g.k, b.f32("b"), c + first * g.n);
+       kernels::sgemm_tiles_run(g, a, b.f32("b"), c, u.first, u.count);
      },
      [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
        return kernels::sgemm_cost_ns(m, decode_args<cls::SgemmArgs>(args));
-     }},
+     },
+     // A tile reads its own rows of A and columns of B: no chunk re-reads
+     // the whole of B, so pieces need no floor.
+     1},
     {cls::Kernel::conv2d, "conv2d",
      [](std::span<const std::byte> args) -> uint64_t {
        const auto a = decode_args<cls::Conv2dArgs>(args);
@@ -344,7 +349,7 @@ class KernelTimedPieces final : public DividedWork {
       elapsed = modeled ? work_ns(whole_ns, done) : ctx_.clock.now_ns() - start;
       if (probing_ && done != 0) {  // one block's units took `elapsed`: a floor for every piece
         probing_ = false;
-        uint64_t floor = elapsed * MIN_PIECE_PER_CHUNK;
+        uint64_t floor = elapsed * row_->min_piece_per_chunk;
         if (budget_ns) floor = std::min(floor, *budget_ns / 2);
         target_ns_ = std::max(target_ns_, floor);
         sizer.set_target(target_ns_);

@@ -128,9 +128,12 @@ struct SliceMemory {
 // each (a timed CHAN_SLICE, §10.5): its units in chunks sized from their
 // measured speed; a spin in slices of that many nanoseconds.
 // A piece whose first chunk (one block's units) took t runs at least
-// MIN_PIECE_PER_CHUNK * t, at most half the piece budget: a kernel whose
-// every chunk has a large fixed cost (an sgemm's rows each read all of B)
-// is then sliced coarsely enough that slicing costs it a few percent.
+// MIN_PIECE_PER_CHUNK * t (the kernel's own floor, where it has one),
+// at most half the piece budget: a kernel whose every chunk has a large
+// fixed cost is then sliced coarsely enough that slicing costs it a few
+// percent. sgemm's units are tiles of C (kernels::SGEMM_TILE_ROWS x
+// SGEMM_TILE_COLS), each reading only its rows of A and columns of B: it
+// has no floor, and its pieces are near the slice.
 inline constexpr uint64_t MIN_PIECE_PER_CHUNK = 32;
 [[nodiscard]] std::shared_ptr<DividedWork> slice_kernel_timed(const ChannelContext& ctx, const KernelLaunch& launch,
                                                               uint32_t mthd, std::shared_ptr<SliceMemory> memory);

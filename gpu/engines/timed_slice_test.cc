@@ -6,6 +6,7 @@
 // sized exactly by the cost model.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -125,13 +126,17 @@ TEST_F(TimedSliceTest, WorkShorterThanTheSliceRunsAsOneJob) {
   EXPECT_EQ(engine_runs_, 2);
 }
 
-// sgemm in timed pieces of rows: within rounding of the whole launch.
+// sgemm in timed pieces of tiles of C (2 x 3 here, the last of each
+// row and column partial): bit for bit what the whole launch computes.
 TEST_F(TimedSliceTest, AnSgemmInTimedPiecesMatchesTheWholeLaunch) {
-  constexpr uint32_t M = 256, N = 128, K = 128;  // about 8 us of work in the cost model
+  constexpr uint32_t M = kernels::SGEMM_TILE_ROWS + 7, N = 2 * kernels::SGEMM_TILE_COLS + 5, K = 96;
   std::vector<float> a(M * K), b(K * N), c(M * N, 1.0f);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) * 0.25f;
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(i % 5) * 0.5f;
-  const uint64_t va = DATA_VA, vb = va + 0x40000, vc_whole = vb + 0x40000, vc_sliced = vc_whole + 0x40000;
+  // Values whose products and sums round, so that a different blocking
+  // of the product would show.
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i) * 0.37f);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(static_cast<float>(i) * 0.11f);
+  const uint64_t va = DATA_VA, vb = va + 0x20000, vc_whole = vb + 0x70000, vc_sliced = vc_whole + 0x110000;
+  static_assert(uint64_t{M} * K * 4 <= 0x20000 && uint64_t{K} * N * 4 <= 0x70000 && uint64_t{M} * N * 4 <= 0x110000);
   write_vec(va, a);
   write_vec(vb, b);
   write_vec(vc_whole, c);
@@ -143,7 +148,8 @@ TEST_F(TimedSliceTest, AnSgemmInTimedPiecesMatchesTheWholeLaunch) {
   EXPECT_GE(pieces_, 3);
   const auto whole = read_vec<float>(vc_whole, c.size());
   const auto sliced = read_vec<float>(vc_sliced, c.size());
-  for (size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(sliced[i], whole[i], 1e-4f * (1.0f + std::abs(whole[i]))) << i;
+  ASSERT_EQ(sliced.size(), whole.size());
+  EXPECT_EQ(std::memcmp(sliced.data(), whole.data(), whole.size() * sizeof(float)), 0) << "bit for bit";
 }
 
 // ---------------------------------------------------------------- copies

@@ -129,20 +129,19 @@ MethodDone load(ChannelContext& ctx, ModuleSlots& slots, const ModuleLoad& l, ui
   return write_report(ctx, l.report_va, ok, slots, mthd);
 }
 
-// What ends a run of a launch: the engine budget (max-gpu-ms), the
-// watchdog over all pieces, or (a piece) its time. Time is the clock's in
+// What ends a run of a launch: the engine budget (PFIFO's: max-gpu-ms for
+// the piece, within what is left of the channel's watchdog), or (a piece)
+// its time. Time is the clock's in
 // real time and the modeled cost of the instructions run in virtual time.
 class RunBounds {
  public:
-  RunBounds(ChannelContext& ctx, const ptx::LaunchRun& run, uint64_t start_ns, uint64_t watchdog_left_ns,
-            uint64_t piece_ns)
+  RunBounds(ChannelContext& ctx, const ptx::LaunchRun& run, uint64_t start_ns, uint64_t piece_ns)
       : ctx_(ctx),
         run_(run),
         start_ns_(start_ns),
         start_instructions_(run.stats().warp_instructions),
         rate_(std::max(ctx.cost.warp_instructions_per_ns, 1e-9)),
         virtual_(ctx.clock.kind() == ClockKind::virtual_time),
-        watchdog_left_ns_(watchdog_left_ns),
         piece_ns_(piece_ns) {}
 
   uint64_t elapsed_ns() const {
@@ -161,7 +160,6 @@ class RunBounds {
     return ctx_.cost.launch_ns + static_cast<uint64_t>(static_cast<double>(instructions()) / rate_);
   }
   bool over_budget() const { return ctx_.engine_budget_ns && elapsed_ns() >= *ctx_.engine_budget_ns; }
-  bool over_watchdog() const { return elapsed_ns() >= watchdog_left_ns_; }
   bool piece_over() const { return piece_ns_ != 0 && elapsed_ns() >= piece_ns_; }
 
  private:
@@ -170,7 +168,7 @@ class RunBounds {
   uint64_t start_ns_, start_instructions_;
   double rate_;
   bool virtual_;
-  uint64_t watchdog_left_ns_, piece_ns_;
+  uint64_t piece_ns_;
   uint64_t polls_ = 0;
 };
 
@@ -205,16 +203,6 @@ uint64_t grid_blocks(const UserLaunch& l) { return uint64_t{l.grid[0]} * l.grid[
 
 }  // namespace
 
-uint64_t user_kernel_watchdog_ns() {
-  const char* env = std::getenv(USER_KERNEL_WATCHDOG_ENV);
-  if (env == nullptr || *env == '\0') return USER_KERNEL_WATCHDOG_NS;
-  uint64_t ms = 0;
-  const char* end = env + std::strlen(env);
-  if (auto r = std::from_chars(env, end, ms); r.ec != std::errc{} || r.ptr != end || ms == 0)
-    return USER_KERNEL_WATCHDOG_NS;
-  return ms * 1'000'000;
-}
-
 UserLaunchWork::UserLaunchWork(const ChannelContext& ctx, UserLaunch launch, uint32_t mthd, const UserPieces& pieces)
     : ctx_(ctx), launch_(std::move(launch)), mthd_(mthd), pieces_(pieces) {}
 
@@ -240,13 +228,13 @@ MethodDone UserLaunchWork::run_for(uint64_t piece_ns, std::optional<uint64_t> bu
     if (!started) return finish(launch_failed(ctx_, launch_, mthd_, started.error(), nullptr, ""));
     run_ = std::move(*started);
   }
-  const uint64_t watchdog_left = pieces_.watchdog_ns > spent_ns_ ? pieces_.watchdog_ns - spent_ns_ : 0;
-  RunBounds bounds(ctx_, *run_, start, watchdog_left, piece_ns);
+  if (!first_budget_) first_budget_ = budget_ns;
+  RunBounds bounds(ctx_, *run_, start, piece_ns);
   ptx::ExecControl control;
   control.poll_every = USER_POLL_EVERY;
   control.keep_going = [&] {
     bounds.polled();
-    return !bounds.over_budget() && !bounds.over_watchdog();
+    return !bounds.over_budget();
   };
   control.yield_now = [&] { return bounds.piece_over(); };
   const uint64_t stop = pieces_.slice_blocks == 0 ? ~uint64_t{0} : run_->next_block() + pieces_.slice_blocks;
@@ -255,8 +243,8 @@ MethodDone UserLaunchWork::run_for(uint64_t piece_ns, std::optional<uint64_t> bu
   EngineDeadline deadline(ctx_, start);
   spent_ns_ += bounds.elapsed_ns();
   if (!ran) {
-    const bool watchdog = !bounds.over_budget() && bounds.over_watchdog();
-    const std::string why = watchdog ? "ended by the user-kernel watchdog after " +
+    const bool watchdog = ran.error().status == ptx::ExecStatus::timeout && by_watchdog(budget_ns);
+    const std::string why = watchdog ? "ended by the channel's watchdog (watchdog-ms) after " +
                                            std::to_string(pieces_.watchdog_ns / 1'000'000) + " ms"
                                      : "the launch ran past its time bound";
     if (ran.error().status == ptx::ExecStatus::timeout && !watchdog && budget_ns)
@@ -266,6 +254,17 @@ MethodDone UserLaunchWork::run_for(uint64_t piece_ns, std::optional<uint64_t> bu
   if (!deadline.charge(start, bounds.cost_ns())) return finish(channel_fault(ChannelError::timeout, mthd_));
   if (*ran == ptx::LaunchRun::State::finished) return finish({});
   return {};
+}
+
+// PFIFO gives each piece min(max-gpu-ms, what is left of the watchdog),
+// and 0 once the watchdog is spent at a piece boundary. The first piece's
+// budget is min(max-gpu-ms, watchdog): a later budget below it, or a
+// watchdog no longer than max-gpu-ms, is the watchdog's.
+bool UserLaunchWork::by_watchdog(std::optional<uint64_t> budget_ns) const {
+  if (pieces_.watchdog_ns == 0 || !budget_ns) return false;
+  if (*budget_ns == 0) return true;
+  const std::optional<uint64_t> first = first_budget_.value_or(std::nullopt);
+  return !first || *budget_ns < *first || *first >= pieces_.watchdog_ns;
 }
 
 MethodDone UserLaunchWork::finish(MethodDone result) {
@@ -301,7 +300,7 @@ EngineWork load_module_work(const ChannelContext& ctx, std::shared_ptr<ModuleSlo
 }
 
 EngineWork user_launch_work(const ChannelContext& e, UserLaunch launch, uint32_t mthd, uint32_t slice_blocks) {
-  UserPieces pieces{.slice_blocks = slice_blocks, .watchdog_ns = user_kernel_watchdog_ns()};
+  UserPieces pieces{.slice_blocks = slice_blocks, .watchdog_ns = e.watchdog_ns};
   // A timed CHAN_SLICE (§10.5, slice-blocks auto): pieces of the slice's
   // time, ending inside a block if need be, with no bound on blocks.
   if (e.slice_ns != 0 && slice_blocks == 0) {

@@ -80,18 +80,8 @@ struct UserLaunch {
 // beside a user kernel of any length waits at most about a turn plus one
 // piece (docs/ptx.md, "Resumable runs").
 inline constexpr uint64_t USER_PIECE_NS = 2'000'000;
-// ext: the user-kernel watchdog: the most engine time one launch may use
-// over all its pieces; a launch that would run longer is a runaway and
-// ends with channel error timeout (report: timeout). Generous for real
-// work; the environment variable below (milliseconds) overrides it.
-inline constexpr uint64_t USER_KERNEL_WATCHDOG_NS = 60'000'000'000;
-inline constexpr const char* USER_KERNEL_WATCHDOG_ENV = "VGPU_USER_KERNEL_WATCHDOG_MS";
 // How often (warp instructions) a run looks at its bounds.
 inline constexpr uint32_t USER_POLL_EVERY = 4096;
-
-// The watchdog in force: USER_KERNEL_WATCHDOG_ENV if set to a positive
-// number of milliseconds, else USER_KERNEL_WATCHDOG_NS.
-uint64_t user_kernel_watchdog_ns();
 
 // UserPieces::slice_blocks for pieces bounded by time alone.
 inline constexpr uint32_t UNBOUNDED_BLOCKS = ~uint32_t{0};
@@ -103,7 +93,10 @@ struct UserPieces {
   // one piece, bounded only by the engine budget and the watchdog.
   uint32_t slice_blocks = 0;
   uint64_t piece_ns = USER_PIECE_NS;  // a piece also yields after this long (0: no time bound)
-  uint64_t watchdog_ns = USER_KERNEL_WATCHDOG_NS;
+  // The channel's operation watchdog (CHAN_WATCHDOG, `watchdog-ms`) over
+  // all pieces; 0: none. PFIFO counts it and bounds each piece's budget by
+  // what is left of it; the launch only names it in its report.
+  uint64_t watchdog_ns = 0;
 };
 
 // A user launch as resumable pieces. Its LaunchRun (gpu/ptx/interpreter.h)
@@ -125,8 +118,9 @@ class UserLaunchWork final : public DividedWork {
   // The seam for a time-sized slicer: runs from where the launch stopped
   // until it finished, `piece_ns` of engine time passed (0: no bound),
   // UserPieces::slice_blocks more blocks finished, or a bound ended it:
-  // `budget_ns` (what is left of max-gpu-ms; none: no limit) or the
-  // watchdog over all pieces, with channel error timeout and the report.
+  // `budget_ns` (PFIFO's: max-gpu-ms for the piece, within what is left
+  // of the channel's watchdog over all pieces; none: no limit), with
+  // channel error timeout and the report.
   [[nodiscard]] MethodDone run_for(uint64_t piece_ns, std::optional<uint64_t> budget_ns);
   bool finished() const override;
   uint64_t state_bytes() const;  // host bytes kept between pieces now
@@ -140,7 +134,11 @@ class UserLaunchWork final : public DividedWork {
   uint32_t mthd_;
   UserPieces pieces_;
   std::unique_ptr<ptx::LaunchRun> run_;
-  uint64_t spent_ns_ = 0;  // engine time of the pieces so far (the watchdog's)
+  uint64_t spent_ns_ = 0;  // engine time of the pieces so far
+  // The first piece's engine budget (set once the first piece ran).
+  std::optional<std::optional<uint64_t>> first_budget_;
+  // Whether a run that ran out of `budget_ns` was ended by the watchdog.
+  [[nodiscard]] bool by_watchdog(std::optional<uint64_t> budget_ns) const;
   bool done_ = false;
 };
 

@@ -25,14 +25,34 @@ void madd(std::span<const float> a, std::span<const float> b, std::span<float> c
   for (size_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
 }
 
-void sgemm(const cls::SgemmArgs& g, const float* a, const float* b, float* c) {
-  if (!sgemm_args_valid(g) || g.m == 0 || g.n == 0) return;
-  const int m = static_cast<int>(g.m);
+uint64_t sgemm_tiles(const cls::SgemmArgs& g) {
+  if (!sgemm_args_valid(g) || g.m == 0 || g.n == 0) return 0;
+  const uint64_t rows = (uint64_t{g.m} + SGEMM_TILE_ROWS - 1) / SGEMM_TILE_ROWS;
+  const uint64_t cols = (uint64_t{g.n} + SGEMM_TILE_COLS - 1) / SGEMM_TILE_COLS;
+  return rows * cols;
+}
+
+void sgemm_tiles_run(const cls::SgemmArgs& g, const float* a, const float* b, float* c, uint64_t first,
+                     uint64_t count) {
+  const uint64_t tiles = sgemm_tiles(g);
+  if (tiles == 0) return;
+  const uint64_t cols = (uint64_t{g.n} + SGEMM_TILE_COLS - 1) / SGEMM_TILE_COLS;
   const int n = static_cast<int>(g.n);
   const int k = static_cast<int>(g.k);
-  // cblas requires lda >= max(1, k); with k == 0 A is never read and the
-  // call only scales C by beta.
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, g.alpha, a, std::max(k, 1), b, n, g.beta, c, n);
+  for (uint64_t t = first; t < std::min(tiles, first + count); ++t) {
+    const uint64_t row = t / cols * SGEMM_TILE_ROWS;
+    const uint64_t col = t % cols * SGEMM_TILE_COLS;
+    const auto rows_here = static_cast<int>(std::min<uint64_t>(SGEMM_TILE_ROWS, g.m - row));
+    const auto cols_here = static_cast<int>(std::min<uint64_t>(SGEMM_TILE_COLS, g.n - col));
+    // cblas requires lda >= max(1, k); with k == 0 A is never read and the
+    // call only scales C by beta.
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows_here, cols_here, k, g.alpha, a + row * g.k,
+                std::max(k, 1), b + col, n, g.beta, c + row * g.n + col, n);
+  }
+}
+
+void sgemm(const cls::SgemmArgs& g, const float* a, const float* b, float* c) {
+  sgemm_tiles_run(g, a, b, c, 0, sgemm_tiles(g));
 }
 
 namespace {

@@ -22,6 +22,19 @@ void fill(std::span<float> dst, float value);
 void saxpy(float a, std::span<const float> x, std::span<float> y);
 void madd(std::span<const float> a, std::span<const float> b, std::span<float> c);
 void sgemm(const cls::SgemmArgs& args, const float* a, const float* b, float* c);
+// sgemm is computed in tiles of C of SGEMM_TILE_ROWS x SGEMM_TILE_COLS,
+// whole or in pieces: OpenBLAS's result for an element depends on the
+// block of C it is asked for (one 512x6000x2816 product differs from the
+// same product by 64-column blocks in 23% of its elements), so a launch
+// in pieces of tiles computes bit for bit what it computes whole. A tile
+// reads its rows of A and its columns of B once.
+inline constexpr uint32_t SGEMM_TILE_ROWS = 256;
+inline constexpr uint32_t SGEMM_TILE_COLS = 512;
+// The tiles of C, in row-major order of tiles (0 when sgemm does nothing).
+uint64_t sgemm_tiles(const cls::SgemmArgs& args);
+// Tiles [first, first + count) of C.
+void sgemm_tiles_run(const cls::SgemmArgs& args, const float* a, const float* b, float* c, uint64_t first,
+                     uint64_t count);
 void conv2d(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output);
 void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz, const float* phi_mag,
           const float* x, const float* y, const float* z, float* qr, float* qi);

@@ -271,10 +271,14 @@ using ChanSliceTimed = Bit<30>;
 using ChanSliceHold = Bit<31>;
 
 // ext: the watchdog of one operation of the channel (one method's engine
-// work, all its pieces together), in ms of engine time (0: none): an
-// operation that runs longer ends with channel error timeout. The host's
-// (per VM): a vGPU does not have it (docs/spec/vgpu.md §3.6).
+// work, all its pieces together, user launches included), in ms of engine
+// time (0: none): an operation that runs longer ends with channel error
+// timeout. The host's (per VM, `watchdog-ms`): a vGPU does not have it
+// (docs/spec/vgpu.md §3.6). It resets to CHAN_WATCHDOG_RESET_MS, the one
+// default (VGPU_OPT_WATCHDOG_MS_DEFAULT is the same), so a guest given the
+// GPU whole (pass-through) has the same watchdog as a VM.
 inline constexpr RegArray32 CHAN_WATCHDOG{0x002c00, 4, NUM_CHANNELS};  // RW
+inline constexpr uint32_t CHAN_WATCHDOG_RESET_MS = 60'000;
 
 // ext: per-channel interrupt attribution (Fermi reports these per PBDMA or
 // engine; a shared GPU needs them per channel). One bit per channel.
