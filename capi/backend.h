@@ -36,6 +36,7 @@ struct BackendConfig {
   bool pv = VGPU_OPT_PV_DEFAULT;                                  // offer the PV interface (spec §17)
   uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;          // slicing (auto: by time; 0: whole)
   bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;             // docs/scheduler.md, "Ringing ahead"
+  uint32_t watchdog_ms = VGPU_OPT_WATCHDOG_MS_DEFAULT;            // one operation's engine time (0: none)
   gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // who runs the engines' work
 
   // This VM's turns (VgpuTurnFn); empty: none.

@@ -142,6 +142,7 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   vc.weight = config.weight;
   vc.pv = config.pv;
   vc.slice_blocks = config.slice_blocks;
+  vc.watchdog_ms = config.watchdog_ms;
   auto vgpu = (*host)->create_vgpu(vc);
   if (!vgpu) return std::unexpected(vgpu.error());
   own_id->store((*vgpu)->id(), std::memory_order_release);

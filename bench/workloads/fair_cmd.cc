@@ -208,7 +208,8 @@ int fair_main(std::span<char*> args) {
            {"--short-ms", count_flag("--short-ms", short_ms, 1000)},
            {"--long-ms", parsed_flag(longs, [](std::string_view v) { return parse_counts("--long-ms", v, 1000); })},
            {"--weights", [&weights](std::string_view v) { return parse_weights(v, weights); }},
-           {"--slice-blocks", parsed_flag(slices, parse_slice_list)},
+           {"--slice-blocks",
+            parsed_flag(slices, [](std::string_view v) { return parse_option_list(VGPU_OPT_SLICE_BLOCKS, v); })},
            {"--long-work", list_flag(long_work)},
            {"--seconds", count_flag("--seconds", seconds, 600)},
            {"--json", text_flag(json_path)}});

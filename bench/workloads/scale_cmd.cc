@@ -3,11 +3,11 @@
 // workload for a fixed number of runs.
 //   scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]
 //         [--runs N] [--scheduler band|fifo|credit] [--json FILE]
-//         [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no] [--repeats N]
+//         [--wait irq|poll] [--wait-spin-us N] [--align-start on|off] [--repeats N]
 //         [--turn-hold-us LIST] [--turn-ms N]
 // Defaults: 100 runs per VM, 5 rounds, the host's scheduler (band), its
 // turn hold and slice, aligned starts.
-// --align-start yes (default): every VM's first timed launch waits for
+// --align-start on (default): every VM's first timed launch waits for
 // the others' (a barrier), so that no VM's untimed set-up overlaps
 // another's timing; no: each VM starts timing when its set-up is done.
 // Aggregate throughput = VMs x runs / (last VM's last fence - first VM's
@@ -104,7 +104,7 @@ Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, ui
 void usage() {
   std::cerr << "usage: vgpu-bench scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]\n"
                "                        [--runs N] [--scheduler band|fifo|credit] [--json FILE]\n"
-               "                        [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no] [--repeats N]\n"
+               "                        [--wait irq|poll] [--wait-spin-us N] [--align-start on|off] [--repeats N]\n"
                "                        [--turn-hold-us LIST] [--turn-ms N]\n";
 }
 
@@ -175,10 +175,10 @@ int scale_main(std::span<char*> args) {
                      {"--turn-hold-us",
                       parsed_flag(holds_us,
                                   [](std::string_view v) { return parse_counts("--turn-hold-us", v, 1000000, 0); })},
-                     {"--turn-ms", count_flag("--turn-ms", setup.turn_ms, 10000, 0)},
+                     {"--turn-ms", option_flag(VGPU_OPT_TURN_MS, setup.turn_ms)},
                      {"--scheduler", scheduler},
                      {"--json", text_flag(json_path)},
-                     {"--align-start", yes_no_flag("--align-start", setup.align_start)}};
+                     {"--align-start", on_off_flag("--align-start", setup.align_start)}};
   add_wait_flags(flags, setup.device);
   if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench scale: " << s.error().message << "\n";

@@ -177,19 +177,17 @@ int sliver_main(std::span<char*> args) {
   uint32_t latency_seconds = 3;
   std::vector<uint32_t> slices{0, 4, 16, 64, 256};
   std::string json_path;
-  if (Status s = parse_flags(args, {{"--sgemm-n", count_flag("--sgemm-n", shape.sgemm_n, 4096)},
-                                    {"--mriq-k", count_flag("--mriq-k", shape.mriq_k, 1 << 20)},
-                                    {"--mriq-x", count_flag("--mriq-x", shape.mriq_x, 1 << 24)},
-                                    {"--iterations", count_flag("--iterations", shape.iterations, 1000)},
-                                    {"--slices", parsed_flag(slices,
-                                                             [](std::string_view v) {
-                                                               return parse_counts("--slices", v,
-                                                                                   VGPU_OPT_SLICE_BLOCKS_MAX, 0);
-                                                             })},
-                                    {"--latency-seconds", count_flag("--latency-seconds", latency_seconds, 600)},
-                                    {"--policy", text_flag(shape.policy)},
-                                    {"--turn-ms", count_flag("--turn-ms", shape.turn_ms, VGPU_OPT_TURN_MS_MAX)},
-                                    {"--json", text_flag(json_path)}});
+  if (Status s = parse_flags(
+          args, {{"--sgemm-n", count_flag("--sgemm-n", shape.sgemm_n, 4096)},
+                 {"--mriq-k", count_flag("--mriq-k", shape.mriq_k, 1 << 20)},
+                 {"--mriq-x", count_flag("--mriq-x", shape.mriq_x, 1 << 24)},
+                 {"--iterations", count_flag("--iterations", shape.iterations, 1000)},
+                 {"--slices",
+                  parsed_flag(slices, [](std::string_view v) { return parse_option_list(VGPU_OPT_SLICE_BLOCKS, v); })},
+                 {"--latency-seconds", count_flag("--latency-seconds", latency_seconds, 600)},
+                 {"--policy", text_flag(shape.policy)},
+                 {"--turn-ms", option_flag(VGPU_OPT_TURN_MS, shape.turn_ms)},
+                 {"--json", text_flag(json_path)}});
       !s) {
     std::cerr << "sliver: " << s.error().message << "\n";
     return 2;

@@ -2,7 +2,7 @@
 // vgpu-bench workloads: the suite at one VM per mode, modes side by side.
 //   workloads [--modes native,fv-naive,fv-opt,pv] [--runs N] [--only NAME,...]
 //             [--naive-bar1-mib M] [--trap-reads N] [--json FILE]
-//             [--inputs resident|pageable|pinned] [--trace-launches yes|no]
+//             [--inputs resident|pageable|pinned] [--trace-launches on|off]
 // ratio_to_native: the mode's throughput (work per run / median) over
 // native's, which is native median / mode median when both did the same
 // work. fv-naive's BAR1 bandwidth runs move --naive-bar1-mib
@@ -10,7 +10,7 @@
 // the compute workloads (gemm*, conv*, matmul320, MMUL) take their inputs
 // from and put their output, each timed run (testbed/workloads/
 // kernel_io.h); other workloads ignore it (their "inputs" is null).
-// --trace-launches yes: where each waited launch's time goes, phase by
+// --trace-launches on: where each waited launch's time goes, phase by
 // phase from the driver's call to the fence wait's return, as offsets from
 // its doorbell (common/launch_trace.h; docs/benchmarks.md, "Launch phases").
 #include <array>
@@ -208,18 +208,18 @@ void usage() {
   std::cerr << "usage: vgpu-bench workloads [--modes native,fv-naive,fv-opt,pv] [--runs N] [--only NAME,...]\n"
                "                            [--instances N] [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n"
                "                            [--wait irq|poll] [--wait-spin-us N] [--turn-ms N]\n"
-               "                            [--inputs resident|pageable|pinned] [--trace-launches yes|no]\n"
-               "                            [--ring-ahead yes|no] [--slice-blocks auto[,0,N]]\n"
+               "                            [--inputs resident|pageable|pinned] [--trace-launches on|off]\n"
+               "                            [--ring-ahead on|off] [--slice-blocks auto[,0,N]]\n"
                "  --inputs: gemm*, conv*, matmul320 and MMUL only. resident (default): inputs\n"
                "    uploaded once, a run times the kernel alone; pageable: each run uploads the\n"
                "    inputs from and downloads the output to ordinary host memory (BAR1 or\n"
                "    staging); pinned: each run copies them from/to pinned host memory on the\n"
                "    copy engine (Context::alloc_host, DMA). Outputs are checked in every case.\n"
-               "  --trace-launches yes: each waited launch's phases, as offsets from its doorbell.\n"
+               "  --trace-launches on: each waited launch's phases, as offsets from its doorbell.\n"
                "  --turn-ms: a VM's turn on the GPU in fv modes (0: a turn runs up to GP_PUT, and\n"
                "    the mediator passes each doorbell on at once instead of one GPFIFO entry at a time).\n"
                "  --ring-ahead: fv modes, bounded turns: a doorbell during a VM's turn rings the next\n"
-               "    entry behind the one on the GPU (yes, the default) or waits for its end (no).\n"
+               "    entry behind the one on the GPU (on, the default) or waits for its end (off).\n"
                "  --slice-blocks: fv modes: the VM's slicing, each value a table of its own, the\n"
                "    runs interleaved (auto, the default: pieces of turn-ms/4; 0: whole; N blocks).\n";
 }
@@ -260,10 +260,12 @@ int workloads_main(std::span<char*> args) {
                                                 if (!p) p = std::unexpected(p.error().context("--inputs"));
                                                 return p;
                                               })},
-                     {"--trace-launches", yes_no_flag("--trace-launches", trace)},
-                     {"--turn-ms", count_flag("--turn-ms", turn_ms, 10000, 0)},
-                     {"--ring-ahead", yes_no_flag("--ring-ahead", ring_ahead)},
-                     {"--slice-blocks", parsed_flag(slices, parse_slice_list)}};
+                     {"--trace-launches", on_off_flag("--trace-launches", trace)},
+                     {"--turn-ms", option_flag(VGPU_OPT_TURN_MS, turn_ms)},
+                     {"--ring-ahead", option_flag(VGPU_OPT_RING_AHEAD, ring_ahead)},
+                     {"--slice-blocks", parsed_flag(slices, [](std::string_view v) {
+                        return parse_option_list(VGPU_OPT_SLICE_BLOCKS, v);
+                      })}};
   add_wait_flags(flags, device);
   if (Status s = parse_flags(args, flags); !s) {
     std::cerr << "vgpu-bench workloads: " << s.error().message << "\n";
