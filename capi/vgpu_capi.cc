@@ -180,15 +180,25 @@ void set_turn_and_timeout(const VgpuBackendConfig& c, BackendConfig& config) {
   if (Status s = check_mediators(c, !socket.empty()); !s) return std::unexpected(s.error());
   auto engines = engine_backend(c, !socket.empty());
   if (!engines) return std::unexpected(engines.error());
-  BackendConfig config{c.vram_bytes,         c.channels, c.mode,         c.bar_remap,       c.lazy_shadow,
-                       std::move(scheduler), c.weight,   std::move(log), std::move(socket), std::move(vm_name)};
-  config.turn_ms = c.turn_ms;
-  config.max_gpu_ms = c.max_gpu_ms;
-  config.pv = c.pv;
-  config.slice_blocks = c.slice_blocks;
-  config.ring_ahead = c.ring_ahead;
-  config.watchdog_ms = c.watchdog_ms;
-  config.engine_backend = *engines;
+  BackendConfig config;
+  config.mode = c.mode;
+  config.socket = std::move(socket);
+  config.vm_name = std::move(vm_name);
+  config.vgpu.name = "qemu";
+  config.vgpu.vram_bytes = c.vram_bytes;
+  config.vgpu.channels = c.channels;
+  config.vgpu.weight = c.weight;
+  config.vgpu.bar_remap = c.bar_remap;
+  config.vgpu.lazy_shadow = c.lazy_shadow;
+  config.vgpu.pv = c.pv;
+  config.vgpu.slice_blocks = c.slice_blocks;
+  config.vgpu.watchdog_ms = c.watchdog_ms;
+  config.host.scheduler = std::move(scheduler);
+  config.host.log = std::move(log);
+  config.host.turn_ns = uint64_t{c.turn_ms} * 1'000'000;
+  config.host.max_gpu_ms = c.max_gpu_ms;
+  config.host.ring_ahead = c.ring_ahead;
+  config.host.engine_backend = *engines;
   set_turn_and_timeout(c, config);
   return config;
 }
@@ -291,10 +301,10 @@ VgpuBackend* vgpu_backend_create(const VgpuBackendConfig* config, char* err, siz
       put_error(err, err_len, impl.error().message);  // the user's words, no internal code
       return nullptr;
     }
-    auto* b = new VgpuBackend{.impl = std::move(*impl), .log = vgpu::Log(valid->log)};
+    auto* b = new VgpuBackend{.impl = std::move(*impl), .log = vgpu::Log(valid->host.log)};
     if (valid->socket.empty()) {
-      b->scheduler = valid->scheduler;
-      b->engine = vgpu::gpu::engine_backend_name(valid->engine_backend);
+      b->scheduler = valid->host.scheduler;
+      b->engine = vgpu::gpu::engine_backend_name(valid->host.engine_backend);
     } else {
       b->scheduler = b->impl->daemon_scheduler();
       b->vm_name = b->impl->daemon_vm_name();

@@ -284,7 +284,7 @@ int workloads_main(std::span<char*> args) {
         const Mode mode = modes[m];
         if (mode == Mode::native && ms % slices.size() != 0) continue;  // no slicing there: once
         RunConfig rc;
-        rc.slice_blocks = slices[ms % slices.size()];
+        rc.slice_blocks = {slices[ms % slices.size()]};
         rc.mode = mode;
         rc.device = device;
         rc.turn_ns = uint64_t{turn_ms} * 1'000'000;
@@ -306,7 +306,7 @@ int workloads_main(std::span<char*> args) {
         const WorkloadResult& res = (*r)[0].result;
         std::fprintf(stderr, " %.3f ms%s\n", median(res.seconds) * 1e3, res.correct ? "" : "  INCORRECT");
         if (!per_mode[ms])
-          per_mode[ms] = Entry{spec, mode, res, rc.slice_blocks, (*r)[0].counters, {}, {}, {},
+          per_mode[ms] = Entry{spec, mode, res, rc.slice_blocks[0], (*r)[0].counters, {}, {}, {},
                                true, 0,    0,   std::nullopt};
         Entry& e = *per_mode[ms];
         if (trace && !e.phases) {
