@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vgpu/options.h"
+#include "options.h" /* vgpu/options.h, beside this file (QEMU gets both copied) */
 
 #ifdef __cplusplus
 extern "C" {
