@@ -7,12 +7,7 @@
 namespace vgpu::gpu {
 namespace {
 
-using namespace cls::compute;
-using cls::Kernel;
-using testing::ComputeTest;
-using testing::expect_near_all;
-using testing::Method;
-using testing::ramp;
+using namespace testing;  // the fixture, its helpers and the compute class names (compute_test.h)
 
 // ---------------------------------------------------------------- constant buffers and reports
 

@@ -5,9 +5,6 @@
 
 namespace vgpu::gpu::testing {
 
-using namespace cls::compute;
-using cls::Kernel;
-
 // fill, saxpy and madd over 1000, 1000 and 16 x 20 elements, each
 // checked against its reference.
 void ComputeTest::fill_writes_value() {
@@ -84,12 +81,7 @@ void ComputeTest::mriq_matches_reference(uint32_t x_points) {
 namespace vgpu::gpu {
 namespace {
 
-using namespace cls::compute;
-using cls::Kernel;
-using testing::ComputeTest;
-using testing::expect_near_all;
-using testing::Method;
-using testing::ramp;
+using namespace testing;  // the fixture, its helpers and the compute class names (compute_test.h)
 
 // ---------------------------------------------------------------- kernels
 
