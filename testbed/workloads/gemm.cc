@@ -42,18 +42,8 @@ Result<WorkloadResult> run_sgemm(Vm& vm, const WorkloadOptions& o, GemmShape s) 
   if (auto st = untimed_launch(c, c.sgemm(params)); !st) return std::unexpected(st.error());
 
   WorkloadResult r;
-  RunTimer timer(o);
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    timer.begin();
-    if (auto st = io->before_launch(); !st) return std::unexpected(st.error());
-    auto f = c.sgemm(params);
-    if (!f) return std::unexpected(f.error());
-    if (auto st = c.wait(*f); !st) return std::unexpected(st.error());
-    if (auto st = io->after_wait(); !st) return std::unexpected(st.error());
-    timer.end(r);
-    r.launches += 1 + io->transfer_launches_per_run();
-  }
-  r.runs = o.runs;
+  if (Status st = timed_kernel_runs(c, *io, o, r, [&] { return c.sgemm(params); }); !st)
+    return std::unexpected(st.error());
 
   auto got = io->result();
   if (!got) return std::unexpected(got.error());

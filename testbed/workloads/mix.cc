@@ -63,19 +63,16 @@ Result<WorkloadResult> sgemm_mriq(Vm& vm, const WorkloadOptions& o) {
   mp.qr = *qr, mp.qi = *qi, mp.num_k = num_k, mp.num_x = num_x;
 
   WorkloadResult r;
-  RunTimer timer(o);
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    timer.begin();
+  const Status timed = timed_runs(o, r, [&](uint32_t) -> Result<uint32_t> {
     auto fg = cg.sgemm({*ba, *bb, *bc, dim, dim, dim, 1.f, 0.f});
     if (!fg) return std::unexpected(fg.error());
     auto fm = cm.mriq(mp);
     if (!fm) return std::unexpected(fm.error());
     if (auto st = cg.wait(*fg); !st) return std::unexpected(st.error());
     if (auto st = cm.wait(*fm); !st) return std::unexpected(st.error());
-    timer.end(r);
-    r.launches += 2;
-  }
-  r.runs = o.runs;
+    return 2u;
+  });
+  if (!timed) return std::unexpected(timed.error());
 
   std::vector<float> c(nn), out_r(num_x), out_i(num_x);
   if (auto st = cg.download(*bc, std::span<float>(c)); !st) return std::unexpected(st.error());

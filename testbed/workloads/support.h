@@ -82,4 +82,21 @@ class RunTimer {
   double t0_ = 0, first_ = 0;
 };
 
+// The timed part of a workload: o.runs runs of `run(i)`, each timed alone
+// (RunTimer), which returns the launches it made (Result<uint32_t>); r's
+// run times, launches and runs are filled. The first failure ends it.
+template <typename Run>
+Status timed_runs(const WorkloadOptions& o, WorkloadResult& r, Run run) {
+  RunTimer timer(o);
+  for (uint32_t i = 0; i < o.runs; ++i) {
+    timer.begin();
+    const Result<uint32_t> launches = run(i);
+    if (!launches) return std::unexpected(launches.error());
+    timer.end(r);
+    r.launches += *launches;
+  }
+  r.runs = o.runs;
+  return {};
+}
+
 }  // namespace vgpu::testbed::workloads
