@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // vgpud's command line, declared once in a table (options()): each
 // option's name, value, unit, default, bounds and help, and what it sets.
-// The device's options among them (scheduler, turn-ms, max-gpu-ms,
-// slice-blocks, watchdog-ms, ring-ahead) are rows of the option table
-// (vgpu/option_table.h): their help, bounds, parse and messages are its.
+// The device's options among them (the host-wide ones and every VM's
+// defaults) are rows of the option table (vgpu/option_table.h): their
+// help, bounds, parse and messages are its.
 // The parser (CLI11), `--help` and the man page (`--man`, vgpud(8)) all
 // come from it. Errors name the option at fault.
 #pragma once

@@ -21,11 +21,11 @@ std::vector<std::string> split_list(std::string_view s);
 // A whole number from min to max; a comma list of them.
 [[nodiscard]] Result<uint32_t> parse_count(std::string_view flag, std::string_view value, uint32_t max,
                                            uint32_t min = 1);
-// A value of an option of the option table (vgpu/option_table.h: turn-ms,
-// ring-ahead on|off, slice-blocks auto|N, ...): its parse, bounds and
-// message, the same as QEMU's, vgpud's and the C API's.
+// A value of an option of the option table (vgpu/option_table.h), by the
+// option's name: its parse, bounds and message, the same as QEMU's,
+// vgpud's and the C API's.
 [[nodiscard]] Result<uint64_t> parse_option(const char* name, std::string_view value);
-// A comma-separated list of them (--slice-blocks auto,0,16).
+// A comma-separated list of them ("auto,0,16").
 [[nodiscard]] Result<std::vector<uint32_t>> parse_option_list(const char* name, std::string_view value);
 // A slice-blocks value as written (auto or the count).
 std::string slice_name(uint32_t slice_blocks);
