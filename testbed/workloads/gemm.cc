@@ -50,18 +50,7 @@ Result<WorkloadResult> run_sgemm(Vm& vm, const WorkloadOptions& o, GemmShape s) 
   const std::vector<float>& out = *got;
   const auto idx = sample_indices(out.size(), o.check_samples, o.seed + 2);
   const auto check = check_sampled(
-      out, idx,
-      [&](size_t i) {
-        const size_t row = i / s.n, col = i % s.n;
-        Reference ref{0, 0};
-        for (size_t kk = 0; kk < s.k; ++kk) {
-          const double t = double{a[row * s.k + kk]} * double{b[kk * s.n + col]};
-          ref.value += t;
-          ref.abs_sum += std::abs(t);
-        }
-        return ref;
-      },
-      GEMM_REL_TOL, GEMM_ABS_TOL);
+      out, idx, [&](size_t i) { return sgemm_reference(a, b, s.k, s.n, i); }, GEMM_REL_TOL, GEMM_ABS_TOL);
   r.correct = check.ok();
   r.checksum = hash_of(std::span<const float>(out));
   r.work_per_run = 2.0 * s.m * s.n * s.k;

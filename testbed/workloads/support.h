@@ -59,6 +59,8 @@ struct SampleCheck {
 };
 SampleCheck check_sampled(std::span<const float> got, std::span<const size_t> indices,
                           const std::function<Reference(size_t)>& want, double rel, double abs_floor);
+// Element i of C = A * B (A m x k, B k x n, row-major), in double.
+Reference sgemm_reference(std::span<const float> a, std::span<const float> b, size_t k, size_t n, size_t i);
 
 // Turns a timed run's fence wait into a timestamp pair.
 // Calls WorkloadOptions::on_timed around the timed part.
