@@ -169,21 +169,29 @@ TEST(Capi, TimeOptionsAreCheckedAndZeroIsOff) {
   EXPECT_NE(created(c), nullptr);
 }
 
-// ring-ahead=off: a setting of the embedded mediator's scheduler, refused
-// with passthrough (no mediator) and, below, with a socket.
-TEST(Capi, RingAheadOffIsTheEmbeddedMediatorsSetting) {
-  VgpuBackendConfig c = default_config();
-  c.ring_ahead = false;
-  expect_rejected(c, VGPU_OPT_RING_AHEAD);
-  c.mode = VGPU_MODE_FV;
-  EXPECT_NE(created(c), nullptr);
+// The mediator's settings away from their defaults (ring-ahead=off,
+// slice-blocks, watchdog-ms, pv=on): refused with passthrough (no
+// mediator, the VM owns the GPU), accepted in fv; with a socket, below.
+TEST(Capi, MediatorSettingsAreRefusedInPassthroughAndTakenInFv) {
+  const std::pair<const char*, void (*)(VgpuBackendConfig&)> settings[] = {
+      {VGPU_OPT_RING_AHEAD, [](VgpuBackendConfig& c) { c.ring_ahead = false; }},
+      {VGPU_OPT_SLICE_BLOCKS, [](VgpuBackendConfig& c) { c.slice_blocks = 16; }},
+      {VGPU_OPT_WATCHDOG_MS, [](VgpuBackendConfig& c) { c.watchdog_ms = 500; }},
+      {VGPU_OPT_PV, [](VgpuBackendConfig& c) { c.pv = true; }},
+  };
+  for (const auto& [name, set] : settings) {
+    VgpuBackendConfig c = default_config();
+    set(c);
+    expect_rejected(c, name);
+    c.mode = VGPU_MODE_FV;
+    EXPECT_NE(created(c), nullptr) << name;
+  }
 }
 
-// pv=on: offered by an fv vGPU (PV.CAPS), refused with passthrough.
-TEST(Capi, PvIsOfferedInFvAndRefusedInPassthrough) {
+// pv=on: offered by an fv vGPU (PV.CAPS); off by default.
+TEST(Capi, PvIsOfferedInFv) {
   VgpuBackendConfig c = default_config();
   c.pv = true;
-  expect_rejected(c, VGPU_OPT_PV);
   c.mode = VGPU_MODE_FV;
   BackendPtr b = created(c);
   ASSERT_NE(b, nullptr);
@@ -202,10 +210,7 @@ constexpr const char* NO_DAEMON = "/tmp/nonexistent-vgpud.sock";
 
 TEST(Capi, SliceBlocksIsCheckedAndOnlyTheEmbeddedMediatorsInFv) {
   VgpuBackendConfig c = default_config();
-  c.slice_blocks = 16;
-  expect_rejected(c, VGPU_OPT_SLICE_BLOCKS);  // passthrough
   c.mode = VGPU_MODE_FV;
-  EXPECT_NE(created(c), nullptr);
   c.slice_blocks = VGPU_OPT_SLICE_BLOCKS_MAX + 1;
   expect_rejected(c, VGPU_OPT_SLICE_BLOCKS);
   c.slice_blocks = 16;
@@ -421,20 +426,23 @@ TEST(CapiDaemon, SocketWithPassthroughIsRefusedNamingSocket) {
   expect_rejected(c, "socket");
 }
 
-TEST(CapiDaemon, TimeOptionsWithASocketAreRefused) {
-  VgpuBackendConfig c = default_config();
-  c.mode = VGPU_MODE_FV;
-  c.socket = "/tmp/nonexistent-vgpud.sock";
-  c.turn_ms = 5;
-  expect_rejected(c, VGPU_OPT_TURN_MS);
-}
-
-TEST(CapiDaemon, RingAheadOffWithASocketIsRefused) {
-  VgpuBackendConfig c = default_config();
-  c.mode = VGPU_MODE_FV;
-  c.socket = "/tmp/nonexistent-vgpud.sock";
-  c.ring_ahead = false;
-  expect_rejected(c, VGPU_OPT_RING_AHEAD);
+// With a socket the mediator's settings are the daemon's: any value but
+// the default is refused, naming the option, before any connection.
+TEST(CapiDaemon, MediatorSettingsWithASocketAreRefused) {
+  const std::pair<const char*, void (*)(VgpuBackendConfig&)> settings[] = {
+      {VGPU_OPT_TURN_MS, [](VgpuBackendConfig& c) { c.turn_ms = 5; }},
+      {VGPU_OPT_MAX_GPU_MS, [](VgpuBackendConfig& c) { c.max_gpu_ms = 0; }},
+      {VGPU_OPT_RING_AHEAD, [](VgpuBackendConfig& c) { c.ring_ahead = false; }},
+      {VGPU_OPT_SLICE_BLOCKS, [](VgpuBackendConfig& c) { c.slice_blocks = 16; }},
+      {VGPU_OPT_WATCHDOG_MS, [](VgpuBackendConfig& c) { c.watchdog_ms = 500; }},
+  };
+  for (const auto& [name, set] : settings) {
+    VgpuBackendConfig c = default_config();
+    c.mode = VGPU_MODE_FV;
+    c.socket = NO_DAEMON;
+    set(c);
+    expect_rejected(c, name);
+  }
 }
 
 TEST(CapiDaemon, AbsentDaemonFailsNamingTheSocket) {
