@@ -16,28 +16,21 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "gpu/gpu.h"
+#include "mediator/host.h"
 #include "vgpu/options.h"
 
 namespace vgpu::capi {
 
+// The device's options once checked (vgpu_capi.cc validate): the VM's
+// (VgpuConfig) and, for the embedded mediator, the host's (HostConfig),
+// as the mediator takes them, so that each backend passes them on rather
+// than copying them field by field.
 struct BackendConfig {
-  uint64_t vram_bytes;
-  uint32_t channels;
-  VgpuMode mode;
-  bool bar_remap;
-  bool lazy_shadow;
-  std::string scheduler;
-  uint32_t weight;
-  LogFn log;           // guest and internal errors; empty: stderr
-  std::string socket;  // non-empty: the daemon's vGPU (daemon_backend.cc)
+  VgpuMode mode = VGPU_MODE_PASSTHROUGH;
+  mediator::VgpuConfig vgpu;  // vram, channels, weight, remap, lazy shadow, pv, slicing, watchdog
+  mediator::HostConfig host;  // scheduler, turns, max-gpu-ms, ring-ahead, engines, log (vram: the backend's)
+  std::string socket;         // non-empty: the daemon's vGPU (daemon_backend.cc)
   std::string vm_name;
-  uint32_t turn_ms = VGPU_OPT_TURN_MS_DEFAULT;                    // 0: a turn runs up to GP_PUT
-  uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;              // 0: no limit
-  bool pv = VGPU_OPT_PV_DEFAULT;                                  // offer the PV interface (spec §17)
-  uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;          // slicing (auto: by time; 0: whole)
-  bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;             // docs/scheduler.md, "Ringing ahead"
-  gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // who runs the engines' work
-
   // This VM's turns (VgpuTurnFn); empty: none.
   std::function<void(bool start, VgpuTurnEnd end, uint64_t gpu_ns)> turn;
   // The wait for the daemon's first answer; 0: VGPUD_TIMEOUT or vgpud's default.

@@ -33,8 +33,8 @@ class DaemonBackend final : public Backend {
       : client_(std::move(client)),
         socket_(config.socket),
         vm_name_(std::move(vm_name)),
-        vram_bytes_(config.vram_bytes),
-        log_(config.log) {
+        vram_bytes_(config.vgpu.vram_bytes),
+        log_(config.host.log) {
     stop_ = vgpud::UniqueFd(eventfd(0, EFD_CLOEXEC));
     irq_thread_ = std::thread([this] { irq_main(); });
   }
@@ -158,16 +158,18 @@ class DaemonBackend final : public Backend {
 }  // namespace
 
 Result<std::unique_ptr<Backend>> make_daemon_backend(const BackendConfig& config) {
-  vgpud::AttachOptions o;
-  o.name = config.vm_name.empty() ? strfmt("qemu-%d", static_cast<int>(getpid())) : config.vm_name;
-  o.vram_bytes = config.vram_bytes;
-  o.channels = config.channels;
-  o.weight = config.weight;
-  o.bar_remap = config.bar_remap;
-  o.lazy_shadow = config.lazy_shadow;
-  o.pv = config.pv;
+  // The VM's own options go to the daemon; the host's are the daemon's.
+  const mediator::VgpuConfig& vm = config.vgpu;
   static_assert(VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT == vgpud::DEFAULT_TIMEOUT_MS);
-  if (config.daemon_timeout_ms != 0) o.timeout_ms = config.daemon_timeout_ms;
+  const vgpud::AttachOptions o{
+      .name = config.vm_name.empty() ? strfmt("qemu-%d", static_cast<int>(getpid())) : config.vm_name,
+      .vram_bytes = vm.vram_bytes,
+      .channels = vm.channels,
+      .weight = vm.weight,
+      .bar_remap = vm.bar_remap,
+      .lazy_shadow = vm.lazy_shadow,
+      .pv = vm.pv,
+      .timeout_ms = config.daemon_timeout_ms != 0 ? std::optional<uint32_t>(config.daemon_timeout_ms) : std::nullopt};
   auto c = vgpud::Client::attach(config.socket, o);
   if (!c) {
     // The client's message names the socket and says what went wrong

@@ -24,14 +24,11 @@ struct Destroy {
 using BackendPtr = std::unique_ptr<VgpuBackend, Destroy>;
 
 BackendPtr attach(const std::string& socket, const char* vm_name) {
-  VgpuBackendConfig c{};
+  VgpuBackendConfig c;
+  vgpu_backend_config_init(&c);
   c.vram_bytes = 64 * MiB;
   c.channels = 8;
   c.mode = VGPU_MODE_FV;
-  c.bar_remap = true;
-  c.lazy_shadow = true;
-  c.scheduler = VGPU_OPT_SCHEDULER_DEFAULT;
-  c.weight = VGPU_OPT_WEIGHT_DEFAULT;
   c.socket = socket.c_str();
   c.vm_name = vm_name;
   char err[256] = {};

@@ -71,15 +71,16 @@ struct Destroy {
 };
 
 std::unique_ptr<VgpuBackend, Destroy> backend(VgpuMode mode, VgpuTurnFn turn = nullptr, void* turn_opaque = nullptr) {
-  VgpuBackendConfig c{.vram_bytes = 64 * MiB,
-                      .channels = 8,
-                      .mode = mode,
-                      .bar_remap = false,
-                      .lazy_shadow = true,
-                      .scheduler = "fifo",
-                      .weight = 1,
-                      .turn = turn,
-                      .turn_opaque = turn_opaque};
+  VgpuBackendConfig c;
+  vgpu_backend_config_init(&c);
+  c.vram_bytes = 64 * MiB;
+  c.channels = 8;
+  c.mode = mode;
+  c.bar_remap = false;
+  c.scheduler = "fifo";
+  c.weight = 1;
+  c.turn = turn;
+  c.turn_opaque = turn_opaque;
   char err[256] = {};
   std::unique_ptr<VgpuBackend, Destroy> b(vgpu_backend_create(&c, err, sizeof err));
   EXPECT_NE(b, nullptr) << err;

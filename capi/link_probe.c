@@ -9,15 +9,11 @@ int main(void)
 {
     VgpuLimits limits;
     vgpu_limits(&limits);
-    VgpuBackendConfig config = {
-        .vram_bytes = limits.vram_min,
-        .channels = 1,
-        .mode = VGPU_MODE_PASSTHROUGH,
-        .bar_remap = true,
-        .lazy_shadow = true,
-        .scheduler = VGPU_OPT_SCHEDULER_DEFAULT,
-        .weight = 1,
-    };
+    VgpuBackendConfig config;
+    vgpu_backend_config_init(&config);
+    config.vram_bytes = limits.vram_min;
+    config.channels = 1;
+    config.weight = 1;
     char err[256];
     VgpuBackend *b = vgpu_backend_create(&config, err, sizeof(err));
     if (!b) {

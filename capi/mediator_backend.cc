@@ -115,14 +115,8 @@ class MediatorBackend final : public Backend {
 }  // namespace
 
 Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& config) {
-  mediator::HostConfig hc;
-  hc.vram_bytes = config.vram_bytes + hc.reserved_bytes;
-  hc.scheduler = config.scheduler;
-  hc.log = config.log;
-  hc.turn_ns = uint64_t{config.turn_ms} * 1'000'000;
-  hc.max_gpu_ms = config.max_gpu_ms;
-  hc.ring_ahead = config.ring_ahead;
-  hc.engine_backend = config.engine_backend;
+  mediator::HostConfig hc = config.host;
+  hc.vram_bytes = config.vgpu.vram_bytes + hc.reserved_bytes;
   // This VM's turns only; its id is known once it exists (0 matches none).
   auto own_id = std::make_shared<std::atomic<uint32_t>>(0);
   if (config.turn)
@@ -132,17 +126,8 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   auto host = mediator::Host::create(hc);
   if (!host)
     return std::unexpected(
-        host.error().context(strfmt("%s=%s", VGPU_OPT_BACKEND, gpu::engine_backend_name(config.engine_backend))));
-  mediator::VgpuConfig vc;
-  vc.name = "qemu";
-  vc.vram_bytes = config.vram_bytes;
-  vc.channels = config.channels;
-  vc.bar_remap = config.bar_remap;
-  vc.lazy_shadow = config.lazy_shadow;
-  vc.weight = config.weight;
-  vc.pv = config.pv;
-  vc.slice_blocks = config.slice_blocks;
-  auto vgpu = (*host)->create_vgpu(vc);
+        host.error().context(strfmt("%s=%s", VGPU_OPT_BACKEND, gpu::engine_backend_name(hc.engine_backend))));
+  auto vgpu = (*host)->create_vgpu(config.vgpu);
   if (!vgpu) return std::unexpected(vgpu.error());
   own_id->store((*vgpu)->id(), std::memory_order_release);
   return std::make_unique<MediatorBackend>(std::move(*host), **vgpu);

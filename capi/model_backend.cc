@@ -43,7 +43,7 @@ void append(std::vector<VgpuBarRange>& out, VgpuBarRange r) {
 class ModelBackend final : public Backend {
  public:
   ModelBackend(std::unique_ptr<gpu::Gpu> g, const BackendConfig& config)
-      : gpu_(std::move(g)), bar_remap_(config.bar_remap) {
+      : gpu_(std::move(g)), bar_remap_(config.vgpu.bar_remap) {
     gpu_->set_interrupt_handler([this](bool asserted) { interrupts_.line(asserted); });
     gpu_->set_message_handler([this](regs::pci::MsiVector v) { interrupts_.message(static_cast<unsigned>(v)); });
   }
@@ -130,11 +130,13 @@ class ModelBackend final : public Backend {
 Result<std::unique_ptr<Backend>> make_backend(const BackendConfig& config) {
   if (!config.socket.empty()) return make_daemon_backend(config);
   if (config.mode == VGPU_MODE_FV) return make_mediator_backend(config);
-  auto g = gpu::Gpu::create(gpu::GpuConfig{
-      .vram_bytes = config.vram_bytes, .clock = ClockKind::real, .log = config.log, .backend = config.engine_backend});
+  auto g = gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = config.vgpu.vram_bytes,
+                                           .clock = ClockKind::real,
+                                           .log = config.host.log,
+                                           .backend = config.host.engine_backend});
   if (!g)
     return std::unexpected(g.error().context(
-        strfmt("software GPU model (%s=%s)", VGPU_OPT_BACKEND, gpu::engine_backend_name(config.engine_backend))));
+        strfmt("software GPU model (%s=%s)", VGPU_OPT_BACKEND, gpu::engine_backend_name(config.host.engine_backend))));
   return std::make_unique<ModelBackend>(std::move(*g), config);
 }
 

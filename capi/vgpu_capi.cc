@@ -88,31 +88,71 @@ void put_error(char* err, size_t err_len, const std::string& message) {
   return {};
 }
 
-// The turn callback, and the wait for the daemon's first answer (refused
-// off: a daemon that never answers would hang QEMU's realize).
-[[nodiscard]] Status set_turn_and_timeout(const VgpuBackendConfig& c, BackendConfig& config) {
+// The turn callback, and the wait for the daemon's first answer (its
+// default: VGPUD_TIMEOUT decides when set).
+void set_turn_and_timeout(const VgpuBackendConfig& c, BackendConfig& config) {
   if (c.turn != nullptr)
     config.turn = [fn = c.turn, opaque = c.turn_opaque](bool start, VgpuTurnEnd end, uint64_t gpu_ns) {
       fn(opaque, start, end, gpu_ns);
     };
-  if (c.daemon_timeout_ms == VGPU_OPT_TIME_OFF)
-    return fail(Errc::invalid_argument, strfmt("%s: 0 would wait for ever; give 1 to %u ms", VGPU_OPT_DAEMON_TIMEOUT_MS,
-                                               VGPU_OPT_DAEMON_TIMEOUT_MS_MAX));
-  if (c.daemon_timeout_ms > VGPU_OPT_DAEMON_TIMEOUT_MS_MAX)
-    return fail(Errc::invalid_argument, strfmt("%s: %u ms is above the maximum %u ms", VGPU_OPT_DAEMON_TIMEOUT_MS,
-                                               c.daemon_timeout_ms, VGPU_OPT_DAEMON_TIMEOUT_MS_MAX));
-  config.daemon_timeout_ms = c.daemon_timeout_ms;
+  config.daemon_timeout_ms = c.daemon_timeout_ms == VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT ? 0 : c.daemon_timeout_ms;
+}
+
+// Every number against its row of the option table, with the table's
+// message (the same as vgpud's and the benches' for the same value).
+[[nodiscard]] Status check_numbers(const VgpuBackendConfig& c) {
+  return mediator::check_options({{VGPU_OPT_CHANNELS, c.channels},
+                                  {VGPU_OPT_WEIGHT, c.weight},
+                                  {VGPU_OPT_TURN_MS, c.turn_ms},
+                                  {VGPU_OPT_MAX_GPU_MS, c.max_gpu_ms},
+                                  {VGPU_OPT_SLICE_BLOCKS, c.slice_blocks},
+                                  {VGPU_OPT_WATCHDOG_MS, c.watchdog_ms},
+                                  {VGPU_OPT_DAEMON_TIMEOUT_MS, c.daemon_timeout_ms}});
+}
+
+// Settings of the embedded mediator's, given (not at their defaults):
+// refused with passthrough (the VM owns the GPU) and with a socket (the
+// daemon's, for all its VMs).
+[[nodiscard]] Status check_mediators(const VgpuBackendConfig& c, bool socket) {
+  const struct {
+    const char* name;
+    bool given;
+    const char* what;
+    bool passthrough_too;
+  } settings[] = {
+      {VGPU_OPT_SLICE_BLOCKS, c.slice_blocks != VGPU_OPT_SLICE_BLOCKS_DEFAULT, "kernel slicing", true},
+      {VGPU_OPT_RING_AHEAD, c.ring_ahead != (VGPU_OPT_RING_AHEAD_DEFAULT != 0), "ringing ahead", true},
+      {VGPU_OPT_WATCHDOG_MS, c.watchdog_ms != VGPU_OPT_WATCHDOG_MS_DEFAULT, "the operation watchdog", true},
+      {VGPU_OPT_TURN_MS, c.turn_ms != VGPU_OPT_TURN_MS_DEFAULT, "time isolation", false},
+      {VGPU_OPT_MAX_GPU_MS, c.max_gpu_ms != VGPU_OPT_MAX_GPU_MS_DEFAULT, "time isolation", false},
+  };
+  for (const auto& s : settings) {
+    if (!s.given) continue;
+    if (s.passthrough_too && c.mode != VGPU_MODE_FV)
+      return fail(Errc::invalid_argument, strfmt("%s: %s is the mediator's (mode=fv); with mode=passthrough the VM "
+                                                 "owns the GPU",
+                                                 s.name, s.what));
+    if (socket)
+      return fail(Errc::invalid_argument,
+                  strfmt("%s: with a socket, %s is the daemon's (vgpud --%s)", s.name, s.what, s.name));
+  }
   return {};
 }
 
-// The one check of the options (mediator/vgpu_config.h), whatever the mode.
-// The C API's slice_blocks as the option's value: 0 its default (auto),
-// VGPU_OPT_TIME_OFF whole (the option's 0).
-uint32_t slice_option(uint32_t c) {
-  if (c == 0) return VGPU_OPT_SLICE_BLOCKS_DEFAULT;
-  return c == VGPU_OPT_TIME_OFF ? 0 : c;
+[[nodiscard]] Result<gpu::EngineBackend> engine_backend(const VgpuBackendConfig& c, bool socket) {
+  if (c.engine_backend == nullptr || *c.engine_backend == '\0') return gpu::EngineBackend::model;
+  const std::string name = c.engine_backend;
+  auto b = gpu::parse_engine_backend(name);
+  if (!b || *b == gpu::EngineBackend::fake_device)
+    return fail(Errc::invalid_argument, strfmt("%s: '%s' is not one of model, cuda", VGPU_OPT_BACKEND, name.c_str()));
+  if (*b != gpu::EngineBackend::model && socket)
+    return fail(Errc::invalid_argument, strfmt("%s: with a socket, the engines are the daemon's (vgpud --%s)",
+                                               VGPU_OPT_BACKEND, VGPU_OPT_BACKEND));
+  return *b;
 }
 
+// The one check of the options (the option table's bounds and
+// mediator/vgpu_config.h), whatever the mode.
 [[nodiscard]] Result<BackendConfig> validate(const VgpuBackendConfig& c) {
   if (c.mode != VGPU_MODE_PASSTHROUGH && c.mode != VGPU_MODE_FV)
     return fail(Errc::invalid_argument, "mode: must be passthrough or fv");
@@ -120,12 +160,7 @@ uint32_t slice_option(uint32_t c) {
   std::string scheduler = c.scheduler;
   if (Status s = mediator::check_scheduler(scheduler); !s) return std::unexpected(s.error());
   if (Status s = check_vram(c.vram_bytes); !s) return std::unexpected(s.error());
-  mediator::VgpuConfig vc;
-  vc.vram_bytes = c.vram_bytes;
-  vc.channels = c.channels;
-  vc.weight = c.weight;
-  vc.slice_blocks = slice_option(c.slice_blocks);
-  if (Status s = mediator::check_vgpu_config(vc); !s) return std::unexpected(s.error());
+  if (Status s = check_numbers(c); !s) return std::unexpected(s.error());
   LogFn log;
   if (c.log != nullptr)
     log = [fn = c.log, opaque = c.log_opaque](LogKind kind, const std::string& line) {
@@ -142,55 +177,29 @@ uint32_t slice_option(uint32_t c) {
                 "the GPU's own page tables");
   std::string vm_name = c.vm_name ? c.vm_name : "";
   if (Status s = check_vm_name(vm_name); !s) return std::unexpected(s.error());
-  // Settings of the embedded mediator's: refused with passthrough (the VM
-  // owns the GPU) and with a socket (the daemon's, for all its VMs).
-  auto mediators = [&](bool given, const char* name, const char* what) -> Status {
-    if (given && c.mode != VGPU_MODE_FV)
-      return fail(Errc::invalid_argument,
-                  strfmt("%s: %s is the mediator's (mode=fv); with mode=passthrough the VM owns the GPU", name, what));
-    if (given && !socket.empty())
-      return fail(Errc::invalid_argument,
-                  strfmt("%s: with a socket, %s is the daemon's (vgpud --%s)", name, what, name));
-    return {};
-  };
-  if (Status s = mediators(c.slice_blocks != 0, VGPU_OPT_SLICE_BLOCKS, "kernel slicing"); !s)
-    return std::unexpected(s.error());
-  if (Status s = mediators(c.no_ring_ahead, VGPU_OPT_RING_AHEAD, "ringing ahead"); !s)
-    return std::unexpected(s.error());
-  if (!socket.empty() && (c.turn_ms != 0 || c.max_gpu_ms != 0)) {
-    const char* name = c.turn_ms != 0 ? VGPU_OPT_TURN_MS : VGPU_OPT_MAX_GPU_MS;
-    return fail(Errc::invalid_argument,
-                strfmt("%s: with a socket, time isolation is the daemon's (vgpud --%s)", name, name));
-  }
-  auto time_option = [](const char* name, uint32_t value, uint32_t dflt, uint32_t max) -> Result<uint32_t> {
-    if (value == 0) return dflt;
-    if (value == VGPU_OPT_TIME_OFF) return 0u;
-    if (value > max) return fail(Errc::invalid_argument, strfmt("%s: %u is outside [0, %u]", name, value, max));
-    return value;
-  };
-  auto turn_ms = time_option(VGPU_OPT_TURN_MS, c.turn_ms, VGPU_OPT_TURN_MS_DEFAULT, VGPU_OPT_TURN_MS_MAX);
-  if (!turn_ms) return std::unexpected(turn_ms.error());
-  auto max_gpu_ms = time_option(VGPU_OPT_MAX_GPU_MS, c.max_gpu_ms, VGPU_OPT_MAX_GPU_MS_DEFAULT,
-                                VGPU_OPT_MAX_GPU_MS_MAX);
-  if (!max_gpu_ms) return std::unexpected(max_gpu_ms.error());
-  BackendConfig config{c.vram_bytes,         c.channels, c.mode,         c.bar_remap,       c.lazy_shadow,
-                       std::move(scheduler), c.weight,   std::move(log), std::move(socket), std::move(vm_name)};
-  config.turn_ms = *turn_ms;
-  config.max_gpu_ms = *max_gpu_ms;
-  config.pv = c.pv;
-  config.slice_blocks = slice_option(c.slice_blocks);
-  config.ring_ahead = !c.no_ring_ahead;
-  if (c.engine_backend != nullptr && *c.engine_backend != '\0') {
-    const std::string name = c.engine_backend;
-    auto b = gpu::parse_engine_backend(name);
-    if (!b || *b == gpu::EngineBackend::fake_device)
-      return fail(Errc::invalid_argument, strfmt("%s: '%s' is not one of model, cuda", VGPU_OPT_BACKEND, name.c_str()));
-    if (*b != gpu::EngineBackend::model && !config.socket.empty())
-      return fail(Errc::invalid_argument, strfmt("%s: with a socket, the engines are the daemon's (vgpud --%s)",
-                                                 VGPU_OPT_BACKEND, VGPU_OPT_BACKEND));
-    config.engine_backend = *b;
-  }
-  if (Status s = set_turn_and_timeout(c, config); !s) return std::unexpected(s.error());
+  if (Status s = check_mediators(c, !socket.empty()); !s) return std::unexpected(s.error());
+  auto engines = engine_backend(c, !socket.empty());
+  if (!engines) return std::unexpected(engines.error());
+  BackendConfig config;
+  config.mode = c.mode;
+  config.socket = std::move(socket);
+  config.vm_name = std::move(vm_name);
+  config.vgpu.name = "qemu";
+  config.vgpu.vram_bytes = c.vram_bytes;
+  config.vgpu.channels = c.channels;
+  config.vgpu.weight = c.weight;
+  config.vgpu.bar_remap = c.bar_remap;
+  config.vgpu.lazy_shadow = c.lazy_shadow;
+  config.vgpu.pv = c.pv;
+  config.vgpu.slice_blocks = c.slice_blocks;
+  config.vgpu.watchdog_ms = c.watchdog_ms;
+  config.host.scheduler = std::move(scheduler);
+  config.host.log = std::move(log);
+  config.host.turn_ns = uint64_t{c.turn_ms} * 1'000'000;
+  config.host.max_gpu_ms = c.max_gpu_ms;
+  config.host.ring_ahead = c.ring_ahead;
+  config.host.engine_backend = *engines;
+  set_turn_and_timeout(c, config);
   return config;
 }
 
@@ -257,6 +266,25 @@ void vgpu_limits(VgpuLimits* limits) {
   };
 }
 
+void vgpu_backend_config_init(VgpuBackendConfig* c) {
+  *c = VgpuBackendConfig{};
+  c->vram_bytes = uint64_t{VGPU_OPT_VRAM_DEFAULT_MIB} * vgpu::MiB;
+  c->channels = VGPU_OPT_CHANNELS_DEFAULT;
+  c->mode = VGPU_MODE_PASSTHROUGH;
+  c->bar_remap = VGPU_OPT_BAR_REMAP_DEFAULT != 0;
+  c->lazy_shadow = VGPU_OPT_LAZY_SHADOW_DEFAULT != 0;
+  c->scheduler = VGPU_OPT_SCHEDULER_DEFAULT;
+  c->weight = VGPU_OPT_WEIGHT_DEFAULT;
+  c->turn_ms = VGPU_OPT_TURN_MS_DEFAULT;
+  c->max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;
+  c->pv = VGPU_OPT_PV_DEFAULT != 0;
+  c->slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;
+  c->ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;
+  c->watchdog_ms = VGPU_OPT_WATCHDOG_MS_DEFAULT;
+  c->engine_backend = VGPU_OPT_BACKEND_DEFAULT;
+  c->daemon_timeout_ms = VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT;
+}
+
 VgpuBackend* vgpu_backend_create(const VgpuBackendConfig* config, char* err, size_t err_len) {
   try {
     if (config == nullptr) {
@@ -273,10 +301,10 @@ VgpuBackend* vgpu_backend_create(const VgpuBackendConfig* config, char* err, siz
       put_error(err, err_len, impl.error().message);  // the user's words, no internal code
       return nullptr;
     }
-    auto* b = new VgpuBackend{.impl = std::move(*impl), .log = vgpu::Log(valid->log)};
+    auto* b = new VgpuBackend{.impl = std::move(*impl), .log = vgpu::Log(valid->host.log)};
     if (valid->socket.empty()) {
-      b->scheduler = valid->scheduler;
-      b->engine = vgpu::gpu::engine_backend_name(valid->engine_backend);
+      b->scheduler = valid->host.scheduler;
+      b->engine = vgpu::gpu::engine_backend_name(valid->host.engine_backend);
     } else {
       b->scheduler = b->impl->daemon_scheduler();
       b->vm_name = b->impl->daemon_vm_name();

@@ -108,22 +108,25 @@ typedef struct VgpuBackendConfig {
     const char *socket;   // VGPU_OPT_SOCKET
     const char *vm_name;  // VGPU_OPT_VM_NAME
     // Time isolation of the embedded mediator (mode fv; with a socket they
-    // are the daemon's and must stay 0): 0 the option's default,
-    // VGPU_OPT_TIME_OFF no bound, else milliseconds.
+    // are the daemon's and must stay at their defaults): milliseconds, 0
+    // as the option table says (vgpu/option_table.h: turn-ms 0, a turn
+    // runs up to GP_PUT; max-gpu-ms 0, no limit).
     uint32_t turn_ms;     // VGPU_OPT_TURN_MS
     uint32_t max_gpu_ms;  // VGPU_OPT_MAX_GPU_MS
     // Offer the paravirtual page-table interface (VGPU_OPT_PV, spec §17):
     // mode fv, embedded mediator only.
     bool pv;
-    // Slicing (VGPU_OPT_SLICE_BLOCKS): 0 the option's default (auto: by
-    // time), VGPU_OPT_TIME_OFF launches and copies whole, else thread
-    // blocks per slice: mode fv, embedded mediator only (with a socket it
-    // is the daemon's).
+    // Slicing (VGPU_OPT_SLICE_BLOCKS): VGPU_OPT_SLICE_BLOCKS_AUTO by time,
+    // N thread blocks per slice, 0 launches and copies whole: mode fv,
+    // embedded mediator only (with a socket it is the daemon's).
     uint32_t slice_blocks;
-    // VGPU_OPT_RING_AHEAD off (false, as in a zeroed config: the default,
-    // on): mode fv, embedded mediator only (with a socket it is the
-    // daemon's, vgpud --ring-ahead).
-    bool no_ring_ahead;
+    // VGPU_OPT_RING_AHEAD: mode fv, embedded mediator only (with a socket
+    // it is the daemon's, vgpud --ring-ahead).
+    bool ring_ahead;
+    // One operation's engine time in ms (VGPU_OPT_WATCHDOG_MS; 0: none):
+    // mode fv, embedded mediator only (with a socket it is the daemon's,
+    // vgpud --watchdog-ms).
+    uint32_t watchdog_ms;
     // Who runs the engines' work (VGPU_OPT_BACKEND): "model" or "cuda";
     // NULL: model. Embedded GPU only (with a socket it is the daemon's).
     const char *engine_backend;
@@ -132,12 +135,17 @@ typedef struct VgpuBackendConfig {
     VgpuTurnFn turn;
     void *turn_opaque;
     // With a socket: the wait for the daemon's first answer in ms
-    // (VGPU_OPT_DAEMON_TIMEOUT_MS): 0 the default (VGPUD_TIMEOUT when set),
-    // VGPU_OPT_TIME_OFF refused (it would wait for ever), as is a value
-    // above the maximum, with or without a socket; without one a valid
-    // value is unused.
+    // (VGPU_OPT_DAEMON_TIMEOUT_MS, 1 to its maximum): at the default,
+    // VGPUD_TIMEOUT decides when it is set; without a socket a valid value
+    // is unused.
     uint32_t daemon_timeout_ms;
 } VgpuBackendConfig;
+
+// Every field at the option table's default (vgpu/option_table.h): mode
+// passthrough, the default VRAM, channels, scheduler and so on; callbacks,
+// socket and vm_name NULL. Start every config with it: a zeroed config is
+// not the defaults (0 is a value: turn-ms 0 runs turns up to GP_PUT).
+void vgpu_backend_config_init(VgpuBackendConfig *config);
 
 // One range of a BAR as the front end should map it. Ranges are sorted,
 // do not overlap and cover the whole BAR.

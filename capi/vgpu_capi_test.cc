@@ -22,15 +22,13 @@ namespace {
 using namespace vgpu;
 
 VgpuBackendConfig default_config() {
-  return VgpuBackendConfig{
-      .vram_bytes = 64 * MiB,
-      .channels = 8,
-      .mode = VGPU_MODE_PASSTHROUGH,
-      .bar_remap = true,
-      .lazy_shadow = true,
-      .scheduler = "fifo",
-      .weight = 1,
-  };
+  VgpuBackendConfig c;
+  vgpu_backend_config_init(&c);
+  c.vram_bytes = 64 * MiB;
+  c.channels = 8;
+  c.scheduler = "fifo";
+  c.weight = 1;
+  return c;
 }
 
 struct Destroy {
@@ -152,37 +150,48 @@ TEST(Capi, RejectsWeightOutsideOneToHundred) {
   expect_rejected(c, "weight");
 }
 
-TEST(Capi, TimeOptionsAreCheckedAndOffIsSpelledApart) {
+// 0 is the option table's 0 (no bound), as on QEMU's and vgpud's command
+// lines; the defaults come from vgpu_backend_config_init.
+TEST(Capi, TimeOptionsAreCheckedAndZeroIsOff) {
   VgpuBackendConfig c = default_config();
+  EXPECT_EQ(c.turn_ms, VGPU_OPT_TURN_MS_DEFAULT);
+  EXPECT_EQ(c.max_gpu_ms, VGPU_OPT_MAX_GPU_MS_DEFAULT);
   c.mode = VGPU_MODE_FV;
   c.turn_ms = VGPU_OPT_TURN_MS_MAX + 1;
   expect_rejected(c, VGPU_OPT_TURN_MS);
   c.turn_ms = 0;
   c.max_gpu_ms = VGPU_OPT_MAX_GPU_MS_MAX + 1;
   expect_rejected(c, VGPU_OPT_MAX_GPU_MS);
-  c.turn_ms = VGPU_OPT_TIME_OFF;  // no bound: accepted
-  c.max_gpu_ms = VGPU_OPT_TIME_OFF;
+  c.max_gpu_ms = 0;  // no bound: accepted
   EXPECT_NE(created(c), nullptr);
   c.turn_ms = 5;
   c.max_gpu_ms = 100;
   EXPECT_NE(created(c), nullptr);
 }
 
-// ring-ahead=off: a setting of the embedded mediator's scheduler, refused
-// with passthrough (no mediator) and, below, with a socket.
-TEST(Capi, RingAheadOffIsTheEmbeddedMediatorsSetting) {
-  VgpuBackendConfig c = default_config();
-  c.no_ring_ahead = true;
-  expect_rejected(c, VGPU_OPT_RING_AHEAD);
-  c.mode = VGPU_MODE_FV;
-  EXPECT_NE(created(c), nullptr);
+// The mediator's settings away from their defaults (ring-ahead=off,
+// slice-blocks, watchdog-ms, pv=on): refused with passthrough (no
+// mediator, the VM owns the GPU), accepted in fv; with a socket, below.
+TEST(Capi, MediatorSettingsAreRefusedInPassthroughAndTakenInFv) {
+  const std::pair<const char*, void (*)(VgpuBackendConfig&)> settings[] = {
+      {VGPU_OPT_RING_AHEAD, [](VgpuBackendConfig& c) { c.ring_ahead = false; }},
+      {VGPU_OPT_SLICE_BLOCKS, [](VgpuBackendConfig& c) { c.slice_blocks = 16; }},
+      {VGPU_OPT_WATCHDOG_MS, [](VgpuBackendConfig& c) { c.watchdog_ms = 500; }},
+      {VGPU_OPT_PV, [](VgpuBackendConfig& c) { c.pv = true; }},
+  };
+  for (const auto& [name, set] : settings) {
+    VgpuBackendConfig c = default_config();
+    set(c);
+    expect_rejected(c, name);
+    c.mode = VGPU_MODE_FV;
+    EXPECT_NE(created(c), nullptr) << name;
+  }
 }
 
-// pv=on: offered by an fv vGPU (PV.CAPS), refused with passthrough.
-TEST(Capi, PvIsOfferedInFvAndRefusedInPassthrough) {
+// pv=on: offered by an fv vGPU (PV.CAPS); off by default.
+TEST(Capi, PvIsOfferedInFv) {
   VgpuBackendConfig c = default_config();
   c.pv = true;
-  expect_rejected(c, VGPU_OPT_PV);
   c.mode = VGPU_MODE_FV;
   BackendPtr b = created(c);
   ASSERT_NE(b, nullptr);
@@ -201,10 +210,7 @@ constexpr const char* NO_DAEMON = "/tmp/nonexistent-vgpud.sock";
 
 TEST(Capi, SliceBlocksIsCheckedAndOnlyTheEmbeddedMediatorsInFv) {
   VgpuBackendConfig c = default_config();
-  c.slice_blocks = 16;
-  expect_rejected(c, VGPU_OPT_SLICE_BLOCKS);  // passthrough
   c.mode = VGPU_MODE_FV;
-  EXPECT_NE(created(c), nullptr);
   c.slice_blocks = VGPU_OPT_SLICE_BLOCKS_MAX + 1;
   expect_rejected(c, VGPU_OPT_SLICE_BLOCKS);
   c.slice_blocks = 16;
@@ -420,20 +426,23 @@ TEST(CapiDaemon, SocketWithPassthroughIsRefusedNamingSocket) {
   expect_rejected(c, "socket");
 }
 
-TEST(CapiDaemon, TimeOptionsWithASocketAreRefused) {
-  VgpuBackendConfig c = default_config();
-  c.mode = VGPU_MODE_FV;
-  c.socket = "/tmp/nonexistent-vgpud.sock";
-  c.turn_ms = 5;
-  expect_rejected(c, VGPU_OPT_TURN_MS);
-}
-
-TEST(CapiDaemon, RingAheadOffWithASocketIsRefused) {
-  VgpuBackendConfig c = default_config();
-  c.mode = VGPU_MODE_FV;
-  c.socket = "/tmp/nonexistent-vgpud.sock";
-  c.no_ring_ahead = true;
-  expect_rejected(c, VGPU_OPT_RING_AHEAD);
+// With a socket the mediator's settings are the daemon's: any value but
+// the default is refused, naming the option, before any connection.
+TEST(CapiDaemon, MediatorSettingsWithASocketAreRefused) {
+  const std::pair<const char*, void (*)(VgpuBackendConfig&)> settings[] = {
+      {VGPU_OPT_TURN_MS, [](VgpuBackendConfig& c) { c.turn_ms = 5; }},
+      {VGPU_OPT_MAX_GPU_MS, [](VgpuBackendConfig& c) { c.max_gpu_ms = 0; }},
+      {VGPU_OPT_RING_AHEAD, [](VgpuBackendConfig& c) { c.ring_ahead = false; }},
+      {VGPU_OPT_SLICE_BLOCKS, [](VgpuBackendConfig& c) { c.slice_blocks = 16; }},
+      {VGPU_OPT_WATCHDOG_MS, [](VgpuBackendConfig& c) { c.watchdog_ms = 500; }},
+  };
+  for (const auto& [name, set] : settings) {
+    VgpuBackendConfig c = default_config();
+    c.mode = VGPU_MODE_FV;
+    c.socket = NO_DAEMON;
+    set(c);
+    expect_rejected(c, name);
+  }
 }
 
 TEST(CapiDaemon, AbsentDaemonFailsNamingTheSocket) {
@@ -482,7 +491,7 @@ class NotVgpud {
   std::thread thread_;
 };
 
-std::string create_error(const std::string& socket, uint32_t daemon_timeout_ms = 0) {
+std::string create_error(const std::string& socket, uint32_t daemon_timeout_ms = VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT) {
   VgpuBackendConfig c = default_config();
   c.mode = VGPU_MODE_FV;
   c.socket = socket.c_str();
@@ -509,8 +518,7 @@ TEST(CapiDaemon, DaemonTimeoutMsIsTheWaitAndItsBoundsAreChecked) {
   setenv("VGPUD_TIMEOUT", "30", 1);
   EXPECT_EQ(create_error(peer.path(), 150), "vgpud at " + peer.path() + " did not answer in 0.15 s");
   unsetenv("VGPUD_TIMEOUT");
-  EXPECT_EQ(create_error(peer.path(), VGPU_OPT_TIME_OFF),
-            "daemon-timeout-ms: 0 would wait for ever; give 1 to 3600000 ms");
+  EXPECT_EQ(create_error(peer.path(), 0), "daemon-timeout-ms: 0 ms is below the minimum 1 ms");
   EXPECT_EQ(create_error(peer.path(), VGPU_OPT_DAEMON_TIMEOUT_MS_MAX + 1),
             "daemon-timeout-ms: 3600001 ms is above the maximum 3600000 ms");
 }

@@ -34,12 +34,11 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
     return fail(Errc::invalid_argument,
                 strfmt("host: reserved VRAM %s must be a non-zero MiB multiple below the VRAM size %s",
                        hex(config.reserved_bytes).c_str(), hex(config.vram_bytes).c_str()));
-  if (config.turn_ns > uint64_t{VGPU_OPT_TURN_MS_MAX} * 1'000'000)
-    return fail(Errc::invalid_argument, strfmt("host: %s: %llu ns is above %u ms", VGPU_OPT_TURN_MS,
-                                               static_cast<unsigned long long>(config.turn_ns), VGPU_OPT_TURN_MS_MAX));
-  if (config.max_gpu_ms > VGPU_OPT_MAX_GPU_MS_MAX)
-    return fail(Errc::invalid_argument, strfmt("host: %s: %u ms is above %u ms", VGPU_OPT_MAX_GPU_MS, config.max_gpu_ms,
-                                               VGPU_OPT_MAX_GPU_MS_MAX));
+  constexpr uint64_t NS_PER_MS = 1'000'000;
+  if (Status s = check_options(
+          {{VGPU_OPT_TURN_MS, (config.turn_ns + NS_PER_MS - 1) / NS_PER_MS}, {VGPU_OPT_MAX_GPU_MS, config.max_gpu_ms}});
+      !s)
+    return std::unexpected(s.error().context("host"));
   sched::PolicyParams params = config.sched_params;
   params.turn_ns = config.turn_ns;  // BAND sizes each VM's turn within it
   auto policy = sched::make_policy(config.scheduler, params);

@@ -3,6 +3,7 @@
 
 #include "common/text.h"
 #include "scheduler/policy.h"
+#include "vgpu/option_table.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::mediator {
@@ -10,6 +11,14 @@ namespace vgpu::mediator {
 // One default for the operation watchdog: a VM's and the GPU's reset value
 // (what a guest given the GPU whole has).
 static_assert(VGPU_OPT_WATCHDOG_MS_DEFAULT == regs::pfifo::CHAN_WATCHDOG_RESET_MS);
+
+Status check_options(std::initializer_list<OptionValue> values) {
+  for (const auto& [name, value] : values) {
+    char err[256];
+    if (!vgpu_option_check(vgpu_option_find(name), value, err, sizeof err)) return fail(Errc::invalid_argument, err);
+  }
+  return {};
+}
 
 Status check_vgpu_config(const VgpuConfig& c) {
   // In the user's unit (MiB), each case named.
@@ -24,18 +33,12 @@ Status check_vgpu_config(const VgpuConfig& c) {
     return fail(Errc::invalid_argument,
                 strfmt("%s: %llu MiB is below the minimum %u MiB", VGPU_OPT_VRAM,
                        static_cast<unsigned long long>(c.vram_bytes / MiB), VGPU_OPT_VRAM_MIN_MIB));
-  if (c.channels < 1 || c.channels > VGPU_OPT_CHANNELS_MAX)
-    return fail(Errc::invalid_argument,
-                strfmt("%s: %u is outside [1, %u]", VGPU_OPT_CHANNELS, c.channels, VGPU_OPT_CHANNELS_MAX));
-  if (c.weight < 1 || c.weight > VGPU_OPT_WEIGHT_MAX)
-    return fail(Errc::invalid_argument,
-                strfmt("%s: %u is outside [1, %u]", VGPU_OPT_WEIGHT, c.weight, VGPU_OPT_WEIGHT_MAX));
-  if (c.slice_blocks > VGPU_OPT_SLICE_BLOCKS_MAX && c.slice_blocks != VGPU_OPT_SLICE_BLOCKS_AUTO)
-    return fail(Errc::invalid_argument, strfmt("%s: %u is above %u (and is not auto, %u)", VGPU_OPT_SLICE_BLOCKS,
-                                               c.slice_blocks, VGPU_OPT_SLICE_BLOCKS_MAX, VGPU_OPT_SLICE_BLOCKS_AUTO));
-  if (c.watchdog_ms > VGPU_OPT_WATCHDOG_MS_MAX)
-    return fail(Errc::invalid_argument,
-                strfmt("%s: %u ms is above %u ms", VGPU_OPT_WATCHDOG_MS, c.watchdog_ms, VGPU_OPT_WATCHDOG_MS_MAX));
+  if (Status s = check_options({{VGPU_OPT_CHANNELS, c.channels},
+                                {VGPU_OPT_WEIGHT, c.weight},
+                                {VGPU_OPT_SLICE_BLOCKS, c.slice_blocks},
+                                {VGPU_OPT_WATCHDOG_MS, c.watchdog_ms}});
+      !s)
+    return s;
   if (c.shadow_bytes < MIN_SHADOW_BYTES || c.shadow_bytes % MiB)
     return fail(Errc::invalid_argument, strfmt("shadow budget: %s is not a MiB multiple of at least %s",
                                                hex(c.shadow_bytes).c_str(), hex(MIN_SHADOW_BYTES).c_str()));

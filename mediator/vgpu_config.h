@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
+#include <utility>
 #include <string>
 #include <string_view>
 
@@ -42,6 +44,11 @@ inline constexpr uint64_t VRAM_MIN = uint64_t{VGPU_OPT_VRAM_MIN_MIB} * MiB;
 inline constexpr uint64_t VRAM_MAX = uint64_t{VGPU_OPT_VRAM_MAX_MIB} * MiB;
 inline constexpr uint64_t MIN_SHADOW_BYTES = 1 * MiB;  // a directory, a small and a big table, instance blocks
 
+// Each (option, value) against the option table's row
+// (vgpu/option_table.h), with its message ("channels: 200 is above the
+// maximum 128"). Every front end's numbers pass through it.
+using OptionValue = std::pair<const char*, uint64_t>;
+[[nodiscard]] Status check_options(std::initializer_list<OptionValue> values);
 // The first option out of its bounds, as "option: what is wrong".
 [[nodiscard]] Status check_vgpu_config(const VgpuConfig& c);
 // A scheduler's name ("scheduler: 'x' is not one of fifo, credit, band").

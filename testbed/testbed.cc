@@ -39,7 +39,7 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
     return fail(Errc::invalid_argument, "testbed: native mode runs exactly one VM (it owns the GPU)");
   if (!config.weights.empty() && config.weights.size() != config.vms)
     return fail(Errc::invalid_argument, strfmt("testbed: %zu weights for %u VMs", config.weights.size(), config.vms));
-  if (!config.slice_blocks.empty() && config.slice_blocks.size() != config.vms)
+  if (config.slice_blocks.size() > 1 && config.slice_blocks.size() != config.vms)
     return fail(Errc::invalid_argument,
                 strfmt("testbed: %zu slice sizes for %u VMs", config.slice_blocks.size(), config.vms));
   std::unique_ptr<Testbed> tb(new Testbed(config));
@@ -85,7 +85,7 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
     vc.pv = config.mode == Mode::pv;
     vc.weight = config.weights.empty() ? 1 : config.weights[i];
     vc.watchdog_ms = config.watchdog_ms;
-    vc.slice_blocks = config.slice_blocks.empty() ? mediator::VgpuConfig{}.slice_blocks : config.slice_blocks[i];
+    if (!config.slice_blocks.empty()) vc.slice_blocks = config.slice_blocks[config.slice_blocks.size() > 1 ? i : 0];
     auto v = tb->host_->create_vgpu(vc);
     if (!v) return std::unexpected(v.error().context("testbed"));
     tb->vgpus_.push_back(*v);

@@ -48,7 +48,9 @@ struct TestbedConfig {
   uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms;      // one GPFIFO entry's GPU time (0: no limit)
   std::vector<uint32_t> weights;                                // per VM; empty = all 1
   uint32_t watchdog_ms = mediator::VgpuConfig{}.watchdog_ms;    // every VM's operation watchdog (0: none)
-  std::vector<uint32_t> slice_blocks;  // fv modes, per VM: slicing (VGPU_OPT_SLICE_BLOCKS); empty = the default (auto)
+  // fv modes: slicing (VGPU_OPT_SLICE_BLOCKS) per VM, or one value for
+  // every VM; empty = the default (auto).
+  std::vector<uint32_t> slice_blocks;
   ClockKind clock = ClockKind::real;
   driver::DeviceOptions device;
   LogFn log;  // guest and internal errors (common/log.h); default stderr

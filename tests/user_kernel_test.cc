@@ -22,7 +22,7 @@ namespace {
 
 using testbed::Mode;
 
-constexpr const char* KERNELS_PTX = testing::USER_KERNELS_PTX;
+const std::string& KERNELS_PTX = testing::USER_KERNELS_PTX;
 
 constexpr uint32_t N = 3000;  // not a multiple of the block
 constexpr uint32_t BLOCK = 256;

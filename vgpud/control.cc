@@ -94,7 +94,8 @@ std::string Daemon::stats_json() {
                {"turn_ms", c.turn_ns / 1'000'000},
                {"max_gpu_ms", c.max_gpu_ms},
                {"slice_blocks", config_.slice_blocks},
-               {"ring_ahead", c.ring_ahead}};
+               {"ring_ahead", c.ring_ahead},
+               {"watchdog_ms", config_.watchdog_ms}};
   j["vms"] = nlohmann::ordered_json::array();
   for (const VmStats& v : stats()) {
     auto counters = nlohmann::ordered_json::parse(v.counters.json());

@@ -38,6 +38,7 @@ struct DaemonConfig {
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;      // one GPFIFO entry's GPU time (0: no limit)
   uint32_t slice_blocks = VGPU_OPT_SLICE_BLOCKS_DEFAULT;  // every VM's slicing (auto: by time; 0: whole)
   bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;     // docs/scheduler.md, "Ringing ahead"
+  uint32_t watchdog_ms = VGPU_OPT_WATCHDOG_MS_DEFAULT;    // every VM's operation watchdog (0: none)
 };
 
 // One line of the daemon's log on stderr: "TIME vgpud: LINE", TIME in UTC
@@ -88,6 +89,7 @@ class Daemon final : public SessionHost {
   // SessionHost
   mediator::Host& host() override { return *host_; }
   uint32_t slice_blocks() const override { return config_.slice_blocks; }
+  uint32_t watchdog_ms() const override { return config_.watchdog_ms; }
   std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name) override;
   void release(const std::string& name) override;
   void log(const std::string& line) override;

@@ -7,18 +7,15 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdlib>
+#include <deque>
 
 #include "common/text.h"
 #include "gpu/device/backend.h"
-#include "scheduler/policy.h"
+#include "vgpu/option_table.h"
 
 namespace vgpu::vgpud {
 namespace {
 
-constexpr const char* VGPU_OPT_TURN_MS_FLAG = "--" VGPU_OPT_TURN_MS;
-constexpr const char* VGPU_OPT_MAX_GPU_MS_FLAG = "--" VGPU_OPT_MAX_GPU_MS;
-constexpr const char* VGPU_OPT_SLICE_BLOCKS_FLAG = "--" VGPU_OPT_SLICE_BLOCKS;
-constexpr const char* VGPU_OPT_RING_AHEAD_FLAG = "--" VGPU_OPT_RING_AHEAD;
 constexpr uint32_t MAX_VMS = 64;
 constexpr uint32_t MAX_YIELD_US = 1'000'000;
 
@@ -47,24 +44,10 @@ Status set_vram(CommandLine& cl, const std::string& v) {
   return {};
 }
 
-Status set_scheduler(CommandLine& cl, const std::string& v) {
-  if (!sched::policy_known(v))
-    return fail(Errc::invalid_argument, "--scheduler: '" + v + "' is not one of " + sched::policy_names());
-  cl.config.scheduler = v;
-  return {};
-}
-
 Status set_yield(CommandLine& cl, const std::string& v) {
   uint32_t us = 0;
   if (Status s = set_count("--yield-us", v, 1, MAX_YIELD_US, us); !s) return s;
   cl.config.sched_params.yield_window_ns = uint64_t{us} * 1000;
-  return {};
-}
-
-Status set_ring_ahead(CommandLine& cl, const std::string& v) {
-  if (v != "on" && v != "off")
-    return fail(Errc::invalid_argument, std::string(VGPU_OPT_RING_AHEAD_FLAG) + ": '" + v + "' is not on or off");
-  cl.config.ring_ahead = v == "on";
   return {};
 }
 
@@ -87,67 +70,96 @@ Status set_group(CommandLine& cl, const std::string& v) {
   return {};
 }
 
-const OptionSpec TABLE[] = {
-    {"--socket", "PATH", "$VGPUD_SOCKET, else /run/vgpud/vgpud.sock", "",
-     "Where VMs connect (-device vgpu,mode=fv,socket=PATH): a Unix socket, created mode 0660.",
-     [](CommandLine& cl, const std::string& v) -> Status {
-       if (v.empty()) return fail(Errc::invalid_argument, "--socket: empty path");
-       cl.config.socket = v;
-       return {};
-     }},
-    {"--control", "PATH", "the socket's path + .ctl", "", "vgpuctl's socket.",
-     [](CommandLine& cl, const std::string& v) -> Status {
-       if (v.empty()) return fail(Errc::invalid_argument, "--control: empty path");
-       cl.config.control_socket = v;
-       return {};
-     }},
-    {"--vram", "SIZE", "4G", "whole MiB, at most the host's memory",
-     "The GPU's VRAM, the part reserved for the daemon included; a number of bytes or one with a K, M or G suffix.",
-     set_vram},
-    {"--scheduler", "NAME", VGPU_OPT_SCHEDULER_DEFAULT, "band, fifo, credit",
-     "The scheduler shared by every VM (docs/scheduler.md).", set_scheduler},
-    {"--max-vms", "N", "8", "1..64", "VMs served at once; each slot reserves 24 MiB of VRAM for the daemon's shadows.",
-     [](CommandLine& cl, const std::string& v) { return set_count("--max-vms", v, 1, MAX_VMS, cl.config.max_vms); }},
-    {"--yield-us", "US", "500", "1..1000000", "BAND's yield window in microseconds (Gdev's; docs/scheduler.md).",
-     set_yield},
-    {VGPU_OPT_TURN_MS_FLAG, "MS", "30", "0..1000",
-     "A scheduler turn's slice in milliseconds: a turn ends at the next GPFIFO entry after it; 0: a turn runs up to "
-     "GP_PUT.",
-     [](CommandLine& cl, const std::string& v) {
-       return set_count(VGPU_OPT_TURN_MS_FLAG, v, 0, VGPU_OPT_TURN_MS_MAX, cl.config.turn_ms);
-     }},
-    {VGPU_OPT_MAX_GPU_MS_FLAG, "MS", "4000, or less so that (max-vms - 1) * (turn-ms + max-gpu-ms) <= 9000", "0..60000",
-     "The longest one indivisible piece of work (a method, or one piece of sliced work) may hold the GPU, in "
-     "milliseconds; longer ends with channel error timeout; 0: no limit. The default keeps other VMs' work from pushing a fence wait past the driver's 10 s.",
-     [](CommandLine& cl, const std::string& v) {
-       cl.max_gpu_ms_given = true;
-       return set_count(VGPU_OPT_MAX_GPU_MS_FLAG, v, 0, VGPU_OPT_MAX_GPU_MS_MAX, cl.config.max_gpu_ms);
-     }},
-    {VGPU_OPT_SLICE_BLOCKS_FLAG, "auto|N", "auto", "auto, 0..16777215",
-     "Every VM's launches and copies run in pieces a turn may end between: auto, pieces of turn-ms/4 of GPU time; "
-     "N, compute launches in slices of N thread blocks; 0, whole (docs/scheduler.md).",
-     [](CommandLine& cl, const std::string& v) -> Status {
-       if (v == "auto") {
-         cl.config.slice_blocks = VGPU_OPT_SLICE_BLOCKS_AUTO;
+// An option of the option table (vgpu/option_table.h): its parse, check
+// and message are the table's, as QEMU's, the C API's and the benches'.
+template <typename T>
+Status set_row(const char* name, const std::string& text, T& dst) {
+  uint64_t n = 0;
+  char err[256];
+  if (!vgpu_option_parse(vgpu_option_find(name), text.c_str(), &n, err, sizeof err))
+    return fail(Errc::invalid_argument, err);
+  dst = static_cast<T>(n);
+  return {};
+}
+
+// The row's flag, value name and help (its bounds and what 0 means
+// included); the default as the row has it unless vgpud's differs (dflt).
+OptionSpec row(const char* name, const char* value, Status (*apply)(CommandLine&, const std::string&),
+               const char* dflt = nullptr) {
+  static std::deque<std::string> text;  // the specs' strings, alive as the table
+  const VgpuOption* o = vgpu_option_find(name);
+  const std::string& flag = text.emplace_back(std::string("--") + name);
+  // The bounds are in the table's help line.
+  return {flag.c_str(),
+          value,
+          dflt ? dflt : o->dflt_text,
+          "",
+          text.emplace_back(vgpu_option_help(o) + std::string(".")).c_str(),
+          apply};
+}
+
+const std::vector<OptionSpec>& table() {
+  static const std::vector<OptionSpec> specs = {
+      {"--socket", "PATH", "$VGPUD_SOCKET, else /run/vgpud/vgpud.sock", "",
+       "Where VMs connect (-device vgpu,mode=fv,socket=PATH): a Unix socket, created mode 0660.",
+       [](CommandLine& cl, const std::string& v) -> Status {
+         if (v.empty()) return fail(Errc::invalid_argument, "--socket: empty path");
+         cl.config.socket = v;
          return {};
-       }
-       return set_count(VGPU_OPT_SLICE_BLOCKS_FLAG, v, 0, VGPU_OPT_SLICE_BLOCKS_MAX, cl.config.slice_blocks);
-     }},
-    {VGPU_OPT_RING_AHEAD_FLAG, "on|off", "on", "on, off",
-     "A VM's next GPFIFO entry is rung behind the one on the GPU while its turn has time and no other VM waits; off: "
-     "another VM waits behind at most one entry of a turn, not two.",
-     set_ring_ahead},
-    {"--backend", "NAME", "model", "model, cuda, fake_device",
-     "Who runs the engines' work: the software model, an NVIDIA GPU through CUDA (where built; docs/cuda.md), or the "
-     "device path for tests.",
-     set_backend},
-    {"--group", "GROUP", "the daemon's group", "a group name or id",
-     "The sockets' group: its members (QEMU's user) may connect.", set_group},
-};
+       }},
+      {"--control", "PATH", "the socket's path + .ctl", "", "vgpuctl's socket.",
+       [](CommandLine& cl, const std::string& v) -> Status {
+         if (v.empty()) return fail(Errc::invalid_argument, "--control: empty path");
+         cl.config.control_socket = v;
+         return {};
+       }},
+      {"--vram", "SIZE", "4G", "whole MiB, at most the host's memory",
+       "The GPU's VRAM, the part reserved for the daemon included; a number of bytes or one with a K, M or G suffix.",
+       set_vram},
+      row(VGPU_OPT_SCHEDULER, "NAME",
+          [](CommandLine& cl, const std::string& v) -> Status {
+            uint64_t unused = 0;
+            if (Status s = set_row(VGPU_OPT_SCHEDULER, v, unused); !s) return s;
+            cl.config.scheduler = v;
+            return {};
+          }),
+      {"--max-vms", "N", "8", "1..64",
+       "VMs served at once; each slot reserves 24 MiB of VRAM for the daemon's shadows.",
+       [](CommandLine& cl, const std::string& v) { return set_count("--max-vms", v, 1, MAX_VMS, cl.config.max_vms); }},
+      {"--yield-us", "US", "500", "1..1000000", "BAND's yield window in microseconds (Gdev's; docs/scheduler.md).",
+       set_yield},
+      row(VGPU_OPT_TURN_MS, "MS",
+          [](CommandLine& cl, const std::string& v) { return set_row(VGPU_OPT_TURN_MS, v, cl.config.turn_ms); }),
+      row(
+          VGPU_OPT_MAX_GPU_MS, "MS",
+          [](CommandLine& cl, const std::string& v) {
+            cl.max_gpu_ms_given = true;
+            return set_row(VGPU_OPT_MAX_GPU_MS, v, cl.config.max_gpu_ms);
+          },
+          "4000, or less so that (max-vms - 1) * (turn-ms + max-gpu-ms) <= 9000 (the driver's fence wait is 10 s)"),
+      row(VGPU_OPT_SLICE_BLOCKS, "auto|N",
+          [](CommandLine& cl, const std::string& v) {
+            return set_row(VGPU_OPT_SLICE_BLOCKS, v, cl.config.slice_blocks);
+          }),
+      row(VGPU_OPT_WATCHDOG_MS, "MS",
+          [](CommandLine& cl, const std::string& v) {
+            return set_row(VGPU_OPT_WATCHDOG_MS, v, cl.config.watchdog_ms);
+          }),
+      row(VGPU_OPT_RING_AHEAD, "on|off",
+          [](CommandLine& cl, const std::string& v) { return set_row(VGPU_OPT_RING_AHEAD, v, cl.config.ring_ahead); }),
+      {"--backend", "NAME", "model", "model, cuda, fake_device",
+       "Who runs the engines' work: the software model, an NVIDIA GPU through CUDA (where built; docs/cuda.md), or the "
+       "device path for tests.",
+       set_backend},
+      {"--group", "GROUP", "the daemon's group", "a group name or id",
+       "The sockets' group: its members (QEMU's user) may connect.", set_group},
+  };
+  return specs;
+}
 
 }  // namespace
 
-const std::span<const OptionSpec> OPTIONS(TABLE);
+std::span<const OptionSpec> options() { return table(); }
 
 Result<uint64_t> parse_size(const std::string& text) {
   if (text.empty()) return fail(Errc::invalid_argument, "empty size");
@@ -188,7 +200,7 @@ Status parse_syntax(const std::vector<std::string>& args, CommandLine& cl) {
   app.add_flag("--version", cl.version);
   app.add_flag("--man", cl.man);
   Status first_error;
-  for (const OptionSpec& o : OPTIONS) {
+  for (const OptionSpec& o : options()) {
     app.add_option_function<std::string>(
            o.name,
            [&cl, &o, &first_error](const std::string& v) {

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// vgpud's command line, declared once in a table (OPTIONS): each option's
-// name, value, unit, default, bounds and help, and what it sets. The
-// parser (CLI11), `--help` and the man page (`--man`, vgpud(8)) all come
-// from it. Errors name the option at fault.
+// vgpud's command line, declared once in a table (options()): each
+// option's name, value, unit, default, bounds and help, and what it sets.
+// The device's options among them (the host-wide ones and every VM's
+// defaults) are rows of the option table (vgpu/option_table.h): their
+// help, bounds, parse and messages are its.
+// The parser (CLI11), `--help` and the man page (`--man`, vgpud(8)) all
+// come from it. Errors name the option at fault.
 #pragma once
 
 #include <span>
@@ -31,7 +34,7 @@ struct OptionSpec {
   const char* help;           // one sentence or a few
   Status (*apply)(CommandLine& cl, const std::string& value);
 };
-extern const std::span<const OptionSpec> OPTIONS;
+std::span<const OptionSpec> options();
 
 [[nodiscard]] Result<CommandLine> parse_command_line(const std::vector<std::string>& args);
 // "512M", "4G", "1073741824": bytes; whole MiB (a suffix K, M, G or none).

@@ -70,7 +70,7 @@ std::string version_text() { return std::string("vgpud (vgpu) ") + VGPU_VERSION 
 std::string usage() {
   std::string out = "usage: vgpud [OPTION...]\n\n" + fold(SUMMARY, 0, 0) +
                     "\n\nOptions (--opt VALUE or --opt=VALUE):\n";
-  for (const OptionSpec& o : OPTIONS) {
+  for (const OptionSpec& o : options()) {
     std::string head = std::string("  ") + o.name + " " + o.value;
     if (head.size() + 2 > HELP_COLUMN)
       head.append(1, '\n').append(HELP_COLUMN, ' ');
@@ -94,7 +94,7 @@ std::string man_page() {
                     roff(SUMMARY) +
                     "\n.PP\nOptions take their value as \\fB\\-\\-opt VALUE\\fR or "
                     "\\fB\\-\\-opt=VALUE\\fR.\n.SH OPTIONS\n";
-  for (const OptionSpec& o : OPTIONS)
+  for (const OptionSpec& o : options())
     out += ".TP\n.BR " + roff(o.name) + " \" \\fI" + roff(o.value) + "\\fR\"\n" + roff(details(o)) + "\n";
   out +=
       ".TP\n.B \\-\\-help\nThe options and what they do.\n"

@@ -160,6 +160,7 @@ bool Session::attach(const Message& m, std::string& why) {
   c.lazy_shadow = req->options & proto::OPT_LAZY_SHADOW;
   c.pv = req->options & proto::OPT_PV;
   c.slice_blocks = daemon_.slice_blocks();
+  c.watchdog_ms = daemon_.watchdog_ms();
   c.own_vram_fd = true;
   if (Status s = mediator::check_vgpu_config(c); !s) return refuse(proto::Refusal::bad_option, s.error().message);
   if (auto a = daemon_.admit(name); !a) return refuse(a.error().first, a.error().second);

@@ -31,6 +31,8 @@ class SessionHost {
   virtual mediator::Host& host() = 0;
   // Kernel slicing of every VM (--slice-blocks).
   virtual uint32_t slice_blocks() const = 0;
+  // Every VM's operation watchdog (VGPU_OPT_WATCHDOG_MS).
+  virtual uint32_t watchdog_ms() const { return VGPU_OPT_WATCHDOG_MS_DEFAULT; }
   // Reserve a slot for `name`; a refusal says why.
   virtual std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name) = 0;
   virtual void release(const std::string& name) = 0;

@@ -46,6 +46,43 @@ void add_time(CLI::App& app, const std::string& name, double unit, uint64_t* dst
       ->check(non_negative());
 }
 
+// Every experiment under every policy.
+Result<std::vector<Figures>> run_all(const RunInfo& info, const std::vector<Experiment>& exps,
+                                     const std::vector<std::string>& policies) {
+  std::vector<Figures> all;
+  for (const auto& e : exps) {
+    for (const auto& p : policies) {
+      SimConfig config{.policy = p,
+                       .params = info.params,
+                       .vms = e.vms,
+                       .duration_ns = info.duration_ns,
+                       .gap_ns = info.gap_ns,
+                       .slice_ns = info.slice_ns};
+      auto r = simulate(config);
+      if (!r) return std::unexpected(r.error().context(e.name + " " + p));
+      all.push_back(figures(e, config, *r));
+    }
+  }
+  return all;
+}
+
+// BAND's bounds in the checked experiments, each said.
+bool band_meets_bounds(const std::vector<Experiment>& exps, const std::vector<Figures>& all) {
+  bool band_ok = true;
+  std::cout << "\nBAND bounds (share within 3 pp of target, jain >= 0.98, utilization >= 0.95):\n";
+  for (const auto& e : exps) {
+    if (!e.checked) continue;
+    for (const auto& f : all) {
+      if (f.experiment != e.name || f.policy != "band") continue;
+      std::string why;
+      const bool ok = meets_bounds(f, &why);
+      band_ok = band_ok && ok;
+      std::cout << "  " << e.name << ": " << (ok ? "met" : "MISSED:" + why) << "\n";
+    }
+  }
+  return band_ok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,22 +121,10 @@ int main(int argc, char** argv) {
 
   const std::vector<std::string> policies{"fifo", "credit", "band"};
   const auto exps = experiments();
-  std::vector<Figures> all;
-  for (const auto& e : exps) {
-    for (const auto& p : policies) {
-      SimConfig config{.policy = p,
-                       .params = info.params,
-                       .vms = e.vms,
-                       .duration_ns = info.duration_ns,
-                       .gap_ns = info.gap_ns,
-                       .slice_ns = info.slice_ns};
-      auto r = simulate(config);
-      if (!r) {
-        std::cerr << "sched_bench: " << e.name << " " << p << ": " << r.error().what() << "\n";
-        return 1;
-      }
-      all.push_back(figures(e, config, *r));
-    }
+  auto all = run_all(info, exps, policies);
+  if (!all) {
+    std::cerr << "sched_bench: " << all.error().what() << "\n";
+    return 1;
   }
   std::cout << "scheduler experiments, " << static_cast<double>(info.duration_ns) / 1e9
             << " s of virtual time each, submit gap " << static_cast<double>(info.gap_ns) / 1e3 << " us, kernels "
@@ -111,29 +136,18 @@ int main(int argc, char** argv) {
                                : std::string(", a turn a piece"))
                     : std::string("unsliced"))
             << "\n";
-  print_table(std::cout, all);
+  print_table(std::cout, *all);
 
-  bool band_ok = true;
-  std::cout << "\nBAND bounds (share within 3 pp of target, jain >= 0.98, utilization >= 0.95):\n";
-  for (const auto& e : exps) {
-    if (!e.checked) continue;
-    for (const auto& f : all) {
-      if (f.experiment != e.name || f.policy != "band") continue;
-      std::string why;
-      const bool ok = meets_bounds(f, &why);
-      band_ok = band_ok && ok;
-      std::cout << "  " << e.name << ": " << (ok ? "met" : "MISSED:" + why) << "\n";
-    }
-  }
+  const bool band_ok = band_meets_bounds(exps, *all);
   if (!json_path.empty()) {
-    if (auto st = write_json(json_path, info, exps, all); !st) {
+    if (auto st = write_json(json_path, info, exps, *all); !st) {
       std::cerr << "sched_bench: " << st.error().what() << "\n";
       return 1;
     }
     std::cout << "json: " << json_path << "\n";
   }
   if (!plot_dir.empty()) {
-    if (auto st = write_plots(plot_dir, exps, policies, all, std::cerr); !st) {
+    if (auto st = write_plots(plot_dir, exps, policies, *all, std::cerr); !st) {
       std::cerr << "sched_bench: " << st.error().what() << "\n";
       return 1;
     }

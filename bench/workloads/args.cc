@@ -5,7 +5,7 @@
 #include <charconv>
 
 #include "common/text.h"
-#include "vgpu/options.h"
+#include "vgpu/option_table.h"
 
 namespace vgpu::bench {
 
@@ -80,10 +80,12 @@ FlagHandler list_flag(std::vector<std::string>& dst) {
   };
 }
 
-FlagHandler yes_no_flag(std::string_view flag, bool& dst) {
+FlagHandler on_off_flag(std::string_view flag, bool& dst) {
   return [flag = std::string(flag), &dst](std::string_view v) -> Status {
-    if (v != "yes" && v != "no") return fail(Errc::invalid_argument, flag + ": yes or no");
-    dst = v == "yes";
+    if (v != "on" && v != "off")
+      return fail(Errc::invalid_argument,
+                  strfmt("%s: '%.*s' is not on or off", flag.c_str(), static_cast<int>(v.size()), v.data()));
+    dst = v == "on";
     return {};
   };
 }
@@ -154,19 +156,20 @@ std::string json_string(std::string_view s) {
   return out + "\"";
 }
 
-Result<std::vector<uint32_t>> parse_slice_list(std::string_view v) {
+Result<uint64_t> parse_option(const char* name, std::string_view value) {
+  uint64_t n = 0;
+  char err[256];
+  if (!vgpu_option_parse(vgpu_option_find(name), std::string(value).c_str(), &n, err, sizeof err))
+    return fail(Errc::invalid_argument, err);
+  return n;
+}
+
+Result<std::vector<uint32_t>> parse_option_list(const char* name, std::string_view value) {
   std::vector<uint32_t> out;
-  for (size_t at = 0; at <= v.size();) {
-    const size_t comma = std::min(v.find(',', at), v.size());
-    const std::string_view one = v.substr(at, comma - at);
-    if (one == "auto") {
-      out.push_back(VGPU_OPT_SLICE_BLOCKS_AUTO);
-    } else {
-      auto n = parse_count("--slice-blocks", one, VGPU_OPT_SLICE_BLOCKS_MAX, 0);
-      if (!n) return std::unexpected(n.error());
-      out.push_back(*n);
-    }
-    at = comma + 1;
+  for (const std::string& one : split_list(value)) {
+    auto n = parse_option(name, one);
+    if (!n) return std::unexpected(n.error());
+    out.push_back(static_cast<uint32_t>(*n));
   }
   return out;
 }

@@ -21,9 +21,13 @@ std::vector<std::string> split_list(std::string_view s);
 // A whole number from min to max; a comma list of them.
 [[nodiscard]] Result<uint32_t> parse_count(std::string_view flag, std::string_view value, uint32_t max,
                                            uint32_t min = 1);
-// --slice-blocks: a comma-separated list of auto (VGPU_OPT_SLICE_BLOCKS_AUTO)
-// and counts of blocks (0: unsliced); slice_name writes one back.
-[[nodiscard]] Result<std::vector<uint32_t>> parse_slice_list(std::string_view v);
+// A value of an option of the option table (vgpu/option_table.h), by the
+// option's name: its parse, bounds and message, the same as QEMU's,
+// vgpud's and the C API's.
+[[nodiscard]] Result<uint64_t> parse_option(const char* name, std::string_view value);
+// A comma-separated list of them ("auto,0,16").
+[[nodiscard]] Result<std::vector<uint32_t>> parse_option_list(const char* name, std::string_view value);
+// A slice-blocks value as written (auto or the count).
 std::string slice_name(uint32_t slice_blocks);
 [[nodiscard]] Result<std::vector<uint32_t>> parse_counts(std::string_view flag, std::string_view value, uint32_t max,
                                                          uint32_t min = 1);
@@ -38,11 +42,21 @@ using FlagHandler = std::function<Status(std::string_view value)>;
 using FlagHandlers = std::map<std::string, FlagHandler, std::less<>>;
 [[nodiscard]] Status parse_flags(std::span<char*> args, const FlagHandlers& handlers);
 // Handlers for the common kinds: a count from min (1 unless given) to
-// max, a comma list, yes or no, any text.
+// max, a comma list, on or off (the option table's one spelling of a
+// boolean), any text, an option of the option table.
 FlagHandler count_flag(std::string_view flag, uint32_t& dst, uint32_t max, uint32_t min = 1);
 FlagHandler list_flag(std::vector<std::string>& dst);
-FlagHandler yes_no_flag(std::string_view flag, bool& dst);
+FlagHandler on_off_flag(std::string_view flag, bool& dst);
 FlagHandler text_flag(std::string& dst);
+template <typename T>
+FlagHandler option_flag(const char* name, T& dst) {
+  return [name, &dst](std::string_view v) -> Status {
+    auto n = parse_option(name, v);
+    if (!n) return std::unexpected(n.error());
+    dst = static_cast<T>(*n);
+    return {};
+  };
+}
 // A handler from a parser of the Result<T>(std::string_view) kind.
 template <typename T, typename Parse>
 FlagHandler parsed_flag(T& dst, Parse parse) {

@@ -3,11 +3,11 @@
 // workload for a fixed number of runs.
 //   scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]
 //         [--runs N] [--scheduler band|fifo|credit] [--json FILE]
-//         [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no] [--repeats N]
+//         [--wait irq|poll] [--wait-spin-us N] [--align-start on|off] [--repeats N]
 //         [--turn-hold-us LIST] [--turn-ms N]
 // Defaults: 100 runs per VM, 5 rounds, the host's scheduler (band), its
 // turn hold and slice, aligned starts.
-// --align-start yes (default): every VM's first timed launch waits for
+// --align-start on (default): every VM's first timed launch waits for
 // the others' (a barrier), so that no VM's untimed set-up overlaps
 // another's timing; no: each VM starts timing when its set-up is done.
 // Aggregate throughput = VMs x runs / (last VM's last fence - first VM's
@@ -104,7 +104,7 @@ Result<ScaleEntry> measure(const WorkloadSpec& spec, Mode mode, uint32_t vms, ui
 void usage() {
   std::cerr << "usage: vgpu-bench scale [--vms 1,2,4,8] [--modes fv-naive,fv-opt] [--workloads gemm2,MMUL]\n"
                "                        [--runs N] [--scheduler band|fifo|credit] [--json FILE]\n"
-               "                        [--wait irq|poll] [--wait-spin-us N] [--align-start yes|no] [--repeats N]\n"
+               "                        [--wait irq|poll] [--wait-spin-us N] [--align-start on|off] [--repeats N]\n"
                "                        [--turn-hold-us LIST] [--turn-ms N]\n";
 }
 
@@ -144,82 +144,75 @@ void summarize(ScalePoint& p) {
   for (const ScaleEntry& e : p.rounds) p.median.correct = p.median.correct && e.correct;
 }
 
-}  // namespace
-
-int scale_main(std::span<char*> args) {
+// The command line: what to measure and how.
+struct ScaleArgs {
   std::vector<uint32_t> vm_counts{1, 2, 4, 8};
   // The turn hold(s) to measure each fv point with (docs/scheduler.md).
   std::vector<uint32_t> holds_us{static_cast<uint32_t>(mediator::HostConfig{}.turn_hold_ns / 1000)};
   std::vector<Mode> modes{Mode::fv_naive, Mode::fv_opt};
   std::vector<const WorkloadSpec*> chosen{find("gemm2"), find("MMUL")};
   ScaleSetup setup;
-  uint32_t& runs = setup.runs;
-  std::string& sched = setup.sched;
   std::string json_path;
-  const FlagHandler scheduler = [&sched](std::string_view v) -> Status {
-    if (v != "fifo" && v != "credit" && v != "band")
-      return fail(Errc::invalid_argument, "--scheduler: '" + std::string(v) + "' is not fifo, credit or band");
-    sched = v;
-    return {};
-  };
-  FlagHandlers flags{{"--vms", parsed_flag(vm_counts, [](std::string_view v) { return parse_counts("--vms", v, 16); })},
-                     {"--modes", parsed_flag(modes, parse_modes)},
-                     {"--workloads", parsed_flag(chosen,
-                                                 [](std::string_view v) {
-                                                   auto w = parse_workloads(v);
-                                                   if (!w) w = std::unexpected(w.error().context("--workloads"));
-                                                   return w;
-                                                 })},
-                     {"--runs", count_flag("--runs", runs, 100000)},
-                     {"--repeats", count_flag("--repeats", setup.repeats, 1000)},
-                     {"--turn-hold-us",
-                      parsed_flag(holds_us,
-                                  [](std::string_view v) { return parse_counts("--turn-hold-us", v, 1000000, 0); })},
-                     {"--turn-ms", count_flag("--turn-ms", setup.turn_ms, 10000, 0)},
-                     {"--scheduler", scheduler},
-                     {"--json", text_flag(json_path)},
-                     {"--align-start", yes_no_flag("--align-start", setup.align_start)}};
-  add_wait_flags(flags, setup.device);
-  if (Status s = parse_flags(args, flags); !s) {
-    std::cerr << "vgpu-bench scale: " << s.error().message << "\n";
-    usage();
-    return 2;
-  }
+};
 
+FlagHandlers flags_of(ScaleArgs& a) {
+  FlagHandlers flags{
+      {"--vms", parsed_flag(a.vm_counts, [](std::string_view v) { return parse_counts("--vms", v, 16); })},
+      {"--modes", parsed_flag(a.modes, parse_modes)},
+      {"--workloads", parsed_flag(a.chosen,
+                                  [](std::string_view v) {
+                                    auto w = parse_workloads(v);
+                                    if (!w) w = std::unexpected(w.error().context("--workloads"));
+                                    return w;
+                                  })},
+      {"--runs", count_flag("--runs", a.setup.runs, 100000)},
+      {"--repeats", count_flag("--repeats", a.setup.repeats, 1000)},
+      {"--turn-hold-us",
+       parsed_flag(a.holds_us, [](std::string_view v) { return parse_counts("--turn-hold-us", v, 1000000, 0); })},
+      {"--turn-ms", option_flag(VGPU_OPT_TURN_MS, a.setup.turn_ms)},
+      {"--scheduler",
+       [&a](std::string_view v) -> Status {
+         if (auto r = parse_option(VGPU_OPT_SCHEDULER, v); !r) return std::unexpected(r.error());
+         a.setup.sched = v;
+         return {};
+       }},
+      {"--json", text_flag(a.json_path)},
+      {"--align-start", on_off_flag("--align-start", a.setup.align_start)}};
+  add_wait_flags(flags, a.setup.device);
+  return flags;
+}
+
+// Each workload at each VM count: native's baseline (one VM doing the N
+// VMs' work: native owns the GPU), then each fv mode at each hold.
+std::vector<ScalePoint> points_of(const ScaleArgs& a) {
   std::vector<ScalePoint> points;
-  for (const WorkloadSpec* spec : chosen)
-    for (uint32_t vms : vm_counts) {
-      // Native owns the GPU: one VM doing the N VMs' work is their baseline.
+  const uint32_t runs = a.setup.runs;
+  for (const WorkloadSpec* spec : a.chosen)
+    for (uint32_t vms : a.vm_counts) {
       points.push_back({spec, Mode::native, 1, vms * runs, vms, 0, {}, {}, {}});
-      for (Mode mode : modes)
+      for (Mode mode : a.modes)
         if (mode != Mode::native)
-          for (uint32_t hold : holds_us) points.push_back({spec, mode, vms, runs, vms, hold, {}, {}, {}});
+          for (uint32_t hold : a.holds_us) points.push_back({spec, mode, vms, runs, vms, hold, {}, {}, {}});
     }
-  bool all_ok = true;
+  return points;
+}
+
+// Every point once a round, the rounds interleaved.
+Status run_rounds(const ScaleSetup& setup, std::vector<ScalePoint>& points) {
   for (uint32_t round = 0; round < setup.repeats; ++round) {
     for (ScalePoint& p : points) {
       std::fprintf(stderr, "  round %u/%u: %-8s %-8s %u VMs x %u runs, hold %lu us ...\n", round + 1, setup.repeats,
                    std::string(p.spec->name).c_str(), mode_name(p.mode), p.vms, p.runs,
                    static_cast<unsigned long>(p.hold_us));
       auto e = measure(*p.spec, p.mode, p.vms, p.runs, p.hold_us, setup);
-      if (!e) {
-        std::cerr << "vgpu-bench scale: " << e.error().what() << "\n";
-        return 1;
-      }
+      if (!e) return std::unexpected(e.error());
       p.rounds.push_back(*e);
     }
   }
-  // Every point's interval at once: Bonferroni over the compared points.
-  const size_t compared = std::max<size_t>(1, points.size() - chosen.size() * vm_counts.size());
-  const double alpha = 0.05 / static_cast<double>(compared);
-  const ScalePoint* base = nullptr;
-  for (ScalePoint& p : points) {
-    summarize(p);
-    if (p.mode == Mode::native) base = &p;  // listed just before the points it is the baseline of
-    p.ratio = bootstrap_paired_ratio(seconds_per_run(*base), seconds_per_run(p), alpha);
-    p.median.ratio = p.ratio.ratio;
-    all_ok = all_ok && p.median.correct;
-  }
+  return {};
+}
+
+void print_points(const ScaleSetup& setup, const std::vector<ScalePoint>& points, double alpha, size_t compared) {
   std::printf("\n%-8s %-8s %4s %7s %6s %10s %12s %9s %17s %8s %12s %7s %13s\n", "workload", "mode", "vms", "hold us",
               "runs", "window s", "runs/s", "ratio", "interval", "correct", "trapped", "turns", "holds kept/exp");
   for (const ScalePoint& p : points) {
@@ -246,33 +239,65 @@ int scale_main(std::span<char*> args) {
       "(Bonferroni over %zu points; none below 3 rounds)\n"
       "turns, holds kept/expired: the host's over the median round's whole run, set-up included\n",
       100 * (1 - alpha), compared);
+}
 
-  if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << "{\"suite\": \"scale\", \"scheduler\": " << json_string(sched) << ", \"rounds\": " << setup.repeats
-        << ", \"alpha\": " << alpha << ", \"results\": [\n";
-    for (size_t i = 0; i < points.size(); ++i) {
-      const ScalePoint& p = points[i];
-      const ScaleEntry& e = p.median;
-      std::string rounds;
-      for (const ScaleEntry& r : p.rounds) rounds += (rounds.empty() ? "" : ", ") + strfmt("%.6g", r.per_s);
-      out << strfmt(
-                 "  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"baseline_of_vms\": %u, \"turn_hold_us\": %lu, "
-                 "\"runs_per_vm\": %u, \"window_s\": %.6g, "
-                 "\"throughput_per_s\": %.6g, \"ratio_to_native\": %.4f, \"ratio_low\": %.4f, \"ratio_high\": %.4f, "
-                 "\"round_throughputs_per_s\": [%s], \"correct\": %s, "
-                 "\"counters\": {\"trapped\": %lu, \"submissions\": %lu}, \"host_turns\": %s}",
-                 json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, p.base_vms,
-                 static_cast<unsigned long>(p.hold_us), e.runs, e.window_s, e.per_s, e.ratio, p.ratio.low, p.ratio.high,
-                 rounds.c_str(), e.correct ? "true" : "false", e.trapped, e.submissions, turns_json(e).c_str())
-          << (i + 1 < points.size() ? ",\n" : "\n");
-    }
-    out << "]}\n";
-    if (!out) {
-      std::cerr << "vgpu-bench scale: cannot write " << json_path << "\n";
+bool write_json(const ScaleArgs& a, const std::vector<ScalePoint>& points, double alpha) {
+  std::ofstream out(a.json_path);
+  out << "{\"suite\": \"scale\", \"scheduler\": " << json_string(a.setup.sched) << ", \"rounds\": " << a.setup.repeats
+      << ", \"alpha\": " << alpha << ", \"results\": [\n";
+  for (size_t i = 0; i < points.size(); ++i) {
+    const ScalePoint& p = points[i];
+    const ScaleEntry& e = p.median;
+    std::string rounds;
+    for (const ScaleEntry& r : p.rounds) rounds += (rounds.empty() ? "" : ", ") + strfmt("%.6g", r.per_s);
+    out << strfmt(
+               "  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"baseline_of_vms\": %u, \"turn_hold_us\": %lu, "
+               "\"runs_per_vm\": %u, \"window_s\": %.6g, "
+               "\"throughput_per_s\": %.6g, \"ratio_to_native\": %.4f, \"ratio_low\": %.4f, \"ratio_high\": %.4f, "
+               "\"round_throughputs_per_s\": [%s], \"correct\": %s, "
+               "\"counters\": {\"trapped\": %lu, \"submissions\": %lu}, \"host_turns\": %s}",
+               json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, p.base_vms,
+               static_cast<unsigned long>(p.hold_us), e.runs, e.window_s, e.per_s, e.ratio, p.ratio.low, p.ratio.high,
+               rounds.c_str(), e.correct ? "true" : "false", e.trapped, e.submissions, turns_json(e).c_str())
+        << (i + 1 < points.size() ? ",\n" : "\n");
+  }
+  out << "]}\n";
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+int scale_main(std::span<char*> args) {
+  ScaleArgs a;
+  if (Status s = parse_flags(args, flags_of(a)); !s) {
+    std::cerr << "vgpu-bench scale: " << s.error().message << "\n";
+    usage();
+    return 2;
+  }
+  std::vector<ScalePoint> points = points_of(a);
+  if (Status s = run_rounds(a.setup, points); !s) {
+    std::cerr << "vgpu-bench scale: " << s.error().what() << "\n";
+    return 1;
+  }
+  // Every point's interval at once: Bonferroni over the compared points.
+  const size_t compared = std::max<size_t>(1, points.size() - a.chosen.size() * a.vm_counts.size());
+  const double alpha = 0.05 / static_cast<double>(compared);
+  const ScalePoint* base = nullptr;
+  bool all_ok = true;
+  for (ScalePoint& p : points) {
+    summarize(p);
+    if (p.mode == Mode::native) base = &p;  // listed just before the points it is the baseline of
+    p.ratio = bootstrap_paired_ratio(seconds_per_run(*base), seconds_per_run(p), alpha);
+    p.median.ratio = p.ratio.ratio;
+    all_ok = all_ok && p.median.correct;
+  }
+  print_points(a.setup, points, alpha, compared);
+  if (!a.json_path.empty()) {
+    if (!write_json(a, points, alpha)) {
+      std::cerr << "vgpu-bench scale: cannot write " << a.json_path << "\n";
       return 1;
     }
-    std::printf("JSON: %s\n", json_path.c_str());
+    std::printf("JSON: %s\n", a.json_path.c_str());
   }
   return all_ok ? 0 : 1;
 }

@@ -170,6 +170,31 @@ Result<Latency> latency_beside(const Shape& shape, uint32_t slice, uint32_t seco
   return l;
 }
 
+void write_json(const std::string& path, const Shape& shape, const std::vector<CoRun>& runs,
+                const std::vector<Latency>& lats) {
+  const uint32_t sgemm_blocks = ((shape.sgemm_n + 15) / 16) * ((shape.sgemm_n + 15) / 16);
+  const uint32_t mriq_blocks = (shape.mriq_x + 255) / 256;
+  std::ofstream out(path);
+  out << strfmt(
+      "{\"suite\": \"sliver\", \"policy\": %s, \"turn_ms\": %u, \"sgemm_n\": %u, \"sgemm_blocks\": %u, \"mriq_k\": %u, \"mriq_x\": "
+      "%u, \"mriq_blocks\": %u, \"iterations\": %u, \"co_runs\": [",
+      json_string(shape.policy).c_str(), shape.turn_ms, shape.sgemm_n, sgemm_blocks, shape.mriq_k, shape.mriq_x,
+      mriq_blocks, shape.iterations);
+  for (size_t i = 0; i < runs.size(); ++i)
+    out << (i ? ", " : "")
+        << strfmt(
+               "{\"sgemm_slice\": %u, \"mriq_slice\": %u, \"total_ms\": %.3f, \"sgemm_ms\": %.3f, \"mriq_ms\": "
+               "%.3f, \"slice_resumes\": [%lu, %lu]}",
+               runs[i].sgemm_slice, runs[i].mriq_slice, runs[i].total_ms, runs[i].sgemm_ms, runs[i].mriq_ms,
+               runs[i].resumes[0], runs[i].resumes[1]);
+  out << "], \"latency\": [";
+  for (size_t i = 0; i < lats.size(); ++i)
+    out << (i ? ", " : "")
+        << strfmt("{\"sgemm_slice\": %u, \"p50_us\": %.2f, \"p99_us\": %.2f, \"max_us\": %.2f, \"launches\": %lu}",
+                  lats[i].slice, lats[i].p50_us, lats[i].p99_us, lats[i].max_us, lats[i].launches);
+  out << "]}\n";
+}
+
 }  // namespace
 
 int sliver_main(std::span<char*> args) {
@@ -177,19 +202,17 @@ int sliver_main(std::span<char*> args) {
   uint32_t latency_seconds = 3;
   std::vector<uint32_t> slices{0, 4, 16, 64, 256};
   std::string json_path;
-  if (Status s = parse_flags(args, {{"--sgemm-n", count_flag("--sgemm-n", shape.sgemm_n, 4096)},
-                                    {"--mriq-k", count_flag("--mriq-k", shape.mriq_k, 1 << 20)},
-                                    {"--mriq-x", count_flag("--mriq-x", shape.mriq_x, 1 << 24)},
-                                    {"--iterations", count_flag("--iterations", shape.iterations, 1000)},
-                                    {"--slices", parsed_flag(slices,
-                                                             [](std::string_view v) {
-                                                               return parse_counts("--slices", v,
-                                                                                   VGPU_OPT_SLICE_BLOCKS_MAX, 0);
-                                                             })},
-                                    {"--latency-seconds", count_flag("--latency-seconds", latency_seconds, 600)},
-                                    {"--policy", text_flag(shape.policy)},
-                                    {"--turn-ms", count_flag("--turn-ms", shape.turn_ms, VGPU_OPT_TURN_MS_MAX)},
-                                    {"--json", text_flag(json_path)}});
+  if (Status s = parse_flags(
+          args, {{"--sgemm-n", count_flag("--sgemm-n", shape.sgemm_n, 4096)},
+                 {"--mriq-k", count_flag("--mriq-k", shape.mriq_k, 1 << 20)},
+                 {"--mriq-x", count_flag("--mriq-x", shape.mriq_x, 1 << 24)},
+                 {"--iterations", count_flag("--iterations", shape.iterations, 1000)},
+                 {"--slices",
+                  parsed_flag(slices, [](std::string_view v) { return parse_option_list(VGPU_OPT_SLICE_BLOCKS, v); })},
+                 {"--latency-seconds", count_flag("--latency-seconds", latency_seconds, 600)},
+                 {"--policy", text_flag(shape.policy)},
+                 {"--turn-ms", option_flag(VGPU_OPT_TURN_MS, shape.turn_ms)},
+                 {"--json", text_flag(json_path)}});
       !s) {
     std::cerr << "sliver: " << s.error().message << "\n";
     return 2;
@@ -239,25 +262,7 @@ int sliver_main(std::span<char*> args) {
     lats.push_back(*l);
   }
   if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << strfmt(
-        "{\"suite\": \"sliver\", \"policy\": %s, \"turn_ms\": %u, \"sgemm_n\": %u, \"sgemm_blocks\": %u, \"mriq_k\": %u, \"mriq_x\": "
-        "%u, \"mriq_blocks\": %u, \"iterations\": %u, \"co_runs\": [",
-        json_string(shape.policy).c_str(), shape.turn_ms, shape.sgemm_n, sgemm_blocks, shape.mriq_k, shape.mriq_x,
-        mriq_blocks, shape.iterations);
-    for (size_t i = 0; i < runs.size(); ++i)
-      out << (i ? ", " : "")
-          << strfmt(
-                 "{\"sgemm_slice\": %u, \"mriq_slice\": %u, \"total_ms\": %.3f, \"sgemm_ms\": %.3f, \"mriq_ms\": "
-                 "%.3f, \"slice_resumes\": [%lu, %lu]}",
-                 runs[i].sgemm_slice, runs[i].mriq_slice, runs[i].total_ms, runs[i].sgemm_ms, runs[i].mriq_ms,
-                 runs[i].resumes[0], runs[i].resumes[1]);
-    out << "], \"latency\": [";
-    for (size_t i = 0; i < lats.size(); ++i)
-      out << (i ? ", " : "")
-          << strfmt("{\"sgemm_slice\": %u, \"p50_us\": %.2f, \"p99_us\": %.2f, \"max_us\": %.2f, \"launches\": %lu}",
-                    lats[i].slice, lats[i].p50_us, lats[i].p99_us, lats[i].max_us, lats[i].launches);
-    out << "]}\n";
+    write_json(json_path, shape, runs, lats);
     std::printf("JSON: %s\n", json_path.c_str());
   }
   return 0;

@@ -2,7 +2,7 @@
 // vgpu-bench workloads: the suite at one VM per mode, modes side by side.
 //   workloads [--modes native,fv-naive,fv-opt,pv] [--runs N] [--only NAME,...]
 //             [--naive-bar1-mib M] [--trap-reads N] [--json FILE]
-//             [--inputs resident|pageable|pinned] [--trace-launches yes|no]
+//             [--inputs resident|pageable|pinned] [--trace-launches on|off]
 // ratio_to_native: the mode's throughput (work per run / median) over
 // native's, which is native median / mode median when both did the same
 // work. fv-naive's BAR1 bandwidth runs move --naive-bar1-mib
@@ -10,7 +10,7 @@
 // the compute workloads (gemm*, conv*, matmul320, MMUL) take their inputs
 // from and put their output, each timed run (testbed/workloads/
 // kernel_io.h); other workloads ignore it (their "inputs" is null).
-// --trace-launches yes: where each waited launch's time goes, phase by
+// --trace-launches on: where each waited launch's time goes, phase by
 // phase from the driver's call to the fence wait's return, as offsets from
 // its doorbell (common/launch_trace.h; docs/benchmarks.md, "Launch phases").
 #include <array>
@@ -208,28 +208,26 @@ void usage() {
   std::cerr << "usage: vgpu-bench workloads [--modes native,fv-naive,fv-opt,pv] [--runs N] [--only NAME,...]\n"
                "                            [--instances N] [--naive-bar1-mib M] [--trap-reads N] [--json FILE]\n"
                "                            [--wait irq|poll] [--wait-spin-us N] [--turn-ms N]\n"
-               "                            [--inputs resident|pageable|pinned] [--trace-launches yes|no]\n"
-               "                            [--ring-ahead yes|no] [--slice-blocks auto[,0,N]]\n"
+               "                            [--inputs resident|pageable|pinned] [--trace-launches on|off]\n"
+               "                            [--ring-ahead on|off] [--slice-blocks auto[,0,N]]\n"
                "  --inputs: gemm*, conv*, matmul320 and MMUL only. resident (default): inputs\n"
                "    uploaded once, a run times the kernel alone; pageable: each run uploads the\n"
                "    inputs from and downloads the output to ordinary host memory (BAR1 or\n"
                "    staging); pinned: each run copies them from/to pinned host memory on the\n"
                "    copy engine (Context::alloc_host, DMA). Outputs are checked in every case.\n"
-               "  --trace-launches yes: each waited launch's phases, as offsets from its doorbell.\n"
+               "  --trace-launches on: each waited launch's phases, as offsets from its doorbell.\n"
                "  --turn-ms: a VM's turn on the GPU in fv modes (0: a turn runs up to GP_PUT, and\n"
                "    the mediator passes each doorbell on at once instead of one GPFIFO entry at a time).\n"
                "  --ring-ahead: fv modes, bounded turns: a doorbell during a VM's turn rings the next\n"
-               "    entry behind the one on the GPU (yes, the default) or waits for its end (no).\n"
+               "    entry behind the one on the GPU (on, the default) or waits for its end (off).\n"
                "  --slice-blocks: fv modes: the VM's slicing, each value a table of its own, the\n"
                "    runs interleaved (auto, the default: pieces of turn-ms/4; 0: whole; N blocks).\n";
 }
 
-}  // namespace
-
-int workloads_main(std::span<char*> args) {
+// The command line.
+struct Setup {
   std::vector<Mode> modes{Mode::native, Mode::fv_naive, Mode::fv_opt, Mode::pv};
   std::vector<const WorkloadSpec*> only;
-  for (const auto& w : registry()) only.push_back(&w);
   std::optional<uint32_t> runs;
   // Fresh testbeds per mode, interleaved across modes: run times vary more
   // between instances (memory placement) than between modes.
@@ -242,165 +240,172 @@ int workloads_main(std::span<char*> args) {
   uint32_t turn_ms = static_cast<uint32_t>(mediator::HostConfig{}.turn_ns / 1'000'000);
   bool ring_ahead = mediator::HostConfig{}.ring_ahead;
   std::vector<uint32_t> slices{VGPU_OPT_SLICE_BLOCKS_DEFAULT};
-  FlagHandlers flags{{"--modes", parsed_flag(modes, parse_modes)},
-                     {"--runs", parsed_flag(runs, [](std::string_view v) { return parse_count("--runs", v, 100000); })},
-                     {"--only", parsed_flag(only,
-                                            [](std::string_view v) {
-                                              auto w = parse_workloads(v);
-                                              if (!w) w = std::unexpected(w.error().context("--only"));
-                                              return w;
-                                            })},
-                     {"--instances", count_flag("--instances", instances, 100)},
-                     {"--naive-bar1-mib", count_flag("--naive-bar1-mib", naive_bar1_mib, 64)},
-                     {"--trap-reads", count_flag("--trap-reads", trap_reads, 100'000'000)},
-                     {"--json", text_flag(json_path)},
-                     {"--inputs", parsed_flag(inputs,
-                                              [](std::string_view v) {
-                                                auto p = parse_input_path(v);
-                                                if (!p) p = std::unexpected(p.error().context("--inputs"));
-                                                return p;
-                                              })},
-                     {"--trace-launches", yes_no_flag("--trace-launches", trace)},
-                     {"--turn-ms", count_flag("--turn-ms", turn_ms, 10000, 0)},
-                     {"--ring-ahead", yes_no_flag("--ring-ahead", ring_ahead)},
-                     {"--slice-blocks", parsed_flag(slices, parse_slice_list)}};
-  add_wait_flags(flags, device);
-  if (Status s = parse_flags(args, flags); !s) {
-    std::cerr << "vgpu-bench workloads: " << s.error().message << "\n";
-    usage();
-    return 2;
-  }
+};
 
-  std::vector<Entry> entries;
+FlagHandlers flags_of(Setup& s) {
+  const auto named = [](const char* flag, auto parse) {
+    return [flag, parse](std::string_view v) {
+      auto r = parse(v);
+      if (!r) r = std::unexpected(r.error().context(flag));
+      return r;
+    };
+  };
+  FlagHandlers flags{{"--modes", parsed_flag(s.modes, parse_modes)},
+                     {"--runs",
+                      parsed_flag(s.runs, [](std::string_view v) { return parse_count("--runs", v, 100000); })},
+                     {"--only", parsed_flag(s.only, named("--only", parse_workloads))},
+                     {"--instances", count_flag("--instances", s.instances, 100)},
+                     {"--naive-bar1-mib", count_flag("--naive-bar1-mib", s.naive_bar1_mib, 64)},
+                     {"--trap-reads", count_flag("--trap-reads", s.trap_reads, 100'000'000)},
+                     {"--json", text_flag(s.json_path)},
+                     {"--inputs", parsed_flag(s.inputs, named("--inputs", parse_input_path))},
+                     {"--trace-launches", on_off_flag("--trace-launches", s.trace)},
+                     {"--turn-ms", option_flag(VGPU_OPT_TURN_MS, s.turn_ms)},
+                     {"--ring-ahead", option_flag(VGPU_OPT_RING_AHEAD, s.ring_ahead)},
+                     {"--slice-blocks", parsed_flag(s.slices, [](std::string_view v) {
+                        return parse_option_list(VGPU_OPT_SLICE_BLOCKS, v);
+                      })}};
+  add_wait_flags(flags, s.device);
+  return flags;
+}
+
+// One fresh instance of the workload in one mode and slicing, added to
+// its entry (made by the first instance). false when it failed to run.
+bool run_instance(const Setup& s, const WorkloadSpec* spec, Mode mode, uint32_t slice, std::optional<Entry>& entry) {
+  RunConfig rc;
+  rc.slice_blocks = {slice};
+  rc.mode = mode;
+  rc.device = s.device;
+  rc.turn_ns = uint64_t{s.turn_ms} * 1'000'000;
+  rc.ring_ahead = s.ring_ahead;
+  rc.options.runs = s.runs.value_or(spec->default_runs);
+  rc.options.inputs = s.inputs;
+  const bool bar1 = spec->name.find("bar1") != std::string_view::npos;
+  if (mode == Mode::fv_naive && bar1) rc.options.bandwidth_bytes = uint64_t{s.naive_bar1_mib} * MiB;
+  std::fprintf(stderr, "  %-12s %-8s ...", std::string(spec->name).c_str(), mode_name(mode));
+  LaunchTrace::reset();
+  LaunchTrace::enable(s.trace);
+  auto r = run_workload(*spec, rc);
+  LaunchTrace::enable(false);
+  if (!r) {
+    std::fprintf(stderr, " failed: %s\n", r.error().what().c_str());
+    return false;
+  }
+  const WorkloadResult& res = (*r)[0].result;
+  std::fprintf(stderr, " %.3f ms%s\n", median(res.seconds) * 1e3, res.correct ? "" : "  INCORRECT");
+  if (!entry) entry = Entry{spec, mode, res, slice, (*r)[0].counters, {}, {}, {}, true, 0, 0, std::nullopt};
+  Entry& e = *entry;
+  if (s.trace && !e.phases) {
+    e.phases = LaunchTrace::figures();
+    e.traced_launches = LaunchTrace::launches();
+  }
+  e.seconds.insert(e.seconds.end(), res.seconds.begin(), res.seconds.end());
+  e.instance_medians.push_back(median(res.seconds));
+  if (res.launch_p50_us) e.instance_p50_us.push_back(*res.launch_p50_us);
+  e.correct = e.correct && res.correct;
+  ++e.instances;
+  return true;
+}
+
+// Every instance of one workload in every mode and slicing, interleaved;
+// the entries (with their ratio to native) appended. false when any failed.
+bool measure(const Setup& s, const WorkloadSpec* spec, std::vector<Entry>& entries) {
   bool all_ok = true;
-  for (const WorkloadSpec* spec : only) {
-    std::optional<double> native_tp;
-    std::vector<std::optional<Entry>> per_mode(modes.size() * slices.size());
-    for (uint32_t inst = 0; inst < instances; ++inst) {
-      for (size_t ms = 0; ms < per_mode.size(); ++ms) {
-        const size_t m = ms / slices.size();
-        const Mode mode = modes[m];
-        if (mode == Mode::native && ms % slices.size() != 0) continue;  // no slicing there: once
-        RunConfig rc;
-        rc.slice_blocks = slices[ms % slices.size()];
-        rc.mode = mode;
-        rc.device = device;
-        rc.turn_ns = uint64_t{turn_ms} * 1'000'000;
-        rc.ring_ahead = ring_ahead;
-        rc.options.runs = runs.value_or(spec->default_runs);
-        rc.options.inputs = inputs;
-        const bool bar1 = spec->name.find("bar1") != std::string_view::npos;
-        if (mode == Mode::fv_naive && bar1) rc.options.bandwidth_bytes = uint64_t{naive_bar1_mib} * MiB;
-        std::fprintf(stderr, "  %-12s %-8s ...", std::string(spec->name).c_str(), mode_name(mode));
-        LaunchTrace::reset();
-        LaunchTrace::enable(trace);
-        auto r = run_workload(*spec, rc);
-        LaunchTrace::enable(false);
-        if (!r) {
-          std::fprintf(stderr, " failed: %s\n", r.error().what().c_str());
-          all_ok = false;
-          continue;
-        }
-        const WorkloadResult& res = (*r)[0].result;
-        std::fprintf(stderr, " %.3f ms%s\n", median(res.seconds) * 1e3, res.correct ? "" : "  INCORRECT");
-        if (!per_mode[ms])
-          per_mode[ms] = Entry{spec, mode, res, rc.slice_blocks, (*r)[0].counters, {}, {}, {},
-                               true, 0,    0,   std::nullopt};
-        Entry& e = *per_mode[ms];
-        if (trace && !e.phases) {
-          e.phases = LaunchTrace::figures();
-          e.traced_launches = LaunchTrace::launches();
-        }
-        e.seconds.insert(e.seconds.end(), res.seconds.begin(), res.seconds.end());
-        e.instance_medians.push_back(median(res.seconds));
-        if (res.launch_p50_us) e.instance_p50_us.push_back(*res.launch_p50_us);
-        e.correct = e.correct && res.correct;
-        ++e.instances;
-      }
+  std::vector<std::optional<Entry>> per_mode(s.modes.size() * s.slices.size());
+  for (uint32_t inst = 0; inst < s.instances; ++inst) {
+    for (size_t ms = 0; ms < per_mode.size(); ++ms) {
+      const Mode mode = s.modes[ms / s.slices.size()];
+      if (mode == Mode::native && ms % s.slices.size() != 0) continue;  // no slicing there: once
+      all_ok = run_instance(s, spec, mode, s.slices[ms % s.slices.size()], per_mode[ms]) && all_ok;
     }
-    for (auto& pm : per_mode) {
-      if (!pm) continue;
-      Entry& e = *pm;
-      e.median_s = median(e.seconds);
-      if (e.mode == Mode::native) native_tp = throughput(e);
-      all_ok = all_ok && e.correct;
-      entries.push_back(std::move(e));
-    }
-    for (auto& e : entries)
-      if (e.spec == spec && native_tp && *native_tp > 0) e.ratio = throughput(e) / *native_tp;
   }
+  std::optional<double> native_tp;
+  for (auto& pm : per_mode) {
+    if (!pm) continue;
+    pm->median_s = median(pm->seconds);
+    if (pm->mode == Mode::native) native_tp = throughput(*pm);
+    all_ok = all_ok && pm->correct;
+    entries.push_back(std::move(*pm));
+  }
+  for (auto& e : entries)
+    if (e.spec == spec && native_tp && *native_tp > 0) e.ratio = throughput(e) / *native_tp;
+  return all_ok;
+}
 
-  std::fprintf(stderr, "  trap cost ...\n");
-  const TrapCost trap = measure_trap_cost(trap_reads);
+// The table: one row per workload, modes side by side.
+void print_modes(const Setup& s, const std::vector<Entry>& entries) {
+  std::printf("\n%-12s", "workload");
+  for (Mode m : s.modes) std::printf(" | %-9s %-8s %-7s", mode_name(m), "ms", "ratio");
+  std::printf(" | correct | trapped/run, trapped/launch, irq/launch (fv)\n");
+  for (const WorkloadSpec* spec : s.only) {
+    std::printf("%-12s", std::string(spec->name).c_str());
+    std::string correct, traps;
+    for (Mode m : s.modes) {
+      const Entry* e = find_entry(entries, spec, m);
+      if (!e) {
+        std::printf(" | %-9s %-8s %-7s", "", "failed", "");
+        correct += "x";
+        continue;
+      }
+      std::printf(" | %-9s %-8.3f %-7s", "", e->median_s * 1e3, e->ratio ? strfmt("%.3f", *e->ratio).c_str() : "-");
+      correct += e->correct ? "y" : "N";
+      if (e->counters && e->result.runs && e->result.launches)
+        traps += strfmt("%s%.0f, %.2f, %.2f", traps.empty() ? "" : " / ",
+                        static_cast<double>(e->counters->trapped()) / e->result.runs,
+                        static_cast<double>(e->counters->trapped()) / static_cast<double>(e->result.launches),
+                        static_cast<double>(e->counters->interrupts) / static_cast<double>(e->result.launches));
+    }
+    std::printf(" | %-7s | %s\n", correct.c_str(), traps.c_str());
+  }
+}
 
-  for (uint32_t slice : slices) {
-    // One table per slicing (native, unsliced, in each).
-    std::vector<Entry> all = std::move(entries);
-    entries.clear();
+// The shadowing costs per mode, over the timed part (GPUvm's dominant
+// costs): trapped accesses, guest page-table entries scanned, shadow
+// entries written, PV hypercall batches; per run.
+void print_shadowing(const Setup& s, const std::vector<Entry>& entries) {
+  std::printf("\nper run: trapped / pte_scanned / shadow entries written / hypercall batches (fv modes)\n");
+  std::printf("%-12s", "workload");
+  for (Mode m : s.modes)
+    if (m != Mode::native) std::printf(" | %-30s", mode_name(m));
+  std::printf("\n");
+  for (const WorkloadSpec* spec : s.only) {
+    std::printf("%-12s", std::string(spec->name).c_str());
+    for (Mode m : s.modes) {
+      if (m == Mode::native) continue;
+      const Entry* e = find_entry(entries, spec, m);
+      if (!e || !e->counters || e->result.runs == 0) {
+        std::printf(" | %-30s", "-");
+        continue;
+      }
+      const double runs_d = e->result.runs;
+      const auto per = [&](uint64_t v) { return static_cast<double>(v) / runs_d; };
+      std::printf(" | %-30s",
+                  strfmt("%.0f / %.0f / %.0f / %.0f", per(e->counters->trapped()), per(e->counters->entries_scanned),
+                         per(e->counters->shadow_writes), per(e->counters->pv_batches))
+                      .c_str());
+    }
+    std::printf("\n");
+  }
+}
+
+// One set of tables per slicing (native, unsliced, in each).
+void print_tables(const Setup& s, const std::vector<Entry>& all) {
+  for (uint32_t slice : s.slices) {
+    std::vector<Entry> entries;
     for (const Entry& e : all)
       if (e.mode == Mode::native || e.slice == slice) entries.push_back(e);
-    if (slices.size() > 1) std::printf("\n== slice-blocks %s (fv modes)\n", slice_name(slice).c_str());
-    // The table: one row per workload, modes side by side.
-    std::printf("\n%-12s", "workload");
-    for (Mode m : modes) std::printf(" | %-9s %-8s %-7s", mode_name(m), "ms", "ratio");
-    std::printf(" | correct | trapped/run, trapped/launch, irq/launch (fv)\n");
-    for (const WorkloadSpec* spec : only) {
-      std::printf("%-12s", std::string(spec->name).c_str());
-      std::string correct, traps;
-      for (Mode m : modes) {
-        const Entry* e = nullptr;
-        for (const auto& x : entries)
-          if (x.spec == spec && x.mode == m) e = &x;
-        if (!e) {
-          std::printf(" | %-9s %-8s %-7s", "", "failed", "");
-          correct += "x";
-          continue;
-        }
-        std::printf(" | %-9s %-8.3f %-7s", "", e->median_s * 1e3, e->ratio ? strfmt("%.3f", *e->ratio).c_str() : "-");
-        correct += e->correct ? "y" : "N";
-        if (e->counters && e->result.runs && e->result.launches)
-          traps += strfmt("%s%.0f, %.2f, %.2f", traps.empty() ? "" : " / ",
-                          static_cast<double>(e->counters->trapped()) / e->result.runs,
-                          static_cast<double>(e->counters->trapped()) / static_cast<double>(e->result.launches),
-                          static_cast<double>(e->counters->interrupts) / static_cast<double>(e->result.launches));
-      }
-      std::printf(" | %-7s | %s\n", correct.c_str(), traps.c_str());
-    }
-    // The shadowing costs per mode, over the timed part (GPUvm's dominant
-    // costs): trapped accesses, guest page-table entries scanned, shadow
-    // entries written, PV hypercall batches; per run.
-    std::printf("\nper run: trapped / pte_scanned / shadow entries written / hypercall batches (fv modes)\n");
-    std::printf("%-12s", "workload");
-    for (Mode m : modes)
-      if (m != Mode::native) std::printf(" | %-30s", mode_name(m));
-    std::printf("\n");
-    for (const WorkloadSpec* spec : only) {
-      std::printf("%-12s", std::string(spec->name).c_str());
-      for (Mode m : modes) {
-        if (m == Mode::native) continue;
-        const Entry* e = nullptr;
-        for (const auto& x : entries)
-          if (x.spec == spec && x.mode == m) e = &x;
-        if (!e || !e->counters || e->result.runs == 0) {
-          std::printf(" | %-30s", "-");
-          continue;
-        }
-        const double runs_d = e->result.runs;
-        const auto per = [&](uint64_t v) { return static_cast<double>(v) / runs_d; };
-        std::printf(" | %-30s",
-                    strfmt("%.0f / %.0f / %.0f / %.0f", per(e->counters->trapped()), per(e->counters->entries_scanned),
-                           per(e->counters->shadow_writes), per(e->counters->pv_batches))
-                        .c_str());
-      }
-      std::printf("\n");
-    }
-    print_pv_against_fv_opt(only, entries);
-    print_launch_p50_against_native(only, entries);
+    if (s.slices.size() > 1) std::printf("\n== slice-blocks %s (fv modes)\n", slice_name(slice).c_str());
+    print_modes(s, entries);
+    print_shadowing(s, entries);
+    print_pv_against_fv_opt(s.only, entries);
+    print_launch_p50_against_native(s.only, entries);
     print_phases(entries);
-    entries = std::move(all);
   }
-  std::printf("\nfence waits: %s\n", wait_name(device).c_str());
-  std::printf("inputs: %s (gemm*, conv*, matmul320, MMUL)\n", input_path_name(inputs));
+}
+
+void print_footer(const Setup& s, const TrapCost& trap, const std::vector<Entry>& entries) {
+  std::printf("\nfence waits: %s\n", wait_name(s.device).c_str());
+  std::printf("inputs: %s (gemm*, conv*, matmul320, MMUL)\n", input_path_name(s.inputs));
   std::printf("ratio = mode throughput / native throughput (native median / mode median for equal work)\n");
   const std::string per_read = strfmt("fv-opt %.0f-%.0f ns, native %.0f-%.0f ns per read over %u passes of %u reads",
                                       trap.fv_ns_per_read, trap.fv_worst_ns, trap.native_ns_per_read,
@@ -412,24 +417,46 @@ int workloads_main(std::span<char*> args) {
   std::printf("\ndetails:\n");
   for (const auto& e : entries)
     std::printf("  %-12s %-8s %s\n", std::string(e.spec->name).c_str(), mode_name(e.mode), e.result.detail.c_str());
+}
 
-  if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << "{\"suite\": \"workloads\", \"inputs\": \"" << input_path_name(inputs)
-        << "\", \"trap_cost_ns\": " << (trap.cost_ns ? strfmt("%.1f", *trap.cost_ns) : std::string("null"))
-        << ", \"trap_cost\": {\"reads\": " << trap.reads
-        << ", \"native_ns_per_read\": " << strfmt("%.1f", trap.native_ns_per_read)
-        << ", \"native_worst_ns_per_read\": " << strfmt("%.1f", trap.native_worst_ns)
-        << ", \"fv_opt_ns_per_read\": " << strfmt("%.1f", trap.fv_ns_per_read)
-        << ", \"fv_opt_worst_ns_per_read\": " << strfmt("%.1f", trap.fv_worst_ns) << "},\n \"results\": [\n";
-    for (size_t i = 0; i < entries.size(); ++i)
-      out << "  " << entry_json(entries[i]) << (i + 1 < entries.size() ? ",\n" : "\n");
-    out << "]}\n";
-    if (!out) {
-      std::cerr << "vgpu-bench workloads: cannot write " << json_path << "\n";
+bool write_json(const Setup& s, const TrapCost& trap, const std::vector<Entry>& entries) {
+  std::ofstream out(s.json_path);
+  out << "{\"suite\": \"workloads\", \"inputs\": \"" << input_path_name(s.inputs)
+      << "\", \"trap_cost_ns\": " << (trap.cost_ns ? strfmt("%.1f", *trap.cost_ns) : std::string("null"))
+      << ", \"trap_cost\": {\"reads\": " << trap.reads
+      << ", \"native_ns_per_read\": " << strfmt("%.1f", trap.native_ns_per_read)
+      << ", \"native_worst_ns_per_read\": " << strfmt("%.1f", trap.native_worst_ns)
+      << ", \"fv_opt_ns_per_read\": " << strfmt("%.1f", trap.fv_ns_per_read)
+      << ", \"fv_opt_worst_ns_per_read\": " << strfmt("%.1f", trap.fv_worst_ns) << "},\n \"results\": [\n";
+  for (size_t i = 0; i < entries.size(); ++i)
+    out << "  " << entry_json(entries[i]) << (i + 1 < entries.size() ? ",\n" : "\n");
+  out << "]}\n";
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+int workloads_main(std::span<char*> args) {
+  Setup s;
+  for (const auto& w : registry()) s.only.push_back(&w);
+  if (Status st = parse_flags(args, flags_of(s)); !st) {
+    std::cerr << "vgpu-bench workloads: " << st.error().message << "\n";
+    usage();
+    return 2;
+  }
+  std::vector<Entry> entries;
+  bool all_ok = true;
+  for (const WorkloadSpec* spec : s.only) all_ok = measure(s, spec, entries) && all_ok;
+  std::fprintf(stderr, "  trap cost ...\n");
+  const TrapCost trap = measure_trap_cost(s.trap_reads);
+  print_tables(s, entries);
+  print_footer(s, trap, entries);
+  if (!s.json_path.empty()) {
+    if (!write_json(s, trap, entries)) {
+      std::cerr << "vgpu-bench workloads: cannot write " << s.json_path << "\n";
       return 1;
     }
-    std::printf("\nJSON: %s\n", json_path.c_str());
+    std::printf("\nJSON: %s\n", s.json_path.c_str());
   }
   return all_ok ? 0 : 1;
 }

@@ -2,12 +2,12 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * vgpu: the device's properties. Names, defaults and bounds come from
- * vgpu/options.h (the one definition, shared with the C API and the
- * mediator); the backend checks the values at realize and names the one
- * at fault. Here: a one-line description and a shown default for each
- * (-device vgpu,help), the effective values qom-get reads (the daemon's
- * scheduler with a socket), the read-only "counters" as a QMP object, and
- * a warning for each setting that would do nothing. See docs/qemu.md.
+ * the option table (vgpu/options.h, vgpu/option_table.h: the one
+ * definition, shared with vgpud, the C API and the benches); the backend
+ * checks the values at realize against it and names the one at fault.
+ * Here: each one's description from the table (-device vgpu,help), the effective values
+ * qom-get reads (the daemon's scheduler with a socket), the read-only "counters" as a QMP
+ * object, and a warning for each setting that would do nothing. See docs/qemu.md.
  */
 
 #include "qemu/osdep.h"
@@ -19,6 +19,7 @@
 #include "qapi/visitor.h"
 #include "hw/qdev-properties.h"
 #include "vgpu.h"
+#include "vgpu/option_table.h"
 
 const char *const vgpu_mode_names[] = { "passthrough", "fv" };
 
@@ -166,75 +167,44 @@ static Property vgpu_properties[] = {
                        VGPU_OPT_SLICE_BLOCKS_DEFAULT),
     DEFINE_PROP_BOOL(VGPU_OPT_RING_AHEAD, VGPUState, ring_ahead,
                      VGPU_OPT_RING_AHEAD_DEFAULT),
+    DEFINE_PROP_UINT32(VGPU_OPT_WATCHDOG_MS, VGPUState, watchdog_ms,
+                       VGPU_OPT_WATCHDOG_MS_DEFAULT),
     VGPU_PROP_STR(VGPU_OPT_BACKEND, engine_backend),
     DEFINE_PROP_UINT32(VGPU_OPT_DAEMON_TIMEOUT_MS, VGPUState, daemon_timeout_ms,
                        VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT),
     DEFINE_PROP_END_OF_LIST(),
 };
 
-/* One line each for -device vgpu,help (QEMU adds the type and default). */
+/* -device vgpu,help: each option's line is the option table's
+ * (vgpu/option_table.h, the same text as vgpud --help), after where the
+ * device uses it; QEMU adds the type and default. The properties that are
+ * QEMU's alone: */
 static const struct {
     const char *name;
     const char *description;
-} vgpu_descriptions[] = {
-    { VGPU_OPT_VRAM, "VRAM the VM sees, whole MiB from " stringify(VGPU_OPT_VRAM_MIN_MIB) "M to " stringify(
-                         VGPU_OPT_VRAM_MAX_MIB) "M; the default is " stringify(VGPU_OPT_VRAM_DEFAULT_MIB) "M" },
-    { VGPU_OPT_CHANNELS,
-      "channels the VM may use, 1 to " stringify(VGPU_OPT_CHANNELS_MAX) },
-    { "mode", "passthrough: the VM owns the GPU; fv: full virtualization through the "
-              "mediator" },
-    { VGPU_OPT_BAR_REMAP,
-      "map safe BAR1/BAR3 pages straight onto VRAM; off: every access "
-      "traps" },
-    { VGPU_OPT_LAZY_SHADOW,
-      "fv: rescan shadow page tables only when a channel is about to "
-      "run" },
-    { VGPU_OPT_PV, "fv, embedded: offer the paravirtual page-table interface" },
-    { VGPU_OPT_SCHEDULER,
-      "fv: fifo, credit or band; with socket the daemon's (reads as it)" },
-    { VGPU_OPT_WEIGHT, "this VM's share at a vgpud daemon (with socket), 1 to " stringify(
-                           VGPU_OPT_WEIGHT_MAX) },
+} vgpu_qemu_descriptions[] = {
     { "x-counters-file",
       "when QEMU exits, write the counters (JSON, one line) to this file" },
-    { VGPU_OPT_SOCKET, "fv: take the vGPU from the vgpud daemon listening on this path" },
-    { VGPU_OPT_VM_NAME,
-      "with socket: the VM's name at the daemon, up to " stringify(
-          VGPU_OPT_VM_NAME_MAX) " of [A-Za-z0-9._-] (default qemu-PID)" },
-    { VGPU_OPT_TURN_MS, "fv, embedded: a scheduler turn's slice in ms, 0 to " stringify(
-                            VGPU_OPT_TURN_MS_MAX) " (0: up to GP_PUT)" },
-    { VGPU_OPT_MAX_GPU_MS,
-      "fv, embedded: longest GPU time of one piece of work in ms, 0 to " stringify(
-          VGPU_OPT_MAX_GPU_MS_MAX) " (0: no limit)" },
-    { VGPU_OPT_SLICE_BLOCKS,
-      "fv, embedded: launches and copies run in pieces a turn may end between; "
-      "the default (the largest value) is auto, pieces of turn-ms/4 of GPU "
-      "time; N: slices of N thread blocks; 0: whole" },
-    { VGPU_OPT_RING_AHEAD,
-      "fv, embedded: ring a VM's next GPFIFO entry behind the running "
-      "one" },
-    { VGPU_OPT_BACKEND, "who runs the engines' work: model or cuda; with socket the "
-                        "daemon's (reads vgpud)" },
-    { VGPU_OPT_DAEMON_TIMEOUT_MS,
-      "with socket: wait this long in ms, 1 to " stringify(
-          VGPU_OPT_DAEMON_TIMEOUT_MS_MAX) ", for vgpud's first answer; at the default "
-                                          "VGPUD_TIMEOUT decides when set" },
     { "counters", "read-only: the backend's counters, a JSON object" },
 };
 
-/*
- * turn-ms and max-gpu-ms: 0 on the command line switches the bound off,
- * which the C API spells VGPU_OPT_TIME_OFF (its 0 is the default). The
- * default value passes as the C API's default, so that with a socket
- * (time isolation is the daemon's) only a value set otherwise is refused.
- * daemon-timeout-ms the same way: its default lets VGPUD_TIMEOUT decide,
- * and 0 (no limit) is refused by the C API.
- */
-uint32_t vgpu_time_option(uint32_t value, uint32_t dflt)
+static void vgpu_describe_from_table(ObjectClass *klass)
 {
-    if (value == dflt) {
-        return 0;
+    for (size_t i = 0; i < vgpu_option_row_count; i++) {
+        const VgpuOption *o = &vgpu_option_rows[i];
+        g_autofree char *line = NULL;
+
+        if (!object_class_property_find(klass, o->name)) {
+            continue; /* a row QEMU's device does not have */
+        }
+        line = o->device ? g_strdup_printf("%s: %s", o->device, vgpu_option_help(o))
+                         : g_strdup(vgpu_option_help(o));
+        object_class_property_set_description(klass, o->name, line);
     }
-    return value == 0 ? VGPU_OPT_TIME_OFF : value;
+    for (size_t i = 0; i < ARRAY_SIZE(vgpu_qemu_descriptions); i++) {
+        object_class_property_set_description(klass, vgpu_qemu_descriptions[i].name,
+                                              vgpu_qemu_descriptions[i].description);
+    }
 }
 
 /* ---------------------------------------------------------------- counters */
@@ -322,10 +292,7 @@ void vgpu_class_add_properties(ObjectClass *klass)
                               NULL);
     vgpu_show_default_str(klass, VGPU_OPT_SCHEDULER, VGPU_OPT_SCHEDULER_DEFAULT);
     vgpu_show_default_str(klass, VGPU_OPT_BACKEND, VGPU_OPT_BACKEND_DEFAULT);
-    for (size_t i = 0; i < ARRAY_SIZE(vgpu_descriptions); i++) {
-        object_class_property_set_description(klass, vgpu_descriptions[i].name,
-                                              vgpu_descriptions[i].description);
-    }
+    vgpu_describe_from_table(klass);
 }
 
 /* ---------------------------------------------------------------- warnings */

@@ -434,31 +434,31 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
     Error *local_err = NULL;
     VgpuBackendConfig config;
 
-    /* The backend checks every property and names the one at fault. */
-    config = (VgpuBackendConfig) {
-        .vram_bytes = s->vram,
-        .channels = s->channels,
-        .mode = (VgpuMode)s->mode,
-        .bar_remap = s->bar_remap,
-        .lazy_shadow = s->lazy_shadow,
-        .scheduler = s->scheduler ? s->scheduler : VGPU_OPT_SCHEDULER_DEFAULT,
-        .weight = s->weight,
-        .log = vgpu_log_from_backend,
-        .log_opaque = s,
-        .socket = vgpu_has_socket(s) ? s->socket : NULL,
-        .vm_name = s->vm_name && *s->vm_name ? s->vm_name : NULL,
-        .turn_ms = vgpu_time_option(s->turn_ms, VGPU_OPT_TURN_MS_DEFAULT),
-        .max_gpu_ms = vgpu_time_option(s->max_gpu_ms, VGPU_OPT_MAX_GPU_MS_DEFAULT),
-        .pv = s->pv,
-        .slice_blocks = vgpu_time_option(s->slice_blocks, VGPU_OPT_SLICE_BLOCKS_DEFAULT),
-        .no_ring_ahead = !s->ring_ahead,
-        .engine_backend
-        = s->engine_backend && *s->engine_backend ? s->engine_backend : NULL,
-        .turn = vgpu_turn_from_backend,
-        .turn_opaque = s,
-        .daemon_timeout_ms
-        = vgpu_time_option(s->daemon_timeout_ms, VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT),
-    };
+    /* The backend checks every property against the option table
+     * (vgpu/option_table.h) and names the one at fault. */
+    vgpu_backend_config_init(&config);
+    config.vram_bytes = s->vram;
+    config.channels = s->channels;
+    config.mode = (VgpuMode)s->mode;
+    config.bar_remap = s->bar_remap;
+    config.lazy_shadow = s->lazy_shadow;
+    config.scheduler = s->scheduler ? s->scheduler : VGPU_OPT_SCHEDULER_DEFAULT;
+    config.weight = s->weight;
+    config.log = vgpu_log_from_backend;
+    config.log_opaque = s;
+    config.socket = vgpu_has_socket(s) ? s->socket : NULL;
+    config.vm_name = s->vm_name && *s->vm_name ? s->vm_name : NULL;
+    config.turn_ms = s->turn_ms;
+    config.max_gpu_ms = s->max_gpu_ms;
+    config.pv = s->pv;
+    config.slice_blocks = s->slice_blocks;
+    config.ring_ahead = s->ring_ahead;
+    config.watchdog_ms = s->watchdog_ms;
+    config.engine_backend
+        = s->engine_backend && *s->engine_backend ? s->engine_backend : NULL;
+    config.turn = vgpu_turn_from_backend;
+    config.turn_opaque = s;
+    config.daemon_timeout_ms = s->daemon_timeout_ms;
     s->backend = vgpu_backend_create(&config, err, sizeof(err));
     if (!s->backend) {
         error_setg(errp, "vgpu: %s", err);

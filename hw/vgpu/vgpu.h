@@ -51,6 +51,7 @@ struct VGPUState {
     uint32_t max_gpu_ms;   /* 0: no limit */
     uint32_t slice_blocks; /* 0: launches whole */
     bool ring_ahead;       /* docs/scheduler.md, "Ringing ahead" */
+    uint32_t watchdog_ms;  /* one operation's engine time; 0: none */
     char *engine_backend;  /* "model" (NULL) or "cuda" */
     char *counters_file;   /* x-counters-file: counters JSON written at exit */
     /* with socket: the wait for vgpud's first answer */
@@ -93,8 +94,6 @@ bool vgpu_has_socket(const VGPUState *s);
 /* Adds the properties, their descriptions and shown defaults, and the
  * read-only "counters" to the class. */
 void vgpu_class_add_properties(ObjectClass *klass);
-/* turn-ms, max-gpu-ms: the property's value as the C API spells it. */
-uint32_t vgpu_time_option(uint32_t value, uint32_t dflt);
 /* x-counters-file: the counters written at QEMU's exit (the notifier) or
  * at unplug. */
 void vgpu_write_counters_file(VGPUState *s);

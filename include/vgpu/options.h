@@ -3,9 +3,10 @@
  *
  * The options of a vGPU (-device vgpu,...; the daemon's requests): one
  * definition of each option's name, default and bounds, shared by QEMU's
- * hw/vgpu (C), the C API and the mediator (C++). The checks, with the
- * messages that name the option, are mediator/vgpu_config.h's
- * check_vgpu_config; the scheduler names are scheduler/policy.cc's.
+ * hw/vgpu (C), the C API and the mediator (C++). Each option is a row of
+ * the option table (vgpu/option_table.h: its parse, check, messages and
+ * help, and what 0 means, the same in every front end); the scheduler
+ * names are scheduler/policy.cc's.
  * C and C++: no C++ in this file.
  */
 #ifndef VGPU_OPTIONS_H
@@ -40,10 +41,6 @@
 #define VGPU_OPT_MAX_GPU_MS "max-gpu-ms"
 #define VGPU_OPT_MAX_GPU_MS_DEFAULT 4000
 #define VGPU_OPT_MAX_GPU_MS_MAX 60000
-/* In the C API's VgpuBackendConfig, 0 in turn_ms or max_gpu_ms means the
- * option's default (a zeroed config gets the defaults) and this value
- * switches the bound off (what 0 means on QEMU's and vgpud's command lines). */
-#define VGPU_OPT_TIME_OFF 0xffffffffu
 /* Kernel and copy slicing (docs/spec/vgpu.md §10.5, docs/scheduler.md
  * "Slicing by time"): a scheduler turn may end between slices of a
  * launch or pieces of a copy. VGPU_OPT_SLICE_BLOCKS_AUTO, the default:

@@ -42,6 +42,7 @@ VGPU_HOST_PACKAGES=(
   libcli11-dev nlohmann-json3-dev  # the C++ commands' flags (CLI11) and JSON (vgpud, vgpuctl, the benches)
   libzstd-dev                   # libcuda: fat binaries' zstd-compressed entries
   clang-14 libclang-rt-14-dev   # user kernels: CUDA C to PTX (cuda/corpus), the libFuzzer targets
+  universal-ctags               # scripts/long-functions: function extents
 )
 
 # What QEMU's firmware path (-L, scripts/qemu) is made of: seabios (BIOS,

@@ -8,7 +8,11 @@ QMP qom-get's effective values and structured counters, embedded and on a
 vgpud daemon. Each QEMU is started with -S (realize runs, the guest does
 not) and stopped at once.
 
-  qemu_device_test.py --qemu CMD --vgpud PATH [--summary-file F]
+  qemu_device_test.py --qemu CMD --vgpud PATH --option-table PATH [--summary-file F]
+
+--option-table is build/common/vgpu-option-table: the option table
+(include/vgpu/option_table.h) as JSON, which QEMU's help lines and
+refusals must match (as vgpud's and the C API's do, tests/option_table_test.cc).
 
 Prints one "PASS name" or "FAIL name: why" line per check, then
 "N passed, N failed"; exits 0 only when none failed.
@@ -27,8 +31,8 @@ QEMU_TIMEOUT_S = 30
 MACHINE = ["-machine", "pc", "-accel", "tcg", "-S", "-nodefaults", "-display", "none", "-m", "256M"]
 PROPERTIES = ["vram", "channels", "mode", "bar-remap", "lazy-shadow", "pv", "scheduler", "weight",
               "x-counters-file", "socket", "vm-name", "turn-ms", "max-gpu-ms", "slice-blocks",
-              "ring-ahead", "backend", "daemon-timeout-ms", "counters"]
-# QEMU's own, from its PCI device class (descriptions are QEMU's business).
+              "ring-ahead", "watchdog-ms", "backend", "daemon-timeout-ms", "counters"]
+#QEMU 's own, from its PCI device class (descriptions are QEMU' s business).
 PCI_PROPERTIES = ["acpi-index", "addr", "failover_pair_id", "multifunction", "rombar", "romfile", "romsize",
                   "x-pcie-extcap-init", "x-pcie-lnksta-dllla"]
 
@@ -54,7 +58,8 @@ def run_qemu(qemu, device, extra=()):
     cmd = qemu + MACHINE + ["-qmp", "stdio"] + list(extra) + ["-device", device]
     queries = ["scheduler", "backend", "vm-name", "weight", "vram", "counters"]
     lines = [{"execute": "qmp_capabilities"}]
-    lines += [{"execute": "qom-get", "arguments": {"path": "/machine/peripheral/vgpu0", "property": p}, "id": p}
+    lines += [{
+  "execute" : "qom-get", "arguments" : {"path" : "/machine/peripheral/vgpu0", "property" : p}, "id" : p}
               for p in queries]
     lines.append({"execute": "quit"})
     stdin = "".join(json.dumps(x) + "\n" for x in lines)
@@ -100,13 +105,38 @@ def check_refusals(c, qemu):
         ("vm-name of 44 characters", "vgpu,id=vgpu0,mode=fv,vm-name=" + "a" * 44,
          "vm-name: '" + "a" * 44 + "' is 44 characters; the limit is 31"),
         ("daemon-timeout-ms=0", "vgpu,id=vgpu0,mode=fv,daemon-timeout-ms=0",
-         "daemon-timeout-ms: 0 would wait for ever; give 1 to 3600000 ms"),
+         "daemon-timeout-ms: 0 ms is below the minimum 1 ms"),
         ("daemon-timeout-ms=3600001", "vgpu,id=vgpu0,mode=fv,daemon-timeout-ms=3600001",
          "daemon-timeout-ms: 3600001 ms is above the maximum 3600000 ms"),
     ]
     for name, device, message in cases:
         rc, err, _ = run_qemu(qemu, device)
         c.check(f"refused: {name}", rc != 0 and message in err, f"exit {rc}, stderr: {err.strip()[-300:]}")
+
+
+def check_table(c, qemu, table):
+    """Every row of the option table that is a property: its help line is
+    the table's, and a number one past its maximum is refused with the
+    table's message (the one vgpud and the benches give)."""
+    p = subprocess.run(qemu + ["-device", "vgpu,help"], capture_output=True, text=True, timeout=QEMU_TIMEOUT_S)
+    lines = {}
+    for line in p.stdout.splitlines():
+        line = line.strip()
+        if "=<" in line:
+            lines[line.split("=<", 1)[0]] = line
+    for row in table:
+        name = row["name"]
+        if name not in PROPERTIES:
+            continue
+        want = (row["device"] + ": " if row["device"] else "") + row["help"]
+        c.check(f"table: {name}'s help is the table's", want in lines.get(name, ""),
+                f"want {want!r}, QEMU has {lines.get(name, '')!r}")
+        if row["type"] not in ("count", "size"):
+            continue
+        value = str(row["max"] + 1) + ("M" if row["type"] == "size" else "")
+        rc, err, _ = run_qemu(qemu, f"vgpu,id=vgpu0,mode=fv,{name}={value}")
+        c.check(f"table: {name}={value} refused with the table's message",
+                rc != 0 and row["above_max_message"] in err, f"exit {rc}, stderr: {err.strip()[-300:]}")
 
 
 def check_warnings(c, qemu):
@@ -196,12 +226,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--qemu", required=True, help="the QEMU command (words)")
     ap.add_argument("--vgpud", required=True)
+    ap.add_argument("--option-table", required=True, help="build/common/vgpu-option-table")
     ap.add_argument("--summary-file")
     a = ap.parse_args()
     qemu = shlex.split(a.qemu)
     c = Checks()
     for part in (check_help, check_refusals, check_warnings, check_qom_embedded, check_silent_peer):
         part(c, qemu)
+    table = json.loads(subprocess.run([a.option_table], capture_output=True, text=True, check=True).stdout)
+    check_table(c, qemu, table)
     check_daemon(c, qemu, a.vgpud)
     summary = f"{c.passed} passed, {c.failed} failed"
     print(summary)

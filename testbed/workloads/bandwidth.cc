@@ -68,6 +68,22 @@ uint64_t transfer_bytes(const WorkloadOptions& o) {
   return o.reduced ? 4 * MiB : 64 * MiB;
 }
 
+// The host's own copies of the same bytes beside the engine's (copy
+// engine and pinned paths): memcpy, and a copy through a staging-sized bounce.
+std::string host_copy_detail(uint64_t bytes, uint64_t staging_bytes, Path path, double med, uint32_t runs) {
+  const uint64_t chunk = std::max<uint64_t>(staging_bytes, 4096);
+  const HostCopy hc = host_copy_seconds(bytes, chunk, runs);
+  const double gbs = static_cast<double>(bytes) * 1e-9;
+  std::string d;
+  if (path == Path::pinned)
+    d = strfmt("; host memcpy %.2f GB/s, pinned/memcpy %.2f", gbs / hc.memcpy_s, med > 0 ? hc.memcpy_s / med : 0.0);
+  else
+    d = strfmt("; %lu chunks of %lu B, %.1f us each; host memcpy %.2f GB/s", (bytes + chunk - 1) / chunk, chunk,
+               med / static_cast<double>((bytes + chunk - 1) / chunk) * 1e6, gbs / hc.memcpy_s);
+  return d + strfmt("; host copy through a %lu B bounce %.2f GB/s (bounce/memcpy time %.2f)", chunk, gbs / hc.bounced_s,
+                    hc.bounced_s / hc.memcpy_s);
+}
+
 Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, Path path) {
   const uint64_t bytes = transfer_bytes(o) & ~uint64_t{3};
   auto ctx = vm.device.create_context();
@@ -141,19 +157,7 @@ Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, 
                     med > 0 ? static_cast<double>(bytes) / med * 1e-9 : 0.0,
                     all_equal ? "bytes round-trip" : "BYTES DIFFER", path_ok ? "ok" : "WRONG", direct, staged, pinned);
   r.detail += strfmt("; untimed first transfer %.2f ms", first_s * 1e3);
-  if (path != Path::bar1) {  // the host's own copies of the same bytes beside the engine's
-    const uint64_t chunk = std::max<uint64_t>(vm.device.options().staging_bytes, 4096);
-    const HostCopy hc = host_copy_seconds(bytes, chunk, o.runs);
-    const double gbs = static_cast<double>(bytes) * 1e-9;
-    if (path == Path::pinned)
-      r.detail += strfmt("; host memcpy %.2f GB/s, pinned/memcpy %.2f", gbs / hc.memcpy_s,
-                         med > 0 ? hc.memcpy_s / med : 0.0);
-    else
-      r.detail += strfmt("; %lu chunks of %lu B, %.1f us each; host memcpy %.2f GB/s", (bytes + chunk - 1) / chunk,
-                         chunk, med / static_cast<double>((bytes + chunk - 1) / chunk) * 1e6, gbs / hc.memcpy_s);
-    r.detail += strfmt("; host copy through a %lu B bounce %.2f GB/s (bounce/memcpy time %.2f)", chunk,
-                       gbs / hc.bounced_s, hc.bounced_s / hc.memcpy_s);
-  }
+  if (path != Path::bar1) r.detail += host_copy_detail(bytes, vm.device.options().staging_bytes, path, med, o.runs);
   return r;
 }
 

@@ -50,18 +50,7 @@ Result<WorkloadResult> run_conv(Vm& vm, const WorkloadOptions& o, ConvShape s) {
   if (auto st = untimed_launch(c, c.conv2d(p)); !st) return std::unexpected(st.error());
 
   WorkloadResult r;
-  RunTimer timer(o);
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    timer.begin();
-    if (auto st = io->before_launch(); !st) return std::unexpected(st.error());
-    auto f = c.conv2d(p);
-    if (!f) return std::unexpected(f.error());
-    if (auto st = c.wait(*f); !st) return std::unexpected(st.error());
-    if (auto st = io->after_wait(); !st) return std::unexpected(st.error());
-    timer.end(r);
-    r.launches += 1 + io->transfer_launches_per_run();
-  }
-  r.runs = o.runs;
+  if (Status st = timed_kernel_runs(c, *io, o, r, [&] { return c.conv2d(p); }); !st) return std::unexpected(st.error());
 
   auto got = io->result();
   if (!got) return std::unexpected(got.error());

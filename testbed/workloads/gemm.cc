@@ -42,36 +42,15 @@ Result<WorkloadResult> run_sgemm(Vm& vm, const WorkloadOptions& o, GemmShape s) 
   if (auto st = untimed_launch(c, c.sgemm(params)); !st) return std::unexpected(st.error());
 
   WorkloadResult r;
-  RunTimer timer(o);
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    timer.begin();
-    if (auto st = io->before_launch(); !st) return std::unexpected(st.error());
-    auto f = c.sgemm(params);
-    if (!f) return std::unexpected(f.error());
-    if (auto st = c.wait(*f); !st) return std::unexpected(st.error());
-    if (auto st = io->after_wait(); !st) return std::unexpected(st.error());
-    timer.end(r);
-    r.launches += 1 + io->transfer_launches_per_run();
-  }
-  r.runs = o.runs;
+  if (Status st = timed_kernel_runs(c, *io, o, r, [&] { return c.sgemm(params); }); !st)
+    return std::unexpected(st.error());
 
   auto got = io->result();
   if (!got) return std::unexpected(got.error());
   const std::vector<float>& out = *got;
   const auto idx = sample_indices(out.size(), o.check_samples, o.seed + 2);
   const auto check = check_sampled(
-      out, idx,
-      [&](size_t i) {
-        const size_t row = i / s.n, col = i % s.n;
-        Reference ref{0, 0};
-        for (size_t kk = 0; kk < s.k; ++kk) {
-          const double t = double{a[row * s.k + kk]} * double{b[kk * s.n + col]};
-          ref.value += t;
-          ref.abs_sum += std::abs(t);
-        }
-        return ref;
-      },
-      GEMM_REL_TOL, GEMM_ABS_TOL);
+      out, idx, [&](size_t i) { return sgemm_reference(a, b, s.k, s.n, i); }, GEMM_REL_TOL, GEMM_ABS_TOL);
   r.correct = check.ok();
   r.checksum = hash_of(std::span<const float>(out));
   r.work_per_run = 2.0 * s.m * s.n * s.k;

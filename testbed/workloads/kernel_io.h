@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "driver/runtime.h"
+#include "testbed/workloads/support.h"
 #include "testbed/workloads/workload.h"
 
 namespace vgpu::testbed::workloads {
@@ -73,5 +74,20 @@ class KernelIo {
   double in_s_ = 0;                 // this run's before_launch
   std::vector<double> transfer_s_;  // per run: before_launch + after_wait
 };
+
+// A compute workload's timed part (timed_runs): each run moves the inputs
+// (before_launch), launches `launch()` (a driver call's Result<Fence>),
+// waits for it and moves the output (after_wait).
+template <typename Launch>
+Status timed_kernel_runs(driver::Context& c, KernelIo& io, const WorkloadOptions& o, WorkloadResult& r, Launch launch) {
+  return timed_runs(o, r, [&](uint32_t) -> Result<uint32_t> {
+    if (Status st = io.before_launch(); !st) return std::unexpected(st.error());
+    auto f = launch();
+    if (!f) return std::unexpected(f.error());
+    if (Status st = c.wait(*f); !st) return std::unexpected(st.error());
+    if (Status st = io.after_wait(); !st) return std::unexpected(st.error());
+    return static_cast<uint32_t>(1 + io.transfer_launches_per_run());
+  });
+}
 
 }  // namespace vgpu::testbed::workloads

@@ -25,6 +25,34 @@ struct MriqInputs {
   std::vector<float> kx, ky, kz, phi, x, y, z;
 };
 
+// The MRI-Q inputs in new buffers of `cm`, and its outputs.
+Result<driver::MriqParams> upload_mriq(driver::Context& cm, const MriqInputs& in, uint32_t num_k, uint32_t num_x) {
+  driver::MriqParams mp{};
+  const std::vector<float>* srcs[] = {&in.kx, &in.ky, &in.kz, &in.phi, &in.x, &in.y, &in.z};
+  driver::Buffer* dsts[] = {&mp.kx, &mp.ky, &mp.kz, &mp.phi_mag, &mp.x, &mp.y, &mp.z};
+  for (size_t i = 0; i < std::size(srcs); ++i) {
+    auto buf = upload_new(cm, *srcs[i]);
+    if (!buf) return std::unexpected(buf.error().context("mriq input"));
+    *dsts[i] = *buf;
+  }
+  auto qr = cm.alloc(size_t{num_x} * sizeof(float)), qi = cm.alloc(size_t{num_x} * sizeof(float));
+  if (!qr || !qi) return fail(Errc::out_of_memory, "mriq outputs");
+  mp.qr = *qr, mp.qi = *qi, mp.num_k = num_k, mp.num_x = num_x;
+  return mp;
+}
+
+// Element i of Q's real (imag false) or imaginary part, in double.
+Reference mriq_reference(const MriqInputs& in, uint32_t num_k, size_t i, bool imag) {
+  Reference ref{0, 0};
+  for (size_t k = 0; k < num_k; ++k) {
+    const double arg = 2.0 * std::numbers::pi *
+                       (double{in.kx[k]} * in.x[i] + double{in.ky[k]} * in.y[i] + double{in.kz[k]} * in.z[i]);
+    ref.value += double{in.phi[k]} * (imag ? std::sin(arg) : std::cos(arg));
+    ref.abs_sum += std::abs(double{in.phi[k]});
+  }
+  return ref;
+}
+
 }  // namespace
 
 Result<WorkloadResult> sgemm_mriq(Vm& vm, const WorkloadOptions& o) {
@@ -50,62 +78,31 @@ Result<WorkloadResult> sgemm_mriq(Vm& vm, const WorkloadOptions& o) {
                       random_floats(num_k, o.seed + 12, -0.5f, 0.5f), random_floats(num_k, o.seed + 13, 0.f, 1.f),
                       random_floats(num_x, o.seed + 14, -1.f, 1.f),   random_floats(num_x, o.seed + 15, -1.f, 1.f),
                       random_floats(num_x, o.seed + 16, -1.f, 1.f)};
-  driver::MriqParams mp{};
-  const std::vector<float>* srcs[] = {&in.kx, &in.ky, &in.kz, &in.phi, &in.x, &in.y, &in.z};
-  driver::Buffer* dsts[] = {&mp.kx, &mp.ky, &mp.kz, &mp.phi_mag, &mp.x, &mp.y, &mp.z};
-  for (size_t i = 0; i < 7; ++i) {
-    auto buf = upload_new(cm, *srcs[i]);
-    if (!buf) return std::unexpected(buf.error().context("mriq input"));
-    *dsts[i] = *buf;
-  }
-  auto qr = cm.alloc(size_t{num_x} * sizeof(float)), qi = cm.alloc(size_t{num_x} * sizeof(float));
-  if (!qr || !qi) return fail(Errc::out_of_memory, "mriq outputs");
-  mp.qr = *qr, mp.qi = *qi, mp.num_k = num_k, mp.num_x = num_x;
+  auto mriq = upload_mriq(cm, in, num_k, num_x);
+  if (!mriq) return std::unexpected(mriq.error());
+  const driver::MriqParams& mp = *mriq;
 
   WorkloadResult r;
-  RunTimer timer(o);
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    timer.begin();
+  const Status timed = timed_runs(o, r, [&](uint32_t) -> Result<uint32_t> {
     auto fg = cg.sgemm({*ba, *bb, *bc, dim, dim, dim, 1.f, 0.f});
     if (!fg) return std::unexpected(fg.error());
     auto fm = cm.mriq(mp);
     if (!fm) return std::unexpected(fm.error());
     if (auto st = cg.wait(*fg); !st) return std::unexpected(st.error());
     if (auto st = cm.wait(*fm); !st) return std::unexpected(st.error());
-    timer.end(r);
-    r.launches += 2;
-  }
-  r.runs = o.runs;
+    return 2u;
+  });
+  if (!timed) return std::unexpected(timed.error());
 
   std::vector<float> c(nn), out_r(num_x), out_i(num_x);
   if (auto st = cg.download(*bc, std::span<float>(c)); !st) return std::unexpected(st.error());
-  if (auto st = cm.download(*qr, std::span<float>(out_r)); !st) return std::unexpected(st.error());
-  if (auto st = cm.download(*qi, std::span<float>(out_i)); !st) return std::unexpected(st.error());
+  if (auto st = cm.download(mp.qr, std::span<float>(out_r)); !st) return std::unexpected(st.error());
+  if (auto st = cm.download(mp.qi, std::span<float>(out_i)); !st) return std::unexpected(st.error());
 
   const auto gidx = sample_indices(nn, o.check_samples, o.seed + 2);
   const auto gcheck = check_sampled(
-      c, gidx,
-      [&](size_t i) {
-        const size_t row = i / dim, col = i % dim;
-        Reference ref{0, 0};
-        for (size_t kk = 0; kk < dim; ++kk) {
-          const double t = double{a[row * dim + kk]} * double{b[kk * dim + col]};
-          ref.value += t;
-          ref.abs_sum += std::abs(t);
-        }
-        return ref;
-      },
-      SGEMM_REL_TOL, ABS_TOL);
-  auto mriq_ref = [&](size_t i, bool imag) {
-    Reference ref{0, 0};
-    for (size_t k = 0; k < num_k; ++k) {
-      const double arg = 2.0 * std::numbers::pi *
-                         (double{in.kx[k]} * in.x[i] + double{in.ky[k]} * in.y[i] + double{in.kz[k]} * in.z[i]);
-      ref.value += double{in.phi[k]} * (imag ? std::sin(arg) : std::cos(arg));
-      ref.abs_sum += std::abs(double{in.phi[k]});
-    }
-    return ref;
-  };
+      c, gidx, [&](size_t i) { return sgemm_reference(a, b, dim, dim, i); }, SGEMM_REL_TOL, ABS_TOL);
+  const auto mriq_ref = [&](size_t i, bool imag) { return mriq_reference(in, num_k, i, imag); };
   const auto xidx = sample_indices(num_x, o.check_samples / 2, o.seed + 3);
   const auto rcheck = check_sampled(
       out_r, xidx, [&](size_t i) { return mriq_ref(i, false); }, MRIQ_REL_TOL, ABS_TOL);

@@ -30,16 +30,7 @@ mediator::CounterSnapshot counter_delta(const mediator::CounterSnapshot& a, cons
 }
 
 Result<std::vector<VmRun>> run_workload(const WorkloadSpec& spec, const RunConfig& config) {
-  TestbedConfig tc;
-  tc.mode = config.mode;
-  tc.vms = config.vms;
-  tc.vram_per_vm = config.vram_per_vm;
-  tc.scheduler = config.scheduler;
-  tc.turn_ns = config.turn_ns;
-  tc.turn_hold_ns = config.turn_hold_ns;
-  tc.ring_ahead = config.ring_ahead;
-  tc.slice_blocks = std::vector<uint32_t>(config.vms, config.slice_blocks);
-  tc.device = config.device;
+  TestbedConfig tc = config;
   if (spec.direct_transfer_max >= 0) tc.device.direct_transfer_max = static_cast<uint64_t>(spec.direct_transfer_max);
   auto tb = Testbed::create(tc);
   if (!tb) return std::unexpected(tb.error().context(std::string(spec.name)));

@@ -15,17 +15,10 @@
 
 namespace vgpu::testbed::workloads {
 
-struct RunConfig {
-  Mode mode = Mode::native;
-  uint32_t vms = 1;
-  uint64_t vram_per_vm = 512 * MiB;
-  std::string scheduler = mediator::HostConfig{}.scheduler;
-  driver::DeviceOptions device;                       // as the testbed's default; the spec's override applies on top
-  bool align_start = false;                           // every VM's first timed launch waits for all VMs to reach theirs
-  uint64_t turn_ns = mediator::HostConfig{}.turn_ns;  // a turn's time slice (0: up to GP_PUT)
-  uint64_t turn_hold_ns = mediator::HostConfig{}.turn_hold_ns;  // docs/scheduler.md, "Turn hold"
-  bool ring_ahead = mediator::HostConfig{}.ring_ahead;          // docs/scheduler.md, "Ringing ahead"
-  uint32_t slice_blocks = mediator::VgpuConfig{}.slice_blocks;  // every VM's (fv modes)
+// The testbed's configuration (mode, VMs, the host's and the VMs'
+// options: slice_blocks one value for every VM) and how the workload runs.
+struct RunConfig : TestbedConfig {
+  bool align_start = false;  // every VM's first timed launch waits for all VMs to reach theirs
   WorkloadOptions options;
 };
 

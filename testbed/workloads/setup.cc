@@ -30,6 +30,17 @@ Result<bool> fill_check(driver::Context& c, float value, std::vector<float>& out
   return true;
 }
 
+// A new context of `dev` runs a checked fill of `value` (untimed); ok
+// stays true while every fill is right.
+Status fill_after(driver::Device& dev, float value, std::vector<float>& out, bool& ok) {
+  auto ctx = dev.create_context();
+  if (!ctx) return std::unexpected(ctx.error());
+  auto good = fill_check(**ctx, value, out);
+  if (!good) return std::unexpected(good.error());
+  ok = ok && *good;
+  return {};
+}
+
 }  // namespace
 
 // open: Device::open on the VM's port, timed; each opened device is closed
@@ -45,11 +56,7 @@ Result<WorkloadResult> device_open(Vm& vm, const WorkloadOptions& o) {
     auto dev = driver::Device::open(vm.port, vm.device.options());
     if (!dev) return std::unexpected(dev.error());
     timer.end(r);
-    auto ctx = (*dev)->create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    auto good = fill_check(**ctx, 1.5f + static_cast<float>(i), out);
-    if (!good) return std::unexpected(good.error());
-    ok = ok && *good;
+    if (Status st = fill_after(**dev, 1.5f + static_cast<float>(i), out, ok); !st) return std::unexpected(st.error());
   }
   r.runs = o.runs;
   r.correct = ok;
@@ -76,11 +83,8 @@ Result<WorkloadResult> context_churn(Vm& vm, const WorkloadOptions& o) {
       if (!ctx) return std::unexpected(ctx.error());
     }
     timer.end(r);
-    auto ctx = vm.device.create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    auto good = fill_check(**ctx, 2.5f + static_cast<float>(i), out);
-    if (!good) return std::unexpected(good.error());
-    ok = ok && *good;
+    if (Status st = fill_after(vm.device, 2.5f + static_cast<float>(i), out, ok); !st)
+      return std::unexpected(st.error());
   }
   r.runs = o.runs;
   r.correct = ok;

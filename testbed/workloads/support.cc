@@ -76,6 +76,17 @@ std::string SampleCheck::summary() const {
                 first_bad, max_err);
 }
 
+Reference sgemm_reference(std::span<const float> a, std::span<const float> b, size_t k, size_t n, size_t i) {
+  const size_t row = i / n, col = i % n;
+  Reference ref{0, 0};
+  for (size_t kk = 0; kk < k; ++kk) {
+    const double t = double{a[row * k + kk]} * double{b[kk * n + col]};
+    ref.value += t;
+    ref.abs_sum += std::abs(t);
+  }
+  return ref;
+}
+
 SampleCheck check_sampled(std::span<const float> got, std::span<const size_t> indices,
                           const std::function<Reference(size_t)>& want, double rel, double abs_floor) {
   SampleCheck c;

@@ -59,6 +59,8 @@ struct SampleCheck {
 };
 SampleCheck check_sampled(std::span<const float> got, std::span<const size_t> indices,
                           const std::function<Reference(size_t)>& want, double rel, double abs_floor);
+// Element i of C = A * B (A m x k, B k x n, row-major), in double.
+Reference sgemm_reference(std::span<const float> a, std::span<const float> b, size_t k, size_t n, size_t i);
 
 // Turns a timed run's fence wait into a timestamp pair.
 // Calls WorkloadOptions::on_timed around the timed part.
@@ -81,5 +83,22 @@ class RunTimer {
   const std::function<void(bool)>& on_timed_;
   double t0_ = 0, first_ = 0;
 };
+
+// The timed part of a workload: o.runs runs of `run(i)`, each timed alone
+// (RunTimer), which returns the launches it made (Result<uint32_t>); r's
+// run times, launches and runs are filled. The first failure ends it.
+template <typename Run>
+Status timed_runs(const WorkloadOptions& o, WorkloadResult& r, Run run) {
+  RunTimer timer(o);
+  for (uint32_t i = 0; i < o.runs; ++i) {
+    timer.begin();
+    const Result<uint32_t> launches = run(i);
+    if (!launches) return std::unexpected(launches.error());
+    timer.end(r);
+    r.launches += *launches;
+  }
+  r.runs = o.runs;
+  return {};
+}
 
 }  // namespace vgpu::testbed::workloads

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The kernels of tests/user_kernel_test.cc, tests/isolation_user_kernels_test.cc (PTX:
-// tests/testing/user_kernels_ptx.h) and the fuzz seed gpu/ptx/fuzz/corpus/kernels.ptx,
-// written here. Their PTX, kept in the test as text, is clang-14's output of:
+// tests/testing/user_kernels.ptx, read by user_kernels_ptx.h) and the fuzz seed
+// gpu/ptx/fuzz/corpus/kernels.ptx, written here. Their PTX is clang-14's output of:
 //   clang-14 -x cuda --cuda-device-only --cuda-path=/nonexistent -nocudainc -nocudalib \
 //     --cuda-gpu-arch=sm_70 -O2 -S -o kernels.ptx user_kernels.cu
 #define __global__ __attribute__((global))

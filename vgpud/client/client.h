@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "vgpu/options.h"
 #include "common/error.h"
 #include "vgpu/bits.h"
 #include "vgpud/protocol.h"
@@ -23,11 +24,11 @@ namespace vgpu::vgpud {
 struct AttachOptions {
   std::string name = "vm";
   uint64_t vram_bytes = 64 * MiB;
-  uint32_t channels = 16;
-  uint32_t weight = 10;
-  bool bar_remap = true;
-  bool lazy_shadow = true;
-  bool pv = false;  // offer the paravirtual interface (spec §17)
+  uint32_t channels = VGPU_OPT_CHANNELS_DEFAULT;
+  uint32_t weight = VGPU_OPT_WEIGHT_DEFAULT;
+  bool bar_remap = VGPU_OPT_BAR_REMAP_DEFAULT != 0;
+  bool lazy_shadow = VGPU_OPT_LAZY_SHADOW_DEFAULT != 0;
+  bool pv = VGPU_OPT_PV_DEFAULT != 0;  // offer the paravirtual interface (spec §17)
   // How long to wait for the daemon's first answer; none: VGPUD_TIMEOUT
   // or DEFAULT_TIMEOUT_MS (wire.h). Later round trips wait as long as the
   // daemon takes.
