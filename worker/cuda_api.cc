@@ -44,7 +44,9 @@ vgpu::Result<Api> load() {
             find(lib, a.StreamWriteValue32, {"cuStreamWriteValue32_v2", "cuStreamWriteValue32"}, m) &&
             find(lib, a.ModuleLoadData, {"cuModuleLoadData"}, m) && find(lib, a.ModuleUnload, {"cuModuleUnload"}, m) &&
             find(lib, a.ModuleGetFunction, {"cuModuleGetFunction"}, m) &&
-            find(lib, a.LaunchKernel, {"cuLaunchKernel"}, m) && find(lib, a.GetErrorName, {"cuGetErrorName"}, m);
+            find(lib, a.LaunchKernel, {"cuLaunchKernel"}, m) && find(lib, a.GetErrorName, {"cuGetErrorName"}, m) &&
+            find(lib, a.MemAlloc, {"cuMemAlloc_v2", "cuMemAlloc"}, m) &&
+            find(lib, a.MemHostAlloc, {"cuMemHostAlloc"}, m);
   if (!ok) return fail(Errc::unsupported, "libcuda.so.1 has no " + m);
   return a;
 }

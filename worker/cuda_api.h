@@ -76,6 +76,8 @@ struct Api {
   Result (*LaunchKernel)(Function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Stream, void**,
                          void**);
   Result (*GetErrorName)(Result, const char**);
+  Result (*MemAlloc)(Ptr*, size_t);
+  Result (*MemHostAlloc)(void**, size_t, unsigned);
 };
 
 // libcuda.so.1's entry points, or an error naming the library or symbol.

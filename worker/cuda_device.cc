@@ -123,7 +123,7 @@ Status CudaDevice::init() {
   if (got != APERTURE_BASE)
     return fail(Errc::device_error, "the driver did not reserve the compute aperture where asked");
   if (auto s = need("cuMemHostRegister(fences)",
-                    api_.MemHostRegister(region_.fence, sizeof region_.fence, cu::HOST_REGISTER_DEVICEMAP));
+                    api_.MemHostRegister(region_.fence, PAGE_BYTES, cu::HOST_REGISTER_DEVICEMAP));
       !s)
     return s;
   if (auto s = need("cuMemHostGetDevicePointer", api_.MemHostGetDevicePointer(&fence_dev_, region_.fence, 0)); !s)

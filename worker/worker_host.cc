@@ -164,13 +164,13 @@ void WorkerHost::kill_and_respawn(const std::string& why) {
   }
 }
 
-Result<Ticket> WorkerHost::submit(Command c) {
+Result<Ticket> WorkerHost::submit(Command c, bool fence) {
   if (gone_) return fail(Errc::device_error, "worker: " + last_.reason);
   if (c.stream >= NUM_STREAMS) return fail(Errc::invalid_argument, "worker: stream out of range");
   if (pid_ <= 0) kill_and_respawn("worker not running");
   if (gone_) return fail(Errc::device_error, "worker: " + last_.reason);
   c.seq = ++next_seq_[c.stream];
-  c.flags |= FENCE;
+  c.flags = fence ? (c.flags | FENCE) : (c.flags & ~FENCE);
   Region& r = shared_->region();
   while (!ring_push(r, c)) {
     if (exited(pidfd_)) return fail(Errc::device_error, "worker: exited with its ring full");

@@ -54,9 +54,11 @@ class WorkerHost {
   WorkerHost(const WorkerHost&) = delete;
   WorkerHost& operator=(const WorkerHost&) = delete;
 
-  // Queues a command (its stream, sequence and FENCE flag are set here)
-  // and rings the worker if it sleeps. Fails when the worker is gone for good.
-  Result<Ticket> submit(Command c);
+  // Queues a command (its sequence is set here) and rings the worker if
+  // it sleeps. With `fence` false the GPU writes no fence for it: wait for
+  // a later fenced command of the same stream. Fails when the worker is
+  // gone for good.
+  Result<Ticket> submit(Command c, bool fence = true);
   // Waits until the ticket's fence passed, the deadline passed (the
   // worker is killed and respawned: timeout) or the worker failed.
   std::expected<void, WorkerFailure> wait(const Ticket& t, std::chrono::nanoseconds deadline);
