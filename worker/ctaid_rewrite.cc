@@ -62,13 +62,16 @@ std::string slice_params() {
   return p;
 }
 
+// Special registers are read only by mov (ptxas refuses them in add).
 std::string prologue() {
   std::string p = "\n\t// vgpu: this piece's block offset and the whole grid (docs/cuda-worker.md)\n";
   for (const char* a : AXES) {
     std::string ax(a);
-    p += "\t.reg .u32 %__vgpu_ctaid_" + ax + ";\n\t.reg .u32 %__vgpu_nctaid_" + ax + ";\n";
-    p += "\tld.param.u32 %__vgpu_ctaid_" + ax + ", [__vgpu_cta_off_" + ax + "];\n";
-    p += "\tadd.u32 %__vgpu_ctaid_" + ax + ", %__vgpu_ctaid_" + ax + ", %ctaid." + ax + ";\n";
+    p += "\t.reg .u32 %__vgpu_ctaid_" + ax + ";\n\t.reg .u32 %__vgpu_nctaid_" + ax + ";\n\t.reg .u32 %__vgpu_off_" +
+         ax + ";\n";
+    p += "\tmov.u32 %__vgpu_ctaid_" + ax + ", %ctaid." + ax + ";\n";
+    p += "\tld.param.u32 %__vgpu_off_" + ax + ", [__vgpu_cta_off_" + ax + "];\n";
+    p += "\tadd.u32 %__vgpu_ctaid_" + ax + ", %__vgpu_ctaid_" + ax + ", %__vgpu_off_" + ax + ";\n";
     p += "\tld.param.u32 %__vgpu_nctaid_" + ax + ", [__vgpu_ncta_" + ax + "];\n";
   }
   return p;

@@ -3,16 +3,23 @@
 //   vgpu-worker-check WORKER_BINARY corpus PTX_DIR
 //   vgpu-worker-check WORKER_BINARY contain
 //   vgpu-worker-check WORKER_BINARY bench OUT.json
+//   vgpu-worker-check rewrite FILE.ptx   (the module as the worker loads it)
+// WORKER_BINARY "none" with corpus: the rewrite on the interpreter only.
 // Prints PASS/FAIL lines and figures; exit status 1 on any FAIL.
 #include <unistd.h>
 
 #include <climits>
+#include "worker/ctaid_rewrite.h"
 #include "worker/gpu_check/check.h"
 
 using namespace vgpu::worker::check;
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "direct-child") return direct_child(argc, argv);
+  if (argc == 3 && std::string(argv[1]) == "rewrite") {  // prints a module as the worker loads it
+    printf("%s", vgpu::worker::rewrite_ctaid(read_file(argv[2])).text.c_str());
+    return 0;
+  }
   if (argc < 3) {
     fprintf(stderr, "usage: vgpu-worker-check WORKER_BINARY corpus PTX_DIR | contain | bench OUT.json\n");
     return 2;
