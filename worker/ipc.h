@@ -29,7 +29,7 @@ inline constexpr int EXIT_BAD_SETUP = 4;
 
 enum class Op : uint32_t {
   nop = 0,
-  map = 1,          // a: VA, b: first block, c: blocks
+  map = 1,          // a: VA, b: first block, c: blocks (flags: MAP_READ_ONLY)
   unmap = 2,        // a: VA, c: blocks
   fill32 = 3,       // a: VA, b: 32-bit value, c: words
   copy = 4,         // a: destination VA, b: source VA, c: bytes
@@ -60,7 +60,8 @@ struct Command {
   uint64_t a, b, c;
   LaunchArgs launch;
 };
-inline constexpr uint32_t FENCE = 1;  // write fence[stream] = seq after the work
+inline constexpr uint32_t FENCE = 1;          // write fence[stream] = seq after the work
+inline constexpr uint32_t MAP_READ_ONLY = 2;  // map: the blocks are mapped read-only
 static_assert(sizeof(Command) <= 128);
 
 enum class WorkerState : uint32_t { starting = 0, ready = 1, failed = 2, dead = 3 };

@@ -143,7 +143,9 @@ void WorkerHost::record_failure(const WorkerFailure& f) {
   last_generation_ = generation_;
 }
 
-void WorkerHost::kill_and_respawn(const std::string& why) {
+// Ends the worker (if it runs) and counts a restart; over the limit the
+// VM gets no more workers.
+void WorkerHost::end_worker(const std::string& why) {
   if (pid_ > 0) {
     syscall(SYS_pidfd_send_signal, pidfd_, SIGKILL, nullptr, 0);
     reap();
@@ -152,23 +154,32 @@ void WorkerHost::kill_and_respawn(const std::string& why) {
   auto now = Clock::now();
   restart_times_.push_back(now);
   while (!restart_times_.empty() && now - restart_times_.front() > options_.respawn_window) restart_times_.pop_front();
-  if (restart_times_.size() > options_.respawn_limit) {
+  if (restart_times_.size() > options_.respawn_limit && !gone_) {
     gone_ = true;
     last_.reason += "; worker restarted too often, not restarted again";
-    return;
   }
+}
+
+Status WorkerHost::ensure_running() {
+  if (gone_) return fail(Errc::device_error, "worker: " + last_.reason);
+  if (pid_ > 0) return {};
   restarts_++;
   if (auto s = start(); !s) {
     gone_ = true;
     last_.reason += "; respawn failed: " + s.error().message;
+    return std::unexpected(s.error());
   }
+  return {};
+}
+
+void WorkerHost::kill_and_respawn(const std::string& why) {
+  end_worker(why);
+  (void)ensure_running();
 }
 
 Result<Ticket> WorkerHost::submit(Command c, bool fence) {
-  if (gone_) return fail(Errc::device_error, "worker: " + last_.reason);
   if (c.stream >= NUM_STREAMS) return fail(Errc::invalid_argument, "worker: stream out of range");
-  if (pid_ <= 0) kill_and_respawn("worker not running");
-  if (gone_) return fail(Errc::device_error, "worker: " + last_.reason);
+  if (auto s = ensure_running(); !s) return fail(Errc::device_error, "worker: " + last_.reason);
   c.seq = ++next_seq_[c.stream];
   c.flags = fence ? (c.flags | FENCE) : (c.flags & ~FENCE);
   Region& r = shared_->region();
@@ -200,7 +211,7 @@ std::expected<void, WorkerFailure> WorkerHost::wait(const Ticket& t, std::chrono
     if (exited(pidfd_)) {
       WorkerFailure f = failure_after_exit(0);
       record_failure(f);
-      kill_and_respawn(f.reason);
+      end_worker(f.reason);
       return std::unexpected(f);
     }
     if (now > until) {
@@ -209,7 +220,7 @@ std::expected<void, WorkerFailure> WorkerHost::wait(const Ticket& t, std::chrono
                       "worker: stream " + std::to_string(t.stream) + " ended after " + std::to_string(ms) +
                           " ms (past its deadline): worker killed"};
       record_failure(f);
-      kill_and_respawn(f.reason);
+      end_worker(f.reason);
       return std::unexpected(f);
     }
     if (now - start < YIELD) {

@@ -60,13 +60,18 @@ class WorkerHost {
   // gone for good.
   Result<Ticket> submit(Command c, bool fence = true);
   // Waits until the ticket's fence passed, the deadline passed (the
-  // worker is killed and respawned: timeout) or the worker failed.
+  // worker is killed: timeout) or the worker failed. A failure returns as
+  // soon as the worker is reaped; the next worker starts at the next
+  // submit or ensure_running() (so the VM hears of its error first).
   std::expected<void, WorkerFailure> wait(const Ticket& t, std::chrono::nanoseconds deadline);
   // The bulk window the next command reads from or writes to.
   std::byte* bulk() { return shared_->region().bulk; }
   WorkerInfo info() const;
   // Ends the worker now (SIGKILL) and starts another.
   void kill_and_respawn(const std::string& why);
+  // Starts a worker if none runs (after a failure); an error when the VM
+  // restarted too often or the start failed.
+  Status ensure_running();
 
  private:
   explicit WorkerHost(WorkerOptions o) : options_(std::move(o)) {}
@@ -74,6 +79,7 @@ class WorkerHost {
   void reap();
   WorkerFailure failure_after_exit(int status);
   void record_failure(const WorkerFailure& f);
+  void end_worker(const std::string& why);
 
   WorkerOptions options_;
   std::unique_ptr<Shared> shared_;

@@ -99,11 +99,13 @@ TEST(WorkerHost, AHungWorkerPastItsDeadlineIsKilledAndRespawned) {
   ASSERT_FALSE(w);
   EXPECT_EQ(w.error().error, regs::ChannelError::timeout);
   EXPECT_NE(w.error().reason.find("past its deadline"), std::string::npos) << w.error().reason;
+  EXPECT_EQ(h->info().state, WorkerState::dead);  // the failure is reported before any respawn
+  EXPECT_EQ(kill(first, 0), -1);                  // killed and reaped
+  ASSERT_TRUE(h->ensure_running());
   WorkerInfo i = h->info();
   EXPECT_EQ(i.restarts, 1u);
   EXPECT_NE(i.pid, first);
   EXPECT_EQ(i.state, WorkerState::ready);
-  EXPECT_EQ(kill(first, 0), -1);  // reaped
   // The new worker starts with no blocks: a VM remaps them at its next launch.
   run(*h, cmd(Op::map, 0, VA, 0, 1));
   run(*h, cmd(Op::fill32, 0, VA, 5, 1));
@@ -120,20 +122,39 @@ TEST(WorkerHost, AFaultIsAnMmuFaultWithTheAddressAndTheWorkerIsRespawned) {
   EXPECT_EQ(w.error().error, regs::ChannelError::mmu_fault);
   EXPECT_EQ(w.error().addr, VA + 0x1230);
   EXPECT_NE(w.error().reason.find("fill32: an access to an unmapped address"), std::string::npos) << w.error().reason;
+  EXPECT_EQ(h->info().state, WorkerState::dead);
+  run(*h, cmd(Op::nop, 4, 0));  // the next command starts a new worker
   EXPECT_EQ(h->info().restarts, 1u);
   EXPECT_EQ(h->info().state, WorkerState::ready);
 }
 
-TEST(WorkerHost, AWriteToAReadOnlyBlockFaults) {
+TEST(WorkerHost, AReadOnlyBlockReadsAndAWriteToItFaults) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
-  // The ring's map command maps writable; read-only blocks come from a plan.
   run(*h, cmd(Op::map, 0, VA, 0, 1));
-  auto t = h->submit(cmd(Op::fill32, 0, VA + BLOCK_BYTES, 1, 1));
+  run(*h, cmd(Op::fill32, 0, VA, 9, 1));
+  Command ro = cmd(Op::map, 0, VA + BLOCK_BYTES, 0, 1);  // the same block again, read-only
+  ro.flags = MAP_READ_ONLY;
+  run(*h, ro);
+  EXPECT_EQ(word_at(*h, VA + BLOCK_BYTES), 9u);  // one block at two VAs aliases
+  auto t = h->submit(cmd(Op::fill32, 0, VA + BLOCK_BYTES + 16, 1, 1));
   ASSERT_TRUE(t);
   auto w = h->wait(*t, 5s);
   ASSERT_FALSE(w);
-  EXPECT_EQ(w.error().addr, VA + BLOCK_BYTES);
+  EXPECT_EQ(w.error().error, regs::ChannelError::mmu_fault);
+  EXPECT_EQ(w.error().addr, VA + BLOCK_BYTES + 16);
+  EXPECT_NE(w.error().reason.find("a write to a read-only block"), std::string::npos) << w.error().reason;
+}
+
+TEST(WorkerHost, CommandsWithoutFencesAreDoneByTheNextFence) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  run(*h, cmd(Op::map, 0, VA, 0, 1));
+  for (uint32_t i = 0; i < 1000; i++) ASSERT_TRUE(h->submit(cmd(Op::fill32, 1, VA + 4 * i, i + 1, 1), false));
+  auto last = h->submit(cmd(Op::nop, 1, 0));
+  ASSERT_TRUE(last);
+  ASSERT_TRUE(h->wait(*last, 5s));
+  EXPECT_EQ(word_at(*h, VA + 4 * 999), 1000u);
 }
 
 TEST(WorkerHost, AWorkerThatDiesGivesAKernelErrorNamingTheSignal) {
@@ -146,6 +167,7 @@ TEST(WorkerHost, AWorkerThatDiesGivesAKernelErrorNamingTheSignal) {
   ASSERT_FALSE(w);
   EXPECT_EQ(w.error().error, regs::ChannelError::kernel_error);
   EXPECT_NE(w.error().reason.find("worker died: killed by signal"), std::string::npos) << w.error().reason;
+  ASSERT_TRUE(h->ensure_running());
   EXPECT_EQ(h->info().restarts, 1u);
 }
 

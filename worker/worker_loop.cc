@@ -22,7 +22,8 @@ void record_error(Region& r, const Command& c, const DeviceFault& f) {
   e.seq = c.seq;
   e.stream = c.stream;
   e.addr = f.addr;
-  std::string m = std::string(op_name(c.op)) + ": " + f.message;
+  // A failure found while polling (no command of its own): queued work.
+  std::string m = std::string(c.op == Op::nop ? "queued work" : op_name(c.op)) + ": " + f.message;
   snprintf(e.message, sizeof e.message, "%s", m.c_str());
   e.set.store(1, std::memory_order_release);
   r.header.state.store(static_cast<uint32_t>(WorkerState::failed), std::memory_order_release);
@@ -46,8 +47,8 @@ DeviceStatus execute(Region& r, WorkerDevice& d, MappedBlocks& mapped, const Com
     case Op::stop: return {};
     case Op::map:
       if (c.a % BLOCK_BYTES != 0 || c.c > UINT32_MAX) return std::unexpected(bad_command("map not 2 MiB aligned"));
-      return apply_changes(d,
-                           mapped.update(BlockRun{c.a, static_cast<uint32_t>(c.b), static_cast<uint32_t>(c.c), true}));
+      return apply_changes(d, mapped.update(BlockRun{c.a, static_cast<uint32_t>(c.b), static_cast<uint32_t>(c.c),
+                                                     !(c.flags & MAP_READ_ONLY)}));
     case Op::unmap:
       if (c.c > UINT32_MAX) return std::unexpected(bad_command("unmap count"));
       return apply_changes(d, mapped.remove(c.a, static_cast<uint32_t>(c.c)));

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <thread>
+#include "worker/ctaid_rewrite.h"
 #include "worker/gpu_check/check.h"
 #include "worker/gpu_check/direct.h"
 
@@ -52,7 +53,7 @@ double workers_s(const std::string& binary, int n) {
 
 // Seconds for n direct processes (this binary's direct-child) likewise:
 // each makes its context, says ready, and starts when told.
-double directs_s(const std::string& self, int n) {
+double directs_s(const std::string& self, int n, bool rewritten) {
   std::vector<std::pair<pid_t, std::pair<int, int>>> kids;  // pid, (go write end, ready read end)
   for (int i = 0; i < n; i++) {
     int go[2], ready[2];
@@ -61,7 +62,7 @@ double directs_s(const std::string& self, int n) {
     if (pid == 0) {
       dup2(go[0], 0);
       dup2(ready[1], 1);
-      execl(self.c_str(), self.c_str(), "direct-child", nullptr);
+      execl(self.c_str(), self.c_str(), "direct-child", rewritten ? "rewritten" : "original", nullptr);
       _exit(127);
     }
     close(go[0]);
@@ -87,14 +88,18 @@ double directs_s(const std::string& self, int n) {
 
 }  // namespace
 
-int direct_child(int, char**) {
+// argv[2]: "original" (the PTX as written) or "rewritten" (as the worker
+// loads it, with the six words of a whole-grid launch).
+int direct_child(int argc, char** argv) {
+  bool rewritten = argc > 2 && std::string(argv[2]) == "rewritten";
   Direct d;
-  if (auto e = d.init(BENCH_PTX); !e.empty()) return fprintf(stderr, "%s\n", e.c_str()), 1;
+  std::string text = rewritten ? rewrite_ctaid(BENCH_PTX).text : std::string(BENCH_PTX);
+  if (auto e = d.init(text.c_str()); !e.empty()) return fprintf(stderr, "%s\n", e.c_str()), 1;
   cu::Ptr out = 0;
   if (d.api.MemAlloc(&out, GRID * BLOCK * 4) != cu::SUCCESS) return 1;
   cu::Function f = d.function("fma_loop");
-  uint32_t iters = ITERS;
-  void* params[] = {&out, &iters};
+  uint32_t iters = ITERS, zero = 0, grid = GRID, one = 1;
+  void* params[] = {&out, &iters, &zero, &zero, &zero, &grid, &one, &one};
   if (d.launch(f, GRID, BLOCK, params) != cu::SUCCESS || d.sync() != cu::SUCCESS) return 1;  // warm
   char b;
   if (write(1, "r", 1) != 1 || read(0, &b, 1) != 1) return 1;
@@ -105,20 +110,24 @@ int direct_child(int, char**) {
 }
 
 void scale(const std::string& binary, const std::string& self, FILE* json) {
-  double w1 = 0, d1 = 0;
+  double w1 = 0, d1 = 0, r1 = 0;
   printf("\nscale: fma_loop %u x %u threads, %u iterations, %u launches per VM\n", GRID, BLOCK, ITERS, RUNS);
-  printf("%-4s %10s %10s %12s %12s %14s\n", "vms", "worker_s", "direct_s", "worker_agg", "direct_agg", "worker/direct");
+  printf("direct: the PTX as written; direct_rw: as the worker loads it (the %%ctaid rewrite)\n");
+  printf("%-4s %9s %9s %11s %10s %10s %13s %10s\n", "vms", "worker_s", "direct_s", "direct_rw_s", "worker_agg",
+         "direct_agg", "direct_rw_agg", "drw/worker");
   for (int n : VMS) {
-    double w = workers_s(binary, n), d = directs_s(self, n);
-    if (n == 1) w1 = w, d1 = d;
+    double w = workers_s(binary, n), d = directs_s(self, n, false), r = directs_s(self, n, true);
+    if (n == 1) w1 = w, d1 = d, r1 = r;
     // Aggregate throughput over one: (n * RUNS / time) / (RUNS / time of one).
-    double wa = n * w1 / w, da = n * d1 / d;
-    printf("%-4d %10.4f %10.4f %12.3f %12.3f %14.3f\n", n, w, d, wa, da, d / w);
+    double wa = n * w1 / w, da = n * d1 / d, ra = n * r1 / r;
+    printf("%-4d %9.4f %9.4f %11.4f %10.3f %10.3f %13.3f %10.3f\n", n, w, d, r, wa, da, ra, r / w);
     fprintf(json,
-            "  {\"vms\": %d, \"worker_s\": %.5f, \"direct_s\": %.5f, \"worker_agg\": %.4f, \"direct_agg\": %.4f}%s\n",
-            n, w, d, wa, da, n == 8 ? "" : ",");
+            "  {\"vms\": %d, \"worker_s\": %.5f, \"direct_s\": %.5f, \"direct_rewritten_s\": %.5f, "
+            "\"worker_agg\": %.4f, \"direct_agg\": %.4f, \"direct_rewritten_agg\": %.4f}%s\n",
+            n, w, d, r, wa, da, ra, n == 8 ? "" : ",");
   }
-  printf("one launch: worker %.1f us, direct %.1f us\n", w1 / RUNS * 1e6, d1 / RUNS * 1e6);
+  printf("one launch: worker %.1f us, direct %.1f us, direct rewritten %.1f us\n", w1 / RUNS * 1e6, d1 / RUNS * 1e6,
+         r1 / RUNS * 1e6);
 }
 
 }  // namespace vgpu::worker::check
