@@ -60,11 +60,32 @@ WorkerHost::~WorkerHost() {
   if (bell_fd_ >= 0) close(bell_fd_);
 }
 
-// Forks and execs the worker with a new region and doorbell, and waits
+// A region the last worker left (it is reaped): its ring emptied, its
+// fences, state and error cleared. The bulk window stays where it is, so
+// bytes a caller wrote before the next worker started are still there.
+namespace {
+void reset_region(Region& r) {
+  r.header.state.store(static_cast<uint32_t>(WorkerState::starting));
+  r.header.pid.store(0);
+  r.header.error.set.store(0);
+  memset(r.header.device_name, 0, sizeof r.header.device_name);
+  r.head.value.store(0);
+  r.head.sleeping.store(0);
+  r.tail.value.store(0);
+  for (auto& f : r.fence) f.store(0);
+}
+
+}  // namespace
+
+// Forks and execs the worker with the VM's region (reset) and a new doorbell, and waits
 // for it to say it is ready (its CUDA context made).
 Status WorkerHost::start() {
-  auto shared = Shared::create();
-  if (!shared) return std::unexpected(shared.error().context("worker"));
+  if (!shared_) {
+    auto shared = Shared::create();
+    if (!shared) return std::unexpected(shared.error().context("worker"));
+    shared_ = std::move(*shared);
+  }
+  reset_region(shared_->region());
   int bell = eventfd(0, EFD_CLOEXEC);
   if (bell < 0) return fail(Errc::io_error, std::string("worker: eventfd: ") + strerror(errno));
   std::vector<std::string> args{options_.binary, "--device", options_.device};
@@ -72,7 +93,7 @@ Status WorkerHost::start() {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  int shm = (*shared)->fd();
+  int shm = shared_->fd();
   pid_t pid = fork();
   if (pid < 0) {
     close(bell);
@@ -89,7 +110,6 @@ Status WorkerHost::start() {
   }
   if (bell_fd_ >= 0) close(bell_fd_);
   bell_fd_ = bell;
-  shared_ = std::move(*shared);
   pid_ = pid;
   pidfd_ = pidfd_open(pid);
   generation_++;

@@ -146,6 +146,22 @@ TEST(WorkerHost, AReadOnlyBlockReadsAndAWriteToItFaults) {
   EXPECT_NE(w.error().reason.find("a write to a read-only block"), std::string::npos) << w.error().reason;
 }
 
+TEST(WorkerHost, BytesWrittenToTheBulkWindowBeforeARespawnReachTheNewWorker) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  h->kill_and_respawn("test");
+  h->kill_and_respawn("test");                       // the second one: no worker since the first failure
+  auto t = h->submit(cmd(Op::fill32, 0, VA, 1, 1));  // faults: the worker is reaped
+  ASSERT_TRUE(t);
+  ASSERT_FALSE(h->wait(*t, 5s));
+  uint32_t v = 77;
+  memcpy(h->bulk(), &v, sizeof v);  // before the next command starts a worker
+  run(*h, cmd(Op::map, 0, VA, 0, 1));
+  run(*h, cmd(Op::write, 0, VA, 0, sizeof v));
+  EXPECT_EQ(word_at(*h, VA), 77u);
+  EXPECT_EQ(h->info().restarts, 3u);
+}
+
 TEST(WorkerHost, CommandsWithoutFencesAreDoneByTheNextFence) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
