@@ -12,6 +12,7 @@
 #include "worker/ctaid_rewrite.h"
 #include "worker/cuda_api.h"
 #include "worker/device.h"
+#include "worker/module_globals.h"
 
 namespace vgpu::worker {
 namespace {
@@ -65,7 +66,7 @@ class CudaDevice final : public WorkerDevice {
     void* params[] = {&ns};
     return check("cuLaunchKernel(spin)", api_.LaunchKernel(spin_, 1, 1, 1, 1, 1, 1, 0, stream(s), params, nullptr), s);
   }
-  DeviceStatus load_module(uint32_t slot, const char* text, uint64_t bytes) override;
+  DeviceStatus load_module(uint32_t slot, const char* text, uint64_t bytes, uint64_t data_va) override;
   DeviceStatus launch(uint32_t s, const LaunchArgs& args, const std::byte* params) override;
   DeviceStatus fence(uint32_t s, std::atomic<uint32_t>* word, uint32_t seq) override {
     cu::Ptr at = fence_dev_ + static_cast<cu::Ptr>(word - region_.fence) * sizeof(uint32_t);
@@ -173,9 +174,15 @@ DeviceStatus CudaDevice::unmap_block(uint64_t va) {
   return {};
 }
 
-DeviceStatus CudaDevice::load_module(uint32_t slot, const char* text, uint64_t bytes) {
+DeviceStatus CudaDevice::load_module(uint32_t slot, const char* text, uint64_t bytes, uint64_t data_va) {
+  std::string_view source(text, strnlen(text, bytes));
+  auto parsed = ptx::parse_module(source);  // the model took it; its layout places the variables
+  if (!parsed) return std::unexpected(DeviceFault{0, 0, "the module does not parse: " + parsed.error().message});
+  std::string why;
+  auto placed = place_globals(source, **parsed, data_va, why);
+  if (!placed) return std::unexpected(DeviceFault{0, 0, "module variables: " + why});
   LoadedModule m;
-  m.text = rewrite_ctaid(std::string_view(text, strnlen(text, bytes)));
+  m.text = rewrite_ctaid(*placed);
   cu::Result r = api_.ModuleLoadData(&m.module, m.text.text.c_str());
   if (r != cu::SUCCESS)
     return std::unexpected(DeviceFault{static_cast<uint32_t>(r), 0, cu::describe(api_, "cuModuleLoadData", r)});

@@ -39,7 +39,8 @@ class WorkerDevice {
   virtual DeviceStatus write(uint32_t stream, uint64_t va, const std::byte* host, uint64_t bytes) = 0;
   virtual DeviceStatus read(uint32_t stream, uint64_t va, std::byte* host, uint64_t bytes) = 0;
   virtual DeviceStatus spin(uint32_t stream, uint64_t ns) = 0;
-  virtual DeviceStatus load_module(uint32_t slot, const char* text, uint64_t bytes) = 0;
+  // The module's .global/.const variables live at data_va (module_globals.h).
+  virtual DeviceStatus load_module(uint32_t slot, const char* text, uint64_t bytes, uint64_t data_va) = 0;
   virtual DeviceStatus launch(uint32_t stream, const LaunchArgs& args, const std::byte* params) = 0;
   // Queues fence[stream] = seq behind the stream's work.
   virtual DeviceStatus fence(uint32_t stream, std::atomic<uint32_t>* word, uint32_t seq) = 0;

@@ -48,7 +48,7 @@ class FakeDevice final : public WorkerDevice {
     }
     return {};
   }
-  DeviceStatus load_module(uint32_t, const char*, uint64_t) override {
+  DeviceStatus load_module(uint32_t, const char*, uint64_t, uint64_t) override {
     return std::unexpected(DeviceFault{0, 0, "user kernels need the cuda device (the fake device has no PTX)"});
   }
   DeviceStatus launch(uint32_t, const LaunchArgs&, const std::byte*) override {

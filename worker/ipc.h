@@ -36,7 +36,7 @@ enum class Op : uint32_t {
   write = 5,        // a: VA, b: bulk offset, c: bytes (bulk -> device)
   read = 6,         // a: VA, b: bulk offset, c: bytes (device -> bulk)
   spin = 7,         // a: nanoseconds the engine is busy
-  load_module = 8,  // a: slot, b: bulk offset, c: bytes of PTX text
+  load_module = 8,  // a: slot, b: bulk offset, c: bytes of PTX text, data_va: its data segment
   launch = 9,       // Launch in the slot's bytes
   stop = 10,        // the worker exits cleanly
 };
@@ -59,6 +59,7 @@ struct Command {
   uint32_t flags;  // FENCE
   uint64_t a, b, c;
   LaunchArgs launch;
+  uint64_t data_va;  // load_module: where the guest put the module's variables (SET_MODULE_DATA)
 };
 inline constexpr uint32_t FENCE = 1;          // write fence[stream] = seq after the work
 inline constexpr uint32_t MAP_READ_ONLY = 2;  // map: the blocks are mapped read-only

@@ -63,7 +63,7 @@ DeviceStatus execute(Region& r, WorkerDevice& d, MappedBlocks& mapped, const Com
     case Op::spin: return d.spin(c.stream, c.a);
     case Op::load_module:
       if (!bulk_range_ok(c.b, c.c)) return std::unexpected(bad_command("module outside the bulk window"));
-      return d.load_module(static_cast<uint32_t>(c.a), reinterpret_cast<const char*>(r.bulk + c.b), c.c);
+      return d.load_module(static_cast<uint32_t>(c.a), reinterpret_cast<const char*>(r.bulk + c.b), c.c, c.data_va);
     case Op::launch:
       if (!bulk_range_ok(c.launch.param_offset, c.launch.param_bytes))
         return std::unexpected(bad_command("parameters outside the bulk window"));

@@ -25,6 +25,7 @@ inline constexpr uint32_t IMAGE_BLOCKS = static_cast<uint32_t>(IMAGE_BYTES / BLO
 struct Image {
   std::vector<std::byte> bytes = std::vector<std::byte>(IMAGE_BYTES);
   uint64_t next = 0;
+  uint64_t data_va = 0;  // the module's data segment, if it has variables
   uint64_t alloc(uint64_t n) {
     uint64_t va = APERTURE_BASE + next;
     next = (next + n + 255) & ~uint64_t{255};
@@ -53,7 +54,7 @@ Command command(Op op, uint32_t stream, uint64_t a = 0, uint64_t b = 0, uint64_t
 // Maps the image's blocks and writes it; reads it back.
 std::string put_image(WorkerHost& h, const Image& img);
 std::string get_image(WorkerHost& h, Image& img);
-std::string load(WorkerHost& h, uint32_t slot, const std::string& ptx);
+std::string load(WorkerHost& h, uint32_t slot, const std::string& ptx, uint64_t data_va = 0);
 // A user launch of entry `entry` of `slot` with packed parameters.
 Command launch_command(WorkerHost& h, uint32_t stream, uint32_t slot, uint32_t entry, const uint32_t grid[3],
                        const uint32_t block[3], const std::vector<std::byte>& params, uint32_t piece_blocks = 0);

@@ -11,6 +11,7 @@
 #include "ptx/module.h"
 #include "ptx/params.h"
 #include "worker/ctaid_rewrite.h"
+#include "worker/module_globals.h"
 #include "worker/gpu_check/check.h"
 
 namespace vgpu::worker::check {
@@ -168,7 +169,39 @@ std::vector<Launch> scan(const ptx::Module& m, Image& img) {
           {"add_block_offsets", {blocks, 1, 1}, {b, 1, 1}, Params(m, "add_block_offsets")(out)(scanned)(n).take()}};
 }
 
-const Case CASES[] = {{"vector_add", vector_add},
+// The host's writes through cuModuleGetGlobal become bytes of the data
+// segment, which the guest placed in its own memory.
+std::vector<Launch> globals(const ptx::Module& m, Image& img) {
+  uint64_t s = 12;
+  img.data_va = img.alloc(m.data_bytes());
+  auto init = m.initial_data();
+  memcpy(img.at<std::byte>(img.data_va), init.data(), init.size());
+  const ptx::Variable* table = m.find_variable("g_table");
+  const ptx::Variable* scale = m.find_variable("c_scale");
+  if (!table || !scale) return {};
+  for (int i = 0; i < corpus::kGlobalTable; i++) img.at<float>(img.data_va + table->offset)[i] = unit(mix(s));
+  for (int i = 0; i < 4; i++) img.at<float>(img.data_va + scale->offset)[i] = unit(mix(s));
+  auto out = img.alloc(corpus::kGlobalTable * 4);
+  return {{"globals_rw", {2, 1, 1}, {32, 1, 1}, Params(m, "globals_rw")(out).take()}};
+}
+
+std::vector<Launch> params(const ptx::Module& m, Image& img) {
+  auto target = img.alloc(4), out = img.alloc(corpus::kSlotCount * 8);
+  *img.at<int32_t>(target) = -123456;
+  corpus::Mixed mixed{};
+  mixed = {-7, 2.5, -300, 123456, 1.25f, -9'000'000'000ll, 200};
+  return {{"params_all",
+           {1, 1, 1},
+           {32, 1, 1},
+           Params(m, "params_all")(int8_t(-5))(uint8_t(250))(int16_t(-1234))(uint16_t(60000))(int32_t(-100000))(
+               uint32_t(4'000'000'000u))(int64_t(-5'000'000'000ll))(uint64_t(18'000'000'000'000'000'000ull))(-0.375f)(
+               3.0e-300)(target)(mixed)(out)
+               .take()}};
+}
+
+const Case CASES[] = {{"globals", globals},
+                      {"params", params},
+                      {"vector_add", vector_add},
                       {"saxpy", saxpy},
                       {"matmul", matmul},
                       {"reduce", reduce},
@@ -211,6 +244,7 @@ std::string on_interpreter(const ptx::Module& m, const std::vector<Launch>& laun
         memcpy(params.data() + at, words, sizeof words);
       }
       c.params = params;
+      c.data_va = img.data_va;
       auto r = ptx::run_blocks(m, c, mem, 0, uint64_t{p.grid[0]} * p.grid[1] * p.grid[2]);
       if (!r) return "interpreter: " + r.error().message;
     }
@@ -220,7 +254,7 @@ std::string on_interpreter(const ptx::Module& m, const std::vector<Launch>& laun
 
 std::string on_gpu(WorkerHost& h, const ptx::Module& m, const std::string& text, const std::vector<Launch>& launches,
                    Image& img, uint32_t piece_blocks) {
-  if (auto e = load(h, 1, text); !e.empty()) return e;
+  if (auto e = load(h, 1, text, img.data_va); !e.empty()) return e;
   if (auto e = put_image(h, img); !e.empty()) return e;
   for (const Launch& l : launches) {
     auto entry = static_cast<uint32_t>(m.find_entry(l.entry));
@@ -260,12 +294,14 @@ int corpus_check(const std::string& binary, const std::string& ptx_dir, Checker&
       }
       Image whole = ref, sliced = ref;
       std::string e = on_interpreter(**m, launches, ref, false);
-      if (!h) {  // where no GPU is: the rewrite, one launch per block, on the interpreter
-        RewrittenModule rw = rewrite_ctaid(text);
+      if (!h) {           // where no GPU is: the rewrite, one launch per block, on the interpreter
+        std::string why;  // as the worker loads it: variables placed, then the rewrite
+        auto placed = place_globals(text, **m, ref.data_va, why);
+        RewrittenModule rw = rewrite_ctaid(placed ? *placed : text);
         auto rm = ptx::parse_module(rw.text);
         Image pieces = whole;
         std::string pe = rm ? on_interpreter(**rm, launches, pieces, rw.sliceable) : rm.error().message;
-        c.expect(e.empty() && pe.empty() && rw.sliceable && pieces.bytes == ref.bytes,
+        c.expect(e.empty() && pe.empty() && placed && rw.sliceable && pieces.bytes == ref.bytes,
                  name + ": the %ctaid rewrite run one block per launch on the interpreter equals the whole " + e + pe);
         continue;
       }

@@ -48,10 +48,12 @@ std::string get_image(WorkerHost& h, Image& img) {
   return "";
 }
 
-std::string load(WorkerHost& h, uint32_t slot, const std::string& ptx) {
+std::string load(WorkerHost& h, uint32_t slot, const std::string& ptx, uint64_t data_va) {
   memcpy(h.bulk(), ptx.data(), ptx.size());
   h.bulk()[ptx.size()] = std::byte{0};
-  return run(h, command(Op::load_module, 0, slot, 0, ptx.size() + 1), 60s);
+  Command c = command(Op::load_module, 0, slot, 0, ptx.size() + 1);
+  c.data_va = data_va;
+  return run(h, c, 60s);
 }
 
 Command launch_command(WorkerHost& h, uint32_t stream, uint32_t slot, uint32_t entry, const uint32_t grid[3],
