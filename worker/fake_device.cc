@@ -26,15 +26,28 @@ class FakeDevice final : public WorkerDevice {
     mapped_.erase(va);
     return {};
   }
+  // Fills and copies go a block at most at a time, so that a command of
+  // any size faults where the GPU would without a buffer of its size.
   DeviceStatus fill32(uint32_t, uint64_t va, uint32_t value, uint64_t words) override {
-    std::vector<std::byte> bytes(words * sizeof value);
-    for (uint64_t i = 0; i < words; i++) memcpy(bytes.data() + i * sizeof value, &value, sizeof value);
-    return access(va, bytes.data(), bytes.size(), true);
+    std::vector<std::byte> chunk(BLOCK_BYTES);
+    for (uint64_t i = 0; i < BLOCK_BYTES / sizeof value; i++)
+      memcpy(chunk.data() + i * sizeof value, &value, sizeof value);
+    for (uint64_t done = 0; done < words;) {
+      uint64_t n = std::min<uint64_t>(words - done, BLOCK_BYTES / sizeof value);
+      if (auto s = access(va + done * sizeof value, chunk.data(), n * sizeof value, true); !s) return s;
+      done += n;
+    }
+    return {};
   }
   DeviceStatus copy(uint32_t, uint64_t dst, uint64_t src, uint64_t bytes) override {
-    std::vector<std::byte> tmp(bytes);
-    if (auto s = access(src, tmp.data(), bytes, false); !s) return s;
-    return access(dst, tmp.data(), bytes, true);
+    std::vector<std::byte> tmp(std::min<uint64_t>(bytes, BLOCK_BYTES));
+    for (uint64_t done = 0; done < bytes;) {  // front to back, as one memmove of non-overlapping ranges
+      uint64_t n = std::min<uint64_t>(bytes - done, BLOCK_BYTES);
+      if (auto s = access(src + done, tmp.data(), n, false); !s) return s;
+      if (auto s = access(dst + done, tmp.data(), n, true); !s) return s;
+      done += n;
+    }
+    return {};
   }
   DeviceStatus write(uint32_t, uint64_t va, const std::byte* host, uint64_t bytes) override {
     return access(va, const_cast<std::byte*>(host), bytes, true);

@@ -162,6 +162,18 @@ TEST(WorkerHost, BytesWrittenToTheBulkWindowBeforeARespawnReachTheNewWorker) {
   EXPECT_EQ(h->info().restarts, 3u);
 }
 
+TEST(WorkerHost, AFillOfAnySizeFaultsPastTheMappedBlocks) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  run(*h, cmd(Op::map, 0, VA, 0, 1));
+  auto t = h->submit(cmd(Op::fill32, 0, VA, 3, uint64_t{1} << 60));
+  ASSERT_TRUE(t);
+  auto w = h->wait(*t, 5s);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().error, regs::ChannelError::mmu_fault);
+  EXPECT_EQ(w.error().addr, VA + BLOCK_BYTES);
+}
+
 TEST(WorkerHost, CommandsWithoutFencesAreDoneByTheNextFence) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
