@@ -29,11 +29,11 @@ class FakeDevice final : public WorkerDevice {
   // Fills and copies go a block at most at a time, so that a command of
   // any size faults where the GPU would without a buffer of its size.
   DeviceStatus fill32(uint32_t, uint64_t va, uint32_t value, uint64_t words) override {
-    std::vector<std::byte> chunk(BLOCK_BYTES);
-    for (uint64_t i = 0; i < BLOCK_BYTES / sizeof value; i++)
-      memcpy(chunk.data() + i * sizeof value, &value, sizeof value);
+    const uint64_t per_chunk = std::min<uint64_t>(words, BLOCK_BYTES / sizeof value);
+    std::vector<std::byte> chunk(per_chunk * sizeof value);
+    for (uint64_t i = 0; i < per_chunk; i++) memcpy(chunk.data() + i * sizeof value, &value, sizeof value);
     for (uint64_t done = 0; done < words;) {
-      uint64_t n = std::min<uint64_t>(words - done, BLOCK_BYTES / sizeof value);
+      uint64_t n = std::min(words - done, per_chunk);
       if (auto s = access(va + done * sizeof value, chunk.data(), n * sizeof value, true); !s) return s;
       done += n;
     }
