@@ -34,13 +34,13 @@ struct AllocationProp {
 };
 struct AccessDesc {
   Location location;
-  int flags;  // PROT_READ 1, PROT_READWRITE 3
+  int flags;  // CU_MEM_ACCESS_FLAGS_PROT_READ 1, _READWRITE 3
 };
 
 inline constexpr int LOCATION_DEVICE = 1;
 inline constexpr int ALLOCATION_PINNED = 1;
-inline constexpr int PROT_READ = 1;
-inline constexpr int PROT_READWRITE = 3;
+inline constexpr int ACCESS_READ = 1;
+inline constexpr int ACCESS_READWRITE = 3;
 inline constexpr unsigned HOST_REGISTER_DEVICEMAP = 2;
 inline constexpr unsigned STREAM_NON_BLOCKING = 1;
 inline constexpr Result SUCCESS = 0;

@@ -159,7 +159,7 @@ DeviceStatus CudaDevice::map_block(uint64_t va, uint32_t block, bool writable) {
     handles_[block] = h;
   }
   if (cu::Result r = api_.MemMap(va, BLOCK_BYTES, 0, handles_[block], 0); r != cu::SUCCESS) return fault("cuMemMap", r);
-  cu::AccessDesc d{{cu::LOCATION_DEVICE, dev_}, writable ? cu::PROT_READWRITE : cu::PROT_READ};
+  cu::AccessDesc d{{cu::LOCATION_DEVICE, dev_}, writable ? cu::ACCESS_READWRITE : cu::ACCESS_READ};
   if (cu::Result r = api_.MemSetAccess(va, BLOCK_BYTES, &d, 1); r != cu::SUCCESS) return fault("cuMemSetAccess", r);
   // New VRAM reads as zeros, as the model's memfd does.
   if (fresh && writable) return fill32(0, va, 0, BLOCK_BYTES / sizeof(uint32_t));

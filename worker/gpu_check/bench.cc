@@ -2,6 +2,9 @@
 // Figures of the worker beside direct CUDA on the same PTX, same GPU, same
 // run: launch to fence, 10,000 back-to-back ~10 us kernels, pinned copies
 // (JSON plus a table). Scale: scale.cc.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <thread>
 #include "worker/gpu_check/check.h"
 #include "worker/gpu_check/direct.h"
@@ -76,11 +79,21 @@ double worker_copy_gbs(WorkerHost& h, Op op) {
   return median(v);
 }
 
-double direct_copy_gbs(Direct& d, bool to_device) {
+// Direct copies from cuMemHostAlloc memory, or (memfd) from a shared memfd
+// mapping registered with cuMemHostRegister, as the worker's bulk window is.
+double direct_copy_gbs(Direct& d, bool to_device, bool memfd) {
   void* host = nullptr;
   cu::Ptr dev = 0;
-  if (d.api.MemHostAlloc(&host, IMAGE_BYTES, 0) != cu::SUCCESS || d.api.MemAlloc(&dev, IMAGE_BYTES) != cu::SUCCESS)
+  if (memfd) {
+    int fd = memfd_create("bench", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, IMAGE_BYTES) != 0) return -1;
+    host = mmap(nullptr, IMAGE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (host == MAP_FAILED || d.api.MemHostRegister(host, IMAGE_BYTES, 0) != cu::SUCCESS) return -1;
+  } else if (d.api.MemHostAlloc(&host, IMAGE_BYTES, 0) != cu::SUCCESS) {
     return -1;
+  }
+  if (d.api.MemAlloc(&dev, IMAGE_BYTES) != cu::SUCCESS) return -1;
   std::vector<double> v;
   for (uint32_t i = 0; i < COPIES; i++) {
     auto s = Clock::now();
@@ -108,15 +121,18 @@ int bench(const std::string& binary, const std::string& self, const std::string&
   for (uint32_t r = 0; r < ROUNDS; r++) {
     double w = worker_launch_p50(*h, wl), dd = direct_launch_p50(d, dl);
     double wb = worker_b2b_s(*h), db = direct_b2b_s(d);
-    double wh = worker_copy_gbs(*h, Op::write), dh = direct_copy_gbs(d, true);
-    double wd = worker_copy_gbs(*h, Op::read), ddh = direct_copy_gbs(d, false);
+    double wh = worker_copy_gbs(*h, Op::write), dh = direct_copy_gbs(d, true, false);
+    double wd = worker_copy_gbs(*h, Op::read), ddh = direct_copy_gbs(d, false, false);
+    double mh = direct_copy_gbs(d, true, true), md = direct_copy_gbs(d, false, true);
+    printf("round %u: direct from a registered memfd (the worker's kind of memory): h2d %.2f, d2h %.2f GB/s\n", r + 1,
+           mh, md);
     printf("%-6u %12.2f %12.2f %9.2f %10.4f %10.4f %7.3f %9.2f %9.2f %9.2f %9.2f\n", r + 1, w, dd, w - dd, wb, db,
            db / wb, wh, dh, wd, ddh);
     fprintf(out,
             "  {\"worker_launch_p50_us\": %.3f, \"direct_launch_p50_us\": %.3f, \"worker_b2b_s\": %.5f, "
             "\"direct_b2b_s\": %.5f, \"worker_h2d_gbs\": %.3f, \"direct_h2d_gbs\": %.3f, \"worker_d2h_gbs\": %.3f, "
-            "\"direct_d2h_gbs\": %.3f}%s\n",
-            w, dd, wb, db, wh, dh, wd, ddh, r + 1 < ROUNDS ? "," : "");
+            "\"direct_d2h_gbs\": %.3f, \"direct_memfd_h2d_gbs\": %.3f, \"direct_memfd_d2h_gbs\": %.3f}%s\n",
+            w, dd, wb, db, wh, dh, wd, ddh, mh, md, r + 1 < ROUNDS ? "," : "");
   }
   printf("all rounds: worker launch-to-fence p50 %.2f us p99 %.2f; direct launch+sync p50 %.2f us p99 %.2f\n",
          median(wl), percentile(wl, 0.99), median(dl), percentile(dl, 0.99));
