@@ -14,7 +14,10 @@ namespace vgpu::worker {
 namespace {
 
 // While work is queued the worker wakes this often to ask for errors.
+using Clock = std::chrono::steady_clock;
 constexpr int BUSY_POLL_MS = 1;
+// While polling with work in flight, the device is asked this often.
+constexpr uint64_t QUERY_EVERY_NS = 20'000;
 
 void record_error(Region& r, const Command& c, const DeviceFault& f) {
   ErrorRecord& e = r.header.error;
@@ -72,13 +75,33 @@ DeviceStatus execute(Region& r, WorkerDevice& d, MappedBlocks& mapped, const Com
   return std::unexpected(bad_command("unknown operation"));
 }
 
-// Waits for a doorbell: polls the ring for idle_poll_ns, then blocks on
-// the eventfd (waking every BUSY_POLL_MS while the device has work, to
-// ask it for errors). False when the device reported an error.
-void wait_for_work(Region& r, int bell_fd, WorkerDevice& d, uint64_t idle_poll_ns) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::nanoseconds(idle_poll_ns);
-  while (std::chrono::steady_clock::now() < until)
-    if (!ring_empty(r)) return;
+// Polls the ring while the device has work in flight (up to
+// device_poll_ns after the last command, asking it for completion and
+// errors every QUERY_EVERY_NS) and idle_poll_ns after that, so that the mediator's next
+// command after a fence needs no wake-up (as PFIFO polls a device's result,
+// docs/cuda.md). True when a command came.
+bool poll_ring(Region& r, WorkerDevice& d, const LoopOptions& o, Clock::time_point last_command) {
+  auto start = Clock::now(), last_busy = start, next_query = start;
+  for (;;) {
+    if (!ring_empty(r)) return true;
+    auto now = Clock::now();
+    if (d.busy()) {
+      if (now - last_command > std::chrono::nanoseconds(o.device_poll_ns)) return false;
+      if (now >= next_query) {
+        if (!d.poll_error()) return false;  // the loop reports it
+        next_query = now + std::chrono::nanoseconds(QUERY_EVERY_NS);
+      }
+      last_busy = now;
+    } else if (now - last_busy > std::chrono::nanoseconds(o.idle_poll_ns)) {
+      return false;
+    }
+  }
+}
+
+// Waits for a doorbell: polls (above), then blocks on the eventfd (waking
+// every BUSY_POLL_MS while the device has work, to ask it for errors).
+void wait_for_work(Region& r, int bell_fd, WorkerDevice& d, const LoopOptions& o, Clock::time_point last_command) {
+  if (poll_ring(r, d, o, last_command)) return;
   r.head.sleeping.store(1, std::memory_order_seq_cst);
   if (ring_empty(r)) {
     pollfd p{bell_fd, POLLIN, 0};
@@ -95,6 +118,7 @@ void wait_for_work(Region& r, int bell_fd, WorkerDevice& d, uint64_t idle_poll_n
 
 int run_loop(Region& r, int bell_fd, WorkerDevice& d, const LoopOptions& o) {
   MappedBlocks mapped;
+  Clock::time_point last_command = Clock::now();
   r.header.state.store(static_cast<uint32_t>(WorkerState::ready), std::memory_order_release);
   for (;;) {
     Command c;
@@ -103,9 +127,10 @@ int run_loop(Region& r, int bell_fd, WorkerDevice& d, const LoopOptions& o) {
         record_error(r, Command{Op::nop, 0, 0, 0, 0, 0, 0, {}}, s.error());
         return EXIT_DEVICE_ERROR;
       }
-      wait_for_work(r, bell_fd, d, o.idle_poll_ns);
+      wait_for_work(r, bell_fd, d, o, last_command);
       continue;
     }
+    last_command = Clock::now();
     if (o.die_at_seq != 0 && c.seq == o.die_at_seq) abort();
     if (c.op == Op::stop) return 0;
     DeviceStatus s = c.stream < NUM_STREAMS ? execute(r, d, mapped, c) : std::unexpected(bad_command("stream"));

@@ -12,6 +12,9 @@ namespace vgpu::worker {
 struct LoopOptions {
   // How long the worker polls the ring after work before it blocks.
   uint64_t idle_poll_ns = 50'000;
+  // How long it polls while the device has work in flight (PFIFO's
+  // DEVICE_POLL_NS); a worker whose GPU work takes longer sleeps.
+  uint64_t device_poll_ns = 2'000'000;
   // Test hook of the fake worker: abort() on the command with this
   // sequence number (0: never), as a crashed worker would.
   uint32_t die_at_seq = 0;
