@@ -34,35 +34,80 @@ std::string describe(const WorkerFailure& f) {
 Result<std::unique_ptr<WorkerGpuDevice>> WorkerGpuDevice::create(gpu::Vram& vram, const WorkerOptions& options,
                                                                  const std::vector<VmPart>& parts,
                                                                  std::chrono::nanoseconds deadline) {
-  if (parts.empty()) return fail(Errc::invalid_argument, "worker device: no VM parts");
-  std::unique_ptr<WorkerGpuDevice> d(new WorkerGpuDevice(vram, deadline));
-  for (const VmPart& p : parts) {
-    if (p.base % BLOCK_BYTES != 0 || p.bytes % BLOCK_BYTES != 0 || p.bytes == 0 || !vram.contains(p.base, p.bytes))
-      return fail(Errc::invalid_argument, "worker device: VM part [" + hex(p.base) + ", +" + hex(p.bytes) +
-                                              ") is not whole 2 MiB blocks of VRAM");
-    auto host = WorkerHost::spawn(options);
-    if (!host) return std::unexpected(host.error());
-    auto vm = std::make_unique<Vm>();
-    vm->host = std::move(*host);
-    vm->part = p;
-    d->vms_.push_back(std::move(vm));
-  }
-  for (auto& vm : d->vms_)
-    if (!d->ready(*vm)) return fail(Errc::device_error, "worker device: a worker could not map its VRAM");
+  auto d = std::make_unique<WorkerGpuDevice>(
+      vram, [options](uint32_t) { return options; }, deadline);
+  for (uint32_t i = 0; i < parts.size(); ++i)
+    if (Status s = d->add_vm(i, parts[i].base, parts[i].bytes, 0, 0); !s) return std::unexpected(s.error());
   return d;
 }
 
 WorkerGpuDevice::~WorkerGpuDevice() = default;
 
-std::string WorkerGpuDevice::name() const { return "CUDA worker per VM (" + vms_.front()->host->info().device + ")"; }
-
-void WorkerGpuDevice::assign(Stream s, uint32_t vm) {
-  if (s < NUM_STREAMS && vm < vms_.size()) stream_vm_[s] = vm;
+Status WorkerGpuDevice::add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint32_t first_stream, uint32_t streams) {
+  if (base % BLOCK_BYTES != 0 || bytes == 0 || !vram_.contains(base, bytes) || first_stream > NUM_STREAMS ||
+      streams > NUM_STREAMS - first_stream)
+    return fail(Errc::invalid_argument, "worker device: VM part [" + hex(base) + ", +" + hex(bytes) +
+                                            ") does not start a 2 MiB block of VRAM, or its channels are out of range");
+  auto host = WorkerHost::spawn(options_(id));
+  if (!host) return std::unexpected(host.error());
+  auto vm = std::make_unique<Vm>();
+  vm->id = id;
+  vm->host = std::move(*host);
+  vm->part = {base, bytes};
+  {
+    std::lock_guard lock(vm->mu);
+    if (!ready(*vm)) return fail(Errc::device_error, "worker device: the worker could not map its VRAM");
+  }
+  std::unique_lock table(table_mu_);
+  for (auto& v : vms_)
+    if (v->id == id && v->host)
+      return fail(Errc::invalid_argument, "worker device: VM " + std::to_string(id) + " twice");
+  for (uint32_t s = first_stream; s < first_stream + streams; ++s) stream_vm_[s] = vm.get();
+  vms_.push_back(std::move(vm));
+  return {};
 }
 
-WorkerInfo WorkerGpuDevice::info(uint32_t vm) const {
-  std::lock_guard lock(vms_.at(vm)->mu);
-  return vms_[vm]->host->info();
+void WorkerGpuDevice::remove_vm(uint32_t id) {
+  Vm* gone = nullptr;
+  {
+    std::unique_lock table(table_mu_);
+    for (auto& v : vms_)
+      if (v->id == id && v->host) gone = v.get();
+    if (gone == nullptr) return;
+    for (Vm*& s : stream_vm_)
+      if (s == gone) s = nullptr;
+  }
+  std::lock_guard lock(gone->mu);
+  gone->host.reset();  // ends the worker
+}
+
+std::string WorkerGpuDevice::name() const { return "CUDA worker per VM (" + options_(0).device + ")"; }
+
+void WorkerGpuDevice::assign(Stream s, uint32_t id) {
+  std::unique_lock table(table_mu_);
+  for (auto& v : vms_)
+    if (v->id == id && v->host && s < NUM_STREAMS) stream_vm_[s] = v.get();
+}
+
+std::optional<WorkerInfo> WorkerGpuDevice::info(uint32_t id) const {
+  Vm* vm = nullptr;
+  {
+    std::shared_lock table(table_mu_);
+    for (auto& v : vms_)
+      if (v->id == id && v->host) vm = v.get();
+  }
+  if (vm == nullptr) return std::nullopt;
+  std::lock_guard lock(vm->mu);
+  if (!vm->host) return std::nullopt;
+  return vm->host->info();
+}
+
+std::vector<uint32_t> WorkerGpuDevice::vm_ids() const {
+  std::shared_lock table(table_mu_);
+  std::vector<uint32_t> ids;
+  for (auto& v : vms_)
+    if (v->host) ids.push_back(v->id);
+  return ids;
 }
 
 std::optional<WorkerFailure> WorkerGpuDevice::last_failure(Stream s) const {
@@ -70,10 +115,33 @@ std::optional<WorkerFailure> WorkerGpuDevice::last_failure(Stream s) const {
   return reported_[s % NUM_STREAMS];
 }
 
+WorkerGpuDevice::Vm* WorkerGpuDevice::vm_of_stream(Stream s) {
+  std::shared_lock table(table_mu_);
+  return stream_vm_[s % NUM_STREAMS];
+}
+
+std::unique_lock<std::mutex> WorkerGpuDevice::usable(Stream s, Vm*& vm) {
+  vm = vm_of_stream(s);
+  if (vm == nullptr) {
+    std::lock_guard sl(streams_mu_);
+    if (!pending_[s % NUM_STREAMS])
+      pending_[s % NUM_STREAMS] = WorkerFailure{regs::ChannelError::internal, 0,
+                                                "the channel belongs to no VM's worker"};
+    return {};
+  }
+  std::unique_lock lock(vm->mu);
+  std::lock_guard sl(streams_mu_);
+  if (!vm->host && !pending_[s % NUM_STREAMS])
+    pending_[s % NUM_STREAMS] = WorkerFailure{regs::ChannelError::internal, 0, "the VM's worker was ended"};
+  if (pending_[s % NUM_STREAMS]) vm = nullptr;
+  return lock;
+}
+
 void WorkerGpuDevice::fail_vm(Vm& vm, const WorkerFailure& f) {
+  std::shared_lock table(table_mu_);
   std::lock_guard lock(streams_mu_);
   for (uint32_t s = 0; s < NUM_STREAMS; ++s)
-    if (vms_[stream_vm_[s]].get() == &vm && !pending_[s]) pending_[s] = f;
+    if (stream_vm_[s] == &vm && !pending_[s]) pending_[s] = f;
 }
 
 bool WorkerGpuDevice::ready(Vm& vm) {
@@ -83,7 +151,8 @@ bool WorkerGpuDevice::ready(Vm& vm) {
   }
   const int pid = vm.host->info().pid;
   if (pid == vm.mapped_pid) return true;
-  Command map = command(Op::map, 0, device_va(vm.part.base), vm.part.base / BLOCK_BYTES, vm.part.bytes / BLOCK_BYTES);
+  Command map = command(Op::map, 0, device_va(vm.part.base), vm.part.base / BLOCK_BYTES,
+                        (vm.part.bytes + BLOCK_BYTES - 1) / BLOCK_BYTES);
   if (!fenced(vm, 0, map)) return false;
   vm.mapped_pid = pid;
   return true;
@@ -104,15 +173,11 @@ bool WorkerGpuDevice::fenced(Vm& vm, Stream s, Command c) {
 }
 
 void WorkerGpuDevice::queue(Stream s, Command c) {
-  Vm& vm = vm_of_stream(s);
-  std::lock_guard lock(vm.mu);
-  {
-    std::lock_guard sl(streams_mu_);
-    if (pending_[s % NUM_STREAMS]) return;  // the stream failed: nothing more runs until it hears so
-  }
-  if (!ready(vm)) return;
+  Vm* vm = nullptr;
+  auto lock = usable(s, vm);
+  if (vm == nullptr || !ready(*vm)) return;  // the stream failed: nothing more runs until it hears so
   c.stream = s % NUM_STREAMS;
-  if (auto t = vm.host->submit(c, false); !t) fail_vm(vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
+  if (auto t = vm->host->submit(c, false); !t) fail_vm(*vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
 }
 
 void WorkerGpuDevice::missing(Stream s, const char* kernel) {
@@ -124,8 +189,8 @@ void WorkerGpuDevice::missing(Stream s, const char* kernel) {
 
 Status WorkerGpuDevice::synchronize(Stream s) {
   s %= NUM_STREAMS;
-  Vm& vm = vm_of_stream(s);
-  std::lock_guard lock(vm.mu);
+  Vm* vm = nullptr;
+  auto lock = usable(s, vm);
   auto take = [&]() -> std::optional<WorkerFailure> {
     std::lock_guard sl(streams_mu_);
     auto f = std::exchange(pending_[s], std::nullopt);
@@ -133,7 +198,7 @@ Status WorkerGpuDevice::synchronize(Stream s) {
     return f;
   };
   if (auto f = take()) return fail(Errc::device_error, describe(*f));
-  if (ready(vm) && fenced(vm, s, command(Op::nop, s, 0))) return {};
+  if (vm != nullptr && ready(*vm) && fenced(*vm, s, command(Op::nop, s, 0))) return {};
   auto f = take();
   return fail(Errc::device_error, f ? describe(*f) : "worker: failed");
 }
@@ -191,27 +256,19 @@ void WorkerGpuDevice::rows(Stream s, Vm& vm, const Rows& r, bool to_device) {
 void WorkerGpuDevice::copy_2d_from_host(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* host_src,
                                         uint64_t src_pitch, uint64_t width, uint64_t height) {
   s %= NUM_STREAMS;
-  Vm& vm = vm_of_stream(s);
-  std::lock_guard lock(vm.mu);
-  {
-    std::lock_guard sl(streams_mu_);
-    if (pending_[s]) return;
-  }
-  if (!ready(vm)) return;
-  rows(s, vm, {va_of(dst), dst_pitch, const_cast<std::byte*>(host_src), src_pitch, width, height}, true);
+  Vm* vm = nullptr;
+  auto lock = usable(s, vm);
+  if (vm == nullptr || !ready(*vm)) return;
+  rows(s, *vm, {va_of(dst), dst_pitch, const_cast<std::byte*>(host_src), src_pitch, width, height}, true);
 }
 
 void WorkerGpuDevice::copy_2d_to_host(Stream s, std::byte* host_dst, uint64_t dst_pitch, const std::byte* src,
                                       uint64_t src_pitch, uint64_t width, uint64_t height) {
   s %= NUM_STREAMS;
-  Vm& vm = vm_of_stream(s);
-  std::lock_guard lock(vm.mu);
-  {
-    std::lock_guard sl(streams_mu_);
-    if (pending_[s]) return;
-  }
-  if (!ready(vm)) return;
-  rows(s, vm, {va_of(src), src_pitch, host_dst, dst_pitch, width, height}, false);
+  Vm* vm = nullptr;
+  auto lock = usable(s, vm);
+  if (vm == nullptr || !ready(*vm)) return;
+  rows(s, *vm, {va_of(src), src_pitch, host_dst, dst_pitch, width, height}, false);
 }
 
 void WorkerGpuDevice::copy_from_host(Stream s, std::byte* dst, const std::byte* host_src, uint64_t bytes) {
@@ -225,24 +282,22 @@ void WorkerGpuDevice::copy_to_host(Stream s, std::byte* host_dst, const std::byt
 // The residency tracker's transfers: each VM's share of the range through
 // its worker, on stream 0 (a transfer between the host's VRAM and the
 // VM's blocks, in no channel's order). Bytes of no VM's part stay.
-void WorkerGpuDevice::upload(uint64_t addr, uint64_t len) {
-  for (auto& vmp : vms_) {
-    Vm& vm = *vmp;
-    const uint64_t lo = std::max(addr, vm.part.base), hi = std::min(addr + len, vm.part.base + vm.part.bytes);
+void WorkerGpuDevice::transfer(uint64_t addr, uint64_t len, bool to_device) {
+  std::vector<Vm*> vms;
+  {
+    std::shared_lock table(table_mu_);
+    for (auto& v : vms_) vms.push_back(v.get());
+  }
+  for (Vm* vm : vms) {
+    const uint64_t lo = std::max(addr, vm->part.base), hi = std::min(addr + len, vm->part.base + vm->part.bytes);
     if (lo >= hi) continue;
-    std::lock_guard lock(vm.mu);
-    if (ready(vm)) rows(0, vm, {device_va(lo), hi - lo, vram_.data() + lo, hi - lo, hi - lo, 1}, true);
+    std::lock_guard lock(vm->mu);
+    if (vm->host && ready(*vm))
+      rows(0, *vm, {device_va(lo), hi - lo, vram_.data() + lo, hi - lo, hi - lo, 1}, to_device);
   }
 }
 
-void WorkerGpuDevice::download(uint64_t addr, uint64_t len) {
-  for (auto& vmp : vms_) {
-    Vm& vm = *vmp;
-    const uint64_t lo = std::max(addr, vm.part.base), hi = std::min(addr + len, vm.part.base + vm.part.bytes);
-    if (lo >= hi) continue;
-    std::lock_guard lock(vm.mu);
-    if (ready(vm)) rows(0, vm, {device_va(lo), hi - lo, vram_.data() + lo, hi - lo, hi - lo, 1}, false);
-  }
-}
+void WorkerGpuDevice::upload(uint64_t addr, uint64_t len) { transfer(addr, len, true); }
+void WorkerGpuDevice::download(uint64_t addr, uint64_t len) { transfer(addr, len, false); }
 
 }  // namespace vgpu::worker

@@ -16,7 +16,9 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <functional>
 #include <optional>
+#include <shared_mutex>
 #include <vector>
 #include "gpu/device/device.h"
 #include "gpu/mem/vram.h"
@@ -30,18 +32,32 @@ struct VmPart {
   uint64_t base, bytes;
 };
 
-class WorkerGpuDevice final : public gpu::Device {
+// The options of VM `id`'s worker.
+using WorkerOptionsFor = std::function<WorkerOptions(uint32_t id)>;
+
+class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
  public:
-  // One worker per part, each started now; `deadline` bounds every wait.
+  // No VM yet (the mediator adds them); `deadline` bounds every wait.
+  WorkerGpuDevice(gpu::Vram& vram, WorkerOptionsFor options, std::chrono::nanoseconds deadline)
+      : vram_(vram), options_(std::move(options)), deadline_(deadline) {}
+  // VMs 0, 1, ... with these parts and no streams (tests: assign them).
   static Result<std::unique_ptr<WorkerGpuDevice>> create(gpu::Vram& vram, const WorkerOptions& options,
                                                          const std::vector<VmPart>& parts,
                                                          std::chrono::nanoseconds deadline);
   ~WorkerGpuDevice() override;
 
-  // Stream `s` (a channel) belongs to VM `vm` (0 until assigned).
-  void assign(Stream s, uint32_t vm);
-  uint32_t vms() const { return static_cast<uint32_t>(vms_.size()); }
-  WorkerInfo info(uint32_t vm) const;
+  uint64_t partition_align() const override { return BLOCK_BYTES; }
+  // Starts VM `id`'s worker and maps its part (base: a multiple of
+  // BLOCK_BYTES; the last block is whole); streams [first, first + n) are
+  // its channels.
+  Status add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint32_t first_stream, uint32_t streams) override;
+  // Ends its worker; its streams belong to no VM (their work fails).
+  void remove_vm(uint32_t id) override;
+  // Stream `s` (a channel) belongs to VM `id`.
+  void assign(Stream s, uint32_t id);
+  // VM `id`'s worker; nullopt for no such VM.
+  std::optional<WorkerInfo> info(uint32_t id) const;
+  std::vector<uint32_t> vm_ids() const;
   // The failure the last failed synchronize of `s` reported.
   std::optional<WorkerFailure> last_failure(Stream s) const;
   // The device pointer of a physical VRAM address.
@@ -80,6 +96,7 @@ class WorkerGpuDevice final : public gpu::Device {
 
  private:
   struct Vm {
+    uint32_t id;
     std::unique_ptr<WorkerHost> host;
     VmPart part;
     int mapped_pid = -1;  // the worker whose aperture holds the part
@@ -93,8 +110,10 @@ class WorkerGpuDevice final : public gpu::Device {
     uint64_t host_pitch, width, height;
   };
 
-  WorkerGpuDevice(gpu::Vram& vram, std::chrono::nanoseconds deadline) : vram_(vram), deadline_(deadline) {}
-  Vm& vm_of_stream(Stream s) { return *vms_[stream_vm_[s % NUM_STREAMS]]; }
+  // The stream's VM; nullptr (the stream failed) where it has none.
+  Vm* vm_of_stream(Stream s);
+  // The stream's VM, locked, if it has one and has not failed.
+  std::unique_lock<std::mutex> usable(Stream s, Vm*& vm);
   // Starts the worker if it failed and maps the VM's part; false (the
   // streams failed) when it cannot.
   bool ready(Vm& vm);
@@ -103,11 +122,17 @@ class WorkerGpuDevice final : public gpu::Device {
   void fail_vm(Vm& vm, const WorkerFailure& f);
   void missing(Stream s, const char* kernel);
   void rows(Stream s, Vm& vm, const Rows& r, bool to_device);
+  // The residency tracker's transfers, each VM's share through its worker.
+  void transfer(uint64_t addr, uint64_t len, bool to_device);
 
   gpu::Vram& vram_;
+  WorkerOptionsFor options_;
   std::chrono::nanoseconds deadline_;
+  // VMs by id; a removed VM's entry stays (its worker ended) so that a
+  // call that found it still holds a live object.
+  mutable std::shared_mutex table_mu_;
   std::vector<std::unique_ptr<Vm>> vms_;
-  uint32_t stream_vm_[NUM_STREAMS] = {};
+  Vm* stream_vm_[NUM_STREAMS] = {};
   // Per stream: a failure not yet reported, and the last one reported.
   std::optional<WorkerFailure> pending_[NUM_STREAMS], reported_[NUM_STREAMS];
   mutable std::mutex streams_mu_;

@@ -87,7 +87,7 @@ TEST(WorkerGpuDevice, AnAccessOutsideTheVmsPartFaultsInItsWorkerOnly) {
   gpu::Device& d = *f.dev;
   d.fill(S1, reinterpret_cast<float*>(d.mirror(PART)), 4, 3.0f);
   ASSERT_TRUE(d.synchronize(S1));
-  const int pid1 = f.dev->info(1).pid;
+  const int pid1 = f.dev->info(1)->pid;
 
   d.fill(S0, reinterpret_cast<float*>(d.mirror(PART)), 1, 0.0f);  // VM 1's VRAM: unmapped in VM 0's worker
   auto s = d.synchronize(S0);
@@ -99,14 +99,14 @@ TEST(WorkerGpuDevice, AnAccessOutsideTheVmsPartFaultsInItsWorkerOnly) {
   EXPECT_EQ(failure->addr, WorkerGpuDevice::device_va(PART));
 
   // VM 1: the same worker, its bytes intact, still working.
-  EXPECT_EQ(f.dev->info(1).pid, pid1);
+  EXPECT_EQ(f.dev->info(1)->pid, pid1);
   d.download(PART, 16);
   EXPECT_EQ(get(*f.vram, PART + 12), std::bit_cast<uint32_t>(3.0f));
   ASSERT_TRUE(d.synchronize(S1));
   // VM 0: a new worker with its part mapped again.
   d.fill(S0, reinterpret_cast<float*>(d.mirror(0)), 1, 1.0f);
   EXPECT_TRUE(d.synchronize(S0));
-  EXPECT_EQ(f.dev->info(0).restarts, 1u);
+  EXPECT_EQ(f.dev->info(0)->restarts, 1u);
 }
 
 TEST(WorkerGpuDevice, AHungWorkerGivesTimeoutAndTheOtherVmRuns) {
@@ -121,7 +121,7 @@ TEST(WorkerGpuDevice, AHungWorkerGivesTimeoutAndTheOtherVmRuns) {
   EXPECT_EQ(f.dev->last_failure(S0)->error, regs::ChannelError::timeout);
   d.fill(S1, reinterpret_cast<float*>(d.mirror(PART)), 1, 5.0f);
   EXPECT_TRUE(d.synchronize(S1));
-  EXPECT_EQ(f.dev->info(1).restarts, 0u);
+  EXPECT_EQ(f.dev->info(1)->restarts, 0u);
 }
 
 TEST(WorkerGpuDevice, ABuiltInKernelNotInTheWorkerFailsItsStreamWithItsName) {
@@ -133,7 +133,7 @@ TEST(WorkerGpuDevice, ABuiltInKernelNotInTheWorkerFailsItsStreamWithItsName) {
   ASSERT_FALSE(s);
   EXPECT_NE(s.error().message.find("sgemm is not in the CUDA worker yet"), std::string::npos);
   EXPECT_TRUE(d.synchronize(S0));  // reported once; the worker itself is fine
-  EXPECT_EQ(f.dev->info(0).restarts, 0u);
+  EXPECT_EQ(f.dev->info(0)->restarts, 0u);
 }
 
 }  // namespace

@@ -66,4 +66,17 @@ class Device : public MirrorTransfers, public DmaRegistrar {
   [[nodiscard]] virtual Status synchronize(Stream s) = 0;
 };
 
+// A device that keeps each VM's memory and work apart (the per-VM CUDA
+// workers, worker/gpu_device.h): the mediator tells it each VM's VRAM
+// partition and channels (streams) as the VM comes and goes.
+class VmDevices {
+ public:
+  virtual ~VmDevices() = default;
+  // What a VM's partition's base and size must be multiples of.
+  virtual uint64_t partition_align() const = 0;
+  [[nodiscard]] virtual Status add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint32_t first_stream,
+                                      uint32_t streams) = 0;
+  virtual void remove_vm(uint32_t id) = 0;
+};
+
 }  // namespace vgpu::gpu
