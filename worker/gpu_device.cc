@@ -115,6 +115,17 @@ std::optional<WorkerFailure> WorkerGpuDevice::last_failure(Stream s) const {
   return reported_[s % NUM_STREAMS];
 }
 
+std::optional<gpu::Device::Failure> WorkerGpuDevice::failure(Stream s) const {
+  auto f = last_failure(s);
+  if (!f) return std::nullopt;
+  // A fault in the worker has no FAULT_INFO for the guest (its VA is the
+  // aperture's, not the guest's): kernel_error, as a user kernel's fault
+  // without one is, with the VA in the reason.
+  const regs::ChannelError code = f->error == regs::ChannelError::mmu_fault ? regs::ChannelError::kernel_error
+                                                                            : f->error;
+  return Failure{code, 0, describe(*f)};
+}
+
 WorkerGpuDevice::Vm* WorkerGpuDevice::vm_of_stream(Stream s) {
   std::shared_lock table(table_mu_);
   return stream_vm_[s % NUM_STREAMS];

@@ -93,6 +93,7 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   void spin(Stream s, uint64_t ns) override;
   bool write_host_word(Stream, uint64_t, uint32_t) override { return false; }
   Status synchronize(Stream s) override;
+  std::optional<Failure> failure(Stream s) const override;
 
  private:
   struct Vm {

@@ -97,6 +97,10 @@ TEST(WorkerGpuDevice, AnAccessOutsideTheVmsPartFaultsInItsWorkerOnly) {
   ASSERT_TRUE(failure);
   EXPECT_EQ(failure->error, regs::ChannelError::mmu_fault);
   EXPECT_EQ(failure->addr, WorkerGpuDevice::device_va(PART));
+  auto channel = f.dev->failure(S0);  // what the engines make the channel's error
+  ASSERT_TRUE(channel);
+  EXPECT_EQ(channel->code, regs::ChannelError::kernel_error);
+  EXPECT_NE(channel->reason.find("mmu fault at VA"), std::string::npos);
 
   // VM 1: the same worker, its bytes intact, still working.
   EXPECT_EQ(f.dev->info(1)->pid, pid1);
@@ -119,6 +123,7 @@ TEST(WorkerGpuDevice, AHungWorkerGivesTimeoutAndTheOtherVmRuns) {
   EXPECT_NE(s.error().message.find("past its deadline"), std::string::npos) << s.error().message;
   ASSERT_TRUE(f.dev->last_failure(S0));
   EXPECT_EQ(f.dev->last_failure(S0)->error, regs::ChannelError::timeout);
+  EXPECT_EQ(f.dev->failure(S0)->code, regs::ChannelError::timeout);
   d.fill(S1, reinterpret_cast<float*>(d.mirror(PART)), 1, 5.0f);
   EXPECT_TRUE(d.synchronize(S1));
   EXPECT_EQ(f.dev->info(1)->restarts, 0u);

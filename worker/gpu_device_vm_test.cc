@@ -91,6 +91,7 @@ TEST(WorkerGpuDeviceVm, ADyingWorkerGivesItsVmAChannelErrorAndNotTheOther) {
   const auto results = b.tb->run([](testbed::Vm& vm) { return fill_and_check(vm, 10.0f * float(vm.index + 1)); });
   EXPECT_TRUE(results[0]) << results[0].error().what();
   ASSERT_FALSE(results[1]);
+  EXPECT_NE(results[1].error().message.find("kernel_error"), std::string::npos) << results[1].error().what();
   EXPECT_EQ(b.dev->info(ids[0])->pid, pid0);
   EXPECT_EQ(b.dev->info(ids[0])->restarts, 0u);
   EXPECT_NE(b.dev->info(ids[1])->last_failure.find("killed by signal"), std::string::npos)
