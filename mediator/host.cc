@@ -66,11 +66,6 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   return host;
 }
 
-gpu::VmDevices* Host::vm_devices() {
-  auto* model = dynamic_cast<gpu::GpuModel*>(gpu_.get());
-  return model ? dynamic_cast<gpu::VmDevices*>(model->device()) : nullptr;
-}
-
 Host::Host(const HostConfig& config) : config_(config), log_(config.log), turns_(config.turn_ns) {}
 
 Host::~Host() {
@@ -191,6 +186,11 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
   for (uint32_t c = 0; c < config.channels; ++c) by_pchid_[base + c] = v;
   vgpus_.push_back(v);
   return v.get();
+}
+
+gpu::VmDevices* Host::vm_devices() {
+  auto* model = dynamic_cast<gpu::GpuModel*>(gpu_.get());
+  return model ? dynamic_cast<gpu::VmDevices*>(model->device()) : nullptr;
 }
 
 Status Host::set_guest_ram(Vgpu& vgpu, std::vector<GuestRamRange> ranges) {
