@@ -26,7 +26,13 @@ enum class EngineBackend : uint8_t {
   model,        // the CPU, on host views of VRAM (the default)
   cuda,         // an NVIDIA GPU through CUDA (built with -Dcuda)
   fake_device,  // the device path on host memory (tests: no GPU needed)
+  worker,       // one worker process per VM (worker/gpu_device.h), made by GpuConfig::device_factory
 };
+
+class Device;
+class VmDevices;
+// Makes a device back end built outside gpu/ (the per-VM workers).
+using DeviceFactory = std::function<Result<std::unique_ptr<Device>>(Vram&)>;
 
 struct GpuConfig {
   uint64_t vram_bytes = 256 * 1024 * 1024;
@@ -38,6 +44,9 @@ struct GpuConfig {
   // The system memory the GPU reaches by DMA through sysmem PTEs and
   // tables (docs/spec/vgpu.md §4.5); none: every sysmem access faults.
   std::shared_ptr<SystemMemory> sysmem;
+  // Set: the engines' device comes from here instead of `backend`'s, and
+  // the back end is worker.
+  DeviceFactory device_factory;
 };
 
 // One BAR1/BAR3 page as the BAR's page tables map it right now.

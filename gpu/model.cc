@@ -17,13 +17,14 @@ Result<std::unique_ptr<Gpu>> Gpu::create(const GpuConfig& config) {
 Result<std::unique_ptr<GpuModel>> GpuModel::create(const GpuConfig& config) {
   if (config.vram_bytes == 0 || config.vram_bytes % MiB != 0)
     return fail(Errc::invalid_argument, "gpu model: VRAM size must be a non-zero multiple of 1 MiB");
-  auto backend = effective_engine_backend(config.backend);
+  auto backend = config.device_factory ? Result<EngineBackend>(EngineBackend::worker)
+                                       : effective_engine_backend(config.backend);
   if (!backend) return std::unexpected(backend.error().context("gpu model"));
   auto vram = Vram::create(config.vram_bytes);
   if (!vram) return std::unexpected(vram.error().context("gpu model"));
   auto fences = device_fences_enabled();
   if (!fences) return std::unexpected(fences.error().context("gpu model"));
-  auto device = make_device(*backend, **vram);
+  auto device = config.device_factory ? config.device_factory(**vram) : make_device(*backend, **vram);
   if (!device) return std::unexpected(device.error().context("gpu model"));
   std::unique_ptr<GpuModel> model(new GpuModel(config, std::move(*vram), *backend, std::move(*device), *fences));
   if (Status s = model->build_register_table(); !s) return std::unexpected(s.error().context("gpu model"));

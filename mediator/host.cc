@@ -5,6 +5,8 @@
 #include <chrono>
 
 #include "common/text.h"
+#include "gpu/device/device.h"
+#include "gpu/model.h"
 #include "mediator/reg_names.h"
 #include "vgpu/classes.h"
 #include "vgpu/formats.h"
@@ -48,7 +50,8 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
                                              .clock = config.clock,
                                              .log = config.log,
                                              .backend = config.engine_backend,
-                                             .sysmem = host->bus_});
+                                             .sysmem = host->bus_,
+                                             .device_factory = config.device_factory});
   if (!gpu) return std::unexpected(gpu.error().context("host"));
   host->gpu_ = std::move(*gpu);
   gpu::Vram& vram = host->gpu_->vram();
@@ -149,7 +152,9 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
   if (run < config.channels)
     return fail(Errc::out_of_memory,
                 strfmt("vgpu %s: no run of %u free physical channels", config.name.c_str(), config.channels));
-  auto part = partitions_->alloc(config.vram_bytes, fmt::BIG_PAGE);
+  gpu::VmDevices* devices = vm_devices();
+  auto part = partitions_->alloc(config.vram_bytes,
+                                 devices ? std::max(fmt::BIG_PAGE, devices->partition_align()) : fmt::BIG_PAGE);
   auto mib = [](uint64_t bytes) { return static_cast<unsigned long long>(bytes / MiB); };
   if (!part) {
     const uint64_t free = partitions_->size() - partitions_->used();
@@ -171,10 +176,19 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
     reserved_->free(*shadows);
     return std::unexpected(s.error().context("vgpu " + config.name));
   }
+  if (devices) {
+    if (Status s = devices->add_vm(id, *part, config.vram_bytes, base, config.channels); !s) {
+      (void)dispatcher_->remove_vm(id);
+      partitions_->free(*part);
+      reserved_->free(*shadows);
+      return std::unexpected(s.error().context("vgpu " + config.name));
+    }
+  }
   if (config.own_vram_fd) {
     auto fd = gpu_->vram().detach(*part, config.vram_bytes);
     if (!fd) {
       (void)dispatcher_->remove_vm(id);
+      if (devices) devices->remove_vm(id);
       v.reset();
       partitions_->free(*part);
       reserved_->free(*shadows);
@@ -185,6 +199,11 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
   for (uint32_t c = 0; c < config.channels; ++c) by_pchid_[base + c] = v;
   vgpus_.push_back(v);
   return v.get();
+}
+
+gpu::VmDevices* Host::vm_devices() {
+  auto* model = dynamic_cast<gpu::GpuModel*>(gpu_.get());
+  return model ? dynamic_cast<gpu::VmDevices*>(model->device()) : nullptr;
 }
 
 Status Host::set_guest_ram(Vgpu& vgpu, std::vector<GuestRamRange> ranges) {
@@ -252,6 +271,7 @@ void Host::destroy_vgpu(Vgpu* vgpu) {
   // Engine work the VM started still walks its shadow tables and writes
   // its partition: both go back to the pool only once it has ended.
   const bool quiet = wait_engines_idle(*keep);
+  if (gpu::VmDevices* devices = vm_devices()) devices->remove_vm(keep->id());
   MediatorLock lock(mutex_);
   for (auto& p : by_pchid_)
     if (p == keep) p.reset();

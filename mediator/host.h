@@ -46,6 +46,10 @@ struct HostConfig {
   std::string scheduler = VGPU_OPT_SCHEDULER_DEFAULT;  // fifo | credit | band
   // Who runs the engines' work (docs/cuda.md); model: unless VGPU_ENGINE_BACKEND says otherwise.
   gpu::EngineBackend engine_backend = gpu::EngineBackend::model;
+  // Set: the engines' device comes from here (the per-VM workers,
+  // worker/gpu_device.h); each vGPU's partition and channels are given to
+  // it as the vGPU is created and taken back as it is destroyed.
+  gpu::DeviceFactory device_factory;
   sched::PolicyParams sched_params;
   // A turn's time slice (VGPU_OPT_TURN_MS; mediator/turn_slice.h): 0 runs
   // a turn up to GP_PUT.
@@ -167,6 +171,8 @@ class Host final : private DeferredSink {
 
   HostConfig config_;
   Log log_;
+  // The engines' device where it keeps VMs apart (the per-VM workers).
+  gpu::VmDevices* vm_devices();
   std::unique_ptr<gpu::Gpu> gpu_;
   // The GPU's system memory: one window per VM RAM range, in that VM's slot.
   std::shared_ptr<gpu::BusMap> bus_ = std::make_shared<gpu::BusMap>();

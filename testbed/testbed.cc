@@ -71,6 +71,7 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
   hc.max_gpu_ms = config.max_gpu_ms;
   hc.log = config.log;
   hc.on_turn = config.on_turn;
+  hc.device_factory = config.device_factory;
   auto host = mediator::Host::create(hc);
   if (!host) return std::unexpected(host.error().context("testbed"));
   tb->host_ = std::move(*host);

@@ -41,6 +41,8 @@ struct TestbedConfig {
   // from it.
   uint64_t ram_per_vm = 256 * MiB;
   uint32_t channels_per_vm = 8;
+  // fv modes: the engines' device (mediator::HostConfig::device_factory).
+  gpu::DeviceFactory device_factory;
   std::string scheduler = mediator::HostConfig{}.scheduler;
   uint64_t turn_ns = mediator::HostConfig{}.turn_ns;            // a turn's time slice (0: up to GP_PUT)
   uint64_t turn_hold_ns = mediator::HostConfig{}.turn_hold_ns;  // a dry turn waits this for its VM (0: ends)

@@ -19,6 +19,7 @@ constexpr BackendRow BACKENDS[] = {
     {EngineBackend::model, "model"},
     {EngineBackend::cuda, "cuda"},
     {EngineBackend::fake_device, "fake_device"},
+    {EngineBackend::worker, "worker"},
 };
 
 }  // namespace
@@ -57,6 +58,8 @@ Result<std::unique_ptr<Device>> make_device(EngineBackend b, Vram& vram) {
     case EngineBackend::model: return std::unique_ptr<Device>();
     case EngineBackend::fake_device: return std::unique_ptr<Device>(new FakeDevice(vram));
     case EngineBackend::cuda: return make_cuda_device(vram);
+    case EngineBackend::worker:
+      return fail(Errc::unsupported, "engine back end worker: only the mediator starts it (a worker process per VM)");
   }
   return fail(Errc::invalid_argument, "unknown engine back end");
 }

@@ -7,12 +7,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/error.h"
 #include "gpu/device/residency.h"
 #include "gpu/mem/system_memory.h"
 #include "vgpu/classes.h"
+#include "vgpu/regs.h"
 
 namespace vgpu::gpu {
 
@@ -64,6 +66,29 @@ class Device : public MirrorTransfers, public DmaRegistrar {
 
   // Waits for the stream's work; an error if the device failed it.
   [[nodiscard]] virtual Status synchronize(Stream s) = 0;
+
+  // What the stream's last failed synchronize means for its channel, where
+  // the device knows more than "it failed" (the per-VM workers: a fault
+  // with its VA, a kernel past its deadline, a dead worker). None: internal.
+  struct Failure {
+    regs::ChannelError code;
+    uint64_t addr;
+    std::string reason;
+  };
+  virtual std::optional<Failure> failure(Stream) const { return std::nullopt; }
+};
+
+// A device that keeps each VM's memory and work apart (the per-VM CUDA
+// workers, worker/gpu_device.h): the mediator tells it each VM's VRAM
+// partition and channels (streams) as the VM comes and goes.
+class VmDevices {
+ public:
+  virtual ~VmDevices() = default;
+  // What a VM's partition's base and size must be multiples of.
+  virtual uint64_t partition_align() const = 0;
+  [[nodiscard]] virtual Status add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint32_t first_stream,
+                                      uint32_t streams) = 0;
+  virtual void remove_vm(uint32_t id) = 0;
 };
 
 }  // namespace vgpu::gpu

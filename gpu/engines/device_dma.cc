@@ -61,7 +61,7 @@ std::optional<MethodDone> pitch_copy_sysmem_on_device(ChannelContext& ctx, const
   const uint64_t queued = queue_run_downloads(res, dst, stream);
   const bool ok = dev.synchronize(stream).has_value();
   finish_runs(res, dst, queued);
-  if (!ok) return channel_fault(regs::ChannelError::internal, mthd);
+  if (!ok) return device_channel_fault(dev, stream, mthd);
   if (expired || !deadline.charge(start, kernels::stream_cost_ns(ctx.cost, c.total_bytes() * 2)))
     return channel_fault(regs::ChannelError::timeout, mthd);
   return MethodDone{};

@@ -123,6 +123,11 @@ void following_release_written(const ChannelContext& ctx) {
 
 }  // namespace
 
+std::unexpected<ChannelFault> device_channel_fault(const Device& dev, Device::Stream stream, uint32_t mthd) {
+  const std::optional<Device::Failure> f = dev.failure(stream);
+  return channel_fault(f ? f->code : regs::ChannelError::internal, mthd, f ? f->addr : 0);
+}
+
 std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint32_t mthd) {
   Device& dev = ctx.device->device;
   ResidencyTracker& res = ctx.device->residency;
@@ -142,7 +147,7 @@ std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const Kernel
     dev.spin(stream, std::min(ns, budget));
     // A spin cut at the budget did not finish: no fence for it.
     const bool released = ns <= budget && queue_following_release(ctx, {}, stream);
-    if (!dev.synchronize(stream)) return channel_fault(regs::ChannelError::internal, mthd);
+    if (!dev.synchronize(stream)) return device_channel_fault(dev, stream, mthd);
     if (ns > budget || !deadline.charge(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
     if (released) following_release_written(ctx);
     return MethodDone{};
@@ -208,7 +213,7 @@ std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const Kernel
   LaunchTrace::mark(LaunchPhase::device_synced);
   for (const DeviceBuffer& d : bufs)
     if (d.use.writable()) finish_runs(res, d.placed.runs, queued);
-  if (!ok) return channel_fault(regs::ChannelError::internal, mthd);
+  if (!ok) return device_channel_fault(dev, stream, mthd);
   // Work that ran past its budget did finish, on a device: its fence is
   // honest, and the channel still stops with timeout.
   if (!deadline.charge(start, kernel_cost_ns(ctx.cost, l))) return channel_fault(regs::ChannelError::timeout, mthd);
@@ -266,7 +271,7 @@ std::optional<MethodDone> pitch_copy_on_device(ChannelContext& ctx, const PitchC
   const bool released = !expired && queue_following_release(ctx, written, stream);
   const bool ok = dev.synchronize(stream).has_value();
   finish_runs(res, dst->runs, queued);
-  if (!ok) return channel_fault(regs::ChannelError::internal, mthd);
+  if (!ok) return device_channel_fault(dev, stream, mthd);
   const uint64_t traffic = c.total_bytes() * 2;
   if (expired || !deadline.charge(start, kernels::stream_cost_ns(ctx.cost, traffic)))
     return channel_fault(regs::ChannelError::timeout, mthd);

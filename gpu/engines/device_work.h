@@ -38,6 +38,9 @@ inline constexpr size_t MAX_DEVICE_RUNS = size_t{1} << 20;
 // device_dma.h does not move straight (docs/cuda.md, "System memory").
 [[nodiscard]] std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& launch,
                                                              uint32_t mthd);
+// The channel's error after a failed synchronize of its stream: the
+// device's own account where it has one (Device::failure), else internal.
+std::unexpected<ChannelFault> device_channel_fault(const Device& dev, Device::Stream stream, uint32_t mthd);
 [[nodiscard]] std::optional<MethodDone> pitch_copy_on_device(ChannelContext& ctx, const PitchCopy& copy, uint32_t mthd);
 
 }  // namespace vgpu::gpu

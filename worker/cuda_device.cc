@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The worker's GPU (device.h) through libcuda.so.1: the VM's VRAM as
+// 2 MiB cuMemCreate blocks (block k = handle k) mapped at the guest's VAs
+// in the compute aperture, one stream per channel, fences written by the
+// GPU into the shared region (cuStreamWriteValue32), user PTX through
+// cuModuleLoadData after the %ctaid rewrite (docs/cuda-worker.md).
+#include <bitset>
+#include <cstring>
+#include <map>
+#include <vector>
+#include "worker/block_map.h"
+#include "worker/ctaid_rewrite.h"
+#include "worker/cuda_api.h"
+#include "worker/device.h"
+#include "worker/module_globals.h"
+
+namespace vgpu::worker {
+namespace {
+
+// The spin built-in: busy until %globaltimer passed the requested ns.
+constexpr const char* SPIN_PTX = R"(.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry vgpu_spin(.param .u64 ns)
+{
+	.reg .u64 %rd<5>;
+	.reg .pred %p;
+	ld.param.u64 %rd1, [ns];
+	mov.u64 %rd2, %globaltimer;
+	add.u64 %rd3, %rd2, %rd1;
+LOOP:
+	mov.u64 %rd4, %globaltimer;
+	setp.lt.u64 %p, %rd4, %rd3;
+	@%p bra LOOP;
+	ret;
+}
+)";
+
+struct LoadedModule {
+  cu::Module module = nullptr;
+  RewrittenModule text;
+  std::vector<cu::Function> functions;
+};
+
+class CudaDevice final : public WorkerDevice {
+ public:
+  explicit CudaDevice(Region& r) : region_(r) {}
+
+  Status init();
+  std::string name() const override { return name_; }
+  DeviceStatus map_block(uint64_t va, uint32_t block, bool writable) override;
+  DeviceStatus unmap_block(uint64_t va) override;
+  DeviceStatus fill32(uint32_t s, uint64_t va, uint32_t value, uint64_t words) override {
+    return check("cuMemsetD32Async", api_.MemsetD32Async(va, value, words, stream(s)), s);
+  }
+  DeviceStatus copy(uint32_t s, uint64_t dst, uint64_t src, uint64_t bytes) override {
+    return check("cuMemcpyDtoDAsync", api_.MemcpyDtoDAsync(dst, src, bytes, stream(s)), s);
+  }
+  DeviceStatus write(uint32_t s, uint64_t va, const std::byte* host, uint64_t bytes) override {
+    return check("cuMemcpyHtoDAsync", api_.MemcpyHtoDAsync(va, host, bytes, stream(s)), s);
+  }
+  DeviceStatus read(uint32_t s, uint64_t va, std::byte* host, uint64_t bytes) override {
+    return check("cuMemcpyDtoHAsync", api_.MemcpyDtoHAsync(host, va, bytes, stream(s)), s);
+  }
+  DeviceStatus spin(uint32_t s, uint64_t ns) override {
+    void* params[] = {&ns};
+    return check("cuLaunchKernel(spin)", api_.LaunchKernel(spin_, 1, 1, 1, 1, 1, 1, 0, stream(s), params, nullptr), s);
+  }
+  DeviceStatus load_module(uint32_t slot, const char* text, uint64_t bytes, uint64_t data_va) override;
+  DeviceStatus launch(uint32_t s, const LaunchArgs& args, const std::byte* params) override;
+  DeviceStatus fence(uint32_t s, std::atomic<uint32_t>* word, uint32_t seq) override {
+    cu::Ptr at = fence_dev_ + static_cast<cu::Ptr>(word - region_.fence) * sizeof(uint32_t);
+    return check("cuStreamWriteValue32", api_.StreamWriteValue32(stream(s), at, seq, 0), s);
+  }
+  DeviceStatus poll_error() override;
+  bool busy() override { return pending_.any(); }
+
+ private:
+  cu::Stream stream(uint32_t s) {
+    if (!streams_[s]) api_.StreamCreate(&streams_[s], cu::STREAM_NON_BLOCKING);
+    return streams_[s];
+  }
+  DeviceStatus check(const char* call, cu::Result r, uint32_t s) {
+    if (r != cu::SUCCESS) return std::unexpected(DeviceFault{static_cast<uint32_t>(r), 0, cu::describe(api_, call, r)});
+    pending_.set(s);
+    return {};
+  }
+  DeviceStatus sync_all();
+
+  Region& region_;
+  cu::Api api_{};
+  cu::Device dev_ = 0;
+  cu::Context ctx_ = nullptr;
+  std::string name_;
+  cu::Stream streams_[NUM_STREAMS] = {};
+  std::bitset<NUM_STREAMS> pending_;
+  std::map<uint32_t, cu::Handle> handles_;  // VRAM block -> its allocation
+  cu::Ptr fence_dev_ = 0;
+  cu::Module spin_module_ = nullptr;
+  cu::Function spin_ = nullptr;
+  std::map<uint32_t, LoadedModule> modules_;
+};
+
+Status CudaDevice::init() {
+  auto api = cu::load();
+  if (!api) return std::unexpected(api.error());
+  api_ = *api;
+  auto need = [&](const char* call, cu::Result r) -> Status {
+    if (r != cu::SUCCESS) return fail(Errc::device_error, cu::describe(api_, call, r));
+    return {};
+  };
+  if (auto s = need("cuInit", api_.Init(0)); !s) return s;
+  if (auto s = need("cuDeviceGet", api_.DeviceGet(&dev_, 0)); !s) return s;
+  char name[96] = {};
+  if (auto s = need("cuDeviceGetName", api_.DeviceGetName(name, sizeof name - 1, dev_)); !s) return s;
+  name_ = std::string(name) + " (cuda worker)";
+  if (auto s = need("cuDevicePrimaryCtxRetain", api_.DevicePrimaryCtxRetain(&ctx_, dev_)); !s) return s;
+  if (auto s = need("cuCtxSetCurrent", api_.CtxSetCurrent(ctx_)); !s) return s;
+  cu::Ptr got = 0;
+  if (auto s = need("cuMemAddressReserve",
+                    api_.MemAddressReserve(&got, APERTURE_END - APERTURE_BASE, BLOCK_BYTES, APERTURE_BASE, 0));
+      !s)
+    return s;
+  if (got != APERTURE_BASE)
+    return fail(Errc::device_error, "the driver did not reserve the compute aperture where asked");
+  if (auto s = need("cuMemHostRegister(fences)",
+                    api_.MemHostRegister(region_.fence, PAGE_BYTES, cu::HOST_REGISTER_DEVICEMAP));
+      !s)
+    return s;
+  if (auto s = need("cuMemHostGetDevicePointer", api_.MemHostGetDevicePointer(&fence_dev_, region_.fence, 0)); !s)
+    return s;
+  if (auto s = need("cuMemHostRegister(bulk)", api_.MemHostRegister(region_.bulk, BULK_BYTES, 0)); !s) return s;
+  if (auto s = need("cuModuleLoadData(spin)", api_.ModuleLoadData(&spin_module_, SPIN_PTX)); !s) return s;
+  return need("cuModuleGetFunction(spin)", api_.ModuleGetFunction(&spin_, spin_module_, "vgpu_spin"));
+}
+
+DeviceStatus CudaDevice::sync_all() {
+  for (uint32_t s = 0; s < NUM_STREAMS; s++) {
+    if (!pending_.test(s)) continue;
+    cu::Result r = api_.StreamSynchronize(streams_[s]);
+    if (r != cu::SUCCESS)
+      return std::unexpected(DeviceFault{static_cast<uint32_t>(r), 0, cu::describe(api_, "cuStreamSynchronize", r)});
+    pending_.reset(s);
+  }
+  return {};
+}
+
+DeviceStatus CudaDevice::map_block(uint64_t va, uint32_t block, bool writable) {
+  auto fault = [&](const char* call, cu::Result r) {
+    return std::unexpected(DeviceFault{static_cast<uint32_t>(r), va, cu::describe(api_, call, r)});
+  };
+  bool fresh = !handles_.count(block);
+  if (fresh) {
+    cu::AllocationProp prop{};
+    prop.type = cu::ALLOCATION_PINNED;
+    prop.location = {cu::LOCATION_DEVICE, dev_};
+    cu::Handle h = 0;
+    if (cu::Result r = api_.MemCreate(&h, BLOCK_BYTES, &prop, 0); r != cu::SUCCESS) return fault("cuMemCreate", r);
+    handles_[block] = h;
+  }
+  if (cu::Result r = api_.MemMap(va, BLOCK_BYTES, 0, handles_[block], 0); r != cu::SUCCESS) return fault("cuMemMap", r);
+  cu::AccessDesc d{{cu::LOCATION_DEVICE, dev_}, writable ? cu::ACCESS_READWRITE : cu::ACCESS_READ};
+  if (cu::Result r = api_.MemSetAccess(va, BLOCK_BYTES, &d, 1); r != cu::SUCCESS) return fault("cuMemSetAccess", r);
+  // New VRAM reads as zeros, as the model's memfd does.
+  if (fresh && writable) return fill32(0, va, 0, BLOCK_BYTES / sizeof(uint32_t));
+  return {};
+}
+
+DeviceStatus CudaDevice::unmap_block(uint64_t va) {
+  if (auto s = sync_all(); !s) return s;  // no work may use a range being unmapped
+  cu::Result r = api_.MemUnmap(va, BLOCK_BYTES);
+  if (r != cu::SUCCESS)
+    return std::unexpected(DeviceFault{static_cast<uint32_t>(r), va, cu::describe(api_, "cuMemUnmap", r)});
+  return {};
+}
+
+DeviceStatus CudaDevice::load_module(uint32_t slot, const char* text, uint64_t bytes, uint64_t data_va) {
+  std::string_view source(text, strnlen(text, bytes));
+  auto parsed = ptx::parse_module(source);  // the model took it; its layout places the variables
+  if (!parsed) return std::unexpected(DeviceFault{0, 0, "the module does not parse: " + parsed.error().message});
+  std::string why;
+  auto placed = place_globals(source, **parsed, data_va, why);
+  if (!placed) return std::unexpected(DeviceFault{0, 0, "module variables: " + why});
+  LoadedModule m;
+  m.text = rewrite_ctaid(*placed);
+  cu::Result r = api_.ModuleLoadData(&m.module, m.text.text.c_str());
+  if (r != cu::SUCCESS)
+    return std::unexpected(DeviceFault{static_cast<uint32_t>(r), 0, cu::describe(api_, "cuModuleLoadData", r)});
+  for (const std::string& e : m.text.entries) {
+    cu::Function f = nullptr;
+    r = api_.ModuleGetFunction(&f, m.module, e.c_str());
+    if (r != cu::SUCCESS)
+      return std::unexpected(DeviceFault{static_cast<uint32_t>(r), 0, cu::describe(api_, "cuModuleGetFunction", r)});
+    m.functions.push_back(f);
+  }
+  if (auto old = modules_.find(slot); old != modules_.end()) {
+    if (auto s = sync_all(); !s) return s;
+    api_.ModuleUnload(old->second.module);
+  }
+  modules_[slot] = std::move(m);
+  return {};
+}
+
+DeviceStatus CudaDevice::launch(uint32_t s, const LaunchArgs& a, const std::byte* params) {
+  auto it = modules_.find(a.slot);
+  if (it == modules_.end() || a.entry >= it->second.functions.size())
+    return std::unexpected(DeviceFault{0, 0, "launch of an empty slot or a missing entry"});
+  const LoadedModule& m = it->second;
+  std::vector<std::byte> buf(params, params + a.param_bytes);
+  uint32_t at = slice_params_offset(a.param_bytes);
+  if (m.text.sliceable) buf.resize(at + SLICE_PARAM_WORDS * sizeof(uint32_t));
+  size_t size = buf.size();
+  void* extra[] = {cu::LAUNCH_PARAM_BUFFER_POINTER, buf.data(), cu::LAUNCH_PARAM_BUFFER_SIZE, &size,
+                   cu::LAUNCH_PARAM_END};
+  std::vector<GridPiece> pieces = grid_pieces(a.grid, m.text.sliceable ? a.piece_blocks : 0);
+  for (const GridPiece& p : pieces) {
+    if (m.text.sliceable) {
+      uint32_t words[SLICE_PARAM_WORDS] = {p.offset[0], p.offset[1], p.offset[2], a.grid[0], a.grid[1], a.grid[2]};
+      memcpy(buf.data() + at, words, sizeof words);
+    }
+    cu::Result r = api_.LaunchKernel(m.functions[a.entry], p.grid[0], p.grid[1], p.grid[2], a.block[0], a.block[1],
+                                     a.block[2], a.shared_bytes, stream(s), nullptr, extra);
+    if (auto st = check("cuLaunchKernel", r, s); !st) return st;
+  }
+  return {};
+}
+
+DeviceStatus CudaDevice::poll_error() {
+  for (uint32_t s = 0; s < NUM_STREAMS; s++) {
+    if (!pending_.test(s)) continue;
+    cu::Result r = api_.StreamQuery(streams_[s]);
+    if (r == cu::SUCCESS)
+      pending_.reset(s);
+    else if (r != cu::NOT_READY)
+      return std::unexpected(DeviceFault{static_cast<uint32_t>(r), 0, cu::describe(api_, "cuStreamQuery", r)});
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WorkerDevice>> make_cuda_device(Region& region) {
+  auto d = std::make_unique<CudaDevice>(region);
+  if (auto s = d->init(); !s) return std::unexpected(s.error());
+  return std::unique_ptr<WorkerDevice>(std::move(d));
+}
+
+}  // namespace vgpu::worker

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "worker/gpu_device.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include "common/text.h"
+#include "worker/block_map.h"
+
+namespace vgpu::worker {
+namespace {
+
+Command command(Op op, uint32_t stream, uint64_t a, uint64_t b = 0, uint64_t c = 0) {
+  Command k{};
+  k.op = op;
+  k.stream = stream;
+  k.a = a;
+  k.b = b;
+  k.c = c;
+  return k;
+}
+
+uint64_t va_of(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+std::string describe(const WorkerFailure& f) {
+  std::string s = "worker: " + f.reason;
+  if (f.error == regs::ChannelError::mmu_fault) s += " (mmu fault at VA " + hex(f.addr) + ")";
+  if (f.error == regs::ChannelError::timeout) s += " (past its deadline)";
+  return s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WorkerGpuDevice>> WorkerGpuDevice::create(gpu::Vram& vram, const WorkerOptions& options,
+                                                                 const std::vector<VmPart>& parts,
+                                                                 std::chrono::nanoseconds deadline) {
+  auto d = std::make_unique<WorkerGpuDevice>(
+      vram, [options](uint32_t) { return options; }, deadline);
+  for (uint32_t i = 0; i < parts.size(); ++i)
+    if (Status s = d->add_vm(i, parts[i].base, parts[i].bytes, 0, 0); !s) return std::unexpected(s.error());
+  return d;
+}
+
+WorkerGpuDevice::~WorkerGpuDevice() = default;
+
+Status WorkerGpuDevice::add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint32_t first_stream, uint32_t streams) {
+  if (base % BLOCK_BYTES != 0 || bytes == 0 || !vram_.contains(base, bytes) || first_stream > NUM_STREAMS ||
+      streams > NUM_STREAMS - first_stream)
+    return fail(Errc::invalid_argument, "worker device: VM part [" + hex(base) + ", +" + hex(bytes) +
+                                            ") does not start a 2 MiB block of VRAM, or its channels are out of range");
+  auto host = WorkerHost::spawn(options_(id));
+  if (!host) return std::unexpected(host.error());
+  auto vm = std::make_unique<Vm>();
+  vm->id = id;
+  vm->host = std::move(*host);
+  vm->part = {base, bytes};
+  {
+    std::lock_guard lock(vm->mu);
+    if (!ready(*vm)) return fail(Errc::device_error, "worker device: the worker could not map its VRAM");
+  }
+  std::unique_lock table(table_mu_);
+  for (auto& v : vms_)
+    if (v->id == id && v->host)
+      return fail(Errc::invalid_argument, "worker device: VM " + std::to_string(id) + " twice");
+  for (uint32_t s = first_stream; s < first_stream + streams; ++s) stream_vm_[s] = vm.get();
+  vms_.push_back(std::move(vm));
+  return {};
+}
+
+void WorkerGpuDevice::remove_vm(uint32_t id) {
+  Vm* gone = nullptr;
+  {
+    std::unique_lock table(table_mu_);
+    for (auto& v : vms_)
+      if (v->id == id && v->host) gone = v.get();
+    if (gone == nullptr) return;
+    for (Vm*& s : stream_vm_)
+      if (s == gone) s = nullptr;
+  }
+  std::lock_guard lock(gone->mu);
+  gone->host.reset();  // ends the worker
+}
+
+std::string WorkerGpuDevice::name() const { return "CUDA worker per VM (" + options_(0).device + ")"; }
+
+void WorkerGpuDevice::assign(Stream s, uint32_t id) {
+  std::unique_lock table(table_mu_);
+  for (auto& v : vms_)
+    if (v->id == id && v->host && s < NUM_STREAMS) stream_vm_[s] = v.get();
+}
+
+std::optional<WorkerInfo> WorkerGpuDevice::info(uint32_t id) const {
+  Vm* vm = nullptr;
+  {
+    std::shared_lock table(table_mu_);
+    for (auto& v : vms_)
+      if (v->id == id && v->host) vm = v.get();
+  }
+  if (vm == nullptr) return std::nullopt;
+  std::lock_guard lock(vm->mu);
+  if (!vm->host) return std::nullopt;
+  return vm->host->info();
+}
+
+std::vector<uint32_t> WorkerGpuDevice::vm_ids() const {
+  std::shared_lock table(table_mu_);
+  std::vector<uint32_t> ids;
+  for (auto& v : vms_)
+    if (v->host) ids.push_back(v->id);
+  return ids;
+}
+
+std::optional<WorkerFailure> WorkerGpuDevice::last_failure(Stream s) const {
+  std::lock_guard lock(streams_mu_);
+  return reported_[s % NUM_STREAMS];
+}
+
+std::optional<gpu::Device::Failure> WorkerGpuDevice::failure(Stream s) const {
+  auto f = last_failure(s);
+  if (!f) return std::nullopt;
+  // A fault in the worker has no FAULT_INFO for the guest (its VA is the
+  // aperture's, not the guest's): kernel_error, as a user kernel's fault
+  // without one is, with the VA in the reason.
+  const regs::ChannelError code = f->error == regs::ChannelError::mmu_fault ? regs::ChannelError::kernel_error
+                                                                            : f->error;
+  return Failure{code, 0, describe(*f)};
+}
+
+WorkerGpuDevice::Vm* WorkerGpuDevice::vm_of_stream(Stream s) {
+  std::shared_lock table(table_mu_);
+  return stream_vm_[s % NUM_STREAMS];
+}
+
+std::unique_lock<std::mutex> WorkerGpuDevice::usable(Stream s, Vm*& vm) {
+  vm = vm_of_stream(s);
+  if (vm == nullptr) {
+    std::lock_guard sl(streams_mu_);
+    if (!pending_[s % NUM_STREAMS])
+      pending_[s % NUM_STREAMS] = WorkerFailure{regs::ChannelError::internal, 0,
+                                                "the channel belongs to no VM's worker"};
+    return {};
+  }
+  std::unique_lock lock(vm->mu);
+  std::lock_guard sl(streams_mu_);
+  if (!vm->host && !pending_[s % NUM_STREAMS])
+    pending_[s % NUM_STREAMS] = WorkerFailure{regs::ChannelError::internal, 0, "the VM's worker was ended"};
+  if (pending_[s % NUM_STREAMS]) vm = nullptr;
+  return lock;
+}
+
+void WorkerGpuDevice::fail_vm(Vm& vm, const WorkerFailure& f) {
+  std::shared_lock table(table_mu_);
+  std::lock_guard lock(streams_mu_);
+  for (uint32_t s = 0; s < NUM_STREAMS; ++s)
+    if (stream_vm_[s] == &vm && !pending_[s]) pending_[s] = f;
+}
+
+bool WorkerGpuDevice::ready(Vm& vm) {
+  if (auto s = vm.host->ensure_running(); !s) {
+    fail_vm(vm, {regs::ChannelError::kernel_error, 0, s.error().what()});
+    return false;
+  }
+  const int pid = vm.host->info().pid;
+  if (pid == vm.mapped_pid) return true;
+  Command map = command(Op::map, 0, device_va(vm.part.base), vm.part.base / BLOCK_BYTES,
+                        (vm.part.bytes + BLOCK_BYTES - 1) / BLOCK_BYTES);
+  if (!fenced(vm, 0, map)) return false;
+  vm.mapped_pid = pid;
+  return true;
+}
+
+bool WorkerGpuDevice::fenced(Vm& vm, Stream s, Command c) {
+  c.stream = s;
+  auto t = vm.host->submit(c, true);
+  if (!t) {
+    fail_vm(vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
+    return false;
+  }
+  if (auto w = vm.host->wait(*t, deadline_); !w) {
+    fail_vm(vm, w.error());
+    return false;
+  }
+  return true;
+}
+
+void WorkerGpuDevice::queue(Stream s, Command c) {
+  Vm* vm = nullptr;
+  auto lock = usable(s, vm);
+  if (vm == nullptr || !ready(*vm)) return;  // the stream failed: nothing more runs until it hears so
+  c.stream = s % NUM_STREAMS;
+  if (auto t = vm->host->submit(c, false); !t) fail_vm(*vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
+}
+
+void WorkerGpuDevice::missing(Stream s, const char* kernel) {
+  std::lock_guard lock(streams_mu_);
+  if (!pending_[s % NUM_STREAMS])
+    pending_[s % NUM_STREAMS] = WorkerFailure{regs::ChannelError::internal, 0,
+                                              std::string(kernel) + " is not in the CUDA worker yet"};
+}
+
+Status WorkerGpuDevice::synchronize(Stream s) {
+  s %= NUM_STREAMS;
+  Vm* vm = nullptr;
+  auto lock = usable(s, vm);
+  auto take = [&]() -> std::optional<WorkerFailure> {
+    std::lock_guard sl(streams_mu_);
+    auto f = std::exchange(pending_[s], std::nullopt);
+    if (f) reported_[s] = f;
+    return f;
+  };
+  if (auto f = take()) return fail(Errc::device_error, describe(*f));
+  if (vm != nullptr && ready(*vm) && fenced(*vm, s, command(Op::nop, s, 0))) return {};
+  auto f = take();
+  return fail(Errc::device_error, f ? describe(*f) : "worker: failed");
+}
+
+void WorkerGpuDevice::copy(Stream s, std::byte* dst, const std::byte* src, uint64_t bytes) {
+  if (bytes != 0) queue(s, command(Op::copy, s, va_of(dst), va_of(src), bytes));
+}
+
+void WorkerGpuDevice::copy_2d(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch,
+                              uint64_t width, uint64_t height) {
+  for (uint64_t r = 0; r < height; ++r) copy(s, dst + r * dst_pitch, src + r * src_pitch, width);
+}
+
+void WorkerGpuDevice::fill(Stream s, float* dst, uint64_t n, float value) {
+  if (n != 0) queue(s, command(Op::fill32, s, va_of(dst), std::bit_cast<uint32_t>(value), n));
+}
+
+void WorkerGpuDevice::spin(Stream s, uint64_t ns) { queue(s, command(Op::spin, s, ns)); }
+
+// Each window-full is written (or read) and waited for before the window
+// is used again.
+void WorkerGpuDevice::rows(Stream s, Vm& vm, const Rows& r, bool to_device) {
+  std::byte* bulk = vm.host->bulk();
+  uint64_t used = 0;
+  struct Pending {
+    std::byte* host;
+    uint64_t off, bytes;
+  };
+  std::vector<Pending> reads;
+  auto flush = [&]() -> bool {
+    if (used == 0) return true;
+    if (!fenced(vm, s, command(Op::nop, s, 0))) return false;
+    for (const Pending& p : reads) std::memcpy(p.host, bulk + p.off, p.bytes);
+    reads.clear();
+    used = 0;
+    return true;
+  };
+  for (uint64_t row = 0; row < r.height; ++row) {
+    for (uint64_t done = 0; done < r.width;) {
+      if (used == BULK_BYTES && !flush()) return;
+      const uint64_t n = std::min(r.width - done, BULK_BYTES - used);
+      const uint64_t dev = r.dev + row * r.dev_pitch + done;
+      std::byte* host = r.host + row * r.host_pitch + done;
+      if (to_device) std::memcpy(bulk + used, host, n);
+      auto t = vm.host->submit(command(to_device ? Op::write : Op::read, s, dev, used, n), false);
+      if (!t) return fail_vm(vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
+      if (!to_device) reads.push_back({host, used, n});
+      used += n;
+      done += n;
+    }
+  }
+  flush();
+}
+
+void WorkerGpuDevice::copy_2d_from_host(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* host_src,
+                                        uint64_t src_pitch, uint64_t width, uint64_t height) {
+  s %= NUM_STREAMS;
+  Vm* vm = nullptr;
+  auto lock = usable(s, vm);
+  if (vm == nullptr || !ready(*vm)) return;
+  rows(s, *vm, {va_of(dst), dst_pitch, const_cast<std::byte*>(host_src), src_pitch, width, height}, true);
+}
+
+void WorkerGpuDevice::copy_2d_to_host(Stream s, std::byte* host_dst, uint64_t dst_pitch, const std::byte* src,
+                                      uint64_t src_pitch, uint64_t width, uint64_t height) {
+  s %= NUM_STREAMS;
+  Vm* vm = nullptr;
+  auto lock = usable(s, vm);
+  if (vm == nullptr || !ready(*vm)) return;
+  rows(s, *vm, {va_of(src), src_pitch, host_dst, dst_pitch, width, height}, false);
+}
+
+void WorkerGpuDevice::copy_from_host(Stream s, std::byte* dst, const std::byte* host_src, uint64_t bytes) {
+  copy_2d_from_host(s, dst, bytes, host_src, bytes, bytes, 1);
+}
+
+void WorkerGpuDevice::copy_to_host(Stream s, std::byte* host_dst, const std::byte* src, uint64_t bytes) {
+  copy_2d_to_host(s, host_dst, bytes, src, bytes, bytes, 1);
+}
+
+// The residency tracker's transfers: each VM's share of the range through
+// its worker, on stream 0 (a transfer between the host's VRAM and the
+// VM's blocks, in no channel's order). Bytes of no VM's part stay.
+void WorkerGpuDevice::transfer(uint64_t addr, uint64_t len, bool to_device) {
+  std::vector<Vm*> vms;
+  {
+    std::shared_lock table(table_mu_);
+    for (auto& v : vms_) vms.push_back(v.get());
+  }
+  for (Vm* vm : vms) {
+    const uint64_t lo = std::max(addr, vm->part.base), hi = std::min(addr + len, vm->part.base + vm->part.bytes);
+    if (lo >= hi) continue;
+    std::lock_guard lock(vm->mu);
+    if (vm->host && ready(*vm))
+      rows(0, *vm, {device_va(lo), hi - lo, vram_.data() + lo, hi - lo, hi - lo, 1}, to_device);
+  }
+}
+
+void WorkerGpuDevice::upload(uint64_t addr, uint64_t len) { transfer(addr, len, true); }
+void WorkerGpuDevice::download(uint64_t addr, uint64_t len) { transfer(addr, len, false); }
+
+}  // namespace vgpu::worker

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The engine back end on per-VM workers (docs/cuda-worker.md,
+// "Integration"): a gpu::Device whose streams (channels) belong to VMs and
+// whose work runs in that VM's worker process. Each VM owns a 2 MiB-aligned
+// part of physical VRAM; its worker maps that part, VRAM block k at
+// APERTURE_BASE + k * 2 MiB, so a device pointer is APERTURE_BASE + phys and
+// another VM's part is unmapped in it (an access there faults in the
+// worker, not in its neighbour). A worker's failure (fault, deadline, death)
+// fails the next synchronize of each of that VM's streams with the reason;
+// the next command starts another worker and maps the part again (its VRAM
+// bytes are not restored: the spec's rule for VRAM after a device error is
+// not coded yet). Not in the worker yet: the built-in saxpy, madd, sgemm,
+// conv2d and mriq (their stream fails with a reason), scratch alloc (nullptr)
+// and device-written fences (write_host_word is false).
+#pragma once
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <functional>
+#include <optional>
+#include <shared_mutex>
+#include <vector>
+#include "gpu/device/device.h"
+#include "gpu/mem/vram.h"
+#include "worker/block_map.h"
+#include "worker/worker_host.h"
+
+namespace vgpu::worker {
+
+// A VM's physical VRAM: [base, base + bytes), both multiples of BLOCK_BYTES.
+struct VmPart {
+  uint64_t base, bytes;
+};
+
+// The options of VM `id`'s worker.
+using WorkerOptionsFor = std::function<WorkerOptions(uint32_t id)>;
+
+class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
+ public:
+  // No VM yet (the mediator adds them); `deadline` bounds every wait.
+  WorkerGpuDevice(gpu::Vram& vram, WorkerOptionsFor options, std::chrono::nanoseconds deadline)
+      : vram_(vram), options_(std::move(options)), deadline_(deadline) {}
+  // VMs 0, 1, ... with these parts and no streams (tests: assign them).
+  static Result<std::unique_ptr<WorkerGpuDevice>> create(gpu::Vram& vram, const WorkerOptions& options,
+                                                         const std::vector<VmPart>& parts,
+                                                         std::chrono::nanoseconds deadline);
+  ~WorkerGpuDevice() override;
+
+  uint64_t partition_align() const override { return BLOCK_BYTES; }
+  // Starts VM `id`'s worker and maps its part (base: a multiple of
+  // BLOCK_BYTES; the last block is whole); streams [first, first + n) are
+  // its channels.
+  Status add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint32_t first_stream, uint32_t streams) override;
+  // Ends its worker; its streams belong to no VM (their work fails).
+  void remove_vm(uint32_t id) override;
+  // Stream `s` (a channel) belongs to VM `id`.
+  void assign(Stream s, uint32_t id);
+  // VM `id`'s worker; nullopt for no such VM.
+  std::optional<WorkerInfo> info(uint32_t id) const;
+  std::vector<uint32_t> vm_ids() const;
+  // The failure the last failed synchronize of `s` reported.
+  std::optional<WorkerFailure> last_failure(Stream s) const;
+  // The device pointer of a physical VRAM address.
+  static uint64_t device_va(uint64_t phys) { return APERTURE_BASE + phys; }
+
+  std::string name() const override;
+  std::string conv2d_library() const override { return "none (not in the CUDA worker yet)"; }
+  void upload(uint64_t addr, uint64_t len) override;
+  void download(uint64_t addr, uint64_t len) override;
+  std::byte* mirror(uint64_t phys) override { return reinterpret_cast<std::byte*>(device_va(phys)); }
+  std::byte* alloc(Stream, uint64_t) override { return nullptr; }
+  void free(Stream, std::byte*) override {}
+  void copy(Stream s, std::byte* dst, const std::byte* src, uint64_t bytes) override;
+  void copy_2d(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch, uint64_t width,
+               uint64_t height) override;
+  void copy_from_host(Stream s, std::byte* dst, const std::byte* host_src, uint64_t bytes) override;
+  void copy_to_host(Stream s, std::byte* host_dst, const std::byte* src, uint64_t bytes) override;
+  void copy_2d_from_host(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* host_src, uint64_t src_pitch,
+                         uint64_t width, uint64_t height) override;
+  void copy_2d_to_host(Stream s, std::byte* host_dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch,
+                       uint64_t width, uint64_t height) override;
+  void register_host(std::byte*, uint64_t) override {}  // bytes travel through the bulk window
+  void unregister_host(std::byte*) override {}
+  void fill(Stream s, float* dst, uint64_t n, float value) override;
+  void saxpy(Stream s, float, const float*, float*, uint64_t) override { missing(s, "saxpy"); }
+  void madd(Stream s, const float*, const float*, float*, uint64_t) override { missing(s, "madd"); }
+  void sgemm(Stream s, const cls::SgemmArgs&, const float*, const float*, float*) override { missing(s, "sgemm"); }
+  void conv2d(Stream s, const cls::Conv2dArgs&, const float*, const float*, float*) override { missing(s, "conv2d"); }
+  void mriq(Stream s, uint32_t, uint32_t, const float*, const float*, const float*, const float*, const float*,
+            const float*, const float*, float*, float*) override {
+    missing(s, "mriq");
+  }
+  void spin(Stream s, uint64_t ns) override;
+  bool write_host_word(Stream, uint64_t, uint32_t) override { return false; }
+  Status synchronize(Stream s) override;
+  std::optional<Failure> failure(Stream s) const override;
+
+ private:
+  struct Vm {
+    uint32_t id;
+    std::unique_ptr<WorkerHost> host;
+    VmPart part;
+    int mapped_pid = -1;  // the worker whose aperture holds the part
+    mutable std::mutex mu;
+  };
+  // Rows of `width` bytes between host memory and the device, through the
+  // bulk window (a chunk per window-full, each waited for).
+  struct Rows {
+    uint64_t dev, dev_pitch;
+    std::byte* host;
+    uint64_t host_pitch, width, height;
+  };
+
+  // The stream's VM; nullptr (the stream failed) where it has none.
+  Vm* vm_of_stream(Stream s);
+  // The stream's VM, locked, if it has one and has not failed.
+  std::unique_lock<std::mutex> usable(Stream s, Vm*& vm);
+  // Starts the worker if it failed and maps the VM's part; false (the
+  // streams failed) when it cannot.
+  bool ready(Vm& vm);
+  void queue(Stream s, Command c);
+  bool fenced(Vm& vm, Stream s, Command c);
+  void fail_vm(Vm& vm, const WorkerFailure& f);
+  void missing(Stream s, const char* kernel);
+  void rows(Stream s, Vm& vm, const Rows& r, bool to_device);
+  // The residency tracker's transfers, each VM's share through its worker.
+  void transfer(uint64_t addr, uint64_t len, bool to_device);
+
+  gpu::Vram& vram_;
+  WorkerOptionsFor options_;
+  std::chrono::nanoseconds deadline_;
+  // VMs by id; a removed VM's entry stays (its worker ended) so that a
+  // call that found it still holds a live object.
+  mutable std::shared_mutex table_mu_;
+  std::vector<std::unique_ptr<Vm>> vms_;
+  Vm* stream_vm_[NUM_STREAMS] = {};
+  // Per stream: a failure not yet reported, and the last one reported.
+  std::optional<WorkerFailure> pending_[NUM_STREAMS], reported_[NUM_STREAMS];
+  mutable std::mutex streams_mu_;
+};
+
+}  // namespace vgpu::worker

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The worker's life cycle on the fake device (docs/cuda-worker.md,
+// "Containment"): spawn, work and fences, a hung worker past its
+// deadline, a fault, a crash, respawn, and the error each gives.
+#include "worker/worker_host.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstring>
+#include "worker/block_map.h"
+
+namespace vgpu::worker {
+namespace {
+
+using namespace std::chrono_literals;
+constexpr uint64_t VA = APERTURE_BASE;
+
+WorkerOptions fake(std::vector<std::string> extra = {}) {
+  WorkerOptions o;
+  o.binary = VGPU_WORKER_BIN;
+  o.device = "fake";
+  o.extra_args = std::move(extra);
+  return o;
+}
+
+Command cmd(Op op, uint32_t stream, uint64_t a, uint64_t b = 0, uint64_t c = 0) {
+  Command k{};
+  k.op = op;
+  k.stream = stream;
+  k.a = a;
+  k.b = b;
+  k.c = c;
+  return k;
+}
+
+void run(WorkerHost& h, Command c) {
+  auto t = h.submit(c);
+  ASSERT_TRUE(t) << t.error().what();
+  auto w = h.wait(*t, 5s);
+  ASSERT_TRUE(w) << w.error().reason;
+}
+
+std::unique_ptr<WorkerHost> spawn(WorkerOptions o) {
+  auto h = WorkerHost::spawn(std::move(o));
+  EXPECT_TRUE(h) << h.error().what();
+  return h ? std::move(*h) : nullptr;
+}
+
+uint32_t word_at(WorkerHost& h, uint64_t va) {
+  run(h, cmd(Op::read, 0, va, 0, sizeof(uint32_t)));
+  uint32_t v;
+  memcpy(&v, h.bulk(), sizeof v);
+  return v;
+}
+
+TEST(WorkerHost, AWorkerStartsReadyOnItsDevice) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  WorkerInfo i = h->info();
+  EXPECT_GT(i.pid, 0);
+  EXPECT_EQ(i.state, WorkerState::ready);
+  EXPECT_EQ(i.restarts, 0u);
+  EXPECT_EQ(i.device, "fake device (host memory)");
+}
+
+TEST(WorkerHost, WorkOnMappedBlocksFencesAndReadsBack) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  run(*h, cmd(Op::map, 3, VA, 7, 2));
+  run(*h, cmd(Op::fill32, 3, VA + BLOCK_BYTES - 8, 0xabcd1234, 4));  // across the two blocks
+  run(*h, cmd(Op::copy, 3, VA + 64, VA + BLOCK_BYTES - 4, 4));
+  EXPECT_EQ(word_at(*h, VA + BLOCK_BYTES + 4), 0xabcd1234u);
+  EXPECT_EQ(word_at(*h, VA + 64), 0xabcd1234u);
+}
+
+TEST(WorkerHost, ManyCommandsInOneDoorbellEachFenceInOrder) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  run(*h, cmd(Op::map, 0, VA, 0, 1));
+  std::vector<Ticket> tickets;
+  for (uint32_t i = 0; i < 2 * RING_SLOTS; i++) {
+    auto t = h->submit(cmd(Op::fill32, 1, VA + 4 * i, i, 1));
+    ASSERT_TRUE(t);
+    tickets.push_back(*t);
+  }
+  ASSERT_TRUE(h->wait(tickets.back(), 5s));
+  for (auto& t : tickets) EXPECT_TRUE(h->wait(t, 0ns));
+  EXPECT_EQ(word_at(*h, VA + 4 * 300), 300u);
+}
+
+TEST(WorkerHost, AHungWorkerPastItsDeadlineIsKilledAndRespawned) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  int first = h->info().pid;
+  auto t = h->submit(cmd(Op::spin, 2, 3'600'000'000'000ull));  // an hour
+  ASSERT_TRUE(t);
+  auto w = h->wait(*t, 50ms);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().error, regs::ChannelError::timeout);
+  EXPECT_NE(w.error().reason.find("past its deadline"), std::string::npos) << w.error().reason;
+  EXPECT_EQ(h->info().state, WorkerState::dead);  // the failure is reported before any respawn
+  EXPECT_EQ(kill(first, 0), -1);                  // killed and reaped
+  ASSERT_TRUE(h->ensure_running());
+  WorkerInfo i = h->info();
+  EXPECT_EQ(i.restarts, 1u);
+  EXPECT_NE(i.pid, first);
+  EXPECT_EQ(i.state, WorkerState::ready);
+  // The new worker starts with no blocks: a VM remaps them at its next launch.
+  run(*h, cmd(Op::map, 0, VA, 0, 1));
+  run(*h, cmd(Op::fill32, 0, VA, 5, 1));
+  EXPECT_EQ(word_at(*h, VA), 5u);
+}
+
+TEST(WorkerHost, AFaultIsAnMmuFaultWithTheAddressAndTheWorkerIsRespawned) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  auto t = h->submit(cmd(Op::fill32, 4, VA + 0x1230, 1, 1));  // nothing mapped
+  ASSERT_TRUE(t);
+  auto w = h->wait(*t, 5s);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().error, regs::ChannelError::mmu_fault);
+  EXPECT_EQ(w.error().addr, VA + 0x1230);
+  EXPECT_NE(w.error().reason.find("fill32: an access to an unmapped address"), std::string::npos) << w.error().reason;
+  EXPECT_EQ(h->info().state, WorkerState::dead);
+  run(*h, cmd(Op::nop, 4, 0));  // the next command starts a new worker
+  EXPECT_EQ(h->info().restarts, 1u);
+  EXPECT_EQ(h->info().state, WorkerState::ready);
+}
+
+TEST(WorkerHost, AReadOnlyBlockReadsAndAWriteToItFaults) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  run(*h, cmd(Op::map, 0, VA, 0, 1));
+  run(*h, cmd(Op::fill32, 0, VA, 9, 1));
+  Command ro = cmd(Op::map, 0, VA + BLOCK_BYTES, 0, 1);  // the same block again, read-only
+  ro.flags = MAP_READ_ONLY;
+  run(*h, ro);
+  EXPECT_EQ(word_at(*h, VA + BLOCK_BYTES), 9u);  // one block at two VAs aliases
+  auto t = h->submit(cmd(Op::fill32, 0, VA + BLOCK_BYTES + 16, 1, 1));
+  ASSERT_TRUE(t);
+  auto w = h->wait(*t, 5s);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().error, regs::ChannelError::mmu_fault);
+  EXPECT_EQ(w.error().addr, VA + BLOCK_BYTES + 16);
+  EXPECT_NE(w.error().reason.find("a write to a read-only block"), std::string::npos) << w.error().reason;
+}
+
+TEST(WorkerHost, BytesWrittenToTheBulkWindowBeforeARespawnReachTheNewWorker) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  h->kill_and_respawn("test");
+  h->kill_and_respawn("test");                       // the second one: no worker since the first failure
+  auto t = h->submit(cmd(Op::fill32, 0, VA, 1, 1));  // faults: the worker is reaped
+  ASSERT_TRUE(t);
+  ASSERT_FALSE(h->wait(*t, 5s));
+  uint32_t v = 77;
+  memcpy(h->bulk(), &v, sizeof v);  // before the next command starts a worker
+  run(*h, cmd(Op::map, 0, VA, 0, 1));
+  run(*h, cmd(Op::write, 0, VA, 0, sizeof v));
+  EXPECT_EQ(word_at(*h, VA), 77u);
+  EXPECT_EQ(h->info().restarts, 3u);
+}
+
+TEST(WorkerHost, AFillOfAnySizeFaultsPastTheMappedBlocks) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  run(*h, cmd(Op::map, 0, VA, 0, 1));
+  auto t = h->submit(cmd(Op::fill32, 0, VA, 3, uint64_t{1} << 60));
+  ASSERT_TRUE(t);
+  auto w = h->wait(*t, 5s);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().error, regs::ChannelError::mmu_fault);
+  EXPECT_EQ(w.error().addr, VA + BLOCK_BYTES);
+}
+
+TEST(WorkerHost, CommandsWithoutFencesAreDoneByTheNextFence) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  run(*h, cmd(Op::map, 0, VA, 0, 1));
+  for (uint32_t i = 0; i < 1000; i++) ASSERT_TRUE(h->submit(cmd(Op::fill32, 1, VA + 4 * i, i + 1, 1), false));
+  auto last = h->submit(cmd(Op::nop, 1, 0));
+  ASSERT_TRUE(last);
+  ASSERT_TRUE(h->wait(*last, 5s));
+  EXPECT_EQ(word_at(*h, VA + 4 * 999), 1000u);
+}
+
+TEST(WorkerHost, AWorkerThatDiesGivesAKernelErrorNamingTheSignal) {
+  auto h = spawn(fake({"--die-at-seq", "2"}));
+  ASSERT_TRUE(h);
+  run(*h, cmd(Op::nop, 6, 0));
+  auto t = h->submit(cmd(Op::nop, 6, 0));
+  ASSERT_TRUE(t);
+  auto w = h->wait(*t, 5s);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().error, regs::ChannelError::kernel_error);
+  EXPECT_NE(w.error().reason.find("worker died: killed by signal"), std::string::npos) << w.error().reason;
+  ASSERT_TRUE(h->ensure_running());
+  EXPECT_EQ(h->info().restarts, 1u);
+}
+
+TEST(WorkerHost, AWaitOnACommandOfAKilledWorkerGetsItsFailure) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  auto spin = h->submit(cmd(Op::spin, 1, 3'600'000'000'000ull));
+  auto other = h->submit(cmd(Op::nop, 2, 0));  // behind the spin in the ring
+  ASSERT_TRUE(spin && other);
+  ASSERT_FALSE(h->wait(*spin, 20ms));
+  auto w = h->wait(*other, 1s);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().error, regs::ChannelError::timeout);
+}
+
+TEST(WorkerHost, AWorkerRestartedTooOftenIsNotRestartedAgain) {
+  WorkerOptions o = fake();
+  o.respawn_limit = 2;
+  auto h = spawn(o);
+  ASSERT_TRUE(h);
+  for (int i = 0; i < 3; i++) h->kill_and_respawn("test");
+  EXPECT_EQ(h->info().state, WorkerState::dead);
+  auto t = h->submit(cmd(Op::nop, 0, 0));
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("restarted too often"), std::string::npos) << t.error().message;
+}
+
+TEST(WorkerHost, AMissingBinaryIsAClearStartError) {
+  WorkerOptions o = fake();
+  o.binary = "/nonexistent/vgpu-worker";
+  auto h = WorkerHost::spawn(o);
+  ASSERT_FALSE(h);
+  EXPECT_NE(h.error().message.find("did not start: worker died: exit status 127"), std::string::npos)
+      << h.error().message;
+}
+
+TEST(WorkerHost, TheCudaDeviceWithoutAGpuIsAClearStartError) {
+  WorkerOptions o = fake();
+  o.device = "cuda";
+  auto h = WorkerHost::spawn(o);
+  if (h) GTEST_SKIP() << "a GPU is present: " << (*h)->info().device;
+  EXPECT_NE(h.error().message.find("did not start: worker: "), std::string::npos) << h.error().message;
+}
+
+}  // namespace
+}  // namespace vgpu::worker
