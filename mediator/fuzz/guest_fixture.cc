@@ -3,6 +3,7 @@
 // (guest_fixture.h).
 #include "mediator/fuzz/guest_fixture.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -97,7 +98,29 @@ class AccessOnlyPort final : public driver::Port {
   std::unique_ptr<driver::Port> inner_;
 };
 
+// "word N changed in VRAM" for the first of `want` that differs at
+// `addr`, or nothing.
+std::string changed_word(const gpu::Vram& vram, uint64_t addr, const std::vector<uint32_t>& want) {
+  std::vector<uint32_t> got(want.size());
+  if (!vram.read(addr, got.data(), got.size() * sizeof(uint32_t))) return "out of VRAM";
+  if (got == want) return {};
+  const size_t i = static_cast<size_t>(std::mismatch(got.begin(), got.end(), want.begin()).first - got.begin());
+  return "word " + std::to_string(i) + " changed in VRAM";
+}
+
 }  // namespace
+
+uint32_t env_count(const char* name, uint32_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(v, &end, 10);
+  if (*end != '\0' || n == 0 || n > UINT32_MAX) {
+    std::fprintf(stderr, "%s='%s': not a whole number from 1 to %u\n", name, v, UINT32_MAX);
+    std::exit(2);
+  }
+  return static_cast<uint32_t>(n);
+}
 
 void finding(const std::string& what) {
   std::fprintf(stderr, "FUZZ FINDING: %s\n", what.c_str());
@@ -114,12 +137,17 @@ Fixture& Fixture::get() {
 }
 
 Fixture::Fixture() {
-  attacker_ram_ = need(gpu::MemfdRam::create(VM_RAM, "fuzz-attacker-ram"), "attacker RAM");
+  reuse_ = env_count("VGPU_FUZZ_REUSE", 1);
+  if (std::getenv("VGPU_FUZZ_WAIT_MS")) wait_ms_ = env_count("VGPU_FUZZ_WAIT_MS", 0);
+  fill_every_ = env_count("VGPU_FUZZ_FILL_EVERY", 1);
+  for (Mode m : {Mode::fv_naive, Mode::fv_opt, Mode::pv})
+    attacker_ram_[static_cast<size_t>(m)] = need(gpu::MemfdRam::create(VM_RAM, "fuzz-attacker-ram"), "attacker RAM");
   victim_ram_ = need(gpu::MemfdRam::create(VM_RAM, "fuzz-victim-ram"), "victim RAM");
   native_ram_ = need(gpu::MemfdRam::create(VM_RAM, "fuzz-native-ram"), "pass-through RAM");
   mediator::HostConfig hc;
   hc.reserved_bytes = 64 * MiB;
-  hc.vram_bytes = 2 * VM_VRAM + hc.reserved_bytes;
+  // The victim and one kept attacker per mediated mode.
+  hc.vram_bytes = 4 * VM_VRAM + hc.reserved_bytes;
   hc.max_gpu_ms = MAX_GPU_MS;
   hc.turn_ns = TURN_NS;
   hc.log = log_line;
@@ -156,32 +184,71 @@ void Fixture::make_victim() {
   victim_errors_ = victim_vgpu_->counters().guest_errors;
 }
 
-Attacker Fixture::attacker(Mode mode) {
+Attacker& Fixture::attacker(Mode mode) {
+  std::optional<Attacker>& kept = kept_[static_cast<size_t>(mode)];
+  if (!kept) kept.emplace(fresh(mode));
+  ++kept->inputs;
+  return *kept;
+}
+
+void Fixture::after_input(Attacker& a) {
+  if (a.inputs < reuse_ && !a.wedged && !a.was_reset && a.ctx) {
+    a.last.reset();
+    return;
+  }
+  const size_t slot = static_cast<size_t>(a.mode);
+  teardown(a);
+  kept_[slot].reset();
+}
+
+Attacker Fixture::fresh(Mode mode) {
   Attacker a;
   a.mode = mode;
-  std::memset(attacker_ram_->data(), 0, attacker_ram_->size());
   if (mode == Mode::native) {
     std::memset(native_ram_->data(), 0, native_ram_->size());
     auto port = need(driver::NativePort::create(*native_), "pass-through port");
     port->set_pinned_ram(span_of(*native_ram_), 0);
     a.port = std::make_unique<AccessOnlyPort>(std::move(port));
   } else {
-    a.vgpu = need(host_->create_vgpu(vgpu_config("attacker", mode)), "attacker vGPU");
-    need(host_->set_guest_ram(*a.vgpu, {{0, VM_RAM, attacker_ram_, 0}}), "attacker RAM");
+    gpu::MemfdRam& ram = *attacker_ram_[static_cast<size_t>(mode)];
+    std::memset(ram.data(), 0, ram.size());
+    a.vgpu = need(host_->create_vgpu(vgpu_config(mode_name(mode), mode)), "attacker vGPU");
+    need(host_->set_guest_ram(*a.vgpu, {{0, VM_RAM, attacker_ram_[static_cast<size_t>(mode)], 0}}), "attacker RAM");
     auto port = need(testbed::MediatedPort::create(*a.vgpu, host_->gpu().vram()), "attacker port");
-    port->set_pinned_ram(span_of(*attacker_ram_), 0);
+    port->set_pinned_ram(span_of(ram), 0);
     a.port = std::make_unique<AccessOnlyPort>(std::move(port));
   }
   // A fresh device always opens and makes a context: in pass-through
   // this is also the check that the last input's reset left a working GPU.
-  const uint64_t wait_ns = mode == Mode::native ? NATIVE_DEVICE_WAIT_NS : ATTACKER_DEVICE_WAIT_NS;
-  a.dev = need(driver::Device::open(*a.port, device_options(mode, wait_ns)), "attacker open");
-  a.ctx = need(a.dev->create_context(), "attacker context");
-  a.a = need(a.ctx->alloc(BUFFER_BYTES), "attacker buffer");
-  a.b = need(a.ctx->alloc(BUFFER_BYTES), "attacker buffer");
-  a.pinned = need(a.ctx->alloc_host(BUFFER_BYTES), "attacker pinned buffer");
+  // First with the campaign's short driver wait (VGPU_FUZZ_WAIT_MS), so
+  // that an input that breaks its device pays that wait, not the setup's;
+  // a setup that times out under it (a loaded machine) runs again with
+  // the long one.
+  const uint64_t long_ns = mode == Mode::native ? NATIVE_DEVICE_WAIT_NS : ATTACKER_DEVICE_WAIT_NS;
+  if (wait_ms_ == 0 || !open_driver(a, uint64_t{wait_ms_} * 1'000'000).empty()) {
+    if (std::string e = open_driver(a, long_ns); !e.empty()) finding("fixture: attacker " + e);
+  }
   a.raw.emplace(*a.port);
   return a;
+}
+
+// The driver on the attacker's port: device, context, buffers; what
+// failed, or nothing.
+std::string Fixture::open_driver(Attacker& a, uint64_t wait_ns) {
+  a.ctx.reset();
+  a.dev.reset();
+  auto dev = driver::Device::open(*a.port, device_options(a.mode, wait_ns));
+  if (!dev) return "open: " + std::string(dev.error().what());
+  a.dev = std::move(*dev);
+  auto ctx = a.dev->create_context();
+  if (!ctx) return "context: " + std::string(ctx.error().what());
+  a.ctx = std::move(*ctx);
+  auto x = a.ctx->alloc(BUFFER_BYTES), y = a.ctx->alloc(BUFFER_BYTES), pinned = a.ctx->alloc_host(BUFFER_BYTES);
+  if (!x || !y || !pinned) return "buffers: " + std::string((!x ? x : !y ? y : pinned).error().what());
+  a.a = *x;
+  a.b = *y;
+  a.pinned = *pinned;
+  return {};
 }
 
 void Fixture::teardown(Attacker& a) {
@@ -199,6 +266,8 @@ void Fixture::teardown(Attacker& a) {
 }
 
 void Fixture::victim_begin() {
+  fill_running_ = inputs_++ % fill_every_ == 0;
+  if (!fill_running_) return;
   const float value = static_cast<float>(++round_ % 1000 + 1);
   victim_fence_ = need(victim_ctx_->fill({work_, WORK_FLOATS, value}), "victim fill");
 }
@@ -206,18 +275,26 @@ void Fixture::victim_begin() {
 std::string Fixture::victim_memory_changed() {
   gpu::Vram& vram = host_->gpu().vram();
   const uint64_t base = victim_vgpu_->partition().base;
-  for (size_t i = 0; i < small_words_.size(); ++i)
-    if (vram.read32(base + victim_small_gaddr_ + i * 4) != small_words_[i])
-      return "victim small sentinel word " + std::to_string(i) + " changed in VRAM";
-  for (size_t i = 0; i < big_words_.size(); ++i)
-    if (vram.read32(base + victim_big_gaddr_ + i * 4) != big_words_[i])
-      return "victim big sentinel word " + std::to_string(i) + " changed in VRAM";
+  // One bulk read each (a word at a time cost more than a small input).
+  if (std::string m = changed_word(vram, base + victim_small_gaddr_, small_words_); !m.empty())
+    return "victim small sentinel " + m;
+  if (std::string m = changed_word(vram, base + victim_big_gaddr_, big_words_); !m.empty())
+    return "victim big sentinel " + m;
   if (std::memcmp(victim_ram_->data(), victim_ram_copy_.data(), victim_ram_copy_.size()) != 0)
     return "victim RAM changed";
   return {};
 }
 
 void Fixture::victim_end() {
+  if (fill_running_) victim_fill_done();
+  if (std::string m = victim_memory_changed(); !m.empty()) finding(m);
+  if (auto e = victim_ctx_->channel().error(); e != regs::ChannelError::none)
+    finding("victim channel error " + std::to_string(static_cast<uint32_t>(e)));
+  if (victim_vgpu_->counters().guest_errors != victim_errors_)
+    finding("the victim got a guest error: " + victim_vgpu_->guest_errors().back());
+}
+
+void Fixture::victim_fill_done() {
   const auto start = std::chrono::steady_clock::now();
   if (auto s = victim_ctx_->wait(*victim_fence_, VICTIM_BOUND_MS * 1'000'000); !s)
     finding("victim fill of round " + std::to_string(round_) + " did not finish: " + s.error().what());
@@ -229,11 +306,6 @@ void Fixture::victim_end() {
   const float want = static_cast<float>(round_ % 1000 + 1);
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i] != want) finding("victim fill result word " + std::to_string(i) + " wrong");
-  if (std::string m = victim_memory_changed(); !m.empty()) finding(m);
-  if (auto e = victim_ctx_->channel().error(); e != regs::ChannelError::none)
-    finding("victim channel error " + std::to_string(static_cast<uint32_t>(e)));
-  if (victim_vgpu_->counters().guest_errors != victim_errors_)
-    finding("the victim got a guest error: " + victim_vgpu_->guest_errors().back());
 }
 
 uint64_t Fixture::foreign_vram(const Attacker& a, uint64_t victim_gaddr) const {
@@ -261,10 +333,10 @@ void run_guest_program(Surface surface, const uint8_t* data, size_t size) {
     mode = modes[first % 3];
   }
   const bool victim = mode != Mode::native;
-  Attacker a = f.attacker(mode);
+  Attacker& a = f.attacker(mode);
   if (victim) f.victim_begin();  // the victim's fill runs during the attacker's operations
   run_ops(surface, a, in);
-  f.teardown(a);
+  f.after_input(a);
   if (victim) f.victim_end();
 }
 
