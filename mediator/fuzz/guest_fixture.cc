@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/text.h"
 #include "driver/native_port.h"
 #include "testbed/mediated_port.h"
 
@@ -122,8 +123,38 @@ uint32_t env_count(const char* name, uint32_t fallback) {
   return static_cast<uint32_t>(n);
 }
 
+namespace {
+
+// The inputs since the oldest kept attacker was made (VGPU_FUZZ_REUSE >
+// 1), the last MAX_HISTORY of them: a finding may need them all, so they
+// are written out with it.
+constexpr size_t MAX_HISTORY = 1024;
+std::vector<std::vector<uint8_t>>& history() {
+  static std::vector<std::vector<uint8_t>> h;
+  return h;
+}
+
+// Writes the history to VGPU_FUZZ_HISTORY/history-NNNNN, oldest first, to
+// be replayed in that order (NAME_fuzz_replay DIR/history-*).
+void write_history() {
+  const char* dir = std::getenv("VGPU_FUZZ_HISTORY");
+  if (!dir || history().size() < 2) return;
+  for (size_t i = 0; i < history().size(); ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/history-%05zu", i);
+    if (FILE* out = std::fopen((std::string(dir) + name).c_str(), "wb")) {
+      (void)std::fwrite(history()[i].data(), 1, history()[i].size(), out);
+      std::fclose(out);
+    }
+  }
+  std::fprintf(stderr, "FUZZ FINDING: the %zu inputs that led to it are in %s/history-*\n", history().size(), dir);
+}
+
+}  // namespace
+
 void finding(const std::string& what) {
   std::fprintf(stderr, "FUZZ FINDING: %s\n", what.c_str());
+  write_history();
   std::fflush(stderr);
   std::abort();
 }
@@ -226,7 +257,7 @@ Attacker Fixture::fresh(Mode mode) {
   // the long one.
   const uint64_t long_ns = mode == Mode::native ? NATIVE_DEVICE_WAIT_NS : ATTACKER_DEVICE_WAIT_NS;
   if (wait_ms_ == 0 || !open_driver(a, uint64_t{wait_ms_} * 1'000'000).empty()) {
-    if (std::string e = open_driver(a, long_ns); !e.empty()) finding("fixture: attacker " + e);
+    if (std::string e = open_driver(a, long_ns); !e.empty()) finding("fixture: attacker " + e + "; " + host_state());
   }
   a.raw.emplace(*a.port);
   return a;
@@ -297,7 +328,8 @@ void Fixture::victim_end() {
 void Fixture::victim_fill_done() {
   const auto start = std::chrono::steady_clock::now();
   if (auto s = victim_ctx_->wait(*victim_fence_, VICTIM_BOUND_MS * 1'000'000); !s)
-    finding("victim fill of round " + std::to_string(round_) + " did not finish: " + s.error().what());
+    finding("victim fill of round " + std::to_string(round_) + " did not finish: " + s.error().what() + "; " +
+            host_state());
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
   if (static_cast<uint64_t>(ms.count()) > VICTIM_BOUND_MS)
     finding("victim fill took " + std::to_string(ms.count()) + " ms after the attacker's input");
@@ -306,6 +338,24 @@ void Fixture::victim_fill_done() {
   const float want = static_cast<float>(round_ % 1000 + 1);
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i] != want) finding("victim fill result word " + std::to_string(i) + " wrong");
+}
+
+std::string Fixture::host_state() {
+  const mediator::TurnCounts t = host_->turn_counts();
+  std::string out = strfmt("turns started %llu, out of time %llu, dry %llu, holds kept %llu, expired %llu",
+                           static_cast<unsigned long long>(t.started), static_cast<unsigned long long>(t.out_of_time),
+                           static_cast<unsigned long long>(t.dry), static_cast<unsigned long long>(t.holds_kept),
+                           static_cast<unsigned long long>(t.holds_expired));
+  const auto vm = [&](const char* name, mediator::Vgpu* v) {
+    if (!v) return;
+    out += strfmt("; %s: %zu queued, gpu %llu us, channel 0 state 0x%x", name, host_->queued_submissions(v->id()),
+                  static_cast<unsigned long long>(host_->gpu_ns(v->id()) / 1000),
+                  host_->physical_state(v->pchid_of(0)));
+  };
+  vm("victim", victim_vgpu_);
+  for (const auto& k : kept_)
+    if (k) vm(mode_name(k->mode), k->vgpu);
+  return out;
 }
 
 uint64_t Fixture::foreign_vram(const Attacker& a, uint64_t victim_gaddr) const {
@@ -321,6 +371,11 @@ uint64_t Fixture::foreign_ram(const Attacker& a, uint64_t offset) const {
 
 void run_guest_program(Surface surface, const uint8_t* data, size_t size) {
   Fixture& f = Fixture::get();
+  if (f.reusing()) {
+    if (f.all_fresh()) history().clear();
+    if (history().size() == MAX_HISTORY) history().erase(history().begin());
+    history().emplace_back(data, data + size);
+  }
   Input in(data, size);
   const uint8_t first = in.u8();
   Mode mode = Mode::fv_opt;

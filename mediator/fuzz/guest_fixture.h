@@ -46,9 +46,10 @@ inline constexpr uint32_t MAX_OPS = 48;             // operations run per input
 // default 1). Campaigns raise both (scripts/fuzz --fast): making a vGPU,
 // opening its driver through trapped accesses and scanning its page
 // directory cost milliseconds, an input's operations far less. A finding
-// then may need the inputs before it: scripts/fuzz keeps the log, and
-// the replay of the crashing input with VGPU_FUZZ_REUSE=1 says whether
-// it alone is enough. VGPU_FUZZ_WAIT_MS (campaigns: 100) bounds the
+// then may need the inputs before it: with VGPU_FUZZ_HISTORY=DIR they are
+// written there (history-NNNNN, oldest first) for a replay in order with
+// the same settings; the crashing input alone with VGPU_FUZZ_REUSE=1
+// says whether it is enough. VGPU_FUZZ_WAIT_MS (campaigns: 100) bounds the
 // attacker driver's waits in place of ATTACKER_DEVICE_WAIT_NS once its
 // setup is done: an input that wedges its device costs that.
 uint32_t env_count(const char* name, uint32_t fallback);
@@ -107,6 +108,12 @@ class Fixture {
   // or when its driver cannot go on (a wait timed out, the device was
   // reset, no context); otherwise it is kept for the next input.
   void after_input(Attacker& a);
+  bool reusing() const { return reuse_ > 1; }
+  bool all_fresh() const {
+    for (const auto& k : kept_)
+      if (k) return false;
+    return true;
+  }
   // The victim's work during an input, and its checks after it: the fill
   // runs during one input in VGPU_FUZZ_FILL_EVERY; the sentinels, RAM, channel and
   // error log are checked after every input.
@@ -124,6 +131,7 @@ class Fixture {
   void make_victim();
   std::string victim_memory_changed();
   void victim_fill_done();
+  std::string host_state();  // the scheduler's view, for a finding's message
 
   std::unique_ptr<mediator::Host> host_;
   std::unique_ptr<gpu::Gpu> native_;  // pass-through
