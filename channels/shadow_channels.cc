@@ -149,7 +149,13 @@ void ShadowChannels::submit_runlist(uint32_t entries) {
     }
     listed[*named] = true;
   }
-  for (uint32_t c = 0; c < count(); ++c) channels_[c].in_runlist = listed[c];
+  for (uint32_t c = 0; c < count(); ++c) {
+    Channel& ch = channels_[c];
+    // Off the GPU's runlist, the channel runs no more: its turn, if it is
+    // on the GPU, is over (the GPU sends no idle event for it).
+    if (ch.in_runlist && !listed[c] && ch.ran) stopped_.emplace_back(c, ch.last_seq);
+    ch.in_runlist = listed[c];
+  }
   commit_runlist();
   env_.regs.runlist_done();
 }

@@ -146,6 +146,19 @@ TEST(ShadowChannels, TheRunlistListsOnlyTheVmsBoundChannels) {
   EXPECT_EQ(t.errors.size(), 2u) << "two entries outside the VM's channels";
 }
 
+// A channel whose turn is on the GPU, taken off the VM's runlist: the GPU
+// will neither run it nor report it idle, so its turn is over. (Found by
+// the pushbuf fuzz target: that turn stayed in flight and every VM lost
+// the GPU; docs/fuzzing.md.)
+TEST(ShadowChannels, AChannelTakenOffTheRunlistInItsTurnEndsTheTurn) {
+  Channels t;
+  t.in_turn_with_more_rung(1);
+  t.list({});
+  EXPECT_EQ(t.ch.take_stopped(), (std::vector<std::pair<uint32_t, uint64_t>>{{1, 7}}));
+  t.list({1});
+  EXPECT_TRUE(t.ch.take_stopped().empty()) << "back on the runlist: no other turn is over";
+}
+
 TEST(ShadowChannels, DoorbellsQueueOneSubmissionThatRunsToTheLatestPut) {
   Channels t;
   t.ready(1);

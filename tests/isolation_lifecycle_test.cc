@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "shadow/reserved_vram.h"
 #include "testbed/mediated_port.h"
 #include "tests/testing/isolation_harness.h"
 
@@ -35,6 +36,7 @@ constexpr uint64_t RAW_INST = VM_VRAM - 64 * KiB;
 constexpr uint64_t RAW_USERD = VM_VRAM - 60 * KiB;
 constexpr uint64_t RAW_RUNLIST = VM_VRAM - 56 * KiB;
 constexpr uint64_t LIFECYCLE_SHADOW = 1 * MiB;
+constexpr uint64_t FULL_POOL_SHADOW = 2 * MiB;  // a few contexts' shadows fill it
 
 // A VM created on a host by hand (the testbed's VMs live as long as it).
 struct LiveVm {
@@ -198,6 +200,43 @@ TEST_P(IsolationLifecycle, TranslationsDoNotSurviveAGuestReset) {
   ASSERT_TRUE(dev) << dev.error().what();
   vm.dev = std::move(*dev);
   expect_raw_fetch_faults(vm, ring_va);
+}
+
+// The same from a full pool: the VM's shadow pool holds the freed
+// context's memory in quarantine and too little else for a directory,
+// so the hand-built channel's directory can only be the freed one, handed
+// out after the shootdown that makes the physical TLB forget it. (The
+// tests above find room elsewhere in the pool; only this one needs the
+// shootdown itself.)
+TEST_P(IsolationLifecycle, AFullShadowPoolHandsOutAFreedDirectoryOnlyAfterAShootdown) {
+  auto host = Host::create(HostConfig{.vram_bytes = 256 * MiB, .reserved_bytes = 64 * MiB});
+  ASSERT_TRUE(host) << host.error().what();
+  LiveVm vm;
+  open_vm(**host, lifecycle_vm("vm", GetParam(), FULL_POOL_SHADOW), vm);
+  ASSERT_TRUE(vm.dev);
+  const shadow::ReservedVram& pool = vm.vgpu->shadow_pool();
+  const auto room = [&] { return pool.size() - pool.used() - pool.quarantined(); };
+  auto ctx = vm.dev->create_context();
+  ASSERT_TRUE(ctx) << ctx.error().what();
+  const uint64_t ring_va = run_a_fill(**ctx);
+  const uint64_t old_pd = physical_pd(**host, vm.vgpu->pchid_of((*ctx)->channel_id()));
+  // Contexts with work until no directory fits in what is left (the
+  // hand-built channel keeps the last channel); the one that finds the
+  // pool exhausted fails (its channel faults) and is dropped.
+  std::vector<std::unique_ptr<driver::Context>> fillers;
+  while (room() >= fmt::PD.table_bytes() && fillers.size() + 2 < CHANNELS) {
+    auto f = vm.dev->create_context();
+    if (!f) break;
+    fillers.push_back(std::move(*f));
+    run_a_fill(*fillers.back());
+  }
+  ASSERT_LT(room(), fmt::PD.table_bytes()) << "the pool still has room for a directory: the test would check nothing";
+  const uint64_t shootdowns = pool.shootdowns();
+  ctx->reset();
+  expect_raw_fetch_faults(vm, ring_va);
+  EXPECT_GT(pool.shootdowns(), shootdowns) << "the freed memory came back without the pool running out";
+  EXPECT_EQ(physical_pd(**host, vm.vgpu->pchid_of(RAW_CHID)), old_pd)
+      << "the new directory did not land where the freed one was: the test checked nothing";
 }
 
 }  // namespace

@@ -82,6 +82,11 @@ TEST_P(Isolation, PdeSmallTableOutsidePartitionFaults) {
     // small-page entry.
     a.expect_pending_fault(regs::FaultReason::page_not_present);
     EXPECT_GT(a.counters().bad_entries, bad_before);
+    // The shadow directory names no small-page table there: the foreign
+    // table was refused, not shadowed (GuestMemory's bounds would read it
+    // as empty, but the mediator must not take it as a table at all).
+    EXPECT_EQ(fmt::pde::SptTarget::get(a.shadow_pde(va)), uint64_t(fmt::PdeTarget::none))
+        << "the mediator shadowed a page table outside the VM's VRAM";
   });
 }
 
@@ -104,6 +109,8 @@ TEST_P(Isolation, PdeBigTableOutsidePartitionFaults) {
     // access to one faults, the small table under it has no entry.
     a.expect_pending_fault(regs::FaultReason::page_not_present);
     EXPECT_GT(a.counters().bad_entries, bad_before);
+    EXPECT_EQ(fmt::pde::LptTarget::get(a.shadow_pde(va)), uint64_t(fmt::PdeTarget::none))
+        << "the mediator shadowed a page table outside the VM's VRAM";
   });
 }
 

@@ -3,11 +3,13 @@
 // (guest_fixture.h).
 #include "mediator/fuzz/guest_fixture.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "common/text.h"
 #include "driver/native_port.h"
 #include "testbed/mediated_port.h"
 #include "pv-driver/pv_page_tables.h"
@@ -98,10 +100,62 @@ class AccessOnlyPort final : public driver::Port {
   std::unique_ptr<driver::Port> inner_;
 };
 
+// "word N changed in VRAM" for the first of `want` that differs at
+// `addr`, or nothing.
+std::string changed_word(const gpu::Vram& vram, uint64_t addr, const std::vector<uint32_t>& want) {
+  std::vector<uint32_t> got(want.size());
+  if (!vram.read(addr, got.data(), got.size() * sizeof(uint32_t))) return "out of VRAM";
+  if (got == want) return {};
+  const size_t i = static_cast<size_t>(std::mismatch(got.begin(), got.end(), want.begin()).first - got.begin());
+  return "word " + std::to_string(i) + " changed in VRAM";
+}
+
+}  // namespace
+
+uint32_t env_count(const char* name, uint32_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const unsigned long n = std::strtoul(v, &end, 10);
+  if (*end != '\0' || n == 0 || n > UINT32_MAX) {
+    std::fprintf(stderr, "%s='%s': not a whole number from 1 to %u\n", name, v, UINT32_MAX);
+    std::exit(2);
+  }
+  return static_cast<uint32_t>(n);
+}
+
+namespace {
+
+// The inputs since the oldest kept attacker was made (VGPU_FUZZ_REUSE >
+// 1), the last MAX_HISTORY of them: a finding may need them all, so they
+// are written out with it.
+constexpr size_t MAX_HISTORY = 1024;
+std::vector<std::vector<uint8_t>>& history() {
+  static std::vector<std::vector<uint8_t>> h;
+  return h;
+}
+
+// Writes the history to VGPU_FUZZ_HISTORY/history-NNNNN, oldest first, to
+// be replayed in that order (NAME_fuzz_replay DIR/history-*).
+void write_history() {
+  const char* dir = std::getenv("VGPU_FUZZ_HISTORY");
+  if (!dir || history().size() < 2) return;
+  for (size_t i = 0; i < history().size(); ++i) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/history-%05zu", i);
+    if (FILE* out = std::fopen((std::string(dir) + name).c_str(), "wb")) {
+      (void)std::fwrite(history()[i].data(), 1, history()[i].size(), out);
+      std::fclose(out);
+    }
+  }
+  std::fprintf(stderr, "FUZZ FINDING: the %zu inputs that led to it are in %s/history-*\n", history().size(), dir);
+}
+
 }  // namespace
 
 void finding(const std::string& what) {
   std::fprintf(stderr, "FUZZ FINDING: %s\n", what.c_str());
+  write_history();
   std::fflush(stderr);
   std::abort();
 }
@@ -115,12 +169,17 @@ Fixture& Fixture::get() {
 }
 
 Fixture::Fixture() {
-  attacker_ram_ = need(gpu::MemfdRam::create(VM_RAM, "fuzz-attacker-ram"), "attacker RAM");
+  reuse_ = env_count("VGPU_FUZZ_REUSE", 1);
+  if (std::getenv("VGPU_FUZZ_WAIT_MS")) wait_ms_ = env_count("VGPU_FUZZ_WAIT_MS", 0);
+  fill_every_ = env_count("VGPU_FUZZ_FILL_EVERY", 1);
+  for (Mode m : {Mode::fv_naive, Mode::fv_opt, Mode::pv})
+    attacker_ram_[static_cast<size_t>(m)] = need(gpu::MemfdRam::create(VM_RAM, "fuzz-attacker-ram"), "attacker RAM");
   victim_ram_ = need(gpu::MemfdRam::create(VM_RAM, "fuzz-victim-ram"), "victim RAM");
   native_ram_ = need(gpu::MemfdRam::create(VM_RAM, "fuzz-native-ram"), "pass-through RAM");
   mediator::HostConfig hc;
   hc.reserved_bytes = 64 * MiB;
-  hc.vram_bytes = 2 * VM_VRAM + hc.reserved_bytes;
+  // The victim and one kept attacker per mediated mode.
+  hc.vram_bytes = 4 * VM_VRAM + hc.reserved_bytes;
   hc.max_gpu_ms = MAX_GPU_MS;
   hc.turn_ns = TURN_NS;
   hc.log = log_line;
@@ -157,32 +216,71 @@ void Fixture::make_victim() {
   victim_errors_ = victim_vgpu_->counters().guest_errors;
 }
 
-Attacker Fixture::attacker(Mode mode) {
+Attacker& Fixture::attacker(Mode mode) {
+  std::optional<Attacker>& kept = kept_[static_cast<size_t>(mode)];
+  if (!kept) kept.emplace(fresh(mode));
+  ++kept->inputs;
+  return *kept;
+}
+
+void Fixture::after_input(Attacker& a) {
+  if (a.inputs < reuse_ && !a.wedged && !a.was_reset && a.ctx) {
+    a.last.reset();
+    return;
+  }
+  const size_t slot = static_cast<size_t>(a.mode);
+  teardown(a);
+  kept_[slot].reset();
+}
+
+Attacker Fixture::fresh(Mode mode) {
   Attacker a;
   a.mode = mode;
-  std::memset(attacker_ram_->data(), 0, attacker_ram_->size());
   if (mode == Mode::native) {
     std::memset(native_ram_->data(), 0, native_ram_->size());
     auto port = need(driver::NativePort::create(*native_), "pass-through port");
     port->set_pinned_ram(span_of(*native_ram_), 0);
     a.port = std::make_unique<AccessOnlyPort>(std::move(port));
   } else {
-    a.vgpu = need(host_->create_vgpu(vgpu_config("attacker", mode)), "attacker vGPU");
-    need(host_->set_guest_ram(*a.vgpu, {{0, VM_RAM, attacker_ram_, 0}}), "attacker RAM");
+    gpu::MemfdRam& ram = *attacker_ram_[static_cast<size_t>(mode)];
+    std::memset(ram.data(), 0, ram.size());
+    a.vgpu = need(host_->create_vgpu(vgpu_config(mode_name(mode), mode)), "attacker vGPU");
+    need(host_->set_guest_ram(*a.vgpu, {{0, VM_RAM, attacker_ram_[static_cast<size_t>(mode)], 0}}), "attacker RAM");
     auto port = need(testbed::MediatedPort::create(*a.vgpu, host_->gpu().vram()), "attacker port");
-    port->set_pinned_ram(span_of(*attacker_ram_), 0);
+    port->set_pinned_ram(span_of(ram), 0);
     a.port = std::make_unique<AccessOnlyPort>(std::move(port));
   }
   // A fresh device always opens and makes a context: in pass-through
   // this is also the check that the last input's reset left a working GPU.
-  const uint64_t wait_ns = mode == Mode::native ? NATIVE_DEVICE_WAIT_NS : ATTACKER_DEVICE_WAIT_NS;
-  a.dev = need(driver::Device::open(*a.port, device_options(mode, wait_ns)), "attacker open");
-  a.ctx = need(a.dev->create_context(), "attacker context");
-  a.a = need(a.ctx->alloc(BUFFER_BYTES), "attacker buffer");
-  a.b = need(a.ctx->alloc(BUFFER_BYTES), "attacker buffer");
-  a.pinned = need(a.ctx->alloc_host(BUFFER_BYTES), "attacker pinned buffer");
+  // First with the campaign's short driver wait (VGPU_FUZZ_WAIT_MS), so
+  // that an input that breaks its device pays that wait, not the setup's;
+  // a setup that times out under it (a loaded machine) runs again with
+  // the long one.
+  const uint64_t long_ns = mode == Mode::native ? NATIVE_DEVICE_WAIT_NS : ATTACKER_DEVICE_WAIT_NS;
+  if (wait_ms_ == 0 || !open_driver(a, uint64_t{wait_ms_} * 1'000'000).empty()) {
+    if (std::string e = open_driver(a, long_ns); !e.empty()) finding("fixture: attacker " + e + "; " + host_state());
+  }
   a.raw.emplace(*a.port);
   return a;
+}
+
+// The driver on the attacker's port: device, context, buffers; what
+// failed, or nothing.
+std::string Fixture::open_driver(Attacker& a, uint64_t wait_ns) {
+  a.ctx.reset();
+  a.dev.reset();
+  auto dev = driver::Device::open(*a.port, device_options(a.mode, wait_ns));
+  if (!dev) return "open: " + std::string(dev.error().what());
+  a.dev = std::move(*dev);
+  auto ctx = a.dev->create_context();
+  if (!ctx) return "context: " + std::string(ctx.error().what());
+  a.ctx = std::move(*ctx);
+  auto x = a.ctx->alloc(BUFFER_BYTES), y = a.ctx->alloc(BUFFER_BYTES), pinned = a.ctx->alloc_host(BUFFER_BYTES);
+  if (!x || !y || !pinned) return "buffers: " + std::string((!x ? x : !y ? y : pinned).error().what());
+  a.a = *x;
+  a.b = *y;
+  a.pinned = *pinned;
+  return {};
 }
 
 void Fixture::teardown(Attacker& a) {
@@ -200,6 +298,8 @@ void Fixture::teardown(Attacker& a) {
 }
 
 void Fixture::victim_begin() {
+  fill_running_ = inputs_++ % fill_every_ == 0;
+  if (!fill_running_) return;
   const float value = static_cast<float>(++round_ % 1000 + 1);
   victim_fence_ = need(victim_ctx_->fill({work_, WORK_FLOATS, value}), "victim fill");
 }
@@ -207,21 +307,30 @@ void Fixture::victim_begin() {
 std::string Fixture::victim_memory_changed() {
   gpu::Vram& vram = host_->gpu().vram();
   const uint64_t base = victim_vgpu_->partition().base;
-  for (size_t i = 0; i < small_words_.size(); ++i)
-    if (vram.read32(base + victim_small_gaddr_ + i * 4) != small_words_[i])
-      return "victim small sentinel word " + std::to_string(i) + " changed in VRAM";
-  for (size_t i = 0; i < big_words_.size(); ++i)
-    if (vram.read32(base + victim_big_gaddr_ + i * 4) != big_words_[i])
-      return "victim big sentinel word " + std::to_string(i) + " changed in VRAM";
+  // One bulk read each (a word at a time cost more than a small input).
+  if (std::string m = changed_word(vram, base + victim_small_gaddr_, small_words_); !m.empty())
+    return "victim small sentinel " + m;
+  if (std::string m = changed_word(vram, base + victim_big_gaddr_, big_words_); !m.empty())
+    return "victim big sentinel " + m;
   if (std::memcmp(victim_ram_->data(), victim_ram_copy_.data(), victim_ram_copy_.size()) != 0)
     return "victim RAM changed";
   return {};
 }
 
 void Fixture::victim_end() {
+  if (fill_running_) victim_fill_done();
+  if (std::string m = victim_memory_changed(); !m.empty()) finding(m);
+  if (auto e = victim_ctx_->channel().error(); e != regs::ChannelError::none)
+    finding("victim channel error " + std::to_string(static_cast<uint32_t>(e)));
+  if (victim_vgpu_->counters().guest_errors != victim_errors_)
+    finding("the victim got a guest error: " + victim_vgpu_->guest_errors().back());
+}
+
+void Fixture::victim_fill_done() {
   const auto start = std::chrono::steady_clock::now();
   if (auto s = victim_ctx_->wait(*victim_fence_, VICTIM_BOUND_MS * 1'000'000); !s)
-    finding("victim fill of round " + std::to_string(round_) + " did not finish: " + s.error().what());
+    finding("victim fill of round " + std::to_string(round_) + " did not finish: " + s.error().what() + "; " +
+            host_state());
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
   if (static_cast<uint64_t>(ms.count()) > VICTIM_BOUND_MS)
     finding("victim fill took " + std::to_string(ms.count()) + " ms after the attacker's input");
@@ -230,11 +339,24 @@ void Fixture::victim_end() {
   const float want = static_cast<float>(round_ % 1000 + 1);
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i] != want) finding("victim fill result word " + std::to_string(i) + " wrong");
-  if (std::string m = victim_memory_changed(); !m.empty()) finding(m);
-  if (auto e = victim_ctx_->channel().error(); e != regs::ChannelError::none)
-    finding("victim channel error " + std::to_string(static_cast<uint32_t>(e)));
-  if (victim_vgpu_->counters().guest_errors != victim_errors_)
-    finding("the victim got a guest error: " + victim_vgpu_->guest_errors().back());
+}
+
+std::string Fixture::host_state() {
+  const mediator::TurnCounts t = host_->turn_counts();
+  std::string out = strfmt("turns started %llu, out of time %llu, dry %llu, holds kept %llu, expired %llu",
+                           static_cast<unsigned long long>(t.started), static_cast<unsigned long long>(t.out_of_time),
+                           static_cast<unsigned long long>(t.dry), static_cast<unsigned long long>(t.holds_kept),
+                           static_cast<unsigned long long>(t.holds_expired));
+  const auto vm = [&](const char* name, mediator::Vgpu* v) {
+    if (!v) return;
+    out += strfmt("; %s: %zu queued, gpu %llu us, channel 0 state 0x%x", name, host_->queued_submissions(v->id()),
+                  static_cast<unsigned long long>(host_->gpu_ns(v->id()) / 1000),
+                  host_->physical_state(v->pchid_of(0)));
+  };
+  vm("victim", victim_vgpu_);
+  for (const auto& k : kept_)
+    if (k) vm(mode_name(k->mode), k->vgpu);
+  return out;
 }
 
 uint64_t Fixture::foreign_vram(const Attacker& a, uint64_t victim_gaddr) const {
@@ -250,6 +372,11 @@ uint64_t Fixture::foreign_ram(const Attacker& a, uint64_t offset) const {
 
 void run_guest_program(Surface surface, const uint8_t* data, size_t size) {
   Fixture& f = Fixture::get();
+  if (f.reusing()) {
+    if (f.all_fresh()) history().clear();
+    if (history().size() == MAX_HISTORY) history().erase(history().begin());
+    history().emplace_back(data, data + size);
+  }
   Input in(data, size);
   const uint8_t first = in.u8();
   Mode mode = Mode::fv_opt;
@@ -262,10 +389,10 @@ void run_guest_program(Surface surface, const uint8_t* data, size_t size) {
     mode = modes[first % 3];
   }
   const bool victim = mode != Mode::native;
-  Attacker a = f.attacker(mode);
+  Attacker& a = f.attacker(mode);
   if (victim) f.victim_begin();  // the victim's fill runs during the attacker's operations
   run_ops(surface, a, in);
-  f.teardown(a);
+  f.after_input(a);
   if (victim) f.victim_end();
 }
 

@@ -4,6 +4,7 @@
 // each input and torn down after it; the input reader; the oracle.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,6 +40,19 @@ inline constexpr uint64_t NATIVE_DEVICE_WAIT_NS = 1'000'000'000;
 inline constexpr uint64_t TURN_NS = 5'000'000;
 inline constexpr uint64_t BUFFER_BYTES = 64 * KiB;  // each attacker buffer
 inline constexpr uint32_t MAX_OPS = 48;             // operations run per input
+// Inputs one attacker VM runs before it is torn down and made afresh
+// (VGPU_FUZZ_REUSE, default 1: every input on a fresh attacker, as the
+// replays run them), and inputs per victim fill (VGPU_FUZZ_FILL_EVERY,
+// default 1). Campaigns raise both (scripts/fuzz --fast): making a vGPU,
+// opening its driver through trapped accesses and scanning its page
+// directory cost milliseconds, an input's operations far less. A finding
+// then may need the inputs before it: with VGPU_FUZZ_HISTORY=DIR they are
+// written there (history-NNNNN, oldest first) for a replay in order with
+// the same settings; the crashing input alone with VGPU_FUZZ_REUSE=1
+// says whether it is enough. VGPU_FUZZ_WAIT_MS (campaigns: 100) bounds the
+// attacker driver's waits in place of ATTACKER_DEVICE_WAIT_NS once its
+// setup is done: an input that wedges its device costs that.
+uint32_t env_count(const char* name, uint32_t fallback);
 
 // The input, read front to back; past its end every read is 0.
 class Input {
@@ -72,7 +86,9 @@ struct Attacker {
   std::optional<mediator::attack::GuestAttacker> raw;
   driver::Buffer a{}, b{}, pinned{};
   std::optional<driver::Fence> last;
-  bool wedged = false;  // a driver wait timed out: no more driver operations
+  bool wedged = false;     // a driver wait timed out: no more driver operations
+  bool was_reset = false;  // an input reset the device: its driver is gone
+  uint32_t inputs = 0;     // inputs run on this attacker (VGPU_FUZZ_REUSE)
 
   uint64_t pd() { return ctx->address_space().vmm().pd_addr(); }
   uint64_t va(driver::Buffer buf) { return ctx->gpu_va(buf).value_or(0); }
@@ -84,12 +100,23 @@ struct Attacker {
 class Fixture {
  public:
   static Fixture& get();
-  // A fresh attacker in `mode` (pass-through: the device model alone).
-  Attacker attacker(Mode mode);
-  // Tears the attacker down (driver, port, vGPU); in pass-through the GPU
-  // is reset for the next input.
-  void teardown(Attacker& a);
-  // The victim's work during an input, and its checks after it.
+  // The attacker in `mode` for the next input: the one kept from earlier
+  // inputs, or a fresh one (pass-through: the device model alone).
+  Attacker& attacker(Mode mode);
+  // After an input: the attacker is torn down (driver, port, vGPU; in
+  // pass-through the GPU is reset) once it has run VGPU_FUZZ_REUSE inputs,
+  // or when its driver cannot go on (a wait timed out, the device was
+  // reset, no context); otherwise it is kept for the next input.
+  void after_input(Attacker& a);
+  bool reusing() const { return reuse_ > 1; }
+  bool all_fresh() const {
+    for (const auto& k : kept_)
+      if (k) return false;
+    return true;
+  }
+  // The victim's work during an input, and its checks after it: the fill
+  // runs during one input in VGPU_FUZZ_FILL_EVERY; the sentinels, RAM, channel and
+  // error log are checked after every input.
   void victim_begin();
   void victim_end();
   // Where a guest address of the victim's partition is in the attacker's
@@ -103,10 +130,23 @@ class Fixture {
   Fixture();
   void make_victim();
   std::string victim_memory_changed();
+  void victim_fill_done();
+  std::string host_state();  // the scheduler's view, for a finding's message
 
   std::unique_ptr<mediator::Host> host_;
   std::unique_ptr<gpu::Gpu> native_;  // pass-through
-  std::shared_ptr<gpu::MemfdRam> attacker_ram_, victim_ram_, native_ram_;
+  Attacker fresh(Mode mode);
+  void teardown(Attacker& a);
+
+  std::shared_ptr<gpu::MemfdRam> victim_ram_, native_ram_;
+  // One kept attacker per mode (Mode's value), each with its own RAM.
+  std::array<std::shared_ptr<gpu::MemfdRam>, 4> attacker_ram_;
+  std::array<std::optional<Attacker>, 4> kept_;
+  std::string open_driver(Attacker& a, uint64_t wait_ns);
+
+  uint32_t reuse_ = 1, fill_every_ = 1, inputs_ = 0;
+  uint32_t wait_ms_ = 0;  // VGPU_FUZZ_WAIT_MS; 0: the long waits only
+  bool fill_running_ = false;
   mediator::Vgpu* victim_vgpu_ = nullptr;
   std::unique_ptr<driver::Port> victim_port_;
   std::unique_ptr<driver::Device> victim_dev_;

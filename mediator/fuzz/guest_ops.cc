@@ -32,6 +32,7 @@ struct MethodRow {
 constexpr MethodRow METHOD_ROWS[] = {
 #include "fuzz_methods.inc"
 };
+constexpr uint8_t RESET_ONE_IN = 8;
 constexpr unsigned CLASS_SUBCH[] = {driver::subch::HOST, driver::subch::COPY, driver::subch::COMPUTE};
 
 // Each surface's mix: an opcode byte picks one entry (repeats weigh).
@@ -395,9 +396,14 @@ bool Runner::step(Op op) {
     case Op::pv_batch: pv_batch(); break;
     case Op::pv_slot_base: a_.raw->set_reg(pv::SLOT_BASE, pick_word()); break;
     case Op::reset:
+      // Taken when the next byte is a multiple of RESET_ONE_IN: a reset
+      // ends the attacker's driver, so the next input pays for a fresh
+      // attacker (milliseconds, against microseconds for most inputs).
+      if (in_.u8() % RESET_ONE_IN != 0) break;
       a_.raw->set_reg(regs::pmc::ENABLE, 0);
       a_.raw->set_reg(regs::pmc::ENABLE, regs::pmc::enable::ALL);
       reset_ = true;
+      a_.was_reset = true;
       break;
     case Op::raw_channel: raw_channel(); break;
     case Op::new_context: new_context(); break;

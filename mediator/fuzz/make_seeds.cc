@@ -100,12 +100,12 @@ std::vector<std::pair<std::string, Seed>> guest_seeds() {
   sem.word32(h::SemDOperation::make(static_cast<uint32_t>(h::SemOp::release)) | h::SemDReleaseSize4::mask);
   out.push_back({"pushbuf/semaphore-release", sem.wait()});
   out.push_back({"pushbuf/gpfifo-entry", start(Surface::pushbuf, 1).op(Op::gp_entry).u8(0).u8(1).u16(0).u16(4).wait()});
-  out.push_back({"pushbuf/spin-reset", start(Surface::pushbuf, 0).op(Op::spin).u8(10).op(Op::reset).fill(0, 64)});
+  out.push_back({"pushbuf/spin-reset", start(Surface::pushbuf, 0).op(Op::spin).u8(10).op(Op::reset).u8(0).fill(0, 64)});
   for (auto& [name, s] : std::vector<std::pair<std::string, Seed>>{
            {"device/fill-wait", start(Surface::device, 0).fill(0, 1024).wait()},
            {"device/copy-pinned", start(Surface::device, 0).op(Op::pinned_copy).u16(0).copy(1, 0, 4096).wait()},
            {"device/pte-reset",
-            start(Surface::device, 0).pte_vram(1, 0).copy(1, 0, 64).wait().op(Op::reset).fill(0, 64)},
+            start(Surface::device, 0).pte_vram(1, 0).copy(1, 0, 64).wait().op(Op::reset).u8(0).fill(0, 64)},
        })
     out.push_back({name, s});
   // PV: a space created, pointed at a directory, a page mapped, flushed.

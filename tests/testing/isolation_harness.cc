@@ -134,6 +134,13 @@ void Attack::redirect(uint64_t va_, fmt::PageSize ps, uint64_t target) {
   raw.invalidate(pd());
 }
 
+uint64_t Attack::shadow_pde(uint64_t va_) {
+  gpu::Gpu& g = tb.gpu();
+  const uint64_t inst = fmt::decode_chan_inst(g.read32(pf::CHAN_INST[self.pchid_of(chid())].offset)).inst;
+  const uint64_t pdb = fmt::decode_address_space(g.vram().reader(inst)).pdb;
+  return g.vram().read64(pdb + fmt::PD.index(va_) * fmt::PD.entry_bytes);
+}
+
 std::optional<uint32_t> Attack::pending_fault_unit() {
   const uint32_t pending = raw.reg(pf::FAULT_UNIT_PENDING);
   for (uint32_t u = 0; u < pf::NUM_FAULT_UNITS; ++u)

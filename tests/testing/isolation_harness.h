@@ -107,6 +107,9 @@ struct Attack {
   uint64_t va(driver::Buffer b) { return ctx.gpu_va(b).value(); }
   // Rewrites the PTE behind `va` to name guest address `target`.
   void redirect(uint64_t va_, fmt::PageSize ps, uint64_t target);
+  // The entry for `va` in the shadow page directory that the GPU walks for
+  // the attacker's channel (read from host VRAM).
+  uint64_t shadow_pde(uint64_t va_);
   // The unit whose FAULT_INFO record is pending (one expected).
   std::optional<uint32_t> pending_fault_unit();
   // Some unit's FAULT_INFO record is pending, with `reason`.

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "driver/runtime.h"
+#include "vgpu/regs.h"
 #include "vgpud/client/client_port.h"
 #include "vgpud/tests/daemon_process.h"
 
@@ -200,6 +201,14 @@ TEST(Vgpud, BadMessagesCloseThatConnectionOnlyWithALogLine) {
     auto m = proto::read_request(5, proto::REGION_BAR0, 0);
     ASSERT_TRUE(send_all(c->socket_fd(), m));
     EXPECT_TRUE(log_has(*d, "out of order: id 5 after 0"));
+  }
+  // An access past the end of its BAR (QEMU's region size would stop
+  // one; a client of its own making need not).
+  {
+    auto c = attach_or_null(d->socket(), "far");
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(send_all(c->socket_fd(), proto::read_request(1, proto::REGION_BAR0, regs::pci::BAR0_SIZE)));
+    EXPECT_TRUE(log_has(*d, "of region 0 is unaligned or outside its"));
   }
   EXPECT_TRUE(checked_workload(*victim, 4));
   EXPECT_FALSE(victim->lost());
