@@ -4,11 +4,9 @@
 // "Execution model"). Control flow, calls and barriers live here; the
 // other instructions are in the executor tables (exec_*.cc).
 #include <algorithm>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "gpu/ptx/exec.h"
+#include "gpu/ptx/exec_fast.h"
 
 namespace vgpu::ptx {
 namespace exec {
@@ -27,21 +25,6 @@ const std::array<ExecFn, static_cast<size_t>(Op::count_)>& executors() {
     return t;
   }();
   return table;
-}
-
-// The lanes whose predicate register has bit 0 set; with SSE2 two lanes per
-// step (bit 0 shifted to the sign, then the sign mask).
-uint32_t pred_mask(const uint64_t* p) {
-  uint32_t t = 0;
-#if defined(__SSE2__)
-  for (uint32_t l = 0; l < kWarpSize; l += 2) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + l));
-    t |= static_cast<uint32_t>(_mm_movemask_pd(_mm_castsi128_pd(_mm_slli_epi64(v, 63)))) << l;
-  }
-#else
-  for (uint32_t l = 0; l < kWarpSize; ++l) t |= static_cast<uint32_t>(p[l] & 1) << l;
-#endif
-  return t;
 }
 
 // Host bytes of one warp's call frame (registers and parameter areas).
@@ -235,11 +218,16 @@ bool run_warp(Ctx& c, Warp& w) {
     --left;
     uint32_t group = w.mask, m = group;
     if (in.guard != kNoReg) {
-      uint32_t t = pred_mask(c.reg(in.guard));
+      uint32_t t = c.pred(c.reg(in.guard));
       m &= (in.flags & kNegGuard) ? ~t : t;
     }
     c.stats.warp_instructions++;
     c.stats.thread_instructions += m == kFull ? kWarpSize : uint64_t{lane_count(m)};
+    // A full warp runs the instruction's fast form when it has one that applies.
+    if (m == kFull && c.fast[w.cur_pc].kind != FastKind::none && c.run_fast(c, c.fast[w.cur_pc])) {
+      w.cur_pc++;
+      continue;
+    }
     if (!is_control(in.op)) {
       if (m && !table[static_cast<size_t>(in.op)](c, in, m)) return leave(false);
       w.cur_pc++;
@@ -436,6 +424,9 @@ std::expected<std::unique_ptr<LaunchRun>, ExecError> LaunchRun::start(const Modu
                                          std::to_string(limits.max_state_bytes)});
   blk.warps.resize(warps);
   blk.shared.assign(shared_size(prog, launch), std::byte{0});
+  auto fast = std::make_shared<FastProgram>(build_fast(prog, st.launch));
+  st.state_bytes += fast->ops.size() * sizeof(FastOp) + fast->splats.size() * sizeof(Lanes);
+  st.fast = std::move(fast);
   return run;
 }
 
@@ -445,6 +436,8 @@ std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, 
   if (failed_) return std::unexpected(*failed_);
   LaunchState& st = *state_;
   const Program& prog = st.module.program();
+  const FastFn run_fast = control.fast_path ? fast_runner() : declining_runner();
+  const PredFn pred = pred_runner();
   Ctx c{st.module,
         prog,
         st.launch,
@@ -463,7 +456,11 @@ std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, 
         nullptr,
         {},
         {},
-        {}};
+        {},
+        st.fast->ops.data(),
+        st.fast->splats.data(),
+        run_fast,
+        pred};
   struct KeepCounters {  // the run's counters back into the kept state, however it returns
     LaunchState& st;
     const Ctx& c;

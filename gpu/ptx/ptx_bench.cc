@@ -2,7 +2,10 @@
 // ptx_bench: the interpreter's time for saxpy over 1M elements, a 256^3
 // shared-memory tiled matmul and a 1M-element block reduction (the kernels
 // of test_kernels.h), beside the same loops in plain C++. Prints JSON, then
-// a table. Not a test: numbers depend on the machine.
+// a table. Each kernel runs with the interpreter's fast path (docs/ptx.md)
+// and without it (every instruction through the executor table), side by
+// side. Not a test: numbers depend on the machine.
+//   ptx_bench [--fast on|off|both]   (callgrind: one path at a time)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,9 +49,12 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+enum class Paths { both, fast, table };
+Paths g_paths = Paths::both;
+
 struct Row {
   std::string name;
-  double interp_ms, native_ms;
+  double interp_ms, table_ms, native_ms;
   uint64_t warp_instructions;
   bool ok;
 };
@@ -83,22 +89,38 @@ Row run(const Module& m, Memory& mem, const char* entry, Dim3 grid, Dim3 block, 
   cfg.block = block;
   cfg.params = params;
   uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
-  Row r{entry, 0, 0, 0, true};
-  r.interp_ms = best_of(3, [&] {
-    auto s = run_blocks(m, cfg, mem, 0, blocks);
-    if (!s) {
-      std::fprintf(stderr, "%s: %s\n", entry, s.error().message.c_str());
-      r.ok = false;
-    } else {
-      r.warp_instructions = s->warp_instructions;
-    }
-  });
+  Row r{entry, 0, 0, 0, 0, true};
+  const auto timed = [&](bool fast) {
+    ExecControl control;
+    control.fast_path = fast;
+    return best_of(3, [&] {
+      auto s = run_blocks(m, cfg, mem, 0, blocks, {}, control);
+      if (!s) {
+        std::fprintf(stderr, "%s: %s\n", entry, s.error().message.c_str());
+        r.ok = false;
+      } else {
+        r.warp_instructions = s->warp_instructions;
+      }
+    });
+  };
+  if (g_paths != Paths::table) r.interp_ms = timed(true);
+  if (g_paths != Paths::fast) r.table_ms = timed(false);
   return r;
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i], v = i + 1 < argc ? argv[i + 1] : "";
+    if (a == "--fast" && (v == "on" || v == "off" || v == "both")) {
+      g_paths = v == "on" ? Paths::fast : v == "off" ? Paths::table : Paths::both;
+      ++i;
+      continue;
+    }
+    std::fprintf(stderr, "usage: ptx_bench [--fast on|off|both]\n");
+    return 2;
+  }
   auto parsed = parse_module(vgpu::ptx::testing::kKernels);
   if (!parsed) {
     std::fprintf(stderr, "parse: %s\n", parsed.error().message.c_str());
@@ -162,13 +184,17 @@ int main() {
   std::printf("{\"ptx_bench\": [");
   for (size_t i = 0; i < rows.size(); ++i)
     std::printf(
-        "%s{\"name\": \"%s\", \"interpreter_ms\": %.3f, \"native_ms\": %.3f, \"warp_instructions\": %llu, \"ok\": %s}",
-        i ? ", " : "", rows[i].name.c_str(), rows[i].interp_ms, rows[i].native_ms,
+        "%s{\"name\": \"%s\", \"interpreter_ms\": %.3f, \"no_fast_path_ms\": %.3f, \"native_ms\": %.3f, "
+        "\"warp_instructions\": %llu, \"ok\": %s}",
+        i ? ", " : "", rows[i].name.c_str(), rows[i].interp_ms, rows[i].table_ms, rows[i].native_ms,
         static_cast<unsigned long long>(rows[i].warp_instructions), rows[i].ok ? "true" : "false");
-  std::printf("]}\n\n%-12s %14s %12s %10s %16s\n", "kernel", "interpreter ms", "native ms", "ratio", "warp instrs");
+  std::printf("]}\n\n%-12s %14s %14s %12s %10s %16s %12s\n", "kernel", "interpreter ms", "no fast path", "native ms",
+              "ratio", "warp instrs", "ns/warp ins");
   for (auto& r : rows)
-    std::printf("%-12s %14.2f %12.3f %10.0f %16llu\n", r.name.c_str(), r.interp_ms, r.native_ms,
-                r.interp_ms / std::max(r.native_ms, 1e-6), static_cast<unsigned long long>(r.warp_instructions));
+    std::printf("%-12s %14.2f %14.2f %12.3f %10.0f %16llu %12.1f\n", r.name.c_str(), r.interp_ms, r.table_ms,
+                r.native_ms, r.interp_ms / std::max(r.native_ms, 1e-6),
+                static_cast<unsigned long long>(r.warp_instructions),
+                r.interp_ms * 1e6 / static_cast<double>(std::max<uint64_t>(r.warp_instructions, 1)));
   for (auto& r : rows)
     if (!r.ok) return 1;
   return 0;
