@@ -28,8 +28,8 @@ VGPU_INLINE const uint64_t* operand(const Ctx& c, uint32_t r) {
 }
 
 // D[l] = EXPR for every lane (A, B, X, D and l in scope).
-#define VGPU_LANES(EXPR)                             \
-  do {                                               \
+#define VGPU_LANES(EXPR)                                    \
+  do {                                                      \
     for (uint32_t l = 0; l < kWarpSize; ++l) D[l] = (EXPR); \
   } while (0)
 
@@ -44,15 +44,15 @@ VGPU_INLINE void setp_lanes(uint64_t* D, const uint64_t* A, const uint64_t* B, u
       return static_cast<T>(v);
   };
   const bool unordered = (code & 8) != 0;
-#define VGPU_CMP(EXPR)                                                    \
-  VGPU_LANES(([&] {                                                       \
-    const T a = get(A[l]), b = get(B[l]);                                 \
-    bool r = (EXPR);                                                      \
-    if constexpr (kFloat) {                                               \
-      const bool u = __builtin_isnan(a) || __builtin_isnan(b);            \
-      r = unordered ? (u || r) : (!u && r);                               \
-    }                                                                     \
-    return static_cast<uint64_t>(r);                                      \
+#define VGPU_CMP(EXPR)                                         \
+  VGPU_LANES(([&] {                                            \
+    const T a = get(A[l]), b = get(B[l]);                      \
+    bool r = (EXPR);                                           \
+    if constexpr (kFloat) {                                    \
+      const bool u = __builtin_isnan(a) || __builtin_isnan(b); \
+      r = unordered ? (u || r) : (!u && r);                    \
+    }                                                          \
+    return static_cast<uint64_t>(r);                           \
   }()))
   switch (code & 7) {
     case 0: VGPU_CMP(a == b); return;
@@ -93,11 +93,12 @@ VGPU_INLINE bool access(Ctx& c, const FastOp& f) {
   using T = Elem<kBytes>;
   const uint64_t* R = c.regs + size_t{f.a} * kWarpSize;
   const uint64_t off = f.imm, a0 = R[0] + off;
-  uint64_t any = 0, diff = 0;
+  uint64_t any = 0, diff = 0, dev = 0;  // dev: 0 when lane l is at a0 + l * kBytes (coalesced)
   for (uint32_t l = 0; l < kWarpSize; ++l) {
     const uint64_t x = R[l] + off;
     any |= x;
     diff |= x ^ a0;
+    dev |= x ^ (a0 + uint64_t{l} * kBytes);
   }
   if (any & (kBytes - 1)) return false;
   std::byte* base;
@@ -116,6 +117,24 @@ VGPU_INLINE bool access(Ctx& c, const FastOp& f) {
     std::byte* p0 = c.pages.get(a0, kBytes, kStore, fault);
     if (!p0) return false;  // the executor reports the fault
     base = p0 - (a0 & (kPage - 1));
+  }
+  if (dev == 0) {  // coalesced: consecutive host bytes, a plain vector copy
+    std::byte* p = base + (kShared ? a0 : a0 & (kPage - 1));
+    if constexpr (kStore) {
+      const uint64_t* V = c.regs + size_t{f.b} * kWarpSize;
+      T out[kWarpSize];
+      for (uint32_t l = 0; l < kWarpSize; ++l) out[l] = static_cast<T>(V[l]);
+      std::memcpy(p, out, sizeof out);
+    } else {
+      uint64_t* D = c.regs + size_t{f.d} * kWarpSize;
+      T in[kWarpSize];
+      std::memcpy(in, p, sizeof in);
+      if (kBytes == 4 && f.mask != 0)
+        VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(in[l])}));
+      else
+        VGPU_LANES(uint64_t{in[l]});
+    }
+    return true;
   }
   // Global: every lane is on a0's page, so its offset there is its address's low bits.
   const auto at = [&](uint32_t l) {

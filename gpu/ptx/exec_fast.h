@@ -19,20 +19,20 @@
 namespace vgpu::ptx::exec {
 
 enum class FastKind : uint8_t {
-  none,      // not a fast form: the executor table runs it
-  fill,      // d = imm (an immediate, a symbol address, an entry parameter)
-  and_,      // d = a & b & mask (mov, cvta to/from global, cvt to a narrower unsigned type: b = all ones)
-  or_,       // d = (a | b) & mask
-  xor_,      // d = (a ^ b) & mask
-  add,       // d = (a + b) & mask
-  sub,       // d = (a - b) & mask
-  mul,       // d = (a * b) & mask (mul.lo)
+  none,  // not a fast form: the executor table runs it
+  fill,  // d = imm (an immediate, a symbol address, an entry parameter)
+  and_,  // d = a & b & mask (mov, cvta to/from global, cvt to a narrower unsigned type: b = all ones)
+  or_,   // d = (a | b) & mask
+  xor_,  // d = (a ^ b) & mask
+  add,   // d = (a + b) & mask
+  sub,   // d = (a - b) & mask
+  mul,   // d = (a * b) & mask (mul.lo)
   mul_wide_s32,
   mul_wide_u32,
-  mad,       // d = (a * b + x) & mask (mad.lo)
-  shl,       // d = (a << imm) & mask, imm below the width
-  shr_u,     // d = (a & mask) >> imm
-  shr_s32,   // d = (s32(a) >> imm) & mask
+  mad,      // d = (a * b + x) & mask (mad.lo)
+  shl,      // d = (a << imm) & mask, imm below the width
+  shr_u,    // d = (a & mask) >> imm
+  shr_s32,  // d = (s32(a) >> imm) & mask
   shr_s64,
   sext32,    // d = s64(s32(a)) & mask (cvt from .s32)
   selp,      // d = (x & 1) ^ imm ? a : b

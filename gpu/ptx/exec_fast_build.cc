@@ -53,7 +53,9 @@ class Builder {
       default: v = o.imm; return true;
     }
   }
-  static bool dst(const Instr& in) { return in.dst[0].kind == Operand::Kind::reg && in.dst[1].kind == Operand::Kind::none; }
+  static bool dst(const Instr& in) {
+    return in.dst[0].kind == Operand::Kind::reg && in.dst[1].kind == Operand::Kind::none;
+  }
   FastOp binary(const Instr& in, K k, uint64_t mask);
   FastOp integer(const Instr& in);
   FastOp floating(const Instr& in);
@@ -121,7 +123,8 @@ FastOp Builder::integer(const Instr& in) {
     case Op::xor_: return binary(in, K::xor_, mask);
     case Op::mul:
       if (mode == MulMode::lo) return binary(in, K::mul, mask);
-      if (mode == MulMode::wide && i32) return binary(in, is_signed(in.type) ? K::mul_wide_s32 : K::mul_wide_u32, ~0ull);
+      if (mode == MulMode::wide && i32)
+        return binary(in, is_signed(in.type) ? K::mul_wide_s32 : K::mul_wide_u32, ~0ull);
       return none;
     case Op::mad: {
       if (mode != MulMode::lo) return none;
@@ -282,8 +285,8 @@ FastOp Builder::memory(const Instr& in) {
   }
   if ((bytes != 4 && bytes != 8) || a.reg == kNoReg || in.type == Type::pred) return none;
   const bool shared = in.space == StateSpace::shared;
-  const bool global =
-      in.space == StateSpace::global || in.space == StateSpace::constant || in.space == StateSpace::generic;
+  const bool global = in.space == StateSpace::global || in.space == StateSpace::constant ||
+                      in.space == StateSpace::generic;
   if (!shared && !global) return none;
   if (a.base != AddrBase::none && a.base != AddrBase::data && a.base != AddrBase::shared) return none;
   FastOp f;

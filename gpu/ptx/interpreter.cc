@@ -279,14 +279,16 @@ void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function
 
 // Releases barriers every live thread (or the given count) reached.
 bool release_barriers(Block& blk) {
+  uint32_t with = 0;  // barriers with arrivals
+  for (uint32_t b = 0; b < kBarriers; ++b) with |= blk.arrived[b] ? 1u << b : 0;
+  if (!with) return false;
   bool released = false;
   uint32_t live = blk.threads - blk.exited_threads;
   for (uint32_t b = 0; b < kBarriers; ++b) {
     uint32_t need = blk.expected[b] ? blk.expected[b] : live;
     if (blk.arrived[b] == 0 || blk.arrived[b] < need) continue;
     // Lanes wait only at barriers with arrivals: when b is the only one, every waiting lane waits at b.
-    bool only = true;
-    for (uint32_t o = 0; o < kBarriers; ++o) only = only && (o == b || blk.arrived[o] == 0);
+    bool only = (with & ~(1u << b)) == 0;
     for (auto& w : blk.warps) {
       uint32_t lanes = only ? w.waiting : 0;
       if (!only) for_lanes(w.waiting, [&](uint32_t l) { lanes |= w.bar_id[l] == b ? 1u << l : 0; });
@@ -295,6 +297,7 @@ bool release_barriers(Block& blk) {
     }
     blk.arrived[b] = 0;
     blk.expected[b] = 0;
+    with &= ~(1u << b);
     released = true;
   }
   return released;
