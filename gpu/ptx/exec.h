@@ -37,8 +37,8 @@ using Lanes = std::array<uint64_t, kWarpSize>;
 struct Ctx;
 struct FastOp;
 struct FastProgram;
-// exec_fast.h: a FastOp over all 32 lanes (false: declined); a guard's lanes.
-using FastFn = bool (*)(Ctx& c, const FastOp& f);
+// exec_fast.h: consecutive FastOps over all 32 lanes (how many ran before one declined); a guard's lanes.
+using FastFn = uint32_t (*)(Ctx& c, const FastOp* ops, uint32_t n);
 using PredFn = uint32_t (*)(const uint64_t* p);
 
 // One call depth of a warp: the registers and parameter area of each lane

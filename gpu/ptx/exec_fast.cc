@@ -8,6 +8,7 @@
 // otherwise, before anything is written.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define VGPU_FAST_X86 1
@@ -35,18 +36,25 @@ VGPU_INLINE const uint64_t* operand(const Ctx& c, uint32_t r) {
 
 // A comparison code (build_fast): 0..5 ==, !=, <, <=, >, >=; 6 num, 7 nan,
 // 15 never; bit 3 on 0..5: unordered (true when an operand is NaN).
+// 32-bit integers compare as 64-bit signed keys with the same order (the
+// low half shifted up for s32, zero-extended for u32), which the vector
+// unit compares a lane at a time without narrowing.
 template <typename T, bool kFloat>
 VGPU_INLINE void setp_lanes(uint64_t* D, const uint64_t* A, const uint64_t* B, uint8_t code) {
-  const auto get = [](uint64_t v) -> T {
+  const auto get = [](uint64_t v) {
     if constexpr (kFloat)
       return as_f32(v);
+    else if constexpr (std::is_same_v<T, int32_t>)
+      return static_cast<int64_t>(v << 32);
+    else if constexpr (std::is_same_v<T, uint32_t>)
+      return static_cast<int64_t>(v & 0xffff'ffffull);
     else
       return static_cast<T>(v);
   };
   const bool unordered = (code & 8) != 0;
 #define VGPU_CMP(EXPR)                                         \
   VGPU_LANES(([&] {                                            \
-    const T a = get(A[l]), b = get(B[l]);                      \
+    const auto a = get(A[l]), b = get(B[l]);                   \
     bool r = (EXPR);                                           \
     if constexpr (kFloat) {                                    \
       const bool u = __builtin_isnan(a) || __builtin_isnan(b); \
@@ -87,39 +95,80 @@ VGPU_INLINE bool global_space(StateSpace sp, uint64_t addr) {
 template <uint32_t kBytes>
 using Elem = std::conditional_t<kBytes == 4, uint32_t, uint64_t>;
 
-// ld/st of kBytes over the warp: false (nothing done) when it does not apply.
+#if VGPU_FAST_X86
+// D[l] = the kBytes element at base + O[l] (byte offsets), four lanes at a
+// step with the AVX2 gathers (the AVX2 build only).
+template <uint32_t kBytes>
+__attribute__((target("avx2"))) inline void gather_avx2(uint64_t* D, const std::byte* base, const uint64_t* O,
+                                                        bool sign) {
+  for (uint32_t l = 0; l < kWarpSize; l += 4) {
+    const __m256i o = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(O + l));
+    __m256i v;
+    if constexpr (kBytes == 4) {
+      const __m128i w = _mm256_i64gather_epi32(reinterpret_cast<const int*>(base), o, 1);
+      v = sign ? _mm256_cvtepi32_epi64(w) : _mm256_cvtepu32_epi64(w);
+    } else {
+      v = _mm256_i64gather_epi64(reinterpret_cast<const long long*>(base), o, 1);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(D + l), v);
+  }
+}
+#endif
+
+// The warp's host bytes for a kBytes access at R[l] + off: every lane
+// aligned and on the first lane's global page (translated once through the
+// page cache, so GlobalMemory and its bounds), or inside shared memory;
+// nullptr (decline) otherwise. `coalesced`: lane l at a0 + l * kBytes.
 template <uint32_t kBytes, bool kStore, bool kShared>
+VGPU_INLINE std::byte* warp_base(Ctx& c, const FastOp& f, const uint64_t* R, bool& coalesced) {
+  const uint64_t off = f.imm, a0 = R[0] + off;
+  uint64_t dev = 0;  // 0 when lane l is at a0 + l * kBytes
+  for (uint32_t l = 0; l < kWarpSize; ++l) dev |= (R[l] - uint64_t{l} * kBytes) ^ R[0];
+  coalesced = dev == 0;
+  uint64_t any = a0, lo = a0, hi = a0 + (kWarpSize - 1) * kBytes;  // coalesced: the span's ends
+  if (!coalesced) {
+    uint64_t mn = ~0ull, mx = 0;
+    for (uint32_t l = 0; l < kWarpSize; ++l) {
+      const uint64_t x = R[l] + off;
+      any |= x;
+      mn = std::min(mn, x);
+      mx = std::max(mx, x);
+    }
+    lo = mn;
+    hi = mx;
+  }
+  if ((any & (kBytes - 1)) || lo > hi) return nullptr;  // misaligned, or a coalesced span that wraps
+  if constexpr (kShared) {
+    const size_t size = c.block->shared.size();
+    if (hi > size || size - hi < kBytes) return nullptr;  // every lane is in [lo, hi]
+    return c.block->shared.data();
+  } else {
+    // One page: lo and hi (and so every lane) share a0's page.
+    if (((lo ^ a0) | (hi ^ a0)) >= kPage || !global_space(f.space, a0)) return nullptr;
+    MemoryFault fault;
+    std::byte* p0 = c.pages.get(a0, kBytes, kStore, fault);
+    if (!p0) return nullptr;  // the executor reports the fault
+    return p0 - (a0 & (kPage - 1));
+  }
+}
+
+// ld/st of kBytes over the warp: false (nothing done) when it does not apply.
+template <bool kAvx2, uint32_t kBytes, bool kStore, bool kShared>
 VGPU_INLINE bool access(Ctx& c, const FastOp& f) {
   using T = Elem<kBytes>;
   const uint64_t* R = c.regs + size_t{f.a} * kWarpSize;
-  const uint64_t off = f.imm, a0 = R[0] + off;
-  uint64_t any = 0, diff = 0, dev = 0;  // dev: 0 when lane l is at a0 + l * kBytes (coalesced)
-  for (uint32_t l = 0; l < kWarpSize; ++l) {
+  bool coalesced = false;
+  std::byte* base = warp_base<kBytes, kStore, kShared>(c, f, R, coalesced);
+  if (!base) return false;
+  const uint64_t off = f.imm;
+  // Lane l's byte offset from base (global: every lane is on a0's page, so its offset there is its low bits).
+  const auto at = [&](uint32_t l) {
     const uint64_t x = R[l] + off;
-    any |= x;
-    diff |= x ^ a0;
-    dev |= x ^ (a0 + uint64_t{l} * kBytes);
-  }
-  if (any & (kBytes - 1)) return false;
-  std::byte* base;
-  if constexpr (kShared) {
-    const size_t size = c.block->shared.size();
-    uint64_t hi = any;  // at least every lane's address
-    if (hi > size || size - hi < kBytes) {
-      hi = 0;
-      for (uint32_t l = 0; l < kWarpSize; ++l) hi = std::max(hi, R[l] + off);
-      if (hi > size || size - hi < kBytes) return false;
-    }
-    base = c.block->shared.data();
-  } else {
-    if (diff >= kPage || !global_space(f.space, a0)) return false;
-    MemoryFault fault;
-    std::byte* p0 = c.pages.get(a0, kBytes, kStore, fault);
-    if (!p0) return false;  // the executor reports the fault
-    base = p0 - (a0 & (kPage - 1));
-  }
-  if (dev == 0) {  // coalesced: consecutive host bytes, a plain vector copy
-    std::byte* p = base + (kShared ? a0 : a0 & (kPage - 1));
+    return kShared ? x : x & (kPage - 1);
+  };
+  const bool sign = kBytes == 4 && f.mask != 0;
+  if (coalesced) {  // consecutive host bytes, a plain vector copy
+    std::byte* p = base + at(0);
     if constexpr (kStore) {
       const uint64_t* V = c.regs + size_t{f.b} * kWarpSize;
       T out[kWarpSize];
@@ -129,44 +178,48 @@ VGPU_INLINE bool access(Ctx& c, const FastOp& f) {
       uint64_t* D = c.regs + size_t{f.d} * kWarpSize;
       T in[kWarpSize];
       std::memcpy(in, p, sizeof in);
-      if (kBytes == 4 && f.mask != 0)
+      if (sign)
         VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(in[l])}));
       else
         VGPU_LANES(uint64_t{in[l]});
     }
     return true;
   }
-  // Global: every lane is on a0's page, so its offset there is its address's low bits.
-  const auto at = [&](uint32_t l) {
-    const uint64_t x = R[l] + off;
-    return base + (kShared ? x : x & (kPage - 1));
-  };
   if constexpr (kStore) {
     const uint64_t* V = c.regs + size_t{f.b} * kWarpSize;
     for (uint32_t l = 0; l < kWarpSize; ++l) {
       const T v = static_cast<T>(V[l]);
-      std::memcpy(at(l), &v, sizeof v);
+      std::memcpy(base + at(l), &v, sizeof v);
     }
+    return true;
   } else {
     uint64_t* D = c.regs + size_t{f.d} * kWarpSize;
-    const bool sign = f.mask != 0;
+#if VGPU_FAST_X86
+    if constexpr (kAvx2) {
+      uint64_t O[kWarpSize];
+      for (uint32_t l = 0; l < kWarpSize; ++l) O[l] = at(l);
+      gather_avx2<kBytes>(D, base, O, sign);
+      return true;
+    }
+#endif
     for (uint32_t l = 0; l < kWarpSize; ++l) {
       T v;
-      std::memcpy(&v, at(l), sizeof v);
+      std::memcpy(&v, base + at(l), sizeof v);
       if constexpr (kBytes == 4)
         D[l] = sign ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(v)}) : uint64_t{v};
       else
         D[l] = v;
     }
+    return true;
   }
-  return true;
 }
 
-template <bool kStore, bool kShared>
+template <bool kAvx2, bool kStore, bool kShared>
 VGPU_INLINE bool memory(Ctx& c, const FastOp& f) {
-  return f.sub == 4 ? access<4, kStore, kShared>(c, f) : access<8, kStore, kShared>(c, f);
+  return f.sub == 4 ? access<kAvx2, 4, kStore, kShared>(c, f) : access<kAvx2, 8, kStore, kShared>(c, f);
 }
 
+template <bool kAvx2>
 VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
   uint64_t* D = c.regs + size_t{f.d} * kWarpSize;
   const uint64_t* A = operand(c, f.a);
@@ -221,6 +274,12 @@ VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
       VGPU_LANES(bits(__builtin_fma(as_f64(A[l]), as_f64(B[l]), as_f64(X[l]))));
       return true;
     }
+    case K::tid: {
+      const uint32_t* T = c.warp->tid.data() + size_t{f.sub} * kWarpSize;
+      VGPU_LANES(uint64_t{T[l]} & m);
+      return true;
+    }
+    case K::ctaid: VGPU_LANES(uint64_t{c.block->ctaid[f.sub]} & m); return true;
     case K::sreg: {
       const uint64_t* S = c.tmp[5].data();
       c.sreg_lanes(static_cast<SReg>(f.sub), c.tmp[5]);
@@ -228,10 +287,10 @@ VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
       VGPU_LANES(S[l] & m);
       return true;
     }
-    case K::ld_global: return memory<false, false>(c, f);
-    case K::st_global: return memory<true, false>(c, f);
-    case K::ld_shared: return memory<false, true>(c, f);
-    case K::st_shared: return memory<true, true>(c, f);
+    case K::ld_global: return memory<kAvx2, false, false>(c, f);
+    case K::st_global: return memory<kAvx2, true, false>(c, f);
+    case K::ld_shared: return memory<kAvx2, false, true>(c, f);
+    case K::st_shared: return memory<kAvx2, true, true>(c, f);
     case K::none: return false;
   }
   // setp: the second destination is the first's complement.
@@ -242,7 +301,15 @@ VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
   return true;
 }
 
-bool run_base(Ctx& c, const FastOp& f) { return run(c, f); }
+// The straight run: ops one after another until one declines.
+template <bool kAvx2>
+VGPU_INLINE uint32_t run_span(Ctx& c, const FastOp* ops, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i)
+    if (!run<kAvx2>(c, ops[i])) return i;
+  return n;
+}
+
+uint32_t run_base(Ctx& c, const FastOp* ops, uint32_t n) { return run_span<false>(c, ops, n); }
 
 uint32_t pred_base(const uint64_t* p) {
   uint32_t t = 0;
@@ -251,7 +318,9 @@ uint32_t pred_base(const uint64_t* p) {
 }
 
 #if VGPU_FAST_X86
-__attribute__((target("avx2,fma"))) bool run_avx2(Ctx& c, const FastOp& f) { return run(c, f); }
+__attribute__((target("avx2,fma"))) uint32_t run_avx2(Ctx& c, const FastOp* ops, uint32_t n) {
+  return run_span<true>(c, ops, n);
+}
 
 // Bit 0 of four lanes to the sign, then their sign mask.
 __attribute__((target("avx2"))) uint32_t pred_avx2(const uint64_t* p) {
@@ -279,7 +348,7 @@ FastFn fast_runner() noexcept {
 }
 
 FastFn declining_runner() noexcept {
-  return [](Ctx&, const FastOp&) { return false; };
+  return [](Ctx&, const FastOp*, uint32_t) { return uint32_t{0}; };
 }
 
 PredFn pred_runner() noexcept {

@@ -48,7 +48,9 @@ enum class FastKind : uint8_t {
   add_f64,
   mul_f64,
   fma_f64,
-  sreg,       // d = special register sub, & mask
+  sreg,       // d = special register sub, & mask (one that is not constant for the launch and not a clock)
+  tid,        // d = %tid of dimension sub, & mask
+  ctaid,      // d = the block's %ctaid of dimension sub, & mask
   ld_global,  // scalar ld/st of 4 or 8 bytes (imm: the address offset, sub: bytes, mask: 1 = sign-extend)
   st_global,
   ld_shared,
@@ -63,6 +65,7 @@ struct FastOp {
   FastKind kind = FastKind::none;
   uint8_t sub = 0;
   StateSpace space = StateSpace::generic;
+  uint32_t span = 0;           // this op and the unguarded fast ops after it (a straight run, exec_fast.cc)
   uint32_t d = 0, e = kNoReg;  // destinations (e: setp's second)
   uint32_t a = 0, b = 0, x = 0;
   uint64_t imm = 0, mask = ~0ull;
@@ -76,8 +79,13 @@ struct FastProgram {
 // The fast forms of `prog` for one launch (its parameters and data segment).
 FastProgram build_fast(const Program& prog, const LaunchConfig& launch);
 
-// A FastFn runs f over all 32 lanes of the running warp, or declines
-// (false, nothing written); the AVX2 build when the CPU has AVX2 and FMA.
+// A FastFn runs ops[0], ops[1], ... up to ops[n - 1] (consecutive
+// instructions) over all 32 lanes of the running warp, one after another,
+// and returns how many it ran: fewer than n when ops[k] declines (nothing
+// of it written; the executor runs it). The AVX2 build when the CPU has
+// AVX2 and FMA. The loop over a straight run of fast ops in one call is
+// what keeps the dispatch loop's per-instruction work (guard, counters,
+// poll) out of those instructions: the caller accounts them after the call.
 FastFn fast_runner() noexcept;
 FastFn declining_runner() noexcept;  // declines every FastOp (ExecControl::fast_path off)
 // A PredFn gives the lanes whose predicate register has bit 0 set.

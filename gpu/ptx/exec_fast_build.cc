@@ -61,6 +61,7 @@ class Builder {
   FastOp floating(const Instr& in);
   FastOp data(const Instr& in);
   FastOp memory(const Instr& in);
+  FastOp special(SReg s, FastOp f) const;
 
   FastProgram& out_;
   const LaunchConfig& launch_;
@@ -175,11 +176,7 @@ FastOp Builder::data(const Instr& in) {
       FastOp f;
       f.d = in.dst[0].reg;
       f.mask = mask;
-      if (s.kind == Operand::Kind::sreg) {
-        f.kind = K::sreg;
-        f.sub = static_cast<uint8_t>(s.reg);
-        return f;
-      }
+      if (s.kind == Operand::Kind::sreg) return special(static_cast<SReg>(s.reg), f);
       uint64_t v = 0;
       if (constant(s, v)) {
         f.kind = K::fill;
@@ -258,6 +255,47 @@ FastOp Builder::data(const Instr& in) {
   }
 }
 
+// mov of a special register (Ctx::sreg): the launch's constants become
+// fills, %tid and %ctaid their own kernels; the clocks count the warp
+// instructions before this one, which a straight run (exec_fast.h)
+// accounts only after it, so they stay with the executor.
+FastOp Builder::special(SReg s, FastOp f) const {
+  const Dim3& g = launch_.grid;
+  const Dim3& b = launch_.block;
+  const auto fill = [&](uint64_t v) {
+    f.kind = K::fill;
+    f.imm = v & f.mask;
+    return f;
+  };
+  switch (s) {
+    case SReg::ntid_x: return fill(b.x);
+    case SReg::ntid_y: return fill(b.y);
+    case SReg::ntid_z: return fill(b.z);
+    case SReg::nctaid_x: return fill(g.x);
+    case SReg::nctaid_y: return fill(g.y);
+    case SReg::nctaid_z: return fill(g.z);
+    case SReg::tid_x:
+    case SReg::tid_y:
+    case SReg::tid_z:
+      f.kind = K::tid;
+      f.sub = static_cast<uint8_t>(static_cast<uint32_t>(s) - static_cast<uint32_t>(SReg::tid_x));
+      return f;
+    case SReg::ctaid_x:
+    case SReg::ctaid_y:
+    case SReg::ctaid_z:
+      f.kind = K::ctaid;
+      f.sub = static_cast<uint8_t>(static_cast<uint32_t>(s) - static_cast<uint32_t>(SReg::ctaid_x));
+      return f;
+    case SReg::clock:
+    case SReg::clock64:
+    case SReg::globaltimer: return FastOp{};
+    default:
+      f.kind = K::sreg;
+      f.sub = static_cast<uint8_t>(s);
+      return f;
+  }
+}
+
 // An element read as exec_mem.cc's read_elem does.
 uint64_t read_elem(const std::byte* p, Type t) {
   uint64_t v = 0;
@@ -327,6 +365,13 @@ FastProgram build_fast(const Program& prog, const LaunchConfig& launch) {
   out.ops.reserve(prog.code.size());
   Builder b(out, launch);
   for (const Instr& in : prog.code) out.ops.push_back(b.decode(in));
+  // Straight runs, from the end: an unguarded fast op continues the run after it.
+  uint32_t run = 0;
+  for (size_t i = out.ops.size(); i-- > 0;) {
+    FastOp& f = out.ops[i];
+    run = f.kind != K::none && prog.code[i].guard == kNoReg ? run + 1 : 0;
+    f.span = run;
+  }
   return out;
 }
 

@@ -191,6 +191,27 @@ bool poll(Ctx& c, const Instr& in) {
   return true;
 }
 
+// A full warp at a straight run of fast ops (exec_fast.h) runs as much of
+// it as its turn (`left`) and the next poll (`until_poll`, at least 1)
+// allow in one call, counted as run_warp's loop would count them one by
+// one. When an op declines, the executor runs that instruction (no poll
+// is due before it). False on the executor's error.
+bool run_straight(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t until_poll) {
+  const uint32_t n = std::min({c.fast[w.cur_pc].span, left, until_poll});
+  const uint32_t k = c.run_fast(c, &c.fast[w.cur_pc], n);
+  const uint32_t counted = k < n ? k + 1 : k;  // with the declined one
+  w.cur_pc += k;
+  since += counted;
+  left -= counted;
+  c.stats.warp_instructions += counted;
+  c.stats.thread_instructions += uint64_t{counted} * kWarpSize;
+  if (k == n) return true;
+  const Instr& in = c.prog.code[w.cur_pc];
+  if (!executors()[static_cast<size_t>(in.op)](c, in, kFull)) return false;
+  w.cur_pc++;
+  return true;
+}
+
 // Runs warp w until it waits, exits or used its turn (Block::turn_left).
 // False on an error or a yield; a yield leaves the warp before an
 // instruction it has not begun, so the next run starts with it.
@@ -214,6 +235,10 @@ bool run_warp(Ctx& c, Warp& w) {
       since = 0;
       if (!poll(c, in)) return leave(false);
     }
+    if (c.fast[w.cur_pc].span && w.mask == kFull) {
+      if (!run_straight(c, w, since, left, poll_every - since)) return leave(false);
+      continue;
+    }
     ++since;
     --left;
     uint32_t group = w.mask, m = group;
@@ -224,7 +249,7 @@ bool run_warp(Ctx& c, Warp& w) {
     c.stats.warp_instructions++;
     c.stats.thread_instructions += m == kFull ? kWarpSize : uint64_t{lane_count(m)};
     // A full warp runs the instruction's fast form when it has one that applies.
-    if (m == kFull && c.fast[w.cur_pc].kind != FastKind::none && c.run_fast(c, c.fast[w.cur_pc])) {
+    if (m == kFull && c.fast[w.cur_pc].kind != FastKind::none && c.run_fast(c, &c.fast[w.cur_pc], 1)) {
       w.cur_pc++;
       continue;
     }
@@ -284,9 +309,10 @@ bool release_barriers(Block& blk) {
   if (!with) return false;
   bool released = false;
   uint32_t live = blk.threads - blk.exited_threads;
-  for (uint32_t b = 0; b < kBarriers; ++b) {
+  for (uint32_t left = with; left; left &= left - 1) {  // the barriers with arrivals, in order
+    const uint32_t b = static_cast<uint32_t>(std::countr_zero(left));
     uint32_t need = blk.expected[b] ? blk.expected[b] : live;
-    if (blk.arrived[b] == 0 || blk.arrived[b] < need) continue;
+    if (blk.arrived[b] < need) continue;
     // Lanes wait only at barriers with arrivals: when b is the only one, every waiting lane waits at b.
     bool only = (with & ~(1u << b)) == 0;
     for (auto& w : blk.warps) {

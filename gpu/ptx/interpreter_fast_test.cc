@@ -25,8 +25,8 @@ constexpr const char* kEdge = R"(
 .visible .entry edge(.param .u64 p_in, .param .u64 p_out, .param .u32 p_off)
 {
   .reg .pred %p<8>;
-  .reg .b32 %r<24>;
-  .reg .b64 %rd<24>;
+  .reg .b32 %r<32>;
+  .reg .b64 %rd<40>;
   .reg .f32 %f<8>;
   .shared .align 8 .b8 sh[512];
   ld.param.u64 %rd1, [p_in];
@@ -115,6 +115,29 @@ constexpr const char* kEdge = R"(
   add.s64 %rd23, %rd4, %rd22;
   ld.global.u32 %r22, [%rd23];
   st.global.u32 [%rd12+116], %r22;
+  // gathers: the lanes in another order (tid ^ 5), signed and unsigned, global and shared
+  xor.b32 %r23, %r1, 5;
+  mul.wide.u32 %rd24, %r23, 4;
+  add.s64 %rd25, %rd1, %rd24;
+  ld.global.s32 %rd26, [%rd25];
+  ld.global.u32 %rd27, [%rd25+4];
+  ld.global.s32 %r24, [%rd25+8];
+  mul.wide.u32 %rd28, %r23, 8;
+  add.s64 %rd29, %rd1, %rd28;
+  ld.global.u64 %rd30, [%rd29];
+  add.s64 %rd31, %rd14, %rd24;
+  ld.shared.s32 %rd32, [%rd31];
+  ld.shared.u32 %r25, [%rd31+4];
+  st.global.u64 [%rd12+8192], %rd26;
+  st.global.u64 [%rd12+8200], %rd27;
+  st.global.u32 [%rd12+8208], %r24;
+  st.global.u64 [%rd12+8216], %rd30;
+  st.global.u64 [%rd12+8224], %rd32;
+  st.global.u32 [%rd12+8232], %r25;
+  // a consecutive shared run below the offset: below address 0 (wrapping) for some offsets, a fault
+  sub.s64 %rd33, %rd15, %rd22;
+  ld.shared.u64 %rd34, [%rd33];
+  st.global.u64 [%rd12+8240], %rd34;
   ret;
 }
 )";
@@ -174,16 +197,17 @@ void expect_same(const Outcome& a, const Outcome& b) {
 
 TEST(PtxFast, EdgeValuesMatchTheExecutorTable) {
   // 0: aligned; 2: misaligned (an error); 4096 - 64: the warp on two pages;
-  // 1 << 20: out of range (an MMU fault). 64 threads: two full warps; 40: a partial one.
+  // 1 << 20: out of range (an MMU fault); 64: the shared run below address 0 (an MMU fault).
+  // 64 threads: two full warps; 40: a partial one.
   for (uint32_t threads : {64u, 40u})
-    for (uint32_t off : {0u, 2u, 4096u - 64u, 1u << 20}) {
+    for (uint32_t off : {0u, 2u, 64u, 4096u - 64u, 1u << 20}) {
       SCOPED_TRACE(std::to_string(threads) + " threads, offset " + std::to_string(off));
       const Outcome fast = run_edge(true, off, threads), table = run_edge(false, off, threads);
       expect_same(fast, table);
       if (off == 0) {
         EXPECT_TRUE(fast.exec) << fast.exec.error().message;
       }
-      if (off == 2) {
+      if (off == 2 || off == 64) {
         EXPECT_FALSE(fast.exec);
       }
     }
@@ -197,10 +221,14 @@ TEST(PtxFast, TestKernelsMatchTheExecutorTable) {
     uint32_t dyn_shared = 0;
   };
   const Case cases[] = {
-      {"_Z4vaddPKfS0_Pfi", {2, 1, 1}, {128, 1, 1}},   {"_Z5saxpyifPKfPf", {2, 1, 1}, {128, 1, 1}},
-      {"_Z6matmulPKfS0_Pfi", {2, 2, 1}, {16, 16, 1}}, {"_Z6reducePKfPfi", {2, 1, 1}, {256, 1, 1}},
-      {"_Z7warpsumPKjPjS1_", {2, 1, 1}, {64, 1, 1}},  {"_Z9histogramPKhPii", {3, 1, 1}, {128, 1, 1}},
-      {"_Z7divergePi", {1, 1, 1}, {96, 1, 1}},        {"_Z8localarrPKiPi", {1, 1, 1}, {64, 1, 1}},
+      {"_Z4vaddPKfS0_Pfi", {2, 1, 1}, {128, 1, 1}},
+      {"_Z5saxpyifPKfPf", {2, 1, 1}, {128, 1, 1}},
+      {"_Z6matmulPKfS0_Pfi", {2, 2, 1}, {16, 16, 1}},
+      {"_Z6reducePKfPfi", {2, 1, 1}, {256, 1, 1}},
+      {"_Z7warpsumPKjPjS1_", {2, 1, 1}, {64, 1, 1}},
+      {"_Z9histogramPKhPii", {3, 1, 1}, {128, 1, 1}},
+      {"_Z7divergePi", {1, 1, 1}, {96, 1, 1}},
+      {"_Z8localarrPKiPi", {1, 1, 1}, {64, 1, 1}},
       {"_Z9dynsharedPf", {1, 1, 1}, {128, 1, 1}, 128 * 4},
   };
   for (const Case& k : cases) {

@@ -5,7 +5,7 @@
 // a table. Each kernel runs with the interpreter's fast path (docs/ptx.md)
 // and without it (every instruction through the executor table), side by
 // side. Not a test: numbers depend on the machine.
-//   ptx_bench [--fast on|off|both]   (callgrind: one path at a time)
+//   ptx_bench [--fast on|off|both] [--runs N]   (callgrind: one path, --runs 1)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +51,7 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 enum class Paths { both, fast, table };
 Paths g_paths = Paths::both;
+int g_runs = 3;  // best of
 
 struct Row {
   std::string name;
@@ -93,7 +94,7 @@ Row run(const Module& m, Memory& mem, const char* entry, Dim3 grid, Dim3 block, 
   const auto timed = [&](bool fast) {
     ExecControl control;
     control.fast_path = fast;
-    return best_of(3, [&] {
+    return best_of(g_runs, [&] {
       auto s = run_blocks(m, cfg, mem, 0, blocks, {}, control);
       if (!s) {
         std::fprintf(stderr, "%s: %s\n", entry, s.error().message.c_str());
@@ -118,7 +119,12 @@ int main(int argc, char** argv) {
       ++i;
       continue;
     }
-    std::fprintf(stderr, "usage: ptx_bench [--fast on|off|both]\n");
+    if (a == "--runs" && std::atoi(v.c_str()) > 0) {
+      g_runs = std::atoi(v.c_str());
+      ++i;
+      continue;
+    }
+    std::fprintf(stderr, "usage: ptx_bench [--fast on|off|both] [--runs N]\n");
     return 2;
   }
   auto parsed = parse_module(vgpu::ptx::testing::kKernels);
@@ -137,7 +143,7 @@ int main(int argc, char** argv) {
     auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z5saxpyifPKfPf"))];
     Row r = run(m, mem, "_Z5saxpyifPKfPf", {4096, 1, 1}, {256, 1, 1}, pack(e, n, 2.0f, x, y));
     std::vector<float> hx(n, 1.0f), hy(n, 2.0f);
-    r.native_ms = best_of(3, [&] {
+    r.native_ms = best_of(g_runs, [&] {
       for (int i = 0; i < n; ++i) hy[i] = 2.0f * hx[i] + hy[i];
       sink = hy[n / 2];
     });
@@ -151,7 +157,7 @@ int main(int argc, char** argv) {
     auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z6matmulPKfS0_Pfi"))];
     Row r = run(m, mem, "_Z6matmulPKfS0_Pfi", {16, 16, 1}, {16, 16, 1}, pack(e, a, b, c, n));
     std::vector<float> ha(n * n, 1), hb(n * n, 2), hc(n * n);
-    r.native_ms = best_of(3, [&] {
+    r.native_ms = best_of(g_runs, [&] {
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) {
           float acc = 0;
@@ -170,7 +176,7 @@ int main(int argc, char** argv) {
     auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z6reducePKfPfi"))];
     Row r = run(m, mem, "_Z6reducePKfPfi", {4096, 1, 1}, {256, 1, 1}, pack(e, in, out, n));
     std::vector<float> h(n, 1), ho(4096);
-    r.native_ms = best_of(3, [&] {
+    r.native_ms = best_of(g_runs, [&] {
       for (int b = 0; b < 4096; ++b) {
         float s = 0;
         for (int i = 0; i < 256; ++i) s += h[b * 256 + i];
