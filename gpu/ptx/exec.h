@@ -37,8 +37,10 @@ using Lanes = std::array<uint64_t, kWarpSize>;
 struct Ctx;
 struct FastOp;
 struct FastProgram;
-// exec_fast.h: consecutive FastOps over all 32 lanes (how many ran before one declined); a guard's lanes.
-using FastFn = uint32_t (*)(Ctx& c, const FastOp* ops, uint32_t n);
+// exec_fast.h: a chain of FastOps from pc over all 32 lanes (how many ran);
+// one FastOp (false: declined); a guard's lanes.
+using FastFn = uint32_t (*)(Ctx& c, uint32_t& pc, uint32_t n);
+using FastOneFn = bool (*)(Ctx& c, const FastOp& f);
 using PredFn = uint32_t (*)(const uint64_t* p);
 
 // One call depth of a warp: the registers and parameter area of each lane
@@ -158,6 +160,7 @@ struct Ctx {
   const FastOp* fast = nullptr;
   const Lanes* splats = nullptr;
   FastFn run_fast = nullptr;
+  FastOneFn run_one = nullptr;
   PredFn pred = nullptr;
 
   // Accounts `bytes` more of kept state; false (ctx.error set) over the bound.

@@ -121,35 +121,45 @@ __attribute__((target("avx2"))) inline void gather_avx2(uint64_t* D, const std::
 // nullptr (decline) otherwise. `coalesced`: lane l at a0 + l * kBytes.
 template <uint32_t kBytes, bool kStore, bool kShared>
 VGPU_INLINE std::byte* warp_base(Ctx& c, const FastOp& f, const uint64_t* R, bool& coalesced) {
+  constexpr uint64_t kRun = uint64_t{kWarpSize} * kBytes;
   const uint64_t off = f.imm, a0 = R[0] + off;
   uint64_t dev = 0;  // 0 when lane l is at a0 + l * kBytes
   for (uint32_t l = 0; l < kWarpSize; ++l) dev |= (R[l] - uint64_t{l} * kBytes) ^ R[0];
   coalesced = dev == 0;
-  uint64_t any = a0, lo = a0, hi = a0 + (kWarpSize - 1) * kBytes;  // coalesced: the span's ends
-  if (!coalesced) {
-    uint64_t mn = ~0ull, mx = 0;
+  if (coalesced) {  // [a0, a0 + kRun): aligned, and on one page or inside shared memory
+    if (a0 & (kBytes - 1)) return nullptr;
+    if constexpr (kShared) {
+      const size_t size = c.block->shared.size();
+      return a0 <= size && size - a0 >= kRun ? c.block->shared.data() : nullptr;
+    } else {
+      if ((a0 & (kPage - 1)) + kRun > kPage) return nullptr;
+    }
+  } else {
+    uint64_t any = 0, diff = 0;  // any: at least every lane's address; diff < kPage: all on a0's page
     for (uint32_t l = 0; l < kWarpSize; ++l) {
       const uint64_t x = R[l] + off;
       any |= x;
-      mn = std::min(mn, x);
-      mx = std::max(mx, x);
+      diff |= x ^ a0;
     }
-    lo = mn;
-    hi = mx;
+    if (any & (kBytes - 1)) return nullptr;
+    if constexpr (kShared) {
+      const size_t size = c.block->shared.size();
+      if (any > size || size - any < kBytes) {  // the bound is too coarse: the greatest address
+        uint64_t hi = 0;
+        for (uint32_t l = 0; l < kWarpSize; ++l) hi = std::max(hi, R[l] + off);
+        if (hi > size || size - hi < kBytes) return nullptr;
+      }
+      return c.block->shared.data();
+    } else {
+      if (diff >= kPage) return nullptr;
+    }
   }
-  if ((any & (kBytes - 1)) || lo > hi) return nullptr;  // misaligned, or a coalesced span that wraps
-  if constexpr (kShared) {
-    const size_t size = c.block->shared.size();
-    if (hi > size || size - hi < kBytes) return nullptr;  // every lane is in [lo, hi]
-    return c.block->shared.data();
-  } else {
-    // One page: lo and hi (and so every lane) share a0's page.
-    if (((lo ^ a0) | (hi ^ a0)) >= kPage || !global_space(f.space, a0)) return nullptr;
-    MemoryFault fault;
-    std::byte* p0 = c.pages.get(a0, kBytes, kStore, fault);
-    if (!p0) return nullptr;  // the executor reports the fault
-    return p0 - (a0 & (kPage - 1));
-  }
+  // Global: one page, translated once through the page cache (GlobalMemory and its bounds).
+  if (!global_space(f.space, a0)) return nullptr;
+  MemoryFault fault;
+  std::byte* p0 = c.pages.get(a0, kBytes, kStore, fault);
+  if (!p0) return nullptr;  // the executor reports the fault
+  return p0 - (a0 & (kPage - 1));
 }
 
 // ld/st of kBytes over the warp: false (nothing done) when it does not apply.
@@ -291,7 +301,8 @@ VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
     case K::st_global: return memory<kAvx2, true, false>(c, f);
     case K::ld_shared: return memory<kAvx2, false, true>(c, f);
     case K::st_shared: return memory<kAvx2, true, true>(c, f);
-    case K::none: return false;
+    case K::none:
+    case K::bra: return false;  // a bra runs in run_chain only
   }
   // setp: the second destination is the first's complement.
   if (f.e != kNoReg) {
@@ -301,29 +312,52 @@ VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
   return true;
 }
 
-// The straight run: ops one after another until one declines.
 template <bool kAvx2>
-VGPU_INLINE uint32_t run_span(Ctx& c, const FastOp* ops, uint32_t n) {
-  for (uint32_t i = 0; i < n; ++i)
-    if (!run<kAvx2>(c, ops[i])) return i;
-  return n;
+VGPU_INLINE uint32_t guard_lanes(const uint64_t* p);
+
+// The chain from pc (exec_fast.h).
+template <bool kAvx2>
+VGPU_INLINE uint32_t run_chain(Ctx& c, uint32_t& pc, uint32_t n) {
+  uint32_t k = 0, idle = 0;  // idle: branches that no lane took (no thread instructions)
+  for (; k < n; ++k) {
+    const FastOp& f = c.fast[pc];
+    if (!f.chain) break;
+    if (f.kind == K::bra) {
+      uint32_t t = kFull;
+      if (f.x != kNoReg) t = guard_lanes<kAvx2>(c.regs + size_t{f.x} * kWarpSize) ^ (f.sub ? kFull : 0);
+      if (t == kFull) {
+        pc = static_cast<uint32_t>(f.imm);
+      } else if (t == 0) {
+        ++pc;
+        ++idle;
+      } else {
+        break;
+      }
+      continue;
+    }
+    if (!run<kAvx2>(c, f)) break;
+    ++pc;
+  }
+  c.stats.warp_instructions += k;
+  c.stats.thread_instructions += uint64_t{k - idle} * kWarpSize;
+  return k;
 }
 
-uint32_t run_base(Ctx& c, const FastOp* ops, uint32_t n) { return run_span<false>(c, ops, n); }
-
-uint32_t pred_base(const uint64_t* p) {
+template <>
+VGPU_INLINE uint32_t guard_lanes<false>(const uint64_t* p) {
   uint32_t t = 0;
   for (uint32_t l = 0; l < kWarpSize; ++l) t |= static_cast<uint32_t>(p[l] & 1) << l;
   return t;
 }
 
-#if VGPU_FAST_X86
-__attribute__((target("avx2,fma"))) uint32_t run_avx2(Ctx& c, const FastOp* ops, uint32_t n) {
-  return run_span<true>(c, ops, n);
-}
+uint32_t pred_base(const uint64_t* p) { return guard_lanes<false>(p); }
+uint32_t run_base(Ctx& c, uint32_t& pc, uint32_t n) { return run_chain<false>(c, pc, n); }
+bool one_base(Ctx& c, const FastOp& f) { return run<false>(c, f); }
 
+#if VGPU_FAST_X86
 // Bit 0 of four lanes to the sign, then their sign mask.
-__attribute__((target("avx2"))) uint32_t pred_avx2(const uint64_t* p) {
+template <>
+__attribute__((target("avx2"))) inline uint32_t guard_lanes<true>(const uint64_t* p) {
   uint32_t t = 0;
   for (uint32_t l = 0; l < kWarpSize; l += 4) {
     __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + l));
@@ -331,6 +365,12 @@ __attribute__((target("avx2"))) uint32_t pred_avx2(const uint64_t* p) {
   }
   return t;
 }
+
+__attribute__((target("avx2"))) uint32_t pred_avx2(const uint64_t* p) { return guard_lanes<true>(p); }
+__attribute__((target("avx2,fma"))) uint32_t run_avx2(Ctx& c, uint32_t& pc, uint32_t n) {
+  return run_chain<true>(c, pc, n);
+}
+__attribute__((target("avx2,fma"))) bool one_avx2(Ctx& c, const FastOp& f) { return run<true>(c, f); }
 
 bool has_avx2() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -348,7 +388,18 @@ FastFn fast_runner() noexcept {
 }
 
 FastFn declining_runner() noexcept {
-  return [](Ctx&, const FastOp*, uint32_t) { return uint32_t{0}; };
+  return [](Ctx&, uint32_t&, uint32_t) { return uint32_t{0}; };
+}
+
+FastOneFn fast_one_runner() noexcept {
+#if VGPU_FAST_X86
+  if (has_avx2()) return one_avx2;
+#endif
+  return one_base;
+}
+
+FastOneFn declining_one_runner() noexcept {
+  return [](Ctx&, const FastOp&) { return false; };
 }
 
 PredFn pred_runner() noexcept {

@@ -55,6 +55,7 @@ enum class FastKind : uint8_t {
   st_global,
   ld_shared,
   st_shared,
+  bra,  // to imm when every lane's guard (register x, sub: 1 = negated; kNoReg: none) holds, on when none does
 };
 
 // Operand `a`, `b` or `x` is register r (r < kSplatBit) or the 32-lane
@@ -65,7 +66,7 @@ struct FastOp {
   FastKind kind = FastKind::none;
   uint8_t sub = 0;
   StateSpace space = StateSpace::generic;
-  uint32_t span = 0;           // this op and the unguarded fast ops after it (a straight run, exec_fast.cc)
+  bool chain = false;          // runs inside a chain (exec_fast.h): unguarded, or a bra
   uint32_t d = 0, e = kNoReg;  // destinations (e: setp's second)
   uint32_t a = 0, b = 0, x = 0;
   uint64_t imm = 0, mask = ~0ull;
@@ -79,15 +80,21 @@ struct FastProgram {
 // The fast forms of `prog` for one launch (its parameters and data segment).
 FastProgram build_fast(const Program& prog, const LaunchConfig& launch);
 
-// A FastFn runs ops[0], ops[1], ... up to ops[n - 1] (consecutive
-// instructions) over all 32 lanes of the running warp, one after another,
-// and returns how many it ran: fewer than n when ops[k] declines (nothing
-// of it written; the executor runs it). The AVX2 build when the CPU has
-// AVX2 and FMA. The loop over a straight run of fast ops in one call is
-// what keeps the dispatch loop's per-instruction work (guard, counters,
-// poll) out of those instructions: the caller accounts them after the call.
+// A FastFn runs the chain of FastOps from pc over all 32 lanes of the
+// running warp: at most n of them, one after another, while they chain
+// (FastOp::chain), following a bra that every lane takes or none does.
+// It stops before an op that declines (nothing of it written; the
+// executor runs it), a bra that splits the warp, or an op that does not
+// chain; it leaves pc there, adds what ran to the warp and thread
+// instruction counters, and returns how many ran. Running a chain in one
+// call keeps the dispatch loop's per-instruction work (guard, counters,
+// poll, the indirect call) out of its instructions. A FastOneFn runs one
+// op (a guarded one whose guard holds in every lane). The AVX2 builds
+// when the CPU has AVX2 and FMA.
 FastFn fast_runner() noexcept;
-FastFn declining_runner() noexcept;  // declines every FastOp (ExecControl::fast_path off)
+FastFn declining_runner() noexcept;  // runs nothing (ExecControl::fast_path off)
+FastOneFn fast_one_runner() noexcept;
+FastOneFn declining_one_runner() noexcept;
 // A PredFn gives the lanes whose predicate register has bit 0 set.
 PredFn pred_runner() noexcept;
 

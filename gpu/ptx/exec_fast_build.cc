@@ -347,6 +347,14 @@ FastOp Builder::memory(const Instr& in) {
 
 FastOp Builder::decode(const Instr& in) {
   if (in.op == Op::ld || in.op == Op::st) return memory(in);
+  if (in.op == Op::bra) {  // the dispatch loop's uniform branch (interpreter.cc)
+    FastOp f;
+    f.kind = K::bra;
+    f.imm = in.target;
+    f.x = in.guard;
+    f.sub = (in.flags & kNegGuard) ? 1 : 0;
+    return f;
+  }
   if (is_float(in.type) && in.op != Op::mov && in.op != Op::selp && in.op != Op::setp) return floating(in);
   switch (in.op) {
     case Op::mov:
@@ -365,12 +373,9 @@ FastProgram build_fast(const Program& prog, const LaunchConfig& launch) {
   out.ops.reserve(prog.code.size());
   Builder b(out, launch);
   for (const Instr& in : prog.code) out.ops.push_back(b.decode(in));
-  // Straight runs, from the end: an unguarded fast op continues the run after it.
-  uint32_t run = 0;
-  for (size_t i = out.ops.size(); i-- > 0;) {
+  for (size_t i = 0; i < out.ops.size(); ++i) {
     FastOp& f = out.ops[i];
-    run = f.kind != K::none && prog.code[i].guard == kNoReg ? run + 1 : 0;
-    f.span = run;
+    f.chain = f.kind == K::bra || (f.kind != K::none && prog.code[i].guard == kNoReg);
   }
   return out;
 }

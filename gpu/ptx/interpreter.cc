@@ -44,7 +44,7 @@ bool schedule(Warp& w) {
     w.mask = 0;
     return false;
   }
-  if (r == kFull) {  // converged: every lane at lane 0's place
+  if (r == kFull) {     // converged: every lane at lane 0's place
     uint32_t diff = 0;
     for (uint32_t l = 0; l < kWarpSize; ++l) diff |= (w.pc[l] ^ w.pc[0]) | (w.depth[l] ^ w.depth[0]);
     if (!diff) {
@@ -191,25 +191,27 @@ bool poll(Ctx& c, const Instr& in) {
   return true;
 }
 
-// A full warp at a straight run of fast ops (exec_fast.h) runs as much of
-// it as its turn (`left`) and the next poll (`until_poll`, at least 1)
-// allow in one call, counted as run_warp's loop would count them one by
-// one. When an op declines, the executor runs that instruction (no poll
-// is due before it). False on the executor's error.
-bool run_straight(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t until_poll) {
-  const uint32_t n = std::min({c.fast[w.cur_pc].span, left, until_poll});
-  const uint32_t k = c.run_fast(c, &c.fast[w.cur_pc], n);
-  const uint32_t counted = k < n ? k + 1 : k;  // with the declined one
-  w.cur_pc += k;
-  since += counted;
-  left -= counted;
-  c.stats.warp_instructions += counted;
-  c.stats.thread_instructions += uint64_t{counted} * kWarpSize;
-  if (k == n) return true;
-  const Instr& in = c.prog.code[w.cur_pc];
-  if (!executors()[static_cast<size_t>(in.op)](c, in, kFull)) return false;
+// A full warp at a chain of fast ops (exec_fast.h) runs as much of it as
+// its turn (`left`) and the next poll (`until_poll`, at least 1) allow in
+// one call. When an op declines, the executor runs that instruction (no
+// poll is due before it). Returns the instructions it ran (0: the warp is
+// at a bra that splits it, for the dispatch loop), or -1 on the
+// executor's error.
+int64_t run_chain(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t until_poll) {
+  const uint32_t n = std::min(left, until_poll);
+  const uint32_t k = c.run_fast(c, w.cur_pc, n);
+  since += k;
+  left -= k;
+  const FastOp& f = c.fast[w.cur_pc];
+  if (k == n || !f.chain || f.kind == FastKind::bra) return k;
+  const Instr& in = c.prog.code[w.cur_pc];  // declined
+  ++since;
+  --left;
+  c.stats.warp_instructions++;
+  c.stats.thread_instructions += kWarpSize;
+  if (!executors()[static_cast<size_t>(in.op)](c, in, kFull)) return -1;
   w.cur_pc++;
-  return true;
+  return k + 1;
 }
 
 // Runs warp w until it waits, exits or used its turn (Block::turn_left).
@@ -235,9 +237,10 @@ bool run_warp(Ctx& c, Warp& w) {
       since = 0;
       if (!poll(c, in)) return leave(false);
     }
-    if (c.fast[w.cur_pc].span && w.mask == kFull) {
-      if (!run_straight(c, w, since, left, poll_every - since)) return leave(false);
-      continue;
+    if (c.fast[w.cur_pc].chain && w.mask == kFull) {
+      const int64_t ran = run_chain(c, w, since, left, poll_every - since);
+      if (ran < 0) return leave(false);
+      if (ran) continue;
     }
     ++since;
     --left;
@@ -249,7 +252,7 @@ bool run_warp(Ctx& c, Warp& w) {
     c.stats.warp_instructions++;
     c.stats.thread_instructions += m == kFull ? kWarpSize : uint64_t{lane_count(m)};
     // A full warp runs the instruction's fast form when it has one that applies.
-    if (m == kFull && c.fast[w.cur_pc].kind != FastKind::none && c.run_fast(c, &c.fast[w.cur_pc], 1)) {
+    if (m == kFull && c.fast[w.cur_pc].kind != FastKind::none && c.run_one(c, c.fast[w.cur_pc])) {
       w.cur_pc++;
       continue;
     }
@@ -466,6 +469,7 @@ std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, 
   LaunchState& st = *state_;
   const Program& prog = st.module.program();
   const FastFn run_fast = control.fast_path ? fast_runner() : declining_runner();
+  const FastOneFn run_one = control.fast_path ? fast_one_runner() : declining_one_runner();
   const PredFn pred = pred_runner();
   Ctx c{st.module,
         prog,
@@ -489,6 +493,7 @@ std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, 
         st.fast->ops.data(),
         st.fast->splats.data(),
         run_fast,
+        run_one,
         pred};
   struct KeepCounters {  // the run's counters back into the kept state, however it returns
     LaunchState& st;
