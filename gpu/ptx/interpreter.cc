@@ -44,7 +44,7 @@ bool schedule(Warp& w) {
     w.mask = 0;
     return false;
   }
-  if (r == kFull) {     // converged: every lane at lane 0's place
+  if (r == kFull) {  // converged: every lane at lane 0's place
     uint32_t diff = 0;
     for (uint32_t l = 0; l < kWarpSize; ++l) diff |= (w.pc[l] ^ w.pc[0]) | (w.depth[l] ^ w.depth[0]);
     if (!diff) {

@@ -5,7 +5,8 @@
 // a table. Each kernel runs with the interpreter's fast path (docs/ptx.md)
 // and without it (every instruction through the executor table), side by
 // side. Not a test: numbers depend on the machine.
-//   ptx_bench [--fast on|off|both] [--runs N]   (callgrind: one path, --runs 1)
+//   ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce]
+//   (callgrind: one path, --runs 1, one kernel at a time for its own count)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -51,7 +52,9 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 enum class Paths { both, fast, table };
 Paths g_paths = Paths::both;
-int g_runs = 3;  // best of
+int g_runs = 3;      // best of
+std::string g_only;  // one kernel only (empty: all)
+bool want(const char* name) { return g_only.empty() || g_only == name; }
 
 struct Row {
   std::string name;
@@ -119,12 +122,17 @@ int main(int argc, char** argv) {
       ++i;
       continue;
     }
+    if (a == "--only" && (v == "saxpy" || v == "matmul" || v == "reduce")) {
+      g_only = v;
+      ++i;
+      continue;
+    }
     if (a == "--runs" && std::atoi(v.c_str()) > 0) {
       g_runs = std::atoi(v.c_str());
       ++i;
       continue;
     }
-    std::fprintf(stderr, "usage: ptx_bench [--fast on|off|both] [--runs N]\n");
+    std::fprintf(stderr, "usage: ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce]\n");
     return 2;
   }
   auto parsed = parse_module(vgpu::ptx::testing::kKernels);
@@ -136,7 +144,7 @@ int main(int argc, char** argv) {
   Memory mem(64u << 20);
   std::vector<Row> rows;
   volatile float sink = 0;
-  {  // saxpy, 1M
+  if (want("saxpy")) {  // saxpy, 1M
     int n = 1 << 20;
     uint64_t x = mem.alloc(n * 4), y = mem.alloc(n * 4);
     for (int i = 0; i < n; ++i) mem.at<float>(x)[i] = static_cast<float>(i), mem.at<float>(y)[i] = 1;
@@ -150,7 +158,7 @@ int main(int argc, char** argv) {
     r.name = "saxpy_1M";
     rows.push_back(r);
   }
-  {  // matmul 256^3, 16x16 tiles
+  if (want("matmul")) {  // matmul 256^3, 16x16 tiles
     int n = 256;
     uint64_t a = mem.alloc(n * n * 4), b = mem.alloc(n * n * 4), c = mem.alloc(n * n * 4);
     for (int i = 0; i < n * n; ++i) mem.at<float>(a)[i] = 1, mem.at<float>(b)[i] = 2;
@@ -169,7 +177,7 @@ int main(int argc, char** argv) {
     r.name = "matmul_256";
     rows.push_back(r);
   }
-  {  // block reduction, 1M
+  if (want("reduce")) {  // block reduction, 1M
     int n = 1 << 20;
     uint64_t in = mem.alloc(n * 4), out = mem.alloc(4096 * 4);
     for (int i = 0; i < n; ++i) mem.at<float>(in)[i] = 1;
