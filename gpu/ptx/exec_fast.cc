@@ -374,11 +374,16 @@ __attribute__((target("avx2,fma"))) bool one_avx2(Ctx& c, const FastOp& f) { ret
 
 bool has_avx2() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
+  return has && !fast_baseline_only();
 }
 #endif
 
 }  // namespace
+
+bool& fast_baseline_only() noexcept {
+  static bool only = false;
+  return only;
+}
 
 FastFn fast_runner() noexcept {
 #if VGPU_FAST_X86

@@ -97,5 +97,8 @@ FastOneFn fast_one_runner() noexcept;
 FastOneFn declining_one_runner() noexcept;
 // A PredFn gives the lanes whose predicate register has bit 0 set.
 PredFn pred_runner() noexcept;
+// Whether the runners above pick the x86-64 baseline build even on a CPU
+// with AVX2 (tests: both builds against the executor table).
+bool& fast_baseline_only() noexcept;
 
 }  // namespace vgpu::ptx::exec

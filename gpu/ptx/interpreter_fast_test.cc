@@ -10,6 +10,7 @@
 
 #include <cstring>
 
+#include "gpu/ptx/exec_fast.h"
 #include "gpu/ptx/test_kernels.h"
 #include "gpu/ptx/test_memory.h"
 #include "ptx/module.h"
@@ -195,7 +196,17 @@ void expect_same(const Outcome& a, const Outcome& b) {
   EXPECT_EQ(first, a.memory.size()) << "memory differs first at byte " << first;
 }
 
-TEST(PtxFast, EdgeValuesMatchTheExecutorTable) {
+// Both builds of the fast path's kernels (exec_fast.h): the CPU's (AVX2 where it has it) and the baseline.
+class PtxFastBuild : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { exec::fast_baseline_only() = GetParam(); }
+  void TearDown() override { exec::fast_baseline_only() = false; }
+};
+
+INSTANTIATE_TEST_SUITE_P(Builds, PtxFastBuild, ::testing::Bool(),
+                         [](const auto& p) { return p.param ? "baseline" : "cpu"; });
+
+TEST_P(PtxFastBuild, EdgeValuesMatchTheExecutorTable) {
   // 0: aligned; 2: misaligned (an error); 4096 - 64: the warp on two pages;
   // 1 << 20: out of range (an MMU fault); 64: the shared run below address 0 (an MMU fault).
   // 64 threads: two full warps; 40: a partial one.
@@ -214,7 +225,7 @@ TEST(PtxFast, EdgeValuesMatchTheExecutorTable) {
 }
 
 // The interpreter tests' kernels (test_kernels.h) with generated inputs, both ways.
-TEST(PtxFast, TestKernelsMatchTheExecutorTable) {
+TEST_P(PtxFastBuild, TestKernelsMatchTheExecutorTable) {
   struct Case {
     const char* entry;
     Dim3 grid, block;
