@@ -162,6 +162,7 @@ struct Ctx {
   FastFn run_fast = nullptr;
   FastOneFn run_one = nullptr;
   PredFn pred = nullptr;
+  bool chains = false;  // run_fast runs chains (ExecControl::fast_path): else the dispatch loop never calls it
 
   // Accounts `bytes` more of kept state; false (ctx.error set) over the bound.
   bool grow(uint64_t bytes, uint32_t line);

@@ -237,7 +237,7 @@ bool run_warp(Ctx& c, Warp& w) {
       since = 0;
       if (!poll(c, in)) return leave(false);
     }
-    if (c.fast[w.cur_pc].chain && w.mask == kFull) {
+    if (c.chains && c.fast[w.cur_pc].chain && w.mask == kFull) {
       const int64_t ran = run_chain(c, w, since, left, poll_every - since);
       if (ran < 0) return leave(false);
       if (ran) continue;
@@ -494,7 +494,8 @@ std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, 
         st.fast->splats.data(),
         run_fast,
         run_one,
-        pred};
+        pred,
+        control.fast_path};
   struct KeepCounters {  // the run's counters back into the kept state, however it returns
     LaunchState& st;
     const Ctx& c;
