@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <charconv>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,15 @@ constexpr uint64_t kFrameParamBase = 0x4000'0000ull;
 constexpr uint32_t kBarriers = 16;
 
 using Lanes = std::array<uint64_t, kWarpSize>;
+
+struct Ctx;
+struct FastOp;
+struct FastProgram;
+// exec_fast.h: a chain of FastOps from pc over all 32 lanes (how many ran);
+// one FastOp (false: declined); a guard's lanes.
+using FastFn = uint32_t (*)(Ctx& c, uint32_t& pc, uint32_t n);
+using FastOneFn = bool (*)(Ctx& c, const FastOp& f);
+using PredFn = uint32_t (*)(const uint64_t* p);
 
 // One call depth of a warp: the registers and parameter area of each lane
 // that is at this depth.
@@ -88,7 +98,8 @@ struct LaunchState {
   ExecStats stats;
   uint32_t since_poll = 0;
   uint32_t param_stride = 0;
-  uint64_t state_bytes = 0;  // host bytes of the kept state (ExecLimits::max_state_bytes)
+  uint64_t state_bytes = 0;                 // host bytes of the kept state (ExecLimits::max_state_bytes)
+  std::shared_ptr<const FastProgram> fast;  // the program's fast forms for this launch (exec_fast.h)
 };
 
 // Host pointers of global pages for one run_blocks call.
@@ -145,6 +156,13 @@ struct Ctx {
   // tmp[slot] holds tmp_imm[slot] in every lane (an immediate operand's fill, reused).
   std::array<uint64_t, 6> tmp_imm{};
   std::array<bool, 6> tmp_is_imm{};
+  // The fast path (exec_fast.h): one FastOp per instruction, their splats, the kernels for this CPU.
+  const FastOp* fast = nullptr;
+  const Lanes* splats = nullptr;
+  FastFn run_fast = nullptr;
+  FastOneFn run_one = nullptr;
+  PredFn pred = nullptr;
+  bool chains = false;  // run_fast runs chains (ExecControl::fast_path): else the dispatch loop never calls it
 
   // Accounts `bytes` more of kept state; false (ctx.error set) over the bound.
   bool grow(uint64_t bytes, uint32_t line);

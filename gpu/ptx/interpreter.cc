@@ -4,11 +4,9 @@
 // "Execution model"). Control flow, calls and barriers live here; the
 // other instructions are in the executor tables (exec_*.cc).
 #include <algorithm>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "gpu/ptx/exec.h"
+#include "gpu/ptx/exec_fast.h"
 
 namespace vgpu::ptx {
 namespace exec {
@@ -27,21 +25,6 @@ const std::array<ExecFn, static_cast<size_t>(Op::count_)>& executors() {
     return t;
   }();
   return table;
-}
-
-// The lanes whose predicate register has bit 0 set; with SSE2 two lanes per
-// step (bit 0 shifted to the sign, then the sign mask).
-uint32_t pred_mask(const uint64_t* p) {
-  uint32_t t = 0;
-#if defined(__SSE2__)
-  for (uint32_t l = 0; l < kWarpSize; l += 2) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + l));
-    t |= static_cast<uint32_t>(_mm_movemask_pd(_mm_castsi128_pd(_mm_slli_epi64(v, 63)))) << l;
-  }
-#else
-  for (uint32_t l = 0; l < kWarpSize; ++l) t |= static_cast<uint32_t>(p[l] & 1) << l;
-#endif
-  return t;
 }
 
 // Host bytes of one warp's call frame (registers and parameter areas).
@@ -208,6 +191,29 @@ bool poll(Ctx& c, const Instr& in) {
   return true;
 }
 
+// A full warp at a chain of fast ops (exec_fast.h) runs as much of it as
+// its turn (`left`) and the next poll (`until_poll`, at least 1) allow in
+// one call. When an op declines, the executor runs that instruction (no
+// poll is due before it). Returns the instructions it ran (0: the warp is
+// at a bra that splits it, for the dispatch loop), or -1 on the
+// executor's error.
+int64_t run_chain(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t until_poll) {
+  const uint32_t n = std::min(left, until_poll);
+  const uint32_t k = c.run_fast(c, w.cur_pc, n);
+  since += k;
+  left -= k;
+  const FastOp& f = c.fast[w.cur_pc];
+  if (k == n || !f.chain || f.kind == FastKind::bra) return k;
+  const Instr& in = c.prog.code[w.cur_pc];  // declined
+  ++since;
+  --left;
+  c.stats.warp_instructions++;
+  c.stats.thread_instructions += kWarpSize;
+  if (!executors()[static_cast<size_t>(in.op)](c, in, kFull)) return -1;
+  w.cur_pc++;
+  return k + 1;
+}
+
 // Runs warp w until it waits, exits or used its turn (Block::turn_left).
 // False on an error or a yield; a yield leaves the warp before an
 // instruction it has not begun, so the next run starts with it.
@@ -231,15 +237,25 @@ bool run_warp(Ctx& c, Warp& w) {
       since = 0;
       if (!poll(c, in)) return leave(false);
     }
+    if (c.chains && c.fast[w.cur_pc].chain && w.mask == kFull) {
+      const int64_t ran = run_chain(c, w, since, left, poll_every - since);
+      if (ran < 0) return leave(false);
+      if (ran) continue;
+    }
     ++since;
     --left;
     uint32_t group = w.mask, m = group;
     if (in.guard != kNoReg) {
-      uint32_t t = pred_mask(c.reg(in.guard));
+      uint32_t t = c.pred(c.reg(in.guard));
       m &= (in.flags & kNegGuard) ? ~t : t;
     }
     c.stats.warp_instructions++;
     c.stats.thread_instructions += m == kFull ? kWarpSize : uint64_t{lane_count(m)};
+    // A full warp runs the instruction's fast form when it has one that applies.
+    if (m == kFull && c.fast[w.cur_pc].kind != FastKind::none && c.run_one(c, c.fast[w.cur_pc])) {
+      w.cur_pc++;
+      continue;
+    }
     if (!is_control(in.op)) {
       if (m && !table[static_cast<size_t>(in.op)](c, in, m)) return leave(false);
       w.cur_pc++;
@@ -291,14 +307,17 @@ void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function
 
 // Releases barriers every live thread (or the given count) reached.
 bool release_barriers(Block& blk) {
+  uint32_t with = 0;  // barriers with arrivals
+  for (uint32_t b = 0; b < kBarriers; ++b) with |= blk.arrived[b] ? 1u << b : 0;
+  if (!with) return false;
   bool released = false;
   uint32_t live = blk.threads - blk.exited_threads;
-  for (uint32_t b = 0; b < kBarriers; ++b) {
+  for (uint32_t left = with; left; left &= left - 1) {  // the barriers with arrivals, in order
+    const uint32_t b = static_cast<uint32_t>(std::countr_zero(left));
     uint32_t need = blk.expected[b] ? blk.expected[b] : live;
-    if (blk.arrived[b] == 0 || blk.arrived[b] < need) continue;
+    if (blk.arrived[b] < need) continue;
     // Lanes wait only at barriers with arrivals: when b is the only one, every waiting lane waits at b.
-    bool only = true;
-    for (uint32_t o = 0; o < kBarriers; ++o) only = only && (o == b || blk.arrived[o] == 0);
+    bool only = (with & ~(1u << b)) == 0;
     for (auto& w : blk.warps) {
       uint32_t lanes = only ? w.waiting : 0;
       if (!only) for_lanes(w.waiting, [&](uint32_t l) { lanes |= w.bar_id[l] == b ? 1u << l : 0; });
@@ -307,6 +326,7 @@ bool release_barriers(Block& blk) {
     }
     blk.arrived[b] = 0;
     blk.expected[b] = 0;
+    with &= ~(1u << b);
     released = true;
   }
   return released;
@@ -436,6 +456,9 @@ std::expected<std::unique_ptr<LaunchRun>, ExecError> LaunchRun::start(const Modu
                                          std::to_string(limits.max_state_bytes)});
   blk.warps.resize(warps);
   blk.shared.assign(shared_size(prog, launch), std::byte{0});
+  auto fast = std::make_shared<FastProgram>(build_fast(prog, st.launch));
+  st.state_bytes += fast->ops.size() * sizeof(FastOp) + fast->splats.size() * sizeof(Lanes);
+  st.fast = std::move(fast);
   return run;
 }
 
@@ -445,6 +468,9 @@ std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, 
   if (failed_) return std::unexpected(*failed_);
   LaunchState& st = *state_;
   const Program& prog = st.module.program();
+  const FastFn run_fast = control.fast_path ? fast_runner() : declining_runner();
+  const FastOneFn run_one = control.fast_path ? fast_one_runner() : declining_one_runner();
+  const PredFn pred = pred_runner();
   Ctx c{st.module,
         prog,
         st.launch,
@@ -463,7 +489,13 @@ std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, 
         nullptr,
         {},
         {},
-        {}};
+        {},
+        st.fast->ops.data(),
+        st.fast->splats.data(),
+        run_fast,
+        run_one,
+        pred,
+        control.fast_path};
   struct KeepCounters {  // the run's counters back into the kept state, however it returns
     LaunchState& st;
     const Ctx& c;

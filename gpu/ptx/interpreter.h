@@ -93,12 +93,15 @@ struct ExecStats {
 // keep_going returning false stops the launch with ExecStatus::timeout;
 // then, for LaunchRun::run only, the run yields (returns, to be resumed)
 // once `yield_after` warp instructions ran in this call (0: no bound) or
-// yield_now returns true.
+// yield_now returns true. fast_path off runs every instruction through
+// the executor table (docs/ptx.md "Fast path"): the same results, for the
+// tests that compare the two and the bench that times both.
 struct ExecControl {
   std::function<bool()> keep_going;
   uint32_t poll_every = 4096;
   uint64_t yield_after = 0;
   std::function<bool()> yield_now;
+  bool fast_path = true;
 };
 
 // A launch executed in runs that stop at an instruction boundary and

@@ -2,7 +2,11 @@
 // ptx_bench: the interpreter's time for saxpy over 1M elements, a 256^3
 // shared-memory tiled matmul and a 1M-element block reduction (the kernels
 // of test_kernels.h), beside the same loops in plain C++. Prints JSON, then
-// a table. Not a test: numbers depend on the machine.
+// a table. Each kernel runs with the interpreter's fast path (docs/ptx.md)
+// and without it (every instruction through the executor table), side by
+// side. Not a test: numbers depend on the machine.
+//   ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce]
+//   (callgrind: one path, --runs 1, one kernel at a time for its own count)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -46,9 +50,15 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+enum class Paths { both, fast, table };
+Paths g_paths = Paths::both;
+int g_runs = 3;      // best of
+std::string g_only;  // one kernel only (empty: all)
+bool want(const char* name) { return g_only.empty() || g_only == name; }
+
 struct Row {
   std::string name;
-  double interp_ms, native_ms;
+  double interp_ms, table_ms, native_ms;
   uint64_t warp_instructions;
   bool ok;
 };
@@ -83,22 +93,48 @@ Row run(const Module& m, Memory& mem, const char* entry, Dim3 grid, Dim3 block, 
   cfg.block = block;
   cfg.params = params;
   uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
-  Row r{entry, 0, 0, 0, true};
-  r.interp_ms = best_of(3, [&] {
-    auto s = run_blocks(m, cfg, mem, 0, blocks);
-    if (!s) {
-      std::fprintf(stderr, "%s: %s\n", entry, s.error().message.c_str());
-      r.ok = false;
-    } else {
-      r.warp_instructions = s->warp_instructions;
-    }
-  });
+  Row r{entry, 0, 0, 0, 0, true};
+  const auto timed = [&](bool fast) {
+    ExecControl control;
+    control.fast_path = fast;
+    return best_of(g_runs, [&] {
+      auto s = run_blocks(m, cfg, mem, 0, blocks, {}, control);
+      if (!s) {
+        std::fprintf(stderr, "%s: %s\n", entry, s.error().message.c_str());
+        r.ok = false;
+      } else {
+        r.warp_instructions = s->warp_instructions;
+      }
+    });
+  };
+  if (g_paths != Paths::table) r.interp_ms = timed(true);
+  if (g_paths != Paths::fast) r.table_ms = timed(false);
   return r;
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i], v = i + 1 < argc ? argv[i + 1] : "";
+    if (a == "--fast" && (v == "on" || v == "off" || v == "both")) {
+      g_paths = v == "on" ? Paths::fast : v == "off" ? Paths::table : Paths::both;
+      ++i;
+      continue;
+    }
+    if (a == "--only" && (v == "saxpy" || v == "matmul" || v == "reduce")) {
+      g_only = v;
+      ++i;
+      continue;
+    }
+    if (a == "--runs" && std::atoi(v.c_str()) > 0) {
+      g_runs = std::atoi(v.c_str());
+      ++i;
+      continue;
+    }
+    std::fprintf(stderr, "usage: ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce]\n");
+    return 2;
+  }
   auto parsed = parse_module(vgpu::ptx::testing::kKernels);
   if (!parsed) {
     std::fprintf(stderr, "parse: %s\n", parsed.error().message.c_str());
@@ -108,28 +144,28 @@ int main() {
   Memory mem(64u << 20);
   std::vector<Row> rows;
   volatile float sink = 0;
-  {  // saxpy, 1M
+  if (want("saxpy")) {  // saxpy, 1M
     int n = 1 << 20;
     uint64_t x = mem.alloc(n * 4), y = mem.alloc(n * 4);
     for (int i = 0; i < n; ++i) mem.at<float>(x)[i] = static_cast<float>(i), mem.at<float>(y)[i] = 1;
     auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z5saxpyifPKfPf"))];
     Row r = run(m, mem, "_Z5saxpyifPKfPf", {4096, 1, 1}, {256, 1, 1}, pack(e, n, 2.0f, x, y));
     std::vector<float> hx(n, 1.0f), hy(n, 2.0f);
-    r.native_ms = best_of(3, [&] {
+    r.native_ms = best_of(g_runs, [&] {
       for (int i = 0; i < n; ++i) hy[i] = 2.0f * hx[i] + hy[i];
       sink = hy[n / 2];
     });
     r.name = "saxpy_1M";
     rows.push_back(r);
   }
-  {  // matmul 256^3, 16x16 tiles
+  if (want("matmul")) {  // matmul 256^3, 16x16 tiles
     int n = 256;
     uint64_t a = mem.alloc(n * n * 4), b = mem.alloc(n * n * 4), c = mem.alloc(n * n * 4);
     for (int i = 0; i < n * n; ++i) mem.at<float>(a)[i] = 1, mem.at<float>(b)[i] = 2;
     auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z6matmulPKfS0_Pfi"))];
     Row r = run(m, mem, "_Z6matmulPKfS0_Pfi", {16, 16, 1}, {16, 16, 1}, pack(e, a, b, c, n));
     std::vector<float> ha(n * n, 1), hb(n * n, 2), hc(n * n);
-    r.native_ms = best_of(3, [&] {
+    r.native_ms = best_of(g_runs, [&] {
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j) {
           float acc = 0;
@@ -141,14 +177,14 @@ int main() {
     r.name = "matmul_256";
     rows.push_back(r);
   }
-  {  // block reduction, 1M
+  if (want("reduce")) {  // block reduction, 1M
     int n = 1 << 20;
     uint64_t in = mem.alloc(n * 4), out = mem.alloc(4096 * 4);
     for (int i = 0; i < n; ++i) mem.at<float>(in)[i] = 1;
     auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z6reducePKfPfi"))];
     Row r = run(m, mem, "_Z6reducePKfPfi", {4096, 1, 1}, {256, 1, 1}, pack(e, in, out, n));
     std::vector<float> h(n, 1), ho(4096);
-    r.native_ms = best_of(3, [&] {
+    r.native_ms = best_of(g_runs, [&] {
       for (int b = 0; b < 4096; ++b) {
         float s = 0;
         for (int i = 0; i < 256; ++i) s += h[b * 256 + i];
@@ -162,13 +198,17 @@ int main() {
   std::printf("{\"ptx_bench\": [");
   for (size_t i = 0; i < rows.size(); ++i)
     std::printf(
-        "%s{\"name\": \"%s\", \"interpreter_ms\": %.3f, \"native_ms\": %.3f, \"warp_instructions\": %llu, \"ok\": %s}",
-        i ? ", " : "", rows[i].name.c_str(), rows[i].interp_ms, rows[i].native_ms,
+        "%s{\"name\": \"%s\", \"interpreter_ms\": %.3f, \"no_fast_path_ms\": %.3f, \"native_ms\": %.3f, "
+        "\"warp_instructions\": %llu, \"ok\": %s}",
+        i ? ", " : "", rows[i].name.c_str(), rows[i].interp_ms, rows[i].table_ms, rows[i].native_ms,
         static_cast<unsigned long long>(rows[i].warp_instructions), rows[i].ok ? "true" : "false");
-  std::printf("]}\n\n%-12s %14s %12s %10s %16s\n", "kernel", "interpreter ms", "native ms", "ratio", "warp instrs");
+  std::printf("]}\n\n%-12s %14s %14s %12s %10s %16s %12s\n", "kernel", "interpreter ms", "no fast path", "native ms",
+              "ratio", "warp instrs", "ns/warp ins");
   for (auto& r : rows)
-    std::printf("%-12s %14.2f %12.3f %10.0f %16llu\n", r.name.c_str(), r.interp_ms, r.native_ms,
-                r.interp_ms / std::max(r.native_ms, 1e-6), static_cast<unsigned long long>(r.warp_instructions));
+    std::printf("%-12s %14.2f %14.2f %12.3f %10.0f %16llu %12.1f\n", r.name.c_str(), r.interp_ms, r.table_ms,
+                r.native_ms, r.interp_ms / std::max(r.native_ms, 1e-6),
+                static_cast<unsigned long long>(r.warp_instructions),
+                r.interp_ms * 1e6 / static_cast<double>(std::max<uint64_t>(r.warp_instructions, 1)));
   for (auto& r : rows)
     if (!r.ok) return 1;
   return 0;

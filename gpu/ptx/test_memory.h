@@ -78,6 +78,11 @@ inline uint64_t& yield_every() {
   static uint64_t k = 0;
   return k;
 }
+// Whether launch() lets the interpreter use its fast path (ExecControl::fast_path).
+inline bool& fast_path() {
+  static bool on = true;
+  return on;
+}
 // Runs of the last resumable launch().
 inline uint64_t& last_runs() {
   static uint64_t n = 0;
@@ -115,8 +120,10 @@ inline std::expected<ExecStats, ExecError> launch(const Module& m, FakeMemory& m
     cfg.data_va = mem.put(m.initial_data());
   }
   uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
-  if (yield_every()) return run_resumably(m, cfg, mem, blocks, limits, control);
-  return run_blocks(m, cfg, mem, 0, blocks, limits, control);
+  ExecControl c = control;
+  c.fast_path = c.fast_path && fast_path();
+  if (yield_every()) return run_resumably(m, cfg, mem, blocks, limits, c);
+  return run_blocks(m, cfg, mem, 0, blocks, limits, c);
 }
 
 }  // namespace vgpu::ptx::testing

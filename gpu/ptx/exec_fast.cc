@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The fast path's kernels (exec_fast.h): one switch on the FastOp's kind,
+// then a plain loop over the 32 lanes that the compiler vectorises. The
+// body is compiled twice, for the x86-64 baseline and for AVX2+FMA, and
+// fast_runner() picks one by the CPU. Loads and stores check the whole
+// warp first (aligned; on one global page, translated once through the
+// page cache and so the MMU, or inside shared memory) and decline
+// otherwise, before anything is written.
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define VGPU_FAST_X86 1
+#endif
+
+#include "gpu/ptx/exec_fast.h"
+
+namespace vgpu::ptx::exec {
+namespace {
+
+#define VGPU_INLINE [[gnu::always_inline]] inline
+
+using K = FastKind;
+constexpr uint64_t kPage = 4096;
+
+VGPU_INLINE const uint64_t* operand(const Ctx& c, uint32_t r) {
+  return r & kSplatBit ? c.splats[r & ~kSplatBit].data() : c.regs + size_t{r} * kWarpSize;
+}
+
+// D[l] = EXPR for every lane (A, B, X, D and l in scope).
+#define VGPU_LANES(EXPR)                                    \
+  do {                                                      \
+    for (uint32_t l = 0; l < kWarpSize; ++l) D[l] = (EXPR); \
+  } while (0)
+
+// A comparison code (build_fast): 0..5 ==, !=, <, <=, >, >=; 6 num, 7 nan,
+// 15 never; bit 3 on 0..5: unordered (true when an operand is NaN).
+// 32-bit integers compare as 64-bit signed keys with the same order (the
+// low half shifted up for s32, zero-extended for u32), which the vector
+// unit compares a lane at a time without narrowing.
+template <typename T, bool kFloat>
+VGPU_INLINE void setp_lanes(uint64_t* D, const uint64_t* A, const uint64_t* B, uint8_t code) {
+  const auto get = [](uint64_t v) {
+    if constexpr (kFloat)
+      return as_f32(v);
+    else if constexpr (std::is_same_v<T, int32_t>)
+      return static_cast<int64_t>(v << 32);
+    else if constexpr (std::is_same_v<T, uint32_t>)
+      return static_cast<int64_t>(v & 0xffff'ffffull);
+    else
+      return static_cast<T>(v);
+  };
+  const bool unordered = (code & 8) != 0;
+#define VGPU_CMP(EXPR)                                         \
+  VGPU_LANES(([&] {                                            \
+    const auto a = get(A[l]), b = get(B[l]);                   \
+    bool r = (EXPR);                                           \
+    if constexpr (kFloat) {                                    \
+      const bool u = __builtin_isnan(a) || __builtin_isnan(b); \
+      r = unordered ? (u || r) : (!u && r);                    \
+    }                                                          \
+    return static_cast<uint64_t>(r);                           \
+  }()))
+  switch (code & 7) {
+    case 0: VGPU_CMP(a == b); return;
+    case 1: VGPU_CMP(a != b); return;
+    case 2: VGPU_CMP(a < b); return;
+    case 3: VGPU_CMP(a <= b); return;
+    case 4: VGPU_CMP(a > b); return;
+    case 5: VGPU_CMP(a >= b); return;
+    default: break;
+  }
+#undef VGPU_CMP
+  if constexpr (kFloat) {
+    if (code == 6) {
+      VGPU_LANES(static_cast<uint64_t>(!__builtin_isnan(get(A[l])) && !__builtin_isnan(get(B[l]))));
+      return;
+    }
+    if (code == 7) {
+      VGPU_LANES(static_cast<uint64_t>(__builtin_isnan(get(A[l])) || __builtin_isnan(get(B[l]))));
+      return;
+    }
+  }
+  VGPU_LANES(uint64_t{0});
+}
+
+// The window test of a generic address (exec_mem.cc's global_window).
+VGPU_INLINE bool global_space(StateSpace sp, uint64_t addr) {
+  if (sp != StateSpace::generic) return true;
+  uint64_t win = addr & kWindowMask;
+  return win != kSharedWindow && win != kLocalWindow && win != kParamWindow;
+}
+
+template <uint32_t kBytes>
+using Elem = std::conditional_t<kBytes == 4, uint32_t, uint64_t>;
+
+#if VGPU_FAST_X86
+// D[l] = the kBytes element at base + O[l] (byte offsets), four lanes at a
+// step with the AVX2 gathers (the AVX2 build only).
+template <uint32_t kBytes>
+__attribute__((target("avx2"))) inline void gather_avx2(uint64_t* D, const std::byte* base, const uint64_t* O,
+                                                        bool sign) {
+  for (uint32_t l = 0; l < kWarpSize; l += 4) {
+    const __m256i o = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(O + l));
+    __m256i v;
+    if constexpr (kBytes == 4) {
+      const __m128i w = _mm256_i64gather_epi32(reinterpret_cast<const int*>(base), o, 1);
+      v = sign ? _mm256_cvtepi32_epi64(w) : _mm256_cvtepu32_epi64(w);
+    } else {
+      v = _mm256_i64gather_epi64(reinterpret_cast<const long long*>(base), o, 1);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(D + l), v);
+  }
+}
+#endif
+
+// The warp's host bytes for a kBytes access at R[l] + off: every lane
+// aligned and on the first lane's global page (translated once through the
+// page cache, so GlobalMemory and its bounds), or inside shared memory;
+// nullptr (decline) otherwise. `coalesced`: lane l at a0 + l * kBytes.
+template <uint32_t kBytes, bool kStore, bool kShared>
+VGPU_INLINE std::byte* warp_base(Ctx& c, const FastOp& f, const uint64_t* R, bool& coalesced) {
+  constexpr uint64_t kRun = uint64_t{kWarpSize} * kBytes;
+  const uint64_t off = f.imm, a0 = R[0] + off;
+  uint64_t dev = 0;  // 0 when lane l is at a0 + l * kBytes
+  for (uint32_t l = 0; l < kWarpSize; ++l) dev |= (R[l] - uint64_t{l} * kBytes) ^ R[0];
+  coalesced = dev == 0;
+  if (coalesced) {  // [a0, a0 + kRun): aligned, and on one page or inside shared memory
+    if (a0 & (kBytes - 1)) return nullptr;
+    if constexpr (kShared) {
+      const size_t size = c.block->shared.size();
+      return a0 <= size && size - a0 >= kRun ? c.block->shared.data() : nullptr;
+    } else {
+      if ((a0 & (kPage - 1)) + kRun > kPage) return nullptr;
+    }
+  } else {
+    uint64_t any = 0, diff = 0;  // any: at least every lane's address; diff < kPage: all on a0's page
+    for (uint32_t l = 0; l < kWarpSize; ++l) {
+      const uint64_t x = R[l] + off;
+      any |= x;
+      diff |= x ^ a0;
+    }
+    if (any & (kBytes - 1)) return nullptr;
+    if constexpr (kShared) {
+      const size_t size = c.block->shared.size();
+      if (any > size || size - any < kBytes) {  // the bound is too coarse: the greatest address
+        uint64_t hi = 0;
+        for (uint32_t l = 0; l < kWarpSize; ++l) hi = std::max(hi, R[l] + off);
+        if (hi > size || size - hi < kBytes) return nullptr;
+      }
+      return c.block->shared.data();
+    } else {
+      if (diff >= kPage) return nullptr;
+    }
+  }
+  // Global: one page, translated once through the page cache (GlobalMemory and its bounds).
+  if (!global_space(f.space, a0)) return nullptr;
+  MemoryFault fault;
+  std::byte* p0 = c.pages.get(a0, kBytes, kStore, fault);
+  if (!p0) return nullptr;  // the executor reports the fault
+  return p0 - (a0 & (kPage - 1));
+}
+
+// ld/st of kBytes over the warp: false (nothing done) when it does not apply.
+template <bool kAvx2, uint32_t kBytes, bool kStore, bool kShared>
+VGPU_INLINE bool access(Ctx& c, const FastOp& f) {
+  using T = Elem<kBytes>;
+  const uint64_t* R = c.regs + size_t{f.a} * kWarpSize;
+  bool coalesced = false;
+  std::byte* base = warp_base<kBytes, kStore, kShared>(c, f, R, coalesced);
+  if (!base) return false;
+  const uint64_t off = f.imm;
+  // Lane l's byte offset from base (global: every lane is on a0's page, so its offset there is its low bits).
+  const auto at = [&](uint32_t l) {
+    const uint64_t x = R[l] + off;
+    return kShared ? x : x & (kPage - 1);
+  };
+  const bool sign = kBytes == 4 && f.mask != 0;
+  if (coalesced) {  // consecutive host bytes, a plain vector copy
+    std::byte* p = base + at(0);
+    if constexpr (kStore) {
+      const uint64_t* V = c.regs + size_t{f.b} * kWarpSize;
+      T out[kWarpSize];
+      for (uint32_t l = 0; l < kWarpSize; ++l) out[l] = static_cast<T>(V[l]);
+      std::memcpy(p, out, sizeof out);
+    } else {
+      uint64_t* D = c.regs + size_t{f.d} * kWarpSize;
+      T in[kWarpSize];
+      std::memcpy(in, p, sizeof in);
+      if (sign)
+        VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(in[l])}));
+      else
+        VGPU_LANES(uint64_t{in[l]});
+    }
+    return true;
+  }
+  if constexpr (kStore) {
+    const uint64_t* V = c.regs + size_t{f.b} * kWarpSize;
+    for (uint32_t l = 0; l < kWarpSize; ++l) {
+      const T v = static_cast<T>(V[l]);
+      std::memcpy(base + at(l), &v, sizeof v);
+    }
+    return true;
+  } else {
+    uint64_t* D = c.regs + size_t{f.d} * kWarpSize;
+#if VGPU_FAST_X86
+    if constexpr (kAvx2) {
+      uint64_t O[kWarpSize];
+      for (uint32_t l = 0; l < kWarpSize; ++l) O[l] = at(l);
+      gather_avx2<kBytes>(D, base, O, sign);
+      return true;
+    }
+#endif
+    for (uint32_t l = 0; l < kWarpSize; ++l) {
+      T v;
+      std::memcpy(&v, base + at(l), sizeof v);
+      if constexpr (kBytes == 4)
+        D[l] = sign ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(v)}) : uint64_t{v};
+      else
+        D[l] = v;
+    }
+    return true;
+  }
+}
+
+template <bool kAvx2, bool kStore, bool kShared>
+VGPU_INLINE bool memory(Ctx& c, const FastOp& f) {
+  return f.sub == 4 ? access<kAvx2, 4, kStore, kShared>(c, f) : access<kAvx2, 8, kStore, kShared>(c, f);
+}
+
+template <bool kAvx2>
+VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
+  uint64_t* D = c.regs + size_t{f.d} * kWarpSize;
+  const uint64_t* A = operand(c, f.a);
+  const uint64_t* B = operand(c, f.b);
+  const uint64_t m = f.mask;
+  switch (f.kind) {
+    case K::fill: VGPU_LANES(f.imm); return true;
+    case K::and_: VGPU_LANES(A[l] & B[l] & m); return true;
+    case K::or_: VGPU_LANES((A[l] | B[l]) & m); return true;
+    case K::xor_: VGPU_LANES((A[l] ^ B[l]) & m); return true;
+    case K::add: VGPU_LANES((A[l] + B[l]) & m); return true;
+    case K::sub: VGPU_LANES((A[l] - B[l]) & m); return true;
+    case K::mul: VGPU_LANES((A[l] * B[l]) & m); return true;
+    case K::mul_wide_s32:
+      VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])} * int64_t{static_cast<int32_t>(B[l])}));
+      return true;
+    case K::mul_wide_u32:
+      VGPU_LANES(uint64_t{static_cast<uint32_t>(A[l])} * uint64_t{static_cast<uint32_t>(B[l])});
+      return true;
+    case K::mad: {
+      const uint64_t* X = operand(c, f.x);
+      VGPU_LANES((A[l] * B[l] + X[l]) & m);
+      return true;
+    }
+    case K::shl: VGPU_LANES((A[l] << f.imm) & m); return true;
+    case K::shr_u: VGPU_LANES((A[l] & m) >> f.imm); return true;
+    case K::shr_s32: VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])} >> f.imm) & m); return true;
+    case K::shr_s64: VGPU_LANES(static_cast<uint64_t>(static_cast<int64_t>(A[l]) >> f.imm) & m); return true;
+    case K::sext32: VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])}) & m); return true;
+    case K::selp: {
+      const uint64_t* X = operand(c, f.x);
+      VGPU_LANES(((X[l] & 1) ^ f.imm) ? A[l] : B[l]);
+      return true;
+    }
+    case K::setp_s32: setp_lanes<int32_t, false>(D, A, B, f.sub); break;
+    case K::setp_u32: setp_lanes<uint32_t, false>(D, A, B, f.sub); break;
+    case K::setp_s64: setp_lanes<int64_t, false>(D, A, B, f.sub); break;
+    case K::setp_u64: setp_lanes<uint64_t, false>(D, A, B, f.sub); break;
+    case K::setp_f32: setp_lanes<float, true>(D, A, B, f.sub); break;
+    case K::add_f32: VGPU_LANES(bits(as_f32(A[l]) + as_f32(B[l]))); return true;
+    case K::sub_f32: VGPU_LANES(bits(as_f32(A[l]) - as_f32(B[l]))); return true;
+    case K::mul_f32: VGPU_LANES(bits(as_f32(A[l]) * as_f32(B[l]))); return true;
+    case K::add_f64: VGPU_LANES(bits(as_f64(A[l]) + as_f64(B[l]))); return true;
+    case K::mul_f64: VGPU_LANES(bits(as_f64(A[l]) * as_f64(B[l]))); return true;
+    case K::fma_f32: {
+      const uint64_t* X = operand(c, f.x);
+      VGPU_LANES(bits(__builtin_fmaf(as_f32(A[l]), as_f32(B[l]), as_f32(X[l]))));
+      return true;
+    }
+    case K::fma_f64: {
+      const uint64_t* X = operand(c, f.x);
+      VGPU_LANES(bits(__builtin_fma(as_f64(A[l]), as_f64(B[l]), as_f64(X[l]))));
+      return true;
+    }
+    case K::tid: {
+      const uint32_t* T = c.warp->tid.data() + size_t{f.sub} * kWarpSize;
+      VGPU_LANES(uint64_t{T[l]} & m);
+      return true;
+    }
+    case K::ctaid: VGPU_LANES(uint64_t{c.block->ctaid[f.sub]} & m); return true;
+    case K::sreg: {
+      const uint64_t* S = c.tmp[5].data();
+      c.sreg_lanes(static_cast<SReg>(f.sub), c.tmp[5]);
+      c.tmp_is_imm[5] = false;
+      VGPU_LANES(S[l] & m);
+      return true;
+    }
+    case K::ld_global: return memory<kAvx2, false, false>(c, f);
+    case K::st_global: return memory<kAvx2, true, false>(c, f);
+    case K::ld_shared: return memory<kAvx2, false, true>(c, f);
+    case K::st_shared: return memory<kAvx2, true, true>(c, f);
+    case K::none:
+    case K::bra: return false;  // a bra runs in run_chain only
+  }
+  // setp: the second destination is the first's complement.
+  if (f.e != kNoReg) {
+    uint64_t* E = c.regs + size_t{f.e} * kWarpSize;
+    for (uint32_t l = 0; l < kWarpSize; ++l) E[l] = D[l] ^ 1;
+  }
+  return true;
+}
+
+template <bool kAvx2>
+VGPU_INLINE uint32_t guard_lanes(const uint64_t* p);
+
+// The chain from pc (exec_fast.h).
+template <bool kAvx2>
+VGPU_INLINE uint32_t run_chain(Ctx& c, uint32_t& pc, uint32_t n) {
+  uint32_t k = 0, idle = 0;  // idle: branches that no lane took (no thread instructions)
+  for (; k < n; ++k) {
+    const FastOp& f = c.fast[pc];
+    if (!f.chain) break;
+    if (f.kind == K::bra) {
+      uint32_t t = kFull;
+      if (f.x != kNoReg) t = guard_lanes<kAvx2>(c.regs + size_t{f.x} * kWarpSize) ^ (f.sub ? kFull : 0);
+      if (t == kFull) {
+        pc = static_cast<uint32_t>(f.imm);
+      } else if (t == 0) {
+        ++pc;
+        ++idle;
+      } else {
+        break;
+      }
+      continue;
+    }
+    if (!run<kAvx2>(c, f)) break;
+    ++pc;
+  }
+  c.stats.warp_instructions += k;
+  c.stats.thread_instructions += uint64_t{k - idle} * kWarpSize;
+  return k;
+}
+
+template <>
+VGPU_INLINE uint32_t guard_lanes<false>(const uint64_t* p) {
+  uint32_t t = 0;
+  for (uint32_t l = 0; l < kWarpSize; ++l) t |= static_cast<uint32_t>(p[l] & 1) << l;
+  return t;
+}
+
+uint32_t pred_base(const uint64_t* p) { return guard_lanes<false>(p); }
+uint32_t run_base(Ctx& c, uint32_t& pc, uint32_t n) { return run_chain<false>(c, pc, n); }
+bool one_base(Ctx& c, const FastOp& f) { return run<false>(c, f); }
+
+#if VGPU_FAST_X86
+// Bit 0 of four lanes to the sign, then their sign mask.
+template <>
+__attribute__((target("avx2"))) inline uint32_t guard_lanes<true>(const uint64_t* p) {
+  uint32_t t = 0;
+  for (uint32_t l = 0; l < kWarpSize; l += 4) {
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + l));
+    t |= static_cast<uint32_t>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(v, 63)))) << l;
+  }
+  return t;
+}
+
+__attribute__((target("avx2"))) uint32_t pred_avx2(const uint64_t* p) { return guard_lanes<true>(p); }
+__attribute__((target("avx2,fma"))) uint32_t run_avx2(Ctx& c, uint32_t& pc, uint32_t n) {
+  return run_chain<true>(c, pc, n);
+}
+__attribute__((target("avx2,fma"))) bool one_avx2(Ctx& c, const FastOp& f) { return run<true>(c, f); }
+
+bool has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has && !fast_baseline_only();
+}
+#endif
+
+}  // namespace
+
+bool& fast_baseline_only() noexcept {
+  static bool only = false;
+  return only;
+}
+
+FastFn fast_runner() noexcept {
+#if VGPU_FAST_X86
+  if (has_avx2()) return run_avx2;
+#endif
+  return run_base;
+}
+
+FastFn declining_runner() noexcept {
+  return [](Ctx&, uint32_t&, uint32_t) { return uint32_t{0}; };
+}
+
+FastOneFn fast_one_runner() noexcept {
+#if VGPU_FAST_X86
+  if (has_avx2()) return one_avx2;
+#endif
+  return one_base;
+}
+
+FastOneFn declining_one_runner() noexcept {
+  return [](Ctx&, const FastOp&) { return false; };
+}
+
+PredFn pred_runner() noexcept {
+#if VGPU_FAST_X86
+  if (has_avx2()) return pred_avx2;
+#endif
+  return pred_base;
+}
+
+}  // namespace vgpu::ptx::exec

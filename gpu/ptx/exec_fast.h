@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The warp fast path (docs/ptx.md, "Fast path"): at a launch's start the
+// common instruction forms of the program are decoded a second time into
+// FastOps, each a kernel over all 32 lanes with its operands resolved
+// (register numbers, immediates as 32-lane splats, parameters and symbol
+// addresses folded into constants). A full active warp runs a FastOp
+// instead of the executor table; the kernels are plain 0..31 loops, built
+// twice (AVX2+FMA and the x86-64 baseline) and chosen at run time. A
+// FastOp gives exactly the executor's bits, or declines (a load or store
+// that is not coalesced, on two pages, misaligned or out of range): then
+// the executor runs the instruction, with its error reporting.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gpu/ptx/exec.h"
+
+namespace vgpu::ptx::exec {
+
+enum class FastKind : uint8_t {
+  none,  // not a fast form: the executor table runs it
+  fill,  // d = imm (an immediate, a symbol address, an entry parameter)
+  and_,  // d = a & b & mask (mov, cvta to/from global, cvt to a narrower unsigned type: b = all ones)
+  or_,   // d = (a | b) & mask
+  xor_,  // d = (a ^ b) & mask
+  add,   // d = (a + b) & mask
+  sub,   // d = (a - b) & mask
+  mul,   // d = (a * b) & mask (mul.lo)
+  mul_wide_s32,
+  mul_wide_u32,
+  mad,      // d = (a * b + x) & mask (mad.lo)
+  shl,      // d = (a << imm) & mask, imm below the width
+  shr_u,    // d = (a & mask) >> imm
+  shr_s32,  // d = (s32(a) >> imm) & mask
+  shr_s64,
+  sext32,    // d = s64(s32(a)) & mask (cvt from .s32)
+  selp,      // d = (x & 1) ^ imm ? a : b
+  setp_s32,  // d = cmp(a, b), e = !d (sub: Cmp)
+  setp_u32,
+  setp_s64,
+  setp_u64,
+  setp_f32,
+  add_f32,  // .rn, no .ftz/.sat
+  sub_f32,
+  mul_f32,
+  fma_f32,
+  add_f64,
+  mul_f64,
+  fma_f64,
+  sreg,       // d = special register sub, & mask (one that is not constant for the launch and not a clock)
+  tid,        // d = %tid of dimension sub, & mask
+  ctaid,      // d = the block's %ctaid of dimension sub, & mask
+  ld_global,  // scalar ld/st of 4 or 8 bytes (imm: the address offset, sub: bytes, mask: 1 = sign-extend)
+  st_global,
+  ld_shared,
+  st_shared,
+  bra,  // to imm when every lane's guard (register x, sub: 1 = negated; kNoReg: none) holds, on when none does
+};
+
+// Operand `a`, `b` or `x` is register r (r < kSplatBit) or the 32-lane
+// splat FastProgram::splats[r - kSplatBit].
+constexpr uint32_t kSplatBit = 0x8000'0000u;
+
+struct FastOp {
+  FastKind kind = FastKind::none;
+  uint8_t sub = 0;
+  StateSpace space = StateSpace::generic;
+  bool chain = false;          // runs inside a chain (exec_fast.h): unguarded, or a bra
+  uint32_t d = 0, e = kNoReg;  // destinations (e: setp's second)
+  uint32_t a = 0, b = 0, x = 0;
+  uint64_t imm = 0, mask = ~0ull;
+};
+
+struct FastProgram {
+  std::vector<FastOp> ops;  // one per Program::code instruction
+  std::vector<Lanes> splats;
+};
+
+// The fast forms of `prog` for one launch (its parameters and data segment).
+FastProgram build_fast(const Program& prog, const LaunchConfig& launch);
+
+// A FastFn runs the chain of FastOps from pc over all 32 lanes of the
+// running warp: at most n of them, one after another, while they chain
+// (FastOp::chain), following a bra that every lane takes or none does.
+// It stops before an op that declines (nothing of it written; the
+// executor runs it), a bra that splits the warp, or an op that does not
+// chain; it leaves pc there, adds what ran to the warp and thread
+// instruction counters, and returns how many ran. Running a chain in one
+// call keeps the dispatch loop's per-instruction work (guard, counters,
+// poll, the indirect call) out of its instructions. A FastOneFn runs one
+// op (a guarded one whose guard holds in every lane). The AVX2 builds
+// when the CPU has AVX2 and FMA.
+FastFn fast_runner() noexcept;
+FastFn declining_runner() noexcept;  // runs nothing (ExecControl::fast_path off)
+FastOneFn fast_one_runner() noexcept;
+FastOneFn declining_one_runner() noexcept;
+// A PredFn gives the lanes whose predicate register has bit 0 set.
+PredFn pred_runner() noexcept;
+// Whether the runners above pick the x86-64 baseline build even on a CPU
+// with AVX2 (tests: both builds against the executor table).
+bool& fast_baseline_only() noexcept;
+
+}  // namespace vgpu::ptx::exec
