@@ -345,7 +345,7 @@ int fair_main(std::span<char*> args) {
             parsed_flag(slices, [](std::string_view v) { return parse_option_list(VGPU_OPT_SLICE_BLOCKS, v); })},
            {"--long-work", list_flag(long_work)},
            {"--seconds", count_flag("--seconds", seconds, 600)},
-           {"--timeline", yes_no_flag("--timeline", timeline)},
+           {"--timeline", on_off_flag("--timeline", timeline)},
            {"--json", text_flag(json_path)}});
       !s) {
     std::cerr << "fair: " << s.error().message << "\n";
