@@ -221,7 +221,8 @@ TEST_P(Isolation, HostileModuleLoadsAreRefusedWithAReason) {
 // VM then launches again. Its own testbed: the runaway's VM slices.
 TEST(IsolationUserKernels, OneBlockRunawayYieldsToTheOtherVmAndTheWatchdogEndsIt) {
   constexpr uint64_t TURN_NS = 30'000'000;
-  constexpr uint64_t MARGIN_NS = 150'000'000;  // mediator and driver overheads on a loaded 2-core machine
+  constexpr uint64_t MARGIN_NS =
+      300'000'000;  // mediator and driver overheads on a loaded 2-core machine (188 ms seen at load 20)
   constexpr uint32_t WATCHDOG_MS = 1500;
   TestbedConfig tc = config(Mode::fv_opt);
   tc.turn_ns = TURN_NS;
