@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -86,6 +87,19 @@ class Vgpu {
   // The mappings of PV address space `id` as host VRAM, fn(va, host,
   // bytes, read_only) (tests, debugging); false when no such space.
   bool pv_mappings(uint32_t id, const std::function<void(uint64_t, uint64_t, uint64_t, bool)>& fn) const;
+
+  // ---- migration (vgpu_migration.cc, docs/migration.md §3 and §6)
+  // The vGPU's image (mediator/vgpu_image.h). Built so far: the virtual
+  // registers, interrupts owed and the BAR instances. Refused, with a
+  // message, while a channel is bound or the PV interface is in use:
+  // their state is not in the image yet (build step M4).
+  [[nodiscard]] Result<std::vector<uint8_t>> export_image() const;
+  // Reads an image made by export_image into this vGPU, which must have no
+  // bound channel. The config echo must match this vGPU's. The BAR
+  // instances are replayed through the guest's path (BarApertures::set_inst
+  // and a full sync from the guest's tables in VRAM). On failure nothing
+  // has changed.
+  [[nodiscard]] Status import_image(std::span<const uint8_t> bytes);
 
   // ---- from the host
   // The scheduler picked submission `seq` of guest channel `gchid`. False:
