@@ -115,6 +115,15 @@ class ShadowChannels {
   void reset();
 
   bool bound(uint32_t c) const { return c < count() && channels_[c].bound; }
+  // For a freeze (mediator/vgpu_migration.cc): whether channel c's turn is
+  // in progress, whether the guest made it runnable, and a submission of a
+  // frozen VM taken from the scheduler without running (end_turn requeues
+  // its work at the thaw).
+  bool in_turn(uint32_t c) const { return c < count() && channels_[c].in_turn; }
+  bool guest_runnable(uint32_t c) const;
+  void drop_queued(uint32_t c) {
+    if (c < count()) queued_[c] = false;
+  }
   uint64_t guest_inst(uint32_t c) const { return c < count() ? channels_[c].guest.inst : 0; }
   std::vector<uint32_t> runlist_pchids() const;
 

@@ -155,15 +155,18 @@ void Vgpu::on_nonstall(uint32_t gchid) {
 }
 
 bool Vgpu::dispatch(uint32_t gchid, uint64_t seq) {
-  return locked([&] { return channels_.dispatch(gchid, seq); });
+  return locked([&] {
+    if (frozen_) channels_.drop_queued(gchid);  // its work is requeued at the thaw
+    return !frozen_ && channels_.dispatch(gchid, seq);
+  });
 }
 
 bool Vgpu::continue_turn(uint32_t gchid) {
-  return locked([&] { return channels_.continue_turn(gchid); });
+  return locked([&] { return !frozen_ && channels_.continue_turn(gchid); });
 }
 
 bool Vgpu::ring_ahead(uint32_t gchid) {
-  return locked([&] { return channels_.ring_ahead(gchid); });
+  return locked([&] { return !frozen_ && channels_.ring_ahead(gchid); });
 }
 
 bool Vgpu::piece_pending(uint32_t gchid) const {

@@ -100,6 +100,17 @@ class Vgpu {
   // and a full sync from the guest's tables in VRAM). On failure nothing
   // has changed.
   [[nodiscard]] Status import_image(std::span<const uint8_t> bytes);
+  // Quiesce (docs/migration.md §4): no new piece of the VM's work starts;
+  // the piece on the GPU ends (one slice with slicing, else at most
+  // max-gpu-ms); then its physical channels are made unrunnable (a parked
+  // acquire stays parked) and their engine work is waited for. The VM must
+  // make no BAR access meanwhile (its vCPUs are stopped). Past `timeout_ns`
+  // of host time it thaws again and names the channel still running.
+  [[nodiscard]] Status freeze(uint64_t timeout_ns);
+  // Undo freeze: the guest's runnable channels run again and every channel
+  // with work left is submitted. A vGPU not frozen: nothing happens.
+  void thaw();
+  bool frozen() const;
 
   // ---- from the host
   // The scheduler picked submission `seq` of guest channel `gchid`. False:
@@ -218,6 +229,12 @@ class Vgpu {
   const std::unique_ptr<shadow::ReservedVram> reserved_;
 
   int vram_fd_ = -1;
+  // Frozen for migration (freeze/thaw, vgpu_migration.cc): dispatches,
+  // turns and rings ahead run nothing. Under mutex_.
+  bool frozen_ = false;
+  // With mutex_ held: the first bound channel still in a turn or with a
+  // piece rung, and not parked (turns), or with engine work (!turns).
+  std::optional<uint32_t> busy_channel(bool turns);
 
   mutable std::mutex mutex_;
   Counters counters_;
