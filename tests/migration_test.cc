@@ -108,6 +108,49 @@ TEST_P(Migration, BoundChannelIsRefusedWithTheReason) {
   EXPECT_NE(image.error().message.find("not built yet"), std::string::npos) << image.error().message;
 }
 
+TEST_P(Migration, PingPongBackToTheSourceKeepsTheImage) {
+  auto a = make_testbed(GetParam());
+  auto b = make_testbed(GetParam());
+  ASSERT_TRUE(a && b);
+  auto dev = driver::Device::open(a->port(0));
+  ASSERT_TRUE(dev) << dev.error().what();
+  a->port(0).write32(Bar::bar0, regs::pmc::INTR_MASK_0.offset, INTR_MASK);
+  Result<std::vector<uint8_t>> first = a->vgpu(0)->export_image();
+  ASSERT_TRUE(first) << first.error().what();
+  // The image of `from`, read by `to` (with the VRAM moved first).
+  auto move = [](testbed::Testbed& from, testbed::Testbed& to) -> Status {
+    copy_partition(from, to);
+    Result<std::vector<uint8_t>> image = from.vgpu(0)->export_image();
+    if (!image) return std::unexpected(image.error());
+    return to.vgpu(0)->import_image(*image);
+  };
+  for (int round = 0; round < 3; ++round) {  // A -> B -> A, three times
+    Status there = move(*a, *b);
+    ASSERT_TRUE(there) << "round " << round << ", A -> B: " << there.error().what();
+    Status back = move(*b, *a);
+    ASSERT_TRUE(back) << "round " << round << ", B -> A: " << back.error().what();
+  }
+  Result<std::vector<uint8_t>> last = a->vgpu(0)->export_image();
+  ASSERT_TRUE(last);
+  EXPECT_EQ(*last, *first);
+  EXPECT_EQ(a->port(0).read32(Bar::bar0, regs::pmc::INTR_MASK_0.offset), INTR_MASK);
+}
+
+TEST_P(Migration, ImportIntoAVgpuWithABoundChannelIsRefused) {
+  auto a = make_testbed(GetParam());
+  auto b = make_testbed(GetParam());
+  ASSERT_TRUE(a && b);
+  Result<std::vector<uint8_t>> image = a->vgpu(0)->export_image();
+  ASSERT_TRUE(image) << image.error().what();
+  auto dev = driver::Device::open(b->port(0));
+  ASSERT_TRUE(dev) << dev.error().what();
+  auto ctx = (*dev)->create_context();
+  ASSERT_TRUE(ctx) << ctx.error().what();
+  Status s = b->vgpu(0)->import_image(*image);
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("only into a vGPU with no bound channel"), std::string::npos) << s.error().message;
+}
+
 TEST(Migration, ImageForAnotherVramSizeIsRefused) {
   auto a = make_testbed(Mode::fv_opt);
   auto b = make_testbed(Mode::fv_opt, 2 * VM_VRAM);
