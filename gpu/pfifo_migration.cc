@@ -16,7 +16,8 @@ Result<ChannelImage> Pfifo::save_channel(uint32_t chid) {
   std::lock_guard l(d_.mutex);
   const ChannelSlot& s = channels_[chid];
   if (channels_.ready(chid) || servicing_ == chid || s.engine_outstanding)
-    return vgpu::fail(Errc::invalid_argument, "vgpu: migration of channel " + std::to_string(chid) + ": it is not stopped");
+    return vgpu::fail(Errc::invalid_argument,
+                      "vgpu: migration of channel " + std::to_string(chid) + ": it is not stopped");
   const ChannelRun& run = runs_[chid];
   if (!run.loaded || run.epoch != s.epoch) return ChannelImage{};
   return save_channel_run(chid, run);
@@ -28,7 +29,8 @@ Status Pfifo::restore_channel(uint32_t chid, const ChannelImage& image) {
   const ChannelSlot& s = channels_[chid];
   ChannelRun& run = runs_[chid];
   if (channels_.ready(chid) || servicing_ == chid || s.engine_outstanding || (run.loaded && run.epoch == s.epoch))
-    return vgpu::fail(Errc::invalid_argument, "vgpu: migration of channel " + std::to_string(chid) + ": it has run since its bind");
+    return vgpu::fail(Errc::invalid_argument,
+                      "vgpu: migration of channel " + std::to_string(chid) + ": it has run since its bind");
   ChannelRun next;
   next.epoch = s.epoch;
   if (Status r = restore_channel_run(chid, next, image); !r) return r;

@@ -21,8 +21,7 @@ static_assert(sizeof(CopyObject::State) == COPY_WORDS * sizeof(uint32_t),
 // the constant buffer bindings follow them.
 constexpr size_t COMPUTE_WORDS = 26;
 static_assert(sizeof(ComputeObject::State) ==
-                  COMPUTE_WORDS * sizeof(uint32_t) +
-                      cls::compute::NUM_CB_SLOTS * sizeof(ComputeObject::ConstantBuffer),
+                  COMPUTE_WORDS * sizeof(uint32_t) + cls::compute::NUM_CB_SLOTS * sizeof(ComputeObject::ConstantBuffer),
               "a ComputeObject::State field is missing from visit_compute");
 
 template <class S, class Visit>
@@ -35,11 +34,32 @@ void visit_copy(S& s, Visit&& v) {
 
 template <class S, class Visit>
 void visit_compute(S& s, Visit&& v) {
-  for (auto* f : {&s.program_region_a, &s.program_region_b, &s.program_start, &s.grid.x, &s.grid.y, &s.grid.z,
-                  &s.block.x, &s.block.y, &s.block.z, &s.thread_count, &s.cb_selector_size, &s.cb_selector_upper,
-                  &s.cb_selector_lower, &s.cb_load_offset, &s.report_a, &s.report_b, &s.report_payload,
-                  &s.shared_bytes, &s.module_source_a, &s.module_source_b, &s.module_source_size, &s.module_data_a,
-                  &s.module_data_b, &s.module_data_size, &s.ptx_report_a, &s.ptx_report_b})
+  for (auto* f : {&s.program_region_a,
+                  &s.program_region_b,
+                  &s.program_start,
+                  &s.grid.x,
+                  &s.grid.y,
+                  &s.grid.z,
+                  &s.block.x,
+                  &s.block.y,
+                  &s.block.z,
+                  &s.thread_count,
+                  &s.cb_selector_size,
+                  &s.cb_selector_upper,
+                  &s.cb_selector_lower,
+                  &s.cb_load_offset,
+                  &s.report_a,
+                  &s.report_b,
+                  &s.report_payload,
+                  &s.shared_bytes,
+                  &s.module_source_a,
+                  &s.module_source_b,
+                  &s.module_source_size,
+                  &s.module_data_a,
+                  &s.module_data_b,
+                  &s.module_data_size,
+                  &s.ptx_report_a,
+                  &s.ptx_report_b})
     v(*f);
 }
 

@@ -50,8 +50,7 @@ class ObjectImageTest : public testing::EngineEnv {
 };
 
 TEST_F(ObjectImageTest, AComputeObjectsStateMovesAndItsLaunchRunsThere) {
-  const cls::ProgramDescriptor d{cls::PROGRAM_MAGIC, cls::PROGRAM_VERSION, static_cast<uint32_t>(cls::Kernel::fill),
-                                 0};
+  const cls::ProgramDescriptor d{cls::PROGRAM_MAGIC, cls::PROGRAM_VERSION, static_cast<uint32_t>(cls::Kernel::fill), 0};
   write(PROGRAM_VA + PROGRAM_START, &d, sizeof d);
   write_vec(DST_VA, std::vector<float>(ELEMENTS + 1, 0.0f));
   ComputeObject source;
@@ -114,7 +113,7 @@ TEST_F(ObjectImageTest, ComputeStateNoMethodCouldLatchIsRefused) {
   ComputeObject fresh;
   const std::vector<uint8_t> base = *fresh.save_state();
   constexpr size_t GRID_Y = 4 * sizeof(uint32_t);  // after program_region_a/b, program_start, grid.x
-  constexpr size_t CB0 = 26 * sizeof(uint32_t);   // the first binding, after the scalar words
+  constexpr size_t CB0 = 26 * sizeof(uint32_t);    // the first binding, after the scalar words
   constexpr size_t CB_BYTES = sizeof(uint64_t) + sizeof(uint32_t) + 1;
   auto with = [&](size_t at, const void* v, size_t n) {
     std::vector<uint8_t> b = base;
@@ -127,7 +126,7 @@ TEST_F(ObjectImageTest, ComputeStateNoMethodCouldLatchIsRefused) {
   const uint8_t valid = 1;
   ASSERT_TRUE(fresh.restore_state(base));
   EXPECT_FALSE(fresh.restore_state(with(GRID_Y, &wide, sizeof wide)));
-  EXPECT_FALSE(fresh.restore_state(with(CB0, &va, sizeof va)));  // unbound, with an address
+  EXPECT_FALSE(fresh.restore_state(with(CB0, &va, sizeof va)));               // unbound, with an address
   const std::vector<uint8_t> accepted = with(CB0 + CB_BYTES - 1, &valid, 1);  // bound at VA 0, size 0
   ASSERT_TRUE(fresh.restore_state(accepted));
   std::vector<uint8_t> bound = accepted;
