@@ -11,37 +11,33 @@
 #include <span>
 
 #include "driver/port.h"
+#include "mediator/fuzz/image_fixture.h"
 #include "mediator/vgpu.h"
 #include "mediator/vgpu_image.h"
-#include "testbed/testbed.h"
 
 namespace {
 
-constexpr uint64_t VM_VRAM = 64 * vgpu::MiB;
+constexpr uint64_t FREEZE_NS = 100'000'000;  // an imported channel the input keeps busy: no export check
 
-vgpu::testbed::Testbed& fixture() {
-  static std::unique_ptr<vgpu::testbed::Testbed> tb = [] {
-    vgpu::testbed::TestbedConfig tc;
-    tc.mode = vgpu::testbed::Mode::fv_opt;
-    tc.vram_per_vm = VM_VRAM;
-    tc.log = [](vgpu::LogKind, const std::string&) {};
-    auto made = vgpu::testbed::Testbed::create(tc);
-    if (!made) std::abort();
-    return std::move(*made);
-  }();
-  return *tb;
+vgpu::fuzz::ImageFixture& fixture() {
+  static vgpu::fuzz::ImageFixture f = vgpu::fuzz::make_image_fixture();
+  return f;
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  vgpu::testbed::Testbed& tb = fixture();
+  vgpu::testbed::Testbed& tb = *fixture().tb;
   vgpu::mediator::Vgpu& v = *tb.vgpu(0);
-  // A fresh device for each input, as the destination's is.
+  // A fresh device for each input, as the destination's is (the VRAM keeps
+  // the fixture's channel structures).
   tb.port(0).write32(vgpu::driver::Bar::bar0, vgpu::regs::pmc::ENABLE.offset, 0);
   tb.port(0).write32(vgpu::driver::Bar::bar0, vgpu::regs::pmc::ENABLE.offset, vgpu::regs::pmc::enable::ALL);
   if (!v.import_image(std::span(data, size))) return 0;
+  // Bound channels are exported from a frozen vGPU only.
+  if (!v.freeze(FREEZE_NS)) return 0;
   auto again = v.export_image();
+  v.thaw();
   if (!again || !vgpu::mediator::decode_image(*again)) std::abort();
   (void)tb.port(0).read32(vgpu::driver::Bar::bar0, vgpu::regs::pmc::INTR_0.offset);
   return 0;
