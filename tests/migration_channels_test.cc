@@ -7,7 +7,9 @@
 // byte for byte with the same chain run unmoved.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "driver/runtime.h"
@@ -22,9 +24,9 @@ using testbed::Mode;
 
 constexpr uint64_t VM_VRAM = 64 * MiB;
 constexpr uint32_t VM_CHANNELS = 8;
-constexpr uint32_t N = 4096;           // elements per buffer
-constexpr int JOBS_BEFORE = 24;        // submitted on A, not waited for
-constexpr int JOBS_AFTER = 16;         // submitted on B
+constexpr uint32_t N = 4096;     // elements per buffer
+constexpr int JOBS_BEFORE = 24;  // submitted on A, not waited for
+constexpr int JOBS_AFTER = 16;   // submitted on B
 constexpr uint64_t FREEZE_NS = 5'000'000'000;
 
 std::unique_ptr<testbed::Testbed> make_testbed() {
@@ -159,6 +161,68 @@ TEST(MigrationChannels, JobsRungWhileFrozenRunOnTheDestination) {
   Result<std::vector<std::byte>> got = chain.result();
   ASSERT_TRUE(got) << got.error().what();
   EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
+}
+
+// A -> B -> A -> B -> A -> B -> A with jobs between the moves. A vGPU that
+// has been left is reset (PMC.ENABLE), as a fresh destination process's
+// is, before it takes the image back.
+TEST(MigrationChannels, PingPongWithJobsBetweenTheMovesEndsAsTheUnmovedChain) {
+  constexpr int MOVES = 6, JOBS_PER_LEG = 5;
+  auto a = make_testbed(), b = make_testbed(), unmoved = make_testbed();
+  ASSERT_TRUE(a && b && unmoved);
+  Chain reference;
+  ASSERT_TRUE(reference.open(unmoved->port(0)));
+  ASSERT_TRUE(reference.submit((MOVES + 1) * JOBS_PER_LEG));
+  Result<std::vector<std::byte>> want = reference.result();
+  ASSERT_TRUE(want) << want.error().what();
+
+  MovingPort port(&a->port(0));
+  Chain chain;
+  ASSERT_TRUE(chain.open(port));
+  testbed::Testbed* from = a.get();
+  testbed::Testbed* to = b.get();
+  for (int move = 0; move < MOVES; ++move) {
+    ASSERT_TRUE(chain.submit(JOBS_PER_LEG));
+    ASSERT_TRUE(from->vgpu(0)->freeze(FREEZE_NS)) << "move " << move;
+    Result<std::vector<uint8_t>> image = from->vgpu(0)->export_image();
+    ASSERT_TRUE(image) << "move " << move << ": " << image.error().what();
+    to->port(0).write32(Bar::bar0, regs::pmc::ENABLE.offset, 0);
+    to->port(0).write32(Bar::bar0, regs::pmc::ENABLE.offset, regs::pmc::enable::ALL);
+    copy_partition(*from, *to);
+    Status imported = to->vgpu(0)->import_image(*image);
+    ASSERT_TRUE(imported) << "move " << move << ": " << imported.error().what();
+    to->vgpu(0)->thaw();  // a vGPU moved away from earlier is still frozen
+    port.move_to(&to->port(0));
+    std::swap(from, to);
+  }
+  ASSERT_TRUE(chain.submit(JOBS_PER_LEG));
+  Result<std::vector<std::byte>> got = chain.result();
+  ASSERT_TRUE(got) << got.error().what();
+  EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
+}
+
+// A launch held between slices is not in the image yet (DividedWork::image,
+// the rest of M4): the export is refused, naming it, and the source, thawed
+// as a cancelled migration leaves it, finishes the launch.
+TEST(MigrationChannels, AMoveDuringASlicedSpinIsRefusedAndTheSourceFinishesIt) {
+  constexpr uint64_t SPIN_NS = 120'000'000;  // sliced by time (the default)
+  constexpr auto INTO_SPIN = std::chrono::milliseconds(20);
+  auto a = make_testbed();
+  ASSERT_TRUE(a);
+  Chain chain;
+  ASSERT_TRUE(chain.open(a->port(0)));
+  auto spin = chain.ctx->spin({SPIN_NS});
+  ASSERT_TRUE(spin) << spin.error().what();
+  std::this_thread::sleep_for(INTO_SPIN);
+  ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
+  Result<std::vector<uint8_t>> image = a->vgpu(0)->export_image();
+  ASSERT_FALSE(image) << "a launch between slices was exported";
+  EXPECT_NE(image.error().message.find("between pieces of divided work (not built yet"), std::string::npos)
+      << image.error().message;
+  a->vgpu(0)->thaw();
+  Status ended = chain.ctx->wait(*spin);
+  EXPECT_TRUE(ended) << ended.error().what();
+  EXPECT_TRUE(chain.ctx->status()) << "the refused export left a channel error";
 }
 
 }  // namespace
