@@ -9,8 +9,8 @@
 namespace vgpu::gpu {
 namespace {
 
-Error refused(uint32_t chid, const std::string& what) {
-  return Error{Errc::invalid_argument, "vgpu: migration of channel " + std::to_string(chid) + ": " + what};
+Error refused(uint32_t chid, const std::string& what, Errc code = Errc::invalid_argument) {
+  return Error{code, "vgpu: migration of channel " + std::to_string(chid) + ": " + what};
 }
 
 Error bad_image(const std::string& what) {
@@ -68,15 +68,18 @@ Result<ChannelImage> decode_channel(Reader& r) {
 
 Result<ChannelImage> save_channel_run(uint32_t chid, const ChannelRun& run) {
   if (const char* why = not_at_boundary(run))
-    return std::unexpected(refused(chid, std::string(why) + " (not built yet, docs/migration.md M4)"));
+    return std::unexpected(
+        refused(chid, std::string(why) + " (not built yet, docs/migration.md M4)", Errc::unsupported));
   ChannelImage image{run.sem_a, run.sem_b, run.sem_c, run.mem_op_a, {}};
   for (uint32_t subch = 0; subch < regs::NUM_SUBCHANNELS; ++subch) {
     const ClassObject* o = run.objects[subch].get();
     if (!o) continue;
     std::optional<std::vector<uint8_t>> state = o->save_state();
     if (!state)
-      return std::unexpected(refused(chid, "the object on subchannel " + std::to_string(subch) +
-                                               " holds a loaded PTX module (not built yet, docs/migration.md M4)"));
+      return std::unexpected(refused(chid,
+                                     "the object on subchannel " + std::to_string(subch) +
+                                         " holds a loaded PTX module (not built yet, docs/migration.md M4)",
+                                     Errc::unsupported));
     image.objects.push_back({subch, o->class_id(), std::move(*state)});
   }
   return image;
