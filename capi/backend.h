@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -111,8 +112,24 @@ class Backend {
   virtual Status set_dma(VgpuDmaFn fn, void* opaque) = 0;
   virtual Status set_guest_ram(const std::vector<VgpuRamRange>& ranges) = 0;
 
+  // Live migration (docs/migration.md; vgpu_backend_freeze and the rest).
+  // A backend that cannot migrate says why here, and every call below
+  // fails with that reason.
+  virtual std::string migration_refusal() const = 0;
+  virtual Status freeze(uint64_t /*timeout_ms*/) { return refused(); }
+  virtual void thaw() {}
+  // Pages of guest VRAM written by the device: logging on or off, and the
+  // marks since the last take OR-ed into bitmap (bit i = guest VRAM page i).
+  virtual Status dirty_log(bool on) { return on ? refused() : Status{}; }
+  virtual Result<uint64_t> dirty_log_take(std::span<uint64_t> /*bitmap*/) { return std::unexpected(refused().error()); }
+  virtual Result<std::vector<uint8_t>> save_state() { return std::unexpected(refused().error()); }
+  virtual Status load_state(std::span<const uint8_t> /*image*/) { return refused(); }
+
  protected:
   InterruptSink interrupts_;
+
+ private:
+  Status refused() const { return fail(Errc::unsupported, migration_refusal()); }
 };
 
 // Picks the backend for config.mode.

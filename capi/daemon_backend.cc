@@ -29,6 +29,9 @@ uint32_t region_of(VgpuBar bar) { return bar == VGPU_BAR1 ? vgpud::proto::REGION
 
 class DaemonBackend final : public Backend {
  public:
+  std::string migration_refusal() const override {
+    return "vgpu: migration with a socket (vgpud) is not built yet (docs/migration.md M6)";
+  }
   DaemonBackend(std::unique_ptr<vgpud::Client> client, const BackendConfig& config, std::string vm_name)
       : client_(std::move(client)),
         socket_(config.socket),

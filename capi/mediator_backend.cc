@@ -38,6 +38,7 @@ class MediatorBackend final : public Backend {
     vgpu_.set_message_handler([this](regs::pci::MsiVector v) { interrupts_.message(static_cast<unsigned>(v)); });
   }
   ~MediatorBackend() override {
+    (void)dirty_log(false);
     vgpu_.set_interrupt_handler(nullptr);
     vgpu_.set_message_handler(nullptr);
     host_->destroy_vgpu(&vgpu_);
@@ -97,6 +98,31 @@ class MediatorBackend final : public Backend {
     return apply_ram();
   }
 
+  // Migration: the vGPU's own calls, and the VRAM's dirty log over its
+  // partition (docs/migration.md §5).
+  std::string migration_refusal() const override { return {}; }
+  Status freeze(uint64_t timeout_ms) override { return vgpu_.freeze(timeout_ms * 1'000'000); }
+  void thaw() override { vgpu_.thaw(); }
+  Status dirty_log(bool on) override {
+    gpu::DirtyLog& log = host_->gpu().vram().dirty_log();
+    if (on && !logging_.exchange(true)) log.start();
+    if (!on && logging_.exchange(false)) log.stop();
+    return {};
+  }
+  Result<uint64_t> dirty_log_take(std::span<uint64_t> bitmap) override {
+    const shadow::Partition& p = vgpu_.partition();
+    const uint64_t words = (p.size / gpu::DirtyLog::PAGE + gpu::DirtyLog::PAGES_PER_WORD - 1) /
+                           gpu::DirtyLog::PAGES_PER_WORD;
+    if (bitmap.size() < words)
+      return fail(Errc::invalid_argument, strfmt("vgpu: a dirty bitmap of %zu words is short of the %llu that "
+                                                 "%llu MiB of VRAM need",
+                                                 bitmap.size(), static_cast<unsigned long long>(words),
+                                                 static_cast<unsigned long long>(p.size / MiB)));
+    return host_->gpu().vram().dirty_log().take(p.base, p.size, bitmap);
+  }
+  Result<std::vector<uint8_t>> save_state() override { return vgpu_.export_image(); }
+  Status load_state(std::span<const uint8_t> image) override { return vgpu_.import_image(image); }
+
  private:
   Status apply_ram() {  // ram_mutex_ held
     std::vector<mediator::Host::GuestRamRange> ranges;
@@ -110,6 +136,7 @@ class MediatorBackend final : public Backend {
   std::mutex ram_mutex_;
   std::shared_ptr<DmaMemory> dma_;
   std::vector<VgpuRamRange> ram_;
+  std::atomic<bool> logging_{false};  // this backend's start of the VRAM's dirty log
 };
 
 }  // namespace

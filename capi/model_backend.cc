@@ -42,6 +42,9 @@ void append(std::vector<VgpuBarRange>& out, VgpuBarRange r) {
 
 class ModelBackend final : public Backend {
  public:
+  std::string migration_refusal() const override {
+    return "vgpu: migration needs mode=fv (passthrough exposes the whole model, whose global state has no export)";
+  }
   ModelBackend(std::unique_ptr<gpu::Gpu> g, const BackendConfig& config)
       : gpu_(std::move(g)), bar_remap_(config.vgpu.bar_remap) {
     gpu_->set_interrupt_handler([this](bool asserted) { interrupts_.line(asserted); });

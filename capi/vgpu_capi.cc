@@ -233,6 +233,18 @@ void guarded_void(VgpuBackend* b, F&& f) noexcept {
   });
 }
 
+// status() gives a Status: 0, or -1 with its message in err.
+template <typename F>
+int status_call(VgpuBackend* b, char* err, size_t err_len, F&& status) noexcept {
+  return guarded(b, -1, [&] {
+    if (vgpu::Status s = status(); !s) {
+      put_error(err, err_len, s.error().message);
+      return -1;
+    }
+    return 0;
+  });
+}
+
 }  // namespace
 }  // namespace vgpu::capi
 
@@ -446,5 +458,64 @@ char* vgpu_backend_counters_json(VgpuBackend* b) {
 }
 
 void vgpu_backend_free_string(char* s) { std::free(s); }
+
+// ---- migration
+
+
+int vgpu_backend_migratable(const VgpuBackend* b, char* err, size_t err_len) {
+  const std::string why = b->impl->migration_refusal();
+  if (why.empty()) return 0;
+  put_error(err, err_len, why);
+  return -1;
+}
+
+int vgpu_backend_freeze(VgpuBackend* b, uint32_t timeout_ms, char* err, size_t err_len) {
+  return status_call(b, err, err_len, [&] { return b->impl->freeze(timeout_ms); });
+}
+
+void vgpu_backend_thaw(VgpuBackend* b) {
+  guarded_void(b, [&] { b->impl->thaw(); });
+}
+
+int vgpu_backend_dirty_log_start(VgpuBackend* b, char* err, size_t err_len) {
+  return status_call(b, err, err_len, [&] { return b->impl->dirty_log(true); });
+}
+
+void vgpu_backend_dirty_log_stop(VgpuBackend* b) {
+  guarded_void(b, [&] { (void)b->impl->dirty_log(false); });
+}
+
+int64_t vgpu_backend_dirty_log_take(VgpuBackend* b, uint64_t* bitmap, size_t words) {
+  return guarded(b, int64_t{-1}, [&]() -> int64_t {
+    if (bitmap == nullptr) return -1;
+    vgpu::Result<uint64_t> n = b->impl->dirty_log_take({bitmap, words});
+    return n ? static_cast<int64_t>(*n) : -1;
+  });
+}
+
+int vgpu_backend_save_state(VgpuBackend* b, uint8_t** data, size_t* len, char* err, size_t err_len) {
+  return guarded(b, -1, [&] {
+    vgpu::Result<std::vector<uint8_t>> image = b->impl->save_state();
+    if (!image) {
+      put_error(err, err_len, image.error().message);
+      return -1;
+    }
+    auto* out = static_cast<uint8_t*>(std::malloc(std::max<size_t>(image->size(), 1)));
+    if (out == nullptr) {
+      put_error(err, err_len, "vgpu: no memory for the migration image");
+      return -1;
+    }
+    std::memcpy(out, image->data(), image->size());
+    *data = out;
+    *len = image->size();
+    return 0;
+  });
+}
+
+void vgpu_backend_free_state(uint8_t* data) { std::free(data); }
+
+int vgpu_backend_load_state(VgpuBackend* b, const uint8_t* data, size_t len, char* err, size_t err_len) {
+  return status_call(b, err, err_len, [&] { return b->impl->load_state({data, len}); });
+}
 
 }  // extern "C"

@@ -267,6 +267,40 @@ void vgpu_backend_event_counts(VgpuBackend *backend, VgpuEventCounts *counts);
 char *vgpu_backend_counters_json(VgpuBackend *backend);
 void vgpu_backend_free_string(char *s);
 
+// ---- Live migration (docs/migration.md). Each returns 0, or -1 with a
+// message in err naming the problem (-1 for vgpu_backend_dirty_log_take).
+
+// Whether this device can migrate: mode=passthrough and a socket cannot
+// yet (the message says why; QEMU keeps its migration blocker for them).
+int vgpu_backend_migratable(const VgpuBackend *backend, char *err, size_t err_len);
+
+// Quiesce at a fence boundary (no piece of the VM's work on the GPU, its
+// physical channels stopped), within timeout_ms of host time; past it the
+// device runs on and the message names the channel. The VM must make no
+// BAR access until vgpu_backend_thaw (its vCPUs are stopped).
+int vgpu_backend_freeze(VgpuBackend *backend, uint32_t timeout_ms, char *err,
+                        size_t err_len);
+void vgpu_backend_thaw(VgpuBackend *backend);
+
+// Pages of guest VRAM the device wrote (engines, trapped BAR and PRAMIN
+// accesses; not the front end's direct BAR mappings, which the
+// hypervisor logs). take ORs the pages marked since the last take into
+// bitmap (bit i of word i/64 = guest VRAM page i of 4 KiB; words at least
+// vram/4 KiB/64), clears them, and returns how many were marked.
+int vgpu_backend_dirty_log_start(VgpuBackend *backend, char *err, size_t err_len);
+void vgpu_backend_dirty_log_stop(VgpuBackend *backend);
+int64_t vgpu_backend_dirty_log_take(VgpuBackend *backend, uint64_t *bitmap, size_t words);
+
+// The device state image (opaque, versioned), made while frozen; freed
+// with vgpu_backend_free_state. load reads one into a device with no
+// bound channel and the same vram, channels, bar-remap, lazy-shadow and
+// pv; a refusal names the setting or the part of the image at fault.
+int vgpu_backend_save_state(VgpuBackend *backend, uint8_t **data, size_t *len, char *err,
+                            size_t err_len);
+void vgpu_backend_free_state(uint8_t *data);
+int vgpu_backend_load_state(VgpuBackend *backend, const uint8_t *data, size_t len,
+                            char *err, size_t err_len);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

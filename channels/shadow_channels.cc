@@ -267,6 +267,10 @@ bool ShadowChannels::in_turn_of(uint32_t c, uint64_t seq) const {
   return c < count() && channels_[c].in_turn && channels_[c].last_seq == seq;
 }
 
+bool ShadowChannels::guest_runnable(uint32_t c) const {
+  return c < count() && channels_[c].bound && pf::ChanStateRunnable::get(channels_[c].state_reg);
+}
+
 bool ShadowChannels::held(uint32_t c) {
   return env_.sliced && channels_[c].bound && pf::ChanStateSliceHeld::get(env_.physical.state(pchid(c)));
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "channels/guest_instance.h"
+#include "gpu/channel_image.h"
 #include "gpu/mem/vram.h"
 #include "mediator/counters.h"
 #include "shadow/shadow_spaces.h"
@@ -37,10 +38,37 @@ class PhysicalChannels {
   virtual void set_runlist(std::vector<uint32_t> pchids) = 0;  // this VM's part of the physical runlist
   virtual uint64_t userd(uint32_t pchid) const = 0;            // host VRAM of its USERD page
   virtual void ring(uint32_t pchid, uint32_t put) = 0;         // the physical doorbell
+  // Migration (docs/migration.md M4): the model's run state of a stopped
+  // channel, and the same put back into one bound and not run since.
+  [[nodiscard]] virtual Result<gpu::ChannelImage> save_run(uint32_t /*pchid*/) {
+    return fail(Errc::unsupported, "vgpu: these physical channels do not export run state");
+  }
+  [[nodiscard]] virtual Status restore_run(uint32_t /*pchid*/, const gpu::ChannelImage& /*image*/) {
+    return fail(Errc::unsupported, "vgpu: these physical channels do not import run state");
+  }
 
  protected:
   ~PhysicalChannels() = default;
 };
+
+// A bound guest channel in the migration image (shadow_channels_image.cc):
+// what the guest wrote and the GPU consumed, the device-written words of
+// its USERD page, and the model's run state. The shadows are rebuilt.
+struct ChannelRecord {
+  static constexpr std::array<uint32_t, 8> USERD_WORDS = {regs::userd::PUT,           regs::userd::GET,
+                                                          regs::userd::REF,           regs::userd::PUT_HI,
+                                                          regs::userd::TOP_LEVEL_GET, regs::userd::TOP_LEVEL_GET_HI,
+                                                          regs::userd::GET_HI,        regs::userd::GP_GET};
+  uint32_t inst_reg = 0;
+  uint32_t state_reg = 0;
+  bool in_runlist = false;
+  uint32_t guest_put = 0;
+  uint32_t physical_put = 0;
+  std::array<uint32_t, USERD_WORDS.size()> userd{};
+  gpu::ChannelImage run;
+};
+void encode_channel_record(const ChannelRecord& record, Writer& w);
+[[nodiscard]] Result<ChannelRecord> decode_channel_record(Reader& r);
 
 class ShadowChannels {
  public:
@@ -121,7 +149,22 @@ class ShadowChannels {
   // PMC.ENABLE cleared PFIFO: every channel unbound, the runlist emptied.
   void reset();
 
+  // Migration (shadow_channels_image.cc): a bound channel of a frozen vGPU,
+  // and the same into an unbound one through the guest's bind path (its
+  // instance block read again from the moved VRAM), then the words the GPU
+  // wrote and the model's run state. Work left is rung again by the caller.
+  [[nodiscard]] Result<ChannelRecord> save(uint32_t c);
+  [[nodiscard]] Status restore(uint32_t c, const ChannelRecord& record);
   bool bound(uint32_t c) const { return c < count() && channels_[c].bound; }
+  // For a freeze (mediator/vgpu_migration.cc): whether channel c's turn is
+  // in progress, whether the guest made it runnable, and a submission of a
+  // frozen VM taken from the scheduler without running (end_turn requeues
+  // its work at the thaw).
+  bool in_turn(uint32_t c) const { return c < count() && channels_[c].in_turn; }
+  bool guest_runnable(uint32_t c) const;
+  void drop_queued(uint32_t c) {
+    if (c < count()) queued_[c] = false;
+  }
   uint64_t guest_inst(uint32_t c) const { return c < count() ? channels_[c].guest.inst : 0; }
   std::vector<uint32_t> runlist_pchids() const;
 

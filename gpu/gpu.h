@@ -19,6 +19,8 @@
 
 namespace vgpu::gpu {
 
+struct ChannelImage;  // gpu/channel_image.h
+
 enum class Bar : uint8_t { bar0 = 0, bar1 = 1, bar3 = 3 };
 
 // Who runs the copy and compute engines' work (docs/cuda.md).
@@ -114,6 +116,12 @@ class Gpu {
 
   // Wait until no channel has work and every engine is idle (tests, teardown).
   virtual bool wait_idle(uint64_t timeout_ns) = 0;
+
+  // Migration (docs/migration.md M4, gpu/channel_image.h): a stopped
+  // channel's run state (the host-class methods' state and its subchannel
+  // objects), and the same put back into a channel bound and not run since.
+  [[nodiscard]] virtual Result<ChannelImage> save_channel(uint32_t chid) = 0;
+  [[nodiscard]] virtual Status restore_channel(uint32_t chid, const ChannelImage& image) = 0;
 };
 
 }  // namespace vgpu::gpu

@@ -53,6 +53,10 @@ class GpuModel final : public Gpu {
   void set_message_handler(std::function<void(regs::pci::MsiVector)> handler) override;
   void set_channel_event_handler(std::function<void(const ChannelEvent&)> handler) override;
   bool wait_idle(uint64_t timeout_ns) override;
+  Result<ChannelImage> save_channel(uint32_t chid) override { return pfifo_.save_channel(chid); }
+  Status restore_channel(uint32_t chid, const ChannelImage& image) override {
+    return pfifo_.restore_channel(chid, image);
+  }
 
   // For tests and statistics.
   Mmu& mmu() { return *mmu_; }

@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "gpu/channel.h"
+#include "gpu/channel_image.h"
 #include "gpu/channel_table.h"
 #include "gpu/engine_thread.h"
 #include "gpu/fault_log.h"
@@ -85,6 +86,12 @@ class Pfifo {
   // write (ChannelContext::following_release; docs/cuda.md, "Fences").
   uint64_t device_releases() const { return device_releases_.load(std::memory_order_relaxed); }
 
+  // Migration (docs/migration.md M4, channel_image.h): the run state of a
+  // channel that is not runnable, not being serviced and has no engine
+  // work outstanding; a run not loaded since its bind has none to carry.
+  [[nodiscard]] Result<ChannelImage> save_channel(uint32_t chid);
+  // Into a channel bound and not yet run since: taken up when it loads.
+  [[nodiscard]] Status restore_channel(uint32_t chid, const ChannelImage& image);
   void doorbell(uint64_t bar1_offset);
   void wake();
   bool wait_idle(uint64_t timeout_ns);

@@ -168,15 +168,23 @@ TurnChannels::Dispatch to_turn(ShadowChannels::Dispatch d) {
 }  // namespace
 
 TurnChannels::Dispatch Vgpu::dispatch(uint32_t gchid, uint64_t seq, uint64_t host_budget_ns) {
-  return to_turn(locked([&] { return channels_.dispatch(gchid, seq, host_budget_ns); }));
+  return to_turn(locked([&] {
+    if (frozen_) {
+      channels_.drop_queued(gchid);  // its work is requeued at the thaw
+      return ShadowChannels::Dispatch::nothing;
+    }
+    return channels_.dispatch(gchid, seq, host_budget_ns);
+  }));
 }
 
 TurnChannels::Dispatch Vgpu::continue_turn(uint32_t gchid, uint64_t host_budget_ns) {
-  return to_turn(locked([&] { return channels_.continue_turn(gchid, host_budget_ns); }));
+  return to_turn(locked([&] {
+    return frozen_ ? ShadowChannels::Dispatch::nothing : channels_.continue_turn(gchid, host_budget_ns);
+  }));
 }
 
 bool Vgpu::ring_ahead(uint32_t gchid, uint64_t host_budget_ns) {
-  return locked([&] { return channels_.ring_ahead(gchid, host_budget_ns); });
+  return locked([&] { return !frozen_ && channels_.ring_ahead(gchid, host_budget_ns); });
 }
 
 bool Vgpu::piece_pending(uint32_t gchid) const {

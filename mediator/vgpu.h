@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -99,6 +100,30 @@ class Vgpu final : public TurnChannels {
   void end_turn(uint32_t gchid) override;
   void piece_done(uint32_t gchid) override;
 
+  // ---- migration (vgpu_migration.cc, docs/migration.md §3 and §6)
+  // The vGPU's image (mediator/vgpu_image.h). Built so far: the virtual
+  // registers, interrupts owed and the BAR instances. Refused, with a
+  // message, while a channel is bound or the PV interface is in use:
+  // their state is not in the image yet (build step M4).
+  [[nodiscard]] Result<std::vector<uint8_t>> export_image() const;
+  // Reads an image made by export_image into this vGPU, which must have no
+  // bound channel. The config echo must match this vGPU's. The BAR
+  // instances are replayed through the guest's path (BarApertures::set_inst
+  // and a full sync from the guest's tables in VRAM). On failure nothing
+  // has changed.
+  [[nodiscard]] Status import_image(std::span<const uint8_t> bytes);
+  // Quiesce (docs/migration.md §4): no new piece of the VM's work starts;
+  // the piece on the GPU ends (one slice with slicing, else at most
+  // max-gpu-ms); then its physical channels are made unrunnable (a parked
+  // acquire stays parked) and their engine work is waited for. The VM must
+  // make no BAR access meanwhile (its vCPUs are stopped). Past `timeout_ns`
+  // of host time it thaws again and names the channel still running.
+  [[nodiscard]] Status freeze(uint64_t timeout_ns);
+  // Undo freeze: the guest's runnable channels run again and every channel
+  // with work left is submitted. A vGPU not frozen: nothing happens.
+  void thaw();
+  bool frozen() const;
+
   // ---- from the host
   void on_channel_error(uint32_t gchid, regs::ChannelError code, uint32_t method_word, uint64_t addr);
   void on_fault(uint32_t gchid, regs::FaultUnit unit, regs::FaultReason reason, uint64_t va, bool write);
@@ -122,6 +147,8 @@ class Vgpu final : public TurnChannels {
     void set_runlist(std::vector<uint32_t> pchids) override;
     uint64_t userd(uint32_t pchid) const override;
     void ring(uint32_t pchid, uint32_t put) override;
+    Result<gpu::ChannelImage> save_run(uint32_t pchid) override;  // vgpu_migration.cc
+    Status restore_run(uint32_t pchid, const gpu::ChannelImage& image) override;
 
    private:
     Host& host_;
@@ -200,6 +227,12 @@ class Vgpu final : public TurnChannels {
   const std::unique_ptr<shadow::ReservedVram> reserved_;
 
   int vram_fd_ = -1;
+  // Frozen for migration (freeze/thaw, vgpu_migration.cc): dispatches,
+  // turns and rings ahead run nothing. Under mutex_.
+  bool frozen_ = false;
+  // With mutex_ held: the first bound channel still in a turn or with a
+  // piece rung, and not parked (turns), or with engine work (!turns).
+  std::optional<uint32_t> busy_channel(bool turns);
 
   mutable std::mutex mutex_;
   Counters counters_;

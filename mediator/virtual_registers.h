@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/reg_table.h"
+#include "common/wire_codec.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::mediator {
@@ -39,6 +40,12 @@ class VirtualRegisters {
   // while deliverable (PFIFO INTR_EN, PMC INTR_EN_0 and INTR_MASK_0),
   // counted from the start; each sends a message (spec §11.6).
   const std::array<uint64_t, regs::pci::MSI_VECTORS>& raised() const { return raised_; }
+
+  // Every field, in one fixed order, for the migration image
+  // (virtual_registers_image.cc). restore() takes all or nothing: on a
+  // short or bad record it returns false and leaves the registers as they were.
+  void save(Writer& w) const;
+  [[nodiscard]] bool restore(Reader& r);
 
   // PMC.ENABLE cleared PFIFO: the PFIFO state and every record go.
   void reset_pfifo();
@@ -71,6 +78,10 @@ class VirtualRegisters {
   regs::ChannelBits nonstall_pending_;
   void count_raised(regs::pci::MsiVector v, uint32_t pfifo_bit);
   std::array<uint64_t, regs::pci::MSI_VECTORS> raised_{};  // never reset: compared for change
+  // Calls v(field) for every field above, in the image's order (one list
+  // for save and restore, virtual_registers_image.cc).
+  template <class Visit>
+  void visit_fields(Visit&& v);
 };
 
 }  // namespace vgpu::mediator

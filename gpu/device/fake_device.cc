@@ -26,6 +26,7 @@ void FakeDevice::upload(uint64_t addr, uint64_t len) {
 
 void FakeDevice::download(uint64_t addr, uint64_t len) {
   std::memcpy(vram_.data() + addr, mirror_.get() + addr, len);
+  vram_.mark_written(addr, len);  // after the bytes (docs/migration.md §5)
   ++downloads_;
   download_bytes_ += len;
 }
@@ -116,6 +117,7 @@ void FakeDevice::spin(Stream, uint64_t ns) {
 // is: the word is written now, to the raw bytes as a GPU's DMA would.
 bool FakeDevice::write_host_word(Stream, uint64_t phys, uint32_t value) {
   std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(vram_.data() + phys)).store(value, std::memory_order_release);
+  vram_.mark_written(phys, sizeof value);
   ++host_word_writes_;
   return true;
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "common/clock.h"
 #include "gpu/kernels/kernels.h"
@@ -138,6 +139,14 @@ class ClassObject {
   // Whether the method may return engine work: PFIFO looks for the fence
   // that follows such a method only (ChannelContext::following_release).
   virtual bool may_start_work(uint32_t /*mthd*/) const { return true; }
+  // Migration (docs/migration.md M4, object_image.cc): the state the
+  // object's methods latched, in one fixed field order. nullopt: the object
+  // holds state the image cannot carry yet (a loaded PTX module).
+  virtual std::optional<std::vector<uint8_t>> save_state() const { return std::nullopt; }
+  // Takes saved state into a new object: the whole of it or, refused
+  // (false, nothing changed), bytes that are cut, left over, or hold a value
+  // no method of the class could have latched.
+  [[nodiscard]] virtual bool restore_state(std::span<const uint8_t> /*bytes*/) { return false; }
 };
 
 // Factories; nullptr for a class the device does not have.

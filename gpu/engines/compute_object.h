@@ -63,6 +63,8 @@ class ComputeObject final : public ClassObject {
                                                           std::span<const uint32_t> data) override;
 
   const State& state() const { return state_; }
+  std::optional<std::vector<uint8_t>> save_state() const override;  // object_image.cc
+  [[nodiscard]] bool restore_state(std::span<const uint8_t> bytes) override;
   // Name of a method of this class; nullptr for one it does not have.
   static const char* method_name(uint32_t mthd);
   // The class's method table (method_table.h).

@@ -37,6 +37,8 @@ class CopyObject final : public ClassObject {
   bool may_start_work(uint32_t mthd) const override { return index().starts_work(mthd); }
 
   const State& state() const { return state_; }
+  std::optional<std::vector<uint8_t>> save_state() const override;  // object_image.cc
+  [[nodiscard]] bool restore_state(std::span<const uint8_t> bytes) override;
   // Name of a method of this class; nullptr for one it does not have.
   static const char* method_name(uint32_t mthd);
   // The class's method table (method_table.h).

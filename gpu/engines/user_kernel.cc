@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 
 #include "gpu/engines/engine_deadline.h"
@@ -25,6 +26,14 @@ using regs::ChannelError;
 class MmuMemory final : public ptx::GlobalMemory {
  public:
   explicit MmuMemory(ChannelContext& ctx) : ctx_(ctx) {}
+  // The kernel's stores are done when the piece returns: their pages go
+  // into the dirty log now, after the writes (docs/migration.md §5).
+  ~MmuMemory() override {
+    Vram& vram = ctx_.mmu.vram();
+    for (uint64_t page : written_) vram.mark_written(page * DirtyLog::PAGE, DirtyLog::PAGE);
+  }
+  MmuMemory(const MmuMemory&) = delete;
+  MmuMemory& operator=(const MmuMemory&) = delete;
 
   std::expected<std::byte*, ptx::MemoryFault> access(uint64_t va, uint32_t bytes, bool write) override {
     auto t = ctx_.mmu.translate(ctx_.as, va, write);
@@ -43,6 +52,7 @@ class MmuMemory final : public ptx::GlobalMemory {
       return std::unexpected(ptx::MemoryFault{va, write, "system memory is not reachable from user kernels"});
     }
     vram.host_access(t->phys, bytes, write);
+    if (write) note_written(t->phys, bytes);
     return vram.data() + t->phys;
   }
   const std::optional<Fault>& fault() const { return fault_; }
@@ -58,8 +68,16 @@ class MmuMemory final : public ptx::GlobalMemory {
       default: return "translation fault";
     }
   }
+  void note_written(uint64_t phys, uint32_t bytes) {
+    const uint64_t first = phys / DirtyLog::PAGE, last = (phys + bytes - 1) / DirtyLog::PAGE;
+    if (first == last_page_ && last == last_page_) return;  // the common case: the page just written
+    for (uint64_t p = first; p <= last; ++p) written_.insert(p);
+    last_page_ = last;
+  }
   ChannelContext& ctx_;
   std::optional<Fault> fault_;
+  std::unordered_set<uint64_t> written_;  // VRAM page numbers, bounded by the VRAM's pages
+  uint64_t last_page_ = ~uint64_t{0};
 };
 
 struct ExecMapping {

@@ -54,22 +54,35 @@ HostView::HostView(HostView&& o) noexcept
       size_(std::exchange(o.size_, 0)),
       window_(std::exchange(o.window_, nullptr)),
       window_bytes_(std::exchange(o.window_bytes_, 0)),
-      sysmem_(std::exchange(o.sysmem_, false)) {}
+      sysmem_(std::exchange(o.sysmem_, false)),
+      marks_(std::exchange(o.marks_, nullptr)),
+      written_(std::exchange(o.written_, {})) {}
 
 HostView& HostView::operator=(HostView&& o) noexcept {
   if (this != &o) {
+    mark_written();
     if (window_) munmap(window_, window_bytes_);
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
     window_ = std::exchange(o.window_, nullptr);
     window_bytes_ = std::exchange(o.window_bytes_, 0);
     sysmem_ = std::exchange(o.sysmem_, false);
+    marks_ = std::exchange(o.marks_, nullptr);
+    written_ = std::exchange(o.written_, {});
   }
   return *this;
 }
 
 HostView::~HostView() {
+  mark_written();
   if (window_) munmap(window_, window_bytes_);
+}
+
+void HostView::mark_written() {
+  if (!marks_) return;
+  for (const auto& [phys, bytes] : written_) marks_->mark_written(phys, bytes);
+  marks_ = nullptr;
+  written_.clear();
 }
 
 // ---------------------------------------------------------------- walk
@@ -269,9 +282,10 @@ bool Mmu::copy_run(const PhysRun& run, std::byte* host, bool to_device) {
     return to_device ? sys->write(run.phys, host, run.bytes) : sys->read(run.phys, host, run.bytes);
   }
   vram_.host_access(run.phys, run.bytes, to_device);
-  if (to_device)
+  if (to_device) {
     std::memcpy(vram_.data() + run.phys, host, run.bytes);
-  else
+    vram_.mark_written(run.phys, run.bytes);
+  } else
     std::memcpy(host, vram_.data() + run.phys, run.bytes);
   return true;
 }
@@ -350,11 +364,15 @@ Walk<HostView> Mmu::map_range(const AccessContext& ctx, uint64_t va, uint64_t le
   auto counted = visit_runs(ctx, va, len, write, [&](const PhysRun& run) {
     if (count++ == 0) first = run;
     // The view reads (and may write) these bytes on the host.
-    if (!run.sysmem && count <= MAX_WINDOW_RUNS) vram_.host_access(run.phys, run.bytes, write);
+    if (!run.sysmem && count <= MAX_WINDOW_RUNS) {
+      vram_.host_access(run.phys, run.bytes, write);
+      if (write) view.written_.emplace_back(run.phys, run.bytes);
+    }
     in_sysmem += run.sysmem;
     return count <= MAX_WINDOW_RUNS;
   });
   if (!counted) return std::unexpected(counted.error());
+  if (write) view.marks_ = &vram_;  // marked when the view goes (docs/migration.md §5)
   if (count == 0) return view;
   if (in_sysmem) {  // DMA, not a host view
     view.sysmem_ = in_sysmem == count;

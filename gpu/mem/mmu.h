@@ -13,6 +13,7 @@
 #include <functional>
 #include <shared_mutex>
 #include <optional>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -87,11 +88,16 @@ class HostView {
 
  private:
   friend class Mmu;
+  void mark_written();  // the runs of a view mapped for writing, into the dirty log
   std::byte* data_ = nullptr;
   uint64_t size_ = 0;
   void* window_ = nullptr;  // mmap'd window to unmap, if any
   uint64_t window_bytes_ = 0;
   bool sysmem_ = false;
+  // A view mapped for writing marks its VRAM runs in the VRAM's dirty log
+  // when it goes: after the writes, never before.
+  Vram* marks_ = nullptr;
+  std::vector<std::pair<uint64_t, uint64_t>> written_;  // (phys, bytes)
 };
 
 struct TlbStats {

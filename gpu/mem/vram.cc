@@ -64,6 +64,7 @@ bool Vram::zero(uint64_t addr, uint64_t len) {
   if (first >= last || fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(first),
                                  static_cast<off_t>(last - first)) != 0)
     return fill(addr, std::byte{0}, len);
+  dirty_.mark(first, last - first);  // the hole reads as zeros now
   return fill(addr, std::byte{0}, first - addr) && fill(last, std::byte{0}, addr + len - last);
 }
 
@@ -97,6 +98,7 @@ Status Vram::reattach(uint64_t addr, uint64_t len) {
       MAP_FAILED)
     return fail(Errc::io_error, std::string("vram: reattach: mmap: ") + std::strerror(errno));
   if (VramObserver* o = observer_.load(std::memory_order_acquire)) o->host_remapped(addr, len, false);
+  dirty_.mark(addr, len);  // zeroes now
   return {};
 }
 
@@ -116,6 +118,7 @@ bool Vram::write32(uint64_t addr, uint32_t value) {
   if (!accessible<uint32_t>(*this, addr)) return false;
   host_access(addr, sizeof(uint32_t), true);
   word<uint32_t>(base_, addr).store(value, std::memory_order_release);
+  dirty_.mark(addr, sizeof(uint32_t));
   return true;
 }
 
@@ -123,6 +126,7 @@ bool Vram::write64(uint64_t addr, uint64_t value) {
   if (!accessible<uint64_t>(*this, addr)) return false;
   host_access(addr, sizeof(uint64_t), true);
   word<uint64_t>(base_, addr).store(value, std::memory_order_release);
+  dirty_.mark(addr, sizeof(uint64_t));
   return true;
 }
 
@@ -137,6 +141,7 @@ bool Vram::write(uint64_t addr, const void* src, uint64_t len) {
   if (!contains(addr, len)) return false;
   host_access(addr, len, true);
   if (len) std::memcpy(base_ + addr, src, len);
+  dirty_.mark(addr, len);
   return true;
 }
 
@@ -144,6 +149,7 @@ bool Vram::fill(uint64_t addr, std::byte value, uint64_t len) {
   if (!contains(addr, len)) return false;
   host_access(addr, len, true);
   if (len) std::memset(base_ + addr, std::to_integer<int>(value), len);
+  dirty_.mark(addr, len);
   return true;
 }
 

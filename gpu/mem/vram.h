@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "common/error.h"
+#include "gpu/mem/dirty_log.h"
 
 namespace vgpu::gpu {
 
@@ -46,6 +47,12 @@ class Vram {
   void host_access(uint64_t addr, uint64_t len, bool write) const {
     if (VramObserver* o = observer_.load(std::memory_order_acquire)) o->host_access(addr, len, write);
   }
+
+  // Pages the host wrote while migration logs them (docs/migration.md §5).
+  // Every writer below marks after its store; code that writes through
+  // data() marks itself (Mmu's copies and host views, user kernels).
+  DirtyLog& dirty_log() { return dirty_; }
+  void mark_written(uint64_t addr, uint64_t len) { dirty_.mark(addr, len); }
 
   // Naturally aligned, single-copy atomic accesses (the GPU and the CPU
   // poll the same words). Out of range or misaligned: reads give all ones,
@@ -86,11 +93,12 @@ class Vram {
   [[nodiscard]] bool zero(uint64_t addr, uint64_t len);
 
  private:
-  Vram(int fd, std::byte* base, uint64_t size) : fd_(fd), base_(base), size_(size) {}
+  Vram(int fd, std::byte* base, uint64_t size) : fd_(fd), base_(base), size_(size), dirty_(size) {}
   int fd_;
   std::byte* base_;
   uint64_t size_;
   std::atomic<VramObserver*> observer_{nullptr};
+  DirtyLog dirty_;
 };
 
 }  // namespace vgpu::gpu

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Class objects in the migration image (object_image.cc): state latched on
+// one object, saved and restored into a new one, runs the same work there.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "gpu/engines/compute_object.h"
+#include "gpu/engines/copy_object.h"
+#include "gpu/engines/engine_limits.h"
+#include "gpu/engines/testing/engine_env.h"
+
+namespace vgpu::gpu {
+namespace {
+
+using testing::Method;
+class ObjectImageTest : public testing::EngineEnv {
+ protected:
+  static constexpr uint64_t PROGRAM_VA = LINEAR_VA;
+  static constexpr uint32_t PROGRAM_START = 0x100;
+  static constexpr uint64_t CB_VA = LINEAR_VA + 0x1000;
+  static constexpr uint32_t CB_SIZE = 0x100;
+  static constexpr uint64_t DST_VA = LINEAR_VA + 0x10000;
+  static constexpr uint32_t ELEMENTS = 1000;
+  static constexpr float VALUE = 2.5f;
+
+  // Every state method of a fill launch of ELEMENTS floats at DST_VA, up
+  // to (not including) LAUNCH.
+  static std::vector<Method> fill_state() {
+    using namespace cls::compute;
+    const cls::FillArgs args{DST_VA, ELEMENTS, VALUE};
+    std::vector<uint32_t> words((sizeof args + 3) / 4, 0);
+    std::memcpy(words.data(), &args, sizeof args);
+    std::vector<Method> m{{SET_PROGRAM_REGION_A, hi32(PROGRAM_VA)},
+                          {SET_PROGRAM_REGION_B, lo32(PROGRAM_VA)},
+                          {SET_CTA_PROGRAM_START, PROGRAM_START},
+                          {SET_CONSTANT_BUFFER_SELECTOR_A, CB_SIZE},
+                          {SET_CONSTANT_BUFFER_SELECTOR_B, hi32(CB_VA)},
+                          {SET_CONSTANT_BUFFER_SELECTOR_C, lo32(CB_VA)},
+                          {LOAD_CONSTANT_BUFFER_OFFSET, 0}};
+    for (uint32_t w : words) m.push_back({LOAD_CONSTANT_BUFFER, w});
+    m.insert(m.end(), {{BIND_CONSTANT_BUFFER, BindValid::make(1) | BindSlot::make(ARG_CB_SLOT)},
+                       {SET_CTA_THREAD_DIMENSION_A, DimLo::make(256) | DimHi::make(1)},
+                       {SET_CTA_THREAD_DIMENSION_B, 1},
+                       {SET_CTA_RASTER_SIZE_A, DimLo::make(4) | DimHi::make(1)},
+                       {SET_CTA_RASTER_SIZE_B, 1}});
+    return m;
+  }
+};
+
+TEST_F(ObjectImageTest, AComputeObjectsStateMovesAndItsLaunchRunsThere) {
+  const cls::ProgramDescriptor d{cls::PROGRAM_MAGIC, cls::PROGRAM_VERSION, static_cast<uint32_t>(cls::Kernel::fill), 0};
+  write(PROGRAM_VA + PROGRAM_START, &d, sizeof d);
+  write_vec(DST_VA, std::vector<float>(ELEMENTS + 1, 0.0f));
+  ComputeObject source;
+  ASSERT_TRUE(send(source, fill_state()).has_value());
+  const auto saved = source.save_state();
+  ASSERT_TRUE(saved.has_value());
+
+  ComputeObject moved;
+  ASSERT_TRUE(moved.restore_state(*saved));
+  EXPECT_EQ(moved.save_state(), saved);
+  ASSERT_TRUE(send(moved, {{cls::compute::LAUNCH, 0}}).has_value());
+  const auto out = read_vec<float>(DST_VA, ELEMENTS + 1);
+  for (size_t i = 0; i < ELEMENTS; ++i) ASSERT_EQ(out[i], VALUE) << i;
+  EXPECT_EQ(out[ELEMENTS], 0.0f);
+}
+
+TEST_F(ObjectImageTest, ACopyObjectsStateMovesAndItsCopyRunsThere) {
+  using namespace cls::copy;
+  const uint64_t src = LINEAR_VA + 0x123, dst = LINEAR_VA + 0x20007;
+  const auto data = testing::pattern(5000, 3);
+  write_vec(src, data);
+  CopyObject source;
+  ASSERT_TRUE(send(source, {{OFFSET_IN_UPPER, hi32(src)},
+                            {OFFSET_IN_LOWER, lo32(src)},
+                            {OFFSET_OUT_UPPER, hi32(dst)},
+                            {OFFSET_OUT_LOWER, lo32(dst)},
+                            {LINE_LENGTH_IN, 5000},
+                            {LINE_COUNT, 1}})
+                  .has_value());
+  const auto saved = source.save_state();
+  ASSERT_TRUE(saved.has_value());
+  CopyObject moved;
+  ASSERT_TRUE(moved.restore_state(*saved));
+  const uint32_t linear = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::make(1) |
+                          LaunchDstPitch::make(1);
+  ASSERT_TRUE(send(moved, {{LAUNCH_DMA, linear}}).has_value());
+  EXPECT_EQ(read_vec<uint8_t>(dst, data.size()), data);
+}
+
+TEST_F(ObjectImageTest, CutOrLongStateIsRefusedAndChangesNothing) {
+  CopyObject copy;
+  ASSERT_TRUE(send(copy, {{cls::copy::LINE_COUNT, 7}}).has_value());
+  std::vector<uint8_t> saved = *copy.save_state();
+  CopyObject other;
+  for (size_t n = 0; n < saved.size(); ++n)
+    EXPECT_FALSE(other.restore_state(std::span(saved).first(n))) << n << " bytes";
+  saved.push_back(0);
+  EXPECT_FALSE(other.restore_state(saved));
+  EXPECT_EQ(other.state().line_count, 0u);
+
+  ComputeObject compute;
+  const std::vector<uint8_t> whole = *compute.save_state();
+  for (size_t n = 0; n < whole.size(); ++n) EXPECT_FALSE(compute.restore_state(std::span(whole).first(n))) << n;
+}
+
+// Values no method could latch: a grid dimension wider than its field, an
+// unbound constant buffer with an address, a bound one past 40 bits or
+// with a size wider than CbSize.
+TEST_F(ObjectImageTest, ComputeStateNoMethodCouldLatchIsRefused) {
+  ComputeObject fresh;
+  const std::vector<uint8_t> base = *fresh.save_state();
+  constexpr size_t GRID_Y = 4 * sizeof(uint32_t);  // after program_region_a/b, program_start, grid.x
+  constexpr size_t CB0 = 26 * sizeof(uint32_t);    // the first binding, after the scalar words
+  constexpr size_t CB_BYTES = sizeof(uint64_t) + sizeof(uint32_t) + 1;
+  auto with = [&](size_t at, const void* v, size_t n) {
+    std::vector<uint8_t> b = base;
+    std::memcpy(b.data() + at, v, n);
+    return b;
+  };
+  const uint32_t wide = cls::compute::DimHi::max + 1;
+  const uint64_t va = 0x1000, far = uint64_t{1} << 40;
+  const uint32_t size_over = cls::compute::CbSize::max + 1;
+  const uint8_t valid = 1;
+  ASSERT_TRUE(fresh.restore_state(base));
+  EXPECT_FALSE(fresh.restore_state(with(GRID_Y, &wide, sizeof wide)));
+  EXPECT_FALSE(fresh.restore_state(with(CB0, &va, sizeof va)));               // unbound, with an address
+  const std::vector<uint8_t> accepted = with(CB0 + CB_BYTES - 1, &valid, 1);  // bound at VA 0, size 0
+  ASSERT_TRUE(fresh.restore_state(accepted));
+  std::vector<uint8_t> bound = accepted;
+  std::memcpy(bound.data() + CB0, &far, sizeof far);
+  EXPECT_FALSE(fresh.restore_state(bound));
+  std::memcpy(bound.data() + CB0, &va, sizeof va);
+  std::memcpy(bound.data() + CB0 + sizeof va, &size_over, sizeof size_over);
+  EXPECT_FALSE(fresh.restore_state(bound));
+  EXPECT_EQ(fresh.save_state(), accepted);  // the refusals changed nothing
+}
+
+}  // namespace
+}  // namespace vgpu::gpu

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A channel's run state out of PFIFO and back, for migration
+// (docs/migration.md M4; the image itself is channel_image.h).
+#include <chrono>
+#include <string>
+
+#include "gpu/pfifo.h"
+
+namespace vgpu::gpu {
+namespace {
+
+constexpr auto SERVICE_END_WAIT = std::chrono::seconds(1);
+constexpr auto SERVICE_POLL = std::chrono::milliseconds(1);
+
+}  // namespace
+
+// The channel is idle for the PFIFO thread: it may not pick it (not
+// runnable), is not in it, and no engine runs its work; runs_[chid] is then
+// read and written here under the model lock, which the thread takes before
+// it picks a channel.
+Result<ChannelImage> Pfifo::save_channel(uint32_t chid) {
+  if (chid >= regs::NUM_CHANNELS) return vgpu::fail(Errc::invalid_argument, "vgpu: no channel " + std::to_string(chid));
+  std::unique_lock l(d_.mutex);
+  // A channel made unrunnable may still be in the slice the thread was
+  // running (a parked channel's poll): that slice ends within
+  // SLICE_METHODS methods, and the thread does not pick the channel again.
+  const auto deadline = std::chrono::steady_clock::now() + SERVICE_END_WAIT;
+  while (servicing_ == chid && !channels_.ready(chid) && std::chrono::steady_clock::now() < deadline)
+    idle_cv_.wait_for(l, SERVICE_POLL);
+  const ChannelSlot& s = channels_[chid];
+  if (channels_.ready(chid) || servicing_ == chid || s.engine_outstanding)
+    return vgpu::fail(Errc::invalid_argument,
+                      "vgpu: migration of channel " + std::to_string(chid) + ": it is not stopped");
+  const ChannelRun& run = runs_[chid];
+  if (!run.loaded || run.epoch != s.epoch) return ChannelImage{};
+  return save_channel_run(chid, run);
+}
+
+Status Pfifo::restore_channel(uint32_t chid, const ChannelImage& image) {
+  if (chid >= regs::NUM_CHANNELS) return vgpu::fail(Errc::invalid_argument, "vgpu: no channel " + std::to_string(chid));
+  std::lock_guard l(d_.mutex);
+  const ChannelSlot& s = channels_[chid];
+  ChannelRun& run = runs_[chid];
+  if (channels_.ready(chid) || servicing_ == chid || s.engine_outstanding || (run.loaded && run.epoch == s.epoch))
+    return vgpu::fail(Errc::invalid_argument,
+                      "vgpu: migration of channel " + std::to_string(chid) + ": it has run since its bind");
+  ChannelRun next;
+  next.epoch = s.epoch;
+  if (Status r = restore_channel_run(chid, next, image); !r) return r;
+  run = std::move(next);
+  return {};
+}
+
+}  // namespace vgpu::gpu
