@@ -192,6 +192,14 @@ Status WorkerHost::ensure_running() {
   return {};
 }
 
+std::optional<WorkerFailure> WorkerHost::reap_if_exited() {
+  if (pid_ <= 0 || !exited(pidfd_)) return std::nullopt;
+  WorkerFailure f = failure_after_exit(0);
+  record_failure(f);
+  end_worker(f.reason);
+  return f;
+}
+
 void WorkerHost::kill_and_respawn(const std::string& why) {
   end_worker(why);
   (void)ensure_running();

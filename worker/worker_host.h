@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include "common/error.h"
@@ -69,6 +70,9 @@ class WorkerHost {
   WorkerInfo info() const;
   // Ends the worker now (SIGKILL) and starts another.
   void kill_and_respawn(const std::string& why);
+  // A worker that exited between commands (killed, crashed): reaped and
+  // counted as a failure, as a wait would; nullopt while it runs.
+  std::optional<WorkerFailure> reap_if_exited();
   // Starts a worker if none runs (after a failure); an error when the VM
   // restarted too often or the start failed.
   Status ensure_running();
