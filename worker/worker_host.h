@@ -65,6 +65,9 @@ class WorkerHost {
   // soon as the worker is reaped; the next worker starts at the next
   // submit or ensure_running() (so the VM hears of its error first).
   std::expected<void, WorkerFailure> wait(const Ticket& t, std::chrono::nanoseconds deadline);
+  // Why the worker's device refused the load_module of `t` (its fence
+  // passed; the worker goes on), or nullopt: it was loaded.
+  std::optional<std::string> refusal(const Ticket& t) const;
   // The bulk window the next command reads from or writes to.
   std::byte* bulk() { return shared_->region().bulk; }
   WorkerInfo info() const;
