@@ -143,7 +143,9 @@ void set_turn_and_timeout(const VgpuBackendConfig& c, BackendConfig& config) {
   if (c.engine_backend == nullptr || *c.engine_backend == '\0') return gpu::EngineBackend::model;
   const std::string name = c.engine_backend;
   auto b = gpu::parse_engine_backend(name);
-  if (!b || *b == gpu::EngineBackend::fake_device)
+  // fake_device is for tests; worker is vgpud's (--backend worker): QEMU's
+  // embedded device does not start worker processes.
+  if (!b || *b == gpu::EngineBackend::fake_device || *b == gpu::EngineBackend::worker)
     return fail(Errc::invalid_argument, strfmt("%s: '%s' is not one of model, cuda", VGPU_OPT_BACKEND, name.c_str()));
   if (*b != gpu::EngineBackend::model && socket)
     return fail(Errc::invalid_argument, strfmt("%s: with a socket, the engines are the daemon's (vgpud --%s)",

@@ -228,6 +228,8 @@ TEST(Capi, EngineBackendIsModelOrCudaAndCudaNeedsAGpu) {
     c.mode = mode;
     c.engine_backend = "nvidia";
     expect_rejected(c, VGPU_OPT_BACKEND);
+    c.engine_backend = "worker";  // vgpud's only
+    expect_rejected(c, VGPU_OPT_BACKEND);
     c.engine_backend = "model";
     EXPECT_NE(created(c), nullptr);
     c.engine_backend = "cuda";

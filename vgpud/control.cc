@@ -6,6 +6,8 @@
 //   stats                the same as JSON, every VM's counters, the host's scheduler settings
 //   shares               "time_ns scheduler" then "name gpu_ns weight" per VM (vgpuctl plot samples it)
 //   set-weight NAME W    the VM's scheduler weight, at once
+//   workers              with --backend worker: one row per VM, its worker's pid, state, restarts,
+//                        device and last failure (docs/cuda-worker.md)
 // What the VRAM figures are (docs/vgpud.md, "What vgpuctl shows"):
 //   total       the GPU's VRAM (--vram)
 //   reserved    set aside for the daemon: its own structures and every VM
@@ -21,6 +23,7 @@
 
 #include "common/text.h"
 #include "vgpud/daemon.h"
+#include "worker/gpu_device.h"
 
 namespace vgpu::vgpud {
 namespace {
@@ -140,6 +143,45 @@ std::string Daemon::set_weight(const std::string& name, const std::string& weigh
   return "error: no VM named '" + name + "'\n";
 }
 
+std::map<uint32_t, std::string> Daemon::attached_names() {
+  std::map<uint32_t, std::string> vms;
+  std::lock_guard lock(mutex_);
+  for (auto& s : sessions_) {
+    std::lock_guard sl(s->lock());
+    if (s->attached()) vms.emplace(s->vgpu()->id(), s->name());
+  }
+  return vms;
+}
+
+// The names collected under the daemon's lock, the workers asked outside it: a VM waiting on its
+// worker holds that worker for up to max-gpu-ms.
+std::string Daemon::workers() {
+  if (workers_ == nullptr) return "error: the daemon runs no workers (vgpud --backend worker starts one per VM)\n";
+  std::string out = strfmt("%-16s %5s %10s %8s %8s %-24s %s\n", "NAME", "VM_ID", "WORKER_PID", "STATE", "RESTARTS",
+                           "DEVICE", "LAST_FAILURE");
+  for (const auto& [id, name] : attached_names()) {
+    auto i = workers_->info(id);
+    if (!i) continue;
+    out += strfmt("%-16s %5u %10d %8s %8u %-24s %s\n", name.c_str(), id, i->pid, worker::state_name(i->state),
+                  i->restarts, i->device.empty() ? "-" : i->device.c_str(),
+                  i->last_failure.empty() ? "-" : i->last_failure.c_str());
+  }
+  return out;
+}
+
+void Daemon::respawn_ended_workers() {
+  if (workers_ == nullptr) return;
+  const auto ended = workers_->respawn_ended();
+  if (ended.empty()) return;
+  const auto names = attached_names();
+  for (const worker::WorkerGpuDevice::Ended& e : ended) {
+    const auto n = names.find(e.id);
+    log(strfmt("vm %s: worker %d ended (%s); %s", n != names.end() ? n->second.c_str() : "?", e.old_pid,
+               e.failure.reason.c_str(),
+               e.new_pid > 0 ? strfmt("worker %d started", e.new_pid).c_str() : "no worker started"));
+  }
+}
+
 std::string Daemon::control(const std::string& line) {
   std::istringstream in(line);
   std::vector<std::string> words;
@@ -156,7 +198,8 @@ std::string Daemon::control(const std::string& line) {
   }
   if (cmd == "set-weight" && words.size() == 3) return set_weight(words[1], words[2]);
   if (cmd == "set-weight") return "error: usage: set-weight NAME WEIGHT\n";
-  return "error: unknown request '" + line + "' (list, stats, shares, set-weight NAME W)\n";
+  if (cmd == "workers" && words.size() == 1) return workers();
+  return "error: unknown request '" + line + "' (list, stats, shares, set-weight NAME W, workers)\n";
 }
 
 void Daemon::serve_control() {

@@ -16,6 +16,7 @@
 
 #include "common/clock.h"
 #include "common/text.h"
+#include "worker/gpu_device.h"
 
 namespace vgpu::vgpud {
 
@@ -43,6 +44,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
   hc.turn_ns = uint64_t{config.turn_ms} * 1'000'000;
   hc.max_gpu_ms = config.max_gpu_ms;
   hc.ring_ahead = config.ring_ahead;
+  if (config.engine_backend == gpu::EngineBackend::worker) hc.device_factory = d->worker_factory();
   hc.log = [raw = d.get()](LogKind kind, const std::string& line) {
     raw->log(std::string(log_kind_name(kind)) + ": " + line);
   };
@@ -67,6 +69,27 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
   d->wake_fd_ = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!d->wake_fd_) return fail(Errc::io_error, std::string("eventfd: ") + std::strerror(errno));
   return d;
+}
+
+// --backend worker: the engines' device is one worker process per VM
+// (worker/gpu_device.h), started as each VM attaches. Every wait on a
+// worker is bounded by max-gpu-ms (0: a day).
+gpu::DeviceFactory Daemon::worker_factory() {
+  return [this](gpu::Vram& vram) -> Result<std::unique_ptr<gpu::Device>> {
+    worker::WorkerOptions o;
+    o.binary = config_.worker_binary;
+    o.device = config_.worker_device;
+    if (access(o.binary.c_str(), X_OK) != 0)
+      return fail(Errc::invalid_argument,
+                  "--worker-binary: " + o.binary + ": " + std::strerror(errno) + " (the vgpu-worker executable)");
+    const auto deadline = config_.max_gpu_ms != 0
+                              ? std::chrono::nanoseconds(std::chrono::milliseconds(config_.max_gpu_ms))
+                              : std::chrono::nanoseconds(std::chrono::hours(24));
+    auto dev = std::make_unique<worker::WorkerGpuDevice>(
+        vram, [o](uint32_t) { return o; }, deadline);
+    workers_ = dev.get();
+    return std::unique_ptr<gpu::Device>(std::move(dev));
+  };
 }
 
 Daemon::~Daemon() {
@@ -211,6 +234,7 @@ void Daemon::sample() {
   const uint64_t now = clock_.now_ns();
   if (now < next_sample_ns_) return;
   next_sample_ns_ = now + ShareHistory::PERIOD_NS;
+  respawn_ended_workers();
   std::map<uint32_t, uint64_t> used;
   std::lock_guard lock(mutex_);
   for (auto& s : sessions_) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +24,14 @@
 #include "vgpud/share_history.h"
 #include "vgpud/wire.h"
 
+#ifndef VGPU_WORKER_DEFAULT
+#error "VGPU_WORKER_DEFAULT (the installed vgpu-worker) comes from meson"
+#endif
+
+namespace vgpu::worker {
+class WorkerGpuDevice;
+}
+
 namespace vgpu::vgpud {
 
 struct DaemonConfig {
@@ -31,6 +40,10 @@ struct DaemonConfig {
   uint64_t vram_bytes = 4 * GiB;  // the physical GPU's VRAM (reserved part included)
   std::string scheduler = VGPU_OPT_SCHEDULER_DEFAULT;
   gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // --backend (docs/cuda.md)
+  // --backend worker: one worker process per VM (docs/cuda-worker.md),
+  // each on this device (cuda or fake), started from this executable.
+  std::string worker_device = VGPU_OPT_WORKER_DEVICE_DEFAULT;
+  std::string worker_binary = VGPU_WORKER_DEFAULT;
   sched::PolicyParams sched_params;
   uint32_t max_vms = 8;
   std::optional<gid_t> group;                             // the sockets' group (mode 0660)
@@ -95,17 +108,25 @@ class Daemon final : public SessionHost {
   void log(const std::string& line) override;
   void session_ended() override;
 
+  gpu::DeviceFactory worker_factory();
   void accept_vm();
   size_t max_connections() const { return size_t{config_.max_vms} * 4 + 16; }
   void serve_control();
   std::string list();
   std::string stats_json();
   std::string set_weight(const std::string& name, const std::string& weight);
+  // The per-VM workers (control.cc `workers`); an error without --backend worker.
+  std::string workers();
+  std::map<uint32_t, std::string> attached_names();  // vGPU id -> VM name
+  // Workers that ended between commands (killed, crashed): their VMs'
+  // channels fail once and the next worker starts (the main loop's sample).
+  void respawn_ended_workers();
   void reap();
   void sample();
 
   DaemonConfig config_;
   std::unique_ptr<mediator::Host> host_;
+  worker::WorkerGpuDevice* workers_ = nullptr;  // --backend worker: the engines' device, owned by host_
   UniqueFd listen_fd_, control_fd_, wake_fd_;
 
   std::mutex mutex_;  // sessions_, names_, history_

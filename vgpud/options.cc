@@ -53,7 +53,7 @@ Status set_yield(CommandLine& cl, const std::string& v) {
 
 Status set_backend(CommandLine& cl, const std::string& v) {
   auto b = gpu::parse_engine_backend(v);
-  if (!b) return fail(Errc::invalid_argument, "--backend: '" + v + "' is not one of model, cuda, fake_device");
+  if (!b) return fail(Errc::invalid_argument, "--backend: '" + v + "' is not one of model, cuda, fake_device, worker");
   cl.config.engine_backend = *b;
   return {};
 }
@@ -147,10 +147,26 @@ const std::vector<OptionSpec>& table() {
           }),
       row(VGPU_OPT_RING_AHEAD, "on|off",
           [](CommandLine& cl, const std::string& v) { return set_row(VGPU_OPT_RING_AHEAD, v, cl.config.ring_ahead); }),
-      {"--backend", "NAME", "model", "model, cuda, fake_device",
-       "Who runs the engines' work: the software model, an NVIDIA GPU through CUDA (where built; docs/cuda.md), or the "
-       "device path for tests.",
+      {"--backend", "NAME", "model", "model, cuda, fake_device, worker",
+       "Who runs the engines' work: the software model, an NVIDIA GPU through CUDA (where built; docs/cuda.md), the "
+       "device path for tests, or one worker process per VM (--worker-device; vgpuctl workers shows them; "
+       "docs/cuda-worker.md).",
        set_backend},
+      row(VGPU_OPT_WORKER_DEVICE, "NAME",
+          [](CommandLine& cl, const std::string& v) -> Status {
+            uint64_t unused = 0;
+            if (Status s = set_row(VGPU_OPT_WORKER_DEVICE, v, unused); !s) return s;
+            cl.config.worker_device = v;
+            cl.worker_given = true;
+            return {};
+          }),
+      {"--worker-binary", "PATH", VGPU_WORKER_DEFAULT, "", "With --backend worker: the vgpu-worker executable.",
+       [](CommandLine& cl, const std::string& v) -> Status {
+         if (v.empty()) return fail(Errc::invalid_argument, "--worker-binary: empty path");
+         cl.config.worker_binary = v;
+         cl.worker_given = true;
+         return {};
+       }},
       {"--group", "GROUP", "the daemon's group", "a group name or id",
        "The sockets' group: its members (QEMU's user) may connect.", set_group},
   };
@@ -236,6 +252,8 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
     cl.config.socket = default_socket();
     cl.default_socket = true;
   }
+  if (cl.worker_given && cl.config.engine_backend != gpu::EngineBackend::worker)
+    return fail(Errc::invalid_argument, "--worker-device and --worker-binary go with --backend worker");
   if (!cl.max_gpu_ms_given) cl.config.max_gpu_ms = default_max_gpu_ms(cl.config.max_vms, cl.config.turn_ms);
   const uint64_t host_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
                               static_cast<uint64_t>(sysconf(_SC_PAGESIZE));

@@ -20,6 +20,7 @@ namespace vgpu::vgpud {
 struct CommandLine {
   DaemonConfig config;
   bool max_gpu_ms_given = false;
+  bool worker_given = false;    // --worker-device or --worker-binary
   bool default_socket = false;  // no --socket: $VGPUD_SOCKET or DEFAULT_SOCKET
   bool help = false;
   bool version = false;

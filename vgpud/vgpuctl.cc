@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // vgpuctl: talking to the daemon (its command line: vgpuctl_main.cc).
 //   vgpuctl [--socket PATH] [--timeout S] list | stats [--json] | set-weight VM WEIGHT
-//           | watch [--interval S] | plot --seconds S --png FILE
+//           | workers | watch [--interval S] | plot --seconds S --png FILE
 // PATH is the daemon's VM socket (its control socket is PATH.ctl) or the
 // control socket itself (a path ending in .ctl); default $VGPUD_SOCKET or
 // /run/vgpud/vgpud.sock. Exit status: 0 done, 1 the daemon refused or

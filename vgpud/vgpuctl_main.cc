@@ -32,6 +32,9 @@ constexpr CommandSpec COMMANDS[] = {
      "wall time) over 1 s and 10 s, GPU time, trapped accesses, doorbells, faults."},
     {"stats", "[--json]", "The same and every VM's counters, as JSON (--json is the default and only format)."},
     {"set-weight", "VM WEIGHT", "The VM's scheduler weight, a whole number in [1, 100], at once."},
+    {"workers", "",
+     "With vgpud --backend worker: one row per VM, its worker process's pid, state, restarts, device and last "
+     "failure."},
     {"watch", "[--interval S]", "list, every S seconds (default 1, above 0) until interrupted."},
     {"plot", "--seconds S --png FILE",
      "Sample each VM's GPU time for S seconds and plot to FILE with gnuplot its share over the last 2 s, "
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
   std::string vm, weight;
   set_weight->add_option("VM", vm)->required();
   set_weight->add_option("WEIGHT", weight)->required()->check(whole_weight());
+  auto* workers = app.add_subcommand("workers");
   auto* watch_cmd = app.add_subcommand("watch");
   std::string interval = "1";
   watch_cmd->add_option("--interval", interval)->check(positive_seconds("--interval"));
@@ -149,7 +153,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (app.get_subcommands().empty()) {
-    std::fprintf(stderr, "vgpuctl: a command is missing: list, stats, set-weight, watch or plot (see --help)\n");
+    std::fprintf(stderr,
+                 "vgpuctl: a command is missing: list, stats, set-weight, workers, watch or plot (see --help)\n");
     return EXIT_USAGE;
   }
   Target t{control_path(socket), 0};
@@ -162,6 +167,7 @@ int main(int argc, char** argv) {
   if (*list) return answer(ask(t, "list"));
   if (*stats) return answer(ask(t, "stats"), true);
   if (*set_weight) return answer(ask(t, "set-weight " + vm + " " + weight));
+  if (*workers) return answer(ask(t, "workers"));
   if (*watch_cmd) return watch(t, seconds_of(interval));
   return plot(t, seconds_of(seconds), png);
 }

@@ -175,22 +175,28 @@ DeviceStatus CudaDevice::unmap_block(uint64_t va) {
 }
 
 DeviceStatus CudaDevice::load_module(uint32_t slot, const char* text, uint64_t bytes, uint64_t data_va) {
-  std::string_view source(text, strnlen(text, bytes));
-  auto parsed = ptx::parse_module(source);  // the model took it; its layout places the variables
-  if (!parsed) return std::unexpected(DeviceFault{0, 0, "the module does not parse: " + parsed.error().message});
   std::string why;
-  auto placed = place_globals(source, **parsed, data_va, why);
-  if (!placed) return std::unexpected(DeviceFault{0, 0, "module variables: " + why});
+  auto placed = module_for_device(std::string_view(text, strnlen(text, bytes)), data_va, why);
+  if (!placed) return std::unexpected(DeviceFault{0, 0, why, true});
   LoadedModule m;
   m.text = rewrite_ctaid(*placed);
+  // A module the driver refuses leaves the context as it was: refused, not
+  // a device error, unless the context itself failed (a sticky error of
+  // earlier work, which the synchronize finds).
+  auto refused = [&](const char* call, cu::Result r) -> DeviceStatus {
+    if (m.module != nullptr) api_.ModuleUnload(m.module);
+    if (auto s = sync_all(); !s) return s;
+    return std::unexpected(DeviceFault{static_cast<uint32_t>(r), 0, cu::describe(api_, call, r), true});
+  };
   cu::Result r = api_.ModuleLoadData(&m.module, m.text.text.c_str());
-  if (r != cu::SUCCESS)
-    return std::unexpected(DeviceFault{static_cast<uint32_t>(r), 0, cu::describe(api_, "cuModuleLoadData", r)});
+  if (r != cu::SUCCESS) {
+    m.module = nullptr;
+    return refused("cuModuleLoadData", r);
+  }
   for (const std::string& e : m.text.entries) {
     cu::Function f = nullptr;
     r = api_.ModuleGetFunction(&f, m.module, e.c_str());
-    if (r != cu::SUCCESS)
-      return std::unexpected(DeviceFault{static_cast<uint32_t>(r), 0, cu::describe(api_, "cuModuleGetFunction", r)});
+    if (r != cu::SUCCESS) return refused("cuModuleGetFunction", r);
     m.functions.push_back(f);
   }
   if (auto old = modules_.find(slot); old != modules_.end()) {

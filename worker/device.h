@@ -21,6 +21,9 @@ struct DeviceFault {
   uint32_t code;
   uint64_t addr;
   std::string message;
+  // A module load refused with the context intact: not a device error
+  // (the worker reports it, ipc.h ModuleRefusal, and goes on).
+  bool refused = false;
 };
 inline constexpr uint32_t FAKE_FAULT = CUDA_ILLEGAL_ADDRESS;  // the fake device reports faults as the GPU does
 
@@ -51,7 +54,10 @@ class WorkerDevice {
 };
 
 // The fake device: 2 MiB host blocks, the work done at once on the
-// calling thread (spin busy-waits, so a long spin is a hung kernel).
+// calling thread (spin busy-waits, so a long spin is a hung kernel). It
+// loads modules as the GPU's worker prepares them (parsed, variables
+// placed; refused otherwise) but runs no kernel: a launch is a device
+// error.
 std::unique_ptr<WorkerDevice> make_fake_device();
 // The GPU through libcuda.so.1, or an error naming what is missing.
 Result<std::unique_ptr<WorkerDevice>> make_cuda_device(Region& region);

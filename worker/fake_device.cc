@@ -8,6 +8,7 @@
 #include <vector>
 #include "worker/block_map.h"
 #include "worker/device.h"
+#include "worker/module_globals.h"
 
 namespace vgpu::worker {
 namespace {
@@ -61,11 +62,16 @@ class FakeDevice final : public WorkerDevice {
     }
     return {};
   }
-  DeviceStatus load_module(uint32_t, const char*, uint64_t, uint64_t) override {
-    return std::unexpected(DeviceFault{0, 0, "user kernels need the cuda device (the fake device has no PTX)"});
+  // Prepared as the GPU's worker prepares a module (parsed, variables
+  // placed), refused where that fails; no kernel runs here.
+  DeviceStatus load_module(uint32_t, const char* text, uint64_t bytes, uint64_t data_va) override {
+    std::string why;
+    if (!module_for_device(std::string_view(text, strnlen(text, bytes)), data_va, why))
+      return std::unexpected(DeviceFault{0, 0, why, true});
+    return {};
   }
   DeviceStatus launch(uint32_t, const LaunchArgs&, const std::byte*) override {
-    return std::unexpected(DeviceFault{0, 0, "user kernels need the cuda device (the fake device has no PTX)"});
+    return std::unexpected(DeviceFault{0, 0, "the fake device runs no kernels (user kernels need the cuda device)"});
   }
   DeviceStatus fence(uint32_t, std::atomic<uint32_t>* word, uint32_t seq) override {
     word->store(seq, std::memory_order_release);

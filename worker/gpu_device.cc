@@ -110,6 +110,27 @@ std::vector<uint32_t> WorkerGpuDevice::vm_ids() const {
   return ids;
 }
 
+std::vector<WorkerGpuDevice::Ended> WorkerGpuDevice::respawn_ended() {
+  std::vector<Vm*> vms;
+  {
+    std::shared_lock table(table_mu_);
+    for (auto& v : vms_)
+      if (v->host) vms.push_back(v.get());
+  }
+  std::vector<Ended> out;
+  for (Vm* vm : vms) {
+    std::unique_lock lock(vm->mu, std::try_to_lock);
+    if (!lock.owns_lock() || !vm->host) continue;
+    const int pid = vm->host->info().pid;
+    auto f = vm->host->reap_if_exited();
+    if (!f) continue;
+    fail_vm(*vm, *f);
+    const bool started = ready(*vm);
+    out.push_back({vm->id, pid, started ? vm->host->info().pid : -1, *f});
+  }
+  return out;
+}
+
 std::optional<WorkerFailure> WorkerGpuDevice::last_failure(Stream s) const {
   std::lock_guard lock(streams_mu_);
   return reported_[s % NUM_STREAMS];

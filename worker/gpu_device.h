@@ -58,6 +58,17 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   // VM `id`'s worker; nullopt for no such VM.
   std::optional<WorkerInfo> info(uint32_t id) const;
   std::vector<uint32_t> vm_ids() const;
+  // A worker that ended between commands (killed, crashed, OOM): its VM's
+  // streams fail once with the reason (its device bytes are gone) and the
+  // next worker starts now and maps the part. VMs busy with their worker
+  // are skipped (their own wait sees the exit). vgpud calls it from its
+  // main loop; new_pid is -1 when the next worker could not start.
+  struct Ended {
+    uint32_t id;
+    int old_pid, new_pid;
+    WorkerFailure failure;
+  };
+  std::vector<Ended> respawn_ended();
   // The failure the last failed synchronize of `s` reported.
   std::optional<WorkerFailure> last_failure(Stream s) const;
   // The device pointer of a physical VRAM address.

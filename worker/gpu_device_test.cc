@@ -7,7 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
+#include <bit>
 #include <cstring>
+#include <thread>
 #include <vector>
 #include "worker/block_map.h"
 
@@ -139,6 +143,41 @@ TEST(WorkerGpuDevice, ABuiltInKernelNotInTheWorkerFailsItsStreamWithItsName) {
   EXPECT_NE(s.error().message.find("sgemm is not in the CUDA worker yet"), std::string::npos);
   EXPECT_TRUE(d.synchronize(S0));  // reported once; the worker itself is fine
   EXPECT_EQ(f.dev->info(0)->restarts, 0u);
+}
+
+// A worker killed between commands (vgpud's main loop asks): its VM's
+// streams fail once, the next worker starts and maps the part; the other
+// VM's worker is left alone.
+TEST(WorkerGpuDevice, AWorkerEndedBetweenCommandsIsRespawnedAndItsStreamsFailOnce) {
+  Fixture f = make();
+  ASSERT_TRUE(f.dev);
+  EXPECT_TRUE(f.dev->respawn_ended().empty());
+  const int pid0 = f.dev->info(0)->pid, pid1 = f.dev->info(1)->pid;
+  ASSERT_EQ(kill(pid0, SIGKILL), 0);
+  std::vector<WorkerGpuDevice::Ended> ended;
+  for (int i = 0; i < 500 && ended.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ended = f.dev->respawn_ended();
+  }
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].id, 0u);
+  EXPECT_EQ(ended[0].old_pid, pid0);
+  EXPECT_GT(ended[0].new_pid, 0);
+  EXPECT_NE(ended[0].new_pid, pid0);
+  EXPECT_NE(ended[0].failure.reason.find("killed by signal"), std::string::npos) << ended[0].failure.reason;
+  EXPECT_EQ(f.dev->info(0)->pid, ended[0].new_pid);
+  EXPECT_EQ(f.dev->info(0)->restarts, 1u);
+  gpu::Device& d = *f.dev;
+  EXPECT_FALSE(d.synchronize(S0)) << "the lost worker, once";
+  ASSERT_TRUE(d.failure(S0));
+  EXPECT_EQ(d.failure(S0)->code, regs::ChannelError::kernel_error);
+  d.fill(S0, reinterpret_cast<float*>(d.mirror(0)), 1, 3.0f);
+  EXPECT_TRUE(d.synchronize(S0));
+  d.download(0, sizeof(float));
+  EXPECT_EQ(get(*f.vram, 0), std::bit_cast<uint32_t>(3.0f));
+  EXPECT_TRUE(d.synchronize(S1));
+  EXPECT_EQ(f.dev->info(1)->pid, pid1);
+  EXPECT_EQ(f.dev->info(1)->restarts, 0u);
 }
 
 }  // namespace

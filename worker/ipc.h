@@ -14,7 +14,7 @@
 namespace vgpu::worker {
 
 inline constexpr uint32_t IPC_MAGIC = 0x6b726f77;  // "work"
-inline constexpr uint32_t IPC_VERSION = 1;
+inline constexpr uint32_t IPC_VERSION = 2;         // 2: the module refusal record
 inline constexpr uint32_t RING_SLOTS = 256;
 inline constexpr uint32_t NUM_STREAMS = 128;  // channel ids (regs::NUM_CHANNELS)
 inline constexpr size_t BULK_BYTES = 8u << 20;
@@ -78,12 +78,25 @@ struct ErrorRecord {
 };
 inline constexpr uint32_t CUDA_ILLEGAL_ADDRESS = 700;  // CUDA_ERROR_ILLEGAL_ADDRESS
 
+// The worker's answer to a load_module its device refused (the text does
+// not parse, its variables cannot be placed, the driver refuses it with
+// the context intact): the worker goes on and the command's fence passes;
+// the mediator reads the reason here (the last refusal: seq and stream
+// name the command).
+struct ModuleRefusal {
+  std::atomic<uint32_t> seq;  // written last; 0: none since the worker started
+  uint32_t stream;
+  uint32_t cuda_code;  // 0: refused before the driver saw it
+  char message[ERROR_MESSAGE_BYTES];
+};
+
 struct alignas(64) Header {
   uint32_t magic, version;
   std::atomic<uint32_t> state;  // WorkerState
   std::atomic<uint32_t> pid;
   char device_name[96];
   ErrorRecord error;
+  ModuleRefusal refusal;
 };
 
 struct alignas(64) RingIndex {

@@ -118,4 +118,15 @@ std::optional<std::string> place_globals(std::string_view ptx, const ptx::Module
   return text;
 }
 
+std::optional<std::string> module_for_device(std::string_view ptx, uint64_t data_va, std::string& why) {
+  auto parsed = ptx::parse_module(ptx);
+  if (!parsed) {
+    why = "the module does not parse: " + parsed.error().message;
+    return std::nullopt;
+  }
+  auto placed = place_globals(ptx, **parsed, data_va, why);
+  if (!placed) why = "module variables: " + why;
+  return placed;
+}
+
 }  // namespace vgpu::worker

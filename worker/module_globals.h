@@ -19,4 +19,9 @@ namespace vgpu::worker {
 std::optional<std::string> place_globals(std::string_view ptx, const ptx::Module& module, uint64_t data_va,
                                          std::string& why);
 
+// A module as the worker gives it to its device: the text parsed (as the
+// model parsed it) and its variables placed at data_va; nullopt with `why`
+// ("the module does not parse: ...", "module variables: ...").
+std::optional<std::string> module_for_device(std::string_view ptx, uint64_t data_va, std::string& why);
+
 }  // namespace vgpu::worker

@@ -68,6 +68,7 @@ void reset_region(Region& r) {
   r.header.state.store(static_cast<uint32_t>(WorkerState::starting));
   r.header.pid.store(0);
   r.header.error.set.store(0);
+  r.header.refusal.seq.store(0);
   memset(r.header.device_name, 0, sizeof r.header.device_name);
   r.head.value.store(0);
   r.head.sleeping.store(0);
@@ -192,6 +193,14 @@ Status WorkerHost::ensure_running() {
   return {};
 }
 
+std::optional<WorkerFailure> WorkerHost::reap_if_exited() {
+  if (pid_ <= 0 || !exited(pidfd_)) return std::nullopt;
+  WorkerFailure f = failure_after_exit(0);
+  record_failure(f);
+  end_worker(f.reason);
+  return f;
+}
+
 void WorkerHost::kill_and_respawn(const std::string& why) {
   end_worker(why);
   (void)ensure_running();
@@ -250,6 +259,14 @@ std::expected<void, WorkerFailure> WorkerHost::wait(const Ticket& t, std::chrono
       poll(&p, 1, SLEEP_MS);
     }
   }
+}
+
+std::optional<std::string> WorkerHost::refusal(const Ticket& t) const {
+  const ModuleRefusal& m = shared_->region().header.refusal;
+  if (t.generation != generation_ || m.seq.load(std::memory_order_acquire) != t.seq || m.stream != t.stream)
+    return std::nullopt;
+  std::string code = m.cuda_code ? " (CUDA error " + std::to_string(m.cuda_code) + ")" : "";
+  return std::string(m.message, strnlen(m.message, sizeof m.message)) + code;
 }
 
 WorkerInfo WorkerHost::info() const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 #include "common/error.h"
@@ -64,11 +65,17 @@ class WorkerHost {
   // soon as the worker is reaped; the next worker starts at the next
   // submit or ensure_running() (so the VM hears of its error first).
   std::expected<void, WorkerFailure> wait(const Ticket& t, std::chrono::nanoseconds deadline);
+  // Why the worker's device refused the load_module of `t` (its fence
+  // passed; the worker goes on), or nullopt: it was loaded.
+  std::optional<std::string> refusal(const Ticket& t) const;
   // The bulk window the next command reads from or writes to.
   std::byte* bulk() { return shared_->region().bulk; }
   WorkerInfo info() const;
   // Ends the worker now (SIGKILL) and starts another.
   void kill_and_respawn(const std::string& why);
+  // A worker that exited between commands (killed, crashed): reaped and
+  // counted as a failure, as a wait would; nullopt while it runs.
+  std::optional<WorkerFailure> reap_if_exited();
   // Starts a worker if none runs (after a failure); an error when the VM
   // restarted too often or the start failed.
   Status ensure_running();

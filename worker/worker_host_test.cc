@@ -240,5 +240,65 @@ TEST(WorkerHost, TheCudaDeviceWithoutAGpuIsAClearStartError) {
   EXPECT_NE(h.error().message.find("did not start: worker: "), std::string::npos) << h.error().message;
 }
 
+constexpr const char* EMPTY_KERNEL = R"(.version 6.0
+.target sm_70
+.address_size 64
+
+.visible .entry k(.param .u64 out)
+{
+	ret;
+}
+)";
+
+Result<Ticket> submit_load(WorkerHost& h, const std::string& ptx) {
+  memcpy(h.bulk(), ptx.c_str(), ptx.size() + 1);
+  Command c = cmd(Op::load_module, 0, 0, 0, ptx.size() + 1);
+  c.data_va = VA;
+  return h.submit(c);
+}
+
+// A module the device refuses (text that does not parse here; on the GPU
+// also one the driver refuses with the context intact) is reported for
+// its command, and the worker goes on: same pid, no restart, work runs.
+TEST(WorkerHost, ARefusedModuleIsReportedAndTheWorkerGoesOn) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  const int pid = h->info().pid;
+  auto bad = submit_load(*h, "this is not PTX");
+  ASSERT_TRUE(bad);
+  ASSERT_TRUE(h->wait(*bad, 5s)) << "a refusal passes its fence";
+  auto why = h->refusal(*bad);
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("load_module"), std::string::npos) << *why;
+  EXPECT_NE(why->find("the module does not parse"), std::string::npos) << *why;
+  auto good = submit_load(*h, EMPTY_KERNEL);
+  ASSERT_TRUE(good);
+  ASSERT_TRUE(h->wait(*good, 5s));
+  EXPECT_FALSE(h->refusal(*good)) << *h->refusal(*good);
+  run(*h, cmd(Op::map, 0, VA, 0, 1));
+  run(*h, cmd(Op::fill32, 0, VA, 0x1234, 16));
+  EXPECT_EQ(word_at(*h, VA), 0x1234u);
+  EXPECT_EQ(h->info().pid, pid);
+  EXPECT_EQ(h->info().restarts, 0u);
+  EXPECT_EQ(h->info().state, WorkerState::ready);
+}
+
+// The fake device prepares modules but runs no kernel: a launch is a
+// device error (the routing of user launches is tested up to here).
+TEST(WorkerHost, TheFakeDeviceRunsNoKernels) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  auto good = submit_load(*h, EMPTY_KERNEL);
+  ASSERT_TRUE(good && h->wait(*good, 5s));
+  Command c = cmd(Op::launch, 0, 0);
+  c.launch = LaunchArgs{0, 0, {1, 1, 1}, {1, 1, 1}, 0, 0, 0, 0};
+  auto t = h->submit(c);
+  ASSERT_TRUE(t);
+  auto w = h->wait(*t, 5s);
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().error, regs::ChannelError::kernel_error);
+  EXPECT_NE(w.error().reason.find("runs no kernels"), std::string::npos) << w.error().reason;
+}
+
 }  // namespace
 }  // namespace vgpu::worker

@@ -32,6 +32,16 @@ void record_error(Region& r, const Command& c, const DeviceFault& f) {
   r.header.state.store(static_cast<uint32_t>(WorkerState::failed), std::memory_order_release);
 }
 
+// A module the device refused with its context intact: the reason for the
+// mediator, and the worker goes on.
+void record_refusal(Region& r, const Command& c, const DeviceFault& f) {
+  ModuleRefusal& m = r.header.refusal;
+  m.stream = c.stream;
+  m.cuda_code = f.code;
+  snprintf(m.message, sizeof m.message, "load_module: %s", f.message.c_str());
+  m.seq.store(c.seq, std::memory_order_release);
+}
+
 DeviceFault bad_command(const char* what) { return DeviceFault{0, 0, std::string("bad command: ") + what}; }
 
 bool bulk_range_ok(uint64_t offset, uint64_t bytes) { return offset <= BULK_BYTES && bytes <= BULK_BYTES - offset; }
@@ -134,6 +144,10 @@ int run_loop(Region& r, int bell_fd, WorkerDevice& d, const LoopOptions& o) {
     if (o.die_at_seq != 0 && c.seq == o.die_at_seq) abort();
     if (c.op == Op::stop) return 0;
     DeviceStatus s = c.stream < NUM_STREAMS ? execute(r, d, mapped, c) : std::unexpected(bad_command("stream"));
+    if (!s && s.error().refused && c.op == Op::load_module) {
+      record_refusal(r, c, s.error());
+      s = {};
+    }
     if (s && (c.flags & FENCE)) s = d.fence(c.stream, &r.fence[c.stream], c.seq);
     if (!s) {
       record_error(r, c, s.error());

@@ -84,6 +84,13 @@
 #define VGPU_OPT_BACKEND "backend"
 #define VGPU_OPT_BACKEND_DEFAULT "model"
 
+/* vgpud --backend worker (one worker process per VM, docs/cuda-worker.md):
+ * what each worker runs on, "cuda" (an NVIDIA GPU through libcuda.so.1) or
+ * "fake" (host memory, for tests). vgpud's only: QEMU's device has no
+ * such property. */
+#define VGPU_OPT_WORKER_DEVICE "worker-device"
+#define VGPU_OPT_WORKER_DEVICE_DEFAULT "cuda"
+
 #define VGPU_OPT_SOCKET "socket"   /* a vgpud socket: the VM's vGPU comes from the daemon (fv) */
 #define VGPU_OPT_VM_NAME "vm-name" /* the VM's name at the daemon; default qemu-PID */
 #define VGPU_OPT_VM_NAME_MAX 31    /* characters of [A-Za-z0-9._-] (vgpud's proto::NAME_BYTES - 1) */

@@ -69,6 +69,29 @@ TEST(VgpudOptions, DefaultMaxGpuMsKeepsEveryFenceWaitInsideTheDriversTimeout) {
   EXPECT_EQ(given->config.max_gpu_ms, 4000u);
 }
 
+// --backend worker (docs/cuda-worker.md): the workers' device and binary,
+// refused without it.
+TEST(VgpudOptions, WorkerOptionsGoWithTheWorkerBackend) {
+  auto cl = parse_command_line(
+      {"--socket", "/tmp/s", "--backend", "worker", "--worker-device", "fake", "--worker-binary", "/opt/vgpu-worker"});
+  ASSERT_TRUE(cl) << cl.error().message;
+  EXPECT_EQ(cl->config.engine_backend, gpu::EngineBackend::worker);
+  EXPECT_EQ(cl->config.worker_device, "fake");
+  EXPECT_EQ(cl->config.worker_binary, "/opt/vgpu-worker");
+  cl = parse_command_line({"--socket", "/tmp/s", "--backend", "worker"});
+  ASSERT_TRUE(cl) << cl.error().message;
+  EXPECT_EQ(cl->config.worker_device, "cuda");
+  EXPECT_EQ(cl->config.worker_binary, VGPU_WORKER_DEFAULT);
+  for (const char* opt : {"--worker-device", "--worker-binary"}) {
+    cl = parse_command_line({"--socket", "/tmp/s", opt, "fake"});
+    ASSERT_FALSE(cl) << opt;
+    EXPECT_EQ(cl.error().message, "--worker-device and --worker-binary go with --backend worker");
+  }
+  cl = parse_command_line({"--socket", "/tmp/s", "--backend", "worker", "--worker-device", "gpu"});
+  ASSERT_FALSE(cl);
+  EXPECT_EQ(cl.error().message, "worker-device: 'gpu' is not one of cuda, fake");
+}
+
 TEST(VgpudOptions, ErrorsNameTheOption) {
   auto starts = [](const std::vector<std::string>& args, const std::string& prefix) {
     auto cl = parse_command_line(args);

@@ -53,7 +53,11 @@ std::string load(WorkerHost& h, uint32_t slot, const std::string& ptx, uint64_t 
   h.bulk()[ptx.size()] = std::byte{0};
   Command c = command(Op::load_module, 0, slot, 0, ptx.size() + 1);
   c.data_va = data_va;
-  return run(h, c, 60s);
+  auto t = h.submit(c);
+  if (!t) return t.error().what();
+  if (auto w = h.wait(*t, 60s); !w) return w.error().reason;
+  auto refused = h.refusal(*t);  // the worker goes on; the module is not loaded
+  return refused ? "load_module refused: " + *refused : "";
 }
 
 Command launch_command(WorkerHost& h, uint32_t stream, uint32_t slot, uint32_t entry, const uint32_t grid[3],

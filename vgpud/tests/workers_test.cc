@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// vgpud --backend worker (docs/cuda-worker.md) on the fake worker: each
+// attached VM gets a worker process of its own, `workers` (vgpuctl
+// workers) shows them; a worker killed between commands is restarted by
+// the daemon (restarts 1, a new pid), its VM's channel hears of it once,
+// and the other VM's worker and results are untouched.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "driver/runtime.h"
+#include "vgpud/client/client_port.h"
+#include "vgpud/tests/daemon_process.h"
+
+namespace vgpu::vgpud {
+namespace {
+
+using testing::attach_or_null;
+using testing::DaemonProcess;
+
+struct WorkerRow {
+  int pid = 0;
+  std::string state;
+  unsigned restarts = 0;
+  std::string rest;  // the device and the last failure
+};
+
+// The `workers` answer: a header line, then NAME VM_ID PID STATE RESTARTS DEVICE LAST_FAILURE.
+std::map<std::string, WorkerRow> parse_workers(const std::string& answer) {
+  std::map<std::string, WorkerRow> rows;
+  std::istringstream in(answer);
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::istringstream l(line);
+    std::string name;
+    unsigned id = 0;
+    WorkerRow r;
+    if (l >> name >> id >> r.pid >> r.state >> r.restarts) {
+      std::getline(l, r.rest);
+      rows[name] = r;
+    }
+  }
+  return rows;
+}
+
+int parent_of(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 2));
+  char state = 0;
+  int ppid = -1;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+// A VM's driver on its client: fills a buffer and reads it back (the
+// worker runs fills and copies; saxpy and the other built-ins are not in
+// it yet).
+struct FillVm {
+  std::unique_ptr<Client> client;
+  std::unique_ptr<ClientPort> port;
+  std::unique_ptr<driver::Device> dev;
+
+  Status fill(float value) {
+    constexpr uint32_t N = 4096;
+    auto ctx = dev->create_context();
+    if (!ctx) return std::unexpected(ctx.error().context("context"));
+    auto buf = (*ctx)->alloc(N * sizeof(float));
+    if (!buf) return std::unexpected(buf.error().context("alloc"));
+    auto f = (*ctx)->fill({*buf, N, value});
+    if (!f) return std::unexpected(f.error().context("fill"));
+    if (auto s = (*ctx)->wait(*f); !s) return std::unexpected(s.error().context("wait"));
+    std::vector<float> got(N);
+    if (auto s = (*ctx)->download(*buf, std::span<float>(got)); !s) return std::unexpected(s.error());
+    for (float v : got)
+      if (v != value) return fail(Errc::device_error, "a filled buffer reads back " + std::to_string(v));
+    return {};
+  }
+};
+
+std::unique_ptr<FillVm> open_vm(const DaemonProcess& d, const std::string& name) {
+  auto vm = std::make_unique<FillVm>();
+  vm->client = attach_or_null(d.socket(), name);
+  if (!vm->client) return nullptr;
+  auto port = ClientPort::create(*vm->client);
+  if (!port) return nullptr;
+  vm->port = std::move(*port);
+  auto dev = driver::Device::open(*vm->port, {});
+  if (!dev) return nullptr;
+  vm->dev = std::move(*dev);
+  return vm;
+}
+
+std::string run_vgpuctl(const std::string& socket) {
+  FILE* p = popen((std::string(VGPUCTL_PATH) + " --socket " + socket + " workers 2>&1").c_str(), "r");
+  if (p == nullptr) return "";
+  std::string out;
+  char buf[512];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
+TEST(VgpudWorkers, EachVmHasItsOwnWorkerAndAKilledOneIsRestarted) {
+  auto d = DaemonProcess::start(
+      {"--vram", "1G", "--backend", "worker", "--worker-device", "fake", "--worker-binary", VGPU_WORKER_BIN});
+  ASSERT_TRUE(d);
+  auto a = open_vm(*d, "a"), b = open_vm(*d, "b");
+  ASSERT_TRUE(a && b) << d->log();
+  EXPECT_TRUE(a->fill(1.0f));
+  EXPECT_TRUE(b->fill(2.0f));
+
+  const std::string shown = run_vgpuctl(d->socket());
+  auto rows = parse_workers(shown);
+  ASSERT_EQ(rows.size(), 2u) << shown;
+  const WorkerRow wa = rows["a"], wb = rows["b"];
+  EXPECT_GT(wa.pid, 0);
+  EXPECT_GT(wb.pid, 0);
+  EXPECT_NE(wa.pid, wb.pid);
+  EXPECT_EQ(parent_of(wa.pid), d->pid()) << "the daemon started a's worker";
+  EXPECT_EQ(parent_of(wb.pid), d->pid());
+  EXPECT_EQ(wa.state, "ready");
+  EXPECT_EQ(wa.restarts, 0u);
+  EXPECT_EQ(wb.restarts, 0u);
+
+  ASSERT_EQ(kill(wa.pid, SIGKILL), 0);
+  WorkerRow now;
+  for (int i = 0; i < 500 && now.restarts == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    now = parse_workers(d->control("workers"))["a"];
+  }
+  EXPECT_EQ(now.restarts, 1u) << d->control("workers");
+  EXPECT_GT(now.pid, 0);
+  EXPECT_NE(now.pid, wa.pid);
+  EXPECT_EQ(now.state, "ready");
+  EXPECT_NE(now.rest.find("killed by signal"), std::string::npos) << now.rest;
+  const WorkerRow b_after = parse_workers(d->control("workers"))["b"];
+  EXPECT_EQ(b_after.pid, wb.pid);
+  EXPECT_EQ(b_after.restarts, 0u);
+  EXPECT_NE(d->log().find("vm a: worker " + std::to_string(wa.pid) + " ended (worker died: killed by signal"),
+            std::string::npos)
+      << d->log();
+
+  // a's next work hears of the lost worker once (its device bytes are
+  // gone), then runs on the new one; b never noticed.
+  const Status first = a->fill(3.0f);
+  ASSERT_FALSE(first);
+  EXPECT_NE(first.error().message.find("kernel_error"), std::string::npos) << first.error().what();
+  EXPECT_TRUE(a->fill(4.0f));
+  EXPECT_TRUE(b->fill(5.0f));
+  EXPECT_EQ(parse_workers(d->control("workers"))["b"].pid, wb.pid);
+  a.reset();
+  b.reset();
+  EXPECT_EQ(d->stop(), 0);
+}
+
+TEST(VgpudWorkers, WithoutWorkersTheRequestSaysSo) {
+  auto d = DaemonProcess::start({"--vram", "1G"});
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->control("workers"), "error: the daemon runs no workers (vgpud --backend worker starts one per VM)\n");
+  EXPECT_EQ(d->stop(), 0);
+}
+
+}  // namespace
+}  // namespace vgpu::vgpud
