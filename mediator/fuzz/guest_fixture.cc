@@ -283,7 +283,7 @@ Attacker Fixture::fresh(Mode mode) {
   // the long one.
   const uint64_t long_ns = mode == Mode::native ? NATIVE_DEVICE_WAIT_NS : ATTACKER_DEVICE_WAIT_NS;
   if (wait_ms_ == 0 || !open_driver(a, uint64_t{wait_ms_} * 1'000'000).empty()) {
-    if (std::string e = open_driver(a, long_ns); !e.empty()) finding("fixture: attacker " + e + "; " + host_state());
+    if (std::string e = open_driver(a, long_ns); !e.empty()) finding("fixture: attacker " + e + "; " + host_state(&a));
   }
   a.raw.emplace(*a.port);
   return a;
@@ -366,7 +366,7 @@ void Fixture::victim_fill_done() {
     if (got[i] != want) finding("victim fill result word " + std::to_string(i) + " wrong");
 }
 
-std::string Fixture::host_state() {
+std::string Fixture::host_state(const Attacker* making) {
   const mediator::TurnCounts t = host_->turn_counts();
   std::string out = strfmt("turns started %llu, out of time %llu, dry %llu, holds kept %llu, expired %llu",
                            static_cast<unsigned long long>(t.started), static_cast<unsigned long long>(t.out_of_time),
@@ -381,6 +381,10 @@ std::string Fixture::host_state() {
   vm("victim", victim_vgpu_);
   for (const auto& k : kept_)
     if (k) vm(mode_name(k->mode), k->vgpu);
+  if (making) {
+    const std::string name = std::string(mode_name(making->mode)) + " being made";
+    vm(name.c_str(), making->vgpu);
+  }
   return out;
 }
 

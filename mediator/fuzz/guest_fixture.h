@@ -137,7 +137,9 @@ class Fixture {
   void make_victim();
   std::string victim_memory_changed();
   void victim_fill_done();
-  std::string host_state();  // the scheduler's view, for a finding's message
+  // The scheduler's view, for a finding's message: the victim, the kept
+  // attackers and the attacker being made, if any.
+  std::string host_state(const Attacker* making = nullptr);
 
   std::unique_ptr<mediator::Host> host_;
   std::unique_ptr<gpu::Gpu> native_;  // pass-through
