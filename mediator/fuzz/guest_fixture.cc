@@ -172,6 +172,8 @@ Fixture::Fixture() {
   reuse_ = env_count("VGPU_FUZZ_REUSE", 1);
   if (std::getenv("VGPU_FUZZ_WAIT_MS")) wait_ms_ = env_count("VGPU_FUZZ_WAIT_MS", 0);
   fill_every_ = env_count("VGPU_FUZZ_FILL_EVERY", 1);
+  reset_every_ = env_count("VGPU_FUZZ_RESET_EVERY", 1);
+  if (reuse_ > 1) std::atexit(print_fresh_counts);
   for (Mode m : {Mode::fv_naive, Mode::fv_opt, Mode::pv})
     attacker_ram_[static_cast<size_t>(m)] = need(gpu::MemfdRam::create(VM_RAM, "fuzz-attacker-ram"), "attacker RAM");
   victim_ram_ = need(gpu::MemfdRam::create(VM_RAM, "fuzz-victim-ram"), "victim RAM");
@@ -218,7 +220,11 @@ void Fixture::make_victim() {
 
 Attacker& Fixture::attacker(Mode mode) {
   std::optional<Attacker>& kept = kept_[static_cast<size_t>(mode)];
-  if (!kept) kept.emplace(fresh(mode));
+  ++counts_.inputs;
+  if (!kept) {
+    ++counts_.fresh;
+    kept.emplace(fresh(mode));
+  }
   ++kept->inputs;
   return *kept;
 }
@@ -228,9 +234,28 @@ void Fixture::after_input(Attacker& a) {
     a.last.reset();
     return;
   }
+  // The first reason that holds: an input that wedged or reset its device,
+  // or left it with no context, forced the next fresh attacker.
+  ++(a.wedged ? counts_.wedged : a.was_reset ? counts_.reset : !a.ctx ? counts_.no_context : counts_.scheduled);
   const size_t slot = static_cast<size_t>(a.mode);
   teardown(a);
   kept_[slot].reset();
+}
+
+bool Fixture::take_reset() {
+  if (reuse_ > 1 && last_reset_ != 0 && counts_.inputs - last_reset_ < reset_every_) return false;
+  last_reset_ = counts_.inputs;
+  return true;
+}
+
+void Fixture::print_fresh_counts() {
+  const FreshCounts& c = get().counts_;
+  std::fprintf(stderr,
+               "fuzz fixture: %llu inputs, %llu fresh attackers; torn down after VGPU_FUZZ_REUSE inputs %llu, "
+               "forced: wedged %llu, reset %llu, no context %llu\n",
+               static_cast<unsigned long long>(c.inputs), static_cast<unsigned long long>(c.fresh),
+               static_cast<unsigned long long>(c.scheduled), static_cast<unsigned long long>(c.wedged),
+               static_cast<unsigned long long>(c.reset), static_cast<unsigned long long>(c.no_context));
 }
 
 Attacker Fixture::fresh(Mode mode) {
@@ -258,7 +283,7 @@ Attacker Fixture::fresh(Mode mode) {
   // the long one.
   const uint64_t long_ns = mode == Mode::native ? NATIVE_DEVICE_WAIT_NS : ATTACKER_DEVICE_WAIT_NS;
   if (wait_ms_ == 0 || !open_driver(a, uint64_t{wait_ms_} * 1'000'000).empty()) {
-    if (std::string e = open_driver(a, long_ns); !e.empty()) finding("fixture: attacker " + e + "; " + host_state());
+    if (std::string e = open_driver(a, long_ns); !e.empty()) finding("fixture: attacker " + e + "; " + host_state(&a));
   }
   a.raw.emplace(*a.port);
   return a;
@@ -341,7 +366,7 @@ void Fixture::victim_fill_done() {
     if (got[i] != want) finding("victim fill result word " + std::to_string(i) + " wrong");
 }
 
-std::string Fixture::host_state() {
+std::string Fixture::host_state(const Attacker* making) {
   const mediator::TurnCounts t = host_->turn_counts();
   std::string out = strfmt("turns started %llu, out of time %llu, dry %llu, holds kept %llu, expired %llu",
                            static_cast<unsigned long long>(t.started), static_cast<unsigned long long>(t.out_of_time),
@@ -356,6 +381,10 @@ std::string Fixture::host_state() {
   vm("victim", victim_vgpu_);
   for (const auto& k : kept_)
     if (k) vm(mode_name(k->mode), k->vgpu);
+  if (making) {
+    const std::string name = std::string(mode_name(making->mode)) + " being made";
+    vm(name.c_str(), making->vgpu);
+  }
   return out;
 }
 

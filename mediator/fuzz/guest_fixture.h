@@ -109,6 +109,12 @@ class Fixture {
   // reset, no context); otherwise it is kept for the next input.
   void after_input(Attacker& a);
   bool reusing() const { return reuse_ > 1; }
+  // Whether an input's reset operation takes effect: always, but with kept
+  // attackers at most once in VGPU_FUZZ_RESET_EVERY inputs (campaigns: 64).
+  // A reset costs the next input a fresh attacker, and libFuzzer keeps the
+  // inputs that reset (their fresh attacker's coverage), so without the cap
+  // one input in nine paid for one.
+  bool take_reset();
   bool all_fresh() const {
     for (const auto& k : kept_)
       if (k) return false;
@@ -131,7 +137,9 @@ class Fixture {
   void make_victim();
   std::string victim_memory_changed();
   void victim_fill_done();
-  std::string host_state();  // the scheduler's view, for a finding's message
+  // The scheduler's view, for a finding's message: the victim, the kept
+  // attackers and the attacker being made, if any.
+  std::string host_state(const Attacker* making = nullptr);
 
   std::unique_ptr<mediator::Host> host_;
   std::unique_ptr<gpu::Gpu> native_;  // pass-through
@@ -144,8 +152,17 @@ class Fixture {
   std::array<std::optional<Attacker>, 4> kept_;
   std::string open_driver(Attacker& a, uint64_t wait_ns);
 
-  uint32_t reuse_ = 1, fill_every_ = 1, inputs_ = 0;
-  uint32_t wait_ms_ = 0;  // VGPU_FUZZ_WAIT_MS; 0: the long waits only
+  // Why attackers were made afresh (kept attackers only): printed at exit,
+  // the share of inputs that paid for one (docs/fuzzing.md).
+  struct FreshCounts {
+    uint64_t inputs = 0, fresh = 0, scheduled = 0, wedged = 0, reset = 0, no_context = 0;
+  };
+  static void print_fresh_counts();
+  FreshCounts counts_;
+
+  uint32_t reuse_ = 1, fill_every_ = 1, inputs_ = 0, reset_every_ = 1;
+  uint64_t last_reset_ = 0;  // counts_.inputs at the last reset taken
+  uint32_t wait_ms_ = 0;     // VGPU_FUZZ_WAIT_MS; 0: the long waits only
   bool fill_running_ = false;
   mediator::Vgpu* victim_vgpu_ = nullptr;
   std::unique_ptr<driver::Port> victim_port_;

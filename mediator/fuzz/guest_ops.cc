@@ -399,7 +399,9 @@ bool Runner::step(Op op) {
       // Taken when the next byte is a multiple of RESET_ONE_IN: a reset
       // ends the attacker's driver, so the next input pays for a fresh
       // attacker (milliseconds, against microseconds for most inputs).
-      if (in_.u8() % RESET_ONE_IN != 0) break;
+      // With kept attackers, also at most once in VGPU_FUZZ_RESET_EVERY
+      // inputs (Fixture::take_reset).
+      if (in_.u8() % RESET_ONE_IN != 0 || !Fixture::get().take_reset()) break;
       a_.raw->set_reg(regs::pmc::ENABLE, 0);
       a_.raw->set_reg(regs::pmc::ENABLE, regs::pmc::enable::ALL);
       reset_ = true;
