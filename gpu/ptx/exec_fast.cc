@@ -112,6 +112,33 @@ __attribute__((target("avx2"))) inline void mul32_avx2(uint64_t* D, const uint64
   }
 }
 
+// f32 add, sub, mul or fma (kKind) over 64-bit lanes, four at a step: the
+// operation runs on all eight floats of a vector (a lane's high word as
+// well, whose result is discarded) and each lane keeps its low word,
+// zero-extended, as bits(float) gives it. No narrowing and widening per
+// lane; the low words' results are the scalar operation's.
+template <FastKind kKind>
+__attribute__((target("avx2,fma"))) inline void f32_avx2(uint64_t* D, const uint64_t* A, const uint64_t* B,
+                                                         const uint64_t* X) {
+  const __m256i low = _mm256_set1_epi64x(0xffff'ffffll);
+  for (uint32_t l = 0; l < kWarpSize; l += 4) {
+    const __m256 a = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(A + l)));
+    const __m256 b = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(B + l)));
+    __m256 v;
+    if constexpr (kKind == FastKind::add_f32) {
+      v = _mm256_add_ps(a, b);
+    } else if constexpr (kKind == FastKind::sub_f32) {
+      v = _mm256_sub_ps(a, b);
+    } else if constexpr (kKind == FastKind::mul_f32) {
+      v = _mm256_mul_ps(a, b);
+    } else {
+      const __m256 x = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(X + l)));
+      v = _mm256_fmadd_ps(a, b, x);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(D + l), _mm256_and_si256(_mm256_castps_si256(v), low));
+  }
+}
+
 // D[l] = the kBytes element at base + O[l] (byte offsets), four lanes at a
 // step with the AVX2 gathers (the AVX2 build only).
 template <uint32_t kBytes>
@@ -263,14 +290,34 @@ VGPU_INLINE void mul32(uint64_t* D, const uint64_t* A, const uint64_t* B, const 
     VGPU_LANES(static_cast<uint64_t>(W{static_cast<T>(A[l])} * W{static_cast<T>(B[l])}) & m);
 }
 
+// f32 add, sub, mul, fma at .rn: the AVX2 kernel, or one scalar operation per lane.
+template <bool kAvx2, FastKind kKind>
+VGPU_INLINE void f32(uint64_t* D, const uint64_t* A, const uint64_t* B, const uint64_t* X) {
+#if VGPU_FAST_X86
+  if constexpr (kAvx2) {
+    f32_avx2<kKind>(D, A, B, X);
+    return;
+  }
+#endif
+  if constexpr (kKind == K::add_f32)
+    VGPU_LANES(bits(as_f32(A[l]) + as_f32(B[l])));
+  else if constexpr (kKind == K::sub_f32)
+    VGPU_LANES(bits(as_f32(A[l]) - as_f32(B[l])));
+  else if constexpr (kKind == K::mul_f32)
+    VGPU_LANES(bits(as_f32(A[l]) * as_f32(B[l])));
+  else
+    VGPU_LANES(bits(__builtin_fmaf(as_f32(A[l]), as_f32(B[l]), as_f32(X[l]))));
+}
+
 template <bool kAvx2>
 VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
   uint64_t* D = c.regs + size_t{f.d} * kWarpSize;
   const uint64_t* A = operand(c, f.a);
   const uint64_t* B = operand(c, f.b);
-  const uint64_t m = f.mask;
+  // In locals: a store through D may alias f's fields and the block's, which the loops would read again per lane.
+  const uint64_t m = f.mask, imm = f.imm;
   switch (f.kind) {
-    case K::fill: VGPU_LANES(f.imm); return true;
+    case K::fill: VGPU_LANES(imm); return true;
     case K::and_: VGPU_LANES(A[l] & B[l] & m); return true;
     case K::or_: VGPU_LANES((A[l] | B[l]) & m); return true;
     case K::xor_: VGPU_LANES((A[l] ^ B[l]) & m); return true;
@@ -286,14 +333,14 @@ VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
       VGPU_LANES((A[l] * B[l] + X[l]) & m);
       return true;
     }
-    case K::shl: VGPU_LANES((A[l] << f.imm) & m); return true;
-    case K::shr_u: VGPU_LANES((A[l] & m) >> f.imm); return true;
-    case K::shr_s32: VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])} >> f.imm) & m); return true;
-    case K::shr_s64: VGPU_LANES(static_cast<uint64_t>(static_cast<int64_t>(A[l]) >> f.imm) & m); return true;
+    case K::shl: VGPU_LANES((A[l] << imm) & m); return true;
+    case K::shr_u: VGPU_LANES((A[l] & m) >> imm); return true;
+    case K::shr_s32: VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])} >> imm) & m); return true;
+    case K::shr_s64: VGPU_LANES(static_cast<uint64_t>(static_cast<int64_t>(A[l]) >> imm) & m); return true;
     case K::sext32: VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])}) & m); return true;
     case K::selp: {
       const uint64_t* X = operand(c, f.x);
-      VGPU_LANES(((X[l] & 1) ^ f.imm) ? A[l] : B[l]);
+      VGPU_LANES(((X[l] & 1) ^ imm) ? A[l] : B[l]);
       return true;
     }
     case K::setp_s32: setp_lanes<int32_t, false>(D, A, B, f.sub); break;
@@ -301,16 +348,12 @@ VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
     case K::setp_s64: setp_lanes<int64_t, false>(D, A, B, f.sub); break;
     case K::setp_u64: setp_lanes<uint64_t, false>(D, A, B, f.sub); break;
     case K::setp_f32: setp_lanes<float, true>(D, A, B, f.sub); break;
-    case K::add_f32: VGPU_LANES(bits(as_f32(A[l]) + as_f32(B[l]))); return true;
-    case K::sub_f32: VGPU_LANES(bits(as_f32(A[l]) - as_f32(B[l]))); return true;
-    case K::mul_f32: VGPU_LANES(bits(as_f32(A[l]) * as_f32(B[l]))); return true;
+    case K::add_f32: f32<kAvx2, K::add_f32>(D, A, B, nullptr); return true;
+    case K::sub_f32: f32<kAvx2, K::sub_f32>(D, A, B, nullptr); return true;
+    case K::mul_f32: f32<kAvx2, K::mul_f32>(D, A, B, nullptr); return true;
     case K::add_f64: VGPU_LANES(bits(as_f64(A[l]) + as_f64(B[l]))); return true;
     case K::mul_f64: VGPU_LANES(bits(as_f64(A[l]) * as_f64(B[l]))); return true;
-    case K::fma_f32: {
-      const uint64_t* X = operand(c, f.x);
-      VGPU_LANES(bits(__builtin_fmaf(as_f32(A[l]), as_f32(B[l]), as_f32(X[l]))));
-      return true;
-    }
+    case K::fma_f32: f32<kAvx2, K::fma_f32>(D, A, B, operand(c, f.x)); return true;
     case K::fma_f64: {
       const uint64_t* X = operand(c, f.x);
       VGPU_LANES(bits(__builtin_fma(as_f64(A[l]), as_f64(B[l]), as_f64(X[l]))));
@@ -321,7 +364,11 @@ VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
       VGPU_LANES(uint64_t{T[l]} & m);
       return true;
     }
-    case K::ctaid: VGPU_LANES(uint64_t{c.block->ctaid[f.sub]} & m); return true;
+    case K::ctaid: {
+      const uint64_t v = uint64_t{c.block->ctaid[f.sub]} & m;
+      VGPU_LANES(v);
+      return true;
+    }
     case K::sreg: {
       const uint64_t* S = c.tmp[5].data();
       c.sreg_lanes(static_cast<SReg>(f.sub), c.tmp[5]);
