@@ -34,6 +34,15 @@ VGPU_INLINE const uint64_t* operand(const Ctx& c, uint32_t r) {
     for (uint32_t l = 0; l < kWarpSize; ++l) D[l] = (EXPR); \
   } while (0)
 
+// D[l] = EXPR & m, with a loop of its own for a 64-bit operation (m all ones: no AND per lane).
+#define VGPU_MASKED(EXPR)   \
+  do {                      \
+    if (m == ~0ull)         \
+      VGPU_LANES(EXPR);     \
+    else                    \
+      VGPU_LANES((EXPR)&m); \
+  } while (0)
+
 // A comparison code (build_fast): 0..5 ==, !=, <, <=, >, >=; 6 num, 7 nan,
 // 15 never; bit 3 on 0..5: unordered (true when an operand is NaN).
 // 32-bit integers compare as 64-bit signed keys with the same order (the
@@ -318,11 +327,11 @@ VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
   const uint64_t m = f.mask, imm = f.imm;
   switch (f.kind) {
     case K::fill: VGPU_LANES(imm); return true;
-    case K::and_: VGPU_LANES(A[l] & B[l] & m); return true;
-    case K::or_: VGPU_LANES((A[l] | B[l]) & m); return true;
-    case K::xor_: VGPU_LANES((A[l] ^ B[l]) & m); return true;
-    case K::add: VGPU_LANES((A[l] + B[l]) & m); return true;
-    case K::sub: VGPU_LANES((A[l] - B[l]) & m); return true;
+    case K::and_: VGPU_MASKED(A[l] & B[l]); return true;
+    case K::or_: VGPU_MASKED(A[l] | B[l]); return true;
+    case K::xor_: VGPU_MASKED(A[l] ^ B[l]); return true;
+    case K::add: VGPU_MASKED(A[l] + B[l]); return true;
+    case K::sub: VGPU_MASKED(A[l] - B[l]); return true;
     case K::mul: VGPU_LANES((A[l] * B[l]) & m); return true;
     case K::mul_wide_s32: mul32<kAvx2, true>(D, A, B, nullptr, ~0ull); return true;
     case K::mul_wide_u32:
