@@ -75,6 +75,7 @@ struct Block {
   uint32_t ctaid[3] = {};
   uint32_t threads = 0, exited_threads = 0;
   std::array<uint32_t, kBarriers> arrived{}, expected{};
+  uint32_t with_arrivals = 0;  // bit b: arrived[b] != 0
   // Where the round robin stands, so that a run that yielded resumes at the
   // very instruction and turn it stopped at (the same schedule as a run
   // that never yielded): the warp whose turn it is, whether that turn has
@@ -94,7 +95,8 @@ struct LaunchState {
   std::vector<std::byte> params;
   Block block;
   uint64_t next_block = 0, end_block = 0;
-  bool block_live = false;  // `block` holds a block that has not finished
+  bool block_live = false;   // `block` holds a block that has not finished
+  bool clear_shared = true;  // a block can write shared memory: the next one clears it (writes_shared)
   ExecStats stats;
   uint32_t since_poll = 0;
   uint32_t param_stride = 0;
@@ -185,6 +187,12 @@ struct Ctx {
   void sreg_lanes(SReg s, Lanes& out) const;
   uint64_t symbol_address(const Operand& o, uint32_t lane) const;
 };
+
+// Whether function `entry` or a function it calls (transitively) has an
+// instruction that can write shared memory (st, atom, red to the shared
+// space or a generic address). When none does, shared memory stays as
+// LaunchRun::start zeroed it and no block needs to clear it.
+bool writes_shared(const Program& prog, uint32_t entry);
 
 // Runs `in` over the lanes of `mask`; false with ctx.error set on a fault.
 using ExecFn = bool (*)(Ctx& c, const Instr& in, uint32_t mask);

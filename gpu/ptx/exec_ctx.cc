@@ -97,4 +97,26 @@ uint64_t Ctx::symbol_address(const Operand& o, uint32_t lane) const {
   }
 }
 
+bool writes_shared(const Program& prog, uint32_t entry) {
+  std::vector<bool> seen(prog.functions.size(), false);
+  std::vector<uint32_t> todo{entry};
+  seen[entry] = true;
+  while (!todo.empty()) {
+    const Function& f = prog.functions[todo.back()];
+    todo.pop_back();
+    for (uint32_t i = f.first; i < f.end && i < prog.code.size(); ++i) {
+      const Instr& in = prog.code[i];
+      const bool store = in.op == Op::st || in.op == Op::atom || in.op == Op::red;
+      if (store && (in.space == StateSpace::shared || in.space == StateSpace::generic)) return true;
+      if (in.op != Op::call || in.target >= prog.calls.size()) continue;
+      const uint32_t callee = prog.calls[in.target].callee;
+      if (callee < seen.size() && !seen[callee]) {
+        seen[callee] = true;
+        todo.push_back(callee);
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace vgpu::ptx::exec

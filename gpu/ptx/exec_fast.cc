@@ -34,6 +34,15 @@ VGPU_INLINE const uint64_t* operand(const Ctx& c, uint32_t r) {
     for (uint32_t l = 0; l < kWarpSize; ++l) D[l] = (EXPR); \
   } while (0)
 
+// D[l] = EXPR & m, with a loop of its own for a 64-bit operation (m all ones: no AND per lane).
+#define VGPU_MASKED(EXPR)   \
+  do {                      \
+    if (m == ~0ull)         \
+      VGPU_LANES(EXPR);     \
+    else                    \
+      VGPU_LANES((EXPR)&m); \
+  } while (0)
+
 // A comparison code (build_fast): 0..5 ==, !=, <, <=, >, >=; 6 num, 7 nan,
 // 15 never; bit 3 on 0..5: unordered (true when an operand is NaN).
 // 32-bit integers compare as 64-bit signed keys with the same order (the
@@ -96,6 +105,49 @@ template <uint32_t kBytes>
 using Elem = std::conditional_t<kBytes == 4, uint32_t, uint64_t>;
 
 #if VGPU_FAST_X86
+// D[l] = the 64-bit product of A[l]'s and B[l]'s low 32 bits (signed or
+// not), plus X[l] when X is given, & m: one vpmul(u)dq per four lanes,
+// which the vectoriser does not find for these expressions.
+template <bool kSigned>
+__attribute__((target("avx2"))) inline void mul32_avx2(uint64_t* D, const uint64_t* A, const uint64_t* B,
+                                                       const uint64_t* X, uint64_t m) {
+  const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(m));
+  for (uint32_t l = 0; l < kWarpSize; l += 4) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(A + l));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(B + l));
+    __m256i v = kSigned ? _mm256_mul_epi32(a, b) : _mm256_mul_epu32(a, b);
+    if (X) v = _mm256_add_epi64(v, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(X + l)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(D + l), _mm256_and_si256(v, mask));
+  }
+}
+
+// f32 add, sub, mul or fma (kKind) over 64-bit lanes, four at a step: the
+// operation runs on all eight floats of a vector (a lane's high word as
+// well, whose result is discarded) and each lane keeps its low word,
+// zero-extended, as bits(float) gives it. No narrowing and widening per
+// lane; the low words' results are the scalar operation's.
+template <FastKind kKind>
+__attribute__((target("avx2,fma"))) inline void f32_avx2(uint64_t* D, const uint64_t* A, const uint64_t* B,
+                                                         const uint64_t* X) {
+  const __m256i low = _mm256_set1_epi64x(0xffff'ffffll);
+  for (uint32_t l = 0; l < kWarpSize; l += 4) {
+    const __m256 a = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(A + l)));
+    const __m256 b = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(B + l)));
+    __m256 v;
+    if constexpr (kKind == FastKind::add_f32) {
+      v = _mm256_add_ps(a, b);
+    } else if constexpr (kKind == FastKind::sub_f32) {
+      v = _mm256_sub_ps(a, b);
+    } else if constexpr (kKind == FastKind::mul_f32) {
+      v = _mm256_mul_ps(a, b);
+    } else {
+      const __m256 x = _mm256_castsi256_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(X + l)));
+      v = _mm256_fmadd_ps(a, b, x);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(D + l), _mm256_and_si256(_mm256_castps_si256(v), low));
+  }
+}
+
 // D[l] = the kBytes element at base + O[l] (byte offsets), four lanes at a
 // step with the AVX2 gathers (the AVX2 build only).
 template <uint32_t kBytes>
@@ -229,39 +281,75 @@ VGPU_INLINE bool memory(Ctx& c, const FastOp& f) {
   return f.sub == 4 ? access<kAvx2, 4, kStore, kShared>(c, f) : access<kAvx2, 8, kStore, kShared>(c, f);
 }
 
+// mul_wide_s32/u32 (m all ones), and mul.lo/mad.lo at 32 bits (m the low
+// word, which depends only on the operands' low words).
+template <bool kAvx2, bool kSigned>
+VGPU_INLINE void mul32(uint64_t* D, const uint64_t* A, const uint64_t* B, const uint64_t* X, uint64_t m) {
+#if VGPU_FAST_X86
+  if constexpr (kAvx2) {
+    mul32_avx2<kSigned>(D, A, B, X, m);
+    return;
+  }
+#endif
+  using T = std::conditional_t<kSigned, int32_t, uint32_t>;
+  using W = std::conditional_t<kSigned, int64_t, uint64_t>;
+  if (X)
+    VGPU_LANES((static_cast<uint64_t>(W{static_cast<T>(A[l])} * W{static_cast<T>(B[l])}) + X[l]) & m);
+  else
+    VGPU_LANES(static_cast<uint64_t>(W{static_cast<T>(A[l])} * W{static_cast<T>(B[l])}) & m);
+}
+
+// f32 add, sub, mul, fma at .rn: the AVX2 kernel, or one scalar operation per lane.
+template <bool kAvx2, FastKind kKind>
+VGPU_INLINE void f32(uint64_t* D, const uint64_t* A, const uint64_t* B, const uint64_t* X) {
+#if VGPU_FAST_X86
+  if constexpr (kAvx2) {
+    f32_avx2<kKind>(D, A, B, X);
+    return;
+  }
+#endif
+  if constexpr (kKind == K::add_f32)
+    VGPU_LANES(bits(as_f32(A[l]) + as_f32(B[l])));
+  else if constexpr (kKind == K::sub_f32)
+    VGPU_LANES(bits(as_f32(A[l]) - as_f32(B[l])));
+  else if constexpr (kKind == K::mul_f32)
+    VGPU_LANES(bits(as_f32(A[l]) * as_f32(B[l])));
+  else
+    VGPU_LANES(bits(__builtin_fmaf(as_f32(A[l]), as_f32(B[l]), as_f32(X[l]))));
+}
+
 template <bool kAvx2>
 VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
   uint64_t* D = c.regs + size_t{f.d} * kWarpSize;
   const uint64_t* A = operand(c, f.a);
   const uint64_t* B = operand(c, f.b);
-  const uint64_t m = f.mask;
+  // In locals: a store through D may alias f's fields and the block's, which the loops would read again per lane.
+  const uint64_t m = f.mask, imm = f.imm;
   switch (f.kind) {
-    case K::fill: VGPU_LANES(f.imm); return true;
-    case K::and_: VGPU_LANES(A[l] & B[l] & m); return true;
-    case K::or_: VGPU_LANES((A[l] | B[l]) & m); return true;
-    case K::xor_: VGPU_LANES((A[l] ^ B[l]) & m); return true;
-    case K::add: VGPU_LANES((A[l] + B[l]) & m); return true;
-    case K::sub: VGPU_LANES((A[l] - B[l]) & m); return true;
+    case K::fill: VGPU_LANES(imm); return true;
+    case K::and_: VGPU_MASKED(A[l] & B[l]); return true;
+    case K::or_: VGPU_MASKED(A[l] | B[l]); return true;
+    case K::xor_: VGPU_MASKED(A[l] ^ B[l]); return true;
+    case K::add: VGPU_MASKED(A[l] + B[l]); return true;
+    case K::sub: VGPU_MASKED(A[l] - B[l]); return true;
     case K::mul: VGPU_LANES((A[l] * B[l]) & m); return true;
-    case K::mul_wide_s32:
-      VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])} * int64_t{static_cast<int32_t>(B[l])}));
-      return true;
+    case K::mul_wide_s32: mul32<kAvx2, true>(D, A, B, nullptr, ~0ull); return true;
     case K::mul_wide_u32:
-      VGPU_LANES(uint64_t{static_cast<uint32_t>(A[l])} * uint64_t{static_cast<uint32_t>(B[l])});
-      return true;
+    case K::mul32: mul32<kAvx2, false>(D, A, B, nullptr, m); return true;
+    case K::mad32: mul32<kAvx2, false>(D, A, B, operand(c, f.x), m); return true;
     case K::mad: {
       const uint64_t* X = operand(c, f.x);
       VGPU_LANES((A[l] * B[l] + X[l]) & m);
       return true;
     }
-    case K::shl: VGPU_LANES((A[l] << f.imm) & m); return true;
-    case K::shr_u: VGPU_LANES((A[l] & m) >> f.imm); return true;
-    case K::shr_s32: VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])} >> f.imm) & m); return true;
-    case K::shr_s64: VGPU_LANES(static_cast<uint64_t>(static_cast<int64_t>(A[l]) >> f.imm) & m); return true;
+    case K::shl: VGPU_LANES((A[l] << imm) & m); return true;
+    case K::shr_u: VGPU_LANES((A[l] & m) >> imm); return true;
+    case K::shr_s32: VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])} >> imm) & m); return true;
+    case K::shr_s64: VGPU_LANES(static_cast<uint64_t>(static_cast<int64_t>(A[l]) >> imm) & m); return true;
     case K::sext32: VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])}) & m); return true;
     case K::selp: {
       const uint64_t* X = operand(c, f.x);
-      VGPU_LANES(((X[l] & 1) ^ f.imm) ? A[l] : B[l]);
+      VGPU_LANES(((X[l] & 1) ^ imm) ? A[l] : B[l]);
       return true;
     }
     case K::setp_s32: setp_lanes<int32_t, false>(D, A, B, f.sub); break;
@@ -269,16 +357,12 @@ VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
     case K::setp_s64: setp_lanes<int64_t, false>(D, A, B, f.sub); break;
     case K::setp_u64: setp_lanes<uint64_t, false>(D, A, B, f.sub); break;
     case K::setp_f32: setp_lanes<float, true>(D, A, B, f.sub); break;
-    case K::add_f32: VGPU_LANES(bits(as_f32(A[l]) + as_f32(B[l]))); return true;
-    case K::sub_f32: VGPU_LANES(bits(as_f32(A[l]) - as_f32(B[l]))); return true;
-    case K::mul_f32: VGPU_LANES(bits(as_f32(A[l]) * as_f32(B[l]))); return true;
+    case K::add_f32: f32<kAvx2, K::add_f32>(D, A, B, nullptr); return true;
+    case K::sub_f32: f32<kAvx2, K::sub_f32>(D, A, B, nullptr); return true;
+    case K::mul_f32: f32<kAvx2, K::mul_f32>(D, A, B, nullptr); return true;
     case K::add_f64: VGPU_LANES(bits(as_f64(A[l]) + as_f64(B[l]))); return true;
     case K::mul_f64: VGPU_LANES(bits(as_f64(A[l]) * as_f64(B[l]))); return true;
-    case K::fma_f32: {
-      const uint64_t* X = operand(c, f.x);
-      VGPU_LANES(bits(__builtin_fmaf(as_f32(A[l]), as_f32(B[l]), as_f32(X[l]))));
-      return true;
-    }
+    case K::fma_f32: f32<kAvx2, K::fma_f32>(D, A, B, operand(c, f.x)); return true;
     case K::fma_f64: {
       const uint64_t* X = operand(c, f.x);
       VGPU_LANES(bits(__builtin_fma(as_f64(A[l]), as_f64(B[l]), as_f64(X[l]))));
@@ -289,7 +373,11 @@ VGPU_INLINE bool run(Ctx& c, const FastOp& f) {
       VGPU_LANES(uint64_t{T[l]} & m);
       return true;
     }
-    case K::ctaid: VGPU_LANES(uint64_t{c.block->ctaid[f.sub]} & m); return true;
+    case K::ctaid: {
+      const uint64_t v = uint64_t{c.block->ctaid[f.sub]} & m;
+      VGPU_LANES(v);
+      return true;
+    }
     case K::sreg: {
       const uint64_t* S = c.tmp[5].data();
       c.sreg_lanes(static_cast<SReg>(f.sub), c.tmp[5]);

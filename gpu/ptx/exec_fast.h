@@ -29,7 +29,9 @@ enum class FastKind : uint8_t {
   mul,   // d = (a * b) & mask (mul.lo)
   mul_wide_s32,
   mul_wide_u32,
+  mul32,    // mul.lo at 32 bits: d = (u32(a) * u32(b)) & mask
   mad,      // d = (a * b + x) & mask (mad.lo)
+  mad32,    // mad.lo at 32 bits: d = (u32(a) * u32(b) + x) & mask
   shl,      // d = (a << imm) & mask, imm below the width
   shr_u,    // d = (a & mask) >> imm
   shr_s32,  // d = (s32(a) >> imm) & mask

@@ -123,13 +123,13 @@ FastOp Builder::integer(const Instr& in) {
     case Op::or_: return binary(in, K::or_, mask);
     case Op::xor_: return binary(in, K::xor_, mask);
     case Op::mul:
-      if (mode == MulMode::lo) return binary(in, K::mul, mask);
+      if (mode == MulMode::lo) return binary(in, i32 ? K::mul32 : K::mul, mask);
       if (mode == MulMode::wide && i32)
         return binary(in, is_signed(in.type) ? K::mul_wide_s32 : K::mul_wide_u32, ~0ull);
       return none;
     case Op::mad: {
       if (mode != MulMode::lo) return none;
-      FastOp f = binary(in, K::mad, mask);
+      FastOp f = binary(in, i32 ? K::mad32 : K::mad, mask);
       if (f.kind == K::none || !source(in.src[2], f.x)) return none;
       return f;
     }

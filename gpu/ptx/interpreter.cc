@@ -153,6 +153,7 @@ bool exec_bar(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
   for_lanes(m, [&](uint32_t l) { w.bar_id[l] = static_cast<uint8_t>(b); });
   w.waiting |= m;
   c.block->arrived[b] += lane_count(m);
+  c.block->with_arrivals |= 1u << b;
   return true;
 }
 
@@ -307,8 +308,7 @@ void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function
 
 // Releases barriers every live thread (or the given count) reached.
 bool release_barriers(Block& blk) {
-  uint32_t with = 0;  // barriers with arrivals
-  for (uint32_t b = 0; b < kBarriers; ++b) with |= blk.arrived[b] ? 1u << b : 0;
+  uint32_t with = blk.with_arrivals;
   if (!with) return false;
   bool released = false;
   uint32_t live = blk.threads - blk.exited_threads;
@@ -327,6 +327,7 @@ bool release_barriers(Block& blk) {
     blk.arrived[b] = 0;
     blk.expected[b] = 0;
     with &= ~(1u << b);
+    blk.with_arrivals &= ~(1u << b);
     released = true;
   }
   return released;
@@ -375,7 +376,9 @@ void begin_block(Ctx& c, LaunchState& st) {
   blk.exited_threads = 0;
   blk.arrived.fill(0);
   blk.expected.fill(0);
-  std::fill(blk.shared.begin(), blk.shared.end(), std::byte{0});
+  blk.with_arrivals = 0;
+  // Shared memory starts zeroed (LaunchRun::start); only a launch that can write it clears it per block.
+  if (st.clear_shared) std::fill(blk.shared.begin(), blk.shared.end(), std::byte{0});
   blk.turn_warp = 0;
   blk.in_turn = blk.ran_this_round = false;
   for (uint32_t i = 0; i < blk.warps.size(); ++i) init_warp(c, blk.warps[i], i, blk.threads, entry);
@@ -456,6 +459,7 @@ std::expected<std::unique_ptr<LaunchRun>, ExecError> LaunchRun::start(const Modu
                                          std::to_string(limits.max_state_bytes)});
   blk.warps.resize(warps);
   blk.shared.assign(shared_size(prog, launch), std::byte{0});
+  st.clear_shared = !blk.shared.empty() && writes_shared(prog, prog.entry_functions[launch.entry]);
   auto fast = std::make_shared<FastProgram>(build_fast(prog, st.launch));
   st.state_bytes += fast->ops.size() * sizeof(FastOp) + fast->splats.size() * sizeof(Lanes);
   st.fast = std::move(fast);

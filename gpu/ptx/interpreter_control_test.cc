@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 
+#include "gpu/ptx/exec.h"
 #include "gpu/ptx/test_memory.h"
 #include "ptx/module.h"
 
@@ -262,6 +263,40 @@ TEST_P(PtxExec, GenericLocalAndCalls) {
              decls));
   ASSERT_TRUE(r.exec) << r.exec.error().message;
   EXPECT_EQ(r.out[0] & 0xffffffff, 42u);
+}
+
+// Every block sees zeroed shared memory: a block stores to it through a
+// called .func (so writes_shared must follow calls), and the next reads 0.
+TEST_P(PtxExec, SharedMemoryZeroedInEveryBlock) {
+  std::string decls =
+      ".shared .align 4 .b8 s[16];\n.func put(.param .b32 v)\n{\n.reg .b32 %y<1>;\nld.param.b32 %y0, [v];\n"
+      "st.shared.u32 [s+4], %y0;\nret;\n}\n";
+  auto r = run(kernel("mov.u32 %r1, %ctaid.x;\nld.shared.u32 %r2, [s+4];\nmul.wide.u32 %rd1, %r1, 4;\n"
+                      "add.s64 %rd2, %rd0, %rd1;\nst.global.u32 [%rd2], %r2;\nadd.s32 %r3, %r1, 1;\n"
+                      "{\n.param .b32 p0;\nst.param.b32 [p0], %r3;\ncall.uni put, (p0);\n}",
+                      decls),
+               {1, 1, 1}, 32, {}, {}, {4, 1, 1});
+  ASSERT_TRUE(r.exec) << r.exec.error().message;
+  for (int b = 0; b < 4; ++b) EXPECT_EQ((r.out[b / 2] >> (32 * (b % 2))) & 0xffffffff, 0u) << "block " << b;
+}
+
+// writes_shared (exec.h): st, atom and red to shared or a generic address,
+// in the entry or a function it calls; loads and global stores do not count.
+TEST(PtxWritesShared, StoresToSharedOrGenericInTheEntryOrItsCallees) {
+  const auto writes = [](const std::string& body, const std::string& decls = "") {
+    auto m = parse_module(kernel(body, ".shared .align 8 .b8 s[64];\n" + decls));
+    EXPECT_TRUE(m) << m.error().message;
+    if (!m) return false;
+    const Program& prog = (*m)->program();
+    return exec::writes_shared(prog, prog.entry_functions[0]);
+  };
+  EXPECT_FALSE(writes("ld.shared.u32 %r1, [s];\nst.global.u32 [%rd0], %r1;"));
+  EXPECT_TRUE(writes("st.shared.u32 [s], 1;"));
+  EXPECT_TRUE(writes("st.u32 [%rd0], 1;"));  // generic: may be the shared window
+  EXPECT_TRUE(writes("atom.shared.add.u32 %r1, [s], 1;"));
+  EXPECT_TRUE(writes("red.shared.add.u32 [s], 1;"));
+  EXPECT_TRUE(writes("call.uni f;", ".func f()\n{\nst.shared.u32 [s], 1;\nret;\n}\n"));
+  EXPECT_FALSE(writes("call.uni f;", ".func f()\n{\nst.global.u32 [0], 1;\nret;\n}\n"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Runs, PtxExec, ::testing::Values(0, 2),
