@@ -5,8 +5,6 @@ namespace vgpu::sched {
 namespace {
 using namespace testing;
 
-constexpr PolicyParams P10{.period_ns = 10 * MS};
-
 // band_with_vm2_over_share (script.h): vm 2 over its share, demoted, at 22 ms.
 
 TEST(Band, OverShareVmPickedAfterAnotherWaitsTheYieldWindow) {

@@ -5,9 +5,6 @@ namespace vgpu::sched {
 namespace {
 using namespace testing;
 
-// Period 10 ms, two equal VMs: 5 ms of budget each per period.
-constexpr PolicyParams P10{.period_ns = 10 * MS};
-
 TEST(Credit, PicksFirstQueuedVmInRunListOrder) {
   auto p = policy("credit", {1, 1}, P10);
   arrive(*p, 2, 0);

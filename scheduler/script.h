@@ -14,6 +14,9 @@ namespace vgpu::sched::testing {
 constexpr uint64_t MS = 1'000'000;
 constexpr uint64_t US = 1'000;
 
+// Period 10 ms: two equal VMs get 5 ms of budget each per period.
+constexpr PolicyParams P10{.period_ns = 10 * MS};
+
 inline std::unique_ptr<Policy> policy(const char* name, std::vector<uint32_t> weights, PolicyParams params = {}) {
   auto p = make_policy(name, params);
   EXPECT_TRUE(p);
@@ -56,7 +59,7 @@ inline std::vector<VmId> four_3ms_kernels_of_two_vms(Policy& p) {
 // = -6 ms: it is demoted. Then vm 1 runs 21-22 ms, and at 22 ms only vm 2
 // has work queued. Periods of 10 ms.
 inline std::unique_ptr<Policy> band_with_vm2_over_share(const char* name = "band") {
-  auto p = policy(name, {1, 1}, PolicyParams{.period_ns = 10 * MS});
+  auto p = policy(name, {1, 1}, P10);
   arrive(*p, 2, 0);
   EXPECT_EQ(run(*p, 0, 12 * MS), 2u);
   arrive(*p, 2, 12 * MS);

@@ -7,8 +7,6 @@ namespace vgpu::sched {
 namespace {
 using namespace testing;
 
-constexpr PolicyParams P10{.period_ns = 10 * MS};
-
 TEST(SetWeight, CreditBudgetsFollowTheNewWeights) {
   // Registered 1:1, changed to 1:3 before any work: the same order as a
   // policy created 1:3 (credit_test.cc, WeightsSetTheBudget).
