@@ -23,13 +23,8 @@ namespace {
 using namespace regs;
 using namespace cls::copy;
 using testing::Harness;
-
-constexpr uint32_t COPY_SUBCH = 4;
-constexpr uint64_t SRC_OFF = testing::DATA_OFF;
-constexpr uint64_t DST_OFF = testing::DATA_OFF + 0x10000;
-constexpr uint64_t SEM_OFF = testing::DATA_OFF + 0x20000;
+using namespace testing::copy_layout;
 constexpr uint64_t SHARED_OFF = testing::DATA_OFF + 0x30000;
-constexpr uint32_t BYTES = 0x2000;
 
 std::vector<uint32_t> copy_push(const testing::Channel& c, uint64_t src, uint64_t dst, uint32_t payload) {
   return testing::copy_line(COPY_SUBCH, src, dst, BYTES, c.va(SEM_OFF), payload);

@@ -12,12 +12,7 @@ namespace {
 using namespace regs;
 using namespace cls::copy;
 using testing::Harness;
-
-constexpr uint32_t COPY_SUBCH = 4;
-constexpr uint64_t SRC_OFF = testing::DATA_OFF;
-constexpr uint64_t DST_OFF = testing::DATA_OFF + 0x10000;
-constexpr uint64_t SEM_OFF = testing::DATA_OFF + 0x20000;
-constexpr uint32_t BYTES = 0x2000;
+using namespace testing::copy_layout;
 
 std::vector<uint32_t> copy_push(const testing::Channel& c, uint32_t payload) {
   auto words = testing::copy_line(COPY_SUBCH, c.va(SRC_OFF), c.va(DST_OFF), BYTES, c.va(SEM_OFF), payload);

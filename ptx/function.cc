@@ -59,17 +59,8 @@ Status Parser::parse_param_list(std::vector<Param>& out, uint32_t& end) {
   return expect(")");
 }
 
-Status Parser::parse_function(bool is_entry, bool is_extern) {
-  uint32_t line = peek().line;
-  std::vector<Param> rets, params;
-  uint32_t end = 0;
-  if (!is_entry && peek().text == "(") PTX_TRY(parse_param_list(rets, end));
-  const Token& name_tok = next();
-  if (name_tok.kind != Token::Kind::word)
-    return error_at(ParseStatus::parse_error, name_tok.line, "expected a function name");
-  std::string name(name_tok.text);
-  if (peek().text == "(") PTX_TRY(parse_param_list(params, end));
-  uint32_t max_threads = 0;
+// .maxntid/.reqntid (their product is max_threads), and the directives read and ignored.
+Status Parser::parse_performance_directives(uint32_t& max_threads) {
   for (;;) {  // performance directives
     std::string_view w = peek().text;
     if (w == ".maxntid" || w == ".reqntid") {
@@ -92,6 +83,21 @@ Status Parser::parse_function(bool is_entry, bool is_extern) {
       break;
     }
   }
+  return {};
+}
+
+Status Parser::parse_function(bool is_entry, bool is_extern) {
+  uint32_t line = peek().line;
+  std::vector<Param> rets, params;
+  uint32_t end = 0;
+  if (!is_entry && peek().text == "(") PTX_TRY(parse_param_list(rets, end));
+  const Token& name_tok = next();
+  if (name_tok.kind != Token::Kind::word)
+    return error_at(ParseStatus::parse_error, name_tok.line, "expected a function name");
+  std::string name(name_tok.text);
+  if (peek().text == "(") PTX_TRY(parse_param_list(params, end));
+  uint32_t max_threads = 0;
+  PTX_TRY(parse_performance_directives(max_threads));
   uint32_t index;
   if (auto it = func_index_.find(name); it != func_index_.end()) {
     index = it->second;

@@ -197,6 +197,38 @@ std::expected<Type, std::string> type_from_name(std::string_view m) {
 Status Parser::parse_variable(Space space, bool is_extern, bool module_scope, AddrBase base) {
   uint32_t align = 0, vec = 1;
   Type type = Type::none;
+  PTX_TRY(parse_variable_type(type, align, vec));
+  uint32_t elem = type_bytes(type) * vec;
+  if (align == 0) align = elem;
+  for (;;) {
+    const Token& name = next();
+    if (name.kind != Token::Kind::word)
+      return error_at(ParseStatus::parse_error, name.line, "expected a variable name");
+    uint64_t count = 1;
+    bool unsized = false;
+    PTX_TRY(parse_variable_dims(count, unsized));
+    uint64_t size = unsized ? 0 : count * elem;
+    Variable v{std::string(name.text), space, 0, size, align, {}, false};
+    if (accept("=")) {
+      if (space == Space::shared) return error(ParseStatus::parse_error, "initializer on a .shared variable");
+      PTX_TRY(parse_initializer(type, type_bytes(type), v.init, size));
+    }
+    Symbol sym{base, 0, size, false};
+    PTX_TRY(place_variable(space, is_extern, base, unsized, v, sym));
+    if (module_scope) {
+      if (globals_.contains(v.name))
+        return error_at(ParseStatus::parse_error, name.line, "'" + v.name + "' defined twice");
+      globals_[v.name] = sym;
+      mod_->variables_.push_back(std::move(v));
+    } else {
+      scopes_.back()[v.name] = sym;
+    }
+    if (!accept(",")) break;
+  }
+  return expect(";");
+}
+
+Status Parser::parse_variable_type(Type& type, uint32_t& align, uint32_t& vec) {
   while (peek().kind == Token::Kind::word && peek().text[0] == '.') {
     std::string_view w = next().text;
     if (w == ".align") {
@@ -216,84 +248,68 @@ Status Parser::parse_variable(Space space, bool is_extern, bool module_scope, Ad
     }
   }
   if (type == Type::none || type == Type::pred) return error(ParseStatus::parse_error, "variable without a type");
-  uint32_t elem = type_bytes(type) * vec;
-  if (align == 0) align = elem;
-  for (;;) {
-    const Token& name = next();
-    if (name.kind != Token::Kind::word)
-      return error_at(ParseStatus::parse_error, name.line, "expected a variable name");
-    uint64_t count = 1;
-    bool unsized = false;
-    while (accept("[")) {
-      if (accept("]")) {
-        unsized = true;
-        continue;
-      }
-      auto n = parse_int(next());
-      if (!n) return std::unexpected(n.error());
-      if (*n < 0 || static_cast<uint64_t>(*n) > (uint64_t{1} << 40))
-        return error(ParseStatus::too_large, "array too large");
-      count *= static_cast<uint64_t>(*n);
-      if (count > (uint64_t{1} << 40)) return error(ParseStatus::too_large, "array too large");
-      PTX_TRY(expect("]"));
+  return {};
+}
+
+Status Parser::parse_variable_dims(uint64_t& count, bool& unsized) {
+  while (accept("[")) {
+    if (accept("]")) {
+      unsized = true;
+      continue;
     }
-    uint64_t size = unsized ? 0 : count * elem;
-    Variable v{std::string(name.text), space, 0, size, align, {}, false};
-    if (accept("=")) {
-      if (space == Space::shared) return error(ParseStatus::parse_error, "initializer on a .shared variable");
-      PTX_TRY(parse_initializer(type, type_bytes(type), v.init, size));
-    }
-    Symbol sym{base, 0, size, false};
-    if (space == Space::shared) {
-      if (unsized) {
-        if (!is_extern) return error(ParseStatus::parse_error, "unsized .shared variable without .extern");
-        v.external = true;
-        sym.extern_shared = true;
-        shared_align_ = std::max(shared_align_, align);
-      } else {
-        shared_end_ = align_up(shared_end_, align);
-        v.offset = sym.offset = shared_end_;
-        shared_end_ += size;
-        if (shared_end_ > limits_.max_static_shared_bytes)
-          return error(ParseStatus::too_large,
-                       "static shared memory over " + std::to_string(limits_.max_static_shared_bytes) + " bytes");
-      }
-    } else if (base == AddrBase::data) {
-      if (unsized) return error(ParseStatus::unsupported, "unsized variable '" + v.name + "'");
-      uint64_t off = align_up(mod_->data_bytes_, align);
-      if (off + size > limits_.max_data_bytes)
-        return error(ParseStatus::too_large, "module data over " + std::to_string(limits_.max_data_bytes) + " bytes");
-      v.offset = sym.offset = off;
-      mod_->data_bytes_ = off + size;
-    } else if (base == AddrBase::local) {
-      if (unsized) return error(ParseStatus::parse_error, "unsized .local variable");
-      uint64_t off = align_up(local_top_, align);
-      if (off + size > limits_.max_local_bytes)
-        return error(ParseStatus::too_large, "local memory over " + std::to_string(limits_.max_local_bytes) + " bytes");
-      sym.offset = off;
-      local_top_ = static_cast<uint32_t>(off + size);
-    } else {  // a call-site .param
-      if (unsized) return error(ParseStatus::parse_error, "unsized .param variable");
-      uint64_t off = align_up(param_top_, align);
-      if (off + size > limits_.max_param_bytes)
-        return error(ParseStatus::too_large,
-                     "parameter area over " + std::to_string(limits_.max_param_bytes) + " bytes");
-      sym.offset = off;
-      param_top_ = static_cast<uint32_t>(off + size);
-      auto& fn = prog_->functions[cur_func_];
-      fn.param_frame_bytes = std::max(fn.param_frame_bytes, param_top_);
-    }
-    if (module_scope) {
-      if (globals_.contains(v.name))
-        return error_at(ParseStatus::parse_error, name.line, "'" + v.name + "' defined twice");
-      globals_[v.name] = sym;
-      mod_->variables_.push_back(std::move(v));
-    } else {
-      scopes_.back()[v.name] = sym;
-    }
-    if (!accept(",")) break;
+    auto n = parse_int(next());
+    if (!n) return std::unexpected(n.error());
+    if (*n < 0 || static_cast<uint64_t>(*n) > (uint64_t{1} << 40))
+      return error(ParseStatus::too_large, "array too large");
+    count *= static_cast<uint64_t>(*n);
+    if (count > (uint64_t{1} << 40)) return error(ParseStatus::too_large, "array too large");
+    PTX_TRY(expect("]"));
   }
-  return expect(";");
+  return {};
+}
+
+Status Parser::place_variable(Space space, bool is_extern, AddrBase base, bool unsized, Variable& v, Symbol& sym) {
+  const uint64_t size = v.size;
+  const uint32_t align = v.align;
+  if (space == Space::shared) {
+    if (unsized) {
+      if (!is_extern) return error(ParseStatus::parse_error, "unsized .shared variable without .extern");
+      v.external = true;
+      sym.extern_shared = true;
+      shared_align_ = std::max(shared_align_, align);
+    } else {
+      shared_end_ = align_up(shared_end_, align);
+      v.offset = sym.offset = shared_end_;
+      shared_end_ += size;
+      if (shared_end_ > limits_.max_static_shared_bytes)
+        return error(ParseStatus::too_large,
+                     "static shared memory over " + std::to_string(limits_.max_static_shared_bytes) + " bytes");
+    }
+  } else if (base == AddrBase::data) {
+    if (unsized) return error(ParseStatus::unsupported, "unsized variable '" + v.name + "'");
+    uint64_t off = align_up(mod_->data_bytes_, align);
+    if (off + size > limits_.max_data_bytes)
+      return error(ParseStatus::too_large, "module data over " + std::to_string(limits_.max_data_bytes) + " bytes");
+    v.offset = sym.offset = off;
+    mod_->data_bytes_ = off + size;
+  } else if (base == AddrBase::local) {
+    if (unsized) return error(ParseStatus::parse_error, "unsized .local variable");
+    uint64_t off = align_up(local_top_, align);
+    if (off + size > limits_.max_local_bytes)
+      return error(ParseStatus::too_large, "local memory over " + std::to_string(limits_.max_local_bytes) + " bytes");
+    sym.offset = off;
+    local_top_ = static_cast<uint32_t>(off + size);
+  } else {  // a call-site .param
+    if (unsized) return error(ParseStatus::parse_error, "unsized .param variable");
+    uint64_t off = align_up(param_top_, align);
+    if (off + size > limits_.max_param_bytes)
+      return error(ParseStatus::too_large, "parameter area over " + std::to_string(limits_.max_param_bytes) + " bytes");
+    sym.offset = off;
+    param_top_ = static_cast<uint32_t>(off + size);
+    auto& fn = prog_->functions[cur_func_];
+    fn.param_frame_bytes = std::max(fn.param_frame_bytes, param_top_);
+  }
+  return {};
 }
 
 Status Parser::parse_initializer(Type elem, uint32_t bytes, std::vector<std::byte>& init, uint64_t size) {

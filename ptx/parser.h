@@ -67,8 +67,15 @@ class Parser {
   Status parse_top_level();
   Status parse_section();
   Status parse_variable(Space space, bool is_extern, bool module_scope, AddrBase scope_base);
+  // A variable's [.align N] [.vN] .type: sets type, align (0 when not given) and vec.
+  Status parse_variable_type(Type& type, uint32_t& align, uint32_t& vec);
+  // One name's [dims]: the element count, or unsized for `[]`.
+  Status parse_variable_dims(uint64_t& count, bool& unsized);
+  // Gives v (and sym) its offset in its space, checked against the space's limit.
+  Status place_variable(Space space, bool is_extern, AddrBase base, bool unsized, Variable& v, Symbol& sym);
   Status parse_initializer(Type elem, uint32_t elem_bytes, std::vector<std::byte>& init, uint64_t size);
   Status parse_function(bool is_entry, bool is_extern);
+  Status parse_performance_directives(uint32_t& max_threads);
   Status parse_param_list(std::vector<Param>& out, uint32_t& end);
   Status parse_body(uint32_t func);
   Status parse_reg_decl();
@@ -76,8 +83,12 @@ class Parser {
   Status finish_function(uint32_t func);
   Status finish_module();
 
-  // Operands (decode.cc).
+  // Operands (operand.cc; the lookups in function.cc, parse_int in parser.cc).
   std::expected<RawOperand, ParseError> parse_operand();
+  std::expected<RawOperand, ParseError> parse_vector_operand();
+  std::expected<RawOperand, ParseError> parse_address_operand();
+  std::expected<RawOperand, ParseError> number_operand(const Token& v, bool neg);
+  std::expected<RawOperand, ParseError> name_operand(const Token& v);
   // A register operand (and a |second one for setp's pair) of register reg.
   std::expected<RawOperand, ParseError> register_operand(RawOperand r, uint32_t reg);
   std::expected<Operand, ParseError> parse_address();

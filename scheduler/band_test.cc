@@ -5,24 +5,7 @@ namespace vgpu::sched {
 namespace {
 using namespace testing;
 
-constexpr PolicyParams P10{.period_ns = 10 * MS};
-
-// A scripted start shared by the yield tests: vm 2 runs 0-12 ms and
-// 12-21 ms alone, so at the 20 ms boundary its measured utilization is
-// 12/20 = 0.6 (over its share of 0.5) and its budget is 5 - 12 + 5 + 5 - 9
-// = -6 ms: it is demoted. Then vm 1 runs 21-22 ms, and at 22 ms only vm 2
-// has work queued.
-std::unique_ptr<Policy> band_with_vm2_over_share(const char* name = "band") {
-  auto p = policy(name, {1, 1}, P10);
-  arrive(*p, 2, 0);
-  EXPECT_EQ(run(*p, 0, 12 * MS), 2u);
-  arrive(*p, 2, 12 * MS);
-  EXPECT_EQ(run(*p, 12 * MS, 9 * MS), 2u);
-  arrive(*p, 1, 21 * MS);
-  arrive(*p, 2, 21 * MS);
-  EXPECT_EQ(run(*p, 21 * MS, MS), 1u);
-  return p;
-}
+// band_with_vm2_over_share (script.h): vm 2 over its share, demoted, at 22 ms.
 
 TEST(Band, OverShareVmPickedAfterAnotherWaitsTheYieldWindow) {
   auto p = band_with_vm2_over_share();

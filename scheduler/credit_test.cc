@@ -5,9 +5,6 @@ namespace vgpu::sched {
 namespace {
 using namespace testing;
 
-// Period 10 ms, two equal VMs: 5 ms of budget each per period.
-constexpr PolicyParams P10{.period_ns = 10 * MS};
-
 TEST(Credit, PicksFirstQueuedVmInRunListOrder) {
   auto p = policy("credit", {1, 1}, P10);
   arrive(*p, 2, 0);
@@ -40,16 +37,7 @@ TEST(Credit, OverBudgetVmStillRunsWhenNoOtherHasWork) {
 TEST(Credit, WeightsSetTheBudget) {
   // Weights 1 and 3: budgets 2.5 ms and 7.5 ms per 10 ms period.
   auto p = policy("credit", {1, 3}, P10);
-  for (int i = 0; i < 3; ++i) {
-    arrive(*p, 1, 0);
-    arrive(*p, 2, 0);
-  }
-  std::vector<VmId> order;
-  uint64_t t = 0;
-  for (int i = 0; i < 4; ++i) {
-    order.push_back(run(*p, t, 3 * MS));
-    t += 3 * MS;
-  }
+  const std::vector<VmId> order = four_3ms_kernels_of_two_vms(*p);
   // vm 1 is over after one 3 ms kernel; vm 2 only after three.
   EXPECT_EQ(order, (std::vector<VmId>{1, 2, 2, 2}));
 }

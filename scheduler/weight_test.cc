@@ -7,41 +7,19 @@ namespace vgpu::sched {
 namespace {
 using namespace testing;
 
-constexpr PolicyParams P10{.period_ns = 10 * MS};
-
 TEST(SetWeight, CreditBudgetsFollowTheNewWeights) {
   // Registered 1:1, changed to 1:3 before any work: the same order as a
   // policy created 1:3 (credit_test.cc, WeightsSetTheBudget).
   auto p = policy("credit", {1, 1}, P10);
   ASSERT_TRUE(p->set_weight(2, 3));
-  for (int i = 0; i < 3; ++i) {
-    arrive(*p, 1, 0);
-    arrive(*p, 2, 0);
-  }
-  std::vector<VmId> order;
-  uint64_t t = 0;
-  for (int i = 0; i < 4; ++i) {
-    order.push_back(run(*p, t, 3 * MS));
-    t += 3 * MS;
-  }
+  const std::vector<VmId> order = four_3ms_kernels_of_two_vms(*p);
   EXPECT_EQ(order, (std::vector<VmId>{1, 2, 2, 2}));
 }
 
-// vm 2 has utilization 0.6 at 20 ms; only vm 2 is queued at 22 ms.
-std::unique_ptr<Policy> band_with_vm2_at_60_percent() {
-  auto p = policy("band", {1, 1}, P10);
-  arrive(*p, 2, 0);
-  EXPECT_EQ(run(*p, 0, 12 * MS), 2u);
-  arrive(*p, 2, 12 * MS);
-  EXPECT_EQ(run(*p, 12 * MS, 9 * MS), 2u);
-  arrive(*p, 1, 21 * MS);
-  arrive(*p, 2, 21 * MS);
-  EXPECT_EQ(run(*p, 21 * MS, MS), 1u);
-  return p;
-}
-
+// band_with_vm2_over_share (script.h): vm 2 has utilization 0.6 at 20 ms; only
+// vm 2 is queued at 22 ms.
 TEST(SetWeight, BandStopsYieldingForAVmWhoseShareGrewAboveItsUse) {
-  auto p = band_with_vm2_at_60_percent();
+  auto p = band_with_vm2_over_share();
   ASSERT_TRUE(p->set_weight(2, 3));  // share 0.75 > utilization 0.6
   const Decision d = p->pick(22 * MS);
   ASSERT_TRUE(d.dispatch);

@@ -30,6 +30,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gpu/device/cuda_engine.h"
 #include "gpu/mem/system_memory.h"
 
@@ -189,17 +191,20 @@ ConvShape conv(uint32_t w, uint32_t h, uint32_t c, uint32_t n, uint32_t r, uint3
   return {n, c, h, w, k, r, s, ph, pw, sh, sw, p, q};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+struct Flags {
   uint32_t runs = 20;
   std::string json;
+};
+
+// The flags (usage on anything else); sets the file's globals between,
+// handover and bw_memfd. False on a bad command line.
+bool parse_flags(int argc, char** argv, Flags& flags) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--runs" && i + 1 < argc)
-      runs = static_cast<uint32_t>(std::stoul(argv[++i]));
+      flags.runs = static_cast<uint32_t>(std::stoul(argv[++i]));
     else if (a == "--json" && i + 1 < argc)
-      json = argv[++i];
+      flags.json = argv[++i];
     else if (a == "--gap-us" && i + 1 < argc)
       between.gap_us = static_cast<uint32_t>(std::stoul(argv[++i]));
     else if (a == "--evict-kb" && i + 1 < argc)
@@ -213,13 +218,14 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: cuda-direct [--runs N] [--json FILE] [--gap-us N] [--evict-kb N] [--handover] "
                    "[--bw-host anon|memfd]\n");
-      return 2;
+      return false;
     }
   }
-  Arena arena(uint64_t{512} << 20);
-  Engine& e = arena.e();
-  std::vector<Result> out;
+  return true;
+}
 
+void run_gemms(Arena& arena, uint32_t runs, std::vector<Result>& out) {
+  Engine& e = arena.e();
   struct Gemm {
     const char* name;
     uint32_t m, n, k, runs;
@@ -236,6 +242,10 @@ int main(int argc, char** argv) {
                         "sgemm " + std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k), g.runs,
                         [&] { e.sgemm(1, s, A, B, C); }, {1}));
   }
+}
+
+void run_convs(Arena& arena, uint32_t runs, std::vector<Result>& out) {
+  Engine& e = arena.e();
   struct Conv {
     const char* name;
     ConvShape s;
@@ -252,67 +262,100 @@ int main(int argc, char** argv) {
     out.push_back(
         timed(arena, c.name, "conv2d (" + e.conv2d_library() + ")", runs, [&] { e.conv2d(1, s, in, f, o); }, {1}));
   }
-  {
-    arena.reset();
-    const uint32_t dim = 1024, nk = 2048, nx = 32768;
-    float* A = arena.take(dim * dim);
-    float* B = arena.take(dim * dim);
-    float* C = arena.take(dim * dim);
-    float* m[9];
-    for (int i = 0; i < 4; ++i) m[i] = arena.take(nk);
-    for (int i = 4; i < 9; ++i) m[i] = arena.take(nx);
-    out.push_back(timed(arena, "sgemm+mriq", "sgemm 1024^3 and mriq K2048 X32768 on two streams", runs,
-                        [&] {
-                          e.sgemm(1, {dim, dim, dim, 1.f, 0.f}, A, B, C);
-                          e.mriq(2, nk, nx, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8]);
-                        },
-                        {1, 2}));
-  }
-  {
-    // Pinned bandwidth (bw-h2d-pinned, bw-d2h-pinned): one copy each way
-    // between registered host memory and device memory.
-    arena.reset();
-    auto* dev = reinterpret_cast<std::byte*>(arena.take(BW_BYTES / sizeof(float)));
-    // Anonymous memory, or the kind of memory the testbed's guest RAM is.
-    std::vector<std::byte> anon;
-    std::shared_ptr<vgpu::gpu::MemfdRam> ram;
-    if (bw_memfd) {
-      auto r = vgpu::gpu::MemfdRam::create(BW_BYTES, "cuda-direct-bw");
-      if (!r) {
-        std::fprintf(stderr, "cuda-direct: %s\n", r.error().what().c_str());
-        return 1;
-      }
-      ram = *r;
-    } else {
-      anon.resize(BW_BYTES);
+}
+
+void run_mixed(Arena& arena, uint32_t runs, std::vector<Result>& out) {
+  Engine& e = arena.e();
+  arena.reset();
+  const uint32_t dim = 1024, nk = 2048, nx = 32768;
+  float* A = arena.take(dim * dim);
+  float* B = arena.take(dim * dim);
+  float* C = arena.take(dim * dim);
+  float* m[9];
+  for (int i = 0; i < 4; ++i) m[i] = arena.take(nk);
+  for (int i = 4; i < 9; ++i) m[i] = arena.take(nx);
+  out.push_back(timed(arena, "sgemm+mriq", "sgemm 1024^3 and mriq K2048 X32768 on two streams", runs,
+                      [&] {
+                        e.sgemm(1, {dim, dim, dim, 1.f, 0.f}, A, B, C);
+                        e.mriq(2, nk, nx, m[0], m[1], m[2], m[3], m[4], m[5], m[6], m[7], m[8]);
+                      },
+                      {1, 2}));
+}
+
+// Pinned bandwidth (bw-h2d-pinned, bw-d2h-pinned): one copy each way between
+// registered host memory and device memory. False when the host memory
+// cannot be made.
+bool run_bandwidth(Arena& arena, uint32_t runs, std::vector<Result>& out) {
+  Engine& e = arena.e();
+  arena.reset();
+  auto* dev = reinterpret_cast<std::byte*>(arena.take(BW_BYTES / sizeof(float)));
+  // Anonymous memory, or the kind of memory the testbed's guest RAM is.
+  std::vector<std::byte> anon;
+  std::shared_ptr<vgpu::gpu::MemfdRam> ram;
+  if (bw_memfd) {
+    auto r = vgpu::gpu::MemfdRam::create(BW_BYTES, "cuda-direct-bw");
+    if (!r) {
+      std::fprintf(stderr, "cuda-direct: %s\n", r.error().what().c_str());
+      return false;
     }
-    std::byte* const host = ram ? ram->data() : anon.data();
-    std::vector<std::byte> expect(BW_BYTES);
-    std::mt19937 rng(2);
-    for (std::byte& b : expect) b = static_cast<std::byte>(rng());
-    std::memcpy(host, expect.data(), BW_BYTES);
-    const bool registered = e.register_host(host, BW_BYTES);
-    // As the workload does, device->host compares what arrived with what
-    // the device holds after each run, outside its time.
-    auto check = [&] {
-      if (std::memcmp(host, expect.data(), BW_BYTES) != 0) {
-        std::fprintf(stderr, "cuda-direct: bw-d2h-pinned: the bytes differ\n");
-        std::exit(1);
-      }
-    };
-    for (const bool to_device : {true, false}) {
-      std::byte* dst = to_device ? dev : host;
-      const std::byte* src = to_device ? host : dev;
-      if (!to_device) std::memset(host, 0, BW_BYTES);
-      out.push_back(timed(
-          arena, to_device ? "bw-h2d-pinned" : "bw-d2h-pinned",
-          std::string("64 MiB ") + (to_device ? "host->device" : "device->host, checked after each run") +
-              (registered ? ", registered " : ", NOT registered ") + (bw_memfd ? "memfd" : "anonymous") + " memory",
-          runs, [&] { e.copy_host(1, to_device, dst, BW_BYTES, src, BW_BYTES, BW_BYTES, 1); }, {1},
-          to_device ? std::function<void()>{} : std::function<void()>{check}));
-    }
-    if (registered) e.unregister_host(host);
+    ram = *r;
+  } else {
+    anon.resize(BW_BYTES);
   }
+  std::byte* const host = ram ? ram->data() : anon.data();
+  std::vector<std::byte> expect(BW_BYTES);
+  std::mt19937 rng(2);
+  for (std::byte& b : expect) b = static_cast<std::byte>(rng());
+  std::memcpy(host, expect.data(), BW_BYTES);
+  const bool registered = e.register_host(host, BW_BYTES);
+  // As the workload does, device->host compares what arrived with what
+  // the device holds after each run, outside its time.
+  auto check = [&] {
+    if (std::memcmp(host, expect.data(), BW_BYTES) != 0) {
+      std::fprintf(stderr, "cuda-direct: bw-d2h-pinned: the bytes differ\n");
+      std::exit(1);
+    }
+  };
+  for (const bool to_device : {true, false}) {
+    std::byte* dst = to_device ? dev : host;
+    const std::byte* src = to_device ? host : dev;
+    if (!to_device) std::memset(host, 0, BW_BYTES);
+    out.push_back(timed(
+        arena, to_device ? "bw-h2d-pinned" : "bw-d2h-pinned",
+        std::string("64 MiB ") + (to_device ? "host->device" : "device->host, checked after each run") +
+            (registered ? ", registered " : ", NOT registered ") + (bw_memfd ? "memfd" : "anonymous") + " memory",
+        runs, [&] { e.copy_host(1, to_device, dst, BW_BYTES, src, BW_BYTES, BW_BYTES, 1); }, {1},
+        to_device ? std::function<void()>{} : std::function<void()>{check}));
+  }
+  if (registered) e.unregister_host(host);
+  return true;
+}
+
+void write_json(const std::string& path, Engine& e, const std::vector<Result>& out) {
+  nlohmann::ordered_json j = {{"device", e.name()},
+                              {"conv2d", e.conv2d_library()},
+                              {"gap_us", between.gap_us},
+                              {"evict_kb", between.evict.size() / 1024},
+                              {"handover", handover},
+                              {"bw_host", bw_memfd ? "memfd" : "anon"},
+                              {"results", nlohmann::ordered_json::array()}};
+  for (const Result& r : out)
+    j["results"].push_back({{"name", r.name}, {"runs", r.runs}, {"median_us", r.median_us}, {"call_us", r.call_us}});
+  std::ofstream(path) << j.dump() << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  if (!parse_flags(argc, argv, flags)) return 2;
+  Arena arena(uint64_t{512} << 20);
+  Engine& e = arena.e();
+  std::vector<Result> out;
+  run_gemms(arena, flags.runs, out);
+  run_convs(arena, flags.runs, out);
+  run_mixed(arena, flags.runs, out);
+  if (!run_bandwidth(arena, flags.runs, out)) return 1;
   {
     arena.reset();
     float* x = arena.take(1);
@@ -326,16 +369,6 @@ int main(int argc, char** argv) {
   std::printf("%-11s %6s %12s %9s  %s\n", "workload", "runs", "median_us", "call_us", "what");
   for (const Result& r : out)
     std::printf("%-11s %6u %12.1f %9.1f  %s\n", r.name.c_str(), r.runs, r.median_us, r.call_us, r.what.c_str());
-  if (!json.empty()) {
-    std::ofstream f(json);
-    f << "{\"device\": \"" << e.name() << "\", \"conv2d\": \"" << e.conv2d_library()
-      << "\", \"gap_us\": " << between.gap_us << ", \"evict_kb\": " << between.evict.size() / 1024
-      << ", \"handover\": " << (handover ? "true" : "false") << ", \"bw_host\": \"" << (bw_memfd ? "memfd" : "anon")
-      << "\", \"results\": [";
-    for (size_t i = 0; i < out.size(); ++i)
-      f << (i ? ", " : "") << "{\"name\": \"" << out[i].name << "\", \"runs\": " << out[i].runs
-        << ", \"median_us\": " << out[i].median_us << ", \"call_us\": " << out[i].call_us << "}";
-    f << "]}\n";
-  }
+  if (!flags.json.empty()) write_json(flags.json, e, out);
   return 0;
 }

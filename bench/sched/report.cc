@@ -7,6 +7,8 @@
 #include <cstdarg>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 namespace vgpu::bench {
 namespace {
 
@@ -18,15 +20,6 @@ namespace {
   const int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
   return std::string(buf, static_cast<size_t>(std::max(0, std::min(n, static_cast<int>(sizeof buf) - 1))));
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 const Figures* find(const std::vector<Figures>& all, const std::string& exp, const std::string& policy) {
@@ -63,17 +56,17 @@ Status write_json(const std::string& path, const RunInfo& info, const std::vecto
                   const std::vector<Figures>& all) {
   std::ofstream out(path);
   if (!out) return fail(Errc::io_error, "cannot write " + path);
-  out << "{\n  \"suite\": \"sched\",\n  \"time\": \"virtual\",\n";
-  out << strf("  \"duration_s\": %.3f,\n  \"submit_gap_us\": %.1f,\n", static_cast<double>(info.duration_ns) / 1e9,
-              static_cast<double>(info.gap_ns) / 1e3);
-  out << strf(
-      "  \"params\": {\"period_ms\": %.3f, \"yield_window_us\": %.1f, \"credit_limit_ms\": %.3f, "
-      "\"util_interval_ms\": %.3f, \"yield_ends_when_all_queued\": %s},\n",
-      static_cast<double>(info.params.period_ns) / 1e6, static_cast<double>(info.params.yield_window_ns) / 1e3,
-      static_cast<double>(info.params.credit_limit()) / 1e6, static_cast<double>(info.params.util_interval_ns) / 1e6,
-      info.params.yield_ends_when_all_queued ? "true" : "false");
-  out << "  \"experiments\": [";
-  bool first = true;
+  nlohmann::ordered_json j = {{"suite", "sched"},
+                              {"time", "virtual"},
+                              {"duration_s", static_cast<double>(info.duration_ns) / 1e9},
+                              {"submit_gap_us", static_cast<double>(info.gap_ns) / 1e3},
+                              {"params",
+                               {{"period_ms", static_cast<double>(info.params.period_ns) / 1e6},
+                                {"yield_window_us", static_cast<double>(info.params.yield_window_ns) / 1e3},
+                                {"credit_limit_ms", static_cast<double>(info.params.credit_limit()) / 1e6},
+                                {"util_interval_ms", static_cast<double>(info.params.util_interval_ns) / 1e6},
+                                {"yield_ends_when_all_queued", info.params.yield_ends_when_all_queued}}},
+                              {"experiments", nlohmann::json::array()}};
   for (const auto& f : all) {
     std::string about;
     bool checked = false;
@@ -82,26 +75,29 @@ Status write_json(const std::string& path, const RunInfo& info, const std::vecto
         about = e.about;
         checked = e.checked;
       }
-    std::string why;
-    const bool ok = meets_bounds(f, &why);
-    out << (first ? "\n" : ",\n");
-    first = false;
-    out << strf(
-        "    {\"name\": %s, \"about\": %s, \"policy\": %s, \"utilization\": %.4f, \"jain\": %.4f, "
-        "\"band_bounds_apply\": %s, \"within_band_bounds\": %s,\n     \"vms\": [",
-        json_string(f.experiment).c_str(), json_string(about).c_str(), json_string(f.policy).c_str(), f.utilization,
-        f.jain, checked ? "true" : "false", ok ? "true" : "false");
+    nlohmann::ordered_json vms = nlohmann::json::array();
     for (size_t i = 0; i < f.vms.size(); ++i) {
       const auto& v = f.vms[i];
-      out << (i ? ",\n       " : "\n       ");
-      out << strf(
-          "{\"vm\": %zu, \"weight\": %u, \"kernel_ms\": %.3f, \"think_ms\": %.3f, \"target_share\": %.4f, "
-          "\"share\": %.4f, \"latency_p50_ms\": %.3f, \"latency_p99_ms\": %.3f, \"kernels\": %zu}",
-          i, v.weight, v.kernel_ms, v.think_ms, v.target_share, v.share, v.latency_p50_ms, v.latency_p99_ms, v.kernels);
+      vms.push_back({{"vm", i},
+                     {"weight", v.weight},
+                     {"kernel_ms", v.kernel_ms},
+                     {"think_ms", v.think_ms},
+                     {"target_share", v.target_share},
+                     {"share", v.share},
+                     {"latency_p50_ms", v.latency_p50_ms},
+                     {"latency_p99_ms", v.latency_p99_ms},
+                     {"kernels", v.kernels}});
     }
-    out << "]}";
+    j["experiments"].push_back({{"name", f.experiment},
+                                {"about", about},
+                                {"policy", f.policy},
+                                {"utilization", f.utilization},
+                                {"jain", f.jain},
+                                {"band_bounds_apply", checked},
+                                {"within_band_bounds", meets_bounds(f, nullptr)},
+                                {"vms", std::move(vms)}});
   }
-  out << "\n  ]\n}\n";
+  out << j.dump(2) << "\n";
   if (!out) return fail(Errc::io_error, "write to " + path + " failed");
   return {};
 }

@@ -83,6 +83,53 @@ void account_samples(SimVmResult& r, uint64_t start, uint64_t end, uint64_t samp
   }
 }
 
+// What a simulated run needs to go on past one event.
+struct SimState {
+  const SimConfig& config;
+  SimEngine& engine;
+  sched::Dispatcher& dispatcher;
+  EventQueue& events;
+  std::vector<uint64_t>& left;       // of each VM's kernel in progress
+  std::vector<uint64_t>& submitted;  // when that kernel was submitted
+  SimResult& result;
+};
+
+// A piece ended at e.at_ns: account it, then the kernel's next slice, the
+// turn's next kernel, or the VM's next kernel after its think time.
+void complete(const Event& e, const SimState& st) {
+  SimVmResult& r = st.result.vms[e.sub.vm];
+  r.gpu_ns += e.at_ns - e.start_ns;
+  account_samples(r, e.start_ns, e.at_ns, st.config.sample_ns);
+  st.result.elapsed_ns = e.at_ns;
+  st.left[e.sub.vm] -= std::min(st.left[e.sub.vm], e.at_ns - e.start_ns);
+  const SimVm& vm = st.config.vms[e.sub.vm];
+  // A turn the policy gave a length goes on while it lasts.
+  const bool turn_left = e.sub.turn_ns != 0 && st.config.slice_ns != 0 && e.at_ns - e.turn_start_ns < e.sub.turn_ns;
+  if (st.left[e.sub.vm] > 0) {
+    if (turn_left) {  // the kernel's next slice in the same turn
+      st.engine.run(e.sub, e.at_ns, e.turn_start_ns);
+      return;
+    }
+    st.dispatcher.completed(e.turn_start_ns, e.at_ns);
+    // The kernel's next slice, queued at once.
+    st.events.push(
+        Event{.at_ns = e.at_ns, .kind = EventKind::arrival, .sub = Submission{.vm = e.sub.vm}, .next_slice = true});
+    return;
+  }
+  r.latencies_ns.push_back(e.at_ns - st.submitted[e.sub.vm]);
+  if (turn_left && vm.think_ns == 0 && st.config.gap_ns <= st.config.turn_hold_ns) {
+    // The turn holds for the VM's next kernel, which comes within the hold.
+    st.left[e.sub.vm] = vm.kernel_ns;
+    st.submitted[e.sub.vm] = e.at_ns + st.config.gap_ns;
+    st.engine.run(e.sub, e.at_ns + st.config.gap_ns, e.turn_start_ns);
+    return;
+  }
+  st.dispatcher.completed(e.turn_start_ns, e.at_ns);
+  st.events.push(Event{.at_ns = e.at_ns + st.config.gap_ns + vm.think_ns,
+                       .kind = EventKind::arrival,
+                       .sub = Submission{.vm = e.sub.vm}});
+}
+
 }  // namespace
 
 Result<SimResult> simulate(const SimConfig& config) {
@@ -120,40 +167,7 @@ Result<SimResult> simulate(const SimConfig& config) {
         }
         if (auto st = dispatcher.submit(e.sub.vm, 0); !st) return std::unexpected(st.error());
         break;
-      case EventKind::completion: {
-        SimVmResult& r = result.vms[e.sub.vm];
-        r.gpu_ns += e.at_ns - e.start_ns;
-        account_samples(r, e.start_ns, e.at_ns, config.sample_ns);
-        result.elapsed_ns = e.at_ns;
-        left[e.sub.vm] -= std::min(left[e.sub.vm], e.at_ns - e.start_ns);
-        const SimVm& vm = config.vms[e.sub.vm];
-        // A turn the policy gave a length goes on while it lasts.
-        const bool turn_left = e.sub.turn_ns != 0 && config.slice_ns != 0 && e.at_ns - e.turn_start_ns < e.sub.turn_ns;
-        if (left[e.sub.vm] > 0) {
-          if (turn_left) {  // the kernel's next slice in the same turn
-            engine.run(e.sub, e.at_ns, e.turn_start_ns);
-            break;
-          }
-          dispatcher.completed(e.turn_start_ns, e.at_ns);
-          // The kernel's next slice, queued at once.
-          events.push(Event{
-              .at_ns = e.at_ns, .kind = EventKind::arrival, .sub = Submission{.vm = e.sub.vm}, .next_slice = true});
-          break;
-        }
-        r.latencies_ns.push_back(e.at_ns - submitted[e.sub.vm]);
-        if (turn_left && vm.think_ns == 0 && config.gap_ns <= config.turn_hold_ns) {
-          // The turn holds for the VM's next kernel, which comes within the hold.
-          left[e.sub.vm] = vm.kernel_ns;
-          submitted[e.sub.vm] = e.at_ns + config.gap_ns;
-          engine.run(e.sub, e.at_ns + config.gap_ns, e.turn_start_ns);
-          break;
-        }
-        dispatcher.completed(e.turn_start_ns, e.at_ns);
-        events.push(Event{.at_ns = e.at_ns + config.gap_ns + vm.think_ns,
-                          .kind = EventKind::arrival,
-                          .sub = Submission{.vm = e.sub.vm}});
-        break;
-      }
+      case EventKind::completion: complete(e, {config, engine, dispatcher, events, left, submitted, result}); break;
       case EventKind::wake:
         if (wake_pending == e.at_ns) wake_pending = NO_WAKE;
         dispatcher.tick();

@@ -28,6 +28,8 @@
 #include <mutex>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -203,9 +205,9 @@ Result<std::vector<driver::Fence>> start_long_work(driver::Context& ctx, const s
   return fences;
 }
 
-FairEntry measure(const FairRun& r) {
-  FairEntry e{r.policy, r.long_ms, r.slice_blocks};
-  e.long_work = r.long_work;
+// Two fully virtualized VMs under r's policy, weights and slicing; every
+// turn goes to turns.
+testbed::TestbedConfig fair_testbed(const FairRun& r, TurnLog& turns) {
   testbed::TestbedConfig tc;
   tc.mode = testbed::Mode::fv_opt;
   tc.vms = 2;
@@ -213,9 +215,15 @@ FairEntry measure(const FairRun& r) {
   tc.scheduler = r.policy;
   tc.weights = {r.weights[0], r.weights[1]};
   tc.slice_blocks = {r.slice_blocks, r.slice_blocks};
-  TurnLog turns;
   tc.on_turn = [&turns](const mediator::TurnEvent& ev) { turns.add(ev); };
-  auto tb = testbed::Testbed::create(tc);
+  return tc;
+}
+
+FairEntry measure(const FairRun& r) {
+  FairEntry e{r.policy, r.long_ms, r.slice_blocks};
+  e.long_work = r.long_work;
+  TurnLog turns;
+  auto tb = testbed::Testbed::create(fair_testbed(r, turns));
   if (!tb) {
     e.ok = false;
     e.error = tb.error().what();
@@ -302,27 +310,36 @@ Status parse_weights(std::string_view v, uint32_t (&w)[2]) {
 
 void write_json(const std::string& path, uint32_t short_ms, const uint32_t (&weights)[2], uint32_t seconds,
                 double target0, const std::vector<FairEntry>& entries) {
-  std::ofstream out(path);
-  out << "{\"suite\": \"fair\", \"short_ms\": " << short_ms << ", \"weights\": [" << weights[0] << ", " << weights[1]
-      << "], \"seconds\": " << seconds << ", \"results\": [";
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const FairEntry& e = entries[i];
-    out << (i ? ", " : "")
-        << strfmt(
-               "{\"policy\": %s, \"long_ms\": %u, \"slice_blocks\": %s, \"long_work\": %s, \"long_work_s\": %.3f, "
-               "\"distance\": %.4f, \"vm0_worst_wait_ms\": %.3f, \"vm0_p99_wait_ms\": %.3f, \"vm0_wait_samples\": %zu, "
-               "\"vm0_worst_turn_wait_ms\": %.3f, \"vm0_p99_turn_wait_ms\": %.3f, \"vm0_most_turns_waited\": %zu, "
-               "\"vms\": [{\"vm\": 0, "
-               "\"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, \"target\": %.4f, \"kernels\": %lu, "
-               "\"slice_resumes\": %lu}, {\"vm\": 1, \"kernel_ms\": %u, \"gpu_ms\": %.3f, \"share\": %.4f, "
-               "\"target\": %.4f, \"kernels\": %lu, \"slice_resumes\": %lu}]}",
-               json_string(e.policy).c_str(), e.long_ms, json_string(slice_name(e.slice_blocks)).c_str(),
-               json_string(e.long_work).c_str(), e.long_work_s, std::abs(e.share(0) - target0), e.worst_wait_ms,
-               e.p99_wait_ms, e.wait_samples, e.worst_turn_wait_ms, e.p99_turn_wait_ms, e.most_turns_waited, short_ms,
-               e.gpu_ms[0], e.share(0), target0, e.kernels[0], e.slice_resumes[0], e.long_ms, e.gpu_ms[1], e.share(1),
-               1 - target0, e.kernels[1], e.slice_resumes[1]);
+  nlohmann::ordered_json j = {{"suite", "fair"},
+                              {"short_ms", short_ms},
+                              {"weights", {weights[0], weights[1]}},
+                              {"seconds", seconds},
+                              {"results", nlohmann::json::array()}};
+  for (const FairEntry& e : entries) {
+    const auto vm = [&](uint32_t i, uint32_t kernel_ms, double target) {
+      return nlohmann::ordered_json{{"vm", i},
+                                    {"kernel_ms", kernel_ms},
+                                    {"gpu_ms", e.gpu_ms[i]},
+                                    {"share", e.share(i)},
+                                    {"target", target},
+                                    {"kernels", e.kernels[i]},
+                                    {"slice_resumes", e.slice_resumes[i]}};
+    };
+    j["results"].push_back({{"policy", e.policy},
+                            {"long_ms", e.long_ms},
+                            {"slice_blocks", slice_name(e.slice_blocks)},
+                            {"long_work", e.long_work},
+                            {"long_work_s", e.long_work_s},
+                            {"distance", std::abs(e.share(0) - target0)},
+                            {"vm0_worst_wait_ms", e.worst_wait_ms},
+                            {"vm0_p99_wait_ms", e.p99_wait_ms},
+                            {"vm0_wait_samples", e.wait_samples},
+                            {"vm0_worst_turn_wait_ms", e.worst_turn_wait_ms},
+                            {"vm0_p99_turn_wait_ms", e.p99_turn_wait_ms},
+                            {"vm0_most_turns_waited", e.most_turns_waited},
+                            {"vms", {vm(0, short_ms, target0), vm(1, e.long_ms, 1 - target0)}}});
   }
-  out << "]}\n";
+  std::ofstream(path) << j.dump(1) << "\n";
   std::printf("JSON: %s\n", path.c_str());
 }
 

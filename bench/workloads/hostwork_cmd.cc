@@ -12,6 +12,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -45,19 +47,16 @@ void print_table(const std::vector<HostWorkEntry>& entries) {
 }
 
 void write_json(const std::string& path, const std::vector<HostWorkEntry>& entries) {
-  std::ofstream out(path);
-  out << "{\"suite\": \"hostwork\", \"results\": [\n";
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const auto& e = entries[i];
-    out << strfmt(
-               "  {\"turn_ms\": %u, \"run\": %u, \"worst_wait_ms\": %.3f, \"fills\": %u, \"flood_ms\": %.3f, "
-               "\"host_work_turns\": %llu, \"entries_scanned\": %llu}",
-               e.turn_ms, e.run, ms(e.r.worst_wait_ns), e.r.fills, ms(e.r.flood_ns),
-               static_cast<unsigned long long>(e.r.turns.host_work),
-               static_cast<unsigned long long>(e.r.entries_scanned))
-        << (i + 1 < entries.size() ? ",\n" : "\n");
-  }
-  out << "]}\n";
+  nlohmann::ordered_json j = {{"suite", "hostwork"}, {"results", nlohmann::json::array()}};
+  for (const auto& e : entries)
+    j["results"].push_back({{"turn_ms", e.turn_ms},
+                            {"run", e.run},
+                            {"worst_wait_ms", ms(e.r.worst_wait_ns)},
+                            {"fills", e.r.fills},
+                            {"flood_ms", ms(e.r.flood_ns)},
+                            {"host_work_turns", e.r.turns.host_work},
+                            {"entries_scanned", e.r.entries_scanned}});
+  std::ofstream(path) << j.dump(1) << "\n";
 }
 
 }  // namespace

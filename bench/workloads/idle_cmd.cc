@@ -16,6 +16,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -120,16 +122,17 @@ int idle_main(std::span<char*> args) {
       "waited one-element fills)\n",
       spin_ms, short_launches);
   if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << "{\"suite\": \"idle\", \"spin_ms\": " << spin_ms << ", \"short\": " << short_launches
-        << ", \"results\": [\n";
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const auto& e = entries[i];
-      out << strfmt("  {\"mode\": \"%s\", \"wait\": \"%s\", \"vms\": %u, \"waited_s\": %.6g, \"cpu_s\": %.6g}",
-                    mode_name(e.mode), e.interrupts ? "irq" : "poll", e.vms, e.wait_s, e.cpu_s)
-          << (i + 1 < entries.size() ? ",\n" : "\n");
-    }
-    out << "]}\n";
+    nlohmann::ordered_json j = {{"suite", "idle"},
+                                {"spin_ms", spin_ms},
+                                {"short", short_launches},
+                                {"results", nlohmann::json::array()}};
+    for (const auto& e : entries)
+      j["results"].push_back({{"mode", mode_name(e.mode)},
+                              {"wait", e.interrupts ? "irq" : "poll"},
+                              {"vms", e.vms},
+                              {"waited_s", e.wait_s},
+                              {"cpu_s", e.cpu_s}});
+    std::ofstream(json_path) << j.dump(1) << "\n";
   }
   return 0;
 }

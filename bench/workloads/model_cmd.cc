@@ -15,6 +15,8 @@
 #include <iostream>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -118,12 +120,18 @@ int model_main(std::span<char*> args) {
               gbytes / hc, hc / mc);
   std::printf("model sgemm: launch to fence through the driver; host: one cblas_sgemm call. Results equal.\n");
   if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << strfmt(
-        "{\"suite\": \"model\", \"runs\": %u, \"sgemm\": {\"m\": %u, \"n\": %u, \"k\": %u, \"model_gflops\": %.2f, "
-        "\"host_gflops\": %.2f, \"ratio\": %.4f}, \"copy\": {\"bytes\": %lu, \"model_gbps\": %.3f, \"host_gbps\": %.3f, "
-        "\"ratio\": %.4f}}\n",
-        runs, DIM, DIM, DIM, flop / ms / 1e9, flop / hs / 1e9, hs / ms, copy_bytes, gbytes / mc, gbytes / hc, hc / mc);
+    const nlohmann::ordered_json j = {
+        {"suite", "model"},
+        {"runs", runs},
+        {"sgemm",
+         {{"m", DIM},
+          {"n", DIM},
+          {"k", DIM},
+          {"model_gflops", flop / ms / 1e9},
+          {"host_gflops", flop / hs / 1e9},
+          {"ratio", hs / ms}}},
+        {"copy", {{"bytes", copy_bytes}, {"model_gbps", gbytes / mc}, {"host_gbps", gbytes / hc}, {"ratio", hc / mc}}}};
+    std::ofstream(json_path) << j.dump(1) << "\n";
     std::printf("JSON: %s\n", json_path.c_str());
   }
   return 0;

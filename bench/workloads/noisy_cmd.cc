@@ -21,6 +21,8 @@
 #include <map>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -185,18 +187,20 @@ int noisy_main(std::span<char*> args) {
     std::printf("%-11s | %14.0f | %14.3f | %16.0f\n", s.c_str(), median(rate[s]), median(ratio[s]), median(per_s));
   }
   if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << "{\"suite\": \"noisy\", \"seconds\": " << seconds << ", \"runs\": " << runs
-        << strfmt(", \"idle_ops_per_s\": %.1f, \"storms\": [", median(rate["idle"]));
-    for (size_t i = 0; i < chosen.size(); ++i) {
-      const std::string& s = chosen[i];
+    nlohmann::ordered_json j = {{"suite", "noisy"},
+                                {"seconds", seconds},
+                                {"runs", runs},
+                                {"idle_ops_per_s", median(rate["idle"])},
+                                {"storms", nlohmann::json::array()}};
+    for (const std::string& s : chosen) {
       std::vector<double> per_s;
       for (uint64_t o : ops[s]) per_s.push_back(static_cast<double>(o) / seconds);
-      out << (i ? ", " : "")
-          << strfmt("{\"storm\": %s, \"victim_ops_per_s\": %.1f, \"ratio\": %.4f, \"neighbour_ops_per_s\": %.1f}",
-                    json_string(s).c_str(), median(rate[s]), median(ratio[s]), median(per_s));
+      j["storms"].push_back({{"storm", s},
+                             {"victim_ops_per_s", median(rate[s])},
+                             {"ratio", median(ratio[s])},
+                             {"neighbour_ops_per_s", median(per_s)}});
     }
-    out << "]}\n";
+    std::ofstream(json_path) << j.dump(1) << "\n";
     std::printf("JSON: %s\n", json_path.c_str());
   }
   return 0;

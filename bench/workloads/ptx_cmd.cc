@@ -19,6 +19,8 @@
 #include <sstream>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -253,19 +255,16 @@ void print(const std::vector<ModeResult>& results) {
 }
 
 void write_json(const std::string& path, const std::vector<ModeResult>& results, uint32_t runs) {
-  std::ofstream out(path);
-  out << "{\"suite\": \"ptx\", \"runs\": " << runs << ", \"results\": [\n";
-  bool first = true;
+  nlohmann::ordered_json j = {{"suite", "ptx"}, {"runs", runs}, {"results", nlohmann::json::array()}};
   for (const auto& m : results)
-    for (const Row& r : m.rows) {
-      out << (first ? "" : ",\n")
-          << strfmt(
-                 "  {\"mode\": \"%s\", \"row\": %s, \"unit\": \"%s\", \"user\": %.6g, \"builtin\": %.6g, "
-                 "\"host\": %.6g}",
-                 mode_name(m.mode), json_string(r.name).c_str(), r.unit.c_str(), r.user, r.builtin, r.host);
-      first = false;
-    }
-  out << "\n]}\n";
+    for (const Row& r : m.rows)
+      j["results"].push_back({{"mode", mode_name(m.mode)},
+                              {"row", r.name},
+                              {"unit", r.unit},
+                              {"user", r.user},
+                              {"builtin", r.builtin},
+                              {"host", r.host}});
+  std::ofstream(path) << j.dump(1) << "\n";
 }
 
 void usage() { std::cerr << "usage: vgpu-bench ptx [--modes LIST] [--runs N] [--json FILE]\n"; }

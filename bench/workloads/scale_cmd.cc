@@ -30,6 +30,8 @@
 #include <iostream>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "bench/workloads/paired.h"
@@ -128,13 +130,14 @@ std::vector<double> seconds_per_run(const ScalePoint& p) {
   return t;
 }
 
-std::string turns_json(const ScaleEntry& e) {
-  if (!e.turns) return "null";
+nlohmann::ordered_json turns_json(const ScaleEntry& e) {
+  if (!e.turns) return nullptr;
   const mediator::TurnCounts& t = *e.turns;
-  return strfmt("{\"started\": %lu, \"out_of_time\": %lu, \"dry\": %lu, \"holds_kept\": %lu, \"holds_expired\": %lu}",
-                static_cast<unsigned long>(t.started), static_cast<unsigned long>(t.out_of_time),
-                static_cast<unsigned long>(t.dry), static_cast<unsigned long>(t.holds_kept),
-                static_cast<unsigned long>(t.holds_expired));
+  return {{"started", t.started},
+          {"out_of_time", t.out_of_time},
+          {"dry", t.dry},
+          {"holds_kept", t.holds_kept},
+          {"holds_expired", t.holds_expired}};
 }
 
 void summarize(ScalePoint& p) {
@@ -242,26 +245,33 @@ void print_points(const ScaleSetup& setup, const std::vector<ScalePoint>& points
 }
 
 bool write_json(const ScaleArgs& a, const std::vector<ScalePoint>& points, double alpha) {
-  std::ofstream out(a.json_path);
-  out << "{\"suite\": \"scale\", \"scheduler\": " << json_string(a.setup.sched) << ", \"rounds\": " << a.setup.repeats
-      << ", \"alpha\": " << alpha << ", \"results\": [\n";
-  for (size_t i = 0; i < points.size(); ++i) {
-    const ScalePoint& p = points[i];
+  nlohmann::ordered_json j = {{"suite", "scale"},
+                              {"scheduler", a.setup.sched},
+                              {"rounds", a.setup.repeats},
+                              {"alpha", alpha},
+                              {"results", nlohmann::json::array()}};
+  for (const ScalePoint& p : points) {
     const ScaleEntry& e = p.median;
-    std::string rounds;
-    for (const ScaleEntry& r : p.rounds) rounds += (rounds.empty() ? "" : ", ") + strfmt("%.6g", r.per_s);
-    out << strfmt(
-               "  {\"workload\": %s, \"mode\": \"%s\", \"vms\": %u, \"baseline_of_vms\": %u, \"turn_hold_us\": %lu, "
-               "\"runs_per_vm\": %u, \"window_s\": %.6g, "
-               "\"throughput_per_s\": %.6g, \"ratio_to_native\": %.4f, \"ratio_low\": %.4f, \"ratio_high\": %.4f, "
-               "\"round_throughputs_per_s\": [%s], \"correct\": %s, "
-               "\"counters\": {\"trapped\": %lu, \"submissions\": %lu}, \"host_turns\": %s}",
-               json_string(e.spec->name).c_str(), mode_name(e.mode), e.vms, p.base_vms,
-               static_cast<unsigned long>(p.hold_us), e.runs, e.window_s, e.per_s, e.ratio, p.ratio.low, p.ratio.high,
-               rounds.c_str(), e.correct ? "true" : "false", e.trapped, e.submissions, turns_json(e).c_str())
-        << (i + 1 < points.size() ? ",\n" : "\n");
+    std::vector<double> rounds;
+    for (const ScaleEntry& r : p.rounds) rounds.push_back(r.per_s);
+    j["results"].push_back({{"workload", e.spec->name},
+                            {"mode", mode_name(e.mode)},
+                            {"vms", e.vms},
+                            {"baseline_of_vms", p.base_vms},
+                            {"turn_hold_us", p.hold_us},
+                            {"runs_per_vm", e.runs},
+                            {"window_s", e.window_s},
+                            {"throughput_per_s", e.per_s},
+                            {"ratio_to_native", e.ratio},
+                            {"ratio_low", p.ratio.low},
+                            {"ratio_high", p.ratio.high},
+                            {"round_throughputs_per_s", rounds},
+                            {"correct", e.correct},
+                            {"counters", {{"trapped", e.trapped}, {"submissions", e.submissions}}},
+                            {"host_turns", turns_json(e)}});
   }
-  out << "]}\n";
+  std::ofstream out(a.json_path);
+  out << j.dump(1) << "\n";
   return static_cast<bool>(out);
 }
 

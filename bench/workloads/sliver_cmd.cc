@@ -17,6 +17,8 @@
 #include <iostream>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -174,25 +176,31 @@ void write_json(const std::string& path, const Shape& shape, const std::vector<C
                 const std::vector<Latency>& lats) {
   const uint32_t sgemm_blocks = ((shape.sgemm_n + 15) / 16) * ((shape.sgemm_n + 15) / 16);
   const uint32_t mriq_blocks = (shape.mriq_x + 255) / 256;
-  std::ofstream out(path);
-  out << strfmt(
-      "{\"suite\": \"sliver\", \"policy\": %s, \"turn_ms\": %u, \"sgemm_n\": %u, \"sgemm_blocks\": %u, \"mriq_k\": %u, \"mriq_x\": "
-      "%u, \"mriq_blocks\": %u, \"iterations\": %u, \"co_runs\": [",
-      json_string(shape.policy).c_str(), shape.turn_ms, shape.sgemm_n, sgemm_blocks, shape.mriq_k, shape.mriq_x,
-      mriq_blocks, shape.iterations);
-  for (size_t i = 0; i < runs.size(); ++i)
-    out << (i ? ", " : "")
-        << strfmt(
-               "{\"sgemm_slice\": %u, \"mriq_slice\": %u, \"total_ms\": %.3f, \"sgemm_ms\": %.3f, \"mriq_ms\": "
-               "%.3f, \"slice_resumes\": [%lu, %lu]}",
-               runs[i].sgemm_slice, runs[i].mriq_slice, runs[i].total_ms, runs[i].sgemm_ms, runs[i].mriq_ms,
-               runs[i].resumes[0], runs[i].resumes[1]);
-  out << "], \"latency\": [";
-  for (size_t i = 0; i < lats.size(); ++i)
-    out << (i ? ", " : "")
-        << strfmt("{\"sgemm_slice\": %u, \"p50_us\": %.2f, \"p99_us\": %.2f, \"max_us\": %.2f, \"launches\": %lu}",
-                  lats[i].slice, lats[i].p50_us, lats[i].p99_us, lats[i].max_us, lats[i].launches);
-  out << "]}\n";
+  nlohmann::ordered_json j = {{"suite", "sliver"},
+                              {"policy", shape.policy},
+                              {"turn_ms", shape.turn_ms},
+                              {"sgemm_n", shape.sgemm_n},
+                              {"sgemm_blocks", sgemm_blocks},
+                              {"mriq_k", shape.mriq_k},
+                              {"mriq_x", shape.mriq_x},
+                              {"mriq_blocks", mriq_blocks},
+                              {"iterations", shape.iterations},
+                              {"co_runs", nlohmann::json::array()},
+                              {"latency", nlohmann::json::array()}};
+  for (const CoRun& r : runs)
+    j["co_runs"].push_back({{"sgemm_slice", r.sgemm_slice},
+                            {"mriq_slice", r.mriq_slice},
+                            {"total_ms", r.total_ms},
+                            {"sgemm_ms", r.sgemm_ms},
+                            {"mriq_ms", r.mriq_ms},
+                            {"slice_resumes", {r.resumes[0], r.resumes[1]}}});
+  for (const Latency& l : lats)
+    j["latency"].push_back({{"sgemm_slice", l.slice},
+                            {"p50_us", l.p50_us},
+                            {"p99_us", l.p99_us},
+                            {"max_us", l.max_us},
+                            {"launches", l.launches}});
+  std::ofstream(path) << j.dump(1) << "\n";
 }
 
 }  // namespace

@@ -128,6 +128,32 @@ std::unexpected<ChannelFault> device_channel_fault(const Device& dev, Device::St
   return channel_fault(f ? f->code : regs::ChannelError::internal, mthd, f ? f->addr : 0);
 }
 
+namespace {
+
+// The spin kernel: virtual time on a model's clock, a device spin on a real one.
+std::optional<MethodDone> spin_on_device(ChannelContext& ctx, const KernelLaunch& l, uint32_t mthd, uint64_t start,
+                                         EngineDeadline& deadline) {
+  Device& dev = ctx.device->device;
+  const Device::Stream stream = ctx.chid;
+  const uint64_t ns = decode_args<cls::SpinArgs>(l.arg_span()).duration_ns;
+  // A virtual clock keeps the model's spin (virtual time, no real wait).
+  if (dynamic_cast<RealClock*>(&ctx.clock) == nullptr) {
+    if (!deadline.sleep(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
+    return MethodDone{};
+  }
+  // A spin past the entry's budget stops at it, as the model's does.
+  const uint64_t budget = ctx.engine_budget_ns.value_or(~uint64_t{0});
+  dev.spin(stream, std::min(ns, budget));
+  // A spin cut at the budget did not finish: no fence for it.
+  const bool released = ns <= budget && queue_following_release(ctx, {}, stream);
+  if (!dev.synchronize(stream)) return device_channel_fault(dev, stream, mthd);
+  if (ns > budget || !deadline.charge(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
+  if (released) following_release_written(ctx);
+  return MethodDone{};
+}
+
+}  // namespace
+
 std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const KernelLaunch& l, uint32_t mthd) {
   Device& dev = ctx.device->device;
   ResidencyTracker& res = ctx.device->residency;
@@ -135,23 +161,7 @@ std::optional<MethodDone> run_kernel_on_device(ChannelContext& ctx, const Kernel
   const uint64_t start = ctx.clock.now_ns();
   EngineDeadline deadline(ctx, start);
 
-  if (l.kernel == cls::Kernel::spin) {
-    const uint64_t ns = decode_args<cls::SpinArgs>(l.arg_span()).duration_ns;
-    // A virtual clock keeps the model's spin (virtual time, no real wait).
-    if (dynamic_cast<RealClock*>(&ctx.clock) == nullptr) {
-      if (!deadline.sleep(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
-      return MethodDone{};
-    }
-    // A spin past the entry's budget stops at it, as the model's does.
-    const uint64_t budget = ctx.engine_budget_ns.value_or(~uint64_t{0});
-    dev.spin(stream, std::min(ns, budget));
-    // A spin cut at the budget did not finish: no fence for it.
-    const bool released = ns <= budget && queue_following_release(ctx, {}, stream);
-    if (!dev.synchronize(stream)) return device_channel_fault(dev, stream, mthd);
-    if (ns > budget || !deadline.charge(start, ns)) return channel_fault(regs::ChannelError::timeout, mthd);
-    if (released) following_release_written(ctx);
-    return MethodDone{};
-  }
+  if (l.kernel == cls::Kernel::spin) return spin_on_device(ctx, l, mthd, start, deadline);
 
   std::vector<DeviceBuffer> bufs;
   bufs.reserve(l.footprint.count);

@@ -50,6 +50,23 @@ class MmuTest : public ::testing::Test {
     ASSERT_TRUE(ok.has_value()) << ok.error().what();
   }
 
+  // A second address space (pd2, ctx2): 0x100000 maps to DATA in the first
+  // and to DATA + SMALL in the second, both walked into the TLB.
+  void two_spaces_cached() {
+    auto p2 = builder->create_pd();
+    ASSERT_TRUE(p2.has_value());
+    pd2 = *p2;
+    ctx2 = ctx;
+    ctx2.pdb = pd2;
+    map(0x100000, DATA, SMALL);
+    ASSERT_TRUE(builder->map(pd2, 0x100000, DATA + SMALL, SMALL, PageSize::small).has_value());
+    ASSERT_EQ(mmu->translate(ctx, 0x100000, false)->phys, DATA);
+    ASSERT_EQ(mmu->translate(ctx2, 0x100000, false)->phys, DATA + SMALL);
+    // Then remapped behind the TLB: DATA + 2 SMALL and DATA + 3 SMALL.
+    map(0x100000, DATA + 2 * SMALL, SMALL);
+    ASSERT_TRUE(builder->map(pd2, 0x100000, DATA + 3 * SMALL, SMALL, PageSize::small).has_value());
+  }
+
   template <typename T>
   static std::optional<FaultReason> reason(const Walk<T>& w) {
     if (w) return std::nullopt;
@@ -61,6 +78,8 @@ class MmuTest : public ::testing::Test {
   std::unique_ptr<Mmu> mmu;
   uint64_t pd = 0;
   AccessContext ctx;
+  uint64_t pd2 = 0;  // two_spaces_cached's
+  AccessContext ctx2;
 };
 
 // ---------------------------------------------------------------- translation
@@ -262,34 +281,14 @@ TEST_F(MmuTest, TlbKeepsUnmappedPageUntilInvalidate) {
 }
 
 TEST_F(MmuTest, InvalidateOnePdbKeepsOtherAddressSpaces) {
-  auto pd2 = builder->create_pd();
-  ASSERT_TRUE(pd2.has_value());
-  AccessContext ctx2 = ctx;
-  ctx2.pdb = *pd2;
-  map(0x100000, DATA, SMALL);
-  ASSERT_TRUE(builder->map(*pd2, 0x100000, DATA + SMALL, SMALL, PageSize::small).has_value());
-  ASSERT_EQ(mmu->translate(ctx, 0x100000, false)->phys, DATA);
-  ASSERT_EQ(mmu->translate(ctx2, 0x100000, false)->phys, DATA + SMALL);
-
-  map(0x100000, DATA + 2 * SMALL, SMALL);
-  ASSERT_TRUE(builder->map(*pd2, 0x100000, DATA + 3 * SMALL, SMALL, PageSize::small).has_value());
-  mmu->invalidate(*pd2);
+  ASSERT_NO_FATAL_FAILURE(two_spaces_cached());
+  mmu->invalidate(pd2);
   EXPECT_EQ(mmu->translate(ctx, 0x100000, false)->phys, DATA);               // still stale
   EXPECT_EQ(mmu->translate(ctx2, 0x100000, false)->phys, DATA + 3 * SMALL);  // refreshed
 }
 
 TEST_F(MmuTest, InvalidateAllRefreshesEveryAddressSpace) {
-  auto pd2 = builder->create_pd();
-  ASSERT_TRUE(pd2.has_value());
-  AccessContext ctx2 = ctx;
-  ctx2.pdb = *pd2;
-  map(0x100000, DATA, SMALL);
-  ASSERT_TRUE(builder->map(*pd2, 0x100000, DATA + SMALL, SMALL, PageSize::small).has_value());
-  ASSERT_TRUE(mmu->translate(ctx, 0x100000, false).has_value());
-  ASSERT_TRUE(mmu->translate(ctx2, 0x100000, false).has_value());
-
-  map(0x100000, DATA + 2 * SMALL, SMALL);
-  ASSERT_TRUE(builder->map(*pd2, 0x100000, DATA + 3 * SMALL, SMALL, PageSize::small).has_value());
+  ASSERT_NO_FATAL_FAILURE(two_spaces_cached());
   mmu->invalidate_all();
   EXPECT_EQ(mmu->translate(ctx, 0x100000, false)->phys, DATA + 2 * SMALL);
   EXPECT_EQ(mmu->translate(ctx2, 0x100000, false)->phys, DATA + 3 * SMALL);

@@ -40,6 +40,16 @@ inline constexpr uint32_t RING_LIMIT2 = 9;  // 512 entries
 inline constexpr uint64_t PB_OFF = 0x10000;
 inline constexpr uint64_t DATA_OFF = 0x80000;
 
+// The copy tests' layout in a channel's data: a BYTES copy from SRC_OFF to
+// DST_OFF on subchannel COPY_SUBCH, its semaphore at SEM_OFF.
+namespace copy_layout {
+inline constexpr uint32_t COPY_SUBCH = 4;
+inline constexpr uint64_t SRC_OFF = DATA_OFF;
+inline constexpr uint64_t DST_OFF = DATA_OFF + 0x10000;
+inline constexpr uint64_t SEM_OFF = DATA_OFF + 0x20000;
+inline constexpr uint32_t BYTES = 0x2000;
+}  // namespace copy_layout
+
 struct Channel {
   uint32_t chid;
   uint64_t inst;
