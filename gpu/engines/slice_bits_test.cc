@@ -91,9 +91,10 @@ TEST_F(SliceBitsTest, Sgemm) {
 }
 
 // Two images, more output channels than one call of the host's BLAS is
-// given at a time and more output positions than one band of columns, a
-// 3 x 3 filter with padding (im2col): a cut inside an image's channels
-// must not change how any output element is summed.
+// given at a time (kernels::CONV2D_TILE_CHANNELS), a 3 x 3 filter with
+// padding (im2col): a cut inside an image's channels must not change how
+// any output element is summed. (Bands of output positions:
+// gpu/kernels/kernels_test.cc, whose data need not fit this GPU memory.)
 TEST_F(SliceBitsTest, Conv2d) {
   grid_x_ = 97;
   cls::Conv2dArgs args{};
@@ -101,7 +102,7 @@ TEST_F(SliceBitsTest, Conv2d) {
   args.c = 8;
   args.h = 34;
   args.w = 34;
-  args.k = 136;
+  args.k = kernels::CONV2D_TILE_CHANNELS + 8;
   args.r = 3;
   args.s = 3;
   args.pad_h = 1;
@@ -123,7 +124,7 @@ TEST_F(SliceBitsTest, Conv2dPointwise) {
   args.c = 40;
   args.h = 30;
   args.w = 30;
-  args.k = 136;
+  args.k = kernels::CONV2D_TILE_CHANNELS + 8;
   args.r = args.s = args.stride_h = args.stride_w = 1;
   const size_t out = size_t{args.n} * args.k * args.h * args.w;
   args.input = buffer(ramp(size_t{args.n} * args.c * args.h * args.w, 0.37f, 0.0f));
