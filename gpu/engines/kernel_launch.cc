@@ -59,28 +59,6 @@ std::span<float> part(std::span<float> s, Units u) {
   return s.subspan(u.first, std::min<uint64_t>(u.count, s.size() - u.first));
 }
 
-// conv2d on (image, output channel) pairs: each image's run of channels
-// is a convolution of one image with those filters, whose output is
-// contiguous in NKPQ.
-void conv2d_part(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output, Units u) {
-  if (u.first == 0 && u.count == uint64_t{a.n} * a.k) return kernels::conv2d(a, input, filter, output);
-  if (!kernels::conv2d_args_valid(a)) return;
-  const uint64_t image_in = uint64_t{a.c} * a.h * a.w;
-  const uint64_t filter_words = uint64_t{a.c} * a.r * a.s;
-  const uint64_t out_words = uint64_t{kernels::conv2d_out_h(a)} * kernels::conv2d_out_w(a);
-  for (uint64_t unit = u.first, end = u.first + u.count; unit < end;) {
-    const uint64_t image = unit / a.k;
-    const uint64_t channel = unit % a.k;
-    const uint64_t channels = std::min<uint64_t>(a.k - channel, end - unit);
-    cls::Conv2dArgs one = a;
-    one.n = 1;
-    one.k = static_cast<uint32_t>(channels);
-    kernels::conv2d(one, input + image * image_in, filter + channel * filter_words,
-                    output + (image * a.k + channel) * out_words);
-    unit += channels;
-  }
-}
-
 uint64_t stream_cost(const CostModel& m, std::span<const std::byte>, const KernelFootprint& fp) {
   return kernels::stream_cost_ns(m, fp.traffic_bytes());
 }
@@ -127,15 +105,20 @@ constexpr KernelRow KERNELS[] = {
      1},
     {cls::Kernel::conv2d, "conv2d",
      [](std::span<const std::byte> args) -> uint64_t {
-       const auto a = decode_args<cls::Conv2dArgs>(args);
-       return uint64_t{a.n} * a.k;
+       return kernels::conv2d_tiles(decode_args<cls::Conv2dArgs>(args));
      },
      [](std::span<const std::byte> args, const Buffers& b, Units u) {
-       conv2d_part(decode_args<cls::Conv2dArgs>(args), b.f32("input"), b.f32("filter"), b.f32("output"), u);
+       // Tiles [first, first + count) of the output, as the whole launch computes them.
+       kernels::conv2d_tiles_run(decode_args<cls::Conv2dArgs>(args), b.f32("input"), b.f32("filter"), b.f32("output"),
+                                 u.first, u.count);
      },
      [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
        return kernels::conv2d_cost_ns(m, decode_args<cls::Conv2dArgs>(args));
-     }},
+     },
+     // A chunk builds the im2col columns of its own bands only (at most
+     // one band again where it starts inside one), not the whole image
+     // per run of channels as (image, channel) units did: no floor.
+     1},
     {cls::Kernel::mriq, "mriq",
      [](std::span<const std::byte> args) -> uint64_t { return decode_args<cls::MriqArgs>(args).num_x; },
      [](std::span<const std::byte> args, const Buffers& b, Units u) {

@@ -86,7 +86,8 @@ class NamedBuffers {
 [[nodiscard]] std::expected<void, uint64_t> check_launch(const KernelLaunch& launch);
 
 // The launch's work units (docs/spec/vgpu.md §10.5): elements (fill,
-// saxpy, madd), rows of C (sgemm), (image, output channel) pairs (conv2d),
+// saxpy, madd), tiles of C (sgemm), tiles of the output (conv2d:
+// kernels::conv2d_tiles),
 // points (mriq), nanoseconds (spin). The grid's thread blocks divide them
 // evenly: blocks [first, end) of B do units [first*U/B, end*U/B).
 [[nodiscard]] uint64_t kernel_units(const KernelLaunch& launch);
@@ -132,8 +133,10 @@ struct SliceMemory {
 // at most half the piece budget: a kernel whose every chunk has a large
 // fixed cost is then sliced coarsely enough that slicing costs it a few
 // percent. sgemm's units are tiles of C (kernels::SGEMM_TILE_ROWS x
-// SGEMM_TILE_COLS), each reading only its rows of A and columns of B: it
-// has no floor, and its pieces are near the slice.
+// SGEMM_TILE_COLS), each reading only its rows of A and columns of B, and
+// conv2d's are tiles of its output (kernels::conv2d_tiles), each building
+// only its band's im2col columns: they have no floor, and their pieces
+// are near the slice.
 inline constexpr uint64_t MIN_PIECE_PER_CHUNK = 32;
 [[nodiscard]] std::shared_ptr<DividedWork> slice_kernel_timed(const ChannelContext& ctx, const KernelLaunch& launch,
                                                               uint32_t mthd, std::shared_ptr<SliceMemory> memory);

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// conv2d as im2col + cblas_sgemm: for image n, output (K x PQ) =
-// filter (K x CRS) * columns (CRS x PQ). The column matrix is built for a
-// band of output positions at a time, so the workspace stays bounded
-// however large the (guest-chosen) image is.
+// conv2d as im2col + cblas_sgemm in tiles of the output (kernels.h): for
+// image n, the tile of output channels [k0, k1) at output positions
+// [j0, j1) = filter rows k0..k1 (CRS wide) * columns j0..j1 of the im2col
+// matrix (CRS x PQ). The column matrix is built a band of output positions
+// at a time, so the workspace stays bounded however large the
+// (guest-chosen) image is, and every tile of a band shares it. Whole or in
+// pieces, a tile is the same BLAS call, so the result does not depend on
+// where a launch is cut.
 #include <cblas.h>
 
 #include <algorithm>
@@ -11,6 +15,7 @@
 #include <memory>
 #include <new>
 
+#include "gpu/kernels/checked.h"
 #include "gpu/kernels/conv2d_detail.h"
 #include "gpu/kernels/footprint.h"
 #include "gpu/kernels/kernels.h"
@@ -32,6 +37,20 @@ Shape shape_of(const cls::Conv2dArgs& a) {
 }
 
 // Smallest q >= 0 with q * stride + s >= pad, i.e. first in-bounds column.
+// One tile of the output: image n, positions [j0, j1), channels [k0, k1).
+struct Tile {
+  int64_t n, j0, j1, k0, k1;
+};
+
+// How a launch's output is cut into tiles: bands of `band` output
+// positions per image, CONV2D_TILE_CHANNELS output channels per tile.
+struct Tiling {
+  int64_t band = 1;
+  int64_t bands = 0;
+  int64_t channel_tiles = 0;
+  uint64_t tiles = 0;  // n * bands * channel_tiles; 0 when conv2d does nothing
+};
+
 int64_t first_q(int64_t s, const Shape& g) { return s >= g.pad_w ? 0 : (g.pad_w - s + g.stride_w - 1) / g.stride_w; }
 
 // Smallest q with q * stride + s - pad >= w, i.e. one past the last
@@ -76,71 +95,119 @@ void im2col_band(const Shape& g, const float* image, int64_t j0, int64_t j1, flo
 }
 
 // Without a workspace: one output element at a time (used only when the
-// host cannot allocate even one column of the im2col matrix).
-void direct(const Shape& g, int64_t n_images, const float* input, const float* filter, float* output) {
-  for (int64_t n = 0; n < n_images; ++n)
-    for (int64_t k = 0; k < g.k; ++k)
-      for (int64_t p = 0; p < g.p; ++p)
-        for (int64_t q = 0; q < g.q; ++q) {
-          float acc = 0.0f;
-          for (int64_t c = 0; c < g.c; ++c)
-            for (int64_t r = 0; r < g.r; ++r) {
-              const int64_t ih = p * g.stride_h + r - g.pad_h;
-              if (ih < 0 || ih >= g.h) continue;
-              for (int64_t s = 0; s < g.s; ++s) {
-                const int64_t iw = q * g.stride_w + s - g.pad_w;
-                if (iw < 0 || iw >= g.w) continue;
-                acc += input[((n * g.c + c) * g.h + ih) * g.w + iw] * filter[((k * g.c + c) * g.r + r) * g.s + s];
-              }
-            }
-          output[((n * g.k + k) * g.p + p) * g.q + q] = acc;
+// host cannot allocate even one band of the im2col matrix), for the
+// output channels [k0, k1) at positions [j0, j1) of one image.
+void direct(const Shape& g, const float* image, const float* filter, float* out, const Tile& t) {
+  for (int64_t k = t.k0; k < t.k1; ++k)
+    for (int64_t j = t.j0; j < t.j1; ++j) {
+      const int64_t p = j / g.q, q = j % g.q;
+      float acc = 0.0f;
+      for (int64_t c = 0; c < g.c; ++c)
+        for (int64_t r = 0; r < g.r; ++r) {
+          const int64_t ih = p * g.stride_h + r - g.pad_h;
+          if (ih < 0 || ih >= g.h) continue;
+          for (int64_t s = 0; s < g.s; ++s) {
+            const int64_t iw = q * g.stride_w + s - g.pad_w;
+            if (iw < 0 || iw >= g.w) continue;
+            acc += image[(c * g.h + ih) * g.w + iw] * filter[((k * g.c + c) * g.r + r) * g.s + s];
+          }
         }
+      out[(k - t.k0) * g.pq() + (j - t.j0)] = acc;
+    }
 }
 
 // A 1x1 filter with unit stride and no padding: the image itself is the
-// column matrix (C x HW), so each image is one GEMM with no copy.
+// column matrix (C x HW), so a tile is one GEMM with no copy.
 bool is_pointwise(const cls::Conv2dArgs& a) {
   return a.r == 1 && a.s == 1 && a.stride_h == 1 && a.stride_w == 1 && a.pad_h == 0 && a.pad_w == 0;
 }
 
-void pointwise(const Shape& g, int64_t n_images, const float* input, const float* filter, float* output) {
-  const int64_t pq = g.pq();  // == h * w
-  for (int64_t n = 0; n < n_images; ++n)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.k), static_cast<int>(pq),
-                static_cast<int>(g.c), 1.0f, filter, static_cast<int>(g.c), input + n * g.c * pq, static_cast<int>(pq),
-                0.0f, output + n * g.k * pq, static_cast<int>(pq));
+// Output positions per band: CONV2D_TILE_COLUMNS, fewer where that many
+// columns of the im2col matrix would pass the workspace, at least one.
+int64_t band_of(const cls::Conv2dArgs& a, const Shape& g, size_t workspace_floats) {
+  const int64_t limit = static_cast<int64_t>(std::min(workspace_floats, size_t{1} << 40));
+  const int64_t fit = is_pointwise(a) ? CONV2D_TILE_COLUMNS : std::min<int64_t>(CONV2D_TILE_COLUMNS, limit / g.crs());
+  return std::clamp(fit, int64_t{1}, g.pq());
+}
+
+Tiling tiling_of(const cls::Conv2dArgs& a, size_t workspace_floats) {
+  if (!conv2d_args_valid(a)) return {};
+  const Shape g = shape_of(a);
+  Tiling t;
+  t.band = band_of(a, g, workspace_floats);
+  t.bands = (g.pq() + t.band - 1) / t.band;
+  t.channel_tiles = (g.k + CONV2D_TILE_CHANNELS - 1) / CONV2D_TILE_CHANNELS;
+  // The output's n*k*pq floats fit in 64 bits for any launch (its
+  // footprint), and there are no more tiles than that.
+  t.tiles = checked::mul(checked::mul(a.n, static_cast<uint64_t>(t.bands)), static_cast<uint64_t>(t.channel_tiles))
+                .value_or(0);
+  return t;
+}
+
+// Tile `index`: image-major, then bands, then channel tiles, so the tiles
+// of one band follow each other and share its im2col columns.
+Tile tile_at(const Shape& g, const Tiling& t, uint64_t index) {
+  const auto per_image = static_cast<uint64_t>(t.bands * t.channel_tiles);
+  const auto in_image = static_cast<int64_t>(index % per_image);
+  Tile tile;
+  tile.n = static_cast<int64_t>(index / per_image);
+  tile.j0 = in_image / t.channel_tiles * t.band;
+  tile.j1 = std::min(g.pq(), tile.j0 + t.band);
+  tile.k0 = in_image % t.channel_tiles * CONV2D_TILE_CHANNELS;
+  tile.k1 = std::min(g.k, tile.k0 + int64_t{CONV2D_TILE_CHANNELS});
+  return tile;
 }
 
 }  // namespace
 
+uint64_t conv2d_tiles(const cls::Conv2dArgs& a) { return tiling_of(a, WORKSPACE_FLOATS).tiles; }
+
+void conv2d_tiles_run(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output, uint64_t first,
+                      uint64_t count) {
+  detail::conv2d_tiles_run(a, input, filter, output, first, count, WORKSPACE_FLOATS);
+}
+
 void conv2d(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output) {
-  detail::conv2d_banded(a, input, filter, output, WORKSPACE_FLOATS);
+  conv2d_tiles_run(a, input, filter, output, 0, conv2d_tiles(a));
+}
+
+void detail::conv2d_tiles_run(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output,
+                              uint64_t first, uint64_t count, size_t workspace_floats) {
+  const Tiling t = tiling_of(a, workspace_floats);
+  if (first >= t.tiles) return;
+  const uint64_t end = first + std::min(count, t.tiles - first);
+  const Shape g = shape_of(a);
+  const int64_t crs = g.crs(), pq = g.pq();
+  const bool pointwise = is_pointwise(a);
+  std::unique_ptr<float[]> col;
+  if (!pointwise) col.reset(new (std::nothrow) float[static_cast<size_t>(t.band * crs)]);
+  int64_t built_n = -1, built_j0 = -1;  // the band now in col
+  for (uint64_t i = first; i < end; ++i) {
+    const Tile tile = tile_at(g, t, i);
+    const float* image = input + tile.n * g.c * g.h * g.w;
+    float* out = output + (tile.n * g.k + tile.k0) * pq + tile.j0;
+    const int width = static_cast<int>(tile.j1 - tile.j0);
+    const float* columns = image + tile.j0;  // pointwise: the image's own rows of pq
+    int ld_columns = static_cast<int>(pq);
+    if (!pointwise && !col) {
+      direct(g, image, filter, out, tile);
+      continue;
+    }
+    if (!pointwise) {
+      if (tile.n != built_n || tile.j0 != built_j0) im2col_band(g, image, tile.j0, tile.j1, col.get());
+      built_n = tile.n, built_j0 = tile.j0;
+      columns = col.get();
+      ld_columns = width;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(tile.k1 - tile.k0), width,
+                static_cast<int>(crs), 1.0f, filter + tile.k0 * crs, static_cast<int>(crs), columns, ld_columns, 0.0f,
+                out, static_cast<int>(pq));
+  }
 }
 
 void detail::conv2d_banded(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output,
                            size_t workspace_floats) {
-  if (!conv2d_args_valid(a)) return;
-  const Shape g = shape_of(a);
-  const int64_t crs = g.crs();
-  const int64_t pq = g.pq();
-  if (is_pointwise(a)) return pointwise(g, a.n, input, filter, output);
-  const int64_t limit = static_cast<int64_t>(std::min(workspace_floats, size_t{1} << 40));
-  const int64_t band = std::clamp(limit / crs, int64_t{1}, pq);
-  const auto words = static_cast<size_t>(band * crs);
-  std::unique_ptr<float[]> col(new (std::nothrow) float[words]);
-  if (!col) return direct(g, a.n, input, filter, output);
-
-  for (int64_t n = 0; n < a.n; ++n) {
-    const float* image = input + n * g.c * g.h * g.w;
-    float* out = output + n * g.k * pq;
-    for (int64_t j0 = 0; j0 < pq; j0 += band) {
-      const int64_t j1 = std::min(pq, j0 + band);
-      im2col_band(g, image, j0, j1, col.get());
-      const int width = static_cast<int>(j1 - j0);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(g.k), width, static_cast<int>(crs), 1.0f,
-                  filter, static_cast<int>(crs), col.get(), width, 0.0f, out + j0, static_cast<int>(pq));
-    }
-  }
+  conv2d_tiles_run(a, input, filter, output, 0, tiling_of(a, workspace_floats).tiles, workspace_floats);
 }
 
 }  // namespace vgpu::gpu::kernels

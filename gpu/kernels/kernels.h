@@ -36,6 +36,24 @@ uint64_t sgemm_tiles(const cls::SgemmArgs& args);
 void sgemm_tiles_run(const cls::SgemmArgs& args, const float* a, const float* b, float* c, uint64_t first,
                      uint64_t count);
 void conv2d(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output);
+// conv2d is computed in tiles of its output, whole or in pieces: per
+// image, CONV2D_TILE_CHANNELS output channels by a band of at most
+// CONV2D_TILE_COLUMNS output positions (fewer where the band's im2col
+// columns would pass the kernel's 16 MiB workspace), one BLAS call each.
+// As for sgemm, the host BLAS's result for an element depends on the
+// block it is asked for (a launch cut inside an image's channels differed
+// from the whole one in 7-67% of its elements), so a launch in pieces of
+// tiles computes bit for bit what it computes whole. A tile of the
+// DeepBench shapes is 13-210 MFLOP (conv4, conv1), and whole launches run
+// as fast as one call per image band did (kernel_bench).
+inline constexpr uint32_t CONV2D_TILE_CHANNELS = 256;
+inline constexpr uint32_t CONV2D_TILE_COLUMNS = 2048;
+// The tiles of the output, image by image, each image's band by band and
+// each band's channels tile by tile (0 when conv2d does nothing).
+uint64_t conv2d_tiles(const cls::Conv2dArgs& args);
+// Tiles [first, first + count) of the output.
+void conv2d_tiles_run(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output,
+                      uint64_t first, uint64_t count);
 void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz, const float* phi_mag,
           const float* x, const float* y, const float* z, float* qr, float* qi);
 

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <cstring>
 #include <vector>
 
 #include "common/random.h"
@@ -208,6 +209,26 @@ TEST(Conv2d, PointwiseFilterMatchesReference) {
   // 1x1, stride 1, no padding (DeepBench conv4 reduced): the no-copy path.
   const auto run = run_conv(conv(2, 16, 7, 7, 32, 1, 1, 0, 0, 1, 1));
   EXPECT_LT(relative_error(run.got, run.want), GEMM_TOLERANCE);
+}
+
+// Two images of 2 bands of output positions by 2 tiles of channels (the
+// last of each partial): the tiles run in any runs give the whole
+// launch's bits, since each tile is the same BLAS call.
+TEST(Conv2d, TilesInAnyRunsEqualTheWholeBitForBit) {
+  const auto a = conv(2, 8, 46, 46, CONV2D_TILE_CHANNELS + 8, 3, 3, 1, 1, 1, 1);
+  static_assert(46 * 46 > CONV2D_TILE_COLUMNS && 46 * 46 < 2 * CONV2D_TILE_COLUMNS);
+  ASSERT_EQ(conv2d_tiles(a), 2u * 2 * 2);
+  const auto input = random_floats(size_t{a.n} * a.c * a.h * a.w, 20);
+  const auto filter = random_floats(size_t{a.k} * a.c * a.r * a.s, 21);
+  const size_t out = size_t{a.n} * a.k * conv2d_out_h(a) * conv2d_out_w(a);
+  std::vector<float> whole(out, 7.0f);
+  conv2d(a, input.data(), filter.data(), whole.data());
+  for (uint64_t run : {1, 3, 5}) {
+    std::vector<float> pieces(out, 7.0f);
+    for (uint64_t first = 0; first < conv2d_tiles(a); first += run)
+      conv2d_tiles_run(a, input.data(), filter.data(), pieces.data(), first, run);
+    EXPECT_EQ(std::memcmp(pieces.data(), whole.data(), out * sizeof(float)), 0) << "runs of " << run << " tiles";
+  }
 }
 
 TEST(Conv2d, InvalidShapeLeavesOutputUntouched) {

@@ -9,9 +9,11 @@ source "$(dirname "$0")/common.sh"
 
 seconds=20
 policies=fifo,credit,band
+long_ms=10
 while (($#)); do
     case $1 in
         --seconds) seconds=$2; shift 2 ;;
+        --long-ms) long_ms=$2; shift 2 ;;
         --policies) policies=$2; shift 2 ;;
         *) die "unknown argument: $1" ;;
     esac
@@ -23,7 +25,7 @@ trap 'rm -rf "$run_dir"' EXIT
 sock=$run_dir/vgpud.sock
 ctl() { "$VGPU_ROOT/build/vgpud/vgpuctl" --socket "$sock" "$@"; }
 
-# run POLICY WEIGHTS... : VM i has weight WEIGHTS[i]; VM 0 runs 1 ms kernels, the others 10 ms.
+# run POLICY WEIGHTS... : VM i has weight WEIGHTS[i]; VM 0 runs 1 ms kernels, the others --long-ms (10).
 run() {
     local policy=$1
     shift
@@ -32,7 +34,7 @@ run() {
     local daemon_pid=$!
     for _ in $(seq 100); do ctl stats >/dev/null 2>&1 && break; sleep 0.1; done
     for ((i = 0; i < n; i++)); do
-        local ms=10
+        local ms=$long_ms
         ((i == 0)) && ms=1
         "$VGPU_ROOT/scripts/run-guest" --no-build --mode fv --vram 64 --socket "$sock" --name "vm$i" \
             --device-args "weight=${weights[$i]}" --tests bench_spin_stream --timeout $((seconds + 200)) \
@@ -51,14 +53,14 @@ sys.exit(0 if len(vms) == int(sys.argv[1]) and all(v["gpu_ns"] > 0 for v in vms)
     ctl stats >"$run_dir/before.json"
     sleep "$seconds"
     ctl stats >"$run_dir/after.json"
-    python3 - "$run_dir/before.json" "$run_dir/after.json" "$policy" "$seconds" "${weights[@]}" <<'PY'
+    python3 - "$run_dir/before.json" "$run_dir/after.json" "$policy" "$seconds" "$long_ms" "${weights[@]}" <<'PY'
 import json, sys
 before = {v["name"]: v["gpu_ns"] for v in json.load(open(sys.argv[1]))["vms"]}
 after = {v["name"]: v["gpu_ns"] for v in json.load(open(sys.argv[2]))["vms"]}
-policy, seconds, weights = sys.argv[3], float(sys.argv[4]), [int(w) for w in sys.argv[5:]]
+policy, seconds, long_ms, weights = sys.argv[3], float(sys.argv[4]), sys.argv[5], [int(w) for w in sys.argv[6:]]
 used = [after.get("vm%d" % i, 0) - before.get("vm%d" % i, 0) for i in range(len(weights))]
 total = sum(used) or 1
-row = "  ".join("vm%d (%s ms, w%d) %.3f [target %.3f]" % (i, "1" if i == 0 else "10", w, u / total, w / sum(weights))
+row = "  ".join("vm%d (%s ms, w%d) %.3f [target %.3f]" % (i, "1" if i == 0 else long_ms, w, u / total, w / sum(weights))
                 for i, (u, w) in enumerate(zip(used, weights)))
 print("  %-6s %s  util %.3f" % (policy, row, sum(used) / 1e9 / seconds))
 PY
