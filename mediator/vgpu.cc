@@ -178,9 +178,8 @@ TurnChannels::Dispatch Vgpu::dispatch(uint32_t gchid, uint64_t seq, uint64_t hos
 }
 
 TurnChannels::Dispatch Vgpu::continue_turn(uint32_t gchid, uint64_t host_budget_ns) {
-  return to_turn(locked([&] {
-    return frozen_ ? ShadowChannels::Dispatch::nothing : channels_.continue_turn(gchid, host_budget_ns);
-  }));
+  return to_turn(locked(
+      [&] { return frozen_ ? ShadowChannels::Dispatch::nothing : channels_.continue_turn(gchid, host_budget_ns); }));
 }
 
 bool Vgpu::ring_ahead(uint32_t gchid, uint64_t host_budget_ns) {
