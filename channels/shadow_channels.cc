@@ -100,10 +100,15 @@ void ShadowChannels::reap_retired() {
 void ShadowChannels::write_state(uint32_t c, uint32_t value) {
   if (!check_index(c, "CHAN_STATE")) return;
   Channel& ch = channels_[c];
+  const bool was_runnable = pf::ChanStateRunnable::get(ch.state_reg);
   ch.state_reg = value & (pf::ChanStateRunnable::mask | pf::ChanStateEngine::mask);
   if (!ch.bound) return;
   const bool runnable = pf::ChanStateRunnable::get(value);
   if (runnable && !env_.lazy_shadow) env_.spaces.sync(*ch.space, true);  // sync point: channel enable
+  // Made unrunnable, the channel runs no more: its turn, if it is on the
+  // GPU, is over (the GPU sends no idle event for a channel it stops
+  // picking), as when it leaves the runlist.
+  if (was_runnable && !runnable && ch.ran) stopped_.emplace_back(c, ch.last_seq);
   env_.physical.set_runnable(pchid(c), runnable);
 }
 

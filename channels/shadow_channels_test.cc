@@ -159,6 +159,21 @@ TEST(ShadowChannels, AChannelTakenOffTheRunlistInItsTurnEndsTheTurn) {
   EXPECT_TRUE(t.ch.take_stopped().empty()) << "back on the runlist: no other turn is over";
 }
 
+// The same for a channel the guest makes unrunnable in its turn: the GPU
+// stops picking it and reports nothing. (Found by the bar fuzz target:
+// the victim's fill, and a fresh VM's first fence, waited behind that turn
+// for ever; mediator/fuzz/findings/bar-*-stall.tar.gz.)
+TEST(ShadowChannels, AChannelMadeUnrunnableInItsTurnEndsTheTurn) {
+  Channels t;
+  t.in_turn_with_more_rung(1);
+  t.ch.write_state(1, 0);
+  EXPECT_EQ(t.ch.take_stopped(), (std::vector<std::pair<uint32_t, uint64_t>>{{1, 7}}));
+  t.ch.write_state(1, 0);
+  EXPECT_TRUE(t.ch.take_stopped().empty()) << "already unrunnable: no other turn is over";
+  t.ch.write_state(1, pf::ChanStateRunnable::mask);
+  EXPECT_TRUE(t.ch.take_stopped().empty()) << "runnable again: no turn is over";
+}
+
 TEST(ShadowChannels, DoorbellsQueueOneSubmissionThatRunsToTheLatestPut) {
   Channels t;
   t.ready(1);
