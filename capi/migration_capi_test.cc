@@ -31,7 +31,8 @@ struct Destroy {
 using BackendPtr = std::unique_ptr<VgpuBackend, Destroy>;
 
 BackendPtr make(VgpuMode mode, uint64_t vram = VRAM) {
-  VgpuBackendConfig c{};
+  VgpuBackendConfig c;
+  vgpu_backend_config_init(&c);  // every option at the table's default
   c.vram_bytes = vram;
   c.channels = 8;
   c.mode = mode;
