@@ -10,15 +10,6 @@
 namespace vgpu::worker {
 namespace {
 
-Command command(Op op, uint32_t stream, uint64_t a, uint64_t b = 0, uint64_t c = 0) {
-  Command k{};
-  k.op = op;
-  k.stream = stream;
-  k.a = a;
-  k.b = b;
-  k.c = c;
-  return k;
-}
 
 uint64_t va_of(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
@@ -183,8 +174,8 @@ bool WorkerGpuDevice::ready(Vm& vm) {
   }
   const int pid = vm.host->info().pid;
   if (pid == vm.mapped_pid) return true;
-  Command map = command(Op::map, 0, device_va(vm.part.base), vm.part.base / BLOCK_BYTES,
-                        (vm.part.bytes + BLOCK_BYTES - 1) / BLOCK_BYTES);
+  Command map = make_command(Op::map, 0, device_va(vm.part.base), vm.part.base / BLOCK_BYTES,
+                             (vm.part.bytes + BLOCK_BYTES - 1) / BLOCK_BYTES);
   if (!fenced(vm, 0, map)) return false;
   vm.mapped_pid = pid;
   return true;
@@ -230,13 +221,13 @@ Status WorkerGpuDevice::synchronize(Stream s) {
     return f;
   };
   if (auto f = take()) return fail(Errc::device_error, describe(*f));
-  if (vm != nullptr && ready(*vm) && fenced(*vm, s, command(Op::nop, s, 0))) return {};
+  if (vm != nullptr && ready(*vm) && fenced(*vm, s, make_command(Op::nop, s, 0))) return {};
   auto f = take();
   return fail(Errc::device_error, f ? describe(*f) : "worker: failed");
 }
 
 void WorkerGpuDevice::copy(Stream s, std::byte* dst, const std::byte* src, uint64_t bytes) {
-  if (bytes != 0) queue(s, command(Op::copy, s, va_of(dst), va_of(src), bytes));
+  if (bytes != 0) queue(s, make_command(Op::copy, s, va_of(dst), va_of(src), bytes));
 }
 
 void WorkerGpuDevice::copy_2d(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch,
@@ -245,10 +236,10 @@ void WorkerGpuDevice::copy_2d(Stream s, std::byte* dst, uint64_t dst_pitch, cons
 }
 
 void WorkerGpuDevice::fill(Stream s, float* dst, uint64_t n, float value) {
-  if (n != 0) queue(s, command(Op::fill32, s, va_of(dst), std::bit_cast<uint32_t>(value), n));
+  if (n != 0) queue(s, make_command(Op::fill32, s, va_of(dst), std::bit_cast<uint32_t>(value), n));
 }
 
-void WorkerGpuDevice::spin(Stream s, uint64_t ns) { queue(s, command(Op::spin, s, ns)); }
+void WorkerGpuDevice::spin(Stream s, uint64_t ns) { queue(s, make_command(Op::spin, s, ns)); }
 
 // Each window-full is written (or read) and waited for before the window
 // is used again.
@@ -262,7 +253,7 @@ void WorkerGpuDevice::rows(Stream s, Vm& vm, const Rows& r, bool to_device) {
   std::vector<Pending> reads;
   auto flush = [&]() -> bool {
     if (used == 0) return true;
-    if (!fenced(vm, s, command(Op::nop, s, 0))) return false;
+    if (!fenced(vm, s, make_command(Op::nop, s, 0))) return false;
     for (const Pending& p : reads) std::memcpy(p.host, bulk + p.off, p.bytes);
     reads.clear();
     used = 0;
@@ -275,7 +266,7 @@ void WorkerGpuDevice::rows(Stream s, Vm& vm, const Rows& r, bool to_device) {
       const uint64_t dev = r.dev + row * r.dev_pitch + done;
       std::byte* host = r.host + row * r.host_pitch + done;
       if (to_device) std::memcpy(bulk + used, host, n);
-      auto t = vm.host->submit(command(to_device ? Op::write : Op::read, s, dev, used, n), false);
+      auto t = vm.host->submit(make_command(to_device ? Op::write : Op::read, s, dev, used, n), false);
       if (!t) return fail_vm(vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
       if (!to_device) reads.push_back({host, used, n});
       used += n;

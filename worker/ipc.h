@@ -64,6 +64,16 @@ struct Command {
 inline constexpr uint32_t FENCE = 1;          // write fence[stream] = seq after the work
 inline constexpr uint32_t MAP_READ_ONLY = 2;  // map: the blocks are mapped read-only
 static_assert(sizeof(Command) <= 128);
+// A command with its operands; whoever submits it sets seq and flags.
+inline Command make_command(Op op, uint32_t stream, uint64_t a = 0, uint64_t b = 0, uint64_t c = 0) {
+  Command k{};
+  k.op = op;
+  k.stream = stream;
+  k.a = a;
+  k.b = b;
+  k.c = c;
+  return k;
+}
 
 enum class WorkerState : uint32_t { starting = 0, ready = 1, failed = 2, dead = 3 };
 const char* state_name(WorkerState s);

@@ -24,15 +24,6 @@ WorkerOptions fake(std::vector<std::string> extra = {}) {
   return o;
 }
 
-Command cmd(Op op, uint32_t stream, uint64_t a, uint64_t b = 0, uint64_t c = 0) {
-  Command k{};
-  k.op = op;
-  k.stream = stream;
-  k.a = a;
-  k.b = b;
-  k.c = c;
-  return k;
-}
 
 void run(WorkerHost& h, Command c) {
   auto t = h.submit(c);
@@ -48,7 +39,7 @@ std::unique_ptr<WorkerHost> spawn(WorkerOptions o) {
 }
 
 uint32_t word_at(WorkerHost& h, uint64_t va) {
-  run(h, cmd(Op::read, 0, va, 0, sizeof(uint32_t)));
+  run(h, make_command(Op::read, 0, va, 0, sizeof(uint32_t)));
   uint32_t v;
   memcpy(&v, h.bulk(), sizeof v);
   return v;
@@ -67,9 +58,9 @@ TEST(WorkerHost, AWorkerStartsReadyOnItsDevice) {
 TEST(WorkerHost, WorkOnMappedBlocksFencesAndReadsBack) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
-  run(*h, cmd(Op::map, 3, VA, 7, 2));
-  run(*h, cmd(Op::fill32, 3, VA + BLOCK_BYTES - 8, 0xabcd1234, 4));  // across the two blocks
-  run(*h, cmd(Op::copy, 3, VA + 64, VA + BLOCK_BYTES - 4, 4));
+  run(*h, make_command(Op::map, 3, VA, 7, 2));
+  run(*h, make_command(Op::fill32, 3, VA + BLOCK_BYTES - 8, 0xabcd1234, 4));  // across the two blocks
+  run(*h, make_command(Op::copy, 3, VA + 64, VA + BLOCK_BYTES - 4, 4));
   EXPECT_EQ(word_at(*h, VA + BLOCK_BYTES + 4), 0xabcd1234u);
   EXPECT_EQ(word_at(*h, VA + 64), 0xabcd1234u);
 }
@@ -77,10 +68,10 @@ TEST(WorkerHost, WorkOnMappedBlocksFencesAndReadsBack) {
 TEST(WorkerHost, ManyCommandsInOneDoorbellEachFenceInOrder) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
-  run(*h, cmd(Op::map, 0, VA, 0, 1));
+  run(*h, make_command(Op::map, 0, VA, 0, 1));
   std::vector<Ticket> tickets;
   for (uint32_t i = 0; i < 2 * RING_SLOTS; i++) {
-    auto t = h->submit(cmd(Op::fill32, 1, VA + 4 * i, i, 1));
+    auto t = h->submit(make_command(Op::fill32, 1, VA + 4 * i, i, 1));
     ASSERT_TRUE(t);
     tickets.push_back(*t);
   }
@@ -93,7 +84,7 @@ TEST(WorkerHost, AHungWorkerPastItsDeadlineIsKilledAndRespawned) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
   int first = h->info().pid;
-  auto t = h->submit(cmd(Op::spin, 2, 3'600'000'000'000ull));  // an hour
+  auto t = h->submit(make_command(Op::spin, 2, 3'600'000'000'000ull));  // an hour
   ASSERT_TRUE(t);
   auto w = h->wait(*t, 50ms);
   ASSERT_FALSE(w);
@@ -107,15 +98,15 @@ TEST(WorkerHost, AHungWorkerPastItsDeadlineIsKilledAndRespawned) {
   EXPECT_NE(i.pid, first);
   EXPECT_EQ(i.state, WorkerState::ready);
   // The new worker starts with no blocks: a VM remaps them at its next launch.
-  run(*h, cmd(Op::map, 0, VA, 0, 1));
-  run(*h, cmd(Op::fill32, 0, VA, 5, 1));
+  run(*h, make_command(Op::map, 0, VA, 0, 1));
+  run(*h, make_command(Op::fill32, 0, VA, 5, 1));
   EXPECT_EQ(word_at(*h, VA), 5u);
 }
 
 TEST(WorkerHost, AFaultIsAnMmuFaultWithTheAddressAndTheWorkerIsRespawned) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
-  auto t = h->submit(cmd(Op::fill32, 4, VA + 0x1230, 1, 1));  // nothing mapped
+  auto t = h->submit(make_command(Op::fill32, 4, VA + 0x1230, 1, 1));  // nothing mapped
   ASSERT_TRUE(t);
   auto w = h->wait(*t, 5s);
   ASSERT_FALSE(w);
@@ -123,7 +114,7 @@ TEST(WorkerHost, AFaultIsAnMmuFaultWithTheAddressAndTheWorkerIsRespawned) {
   EXPECT_EQ(w.error().addr, VA + 0x1230);
   EXPECT_NE(w.error().reason.find("fill32: an access to an unmapped address"), std::string::npos) << w.error().reason;
   EXPECT_EQ(h->info().state, WorkerState::dead);
-  run(*h, cmd(Op::nop, 4, 0));  // the next command starts a new worker
+  run(*h, make_command(Op::nop, 4, 0));  // the next command starts a new worker
   EXPECT_EQ(h->info().restarts, 1u);
   EXPECT_EQ(h->info().state, WorkerState::ready);
 }
@@ -131,13 +122,13 @@ TEST(WorkerHost, AFaultIsAnMmuFaultWithTheAddressAndTheWorkerIsRespawned) {
 TEST(WorkerHost, AReadOnlyBlockReadsAndAWriteToItFaults) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
-  run(*h, cmd(Op::map, 0, VA, 0, 1));
-  run(*h, cmd(Op::fill32, 0, VA, 9, 1));
-  Command ro = cmd(Op::map, 0, VA + BLOCK_BYTES, 0, 1);  // the same block again, read-only
+  run(*h, make_command(Op::map, 0, VA, 0, 1));
+  run(*h, make_command(Op::fill32, 0, VA, 9, 1));
+  Command ro = make_command(Op::map, 0, VA + BLOCK_BYTES, 0, 1);  // the same block again, read-only
   ro.flags = MAP_READ_ONLY;
   run(*h, ro);
   EXPECT_EQ(word_at(*h, VA + BLOCK_BYTES), 9u);  // one block at two VAs aliases
-  auto t = h->submit(cmd(Op::fill32, 0, VA + BLOCK_BYTES + 16, 1, 1));
+  auto t = h->submit(make_command(Op::fill32, 0, VA + BLOCK_BYTES + 16, 1, 1));
   ASSERT_TRUE(t);
   auto w = h->wait(*t, 5s);
   ASSERT_FALSE(w);
@@ -150,14 +141,14 @@ TEST(WorkerHost, BytesWrittenToTheBulkWindowBeforeARespawnReachTheNewWorker) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
   h->kill_and_respawn("test");
-  h->kill_and_respawn("test");                       // the second one: no worker since the first failure
-  auto t = h->submit(cmd(Op::fill32, 0, VA, 1, 1));  // faults: the worker is reaped
+  h->kill_and_respawn("test");                                // the second one: no worker since the first failure
+  auto t = h->submit(make_command(Op::fill32, 0, VA, 1, 1));  // faults: the worker is reaped
   ASSERT_TRUE(t);
   ASSERT_FALSE(h->wait(*t, 5s));
   uint32_t v = 77;
   memcpy(h->bulk(), &v, sizeof v);  // before the next command starts a worker
-  run(*h, cmd(Op::map, 0, VA, 0, 1));
-  run(*h, cmd(Op::write, 0, VA, 0, sizeof v));
+  run(*h, make_command(Op::map, 0, VA, 0, 1));
+  run(*h, make_command(Op::write, 0, VA, 0, sizeof v));
   EXPECT_EQ(word_at(*h, VA), 77u);
   EXPECT_EQ(h->info().restarts, 3u);
 }
@@ -165,8 +156,8 @@ TEST(WorkerHost, BytesWrittenToTheBulkWindowBeforeARespawnReachTheNewWorker) {
 TEST(WorkerHost, AFillOfAnySizeFaultsPastTheMappedBlocks) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
-  run(*h, cmd(Op::map, 0, VA, 0, 1));
-  auto t = h->submit(cmd(Op::fill32, 0, VA, 3, uint64_t{1} << 60));
+  run(*h, make_command(Op::map, 0, VA, 0, 1));
+  auto t = h->submit(make_command(Op::fill32, 0, VA, 3, uint64_t{1} << 60));
   ASSERT_TRUE(t);
   auto w = h->wait(*t, 5s);
   ASSERT_FALSE(w);
@@ -177,9 +168,9 @@ TEST(WorkerHost, AFillOfAnySizeFaultsPastTheMappedBlocks) {
 TEST(WorkerHost, CommandsWithoutFencesAreDoneByTheNextFence) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
-  run(*h, cmd(Op::map, 0, VA, 0, 1));
-  for (uint32_t i = 0; i < 1000; i++) ASSERT_TRUE(h->submit(cmd(Op::fill32, 1, VA + 4 * i, i + 1, 1), false));
-  auto last = h->submit(cmd(Op::nop, 1, 0));
+  run(*h, make_command(Op::map, 0, VA, 0, 1));
+  for (uint32_t i = 0; i < 1000; i++) ASSERT_TRUE(h->submit(make_command(Op::fill32, 1, VA + 4 * i, i + 1, 1), false));
+  auto last = h->submit(make_command(Op::nop, 1, 0));
   ASSERT_TRUE(last);
   ASSERT_TRUE(h->wait(*last, 5s));
   EXPECT_EQ(word_at(*h, VA + 4 * 999), 1000u);
@@ -188,8 +179,8 @@ TEST(WorkerHost, CommandsWithoutFencesAreDoneByTheNextFence) {
 TEST(WorkerHost, AWorkerThatDiesGivesAKernelErrorNamingTheSignal) {
   auto h = spawn(fake({"--die-at-seq", "2"}));
   ASSERT_TRUE(h);
-  run(*h, cmd(Op::nop, 6, 0));
-  auto t = h->submit(cmd(Op::nop, 6, 0));
+  run(*h, make_command(Op::nop, 6, 0));
+  auto t = h->submit(make_command(Op::nop, 6, 0));
   ASSERT_TRUE(t);
   auto w = h->wait(*t, 5s);
   ASSERT_FALSE(w);
@@ -202,8 +193,8 @@ TEST(WorkerHost, AWorkerThatDiesGivesAKernelErrorNamingTheSignal) {
 TEST(WorkerHost, AWaitOnACommandOfAKilledWorkerGetsItsFailure) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
-  auto spin = h->submit(cmd(Op::spin, 1, 3'600'000'000'000ull));
-  auto other = h->submit(cmd(Op::nop, 2, 0));  // behind the spin in the ring
+  auto spin = h->submit(make_command(Op::spin, 1, 3'600'000'000'000ull));
+  auto other = h->submit(make_command(Op::nop, 2, 0));  // behind the spin in the ring
   ASSERT_TRUE(spin && other);
   ASSERT_FALSE(h->wait(*spin, 20ms));
   auto w = h->wait(*other, 1s);
@@ -218,7 +209,7 @@ TEST(WorkerHost, AWorkerRestartedTooOftenIsNotRestartedAgain) {
   ASSERT_TRUE(h);
   for (int i = 0; i < 3; i++) h->kill_and_respawn("test");
   EXPECT_EQ(h->info().state, WorkerState::dead);
-  auto t = h->submit(cmd(Op::nop, 0, 0));
+  auto t = h->submit(make_command(Op::nop, 0, 0));
   ASSERT_FALSE(t);
   EXPECT_NE(t.error().message.find("restarted too often"), std::string::npos) << t.error().message;
 }
@@ -252,7 +243,7 @@ constexpr const char* EMPTY_KERNEL = R"(.version 6.0
 
 Result<Ticket> submit_load(WorkerHost& h, const std::string& ptx) {
   memcpy(h.bulk(), ptx.c_str(), ptx.size() + 1);
-  Command c = cmd(Op::load_module, 0, 0, 0, ptx.size() + 1);
+  Command c = make_command(Op::load_module, 0, 0, 0, ptx.size() + 1);
   c.data_va = VA;
   return h.submit(c);
 }
@@ -275,8 +266,8 @@ TEST(WorkerHost, ARefusedModuleIsReportedAndTheWorkerGoesOn) {
   ASSERT_TRUE(good);
   ASSERT_TRUE(h->wait(*good, 5s));
   EXPECT_FALSE(h->refusal(*good)) << *h->refusal(*good);
-  run(*h, cmd(Op::map, 0, VA, 0, 1));
-  run(*h, cmd(Op::fill32, 0, VA, 0x1234, 16));
+  run(*h, make_command(Op::map, 0, VA, 0, 1));
+  run(*h, make_command(Op::fill32, 0, VA, 0x1234, 16));
   EXPECT_EQ(word_at(*h, VA), 0x1234u);
   EXPECT_EQ(h->info().pid, pid);
   EXPECT_EQ(h->info().restarts, 0u);
@@ -290,7 +281,7 @@ TEST(WorkerHost, TheFakeDeviceRunsNoKernels) {
   ASSERT_TRUE(h);
   auto good = submit_load(*h, EMPTY_KERNEL);
   ASSERT_TRUE(good && h->wait(*good, 5s));
-  Command c = cmd(Op::launch, 0, 0);
+  Command c = make_command(Op::launch, 0, 0);
   c.launch = LaunchArgs{0, 0, {1, 1, 1}, {1, 1, 1}, 0, 0, 0, 0};
   auto t = h->submit(c);
   ASSERT_TRUE(t);

@@ -73,7 +73,7 @@ double worker_copy_gbs(WorkerHost& h, Op op) {
   std::vector<double> v;
   for (uint32_t i = 0; i < COPIES; i++) {
     auto s = Clock::now();
-    if (!run(h, command(op, 1, APERTURE_BASE, 0, IMAGE_BYTES)).empty()) return -1;
+    if (!run(h, make_command(op, 1, APERTURE_BASE, 0, IMAGE_BYTES)).empty()) return -1;
     v.push_back(double(IMAGE_BYTES) / (us_since(s) * 1e3));
   }
   return median(v);

@@ -50,7 +50,6 @@ struct Checker {
 std::unique_ptr<WorkerHost> spawn_cuda(const std::string& binary);
 // Submits and waits; the failure's reason, or "" on success.
 std::string run(WorkerHost& h, Command c, std::chrono::nanoseconds deadline = 10s);
-Command command(Op op, uint32_t stream, uint64_t a = 0, uint64_t b = 0, uint64_t c = 0);
 // Maps the image's blocks and writes it; reads it back.
 std::string put_image(WorkerHost& h, const Image& img);
 std::string get_image(WorkerHost& h, Image& img);

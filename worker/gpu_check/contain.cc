@@ -71,14 +71,14 @@ void victim_loop(WorkerHost& v, std::atomic<bool>& stop, Clock::time_point t0, s
   const uint32_t grid[3] = {N / 256, 1, 1}, block[3] = {256, 1, 1};
   std::vector<std::byte> first;
   for (int i = 0; !stop; i++) {
-    if (auto e = run(v, command(Op::fill32, 2, OUT, 0, N)); !e.empty()) return void(error = e);
+    if (auto e = run(v, make_command(Op::fill32, 2, OUT, 0, N)); !e.empty()) return void(error = e);
     auto s = Clock::now();
     auto e = run(v, launch_command(v, 2, 1, 0, grid, block, params3(IN, OUT, N)));
     double us = std::chrono::duration<double, std::micro>(Clock::now() - s).count();
     if (!e.empty()) return void(error = e);
     samples.push_back({std::chrono::duration<double, std::milli>(s - t0).count(), us});
     if (i % 50 == 0) {
-      if (auto r = run(v, command(Op::read, 2, OUT, 0, 4 * N)); !r.empty()) return void(error = r);
+      if (auto r = run(v, make_command(Op::read, 2, OUT, 0, 4 * N)); !r.empty()) return void(error = r);
       std::vector<std::byte> got(v.bulk(), v.bulk() + 4 * N);
       if (first.empty()) first = got;
       if (got != first) mismatches++;
@@ -131,7 +131,7 @@ int contain_check(const std::string& binary, Checker& c) {
   c.expect(restarted && load(*attacker, 1, VICTIM_PTX).empty() && put_image(*attacker, Image{}).empty(),
            "attacker respawned and its module loaded");
   double spin_at = ms();
-  t = attacker->submit(command(Op::spin, 3, 3'600'000'000'000ull));
+  t = attacker->submit(make_command(Op::spin, 3, 3'600'000'000'000ull));
   w = attacker->wait(*t, 200ms);
   double returned_at = ms();         // after the kill, the reap and the respawn
   double killed_at = spin_at + 200;  // the deadline: SIGKILL right after it

@@ -31,7 +31,7 @@ double workers_s(const std::string& binary, int n) {
   for (int i = 0; i < n; i++) {
     hs.push_back(spawn_cuda(binary));
     if (!hs.back() || !load(*hs.back(), 2, BENCH_PTX).empty() ||
-        !run(*hs.back(), command(Op::map, 0, APERTURE_BASE, 0, 1)).empty())
+        !run(*hs.back(), make_command(Op::map, 0, APERTURE_BASE, 0, 1)).empty())
       return -1;
   }
   const uint32_t grid[3] = {GRID, 1, 1}, block[3] = {BLOCK, 1, 1};

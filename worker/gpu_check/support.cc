@@ -19,15 +19,6 @@ std::unique_ptr<WorkerHost> spawn_cuda(const std::string& binary) {
   return std::move(*h);
 }
 
-Command command(Op op, uint32_t stream, uint64_t a, uint64_t b, uint64_t c) {
-  Command k{};
-  k.op = op;
-  k.stream = stream;
-  k.a = a;
-  k.b = b;
-  k.c = c;
-  return k;
-}
 
 std::string run(WorkerHost& h, Command c, std::chrono::nanoseconds deadline) {
   auto t = h.submit(c);
@@ -37,13 +28,13 @@ std::string run(WorkerHost& h, Command c, std::chrono::nanoseconds deadline) {
 }
 
 std::string put_image(WorkerHost& h, const Image& img) {
-  if (auto e = run(h, command(Op::map, 0, APERTURE_BASE, 0, IMAGE_BLOCKS)); !e.empty()) return e;
+  if (auto e = run(h, make_command(Op::map, 0, APERTURE_BASE, 0, IMAGE_BLOCKS)); !e.empty()) return e;
   memcpy(h.bulk(), img.bytes.data(), IMAGE_BYTES);
-  return run(h, command(Op::write, 0, APERTURE_BASE, 0, IMAGE_BYTES));
+  return run(h, make_command(Op::write, 0, APERTURE_BASE, 0, IMAGE_BYTES));
 }
 
 std::string get_image(WorkerHost& h, Image& img) {
-  if (auto e = run(h, command(Op::read, 0, APERTURE_BASE, 0, IMAGE_BYTES)); !e.empty()) return e;
+  if (auto e = run(h, make_command(Op::read, 0, APERTURE_BASE, 0, IMAGE_BYTES)); !e.empty()) return e;
   memcpy(img.bytes.data(), h.bulk(), IMAGE_BYTES);
   return "";
 }
@@ -51,7 +42,7 @@ std::string get_image(WorkerHost& h, Image& img) {
 std::string load(WorkerHost& h, uint32_t slot, const std::string& ptx, uint64_t data_va) {
   memcpy(h.bulk(), ptx.data(), ptx.size());
   h.bulk()[ptx.size()] = std::byte{0};
-  Command c = command(Op::load_module, 0, slot, 0, ptx.size() + 1);
+  Command c = make_command(Op::load_module, 0, slot, 0, ptx.size() + 1);
   c.data_va = data_va;
   auto t = h.submit(c);
   if (!t) return t.error().what();
@@ -65,7 +56,7 @@ Command launch_command(WorkerHost& h, uint32_t stream, uint32_t slot, uint32_t e
   // Parameters at the bulk window's end, past any image bytes.
   uint64_t at = BULK_BYTES - 8192 - 4096 * stream % (BULK_BYTES / 2);
   memcpy(h.bulk() + at, params.data(), params.size());
-  Command c = command(Op::launch, stream);
+  Command c = make_command(Op::launch, stream);
   c.launch = LaunchArgs{slot,
                         entry,
                         {grid[0], grid[1], grid[2]},
