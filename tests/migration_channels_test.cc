@@ -101,14 +101,29 @@ struct Chain {
   }
 };
 
-TEST(MigrationChannels, AChainOfJobsMovedMidwayEndsAsTheUnmovedChain) {
-  auto a = make_testbed(), b = make_testbed(), unmoved = make_testbed();
-  ASSERT_TRUE(a && b && unmoved);
-
+// The output of `jobs` chained jobs on a vGPU that never moves.
+Result<std::vector<std::byte>> unmoved_output(int jobs) {
+  auto tb = make_testbed();
+  if (!tb) return fail(Errc::device_error, "the unmoved testbed");
   Chain reference;
-  ASSERT_TRUE(reference.open(unmoved->port(0)));
-  ASSERT_TRUE(reference.submit(JOBS_BEFORE + JOBS_AFTER));
-  Result<std::vector<std::byte>> want = reference.result();
+  if (Status s = reference.open(tb->port(0)); !s) return std::unexpected(s.error());
+  if (Status s = reference.submit(jobs); !s) return std::unexpected(s.error());
+  return reference.result();
+}
+
+// The move itself, from a frozen source: its image and its VRAM go to the
+// destination, which imports the image.
+Status move_vgpu(testbed::Testbed& from, testbed::Testbed& to) {
+  Result<std::vector<uint8_t>> image = from.vgpu(0)->export_image();
+  if (!image) return std::unexpected(image.error());
+  copy_partition(from, to);
+  return to.vgpu(0)->import_image(*image);
+}
+
+TEST(MigrationChannels, AChainOfJobsMovedMidwayEndsAsTheUnmovedChain) {
+  auto a = make_testbed(), b = make_testbed();
+  ASSERT_TRUE(a && b);
+  Result<std::vector<std::byte>> want = unmoved_output(JOBS_BEFORE + JOBS_AFTER);
   ASSERT_TRUE(want) << want.error().what();
 
   MovingPort port(&a->port(0));
@@ -117,11 +132,8 @@ TEST(MigrationChannels, AChainOfJobsMovedMidwayEndsAsTheUnmovedChain) {
   ASSERT_TRUE(chain.submit(JOBS_BEFORE));
   Status frozen = a->vgpu(0)->freeze(FREEZE_NS);
   ASSERT_TRUE(frozen) << frozen.error().what();
-  Result<std::vector<uint8_t>> image = a->vgpu(0)->export_image();
-  ASSERT_TRUE(image) << image.error().what();
-  copy_partition(*a, *b);
-  Status imported = b->vgpu(0)->import_image(*image);
-  ASSERT_TRUE(imported) << imported.error().what();
+  Status moved = move_vgpu(*a, *b);
+  ASSERT_TRUE(moved) << moved.error().what();
   port.move_to(&b->port(0));
 
   ASSERT_TRUE(chain.submit(JOBS_AFTER));
@@ -137,12 +149,9 @@ TEST(MigrationChannels, AChainOfJobsMovedMidwayEndsAsTheUnmovedChain) {
 // travel as GP_PUT ahead of the GPU's put and run on B without a new
 // doorbell.
 TEST(MigrationChannels, JobsRungWhileFrozenRunOnTheDestination) {
-  auto a = make_testbed(), b = make_testbed(), unmoved = make_testbed();
-  ASSERT_TRUE(a && b && unmoved);
-  Chain reference;
-  ASSERT_TRUE(reference.open(unmoved->port(0)));
-  ASSERT_TRUE(reference.submit(JOBS_BEFORE + JOBS_AFTER));
-  Result<std::vector<std::byte>> want = reference.result();
+  auto a = make_testbed(), b = make_testbed();
+  ASSERT_TRUE(a && b);
+  Result<std::vector<std::byte>> want = unmoved_output(JOBS_BEFORE + JOBS_AFTER);
   ASSERT_TRUE(want) << want.error().what();
 
   MovingPort port(&a->port(0));
@@ -151,11 +160,8 @@ TEST(MigrationChannels, JobsRungWhileFrozenRunOnTheDestination) {
   ASSERT_TRUE(chain.submit(JOBS_BEFORE));
   ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
   ASSERT_TRUE(chain.submit(JOBS_AFTER));  // rung on the frozen source
-  Result<std::vector<uint8_t>> image = a->vgpu(0)->export_image();
-  ASSERT_TRUE(image) << image.error().what();
-  copy_partition(*a, *b);
-  Status imported = b->vgpu(0)->import_image(*image);
-  ASSERT_TRUE(imported) << imported.error().what();
+  Status moved = move_vgpu(*a, *b);
+  ASSERT_TRUE(moved) << moved.error().what();
   port.move_to(&b->port(0));
 
   Result<std::vector<std::byte>> got = chain.result();
@@ -168,12 +174,9 @@ TEST(MigrationChannels, JobsRungWhileFrozenRunOnTheDestination) {
 // is, before it takes the image back.
 TEST(MigrationChannels, PingPongWithJobsBetweenTheMovesEndsAsTheUnmovedChain) {
   constexpr int MOVES = 6, JOBS_PER_LEG = 5;
-  auto a = make_testbed(), b = make_testbed(), unmoved = make_testbed();
-  ASSERT_TRUE(a && b && unmoved);
-  Chain reference;
-  ASSERT_TRUE(reference.open(unmoved->port(0)));
-  ASSERT_TRUE(reference.submit((MOVES + 1) * JOBS_PER_LEG));
-  Result<std::vector<std::byte>> want = reference.result();
+  auto a = make_testbed(), b = make_testbed();
+  ASSERT_TRUE(a && b);
+  Result<std::vector<std::byte>> want = unmoved_output((MOVES + 1) * JOBS_PER_LEG);
   ASSERT_TRUE(want) << want.error().what();
 
   MovingPort port(&a->port(0));
@@ -184,13 +187,10 @@ TEST(MigrationChannels, PingPongWithJobsBetweenTheMovesEndsAsTheUnmovedChain) {
   for (int move = 0; move < MOVES; ++move) {
     ASSERT_TRUE(chain.submit(JOBS_PER_LEG));
     ASSERT_TRUE(from->vgpu(0)->freeze(FREEZE_NS)) << "move " << move;
-    Result<std::vector<uint8_t>> image = from->vgpu(0)->export_image();
-    ASSERT_TRUE(image) << "move " << move << ": " << image.error().what();
     to->port(0).write32(Bar::bar0, regs::pmc::ENABLE.offset, 0);
     to->port(0).write32(Bar::bar0, regs::pmc::ENABLE.offset, regs::pmc::enable::ALL);
-    copy_partition(*from, *to);
-    Status imported = to->vgpu(0)->import_image(*image);
-    ASSERT_TRUE(imported) << "move " << move << ": " << imported.error().what();
+    Status moved = move_vgpu(*from, *to);
+    ASSERT_TRUE(moved) << "move " << move << ": " << moved.error().what();
     to->vgpu(0)->thaw();  // a vGPU moved away from earlier is still frozen
     port.move_to(&to->port(0));
     std::swap(from, to);
