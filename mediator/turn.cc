@@ -146,20 +146,25 @@ std::optional<uint64_t> Turn::hold_deadline_ns() {
   return held_->until_ns;
 }
 
-// The dispatcher charges the turn to its VM and dispatches the next one;
-// the VM's channel requeues what it has left.
+// The dispatcher charges the turn to its VM, the VM's channel requeues
+// what it has left, and only then does the dispatcher pick the next turn:
+// that pick may run another VM's host work on this thread for a whole
+// turn, and then pick again, so a requeue after it left this VM out of
+// those picks (a victim waited three turns of another VM's shadow sync).
 void Turn::end(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns,
                std::atomic<uint64_t>* why, TurnEnd reason) {
   const auto tell = [&](uint64_t gpu_ns) { config_.on_turn({.vm = m.vm, .end = reason, .gpu_ns = gpu_ns}); };
-  if (!dispatcher_->complete_if(m, start_ns, end_ns, config_.on_turn ? tell : sched::Dispatcher::Ended{})) {
+  const auto requeue = [&] {
+    if (why) why->fetch_add(1);
+    if (std::shared_ptr<TurnChannels> v = deps_.find(m.vm)) v->end_turn(m.channel);
+  };
+  if (!dispatcher_->complete_if(m, start_ns, end_ns, config_.on_turn ? tell : sched::Dispatcher::Ended{}, requeue)) {
     // That turn was ended meanwhile by another path (the watchdog, an
     // unbind): this end is the one that requeues what the channel has
     // left, or nothing would.
     if (std::shared_ptr<TurnChannels> v = deps_.find(m.vm)) v->piece_done(m.channel);
     return;
   }
-  if (why) why->fetch_add(1);
-  if (std::shared_ptr<TurnChannels> v = deps_.find(m.vm)) v->end_turn(m.channel);
 }
 
 // The dispatch found nothing to run: the turn ends at once (told: its start was).

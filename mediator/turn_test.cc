@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -32,6 +33,11 @@ struct FakeChannels final : TurnChannels {
   uint32_t rung = 0, rung_ahead = 0, ended = 0, done = 0;
   uint32_t host_work = 0;  // dispatches whose host work runs out of the budget
   std::vector<uint64_t> budgets;
+  // Where the VMs' dispatches are logged, in order (if set), and what
+  // end_turn does besides (the real channels queue what they have left).
+  std::vector<uint32_t>* dispatches = nullptr;
+  uint32_t id = 0;
+  std::function<void()> on_end;
 
   bool run() {
     if (pieces == 0) return false;
@@ -41,6 +47,7 @@ struct FakeChannels final : TurnChannels {
   }
   Dispatch dispatch(uint32_t, uint64_t s, uint64_t budget_ns) override {
     budgets.push_back(budget_ns);
+    if (dispatches) dispatches->push_back(id);
     seq = s;
     if (host_work > 0) {
       --host_work;
@@ -62,6 +69,7 @@ struct FakeChannels final : TurnChannels {
   void end_turn(uint32_t) override {
     in_turn = false;
     ++ended;
+    if (on_end) on_end();
   }
   void piece_done(uint32_t) override { ++done; }
 };
@@ -216,6 +224,44 @@ TEST_F(TurnTest, HostWorkPastTheTurnsBoundEndsTheTurnChargedAndLetsTheWaitingVmG
   EXPECT_EQ(vm(VM_B).rung, 1u);   // B went next
   ASSERT_GE(events.size(), 2u);
   EXPECT_EQ(events[1].end, TurnEnd::out_of_time);
+}
+
+// Issue 37 item 5: a VM whose turn ends is queued again before the next
+// turn is picked. That pick may run another VM's host work on this thread
+// for a whole turn and then pick again: the VM that waited must be in
+// that second pick. (It was not: B's channel was requeued only after the
+// chain of A's host-work turns, and B waited three of A's 30 ms turns.)
+TEST_F(TurnTest, AVmWhoseTurnEndsIsQueuedBeforeAnotherVmsHostWorkTurnIsPicked) {
+  make(false);
+  std::vector<uint32_t> dispatches;
+  for (uint32_t id : {VM_A, VM_B}) {
+    FakeChannels& v = vm(id);
+    v.id = id;
+    v.dispatches = &dispatches;
+    v.on_end = [this, &v, id] {  // as ShadowChannels::end_turn: work left is queued again
+      if (v.pieces > 0 || v.host_work > 0) {
+        ASSERT_TRUE(dispatcher->submit(id, CH));
+      }
+    };
+  }
+  vm(VM_B).pieces = 3;
+  ASSERT_TRUE(dispatcher->submit(VM_B, CH));  // B's turn
+  vm(VM_A).host_work = 3;                     // A's sync needs three turns
+  vm(VM_A).pieces = 1;
+  ASSERT_TRUE(dispatcher->submit(VM_A, CH));  // A waits
+  piece_ran(VM_B, 0, TURN_NS + 1);            // B's turn is over with work left: A goes
+  // A's first turn ends in its host work; B, queued again before that
+  // turn was picked, goes before A's second.
+  EXPECT_EQ(dispatches, (std::vector<uint32_t>{VM_B, VM_A, VM_B}));
+  EXPECT_EQ(turn->counts().host_work, 1u);
+  EXPECT_EQ(vm(VM_A).host_work, 2u);
+  // And so on, turn about; once B has run its last piece, A's last turn
+  // of host work and then its piece follow each other.
+  piece_ran(VM_B, TURN_NS + 1, 3 * TURN_NS);
+  piece_ran(VM_B, 3 * TURN_NS, 5 * TURN_NS);
+  EXPECT_EQ(dispatches, (std::vector<uint32_t>{VM_B, VM_A, VM_B, VM_A, VM_B, VM_A, VM_A}));
+  EXPECT_EQ(turn->counts().host_work, 3u);
+  EXPECT_EQ(vm(VM_A).rung, 1u);  // its piece runs once its sync is done
 }
 
 }  // namespace

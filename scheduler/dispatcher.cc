@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace vgpu::sched {
 namespace {
@@ -56,7 +57,8 @@ void Dispatcher::completed(uint64_t start_ns, uint64_t end_ns) {
   kick(lk);
 }
 
-bool Dispatcher::complete_if(const Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns, const Ended& ended) {
+bool Dispatcher::complete_if(const Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns, const Ended& ended,
+                             const Requeue& requeue) {
   std::unique_lock lk(mu_);
   if (!in_flight_) return false;
   const Submission& s = in_flight_->submission;
@@ -65,6 +67,23 @@ bool Dispatcher::complete_if(const Match& m, std::optional<uint64_t> start_ns, u
   policy_->complete(s.vm, start, end_ns);
   in_flight_.reset();
   if (ended) ended(end_ns > start ? end_ns - start : 0);
+  if (requeue) {
+    // No step picks until the requeue is in: one that another thread
+    // starts meanwhile only marks the step to run again (run_step), and a
+    // submit of the requeue's own does the same.
+    struct Relock {  // also when the requeue throws: the dispatcher must not stay stepping
+      std::unique_lock<std::mutex>& lk;
+      bool& stepping;
+      const bool held;
+      ~Relock() {
+        lk.lock();
+        if (held) stepping = false;
+      }
+    };
+    Relock relock{lk, stepping_, !std::exchange(stepping_, true)};
+    lk.unlock();
+    requeue();
+  }
   kick(lk);
   return true;
 }

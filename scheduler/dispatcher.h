@@ -68,13 +68,20 @@ class Dispatcher {
   // its dispatch. Returns whether it ended one. `ended`, if given, hears
   // the GPU time charged when it does, before the next dispatch: it runs
   // with the dispatcher's lock held and must not block or call back.
+  // `requeue`, if given, runs after that, without the lock and before the
+  // next pick: the ended VM queues what it has left (it may submit), so
+  // that the pick sees it. Without it, a VM whose turn ended while another
+  // VM's dispatch ran long on this thread (host work) was not queued until
+  // that VM's next turns had been dispatched too (issue 37 item 5).
   struct Match {
     VmId vm;
     uint32_t channel;
     std::optional<uint64_t> seq;
   };
   using Ended = std::function<void(uint64_t gpu_ns)>;
-  bool complete_if(const Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns, const Ended& ended = {});
+  using Requeue = std::function<void()>;
+  bool complete_if(const Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns, const Ended& ended = {},
+                   const Requeue& requeue = {});
   [[nodiscard]] std::optional<Flight> in_flight() const;
 
   // Inline mode: the clock has reached wake_at(); ask the policy again.

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -227,6 +228,34 @@ TEST_F(FakeDispatch, CompleteIfTellsItsHookBeforeTheNextDispatch) {
   EXPECT_EQ(started_when_heard, 1u);  // VM 2's submission came after
   std::lock_guard lk(engine.mu);
   EXPECT_EQ(engine.started.size(), 2u);
+}
+
+// The ended VM's requeue runs before the next pick (issue 37 item 5: that
+// pick may run another VM's host work for a whole turn and pick again),
+// without the dispatcher's lock (it submits), and a requeue that throws
+// leaves the dispatcher working.
+TEST_F(FakeDispatch, CompleteIfRequeuesTheEndedVmBeforeTheNextPick) {
+  ASSERT_TRUE(d.submit(1, 4));
+  ASSERT_TRUE(d.submit(2, 0));
+  const uint64_t seq = d.in_flight()->submission.seq;
+  size_t started_at_requeue = 0;
+  EXPECT_TRUE(d.complete_if({1, 4, seq}, 0, 10, {}, [&] {
+    {
+      std::lock_guard lk(engine.mu);
+      started_at_requeue = engine.started.size();
+    }
+    ASSERT_TRUE(d.submit(1, 4));  // what VM 1's channel has left
+  }));
+  EXPECT_EQ(started_at_requeue, 1u);  // VM 2 was not picked before the requeue was in
+  EXPECT_EQ(d.queued(1), 1u);
+  ASSERT_TRUE(d.in_flight());
+  EXPECT_EQ(d.in_flight()->submission.vm, 2u);
+  const uint64_t seq2 = d.in_flight()->submission.seq;
+  EXPECT_THROW(d.complete_if({2, 0, seq2}, 10, 20, {}, [] { throw std::runtime_error("requeue"); }),
+               std::runtime_error);
+  d.tick();  // the next event steps again
+  ASSERT_TRUE(d.in_flight());
+  EXPECT_EQ(d.in_flight()->submission.vm, 1u);
 }
 
 TEST_F(FakeDispatch, ACompletionWithNothingInFlightIsIgnored) {
