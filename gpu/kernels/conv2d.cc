@@ -205,6 +205,12 @@ void detail::conv2d_tiles_run(const cls::Conv2dArgs& a, const float* input, cons
   }
 }
 
+bool detail::conv2d_pointwise(const cls::Conv2dArgs& a) { return is_pointwise(a); }
+
+void detail::conv2d_im2col(const cls::Conv2dArgs& a, const float* image, int64_t j0, int64_t j1, float* col) {
+  im2col_band(shape_of(a), image, j0, j1, col);
+}
+
 void detail::conv2d_banded(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output,
                            size_t workspace_floats) {
   conv2d_tiles_run(a, input, filter, output, 0, tiling_of(a, workspace_floats).tiles, workspace_floats);

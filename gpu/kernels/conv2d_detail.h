@@ -18,4 +18,11 @@ void conv2d_banded(const cls::Conv2dArgs& args, const float* input, const float*
 void conv2d_tiles_run(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output,
                       uint64_t first, uint64_t count, size_t workspace_floats);
 
+// For kernel_bench's conv2d in one BLAS call per image (what tiles cost
+// against it): whether the launch reads the image as its own column
+// matrix, and columns [j0, j1) of an image's im2col matrix into col (CRS
+// rows of j1 - j0 floats), as the tiles build them.
+bool conv2d_pointwise(const cls::Conv2dArgs& args);
+void conv2d_im2col(const cls::Conv2dArgs& args, const float* image, int64_t j0, int64_t j1, float* col);
+
 }  // namespace vgpu::gpu::kernels::detail

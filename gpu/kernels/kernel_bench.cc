@@ -6,6 +6,11 @@
 //  - conv2d on the DeepBench shapes of seed-workloads.json and mriq at a
 //    Parboil-like size, through the kernel functions: median of 5.
 // Prints one JSON line, then a readable table.
+//  kernel_bench --tiles: what computing sgemm and conv2d in tiles (their
+//    units, whole or sliced: kernels.h) costs a lone launch against one
+//    OpenBLAS call (sgemm) or one per image (conv2d, after the image's
+//    whole im2col matrix): the DeepBench gemm and conv shapes, the two
+//    forms interleaved, median of 5 each.
 #include <cblas.h>
 
 #include <algorithm>
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "common/random.h"
+#include "gpu/kernels/conv2d_detail.h"
 #include "gpu/kernels/kernels.h"
 
 namespace {
@@ -146,9 +152,108 @@ MriqResult bench_mriq() {
   return {kernel_s, parboil_s};
 }
 
+// ---- --tiles: tiles against one BLAS call
+
+struct TilesRow {
+  std::string name;
+  double tiled_s, one_call_s;
+};
+
+template <typename F, typename G>
+TilesRow interleaved(std::string name, F&& tiled, G&& one_call) {
+  tiled();  // warm-up: OpenBLAS threads, page faults
+  one_call();
+  std::vector<double> tt, to;
+  for (int i = 0; i < RUNS; ++i) {
+    tt.push_back(seconds(tiled));
+    to.push_back(seconds(one_call));
+  }
+  return {std::move(name), median(tt), median(to)};
+}
+
+struct GemmShape {
+  const char* name;
+  uint32_t m, n, k;
+};
+
+// testbed/workloads/registry.cc's DeepBench shapes, and 1024^3.
+constexpr GemmShape GEMM_SHAPES[] = {
+    {"gemm1", 5124, 700, 2048}, {"gemm2", 35, 700, 2048},        {"gemm3", 3072, 3000, 1024},
+    {"gemm4", 512, 6000, 2816}, {"sgemm1024", 1024, 1024, 1024},
+};
+
+TilesRow tiles_sgemm(const GemmShape& g) {
+  const auto a = random_floats(size_t{g.m} * g.k, 1, -1.0f, 1.0f);
+  const auto b = random_floats(size_t{g.k} * g.n, 2, -1.0f, 1.0f);
+  std::vector<float> c(size_t{g.m} * g.n, 0.0f);
+  SgemmArgs args{};
+  args.m = g.m, args.n = g.n, args.k = g.k, args.alpha = 1.0f, args.beta = 0.0f;
+  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+  return interleaved(
+      g.name, [&] { kernels::sgemm(args, a.data(), b.data(), c.data()); },
+      [&] {
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(),
+                    n);
+      });
+}
+
+TilesRow tiles_conv(const ConvCase& cc) {
+  Conv2dArgs a{};
+  a.n = cc.n, a.c = cc.c, a.h = cc.h, a.w = cc.w, a.k = cc.k, a.r = cc.r, a.s = cc.s;
+  a.pad_h = cc.pad_h, a.pad_w = cc.pad_w, a.stride_h = cc.stride_h, a.stride_w = cc.stride_w;
+  const int64_t pq = int64_t{kernels::conv2d_out_h(a)} * kernels::conv2d_out_w(a);
+  const int64_t crs = int64_t{a.c} * a.r * a.s, chw = int64_t{a.c} * a.h * a.w;
+  const auto in = random_floats(static_cast<size_t>(a.n * chw), 3, -1.0f, 1.0f);
+  const auto filter = random_floats(static_cast<size_t>(a.k * crs), 4, -1.0f, 1.0f);
+  std::vector<float> out(static_cast<size_t>(a.n * a.k * pq));
+  std::vector<float> col(kernels::detail::conv2d_pointwise(a) ? 0 : static_cast<size_t>(crs * pq));
+  const auto one_call = [&] {
+    for (uint32_t i = 0; i < a.n; ++i) {
+      const float* image = in.data() + i * chw;
+      const float* columns = image;
+      if (!col.empty()) {
+        kernels::detail::conv2d_im2col(a, image, 0, pq, col.data());
+        columns = col.data();
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(a.k), static_cast<int>(pq),
+                  static_cast<int>(crs), 1.0f, filter.data(), static_cast<int>(crs), columns, static_cast<int>(pq),
+                  0.0f, out.data() + i * a.k * pq, static_cast<int>(pq));
+    }
+  };
+  return interleaved(
+      cc.name, [&] { kernels::conv2d(a, in.data(), filter.data(), out.data()); }, one_call);
+}
+
+int tiles_main() {
+  std::vector<TilesRow> rows;
+  for (const GemmShape& g : GEMM_SHAPES) rows.push_back(tiles_sgemm(g));
+  for (const ConvCase& cc : CONV_CASES) rows.push_back(tiles_conv(cc));
+  std::string json;
+  for (const TilesRow& r : rows) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "%s{\"name\":\"%s\",\"tiled_median_s\":%.6f,\"one_call_median_s\":%.6f,\"ratio\":%.4f}",
+                  json.empty() ? "" : ",", r.name.c_str(), r.tiled_s, r.one_call_s, r.tiled_s / r.one_call_s);
+    json += buf;
+  }
+  std::printf("{\"bench\":\"kernel_tiles\",\"runs\":%d,\"openblas_threads\":%d,\"rows\":[%s]}\n", RUNS,
+              openblas_get_num_threads(), json.c_str());
+  std::printf("\nmedian of %d runs each, interleaved, OpenBLAS threads: %d\n", RUNS, openblas_get_num_threads());
+  std::printf("  %-10s %14s %16s %8s\n", "kernel", "tiles (ms)", "one call (ms)", "ratio");
+  for (const TilesRow& r : rows)
+    std::printf("  %-10s %14.3f %16.3f %8.3f\n", r.name.c_str(), r.tiled_s * 1e3, r.one_call_s * 1e3,
+                r.tiled_s / r.one_call_s);
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == "--tiles") return tiles_main();
+  if (argc != 1) {
+    std::fprintf(stderr, "usage: kernel_bench [--tiles]\n");
+    return 2;
+  }
   const GemmResult g = bench_sgemm();
   const double gemm_flops = 2.0 * GEMM_SIZE * GEMM_SIZE * GEMM_SIZE;
   const double gf_kernel = gemm_flops / g.kernel_s / 1e9;
