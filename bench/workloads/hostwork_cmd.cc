@@ -6,8 +6,10 @@
 // fills (tests/testing/shadow_flood.h). Per turn-ms: VM 1's worst fill,
 // its fills meanwhile, VM 0's launch and the turns that ended at their
 // bound in the sync. turn-ms 0 (unbounded turns) leaves the sync whole:
-// the behaviour before it ran in pieces.
-//   hostwork [--runs N] [--turn-ms LIST] [--json FILE]
+// the behaviour before it ran in pieces. --modes: fv-opt (the lazy sync,
+// in pieces at the VM's dispatch; the default) and fv-naive (the full
+// sync at the guest's sync points, on its own thread).
+//   hostwork [--runs N] [--turn-ms LIST] [--modes LIST] [--json FILE]
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -25,6 +27,7 @@ namespace {
 constexpr uint64_t NS_PER_MS = 1'000'000;
 
 struct HostWorkEntry {
+  testbed::Mode mode = testbed::Mode::fv_opt;
   uint32_t turn_ms = 0;
   uint32_t run = 0;
   mediator::attack::FloodResult r;
@@ -32,14 +35,17 @@ struct HostWorkEntry {
 
 double ms(uint64_t ns) { return static_cast<double>(ns) / static_cast<double>(NS_PER_MS); }
 
-void usage() { std::cerr << "usage: vgpu-bench hostwork [--runs N] [--turn-ms LIST] [--json FILE]\n"; }
+void usage() {
+  std::cerr << "usage: vgpu-bench hostwork [--runs N] [--turn-ms LIST] [--modes fv-opt,fv-naive] [--json FILE]\n";
+}
 
 void print_table(const std::vector<HostWorkEntry>& entries) {
-  std::printf("\n%8s %4s %14s %8s %12s %14s %12s\n", "turn-ms", "run", "worst wait ms", "fills", "flood ms",
-              "host-work turns", "entries");
+  std::printf("\n%-8s %8s %4s %14s %8s %12s %14s %12s\n", "mode", "turn-ms", "run", "worst wait ms", "fills",
+              "flood ms", "host-work turns", "entries");
   for (const auto& e : entries)
-    std::printf("%8u %4u %14.1f %8u %12.1f %14llu %12llu\n", e.turn_ms, e.run, ms(e.r.worst_wait_ns), e.r.fills,
-                ms(e.r.flood_ns), static_cast<unsigned long long>(e.r.turns.host_work),
+    std::printf("%-8s %8u %4u %14.1f %8u %12.1f %14llu %12llu\n", testbed::mode_name(e.mode), e.turn_ms, e.run,
+                ms(e.r.worst_wait_ns), e.r.fills, ms(e.r.flood_ns),
+                static_cast<unsigned long long>(e.r.turns.host_work),
                 static_cast<unsigned long long>(e.r.entries_scanned));
   std::printf(
       "\nworst wait: VM 1's slowest one-entry fill (launch to fence) while VM 0's flooded launch ran;\n"
@@ -49,7 +55,8 @@ void print_table(const std::vector<HostWorkEntry>& entries) {
 void write_json(const std::string& path, const std::vector<HostWorkEntry>& entries) {
   nlohmann::ordered_json j = {{"suite", "hostwork"}, {"results", nlohmann::json::array()}};
   for (const auto& e : entries)
-    j["results"].push_back({{"turn_ms", e.turn_ms},
+    j["results"].push_back({{"mode", testbed::mode_name(e.mode)},
+                            {"turn_ms", e.turn_ms},
                             {"run", e.run},
                             {"worst_wait_ms", ms(e.r.worst_wait_ns)},
                             {"fills", e.r.fills},
@@ -64,8 +71,10 @@ void write_json(const std::string& path, const std::vector<HostWorkEntry>& entri
 int hostwork_main(std::span<char*> args) {
   uint32_t runs = 3;
   std::vector<uint32_t> turns{VGPU_OPT_TURN_MS_DEFAULT, 0};
+  std::vector<testbed::Mode> modes{testbed::Mode::fv_opt};
   std::string json_path;
   if (Status s = parse_flags(args, {{"--runs", count_flag("--runs", runs, 100)},
+                                    {"--modes", parsed_flag(modes, parse_modes)},
                                     {"--turn-ms", parsed_flag(turns,
                                                               [](std::string_view v) {
                                                                 return parse_counts("--turn-ms", v,
@@ -77,21 +86,30 @@ int hostwork_main(std::span<char*> args) {
     usage();
     return 2;
   }
+  for (testbed::Mode m : modes) {
+    if (m == testbed::Mode::fv_opt || m == testbed::Mode::fv_naive) continue;
+    std::cerr << "vgpu-bench hostwork: --modes " << testbed::mode_name(m)
+              << ": the flood needs shadowed guest page tables (fv-opt or fv-naive)\n";
+    usage();
+    return 2;
+  }
   std::vector<HostWorkEntry> entries;
-  for (uint32_t turn_ms : turns) {
-    for (uint32_t run = 0; run < runs; ++run) {
-      testbed::TestbedConfig tc;  // the defaults but turn-ms
-      tc.mode = testbed::Mode::fv_opt;
-      tc.vms = 2;
-      tc.vram_per_vm = 128 * MiB;
-      tc.turn_ns = uint64_t{turn_ms} * NS_PER_MS;
-      std::fprintf(stderr, "  turn-ms %u, run %u ...\n", turn_ms, run);
-      auto r = mediator::attack::shadow_flood(tc);
-      if (!r) {
-        std::cerr << "vgpu-bench hostwork: " << r.error().what() << "\n";
-        return 1;
+  for (testbed::Mode mode : modes) {
+    for (uint32_t turn_ms : turns) {
+      for (uint32_t run = 0; run < runs; ++run) {
+        testbed::TestbedConfig tc;  // the defaults but turn-ms
+        tc.mode = mode;
+        tc.vms = 2;
+        tc.vram_per_vm = 128 * MiB;
+        tc.turn_ns = uint64_t{turn_ms} * NS_PER_MS;
+        std::fprintf(stderr, "  %s, turn-ms %u, run %u ...\n", testbed::mode_name(mode), turn_ms, run);
+        auto r = mediator::attack::shadow_flood(tc);
+        if (!r) {
+          std::cerr << "vgpu-bench hostwork: " << r.error().what() << "\n";
+          return 1;
+        }
+        entries.push_back({mode, turn_ms, run, *r});
       }
-      entries.push_back({turn_ms, run, *r});
     }
   }
   print_table(entries);

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
                "       vgpu-bench idle [--vms N] [--modes LIST] [--spin-ms N] [--json FILE]\n"
                "       vgpu-bench ptx [--modes LIST] [--runs N] [--json FILE]\n"
                "       vgpu-bench sliver [--sgemm-n N] [--mriq-k N] [--mriq-x N] [--iterations N] [--slices LIST]\n"
-               "       vgpu-bench hostwork [--runs N] [--turn-ms LIST] [--json FILE]\n"
+               "       vgpu-bench hostwork [--runs N] [--turn-ms LIST] [--modes fv-opt,fv-naive] [--json FILE]\n"
                "                         [--latency-seconds N] [--policy NAME] [--turn-ms N] [--json FILE]\n"
                "       vgpu-bench --version\n"
                "Flags take their value as --flag VALUE or --flag=VALUE; a usage error exits 2.\n";
