@@ -17,7 +17,16 @@ namespace {
 using namespace cls::copy;
 using testing::Method;
 using testing::pattern;
-using CopyTest = testing::EngineEnv;
+class CopyTest : public testing::EngineEnv {
+ protected:
+  // A fresh copy object ends these methods with this channel error.
+  void expect_refused(const std::vector<Method>& m, regs::ChannelError code) {
+    CopyObject copy;
+    auto r = send(copy, m);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, code);
+  }
+};
 
 constexpr uint32_t PITCH_BOTH = LaunchSrcPitch::make(1) | LaunchDstPitch::make(1);
 constexpr uint32_t LINEAR = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | PITCH_BOTH;
@@ -298,39 +307,28 @@ TEST_F(CopyTest, SourceRunningOffMappedPagesFaultsOnFirstUnmappedPage) {
 }
 
 TEST_F(CopyTest, BlockLinearSourceIsBadCopy) {
-  CopyObject copy;
-  auto r = send(copy, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR & ~LaunchSrcPitch::mask));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::bad_copy);
+  expect_refused(linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR & ~LaunchSrcPitch::mask),
+                 regs::ChannelError::bad_copy);
 }
 
 TEST_F(CopyTest, BlockLinearDestinationIsBadCopy) {
-  CopyObject copy;
-  auto r = send(copy, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR & ~LaunchDstPitch::mask));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::bad_copy);
+  expect_refused(linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR & ~LaunchDstPitch::mask),
+                 regs::ChannelError::bad_copy);
 }
 
 TEST_F(CopyTest, RemapIsBadCopy) {
-  CopyObject copy;
-  auto r = send(copy, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR | LaunchRemap::make(1)));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::bad_copy);
+  expect_refused(linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR | LaunchRemap::make(1)),
+                 regs::ChannelError::bad_copy);
 }
 
 TEST_F(CopyTest, PhysicalAddressingIsBadCopy) {
-  CopyObject copy;
-  auto m = concat({{ADDRESSING_MODE, 1}}, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64));
-  auto r = send(copy, m);
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::bad_copy);
+  expect_refused(concat({{ADDRESSING_MODE, 1}}, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64)),
+                 regs::ChannelError::bad_copy);
 }
 
 TEST_F(CopyTest, ReservedTransferTypeIsBadCopy) {
-  CopyObject copy;
-  auto r = send(copy, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, PITCH_BOTH | LaunchTransferType::make(3)));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::bad_copy);
+  expect_refused(linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, PITCH_BOTH | LaunchTransferType::make(3)),
+                 regs::ChannelError::bad_copy);
 }
 
 TEST_F(CopyTest, RangeBeyondVaSpaceIsBadArgument) {

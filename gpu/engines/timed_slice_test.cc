@@ -14,7 +14,7 @@
 #include "gpu/engines/copy_object.h"
 #include "gpu/engines/kernel_launch.h"
 #include "gpu/engines/piece_sizer.h"
-#include "gpu/engines/testing/engine_env.h"
+#include "gpu/engines/testing/compute_launch.h"
 #include "gpu/kernels/kernels.h"
 
 namespace vgpu::gpu {
@@ -25,43 +25,23 @@ using testing::Method;
 
 // Slicing is the model's: a device back end runs launches and copies whole
 // (docs/cuda.md), so these run on the model only.
-class TimedSliceTest : public testing::EngineEnv {
+class TimedSliceTest : public testing::ComputeLaunchEnv {
  protected:
   void SetUp() override {
     testing::EngineEnv::SetUp();
     if (device_engines_) GTEST_SKIP() << "a device back end runs work whole";
   }
 
-  static constexpr uint64_t PROGRAM_VA = LINEAR_VA;
-  static constexpr uint32_t PROGRAM_START = 0x100;
-  static constexpr uint64_t CB_VA = LINEAR_VA + 0x1000;
-  static constexpr uint32_t CB_SIZE = 0x100;
   static constexpr uint64_t DATA_VA = LINEAR_VA + 0x10000;
 
   // A built-in launch of `blocks` blocks with these arguments, its pieces
   // run as PFIFO runs them (EngineEnv::send).
   template <typename Args>
   MethodDone launch(Kernel kernel, const Args& args, uint32_t blocks) {
-    using namespace cls::compute;
-    const cls::ProgramDescriptor d{cls::PROGRAM_MAGIC, cls::PROGRAM_VERSION, static_cast<uint32_t>(kernel), 0};
-    write(PROGRAM_VA + PROGRAM_START, &d, sizeof(d));
-    std::vector<uint32_t> words((sizeof(Args) + 3) / 4, 0);
-    std::memcpy(words.data(), &args, sizeof(Args));
-    std::vector<Method> m{{SET_PROGRAM_REGION_A, hi32(PROGRAM_VA)},
-                          {SET_PROGRAM_REGION_B, lo32(PROGRAM_VA)},
-                          {SET_CTA_PROGRAM_START, PROGRAM_START},
-                          {SET_CONSTANT_BUFFER_SELECTOR_A, CB_SIZE},
-                          {SET_CONSTANT_BUFFER_SELECTOR_B, hi32(CB_VA)},
-                          {SET_CONSTANT_BUFFER_SELECTOR_C, lo32(CB_VA)},
-                          {LOAD_CONSTANT_BUFFER_OFFSET, 0}};
-    for (uint32_t w : words) m.push_back({LOAD_CONSTANT_BUFFER, w});
-    const Method tail[] = {{BIND_CONSTANT_BUFFER, BindValid::make(1) | BindSlot::make(ARG_CB_SLOT)},
-                           {SET_CTA_THREAD_DIMENSION_A, DimLo::make(256) | DimHi::make(1)},
-                           {SET_CTA_THREAD_DIMENSION_B, 1},
-                           {SET_CTA_RASTER_SIZE_A, DimLo::make(blocks) | DimHi::make(1)},
-                           {SET_CTA_RASTER_SIZE_B, 1},
-                           {LAUNCH, 0}};
-    for (const Method& x : tail) m.push_back(x);
+    write_program(static_cast<uint32_t>(kernel));
+    std::vector<Method> m = program_and_args(args);
+    testing::append(m, grid(blocks));
+    m.push_back({cls::compute::LAUNCH, 0});
     return send(compute_, m);
   }
 
