@@ -10,6 +10,7 @@
 #include "gpu/engines/copy_object.h"
 #include "gpu/engines/engine_limits.h"
 #include "gpu/engines/testing/compute_launch.h"
+#include "gpu/engines/testing/copy_methods.h"
 
 namespace vgpu::gpu {
 namespace {
@@ -54,20 +55,12 @@ TEST_F(ObjectImageTest, ACopyObjectsStateMovesAndItsCopyRunsThere) {
   const auto data = testing::pattern(5000, 3);
   write_vec(src, data);
   CopyObject source;
-  ASSERT_TRUE(send(source, {{OFFSET_IN_UPPER, hi32(src)},
-                            {OFFSET_IN_LOWER, lo32(src)},
-                            {OFFSET_OUT_UPPER, hi32(dst)},
-                            {OFFSET_OUT_LOWER, lo32(dst)},
-                            {LINE_LENGTH_IN, 5000},
-                            {LINE_COUNT, 1}})
-                  .has_value());
+  ASSERT_TRUE(send(source, testing::copy_lines(src, dst, 5000, 1, 5000, 5000)).has_value());
   const auto saved = source.save_state();
   ASSERT_TRUE(saved.has_value());
   CopyObject moved;
   ASSERT_TRUE(moved.restore_state(*saved));
-  const uint32_t linear = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::make(1) |
-                          LaunchDstPitch::make(1);
-  ASSERT_TRUE(send(moved, {{LAUNCH_DMA, linear}}).has_value());
+  ASSERT_TRUE(send(moved, {{LAUNCH_DMA, testing::COPY_LINEAR}}).has_value());
   EXPECT_EQ(read_vec<uint8_t>(dst, data.size()), data);
 }
 

@@ -15,6 +15,7 @@
 #include "gpu/engines/kernel_launch.h"
 #include "gpu/engines/piece_sizer.h"
 #include "gpu/engines/testing/compute_launch.h"
+#include "gpu/engines/testing/copy_methods.h"
 #include "gpu/kernels/kernels.h"
 
 namespace vgpu::gpu {
@@ -149,23 +150,15 @@ TEST_F(TimedSliceTest, ALongCopyRunsInResumablePiecesAndItsSemaphoreFollowsTheLa
   slice_ns_ = 4'000;
   engine_budget_ns_ = 10'000;
   CopyObject copy;
-  const uint32_t launch_dma = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::make(1) |
-                              LaunchDstPitch::make(1) | LaunchMultiLine::make(1) |
+  const uint32_t launch_dma = testing::COPY_LINEAR | LaunchMultiLine::make(1) |
                               LaunchSemaphoreType::make(uint32_t(SemRelease::one_word)) |
                               LaunchInterruptType::make(uint32_t(Interrupt::non_blocking));
-  ASSERT_TRUE(send(copy, {{OFFSET_IN_UPPER, hi32(src)},
-                          {OFFSET_IN_LOWER, lo32(src)},
-                          {OFFSET_OUT_UPPER, hi32(dst)},
-                          {OFFSET_OUT_LOWER, lo32(dst)},
-                          {PITCH_IN, LINE},
-                          {PITCH_OUT, LINE},
-                          {LINE_LENGTH_IN, LINE},
-                          {LINE_COUNT, LINES},
-                          {SET_SEMAPHORE_A, hi32(sem)},
-                          {SET_SEMAPHORE_B, lo32(sem)},
-                          {SET_SEMAPHORE_PAYLOAD, 77},
-                          {LAUNCH_DMA, launch_dma}})
-                  .has_value());
+  std::vector<Method> m = testing::copy_lines(src, dst, LINE, LINES, LINE, LINE);
+  m.insert(m.end(), {{SET_SEMAPHORE_A, hi32(sem)},
+                     {SET_SEMAPHORE_B, lo32(sem)},
+                     {SET_SEMAPHORE_PAYLOAD, 77},
+                     {LAUNCH_DMA, launch_dma}});
+  ASSERT_TRUE(send(copy, m).has_value());
   EXPECT_EQ(read_vec<uint8_t>(dst, data.size()), data);
   const uint64_t whole_ns = kernels::stream_cost_ns(cost_, uint64_t{LINE} * LINES * 2);
   EXPECT_GE(pieces_, static_cast<int>(whole_ns / slice_ns_));

@@ -2,7 +2,7 @@
 // Guest RAM as the engines' system memory, for the DMA tests on the model
 // (sysmem_dma_test.cc) and on the fake device (device_dma_test.cc):
 // RAM_BYTES of memfd RAM mapped by sysmem PTEs at SYS_VA (and one page
-// past its end), and a linear copy's methods.
+// past its end), and a linear copy's methods (copy_methods.h).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/engines/copy_object.h"
+#include "gpu/engines/testing/copy_methods.h"
 #include "gpu/engines/testing/engine_env.h"
 
 namespace vgpu::gpu::testing {
@@ -19,8 +20,6 @@ class SysmemEnv : public EngineEnv {
  protected:
   static constexpr uint64_t RAM_BYTES = 1 * MiB;
   static constexpr uint64_t SYS_VA = 0x40'0000'0000;  // RAM_BYTES mapped, then one page past RAM
-  static constexpr uint32_t LINEAR = cls::copy::LaunchTransferType::make(uint32_t(cls::copy::Transfer::non_pipelined)) |
-                                     cls::copy::LaunchSrcPitch::make(1) | cls::copy::LaunchDstPitch::make(1);
 
   // The RAM as this channel's system memory, mapped at SYS_VA.
   void attach_ram() {
@@ -35,15 +34,9 @@ class SysmemEnv : public EngineEnv {
   static std::vector<Method> copy_2d(uint64_t src, uint64_t dst, uint32_t line, uint32_t lines, uint32_t pitch_in,
                                      uint32_t pitch_out) {
     using namespace cls::copy;
-    return {{OFFSET_IN_UPPER, hi32(src)},
-            {OFFSET_IN_LOWER, lo32(src)},
-            {OFFSET_OUT_UPPER, hi32(dst)},
-            {OFFSET_OUT_LOWER, lo32(dst)},
-            {PITCH_IN, pitch_in},
-            {PITCH_OUT, pitch_out},
-            {LINE_LENGTH_IN, line},
-            {LINE_COUNT, lines},
-            {LAUNCH_DMA, LINEAR | LaunchMultiLine::make(lines > 1 ? 1 : 0)}};
+    std::vector<Method> m = copy_lines(src, dst, line, lines, pitch_in, pitch_out);
+    m.push_back({LAUNCH_DMA, COPY_LINEAR | LaunchMultiLine::make(lines > 1 ? 1 : 0)});
+    return m;
   }
   static std::vector<Method> copy(uint64_t src, uint64_t dst, uint32_t bytes) {
     return copy_2d(src, dst, bytes, 1, bytes, bytes);
