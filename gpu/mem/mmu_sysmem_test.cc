@@ -16,9 +16,6 @@ namespace {
 using fmt::PageSize;
 using regs::FaultReason;
 
-constexpr uint64_t SMALL = fmt::SMALL_PAGE;
-constexpr uint64_t BIG = fmt::BIG_PAGE;
-
 class MmuSysmemTest : public testing::PageTablesTest {
  protected:
   static constexpr uint64_t RAM_BYTES = 4 * MiB + 64 * KiB;  // not a whole number of big pages

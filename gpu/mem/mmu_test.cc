@@ -19,9 +19,6 @@ namespace {
 using fmt::PageSize;
 using regs::FaultReason;
 
-constexpr uint64_t SMALL = fmt::SMALL_PAGE;
-constexpr uint64_t BIG = fmt::BIG_PAGE;
-
 class MmuTest : public testing::PageTablesTest {
  protected:
   static constexpr uint64_t VRAM_BYTES = 16 * MiB;

@@ -17,6 +17,9 @@ namespace vgpu::gpu::testing {
 
 class PageTablesTest : public ::testing::Test {
  protected:
+  static constexpr uint64_t SMALL = fmt::SMALL_PAGE;
+  static constexpr uint64_t BIG = fmt::BIG_PAGE;
+
   // `vram_bytes` of VRAM, page tables in [tables, tables_end), and pd.
   void make_tables(uint64_t vram_bytes, uint64_t tables, uint64_t tables_end) {
     auto v = Vram::create(vram_bytes);
