@@ -57,6 +57,13 @@ nlohmann::json counters_of(VgpuBackend* b) {
   return j;
 }
 
+// A backend in `mode` with the default settings, which must be created.
+BackendPtr created_in(VgpuMode mode) {
+  VgpuBackendConfig c = default_config();
+  c.mode = mode;
+  return created(c);
+}
+
 // Creation must fail and the message must start with the property's name.
 void expect_rejected(const VgpuBackendConfig& config, const std::string& property) {
   char err[256] = {};
@@ -128,9 +135,7 @@ TEST(Capi, EffectiveSettingsOfAnEmbeddedDevice) {
 }
 
 TEST(Capi, EventCountsOfAFreshEmbeddedVgpuAreZero) {
-  VgpuBackendConfig c = default_config();
-  c.mode = VGPU_MODE_FV;
-  BackendPtr b = created(c);
+  BackendPtr b = created_in(VGPU_MODE_FV);
   ASSERT_NE(b, nullptr);
   VgpuEventCounts n{1, 1, 1};
   vgpu_backend_event_counts(b.get(), &n);
@@ -333,9 +338,7 @@ TEST(Capi, PciIdentityMatchesRegisterHeader) {
 }
 
 TEST(Capi, FvModeIsServedByTheMediator) {
-  VgpuBackendConfig c = default_config();
-  c.mode = VGPU_MODE_FV;
-  BackendPtr b = created(c);
+  BackendPtr b = created_in(VGPU_MODE_FV);
   ASSERT_NE(b, nullptr);
   EXPECT_STREQ(vgpu_backend_kind(b.get()), "mediator");
   EXPECT_EQ(regs::pmc::Boot0Chipset::get(vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset)),
@@ -353,9 +356,7 @@ TEST(Capi, FvModeReportsThePartitionNotTheGpu) {
 }
 
 TEST(Capi, FvModeCountersIncludeTrappedAccesses) {
-  VgpuBackendConfig c = default_config();
-  c.mode = VGPU_MODE_FV;
-  BackendPtr b = created(c);
+  BackendPtr b = created_in(VGPU_MODE_FV);
   ASSERT_NE(b, nullptr);
   (void)vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset);
   const nlohmann::json j = counters_of(b.get());
@@ -390,9 +391,7 @@ TEST(Capi, GuestErrorsReachTheLogHookInBothModes) {
 
 TEST(Capi, AResetClearsTheDeviceAsAPmcResetDoes) {
   for (VgpuMode mode : {VGPU_MODE_PASSTHROUGH, VGPU_MODE_FV}) {
-    VgpuBackendConfig c = default_config();
-    c.mode = mode;
-    BackendPtr b(vgpu_backend_create(&c, nullptr, 0));
+    BackendPtr b = created_in(mode);
     ASSERT_NE(b, nullptr);
     namespace pf = regs::pfifo;
     vgpu_backend_bar0_write32(b.get(), regs::pmc::ENABLE.offset, regs::pmc::enable::ALL);
@@ -406,9 +405,7 @@ TEST(Capi, AResetClearsTheDeviceAsAPmcResetDoes) {
 
 TEST(Capi, ARisingLineIsAMessageOnTheErrorVectorInBothModes) {
   for (VgpuMode mode : {VGPU_MODE_PASSTHROUGH, VGPU_MODE_FV}) {
-    VgpuBackendConfig c = default_config();
-    c.mode = mode;
-    BackendPtr b(vgpu_backend_create(&c, nullptr, 0));
+    BackendPtr b = created_in(mode);
     ASSERT_NE(b, nullptr);
     std::vector<unsigned> got;
     vgpu_backend_set_msg_handler(
