@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "capi/vgpu_capi.h"
 #include "common/error.h"
 #include "common/log.h"
@@ -96,8 +98,9 @@ class Backend {
   // Where the interrupt line and messages go.
   InterruptSink& interrupts() { return interrupts_; }
 
-  // Backend-specific counters as JSON members ("name": value, ...), or empty.
-  virtual std::string counters_json() const = 0;
+  // Backend-specific counters as a JSON object whose members follow the C
+  // API's own (vgpu_backend_counters_json); an empty object when none.
+  virtual nlohmann::ordered_json counters_json() const = 0;
 
   // What the front end traces (vgpu_backend_event_counts); zeros by default.
   virtual VgpuEventCounts event_counts() const { return {}; }

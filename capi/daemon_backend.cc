@@ -16,6 +16,8 @@
 #include <mutex>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "capi/backend.h"
 #include "common/text.h"
 #include "vgpud/client/client.h"
@@ -95,12 +97,12 @@ class DaemonBackend final : public Backend {
   std::string daemon_scheduler() const override { return std::string(client_->scheduler()); }
   std::string daemon_vm_name() const override { return vm_name_; }
 
-  std::string counters_json() const override {
-    return strfmt(
-        "\"daemon_socket\": \"%s\", \"vm_id\": %u, \"round_trips\": %llu, \"posted_writes\": %llu, "
-        "\"device_lost\": %s",
-        socket_.c_str(), client_->vm_id(), static_cast<unsigned long long>(client_->round_trips()),
-        static_cast<unsigned long long>(client_->posted()), client_->lost() ? "true" : "false");
+  nlohmann::ordered_json counters_json() const override {
+    return {{"daemon_socket", socket_},
+            {"vm_id", client_->vm_id()},
+            {"round_trips", client_->round_trips()},
+            {"posted_writes", client_->posted()},
+            {"device_lost", client_->lost()}};
   }
 
  private:

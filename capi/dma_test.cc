@@ -97,6 +97,22 @@ std::unique_ptr<VgpuBackend, Destroy> backend(VgpuMode mode, VgpuTurnFn turn = n
   return rc == 0;
 }
 
+// The guest driver over a backend through a CapiPort on `ram`, with one context.
+struct Guest {
+  Guest(VgpuBackend* b, Ram& ram) : port(b, ram) {}
+  CapiPort port;
+  std::unique_ptr<driver::Device> dev;
+  std::unique_ptr<driver::Context> ctx;
+};
+void open_guest(Guest& g) {
+  auto dev = driver::Device::open(g.port);
+  ASSERT_TRUE(dev) << dev.error().what();
+  g.dev = std::move(*dev);
+  auto ctx = g.dev->create_context();
+  ASSERT_TRUE(ctx) << ctx.error().what();
+  g.ctx = std::move(*ctx);
+}
+
 class CapiDma : public ::testing::TestWithParam<VgpuMode> {};
 
 TEST_P(CapiDma, PinnedRoundTripReachesTheFrontEndsMemory) {
@@ -104,12 +120,9 @@ TEST_P(CapiDma, PinnedRoundTripReachesTheFrontEndsMemory) {
   auto b = backend(GetParam());
   ASSERT_TRUE(b);
   ASSERT_TRUE(attach_ram(b.get(), ram));
-  CapiPort port(b.get(), ram);
-  auto dev = driver::Device::open(port);
-  ASSERT_TRUE(dev) << dev.error().what();
-  auto ctx = (*dev)->create_context();
-  ASSERT_TRUE(ctx) << ctx.error().what();
-  driver::Context& c = **ctx;
+  Guest g(b.get(), ram);
+  ASSERT_NO_FATAL_FAILURE(open_guest(g));
+  driver::Context& c = *g.ctx;
   constexpr uint64_t BYTES = 2 * MiB;
   auto pinned = c.alloc_host(BYTES);
   ASSERT_TRUE(pinned) << pinned.error().what();
@@ -135,12 +148,9 @@ TEST(CapiDmaFv, RamTheFrontEndDidNotReportIsRefused) {
   const VgpuRamRange half{RAM_BASE, RAM_BYTES / 2};  // the pinned pages come from the start: allowed
   char err[256] = {};
   ASSERT_EQ(vgpu_backend_set_guest_ram(b.get(), &half, 1, err, sizeof err), 0) << err;
-  CapiPort port(b.get(), ram);
-  auto dev = driver::Device::open(port);
-  ASSERT_TRUE(dev) << dev.error().what();
-  auto ctx = (*dev)->create_context();
-  ASSERT_TRUE(ctx);
-  driver::Context& c = **ctx;
+  Guest g(b.get(), ram);
+  ASSERT_NO_FATAL_FAILURE(open_guest(g));
+  driver::Context& c = *g.ctx;
   auto inside = c.alloc_host(RAM_BYTES / 2);   // the reported half
   auto outside = c.alloc_host(RAM_BYTES / 4);  // the unreported half
   ASSERT_TRUE(inside && outside);
@@ -196,17 +206,14 @@ TEST(CapiTurns, TheVmsWorkIsTurnsStartThenEndAndOnlyItsOwn) {
     auto other = backend(mode, &Turns::fn, &idle);
     ASSERT_TRUE(b && other);
     ASSERT_TRUE(attach_ram(b.get(), ram));
-    CapiPort port(b.get(), ram);
-    auto dev = driver::Device::open(port);
-    ASSERT_TRUE(dev) << dev.error().what();
-    auto ctx = (*dev)->create_context();
-    ASSERT_TRUE(ctx) << ctx.error().what();
+    Guest g(b.get(), ram);
+    ASSERT_NO_FATAL_FAILURE(open_guest(g));
     constexpr uint64_t BYTES = 64 * KiB;
-    auto pinned = (*ctx)->alloc_host(BYTES);
-    auto dev_buf = (*ctx)->alloc(BYTES);
+    auto pinned = g.ctx->alloc_host(BYTES);
+    auto dev_buf = g.ctx->alloc(BYTES);
     ASSERT_TRUE(pinned && dev_buf);
-    ASSERT_TRUE((*ctx)->upload_pinned(*dev_buf, 0, *pinned, 0, BYTES));
-    ASSERT_TRUE((*ctx)->download_pinned(*pinned, 0, *dev_buf, 0, BYTES));
+    ASSERT_TRUE(g.ctx->upload_pinned(*dev_buf, 0, *pinned, 0, BYTES));
+    ASSERT_TRUE(g.ctx->download_pinned(*pinned, 0, *dev_buf, 0, BYTES));
     if (mode == VGPU_MODE_PASSTHROUGH) {
       std::lock_guard lock(mine.mu);
       EXPECT_TRUE(mine.events.empty());

@@ -9,6 +9,8 @@
 #include <mutex>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "capi/backend.h"
 #include "common/text.h"
 #include "gpu/device/backend.h"
@@ -73,11 +75,7 @@ class MediatorBackend final : public Backend {
   int vram_fd() const override { return host_->gpu().vram().fd(); }
   uint64_t vram_size() const override { return host_->gpu().vram().size(); }
 
-  std::string counters_json() const override {
-    // CounterSnapshot::json() is an object; hand back its members.
-    std::string j = vgpu_.counters().json();
-    return j.size() >= 2 ? j.substr(1, j.size() - 2) : std::string();
-  }
+  nlohmann::ordered_json counters_json() const override { return vgpu_.counters().json(); }
 
   VgpuEventCounts event_counts() const override {
     const mediator::CounterSnapshot c = vgpu_.counters();

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "capi/backend.h"
 #include "common/text.h"
 #include "gpu/device/backend.h"
@@ -103,7 +105,7 @@ class ModelBackend final : public Backend {
   int vram_fd() const override { return gpu_->vram().fd(); }
   uint64_t vram_size() const override { return gpu_->vram().size(); }
 
-  std::string counters_json() const override { return {}; }
+  nlohmann::ordered_json counters_json() const override { return nlohmann::ordered_json::object(); }
 
   // passthrough: the VM owns the device; it reaches what the front end's
   // DMA reaches (QEMU's memory map and vIOMMU decide).

@@ -16,6 +16,8 @@
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "capi/backend.h"
 #include "common/log.h"
 #include "common/text.h"
@@ -446,14 +448,16 @@ void vgpu_backend_event_counts(VgpuBackend* b, VgpuEventCounts* counts) {
 
 char* vgpu_backend_counters_json(VgpuBackend* b) {
   try {
-    std::string extra = b->impl->counters_json();
-    auto member = [](const char* name, uint64_t v) { return std::string(", \"") + name + "\": " + std::to_string(v); };
-    std::string json = std::string("{\"backend\": \"") + b->impl->kind() + "\"" +
-                       member("bar0_reads", b->bar0_reads.load()) + member("bar0_writes", b->bar0_writes.load()) +
-                       member("bar_reads", b->bar_reads.load()) + member("bar_writes", b->bar_writes.load()) +
-                       member("layout_queries", b->layout_queries.load()) +
-                       member("internal_errors", b->internal_errors.load()) + (extra.empty() ? "" : ", ") + extra + "}";
-    return strdup(json.c_str());
+    nlohmann::ordered_json j = {{"backend", b->impl->kind()},
+                                {"bar0_reads", b->bar0_reads.load()},
+                                {"bar0_writes", b->bar0_writes.load()},
+                                {"bar_reads", b->bar_reads.load()},
+                                {"bar_writes", b->bar_writes.load()},
+                                {"layout_queries", b->layout_queries.load()},
+                                {"internal_errors", b->internal_errors.load()}};
+    j.update(b->impl->counters_json());
+    // One line; a path that is not UTF-8 (the daemon's socket) is kept readable, not refused.
+    return strdup(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
   } catch (...) {
     return nullptr;
   }

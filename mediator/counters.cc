@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "mediator/counters.h"
 
-#include "common/text.h"
+#include <nlohmann/json.hpp>
 
 namespace vgpu::mediator {
 namespace {
@@ -32,17 +32,28 @@ CounterSnapshot snapshot(const Counters& c, uint64_t reserved_bytes) {
                          get(c.rung_ahead)};
 }
 
-std::string CounterSnapshot::json() const {
-  return strfmt(
-      "{\"trapped_reads\": %lu, \"trapped_writes\": %lu, \"tlb_invalidates\": %lu, \"faults\": %lu, "
-      "\"guest_errors\": %lu, \"doorbells\": %lu, \"submissions\": %lu, \"layout_rebuilds\": %lu, "
-      "\"interrupts\": %lu, "
-      "\"pte_scanned\": %lu, \"shadow_writes\": %lu, \"pages_rescanned\": %lu, \"bad_entries\": %lu, "
-      "\"full_syncs\": %lu, \"dirty_syncs\": %lu, \"reserved_vram_bytes\": %lu, \"pv_batches\": %lu, "
-      "\"pv_ops\": %lu, \"pv_failures\": %lu, \"slice_resumes\": %lu, \"rung_ahead\": %lu}",
-      trapped_reads, trapped_writes, tlb_invalidates, faults, guest_errors, doorbells, submissions, layout_rebuilds,
-      interrupts, entries_scanned, shadow_writes, pages_rescanned, bad_entries, full_syncs, dirty_syncs, reserved_bytes,
-      pv_batches, pv_ops, pv_failures, slice_resumes, rung_ahead);
+nlohmann::ordered_json CounterSnapshot::json() const {
+  return {{"trapped_reads", trapped_reads},
+          {"trapped_writes", trapped_writes},
+          {"tlb_invalidates", tlb_invalidates},
+          {"faults", faults},
+          {"guest_errors", guest_errors},
+          {"doorbells", doorbells},
+          {"submissions", submissions},
+          {"layout_rebuilds", layout_rebuilds},
+          {"interrupts", interrupts},
+          {"pte_scanned", entries_scanned},
+          {"shadow_writes", shadow_writes},
+          {"pages_rescanned", pages_rescanned},
+          {"bad_entries", bad_entries},
+          {"full_syncs", full_syncs},
+          {"dirty_syncs", dirty_syncs},
+          {"reserved_vram_bytes", reserved_bytes},
+          {"pv_batches", pv_batches},
+          {"pv_ops", pv_ops},
+          {"pv_failures", pv_failures},
+          {"slice_resumes", slice_resumes},
+          {"rung_ahead", rung_ahead}};
 }
 
 }  // namespace vgpu::mediator

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "shadow/counters.h"
 
 namespace vgpu::mediator {
@@ -40,7 +42,8 @@ struct CounterSnapshot {
   uint64_t rung_ahead = 0;
 
   uint64_t trapped() const { return trapped_reads + trapped_writes; }
-  std::string json() const;
+  // Every counter as one JSON object, in the order above (vgpuctl stats, the C API's counters).
+  nlohmann::ordered_json json() const;
 };
 
 CounterSnapshot snapshot(const Counters& c, uint64_t reserved_bytes);

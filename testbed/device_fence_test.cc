@@ -12,6 +12,7 @@
 
 #include "gpu/device/fake_device.h"
 #include "gpu/model.h"
+#include "testbed/contexts.h"
 #include "testbed/testbed.h"
 
 namespace vgpu::testbed {
@@ -32,10 +33,7 @@ TEST_P(DeviceFences, EachFenceAfterALaunchIsTheDevicesWhereTheGuestMapsIt) {
   auto* fake = model ? dynamic_cast<gpu::FakeDevice*>(model->device()) : nullptr;
   if (fake == nullptr) GTEST_SKIP() << "runs with VGPU_ENGINE_BACKEND=fake_device";
   uint64_t before = 0, after = 0;
-  const auto results = (*tb)->run([&](Vm& vm) -> Status {
-    auto ctx = vm.device.create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    driver::Context& c = **ctx;
+  const auto results = run_in_new_contexts(**tb, [&](Vm&, driver::Context& c) -> Status {
     auto buf = c.alloc(ELEMENTS * sizeof(float));
     if (!buf) return std::unexpected(buf.error());
     std::vector<float> back(ELEMENTS);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <vector>
 
+#include "testbed/contexts.h"
 #include "testbed/testbed.h"
 #include "vgpu/classes.h"
 
@@ -76,18 +77,16 @@ TEST(InterruptWait, TimeoutStillSaysTimeout) {
   for (Mode mode : {Mode::native, Mode::fv_opt}) {
     auto tb = make(mode, 1);
     ASSERT_TRUE(tb) << tb.error().what();
-    const auto results = (*tb)->run([](Vm& vm) -> Status {
-      auto ctx = vm.device.create_context();
-      if (!ctx) return std::unexpected(ctx.error());
-      auto f = (*ctx)->spin({300'000'000});
+    const auto results = run_in_new_contexts(**tb, [](Vm&, driver::Context& c) -> Status {
+      auto f = c.spin({300'000'000});
       if (!f) return std::unexpected(f.error());
-      auto st = (*ctx)->wait(*f, 20'000'000);
+      auto st = c.wait(*f, 20'000'000);
       if (st) return fail(Errc::invalid_argument, "a 300 ms kernel passed a 20 ms wait");
       if (st.error().code != Errc::timeout) return std::unexpected(st.error());
       const std::string want = "channel " + std::to_string(f->chid) + ": fence " + std::to_string(f->value) +
                                " not signaled after 20000000 ns (completed ";
       if (st.error().message.rfind(want, 0) != 0) return fail(Errc::invalid_argument, "message: " + st.error().message);
-      return (*ctx)->wait(*f);
+      return c.wait(*f);
     });
     EXPECT_TRUE(results[0]) << mode_name(mode) << ": " << results[0].error().what();
   }
@@ -97,15 +96,13 @@ TEST(InterruptWait, ChannelErrorWakesTheWaiter) {
   for (Mode mode : {Mode::native, Mode::fv_opt}) {
     auto tb = make(mode, 1);
     ASSERT_TRUE(tb) << tb.error().what();
-    const auto results = (*tb)->run([](Vm& vm) -> Status {
-      auto ctx = vm.device.create_context();
-      if (!ctx) return std::unexpected(ctx.error());
+    const auto results = run_in_new_contexts(**tb, [](Vm&, driver::Context& c) -> Status {
       // A fill of an address nothing maps: an MMU fault stops the channel.
       const cls::FillArgs args{0x7f'0000'0000ull, 64, 1.0f};
-      auto f = (*ctx)->launch(cls::Kernel::fill, std::as_bytes(std::span(&args, 1)), {{1, 1, 1}, {64, 1, 1}});
+      auto f = c.launch(cls::Kernel::fill, std::as_bytes(std::span(&args, 1)), {{1, 1, 1}, {64, 1, 1}});
       if (!f) return std::unexpected(f.error());
       const auto t0 = std::chrono::steady_clock::now();
-      auto st = (*ctx)->wait(*f);
+      auto st = c.wait(*f);
       const auto waited = std::chrono::steady_clock::now() - t0;
       if (st) return fail(Errc::invalid_argument, "a faulting kernel's fence passed");
       if (st.error().code != Errc::device_error) return std::unexpected(st.error());
@@ -125,16 +122,14 @@ TEST(InterruptWait, FvOptSteadyStateTrapsOnlyTheDoorbell) {
   Testbed& bed = **tb;
   std::optional<mediator::CounterSnapshot> before, after;
   constexpr uint32_t LAUNCHES = 2500;
-  const auto results = bed.run([&](Vm& vm) -> Status {
-    auto ctx = vm.device.create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    auto buf = (*ctx)->alloc(sizeof(float));
+  const auto results = run_in_new_contexts(bed, [&](Vm& vm, driver::Context& c) -> Status {
+    auto buf = c.alloc(sizeof(float));
     if (!buf) return std::unexpected(buf.error());
     for (uint32_t i = 0; i < 2 * LAUNCHES; ++i) {
       if (i == LAUNCHES) before = bed.counters(vm.index);  // the first half warms up
-      auto f = (*ctx)->fill({*buf, 1, 1.0f});
+      auto f = c.fill({*buf, 1, 1.0f});
       if (!f) return std::unexpected(f.error());
-      if (auto st = (*ctx)->wait(*f); !st) return st;
+      if (auto st = c.wait(*f); !st) return st;
     }
     after = bed.counters(vm.index);
     return {};

@@ -11,6 +11,7 @@
 #include "common/random.h"
 #include "gpu/device/fake_device.h"
 #include "gpu/model.h"
+#include "testbed/contexts.h"
 #include "testbed/testbed.h"
 
 namespace vgpu::testbed {
@@ -44,10 +45,7 @@ std::vector<std::byte> bytes_of(uint64_t n, uint32_t seed) {
 TEST_P(PinnedModes, UploadAndDownloadGoStraightThroughPinnedMemory) {
   auto tb = make();
   ASSERT_TRUE(tb);
-  auto results = tb->run([](Vm& vm) -> Status {
-    auto ctx = vm.device.create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    Context& c = **ctx;
+  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
     constexpr uint64_t BYTES = 4 * MiB + 123;
     auto pinned = c.alloc_host(BYTES);
     if (!pinned) return std::unexpected(pinned.error());
@@ -80,10 +78,7 @@ TEST_P(PinnedModes, PinnedTransfersAreHostDeviceDmaOnADevice) {
   if (fake == nullptr) GTEST_SKIP() << "runs with VGPU_ENGINE_BACKEND=fake_device";
   constexpr uint64_t BYTES = 4 * MiB + 123;
   const gpu::FakeDeviceStats before = fake->stats();
-  auto results = tb->run([](Vm& vm) -> Status {
-    auto ctx = vm.device.create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    Context& c = **ctx;
+  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
     auto pinned = c.alloc_host(BYTES);
     auto dev = c.alloc(BYTES);
     if (!pinned || !dev) return fail(Errc::out_of_memory, "alloc");
@@ -111,10 +106,7 @@ TEST_P(PinnedModes, PinnedTransfersAreHostDeviceDmaOnADevice) {
 TEST_P(PinnedModes, KernelsComputeOnPinnedBuffers) {
   auto tb = make();
   ASSERT_TRUE(tb);
-  auto results = tb->run([](Vm& vm) -> Status {
-    auto ctx = vm.device.create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    Context& c = **ctx;
+  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
     constexpr uint32_t N = 3000;
     auto x = c.alloc_host(N * 4), y = c.alloc_host(N * 4);
     if (!x || !y) return fail(Errc::out_of_memory, "pin");
@@ -137,10 +129,8 @@ TEST_P(PinnedModes, KernelsComputeOnPinnedBuffers) {
 TEST_P(PinnedModes, PinningMoreThanTheRamNamesTheBuffer) {
   auto tb = make(16 * MiB);
   ASSERT_TRUE(tb);
-  auto results = tb->run([](Vm& vm) -> Status {
-    auto ctx = vm.device.create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    auto p = (*ctx)->alloc_host(32 * MiB);
+  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
+    auto p = c.alloc_host(32 * MiB);
     if (p) return fail(Errc::device_error, "pinned more than the RAM");
     if (p.error().code != Errc::out_of_memory || p.error().message.find("pinned buffer") == std::string::npos)
       return fail(Errc::device_error, "unclear error: " + p.error().message);
@@ -152,12 +142,10 @@ TEST_P(PinnedModes, PinningMoreThanTheRamNamesTheBuffer) {
 TEST_P(PinnedModes, DeviceBufferPassedAsPinnedIsRefusedByName) {
   auto tb = make();
   ASSERT_TRUE(tb);
-  auto results = tb->run([](Vm& vm) -> Status {
-    auto ctx = vm.device.create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    auto a = (*ctx)->alloc(MiB), b = (*ctx)->alloc(MiB);
+  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
+    auto a = c.alloc(MiB), b = c.alloc(MiB);
     if (!a || !b) return fail(Errc::out_of_memory, "alloc");
-    auto s = (*ctx)->upload_pinned(*a, 0, *b, 0, MiB);
+    auto s = c.upload_pinned(*a, 0, *b, 0, MiB);
     if (s) return fail(Errc::device_error, "a VRAM buffer was taken as pinned");
     const std::string want = "buffer " + std::to_string(b->id) + " is not pinned";
     if (s.error().message.find(want) == std::string::npos)

@@ -21,9 +21,7 @@ void pte_outside_partition_faults(Attack& a, fmt::PageSize size, uint64_t bytes,
   const uint64_t va = a.va(b);
   const uint64_t bad_before = a.counters().bad_entries;
   a.redirect(va, size, a.foreign(victim_gaddr));
-  auto f = a.ctx.fill({b, static_cast<uint32_t>(bytes / 4), 1.f});
-  ASSERT_TRUE(f);
-  EXPECT_FALSE(a.ctx.wait(*f));
+  ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, bytes));
   EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
   a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
   EXPECT_GT(a.counters().bad_entries, bad_before);
@@ -52,9 +50,7 @@ TEST(IsolationPageTables, BigPteStraddlingPartitionEndFaults) {
     const uint64_t va = a.va(b);
     const uint64_t bad_before = a.counters().bad_entries;
     a.redirect(va, fmt::PageSize::big, VM_VRAM - fmt::BIG_PAGE / 2);
-    auto f = a.ctx.fill({b, static_cast<uint32_t>(BIG_SENTINEL / 4), 1.f});
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
+    ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, BIG_SENTINEL));
     a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
     EXPECT_GT(a.counters().bad_entries, bad_before);
   });
@@ -74,9 +70,7 @@ TEST_P(Isolation, PdeSmallTableOutsidePartitionFaults) {
     a.raw.invalidate(a.pd());
     // Every mapping of this PDE (ring, push buffer, fence) is gone: the
     // channel faults on its first fetch, whatever the work.
-    auto f = a.ctx.fill({b, 16, 1.f});
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
+    ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, 64));
     EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
     // The PDE keeps its big-page half, so the walk ends at the missing
     // small-page entry.
@@ -101,9 +95,7 @@ TEST_P(Isolation, PdeBigTableOutsidePartitionFaults) {
     ASSERT_EQ(fmt::pde::LptTarget::get(pde), uint64_t(fmt::PdeTarget::vram));
     a.raw.set_vram64(at, fmt::pde::LptAddr::set(pde, a.foreign(a.victim.big_gaddr) >> fmt::TABLE_ALIGN_SHIFT));
     a.raw.invalidate(a.pd());
-    auto f = a.ctx.fill({b, static_cast<uint32_t>(BIG_SENTINEL / 4), 1.f});
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
+    ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, BIG_SENTINEL));
     EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
     // Every big page of this PDE is gone (the push buffer too): the first
     // access to one faults, the small table under it has no entry.
@@ -142,9 +134,7 @@ TEST_P(Isolation, PteWrittenThroughBar1AliasFaults) {
     a.raw.bar_write(Bar::bar1, off + 4, hi32(evil));
     EXPECT_GE(a.counters().trapped_writes, trapped_before + 2);
     a.raw.invalidate(a.pd());
-    auto f = a.ctx.fill({b, static_cast<uint32_t>(SMALL_SENTINEL / 4), 1.f});
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
+    ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, SMALL_SENTINEL));
     a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
     EXPECT_GT(a.counters().bad_entries, bad_before);
   });

@@ -43,9 +43,7 @@ void sysmem_pte_faults(Attack& a, uint64_t gpa) {
   const uint64_t va = a.va(b);
   const uint64_t bad_before = a.counters().bad_entries;
   redirect_sysmem(a, va, gpa);
-  auto f = a.ctx.fill({b, static_cast<uint32_t>(SMALL_SENTINEL / 4), 1.f});
-  ASSERT_TRUE(f);
-  EXPECT_FALSE(a.ctx.wait(*f));
+  ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, SMALL_SENTINEL));
   EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
   a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
   EXPECT_GT(a.counters().bad_entries, bad_before);
@@ -74,9 +72,7 @@ TEST_P(Isolation, SysmemBigPageStraddlingRamEndFaults) {
     const uint64_t va = a.va(b);
     const uint64_t bad_before = a.counters().bad_entries;
     redirect_sysmem(a, va, align_down(VM_RAM, fmt::BIG_PAGE), fmt::PageSize::big);
-    auto f = a.ctx.fill({b, static_cast<uint32_t>(BIG_SENTINEL / 4), 1.f});
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
+    ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, BIG_SENTINEL));
     a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, va);
     EXPECT_GT(a.counters().bad_entries, bad_before);
   });
@@ -95,9 +91,7 @@ TEST_P(Isolation, SysmemPageTableOutsideRamFaults) {
     pde = fmt::pde::SptAddr::set(pde, foreign_ram(a, 0) >> fmt::TABLE_ALIGN_SHIFT);
     a.raw.set_vram64(pde_at, pde);
     a.raw.invalidate(a.pd());
-    auto f = a.ctx.fill({b, static_cast<uint32_t>(SMALL_SENTINEL / 4), 1.f});
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
+    ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, SMALL_SENTINEL));
     EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
     auto unit = a.pending_fault_unit();
     ASSERT_TRUE(unit);

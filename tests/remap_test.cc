@@ -131,6 +131,33 @@ class Driven : public ::testing::Test {
     port().write32(Bar::bar1, put, port().read32(Bar::bar1, put));
   }
 
+  // fv-opt, with the pattern uploaded into a buffer BAR1 maps directly
+  // (upload_pattern, direct_bar1_offset): the buffer, its words and where BAR1 maps them.
+  struct DirectBuffer {
+    driver::Buffer buf;
+    std::vector<uint32_t> words;
+    uint64_t offset = 0;
+  };
+  void open_direct_buffer(DirectBuffer& d) {
+    ASSERT_NO_FATAL_FAILURE(open(Mode::fv_opt));
+    d.words = upload_pattern(d.buf);
+    const auto off = direct_bar1_offset(d.words);
+    ASSERT_TRUE(off);
+    d.offset = *off;
+  }
+
+  // fv-naive: `sync_point` syncs the shadow page tables in full. The
+  // counters before it (for the sync point's own counter), none when the VM did not open.
+  template <typename F>
+  std::optional<CounterSnapshot> naive_syncs_in_full_at(F sync_point) {
+    open(Mode::fv_naive);
+    if (HasFatalFailure()) return std::nullopt;
+    const auto before = v_->counters();
+    sync_point();
+    EXPECT_GT(v_->counters().full_syncs, before.full_syncs);
+    return before;
+  }
+
   std::unique_ptr<testbed::Testbed> tb_;
   Vgpu* v_ = nullptr;
   std::unique_ptr<driver::Device> dev_;
@@ -140,33 +167,23 @@ class Driven : public ::testing::Test {
 // ---- sync points
 
 TEST_F(Driven, NaiveSyncsInFullAtTlbInvalidate) {
-  ASSERT_NO_FATAL_FAILURE(open(Mode::fv_naive));
-  const auto before = v_->counters();
-  invalidate_all_tlbs();
-  EXPECT_EQ(v_->counters().tlb_invalidates, before.tlb_invalidates + 1);
-  EXPECT_GT(v_->counters().full_syncs, before.full_syncs);
+  const auto before = naive_syncs_in_full_at([&] { invalidate_all_tlbs(); });
+  ASSERT_TRUE(before);
+  EXPECT_EQ(v_->counters().tlb_invalidates, before->tlb_invalidates + 1);
 }
 
 TEST_F(Driven, NaiveSyncsInFullAtChannelBind) {
-  ASSERT_NO_FATAL_FAILURE(open(Mode::fv_naive));
-  const auto before = v_->counters();
-  rebind_channel();
-  EXPECT_GT(v_->counters().full_syncs, before.full_syncs);
+  EXPECT_TRUE(naive_syncs_in_full_at([&] { rebind_channel(); }));
 }
 
 TEST_F(Driven, NaiveSyncsInFullAtRunlistSubmit) {
-  ASSERT_NO_FATAL_FAILURE(open(Mode::fv_naive));
-  const auto before = v_->counters();
-  resubmit_runlist();
-  EXPECT_GT(v_->counters().full_syncs, before.full_syncs);
+  EXPECT_TRUE(naive_syncs_in_full_at([&] { resubmit_runlist(); }));
 }
 
 TEST_F(Driven, NaiveSyncsInFullAtGpPut) {
-  ASSERT_NO_FATAL_FAILURE(open(Mode::fv_naive));
-  const auto before = v_->counters();
-  ring_same_gp_put();
-  EXPECT_EQ(v_->counters().doorbells, before.doorbells + 1);
-  EXPECT_GT(v_->counters().full_syncs, before.full_syncs);
+  const auto before = naive_syncs_in_full_at([&] { ring_same_gp_put(); });
+  ASSERT_TRUE(before);
+  EXPECT_EQ(v_->counters().doorbells, before->doorbells + 1);
 }
 
 TEST_F(Driven, LazyModeDoesNotSyncAtTheSyncPoints) {
@@ -276,18 +293,15 @@ TEST_F(Driven, DirectRangesExcludePageTablePages) {
 }
 
 TEST_F(Driven, MappedSpanShowsTheSameBytesAsTrappedReads) {
-  ASSERT_NO_FATAL_FAILURE(open(Mode::fv_opt));
-  driver::Buffer buf;
-  const auto words = upload_pattern(buf);
-  const auto off = direct_bar1_offset(words);
-  ASSERT_TRUE(off);
-  const std::span<std::byte> span = port().map(Bar::bar1, *off, BUFFER_BYTES);
+  DirectBuffer d;
+  ASSERT_NO_FATAL_FAILURE(open_direct_buffer(d));
+  const std::span<std::byte> span = port().map(Bar::bar1, d.offset, BUFFER_BYTES);
   ASSERT_EQ(span.size(), BUFFER_BYTES);
-  for (size_t i = 0; i < words.size(); ++i) {
+  for (size_t i = 0; i < d.words.size(); ++i) {
     uint32_t mapped = 0;
     std::memcpy(&mapped, span.data() + i * sizeof(uint32_t), sizeof(mapped));
-    ASSERT_EQ(mapped, v_->bar_read32(gpu::Bar::bar1, *off + i * sizeof(uint32_t))) << "word " << i;
-    ASSERT_EQ(mapped, words[i]) << "word " << i;
+    ASSERT_EQ(mapped, v_->bar_read32(gpu::Bar::bar1, d.offset + i * sizeof(uint32_t))) << "word " << i;
+    ASSERT_EQ(mapped, d.words[i]) << "word " << i;
   }
 }
 
@@ -335,12 +349,9 @@ TEST_F(Driven, ContextTlbInvalidateWithoutTableChangesKeepsTheLayout) {
 // ---- counters
 
 TEST_F(Driven, DirectlyMappedAccessesAreNotTrapped) {
-  ASSERT_NO_FATAL_FAILURE(open(Mode::fv_opt));
-  driver::Buffer buf;
-  const auto words = upload_pattern(buf);
-  const auto off = direct_bar1_offset(words);
-  ASSERT_TRUE(off);
-  const std::span<std::byte> span = port().map(Bar::bar1, *off, BUFFER_BYTES);
+  DirectBuffer d;
+  ASSERT_NO_FATAL_FAILURE(open_direct_buffer(d));
+  const std::span<std::byte> span = port().map(Bar::bar1, d.offset, BUFFER_BYTES);
   ASSERT_EQ(span.size(), BUFFER_BYTES);
   const auto s0 = v_->counters();
   std::vector<std::byte> copy(span.size());
@@ -349,35 +360,32 @@ TEST_F(Driven, DirectlyMappedAccessesAreNotTrapped) {
   const auto s1 = v_->counters();
   EXPECT_EQ(s1.trapped_reads, s0.trapped_reads);
   EXPECT_EQ(s1.trapped_writes, s0.trapped_writes);
-  EXPECT_EQ(std::memcmp(copy.data(), words.data(), copy.size()), 0);
+  EXPECT_EQ(std::memcmp(copy.data(), d.words.data(), copy.size()), 0);
 }
 
 TEST_F(Driven, TrappedAccessesAreCountedAndDirectOnesAreNot) {
-  ASSERT_NO_FATAL_FAILURE(open(Mode::fv_opt));
-  driver::Buffer buf;
-  const auto words = upload_pattern(buf);
-  const auto off = direct_bar1_offset(words);
-  ASSERT_TRUE(off);
+  DirectBuffer d;
+  ASSERT_NO_FATAL_FAILURE(open_direct_buffer(d));
   // Through the port, a directly mapped page is plain memory: no trap.
   const auto s0 = v_->counters();
-  EXPECT_EQ(port().read32(Bar::bar1, *off), words[0]);
-  port().write32(Bar::bar1, *off, words[0] + 1);
+  EXPECT_EQ(port().read32(Bar::bar1, d.offset), d.words[0]);
+  port().write32(Bar::bar1, d.offset, d.words[0] + 1);
   const auto s1 = v_->counters();
   EXPECT_EQ(s1.trapped_reads, s0.trapped_reads);
   EXPECT_EQ(s1.trapped_writes, s0.trapped_writes);
   // The same page reached through the trap entry points (what the
   // hypervisor calls for a trapped page), and a register: counted.
-  EXPECT_EQ(v_->bar_read32(gpu::Bar::bar1, *off), words[0] + 1) << "the direct write reached the buffer";
-  v_->bar_write32(gpu::Bar::bar1, *off, words[0] + 2);
+  EXPECT_EQ(v_->bar_read32(gpu::Bar::bar1, d.offset), d.words[0] + 1) << "the direct write reached the buffer";
+  v_->bar_write32(gpu::Bar::bar1, d.offset, d.words[0] + 2);
   (void)rd(regs::pmc::BOOT_0.offset);
   const auto s2 = v_->counters();
   EXPECT_EQ(s2.trapped_reads, s1.trapped_reads + 2);
   EXPECT_EQ(s2.trapped_writes, s1.trapped_writes + 1);
-  const std::span<std::byte> span = port().map(Bar::bar1, *off, sizeof(uint32_t));
+  const std::span<std::byte> span = port().map(Bar::bar1, d.offset, sizeof(uint32_t));
   ASSERT_EQ(span.size(), sizeof(uint32_t));
   uint32_t mapped = 0;
   std::memcpy(&mapped, span.data(), sizeof(mapped));
-  EXPECT_EQ(mapped, words[0] + 2) << "the trapped write reached the buffer";
+  EXPECT_EQ(mapped, d.words[0] + 2) << "the trapped write reached the buffer";
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,26 @@ class UserKernels : public ::testing::TestWithParam<Mode> {
   }
   uint32_t entry(const char* name) const { return static_cast<uint32_t>(module_->find_entry(name)); }
 
+  // Runs `body` in every VM of `tb`, each VM's result a test expectation.
+  static void expect_each_ok(const std::unique_ptr<testbed::Testbed>& tb,
+                             const std::function<Status(testbed::Vm&)>& body) {
+    ASSERT_TRUE(tb);
+    for (auto& s : tb->run(body)) EXPECT_TRUE(s) << s.error().what();
+  }
+
+  // A new context of the VM's with the kernels loaded in it.
+  struct Loaded {
+    std::unique_ptr<driver::Context> ctx;
+    driver::LoadedModule module;
+  };
+  Result<Loaded> load_kernels(testbed::Vm& vm) {
+    auto ctx = vm.device.create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    auto m = (*ctx)->load_module(KERNELS_PTX, module_->data_bytes());
+    if (!m) return std::unexpected(m.error());
+    return Loaded{std::move(*ctx), *m};
+  }
+
   // vadd over N elements with x[i] = i + salt, y[i] = 2i: checks c.
   Status vector_add(driver::Context& ctx, const driver::LoadedModule& m, float salt) {
     std::vector<float> a(N), b(N), c(N);
@@ -83,47 +104,36 @@ class UserKernels : public ::testing::TestWithParam<Mode> {
 };
 
 TEST_P(UserKernels, VectorAddRunsThroughTheDriver) {
-  auto tb = make(1);
-  ASSERT_TRUE(tb);
-  auto st = tb->run([&](testbed::Vm& vm) -> Status {
-    auto ctx = vm.device.create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    auto m = (*ctx)->load_module(KERNELS_PTX, module_->data_bytes());
-    if (!m) return std::unexpected(m.error());
-    if (auto r = vector_add(**ctx, *m, 0.5f); !r) return r;
-    return (*ctx)->unload_module(*m);
+  expect_each_ok(make(1), [&](testbed::Vm& vm) -> Status {
+    auto k = load_kernels(vm);
+    if (!k) return std::unexpected(k.error());
+    if (auto r = vector_add(*k->ctx, k->module, 0.5f); !r) return r;
+    return k->ctx->unload_module(k->module);
   });
-  for (auto& s : st) EXPECT_TRUE(s) << s.error().what();
 }
 
 TEST_P(UserKernels, ModuleVariableIsInitialisedAndAtomicallyUpdated) {
-  auto tb = make(1);
-  ASSERT_TRUE(tb);
-  auto st = tb->run([&](testbed::Vm& vm) -> Status {
-    auto ctx = vm.device.create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    auto m = (*ctx)->load_module(KERNELS_PTX, module_->data_bytes());
-    if (!m) return std::unexpected(m.error());
+  expect_each_ok(make(1), [&](testbed::Vm& vm) -> Status {
+    auto k = load_kernels(vm);
+    if (!k) return std::unexpected(k.error());
     auto p = Params(*module_, "bump");
     p.set(0, uint32_t{3});
     EXPECT_TRUE(p.ok()) << "parameters";
-    auto f = (*ctx)->launch_module(
-        {.slot = m->slot, .entry = entry("bump"), .shape = {{4, 1, 1}, {64, 1, 1}}, .params = p.bytes()});
+    auto f = k->ctx->launch_module(
+        {.slot = k->module.slot, .entry = entry("bump"), .shape = {{4, 1, 1}, {64, 1, 1}}, .params = p.bytes()});
     if (!f) return std::unexpected(f.error());
     uint32_t counter = 0;
     const ptx::Variable* v = module_->find_variable("counter");
     if (v == nullptr) return fail(Errc::not_found, "counter");
-    if (auto r = (*ctx)->download(m->data, v->offset, std::as_writable_bytes(std::span(&counter, 1))); !r) return r;
+    if (auto r = k->ctx->download(k->module.data, v->offset, std::as_writable_bytes(std::span(&counter, 1))); !r)
+      return r;
     if (counter != 5 + 3 * 4 * 64) return fail(Errc::device_error, "counter is " + std::to_string(counter));
     return {};
   });
-  for (auto& s : st) EXPECT_TRUE(s) << s.error().what();
 }
 
 TEST_P(UserKernels, RefusedModuleIsReportedWithItsLineAndTheChannelGoesOn) {
-  auto tb = make(1);
-  ASSERT_TRUE(tb);
-  auto st = tb->run([&](testbed::Vm& vm) -> Status {
+  expect_each_ok(make(1), [&](testbed::Vm& vm) -> Status {
     auto ctx = vm.device.create_context();
     if (!ctx) return std::unexpected(ctx.error());
     const std::string bad =
@@ -144,58 +154,44 @@ TEST_P(UserKernels, RefusedModuleIsReportedWithItsLineAndTheChannelGoesOn) {
     if (!good) return std::unexpected(good.error());
     return vector_add(**ctx, *good, 1.0f);
   });
-  for (auto& s : st) EXPECT_TRUE(s) << s.error().what();
 }
 
 TEST_P(UserKernels, WildStoreFaultsItsOwnChannelOnly) {
-  auto tb = make(1);
-  ASSERT_TRUE(tb);
-  auto st = tb->run([&](testbed::Vm& vm) -> Status {
-    auto bystander = vm.device.create_context();
-    auto ctx = vm.device.create_context();
-    if (!ctx || !bystander) return fail(Errc::device_error, "contexts");
-    auto m = (*ctx)->load_module(KERNELS_PTX, module_->data_bytes());
-    auto mb = (*bystander)->load_module(KERNELS_PTX, module_->data_bytes());
-    if (!m || !mb) return fail(Errc::device_error, "modules");
+  expect_each_ok(make(1), [&](testbed::Vm& vm) -> Status {
+    auto bystander = load_kernels(vm);
+    auto k = load_kernels(vm);
+    if (!k || !bystander) return fail(Errc::device_error, "contexts with the kernels");
     constexpr uint64_t WILD = 0x40'0000'0040;  // nothing is mapped there
     auto p = Params(*module_, "store_at");
     p.set(0, WILD).set(1, uint32_t{7});
     EXPECT_TRUE(p.ok()) << "parameters";
-    auto f = (*ctx)->launch_module(
-        {.slot = m->slot, .entry = entry("store_at"), .shape = {{1, 1, 1}, {1, 1, 1}}, .params = p.bytes()});
+    auto f = k->ctx->launch_module(
+        {.slot = k->module.slot, .entry = entry("store_at"), .shape = {{1, 1, 1}, {1, 1, 1}}, .params = p.bytes()});
     if (!f) return std::unexpected(f.error());
-    auto w = (*ctx)->wait(*f);
+    auto w = k->ctx->wait(*f);
     if (w || w.error().message.find("mmu_fault") == std::string::npos)
       return fail(Errc::device_error, "the wild store did not fault: " + (w ? std::string("ok") : w.error().message));
-    auto report = (*ctx)->module_report();
+    auto report = k->ctx->module_report();
     if (!report || report->status != cls::PtxStatus::mmu_fault || report->addr != WILD)
       return fail(Errc::device_error, "report does not name the faulting address");
-    return vector_add(**bystander, *mb, 2.0f);
+    return vector_add(*bystander->ctx, bystander->module, 2.0f);
   });
-  for (auto& s : st) EXPECT_TRUE(s) << s.error().what();
 }
 
 TEST_P(UserKernels, SlicedLaunchGivesTheWholeResult) {
   if (GetParam() == Mode::native) GTEST_SKIP() << "slicing is a host setting (fv modes)";
-  auto tb = make(1, 0, {3});
-  ASSERT_TRUE(tb);
-  auto st = tb->run([&](testbed::Vm& vm) -> Status {
-    auto ctx = vm.device.create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    auto m = (*ctx)->load_module(KERNELS_PTX, module_->data_bytes());
-    if (!m) return std::unexpected(m.error());
-    return vector_add(**ctx, *m, 3.0f);
+  expect_each_ok(make(1, 0, {3}), [&](testbed::Vm& vm) -> Status {
+    auto k = load_kernels(vm);
+    if (!k) return std::unexpected(k.error());
+    return vector_add(*k->ctx, k->module, 3.0f);
   });
-  for (auto& s : st) EXPECT_TRUE(s) << s.error().what();
 }
 
 // cuMemAlloc's memory (spec §10.6, the compute aperture): 2 MiB-aligned VAs
 // in [512 GiB, 1 TiB) over physically contiguous, 2 MiB-aligned VRAM; small
 // buffers share a block in 4 KiB pages; a block goes back when empty.
 TEST_P(UserKernels, ComputeBuffersLieInTheApertureIn2MiBBlocks) {
-  auto tb = make(1);
-  ASSERT_TRUE(tb);
-  auto st = tb->run([&](testbed::Vm& vm) -> Status {
+  expect_each_ok(make(1), [&](testbed::Vm& vm) -> Status {
     auto ctx = vm.device.create_context();
     if (!ctx) return std::unexpected(ctx.error());
     driver::Context& c = **ctx;
@@ -222,7 +218,6 @@ TEST_P(UserKernels, ComputeBuffersLieInTheApertureIn2MiBBlocks) {
     if (vm.device.vram_free() != free_before) return fail(Errc::device_error, "blocks not given back");
     return {};
   });
-  for (auto& s : st) EXPECT_TRUE(s) << s.error().what();
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, UserKernels, ::testing::Values(Mode::native, Mode::fv_naive, Mode::fv_opt, Mode::pv),

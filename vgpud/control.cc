@@ -101,7 +101,7 @@ std::string Daemon::stats_json() {
                {"watchdog_ms", config_.watchdog_ms}};
   j["vms"] = nlohmann::ordered_json::array();
   for (const VmStats& v : stats()) {
-    auto counters = nlohmann::ordered_json::parse(v.counters.json());
+    nlohmann::ordered_json counters = v.counters.json();
     // Host-wide, not the VM's: vram_reserved_used_bytes above.
     counters.erase("reserved_vram_bytes");
     j["vms"].push_back({{"name", v.name},

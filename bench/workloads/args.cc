@@ -141,21 +141,6 @@ Result<std::vector<const testbed::workloads::WorkloadSpec*>> parse_workloads(std
   return out;
 }
 
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      out += strfmt("\\u%04x", static_cast<unsigned>(c));
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 Result<uint64_t> parse_option(const char* name, std::string_view value) {
   uint64_t n = 0;
   char err[256];

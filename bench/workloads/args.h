@@ -72,7 +72,4 @@ FlagHandler parsed_flag(T& dst, Parse parse) {
 void add_wait_flags(FlagHandlers& handlers, driver::DeviceOptions& device);
 std::string wait_name(const driver::DeviceOptions& device);
 
-// A string as a JSON string literal.
-std::string json_string(std::string_view s);
-
 }  // namespace vgpu::bench

@@ -20,6 +20,8 @@
 #include <map>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/workloads/args.h"
 #include "common/launch_trace.h"
 #include "bench/workloads/paired.h"
@@ -133,39 +135,28 @@ void print_launch_p50_against_native(const std::vector<const WorkloadSpec*>& onl
 
 double throughput(const Entry& e) { return e.median_s > 0 ? e.result.work_per_run / e.median_s : 0; }
 
-std::string counters_json(const Entry& e) {
-  if (!e.counters) return "{}";
-  std::string j = e.counters->json();
-  j.pop_back();  // the closing brace: derived figures follow
+// The first instance's counters and the figures derived from them.
+nlohmann::ordered_json counters_json(const Entry& e) {
+  if (!e.counters) return nlohmann::ordered_json::object();
+  nlohmann::ordered_json j = e.counters->json();
   const double trapped = static_cast<double>(e.counters->trapped());
   if (e.result.launches > 0) {
     const double launches = static_cast<double>(e.result.launches);
-    j += strfmt(", \"trapped_per_launch\": %.2f", trapped / launches);
-    j += strfmt(", \"interrupts_per_launch\": %.2f", static_cast<double>(e.counters->interrupts) / launches);
+    j["trapped_per_launch"] = trapped / launches;
+    j["interrupts_per_launch"] = static_cast<double>(e.counters->interrupts) / launches;
   }
-  if (e.counters->doorbells > 0)
-    j += strfmt(", \"trapped_per_doorbell\": %.1f", trapped / static_cast<double>(e.counters->doorbells));
-  if (e.result.runs > 0) j += strfmt(", \"trapped_per_run\": %.1f", trapped / e.result.runs);
-  return j + "}";
+  if (e.counters->doorbells > 0) j["trapped_per_doorbell"] = trapped / static_cast<double>(e.counters->doorbells);
+  if (e.result.runs > 0) j["trapped_per_run"] = trapped / e.result.runs;
+  return j;
 }
 
-std::string join_numbers(const std::vector<double>& v) {
-  std::string out;
-  for (double x : v) out += (out.empty() ? "" : ", ") + strfmt("%.9g", x);
-  return out;
-}
-
-std::string phases_json(const Entry& e) {
-  if (!e.phases) return "null";
-  std::string out = strfmt("{\"launches\": %lu, \"phases\": [", static_cast<unsigned long>(e.traced_launches));
-  bool first = true;
-  for (const LaunchPhaseFigures& f : *e.phases) {
-    out += strfmt("%s{\"phase\": \"%s\", \"samples\": %lu, \"p10_us\": %.2f, \"p50_us\": %.2f, \"p90_us\": %.2f}",
-                  first ? "" : ", ", std::string(f.name).c_str(), static_cast<unsigned long>(f.samples), f.p10_us,
-                  f.p50_us, f.p90_us);
-    first = false;
-  }
-  return out + "]}";
+nlohmann::ordered_json phases_json(const Entry& e) {
+  if (!e.phases) return nullptr;
+  nlohmann::ordered_json phases = nlohmann::ordered_json::array();
+  for (const LaunchPhaseFigures& f : *e.phases)
+    phases.push_back(
+        {{"phase", f.name}, {"samples", f.samples}, {"p10_us", f.p10_us}, {"p50_us", f.p50_us}, {"p90_us", f.p90_us}});
+  return {{"launches", e.traced_launches}, {"phases", phases}};
 }
 
 // Phases as rows, traced entries as columns: the median offset from the doorbell.
@@ -191,17 +182,25 @@ void print_phases(const std::vector<Entry>& entries) {
   }
 }
 
-std::string entry_json(const Entry& e) {
-  return strfmt(
-      "{\"workload\": %s, \"mode\": \"%s\", \"slice_blocks\": %s, \"vms\": 1, \"runs\": %zu, \"instances\": %u, "
-      "\"median_s\": %.9g, \"instance_medians_s\": [%s], \"instance_launch_p50_us\": [%s], "
-      "\"ratio_to_native\": %s, \"correct\": %s, \"work_per_run\": %.6g, \"work_unit\": %s, "
-      "\"inputs\": %s, \"checksum\": \"%016lx\", \"detail\": %s, \"counters\": %s, \"launch_phases\": %s}",
-      json_string(e.spec->name).c_str(), mode_name(e.mode), json_string(slice_name(e.slice)).c_str(), e.seconds.size(),
-      e.instances, e.median_s, join_numbers(e.instance_medians).c_str(), join_numbers(e.instance_p50_us).c_str(),
-      e.ratio ? strfmt("%.4f", *e.ratio).c_str() : "null", e.correct ? "true" : "false", e.result.work_per_run,
-      json_string(e.result.work_unit).c_str(), e.result.inputs.empty() ? "null" : json_string(e.result.inputs).c_str(),
-      e.result.checksum, json_string(e.result.detail).c_str(), counters_json(e).c_str(), phases_json(e).c_str());
+nlohmann::ordered_json entry_json(const Entry& e) {
+  return {{"workload", e.spec->name},
+          {"mode", mode_name(e.mode)},
+          {"slice_blocks", slice_name(e.slice)},
+          {"vms", 1},
+          {"runs", e.seconds.size()},
+          {"instances", e.instances},
+          {"median_s", e.median_s},
+          {"instance_medians_s", e.instance_medians},
+          {"instance_launch_p50_us", e.instance_p50_us},
+          {"ratio_to_native", e.ratio ? nlohmann::ordered_json(*e.ratio) : nullptr},
+          {"correct", e.correct},
+          {"work_per_run", e.result.work_per_run},
+          {"work_unit", e.result.work_unit},
+          {"inputs", e.result.inputs.empty() ? nullptr : nlohmann::ordered_json(e.result.inputs)},
+          {"checksum", strfmt("%016lx", e.result.checksum)},
+          {"detail", e.result.detail},
+          {"counters", counters_json(e)},
+          {"launch_phases", phases_json(e)}};
 }
 
 void usage() {
@@ -420,17 +419,19 @@ void print_footer(const Setup& s, const TrapCost& trap, const std::vector<Entry>
 }
 
 bool write_json(const Setup& s, const TrapCost& trap, const std::vector<Entry>& entries) {
+  nlohmann::ordered_json j = {{"suite", "workloads"},
+                              {"inputs", input_path_name(s.inputs)},
+                              {"trap_cost_ns", trap.cost_ns ? nlohmann::ordered_json(*trap.cost_ns) : nullptr},
+                              {"trap_cost",
+                               {{"reads", trap.reads},
+                                {"native_ns_per_read", trap.native_ns_per_read},
+                                {"native_worst_ns_per_read", trap.native_worst_ns},
+                                {"fv_opt_ns_per_read", trap.fv_ns_per_read},
+                                {"fv_opt_worst_ns_per_read", trap.fv_worst_ns}}},
+                              {"results", nlohmann::ordered_json::array()}};
+  for (const Entry& e : entries) j["results"].push_back(entry_json(e));
   std::ofstream out(s.json_path);
-  out << "{\"suite\": \"workloads\", \"inputs\": \"" << input_path_name(s.inputs)
-      << "\", \"trap_cost_ns\": " << (trap.cost_ns ? strfmt("%.1f", *trap.cost_ns) : std::string("null"))
-      << ", \"trap_cost\": {\"reads\": " << trap.reads
-      << ", \"native_ns_per_read\": " << strfmt("%.1f", trap.native_ns_per_read)
-      << ", \"native_worst_ns_per_read\": " << strfmt("%.1f", trap.native_worst_ns)
-      << ", \"fv_opt_ns_per_read\": " << strfmt("%.1f", trap.fv_ns_per_read)
-      << ", \"fv_opt_worst_ns_per_read\": " << strfmt("%.1f", trap.fv_worst_ns) << "},\n \"results\": [\n";
-  for (size_t i = 0; i < entries.size(); ++i)
-    out << "  " << entry_json(entries[i]) << (i + 1 < entries.size() ? ",\n" : "\n");
-  out << "]}\n";
+  out << j.dump(1) << "\n";
   return static_cast<bool>(out);
 }
 

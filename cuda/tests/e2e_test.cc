@@ -4,8 +4,8 @@
 // vgpu's cuda.h and, where a toolkit is installed, against NVIDIA's
 // (VGPU_E2E_NVIDIA_HEADER), so CUDA 13's versioned names must all resolve
 // in vgpu's library. VGPU_CUDA_PORT picks the device (one test per mode).
-// The kernels are clang-14's PTX of the CUDA C in the comments
-// (docs/cuda-programs.md gives the command line).
+// The kernels are clang-14's PTX (e2e_kernels.ptx, e2e_global.ptx), each
+// file with the CUDA C it was compiled from.
 #include <cuda.h>
 #include <gtest/gtest.h>
 
@@ -17,160 +17,24 @@
 
 namespace {
 
-// extern "C" __global__ void vadd(const float* a, const float* b, float* c, unsigned n) {
-//   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-//   if (i < n) c[i] = a[i] + b[i];
-// }
-// struct Pair { float scale; unsigned char tag; double bias; };
-// extern "C" __global__ void axpb(float* y, char flag, Pair p, unsigned n) {
-//   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-//   if (i < n) y[i] = y[i] * p.scale + (float)p.bias + (float)flag + (float)p.tag;
-// }
-// extern "C" __global__ void poke(float* p, unsigned long long off) { p[off] = 1.0f; }
-constexpr const char* KERNELS_PTX = R"(
-.version 6.0
-.target sm_70
-.address_size 64
-
-.visible .entry vadd(
-	.param .u64 vadd_param_0,
-	.param .u64 vadd_param_1,
-	.param .u64 vadd_param_2,
-	.param .u32 vadd_param_3
-)
-{
-	.reg .pred 	%p<2>;
-	.reg .b32 	%r<6>;
-	.reg .f32 	%f<4>;
-	.reg .b64 	%rd<11>;
-
-	ld.param.u32 	%r1, [vadd_param_3];
-	mov.u32 	%r2, %ctaid.x;
-	mov.u32 	%r3, %ntid.x;
-	mov.u32 	%r4, %tid.x;
-	mad.lo.s32 	%r5, %r2, %r3, %r4;
-	setp.ge.u32 	%p1, %r5, %r1;
-	@%p1 bra 	LBB0_2;
-	ld.param.u64 	%rd4, [vadd_param_0];
-	ld.param.u64 	%rd5, [vadd_param_2];
-	cvta.to.global.u64 	%rd6, %rd5;
-	ld.param.u64 	%rd7, [vadd_param_1];
-	cvta.to.global.u64 	%rd8, %rd7;
-	cvta.to.global.u64 	%rd9, %rd4;
-	mul.wide.u32 	%rd10, %r5, 4;
-	add.s64 	%rd1, %rd6, %rd10;
-	add.s64 	%rd2, %rd8, %rd10;
-	add.s64 	%rd3, %rd9, %rd10;
-	ld.global.f32 	%f1, [%rd3];
-	ld.global.f32 	%f2, [%rd2];
-	add.f32 	%f3, %f1, %f2;
-	st.global.f32 	[%rd1], %f3;
-LBB0_2:
-	ret;
+// A file's bytes, empty when it cannot be read.
+std::vector<char> read_file(const std::string& path) {
+  std::vector<char> bytes;
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.insert(bytes.end(), buf, buf + n);
+    std::fclose(f);
+  }
+  return bytes;
 }
 
-.visible .entry axpb(
-	.param .u64 axpb_param_0,
-	.param .u8 axpb_param_1,
-	.param .align 8 .b8 axpb_param_2[16],
-	.param .u32 axpb_param_3
-)
-{
-	.reg .pred 	%p<2>;
-	.reg .b16 	%rs<3>;
-	.reg .b32 	%r<6>;
-	.reg .f32 	%f<9>;
-	.reg .b64 	%rd<7>;
-	.reg .f64 	%fd<2>;
-
-	ld.param.u32 	%r2, [axpb_param_3];
-	mov.u32 	%r3, %ctaid.x;
-	mov.u32 	%r4, %ntid.x;
-	mov.u32 	%r5, %tid.x;
-	mad.lo.s32 	%r1, %r3, %r4, %r5;
-	setp.ge.u32 	%p1, %r1, %r2;
-	@%p1 bra 	LBB1_2;
-	ld.param.s8 	%rs1, [axpb_param_1];
-	ld.param.u64 	%rd3, [axpb_param_0];
-	mov.b64 	%rd4, axpb_param_2;
-	mov.u64 	%rd1, %rd4;
-	cvta.to.global.u64 	%rd2, %rd3;
-	mul.wide.u32 	%rd5, %r1, 4;
-	add.s64 	%rd6, %rd2, %rd5;
-	ld.global.f32 	%f1, [%rd6];
-	ld.param.f32 	%f2, [%rd1];
-	ld.param.f64 	%fd1, [%rd1+8];
-	cvt.rn.f32.f64 	%f3, %fd1;
-	fma.rn.f32 	%f4, %f1, %f2, %f3;
-	cvt.rn.f32.s16 	%f5, %rs1;
-	add.f32 	%f6, %f4, %f5;
-	ld.param.u8 	%rs2, [%rd1+4];
-	cvt.rn.f32.u16 	%f7, %rs2;
-	add.f32 	%f8, %f6, %f7;
-	st.global.f32 	[%rd6], %f8;
-LBB1_2:
-	ret;
+// The kernels' PTX text, from the files beside this one (each with its CUDA C).
+std::string ptx(const char* name) {
+  const std::vector<char> bytes = read_file(std::string(VGPU_E2E_PTX_DIR) + "/" + name);
+  return {bytes.begin(), bytes.end()};
 }
-
-.visible .entry poke(
-	.param .u64 poke_param_0,
-	.param .u64 poke_param_1
-)
-{
-	.reg .b32 	%r<2>;
-	.reg .b64 	%rd<6>;
-
-	ld.param.u64 	%rd1, [poke_param_0];
-	cvta.to.global.u64 	%rd2, %rd1;
-	ld.param.u64 	%rd3, [poke_param_1];
-	shl.b64 	%rd4, %rd3, 2;
-	add.s64 	%rd5, %rd2, %rd4;
-	mov.u32 	%r1, 1065353216;
-	st.global.u32 	[%rd5], %r1;
-	ret;
-}
-)";
-
-// __device__ float gain = 3.0f;
-// extern "C" __global__ void scale(float* y, unsigned n) {
-//   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-//   if (i < n) y[i] *= gain;
-// }
-constexpr const char* GLOBAL_PTX = R"(
-.version 6.0
-.target sm_70
-.address_size 64
-
-.visible .global .align 4 .f32 gain = 0f40400000;
-.visible .entry scale(
-	.param .u64 scale_param_0,
-	.param .u32 scale_param_1
-)
-{
-	.reg .pred 	%p<2>;
-	.reg .b32 	%r<6>;
-	.reg .f32 	%f<4>;
-	.reg .b64 	%rd<5>;
-
-	ld.param.u32 	%r1, [scale_param_1];
-	mov.u32 	%r2, %ctaid.x;
-	mov.u32 	%r3, %ntid.x;
-	mov.u32 	%r4, %tid.x;
-	mad.lo.s32 	%r5, %r2, %r3, %r4;
-	setp.ge.u32 	%p1, %r5, %r1;
-	@%p1 bra 	LBB0_2;
-	ld.param.u64 	%rd2, [scale_param_0];
-	cvta.to.global.u64 	%rd3, %rd2;
-	mul.wide.u32 	%rd4, %r5, 4;
-	add.s64 	%rd1, %rd3, %rd4;
-	ld.global.f32 	%f1, [gain];
-	ld.global.f32 	%f2, [%rd1];
-	mul.f32 	%f3, %f1, %f2;
-	st.global.f32 	[%rd1], %f3;
-LBB0_2:
-	ret;
-}
-)";
+const std::string KERNELS_PTX = ptx("e2e_kernels.ptx");
+const std::string GLOBAL_PTX = ptx("e2e_global.ptx");
 
 #define ASSERT_CU(call) ASSERT_EQ((call), CUDA_SUCCESS) << #call
 #define EXPECT_CU(call) EXPECT_EQ((call), CUDA_SUCCESS) << #call
@@ -336,15 +200,7 @@ TEST_F(Cuda, StreamsAndEvents) {
 
 // A fat binary as nvcc 13 writes it (cuda/libcuda/testdata/README.md):
 // fb_scale's PTX zstd-compressed beside its sm_75 SASS.
-std::vector<char> testdata(const char* name) {
-  std::vector<char> bytes;
-  if (FILE* f = std::fopen((std::string(VGPU_CUDA_TESTDATA) + "/" + name).c_str(), "rb")) {
-    char buf[4096];
-    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.insert(bytes.end(), buf, buf + n);
-    std::fclose(f);
-  }
-  return bytes;
-}
+std::vector<char> testdata(const char* name) { return read_file(std::string(VGPU_CUDA_TESTDATA) + "/" + name); }
 
 TEST_F(Cuda, FatBinaryLoadsAndRuns) {
   const std::vector<char> fatbin = testdata("scale_zstd.fatbin");
@@ -385,7 +241,7 @@ TEST_F(Cuda, SassOnlyFatBinaryIsNoBinaryForGpuNamingTheFlag) {
 
 TEST_F(Cuda, VectorAdd) {
   CUmodule m = nullptr;
-  ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX));
+  ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX.c_str()));
   CUfunction vadd = nullptr;
   ASSERT_CU(cuModuleGetFunction(&vadd, m, "vadd"));
   constexpr unsigned N = 1000;
@@ -407,7 +263,7 @@ TEST_F(Cuda, VectorAdd) {
 
 TEST_F(Cuda, ExtraFormAndStructParameters) {
   CUmodule m = nullptr;
-  ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX));
+  ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX.c_str()));
   CUfunction axpb = nullptr;
   ASSERT_CU(cuModuleGetFunction(&axpb, m, "axpb"));
   constexpr unsigned N = 64;
@@ -437,7 +293,7 @@ TEST_F(Cuda, ExtraFormAndStructParameters) {
 
 TEST_F(Cuda, ModuleGlobalIsReadableAndWritable) {
   CUmodule m = nullptr;
-  ASSERT_CU(cuModuleLoadData(&m, GLOBAL_PTX));
+  ASSERT_CU(cuModuleLoadData(&m, GLOBAL_PTX.c_str()));
   CUdeviceptr gain = 0;
   size_t bytes = 0;
   ASSERT_CU(cuModuleGetGlobal(&gain, &bytes, m, "gain"));
@@ -466,7 +322,7 @@ TEST_F(Cuda, BadPtxThenAGoodModuleStillLoads) {
   EXPECT_EQ(cuModuleLoadData(&m, ".target sm_70\n.address_size 64\n"), CUDA_ERROR_INVALID_IMAGE);
   EXPECT_EQ(cuModuleLoadData(&m, ".version 99.0\n.target sm_70\n.address_size 64\n"),
             CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
-  ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX));
+  ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX.c_str()));
   CUfunction f = nullptr;
   EXPECT_EQ(cuModuleGetFunction(&f, m, "no_such_kernel"), CUDA_ERROR_NOT_FOUND);
   ASSERT_CU(cuModuleGetFunction(&f, m, "vadd"));
@@ -475,7 +331,7 @@ TEST_F(Cuda, BadPtxThenAGoodModuleStillLoads) {
 
 TEST_F(Cuda, FaultingKernelIsIllegalAddressAndSticks) {
   CUmodule m = nullptr;
-  ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX));
+  ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX.c_str()));
   CUfunction poke = nullptr;
   ASSERT_CU(cuModuleGetFunction(&poke, m, "poke"));
   CUdeviceptr p = 0;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpu/engines/pitch_copy.h"
+#include "gpu/engines/testing/copy_methods.h"
 #include "gpu/engines/testing/engine_env.h"
 #include "gpu/kernels/kernels.h"
 
@@ -17,20 +18,22 @@ namespace {
 using namespace cls::copy;
 using testing::Method;
 using testing::pattern;
-using CopyTest = testing::EngineEnv;
+class CopyTest : public testing::EngineEnv {
+ protected:
+  // A fresh copy object ends these methods with this channel error.
+  void expect_refused(const std::vector<Method>& m, regs::ChannelError code) {
+    CopyObject copy;
+    auto r = send(copy, m);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, code);
+  }
+};
 
 constexpr uint32_t PITCH_BOTH = LaunchSrcPitch::make(1) | LaunchDstPitch::make(1);
-constexpr uint32_t LINEAR = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | PITCH_BOTH;
-
-std::vector<Method> offsets(uint64_t src, uint64_t dst) {
-  return {{OFFSET_IN_UPPER, hi32(src)},
-          {OFFSET_IN_LOWER, lo32(src)},
-          {OFFSET_OUT_UPPER, hi32(dst)},
-          {OFFSET_OUT_LOWER, lo32(dst)}};
-}
+constexpr uint32_t LINEAR = testing::COPY_LINEAR;
 
 std::vector<Method> linear_copy(uint64_t src, uint64_t dst, uint32_t bytes, uint32_t launch = LINEAR) {
-  auto m = offsets(src, dst);
+  auto m = testing::copy_offsets(src, dst);
   m.push_back({LINE_LENGTH_IN, bytes});
   m.push_back({LINE_COUNT, 1});
   m.push_back({LAUNCH_DMA, launch});
@@ -110,12 +113,8 @@ TEST_F(CopyTest, PitchCopyCopiesRectangleAndLeavesGaps) {
   write_vec(dst, before);
 
   CopyObject copy;
-  auto m = offsets(src, dst);
-  m.insert(m.end(), {{PITCH_IN, PIN},
-                     {PITCH_OUT, POUT},
-                     {LINE_LENGTH_IN, LINE},
-                     {LINE_COUNT, LINES},
-                     {LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)}});
+  auto m = testing::copy_lines(src, dst, LINE, LINES, PIN, POUT);
+  m.push_back({LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)});
   ASSERT_TRUE(send(copy, m).has_value());
 
   const auto out = read_vec<uint8_t>(dst, POUT * LINES);
@@ -137,12 +136,8 @@ TEST_F(CopyTest, SourcePitchBelowTheLineReadsOverlappingLines) {
   const auto data = pattern(PIN * (LINES - 1) + LINE, 8);
   write_vec(src, data);
   CopyObject copy;
-  auto m = offsets(src, dst);
-  m.insert(m.end(), {{PITCH_IN, PIN},
-                     {PITCH_OUT, POUT},
-                     {LINE_LENGTH_IN, LINE},
-                     {LINE_COUNT, LINES},
-                     {LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)}});
+  auto m = testing::copy_lines(src, dst, LINE, LINES, PIN, POUT);
+  m.push_back({LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)});
   ASSERT_TRUE(send(copy, m).has_value());
   const auto out = read_vec<uint8_t>(dst, POUT * LINES);
   for (uint32_t line = 0; line < LINES; ++line)
@@ -155,8 +150,8 @@ TEST_F(CopyTest, MultiLineOffCopiesOneLine) {
   write_vec(LINEAR_VA, data);
   write_vec(LINEAR_VA + 0x1000, std::vector<uint8_t>(256, 0));
   CopyObject copy;
-  auto m = offsets(LINEAR_VA, LINEAR_VA + 0x1000);
-  m.insert(m.end(), {{PITCH_IN, 64}, {PITCH_OUT, 64}, {LINE_LENGTH_IN, 64}, {LINE_COUNT, 4}, {LAUNCH_DMA, LINEAR}});
+  auto m = testing::copy_lines(LINEAR_VA, LINEAR_VA + 0x1000, 64, 4, 64, 64);
+  m.push_back({LAUNCH_DMA, LINEAR});
   ASSERT_TRUE(send(copy, m).has_value());
   EXPECT_EQ(read_vec<uint8_t>(LINEAR_VA + 0x1000, 64), data);
   EXPECT_EQ(read_vec<uint8_t>(LINEAR_VA + 0x1040, 64), std::vector<uint8_t>(64, 0));
@@ -192,12 +187,8 @@ TEST_F(CopyTest, OverlappingPitchCopyWithEqualPitchesIsMemmove) {
   const auto data = pattern(PITCH * LINES, 8);
   write_vec(LINEAR_VA, data);
   CopyObject copy;
-  auto m = offsets(LINEAR_VA, LINEAR_VA + 2 * PITCH);
-  m.insert(m.end(), {{PITCH_IN, PITCH},
-                     {PITCH_OUT, PITCH},
-                     {LINE_LENGTH_IN, LINE},
-                     {LINE_COUNT, LINES},
-                     {LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)}});
+  auto m = testing::copy_lines(LINEAR_VA, LINEAR_VA + 2 * PITCH, LINE, LINES, PITCH, PITCH);
+  m.push_back({LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)});
   ASSERT_TRUE(send(copy, m).has_value());
   const auto out = read_vec<uint8_t>(LINEAR_VA + 2 * PITCH, PITCH * LINES);
   for (uint32_t line = 0; line < LINES; ++line)
@@ -298,49 +289,34 @@ TEST_F(CopyTest, SourceRunningOffMappedPagesFaultsOnFirstUnmappedPage) {
 }
 
 TEST_F(CopyTest, BlockLinearSourceIsBadCopy) {
-  CopyObject copy;
-  auto r = send(copy, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR & ~LaunchSrcPitch::mask));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::bad_copy);
+  expect_refused(linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR & ~LaunchSrcPitch::mask),
+                 regs::ChannelError::bad_copy);
 }
 
 TEST_F(CopyTest, BlockLinearDestinationIsBadCopy) {
-  CopyObject copy;
-  auto r = send(copy, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR & ~LaunchDstPitch::mask));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::bad_copy);
+  expect_refused(linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR & ~LaunchDstPitch::mask),
+                 regs::ChannelError::bad_copy);
 }
 
 TEST_F(CopyTest, RemapIsBadCopy) {
-  CopyObject copy;
-  auto r = send(copy, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR | LaunchRemap::make(1)));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::bad_copy);
+  expect_refused(linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, LINEAR | LaunchRemap::make(1)),
+                 regs::ChannelError::bad_copy);
 }
 
 TEST_F(CopyTest, PhysicalAddressingIsBadCopy) {
-  CopyObject copy;
-  auto m = concat({{ADDRESSING_MODE, 1}}, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64));
-  auto r = send(copy, m);
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::bad_copy);
+  expect_refused(concat({{ADDRESSING_MODE, 1}}, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64)),
+                 regs::ChannelError::bad_copy);
 }
 
 TEST_F(CopyTest, ReservedTransferTypeIsBadCopy) {
-  CopyObject copy;
-  auto r = send(copy, linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, PITCH_BOTH | LaunchTransferType::make(3)));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::bad_copy);
+  expect_refused(linear_copy(LINEAR_VA, LINEAR_VA + 0x1000, 64, PITCH_BOTH | LaunchTransferType::make(3)),
+                 regs::ChannelError::bad_copy);
 }
 
 TEST_F(CopyTest, RangeBeyondVaSpaceIsBadArgument) {
   CopyObject copy;
-  auto m = offsets(fmt::VA_LIMIT - 0x1000, LINEAR_VA);
-  m.insert(m.end(), {{PITCH_IN, 0xffffffff},
-                     {PITCH_OUT, 16},
-                     {LINE_LENGTH_IN, 16},
-                     {LINE_COUNT, 0xffffffff},
-                     {LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)}});
+  auto m = testing::copy_lines(fmt::VA_LIMIT - 0x1000, LINEAR_VA, 16, 0xffffffff, 0xffffffff, 16);
+  m.push_back({LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)});
   auto r = send(copy, m);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, regs::ChannelError::bad_argument);

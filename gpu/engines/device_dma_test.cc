@@ -14,7 +14,7 @@
 
 #include "gpu/device/fake_device.h"
 #include "gpu/engines/copy_object.h"
-#include "gpu/engines/testing/engine_env.h"
+#include "gpu/engines/testing/sysmem_env.h"
 
 namespace vgpu::gpu {
 namespace {
@@ -22,9 +22,6 @@ namespace {
 using namespace cls::copy;
 using testing::Method;
 using testing::pattern;
-
-constexpr uint32_t LINEAR = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::make(1) |
-                            LaunchDstPitch::make(1);
 
 // System memory that only DMAs through read/write (as QEMU's DMA API).
 class NoSpans final : public SystemMemory {
@@ -38,39 +35,16 @@ class NoSpans final : public SystemMemory {
   std::shared_ptr<SystemMemory> m_;
 };
 
-class DeviceDmaTest : public testing::EngineEnv {
+class DeviceDmaTest : public testing::SysmemEnv {
  protected:
-  static constexpr uint64_t RAM_BYTES = 1 * MiB;
-  static constexpr uint64_t SYS_VA = 0x40'0000'0000;  // RAM_BYTES mapped, then one page past RAM
-
   void SetUp() override {
     EngineEnv::SetUp();
     auto fake = std::make_unique<FakeDevice>(*vram_);
     fake_ = fake.get();
     use_device(std::move(fake));
-    auto r = MemfdRam::create(RAM_BYTES, "ram");
-    ASSERT_TRUE(r.has_value());
-    ram_ = *r;
-    set_system_memory(ram_);
-    for (uint64_t off = 0; off <= RAM_BYTES; off += fmt::SMALL_PAGE)
-      ASSERT_TRUE(builder_->set_pte(pd_, SYS_VA + off, fmt::PageSize::small, fmt::pte::make_sysmem(off)).has_value());
+    attach_ram();
   }
 
-  static std::vector<Method> copy_2d(uint64_t src, uint64_t dst, uint32_t line, uint32_t lines, uint32_t pitch_in,
-                                     uint32_t pitch_out) {
-    return {{OFFSET_IN_UPPER, hi32(src)},
-            {OFFSET_IN_LOWER, lo32(src)},
-            {OFFSET_OUT_UPPER, hi32(dst)},
-            {OFFSET_OUT_LOWER, lo32(dst)},
-            {PITCH_IN, pitch_in},
-            {PITCH_OUT, pitch_out},
-            {LINE_LENGTH_IN, line},
-            {LINE_COUNT, lines},
-            {LAUNCH_DMA, LINEAR | LaunchMultiLine::make(lines > 1 ? 1 : 0)}};
-  }
-  static std::vector<Method> copy(uint64_t src, uint64_t dst, uint32_t bytes) {
-    return copy_2d(src, dst, bytes, 1, bytes, bytes);
-  }
   std::vector<uint8_t> vram_host(uint64_t phys, size_t n) const {
     const auto* p = reinterpret_cast<const uint8_t*>(vram_->data() + phys);
     return {p, p + n};
@@ -81,7 +55,6 @@ class DeviceDmaTest : public testing::EngineEnv {
   }
 
   FakeDevice* fake_ = nullptr;
-  std::shared_ptr<MemfdRam> ram_;
 };
 
 TEST_F(DeviceDmaTest, RamIsRegisteredOnceWhenAttached) {
@@ -196,15 +169,7 @@ TEST_F(DeviceDmaTest, OverlappingDestinationLinesAreCopiedLineByLineInOrder) {
 }
 
 TEST_F(DeviceDmaTest, CopyPastRamEndFaultsDmaErrorAsOnTheModel) {
-  write_vec(LINEAR_VA, pattern(8192, 1));
-  CopyObject ce;
-  auto r = send(ce, copy(LINEAR_VA, SYS_VA + RAM_BYTES - 4096, 8192));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::mmu_fault);
-  ASSERT_TRUE(r.error().mmu.has_value());
-  EXPECT_EQ(r.error().mmu->reason, regs::FaultReason::dma_error);
-  EXPECT_EQ(r.error().mmu->va, SYS_VA + RAM_BYTES);
-  EXPECT_EQ(ram_->data()[RAM_BYTES - 4096], std::byte{0});
+  expect_copy_past_ram_end_faults();
   EXPECT_EQ(fake_->stats().device_to_host, 0u);
 }
 

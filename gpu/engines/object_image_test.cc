@@ -9,49 +9,31 @@
 #include "gpu/engines/compute_object.h"
 #include "gpu/engines/copy_object.h"
 #include "gpu/engines/engine_limits.h"
-#include "gpu/engines/testing/engine_env.h"
+#include "gpu/engines/testing/compute_launch.h"
+#include "gpu/engines/testing/copy_methods.h"
 
 namespace vgpu::gpu {
 namespace {
 
 using testing::Method;
-class ObjectImageTest : public testing::EngineEnv {
+class ObjectImageTest : public testing::ComputeLaunchEnv {
  protected:
-  static constexpr uint64_t PROGRAM_VA = LINEAR_VA;
-  static constexpr uint32_t PROGRAM_START = 0x100;
-  static constexpr uint64_t CB_VA = LINEAR_VA + 0x1000;
-  static constexpr uint32_t CB_SIZE = 0x100;
   static constexpr uint64_t DST_VA = LINEAR_VA + 0x10000;
   static constexpr uint32_t ELEMENTS = 1000;
   static constexpr float VALUE = 2.5f;
+  static constexpr uint32_t GRID = 4;  // blocks: enough for ELEMENTS
 
   // Every state method of a fill launch of ELEMENTS floats at DST_VA, up
   // to (not including) LAUNCH.
   static std::vector<Method> fill_state() {
-    using namespace cls::compute;
-    const cls::FillArgs args{DST_VA, ELEMENTS, VALUE};
-    std::vector<uint32_t> words((sizeof args + 3) / 4, 0);
-    std::memcpy(words.data(), &args, sizeof args);
-    std::vector<Method> m{{SET_PROGRAM_REGION_A, hi32(PROGRAM_VA)},
-                          {SET_PROGRAM_REGION_B, lo32(PROGRAM_VA)},
-                          {SET_CTA_PROGRAM_START, PROGRAM_START},
-                          {SET_CONSTANT_BUFFER_SELECTOR_A, CB_SIZE},
-                          {SET_CONSTANT_BUFFER_SELECTOR_B, hi32(CB_VA)},
-                          {SET_CONSTANT_BUFFER_SELECTOR_C, lo32(CB_VA)},
-                          {LOAD_CONSTANT_BUFFER_OFFSET, 0}};
-    for (uint32_t w : words) m.push_back({LOAD_CONSTANT_BUFFER, w});
-    m.insert(m.end(), {{BIND_CONSTANT_BUFFER, BindValid::make(1) | BindSlot::make(ARG_CB_SLOT)},
-                       {SET_CTA_THREAD_DIMENSION_A, DimLo::make(256) | DimHi::make(1)},
-                       {SET_CTA_THREAD_DIMENSION_B, 1},
-                       {SET_CTA_RASTER_SIZE_A, DimLo::make(4) | DimHi::make(1)},
-                       {SET_CTA_RASTER_SIZE_B, 1}});
+    std::vector<Method> m = program_and_args(cls::FillArgs{DST_VA, ELEMENTS, VALUE});
+    testing::append(m, grid(GRID));
     return m;
   }
 };
 
 TEST_F(ObjectImageTest, AComputeObjectsStateMovesAndItsLaunchRunsThere) {
-  const cls::ProgramDescriptor d{cls::PROGRAM_MAGIC, cls::PROGRAM_VERSION, static_cast<uint32_t>(cls::Kernel::fill), 0};
-  write(PROGRAM_VA + PROGRAM_START, &d, sizeof d);
+  write_program(static_cast<uint32_t>(cls::Kernel::fill));
   write_vec(DST_VA, std::vector<float>(ELEMENTS + 1, 0.0f));
   ComputeObject source;
   ASSERT_TRUE(send(source, fill_state()).has_value());
@@ -73,20 +55,12 @@ TEST_F(ObjectImageTest, ACopyObjectsStateMovesAndItsCopyRunsThere) {
   const auto data = testing::pattern(5000, 3);
   write_vec(src, data);
   CopyObject source;
-  ASSERT_TRUE(send(source, {{OFFSET_IN_UPPER, hi32(src)},
-                            {OFFSET_IN_LOWER, lo32(src)},
-                            {OFFSET_OUT_UPPER, hi32(dst)},
-                            {OFFSET_OUT_LOWER, lo32(dst)},
-                            {LINE_LENGTH_IN, 5000},
-                            {LINE_COUNT, 1}})
-                  .has_value());
+  ASSERT_TRUE(send(source, testing::copy_lines(src, dst, 5000, 1, 5000, 5000)).has_value());
   const auto saved = source.save_state();
   ASSERT_TRUE(saved.has_value());
   CopyObject moved;
   ASSERT_TRUE(moved.restore_state(*saved));
-  const uint32_t linear = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::make(1) |
-                          LaunchDstPitch::make(1);
-  ASSERT_TRUE(send(moved, {{LAUNCH_DMA, linear}}).has_value());
+  ASSERT_TRUE(send(moved, {{LAUNCH_DMA, testing::COPY_LINEAR}}).has_value());
   EXPECT_EQ(read_vec<uint8_t>(dst, data.size()), data);
 }
 

@@ -64,6 +64,15 @@ class SliceBitsTest : public ComputeTest {
       }
     }
   }
+
+  // conv2d over ramps of input and filter into a zeroed output (the shape in `args`).
+  void expect_conv2d_same_bits_wherever_cut(cls::Conv2dArgs args) {
+    const size_t out = size_t{args.n} * args.k * kernels::conv2d_out_h(args) * kernels::conv2d_out_w(args);
+    args.input = buffer(ramp(size_t{args.n} * args.c * args.h * args.w, 0.37f, 0.0f));
+    args.filter = buffer(ramp(size_t{args.k} * args.c * args.r * args.s, 0.11f, 0.1f));
+    args.output = buffer(std::vector<float>(out, 0.0f));
+    expect_same_bits_wherever_cut(Kernel::conv2d, args, {{args.output, std::vector<float>(out, 0.0f)}});
+  }
 };
 
 TEST_F(SliceBitsTest, FillSaxpyMadd) {
@@ -103,17 +112,10 @@ TEST_F(SliceBitsTest, Conv2d) {
   args.h = 34;
   args.w = 34;
   args.k = kernels::CONV2D_TILE_CHANNELS + 8;
-  args.r = 3;
-  args.s = 3;
-  args.pad_h = 1;
-  args.pad_w = 1;
-  args.stride_h = 1;
-  args.stride_w = 1;
-  const size_t out = size_t{args.n} * args.k * kernels::conv2d_out_h(args) * kernels::conv2d_out_w(args);
-  args.input = buffer(ramp(size_t{args.n} * args.c * args.h * args.w, 0.37f, 0.0f));
-  args.filter = buffer(ramp(size_t{args.k} * args.c * args.r * args.s, 0.11f, 0.1f));
-  args.output = buffer(std::vector<float>(out, 0.0f));
-  expect_same_bits_wherever_cut(Kernel::conv2d, args, {{args.output, std::vector<float>(out, 0.0f)}});
+  args.r = args.s = 3;
+  args.pad_h = args.pad_w = 1;
+  args.stride_h = args.stride_w = 1;
+  expect_conv2d_same_bits_wherever_cut(args);
 }
 
 // A 1 x 1 filter with unit stride (the image is the column matrix).
@@ -126,11 +128,7 @@ TEST_F(SliceBitsTest, Conv2dPointwise) {
   args.w = 30;
   args.k = kernels::CONV2D_TILE_CHANNELS + 8;
   args.r = args.s = args.stride_h = args.stride_w = 1;
-  const size_t out = size_t{args.n} * args.k * args.h * args.w;
-  args.input = buffer(ramp(size_t{args.n} * args.c * args.h * args.w, 0.37f, 0.0f));
-  args.filter = buffer(ramp(size_t{args.k} * args.c, 0.11f, 0.1f));
-  args.output = buffer(std::vector<float>(out, 0.0f));
-  expect_same_bits_wherever_cut(Kernel::conv2d, args, {{args.output, std::vector<float>(out, 0.0f)}});
+  expect_conv2d_same_bits_wherever_cut(args);
 }
 
 TEST_F(SliceBitsTest, Mriq) {

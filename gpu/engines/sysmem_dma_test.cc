@@ -8,7 +8,7 @@
 
 #include "gpu/engines/class_object.h"
 #include "gpu/engines/copy_object.h"
-#include "gpu/engines/testing/engine_env.h"
+#include "gpu/engines/testing/sysmem_env.h"
 
 namespace vgpu::gpu {
 namespace {
@@ -17,31 +17,12 @@ using namespace cls::copy;
 using testing::Method;
 using testing::pattern;
 
-constexpr uint32_t LINEAR = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::make(1) |
-                            LaunchDstPitch::make(1);
-
-class SysmemDmaTest : public testing::EngineEnv {
+class SysmemDmaTest : public testing::SysmemEnv {
  protected:
-  static constexpr uint64_t RAM_BYTES = 1 * MiB;
-  static constexpr uint64_t SYS_VA = 0x40'0000'0000;  // RAM_BYTES mapped, then one page past RAM
-
   void SetUp() override {
     EngineEnv::SetUp();
-    auto r = MemfdRam::create(RAM_BYTES, "ram");
-    ASSERT_TRUE(r.has_value());
-    ram_ = *r;
-    set_system_memory(ram_);
-    for (uint64_t off = 0; off <= RAM_BYTES; off += fmt::SMALL_PAGE)
-      ASSERT_TRUE(builder_->set_pte(pd_, SYS_VA + off, fmt::PageSize::small, fmt::pte::make_sysmem(off)).has_value());
+    attach_ram();
   }
-
-  std::vector<Method> copy(uint64_t src, uint64_t dst, uint32_t bytes) {
-    return {{OFFSET_IN_UPPER, hi32(src)},  {OFFSET_IN_LOWER, lo32(src)}, {OFFSET_OUT_UPPER, hi32(dst)},
-            {OFFSET_OUT_LOWER, lo32(dst)}, {LINE_LENGTH_IN, bytes},      {LINE_COUNT, 1},
-            {LAUNCH_DMA, LINEAR}};
-  }
-
-  std::shared_ptr<MemfdRam> ram_;
 };
 
 TEST_F(SysmemDmaTest, CopyFromSysmemToVram) {
@@ -69,17 +50,7 @@ TEST_F(SysmemDmaTest, CopyWithinSysmem) {
   EXPECT_EQ(std::memcmp(ram_->data() + 512 * KiB, data.data(), data.size()), 0);
 }
 
-TEST_F(SysmemDmaTest, CopyCrossingRamEndFaultsAndWritesNothing) {
-  write_vec(LINEAR_VA, pattern(8192, 1));
-  CopyObject ce;
-  auto r = send(ce, copy(LINEAR_VA, SYS_VA + RAM_BYTES - 4096, 8192));
-  ASSERT_FALSE(r.has_value());
-  EXPECT_EQ(r.error().code, regs::ChannelError::mmu_fault);
-  ASSERT_TRUE(r.error().mmu.has_value());
-  EXPECT_EQ(r.error().mmu->reason, regs::FaultReason::dma_error);
-  EXPECT_EQ(r.error().mmu->va, SYS_VA + RAM_BYTES);
-  EXPECT_EQ(ram_->data()[RAM_BYTES - 4096], std::byte{0});
-}
+TEST_F(SysmemDmaTest, CopyCrossingRamEndFaultsAndWritesNothing) { expect_copy_past_ram_end_faults(); }
 
 TEST_F(SysmemDmaTest, SemaphoreReleaseToSysmem) {
   ChannelContext ctx = context();

@@ -14,7 +14,8 @@
 #include "gpu/engines/copy_object.h"
 #include "gpu/engines/kernel_launch.h"
 #include "gpu/engines/piece_sizer.h"
-#include "gpu/engines/testing/engine_env.h"
+#include "gpu/engines/testing/compute_launch.h"
+#include "gpu/engines/testing/copy_methods.h"
 #include "gpu/kernels/kernels.h"
 
 namespace vgpu::gpu {
@@ -25,43 +26,23 @@ using testing::Method;
 
 // Slicing is the model's: a device back end runs launches and copies whole
 // (docs/cuda.md), so these run on the model only.
-class TimedSliceTest : public testing::EngineEnv {
+class TimedSliceTest : public testing::ComputeLaunchEnv {
  protected:
   void SetUp() override {
     testing::EngineEnv::SetUp();
     if (device_engines_) GTEST_SKIP() << "a device back end runs work whole";
   }
 
-  static constexpr uint64_t PROGRAM_VA = LINEAR_VA;
-  static constexpr uint32_t PROGRAM_START = 0x100;
-  static constexpr uint64_t CB_VA = LINEAR_VA + 0x1000;
-  static constexpr uint32_t CB_SIZE = 0x100;
   static constexpr uint64_t DATA_VA = LINEAR_VA + 0x10000;
 
   // A built-in launch of `blocks` blocks with these arguments, its pieces
   // run as PFIFO runs them (EngineEnv::send).
   template <typename Args>
   MethodDone launch(Kernel kernel, const Args& args, uint32_t blocks) {
-    using namespace cls::compute;
-    const cls::ProgramDescriptor d{cls::PROGRAM_MAGIC, cls::PROGRAM_VERSION, static_cast<uint32_t>(kernel), 0};
-    write(PROGRAM_VA + PROGRAM_START, &d, sizeof(d));
-    std::vector<uint32_t> words((sizeof(Args) + 3) / 4, 0);
-    std::memcpy(words.data(), &args, sizeof(Args));
-    std::vector<Method> m{{SET_PROGRAM_REGION_A, hi32(PROGRAM_VA)},
-                          {SET_PROGRAM_REGION_B, lo32(PROGRAM_VA)},
-                          {SET_CTA_PROGRAM_START, PROGRAM_START},
-                          {SET_CONSTANT_BUFFER_SELECTOR_A, CB_SIZE},
-                          {SET_CONSTANT_BUFFER_SELECTOR_B, hi32(CB_VA)},
-                          {SET_CONSTANT_BUFFER_SELECTOR_C, lo32(CB_VA)},
-                          {LOAD_CONSTANT_BUFFER_OFFSET, 0}};
-    for (uint32_t w : words) m.push_back({LOAD_CONSTANT_BUFFER, w});
-    const Method tail[] = {{BIND_CONSTANT_BUFFER, BindValid::make(1) | BindSlot::make(ARG_CB_SLOT)},
-                           {SET_CTA_THREAD_DIMENSION_A, DimLo::make(256) | DimHi::make(1)},
-                           {SET_CTA_THREAD_DIMENSION_B, 1},
-                           {SET_CTA_RASTER_SIZE_A, DimLo::make(blocks) | DimHi::make(1)},
-                           {SET_CTA_RASTER_SIZE_B, 1},
-                           {LAUNCH, 0}};
-    for (const Method& x : tail) m.push_back(x);
+    write_program(static_cast<uint32_t>(kernel));
+    std::vector<Method> m = program_and_args(args);
+    testing::append(m, grid(blocks));
+    m.push_back({cls::compute::LAUNCH, 0});
     return send(compute_, m);
   }
 
@@ -169,23 +150,15 @@ TEST_F(TimedSliceTest, ALongCopyRunsInResumablePiecesAndItsSemaphoreFollowsTheLa
   slice_ns_ = 4'000;
   engine_budget_ns_ = 10'000;
   CopyObject copy;
-  const uint32_t launch_dma = LaunchTransferType::make(uint32_t(Transfer::non_pipelined)) | LaunchSrcPitch::make(1) |
-                              LaunchDstPitch::make(1) | LaunchMultiLine::make(1) |
+  const uint32_t launch_dma = testing::COPY_LINEAR | LaunchMultiLine::make(1) |
                               LaunchSemaphoreType::make(uint32_t(SemRelease::one_word)) |
                               LaunchInterruptType::make(uint32_t(Interrupt::non_blocking));
-  ASSERT_TRUE(send(copy, {{OFFSET_IN_UPPER, hi32(src)},
-                          {OFFSET_IN_LOWER, lo32(src)},
-                          {OFFSET_OUT_UPPER, hi32(dst)},
-                          {OFFSET_OUT_LOWER, lo32(dst)},
-                          {PITCH_IN, LINE},
-                          {PITCH_OUT, LINE},
-                          {LINE_LENGTH_IN, LINE},
-                          {LINE_COUNT, LINES},
-                          {SET_SEMAPHORE_A, hi32(sem)},
-                          {SET_SEMAPHORE_B, lo32(sem)},
-                          {SET_SEMAPHORE_PAYLOAD, 77},
-                          {LAUNCH_DMA, launch_dma}})
-                  .has_value());
+  std::vector<Method> m = testing::copy_lines(src, dst, LINE, LINES, LINE, LINE);
+  m.insert(m.end(), {{SET_SEMAPHORE_A, hi32(sem)},
+                     {SET_SEMAPHORE_B, lo32(sem)},
+                     {SET_SEMAPHORE_PAYLOAD, 77},
+                     {LAUNCH_DMA, launch_dma}});
+  ASSERT_TRUE(send(copy, m).has_value());
   EXPECT_EQ(read_vec<uint8_t>(dst, data.size()), data);
   const uint64_t whole_ns = kernels::stream_cost_ns(cost_, uint64_t{LINE} * LINES * 2);
   EXPECT_GE(pieces_, static_cast<int>(whole_ns / slice_ns_));

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "common/random.h"
 #include "gpu/kernels/conv2d_detail.h"
 #include "gpu/kernels/kernels.h"
@@ -228,22 +230,73 @@ int tiles_main() {
   std::vector<TilesRow> rows;
   for (const GemmShape& g : GEMM_SHAPES) rows.push_back(tiles_sgemm(g));
   for (const ConvCase& cc : CONV_CASES) rows.push_back(tiles_conv(cc));
-  std::string json;
-  for (const TilesRow& r : rows) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf,
-                  "%s{\"name\":\"%s\",\"tiled_median_s\":%.6f,\"one_call_median_s\":%.6f,\"ratio\":%.4f}",
-                  json.empty() ? "" : ",", r.name.c_str(), r.tiled_s, r.one_call_s, r.tiled_s / r.one_call_s);
-    json += buf;
-  }
-  std::printf("{\"bench\":\"kernel_tiles\",\"runs\":%d,\"openblas_threads\":%d,\"rows\":[%s]}\n", RUNS,
-              openblas_get_num_threads(), json.c_str());
+  nlohmann::ordered_json json_rows = nlohmann::ordered_json::array();
+  for (const TilesRow& r : rows)
+    json_rows.push_back({{"name", r.name},
+                         {"tiled_median_s", r.tiled_s},
+                         {"one_call_median_s", r.one_call_s},
+                         {"ratio", r.tiled_s / r.one_call_s}});
+  const nlohmann::ordered_json j = {{"bench", "kernel_tiles"},
+                                    {"runs", RUNS},
+                                    {"openblas_threads", openblas_get_num_threads()},
+                                    {"rows", json_rows}};
+  std::printf("%s\n", j.dump().c_str());
   std::printf("\nmedian of %d runs each, interleaved, OpenBLAS threads: %d\n", RUNS, openblas_get_num_threads());
   std::printf("  %-10s %14s %16s %8s\n", "kernel", "tiles (ms)", "one call (ms)", "ratio");
   for (const TilesRow& r : rows)
     std::printf("  %-10s %14.3f %16.3f %8.3f\n", r.name.c_str(), r.tiled_s * 1e3, r.one_call_s * 1e3,
                 r.tiled_s / r.one_call_s);
   return 0;
+}
+
+struct Figures {
+  GemmResult gemm;
+  std::vector<ConvResult> convs;
+  MriqResult mriq;
+  int threads = 0;
+  double gemm_gflops(double seconds) const { return 2.0 * GEMM_SIZE * GEMM_SIZE * GEMM_SIZE / seconds / 1e9; }
+  static double mriq_g_elements(double seconds) { return double{MRIQ_K} * MRIQ_X / seconds / 1e9; }
+};
+
+void print_json(const Figures& f) {
+  const double gf_kernel = f.gemm_gflops(f.gemm.kernel_s), gf_blas = f.gemm_gflops(f.gemm.blas_s);
+  nlohmann::ordered_json convs = nlohmann::ordered_json::array();
+  for (const ConvResult& r : f.convs) convs.push_back({{"name", r.name}, {"median_s", r.s}, {"gflops", r.gflop / r.s}});
+  const nlohmann::ordered_json j = {{"bench", "kernels"},
+                                    {"runs", RUNS},
+                                    {"openblas_threads", f.threads},
+                                    {"sgemm",
+                                     {{"m", GEMM_SIZE},
+                                      {"n", GEMM_SIZE},
+                                      {"k", GEMM_SIZE},
+                                      {"kernel_median_s", f.gemm.kernel_s},
+                                      {"cblas_median_s", f.gemm.blas_s},
+                                      {"kernel_gflops", gf_kernel},
+                                      {"cblas_gflops", gf_blas},
+                                      {"ratio", gf_kernel / gf_blas}}},
+                                    {"conv2d", convs},
+                                    {"mriq",
+                                     {{"num_k", MRIQ_K},
+                                      {"num_x", MRIQ_X},
+                                      {"median_s", f.mriq.kernel_s},
+                                      {"g_elements_per_s", Figures::mriq_g_elements(f.mriq.kernel_s)},
+                                      {"parboil_scalar_median_s", f.mriq.parboil_s}}}};
+  std::printf("%s\n", j.dump().c_str());
+}
+
+void print_table(const Figures& f) {
+  const double gf_kernel = f.gemm_gflops(f.gemm.kernel_s), gf_blas = f.gemm_gflops(f.gemm.blas_s);
+  std::printf("\nmedian of %d runs, OpenBLAS threads: %d\n", RUNS, f.threads);
+  std::printf("  %-34s %10s %12s\n", "kernel", "time (ms)", "rate");
+  std::printf("  %-34s %10.3f %8.2f GFLOP/s\n", "sgemm 1024^3 kernels::sgemm", f.gemm.kernel_s * 1e3, gf_kernel);
+  std::printf("  %-34s %10.3f %8.2f GFLOP/s\n", "sgemm 1024^3 cblas_sgemm (direct)", f.gemm.blas_s * 1e3, gf_blas);
+  std::printf("  %-34s %10s %8.4f\n", "sgemm kernel / direct", "", gf_kernel / gf_blas);
+  for (const ConvResult& r : f.convs)
+    std::printf("  conv2d %-27s %10.3f %8.2f GFLOP/s\n", r.name, r.s * 1e3, r.gflop / r.s);
+  std::printf("  mriq %4u k x %6u x %16s %10.3f %8.3f G elem/s\n", MRIQ_K, MRIQ_X, "", f.mriq.kernel_s * 1e3,
+              Figures::mriq_g_elements(f.mriq.kernel_s));
+  std::printf("  %-34s %10.3f %8.3f G elem/s\n", "mriq Parboil scalar cosf/sinf", f.mriq.parboil_s * 1e3,
+              Figures::mriq_g_elements(f.mriq.parboil_s));
 }
 
 }  // namespace
@@ -254,44 +307,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: kernel_bench [--tiles]\n");
     return 2;
   }
-  const GemmResult g = bench_sgemm();
-  const double gemm_flops = 2.0 * GEMM_SIZE * GEMM_SIZE * GEMM_SIZE;
-  const double gf_kernel = gemm_flops / g.kernel_s / 1e9;
-  const double gf_blas = gemm_flops / g.blas_s / 1e9;
-  std::vector<ConvResult> convs;
-  for (const ConvCase& cc : CONV_CASES) convs.push_back(bench_conv(cc));
-  const MriqResult mq = bench_mriq();
-  const double mriq_s = mq.kernel_s;
-  const double mriq_elems = double{MRIQ_K} * MRIQ_X;
-  const int threads = openblas_get_num_threads();
-
-  std::string conv_json;
-  for (const ConvResult& r : convs) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%s{\"name\":\"%s\",\"median_s\":%.6f,\"gflops\":%.2f}",
-                  conv_json.empty() ? "" : ",", r.name, r.s, r.gflop / r.s);
-    conv_json += buf;
-  }
-  std::printf(
-      "{\"bench\":\"kernels\",\"runs\":%d,\"openblas_threads\":%d,"
-      "\"sgemm\":{\"m\":%u,\"n\":%u,\"k\":%u,\"kernel_median_s\":%.6f,\"cblas_median_s\":%.6f,"
-      "\"kernel_gflops\":%.2f,\"cblas_gflops\":%.2f,\"ratio\":%.4f},"
-      "\"conv2d\":[%s],"
-      "\"mriq\":{\"num_k\":%u,\"num_x\":%u,\"median_s\":%.6f,\"g_elements_per_s\":%.3f,"
-      "\"parboil_scalar_median_s\":%.6f}}\n",
-      RUNS, threads, GEMM_SIZE, GEMM_SIZE, GEMM_SIZE, g.kernel_s, g.blas_s, gf_kernel, gf_blas, gf_kernel / gf_blas,
-      conv_json.c_str(), MRIQ_K, MRIQ_X, mriq_s, mriq_elems / mriq_s / 1e9, mq.parboil_s);
-
-  std::printf("\nmedian of %d runs, OpenBLAS threads: %d\n", RUNS, threads);
-  std::printf("  %-34s %10s %12s\n", "kernel", "time (ms)", "rate");
-  std::printf("  %-34s %10.3f %8.2f GFLOP/s\n", "sgemm 1024^3 kernels::sgemm", g.kernel_s * 1e3, gf_kernel);
-  std::printf("  %-34s %10.3f %8.2f GFLOP/s\n", "sgemm 1024^3 cblas_sgemm (direct)", g.blas_s * 1e3, gf_blas);
-  std::printf("  %-34s %10s %8.4f\n", "sgemm kernel / direct", "", gf_kernel / gf_blas);
-  for (const ConvResult& r : convs)
-    std::printf("  conv2d %-27s %10.3f %8.2f GFLOP/s\n", r.name, r.s * 1e3, r.gflop / r.s);
-  std::printf("  mriq %4u k x %6u x %16s %10.3f %8.3f G elem/s\n", MRIQ_K, MRIQ_X, "", mriq_s * 1e3,
-              mriq_elems / mriq_s / 1e9);
-  std::printf("  %-34s %10.3f %8.3f G elem/s\n", "mriq Parboil scalar cosf/sinf", mq.parboil_s * 1e3,
-              mriq_elems / mq.parboil_s / 1e9);
+  Figures f;
+  f.gemm = bench_sgemm();
+  for (const ConvCase& cc : CONV_CASES) f.convs.push_back(bench_conv(cc));
+  f.mriq = bench_mriq();
+  f.threads = openblas_get_num_threads();
+  print_json(f);
+  print_table(f);
   return 0;
 }

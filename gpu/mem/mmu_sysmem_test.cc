@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gpu/mem/mmu.h"
-#include "gpu/mem/page_table_builder.h"
+#include "gpu/mem/testing/page_tables.h"
 
 namespace vgpu::gpu {
 namespace {
@@ -16,26 +16,16 @@ namespace {
 using fmt::PageSize;
 using regs::FaultReason;
 
-constexpr uint64_t SMALL = fmt::SMALL_PAGE;
-constexpr uint64_t BIG = fmt::BIG_PAGE;
-
-class MmuSysmemTest : public ::testing::Test {
+class MmuSysmemTest : public testing::PageTablesTest {
  protected:
   static constexpr uint64_t RAM_BYTES = 4 * MiB + 64 * KiB;  // not a whole number of big pages
 
   void SetUp() override {
-    auto v = Vram::create(16 * MiB);
-    ASSERT_TRUE(v.has_value());
-    vram = std::move(*v);
+    ASSERT_NO_FATAL_FAILURE(make_tables(16 * MiB, 1 * MiB, 8 * MiB));
     auto r = MemfdRam::create(RAM_BYTES, "ram");
     ASSERT_TRUE(r.has_value());
     ram = *r;
-    builder = std::make_unique<PageTableBuilder>(*vram, 1 * MiB, 8 * MiB);
-    auto p = builder->create_pd();
-    ASSERT_TRUE(p.has_value());
-    ctx.pdb = *p;
-    ctx.limit = fmt::VA_LIMIT - 1;
-    ctx.unit = regs::FaultUnit::ce0;
+    ctx = ce_access();
     mmu = std::make_unique<Mmu>(*vram);
     mmu->set_system_memory(ram);
   }
@@ -44,15 +34,8 @@ class MmuSysmemTest : public ::testing::Test {
     ASSERT_TRUE(builder->set_pte(ctx.pdb, va, size, raw).has_value());
   }
 
-  template <typename T>
-  static std::optional<FaultReason> reason(const Walk<T>& w) {
-    if (w) return std::nullopt;
-    return w.error().reason;
-  }
 
-  std::unique_ptr<Vram> vram;
   std::shared_ptr<MemfdRam> ram;
-  std::unique_ptr<PageTableBuilder> builder;
   std::unique_ptr<Mmu> mmu;
   AccessContext ctx;
 };

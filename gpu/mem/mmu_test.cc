@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpu/mem/page_table_builder.h"
+#include "gpu/mem/testing/page_tables.h"
 
 namespace vgpu::gpu {
 namespace {
@@ -19,10 +19,7 @@ namespace {
 using fmt::PageSize;
 using regs::FaultReason;
 
-constexpr uint64_t SMALL = fmt::SMALL_PAGE;
-constexpr uint64_t BIG = fmt::BIG_PAGE;
-
-class MmuTest : public ::testing::Test {
+class MmuTest : public testing::PageTablesTest {
  protected:
   static constexpr uint64_t VRAM_BYTES = 16 * MiB;
   static constexpr uint64_t TABLES = 1 * MiB;  // page tables live in [1, 8) MiB
@@ -30,16 +27,8 @@ class MmuTest : public ::testing::Test {
   static constexpr uint64_t DATA = 8 * MiB;  // data pages from here
 
   void SetUp() override {
-    auto v = Vram::create(VRAM_BYTES);
-    ASSERT_TRUE(v.has_value());
-    vram = std::move(*v);
-    builder = std::make_unique<PageTableBuilder>(*vram, TABLES, TABLES_END);
-    auto p = builder->create_pd();
-    ASSERT_TRUE(p.has_value());
-    pd = *p;
-    ctx.pdb = pd;
-    ctx.limit = fmt::VA_LIMIT - 1;
-    ctx.unit = regs::FaultUnit::ce0;
+    ASSERT_NO_FATAL_FAILURE(make_tables(VRAM_BYTES, TABLES, TABLES_END));
+    ctx = ce_access();
     ctx.inst = 0x5000;
     ctx.chid = 7;
     mmu = std::make_unique<Mmu>(*vram);
@@ -67,16 +56,7 @@ class MmuTest : public ::testing::Test {
     ASSERT_TRUE(builder->map(pd2, 0x100000, DATA + 3 * SMALL, SMALL, PageSize::small).has_value());
   }
 
-  template <typename T>
-  static std::optional<FaultReason> reason(const Walk<T>& w) {
-    if (w) return std::nullopt;
-    return w.error().reason;
-  }
-
-  std::unique_ptr<Vram> vram;
-  std::unique_ptr<PageTableBuilder> builder;
   std::unique_ptr<Mmu> mmu;
-  uint64_t pd = 0;
   AccessContext ctx;
   uint64_t pd2 = 0;  // two_spaces_cached's
   AccessContext ctx2;

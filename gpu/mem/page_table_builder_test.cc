@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu/mem/mmu.h"
+#include "gpu/mem/testing/page_tables.h"
 #include "vgpu/regs.h"
 
 namespace vgpu::gpu {
@@ -11,27 +12,15 @@ namespace {
 
 using fmt::PageSize;
 
-class PageTableBuilderTest : public ::testing::Test {
+class PageTableBuilderTest : public testing::PageTablesTest {
  protected:
   static constexpr uint64_t TABLES = 64 * KiB;
   static constexpr uint64_t TABLES_END = 2 * MiB;
   static constexpr uint64_t DATA = 2 * MiB;
 
-  void SetUp() override {
-    auto v = Vram::create(4 * MiB);
-    ASSERT_TRUE(v.has_value());
-    vram = std::move(*v);
-    builder = std::make_unique<PageTableBuilder>(*vram, TABLES, TABLES_END);
-    auto p = builder->create_pd();
-    ASSERT_TRUE(p.has_value());
-    pd = *p;
-  }
+  void SetUp() override { make_tables(4 * MiB, TABLES, TABLES_END); }
 
   uint64_t pde(uint64_t va) const { return vram->read64(pd + fmt::PD.index(va) * fmt::PD.entry_bytes); }
-
-  std::unique_ptr<Vram> vram;
-  std::unique_ptr<PageTableBuilder> builder;
-  uint64_t pd = 0;
 };
 
 TEST_F(PageTableBuilderTest, CreatePdIsAlignedZeroedAndInRegion) {

@@ -60,6 +60,9 @@ class Builder {
   FastOp integer(const Instr& in);
   FastOp floating(const Instr& in);
   FastOp data(const Instr& in);
+  FastOp move(const Instr& in, uint64_t mask);
+  FastOp convert(const Instr& in, uint64_t mask);
+  FastOp set_predicate(const Instr& in);
   FastOp memory(const Instr& in);
   FastOp special(SReg s, FastOp f) const;
 
@@ -170,25 +173,7 @@ FastOp Builder::data(const Instr& in) {
   FastOp none;
   const uint64_t mask = width_mask(type_bytes(in.type));
   switch (in.op) {
-    case Op::mov: {
-      if (in.type == Type::pred || !dst(in)) return none;
-      const Operand& s = in.src[0];
-      FastOp f;
-      f.d = in.dst[0].reg;
-      f.mask = mask;
-      if (s.kind == Operand::Kind::sreg) return special(static_cast<SReg>(s.reg), f);
-      uint64_t v = 0;
-      if (constant(s, v)) {
-        f.kind = K::fill;
-        f.imm = v & mask;
-        return f;
-      }
-      if (s.kind != Operand::Kind::reg) return none;
-      f.kind = K::and_;
-      f.a = s.reg;
-      f.b = splat(~0ull);
-      return f;
-    }
+    case Op::mov: return move(in, mask);
     case Op::cvta: {
       uint64_t window = 0;
       switch (in.space) {
@@ -206,23 +191,7 @@ FastOp Builder::data(const Instr& in) {
       f.mask = mask;
       return f;
     }
-    case Op::cvt: {
-      if (is_float(in.type) || is_float(in.type2) || (in.flags & kSat) || !dst(in)) return none;
-      if (in.src[0].kind != Operand::Kind::reg || type_bytes(in.type) == 0 || type_bytes(in.type2) == 0) return none;
-      FastOp f;
-      f.d = in.dst[0].reg;
-      f.a = in.src[0].reg;
-      const uint32_t sb = type_bytes(in.type2);
-      if (is_signed(in.type2) && sb == 4) {
-        f.kind = K::sext32;
-        f.mask = mask;
-      } else if (!is_signed(in.type2) || sb == 8) {
-        f.kind = K::and_;  // sext at 8 bytes is the value itself
-        f.b = splat(~0ull);
-        f.mask = width_mask(sb) & mask;
-      }
-      return f;
-    }
+    case Op::cvt: return convert(in, mask);
     case Op::selp: {
       if (in.src[2].kind != Operand::Kind::reg) return none;
       FastOp f = binary(in, K::selp, ~0ull);
@@ -231,28 +200,74 @@ FastOp Builder::data(const Instr& in) {
       f.imm = in.src[2].neg ? 1 : 0;
       return f;
     }
-    case Op::setp: {
-      if (in.bool_op != static_cast<uint8_t>(BoolOp::none) || in.dst[0].kind != Operand::Kind::reg) return none;
-      K k = K::none;
-      if (in.type2 == Type::f32)
-        k = K::setp_f32;
-      else if (is_int32(in.type2))
-        k = is_signed(in.type2) ? K::setp_s32 : K::setp_u32;
-      else if (is_int64(in.type2))
-        k = is_signed(in.type2) ? K::setp_s64 : K::setp_u64;
-      FastOp f;
-      if (k == K::none || !source(in.src[0], f.a) || !source(in.src[1], f.b)) return none;
-      if (in.dst[1].kind == Operand::Kind::reg)
-        f.e = in.dst[1].reg;
-      else if (in.dst[1].kind != Operand::Kind::none)
-        return none;
-      f.kind = k;
-      f.sub = compare_code(static_cast<Cmp>(in.sub), k == K::setp_f32);
-      f.d = in.dst[0].reg;
-      return f;
-    }
+    case Op::setp: return set_predicate(in);
     default: return none;
   }
+}
+
+// mov of a constant, a register or a special register.
+FastOp Builder::move(const Instr& in, uint64_t mask) {
+  FastOp none;
+  if (in.type == Type::pred || !dst(in)) return none;
+  const Operand& s = in.src[0];
+  FastOp f;
+  f.d = in.dst[0].reg;
+  f.mask = mask;
+  if (s.kind == Operand::Kind::sreg) return special(static_cast<SReg>(s.reg), f);
+  uint64_t v = 0;
+  if (constant(s, v)) {
+    f.kind = K::fill;
+    f.imm = v & mask;
+    return f;
+  }
+  if (s.kind != Operand::Kind::reg) return none;
+  f.kind = K::and_;
+  f.a = s.reg;
+  f.b = splat(~0ull);
+  return f;
+}
+
+// cvt between integers: a sign extension from 4 bytes, or the source's width masked.
+FastOp Builder::convert(const Instr& in, uint64_t mask) {
+  FastOp none;
+  if (is_float(in.type) || is_float(in.type2) || (in.flags & kSat) || !dst(in)) return none;
+  if (in.src[0].kind != Operand::Kind::reg || type_bytes(in.type) == 0 || type_bytes(in.type2) == 0) return none;
+  FastOp f;
+  f.d = in.dst[0].reg;
+  f.a = in.src[0].reg;
+  const uint32_t sb = type_bytes(in.type2);
+  if (is_signed(in.type2) && sb == 4) {
+    f.kind = K::sext32;
+    f.mask = mask;
+  } else if (!is_signed(in.type2) || sb == 8) {
+    f.kind = K::and_;  // sext at 8 bytes is the value itself
+    f.b = splat(~0ull);
+    f.mask = width_mask(sb) & mask;
+  }
+  return f;
+}
+
+// setp without a boolean combine, at f32 or a 32/64-bit integer type.
+FastOp Builder::set_predicate(const Instr& in) {
+  FastOp none;
+  if (in.bool_op != static_cast<uint8_t>(BoolOp::none) || in.dst[0].kind != Operand::Kind::reg) return none;
+  K k = K::none;
+  if (in.type2 == Type::f32)
+    k = K::setp_f32;
+  else if (is_int32(in.type2))
+    k = is_signed(in.type2) ? K::setp_s32 : K::setp_u32;
+  else if (is_int64(in.type2))
+    k = is_signed(in.type2) ? K::setp_s64 : K::setp_u64;
+  FastOp f;
+  if (k == K::none || !source(in.src[0], f.a) || !source(in.src[1], f.b)) return none;
+  if (in.dst[1].kind == Operand::Kind::reg)
+    f.e = in.dst[1].reg;
+  else if (in.dst[1].kind != Operand::Kind::none)
+    return none;
+  f.kind = k;
+  f.sub = compare_code(static_cast<Cmp>(in.sub), k == K::setp_f32);
+  f.d = in.dst[0].reg;
+  return f;
 }
 
 // mov of a special register (Ctx::sreg): the launch's constants become

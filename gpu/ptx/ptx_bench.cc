@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gpu/ptx/interpreter.h"
 #include "ptx/params.h"
 #include "gpu/ptx/test_kernels.h"
@@ -112,9 +114,8 @@ Row run(const Module& m, Memory& mem, const char* entry, Dim3 grid, Dim3 block, 
   return r;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The flags into the globals above; false (with the usage printed) on a bad one.
+bool parse_args(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i], v = i + 1 < argc ? argv[i + 1] : "";
     if (a == "--fast" && (v == "on" || v == "off" || v == "both")) {
@@ -133,8 +134,97 @@ int main(int argc, char** argv) {
       continue;
     }
     std::fprintf(stderr, "usage: ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce]\n");
-    return 2;
+    return false;
   }
+  return true;
+}
+
+volatile float g_sink = 0;  // keeps the native loops' results live
+
+const EntryInfo& entry_info(const Module& m, const char* entry) {
+  return m.entries()[static_cast<size_t>(m.find_entry(entry))];
+}
+
+Row saxpy(const Module& m, Memory& mem) {  // 1M elements
+  const int n = 1 << 20;
+  uint64_t x = mem.alloc(n * 4), y = mem.alloc(n * 4);
+  for (int i = 0; i < n; ++i) mem.at<float>(x)[i] = static_cast<float>(i), mem.at<float>(y)[i] = 1;
+  const char* entry = "_Z5saxpyifPKfPf";
+  Row r = run(m, mem, entry, {4096, 1, 1}, {256, 1, 1}, pack(entry_info(m, entry), n, 2.0f, x, y));
+  std::vector<float> hx(n, 1.0f), hy(n, 2.0f);
+  r.native_ms = best_of(g_runs, [&] {
+    for (int i = 0; i < n; ++i) hy[i] = 2.0f * hx[i] + hy[i];
+    g_sink = hy[n / 2];
+  });
+  r.name = "saxpy_1M";
+  return r;
+}
+
+Row matmul(const Module& m, Memory& mem) {  // 256^3, 16x16 tiles
+  const int n = 256;
+  uint64_t a = mem.alloc(n * n * 4), b = mem.alloc(n * n * 4), c = mem.alloc(n * n * 4);
+  for (int i = 0; i < n * n; ++i) mem.at<float>(a)[i] = 1, mem.at<float>(b)[i] = 2;
+  const char* entry = "_Z6matmulPKfS0_Pfi";
+  Row r = run(m, mem, entry, {16, 16, 1}, {16, 16, 1}, pack(entry_info(m, entry), a, b, c, n));
+  std::vector<float> ha(n * n, 1), hb(n * n, 2), hc(n * n);
+  r.native_ms = best_of(g_runs, [&] {
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        float acc = 0;
+        for (int k = 0; k < n; ++k) acc += ha[i * n + k] * hb[k * n + j];
+        hc[i * n + j] = acc;
+      }
+    g_sink = hc[7];
+  });
+  r.name = "matmul_256";
+  return r;
+}
+
+Row reduce(const Module& m, Memory& mem) {  // block reduction, 1M elements
+  const int n = 1 << 20;
+  uint64_t in = mem.alloc(n * 4), out = mem.alloc(4096 * 4);
+  for (int i = 0; i < n; ++i) mem.at<float>(in)[i] = 1;
+  const char* entry = "_Z6reducePKfPfi";
+  Row r = run(m, mem, entry, {4096, 1, 1}, {256, 1, 1}, pack(entry_info(m, entry), in, out, n));
+  std::vector<float> h(n, 1), ho(4096);
+  r.native_ms = best_of(g_runs, [&] {
+    for (int b = 0; b < 4096; ++b) {
+      float s = 0;
+      for (int i = 0; i < 256; ++i) s += h[b * 256 + i];
+      ho[b] = s;
+    }
+    g_sink = ho[9];
+  });
+  r.name = "reduce_1M";
+  return r;
+}
+
+void print_json(const std::vector<Row>& rows) {
+  nlohmann::ordered_json j = {{"ptx_bench", nlohmann::ordered_json::array()}};
+  for (const Row& r : rows)
+    j["ptx_bench"].push_back({{"name", r.name},
+                              {"interpreter_ms", r.interp_ms},
+                              {"no_fast_path_ms", r.table_ms},
+                              {"native_ms", r.native_ms},
+                              {"warp_instructions", r.warp_instructions},
+                              {"ok", r.ok}});
+  std::printf("%s\n", j.dump(1).c_str());
+}
+
+void print_table(const std::vector<Row>& rows) {
+  std::printf("\n%-12s %14s %14s %12s %10s %16s %12s\n", "kernel", "interpreter ms", "no fast path", "native ms",
+              "ratio", "warp instrs", "ns/warp ins");
+  for (auto& r : rows)
+    std::printf("%-12s %14.2f %14.2f %12.3f %10.0f %16llu %12.1f\n", r.name.c_str(), r.interp_ms, r.table_ms,
+                r.native_ms, r.interp_ms / std::max(r.native_ms, 1e-6),
+                static_cast<unsigned long long>(r.warp_instructions),
+                r.interp_ms * 1e6 / static_cast<double>(std::max<uint64_t>(r.warp_instructions, 1)));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!parse_args(argc, argv)) return 2;
   auto parsed = parse_module(vgpu::ptx::testing::kKernels);
   if (!parsed) {
     std::fprintf(stderr, "parse: %s\n", parsed.error().message.c_str());
@@ -143,72 +233,11 @@ int main(int argc, char** argv) {
   const Module& m = **parsed;
   Memory mem(64u << 20);
   std::vector<Row> rows;
-  volatile float sink = 0;
-  if (want("saxpy")) {  // saxpy, 1M
-    int n = 1 << 20;
-    uint64_t x = mem.alloc(n * 4), y = mem.alloc(n * 4);
-    for (int i = 0; i < n; ++i) mem.at<float>(x)[i] = static_cast<float>(i), mem.at<float>(y)[i] = 1;
-    auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z5saxpyifPKfPf"))];
-    Row r = run(m, mem, "_Z5saxpyifPKfPf", {4096, 1, 1}, {256, 1, 1}, pack(e, n, 2.0f, x, y));
-    std::vector<float> hx(n, 1.0f), hy(n, 2.0f);
-    r.native_ms = best_of(g_runs, [&] {
-      for (int i = 0; i < n; ++i) hy[i] = 2.0f * hx[i] + hy[i];
-      sink = hy[n / 2];
-    });
-    r.name = "saxpy_1M";
-    rows.push_back(r);
-  }
-  if (want("matmul")) {  // matmul 256^3, 16x16 tiles
-    int n = 256;
-    uint64_t a = mem.alloc(n * n * 4), b = mem.alloc(n * n * 4), c = mem.alloc(n * n * 4);
-    for (int i = 0; i < n * n; ++i) mem.at<float>(a)[i] = 1, mem.at<float>(b)[i] = 2;
-    auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z6matmulPKfS0_Pfi"))];
-    Row r = run(m, mem, "_Z6matmulPKfS0_Pfi", {16, 16, 1}, {16, 16, 1}, pack(e, a, b, c, n));
-    std::vector<float> ha(n * n, 1), hb(n * n, 2), hc(n * n);
-    r.native_ms = best_of(g_runs, [&] {
-      for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) {
-          float acc = 0;
-          for (int k = 0; k < n; ++k) acc += ha[i * n + k] * hb[k * n + j];
-          hc[i * n + j] = acc;
-        }
-      sink = hc[7];
-    });
-    r.name = "matmul_256";
-    rows.push_back(r);
-  }
-  if (want("reduce")) {  // block reduction, 1M
-    int n = 1 << 20;
-    uint64_t in = mem.alloc(n * 4), out = mem.alloc(4096 * 4);
-    for (int i = 0; i < n; ++i) mem.at<float>(in)[i] = 1;
-    auto& e = m.entries()[static_cast<size_t>(m.find_entry("_Z6reducePKfPfi"))];
-    Row r = run(m, mem, "_Z6reducePKfPfi", {4096, 1, 1}, {256, 1, 1}, pack(e, in, out, n));
-    std::vector<float> h(n, 1), ho(4096);
-    r.native_ms = best_of(g_runs, [&] {
-      for (int b = 0; b < 4096; ++b) {
-        float s = 0;
-        for (int i = 0; i < 256; ++i) s += h[b * 256 + i];
-        ho[b] = s;
-      }
-      sink = ho[9];
-    });
-    r.name = "reduce_1M";
-    rows.push_back(r);
-  }
-  std::printf("{\"ptx_bench\": [");
-  for (size_t i = 0; i < rows.size(); ++i)
-    std::printf(
-        "%s{\"name\": \"%s\", \"interpreter_ms\": %.3f, \"no_fast_path_ms\": %.3f, \"native_ms\": %.3f, "
-        "\"warp_instructions\": %llu, \"ok\": %s}",
-        i ? ", " : "", rows[i].name.c_str(), rows[i].interp_ms, rows[i].table_ms, rows[i].native_ms,
-        static_cast<unsigned long long>(rows[i].warp_instructions), rows[i].ok ? "true" : "false");
-  std::printf("]}\n\n%-12s %14s %14s %12s %10s %16s %12s\n", "kernel", "interpreter ms", "no fast path", "native ms",
-              "ratio", "warp instrs", "ns/warp ins");
-  for (auto& r : rows)
-    std::printf("%-12s %14.2f %14.2f %12.3f %10.0f %16llu %12.1f\n", r.name.c_str(), r.interp_ms, r.table_ms,
-                r.native_ms, r.interp_ms / std::max(r.native_ms, 1e-6),
-                static_cast<unsigned long long>(r.warp_instructions),
-                r.interp_ms * 1e6 / static_cast<double>(std::max<uint64_t>(r.warp_instructions, 1)));
+  if (want("saxpy")) rows.push_back(saxpy(m, mem));
+  if (want("matmul")) rows.push_back(matmul(m, mem));
+  if (want("reduce")) rows.push_back(reduce(m, mem));
+  print_json(rows);
+  print_table(rows);
   for (auto& r : rows)
     if (!r.ok) return 1;
   return 0;

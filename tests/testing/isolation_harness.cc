@@ -154,6 +154,12 @@ void Attack::expect_pending_fault(regs::FaultReason reason) {
   EXPECT_EQ(pf::FaultReason::get(raw.reg(pf::FAULT_TYPE[*unit].offset)), static_cast<uint32_t>(reason));
 }
 
+void Attack::expect_fill_fails(driver::Buffer b, uint64_t bytes) {
+  auto f = ctx.fill({b, static_cast<uint32_t>(bytes / 4), 1.f});
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(ctx.wait(*f));
+}
+
 void Attack::expect_fault(regs::FaultUnit unit, regs::FaultReason reason, uint64_t fault_va) {
   const uint32_t u = static_cast<uint32_t>(unit);
   EXPECT_TRUE(raw.reg(pf::FAULT_UNIT_PENDING) & (1u << u))

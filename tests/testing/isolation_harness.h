@@ -115,6 +115,8 @@ struct Attack {
   // Some unit's FAULT_INFO record is pending, with `reason`.
   void expect_pending_fault(regs::FaultReason reason);
   void expect_fault(regs::FaultUnit unit, regs::FaultReason reason, uint64_t fault_va);
+  // A fill of the first `bytes` of `b` is submitted and never completes.
+  void expect_fill_fails(driver::Buffer b, uint64_t bytes);
   // Submits raw push-buffer words on the attacker's channel.
   void submit(const driver::PushBuffer& pb);
 };

@@ -2,7 +2,8 @@
 // The compute object's test fixture (compute_object_test.cc: kernels,
 // slices, time; compute_object_methods_test.cc: constant buffers,
 // reports, bad input): GPU memory for buffers, a mesa-like launch
-// sequence, and the kernels' reference checks both files use.
+// sequence (its pieces from compute_launch.h), and the kernels' reference
+// checks both files use.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,7 +16,7 @@
 #include "gpu/engines/compute_object.h"
 #include "gpu/engines/engine_limits.h"
 #include "gpu/engines/kernel_launch.h"
-#include "gpu/engines/testing/engine_env.h"
+#include "gpu/engines/testing/compute_launch.h"
 #include "gpu/kernels/kernels.h"
 #include "gpu/kernels/reference.h"
 
@@ -36,12 +37,8 @@ inline void expect_near_all(const std::vector<float>& got, const std::vector<flo
     ASSERT_NEAR(got[i], want[i], rel * (1.0f + std::fabs(want[i]))) << "element " << i;
 }
 
-class ComputeTest : public testing::EngineEnv {
+class ComputeTest : public ComputeLaunchEnv {
  protected:
-  static constexpr uint64_t PROGRAM_VA = LINEAR_VA;
-  static constexpr uint32_t PROGRAM_START = 0x100;
-  static constexpr uint64_t CB_VA = LINEAR_VA + 0x1000;
-  static constexpr uint32_t CB_SIZE = 0x100;
   static constexpr uint64_t BUFFERS_VA = LINEAR_VA + 0x10000;
 
   // GPU memory for one buffer of floats, filled with `init`.
@@ -52,52 +49,19 @@ class ComputeTest : public testing::EngineEnv {
     return va;
   }
 
-  void write_program(uint32_t kernel, uint32_t magic = cls::PROGRAM_MAGIC, uint32_t version = cls::PROGRAM_VERSION) {
-    const cls::ProgramDescriptor d{magic, version, kernel, 0};
-    write(PROGRAM_VA + PROGRAM_START, &d, sizeof(d));
-  }
-
-  static std::vector<Method> select_cb(uint64_t va, uint32_t size) {
-    return {{SET_CONSTANT_BUFFER_SELECTOR_A, size},
-            {SET_CONSTANT_BUFFER_SELECTOR_B, hi32(va)},
-            {SET_CONSTANT_BUFFER_SELECTOR_C, lo32(va)}};
-  }
-
-  // The argument words, uploaded inline (LOAD_CONSTANT_BUFFER, non-incrementing).
-  template <typename Args>
-  static std::vector<Method> upload(const Args& args) {
-    std::vector<uint32_t> words((sizeof(Args) + 3) / 4, 0);
-    std::memcpy(words.data(), &args, sizeof(Args));
-    std::vector<Method> m{{LOAD_CONSTANT_BUFFER_OFFSET, 0}};
-    for (uint32_t w : words) m.push_back({LOAD_CONSTANT_BUFFER, w});
-    return m;
-  }
-
   // A mesa-like launch sequence for a kernel with these arguments.
   template <typename Args>
   std::vector<Method> launch_sequence(const Args& args, bool bind = true) {
-    std::vector<Method> m{{SET_PROGRAM_REGION_A, hi32(PROGRAM_VA)},
-                          {SET_PROGRAM_REGION_B, lo32(PROGRAM_VA)},
-                          {SET_CTA_PROGRAM_START, PROGRAM_START}};
-    for (const Method& x : select_cb(CB_VA, CB_SIZE)) m.push_back(x);
-    for (const Method& x : upload(args)) m.push_back(x);
-    if (bind) m.push_back({BIND_CONSTANT_BUFFER, BindValid::make(1) | BindSlot::make(ARG_CB_SLOT)});
-    m.insert(m.end(), {{SET_SHADER_SHARED_MEMORY_SIZE, 0x100},
-                       {SET_CTA_THREAD_COUNT, 256},
-                       {SET_CTA_BARRIER_COUNT, 1},
-                       {SET_CTA_REGISTER_COUNT, 16},
-                       {SET_GRID_PARAM, 1},
-                       {SET_LAUNCH_ID, 0},
-                       {INVALIDATE_SHADER_CACHES_NO_WFI, 0x1011},
-                       {SET_CTA_THREAD_DIMENSION_A, DimLo::make(256) | DimHi::make(1)},
-                       {SET_CTA_THREAD_DIMENSION_B, 1},
-                       {SET_CTA_RASTER_SIZE_A, DimLo::make(grid_x_) | DimHi::make(grid_y_)},
-                       {SET_CTA_RASTER_SIZE_B, 1},
-                       {BEGIN_GRID, 0},
-                       {SET_LAUNCH_SIZE, 0},
-                       {LAUNCH, 0x1000},
-                       {END_GRID, 0},
-                       {WAIT_REF_COUNT, 1}});
+    std::vector<Method> m = program_and_args(args, bind);
+    append(m, {{SET_SHADER_SHARED_MEMORY_SIZE, 0x100},
+               {SET_CTA_THREAD_COUNT, BLOCK_THREADS},
+               {SET_CTA_BARRIER_COUNT, 1},
+               {SET_CTA_REGISTER_COUNT, 16},
+               {SET_GRID_PARAM, 1},
+               {SET_LAUNCH_ID, 0},
+               {INVALIDATE_SHADER_CACHES_NO_WFI, 0x1011}});
+    append(m, grid(grid_x_, grid_y_));
+    append(m, {{BEGIN_GRID, 0}, {SET_LAUNCH_SIZE, 0}, {LAUNCH, 0x1000}, {END_GRID, 0}, {WAIT_REF_COUNT, 1}});
     return m;
   }
 
