@@ -202,7 +202,8 @@ Fixture::Fixture() {
   if (std::getenv("VGPU_FUZZ_WAIT_MS")) wait_ms_ = env_count("VGPU_FUZZ_WAIT_MS", 0);
   fill_every_ = env_count("VGPU_FUZZ_FILL_EVERY", 1);
   every_[static_cast<size_t>(Costly::reset)] = env_count("VGPU_FUZZ_RESET_EVERY", 1);
-  every_[static_cast<size_t>(Costly::context)] = env_count("VGPU_FUZZ_CONTEXT_EVERY", 1);
+  if (std::getenv("VGPU_FUZZ_CONTEXT_EVERY"))
+    every_[static_cast<size_t>(Costly::context)] = env_count("VGPU_FUZZ_CONTEXT_EVERY", 1);
   if (reuse_ > 1) std::atexit(print_fresh_counts);
   for (Mode m : {Mode::fv_naive, Mode::fv_opt, Mode::pv})
     attacker_ram_[static_cast<size_t>(m)] = need(gpu::MemfdRam::create(VM_RAM, "fuzz-attacker-ram"), "attacker RAM");
@@ -275,7 +276,7 @@ void Fixture::after_input(Attacker& a) {
 
 bool Fixture::take(Costly what) {
   const auto k = static_cast<size_t>(what);
-  const bool taken = reuse_ == 1 || last_[k] == 0 || counts_.inputs - last_[k] >= every_[k];
+  const bool taken = reuse_ == 1 || every_[k] == 0 || last_[k] == 0 || counts_.inputs - last_[k] >= every_[k];
   if (taken) last_[k] = counts_.inputs;
   if (what == Costly::context) ++(taken ? counts_.contexts : counts_.contexts_skipped);
   return taken;

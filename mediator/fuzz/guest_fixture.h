@@ -111,7 +111,7 @@ class Fixture {
   bool reusing() const { return reuse_ > 1; }
   // Whether an input's costly operation takes effect: always, but with kept
   // attackers at most once in VGPU_FUZZ_RESET_EVERY inputs (campaigns: 64)
-  // for a reset, VGPU_FUZZ_CONTEXT_EVERY (campaigns: 16) for a new context.
+  // for a reset, VGPU_FUZZ_CONTEXT_EVERY (campaigns: 64) for a new context.
   // A reset costs the next input a fresh attacker, and a new context about
   // what a fresh attacker costs (a channel, a page directory the mediator
   // scans whole); libFuzzer keeps the inputs that do either (their coverage),
@@ -167,9 +167,11 @@ class Fixture {
   FreshCounts counts_;
 
   uint32_t reuse_ = 1, fill_every_ = 1, inputs_ = 0;
-  std::array<uint32_t, 2> every_{1, 1};  // by Costly: VGPU_FUZZ_RESET_EVERY, VGPU_FUZZ_CONTEXT_EVERY
-  std::array<uint64_t, 2> last_{};       // by Costly: counts_.inputs when one was last taken
-  uint32_t wait_ms_ = 0;                 // VGPU_FUZZ_WAIT_MS; 0: the long waits only
+  // By Costly: VGPU_FUZZ_RESET_EVERY (unset: 1, at most one reset an
+  // input), VGPU_FUZZ_CONTEXT_EVERY (unset: 0, no cap, as before it was).
+  std::array<uint32_t, 2> every_{1, 0};
+  std::array<uint64_t, 2> last_{};  // by Costly: counts_.inputs when one was last taken
+  uint32_t wait_ms_ = 0;            // VGPU_FUZZ_WAIT_MS; 0: the long waits only
   bool fill_running_ = false;
   mediator::Vgpu* victim_vgpu_ = nullptr;
   std::unique_ptr<driver::Port> victim_port_;
