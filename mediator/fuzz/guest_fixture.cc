@@ -118,6 +118,13 @@ std::string changed_word(const gpu::Vram& vram, uint64_t addr, const std::vector
 
 }  // namespace
 
+void trace_since(const char* what, std::chrono::steady_clock::time_point start) {
+  static const bool trace = std::getenv("VGPU_FUZZ_TRACE") != nullptr;
+  if (!trace) return;
+  const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - start;
+  std::fprintf(stderr, "fixture: %s %.0f us\n", what, us.count());
+}
+
 uint32_t env_count(const char* name, uint32_t fallback) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
@@ -270,7 +277,9 @@ void Fixture::after_input(Attacker& a) {
   // or left it with no context, forced the next fresh attacker.
   ++(a.wedged ? counts_.wedged : a.was_reset ? counts_.reset : !a.ctx ? counts_.no_context : counts_.scheduled);
   const size_t slot = static_cast<size_t>(a.mode);
+  const auto start = std::chrono::steady_clock::now();
   teardown(a);
+  trace_since("teardown", start);
   kept_[slot].reset();
 }
 
@@ -294,6 +303,7 @@ void Fixture::print_fresh_counts() {
 }
 
 Attacker Fixture::fresh(Mode mode) {
+  const auto start = std::chrono::steady_clock::now();
   Attacker a;
   a.mode = mode;
   if (mode == Mode::native) {
@@ -321,6 +331,7 @@ Attacker Fixture::fresh(Mode mode) {
     if (std::string e = open_driver(a, long_ns); !e.empty()) finding("fixture: attacker " + e + "; " + host_state(&a));
   }
   a.raw.emplace(*a.port);
+  trace_since("fresh attacker", start);
   return a;
 }
 
@@ -330,7 +341,9 @@ std::string Fixture::open_driver(Attacker& a, uint64_t wait_ns) {
   a.ctx.reset();
   a.dev.reset();
   static_cast<AccessOnlyPort&>(*a.port).set_register_wait(wait_ns);  // every attacker's port is one
+  const auto start = std::chrono::steady_clock::now();
   auto dev = driver::Device::open(*a.port, device_options(a.mode, wait_ns));
+  trace_since("driver open", start);
   if (!dev) return "open: " + std::string(dev.error().what());
   a.dev = std::move(*dev);
   auto ctx = a.dev->create_context();

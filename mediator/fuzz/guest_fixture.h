@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -53,6 +54,9 @@ inline constexpr uint32_t MAX_OPS = 48;             // operations run per input
 // attacker driver's waits in place of ATTACKER_DEVICE_WAIT_NS once its
 // setup is done: an input that wedges its device costs that.
 uint32_t env_count(const char* name, uint32_t fallback);
+// With VGPU_FUZZ_TRACE set: "fixture: WHAT N us" since `start` (a profile
+// of the fixture's own costs beside the operations' own).
+void trace_since(const char* what, std::chrono::steady_clock::time_point start);
 
 // The input, read front to back; past its end every read is 0.
 class Input {
