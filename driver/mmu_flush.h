@@ -12,11 +12,11 @@
 namespace vgpu::driver {
 
 // Write FLUSH trigger, wait for the pending bit to clear.
-[[nodiscard]] Status bar_flush(Port& port, uint64_t timeout_ns = DEFAULT_POLL_TIMEOUT_NS);
+[[nodiscard]] Status bar_flush(Port& port, uint64_t timeout_ns = PORT_REGISTER_WAIT);
 
 // Wait for a free invalidate slot, name the page directory, trigger a
 // PAGE_ALL invalidate (HUB_ONLY for BAR address spaces), wait for done.
 [[nodiscard]] Status tlb_invalidate(Port& port, uint64_t pd_addr, bool hub_only,
-                                    uint64_t timeout_ns = DEFAULT_POLL_TIMEOUT_NS);
+                                    uint64_t timeout_ns = PORT_REGISTER_WAIT);
 
 }  // namespace vgpu::driver

@@ -18,9 +18,11 @@
 
 namespace vgpu::driver {
 
-inline constexpr uint64_t DEFAULT_POLL_TIMEOUT_NS = 2'000'000'000;  // nouveau's 2 s register waits
-inline constexpr uint64_t POLL_SPIN_NS = 50'000;                    // spin (with relax) this long first
-inline constexpr uint64_t POLL_SLEEP_NS = 10'000;                   // then sleep this long between polls
+// As a wait's timeout: the port's register_wait_ns() (2 s but where a
+// harness shortens it).
+inline constexpr uint64_t PORT_REGISTER_WAIT = 0;
+inline constexpr uint64_t POLL_SPIN_NS = 50'000;   // spin (with relax) this long first
+inline constexpr uint64_t POLL_SLEEP_NS = 10'000;  // then sleep this long between polls
 inline constexpr unsigned long POLL_TIMER_SLACK_NS = 1'000;
 
 // Sleeps of a few microseconds are only that short with a small timer
@@ -38,7 +40,8 @@ inline void tighten_timer_slack() {
 // Calls done() until it returns true (-> true) or timeout_ns of host time
 // passes (-> false).
 template <typename Fn>
-[[nodiscard]] bool poll_until(Port& port, Fn&& done, uint64_t timeout_ns = DEFAULT_POLL_TIMEOUT_NS) {
+[[nodiscard]] bool poll_until(Port& port, Fn&& done, uint64_t timeout_ns = PORT_REGISTER_WAIT) {
+  if (timeout_ns == PORT_REGISTER_WAIT) timeout_ns = port.register_wait_ns();
   const auto start = std::chrono::steady_clock::now();
   const auto deadline = start + std::chrono::nanoseconds(timeout_ns);
   const auto spin_until = start + std::chrono::nanoseconds(POLL_SPIN_NS);

@@ -19,6 +19,8 @@ namespace vgpu::driver {
 
 enum class Bar : uint8_t { bar0 = 0, bar1 = 1, bar3 = 3 };
 
+inline constexpr uint64_t REGISTER_WAIT_NS = 2'000'000'000;  // nouveau's 2 s register waits
+
 // Pinned memory (docs/runtime.md, "Pinned host memory"): host pages that
 // stay put, so the device may reach them by DMA through sysmem PTEs.
 struct PinnedPages {
@@ -38,6 +40,10 @@ class Port {
   virtual uint64_t bar_size(Bar bar) const = 0;
   // Called in every poll loop: lets the platform make progress.
   virtual void relax() {}
+  // How long the driver's register waits (a runlist commit, a preempt, a
+  // BAR or TLB flush) last before they fail: nouveau's 2 s. A harness
+  // whose guest may break its own device shortens it (mediator/fuzz).
+  virtual uint64_t register_wait_ns() const { return REGISTER_WAIT_NS; }
 
   // The device's interrupt messages, counted per vector (spec §11.6: a
   // non-stall interrupt, a channel error). A waiter reads

@@ -50,7 +50,7 @@ class PageTables {
   [[nodiscard]] virtual Status unmap(uint64_t va, uint64_t bytes, fmt::PageSize ps) = 0;
   // Makes every earlier map/unmap visible and drops stale TLB entries.
   // Call after a batch of map/unmap.
-  [[nodiscard]] virtual Status flush(Port& port, uint64_t timeout_ns = DEFAULT_POLL_TIMEOUT_NS) = 0;
+  [[nodiscard]] virtual Status flush(Port& port, uint64_t timeout_ns = PORT_REGISTER_WAIT) = 0;
   // Makes every earlier map/unmap reach the device before the next
   // register write, without a TLB invalidate (BAR bring-up).
   [[nodiscard]] virtual Status commit() { return {}; }
@@ -105,7 +105,7 @@ class Vmm final : public PageTables {
                            fmt::pte::Flags flags = {}) override;
   [[nodiscard]] Status unmap(uint64_t va, uint64_t bytes, fmt::PageSize ps) override;
   // BAR flush, then TLB invalidate of this page directory.
-  [[nodiscard]] Status flush(Port& port, uint64_t timeout_ns = DEFAULT_POLL_TIMEOUT_NS) override;
+  [[nodiscard]] Status flush(Port& port, uint64_t timeout_ns = PORT_REGISTER_WAIT) override;
   void join(uint64_t inst_addr) override;
   std::optional<uint64_t> pte(uint64_t va, fmt::PageSize ps) override;
 

@@ -29,7 +29,7 @@ class PvPageTables final : public driver::PageTables {
   [[nodiscard]] Status map(uint64_t va, uint64_t phys, uint64_t bytes, fmt::PageSize ps,
                            fmt::pte::Flags flags = {}) override;
   [[nodiscard]] Status unmap(uint64_t va, uint64_t bytes, fmt::PageSize ps) override;
-  [[nodiscard]] Status flush(driver::Port& port, uint64_t timeout_ns = driver::DEFAULT_POLL_TIMEOUT_NS) override;
+  [[nodiscard]] Status flush(driver::Port& port, uint64_t timeout_ns = driver::PORT_REGISTER_WAIT) override;
   [[nodiscard]] Status commit() override { return hc_.submit(); }
   void join(uint64_t inst_addr) override;
   std::optional<uint64_t> pte(uint64_t va, fmt::PageSize ps) override;

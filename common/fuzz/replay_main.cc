@@ -3,7 +3,9 @@
 // ordinary build, so that the suite runs every kept input (the seeds and
 // every finding's input) with its sanitizers: `NAME_replay DIR|FILE...`.
 // Prints "replayed N inputs"; a crash or a sanitizer report fails it.
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,7 +22,14 @@ int replay(const std::filesystem::path& file) {
     return 1;
   }
   std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto start = std::chrono::steady_clock::now();
   LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  // VGPU_REPLAY_TIMES=1: each input's time, for a profile of a corpus.
+  static const bool times = std::getenv("VGPU_REPLAY_TIMES") != nullptr;
+  if (times) {
+    const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - start;
+    std::fprintf(stderr, "replay-time %.0f us %s\n", us.count(), file.c_str());
+  }
   return 0;
 }
 }  // namespace

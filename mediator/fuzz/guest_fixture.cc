@@ -87,6 +87,11 @@ class AccessOnlyPort final : public driver::Port {
   std::span<std::byte> map(driver::Bar, uint64_t, uint64_t) override { return {}; }
   uint64_t bar_size(driver::Bar bar) const override { return inner_->bar_size(bar); }
   void relax() override { inner_->relax(); }
+  // The driver's register waits last as long as its fence waits (the
+  // campaign's VGPU_FUZZ_WAIT_MS once set up), not 2 s: a guest that
+  // broke its device made a new context wait out five of them.
+  uint64_t register_wait_ns() const override { return register_wait_ns_; }
+  void set_register_wait(uint64_t ns) { register_wait_ns_ = ns; }
   bool has_interrupts() const override { return inner_->has_interrupts(); }
   IrqCounts interrupt_counts() override { return inner_->interrupt_counts(); }
   bool wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) override {
@@ -98,6 +103,7 @@ class AccessOnlyPort final : public driver::Port {
 
  private:
   std::unique_ptr<driver::Port> inner_;
+  uint64_t register_wait_ns_ = driver::REGISTER_WAIT_NS;
 };
 
 // "word N changed in VRAM" for the first of `want` that differs at
@@ -111,6 +117,13 @@ std::string changed_word(const gpu::Vram& vram, uint64_t addr, const std::vector
 }
 
 }  // namespace
+
+void trace_since(const char* what, std::chrono::steady_clock::time_point start) {
+  static const bool trace = std::getenv("VGPU_FUZZ_TRACE") != nullptr;
+  if (!trace) return;
+  const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - start;
+  std::fprintf(stderr, "fixture: %s %.0f us\n", what, us.count());
+}
 
 uint32_t env_count(const char* name, uint32_t fallback) {
   const char* v = std::getenv(name);
@@ -164,15 +177,40 @@ uint64_t Attacker::partition_base() const { return vgpu ? vgpu->partition().base
 uint64_t Attacker::vram_bytes() const { return vgpu ? vgpu->partition().size : VM_VRAM; }
 
 Fixture& Fixture::get() {
-  static Fixture* f = new Fixture();  // never destroyed: its threads outlive main's return
+  static Fixture* f = new Fixture();  // never destroyed: shut down at exit (shutdown)
   return *f;
+}
+
+// At exit (libFuzzer's exit after -max_total_time or -runs, the replay's
+// return from main): the kept attackers, the victim and both GPUs go
+// before static objects do, so that no GPU thread (PFIFO running a
+// method an attacker left in flight) runs into a destroyed one. Registered
+// once the host is made, so it runs before the destructors of the statics
+// the host's making first used.
+void Fixture::shutdown() {
+  Fixture& f = get();
+  for (auto& k : f.kept_) {
+    if (!k) continue;
+    f.teardown(*k);
+    k.reset();
+  }
+  f.victim_fence_.reset();
+  f.victim_ctx_.reset();
+  f.victim_dev_.reset();
+  f.victim_port_.reset();
+  if (f.victim_vgpu_) f.host_->destroy_vgpu(f.victim_vgpu_);
+  f.victim_vgpu_ = nullptr;
+  f.host_.reset();
+  f.native_.reset();
 }
 
 Fixture::Fixture() {
   reuse_ = env_count("VGPU_FUZZ_REUSE", 1);
   if (std::getenv("VGPU_FUZZ_WAIT_MS")) wait_ms_ = env_count("VGPU_FUZZ_WAIT_MS", 0);
   fill_every_ = env_count("VGPU_FUZZ_FILL_EVERY", 1);
-  reset_every_ = env_count("VGPU_FUZZ_RESET_EVERY", 1);
+  every_[static_cast<size_t>(Costly::reset)] = env_count("VGPU_FUZZ_RESET_EVERY", 1);
+  if (std::getenv("VGPU_FUZZ_CONTEXT_EVERY"))
+    every_[static_cast<size_t>(Costly::context)] = env_count("VGPU_FUZZ_CONTEXT_EVERY", 1);
   if (reuse_ > 1) std::atexit(print_fresh_counts);
   for (Mode m : {Mode::fv_naive, Mode::fv_opt, Mode::pv})
     attacker_ram_[static_cast<size_t>(m)] = need(gpu::MemfdRam::create(VM_RAM, "fuzz-attacker-ram"), "attacker RAM");
@@ -189,6 +227,7 @@ Fixture::Fixture() {
   native_ = need(gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = VM_VRAM, .log = log_line, .sysmem = native_ram_}),
                  "pass-through GPU");
   make_victim();
+  std::atexit(shutdown);
 }
 
 void Fixture::make_victim() {
@@ -238,27 +277,33 @@ void Fixture::after_input(Attacker& a) {
   // or left it with no context, forced the next fresh attacker.
   ++(a.wedged ? counts_.wedged : a.was_reset ? counts_.reset : !a.ctx ? counts_.no_context : counts_.scheduled);
   const size_t slot = static_cast<size_t>(a.mode);
+  const auto start = std::chrono::steady_clock::now();
   teardown(a);
+  trace_since("teardown", start);
   kept_[slot].reset();
 }
 
-bool Fixture::take_reset() {
-  if (reuse_ > 1 && last_reset_ != 0 && counts_.inputs - last_reset_ < reset_every_) return false;
-  last_reset_ = counts_.inputs;
-  return true;
+bool Fixture::take(Costly what) {
+  const auto k = static_cast<size_t>(what);
+  const bool taken = reuse_ == 1 || every_[k] == 0 || last_[k] == 0 || counts_.inputs - last_[k] >= every_[k];
+  if (taken) last_[k] = counts_.inputs;
+  if (what == Costly::context) ++(taken ? counts_.contexts : counts_.contexts_skipped);
+  return taken;
 }
 
 void Fixture::print_fresh_counts() {
   const FreshCounts& c = get().counts_;
   std::fprintf(stderr,
                "fuzz fixture: %llu inputs, %llu fresh attackers; torn down after VGPU_FUZZ_REUSE inputs %llu, "
-               "forced: wedged %llu, reset %llu, no context %llu\n",
+               "forced: wedged %llu, reset %llu, no context %llu; new contexts %llu, skipped %llu\n",
                static_cast<unsigned long long>(c.inputs), static_cast<unsigned long long>(c.fresh),
                static_cast<unsigned long long>(c.scheduled), static_cast<unsigned long long>(c.wedged),
-               static_cast<unsigned long long>(c.reset), static_cast<unsigned long long>(c.no_context));
+               static_cast<unsigned long long>(c.reset), static_cast<unsigned long long>(c.no_context),
+               static_cast<unsigned long long>(c.contexts), static_cast<unsigned long long>(c.contexts_skipped));
 }
 
 Attacker Fixture::fresh(Mode mode) {
+  const auto start = std::chrono::steady_clock::now();
   Attacker a;
   a.mode = mode;
   if (mode == Mode::native) {
@@ -286,6 +331,7 @@ Attacker Fixture::fresh(Mode mode) {
     if (std::string e = open_driver(a, long_ns); !e.empty()) finding("fixture: attacker " + e + "; " + host_state(&a));
   }
   a.raw.emplace(*a.port);
+  trace_since("fresh attacker", start);
   return a;
 }
 
@@ -294,7 +340,10 @@ Attacker Fixture::fresh(Mode mode) {
 std::string Fixture::open_driver(Attacker& a, uint64_t wait_ns) {
   a.ctx.reset();
   a.dev.reset();
+  static_cast<AccessOnlyPort&>(*a.port).set_register_wait(wait_ns);  // every attacker's port is one
+  const auto start = std::chrono::steady_clock::now();
   auto dev = driver::Device::open(*a.port, device_options(a.mode, wait_ns));
+  trace_since("driver open", start);
   if (!dev) return "open: " + std::string(dev.error().what());
   a.dev = std::move(*dev);
   auto ctx = a.dev->create_context();

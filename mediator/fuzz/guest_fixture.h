@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -53,6 +54,9 @@ inline constexpr uint32_t MAX_OPS = 48;             // operations run per input
 // attacker driver's waits in place of ATTACKER_DEVICE_WAIT_NS once its
 // setup is done: an input that wedges its device costs that.
 uint32_t env_count(const char* name, uint32_t fallback);
+// With VGPU_FUZZ_TRACE set: "fixture: WHAT N us" since `start` (a profile
+// of the fixture's own costs beside the operations' own).
+void trace_since(const char* what, std::chrono::steady_clock::time_point start);
 
 // The input, read front to back; past its end every read is 0.
 class Input {
@@ -109,12 +113,16 @@ class Fixture {
   // reset, no context); otherwise it is kept for the next input.
   void after_input(Attacker& a);
   bool reusing() const { return reuse_ > 1; }
-  // Whether an input's reset operation takes effect: always, but with kept
-  // attackers at most once in VGPU_FUZZ_RESET_EVERY inputs (campaigns: 64).
-  // A reset costs the next input a fresh attacker, and libFuzzer keeps the
-  // inputs that reset (their fresh attacker's coverage), so without the cap
-  // one input in nine paid for one.
-  bool take_reset();
+  // Whether an input's costly operation takes effect: always, but with kept
+  // attackers at most once in VGPU_FUZZ_RESET_EVERY inputs (campaigns: 64)
+  // for a reset, VGPU_FUZZ_CONTEXT_EVERY (campaigns: 64) for a new context.
+  // A reset costs the next input a fresh attacker, and a new context about
+  // what a fresh attacker costs (a channel, a page directory the mediator
+  // scans whole); libFuzzer keeps the inputs that do either (their coverage),
+  // so without the cap one input in nine paid for a reset, and new contexts
+  // (up to 48 in an input) took 95% of bar's and pagetable's time.
+  enum class Costly { reset, context };
+  bool take(Costly what);
   bool all_fresh() const {
     for (const auto& k : kept_)
       if (k) return false;
@@ -156,13 +164,18 @@ class Fixture {
   // the share of inputs that paid for one (docs/fuzzing.md).
   struct FreshCounts {
     uint64_t inputs = 0, fresh = 0, scheduled = 0, wedged = 0, reset = 0, no_context = 0;
+    uint64_t contexts = 0, contexts_skipped = 0;
   };
   static void print_fresh_counts();
+  static void shutdown();
   FreshCounts counts_;
 
-  uint32_t reuse_ = 1, fill_every_ = 1, inputs_ = 0, reset_every_ = 1;
-  uint64_t last_reset_ = 0;  // counts_.inputs at the last reset taken
-  uint32_t wait_ms_ = 0;     // VGPU_FUZZ_WAIT_MS; 0: the long waits only
+  uint32_t reuse_ = 1, fill_every_ = 1, inputs_ = 0;
+  // By Costly: VGPU_FUZZ_RESET_EVERY (unset: 1, at most one reset an
+  // input), VGPU_FUZZ_CONTEXT_EVERY (unset: 0, no cap, as before it was).
+  std::array<uint32_t, 2> every_{1, 0};
+  std::array<uint64_t, 2> last_{};  // by Costly: counts_.inputs when one was last taken
+  uint32_t wait_ms_ = 0;            // VGPU_FUZZ_WAIT_MS; 0: the long waits only
   bool fill_running_ = false;
   mediator::Vgpu* victim_vgpu_ = nullptr;
   std::unique_ptr<driver::Port> victim_port_;

@@ -6,6 +6,9 @@
 // the partition's end, or raw bits) so that the fuzzer spends its inputs
 // on the checks that matter rather than on finding a mapped page.
 #include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <span>
 #include <vector>
 
@@ -302,6 +305,8 @@ void Runner::new_context() {
   a_.ctx.reset();
   auto ctx = a_.dev->create_context();
   if (!ctx) {
+    static const bool trace = std::getenv("VGPU_FUZZ_TRACE") != nullptr;
+    if (trace) std::fprintf(stderr, "new context: %s\n", ctx.error().what().c_str());
     note(ctx.error());
     return;
   }  // a guest that broke its device gets no context; the next op sees none
@@ -400,15 +405,17 @@ bool Runner::step(Op op) {
       // ends the attacker's driver, so the next input pays for a fresh
       // attacker (milliseconds, against microseconds for most inputs).
       // With kept attackers, also at most once in VGPU_FUZZ_RESET_EVERY
-      // inputs (Fixture::take_reset).
-      if (in_.u8() % RESET_ONE_IN != 0 || !Fixture::get().take_reset()) break;
+      // inputs (Fixture::take).
+      if (in_.u8() % RESET_ONE_IN != 0 || !f_.take(Fixture::Costly::reset)) break;
       a_.raw->set_reg(regs::pmc::ENABLE, 0);
       a_.raw->set_reg(regs::pmc::ENABLE, regs::pmc::enable::ALL);
       reset_ = true;
       a_.was_reset = true;
       break;
     case Op::raw_channel: raw_channel(); break;
-    case Op::new_context: new_context(); break;
+    case Op::new_context:
+      if (f_.take(Fixture::Costly::context)) new_context();
+      break;
     case Op::stop: return false;
   }
   return a_.ctx != nullptr;
@@ -431,8 +438,17 @@ uint32_t register_offset(uint32_t row, uint32_t element) {
 void run_ops(Surface surface, Attacker& a, Input& in) {
   Runner r(a, in);
   const std::span<const Op> ops = mix(surface);
-  for (uint32_t i = 0; i < MAX_OPS && !in.empty(); ++i)
-    if (!r.step(ops[in.u8() % ops.size()])) break;
+  static const bool trace = std::getenv("VGPU_FUZZ_TRACE") != nullptr;
+  for (uint32_t i = 0; i < MAX_OPS && !in.empty(); ++i) {
+    const Op op = ops[in.u8() % ops.size()];
+    const auto start = std::chrono::steady_clock::now();
+    const bool go_on = r.step(op);
+    if (trace) {
+      const std::chrono::duration<double, std::micro> us = std::chrono::steady_clock::now() - start;
+      std::fprintf(stderr, "op %u: %d %.0f us%s\n", i, static_cast<int>(op), us.count(), a.wedged ? " wedged" : "");
+    }
+    if (!go_on) break;
+  }
 }
 
 }  // namespace vgpu::fuzz
