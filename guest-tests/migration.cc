@@ -10,7 +10,10 @@
 // of a VRAM buffer of vgpu_chain_mib MiB (default 16), so that pre-copy
 // has device-written pages to send again. After each batch the guest waits
 // for it and checks all of y and one float per 4 KiB page of the fill
-// buffer. It prints a heartbeat line per second of guest time, and runs
+// buffer. With vgpu_chain_spin_ms each batch also spins that long (a
+// launch the GPU runs in slices; a stop between two slices is refused, as
+// the image cannot carry it yet). It prints a heartbeat line per second of
+// guest time, and runs
 // vgpu_chain_s seconds (default 20); jobs submitted after the move are the
 // destination's own launches. migration_idle is the figures' idle guest:
 // the fill buffer written once, no GPU work while the VM moves, then the
@@ -50,12 +53,14 @@ uint32_t env_or(const char* name, uint32_t fallback) {
 struct ChainState {
   driver::Buffer x{}, y{}, fill{};
   uint32_t fill_floats = 0;
-  uint64_t jobs = 0;  // submitted and checked
+  uint64_t jobs = 0;     // submitted and checked
+  uint64_t spin_ns = 0;  // vgpu_chain_spin_ms: a spin per batch (a launch the GPU runs in slices)
 };
 
 // x all ones, y all zeros, and the fill buffer of vgpu_chain_mib MiB.
 Status open_chain(driver::Context& ctx, ChainState& c) {
   c.fill_floats = env_or("vgpu_chain_mib", DEFAULT_FILL_MIB) * (1u << 20) / sizeof(float);
+  if (std::getenv("vgpu_chain_spin_ms") != nullptr) c.spin_ns = uint64_t{env_or("vgpu_chain_spin_ms", 0)} * 1'000'000;
   auto x = upload_new(ctx, std::vector<float>(CHAIN_N, 1.0f));
   auto y = upload_new(ctx, std::vector<float>(CHAIN_N, 0.0f));
   auto fill = ctx.alloc(uint64_t{c.fill_floats} * sizeof(float));
@@ -87,6 +92,8 @@ Status check_fill(driver::Context& ctx, const ChainState& c, float mark, const s
 Status run_batch(driver::Context& ctx, ChainState& c, uint32_t batch) {
   for (uint32_t j = 0; j < JOBS_PER_BATCH; ++j)
     if (auto f = ctx.saxpy({c.x, c.y, CHAIN_N, 1.0f}); !f) return std::unexpected(f.error().context("saxpy"));
+  if (c.spin_ns > 0)
+    if (auto f = ctx.spin({c.spin_ns}); !f) return std::unexpected(f.error().context("spin"));
   const float mark = static_cast<float>(batch);
   if (auto f = ctx.fill({c.fill, c.fill_floats, mark}); !f) return std::unexpected(f.error().context("fill"));
   if (Status s = ctx.synchronize(); !s) return s;

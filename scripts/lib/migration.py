@@ -21,7 +21,7 @@ import time
 POLL_S = 0.05
 BOOT_TIMEOUT_S = 120
 MIGRATE_TIMEOUT_S = 120
-REFUSAL_RETRIES = 10      # a move refused by the vGPU's image (say, a launch between slices) is tried again
+REFUSAL_RETRIES = 20      # a move refused by the vGPU's image (say, a launch between slices) is tried again
 RETRY_PAUSE_S = 0.3
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 GUEST_RAM = "256M"
@@ -90,6 +90,8 @@ class Vm:
         qmp_path = os.path.join(args.dir, tag + ".qmp")
         append = ("console=ttyS0 quiet panic=-1 vgpu_vram_mib=%d vgpu_tests=%s vgpu_chain_s=%d vgpu_chain_mib=%d"
                   % (args.vram, args.guest_test, args.guest_s, args.fill_mib))
+        if getattr(args, "spin_ms", 0):
+            append += " vgpu_chain_spin_ms=%d" % args.spin_ms
         cmd = [args.qemu, "-accel", "tcg", "-m", GUEST_RAM, "-display", "none", "-vga", "none",
                "-nic", "none", "-no-reboot", "-monitor", "none",
                "-serial", "file:" + self.console, "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
@@ -142,6 +144,7 @@ class Vm:
 def migrate(args, src, dst):
     """One move of src into dst; returns QEMU's figures, or raises with the
     reason the migration failed."""
+    src.qmp.events.clear()  # a refused move's STOP is not this one's
     src.qmp.cmd("migrate-set-parameters", **{"downtime-limit": args.downtime_ms,
                                               "max-bandwidth": args.bandwidth_mib << 20})
     src.qmp.cmd("migrate", uri="unix:" + dst.sock)
@@ -303,6 +306,7 @@ def main():
     p.add_argument("--settle-s", type=float, default=1.0, help="run time before each move")
     p.add_argument("--downtime-ms", type=int, default=40)
     p.add_argument("--bandwidth-mib", type=int, default=10240, help="MiB/s (the socket is the real limit)")
+    p.add_argument("--spin-ms", type=int, default=0, help="the chain's spin per batch (moves may be refused)")
     p.add_argument("--compare-ram", action="store_true",
                    help="start the destination paused and compare the guest's RAM on both sides first")
     p.add_argument("--qemu-args", default="", help="more QEMU arguments (say, -trace enable=vgpu_migration_*)")
