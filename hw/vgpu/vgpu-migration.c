@@ -57,15 +57,15 @@ static uint32_t vgpu_freeze_ms(const VGPUState *s)
                          : VGPU_FREEZE_UNBOUNDED_MS;
 }
 
-/* Fails the migration with msg: QEMU's error-desc (query-migrate) and the
- * error log both name it. */
+/* Fails the migration with msg: QEMU's error-desc (query-migrate) names
+ * it, and QEMU logs it when the migration fails. */
 static void vgpu_migration_fail(const char *msg)
 {
     Error *err = NULL;
 
     error_setg(&err, "%s", msg);
     migrate_set_error(migrate_get_current(), err);
-    error_report_err(err);
+    error_free(err);
 }
 
 /* ---------------------------------------------------------------- freeze */
