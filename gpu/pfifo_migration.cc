@@ -26,8 +26,11 @@ Result<ChannelImage> Pfifo::save_channel(uint32_t chid) {
   if (channels_.ready(chid) || servicing_ == chid || s.engine_outstanding)
     return vgpu::fail(Errc::invalid_argument,
                       "vgpu: migration of channel " + std::to_string(chid) + ": it is not stopped");
+  // A run of an older bind has nothing to carry; one restored into this
+  // bind and not loaded yet (a destination moved on before it ran) is
+  // carried as restored.
   const ChannelRun& run = runs_[chid];
-  if (!run.loaded || run.epoch != s.epoch) return ChannelImage{};
+  if (run.epoch != s.epoch) return ChannelImage{};
   return save_channel_run(chid, run);
 }
 

@@ -201,6 +201,30 @@ TEST(MigrationChannels, AFrozenDestinationRunsNothingUntilItsThaw) {
   EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
 }
 
+// QEMU's digest compares the stopped source's image with the paused
+// destination's before it runs: a vGPU that took an image and has not run
+// since gives the same image back (its channels' restored runs included).
+TEST(MigrationChannels, AnImportedVgpuThatHasNotRunExportsTheSameImage) {
+  auto a = make_testbed(), b = make_testbed();
+  ASSERT_TRUE(a && b);
+  MovingPort port(&a->port(0));
+  Chain chain;
+  ASSERT_TRUE(chain.open(port));
+  ASSERT_TRUE(chain.submit(JOBS_BEFORE));
+  ASSERT_TRUE(chain.result());  // objects bound, semaphores released
+  ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
+  Result<std::vector<uint8_t>> image = a->vgpu(0)->export_image();
+  ASSERT_TRUE(image) << image.error().what();
+  ASSERT_TRUE(b->vgpu(0)->freeze(FREEZE_NS));
+  copy_partition(*a, *b);
+  Status imported = b->vgpu(0)->import_image(*image);
+  ASSERT_TRUE(imported) << imported.error().what();
+  Result<std::vector<uint8_t>> again = b->vgpu(0)->export_image();
+  ASSERT_TRUE(again) << again.error().what();
+  EXPECT_TRUE(*again == *image) << "the destination's image (" << again->size() << " bytes) differs from the source's ("
+                                << image->size() << " bytes)";
+}
+
 // A -> B -> A -> B -> A -> B -> A with jobs between the moves. A vGPU that
 // has been left is reset (PMC.ENABLE), as a fresh destination process's
 // is, before it takes the image back.
