@@ -369,6 +369,45 @@ const VMStateDescription vmstate_vgpu = {
                                  VMSTATE_END_OF_LIST() },
 };
 
+/* ---------------------------------------------------------------- digest */
+
+/*
+ * Read-only "x-migration-digest" (docs/migration.md §9): SHA-256 of VRAM
+ * and of the backend's image, "vram:<hex> image:<hex>", for comparing a
+ * stopped source with a destination started with -S before it runs.
+ * Export only reads, so asking changes nothing.
+ */
+static char *vgpu_get_digest(Object *obj, Error **errp)
+{
+    VGPUState *s = VGPU(obj);
+    char err[256] = "";
+    uint8_t *data = NULL;
+    size_t len = 0;
+    g_autofree char *vram = NULL;
+    g_autofree char *image = NULL;
+
+    if (!s->migratable || !s->frozen) {
+        error_setg(errp, "vgpu: the digest needs a migratable vGPU and the VM stopped");
+        return NULL;
+    }
+    if (vgpu_backend_save_state(s->backend, &data, &len, err, sizeof(err)) != 0) {
+        error_setg(errp, "%s", err);
+        return NULL;
+    }
+    vram = g_compute_checksum_for_data(G_CHECKSUM_SHA256, s->vram_ptr, s->vram_map_size);
+    image = g_compute_checksum_for_data(G_CHECKSUM_SHA256, data, len);
+    vgpu_backend_free_state(data);
+    return g_strdup_printf("vram:%s image:%s", vram, image);
+}
+
+void vgpu_migration_class_init(ObjectClass *klass)
+{
+    object_class_property_add_str(klass, "x-migration-digest", vgpu_get_digest, NULL);
+    object_class_property_set_description(
+        klass, "x-migration-digest",
+        "read-only, VM stopped: SHA-256 of VRAM and of the device state image");
+}
+
 /* ---------------------------------------------------------------- setup */
 
 bool vgpu_migration_setup(VGPUState *s, Error **errp)

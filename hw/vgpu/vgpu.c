@@ -567,6 +567,7 @@ static void vgpu_class_init(ObjectClass *klass, void *data)
     dc->vmsd = &vmstate_vgpu;
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
     vgpu_class_add_properties(klass);
+    vgpu_migration_class_init(klass);
 }
 
 static const TypeInfo vgpu_info = {

@@ -107,6 +107,8 @@ void vgpu_update_layout(VGPUState *s);
 extern const VMStateDescription vmstate_vgpu;
 bool vgpu_migration_setup(VGPUState *s, Error **errp);
 void vgpu_migration_release(VGPUState *s);
+/* The read-only x-migration-digest property. */
+void vgpu_migration_class_init(ObjectClass *klass);
 
 /* vgpu-dma.c: the backend's DMA callback (opaque: the device), and the
  * guest's RAM reported to the mediator (mode=fv). */

@@ -25,6 +25,7 @@ REFUSAL_RETRIES = 20      # a move refused by the vGPU's image (say, a launch be
 RETRY_PAUSE_S = 0.3
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 GUEST_RAM = "256M"
+DEVICE_PATH = "/machine/peripheral/vgpu0"
 
 
 class Qmp:
@@ -96,7 +97,7 @@ class Vm:
                "-nic", "none", "-no-reboot", "-monitor", "none",
                "-serial", "file:" + self.console, "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
                "-kernel", args.kernel, "-initrd", args.initrd, "-append", append,
-               "-device", "vgpu,vram=%dM,mode=fv%s" % (args.vram, args.device_args)]
+               "-device", "vgpu,id=vgpu0,vram=%dM,mode=fv%s" % (args.vram, args.device_args)]
         cmd += args.qemu_args.split()
         if incoming:
             cmd += ["-incoming", incoming]
@@ -182,7 +183,8 @@ def migrate(args, src, dst):
 
 def compare_ram(args, src, dst):
     """The guest's RAM on the stopped source and the paused destination,
-    page by page (4 KiB)."""
+    page by page (4 KiB), then the vGPU's x-migration-digest (VRAM and
+    device image)."""
     while dst.qmp.cmd("query-status")["status"] == "inmigrate":
         time.sleep(POLL_S)
     size = int(GUEST_RAM[:-1]) << 20
@@ -196,6 +198,9 @@ def compare_ram(args, src, dst):
     if pages:
         raise RuntimeError("guest RAM differs after the move in %d pages, first %s" %
                            (len(pages), [hex(p << 12) for p in pages[:8]]))
+    digests = [vm.qmp.cmd("qom-get", path=DEVICE_PATH, property="x-migration-digest") for vm in (src, dst)]
+    if digests[0] != digests[1]:
+        raise RuntimeError("the vGPU's digest differs after the move: source %s, destination %s" % tuple(digests))
 
 
 def start_destination(args, n):
@@ -308,7 +313,8 @@ def main():
     p.add_argument("--bandwidth-mib", type=int, default=10240, help="MiB/s (the socket is the real limit)")
     p.add_argument("--spin-ms", type=int, default=0, help="the chain's spin per batch (moves may be refused)")
     p.add_argument("--compare-ram", action="store_true",
-                   help="start the destination paused and compare the guest's RAM on both sides first")
+                   help="start the destination paused and compare the guest's RAM and the vGPU's digest "
+                        "on both sides first")
     p.add_argument("--qemu-args", default="", help="more QEMU arguments (say, -trace enable=vgpu_migration_*)")
     p.add_argument("--device-args", default="", help="more vgpu properties, ',a=b,...'")
     p.add_argument("--refusals", action="store_true", help="only the refusal checks (no guest runs)")
