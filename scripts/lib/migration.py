@@ -268,6 +268,43 @@ def refusals(args):
     return out
 
 
+CANCEL_BANDWIDTH = 32 << 20  # bytes/s: slow enough that the cancel lands mid-stream
+CANCEL_AFTER_S = 0.5
+
+
+def cancelled_move(args, src, n, stopped):
+    """A move cancelled mid-stream: the source must be as it was (running,
+    or stopped with the same digest). Returns a note or raises."""
+    dst = start_destination(args, n)
+    try:
+        if stopped:
+            src.qmp.cmd("stop")
+            before = src.qmp.cmd("qom-get", path=DEVICE_PATH, property="x-migration-digest")
+        src.qmp.cmd("migrate-set-parameters", **{"max-bandwidth": CANCEL_BANDWIDTH})
+        src.qmp.cmd("migrate", uri="unix:" + dst.sock)
+        time.sleep(CANCEL_AFTER_S)
+        if src.qmp.cmd("query-migrate").get("status") != "active":
+            raise RuntimeError("the move to cancel was not in progress: %s" % src.qmp.cmd("query-migrate"))
+        src.qmp.cmd("migrate_cancel")
+        deadline = time.monotonic() + MIGRATE_TIMEOUT_S
+        while src.qmp.cmd("query-migrate").get("status") != "cancelled":
+            if time.monotonic() > deadline:
+                raise RuntimeError("the cancel did not end the move")
+            time.sleep(POLL_S)
+        if stopped:
+            after = src.qmp.cmd("qom-get", path=DEVICE_PATH, property="x-migration-digest")
+            if after != before:
+                raise RuntimeError("a cancelled move changed the stopped source's digest: %s -> %s" % (before, after))
+            src.qmp.cmd("cont")
+        status = src.qmp.cmd("query-status")["status"]
+        if status != "running":
+            raise RuntimeError("the source is %s after a cancelled move" % status)
+        return "cancelled mid-stream (%s): the source runs on%s" % (
+            "VM stopped" if stopped else "live", ", digest unchanged" if stopped else "")
+    finally:
+        dst.stop()
+
+
 def run(args):
     result = {"guest_test": args.guest_test, "vram_mib": args.vram, "fill_mib": args.fill_mib,
               "downtime_limit_ms": args.downtime_ms, "moves": [], "passed": 0, "failed": 1}
@@ -276,6 +313,8 @@ def run(args):
         if not vms[0].wait_console(r"^    (chain|idle): ", BOOT_TIMEOUT_S):
             raise RuntimeError("the guest's GPU work did not start: " + vms[0].text()[-500:])
         time.sleep(args.settle_s)
+        if args.cancel_first:
+            result["cancels"] = [cancelled_move(args, vms[0], 100 + i, stopped) for i, stopped in enumerate((False, True))]
         for n in range(1, args.moves + 1):
             vms.append(move(args, vms[-1], n, result["moves"]))
             vms[-2].stop()
@@ -311,6 +350,8 @@ def main():
     p.add_argument("--settle-s", type=float, default=1.0, help="run time before each move")
     p.add_argument("--downtime-ms", type=int, default=40)
     p.add_argument("--bandwidth-mib", type=int, default=10240, help="MiB/s (the socket is the real limit)")
+    p.add_argument("--cancel-first", action="store_true",
+                   help="before the moves, cancel one live and one of the stopped VM mid-stream")
     p.add_argument("--spin-ms", type=int, default=0, help="the chain's spin per batch (moves may be refused)")
     p.add_argument("--compare-ram", action="store_true",
                    help="start the destination paused and compare the guest's RAM and the vGPU's digest "
