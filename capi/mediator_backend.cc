@@ -33,6 +33,8 @@ VgpuTurnEnd to_c(mediator::TurnEnd end) {
   return VGPU_TURN_STOPPED;
 }
 
+static_assert(VGPU_DIRTY_PAGE_BYTES == gpu::DirtyLog::PAGE, "vgpu_capi.h's dirty page is the dirty log's");
+
 class MediatorBackend final : public Backend {
  public:
   MediatorBackend(std::unique_ptr<mediator::Host> host, mediator::Vgpu& vgpu) : host_(std::move(host)), vgpu_(vgpu) {
@@ -60,20 +62,26 @@ class MediatorBackend final : public Backend {
 
   std::vector<VgpuBarRange> bar_layout(VgpuBar bar) override {
     const uint64_t size = bar_size(bar);
+    const shadow::Partition& part = vgpu_.partition();
     std::vector<VgpuBarRange> out;
     uint64_t at = 0;
     for (const mediator::DirectRange& r : vgpu_.direct_ranges(to_gpu(bar))) {
-      if (r.read_only) continue;  // writes must fault: keep read-only pages trapped
+      // Read-only pages stay trapped (writes must fault); so does anything
+      // outside the partition, which the VM's VRAM fd does not hold.
+      if (r.read_only || r.vram_addr < part.base || !part.contains(r.vram_addr - part.base, r.bytes)) continue;
       if (r.bar_offset > at) out.push_back(VgpuBarRange{at, 0, r.bar_offset - at, true});
-      out.push_back(VgpuBarRange{r.bar_offset, r.vram_addr, r.bytes, false});
+      out.push_back(VgpuBarRange{r.bar_offset, r.vram_addr - part.base, r.bytes, false});
       at = r.bar_offset + r.bytes;
     }
     if (at < size) out.push_back(VgpuBarRange{at, 0, size - at, true});
     return out;
   }
 
-  int vram_fd() const override { return host_->gpu().vram().fd(); }
-  uint64_t vram_size() const override { return host_->gpu().vram().size(); }
+  // The partition's own memfd (VgpuConfig::own_vram_fd): the front end maps
+  // the guest's VRAM and nothing of the host's reserved VRAM, and migrates
+  // exactly that (docs/migration.md §5).
+  int vram_fd() const override { return vgpu_.vram_fd(); }
+  uint64_t vram_size() const override { return vgpu_.partition().size; }
 
   nlohmann::ordered_json counters_json() const override { return vgpu_.counters().json(); }
 
@@ -152,7 +160,9 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   if (!host)
     return std::unexpected(
         host.error().context(strfmt("%s=%s", VGPU_OPT_BACKEND, gpu::engine_backend_name(hc.engine_backend))));
-  auto vgpu = (*host)->create_vgpu(config.vgpu);
+  mediator::VgpuConfig vc = config.vgpu;
+  vc.own_vram_fd = true;  // the front end maps (and migrates) the partition only
+  auto vgpu = (*host)->create_vgpu(vc);
   if (!vgpu) return std::unexpected(vgpu.error());
   own_id->store((*vgpu)->id(), std::memory_order_release);
   return std::make_unique<MediatorBackend>(std::move(*host), **vgpu);

@@ -287,6 +287,7 @@ void vgpu_backend_thaw(VgpuBackend *backend);
 // hypervisor logs). take ORs the pages marked since the last take into
 // bitmap (bit i of word i/64 = guest VRAM page i of 4 KiB; words at least
 // vram/4 KiB/64), clears them, and returns how many were marked.
+#define VGPU_DIRTY_PAGE_BYTES 4096u  // one bit of the bitmap (QEMU's migration granule)
 int vgpu_backend_dirty_log_start(VgpuBackend *backend, char *err, size_t err_len);
 void vgpu_backend_dirty_log_stop(VgpuBackend *backend);
 int64_t vgpu_backend_dirty_log_take(VgpuBackend *backend, uint64_t *bitmap, size_t words);

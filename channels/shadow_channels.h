@@ -40,6 +40,9 @@ class PhysicalChannels {
   virtual void ring(uint32_t pchid, uint32_t put) = 0;         // the physical doorbell
   // Migration (docs/migration.md M4): the model's run state of a stopped
   // channel, and the same put back into one bound and not run since.
+  // Migration's freeze: an unrunnable channel whose methods no longer run
+  // (gpu::Gpu::wait_stopped); false past timeout_ns.
+  [[nodiscard]] virtual bool wait_stopped(uint32_t /*pchid*/, uint64_t /*timeout_ns*/) { return true; }
   [[nodiscard]] virtual Result<gpu::ChannelImage> save_run(uint32_t /*pchid*/) {
     return fail(Errc::unsupported, "vgpu: these physical channels do not export run state");
   }

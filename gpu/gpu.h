@@ -122,6 +122,10 @@ class Gpu {
   // objects), and the same put back into a channel bound and not run since.
   [[nodiscard]] virtual Result<ChannelImage> save_channel(uint32_t chid) = 0;
   [[nodiscard]] virtual Status restore_channel(uint32_t chid, const ChannelImage& image) = 0;
+  // An unrunnable channel out of PFIFO's hands: none of its methods (a
+  // semaphore release writes memory) runs any more. False if it is
+  // runnable or timeout_ns passed first.
+  [[nodiscard]] virtual bool wait_stopped(uint32_t chid, uint64_t timeout_ns) = 0;
 };
 
 }  // namespace vgpu::gpu

@@ -57,6 +57,7 @@ class GpuModel final : public Gpu {
   Status restore_channel(uint32_t chid, const ChannelImage& image) override {
     return pfifo_.restore_channel(chid, image);
   }
+  bool wait_stopped(uint32_t chid, uint64_t timeout_ns) override { return pfifo_.wait_stopped(chid, timeout_ns); }
 
   // For tests and statistics.
   Mmu& mmu() { return *mmu_; }

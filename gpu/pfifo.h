@@ -14,6 +14,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -92,6 +93,9 @@ class Pfifo {
   [[nodiscard]] Result<ChannelImage> save_channel(uint32_t chid);
   // Into a channel bound and not yet run since: taken up when it loads.
   [[nodiscard]] Status restore_channel(uint32_t chid, const ChannelImage& image);
+  // Waits until the thread is out of an unrunnable channel's slice (no
+  // method of it runs any more); false if it is runnable or the time ran out.
+  [[nodiscard]] bool wait_stopped(uint32_t chid, uint64_t timeout_ns);
   void doorbell(uint64_t bar1_offset);
   void wake();
   bool wait_idle(uint64_t timeout_ns);
@@ -118,6 +122,8 @@ class Pfifo {
   static constexpr uint32_t NONSTALL_ENGINE_HOST = 1;  // NONSTALL_ENGINE bit 0
 
  private:
+  bool wait_out_of_service(std::unique_lock<std::mutex>& l, uint32_t chid,
+                           std::chrono::steady_clock::time_point deadline);  // d_.mutex held
   struct Pick {
     uint32_t chid;
     uint64_t epoch;

@@ -21,19 +21,35 @@ constexpr auto SERVICE_POLL = std::chrono::milliseconds(1);
 Result<ChannelImage> Pfifo::save_channel(uint32_t chid) {
   if (chid >= regs::NUM_CHANNELS) return vgpu::fail(Errc::invalid_argument, "vgpu: no channel " + std::to_string(chid));
   std::unique_lock l(d_.mutex);
-  // A channel made unrunnable may still be in the slice the thread was
-  // running (a parked channel's poll): that slice ends within
-  // SLICE_METHODS methods, and the thread does not pick the channel again.
-  const auto deadline = std::chrono::steady_clock::now() + SERVICE_END_WAIT;
-  while (servicing_ == chid && !channels_.ready(chid) && std::chrono::steady_clock::now() < deadline)
-    idle_cv_.wait_for(l, SERVICE_POLL);
+  wait_out_of_service(l, chid, std::chrono::steady_clock::now() + SERVICE_END_WAIT);
   const ChannelSlot& s = channels_[chid];
   if (channels_.ready(chid) || servicing_ == chid || s.engine_outstanding)
     return vgpu::fail(Errc::invalid_argument,
                       "vgpu: migration of channel " + std::to_string(chid) + ": it is not stopped");
+  // A run of an older bind has nothing to carry; one restored into this
+  // bind and not loaded yet (a destination moved on before it ran) is
+  // carried as restored.
   const ChannelRun& run = runs_[chid];
-  if (!run.loaded || run.epoch != s.epoch) return ChannelImage{};
+  if (run.epoch != s.epoch) return ChannelImage{};
   return save_channel_run(chid, run);
+}
+
+// A channel made unrunnable may still be in the slice the thread was
+// running: that slice ends within SLICE_METHODS methods (host methods such
+// as a semaphore release, which writes memory, run in it), and the thread
+// does not pick the channel again.
+bool Pfifo::wait_out_of_service(std::unique_lock<std::mutex>& l, uint32_t chid,
+                                std::chrono::steady_clock::time_point deadline) {
+  while (servicing_ == chid && !channels_.ready(chid) && std::chrono::steady_clock::now() < deadline)
+    idle_cv_.wait_for(l, SERVICE_POLL);
+  return servicing_ != chid;
+}
+
+bool Pfifo::wait_stopped(uint32_t chid, uint64_t timeout_ns) {
+  if (chid >= regs::NUM_CHANNELS) return false;
+  std::unique_lock l(d_.mutex);
+  return !channels_.ready(chid) &&
+         wait_out_of_service(l, chid, std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout_ns));
 }
 
 Status Pfifo::restore_channel(uint32_t chid, const ChannelImage& image) {

@@ -11,5 +11,6 @@ namespace vgpu::guest {
 
 std::span<const TestCase> conformance_tests();
 std::span<const TestCase> workload_tests();
+std::span<const TestCase> migration_tests();  // migration.cc
 
 }  // namespace vgpu::guest

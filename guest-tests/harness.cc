@@ -7,7 +7,7 @@
 namespace vgpu::guest {
 
 bool Selection::matches(const TestCase& t) const {
-  if (filter == "all") return t.group != Group::bench;
+  if (filter == "all") return t.group != Group::bench && t.group != Group::named;
   if (filter == "conformance") return t.group == Group::conformance;
   if (filter == "workloads") return t.group == Group::workload;
   return filter == t.name;

@@ -15,8 +15,10 @@
 
 namespace vgpu::guest {
 
-// bench: figures, not checks; run only when named (never by "all").
-enum class Group { conformance, workload, bench };
+// bench: figures, not checks; named: checks that need a harness outside
+// the guest (the migration test's chain). Both run only when named (never
+// by "all").
+enum class Group { conformance, workload, bench, named };
 
 struct TestCase {
   const char* name;

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     std::printf("    device: %s\n", (*port)->name().c_str());
   }
   std::vector<TestCase> all;
-  for (auto table : {conformance_tests(), workload_tests()}) all.insert(all.end(), table.begin(), table.end());
+  for (auto table : {conformance_tests(), workload_tests(), migration_tests()})
+    all.insert(all.end(), table.begin(), table.end());
   return run_tests(program, all, selection) == 0 ? 0 : 1;
 }

@@ -147,7 +147,8 @@ class Vgpu final : public TurnChannels {
     void set_runlist(std::vector<uint32_t> pchids) override;
     uint64_t userd(uint32_t pchid) const override;
     void ring(uint32_t pchid, uint32_t put) override;
-    Result<gpu::ChannelImage> save_run(uint32_t pchid) override;  // vgpu_migration.cc
+    bool wait_stopped(uint32_t pchid, uint64_t timeout_ns) override;  // vgpu_freeze.cc
+    Result<gpu::ChannelImage> save_run(uint32_t pchid) override;      // vgpu_migration.cc
     Status restore_run(uint32_t pchid, const gpu::ChannelImage& image) override;
 
    private:

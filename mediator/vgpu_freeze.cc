@@ -6,7 +6,10 @@
 #include <chrono>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "gpu/gpu.h"
+#include "mediator/host.h"
 #include "mediator/vgpu.h"
 
 namespace vgpu::mediator {
@@ -56,12 +59,26 @@ Status Vgpu::freeze(uint64_t timeout_ns) {
     }
   };
   std::optional<uint32_t> busy = settle(true);
+  std::vector<uint32_t> stopped;  // guest channels
   if (!busy) {
     // No piece left to end: stop the physical channels, so that a parked
     // acquire satisfied meanwhile runs nothing, then wait for the engines.
     MediatorLock lock(mutex_);
-    for (uint32_t c = 0; c < config_.channels; ++c)
-      if (channels_.bound(c)) physical_.set_runnable(pchid_of(c), false);
+    for (uint32_t c = 0; c < config_.channels; ++c) {
+      if (!channels_.bound(c)) continue;
+      physical_.set_runnable(pchid_of(c), false);
+      stopped.push_back(c);
+    }
+  }
+  // PFIFO may still be in a stopped channel's slice: its methods (a
+  // semaphore release writes guest memory) must be done before QEMU's
+  // last RAM sync, and before the engine work they start is waited for.
+  for (uint32_t c : stopped) {
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - steady_clock::now());
+    if (left.count() <= 0 || !physical_.wait_stopped(pchid_of(c), static_cast<uint64_t>(left.count()))) {
+      busy = c;
+      break;
+    }
   }
   if (!busy) busy = settle(false);
   if (!busy) return {};
@@ -69,6 +86,10 @@ Status Vgpu::freeze(uint64_t timeout_ns) {
   return fail(Errc::timeout, "vgpu " + config_.name + ": channel " + std::to_string(*busy) +
                                  " still running after the freeze's " + std::to_string(timeout_ns / 1'000'000) +
                                  " ms; the VM runs on");
+}
+
+bool Vgpu::Physical::wait_stopped(uint32_t pchid, uint64_t timeout_ns) {
+  return host_.gpu().wait_stopped(pchid, timeout_ns);
 }
 
 void Vgpu::thaw() {

@@ -117,7 +117,13 @@ Status Vgpu::import_image(std::span<const uint8_t> bytes) {
         return put;
       }
     }
-    // Entries the guest rang that the GPU was not given yet: queued again.
+    // A frozen destination (QEMU's incoming side, frozen before the load)
+    // keeps the restored channels stopped until the thaw at resume: the
+    // entries the GPU was already given must not run before the VM does.
+    if (frozen_)
+      for (const auto& [c, record] : *records) physical_.set_runnable(pchid_of(c), false);
+    // Entries the guest rang that the GPU was not given yet: queued again
+    // (while frozen, the thaw requeues them).
     for (const auto& [c, record] : *records)
       if (record.guest_put != record.physical_put) channels_.doorbell(c, record.guest_put);
     return {};

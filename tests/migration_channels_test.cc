@@ -169,6 +169,62 @@ TEST(MigrationChannels, JobsRungWhileFrozenRunOnTheDestination) {
   EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
 }
 
+// QEMU's destination freezes its vGPU before the load and thaws it at
+// resume: an import into a frozen vGPU runs nothing, neither the entries A
+// had given its GPU nor those rung while A was frozen, until the thaw.
+TEST(MigrationChannels, AFrozenDestinationRunsNothingUntilItsThaw) {
+  constexpr auto WATCH = std::chrono::milliseconds(100);
+  auto a = make_testbed(), b = make_testbed();
+  ASSERT_TRUE(a && b);
+  Result<std::vector<std::byte>> want = unmoved_output(JOBS_BEFORE + JOBS_AFTER);
+  ASSERT_TRUE(want) << want.error().what();
+
+  MovingPort port(&a->port(0));
+  Chain chain;
+  ASSERT_TRUE(chain.open(port));
+  ASSERT_TRUE(chain.submit(JOBS_BEFORE));
+  ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
+  ASSERT_TRUE(chain.submit(JOBS_AFTER));  // rung on the frozen source
+  ASSERT_TRUE(b->vgpu(0)->freeze(FREEZE_NS));
+  Status moved = move_vgpu(*a, *b);
+  ASSERT_TRUE(moved) << moved.error().what();
+  port.move_to(&b->port(0));
+
+  const shadow::Partition& part = b->vgpu(0)->partition();
+  const std::byte* vram = b->host()->gpu().vram().data() + part.base;
+  const std::vector<std::byte> at_import(vram, vram + part.size);
+  std::this_thread::sleep_for(WATCH);
+  EXPECT_EQ(std::memcmp(at_import.data(), vram, part.size), 0) << "the frozen destination ran work before its thaw";
+  b->vgpu(0)->thaw();
+  Result<std::vector<std::byte>> got = chain.result();
+  ASSERT_TRUE(got) << got.error().what();
+  EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
+}
+
+// QEMU's digest compares the stopped source's image with the paused
+// destination's before it runs: a vGPU that took an image and has not run
+// since gives the same image back (its channels' restored runs included).
+TEST(MigrationChannels, AnImportedVgpuThatHasNotRunExportsTheSameImage) {
+  auto a = make_testbed(), b = make_testbed();
+  ASSERT_TRUE(a && b);
+  MovingPort port(&a->port(0));
+  Chain chain;
+  ASSERT_TRUE(chain.open(port));
+  ASSERT_TRUE(chain.submit(JOBS_BEFORE));
+  ASSERT_TRUE(chain.result());  // objects bound, semaphores released
+  ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
+  Result<std::vector<uint8_t>> image = a->vgpu(0)->export_image();
+  ASSERT_TRUE(image) << image.error().what();
+  ASSERT_TRUE(b->vgpu(0)->freeze(FREEZE_NS));
+  copy_partition(*a, *b);
+  Status imported = b->vgpu(0)->import_image(*image);
+  ASSERT_TRUE(imported) << imported.error().what();
+  Result<std::vector<uint8_t>> again = b->vgpu(0)->export_image();
+  ASSERT_TRUE(again) << again.error().what();
+  EXPECT_TRUE(*again == *image) << "the destination's image (" << again->size() << " bytes) differs from the source's ("
+                                << image->size() << " bytes)";
+}
+
 // A -> B -> A -> B -> A -> B -> A with jobs between the moves. A vGPU that
 // has been left is reset (PMC.ENABLE), as a fresh destination process's
 // is, before it takes the image back.

@@ -111,8 +111,11 @@ static bool vgpu_ram_range(Int128 start, Int128 len, const MemoryRegion *mr,
     VgpuRamRange r;
     MemoryRegion *region = (MemoryRegion *)mr; /* the accessors are not const */
 
+    /* Not RAM for the GPU: devices' RAM (a vgpu's VRAM is a RAMBlock when
+     * it migrates, mapped through its BAR windows) and ROM. */
     if (!memory_region_is_ram(region) || memory_region_is_ram_device(region)
-        || memory_region_is_rom(region)) {
+        || memory_region_is_rom(region)
+        || object_dynamic_cast(memory_region_owner(region), TYPE_VGPU)) {
         return false;
     }
     r.gpa = ROUND_UP(int128_get64(start), 4 * KiB);

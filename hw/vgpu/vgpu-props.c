@@ -28,6 +28,29 @@ bool vgpu_has_socket(const VGPUState *s)
     return s->socket && *s->socket;
 }
 
+void vgpu_backend_config_of(VGPUState *s, VgpuBackendConfig *config)
+{
+    vgpu_backend_config_init(config);
+    config->vram_bytes = s->vram;
+    config->channels = s->channels;
+    config->mode = (VgpuMode)s->mode;
+    config->bar_remap = s->bar_remap;
+    config->lazy_shadow = s->lazy_shadow;
+    config->scheduler = s->scheduler ? s->scheduler : VGPU_OPT_SCHEDULER_DEFAULT;
+    config->weight = s->weight;
+    config->socket = vgpu_has_socket(s) ? s->socket : NULL;
+    config->vm_name = s->vm_name && *s->vm_name ? s->vm_name : NULL;
+    config->turn_ms = s->turn_ms;
+    config->max_gpu_ms = s->max_gpu_ms;
+    config->pv = s->pv;
+    config->slice_blocks = s->slice_blocks;
+    config->ring_ahead = s->ring_ahead;
+    config->watchdog_ms = s->watchdog_ms;
+    config->engine_backend
+        = s->engine_backend && *s->engine_backend ? s->engine_backend : NULL;
+    config->daemon_timeout_ms = s->daemon_timeout_ms;
+}
+
 /* ---------------------------------------------------------------- mode */
 
 /* Enumerated string properties without a QAPI schema: the value is an index

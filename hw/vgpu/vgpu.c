@@ -24,7 +24,7 @@
 #include "exec/address-spaces.h"
 #include "exec/memory.h"
 #include "qemu/timer.h"
-#include "migration/blocker.h"
+#include "migration/vmstate.h"
 #include "qom/object.h"
 #include "sysemu/sysemu.h"
 #include "trace.h"
@@ -34,9 +34,9 @@
 #define VGPU_LAYOUT_INITIAL_RANGES 64
 
 /*
- * vmstate: none. The device state lives in the backend (VRAM, channels,
- * shadow tables) and has no save/restore yet; realize installs a migration
- * blocker that says so instead of pretending with an empty section.
+ * vmstate: vgpu-migration.c. VRAM is a RAMBlock that QEMU migrates; the
+ * rest of the device state is the backend's image in the "vgpu" section.
+ * A backend that cannot migrate gets a blocker that says why.
  */
 
 /* ---------------------------------------------------------------- interrupts */
@@ -105,10 +105,19 @@ static void vgpu_irq_bh(void *opaque)
 
 /* ---------------------------------------------------------------- BAR remap */
 
+/*
+ * While migration logs VRAM, a window's pages are marked dirty as it goes:
+ * the hypervisor's sync of a removed slot is best effort (KVM's PML
+ * buffers), so a remap during pre-copy costs a resend, never a lost write.
+ */
 static void vgpu_clear_windows(VgpuBarState *b)
 {
     for (guint i = 0; i < b->windows->len; i++) {
         VgpuDirectWindow *w = g_ptr_array_index(b->windows, i);
+        if (b->dev->dirty_logging) {
+            memory_region_set_dirty(&b->dev->vram_mr, w->alias.alias_offset,
+                                    memory_region_size(&w->alias));
+        }
         memory_region_del_subregion(&b->container, &w->alias);
     }
 }
@@ -159,7 +168,7 @@ static void vgpu_map_bar(VGPUState *s, VgpuBarState *b, uint64_t *generation)
 }
 
 /* Rebuilds both BARs' direct windows if the backend's layout changed. */
-static void vgpu_update_layout(VGPUState *s)
+void vgpu_update_layout(VGPUState *s)
 {
     uint64_t gen;
 
@@ -186,47 +195,6 @@ static void vgpu_update_layout(VGPUState *s)
 }
 
 /* ---------------------------------------------------------------- MMIO */
-
-/*
- * What one backend access did, for the trace events that need the
- * backend's counts (doorbells the mediator took, round trips to the
- * daemon): read before and after the access, only while one of those
- * events is on.
- */
-typedef struct VgpuAccessTrace {
-    bool on;
-    int64_t start_ns;
-    VgpuEventCounts before;
-} VgpuAccessTrace;
-
-static void vgpu_trace_begin(VGPUState *s, VgpuAccessTrace *t)
-{
-    t->on = trace_event_get_state_backends(TRACE_VGPU_DOORBELL)
-            || trace_event_get_state_backends(TRACE_VGPU_DAEMON_ROUND_TRIP);
-    if (t->on) {
-        vgpu_backend_event_counts(s->backend, &t->before);
-        t->start_ns = get_clock();
-    }
-}
-
-/* bar: 0, 1 or 3; value: what was read or written. */
-static void vgpu_trace_end(VGPUState *s, VgpuAccessTrace *t, int bar, uint64_t offset,
-                           uint32_t value)
-{
-    VgpuEventCounts n;
-
-    if (!t->on) {
-        return;
-    }
-    vgpu_backend_event_counts(s->backend, &n);
-    if (n.doorbells != t->before.doorbells) {
-        trace_vgpu_doorbell(bar, offset, value, n.doorbells);
-    }
-    if (n.round_trips != t->before.round_trips) {
-        trace_vgpu_daemon_round_trip(bar, offset, n.round_trips - t->before.round_trips,
-                                     (get_clock() - t->start_ns) / 1000);
-    }
-}
 
 static uint64_t vgpu_bar0_read(void *opaque, hwaddr addr, unsigned size)
 {
@@ -363,12 +331,43 @@ static void vgpu_init_bar(VGPUState *s, VgpuBarState *b, VgpuBar which, uint64_t
     memory_region_add_subregion_overlap(&b->container, 0, &b->trap, 0);
 }
 
+/*
+ * A migratable device's VRAM is an ordinary RAMBlock over the backend's
+ * memfd (even with bar-remap=off: RAM migration sends it), named
+ * <PCI path>/vgpu-vram on both sides. QEMU owns the block's mapping and
+ * closes its fd, hence the dup.
+ */
+static bool vgpu_map_vram_ram(VGPUState *s, int fd, uint64_t size, Error **errp)
+{
+    Error *local_err = NULL;
+    int own = dup(fd);
+
+    if (own < 0) {
+        error_setg_errno(errp, errno, "vgpu: cannot duplicate the VRAM memfd");
+        return false;
+    }
+    memory_region_init_ram_from_fd(&s->vram_mr, OBJECT(s), "vgpu-vram", size, RAM_SHARED,
+                                   own, 0, &local_err);
+    if (local_err) {
+        close(own);
+        error_propagate_prepend(errp, local_err, "vgpu: VRAM as guest RAM: ");
+        return false;
+    }
+    vmstate_register_ram(&s->vram_mr, DEVICE(s));
+    s->vram_ptr = memory_region_get_ram_ptr(&s->vram_mr);
+    s->vram_map_size = size;
+    return true;
+}
+
 static bool vgpu_map_vram(VGPUState *s, Error **errp)
 {
     int fd = vgpu_backend_vram_fd(s->backend);
     uint64_t size = vgpu_backend_vram_size(s->backend);
     void *ptr;
 
+    if (s->migratable) {
+        return vgpu_map_vram_ram(s, fd, size, errp);
+    }
     if (!s->bar_remap || fd < 0) {
         return true; /* nothing to map directly: every BAR access traps */
     }
@@ -407,77 +406,57 @@ static void vgpu_release(VGPUState *s)
     vgpu_release_bar(&s->bar1);
     vgpu_release_bar(&s->bar3);
     if (s->vram_ptr) {
+        if (s->migratable) {
+            vmstate_unregister_ram(&s->vram_mr, DEVICE(s)); /* QEMU unmaps it */
+        } else {
+            munmap(s->vram_ptr, s->vram_map_size);
+        }
         object_unparent(OBJECT(&s->vram_mr));
-        munmap(s->vram_ptr, s->vram_map_size);
         s->vram_ptr = NULL;
     }
     if (s->irq_bh) {
         qemu_bh_delete(s->irq_bh);
         s->irq_bh = NULL;
     }
+    vgpu_migration_release(s);
     if (s->backend) {
         vgpu_backend_destroy(s->backend);
         s->backend = NULL;
     }
-    if (s->migration_blocker) {
-        migrate_del_blocker(s->migration_blocker);
-        error_free(s->migration_blocker);
-        s->migration_blocker = NULL;
-    }
 }
 
-static void vgpu_realize(PCIDevice *pdev, Error **errp)
+/* The backend, from the properties; it checks each against the option
+ * table (vgpu/option_table.h) and names the one at fault. */
+static bool vgpu_create_backend(VGPUState *s, Error **errp)
 {
-    VGPUState *s = VGPU(pdev);
-    VgpuPciIdentity id;
     char err[256] = "";
-    Error *local_err = NULL;
     VgpuBackendConfig config;
 
-    /* The backend checks every property against the option table
-     * (vgpu/option_table.h) and names the one at fault. */
-    vgpu_backend_config_init(&config);
-    config.vram_bytes = s->vram;
-    config.channels = s->channels;
-    config.mode = (VgpuMode)s->mode;
-    config.bar_remap = s->bar_remap;
-    config.lazy_shadow = s->lazy_shadow;
-    config.scheduler = s->scheduler ? s->scheduler : VGPU_OPT_SCHEDULER_DEFAULT;
-    config.weight = s->weight;
+    vgpu_backend_config_of(s, &config);
     config.log = vgpu_log_from_backend;
     config.log_opaque = s;
-    config.socket = vgpu_has_socket(s) ? s->socket : NULL;
-    config.vm_name = s->vm_name && *s->vm_name ? s->vm_name : NULL;
-    config.turn_ms = s->turn_ms;
-    config.max_gpu_ms = s->max_gpu_ms;
-    config.pv = s->pv;
-    config.slice_blocks = s->slice_blocks;
-    config.ring_ahead = s->ring_ahead;
-    config.watchdog_ms = s->watchdog_ms;
-    config.engine_backend
-        = s->engine_backend && *s->engine_backend ? s->engine_backend : NULL;
     config.turn = vgpu_turn_from_backend;
     config.turn_opaque = s;
-    config.daemon_timeout_ms = s->daemon_timeout_ms;
     s->backend = vgpu_backend_create(&config, err, sizeof(err));
     if (!s->backend) {
         error_setg(errp, "vgpu: %s", err);
-        return;
+        return false;
     }
     trace_vgpu_backend_created(vgpu_backend_kind(s->backend),
                                vgpu_backend_setting(s->backend, VGPU_OPT_SCHEDULER)
                                    ?: "unknown");
     vgpu_warn_idle_settings(s);
+    return true;
+}
 
-    error_setg(&s->migration_blocker,
-               "vgpu: device state save/restore is not implemented, so a VM with "
-               "a vgpu device cannot be migrated or snapshotted");
-    if (migrate_add_blocker(s->migration_blocker, errp) < 0) {
-        error_free(s->migration_blocker);
-        s->migration_blocker = NULL;
-        vgpu_release(s);
-        return;
-    }
+/* BAR0 traps every access; BAR1 and BAR3 are containers over a trapping
+ * region, with direct windows onto VRAM laid over it (vgpu_update_layout). */
+static void vgpu_register_bars(VGPUState *s, PCIDevice *pdev)
+{
+    const uint8_t prefetch64 = PCI_BASE_ADDRESS_SPACE_MEMORY
+                               | PCI_BASE_ADDRESS_MEM_TYPE_64
+                               | PCI_BASE_ADDRESS_MEM_PREFETCH;
+    VgpuPciIdentity id;
 
     vgpu_pci_identity(&id);
     memory_region_init_io(&s->bar0, OBJECT(s), &vgpu_bar0_ops, s, "vgpu-bar0",
@@ -487,23 +466,17 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
                   "vgpu-bar1", "vgpu-bar1-trap");
     vgpu_init_bar(s, &s->bar3, VGPU_BAR3, vgpu_backend_bar_size(s->backend, VGPU_BAR3),
                   "vgpu-bar3", "vgpu-bar3-trap");
-    pci_register_bar(pdev, id.bar1_index,
-                     PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64
-                         | PCI_BASE_ADDRESS_MEM_PREFETCH,
-                     &s->bar1.container);
-    pci_register_bar(pdev, id.bar3_index,
-                     PCI_BASE_ADDRESS_SPACE_MEMORY | PCI_BASE_ADDRESS_MEM_TYPE_64
-                         | PCI_BASE_ADDRESS_MEM_PREFETCH,
-                     &s->bar3.container);
-    if (!vgpu_map_vram(s, errp)) {
-        vgpu_release(s);
-        return;
-    }
-    vgpu_update_layout(s);
+    pci_register_bar(pdev, id.bar1_index, prefetch64, &s->bar1.container);
+    pci_register_bar(pdev, id.bar3_index, prefetch64, &s->bar3.container);
+}
 
-    /* Interrupts: INTx pin A always; MSI (two vectors: non-stall, error)
-     * when the platform has it, with INTx as the fallback when the guest
-     * leaves MSI off. */
+/* Interrupts: INTx pin A always; MSI (two vectors: non-stall, error) when
+ * the platform has it, with INTx as the fallback when the guest leaves MSI
+ * off. */
+static void vgpu_init_interrupts(VGPUState *s, PCIDevice *pdev)
+{
+    Error *local_err = NULL;
+
     pci_config_set_interrupt_pin(pdev->config, 1);
     s->msi_ok = msi_init(pdev, 0, VGPU_MSI_VECTORS, true, false, &local_err) == 0;
     if (!s->msi_ok) {
@@ -512,17 +485,37 @@ static void vgpu_realize(PCIDevice *pdev, Error **errp)
     s->irq_bh = qemu_bh_new(vgpu_irq_bh, s);
     vgpu_backend_set_irq_handler(s->backend, vgpu_irq_from_backend, s);
     vgpu_backend_set_msg_handler(s->backend, vgpu_msg_from_backend, s);
+}
 
-    /* System memory: DMA through QEMU's DMA API; in fv mode the mediator
-     * learns the guest's RAM from the memory map. Not through vgpud yet. */
-    if (!vgpu_has_socket(s)) {
-        vgpu_backend_set_dma(s->backend, vgpu_dma, s);
-        if (s->mode == VGPU_MODE_FV && !vgpu_report_guest_ram(s, errp)) {
-            vgpu_release(s);
-            return;
-        }
+/* System memory: DMA through QEMU's DMA API; in fv mode the mediator
+ * learns the guest's RAM from the memory map. Not through vgpud yet. */
+static bool vgpu_init_dma(VGPUState *s, Error **errp)
+{
+    if (vgpu_has_socket(s)) {
+        return true;
     }
+    vgpu_backend_set_dma(s->backend, vgpu_dma, s);
+    return s->mode != VGPU_MODE_FV || vgpu_report_guest_ram(s, errp);
+}
 
+static void vgpu_realize(PCIDevice *pdev, Error **errp)
+{
+    VGPUState *s = VGPU(pdev);
+
+    if (!vgpu_create_backend(s, errp)) {
+        return;
+    }
+    vgpu_register_bars(s, pdev);
+    if (!vgpu_migration_setup(s, errp) || !vgpu_map_vram(s, errp)) {
+        vgpu_release(s);
+        return;
+    }
+    vgpu_update_layout(s);
+    vgpu_init_interrupts(s, pdev);
+    if (!vgpu_init_dma(s, errp)) {
+        vgpu_release(s);
+        return;
+    }
     if (s->counters_file && *s->counters_file) {
         s->exit_notifier.notify = vgpu_exit_notify;
         qemu_add_exit_notifier(&s->exit_notifier);
@@ -571,8 +564,10 @@ static void vgpu_class_init(ObjectClass *klass, void *data)
     k->class_id = id.class_id;
     dc->desc = "vgpu Fermi-class GPU (GPUvm-style full virtualization)";
     dc->reset = vgpu_reset;
+    dc->vmsd = &vmstate_vgpu;
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
     vgpu_class_add_properties(klass);
+    vgpu_migration_class_init(klass);
 }
 
 static const TypeInfo vgpu_info = {

@@ -11,7 +11,9 @@
 
 #include "exec/memory.h"
 #include "hw/pci/pci.h"
+#include "qemu/notify.h"
 #include "qom/object.h"
+#include "sysemu/runstate.h"
 #include "vgpu_capi.h"
 
 #define TYPE_VGPU "vgpu"
@@ -64,9 +66,11 @@ struct VGPUState {
 
     /* runtime state */
     VgpuBackend *backend;
-    void *vram_ptr; /* mmap of the backend's VRAM memfd, or NULL */
+    void *vram_ptr; /* the backend's VRAM memfd mapped, or NULL */
     uint64_t vram_map_size;
-    MemoryRegion vram_mr; /* RAM-device region over vram_ptr */
+    /* migratable: a RAMBlock over the memfd (QEMU maps it and migrates it);
+     * else a RAM-device region over our own mmap */
+    MemoryRegion vram_mr;
     uint64_t layout_generation;
     bool layout_valid;
     bool msi_ok; /* MSI capability present (else INTx only) */
@@ -74,11 +78,37 @@ struct VGPUState {
     int irq_level;                            /* written by backend threads, atomically */
     unsigned irq_msgs[VGPU_MSI_VECTORS];      /* messages per vector, atomically */
     unsigned irq_msgs_sent[VGPU_MSI_VECTORS]; /* turned into MSIs (BH only) */
-    uint64_t faults_traced; /* the fault count the last trace saw (BH only) */
-    Error *migration_blocker;
+    uint64_t faults_traced;   /* the fault count the last trace saw (BH only) */
+    Error *migration_blocker; /* what the backend cannot migrate, or NULL */
+
+    /* live migration (vgpu-migration.c); all with the BQL held */
+    bool migratable;        /* no blocker: VRAM is a RAMBlock, the sections exist */
+    bool frozen;            /* the backend is frozen (VM stopped, or incoming) */
+    bool dirty_logging;     /* the backend's dirty log is on */
+    uint64_t *dirty_bitmap; /* one bit per VGPU_DIRTY_PAGE_BYTES of VRAM */
+    size_t dirty_words;
+    uint64_t dirty_pages_folded; /* pages the device wrote, folded into QEMU's */
+    VMChangeStateEntry *vm_state;
+    NotifierWithReturn precopy_notifier;
+    uint8_t *image; /* the backend's image while saved or loaded */
+    uint32_t image_len;
+    uint32_t msi_owed; /* bit v: a message of vector v not yet sent */
+    int32_t saved_irq_level;
     Notifier exit_notifier; /* writes counters_file when QEMU exits */
     bool exit_notifier_added;
 };
+
+/* vgpu.c: rebuilds the BAR windows if the backend's layout moved. */
+void vgpu_update_layout(VGPUState *s);
+
+/* vgpu-migration.c: at realize, after the backend exists and before VRAM
+ * is mapped: a blocker naming why this device cannot migrate, or the
+ * migration hooks (s->migratable). release undoes either. */
+extern const VMStateDescription vmstate_vgpu;
+bool vgpu_migration_setup(VGPUState *s, Error **errp);
+void vgpu_migration_release(VGPUState *s);
+/* The read-only x-migration-digest property. */
+void vgpu_migration_class_init(ObjectClass *klass);
 
 /* vgpu-dma.c: the backend's DMA callback (opaque: the device), and the
  * guest's RAM reported to the mediator (mode=fv). */
@@ -87,6 +117,20 @@ bool vgpu_report_guest_ram(VGPUState *s, Error **errp);
 
 /* vgpu-trace.c: the backend's turn callback (opaque: the device). */
 void vgpu_turn_from_backend(void *opaque, bool start, VgpuTurnEnd end, uint64_t gpu_ns);
+/*
+ * What one backend access did, for the trace events that need the
+ * backend's counts (doorbells the mediator took, round trips to the
+ * daemon): read before and after the access, only while one of those
+ * events is on. bar: 0, 1 or 3; value: what was read or written.
+ */
+typedef struct VgpuAccessTrace {
+    bool on;
+    int64_t start_ns;
+    VgpuEventCounts before;
+} VgpuAccessTrace;
+void vgpu_trace_begin(VGPUState *s, VgpuAccessTrace *t);
+void vgpu_trace_end(VGPUState *s, VgpuAccessTrace *t, int bar, uint64_t offset,
+                    uint32_t value);
 
 /* vgpu-props.c */
 extern const char *const vgpu_mode_names[];
@@ -94,6 +138,8 @@ bool vgpu_has_socket(const VGPUState *s);
 /* Adds the properties, their descriptions and shown defaults, and the
  * read-only "counters" to the class. */
 void vgpu_class_add_properties(ObjectClass *klass);
+/* The backend's configuration from the properties (no callbacks set). */
+void vgpu_backend_config_of(VGPUState *s, VgpuBackendConfig *config);
 /* x-counters-file: the counters written at QEMU's exit (the notifier) or
  * at unplug. */
 void vgpu_write_counters_file(VGPUState *s);
