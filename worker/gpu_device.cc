@@ -35,8 +35,8 @@ Result<std::unique_ptr<WorkerGpuDevice>> WorkerGpuDevice::create(gpu::Vram& vram
 WorkerGpuDevice::~WorkerGpuDevice() = default;
 
 Status WorkerGpuDevice::add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint32_t first_stream, uint32_t streams) {
-  if (base % BLOCK_BYTES != 0 || bytes == 0 || !vram_.contains(base, bytes) || first_stream > NUM_STREAMS ||
-      streams > NUM_STREAMS - first_stream)
+  if (base % BLOCK_BYTES != 0 || bytes == 0 || !vram_.contains(base, bytes) || base + bytes > PHYS_BYTES ||
+      first_stream > NUM_STREAMS || streams > NUM_STREAMS - first_stream)
     return fail(Errc::invalid_argument, "worker device: VM part [" + hex(base) + ", +" + hex(bytes) +
                                             ") does not start a 2 MiB block of VRAM, or its channels are out of range");
   auto host = WorkerHost::spawn(options_(id));
@@ -135,7 +135,10 @@ std::optional<gpu::Device::Failure> WorkerGpuDevice::failure(Stream s) const {
   // without one is, with the VA in the reason.
   const regs::ChannelError code = f->error == regs::ChannelError::mmu_fault ? regs::ChannelError::kernel_error
                                                                             : f->error;
-  return Failure{code, 0, describe(*f)};
+  // A VA in the compute aperture is the guest's own (a user kernel's);
+  // one in the physical window means nothing to the guest.
+  const uint64_t addr = f->addr >= APERTURE_BASE && f->addr < APERTURE_END ? f->addr : 0;
+  return Failure{code, addr, describe(*f), f->error == regs::ChannelError::mmu_fault};
 }
 
 WorkerGpuDevice::Vm* WorkerGpuDevice::vm_of_stream(Stream s) {
@@ -261,8 +264,8 @@ void WorkerGpuDevice::rows(Stream s, Vm& vm, const Rows& r, bool to_device) {
   };
   for (uint64_t row = 0; row < r.height; ++row) {
     for (uint64_t done = 0; done < r.width;) {
-      if (used == BULK_BYTES && !flush()) return;
-      const uint64_t n = std::min(r.width - done, BULK_BYTES - used);
+      if (used == PARAM_AREA && !flush()) return;
+      const uint64_t n = std::min(r.width - done, PARAM_AREA - used);
       const uint64_t dev = r.dev + row * r.dev_pitch + done;
       std::byte* host = r.host + row * r.host_pitch + done;
       if (to_device) std::memcpy(bulk + used, host, n);
