@@ -180,8 +180,18 @@ bool WorkerGpuDevice::ready(Vm& vm) {
   Command map = make_command(Op::map, 0, device_va(vm.part.base), vm.part.base / BLOCK_BYTES,
                              (vm.part.bytes + BLOCK_BYTES - 1) / BLOCK_BYTES);
   if (!fenced(vm, 0, map)) return false;
+  const bool respawned = vm.mapped_pid != -1;
   vm.mapped_pid = pid;
-  return true;
+  // VRAM after a device error (docs/cuda-worker.md): the new worker's
+  // blocks start zeroed while the residency tracker still holds pages
+  // valid on both sides; the host's bytes go up again, so those keep
+  // their bytes on the device too. (Pages valid on the device alone come
+  // back as their last host copy, not as the design's zeros: that part
+  // needs the tracker.)
+  if (respawned)
+    rows(0, vm, {device_va(vm.part.base), vm.part.bytes, vram_.data() + vm.part.base, vm.part.bytes, vm.part.bytes, 1},
+         true);
+  return vm.host->info().pid == pid;
 }
 
 bool WorkerGpuDevice::fenced(Vm& vm, Stream s, Command c) {
