@@ -316,9 +316,10 @@ void WorkerGpuDevice::copy_to_host(Stream s, std::byte* host_dst, const std::byt
 }
 
 // The residency tracker's transfers: each VM's share of the range through
-// its worker, on stream 0 (a transfer between the host's VRAM and the
-// VM's blocks, in no channel's order). Bytes of no VM's part stay.
-void WorkerGpuDevice::transfer(uint64_t addr, uint64_t len, bool to_device) {
+// its worker, on `stream` (0 for upload/download: a transfer between the
+// host's VRAM and the VM's blocks in no channel's order; the work's own
+// for upload_on/download_on). Bytes of no VM's part stay.
+void WorkerGpuDevice::transfer(uint64_t addr, uint64_t len, bool to_device, Stream stream) {
   std::vector<Vm*> vms;
   {
     std::shared_lock table(table_mu_);
@@ -329,11 +330,16 @@ void WorkerGpuDevice::transfer(uint64_t addr, uint64_t len, bool to_device) {
     if (lo >= hi) continue;
     std::lock_guard lock(vm->mu);
     if (vm->host && ready(*vm))
-      rows(0, *vm, {device_va(lo), hi - lo, vram_.data() + lo, hi - lo, hi - lo, 1}, to_device);
+      rows(stream % NUM_STREAMS, *vm, {device_va(lo), hi - lo, vram_.data() + lo, hi - lo, hi - lo, 1}, to_device);
   }
 }
 
-void WorkerGpuDevice::upload(uint64_t addr, uint64_t len) { transfer(addr, len, true); }
-void WorkerGpuDevice::download(uint64_t addr, uint64_t len) { transfer(addr, len, false); }
+void WorkerGpuDevice::upload(uint64_t addr, uint64_t len) { transfer(addr, len, true, 0); }
+void WorkerGpuDevice::download(uint64_t addr, uint64_t len) { transfer(addr, len, false, 0); }
+// On the work's own stream: behind its queued work (a download of what a
+// kernel or fill wrote must wait for it; on the GPU the worker's streams
+// run concurrently, so stream 0 would read the bytes before they change).
+void WorkerGpuDevice::upload_on(uint32_t s, uint64_t addr, uint64_t len) { transfer(addr, len, true, s); }
+void WorkerGpuDevice::download_on(uint32_t s, uint64_t addr, uint64_t len) { transfer(addr, len, false, s); }
 
 }  // namespace vgpu::worker

@@ -84,6 +84,8 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   std::string conv2d_library() const override { return "none (not in the CUDA worker yet)"; }
   void upload(uint64_t addr, uint64_t len) override;
   void download(uint64_t addr, uint64_t len) override;
+  void upload_on(uint32_t s, uint64_t addr, uint64_t len) override;
+  void download_on(uint32_t s, uint64_t addr, uint64_t len) override;
   std::byte* mirror(uint64_t phys) override { return reinterpret_cast<std::byte*>(device_va(phys)); }
   std::byte* alloc(Stream, uint64_t) override { return nullptr; }
   void free(Stream, std::byte*) override {}
@@ -168,8 +170,9 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   // Maps the launch's aperture in the VM's worker (changed blocks only).
   bool set_aperture(Vm& vm, Stream s, std::span<const gpu::ApertureRun> runs);
   void fail_stream(Stream s, regs::ChannelError code, std::string reason);
-  // The residency tracker's transfers, each VM's share through its worker.
-  void transfer(uint64_t addr, uint64_t len, bool to_device);
+  // The residency tracker's transfers, each VM's share through its worker,
+  // on `stream` (0: the tracker's own, in no channel's order).
+  void transfer(uint64_t addr, uint64_t len, bool to_device, Stream stream);
 
   gpu::Vram& vram_;
   WorkerOptionsFor options_;
