@@ -27,8 +27,8 @@ Result<gpu::DeviceFactory> worker_factory_from_env(uint32_t max_gpu_ms) {
   const auto deadline = max_gpu_ms != 0 ? std::chrono::nanoseconds(std::chrono::milliseconds(max_gpu_ms))
                                         : std::chrono::nanoseconds(std::chrono::hours(24));
   return gpu::DeviceFactory([o, deadline](gpu::Vram& vram) -> Result<std::unique_ptr<gpu::Device>> {
-    return std::unique_ptr<gpu::Device>(
-        std::make_unique<worker::WorkerGpuDevice>(vram, [o](uint32_t) { return o; }, deadline));
+    return std::unique_ptr<gpu::Device>(std::make_unique<worker::WorkerGpuDevice>(
+        vram, [o](uint32_t) { return o; }, deadline));
   });
 }
 

@@ -17,8 +17,8 @@ void WorkerGpuDevice::fail_stream(Stream s, regs::ChannelError code, std::string
   if (!pending_[s % NUM_STREAMS]) pending_[s % NUM_STREAMS] = WorkerFailure{code, 0, std::move(reason)};
 }
 
-Result<std::optional<std::string>> WorkerGpuDevice::load_in_worker(Vm& vm, Stream s, uint32_t key,
-                                                                   std::string_view ptx, uint64_t data_va) {
+Result<std::optional<std::string>> WorkerGpuDevice::load_in_worker(Vm& vm, Stream s, uint32_t key, std::string_view ptx,
+                                                                   uint64_t data_va) {
   if (ptx.size() > PARAM_AREA) return fail(Errc::invalid_argument, "worker: the module's text is over the bulk window");
   std::memcpy(vm.host->bulk(), ptx.data(), ptx.size());
   Command c = make_command(Op::load_module, s, key, 0, ptx.size());
