@@ -139,6 +139,10 @@ Status Host::bring_up() {
 
 Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
   if (Status s = check_vgpu_config(config); !s) return std::unexpected(s.error().context("vgpu " + config.name));
+  // A vGPU refused after it was made goes after the lock is released: its
+  // destructor takes the lock (a device that could not start the VM's
+  // worker deadlocked here).
+  std::shared_ptr<Vgpu> refused;
   MediatorLock lock(mutex_);
   uint32_t base = 0, run = 0;
   for (uint32_t c = 0; c < regs::NUM_CHANNELS && run < config.channels; ++c) {
@@ -172,12 +176,14 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
   const uint32_t id = next_id_++;
   auto v = std::make_shared<Vgpu>(*this, id, config, shadow::Partition{*part, config.vram_bytes}, base, *shadows);
   if (Status s = dispatcher_->add_vm(id, config.weight); !s) {
+    refused = std::move(v);
     partitions_->free(*part);
     reserved_->free(*shadows);
     return std::unexpected(s.error().context("vgpu " + config.name));
   }
   if (devices) {
     if (Status s = devices->add_vm(id, *part, config.vram_bytes, base, config.channels); !s) {
+      refused = std::move(v);
       (void)dispatcher_->remove_vm(id);
       partitions_->free(*part);
       reserved_->free(*shadows);
@@ -189,7 +195,7 @@ Result<Vgpu*> Host::create_vgpu(const VgpuConfig& config) {
     if (!fd) {
       (void)dispatcher_->remove_vm(id);
       if (devices) devices->remove_vm(id);
-      v.reset();
+      refused = std::move(v);
       partitions_->free(*part);
       reserved_->free(*shadows);
       return std::unexpected(fd.error().context("vgpu " + config.name));

@@ -7,6 +7,7 @@
 #include "common/text.h"
 #include "driver/native_port.h"
 #include "testbed/mediated_port.h"
+#include "testbed/worker_env.h"
 #include "pv-driver/pv_page_tables.h"
 
 namespace vgpu::testbed {
@@ -72,6 +73,11 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
   hc.log = config.log;
   hc.on_turn = config.on_turn;
   hc.device_factory = config.device_factory;
+  if (!hc.device_factory) {
+    auto workers = worker_factory_from_env(config.max_gpu_ms);
+    if (!workers) return std::unexpected(workers.error().context("testbed"));
+    hc.device_factory = std::move(*workers);
+  }
   auto host = mediator::Host::create(hc);
   if (!host) return std::unexpected(host.error().context("testbed"));
   tb->host_ = std::move(*host);

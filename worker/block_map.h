@@ -9,12 +9,18 @@
 #include <span>
 #include <string>
 #include <vector>
+#include "vgpu/classes.h"
 
 namespace vgpu::worker {
 
-inline constexpr uint64_t BLOCK_BYTES = 2ull << 20;
-inline constexpr uint64_t APERTURE_BASE = 0x80'0000'0000ull;
-inline constexpr uint64_t APERTURE_END = 0x100'0000'0000ull;
+inline constexpr uint64_t BLOCK_BYTES = cls::compute::APERTURE_BLOCK;
+inline constexpr uint64_t APERTURE_BASE = cls::compute::APERTURE_BASE;
+inline constexpr uint64_t APERTURE_END = cls::compute::APERTURE_END;
+// The physical window: the engines' copies and built-in kernels reach VRAM
+// address p at PHYS_BASE + p (the same handles as the aperture's blocks,
+// mapped a second time), apart from the guest's VAs in the aperture.
+inline constexpr uint64_t PHYS_BASE = APERTURE_END;
+inline constexpr uint64_t PHYS_BYTES = uint64_t{256} << 30;
 
 // One run of the shadow page tables: `bytes` at `va` map `phys`
 // (an offset into the VM's VRAM) onwards.

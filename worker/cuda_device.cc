@@ -74,6 +74,7 @@ class CudaDevice final : public WorkerDevice {
   }
   DeviceStatus poll_error() override;
   bool busy() override { return pending_.any(); }
+  uint64_t phys_window() const override { return phys_window_; }
 
  private:
   cu::Stream stream(uint32_t s) {
@@ -96,6 +97,7 @@ class CudaDevice final : public WorkerDevice {
   std::bitset<NUM_STREAMS> pending_;
   std::map<uint32_t, cu::Handle> handles_;  // VRAM block -> its allocation
   cu::Ptr fence_dev_ = 0;
+  cu::Ptr phys_window_ = 0;
   cu::Module spin_module_ = nullptr;
   cu::Function spin_ = nullptr;
   std::map<uint32_t, LoadedModule> modules_;
@@ -123,6 +125,13 @@ Status CudaDevice::init() {
     return s;
   if (got != APERTURE_BASE)
     return fail(Errc::device_error, "the driver did not reserve the compute aperture where asked");
+  // The physical window wherever the driver puts it (PHYS_BASE is a hint
+  // it did not honour on the H200: it gave PHYS_BASE + 64 MiB); commands
+  // name it at PHYS_BASE and the loop moves them (phys_window()).
+  if (auto s = need("cuMemAddressReserve(physical window)",
+                    api_.MemAddressReserve(&phys_window_, PHYS_BYTES, BLOCK_BYTES, PHYS_BASE, 0));
+      !s)
+    return s;
   if (auto s = need("cuMemHostRegister(fences)",
                     api_.MemHostRegister(region_.fence, PAGE_BYTES, cu::HOST_REGISTER_DEVICEMAP));
       !s)

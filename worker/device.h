@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include "common/error.h"
+#include "worker/block_map.h"
 #include "worker/ipc.h"
 
 namespace vgpu::worker {
@@ -26,6 +27,11 @@ struct DeviceFault {
   bool refused = false;
 };
 inline constexpr uint32_t FAKE_FAULT = CUDA_ILLEGAL_ADDRESS;  // the fake device reports faults as the GPU does
+// The driver's codes (CUresult) the fake device gives a failed kernel.
+inline constexpr uint32_t CUDA_LAUNCH_OUT_OF_RESOURCES = 701;
+inline constexpr uint32_t CUDA_ILLEGAL_INSTRUCTION = 715;
+inline constexpr uint32_t CUDA_MISALIGNED_ADDRESS = 716;
+inline constexpr uint32_t CUDA_LAUNCH_FAILED = 719;
 
 using DeviceStatus = std::expected<void, DeviceFault>;
 
@@ -51,13 +57,17 @@ class WorkerDevice {
   virtual DeviceStatus poll_error() = 0;
   // True while any stream has queued work not yet done.
   virtual bool busy() = 0;
+  // Where the physical window really is: commands name a VA in it as
+  // PHYS_BASE + offset (block_map.h) and the loop moves it here.
+  virtual uint64_t phys_window() const { return PHYS_BASE; }
 };
 
 // The fake device: 2 MiB host blocks, the work done at once on the
 // calling thread (spin busy-waits, so a long spin is a hung kernel). It
 // loads modules as the GPU's worker prepares them (parsed, variables
-// placed; refused otherwise) but runs no kernel: a launch is a device
-// error.
+// placed, %ctaid rewritten; refused otherwise) and runs their launches, in
+// the same pieces, on the PTX interpreter over its mapped blocks: a fault
+// is a device error as on the GPU.
 std::unique_ptr<WorkerDevice> make_fake_device();
 // The GPU through libcuda.so.1, or an error naming what is missing.
 Result<std::unique_ptr<WorkerDevice>> make_cuda_device(Region& region);

@@ -5,8 +5,11 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <vector>
+#include "gpu/ptx/interpreter.h"
 #include "worker/block_map.h"
+#include "worker/ctaid_rewrite.h"
 #include "worker/device.h"
 #include "worker/module_globals.h"
 
@@ -63,16 +66,22 @@ class FakeDevice final : public WorkerDevice {
     return {};
   }
   // Prepared as the GPU's worker prepares a module (parsed, variables
-  // placed), refused where that fails; no kernel runs here.
-  DeviceStatus load_module(uint32_t, const char* text, uint64_t bytes, uint64_t data_va) override {
+  // placed, %ctaid rewritten), refused where that fails, and parsed again
+  // for the interpreter, which runs its launches.
+  DeviceStatus load_module(uint32_t slot, const char* text, uint64_t bytes, uint64_t data_va) override {
     std::string why;
-    if (!module_for_device(std::string_view(text, strnlen(text, bytes)), data_va, why))
-      return std::unexpected(DeviceFault{0, 0, why, true});
+    auto placed = module_for_device(std::string_view(text, strnlen(text, bytes)), data_va, why);
+    if (!placed) return std::unexpected(DeviceFault{0, 0, why, true});
+    Loaded m;
+    m.text = rewrite_ctaid(*placed);
+    auto parsed = ptx::parse_module(m.text.text);
+    if (!parsed)
+      return std::unexpected(DeviceFault{0, 0, "the prepared module does not parse: " + parsed.error().message, true});
+    m.module = *parsed;
+    modules_[slot] = std::move(m);
     return {};
   }
-  DeviceStatus launch(uint32_t, const LaunchArgs&, const std::byte*) override {
-    return std::unexpected(DeviceFault{0, 0, "the fake device runs no kernels (user kernels need the cuda device)"});
-  }
+  DeviceStatus launch(uint32_t, const LaunchArgs& a, const std::byte* params) override;
   DeviceStatus fence(uint32_t, std::atomic<uint32_t>* word, uint32_t seq) override {
     word->store(seq, std::memory_order_release);
     return {};
@@ -107,9 +116,72 @@ class FakeDevice final : public WorkerDevice {
     }
     return {};
   }
+  struct Loaded {
+    RewrittenModule text;
+    std::shared_ptr<const ptx::Module> module;
+  };
+  // Global memory as a kernel on this device sees it: the mapped blocks.
+  class Blocks final : public ptx::GlobalMemory {
+   public:
+    explicit Blocks(FakeDevice& d) : d_(d) {}
+    std::expected<std::byte*, ptx::MemoryFault> access(uint64_t va, uint32_t bytes, bool write) override {
+      const uint64_t base = va - va % BLOCK_BYTES;
+      auto it = d_.mapped_.find(base);
+      if (it == d_.mapped_.end() || (write && !it->second.writable) || va - base + bytes > BLOCK_BYTES)
+        return std::unexpected(ptx::MemoryFault{va, write, "not mapped in the worker's aperture"});
+      return d_.blocks_[it->second.block].data() + (va - base);
+    }
+
+   private:
+    FakeDevice& d_;
+  };
   std::map<uint32_t, std::vector<std::byte>> blocks_;
   std::map<uint64_t, Mapping> mapped_;
+  std::map<uint32_t, Loaded> modules_;
 };
+
+// What CUDA says for what the interpreter found: a fault is the GPU's 700
+// with the VA, the others the driver's codes for the same events.
+DeviceFault launch_fault(const ptx::ExecError& e) {
+  const std::string why = std::string("interpreter: ") + ptx::exec_status_name(e.status) + ": " + e.message;
+  switch (e.status) {
+    case ptx::ExecStatus::mmu_fault: return DeviceFault{FAKE_FAULT, e.va, why};
+    case ptx::ExecStatus::misaligned: return DeviceFault{CUDA_MISALIGNED_ADDRESS, e.va, why};
+    case ptx::ExecStatus::trap: return DeviceFault{CUDA_LAUNCH_FAILED, 0, why};
+    case ptx::ExecStatus::illegal: return DeviceFault{CUDA_ILLEGAL_INSTRUCTION, 0, why};
+    default: return DeviceFault{CUDA_LAUNCH_OUT_OF_RESOURCES, 0, why};
+  }
+}
+
+// The launch in the pieces the GPU's worker would launch, each a run of
+// the interpreter over the mapped blocks (a hung kernel hangs the worker
+// until its deadline, as on the GPU).
+DeviceStatus FakeDevice::launch(uint32_t, const LaunchArgs& a, const std::byte* params) {
+  auto it = modules_.find(a.slot);
+  if (it == modules_.end() || a.entry >= it->second.text.entries.size())
+    return std::unexpected(DeviceFault{0, 0, "launch of an empty slot or a missing entry"});
+  const Loaded& m = it->second;
+  std::vector<std::byte> buf(params, params + a.param_bytes);
+  const uint32_t at = slice_params_offset(a.param_bytes);
+  if (m.text.sliceable) buf.resize(at + SLICE_PARAM_WORDS * sizeof(uint32_t));
+  Blocks memory(*this);
+  for (const GridPiece& p : grid_pieces(a.grid, m.text.sliceable ? a.piece_blocks : 0)) {
+    if (m.text.sliceable) {
+      const uint32_t words[SLICE_PARAM_WORDS] = {p.offset[0], p.offset[1], p.offset[2],
+                                                 a.grid[0],   a.grid[1],   a.grid[2]};
+      memcpy(buf.data() + at, words, sizeof words);
+    }
+    ptx::LaunchConfig c;
+    c.entry = a.entry;
+    c.grid = {p.grid[0], p.grid[1], p.grid[2]};
+    c.block = {a.block[0], a.block[1], a.block[2]};
+    c.dynamic_shared_bytes = a.shared_bytes;
+    c.params = buf;
+    auto r = ptx::run_blocks(*m.module, c, memory, 0, uint64_t{p.grid[0]} * p.grid[1] * p.grid[2]);
+    if (!r) return std::unexpected(launch_fault(r.error()));
+  }
+  return {};
+}
 
 }  // namespace
 

@@ -35,8 +35,8 @@ Result<std::unique_ptr<WorkerGpuDevice>> WorkerGpuDevice::create(gpu::Vram& vram
 WorkerGpuDevice::~WorkerGpuDevice() = default;
 
 Status WorkerGpuDevice::add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint32_t first_stream, uint32_t streams) {
-  if (base % BLOCK_BYTES != 0 || bytes == 0 || !vram_.contains(base, bytes) || first_stream > NUM_STREAMS ||
-      streams > NUM_STREAMS - first_stream)
+  if (base % BLOCK_BYTES != 0 || bytes == 0 || !vram_.contains(base, bytes) || base + bytes > PHYS_BYTES ||
+      first_stream > NUM_STREAMS || streams > NUM_STREAMS - first_stream)
     return fail(Errc::invalid_argument, "worker device: VM part [" + hex(base) + ", +" + hex(bytes) +
                                             ") does not start a 2 MiB block of VRAM, or its channels are out of range");
   auto host = WorkerHost::spawn(options_(id));
@@ -135,7 +135,10 @@ std::optional<gpu::Device::Failure> WorkerGpuDevice::failure(Stream s) const {
   // without one is, with the VA in the reason.
   const regs::ChannelError code = f->error == regs::ChannelError::mmu_fault ? regs::ChannelError::kernel_error
                                                                             : f->error;
-  return Failure{code, 0, describe(*f)};
+  // A VA in the compute aperture is the guest's own (a user kernel's);
+  // one in the physical window means nothing to the guest.
+  const uint64_t addr = f->addr >= APERTURE_BASE && f->addr < APERTURE_END ? f->addr : 0;
+  return Failure{code, addr, describe(*f), f->error == regs::ChannelError::mmu_fault};
 }
 
 WorkerGpuDevice::Vm* WorkerGpuDevice::vm_of_stream(Stream s) {
@@ -177,8 +180,18 @@ bool WorkerGpuDevice::ready(Vm& vm) {
   Command map = make_command(Op::map, 0, device_va(vm.part.base), vm.part.base / BLOCK_BYTES,
                              (vm.part.bytes + BLOCK_BYTES - 1) / BLOCK_BYTES);
   if (!fenced(vm, 0, map)) return false;
+  const bool respawned = vm.mapped_pid != -1;
   vm.mapped_pid = pid;
-  return true;
+  // VRAM after a device error (docs/cuda-worker.md): the new worker's
+  // blocks start zeroed while the residency tracker still holds pages
+  // valid on both sides; the host's bytes go up again, so those keep
+  // their bytes on the device too. (Pages valid on the device alone come
+  // back as their last host copy, not as the design's zeros: that part
+  // needs the tracker.)
+  if (respawned)
+    rows(0, vm, {device_va(vm.part.base), vm.part.bytes, vram_.data() + vm.part.base, vm.part.bytes, vm.part.bytes, 1},
+         true);
+  return vm.host->info().pid == pid;
 }
 
 bool WorkerGpuDevice::fenced(Vm& vm, Stream s, Command c) {
@@ -261,8 +274,8 @@ void WorkerGpuDevice::rows(Stream s, Vm& vm, const Rows& r, bool to_device) {
   };
   for (uint64_t row = 0; row < r.height; ++row) {
     for (uint64_t done = 0; done < r.width;) {
-      if (used == BULK_BYTES && !flush()) return;
-      const uint64_t n = std::min(r.width - done, BULK_BYTES - used);
+      if (used == PARAM_AREA && !flush()) return;
+      const uint64_t n = std::min(r.width - done, PARAM_AREA - used);
       const uint64_t dev = r.dev + row * r.dev_pitch + done;
       std::byte* host = r.host + row * r.host_pitch + done;
       if (to_device) std::memcpy(bulk + used, host, n);
@@ -303,9 +316,10 @@ void WorkerGpuDevice::copy_to_host(Stream s, std::byte* host_dst, const std::byt
 }
 
 // The residency tracker's transfers: each VM's share of the range through
-// its worker, on stream 0 (a transfer between the host's VRAM and the
-// VM's blocks, in no channel's order). Bytes of no VM's part stay.
-void WorkerGpuDevice::transfer(uint64_t addr, uint64_t len, bool to_device) {
+// its worker, on `stream` (0 for upload/download: a transfer between the
+// host's VRAM and the VM's blocks in no channel's order; the work's own
+// for upload_on/download_on). Bytes of no VM's part stay.
+void WorkerGpuDevice::transfer(uint64_t addr, uint64_t len, bool to_device, Stream stream) {
   std::vector<Vm*> vms;
   {
     std::shared_lock table(table_mu_);
@@ -316,11 +330,16 @@ void WorkerGpuDevice::transfer(uint64_t addr, uint64_t len, bool to_device) {
     if (lo >= hi) continue;
     std::lock_guard lock(vm->mu);
     if (vm->host && ready(*vm))
-      rows(0, *vm, {device_va(lo), hi - lo, vram_.data() + lo, hi - lo, hi - lo, 1}, to_device);
+      rows(stream % NUM_STREAMS, *vm, {device_va(lo), hi - lo, vram_.data() + lo, hi - lo, hi - lo, 1}, to_device);
   }
 }
 
-void WorkerGpuDevice::upload(uint64_t addr, uint64_t len) { transfer(addr, len, true); }
-void WorkerGpuDevice::download(uint64_t addr, uint64_t len) { transfer(addr, len, false); }
+void WorkerGpuDevice::upload(uint64_t addr, uint64_t len) { transfer(addr, len, true, 0); }
+void WorkerGpuDevice::download(uint64_t addr, uint64_t len) { transfer(addr, len, false, 0); }
+// On the work's own stream: behind its queued work (a download of what a
+// kernel or fill wrote must wait for it; on the GPU the worker's streams
+// run concurrently, so stream 0 would read the bytes before they change).
+void WorkerGpuDevice::upload_on(uint32_t s, uint64_t addr, uint64_t len) { transfer(addr, len, true, s); }
+void WorkerGpuDevice::download_on(uint32_t s, uint64_t addr, uint64_t len) { transfer(addr, len, false, s); }
 
 }  // namespace vgpu::worker

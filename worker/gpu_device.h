@@ -3,9 +3,12 @@
 // "Integration"): a gpu::Device whose streams (channels) belong to VMs and
 // whose work runs in that VM's worker process. Each VM owns a 2 MiB-aligned
 // part of physical VRAM; its worker maps that part, VRAM block k at
-// APERTURE_BASE + k * 2 MiB, so a device pointer is APERTURE_BASE + phys and
+// PHYS_BASE + k * 2 MiB, so a device pointer is PHYS_BASE + phys and
 // another VM's part is unmapped in it (an access there faults in the
-// worker, not in its neighbour). A worker's failure (fault, deadline, death)
+// worker, not in its neighbour). User kernels run in the worker too
+// (gpu_device_user.cc): the channel's module in its slot, and at each
+// launch the channel's compute aperture mapped at the guest's own VAs
+// (the blocks of the VM's part its page tables name, by plan_blocks). A worker's failure (fault, deadline, death)
 // fails the next synchronize of each of that VM's streams with the reason;
 // the next command starts another worker and maps the part again (its VRAM
 // bytes are not restored: the spec's rule for VRAM after a device error is
@@ -17,8 +20,11 @@
 #include <memory>
 #include <mutex>
 #include <functional>
+#include <map>
 #include <optional>
 #include <shared_mutex>
+#include <span>
+#include <string>
 #include <vector>
 #include "gpu/device/device.h"
 #include "gpu/mem/vram.h"
@@ -72,12 +78,14 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   // The failure the last failed synchronize of `s` reported.
   std::optional<WorkerFailure> last_failure(Stream s) const;
   // The device pointer of a physical VRAM address.
-  static uint64_t device_va(uint64_t phys) { return APERTURE_BASE + phys; }
+  static uint64_t device_va(uint64_t phys) { return PHYS_BASE + phys; }
 
   std::string name() const override;
   std::string conv2d_library() const override { return "none (not in the CUDA worker yet)"; }
   void upload(uint64_t addr, uint64_t len) override;
   void download(uint64_t addr, uint64_t len) override;
+  void upload_on(uint32_t s, uint64_t addr, uint64_t len) override;
+  void download_on(uint32_t s, uint64_t addr, uint64_t len) override;
   std::byte* mirror(uint64_t phys) override { return reinterpret_cast<std::byte*>(device_va(phys)); }
   std::byte* alloc(Stream, uint64_t) override { return nullptr; }
   void free(Stream, std::byte*) override {}
@@ -102,6 +110,9 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
     missing(s, "mriq");
   }
   void spin(Stream s, uint64_t ns) override;
+  bool runs_user_kernels() const override { return true; }
+  Status load_user_module(Stream s, uint32_t slot, std::string_view ptx, uint64_t data_va) override;
+  void launch_user(Stream s, const gpu::DeviceUserLaunch& launch) override;
   bool write_host_word(Stream, uint64_t, uint32_t) override { return false; }
   Status synchronize(Stream s) override;
   std::optional<Failure> failure(Stream s) const override;
@@ -112,6 +123,18 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
     std::unique_ptr<WorkerHost> host;
     VmPart part;
     int mapped_pid = -1;  // the worker whose aperture holds the part
+    // The compute aperture as the last user launch left it, in worker
+    // aperture_pid (a new worker starts with none mapped).
+    std::vector<BlockRun> aperture;
+    int aperture_pid = -1;
+    // The channels' modules by worker slot (module_key), kept to load
+    // them again into a worker started after a failure.
+    struct Module {
+      std::string text;
+      uint64_t data_va;
+      int pid;  // the worker that has it
+    };
+    std::map<uint32_t, Module> modules;
     mutable std::mutex mu;
   };
   // Rows of `width` bytes between host memory and the device, through the
@@ -121,6 +144,11 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
     std::byte* host;
     uint64_t host_pitch, width, height;
   };
+
+  // The bulk window: host transfers and module texts below PARAM_AREA, a
+  // user launch's parameters in its stream's page above (one launch per
+  // channel is in flight, so its page is free again at the next).
+  static constexpr uint64_t PARAM_AREA = BULK_BYTES - uint64_t{NUM_STREAMS} * cls::compute::MAX_PARAM_BYTES;
 
   // The stream's VM; nullptr (the stream failed) where it has none.
   Vm* vm_of_stream(Stream s);
@@ -134,8 +162,17 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   void fail_vm(Vm& vm, const WorkerFailure& f);
   void missing(Stream s, const char* kernel);
   void rows(Stream s, Vm& vm, const Rows& r, bool to_device);
-  // The residency tracker's transfers, each VM's share through its worker.
-  void transfer(uint64_t addr, uint64_t len, bool to_device);
+  // User kernels (gpu_device_user.cc). The worker's slot of a channel's slot.
+  static uint32_t module_key(Stream s, uint32_t slot) { return s * cls::compute::MAX_MODULE_SLOTS + slot; }
+  // Loads the text into the VM's worker: a refusal's reason, or none.
+  Result<std::optional<std::string>> load_in_worker(Vm& vm, Stream s, uint32_t key, std::string_view ptx,
+                                                    uint64_t data_va);
+  // Maps the launch's aperture in the VM's worker (changed blocks only).
+  bool set_aperture(Vm& vm, Stream s, std::span<const gpu::ApertureRun> runs);
+  void fail_stream(Stream s, regs::ChannelError code, std::string reason);
+  // The residency tracker's transfers, each VM's share through its worker,
+  // on `stream` (0: the tracker's own, in no channel's order).
+  void transfer(uint64_t addr, uint64_t len, bool to_device, Stream stream);
 
   gpu::Vram& vram_;
   WorkerOptionsFor options_;

@@ -153,6 +153,10 @@ TEST(WorkerGpuDevice, AWorkerEndedBetweenCommandsIsRespawnedAndItsStreamsFailOnc
   ASSERT_TRUE(f.dev);
   EXPECT_TRUE(f.dev->respawn_ended().empty());
   const int pid0 = f.dev->info(0)->pid, pid1 = f.dev->info(1)->pid;
+  gpu::Device& d = *f.dev;
+  constexpr uint64_t KEPT = BLOCK_BYTES + 64;  // valid on both sides before the kill
+  put(*f.vram, KEPT, 0xfeedf00d);
+  d.upload(KEPT, sizeof(uint32_t));
   ASSERT_EQ(kill(pid0, SIGKILL), 0);
   std::vector<WorkerGpuDevice::Ended> ended;
   for (int i = 0; i < 500 && ended.empty(); ++i) {
@@ -167,7 +171,9 @@ TEST(WorkerGpuDevice, AWorkerEndedBetweenCommandsIsRespawnedAndItsStreamsFailOnc
   EXPECT_NE(ended[0].failure.reason.find("killed by signal"), std::string::npos) << ended[0].failure.reason;
   EXPECT_EQ(f.dev->info(0)->pid, ended[0].new_pid);
   EXPECT_EQ(f.dev->info(0)->restarts, 1u);
-  gpu::Device& d = *f.dev;
+  put(*f.vram, KEPT, 0);
+  d.download(KEPT, sizeof(uint32_t));
+  EXPECT_EQ(get(*f.vram, KEPT), 0xfeedf00du) << "host-valid bytes are on the new worker's blocks too";
   EXPECT_FALSE(d.synchronize(S0)) << "the lost worker, once";
   ASSERT_TRUE(d.failure(S0));
   EXPECT_EQ(d.failure(S0)->code, regs::ChannelError::kernel_error);

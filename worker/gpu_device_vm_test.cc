@@ -5,8 +5,12 @@
 // results stay right and its worker never restarts.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <span>
 #include <vector>
+#include "ptx/module.h"
 #include "testbed/testbed.h"
 #include "worker/gpu_device.h"
 
@@ -35,6 +39,18 @@ Status fill_and_check(testbed::Vm& vm, float value) {
   return {};
 }
 
+// The device the workers run on: fake (CI), or what VGPU_WORKER_TEST_DEVICE
+// names (cuda on a GPU machine, with VGPU_WORKER_TEST_BINARY the staged
+// vgpu-worker).
+std::string device() {
+  const char* d = std::getenv("VGPU_WORKER_TEST_DEVICE");
+  return d != nullptr && *d != '\0' ? d : "fake";
+}
+std::string binary() {
+  const char* b = std::getenv("VGPU_WORKER_TEST_BINARY");
+  return b != nullptr && *b != '\0' ? b : VGPU_WORKER_BIN;
+}
+
 struct Bed {
   std::unique_ptr<testbed::Testbed> tb;
   WorkerGpuDevice* dev = nullptr;
@@ -53,8 +69,8 @@ Bed make(uint32_t die_at) {
         vram,
         [die_at, started = 0u](uint32_t) mutable {
           WorkerOptions o;
-          o.binary = VGPU_WORKER_BIN;
-          o.device = "fake";
+          o.binary = binary();
+          o.device = device();
           if (++started == 2 && die_at != 0) o.extra_args = {"--die-at-seq", std::to_string(die_at)};
           return o;
         },
@@ -83,6 +99,7 @@ TEST(WorkerGpuDeviceVm, EachVmsFillsRunInItsOwnWorker) {
 }
 
 TEST(WorkerGpuDeviceVm, ADyingWorkerGivesItsVmAChannelErrorAndNotTheOther) {
+  if (device() != "fake") GTEST_SKIP() << "--die-at-seq is the fake device's";
   Bed b = make(2);  // VM 1: its map is command 1; it dies at its first fill's fence
   ASSERT_TRUE(b.tb && b.dev);
   const auto ids = b.dev->vm_ids();
@@ -96,6 +113,92 @@ TEST(WorkerGpuDeviceVm, ADyingWorkerGivesItsVmAChannelErrorAndNotTheOther) {
   EXPECT_EQ(b.dev->info(ids[0])->restarts, 0u);
   EXPECT_NE(b.dev->info(ids[1])->last_failure.find("killed by signal"), std::string::npos)
       << b.dev->info(ids[1])->last_failure;
+}
+
+// out[i] = i + 1 for every thread of the grid.
+constexpr const char* INDEX_PTX = R"(.version 6.0
+.target sm_70
+.address_size 64
+
+.visible .entry index(.param .u64 out)
+{
+	.reg .b32 %r<6>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %ctaid.x;
+	mov.u32 %r2, %ntid.x;
+	mov.u32 %r3, %tid.x;
+	mad.lo.s32 %r4, %r1, %r2, %r3;
+	add.s32 %r5, %r4, 1;
+	mul.wide.u32 %rd2, %r4, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], %r5;
+	ret;
+}
+)";
+constexpr uint32_t BLOCKS = 8, THREADS = 64;
+
+// The user kernel writes its indices into a compute buffer (or, with
+// `stray`, at that offset past it: unmapped) and the VM reads them back.
+Status user_kernel(testbed::Vm& vm, uint64_t stray) {
+  auto ctx = vm.device.create_context();
+  if (!ctx) return std::unexpected(ctx.error());
+  driver::Context& c = **ctx;
+  auto buf = c.alloc_compute(BLOCKS * THREADS * sizeof(uint32_t));
+  if (!buf) return std::unexpected(buf.error());
+  auto va = c.gpu_va(*buf);
+  if (!va) return std::unexpected(va.error());
+  auto m = c.load_module(INDEX_PTX, 0);
+  if (!m) return std::unexpected(m.error());
+  const uint64_t out = *va + stray;
+  std::vector<std::byte> params(sizeof out);
+  std::memcpy(params.data(), &out, sizeof out);
+  auto f = c.launch_module({.slot = m->slot, .entry = 0, .shape = {{BLOCKS, 1, 1}, {THREADS, 1, 1}}, .params = params});
+  if (!f) return std::unexpected(f.error());
+  if (auto st = c.wait(*f); !st) {
+    auto r = c.module_report();
+    if (!r) return st;
+    return fail(Errc::device_error,
+                std::string(st.error().what()) + " | report " + std::to_string(static_cast<uint32_t>(r->status)) +
+                    " at " + std::to_string(r->addr) + (r->addr == out ? " (the stray VA)" : "") + ": " + r->message);
+  }
+  std::vector<uint32_t> back(BLOCKS * THREADS);
+  if (auto st = c.download(*buf, std::span<uint32_t>(back)); !st) return st;
+  for (uint32_t i = 0; i < back.size(); ++i)
+    if (back[i] != i + 1) return fail(Errc::io_error, "index " + std::to_string(i) + " reads back wrong");
+  return {};
+}
+
+// User kernels run in each VM's worker (the fake device's interpreter over
+// the VM's aperture blocks, or the GPU); a kernel storing outside its
+// blocks faults in its own worker: its report says mmu_fault (at that VA
+// where the device knows it: the fake one), and the other VM's results and
+// worker are untouched.
+TEST(WorkerGpuDeviceVm, UserKernelsRunInTheirVmsWorkerAndAStrayStoreFaultsThere) {
+  Bed b = make(0);
+  ASSERT_TRUE(b.tb && b.dev);
+  const auto ids = b.dev->vm_ids();
+  ASSERT_EQ(ids.size(), 2u);
+  const int pid0 = b.dev->info(ids[0])->pid;
+  constexpr uint64_t STRAY = 64 * MiB;  // past the buffer's block: mapped by nothing
+  const auto results = b.tb->run([](testbed::Vm& vm) { return user_kernel(vm, vm.index == 1 ? STRAY : 0); });
+  EXPECT_TRUE(results[0]) << results[0].error().what();
+  ASSERT_FALSE(results[1]);
+  const std::string why = results[1].error().message;
+  EXPECT_NE(why.find("kernel_error"), std::string::npos) << why;
+  EXPECT_NE(why.find("report " + std::to_string(static_cast<uint32_t>(cls::PtxStatus::mmu_fault)) + " at "),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(b.dev->info(ids[0])->pid, pid0);
+  EXPECT_EQ(b.dev->info(ids[0])->restarts, 0u);
+  const std::string last = b.dev->info(ids[1])->last_failure;
+  if (device() == "fake") {
+    EXPECT_NE(why.find("(the stray VA)"), std::string::npos) << why;
+    EXPECT_NE(last.find("interpreter"), std::string::npos) << last;
+  } else {
+    EXPECT_NE(last.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos) << last;
+  }
+  std::printf("VM 1's report and failure: %s | %s\n", why.c_str(), last.c_str());
 }
 
 }  // namespace

@@ -274,21 +274,60 @@ TEST(WorkerHost, ARefusedModuleIsReportedAndTheWorkerGoesOn) {
   EXPECT_EQ(h->info().state, WorkerState::ready);
 }
 
-// The fake device prepares modules but runs no kernel: a launch is a
-// device error (the routing of user launches is tested up to here).
-TEST(WorkerHost, TheFakeDeviceRunsNoKernels) {
+// out[i] = i for every thread of the grid (i from %ctaid, so the pieces
+// of the %ctaid rewrite must add up to the whole grid).
+constexpr const char* INDEX_KERNEL = R"(.version 6.0
+.target sm_70
+.address_size 64
+
+.visible .entry k(.param .u64 out)
+{
+	.reg .b32 %r<5>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [out];
+	mov.u32 %r1, %ctaid.x;
+	mov.u32 %r2, %ntid.x;
+	mov.u32 %r3, %tid.x;
+	mad.lo.s32 %r4, %r1, %r2, %r3;
+	mul.wide.u32 %rd2, %r4, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], %r4;
+	ret;
+}
+)";
+
+Result<Ticket> submit_launch(WorkerHost& h, uint64_t out, uint32_t blocks, uint32_t piece_blocks) {
+  memcpy(h.bulk(), &out, sizeof out);
+  Command c = make_command(Op::launch, 0, 0);
+  c.launch = LaunchArgs{0, 0, {blocks, 1, 1}, {32, 1, 1}, 0, sizeof out, 0, piece_blocks};
+  return h.submit(c);
+}
+
+// The fake device runs a launch on the interpreter over its mapped blocks,
+// in the pieces the GPU's worker launches; an access outside them is the
+// GPU's fault (700) with the VA.
+TEST(WorkerHost, TheFakeDeviceRunsKernelsInPiecesAndFaultsOutsideItsBlocks) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
-  auto good = submit_load(*h, EMPTY_KERNEL);
+  auto good = submit_load(*h, INDEX_KERNEL);
   ASSERT_TRUE(good && h->wait(*good, 5s));
-  Command c = make_command(Op::launch, 0, 0);
-  c.launch = LaunchArgs{0, 0, {1, 1, 1}, {1, 1, 1}, 0, 0, 0, 0};
-  auto t = h->submit(c);
+  ASSERT_FALSE(h->refusal(*good)) << *h->refusal(*good);
+  run(*h, make_command(Op::map, 0, VA, 0, 1));
+  constexpr uint32_t BLOCKS = 5;
+  auto t = submit_launch(*h, VA, BLOCKS, 2);
   ASSERT_TRUE(t);
-  auto w = h->wait(*t, 5s);
+  ASSERT_TRUE(h->wait(*t, 5s));
+  for (uint32_t i : {0u, 31u, 32u, 100u, BLOCKS * 32 - 1}) EXPECT_EQ(word_at(*h, VA + 4 * i), i);
+  EXPECT_EQ(word_at(*h, VA + 4 * BLOCKS * 32), 0u) << "nothing past the grid";
+
+  const uint64_t unmapped = VA + BLOCK_BYTES;
+  auto bad = submit_launch(*h, unmapped, 1, 0);
+  ASSERT_TRUE(bad);
+  auto w = h->wait(*bad, 5s);
   ASSERT_FALSE(w);
-  EXPECT_EQ(w.error().error, regs::ChannelError::kernel_error);
-  EXPECT_NE(w.error().reason.find("runs no kernels"), std::string::npos) << w.error().reason;
+  EXPECT_EQ(w.error().error, regs::ChannelError::mmu_fault);
+  EXPECT_EQ(w.error().addr, unmapped);
+  EXPECT_NE(w.error().reason.find("interpreter"), std::string::npos) << w.error().reason;
 }
 
 }  // namespace

@@ -54,7 +54,16 @@ DeviceStatus apply_changes(WorkerDevice& d, const std::vector<MappedBlocks::Chan
   return {};
 }
 
-DeviceStatus execute(Region& r, WorkerDevice& d, MappedBlocks& mapped, const Command& c) {
+// A command's VA in the physical window where the device put the window.
+uint64_t placed(const WorkerDevice& d, uint64_t va) {
+  return va >= PHYS_BASE && va - PHYS_BASE < PHYS_BYTES ? va - PHYS_BASE + d.phys_window() : va;
+}
+
+DeviceStatus execute(Region& r, WorkerDevice& d, MappedBlocks& mapped, Command c) {
+  if (c.op == Op::map || c.op == Op::unmap || c.op == Op::fill32 || c.op == Op::copy || c.op == Op::write ||
+      c.op == Op::read)
+    c.a = placed(d, c.a);  // the destination (or only) VA
+  if (c.op == Op::copy) c.b = placed(d, c.b);
   switch (c.op) {
     case Op::nop:
     case Op::stop: return {};

@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "common/error.h"
 #include "gpu/device/residency.h"
@@ -17,6 +19,26 @@
 #include "vgpu/regs.h"
 
 namespace vgpu::gpu {
+
+// One physically contiguous VRAM run of a channel's compute aperture
+// (spec §10.7), as its page tables map it: a user kernel may touch it.
+struct ApertureRun {
+  uint64_t va, phys, bytes;
+  bool writable;
+};
+
+// A user kernel's launch on a device that runs them (runs_user_kernels):
+// the module loaded into the channel's slot, the guest's packed
+// parameters, and every mapping of the channel's compute aperture (what
+// the device maps at the guest's own VAs; anything else faults).
+struct DeviceUserLaunch {
+  uint32_t slot = 0, entry = 0;
+  uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
+  uint32_t shared_bytes = 0;  // dynamic
+  std::span<const std::byte> params;
+  uint32_t piece_blocks = 0;  // the grid in pieces of about this many blocks (0: whole)
+  std::span<const ApertureRun> aperture;
+};
 
 // As a DmaRegistrar it registers (pins) host memory that system memory
 // DMA reaches (guest RAM), counted per base (host_registry.h).
@@ -58,6 +80,19 @@ class Device : public MirrorTransfers, public DmaRegistrar {
                     const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) = 0;
   virtual void spin(Stream s, uint64_t ns) = 0;
 
+  // User kernels (spec §10.6) on the device itself (the per-VM workers,
+  // docs/cuda-worker.md); elsewhere the model's interpreter runs them.
+  virtual bool runs_user_kernels() const { return false; }
+  // Loads the module text of the channel's `slot` (its variables at
+  // data_va); an error is the device's refusal, the channel goes on.
+  [[nodiscard]] virtual Status load_user_module(Stream, uint32_t /*slot*/, std::string_view /*ptx*/,
+                                                uint64_t /*data_va*/) {
+    return fail(Errc::unsupported, "this device runs no user kernels");
+  }
+  // Queues the launch; synchronize(s) says how it went (failure(s) why).
+  // Called only where runs_user_kernels().
+  virtual void launch_user(Stream, const DeviceUserLaunch&) {}
+
   // Writes `value` into the host's VRAM bytes at `phys` (4-aligned) from
   // the device once the stream's earlier work is done: a fence with no host
   // thread between the work and the word (docs/cuda.md, "Fences"). False,
@@ -74,6 +109,9 @@ class Device : public MirrorTransfers, public DmaRegistrar {
     regs::ChannelError code;
     uint64_t addr;
     std::string reason;
+    // A memory fault of the device (addr: the VA where known): a user
+    // kernel's report says mmu_fault.
+    bool memory_fault = false;
   };
   virtual std::optional<Failure> failure(Stream) const { return std::nullopt; }
 };

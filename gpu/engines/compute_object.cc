@@ -295,6 +295,7 @@ MethodOutcome ComputeObject::launch_user(ChannelContext& ctx, uint32_t mthd, con
     return refuse(ChannelError::bad_argument, cls::PtxStatus::resource, "parameter buffer missing or too small", cb.va);
   UserLaunch launch{
       .module = m.module,
+      .slot = slot,
       .entry = index,
       .grid = {s.grid.x, s.grid.y, s.grid.z},
       .block = {s.block.x, s.block.y, s.block.z},

@@ -15,6 +15,7 @@
 #include "gpu/engines/kernel_launch.h"
 #include "gpu/engines/pitch_copy.h"
 #include "gpu/engines/placement_cache.h"
+#include "gpu/engines/user_device.h"
 
 namespace vgpu::gpu {
 
@@ -25,6 +26,7 @@ struct DeviceEngines {
   // The device writes the fence after engine work (FollowingRelease).
   bool fences;
   PlacementCache placements;  // shared by every channel's work
+  ApertureCache apertures;    // user launches' compute apertures (user_device.h)
 };
 
 // A buffer scattered over more physical runs than this is bad_argument

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "gpu/engines/device_work.h"
 #include "gpu/engines/engine_deadline.h"
 #include "gpu/engines/method_table.h"
 #include "gpu/engines/module_cache.h"
@@ -139,6 +140,9 @@ MethodDone load(ChannelContext& ctx, ModuleSlots& slots, const ModuleLoad& l, ui
     if (auto r = ctx.mmu.write(ctx.as, l.data_va, init.data(), init.size()); !r)
       return mmu_channel_fault(mthd, r.error());
   }
+  if (ctx.device != nullptr && ctx.device->device.runs_user_kernels())
+    if (auto why = load_on_device(ctx, l.slot, text, l.data_va))
+      return report(PtxStatus::unsupported, "the device refused the module: " + *why);
   slots.source_bytes = slots.source_bytes - slot.source_bytes + text.size();
   slot = ModuleSlot{.module = *parsed, .data_va = l.data_va, .source_bytes = text.size()};
   cls::PtxReport ok = make_report(PtxStatus::ok, 0, 0, "loaded");
@@ -329,6 +333,12 @@ EngineWork user_launch_work(const ChannelContext& e, UserLaunch launch, uint32_t
 }
 
 EngineWork user_launch_work(const ChannelContext& e, UserLaunch launch, uint32_t mthd, const UserPieces& pieces) {
+  // A device that runs user kernels runs the launch whole (it slices it
+  // itself, in pieces of the channel's slice blocks).
+  if (e.device != nullptr && e.device->device.runs_user_kernels())
+    return EngineWork{.engine = EngineId::compute, .run = [ctx = e, launch = std::move(launch), mthd]() mutable {
+                        return user_launch_on_device(ctx, launch, mthd);
+                      }};
   auto work = std::make_shared<UserLaunchWork>(e, std::move(launch), mthd, pieces);
   if (pieces.slice_blocks != 0) return EngineWork{.engine = EngineId::compute, .run = {}, .divided = std::move(work)};
   // Whole: one piece with no time bound of its own (the budget and the watchdog still end it).

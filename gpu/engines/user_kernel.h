@@ -64,6 +64,7 @@ struct ModuleLoad {
 // A launch of a module's entry as LAUNCH found it.
 struct UserLaunch {
   std::shared_ptr<const ptx::Module> module;
+  uint32_t slot = 0;  // where the module is (a device that runs user kernels has it there too)
   uint32_t entry = 0;
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};

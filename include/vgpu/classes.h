@@ -147,6 +147,12 @@ inline constexpr uint32_t MAX_MODULE_SLOTS = 64;         // per compute object (
 inline constexpr uint32_t MAX_MODULE_BYTES = 4u << 20;   // PTX text
 inline constexpr uint32_t MAX_PARAM_BYTES = 4096;        // one entry's parameters (constant buffer slot 0)
 inline constexpr uint32_t MAX_SHARED_BYTES = 48u << 10;  // static + dynamic shared memory of a block
+// ext: the compute aperture (§10.7): memory a device back end can map for
+// user kernels at the guest's own VAs, in 2 MiB blocks of 2 MiB-aligned,
+// physically contiguous VRAM.
+inline constexpr uint64_t APERTURE_BASE = uint64_t{0x80} << 32;  // 512 GiB
+inline constexpr uint64_t APERTURE_END = uint64_t{0x100} << 32;  // 1 TiB, the 40-bit VA limit
+inline constexpr uint64_t APERTURE_BLOCK = uint64_t{2} << 20;
 using EntryIndex = Field<15, 0>;    // ProgramDescriptor::entry of a user kernel: the .entry's index
 using EntryModule = Field<23, 16>;  // ... and its module slot
 }  // namespace compute
