@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/engine_thread.h"
 
+#include <pthread.h>
+
 #include <chrono>
+#include <string>
 
 #include "common/launch_trace.h"
 #include "common/spin_lock.h"
@@ -71,6 +74,8 @@ uint64_t EngineThread::jobs_run() const {
 }
 
 void EngineThread::loop() {
+  // Named for a thread listing (/proc, perf): "engine-compute" (15 chars at most).
+  pthread_setname_np(pthread_self(), ("engine-" + std::string(name_)).substr(0, 15).c_str());
   std::unique_lock l(mutex_);
   for (;;) {
     if (idle_spin_ns_ != 0 && !stop_ && queue_.empty()) {

@@ -3,6 +3,8 @@
 // results (errors, non-stall interrupts, idle events, engine completion).
 #include "gpu/pfifo.h"
 
+#include <pthread.h>
+
 #include <chrono>
 
 #include "common/launch_trace.h"
@@ -27,7 +29,10 @@ void Pfifo::start() {
   const uint64_t engine_spin_ns = d_.device ? IDLE_POLL_NS : 0;
   engines_[static_cast<size_t>(EngineId::copy)] = std::make_unique<EngineThread>("copy", d_.log, engine_spin_ns);
   engines_[static_cast<size_t>(EngineId::compute)] = std::make_unique<EngineThread>("compute", d_.log, engine_spin_ns);
-  thread_ = std::thread([this] { loop(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "pfifo");  // for a thread listing (/proc, perf)
+    loop();
+  });
 }
 
 void Pfifo::stop() {

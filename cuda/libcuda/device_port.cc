@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "cuda/libcuda/device_port.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
+#include "common/launch_trace.h"
 #include "pv-driver/pv_page_tables.h"
 #include "vgpu/regs.h"
 #ifdef VGPU_CUDA_HAVE_TESTBED
@@ -18,6 +20,26 @@ namespace vgpu::cuda {
 namespace {
 
 #ifdef VGPU_CUDA_HAVE_TESTBED
+// VGPU_LAUNCH_TRACE=1: the launch phases (common/launch_trace.h) of every
+// waited launch of this process, their p50 offsets from the doorbell
+// printed to stderr at exit (docs/cuda-worker.md, "Launch-to-fence").
+void print_launch_phases() {
+  const auto figures = LaunchTrace::figures();
+  std::fprintf(stderr, "launch phases (%lu launches): p10/p50/p90 us from the doorbell\n",
+               static_cast<unsigned long>(LaunchTrace::launches()));
+  for (const LaunchPhaseFigures& f : figures)
+    if (f.samples != 0)
+      std::fprintf(stderr, "  %-16s %8.2f %8.2f %8.2f\n", std::string(f.name).c_str(), f.p10_us, f.p50_us, f.p90_us);
+}
+
+void trace_launches_if_asked() {
+  const char* v = std::getenv("VGPU_LAUNCH_TRACE");
+  if (v == nullptr || std::string(v) != "1" || LaunchTrace::enabled()) return;
+  LaunchTrace::reset();
+  LaunchTrace::enable(true);
+  std::atexit(print_launch_phases);
+}
+
 // The testbed's VM 0: one VM, the driver opened on its port with the
 // testbed's device options (pv: the paravirtual interface).
 class TestbedDevice final : public OpenedDevice {
@@ -25,6 +47,7 @@ class TestbedDevice final : public OpenedDevice {
   static Result<std::unique_ptr<OpenedDevice>> open(testbed::Mode mode) {
     testbed::TestbedConfig config;
     config.mode = mode;
+    trace_launches_if_asked();
     auto tb = testbed::Testbed::create(config);
     if (!tb) return std::unexpected(tb.error().context("testbed"));
     auto dev = driver::Device::open((*tb)->port(0), (*tb)->config().device);

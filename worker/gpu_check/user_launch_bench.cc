@@ -8,13 +8,21 @@
 //
 //   vgpu-user-launch-bench [LAUNCHES [ROUNDS]]
 //
-// Prints per round the p50 and p99 in microseconds and one JSON line.
+// Prints per round the p50 and p99 in microseconds, then the sleeps per
+// launch of each thread of this process and of its children by name (the
+// voluntary context switches of /proc: a thread that blocked and was woken),
+// and one JSON line.
 #include <cuda.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
 #include <vector>
 
 namespace {
@@ -46,6 +54,54 @@ bool check(CUresult r, const char* call) {
 double percentile(std::vector<double> v, double p) {
   std::sort(v.begin(), v.end());
   return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1))];
+}
+
+// Voluntary and involuntary context switches, summed per thread name.
+struct Switches {
+  long voluntary = 0, involuntary = 0;
+};
+using SwitchMap = std::map<std::string, Switches>;
+
+void add_task_switches(const std::filesystem::path& task, SwitchMap& out) {
+  std::ifstream comm(task / "comm"), status(task / "status");
+  std::string name, line;
+  if (!std::getline(comm, name)) return;
+  Switches& s = out[name];
+  while (std::getline(status, line)) {
+    std::istringstream in(line);
+    std::string key;
+    long value = 0;
+    if (!(in >> key >> value)) continue;
+    if (key == "voluntary_ctxt_switches:") s.voluntary += value;
+    if (key == "nonvoluntary_ctxt_switches:") s.involuntary += value;
+  }
+}
+
+// This process's threads and its children's (a worker process).
+SwitchMap switches() {
+  SwitchMap out;
+  std::error_code ec;
+  std::vector<std::string> children;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    add_task_switches(task.path(), out);
+    std::ifstream kids(task.path() / "children");
+    for (std::string pid; kids >> pid;) children.push_back(pid);
+  }
+  for (const std::string& pid : children)
+    for (const auto& task : std::filesystem::directory_iterator("/proc/" + pid + "/task", ec))
+      add_task_switches(task.path(), out);
+  return out;
+}
+
+void print_switches(const SwitchMap& before, const SwitchMap& after, int launches) {
+  std::printf("context switches per launch (thread name: voluntary = sleeps, involuntary)\n");
+  for (const auto& [name, s] : after) {
+    const auto b = before.find(name);
+    const Switches was = b == before.end() ? Switches{} : b->second;
+    const double v = static_cast<double>(s.voluntary - was.voluntary) / launches;
+    const double i = static_cast<double>(s.involuntary - was.involuntary) / launches;
+    if (v >= 0.005 || i >= 0.005) std::printf("  %-16s %6.2f %6.2f\n", name.c_str(), v, i);
+  }
 }
 
 }  // namespace
@@ -84,6 +140,7 @@ int main(int argc, char** argv) {
     if (!once()) return 1;
   std::printf("device: %s\n", name);
   std::vector<double> p50s;
+  const SwitchMap switches_before = switches();
   for (int r = 0; r < rounds; ++r) {
     std::vector<double> us(static_cast<size_t>(launches));
     for (double& u : us) {
@@ -95,6 +152,7 @@ int main(int argc, char** argv) {
     std::printf("round %d: launch-to-fence p50 %.2f us, p99 %.2f us (%d launches)\n", r + 1, p50s.back(),
                 percentile(us, 0.99), launches);
   }
+  print_switches(switches_before, switches(), launches * rounds);
   uint32_t word = 0;
   if (!check(cuMemcpyDtoH(&word, out, sizeof word), "cuMemcpyDtoH")) return 1;
   std::printf("{\"bench\": \"user_launch\", \"device\": \"%s\", \"p50_us\": %.3f, \"stored\": %u}\n", name,
