@@ -99,6 +99,28 @@ VGPU_INLINE void setp_lanes(uint64_t* D, const uint64_t* A, const uint64_t* B, u
   VGPU_LANES(uint64_t{0});
 }
 
+// setp: the AVX2 compares where the build has them, else setp_lanes.
+template <bool kAvx2, typename T, bool kFloat>
+VGPU_INLINE void setp(uint64_t* D, const uint64_t* A, const uint64_t* B, uint8_t code) {
+#if VGPU_FAST_X86
+  if constexpr (kAvx2) {
+    bool done = false;
+    if constexpr (kFloat)
+      done = setp_f32_avx2(D, A, B, code);
+    else if constexpr (std::is_same_v<T, int32_t>)
+      done = setp_int_avx2<Key::s32>(D, A, B, code);
+    else if constexpr (std::is_same_v<T, uint32_t>)
+      done = setp_int_avx2<Key::u32>(D, A, B, code);
+    else if constexpr (std::is_same_v<T, int64_t>)
+      done = setp_int_avx2<Key::s64>(D, A, B, code);
+    else
+      done = setp_int_avx2<Key::u64>(D, A, B, code);
+    if (done) return;
+  }
+#endif
+  setp_lanes<T, kFloat>(D, A, B, code);
+}
+
 // The window test of a generic address (exec_mem.cc's global_window).
 VGPU_INLINE bool global_space(StateSpace sp, uint64_t addr) {
   if (sp != StateSpace::generic) return true;
@@ -386,27 +408,27 @@ VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
     }
     case K::setp_s32: {
       VGPU_AB;
-      setp_lanes<int32_t, false>(D, A, B, f.sub);
+      setp<kAvx2, int32_t, false>(D, A, B, f.sub);
       break;
     }
     case K::setp_u32: {
       VGPU_AB;
-      setp_lanes<uint32_t, false>(D, A, B, f.sub);
+      setp<kAvx2, uint32_t, false>(D, A, B, f.sub);
       break;
     }
     case K::setp_s64: {
       VGPU_AB;
-      setp_lanes<int64_t, false>(D, A, B, f.sub);
+      setp<kAvx2, int64_t, false>(D, A, B, f.sub);
       break;
     }
     case K::setp_u64: {
       VGPU_AB;
-      setp_lanes<uint64_t, false>(D, A, B, f.sub);
+      setp<kAvx2, uint64_t, false>(D, A, B, f.sub);
       break;
     }
     case K::setp_f32: {
       VGPU_AB;
-      setp_lanes<float, true>(D, A, B, f.sub);
+      setp<kAvx2, float, true>(D, A, B, f.sub);
       break;
     }
     case K::add_f32: {

@@ -127,5 +127,95 @@ __attribute__((target("avx2"))) inline void store32_avx2(std::byte* p, const uin
   }
 }
 
+// setp over 64-bit lanes (exec_fast.cc's comparison codes), four lanes per
+// compare: D[l] = 1 or 0. Integers compare as signed 64-bit keys of the
+// same order as the type (kKey, below); f32 compares the lanes' low words
+// as floats with the code's ordered or unordered predicate. False for a
+// code it does not take (the caller's scalar loop runs it).
+template <typename Cmp>
+__attribute__((target("avx2"))) inline void compare_avx2(uint64_t* D, const uint64_t* A, const uint64_t* B, Cmp cmp) {
+  const __m256i one = _mm256_set1_epi64x(1);
+  for (uint32_t l = 0; l < kWarpSize; l += 4)
+    avx2::store(D + l, _mm256_and_si256(cmp(avx2::load(A + l), avx2::load(B + l)), one));
+}
+
+// The keys of setp_lanes: s32 its low word shifted up, u32 zero-extended, s64 itself, u64 with the sign bit flipped.
+enum class Key { s32, u32, s64, u64 };
+
+template <Key kKey>
+__attribute__((target("avx2"))) inline __m256i key_avx2(__m256i v) {
+  if constexpr (kKey == Key::s32) return _mm256_slli_epi64(v, 32);
+  if constexpr (kKey == Key::u32) return _mm256_and_si256(v, _mm256_set1_epi64x(0xffff'ffffll));
+  if constexpr (kKey == Key::u64) return _mm256_xor_si256(v, _mm256_set1_epi64x(static_cast<long long>(1ull << 63)));
+  return v;
+}
+
+// The six integer comparisons on keys (lambdas would not carry the target attribute).
+#define VGPU_KEY_CMP(NAME, EXPR)                                                     \
+  template <Key kKey>                                                                \
+  struct NAME {                                                                      \
+    __attribute__((target("avx2"))) __m256i operator()(__m256i x, __m256i y) const { \
+      const __m256i a = key_avx2<kKey>(x), b = key_avx2<kKey>(y);                    \
+      const __m256i ones = _mm256_set1_epi64x(-1);                                   \
+      (void)ones;                                                                    \
+      return EXPR;                                                                   \
+    }                                                                                \
+  };
+VGPU_KEY_CMP(CmpEq, _mm256_cmpeq_epi64(a, b))
+VGPU_KEY_CMP(CmpNe, _mm256_xor_si256(_mm256_cmpeq_epi64(a, b), ones))
+VGPU_KEY_CMP(CmpLt, _mm256_cmpgt_epi64(b, a))
+VGPU_KEY_CMP(CmpLe, _mm256_xor_si256(_mm256_cmpgt_epi64(a, b), ones))
+VGPU_KEY_CMP(CmpGt, _mm256_cmpgt_epi64(a, b))
+VGPU_KEY_CMP(CmpGe, _mm256_xor_si256(_mm256_cmpgt_epi64(b, a), ones))
+#undef VGPU_KEY_CMP
+
+template <Key kKey>
+__attribute__((target("avx2"))) inline bool setp_int_avx2(uint64_t* D, const uint64_t* A, const uint64_t* B,
+                                                          uint8_t code) {
+  switch (code) {
+    case 0: compare_avx2(D, A, B, CmpEq<kKey>{}); return true;
+    case 1: compare_avx2(D, A, B, CmpNe<kKey>{}); return true;
+    case 2: compare_avx2(D, A, B, CmpLt<kKey>{}); return true;
+    case 3: compare_avx2(D, A, B, CmpLe<kKey>{}); return true;
+    case 4: compare_avx2(D, A, B, CmpGt<kKey>{}); return true;
+    case 5: compare_avx2(D, A, B, CmpGe<kKey>{}); return true;
+    default: return false;
+  }
+}
+
+template <int kPred>
+struct CmpF32 {
+  __attribute__((target("avx2"))) __m256i operator()(__m256i a, __m256i b) const {
+    return _mm256_castps_si256(_mm256_cmp_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), kPred));
+  }
+};
+
+template <int kPred>
+__attribute__((target("avx2"))) inline void setp_f32_with(uint64_t* D, const uint64_t* A, const uint64_t* B) {
+  compare_avx2(D, A, B, CmpF32<kPred>{});
+}
+
+// The low words' compare decides bit 0 of each lane (the mask's low word); the high words' results are dropped.
+__attribute__((target("avx2"))) inline bool setp_f32_avx2(uint64_t* D, const uint64_t* A, const uint64_t* B,
+                                                          uint8_t code) {
+  switch (code) {
+    case 0: setp_f32_with<_CMP_EQ_OQ>(D, A, B); return true;
+    case 1: setp_f32_with<_CMP_NEQ_OQ>(D, A, B); return true;
+    case 2: setp_f32_with<_CMP_LT_OQ>(D, A, B); return true;
+    case 3: setp_f32_with<_CMP_LE_OQ>(D, A, B); return true;
+    case 4: setp_f32_with<_CMP_GT_OQ>(D, A, B); return true;
+    case 5: setp_f32_with<_CMP_GE_OQ>(D, A, B); return true;
+    case 6: setp_f32_with<_CMP_ORD_Q>(D, A, B); return true;
+    case 7: setp_f32_with<_CMP_UNORD_Q>(D, A, B); return true;
+    case 8: setp_f32_with<_CMP_EQ_UQ>(D, A, B); return true;
+    case 9: setp_f32_with<_CMP_NEQ_UQ>(D, A, B); return true;
+    case 10: setp_f32_with<_CMP_NGE_UQ>(D, A, B); return true;
+    case 11: setp_f32_with<_CMP_NGT_UQ>(D, A, B); return true;
+    case 12: setp_f32_with<_CMP_NLE_UQ>(D, A, B); return true;
+    case 13: setp_f32_with<_CMP_NLT_UQ>(D, A, B); return true;
+    default: return false;
+  }
+}
+
 }  // namespace vgpu::ptx::exec
 #endif
