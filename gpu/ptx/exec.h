@@ -167,7 +167,7 @@ struct Ctx {
   std::array<bool, 6> tmp_is_imm{};
   // The fast path (exec_fast.h): one FastOp per instruction, their splats, the kernels for this CPU.
   const FastOp* fast = nullptr;
-  const Lanes* splats = nullptr;
+  const uint64_t* splats = nullptr;
   FastFn run_fast = nullptr;
   FastOneFn run_one = nullptr;
   PredFn pred = nullptr;

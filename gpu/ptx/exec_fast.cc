@@ -25,12 +25,13 @@ constexpr uint64_t kPage = 4096;
 // alias Ctx's fields and the compiler would load them again for every op.
 struct Regs {
   uint64_t* regs;
-  const Lanes* splats;
-  uint64_t* operator[](uint32_t r) const { return regs + size_t{r} * kWarpSize; }
+  const uint64_t* splats;
+  // A register field of a FastOp (scaled by kLaneScale).
+  uint64_t* operator[](uint32_t r) const { return regs + r; }
 };
 
 VGPU_INLINE const uint64_t* operand(const Regs& c, uint32_t r) {
-  return r & kSplatBit ? c.splats[r & ~kSplatBit].data() : c.regs + size_t{r} * kWarpSize;
+  return r & kSplatBit ? c.splats + (r & ~kSplatBit) : c.regs + r;
 }
 
 // D[l] = EXPR for every lane (A, B, X, D and l in scope).
@@ -509,27 +510,27 @@ template <bool kAvx2>
 VGPU_INLINE uint32_t run_chain(Ctx& c, uint32_t& pc_out, uint32_t n) {
   const Regs r{c.regs, c.splats};
   const FastOp* const ops = c.fast;
-  uint32_t pc = pc_out, k = 0, idle = 0;  // idle: branches that no lane took (no thread instructions)
+  const FastOp* f = ops + pc_out;
+  uint32_t k = 0, idle = 0;  // idle: branches that no lane took (no thread instructions)
   for (; k < n; ++k) {
-    const FastOp& f = ops[pc];
-    if (!f.chain) break;
-    if (f.kind == K::bra) {
+    if (!f->chain) break;
+    if (f->kind == K::bra) {
       uint32_t t = kFull;
-      if (f.x != kNoReg) t = guard_lanes<kAvx2>(r[f.x]) ^ (f.sub ? kFull : 0);
+      if (f->x != kNoReg) t = guard_lanes<kAvx2>(r[f->x]) ^ (f->sub ? kFull : 0);
       if (t == kFull) {
-        pc = static_cast<uint32_t>(f.imm);
+        f = ops + f->imm;
       } else if (t == 0) {
-        ++pc;
+        ++f;
         ++idle;
       } else {
         break;
       }
       continue;
     }
-    if (!run<kAvx2>(c, r, f)) break;
-    ++pc;
+    if (!run<kAvx2>(c, r, *f)) break;
+    ++f;
   }
-  pc_out = pc;
+  pc_out = static_cast<uint32_t>(f - ops);
   c.stats.warp_instructions += k;
   c.stats.thread_instructions += uint64_t{k - idle} * kWarpSize;
   return k;

@@ -60,9 +60,14 @@ enum class FastKind : uint8_t {
   bra,  // to imm when every lane's guard (register x, sub: 1 = negated; kNoReg: none) holds, on when none does
 };
 
-// Operand `a`, `b` or `x` is register r (r < kSplatBit) or the 32-lane
-// splat FastProgram::splats[r - kSplatBit].
+// While decoded, operand `a`, `b` or `x` is register r (r < kSplatBit) or
+// the 32-lane splat FastProgram::splats[r - kSplatBit]. build_fast then
+// scales every register field (d, e, a, b, x; kNoReg stays) by
+// kLaneScale: the offset of the register's lanes in the frame's registers
+// (of the splat's in FastProgram::splats, kSplatBit kept), so that a
+// kernel adds it to a base without a multiply.
 constexpr uint32_t kSplatBit = 0x8000'0000u;
+constexpr uint32_t kLaneScale = kWarpSize;
 
 struct FastOp {
   FastKind kind = FastKind::none;
@@ -75,8 +80,8 @@ struct FastOp {
 };
 
 struct FastProgram {
-  std::vector<FastOp> ops;  // one per Program::code instruction
-  std::vector<Lanes> splats;
+  std::vector<FastOp> ops;       // one per Program::code instruction
+  std::vector<uint64_t> splats;  // splat s: its 32 lanes at s * kLaneScale
 };
 
 // The fast forms of `prog` for one launch (its parameters and data segment).

@@ -461,7 +461,7 @@ std::expected<std::unique_ptr<LaunchRun>, ExecError> LaunchRun::start(const Modu
   blk.shared.assign(shared_size(prog, launch), std::byte{0});
   st.clear_shared = !blk.shared.empty() && writes_shared(prog, prog.entry_functions[launch.entry]);
   auto fast = std::make_shared<FastProgram>(build_fast(prog, st.launch));
-  st.state_bytes += fast->ops.size() * sizeof(FastOp) + fast->splats.size() * sizeof(Lanes);
+  st.state_bytes += fast->ops.size() * sizeof(FastOp) + fast->splats.size() * sizeof(uint64_t);
   st.fast = std::move(fast);
   return run;
 }
