@@ -347,7 +347,7 @@ bool run_block(Ctx& c, Block& blk) {
       }
       if (!run_warp(c, w)) return false;
       blk.in_turn = false;
-      if (!w.mask) release_barriers(blk);
+      if (!w.mask && blk.with_arrivals) release_barriers(blk);
     }
     blk.turn_warp = 0;
     const bool ran = blk.ran_this_round;
