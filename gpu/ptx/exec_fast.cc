@@ -311,7 +311,8 @@ VGPU_INLINE void f32(uint64_t* D, const uint64_t* A, const uint64_t* B, const ui
     VGPU_LANES(bits(__builtin_fmaf(as_f32(A[l]), as_f32(B[l]), as_f32(X[l]))));
 }
 
-template <bool kAvx2>
+// Runs f, its `kind` (kChain: its `chain`, none for an op that does not chain).
+template <bool kAvx2, bool kChain>
 VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
   uint64_t* D = r[f.d];
   // In locals: a store through D may alias f's fields and the block's, which the loops would read again per lane.
@@ -324,7 +325,7 @@ VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
 #define VGPU_ABX \
   VGPU_AB;       \
   const uint64_t* X = operand(r, f.x)
-  switch (f.kind) {
+  switch (kChain ? f.chain : f.kind) {
     case K::fill: VGPU_LANES(imm); return true;
     case K::and_: {
       VGPU_AB;
@@ -514,8 +515,7 @@ VGPU_INLINE uint32_t run_chain(Ctx& c, uint32_t& pc_out, uint32_t n) {
   const FastOp* f = ops + pc_out;
   uint32_t k = 0, idle = 0;  // idle: branches that no lane took (no thread instructions)
   for (; k < n; ++k) {
-    if (!f->chain) break;
-    if (f->kind == K::bra) {
+    if (f->chain == K::bra) {
       uint32_t t = kFull;
       if (f->x != kNoReg) t = guard_lanes<kAvx2>(r[f->x]) ^ (f->sub ? kFull : 0);
       if (t == kFull) {
@@ -528,7 +528,7 @@ VGPU_INLINE uint32_t run_chain(Ctx& c, uint32_t& pc_out, uint32_t n) {
       }
       continue;
     }
-    if (!run<kAvx2>(c, r, *f)) break;
+    if (!run<kAvx2, true>(c, r, *f)) break;  // none (an op that does not chain) stops it
     ++f;
   }
   pc_out = static_cast<uint32_t>(f - ops);
@@ -546,7 +546,7 @@ VGPU_INLINE uint32_t guard_lanes<false>(const uint64_t* p) {
 
 uint32_t pred_base(const uint64_t* p) { return guard_lanes<false>(p); }
 uint32_t run_base(Ctx& c, uint32_t& pc, uint32_t n) { return run_chain<false>(c, pc, n); }
-bool one_base(Ctx& c, const FastOp& f) { return run<false>(c, Regs{c.regs, c.splats}, f); }
+bool one_base(Ctx& c, const FastOp& f) { return run<false, false>(c, Regs{c.regs, c.splats}, f); }
 
 #if VGPU_FAST_X86
 // Bit 0 of four lanes to the sign, then their sign mask.
@@ -565,7 +565,7 @@ __attribute__((target("avx2,fma"))) uint32_t run_avx2(Ctx& c, uint32_t& pc, uint
   return run_chain<true>(c, pc, n);
 }
 __attribute__((target("avx2,fma"))) bool one_avx2(Ctx& c, const FastOp& f) {
-  return run<true>(c, Regs{c.regs, c.splats}, f);
+  return run<true, false>(c, Regs{c.regs, c.splats}, f);
 }
 
 bool has_avx2() {

@@ -73,8 +73,8 @@ struct FastOp {
   FastKind kind = FastKind::none;
   uint8_t sub = 0;
   StateSpace space = StateSpace::generic;
-  bool chain = false;          // runs inside a chain (exec_fast.h): unguarded, or a bra
-  uint32_t d = 0, e = kNoReg;  // destinations (e: setp's second)
+  FastKind chain = FastKind::none;  // `kind` when it runs inside a chain (unguarded, or a bra), else none
+  uint32_t d = 0, e = kNoReg;       // destinations (e: setp's second)
   uint32_t a = 0, b = 0, x = 0;
   uint64_t imm = 0, mask = ~0ull;
 };

@@ -404,7 +404,7 @@ FastProgram build_fast(const Program& prog, const LaunchConfig& launch) {
   for (size_t i = 0; i < out.ops.size(); ++i) {
     FastOp& f = out.ops[i];
     if (!scale_operands(f)) f = FastOp{};
-    f.chain = f.kind == K::bra || (f.kind != K::none && prog.code[i].guard == kNoReg);
+    f.chain = (f.kind == K::bra || prog.code[i].guard == kNoReg) ? f.kind : K::none;
   }
   return out;
 }

@@ -204,7 +204,7 @@ int64_t run_chain(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t unt
   since += k;
   left -= k;
   const FastOp& f = c.fast[w.cur_pc];
-  if (k == n || !f.chain || f.kind == FastKind::bra) return k;
+  if (k == n || f.chain == FastKind::none || f.kind == FastKind::bra) return k;
   const Instr& in = c.prog.code[w.cur_pc];  // declined
   ++since;
   --left;
@@ -238,7 +238,7 @@ bool run_warp(Ctx& c, Warp& w) {
       since = 0;
       if (!poll(c, in)) return leave(false);
     }
-    if (c.chains && c.fast[w.cur_pc].chain && w.mask == kFull) {
+    if (c.chains && c.fast[w.cur_pc].chain != FastKind::none && w.mask == kFull) {
       const int64_t ran = run_chain(c, w, since, left, poll_every - since);
       if (ran < 0) return leave(false);
       if (ran) continue;
