@@ -292,6 +292,25 @@ VGPU_INLINE void mul32(uint64_t* D, const uint64_t* A, const uint64_t* B, const 
     VGPU_LANES(static_cast<uint64_t>(W{static_cast<T>(A[l])} * W{static_cast<T>(B[l])}) & m);
 }
 
+// add, sub, and, or, xor: the AVX2 kernel, or a plain loop (m all ones: no AND per lane).
+template <bool kAvx2, FastKind kKind>
+VGPU_INLINE void int_op(uint64_t* D, const uint64_t* A, const uint64_t* B, uint64_t m) {
+#if VGPU_FAST_X86
+  if constexpr (kAvx2) {
+    int_avx2<kKind>(D, A, B, m);
+    return;
+  }
+#endif
+  const auto op = [](uint64_t a, uint64_t b) {
+    if constexpr (kKind == K::add) return a + b;
+    if constexpr (kKind == K::sub) return a - b;
+    if constexpr (kKind == K::and_) return a & b;
+    if constexpr (kKind == K::or_) return a | b;
+    return a ^ b;
+  };
+  VGPU_MASKED(op(A[l], B[l]));
+}
+
 // f32 add, sub, mul, fma at .rn: the AVX2 kernel, or one scalar operation per lane.
 template <bool kAvx2, FastKind kKind>
 VGPU_INLINE void f32(uint64_t* D, const uint64_t* A, const uint64_t* B, const uint64_t* X) {
@@ -329,27 +348,27 @@ VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
     case K::fill: VGPU_LANES(imm); return true;
     case K::and_: {
       VGPU_AB;
-      VGPU_MASKED(A[l] & B[l]);
+      int_op<kAvx2, K::and_>(D, A, B, m);
       return true;
     }
     case K::or_: {
       VGPU_AB;
-      VGPU_MASKED(A[l] | B[l]);
+      int_op<kAvx2, K::or_>(D, A, B, m);
       return true;
     }
     case K::xor_: {
       VGPU_AB;
-      VGPU_MASKED(A[l] ^ B[l]);
+      int_op<kAvx2, K::xor_>(D, A, B, m);
       return true;
     }
     case K::add: {
       VGPU_AB;
-      VGPU_MASKED(A[l] + B[l]);
+      int_op<kAvx2, K::add>(D, A, B, m);
       return true;
     }
     case K::sub: {
       VGPU_AB;
-      VGPU_MASKED(A[l] - B[l]);
+      int_op<kAvx2, K::sub>(D, A, B, m);
       return true;
     }
     case K::mul: {

@@ -88,6 +88,30 @@ __attribute__((target("avx2"))) inline void gather_avx2(uint64_t* D, const std::
   }
 }
 
+// D[l] = (A[l] op B[l]) & m for add, sub, and, or, xor (kKind), four
+// lanes a step in lane order, so D may be A or B; the vectoriser's own
+// loop tests at run time whether D overlaps them.
+template <FastKind kKind>
+__attribute__((target("avx2"))) inline __m256i binop_avx2(__m256i a, __m256i b) {
+  if constexpr (kKind == FastKind::add) return _mm256_add_epi64(a, b);
+  if constexpr (kKind == FastKind::sub) return _mm256_sub_epi64(a, b);
+  if constexpr (kKind == FastKind::and_) return _mm256_and_si256(a, b);
+  if constexpr (kKind == FastKind::or_) return _mm256_or_si256(a, b);
+  return _mm256_xor_si256(a, b);
+}
+
+template <FastKind kKind>
+__attribute__((target("avx2"))) inline void int_avx2(uint64_t* D, const uint64_t* A, const uint64_t* B, uint64_t m) {
+  if (m == ~0ull) {
+    for (uint32_t l = 0; l < kWarpSize; l += 4)
+      avx2::store(D + l, binop_avx2<kKind>(avx2::load(A + l), avx2::load(B + l)));
+    return;
+  }
+  const __m256i mask = _mm256_set1_epi64x(static_cast<long long>(m));
+  for (uint32_t l = 0; l < kWarpSize; l += 4)
+    avx2::store(D + l, _mm256_and_si256(binop_avx2<kKind>(avx2::load(A + l), avx2::load(B + l)), mask));
+}
+
 // Whether R[l] == R[0] + l * kBytes in every lane (a coalesced access):
 // one XOR against the expected addresses and one OR per four lanes.
 template <uint32_t kBytes>
