@@ -166,12 +166,26 @@ __attribute__((target("avx2"))) inline void compare_avx2(uint64_t* D, const uint
 // The keys of setp_lanes: s32 its low word shifted up, u32 zero-extended, s64 itself, u64 with the sign bit flipped.
 enum class Key { s32, u32, s64, u64 };
 
+// s32 and u32 compare 32-bit words: only the low word's result reaches bit 0
+// of a lane (compare_avx2's AND with 1), so a lane's high word never counts
+// and no shift is needed; u32 flips each word's sign bit, u64 the lane's.
 template <Key kKey>
 __attribute__((target("avx2"))) inline __m256i key_avx2(__m256i v) {
-  if constexpr (kKey == Key::s32) return _mm256_slli_epi64(v, 32);
-  if constexpr (kKey == Key::u32) return _mm256_and_si256(v, _mm256_set1_epi64x(0xffff'ffffll));
+  if constexpr (kKey == Key::u32) return _mm256_xor_si256(v, _mm256_set1_epi32(static_cast<int>(0x8000'0000u)));
   if constexpr (kKey == Key::u64) return _mm256_xor_si256(v, _mm256_set1_epi64x(static_cast<long long>(1ull << 63)));
   return v;
+}
+
+template <Key kKey>
+__attribute__((target("avx2"))) inline __m256i eq_avx2(__m256i a, __m256i b) {
+  if constexpr (kKey == Key::s32 || kKey == Key::u32) return _mm256_cmpeq_epi32(a, b);
+  return _mm256_cmpeq_epi64(a, b);
+}
+
+template <Key kKey>
+__attribute__((target("avx2"))) inline __m256i gt_avx2(__m256i a, __m256i b) {
+  if constexpr (kKey == Key::s32 || kKey == Key::u32) return _mm256_cmpgt_epi32(a, b);
+  return _mm256_cmpgt_epi64(a, b);
 }
 
 // The six integer comparisons on keys (lambdas would not carry the target attribute).
@@ -185,12 +199,12 @@ __attribute__((target("avx2"))) inline __m256i key_avx2(__m256i v) {
       return EXPR;                                                                   \
     }                                                                                \
   };
-VGPU_KEY_CMP(CmpEq, _mm256_cmpeq_epi64(a, b))
-VGPU_KEY_CMP(CmpNe, _mm256_xor_si256(_mm256_cmpeq_epi64(a, b), ones))
-VGPU_KEY_CMP(CmpLt, _mm256_cmpgt_epi64(b, a))
-VGPU_KEY_CMP(CmpLe, _mm256_xor_si256(_mm256_cmpgt_epi64(a, b), ones))
-VGPU_KEY_CMP(CmpGt, _mm256_cmpgt_epi64(a, b))
-VGPU_KEY_CMP(CmpGe, _mm256_xor_si256(_mm256_cmpgt_epi64(b, a), ones))
+VGPU_KEY_CMP(CmpEq, eq_avx2<kKey>(a, b))
+VGPU_KEY_CMP(CmpNe, _mm256_xor_si256(eq_avx2<kKey>(a, b), ones))
+VGPU_KEY_CMP(CmpLt, gt_avx2<kKey>(b, a))
+VGPU_KEY_CMP(CmpLe, _mm256_xor_si256(gt_avx2<kKey>(a, b), ones))
+VGPU_KEY_CMP(CmpGt, gt_avx2<kKey>(a, b))
+VGPU_KEY_CMP(CmpGe, _mm256_xor_si256(gt_avx2<kKey>(b, a), ones))
 #undef VGPU_KEY_CMP
 
 template <Key kKey>
