@@ -111,6 +111,13 @@ class PageCache {
   void clear() {
     for (auto& e : entries_) e.key = ~0ull;
   }
+  // Host bytes of [va, va + bytes) when va's page is cached, else nullptr
+  // (then get() translates it); no fault to construct on the hot path.
+  std::byte* cached(uint64_t va, bool write) const {
+    uint64_t key = (va >> 12) << 1 | (write ? 1 : 0);
+    const Entry& e = entries_[(key ^ (key >> 9)) & (kEntries - 1)];
+    return e.key == key ? e.base + (va & 0xfff) : nullptr;
+  }
   // Host bytes of [va, va + bytes), or the fault.
   std::byte* get(uint64_t va, uint32_t bytes, bool write, MemoryFault& fault) {
     uint64_t key = (va >> 12) << 1 | (write ? 1 : 0);
@@ -160,7 +167,7 @@ struct Ctx {
   std::array<bool, 6> tmp_is_imm{};
   // The fast path (exec_fast.h): one FastOp per instruction, their splats, the kernels for this CPU.
   const FastOp* fast = nullptr;
-  const Lanes* splats = nullptr;
+  const uint64_t* splats = nullptr;
   FastFn run_fast = nullptr;
   FastOneFn run_one = nullptr;
   PredFn pred = nullptr;

@@ -60,23 +60,28 @@ enum class FastKind : uint8_t {
   bra,  // to imm when every lane's guard (register x, sub: 1 = negated; kNoReg: none) holds, on when none does
 };
 
-// Operand `a`, `b` or `x` is register r (r < kSplatBit) or the 32-lane
-// splat FastProgram::splats[r - kSplatBit].
+// While decoded, operand `a`, `b` or `x` is register r (r < kSplatBit) or
+// the 32-lane splat FastProgram::splats[r - kSplatBit]. build_fast then
+// scales every register field (d, e, a, b, x; kNoReg stays) by
+// kLaneScale: the offset of the register's lanes in the frame's registers
+// (of the splat's in FastProgram::splats, kSplatBit kept), so that a
+// kernel adds it to a base without a multiply.
 constexpr uint32_t kSplatBit = 0x8000'0000u;
+constexpr uint32_t kLaneScale = kWarpSize;
 
 struct FastOp {
   FastKind kind = FastKind::none;
   uint8_t sub = 0;
   StateSpace space = StateSpace::generic;
-  bool chain = false;          // runs inside a chain (exec_fast.h): unguarded, or a bra
-  uint32_t d = 0, e = kNoReg;  // destinations (e: setp's second)
+  FastKind chain = FastKind::none;  // `kind` when it runs inside a chain (unguarded, or a bra), else none
+  uint32_t d = 0, e = kNoReg;       // destinations (e: setp's second)
   uint32_t a = 0, b = 0, x = 0;
   uint64_t imm = 0, mask = ~0ull;
 };
 
 struct FastProgram {
-  std::vector<FastOp> ops;  // one per Program::code instruction
-  std::vector<Lanes> splats;
+  std::vector<FastOp> ops;       // one per Program::code instruction
+  std::vector<uint64_t> splats;  // splat s: its 32 lanes at s * kLaneScale
 };
 
 // The fast forms of `prog` for one launch (its parameters and data segment).

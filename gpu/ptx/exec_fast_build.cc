@@ -31,12 +31,8 @@ class Builder {
     return true;
   }
   uint32_t splat(uint64_t v) {  // one splat per distinct value
-    auto [it, added] = splat_index_.try_emplace(v, static_cast<uint32_t>(out_.splats.size()));
-    if (added) {
-      Lanes s;
-      s.fill(v);
-      out_.splats.push_back(s);
-    }
+    auto [it, added] = splat_index_.try_emplace(v, static_cast<uint32_t>(out_.splats.size() / kWarpSize));
+    if (added) out_.splats.insert(out_.splats.end(), kWarpSize, v);
     return kSplatBit | it->second;
   }
   // The value of an immediate or of an address that is the same in every lane (Ctx::src_slow).
@@ -381,6 +377,23 @@ FastOp Builder::decode(const Instr& in) {
   }
 }
 
+// The operands as offsets in lanes (exec_fast.h, kLaneScale): false when
+// a register is too large to scale (the op stays with the executor).
+bool scale_operands(FastOp& f) {
+  bool ok = true;
+  const auto scale = [&](uint32_t& r) {
+    if (r == kNoReg) return;
+    const uint32_t index = r & ~kSplatBit;
+    if (index >= kSplatBit / kLaneScale) {
+      ok = false;
+      return;
+    }
+    r = (r & kSplatBit) | index * kLaneScale;
+  };
+  for (uint32_t* r : {&f.d, &f.e, &f.a, &f.b, &f.x}) scale(*r);
+  return ok;
+}
+
 }  // namespace
 
 FastProgram build_fast(const Program& prog, const LaunchConfig& launch) {
@@ -390,7 +403,8 @@ FastProgram build_fast(const Program& prog, const LaunchConfig& launch) {
   for (const Instr& in : prog.code) out.ops.push_back(b.decode(in));
   for (size_t i = 0; i < out.ops.size(); ++i) {
     FastOp& f = out.ops[i];
-    f.chain = f.kind == K::bra || (f.kind != K::none && prog.code[i].guard == kNoReg);
+    if (!scale_operands(f)) f = FastOp{};
+    f.chain = (f.kind == K::bra || prog.code[i].guard == kNoReg) ? f.kind : K::none;
   }
   return out;
 }

@@ -204,7 +204,7 @@ int64_t run_chain(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t unt
   since += k;
   left -= k;
   const FastOp& f = c.fast[w.cur_pc];
-  if (k == n || !f.chain || f.kind == FastKind::bra) return k;
+  if (k == n || f.chain == FastKind::none || f.kind == FastKind::bra) return k;
   const Instr& in = c.prog.code[w.cur_pc];  // declined
   ++since;
   --left;
@@ -238,7 +238,7 @@ bool run_warp(Ctx& c, Warp& w) {
       since = 0;
       if (!poll(c, in)) return leave(false);
     }
-    if (c.chains && c.fast[w.cur_pc].chain && w.mask == kFull) {
+    if (c.chains && c.fast[w.cur_pc].chain != FastKind::none && w.mask == kFull) {
       const int64_t ran = run_chain(c, w, since, left, poll_every - since);
       if (ran < 0) return leave(false);
       if (ran) continue;
@@ -347,7 +347,7 @@ bool run_block(Ctx& c, Block& blk) {
       }
       if (!run_warp(c, w)) return false;
       blk.in_turn = false;
-      if (!w.mask) release_barriers(blk);
+      if (!w.mask && blk.with_arrivals) release_barriers(blk);
     }
     blk.turn_warp = 0;
     const bool ran = blk.ran_this_round;
@@ -461,7 +461,7 @@ std::expected<std::unique_ptr<LaunchRun>, ExecError> LaunchRun::start(const Modu
   blk.shared.assign(shared_size(prog, launch), std::byte{0});
   st.clear_shared = !blk.shared.empty() && writes_shared(prog, prog.entry_functions[launch.entry]);
   auto fast = std::make_shared<FastProgram>(build_fast(prog, st.launch));
-  st.state_bytes += fast->ops.size() * sizeof(FastOp) + fast->splats.size() * sizeof(Lanes);
+  st.state_bytes += fast->ops.size() * sizeof(FastOp) + fast->splats.size() * sizeof(uint64_t);
   st.fast = std::move(fast);
   return run;
 }

@@ -135,6 +135,10 @@ constexpr const char* kEdge = R"(
   st.global.u64 [%rd12+8216], %rd30;
   st.global.u64 [%rd12+8224], %rd32;
   st.global.u32 [%rd12+8232], %r25;
+  // consecutive 32-bit stores: a 32-bit register, and the low words of a sign-extended 64-bit one
+  add.s64 %rd35, %rd2, %rd3;
+  st.global.u32 [%rd35+16384], %r2;
+  st.global.u32 [%rd35+16512], %rd5;
   // a consecutive shared run below the offset: below address 0 (wrapping) for some offsets, a fault
   sub.s64 %rd33, %rd15, %rd22;
   ld.shared.u64 %rd34, [%rd33];
