@@ -90,8 +90,7 @@ TEST(MigrationImport, ANewerVersionIsRefusedByName) {
   std::vector<uint8_t> newer = a.image;
   const uint32_t version = IMAGE_VERSION + 1;  // little endian, right after the magic
   std::memcpy(newer.data() + sizeof IMAGE_MAGIC, &version, sizeof version);
-  expect_refused(*b, newer,
-                 "migration image version " + std::to_string(version) + " is newer than this vgpu reads");
+  expect_refused(*b, newer, "migration image version " + std::to_string(version) + " is newer than this vgpu reads");
   expect_good_move(a, *b);
 }
 
