@@ -64,7 +64,8 @@ struct ModuleGuest {
   Status round() {
     ptx::ParamBuffer bump(kernels()->entries().at(entry("bump")));
     bump.set(0, BUMP_BY);
-    auto f = ctx->launch_module({.slot = module.slot, .entry = entry("bump"), .shape = BUMP_SHAPE, .params = bump.bytes()});
+    auto f = ctx->launch_module(
+        {.slot = module.slot, .entry = entry("bump"), .shape = BUMP_SHAPE, .params = bump.bytes()});
     if (!f) return std::unexpected(f.error());
     for (auto [x, y, out] : {std::tuple{a, b, c}, std::tuple{c, b, a}}) {
       ptx::ParamBuffer p(kernels()->entries().at(entry("vadd")));
