@@ -86,7 +86,14 @@ Status ShadowChannels::restore(uint32_t c, const ChannelRecord& record) {
     ch.in_runlist = record.in_runlist;
     commit_runlist();
   }
-  write_state(c, record.state_reg);  // the guest's enable path
+  // The guest's enable path, with the physical channel left stopped: the
+  // caller makes it runnable (at once, or at a frozen destination's thaw),
+  // so PFIFO never starts an entry handed out on the source before that.
+  namespace pf = regs::pfifo;
+  write_state(c, record.state_reg & ~pf::ChanStateRunnable::mask);
+  ch.state_reg = record.state_reg & (pf::ChanStateRunnable::mask | pf::ChanStateEngine::mask);
+  if (pf::ChanStateRunnable::get(ch.state_reg) && !env_.lazy_shadow)
+    env_.spaces.sync(*ch.space, true);  // sync point: channel enable
   return {};
 }
 

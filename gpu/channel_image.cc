@@ -76,10 +76,9 @@ Result<ChannelImage> save_channel_run(uint32_t chid, const ChannelRun& run) {
     if (!o) continue;
     std::optional<std::vector<uint8_t>> state = o->save_state();
     if (!state)
-      return std::unexpected(refused(chid,
-                                     "the object on subchannel " + std::to_string(subch) +
-                                         " holds a loaded PTX module (not built yet, docs/migration.md M4)",
-                                     Errc::unsupported));
+      return std::unexpected(
+          refused(chid, "the object on subchannel " + std::to_string(subch) + " has a state its class cannot save",
+                  Errc::unsupported));
     image.objects.push_back({subch, o->class_id(), std::move(*state)});
   }
   return image;

@@ -36,8 +36,10 @@ struct ChannelImage {
   bool operator==(const ChannelImage&) const = default;
 };
 
-// The most state bytes one object may carry: the largest class's State.
-inline constexpr uint32_t MAX_OBJECT_STATE_BYTES = 1024;
+// The most state bytes one object may carry: the largest class's State,
+// plus a compute object's module table with up to 8 MiB of PTX text
+// (ModuleSlots::MAX_SOURCE_BYTES; object_image.cc checks the sum).
+inline constexpr uint32_t MAX_OBJECT_STATE_BYTES = (uint32_t{8} << 20) + (uint32_t{4} << 10);
 
 void encode_channel(const ChannelImage& image, Writer& w);
 // Refuses a cut image, a subchannel out of range or given twice, and an

@@ -85,7 +85,8 @@ TEST(ChannelImage, ObjectsOutOfRangeTwiceOrTooLargeAreRefusedByName) {
   image.objects = {{2, cls::DMA_COPY, {}}, {2, cls::COMPUTE, {}}};
   EXPECT_NE(decode(image).find("subchannel 2 (given twice)"), std::string::npos) << decode(image);
   image.objects = {{0, cls::DMA_COPY, std::vector<uint8_t>(MAX_OBJECT_STATE_BYTES + 1)}};
-  EXPECT_NE(decode(image).find("1025 bytes"), std::string::npos) << decode(image);
+  EXPECT_NE(decode(image).find(std::to_string(MAX_OBJECT_STATE_BYTES + 1) + " bytes"), std::string::npos)
+      << decode(image);
   image.objects.assign(regs::NUM_SUBCHANNELS + 1, ObjectImage{});
   EXPECT_NE(decode(image).find("has 9 objects"), std::string::npos) << decode(image);
 }

@@ -21,7 +21,9 @@
 namespace vgpu::mediator {
 
 inline constexpr char IMAGE_MAGIC[8] = {'V', 'G', 'P', 'U', 'I', 'M', 'G', '\0'};
-inline constexpr uint32_t IMAGE_VERSION = 1;  // the newest this build reads and the one it writes
+// The newest this build reads and the one it writes. 2: a compute object's
+// state ends with its module table (PTX texts); 1 (read still) has none.
+inline constexpr uint32_t IMAGE_VERSION = 2;
 inline constexpr size_t IMAGE_HEADER_BYTES = sizeof IMAGE_MAGIC + 2 * sizeof(uint32_t) + sizeof(uint64_t);
 
 // Section tags, in the order they are written.

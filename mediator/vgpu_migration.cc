@@ -117,11 +117,11 @@ Status Vgpu::import_image(std::span<const uint8_t> bytes) {
         return put;
       }
     }
-    // A frozen destination (QEMU's incoming side, frozen before the load)
-    // keeps the restored channels stopped until the thaw at resume: the
-    // entries the GPU was already given must not run before the VM does.
-    if (frozen_)
-      for (const auto& [c, record] : *records) physical_.set_runnable(pchid_of(c), false);
+    // Restored channels are stopped. A frozen destination (QEMU's incoming
+    // side, frozen before the load) keeps them so until the thaw at resume:
+    // the entries the GPU was already given must not run before the VM does.
+    if (!frozen_)
+      for (const auto& [c, record] : *records) physical_.set_runnable(pchid_of(c), channels_.guest_runnable(c));
     // Entries the guest rang that the GPU was not given yet: queued again
     // (while frozen, the thaw requeues them).
     for (const auto& [c, record] : *records)

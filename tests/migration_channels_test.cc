@@ -12,113 +12,14 @@
 #include <thread>
 #include <vector>
 
-#include "driver/runtime.h"
-#include "mediator/vgpu.h"
-#include "testbed/testbed.h"
+#include "mediator/vgpu_image.h"
+#include "tests/testing/moving_vgpu.h"
 
 namespace vgpu::mediator {
 namespace {
 
 using driver::Bar;
-using testbed::Mode;
-
-constexpr uint64_t VM_VRAM = 64 * MiB;
-constexpr uint32_t VM_CHANNELS = 8;
-constexpr uint32_t N = 4096;     // elements per buffer
-constexpr int JOBS_BEFORE = 24;  // submitted on A, not waited for
-constexpr int JOBS_AFTER = 16;   // submitted on B
-constexpr uint64_t FREEZE_NS = 5'000'000'000;
-
-std::unique_ptr<testbed::Testbed> make_testbed() {
-  testbed::TestbedConfig tc;
-  tc.mode = Mode::fv_naive;  // every BAR access trapped: the driver keeps no mapping of A's VRAM
-  tc.vram_per_vm = VM_VRAM;
-  tc.channels_per_vm = VM_CHANNELS;
-  auto tb = testbed::Testbed::create(tc);
-  EXPECT_TRUE(tb) << tb.error().what();
-  return tb ? std::move(*tb) : nullptr;
-}
-
-// The guest's side of the move: the driver talks to whichever vGPU is
-// current, by trapped accesses only, and polls (the interrupt counts of
-// two vGPUs are not one sequence).
-class MovingPort final : public driver::Port {
- public:
-  explicit MovingPort(driver::Port* target) : target_(target) {}
-  void move_to(driver::Port* target) { target_ = target; }
-  uint32_t read32(Bar bar, uint64_t offset) override { return target_->read32(bar, offset); }
-  void write32(Bar bar, uint64_t offset, uint32_t value) override { target_->write32(bar, offset, value); }
-  std::span<std::byte> map(Bar, uint64_t, uint64_t) override { return {}; }
-  uint64_t bar_size(Bar bar) const override { return target_->bar_size(bar); }
-  void relax() override { target_->relax(); }
-  std::string name() const override { return "moving"; }
-
- private:
-  driver::Port* target_;
-};
-
-// What RAM migration does for VRAM: the destination's partition gets the
-// source's bytes.
-void copy_partition(testbed::Testbed& from, testbed::Testbed& to) {
-  const shadow::Partition& a = from.vgpu(0)->partition();
-  const shadow::Partition& b = to.vgpu(0)->partition();
-  ASSERT_EQ(a.size, b.size);
-  std::memcpy(to.host()->gpu().vram().data() + b.base, from.host()->gpu().vram().data() + a.base, a.size);
-}
-
-struct Chain {
-  std::unique_ptr<driver::Device> dev;
-  std::unique_ptr<driver::Context> ctx;
-  driver::Buffer x{}, y{};
-
-  Status open(driver::Port& port) {
-    auto d = driver::Device::open(port);
-    if (!d) return std::unexpected(d.error());
-    dev = std::move(*d);
-    auto c = dev->create_context();
-    if (!c) return std::unexpected(c.error());
-    ctx = std::move(*c);
-    auto bx = ctx->alloc(N * sizeof(float)), by = ctx->alloc(N * sizeof(float));
-    if (!bx || !by) return std::unexpected(bx ? by.error() : bx.error());
-    x = *bx;
-    y = *by;
-    std::vector<float> xs(N), ys(N, 0.0f);
-    for (uint32_t i = 0; i < N; ++i) xs[i] = static_cast<float>(i % 97) * 0.25f + 0.5f;
-    if (Status s = ctx->upload(x, std::span<const float>(xs)); !s) return s;
-    return ctx->upload(y, std::span<const float>(ys));
-  }
-  // Jobs k: y = 1.5 x + y, each reading the previous job's y; not waited for.
-  Status submit(int jobs) {
-    for (int k = 0; k < jobs; ++k)
-      if (auto f = ctx->saxpy({x, y, N, 1.5f}); !f) return std::unexpected(f.error());
-    return {};
-  }
-  Result<std::vector<std::byte>> result() {
-    if (Status s = ctx->synchronize(); !s) return std::unexpected(s.error());
-    std::vector<std::byte> out(N * sizeof(float));
-    if (Status s = ctx->download(y, 0, out); !s) return std::unexpected(s.error());
-    return out;
-  }
-};
-
-// The output of `jobs` chained jobs on a vGPU that never moves.
-Result<std::vector<std::byte>> unmoved_output(int jobs) {
-  auto tb = make_testbed();
-  if (!tb) return fail(Errc::device_error, "the unmoved testbed");
-  Chain reference;
-  if (Status s = reference.open(tb->port(0)); !s) return std::unexpected(s.error());
-  if (Status s = reference.submit(jobs); !s) return std::unexpected(s.error());
-  return reference.result();
-}
-
-// The move itself, from a frozen source: its image and its VRAM go to the
-// destination, which imports the image.
-Status move_vgpu(testbed::Testbed& from, testbed::Testbed& to) {
-  Result<std::vector<uint8_t>> image = from.vgpu(0)->export_image();
-  if (!image) return std::unexpected(image.error());
-  copy_partition(from, to);
-  return to.vgpu(0)->import_image(*image);
-}
+using namespace moving;
 
 TEST(MigrationChannels, AChainOfJobsMovedMidwayEndsAsTheUnmovedChain) {
   auto a = make_testbed(), b = make_testbed();
@@ -192,9 +93,79 @@ TEST(MigrationChannels, AFrozenDestinationRunsNothingUntilItsThaw) {
 
   const shadow::Partition& part = b->vgpu(0)->partition();
   const std::byte* vram = b->host()->gpu().vram().data() + part.base;
-  const std::vector<std::byte> at_import(vram, vram + part.size);
+  // Against the frozen source's VRAM, not a copy taken after the import:
+  // work run during the import itself would be in such a copy.
+  const std::byte* moved_vram = a->host()->gpu().vram().data() + a->vgpu(0)->partition().base;
   std::this_thread::sleep_for(WATCH);
-  EXPECT_EQ(std::memcmp(at_import.data(), vram, part.size), 0) << "the frozen destination ran work before its thaw";
+  EXPECT_EQ(std::memcmp(moved_vram, vram, part.size), 0) << "the frozen destination ran work before its thaw";
+  b->vgpu(0)->thaw();
+  Result<std::vector<std::byte>> got = chain.result();
+  ASSERT_TRUE(got) << got.error().what();
+  EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
+}
+
+// The image of a source stopped with entries handed to its GPU and not yet
+// consumed: each channel's GPU put moved up to the guest's GP_PUT. (This
+// test's source consumes everything it was given before its freeze ends,
+// so the state is written into its image here.)
+std::vector<uint8_t> handed_out(std::span<const uint8_t> bytes) {
+  Result<VgpuImage> image = decode_image(bytes);
+  EXPECT_TRUE(image) << image.error().what();
+  if (!image) return {};
+  for (ImageSectionBytes& section : image->sections) {
+    if (section.tag != static_cast<uint32_t>(ImageSection::channels)) continue;
+    Reader r(section.bytes);
+    Writer w;
+    const uint32_t count = r.u32();
+    w.u32(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      w.u32(r.u32());
+      Result<ChannelRecord> record = decode_channel_record(r);
+      EXPECT_TRUE(record) << record.error().what();
+      if (!record) return {};
+      EXPECT_NE(record->guest_put, record->physical_put) << "nothing rung while frozen to hand out";
+      record->physical_put = record->guest_put;
+      encode_channel_record(*record, w);
+    }
+    section.bytes = w.take();
+  }
+  return encode_image(*image);
+}
+
+// Entries the source's GPU was given and had not consumed sit between
+// GP_GET and the GPU's put in the image: on a frozen destination the GPU
+// must not run them before the thaw (the runnable stop of the import; the
+// frozen flag alone does not hold them, as nothing is dispatched for them).
+TEST(MigrationChannels, EntriesHandedToTheGpuWaitOnAFrozenDestinationForItsThaw) {
+  constexpr auto WATCH = std::chrono::milliseconds(100);
+  auto a = make_testbed(), b = make_testbed();
+  ASSERT_TRUE(a && b);
+  Result<std::vector<std::byte>> want = unmoved_output(JOBS_BEFORE + JOBS_AFTER);
+  ASSERT_TRUE(want) << want.error().what();
+
+  MovingPort port(&a->port(0));
+  Chain chain;
+  ASSERT_TRUE(chain.open(port));
+  ASSERT_TRUE(chain.submit(JOBS_BEFORE));
+  ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
+  ASSERT_TRUE(chain.submit(JOBS_AFTER));  // rung on the frozen source
+  Result<std::vector<uint8_t>> image = a->vgpu(0)->export_image();
+  ASSERT_TRUE(image) << image.error().what();
+  const std::vector<uint8_t> forged = handed_out(*image);
+  ASSERT_FALSE(forged.empty());
+  ASSERT_TRUE(b->vgpu(0)->freeze(FREEZE_NS));
+  copy_partition(*a, *b);
+  const shadow::Partition& part = b->vgpu(0)->partition();
+  const std::byte* vram = b->host()->gpu().vram().data() + part.base;
+  Status imported = b->vgpu(0)->import_image(forged);
+  ASSERT_TRUE(imported) << imported.error().what();
+  port.move_to(&b->port(0));
+
+  // Against the frozen source's VRAM, not a copy taken after the import:
+  // work run during the import itself would be in such a copy.
+  const std::byte* moved_vram = a->host()->gpu().vram().data() + a->vgpu(0)->partition().base;
+  std::this_thread::sleep_for(WATCH);
+  EXPECT_EQ(std::memcmp(moved_vram, vram, part.size), 0) << "the frozen destination ran work before its thaw";
   b->vgpu(0)->thaw();
   Result<std::vector<std::byte>> got = chain.result();
   ASSERT_TRUE(got) << got.error().what();

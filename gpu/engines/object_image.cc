@@ -5,8 +5,10 @@
 // visit function and the image version goes up; the static_asserts stop
 // the build until it does.
 #include <algorithm>
+#include <string>
 
 #include "common/wire_codec.h"
+#include "gpu/channel_image.h"
 #include "gpu/engines/compute_object.h"
 #include "gpu/engines/copy_object.h"
 
@@ -23,6 +25,14 @@ constexpr size_t COMPUTE_WORDS = 26;
 static_assert(sizeof(ComputeObject::State) ==
                   COMPUTE_WORDS * sizeof(uint32_t) + cls::compute::NUM_CB_SLOTS * sizeof(ComputeObject::ConstantBuffer),
               "a ComputeObject::State field is missing from visit_compute");
+
+// A compute object's whole state: its fields, its bindings, and its module
+// table at the most (sequence; per slot a flag, a VA and a text length).
+constexpr size_t MODULE_TABLE_BYTES = sizeof(uint32_t) +
+                                      cls::compute::MAX_MODULE_SLOTS * (1 + sizeof(uint64_t) + sizeof(uint32_t));
+static_assert(sizeof(ComputeObject::State) + MODULE_TABLE_BYTES + ModuleSlots::MAX_SOURCE_BYTES <=
+                  MAX_OBJECT_STATE_BYTES,
+              "MAX_OBJECT_STATE_BYTES is too small for a compute object's modules");
 
 template <class S, class Visit>
 void visit_copy(S& s, Visit&& v) {
@@ -77,6 +87,41 @@ bool dims_fit(const ComputeObject::Dim3& d) {
   return DimLo::fits(d.x) && DimHi::fits(d.y) && DimLo::fits(d.z);
 }
 
+// The module table (image version 2): the report sequence, then per slot
+// whether it holds a module and, if so, its data segment's VA and its
+// text. Nothing parsed is carried: the destination parses the text again.
+void save_modules(const ModuleSlots& m, Writer& w) {
+  w.u32(m.sequence.load());
+  for (const ModuleSlot& slot : m.slots) {
+    w.boolean(slot.module != nullptr);
+    if (!slot.module) continue;
+    w.u64(slot.data_va);
+    w.text(slot.text ? *slot.text : std::string());
+  }
+}
+
+// Refuses a text that is empty, longer than a module may be, past the
+// table's budget, or that this device does not parse.
+bool restore_modules(Reader& r, ModuleSlots& m) {
+  m.sequence.store(r.u32());
+  for (ModuleSlot& slot : m.slots) {
+    if (!r.boolean()) continue;
+    const uint64_t data_va = r.u64();
+    std::string text = r.text();
+    if (!r.ok() || text.empty() || text.size() > cls::compute::MAX_MODULE_BYTES ||
+        m.source_bytes + text.size() > ModuleSlots::MAX_SOURCE_BYTES)
+      return false;
+    auto parsed = ptx::parse_module(text);
+    if (!parsed) return false;
+    m.source_bytes += text.size();
+    slot = ModuleSlot{.module = *parsed,
+                      .data_va = data_va,
+                      .source_bytes = text.size(),
+                      .text = std::make_shared<const std::string>(std::move(text))};
+  }
+  return r.ok();
+}
+
 }  // namespace
 
 std::optional<std::vector<uint8_t>> CopyObject::save_state() const {
@@ -95,9 +140,6 @@ bool CopyObject::restore_state(std::span<const uint8_t> bytes) {
 }
 
 std::optional<std::vector<uint8_t>> ComputeObject::save_state() const {
-  // Module texts are not in the image yet (docs/migration.md §14, M4).
-  if (std::ranges::any_of(modules_->slots, [](const ModuleSlot& s) { return s.module != nullptr; }))
-    return std::nullopt;
   Writer w;
   visit_compute(state_, [&w](uint32_t f) { w.u32(f); });
   for (const ConstantBuffer& cb : state_.bound) {
@@ -105,6 +147,7 @@ std::optional<std::vector<uint8_t>> ComputeObject::save_state() const {
     w.u32(cb.size);
     w.boolean(cb.valid);
   }
+  save_modules(*modules_, w);
   return w.take();
 }
 
@@ -117,10 +160,15 @@ bool ComputeObject::restore_state(std::span<const uint8_t> bytes) {
     cb.size = r.u32();
     cb.valid = r.boolean();
   }
-  if (!r.ok() || !r.at_end() || !dims_fit(next.grid) || !dims_fit(next.block) ||
-      !std::ranges::all_of(next.bound, bindable))
+  if (!r.ok() || !dims_fit(next.grid) || !dims_fit(next.block) || !std::ranges::all_of(next.bound, bindable))
     return false;
+  // Image version 1 ends here: no module table (none was loaded, or the
+  // export was refused).
+  auto modules = std::make_shared<ModuleSlots>();
+  if (!r.at_end() && !restore_modules(r, *modules)) return false;
+  if (!r.ok() || !r.at_end()) return false;
   state_ = next;
+  modules_ = std::move(modules);
   return true;
 }
 

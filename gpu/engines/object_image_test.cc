@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "common/wire_codec.h"
 #include "gpu/engines/compute_object.h"
 #include "gpu/engines/copy_object.h"
 #include "gpu/engines/engine_limits.h"
@@ -77,7 +79,35 @@ TEST_F(ObjectImageTest, CutOrLongStateIsRefusedAndChangesNothing) {
 
   ComputeObject compute;
   const std::vector<uint8_t> whole = *compute.save_state();
-  for (size_t n = 0; n < whole.size(); ++n) EXPECT_FALSE(compute.restore_state(std::span(whole).first(n))) << n;
+  // Image version 1's state ends before the module table (its sequence
+  // word and a flag per slot): that cut is a whole state with no modules.
+  const size_t v1 = whole.size() - sizeof(uint32_t) - cls::compute::MAX_MODULE_SLOTS;
+  for (size_t n = 0; n < whole.size(); ++n) EXPECT_EQ(compute.restore_state(std::span(whole).first(n)), n == v1) << n;
+}
+
+// The module table's texts are parsed again: one this device refuses, an
+// empty one and one longer than a module may be are each refused.
+TEST_F(ObjectImageTest, AModuleTextTheDeviceWouldNotLoadIsRefused) {
+  ComputeObject fresh;
+  const std::vector<uint8_t> base = *fresh.save_state();
+  const size_t table = base.size() - sizeof(uint32_t) - cls::compute::MAX_MODULE_SLOTS;
+  auto with_text = [&](const std::string& text) {
+    std::vector<uint8_t> out(base.begin(), base.begin() + static_cast<std::ptrdiff_t>(table));
+    Writer t;
+    t.u32(0);  // report sequence
+    t.boolean(true);
+    t.u64(0x100000);  // data VA
+    t.text(text);
+    for (uint32_t s = 1; s < cls::compute::MAX_MODULE_SLOTS; ++s) t.boolean(false);
+    const std::vector<uint8_t> tail = t.take();
+    out.insert(out.end(), tail.begin(), tail.end());
+    return out;
+  };
+  ComputeObject moved;
+  EXPECT_FALSE(moved.restore_state(with_text("frobnicate.u32 %r1;")));
+  EXPECT_FALSE(moved.restore_state(with_text("")));
+  EXPECT_FALSE(moved.restore_state(with_text(std::string(cls::compute::MAX_MODULE_BYTES + 1, ' '))));
+  EXPECT_TRUE(moved.restore_state(base)) << "the state with an empty table";
 }
 
 // Values no method could latch: a grid dimension wider than its field, an

@@ -144,7 +144,11 @@ MethodDone load(ChannelContext& ctx, ModuleSlots& slots, const ModuleLoad& l, ui
     if (auto why = load_on_device(ctx, l.slot, text, l.data_va))
       return report(PtxStatus::unsupported, "the device refused the module: " + *why);
   slots.source_bytes = slots.source_bytes - slot.source_bytes + text.size();
-  slot = ModuleSlot{.module = *parsed, .data_va = l.data_va, .source_bytes = text.size()};
+  const uint64_t source_bytes = text.size();
+  slot = ModuleSlot{.module = *parsed,
+                    .data_va = l.data_va,
+                    .source_bytes = source_bytes,
+                    .text = std::make_shared<const std::string>(std::move(text))};
   cls::PtxReport ok = make_report(PtxStatus::ok, 0, 0, "loaded");
   ok.data_bytes = m.data_bytes();
   ok.entries = static_cast<uint32_t>(m.entries().size());

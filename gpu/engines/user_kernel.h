@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gpu/engines/class_object.h"
@@ -29,6 +30,9 @@ struct ModuleSlot {
   std::shared_ptr<const ptx::Module> module;
   uint64_t data_va = 0;
   uint64_t source_bytes = 0;
+  // The text it was parsed from, as loaded: a migration image carries it
+  // and the destination parses it again (docs/migration.md §2).
+  std::shared_ptr<const std::string> text;
 };
 
 // The modules of one compute object. Methods and their engine work of one
