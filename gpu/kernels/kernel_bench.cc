@@ -10,7 +10,9 @@
 //    units, whole or sliced: kernels.h) costs a lone launch against one
 //    OpenBLAS call (sgemm) or one per image (conv2d, after the image's
 //    whole im2col matrix): the DeepBench gemm and conv shapes, the two
-//    forms interleaved, median of 5 each.
+//    forms interleaved, median of 5 each. Tiles run on the tile pool
+//    (single-threaded BLAS calls); the one call gets as many OpenBLAS
+//    threads as the pool has (tile_pool.h: with_all_blas_threads).
 #include <cblas.h>
 
 #include <algorithm>
@@ -23,6 +25,7 @@
 #include "common/random.h"
 #include "gpu/kernels/conv2d_detail.h"
 #include "gpu/kernels/kernels.h"
+#include "gpu/kernels/tile_pool.h"
 
 namespace {
 
@@ -71,7 +74,10 @@ GemmResult bench_sgemm() {
   const int n = static_cast<int>(GEMM_SIZE);
   auto kernel = [&] { kernels::sgemm(args, a.data(), b.data(), c.data()); };
   auto blas = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    kernels::with_all_blas_threads([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
+                  n);
+    });
   };
   kernel();  // warm-up: OpenBLAS threads, page faults
   blas();
@@ -192,8 +198,10 @@ TilesRow tiles_sgemm(const GemmShape& g) {
   return interleaved(
       g.name, [&] { kernels::sgemm(args, a.data(), b.data(), c.data()); },
       [&] {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(),
-                    n);
+        kernels::with_all_blas_threads([&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f,
+                      c.data(), n);
+        });
       });
 }
 
@@ -221,7 +229,8 @@ TilesRow tiles_conv(const ConvCase& cc) {
     }
   };
   return interleaved(
-      cc.name, [&] { kernels::conv2d(a, in.data(), filter.data(), out.data()); }, one_call);
+      cc.name, [&] { kernels::conv2d(a, in.data(), filter.data(), out.data()); },
+      [&] { kernels::with_all_blas_threads(one_call); });
 }
 
 int tiles_main() {
@@ -236,9 +245,13 @@ int tiles_main() {
                   json.empty() ? "" : ",", r.name.c_str(), r.tiled_s, r.one_call_s, r.tiled_s / r.one_call_s);
     json += buf;
   }
-  std::printf("{\"bench\":\"kernel_tiles\",\"runs\":%d,\"openblas_threads\":%d,\"rows\":[%s]}\n", RUNS,
-              openblas_get_num_threads(), json.c_str());
-  std::printf("\nmedian of %d runs each, interleaved, OpenBLAS threads: %d\n", RUNS, openblas_get_num_threads());
+  const unsigned workers = kernels::tile_workers();
+  std::printf(
+      "{\"bench\":\"kernel_tiles\",\"runs\":%d,\"openblas_threads\":%u,\"tile_workers\":%u,"
+      "\"openblas_core\":\"%s\",\"rows\":[%s]}\n",
+      RUNS, workers, workers, openblas_get_corename(), json.c_str());
+  std::printf("\nmedian of %d runs each, interleaved; tiles on %u tile threads, one call on %u OpenBLAS threads (%s)\n",
+              RUNS, workers, workers, openblas_get_corename());
   std::printf("  %-10s %14s %16s %8s\n", "kernel", "tiles (ms)", "one call (ms)", "ratio");
   for (const TilesRow& r : rows)
     std::printf("  %-10s %14.3f %16.3f %8.3f\n", r.name.c_str(), r.tiled_s * 1e3, r.one_call_s * 1e3,
@@ -263,7 +276,7 @@ int main(int argc, char** argv) {
   const MriqResult mq = bench_mriq();
   const double mriq_s = mq.kernel_s;
   const double mriq_elems = double{MRIQ_K} * MRIQ_X;
-  const int threads = openblas_get_num_threads();
+  const auto threads = static_cast<int>(kernels::tile_workers());  // OpenBLAS's threads for one call
 
   std::string conv_json;
   for (const ConvResult& r : convs) {
