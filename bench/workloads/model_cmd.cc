@@ -20,6 +20,7 @@
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
+#include "gpu/kernels/tile_pool.h"
 #include "testbed/testbed.h"
 
 namespace vgpu::bench {
@@ -60,8 +61,12 @@ Status run(testbed::Vm& vm, uint32_t runs, uint64_t copy_bytes, Figures& f) {
     if (!fence) return std::unexpected(fence.error());
     if (Status s = c.wait(*fence); !s) return s;
     auto t1 = Clock::now();
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, DIM, DIM, DIM, 1.f, a.data(), DIM, b.data(), DIM, 0.f,
-                out.data(), DIM);
+    // OpenBLAS's own threads for the host's call (the device's tiles, done
+    // by now, set it to one thread: gpu/kernels/tile_pool.h).
+    gpu::kernels::with_all_blas_threads([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, DIM, DIM, DIM, 1.f, a.data(), DIM, b.data(), DIM, 0.f,
+                  out.data(), DIM);
+    });
     auto t2 = Clock::now();
     auto cf = c.copy(*dst, 0, *src, 0, copy_bytes);
     if (!cf) return std::unexpected(cf.error());

@@ -52,6 +52,10 @@ struct KernelRow {
   // A timed piece runs at least this many times its first chunk (one
   // block's units): the kernel's fixed cost per chunk (kernel_launch.h).
   uint64_t min_piece_per_chunk = MIN_PIECE_PER_CHUNK;
+  // Units that run side by side (kernels::tile_workers() tasks' tiles): a
+  // timed piece's chunks are multiples of it, or a chunk of one tile would
+  // leave all but one tile thread idle; null: 1.
+  uint64_t (*wave)(std::span<const std::byte> args) = nullptr;
 };
 
 std::span<float> part(std::span<float> s, Units u) {
@@ -102,7 +106,7 @@ constexpr KernelRow KERNELS[] = {
      },
      // A tile reads its own rows of A and columns of B: no chunk re-reads
      // the whole of B, so pieces need no floor.
-     1},
+     1, [](std::span<const std::byte> args) { return kernels::sgemm_wave(decode_args<cls::SgemmArgs>(args)); }},
     {cls::Kernel::conv2d, "conv2d",
      [](std::span<const std::byte> args) -> uint64_t {
        return kernels::conv2d_tiles(decode_args<cls::Conv2dArgs>(args));
@@ -118,7 +122,7 @@ constexpr KernelRow KERNELS[] = {
      // A chunk builds the im2col columns of its own bands only (at most
      // one band again where it starts inside one), not the whole image
      // per run of channels as (image, channel) units did: no floor.
-     1},
+     1, [](std::span<const std::byte> args) { return kernels::conv2d_wave(decode_args<cls::Conv2dArgs>(args)); }},
     {cls::Kernel::mriq, "mriq",
      [](std::span<const std::byte> args) -> uint64_t { return decode_args<cls::MriqArgs>(args).num_x; },
      [](std::span<const std::byte> args, const Buffers& b, Units u) {
@@ -337,7 +341,7 @@ class KernelTimedPieces final : public DividedWork {
         target_ns_ = std::max(target_ns_, floor);
         sizer.set_target(target_ns_);
       }
-      const uint64_t chunk = sizer.next(done, elapsed, units_ - next_);
+      const uint64_t chunk = whole_waves(sizer.next(done, elapsed, units_ - next_));
       if (chunk == 0 || deadline.expired()) break;
       row_->run(launch_.arg_span(), buffers, Units{next_, chunk});
       next_ += chunk;
@@ -362,6 +366,14 @@ class KernelTimedPieces final : public DividedWork {
   uint64_t work_ns(uint64_t whole_ns, uint64_t count) const {
     const uint64_t work = whole_ns - std::min(whole_ns, ctx_.cost.launch_ns);
     return static_cast<uint64_t>(static_cast<unsigned __int128>(work) * count / std::max<uint64_t>(units_, 1));
+  }
+
+  // A chunk rounded up to whole waves of the kernel's tile threads, at
+  // most what is left.
+  uint64_t whole_waves(uint64_t chunk) const {
+    if (chunk == 0 || row_->wave == nullptr) return chunk;
+    const uint64_t wave = std::max<uint64_t>(row_->wave(launch_.arg_span()), 1);
+    return std::min(units_ - next_, (chunk + wave - 1) / wave * wave);
   }
 
   SliceMemory::Learned* learned() const {

@@ -136,7 +136,9 @@ struct SliceMemory {
 // SGEMM_TILE_COLS), each reading only its rows of A and columns of B, and
 // conv2d's are tiles of its output (kernels::conv2d_tiles), each building
 // only its band's im2col columns: they have no floor, and their pieces
-// are near the slice.
+// are near the slice. Their tiles run side by side on the tile pool
+// (gpu/kernels/tile_pool.h), so a chunk is rounded up to whole waves of
+// its tile threads (a chunk of one tile would leave the others idle).
 inline constexpr uint64_t MIN_PIECE_PER_CHUNK = 32;
 [[nodiscard]] std::shared_ptr<DividedWork> slice_kernel_timed(const ChannelContext& ctx, const KernelLaunch& launch,
                                                               uint32_t mthd, std::shared_ptr<SliceMemory> memory);

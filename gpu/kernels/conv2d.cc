@@ -5,8 +5,11 @@
 // matrix (CRS x PQ). The column matrix is built a band of output positions
 // at a time, so the workspace stays bounded however large the
 // (guest-chosen) image is, and every tile of a band shares it. Whole or in
-// pieces, a tile is the same BLAS call, so the result does not depend on
-// where a launch is cut.
+// pieces, a tile is the same single-threaded BLAS call, so the result does
+// not depend on where a launch is cut. Tiles run on the tile pool
+// (tile_pool.h): a pointwise launch's tiles each on their own, the others
+// a band at a time, the thread building the band's columns in its own
+// workspace.
 #include <cblas.h>
 
 #include <algorithm>
@@ -19,11 +22,12 @@
 #include "gpu/kernels/conv2d_detail.h"
 #include "gpu/kernels/footprint.h"
 #include "gpu/kernels/kernels.h"
+#include "gpu/kernels/tile_pool.h"
 
 namespace vgpu::gpu::kernels {
 namespace {
 
-constexpr size_t WORKSPACE_FLOATS = size_t{4} << 20;  // 16 MiB of columns per band
+constexpr size_t WORKSPACE_FLOATS = size_t{1} << 20;  // 4 MiB of columns per band, per tile thread
 
 struct Shape {
   int64_t c, h, w, k, r, s, pad_h, pad_w, stride_h, stride_w, p, q;
@@ -135,8 +139,14 @@ Tiling tiling_of(const cls::Conv2dArgs& a, size_t workspace_floats) {
   const Shape g = shape_of(a);
   Tiling t;
   t.band = band_of(a, g, workspace_floats);
-  t.bands = (g.pq() + t.band - 1) / t.band;
   t.channel_tiles = (g.k + CONV2D_TILE_CHANNELS - 1) / CONV2D_TILE_CHANNELS;
+  // The pool's tasks: bands, or a pointwise launch's tiles (kernels.h).
+  const uint64_t per_band = is_pointwise(a) ? static_cast<uint64_t>(t.channel_tiles) : 1;
+  const auto tasks = [&] {
+    t.bands = (g.pq() + t.band - 1) / t.band;
+    return checked::mul(checked::mul(a.n, static_cast<uint64_t>(t.bands)), per_band).value_or(MIN_TILES);
+  };
+  while (tasks() < MIN_TILES && t.band / 2 >= CONV2D_MIN_TILE_COLUMNS) t.band /= 2;
   // The output's n*k*pq floats fit in 64 bits for any launch (its
   // footprint), and there are no more tiles than that.
   t.tiles = checked::mul(checked::mul(a.n, static_cast<uint64_t>(t.bands)), static_cast<uint64_t>(t.channel_tiles))
@@ -162,6 +172,11 @@ Tile tile_at(const Shape& g, const Tiling& t, uint64_t index) {
 
 uint64_t conv2d_tiles(const cls::Conv2dArgs& a) { return tiling_of(a, WORKSPACE_FLOATS).tiles; }
 
+uint64_t conv2d_wave(const cls::Conv2dArgs& a) {
+  const Tiling t = tiling_of(a, WORKSPACE_FLOATS);
+  return tile_workers() * (is_pointwise(a) ? 1 : static_cast<uint64_t>(std::max<int64_t>(t.channel_tiles, 1)));
+}
+
 void conv2d_tiles_run(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output, uint64_t first,
                       uint64_t count) {
   detail::conv2d_tiles_run(a, input, filter, output, first, count, WORKSPACE_FLOATS);
@@ -171,38 +186,67 @@ void conv2d(const cls::Conv2dArgs& a, const float* input, const float* filter, f
   conv2d_tiles_run(a, input, filter, output, 0, conv2d_tiles(a));
 }
 
-void detail::conv2d_tiles_run(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output,
-                              uint64_t first, uint64_t count, size_t workspace_floats) {
-  const Tiling t = tiling_of(a, workspace_floats);
-  if (first >= t.tiles) return;
-  const uint64_t end = first + std::min(count, t.tiles - first);
+namespace {
+
+// Room for `floats` of im2col columns on this thread: a buffer the thread
+// keeps for its next band where the default workspace holds them, else
+// one that `once` owns for this band only; null when the host has no
+// memory for it.
+float* band_columns(size_t floats, std::unique_ptr<float[]>& once) {
+  if (floats > WORKSPACE_FLOATS) {
+    once.reset(new (std::nothrow) float[floats]);
+    return once.get();
+  }
+  thread_local std::unique_ptr<float[]> kept;
+  if (!kept) kept.reset(new (std::nothrow) float[WORKSPACE_FLOATS]);
+  return kept.get();
+}
+
+// Tiles [lo, hi) of one band of one image: its columns once, then one
+// BLAS call per tile.
+void run_band(const cls::Conv2dArgs& a, const Tiling& t, const float* input, const float* filter, float* output,
+              uint64_t lo, uint64_t hi) {
   const Shape g = shape_of(a);
   const int64_t crs = g.crs(), pq = g.pq();
   const bool pointwise = is_pointwise(a);
-  std::unique_ptr<float[]> col;
-  if (!pointwise) col.reset(new (std::nothrow) float[static_cast<size_t>(t.band * crs)]);
-  int64_t built_n = -1, built_j0 = -1;  // the band now in col
-  for (uint64_t i = first; i < end; ++i) {
+  std::unique_ptr<float[]> once;
+  float* col = pointwise ? nullptr : band_columns(static_cast<size_t>(t.band * crs), once);
+  for (uint64_t i = lo; i < hi; ++i) {
     const Tile tile = tile_at(g, t, i);
     const float* image = input + tile.n * g.c * g.h * g.w;
     float* out = output + (tile.n * g.k + tile.k0) * pq + tile.j0;
     const int width = static_cast<int>(tile.j1 - tile.j0);
     const float* columns = image + tile.j0;  // pointwise: the image's own rows of pq
     int ld_columns = static_cast<int>(pq);
-    if (!pointwise && !col) {
+    if (!pointwise && col == nullptr) {
       direct(g, image, filter, out, tile);
       continue;
     }
     if (!pointwise) {
-      if (tile.n != built_n || tile.j0 != built_j0) im2col_band(g, image, tile.j0, tile.j1, col.get());
-      built_n = tile.n, built_j0 = tile.j0;
-      columns = col.get();
+      if (i == lo) im2col_band(g, image, tile.j0, tile.j1, col);
+      columns = col;
       ld_columns = width;
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(tile.k1 - tile.k0), width,
                 static_cast<int>(crs), 1.0f, filter + tile.k0 * crs, static_cast<int>(crs), columns, ld_columns, 0.0f,
                 out, static_cast<int>(pq));
   }
+}
+
+}  // namespace
+
+void detail::conv2d_tiles_run(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output,
+                              uint64_t first, uint64_t count, size_t workspace_floats) {
+  const Tiling t = tiling_of(a, workspace_floats);
+  if (first >= t.tiles || count == 0) return;
+  const uint64_t end = first + std::min(count, t.tiles - first);
+  // A pointwise launch's tiles are independent; the others share their
+  // band's columns, so a band's tiles in the range run on one thread.
+  const auto per_task = is_pointwise(a) ? uint64_t{1} : static_cast<uint64_t>(t.channel_tiles);
+  for_each_tile(first / per_task, (end - 1) / per_task + 1, [&](uint64_t task) {
+    const uint64_t lo = std::max(first, task * per_task), hi = std::min(end, (task + 1) * per_task);
+    run_band(a, t, input, filter, output, lo, hi);
+  });
 }
 
 bool detail::conv2d_pointwise(const cls::Conv2dArgs& a) { return is_pointwise(a); }

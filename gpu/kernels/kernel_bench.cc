@@ -10,7 +10,9 @@
 //    units, whole or sliced: kernels.h) costs a lone launch against one
 //    OpenBLAS call (sgemm) or one per image (conv2d, after the image's
 //    whole im2col matrix): the DeepBench gemm and conv shapes, the two
-//    forms interleaved, median of 5 each.
+//    forms interleaved, median of 5 each. Tiles run on the tile pool
+//    (single-threaded BLAS calls); the one call gets as many OpenBLAS
+//    threads as the pool has (tile_pool.h: with_all_blas_threads).
 #include <cblas.h>
 
 #include <algorithm>
@@ -25,6 +27,7 @@
 #include "common/random.h"
 #include "gpu/kernels/conv2d_detail.h"
 #include "gpu/kernels/kernels.h"
+#include "gpu/kernels/tile_pool.h"
 
 namespace {
 
@@ -73,7 +76,10 @@ GemmResult bench_sgemm() {
   const int n = static_cast<int>(GEMM_SIZE);
   auto kernel = [&] { kernels::sgemm(args, a.data(), b.data(), c.data()); };
   auto blas = [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    kernels::with_all_blas_threads([&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(),
+                  n);
+    });
   };
   kernel();  // warm-up: OpenBLAS threads, page faults
   blas();
@@ -194,8 +200,10 @@ TilesRow tiles_sgemm(const GemmShape& g) {
   return interleaved(
       g.name, [&] { kernels::sgemm(args, a.data(), b.data(), c.data()); },
       [&] {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(),
-                    n);
+        kernels::with_all_blas_threads([&] {
+          cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f,
+                      c.data(), n);
+        });
       });
 }
 
@@ -223,7 +231,8 @@ TilesRow tiles_conv(const ConvCase& cc) {
     }
   };
   return interleaved(
-      cc.name, [&] { kernels::conv2d(a, in.data(), filter.data(), out.data()); }, one_call);
+      cc.name, [&] { kernels::conv2d(a, in.data(), filter.data(), out.data()); },
+      [&] { kernels::with_all_blas_threads(one_call); });
 }
 
 int tiles_main() {
@@ -236,12 +245,16 @@ int tiles_main() {
                          {"tiled_median_s", r.tiled_s},
                          {"one_call_median_s", r.one_call_s},
                          {"ratio", r.tiled_s / r.one_call_s}});
+  const unsigned workers = kernels::tile_workers();
   const nlohmann::ordered_json j = {{"bench", "kernel_tiles"},
                                     {"runs", RUNS},
-                                    {"openblas_threads", openblas_get_num_threads()},
+                                    {"openblas_threads", workers},
+                                    {"tile_workers", workers},
+                                    {"openblas_core", openblas_get_corename()},
                                     {"rows", json_rows}};
   std::printf("%s\n", j.dump().c_str());
-  std::printf("\nmedian of %d runs each, interleaved, OpenBLAS threads: %d\n", RUNS, openblas_get_num_threads());
+  std::printf("\nmedian of %d runs each, interleaved; tiles on %u tile threads, one call on %u OpenBLAS threads (%s)\n",
+              RUNS, workers, workers, openblas_get_corename());
   std::printf("  %-10s %14s %16s %8s\n", "kernel", "tiles (ms)", "one call (ms)", "ratio");
   for (const TilesRow& r : rows)
     std::printf("  %-10s %14.3f %16.3f %8.3f\n", r.name.c_str(), r.tiled_s * 1e3, r.one_call_s * 1e3,
@@ -311,7 +324,7 @@ int main(int argc, char** argv) {
   f.gemm = bench_sgemm();
   for (const ConvCase& cc : CONV_CASES) f.convs.push_back(bench_conv(cc));
   f.mriq = bench_mriq();
-  f.threads = openblas_get_num_threads();
+  f.threads = static_cast<int>(kernels::tile_workers());  // OpenBLAS's threads for one call
   print_json(f);
   print_table(f);
   return 0;

@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "gpu/kernels/footprint.h"
+#include "gpu/kernels/tile_pool.h"
 
 namespace vgpu::gpu::kernels {
 
@@ -25,30 +26,49 @@ void madd(std::span<const float> a, std::span<const float> b, std::span<float> c
   for (size_t i = 0; i < n; ++i) c[i] = a[i] + b[i];
 }
 
-uint64_t sgemm_tiles(const cls::SgemmArgs& g) {
-  if (!sgemm_args_valid(g) || g.m == 0 || g.n == 0) return 0;
-  const uint64_t rows = (uint64_t{g.m} + SGEMM_TILE_ROWS - 1) / SGEMM_TILE_ROWS;
-  const uint64_t cols = (uint64_t{g.n} + SGEMM_TILE_COLS - 1) / SGEMM_TILE_COLS;
-  return rows * cols;
+namespace {
+
+struct TileShape {
+  uint64_t rows = 0, cols = 0;  // 0: sgemm does nothing
+  uint64_t row_tiles = 0, col_tiles = 0;
+  uint64_t tiles() const { return row_tiles * col_tiles; }
+};
+
+TileShape tile_shape(const cls::SgemmArgs& g) {
+  if (!sgemm_args_valid(g) || g.m == 0 || g.n == 0) return {};
+  TileShape t{SGEMM_TILE_ROWS, SGEMM_TILE_COLS};
+  const auto count = [&] {
+    t.row_tiles = (uint64_t{g.m} + t.rows - 1) / t.rows;
+    t.col_tiles = (uint64_t{g.n} + t.cols - 1) / t.cols;
+    return t.tiles();
+  };
+  while (count() < MIN_TILES && t.cols > SGEMM_MIN_TILE_COLS) t.cols /= 2;
+  while (count() < MIN_TILES && t.rows > SGEMM_MIN_TILE_ROWS) t.rows /= 2;
+  return t;
 }
+
+}  // namespace
+
+uint64_t sgemm_tiles(const cls::SgemmArgs& g) { return tile_shape(g).tiles(); }
+
+uint64_t sgemm_wave(const cls::SgemmArgs&) { return tile_workers(); }
 
 void sgemm_tiles_run(const cls::SgemmArgs& g, const float* a, const float* b, float* c, uint64_t first,
                      uint64_t count) {
-  const uint64_t tiles = sgemm_tiles(g);
-  if (tiles == 0) return;
-  const uint64_t cols = (uint64_t{g.n} + SGEMM_TILE_COLS - 1) / SGEMM_TILE_COLS;
+  const TileShape s = tile_shape(g);
+  if (first >= s.tiles()) return;
   const int n = static_cast<int>(g.n);
   const int k = static_cast<int>(g.k);
-  for (uint64_t t = first; t < std::min(tiles, first + count); ++t) {
-    const uint64_t row = t / cols * SGEMM_TILE_ROWS;
-    const uint64_t col = t % cols * SGEMM_TILE_COLS;
-    const auto rows_here = static_cast<int>(std::min<uint64_t>(SGEMM_TILE_ROWS, g.m - row));
-    const auto cols_here = static_cast<int>(std::min<uint64_t>(SGEMM_TILE_COLS, g.n - col));
+  for_each_tile(first, first + std::min(count, s.tiles() - first), [&](uint64_t t) {
+    const uint64_t row = t / s.col_tiles * s.rows;
+    const uint64_t col = t % s.col_tiles * s.cols;
+    const auto rows_here = static_cast<int>(std::min<uint64_t>(s.rows, g.m - row));
+    const auto cols_here = static_cast<int>(std::min<uint64_t>(s.cols, g.n - col));
     // cblas requires lda >= max(1, k); with k == 0 A is never read and the
     // call only scales C by beta.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows_here, cols_here, k, g.alpha, a + row * g.k,
                 std::max(k, 1), b + col, n, g.beta, c + row * g.n + col, n);
-  }
+  });
 }
 
 void sgemm(const cls::SgemmArgs& g, const float* a, const float* b, float* c) {

@@ -27,9 +27,20 @@ void sgemm(const cls::SgemmArgs& args, const float* a, const float* b, float* c)
 // block of C it is asked for (one 512x6000x2816 product differs from the
 // same product by 64-column blocks in 23% of its elements), so a launch
 // in pieces of tiles computes bit for bit what it computes whole. A tile
-// reads its rows of A and its columns of B once.
-inline constexpr uint32_t SGEMM_TILE_ROWS = 256;
-inline constexpr uint32_t SGEMM_TILE_COLS = 512;
+// reads its rows of A and its columns of B once. Tiles run side by side on
+// the tile pool, each one single-threaded BLAS call (tile_pool.h), so a
+// tile's bits do not depend on OpenBLAS's thread count either; a tile is
+// small enough (gemm4's, 64 x 256 x 2816, is 92 MFLOP) that one core
+// computes it in a fraction of a slice.
+// A launch with fewer than MIN_TILES such tiles is cut finer, down to
+// SGEMM_MIN_TILE_ROWS x SGEMM_MIN_TILE_COLS (columns halved first), so
+// that a small product still spreads over the pool; the tile shape is a
+// function of the launch alone.
+inline constexpr uint32_t SGEMM_TILE_ROWS = 64;
+inline constexpr uint32_t SGEMM_TILE_COLS = 256;
+inline constexpr uint32_t SGEMM_MIN_TILE_ROWS = 16;
+inline constexpr uint32_t SGEMM_MIN_TILE_COLS = 64;
+inline constexpr uint64_t MIN_TILES = 32;
 // The tiles of C, in row-major order of tiles (0 when sgemm does nothing).
 uint64_t sgemm_tiles(const cls::SgemmArgs& args);
 // Tiles [first, first + count) of C.
@@ -39,18 +50,27 @@ void conv2d(const cls::Conv2dArgs& args, const float* input, const float* filter
 // conv2d is computed in tiles of its output, whole or in pieces: per
 // image, CONV2D_TILE_CHANNELS output channels by a band of at most
 // CONV2D_TILE_COLUMNS output positions (fewer where the band's im2col
-// columns would pass the kernel's 16 MiB workspace), one BLAS call each.
+// columns would pass the 4 MiB workspace each tile thread has), one
+// single-threaded BLAS call each, run side by side on the tile pool (a
+// band's tiles on one thread, after it builds the band's columns).
 // As for sgemm, the host BLAS's result for an element depends on the
 // block it is asked for (a launch cut inside an image's channels differed
 // from the whole one in 7-67% of its elements), so a launch in pieces of
 // tiles computes bit for bit what it computes whole. A tile of the
-// DeepBench shapes is 13-210 MFLOP (conv4, conv1), and whole launches run
-// as fast as one call per image band did (kernel_bench).
-inline constexpr uint32_t CONV2D_TILE_CHANNELS = 256;
-inline constexpr uint32_t CONV2D_TILE_COLUMNS = 2048;
+// DeepBench shapes is 6-52 MFLOP (conv4, conv1).
+// Bands are halved, down to CONV2D_MIN_TILE_COLUMNS positions, while the
+// launch has fewer than MIN_TILES tasks for the pool (a band, or a tile
+// of a pointwise launch).
+inline constexpr uint32_t CONV2D_TILE_CHANNELS = 128;
+inline constexpr uint32_t CONV2D_TILE_COLUMNS = 512;
+inline constexpr uint32_t CONV2D_MIN_TILE_COLUMNS = 64;
 // The tiles of the output, image by image, each image's band by band and
 // each band's channels tile by tile (0 when conv2d does nothing).
 uint64_t conv2d_tiles(const cls::Conv2dArgs& args);
+// How many tiles a chunk of a timed piece should hold to keep every tile
+// thread busy: tile_workers() tasks' tiles.
+uint64_t sgemm_wave(const cls::SgemmArgs& args);
+uint64_t conv2d_wave(const cls::Conv2dArgs& args);
 // Tiles [first, first + count) of the output.
 void conv2d_tiles_run(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output,
                       uint64_t first, uint64_t count);

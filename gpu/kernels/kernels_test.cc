@@ -211,13 +211,15 @@ TEST(Conv2d, PointwiseFilterMatchesReference) {
   EXPECT_LT(relative_error(run.got, run.want), GEMM_TOLERANCE);
 }
 
-// Two images of 2 bands of output positions by 2 tiles of channels (the
+// Two images of 9 bands of output positions by 2 tiles of channels (the
 // last of each partial): the tiles run in any runs give the whole
 // launch's bits, since each tile is the same BLAS call.
 TEST(Conv2d, TilesInAnyRunsEqualTheWholeBitForBit) {
-  const auto a = conv(2, 8, 46, 46, CONV2D_TILE_CHANNELS + 8, 3, 3, 1, 1, 1, 1);
-  static_assert(46 * 46 > CONV2D_TILE_COLUMNS && 46 * 46 < 2 * CONV2D_TILE_COLUMNS);
-  ASSERT_EQ(conv2d_tiles(a), 2u * 2 * 2);
+  const auto a = conv(2, 8, 23, 23, CONV2D_TILE_CHANNELS + 8, 3, 3, 1, 1, 1, 1);
+  static_assert(23 * 23 > CONV2D_TILE_COLUMNS && 23 * 23 < 2 * CONV2D_TILE_COLUMNS);
+  // Bands of 64 positions (halved from 512 until the launch has 18 bands,
+  // the finest they go below MIN_TILES tasks): 9 per image.
+  ASSERT_EQ(conv2d_tiles(a), 2u * 9 * 2);
   const auto input = random_floats(size_t{a.n} * a.c * a.h * a.w, 20);
   const auto filter = random_floats(size_t{a.k} * a.c * a.r * a.s, 21);
   const size_t out = size_t{a.n} * a.k * conv2d_out_h(a) * conv2d_out_w(a);
@@ -229,6 +231,32 @@ TEST(Conv2d, TilesInAnyRunsEqualTheWholeBitForBit) {
       conv2d_tiles_run(a, input.data(), filter.data(), pieces.data(), first, run);
     EXPECT_EQ(std::memcmp(pieces.data(), whole.data(), out * sizeof(float)), 0) << "runs of " << run << " tiles";
   }
+}
+
+// A run of no tiles, at the start of the launch or inside it, writes
+// nothing (a slice of blocks that holds no whole tile asks for one).
+TEST(Conv2d, ARunOfNoTilesWritesNothing) {
+  for (const auto& a : {conv(2, 8, 23, 23, 16, 3, 3, 1, 1, 1, 1), conv(2, 8, 7, 7, 16, 1, 1, 0, 0, 1, 1)}) {
+    const auto input = random_floats(size_t{a.n} * a.c * a.h * a.w, 20);
+    const auto filter = random_floats(size_t{a.k} * a.c * a.r * a.s, 21);
+    const size_t out = size_t{a.n} * a.k * conv2d_out_h(a) * conv2d_out_w(a);
+    std::vector<float> got(out, 7.0f);
+    conv2d_tiles_run(a, input.data(), filter.data(), got.data(), 0, 0);
+    conv2d_tiles_run(a, input.data(), filter.data(), got.data(), 1, 0);
+    EXPECT_EQ(got, std::vector<float>(out, 7.0f));
+  }
+}
+
+// A small product is cut finer so that it still spreads over the tile
+// threads: DeepBench gemm2 (35 x 700) in tiles of 16 x 64, not one row of
+// three 64 x 256 tiles; a large one keeps the full tiles.
+TEST(Sgemm, ASmallProductIsCutIntoAtLeastMinTiles) {
+  cls::SgemmArgs g{};
+  g.m = 35, g.n = 700, g.k = 2048, g.alpha = 1.0f;
+  EXPECT_EQ(sgemm_tiles(g), 3u * 11);
+  g.m = 512, g.n = 6000, g.k = 2816;
+  EXPECT_EQ(sgemm_tiles(g), (512u / SGEMM_TILE_ROWS) * ((6000u + SGEMM_TILE_COLS - 1) / SGEMM_TILE_COLS));
+  static_assert(3 * 11 >= MIN_TILES);
 }
 
 TEST(Conv2d, InvalidShapeLeavesOutputUntouched) {

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The tile pool: every tile of a call runs once, callers on several
+// threads share the pool, and a tile that throws fails only its own call.
+#include "gpu/kernels/tile_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace vgpu::gpu::kernels {
+namespace {
+
+TEST(TilePool, RunsEveryTileOfTheRangeOnce) {
+  constexpr uint64_t FIRST = 5, END = 1005;
+  std::vector<std::atomic<int>> runs(END);
+  for_each_tile(FIRST, END, [&](uint64_t i) { runs[i].fetch_add(1); });
+  for (uint64_t i = 0; i < END; ++i) EXPECT_EQ(runs[i].load(), i < FIRST ? 0 : 1) << "tile " << i;
+  for_each_tile(7, 7, [&](uint64_t) { ADD_FAILURE() << "an empty range ran a tile"; });
+  EXPECT_GE(tile_workers(), 1u);
+}
+
+TEST(TilePool, CallersOnSeveralThreadsEachGetAllTheirTiles) {
+  constexpr int CALLERS = 4;
+  constexpr uint64_t TILES = 300;
+  std::vector<std::vector<std::atomic<int>>> runs(CALLERS);
+  for (auto& r : runs) r = std::vector<std::atomic<int>>(TILES);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < CALLERS; ++c)
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 3; ++round) for_each_tile(0, TILES, [&](uint64_t i) { runs[c][i].fetch_add(1); });
+    });
+  for (auto& t : callers) t.join();
+  for (int c = 0; c < CALLERS; ++c)
+    for (uint64_t i = 0; i < TILES; ++i) EXPECT_EQ(runs[c][i].load(), 3) << "caller " << c << " tile " << i;
+}
+
+TEST(TilePool, ATileThatThrowsFailsItsCallAndThePoolGoesOn) {
+  EXPECT_THROW(for_each_tile(0, 64,
+                             [](uint64_t i) {
+                               if (i == 10) throw std::runtime_error("tile 10");
+                             }),
+               std::runtime_error);
+  std::atomic<uint64_t> sum = 0;
+  for_each_tile(0, 100, [&](uint64_t i) { sum += i; });
+  EXPECT_EQ(sum.load(), 99u * 100 / 2);
+}
+
+}  // namespace
+}  // namespace vgpu::gpu::kernels
