@@ -13,6 +13,7 @@
 #include "driver/runtime.h"
 #include "mediator/vgpu.h"
 #include "testbed/testbed.h"
+#include "tests/testing/moving_vgpu.h"
 
 namespace vgpu::mediator {
 namespace {
@@ -20,30 +21,13 @@ namespace {
 using driver::Bar;
 using testbed::Mode;
 
-constexpr uint64_t VM_VRAM = 64 * MiB;
-constexpr uint32_t VM_CHANNELS = 8;
+using moving::copy_partition;
+using moving::make_testbed;
+using moving::VM_CHANNELS;
+using moving::VM_VRAM;
 constexpr uint32_t INTR_MASK = 0x5a5a0000;
 constexpr uint32_t PTIMER_NUM = 3, PTIMER_DEN = 7;
-constexpr uint64_t FREEZE_NS = 5'000'000'000;
-
-std::unique_ptr<testbed::Testbed> make_testbed(Mode mode, uint64_t vram = VM_VRAM) {
-  testbed::TestbedConfig tc;
-  tc.mode = mode;
-  tc.vram_per_vm = vram;
-  tc.channels_per_vm = VM_CHANNELS;
-  auto tb = testbed::Testbed::create(tc);
-  EXPECT_TRUE(tb) << tb.error().what();
-  return tb ? std::move(*tb) : nullptr;
-}
-
-// What RAM migration does for VRAM: the destination's partition gets the
-// source's bytes.
-void copy_partition(testbed::Testbed& from, testbed::Testbed& to) {
-  const shadow::Partition& a = from.vgpu(0)->partition();
-  const shadow::Partition& b = to.vgpu(0)->partition();
-  ASSERT_EQ(a.size, b.size);
-  std::memcpy(to.host()->gpu().vram().data() + b.base, from.host()->gpu().vram().data() + a.base, a.size);
-}
+using moving::FREEZE_NS;
 
 // BAR0 registers a driver sets up, each read through the VM's port.
 const Reg32 CHECKED[] = {regs::pmc::INTR_EN_0,      regs::pmc::INTR_MASK_0,  regs::pmc::PBDMA_ENABLE,

@@ -7,9 +7,11 @@
 
 namespace vgpu::mediator::moving {
 
-std::unique_ptr<testbed::Testbed> make_testbed(uint64_t vram) {
+std::unique_ptr<testbed::Testbed> make_testbed(uint64_t vram) { return make_testbed(testbed::Mode::fv_naive, vram); }
+
+std::unique_ptr<testbed::Testbed> make_testbed(testbed::Mode mode, uint64_t vram) {
   testbed::TestbedConfig tc;
-  tc.mode = testbed::Mode::fv_naive;
+  tc.mode = mode;
   tc.vram_per_vm = vram;
   tc.channels_per_vm = VM_CHANNELS;
   auto tb = testbed::Testbed::create(tc);

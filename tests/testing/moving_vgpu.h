@@ -28,6 +28,8 @@ inline constexpr uint64_t FREEZE_NS = 5'000'000'000;
 // fv-naive: every BAR access trapped, so the driver keeps no mapping of
 // the source's VRAM.
 std::unique_ptr<testbed::Testbed> make_testbed(uint64_t vram = VM_VRAM);
+// The same in another mode (tests/migration_test.cc moves each mode).
+std::unique_ptr<testbed::Testbed> make_testbed(testbed::Mode mode, uint64_t vram = VM_VRAM);
 
 // The guest's side of the move: the driver talks to whichever vGPU is
 // current, by trapped accesses only, and polls (the interrupt counts of
