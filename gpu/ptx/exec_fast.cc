@@ -163,13 +163,7 @@ VGPU_INLINE void f32(uint64_t* D, const uint64_t* A, const uint64_t* B, const ui
     VGPU_LANES(bits(__builtin_fmaf(as_f32(A[l]), as_f32(B[l]), as_f32(X[l]))));
 }
 
-// Runs f, its `kind` (kChain: its `chain`, none for an op that does not chain).
-template <bool kAvx2, bool kChain>
-VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
-  uint64_t* D = r[f.d];
-  // In locals: a store through D may alias f's fields and the block's, which the loops would read again per lane.
-  const uint64_t m = f.mask, imm = f.imm;
-  // The sources, resolved only by the kinds that read them (a fill, a special register or a memory op reads none).
+// The sources, resolved only by the kinds that read them (a fill, a special register or a memory op reads none).
 #define VGPU_A const uint64_t* A = operand(r, f.a)
 #define VGPU_AB                        \
   const uint64_t* A = operand(r, f.a); \
@@ -177,149 +171,73 @@ VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
 #define VGPU_ABX \
   VGPU_AB;       \
   const uint64_t* X = operand(r, f.x)
+// One case per kind: resolve the sources the kind reads, run it, and
+// return (a setp breaks out to write its complement).
+#define VGPU_A_CASE(KIND, ...) \
+  case K::KIND: {              \
+    VGPU_A;                    \
+    __VA_ARGS__;               \
+    return true;               \
+  }
+#define VGPU_AB_CASE(KIND, ...) \
+  case K::KIND: {               \
+    VGPU_AB;                    \
+    __VA_ARGS__;                \
+    return true;                \
+  }
+#define VGPU_ABX_CASE(KIND, ...) \
+  case K::KIND: {                \
+    VGPU_ABX;                    \
+    __VA_ARGS__;                 \
+    return true;                 \
+  }
+#define VGPU_SETP_CASE(KIND, ...) \
+  case K::KIND: {                 \
+    VGPU_AB;                      \
+    __VA_ARGS__;                  \
+    break;                        \
+  }
+
+// Runs f, its `kind` (kChain: its `chain`, none for an op that does not chain).
+template <bool kAvx2, bool kChain>
+VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
+  uint64_t* D = r[f.d];
+  // In locals: a store through D may alias f's fields and the block's, which the loops would read again per lane.
+  const uint64_t m = f.mask, imm = f.imm;
   switch (kChain ? f.chain : f.kind) {
+    // One kind per line, like a table.
+    // clang-format off
     case K::fill: VGPU_LANES(imm); return true;
-    case K::and_: {
-      VGPU_AB;
-      int_op<kAvx2, K::and_>(D, A, B, m);
-      return true;
-    }
-    case K::or_: {
-      VGPU_AB;
-      int_op<kAvx2, K::or_>(D, A, B, m);
-      return true;
-    }
-    case K::xor_: {
-      VGPU_AB;
-      int_op<kAvx2, K::xor_>(D, A, B, m);
-      return true;
-    }
-    case K::add: {
-      VGPU_AB;
-      int_op<kAvx2, K::add>(D, A, B, m);
-      return true;
-    }
-    case K::sub: {
-      VGPU_AB;
-      int_op<kAvx2, K::sub>(D, A, B, m);
-      return true;
-    }
-    case K::mul: {
-      VGPU_AB;
-      VGPU_LANES((A[l] * B[l]) & m);
-      return true;
-    }
-    case K::mul_wide_s32: {
-      VGPU_AB;
-      mul32<kAvx2, true>(D, A, B, nullptr, ~0ull);
-      return true;
-    }
-    case K::mul_wide_u32:
-    case K::mul32: {
-      VGPU_AB;
-      mul32<kAvx2, false>(D, A, B, nullptr, m);
-      return true;
-    }
-    case K::mad32: {
-      VGPU_ABX;
-      mul32<kAvx2, false>(D, A, B, X, m);
-      return true;
-    }
-    case K::mad: {
-      VGPU_ABX;
-      VGPU_LANES((A[l] * B[l] + X[l]) & m);
-      return true;
-    }
-    case K::shl: {
-      VGPU_A;
-      VGPU_LANES((A[l] << imm) & m);
-      return true;
-    }
-    case K::shr_u: {
-      VGPU_A;
-      VGPU_LANES((A[l] & m) >> imm);
-      return true;
-    }
-    case K::shr_s32: {
-      VGPU_A;
-      VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])} >> imm) & m);
-      return true;
-    }
-    case K::shr_s64: {
-      VGPU_A;
-      VGPU_LANES(static_cast<uint64_t>(static_cast<int64_t>(A[l]) >> imm) & m);
-      return true;
-    }
-    case K::sext32: {
-      VGPU_A;
-      VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])}) & m);
-      return true;
-    }
-    case K::selp: {
-      VGPU_ABX;
-      VGPU_LANES(((X[l] & 1) ^ imm) ? A[l] : B[l]);
-      return true;
-    }
-    case K::setp_s32: {
-      VGPU_AB;
-      setp<kAvx2, int32_t, false>(D, A, B, f.sub);
-      break;
-    }
-    case K::setp_u32: {
-      VGPU_AB;
-      setp<kAvx2, uint32_t, false>(D, A, B, f.sub);
-      break;
-    }
-    case K::setp_s64: {
-      VGPU_AB;
-      setp<kAvx2, int64_t, false>(D, A, B, f.sub);
-      break;
-    }
-    case K::setp_u64: {
-      VGPU_AB;
-      setp<kAvx2, uint64_t, false>(D, A, B, f.sub);
-      break;
-    }
-    case K::setp_f32: {
-      VGPU_AB;
-      setp<kAvx2, float, true>(D, A, B, f.sub);
-      break;
-    }
-    case K::add_f32: {
-      VGPU_AB;
-      f32<kAvx2, K::add_f32>(D, A, B, nullptr);
-      return true;
-    }
-    case K::sub_f32: {
-      VGPU_AB;
-      f32<kAvx2, K::sub_f32>(D, A, B, nullptr);
-      return true;
-    }
-    case K::mul_f32: {
-      VGPU_AB;
-      f32<kAvx2, K::mul_f32>(D, A, B, nullptr);
-      return true;
-    }
-    case K::add_f64: {
-      VGPU_AB;
-      VGPU_LANES(bits(as_f64(A[l]) + as_f64(B[l])));
-      return true;
-    }
-    case K::mul_f64: {
-      VGPU_AB;
-      VGPU_LANES(bits(as_f64(A[l]) * as_f64(B[l])));
-      return true;
-    }
-    case K::fma_f32: {
-      VGPU_ABX;
-      f32<kAvx2, K::fma_f32>(D, A, B, X);
-      return true;
-    }
-    case K::fma_f64: {
-      VGPU_ABX;
-      VGPU_LANES(bits(__builtin_fma(as_f64(A[l]), as_f64(B[l]), as_f64(X[l]))));
-      return true;
-    }
+    VGPU_AB_CASE(and_, int_op<kAvx2, K::and_>(D, A, B, m));
+    VGPU_AB_CASE(or_, int_op<kAvx2, K::or_>(D, A, B, m));
+    VGPU_AB_CASE(xor_, int_op<kAvx2, K::xor_>(D, A, B, m));
+    VGPU_AB_CASE(add, int_op<kAvx2, K::add>(D, A, B, m));
+    VGPU_AB_CASE(sub, int_op<kAvx2, K::sub>(D, A, B, m));
+    VGPU_AB_CASE(mul, VGPU_LANES((A[l] * B[l]) & m));
+    VGPU_AB_CASE(mul_wide_s32, mul32<kAvx2, true>(D, A, B, nullptr, ~0ull));
+    VGPU_AB_CASE(mul_wide_u32, mul32<kAvx2, false>(D, A, B, nullptr, m));
+    VGPU_AB_CASE(mul32, mul32<kAvx2, false>(D, A, B, nullptr, m));
+    VGPU_ABX_CASE(mad32, mul32<kAvx2, false>(D, A, B, X, m));
+    VGPU_ABX_CASE(mad, VGPU_LANES((A[l] * B[l] + X[l]) & m));
+    VGPU_A_CASE(shl, VGPU_LANES((A[l] << imm) & m));
+    VGPU_A_CASE(shr_u, VGPU_LANES((A[l] & m) >> imm));
+    VGPU_A_CASE(shr_s32, VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])} >> imm) & m));
+    VGPU_A_CASE(shr_s64, VGPU_LANES(static_cast<uint64_t>(static_cast<int64_t>(A[l]) >> imm) & m));
+    VGPU_A_CASE(sext32, VGPU_LANES(static_cast<uint64_t>(int64_t{static_cast<int32_t>(A[l])}) & m));
+    VGPU_ABX_CASE(selp, VGPU_LANES(((X[l] & 1) ^ imm) ? A[l] : B[l]));
+    VGPU_SETP_CASE(setp_s32, setp<kAvx2, int32_t, false>(D, A, B, f.sub));
+    VGPU_SETP_CASE(setp_u32, setp<kAvx2, uint32_t, false>(D, A, B, f.sub));
+    VGPU_SETP_CASE(setp_s64, setp<kAvx2, int64_t, false>(D, A, B, f.sub));
+    VGPU_SETP_CASE(setp_u64, setp<kAvx2, uint64_t, false>(D, A, B, f.sub));
+    VGPU_SETP_CASE(setp_f32, setp<kAvx2, float, true>(D, A, B, f.sub));
+    VGPU_AB_CASE(add_f32, f32<kAvx2, K::add_f32>(D, A, B, nullptr));
+    VGPU_AB_CASE(sub_f32, f32<kAvx2, K::sub_f32>(D, A, B, nullptr));
+    VGPU_AB_CASE(mul_f32, f32<kAvx2, K::mul_f32>(D, A, B, nullptr));
+    VGPU_AB_CASE(add_f64, VGPU_LANES(bits(as_f64(A[l]) + as_f64(B[l]))));
+    VGPU_AB_CASE(mul_f64, VGPU_LANES(bits(as_f64(A[l]) * as_f64(B[l]))));
+    VGPU_ABX_CASE(fma_f32, f32<kAvx2, K::fma_f32>(D, A, B, X));
+    VGPU_ABX_CASE(fma_f64, VGPU_LANES(bits(__builtin_fma(as_f64(A[l]), as_f64(B[l]), as_f64(X[l])))));
+    // clang-format on
     case K::tid: {
       const uint32_t* T = c.warp->tid.data() + size_t{f.sub} * kWarpSize;
       VGPU_LANES(uint64_t{T[l]} & m);
@@ -345,6 +263,10 @@ VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
     case K::bra: return false;         // a bra runs in run_chain only
     default: __builtin_unreachable();  // every kind is above (build_fast makes no other): no range check
   }
+#undef VGPU_SETP_CASE
+#undef VGPU_ABX_CASE
+#undef VGPU_AB_CASE
+#undef VGPU_A_CASE
 #undef VGPU_ABX
 #undef VGPU_AB
 #undef VGPU_A
