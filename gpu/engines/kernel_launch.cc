@@ -52,11 +52,30 @@ struct KernelRow {
   // A timed piece runs at least this many times its first chunk (one
   // block's units): the kernel's fixed cost per chunk (kernel_launch.h).
   uint64_t min_piece_per_chunk = MIN_PIECE_PER_CHUNK;
-  // Units that run side by side (kernels::tile_workers() tasks' tiles): a
-  // timed piece's chunks are multiples of it, or a chunk of one tile would
-  // leave all but one tile thread idle; null: 1.
-  uint64_t (*wave)(std::span<const std::byte> args) = nullptr;
+  // A kernel whose units are tiles of the tile pool: units from u.first as
+  // one job of the pool until `stop` ends it; returns how many ran. A
+  // timed piece is then one such job, its threads taking tiles until the
+  // piece's time is up (chunks, each ending at a barrier of all tile
+  // threads, left them idle: docs/scheduler.md, "Timed pieces as one pool
+  // job"); null: chunks of run.
+  uint64_t (*run_until)(std::span<const std::byte> args, const Buffers& b, Units u,
+                        const kernels::TileStop& stop) = nullptr;
 };
+
+uint64_t sgemm_run_until(std::span<const std::byte> args, const Buffers& b, Units u, const kernels::TileStop& stop) {
+  // Tiles [first, first + count) of C, as the whole launch computes them.
+  const auto g = decode_args<cls::SgemmArgs>(args);
+  const float* a = b.f32("a");
+  float* c = b.f32("c");
+  if (a == nullptr || c == nullptr) return u.count;
+  return kernels::sgemm_tiles_run(g, a, b.f32("b"), c, u.first, u.count, stop);
+}
+
+uint64_t conv2d_run_until(std::span<const std::byte> args, const Buffers& b, Units u, const kernels::TileStop& stop) {
+  // Tiles [first, first + count) of the output, as the whole launch computes them.
+  return kernels::conv2d_tiles_run(decode_args<cls::Conv2dArgs>(args), b.f32("input"), b.f32("filter"), b.f32("output"),
+                                   u.first, u.count, stop);
+}
 
 std::span<float> part(std::span<float> s, Units u) {
   if (u.first >= s.size()) return {};
@@ -93,36 +112,25 @@ constexpr KernelRow KERNELS[] = {
      [](std::span<const std::byte> args) -> uint64_t {
        return kernels::sgemm_tiles(decode_args<cls::SgemmArgs>(args));
      },
-     [](std::span<const std::byte> args, const Buffers& b, Units u) {
-       // Tiles [first, first + count) of C, as the whole launch computes them.
-       const auto g = decode_args<cls::SgemmArgs>(args);
-       const float* a = b.f32("a");
-       float* c = b.f32("c");
-       if (a == nullptr || c == nullptr) return;
-       kernels::sgemm_tiles_run(g, a, b.f32("b"), c, u.first, u.count);
-     },
+     [](std::span<const std::byte> args, const Buffers& b, Units u) { sgemm_run_until(args, b, u, {}); },
      [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
        return kernels::sgemm_cost_ns(m, decode_args<cls::SgemmArgs>(args));
      },
      // A tile reads its own rows of A and columns of B: no chunk re-reads
      // the whole of B, so pieces need no floor.
-     1, [](std::span<const std::byte> args) { return kernels::sgemm_wave(decode_args<cls::SgemmArgs>(args)); }},
+     1, &sgemm_run_until},
     {cls::Kernel::conv2d, "conv2d",
      [](std::span<const std::byte> args) -> uint64_t {
        return kernels::conv2d_tiles(decode_args<cls::Conv2dArgs>(args));
      },
-     [](std::span<const std::byte> args, const Buffers& b, Units u) {
-       // Tiles [first, first + count) of the output, as the whole launch computes them.
-       kernels::conv2d_tiles_run(decode_args<cls::Conv2dArgs>(args), b.f32("input"), b.f32("filter"), b.f32("output"),
-                                 u.first, u.count);
-     },
+     [](std::span<const std::byte> args, const Buffers& b, Units u) { conv2d_run_until(args, b, u, {}); },
      [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
        return kernels::conv2d_cost_ns(m, decode_args<cls::Conv2dArgs>(args));
      },
      // A chunk builds the im2col columns of its own bands only (at most
      // one band again where it starts inside one), not the whole image
      // per run of channels as (image, channel) units did: no floor.
-     1, [](std::span<const std::byte> args) { return kernels::conv2d_wave(decode_args<cls::Conv2dArgs>(args)); }},
+     1, &conv2d_run_until},
     {cls::Kernel::mriq, "mriq",
      [](std::span<const std::byte> args) -> uint64_t { return decode_args<cls::MriqArgs>(args).num_x; },
      [](std::span<const std::byte> args, const Buffers& b, Units u) {
@@ -330,23 +338,9 @@ class KernelTimedPieces final : public DividedWork {
     const Buffers buffers(*mapped);
     const uint64_t whole_ns = kernel_cost_ns(ctx_.cost, launch_);
     const bool modeled = ctx_.clock.kind() == ClockKind::virtual_time;
-    PieceSizer sizer(target_ns_, first_chunk_);
-    uint64_t done = 0, elapsed = 0;
-    for (;;) {
-      elapsed = modeled ? work_ns(whole_ns, done) : ctx_.clock.now_ns() - start;
-      if (probing_ && done != 0) {  // one block's units took `elapsed`: a floor for every piece
-        probing_ = false;
-        uint64_t floor = elapsed * row_->min_piece_per_chunk;
-        if (budget_ns) floor = std::min(floor, *budget_ns / 2);
-        target_ns_ = std::max(target_ns_, floor);
-        sizer.set_target(target_ns_);
-      }
-      const uint64_t chunk = whole_waves(sizer.next(done, elapsed, units_ - next_));
-      if (chunk == 0 || deadline.expired()) break;
-      row_->run(launch_.arg_span(), buffers, Units{next_, chunk});
-      next_ += chunk;
-      done += chunk;
-    }
+    const auto [done, elapsed] = row_->run_until != nullptr
+                                     ? run_pooled(buffers, whole_ns, modeled, start, deadline)
+                                     : run_chunks(buffers, whole_ns, modeled, start, budget_ns, deadline);
     // The next piece (and the next such launch) starts with what this
     // piece's speed says fits its time.
     if (elapsed > 0) {
@@ -368,12 +362,51 @@ class KernelTimedPieces final : public DividedWork {
     return static_cast<uint64_t>(static_cast<unsigned __int128>(work) * count / std::max<uint64_t>(units_, 1));
   }
 
-  // A chunk rounded up to whole waves of the kernel's tile threads, at
-  // most what is left.
-  uint64_t whole_waves(uint64_t chunk) const {
-    if (chunk == 0 || row_->wave == nullptr) return chunk;
-    const uint64_t wave = std::max<uint64_t>(row_->wave(launch_.arg_span()), 1);
-    return std::min(units_ - next_, (chunk + wave - 1) / wave * wave);
+  struct PieceRun {
+    uint64_t done = 0;     // units the piece ran
+    uint64_t elapsed = 0;  // their time (real, or modeled without the launch's fixed cost)
+  };
+
+  // The piece as one job of the tile pool: its threads take tiles until
+  // the piece's time (or the engine's deadline) is up, the modeled time of
+  // the tiles taken in virtual time. A tile taken runs whole, so a piece
+  // runs past its time by at most one tile's time.
+  PieceRun run_pooled(const Buffers& buffers, uint64_t whole_ns, bool modeled, uint64_t start,
+                      const EngineDeadline& deadline) {
+    const uint64_t target = target_ns_;
+    const kernels::TileStop stop = [&](uint64_t taken) {
+      if (deadline.expired()) return true;
+      return (modeled ? work_ns(whole_ns, taken) : ctx_.clock.now_ns() - start) >= target;
+    };
+    PieceRun r;
+    r.done = row_->run_until(launch_.arg_span(), buffers, Units{next_, units_ - next_}, stop);
+    next_ += r.done;
+    r.elapsed = modeled ? work_ns(whole_ns, r.done) : ctx_.clock.now_ns() - start;
+    return r;
+  }
+
+  // The piece in chunks (PieceSizer), each timed: the first one of the
+  // launch sets the piece's floor.
+  PieceRun run_chunks(const Buffers& buffers, uint64_t whole_ns, bool modeled, uint64_t start,
+                      std::optional<uint64_t> budget_ns, const EngineDeadline& deadline) {
+    PieceSizer sizer(target_ns_, first_chunk_);
+    PieceRun r;
+    for (;;) {
+      r.elapsed = modeled ? work_ns(whole_ns, r.done) : ctx_.clock.now_ns() - start;
+      if (probing_ && r.done != 0) {  // one block's units took `elapsed`: a floor for every piece
+        probing_ = false;
+        uint64_t floor = r.elapsed * row_->min_piece_per_chunk;
+        if (budget_ns) floor = std::min(floor, *budget_ns / 2);
+        target_ns_ = std::max(target_ns_, floor);
+        sizer.set_target(target_ns_);
+      }
+      const uint64_t chunk = sizer.next(r.done, r.elapsed, units_ - next_);
+      if (chunk == 0 || deadline.expired()) break;
+      row_->run(launch_.arg_span(), buffers, Units{next_, chunk});
+      next_ += chunk;
+      r.done += chunk;
+    }
+    return r;
   }
 
   SliceMemory::Learned* learned() const {

@@ -137,8 +137,10 @@ struct SliceMemory {
 // conv2d's are tiles of its output (kernels::conv2d_tiles), each building
 // only its band's im2col columns: they have no floor, and their pieces
 // are near the slice. Their tiles run side by side on the tile pool
-// (gpu/kernels/tile_pool.h), so a chunk is rounded up to whole waves of
-// its tile threads (a chunk of one tile would leave the others idle).
+// (gpu/kernels/tile_pool.h), so their piece is not cut into chunks: it is
+// one job of the pool, whose threads take tiles until the piece's time is
+// up (a chunk, each a job ending at a barrier of all tile threads, left
+// them idle; a piece runs past its time by at most one tile).
 inline constexpr uint64_t MIN_PIECE_PER_CHUNK = 32;
 [[nodiscard]] std::shared_ptr<DividedWork> slice_kernel_timed(const ChannelContext& ctx, const KernelLaunch& launch,
                                                               uint32_t mthd, std::shared_ptr<SliceMemory> memory);

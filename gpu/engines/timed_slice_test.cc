@@ -122,11 +122,18 @@ TEST_F(TimedSliceTest, AnSgemmInTimedPiecesMatchesTheWholeLaunch) {
   write_vec(vb, b);
   write_vec(vc_whole, c);
   write_vec(vc_sliced, c);
+  uint64_t jobs = kernels::tile_jobs();
   ASSERT_TRUE(launch(Kernel::sgemm, cls::SgemmArgs{va, vb, vc_whole, M, N, K, 1.0f, 0.5f, 0}, 128).has_value());
   EXPECT_EQ(pieces_, 0);
+  EXPECT_EQ(kernels::tile_jobs() - jobs, 1u) << "the whole launch is one job of the tile pool";
   slice_ns_ = 1'000;
+  jobs = kernels::tile_jobs();
   ASSERT_TRUE(launch(Kernel::sgemm, cls::SgemmArgs{va, vb, vc_sliced, M, N, K, 1.0f, 0.5f, 0}, 128).has_value());
   EXPECT_GE(pieces_, 3);
+  // Chunks, each its own job ending at a barrier of all tile threads, made
+  // a timed piece 1.1-1.7 times slower than the whole launch
+  // (docs/scheduler.md, "Timed pieces as one pool job").
+  EXPECT_EQ(kernels::tile_jobs() - jobs, static_cast<uint64_t>(pieces_)) << "one job of the tile pool per piece";
   const auto whole = read_vec<float>(vc_whole, c.size());
   const auto sliced = read_vec<float>(vc_sliced, c.size());
   ASSERT_EQ(sliced.size(), whole.size());

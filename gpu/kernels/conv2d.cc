@@ -172,14 +172,9 @@ Tile tile_at(const Shape& g, const Tiling& t, uint64_t index) {
 
 uint64_t conv2d_tiles(const cls::Conv2dArgs& a) { return tiling_of(a, WORKSPACE_FLOATS).tiles; }
 
-uint64_t conv2d_wave(const cls::Conv2dArgs& a) {
-  const Tiling t = tiling_of(a, WORKSPACE_FLOATS);
-  return tile_workers() * (is_pointwise(a) ? 1 : static_cast<uint64_t>(std::max<int64_t>(t.channel_tiles, 1)));
-}
-
-void conv2d_tiles_run(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output, uint64_t first,
-                      uint64_t count) {
-  detail::conv2d_tiles_run(a, input, filter, output, first, count, WORKSPACE_FLOATS);
+uint64_t conv2d_tiles_run(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output,
+                          uint64_t first, uint64_t count, const TileStop& stop) {
+  return detail::conv2d_tiles_run(a, input, filter, output, first, count, WORKSPACE_FLOATS, stop);
 }
 
 void conv2d(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output) {
@@ -235,18 +230,26 @@ void run_band(const cls::Conv2dArgs& a, const Tiling& t, const float* input, con
 
 }  // namespace
 
-void detail::conv2d_tiles_run(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output,
-                              uint64_t first, uint64_t count, size_t workspace_floats) {
+uint64_t detail::conv2d_tiles_run(const cls::Conv2dArgs& a, const float* input, const float* filter, float* output,
+                                  uint64_t first, uint64_t count, size_t workspace_floats, const TileStop& stop) {
   const Tiling t = tiling_of(a, workspace_floats);
-  if (first >= t.tiles || count == 0) return;
+  if (first >= t.tiles || count == 0) return 0;
   const uint64_t end = first + std::min(count, t.tiles - first);
   // A pointwise launch's tiles are independent; the others share their
   // band's columns, so a band's tiles in the range run on one thread.
   const auto per_task = is_pointwise(a) ? uint64_t{1} : static_cast<uint64_t>(t.channel_tiles);
-  for_each_tile(first / per_task, (end - 1) / per_task + 1, [&](uint64_t task) {
-    const uint64_t lo = std::max(first, task * per_task), hi = std::min(end, (task + 1) * per_task);
-    run_band(a, t, input, filter, output, lo, hi);
-  });
+  const uint64_t first_task = first / per_task;
+  // Tiles [first, end) up to task first_task + tasks.
+  const auto tiles_before = [&](uint64_t tasks) { return std::min(end, (first_task + tasks) * per_task) - first; };
+  const TileStop band_stop = [&](uint64_t tasks) { return stop(tiles_before(tasks)); };
+  const uint64_t task_end = for_each_tile(
+      first_task, (end - 1) / per_task + 1,
+      [&](uint64_t task) {
+        const uint64_t lo = std::max(first, task * per_task), hi = std::min(end, (task + 1) * per_task);
+        run_band(a, t, input, filter, output, lo, hi);
+      },
+      stop ? band_stop : TileStop{});
+  return tiles_before(task_end - first_task);
 }
 
 bool detail::conv2d_pointwise(const cls::Conv2dArgs& a) { return is_pointwise(a); }

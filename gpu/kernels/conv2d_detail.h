@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "gpu/kernels/tile_pool.h"
 #include "vgpu/classes.h"
 
 namespace vgpu::gpu::kernels::detail {
@@ -15,8 +16,8 @@ namespace vgpu::gpu::kernels::detail {
 void conv2d_banded(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output,
                    size_t workspace_floats);
 // Tiles [first, first + count) of the launch under this bound.
-void conv2d_tiles_run(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output,
-                      uint64_t first, uint64_t count, size_t workspace_floats);
+uint64_t conv2d_tiles_run(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output,
+                          uint64_t first, uint64_t count, size_t workspace_floats, const TileStop& stop = {});
 
 // For kernel_bench's conv2d in one BLAS call per image (what tiles cost
 // against it): whether the launch reads the image as its own column

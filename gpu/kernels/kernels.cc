@@ -51,15 +51,13 @@ TileShape tile_shape(const cls::SgemmArgs& g) {
 
 uint64_t sgemm_tiles(const cls::SgemmArgs& g) { return tile_shape(g).tiles(); }
 
-uint64_t sgemm_wave(const cls::SgemmArgs&) { return tile_workers(); }
-
-void sgemm_tiles_run(const cls::SgemmArgs& g, const float* a, const float* b, float* c, uint64_t first,
-                     uint64_t count) {
+uint64_t sgemm_tiles_run(const cls::SgemmArgs& g, const float* a, const float* b, float* c, uint64_t first,
+                         uint64_t count, const TileStop& stop) {
   const TileShape s = tile_shape(g);
-  if (first >= s.tiles()) return;
+  if (first >= s.tiles()) return 0;
   const int n = static_cast<int>(g.n);
   const int k = static_cast<int>(g.k);
-  for_each_tile(first, first + std::min(count, s.tiles() - first), [&](uint64_t t) {
+  const auto body = [&](uint64_t t) {
     const uint64_t row = t / s.col_tiles * s.rows;
     const uint64_t col = t % s.col_tiles * s.cols;
     const auto rows_here = static_cast<int>(std::min<uint64_t>(s.rows, g.m - row));
@@ -68,7 +66,8 @@ void sgemm_tiles_run(const cls::SgemmArgs& g, const float* a, const float* b, fl
     // call only scales C by beta.
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows_here, cols_here, k, g.alpha, a + row * g.k,
                 std::max(k, 1), b + col, n, g.beta, c + row * g.n + col, n);
-  });
+  };
+  return for_each_tile(first, first + std::min(count, s.tiles() - first), body, stop) - first;
 }
 
 void sgemm(const cls::SgemmArgs& g, const float* a, const float* b, float* c) {

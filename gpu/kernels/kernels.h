@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 
+#include "gpu/kernels/tile_pool.h"
 #include "vgpu/classes.h"
 
 namespace vgpu::gpu::kernels {
@@ -43,9 +44,11 @@ inline constexpr uint32_t SGEMM_MIN_TILE_COLS = 64;
 inline constexpr uint64_t MIN_TILES = 32;
 // The tiles of C, in row-major order of tiles (0 when sgemm does nothing).
 uint64_t sgemm_tiles(const cls::SgemmArgs& args);
-// Tiles [first, first + count) of C.
-void sgemm_tiles_run(const cls::SgemmArgs& args, const float* a, const float* b, float* c, uint64_t first,
-                     uint64_t count);
+// Tiles [first, first + count) of C, as one job of the tile pool, until
+// `stop` ends it (tile_pool.h: a timed piece whose time is up); returns
+// how many tiles, from first, ran.
+uint64_t sgemm_tiles_run(const cls::SgemmArgs& args, const float* a, const float* b, float* c, uint64_t first,
+                         uint64_t count, const TileStop& stop = {});
 void conv2d(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output);
 // conv2d is computed in tiles of its output, whole or in pieces: per
 // image, CONV2D_TILE_CHANNELS output channels by a band of at most
@@ -67,13 +70,11 @@ inline constexpr uint32_t CONV2D_MIN_TILE_COLUMNS = 64;
 // The tiles of the output, image by image, each image's band by band and
 // each band's channels tile by tile (0 when conv2d does nothing).
 uint64_t conv2d_tiles(const cls::Conv2dArgs& args);
-// How many tiles a chunk of a timed piece should hold to keep every tile
-// thread busy: tile_workers() tasks' tiles.
-uint64_t sgemm_wave(const cls::SgemmArgs& args);
-uint64_t conv2d_wave(const cls::Conv2dArgs& args);
-// Tiles [first, first + count) of the output.
-void conv2d_tiles_run(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output,
-                      uint64_t first, uint64_t count);
+// Tiles [first, first + count) of the output, as one job of the tile
+// pool, until `stop` ends it (asked with the tiles taken so far, a band's
+// tiles at a time); returns how many tiles, from first, ran.
+uint64_t conv2d_tiles_run(const cls::Conv2dArgs& args, const float* input, const float* filter, float* output,
+                          uint64_t first, uint64_t count, const TileStop& stop = {});
 void mriq(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz, const float* phi_mag,
           const float* x, const float* y, const float* z, float* qr, float* qi);
 

@@ -6,6 +6,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <exception>
 #include <list>
@@ -17,7 +18,8 @@ namespace {
 
 struct Job {
   const std::function<void(uint64_t)>* body;
-  uint64_t next, end;
+  const TileStop* stop;
+  uint64_t first, next, end;
   unsigned running = 0;  // tiles taken and not yet done
   std::exception_ptr error;
   std::condition_variable done;
@@ -34,15 +36,25 @@ class Pool {
 
   unsigned workers() const { return workers_; }
 
-  void run(uint64_t first, uint64_t end, const std::function<void(uint64_t)>& body) {
-    Job job{&body, first, end};
+  // Returns the end of the tiles that ran.
+  uint64_t run(uint64_t first, uint64_t end, const std::function<void(uint64_t)>& body, const TileStop& stop) {
+    Job job{&body, stop ? &stop : nullptr, first, first, end};
     std::unique_lock lock(mutex_);
     const auto it = jobs_.insert(jobs_.end(), &job);
     wake_.notify_all();
-    while (job.next < job.end) run_one(job, lock);
+    while (open(job)) run_one(job, lock);
     job.done.wait(lock, [&] { return job.running == 0; });
     jobs_.erase(it);
     if (job.error) std::rethrow_exception(job.error);
+    return job.next;
+  }
+
+  // Whether the job has a tile to take, after asking its stop (under the
+  // lock): a stopped job takes no more.
+  static bool open(Job& job) {
+    if (job.next < job.end && job.stop != nullptr && job.next > job.first && (*job.stop)(job.next - job.first))
+      job.end = job.next;
+    return job.next < job.end;
   }
 
  private:
@@ -65,8 +77,8 @@ class Pool {
     if (--job.running == 0 && job.next >= job.end) job.done.notify_all();
   }
 
-  Job* pending() const {
-    const auto it = std::find_if(jobs_.begin(), jobs_.end(), [](const Job* j) { return j->next < j->end; });
+  Job* pending() {
+    const auto it = std::find_if(jobs_.begin(), jobs_.end(), [](Job* j) { return open(*j); });
     return it == jobs_.end() ? nullptr : *it;
   }
 
@@ -84,6 +96,8 @@ class Pool {
   std::list<Job*> jobs_;
 };
 
+std::atomic<uint64_t> jobs_started{0};
+
 Pool& pool() {
   static Pool* const p = new Pool;  // never destroyed: its threads run until exit
   return *p;
@@ -93,14 +107,22 @@ Pool& pool() {
 
 unsigned tile_workers() { return pool().workers(); }
 
+uint64_t tile_jobs() { return jobs_started.load(); }
+
 void for_each_tile(uint64_t first, uint64_t end, const std::function<void(uint64_t)>& body) {
+  for_each_tile(first, end, body, TileStop{});
+}
+
+uint64_t for_each_tile(uint64_t first, uint64_t end, const std::function<void(uint64_t)>& body, const TileStop& stop) {
   Pool& p = pool();  // sets OpenBLAS to one thread before any tile runs
-  if (first >= end) return;
+  if (first >= end) return first;
+  jobs_started.fetch_add(1);
   if (end - first == 1 || p.workers() == 1) {
-    for (uint64_t i = first; i < end; ++i) body(i);
-    return;
+    uint64_t i = first;
+    for (; i < end && (i == first || !stop || !stop(i - first)); ++i) body(i);
+    return i;
   }
-  p.run(first, end, body);
+  return p.run(first, end, body, stop);
 }
 
 void with_all_blas_threads(const std::function<void()>& f) {

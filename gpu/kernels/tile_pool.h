@@ -28,6 +28,21 @@ unsigned tile_workers();
 // share the pool; each caller runs only its own tiles.
 void for_each_tile(uint64_t first, uint64_t end, const std::function<void(uint64_t)>& body);
 
+// Ends a for_each_tile early (a timed piece whose time is up): asked under
+// the pool's lock before each tile but the first, with the number of tiles
+// taken so far; true: take no more. Tiles are taken in order, so the tiles
+// that ran are always [first, returned end).
+using TileStop = std::function<bool(uint64_t taken)>;
+
+// for_each_tile as one job of the pool until `stop` says so (an empty
+// stop: never); returns the end of the tiles that ran, at least first + 1
+// when first < end.
+uint64_t for_each_tile(uint64_t first, uint64_t end, const std::function<void(uint64_t)>& body, const TileStop& stop);
+
+// for_each_tile calls so far in this process (each is one job of the
+// pool, ending when all its tiles have): tests count them per piece.
+uint64_t tile_jobs();
+
 // Runs f with OpenBLAS on tile_workers() threads, then sets it back to one.
 // Not for use while tiles run on another thread (OpenBLAS's thread count
 // is global).

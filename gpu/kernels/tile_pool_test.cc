@@ -48,5 +48,21 @@ TEST(TilePool, ATileThatThrowsFailsItsCallAndThePoolGoesOn) {
   EXPECT_EQ(sum.load(), 99u * 100 / 2);
 }
 
+// A stop ends the call's job: the tiles that ran are the prefix up to the
+// returned end, each once, and the first always runs (a piece progresses).
+TEST(TilePool, AStopEndsTheJobAfterAPrefixOfItsTiles) {
+  constexpr uint64_t FIRST = 3, END = 503, ENOUGH = 40;
+  std::vector<std::atomic<int>> runs(END);
+  const uint64_t jobs = tile_jobs();
+  const uint64_t stopped = for_each_tile(
+      FIRST, END, [&](uint64_t i) { runs[i].fetch_add(1); }, [&](uint64_t taken) { return taken >= ENOUGH; });
+  EXPECT_EQ(tile_jobs() - jobs, 1u);
+  EXPECT_EQ(stopped, FIRST + ENOUGH) << "asked before each tile: no tile is taken once it says stop";
+  for (uint64_t i = 0; i < END; ++i) EXPECT_EQ(runs[i].load(), i >= FIRST && i < stopped ? 1 : 0) << "tile " << i;
+  EXPECT_EQ(for_each_tile(
+                FIRST, END, [](uint64_t) {}, [](uint64_t) { return true; }),
+            FIRST + 1);
+}
+
 }  // namespace
 }  // namespace vgpu::gpu::kernels
