@@ -70,38 +70,53 @@ TEST(MigrationChannels, JobsRungWhileFrozenRunOnTheDestination) {
   EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
 }
 
+// Both frozen-destination tests: A's chain, frozen midway with JOBS_AFTER
+// more rung on the frozen source, B the destination, and the unmoved
+// chain's output to compare with.
+struct FrozenMidChain {
+  std::unique_ptr<testbed::Testbed> a = make_testbed(), b = make_testbed();
+  MovingPort port{a ? &a->port(0) : nullptr};
+  Chain chain;
+  Result<std::vector<std::byte>> want = unmoved_output(JOBS_BEFORE + JOBS_AFTER);
+
+  void start() {
+    ASSERT_TRUE(a && b);
+    ASSERT_TRUE(want) << want.error().what();
+    ASSERT_TRUE(chain.open(port));
+    ASSERT_TRUE(chain.submit(JOBS_BEFORE));
+    ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
+    ASSERT_TRUE(chain.submit(JOBS_AFTER));  // rung on the frozen source
+  }
+
+  // B, frozen, ran nothing while watched; once thawed, the chain ends as
+  // the unmoved one.
+  void expect_nothing_run_until_thaw() {
+    constexpr auto WATCH = std::chrono::milliseconds(100);
+    const shadow::Partition& part = b->vgpu(0)->partition();
+    const std::byte* vram = b->host()->gpu().vram().data() + part.base;
+    // Against the frozen source's VRAM, not a copy taken after the import:
+    // work run during the import itself would be in such a copy.
+    const std::byte* moved_vram = a->host()->gpu().vram().data() + a->vgpu(0)->partition().base;
+    std::this_thread::sleep_for(WATCH);
+    EXPECT_EQ(std::memcmp(moved_vram, vram, part.size), 0) << "the frozen destination ran work before its thaw";
+    b->vgpu(0)->thaw();
+    Result<std::vector<std::byte>> got = chain.result();
+    ASSERT_TRUE(got) << got.error().what();
+    EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
+  }
+};
+
 // QEMU's destination freezes its vGPU before the load and thaws it at
 // resume: an import into a frozen vGPU runs nothing, neither the entries A
 // had given its GPU nor those rung while A was frozen, until the thaw.
 TEST(MigrationChannels, AFrozenDestinationRunsNothingUntilItsThaw) {
-  constexpr auto WATCH = std::chrono::milliseconds(100);
-  auto a = make_testbed(), b = make_testbed();
-  ASSERT_TRUE(a && b);
-  Result<std::vector<std::byte>> want = unmoved_output(JOBS_BEFORE + JOBS_AFTER);
-  ASSERT_TRUE(want) << want.error().what();
-
-  MovingPort port(&a->port(0));
-  Chain chain;
-  ASSERT_TRUE(chain.open(port));
-  ASSERT_TRUE(chain.submit(JOBS_BEFORE));
-  ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
-  ASSERT_TRUE(chain.submit(JOBS_AFTER));  // rung on the frozen source
-  ASSERT_TRUE(b->vgpu(0)->freeze(FREEZE_NS));
-  Status moved = move_vgpu(*a, *b);
+  FrozenMidChain s;
+  ASSERT_NO_FATAL_FAILURE(s.start());
+  ASSERT_TRUE(s.b->vgpu(0)->freeze(FREEZE_NS));
+  Status moved = move_vgpu(*s.a, *s.b);
   ASSERT_TRUE(moved) << moved.error().what();
-  port.move_to(&b->port(0));
-
-  const shadow::Partition& part = b->vgpu(0)->partition();
-  const std::byte* vram = b->host()->gpu().vram().data() + part.base;
-  // Against the frozen source's VRAM, not a copy taken after the import:
-  // work run during the import itself would be in such a copy.
-  const std::byte* moved_vram = a->host()->gpu().vram().data() + a->vgpu(0)->partition().base;
-  std::this_thread::sleep_for(WATCH);
-  EXPECT_EQ(std::memcmp(moved_vram, vram, part.size), 0) << "the frozen destination ran work before its thaw";
-  b->vgpu(0)->thaw();
-  Result<std::vector<std::byte>> got = chain.result();
-  ASSERT_TRUE(got) << got.error().what();
-  EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
+  s.port.move_to(&s.b->port(0));
+  s.expect_nothing_run_until_thaw();
 }
 
 // The image of a source stopped with entries handed to its GPU and not yet
@@ -137,39 +152,18 @@ std::vector<uint8_t> handed_out(std::span<const uint8_t> bytes) {
 // must not run them before the thaw (the runnable stop of the import; the
 // frozen flag alone does not hold them, as nothing is dispatched for them).
 TEST(MigrationChannels, EntriesHandedToTheGpuWaitOnAFrozenDestinationForItsThaw) {
-  constexpr auto WATCH = std::chrono::milliseconds(100);
-  auto a = make_testbed(), b = make_testbed();
-  ASSERT_TRUE(a && b);
-  Result<std::vector<std::byte>> want = unmoved_output(JOBS_BEFORE + JOBS_AFTER);
-  ASSERT_TRUE(want) << want.error().what();
-
-  MovingPort port(&a->port(0));
-  Chain chain;
-  ASSERT_TRUE(chain.open(port));
-  ASSERT_TRUE(chain.submit(JOBS_BEFORE));
-  ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
-  ASSERT_TRUE(chain.submit(JOBS_AFTER));  // rung on the frozen source
-  Result<std::vector<uint8_t>> image = a->vgpu(0)->export_image();
+  FrozenMidChain s;
+  ASSERT_NO_FATAL_FAILURE(s.start());
+  Result<std::vector<uint8_t>> image = s.a->vgpu(0)->export_image();
   ASSERT_TRUE(image) << image.error().what();
   const std::vector<uint8_t> forged = handed_out(*image);
   ASSERT_FALSE(forged.empty());
-  ASSERT_TRUE(b->vgpu(0)->freeze(FREEZE_NS));
-  copy_partition(*a, *b);
-  const shadow::Partition& part = b->vgpu(0)->partition();
-  const std::byte* vram = b->host()->gpu().vram().data() + part.base;
-  Status imported = b->vgpu(0)->import_image(forged);
+  ASSERT_TRUE(s.b->vgpu(0)->freeze(FREEZE_NS));
+  copy_partition(*s.a, *s.b);
+  Status imported = s.b->vgpu(0)->import_image(forged);
   ASSERT_TRUE(imported) << imported.error().what();
-  port.move_to(&b->port(0));
-
-  // Against the frozen source's VRAM, not a copy taken after the import:
-  // work run during the import itself would be in such a copy.
-  const std::byte* moved_vram = a->host()->gpu().vram().data() + a->vgpu(0)->partition().base;
-  std::this_thread::sleep_for(WATCH);
-  EXPECT_EQ(std::memcmp(moved_vram, vram, part.size), 0) << "the frozen destination ran work before its thaw";
-  b->vgpu(0)->thaw();
-  Result<std::vector<std::byte>> got = chain.result();
-  ASSERT_TRUE(got) << got.error().what();
-  EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
+  s.port.move_to(&s.b->port(0));
+  s.expect_nothing_run_until_thaw();
 }
 
 // QEMU's digest compares the stopped source's image with the paused
