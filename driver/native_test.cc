@@ -28,10 +28,7 @@ void expect_near(const std::vector<float>& got, const std::vector<float>& want, 
 struct Native : ::testing::Test {
   void SetUp() override { open({}); }
   void open(DeviceOptions options, bool direct_maps = true) {
-    ctx.reset();
-    dev.reset();
-    port.reset();
-    gpu.reset();
+    close();
     auto g = gpu::Gpu::create({.vram_bytes = 128 * MiB});
     ASSERT_TRUE(g) << g.error().what();
     gpu = std::move(*g);
@@ -45,7 +42,9 @@ struct Native : ::testing::Test {
     ASSERT_TRUE(c) << c.error().what();
     ctx = std::move(*c);
   }
-  void TearDown() override {
+  void TearDown() override { close(); }
+  // Each goes before what it was opened on.
+  void close() {
     ctx.reset();
     dev.reset();
     port.reset();
@@ -63,6 +62,11 @@ struct Native : ::testing::Test {
     auto ok = ctx->download(b, std::span<float>(v));
     EXPECT_TRUE(ok) << ok.error().what();
     return v;
+  }
+  // saxpy on addresses nothing maps: the engine faults, the channel stops.
+  Result<Fence> launch_unmapped_saxpy() {
+    const cls::SaxpyArgs args{0x1000, 0x2000, 64, 1.0f};
+    return ctx->launch(cls::Kernel::saxpy, std::as_bytes(std::span(&args, 1)), {});
   }
   void run(Result<Fence> f) {
     ASSERT_TRUE(f) << f.error().what();
@@ -254,9 +258,7 @@ TEST_F(Native, KernelBeyondBufferIsInvalid) {
 }
 
 TEST_F(Native, ChannelErrorEndsWaitAndLaterLaunches) {
-  // saxpy on addresses nothing maps: the engine faults, the channel stops.
-  const cls::SaxpyArgs args{0x1000, 0x2000, 64, 1.0f};
-  auto f = ctx->launch(cls::Kernel::saxpy, std::as_bytes(std::span(&args, 1)), {});
+  auto f = launch_unmapped_saxpy();
   ASSERT_TRUE(f);
   auto r = ctx->wait(*f);
   ASSERT_FALSE(r);
@@ -269,8 +271,7 @@ TEST_F(Native, ChannelErrorEndsWaitAndLaterLaunches) {
 }
 
 TEST_F(Native, ChannelIdReusedAfterAnErrorStartsClean) {
-  const cls::SaxpyArgs args{0x1000, 0x2000, 64, 1.0f};
-  auto f = ctx->launch(cls::Kernel::saxpy, std::as_bytes(std::span(&args, 1)), {});
+  auto f = launch_unmapped_saxpy();
   ASSERT_TRUE(f);
   ASSERT_FALSE(ctx->wait(*f));
   const uint32_t chid = ctx->channel_id();
