@@ -257,6 +257,26 @@ TEST_F(Native, KernelBeyondBufferIsInvalid) {
   EXPECT_EQ(r.error().code, Errc::invalid_argument);
 }
 
+// Transfers and copies lie inside their buffers: the last bytes fit, one
+// more is refused, and an offset near 2^64 does not wrap around.
+TEST_F(Native, TransfersBeyondABufferAreInvalid) {
+  auto a = ctx->alloc(256), b = ctx->alloc(256);
+  ASSERT_TRUE(a && b);
+  auto size = ctx->size(*a);
+  ASSERT_TRUE(size);
+  const uint64_t n = *size;
+  const auto invalid = [](const auto& r) { return !r && r.error().code == Errc::invalid_argument; };
+  std::vector<std::byte> host(8);
+  EXPECT_TRUE(ctx->upload(*a, n - 8, host));
+  EXPECT_TRUE(invalid(ctx->upload(*a, n - 7, host)));
+  EXPECT_TRUE(invalid(ctx->upload(*a, ~uint64_t{0} - 3, host)));
+  EXPECT_TRUE(ctx->download(*a, n - 8, host));
+  EXPECT_TRUE(invalid(ctx->download(*a, n + 1, std::span<std::byte>{})));
+  run(ctx->copy(*b, 0, *a, 0, n));
+  EXPECT_TRUE(invalid(ctx->copy(*b, 1, *a, 0, n)));
+  EXPECT_TRUE(invalid(ctx->copy(*b, 0, *a, 1, n)));
+}
+
 TEST_F(Native, ChannelErrorEndsWaitAndLaterLaunches) {
   auto f = launch_unmapped_saxpy();
   ASSERT_TRUE(f);
