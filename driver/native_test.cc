@@ -175,16 +175,7 @@ TEST_F(Native, SgemmMatchesReference) {
 }
 
 TEST_F(Native, Conv2dMatchesReference) {
-  Conv2dParams p{};
-  p.n = 2;
-  p.c = 3;
-  p.h = 16;
-  p.w = 16;
-  p.k = 4;
-  p.r = 3;
-  p.s = 3;
-  p.pad_h = 1;
-  p.pad_w = 1;
+  Conv2dParams p{.n = 2, .c = 3, .h = 16, .w = 16, .k = 4, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
   auto in = random_floats(2 * 3 * 16 * 16, 12), filt = random_floats(4 * 3 * 3 * 3, 13);
   const size_t out_n = 2 * 4 * 16 * 16;
   p.input = upload(in);
