@@ -14,6 +14,14 @@ uint32_t bar_inst_value(uint64_t inst) {
   return r::pbus::BarInstMode::mask | r::pbus::BarInstTarget::make(0) |
          r::pbus::BarInstAddr::make(static_cast<uint32_t>(inst >> r::pbus::BAR_INST_SHIFT));
 }
+
+// A zeroed instance block from `heap`, for one BAR's address space.
+Result<uint64_t> zeroed_inst(RangeAllocator& heap, InstMem& mem) {
+  auto inst = heap.alloc(r::inst::SIZE, r::inst::ALIGN);
+  if (!inst) return std::unexpected(inst.error());
+  mem.fill(*inst, r::inst::SIZE);
+  return *inst;
+}
 }  // namespace
 
 Result<std::unique_ptr<Bars>> Bars::init(Port& port, InstMem& mem, RangeAllocator& heap, RangeAllocator& vram,
@@ -35,10 +43,9 @@ Status Bars::init_bar3(Port& port, InstMem& mem, const TablesMaker& make) {
   if (heap_.size() > port.bar_size(Bar::bar3))
     return fail(Errc::invalid_argument,
                 msg("instance heap of {} bytes exceeds BAR3 ({} bytes)", heap_.size(), port.bar_size(Bar::bar3)));
-  auto inst = heap_.alloc(r::inst::SIZE, r::inst::ALIGN);
+  auto inst = zeroed_inst(heap_, mem);
   if (!inst) return std::unexpected(inst.error());
   bar3_inst_ = *inst;
-  mem.fill(bar3_inst_, r::inst::SIZE);
   // Instance memory is still on PRAMIN here: these tables are the bootstrap.
   auto vmm = make("bar3", port.bar_size(Bar::bar3), SpaceKind::bar3);
   if (!vmm) return std::unexpected(vmm.error());
@@ -54,10 +61,9 @@ Status Bars::init_bar3(Port& port, InstMem& mem, const TablesMaker& make) {
 }
 
 Status Bars::init_bar1(Port& port, InstMem& mem, const TablesMaker& make) {
-  auto inst = heap_.alloc(r::inst::SIZE, r::inst::ALIGN);
+  auto inst = zeroed_inst(heap_, mem);
   if (!inst) return std::unexpected(inst.error());
   bar1_inst_ = *inst;
-  mem.fill(bar1_inst_, r::inst::SIZE);
   auto vmm = make("bar1", port.bar_size(Bar::bar1), SpaceKind::bar1);
   if (!vmm) return std::unexpected(vmm.error());
   (*vmm)->join(bar1_inst_);

@@ -21,6 +21,9 @@ constexpr uint64_t ARG_CB_OFFSET = 0x100;  // after the program descriptors
 static_assert(CODE_BYTES <= ARG_CB_OFFSET && ARG_CB_OFFSET + ARG_CB_BYTES <= CONSTS_BYTES);
 static_assert(ARG_CB_OFFSET + ARG_CB_BYTES <= USER_PROGRAM_OFFSET &&
               USER_PROGRAM_OFFSET + sizeof(cls::ProgramDescriptor) <= CONSTS_BYTES);
+
+// `bytes` at `offset` lie inside a buffer of `size` bytes (without overflow).
+bool fits(uint64_t offset, uint64_t bytes, uint64_t size) { return offset <= size && bytes <= size - offset; }
 }  // namespace
 
 Status Context::setup() {
@@ -203,8 +206,7 @@ Status Context::upload_pinned(Buffer dst, uint64_t offset, Buffer pinned, uint64
     return fail(Errc::invalid_argument, msg("upload_pinned: source buffer {} is not pinned host memory", pinned.id));
   auto d = find(dst, "upload_pinned destination");
   if (!d) return std::unexpected(d.error());
-  if (offset > (*d)->bytes || bytes > (*d)->bytes - offset || pinned_off > (*p)->bytes ||
-      bytes > (*p)->bytes - pinned_off)
+  if (!fits(offset, bytes, (*d)->bytes) || !fits(pinned_off, bytes, (*p)->bytes))
     return fail(Errc::invalid_argument,
                 msg("upload_pinned: {} bytes from pinned buffer {}+{} to buffer {}+{} out of range", bytes, pinned.id,
                     pinned_off, dst.id, offset));
@@ -220,8 +222,7 @@ Status Context::download_pinned(Buffer pinned, uint64_t pinned_off, Buffer src, 
                 msg("download_pinned: destination buffer {} is not pinned host memory", pinned.id));
   auto s = find(src, "download_pinned source");
   if (!s) return std::unexpected(s.error());
-  if (offset > (*s)->bytes || bytes > (*s)->bytes - offset || pinned_off > (*p)->bytes ||
-      bytes > (*p)->bytes - pinned_off)
+  if (!fits(offset, bytes, (*s)->bytes) || !fits(pinned_off, bytes, (*p)->bytes))
     return fail(Errc::invalid_argument,
                 msg("download_pinned: {} bytes from buffer {}+{} to pinned buffer {}+{} out of range", bytes, src.id,
                     offset, pinned.id, pinned_off));
@@ -322,7 +323,7 @@ Status Context::staged(const BufferRec& rec, uint64_t offset, std::span<const st
 Status Context::upload(Buffer dst, uint64_t offset, std::span<const std::byte> src) {
   auto rec = find(dst, "upload");
   if (!rec) return std::unexpected(rec.error());
-  if (offset > (*rec)->bytes || src.size() > (*rec)->bytes - offset)
+  if (!fits(offset, src.size(), (*rec)->bytes))
     return fail(Errc::invalid_argument, msg("upload: {} bytes at offset {} overrun buffer {} of {} bytes", src.size(),
                                             offset, dst.id, (*rec)->bytes));
   if (src.empty()) return {};
@@ -342,7 +343,7 @@ Status Context::upload(Buffer dst, uint64_t offset, std::span<const std::byte> s
 Status Context::download(Buffer src, uint64_t offset, std::span<std::byte> dst) {
   auto rec = find(src, "download");
   if (!rec) return std::unexpected(rec.error());
-  if (offset > (*rec)->bytes || dst.size() > (*rec)->bytes - offset)
+  if (!fits(offset, dst.size(), (*rec)->bytes))
     return fail(Errc::invalid_argument, msg("download: {} bytes at offset {} overrun buffer {} of {} bytes", dst.size(),
                                             offset, src.id, (*rec)->bytes));
   if (dst.empty()) return {};
@@ -364,7 +365,7 @@ Result<Fence> Context::copy(Buffer dst, uint64_t dst_off, Buffer src, uint64_t s
   if (!d) return std::unexpected(d.error());
   auto s = find(src, "copy source");
   if (!s) return std::unexpected(s.error());
-  if (dst_off > (*d)->bytes || bytes > (*d)->bytes - dst_off || src_off > (*s)->bytes || bytes > (*s)->bytes - src_off)
+  if (!fits(dst_off, bytes, (*d)->bytes) || !fits(src_off, bytes, (*s)->bytes))
     return fail(Errc::invalid_argument, msg("copy: {} bytes from buffer {}+{} to buffer {}+{} out of range", bytes,
                                             src.id, src_off, dst.id, dst_off));
   PushBuffer pb;

@@ -28,10 +28,7 @@ void expect_near(const std::vector<float>& got, const std::vector<float>& want, 
 struct Native : ::testing::Test {
   void SetUp() override { open({}); }
   void open(DeviceOptions options, bool direct_maps = true) {
-    ctx.reset();
-    dev.reset();
-    port.reset();
-    gpu.reset();
+    close();
     auto g = gpu::Gpu::create({.vram_bytes = 128 * MiB});
     ASSERT_TRUE(g) << g.error().what();
     gpu = std::move(*g);
@@ -45,7 +42,9 @@ struct Native : ::testing::Test {
     ASSERT_TRUE(c) << c.error().what();
     ctx = std::move(*c);
   }
-  void TearDown() override {
+  void TearDown() override { close(); }
+  // Each goes before what it was opened on.
+  void close() {
     ctx.reset();
     dev.reset();
     port.reset();
@@ -63,6 +62,11 @@ struct Native : ::testing::Test {
     auto ok = ctx->download(b, std::span<float>(v));
     EXPECT_TRUE(ok) << ok.error().what();
     return v;
+  }
+  // saxpy on addresses nothing maps: the engine faults, the channel stops.
+  Result<Fence> launch_unmapped_saxpy() {
+    const cls::SaxpyArgs args{0x1000, 0x2000, 64, 1.0f};
+    return ctx->launch(cls::Kernel::saxpy, std::as_bytes(std::span(&args, 1)), {});
   }
   void run(Result<Fence> f) {
     ASSERT_TRUE(f) << f.error().what();
@@ -171,16 +175,7 @@ TEST_F(Native, SgemmMatchesReference) {
 }
 
 TEST_F(Native, Conv2dMatchesReference) {
-  Conv2dParams p{};
-  p.n = 2;
-  p.c = 3;
-  p.h = 16;
-  p.w = 16;
-  p.k = 4;
-  p.r = 3;
-  p.s = 3;
-  p.pad_h = 1;
-  p.pad_w = 1;
+  Conv2dParams p{.n = 2, .c = 3, .h = 16, .w = 16, .k = 4, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
   auto in = random_floats(2 * 3 * 16 * 16, 12), filt = random_floats(4 * 3 * 3 * 3, 13);
   const size_t out_n = 2 * 4 * 16 * 16;
   p.input = upload(in);
@@ -253,10 +248,28 @@ TEST_F(Native, KernelBeyondBufferIsInvalid) {
   EXPECT_EQ(r.error().code, Errc::invalid_argument);
 }
 
+// Transfers and copies lie inside their buffers: the last bytes fit, one
+// more is refused, and an offset near 2^64 does not wrap around.
+TEST_F(Native, TransfersBeyondABufferAreInvalid) {
+  auto a = ctx->alloc(256), b = ctx->alloc(256);
+  ASSERT_TRUE(a && b);
+  auto size = ctx->size(*a);
+  ASSERT_TRUE(size);
+  const uint64_t n = *size;
+  const auto invalid = [](const auto& r) { return !r && r.error().code == Errc::invalid_argument; };
+  std::vector<std::byte> host(8);
+  EXPECT_TRUE(ctx->upload(*a, n - 8, host));
+  EXPECT_TRUE(invalid(ctx->upload(*a, n - 7, host)));
+  EXPECT_TRUE(invalid(ctx->upload(*a, ~uint64_t{0} - 3, host)));
+  EXPECT_TRUE(ctx->download(*a, n - 8, host));
+  EXPECT_TRUE(invalid(ctx->download(*a, n + 1, std::span<std::byte>{})));
+  run(ctx->copy(*b, 0, *a, 0, n));
+  EXPECT_TRUE(invalid(ctx->copy(*b, 1, *a, 0, n)));
+  EXPECT_TRUE(invalid(ctx->copy(*b, 0, *a, 1, n)));
+}
+
 TEST_F(Native, ChannelErrorEndsWaitAndLaterLaunches) {
-  // saxpy on addresses nothing maps: the engine faults, the channel stops.
-  const cls::SaxpyArgs args{0x1000, 0x2000, 64, 1.0f};
-  auto f = ctx->launch(cls::Kernel::saxpy, std::as_bytes(std::span(&args, 1)), {});
+  auto f = launch_unmapped_saxpy();
   ASSERT_TRUE(f);
   auto r = ctx->wait(*f);
   ASSERT_FALSE(r);
@@ -269,8 +282,7 @@ TEST_F(Native, ChannelErrorEndsWaitAndLaterLaunches) {
 }
 
 TEST_F(Native, ChannelIdReusedAfterAnErrorStartsClean) {
-  const cls::SaxpyArgs args{0x1000, 0x2000, 64, 1.0f};
-  auto f = ctx->launch(cls::Kernel::saxpy, std::as_bytes(std::span(&args, 1)), {});
+  auto f = launch_unmapped_saxpy();
   ASSERT_TRUE(f);
   ASSERT_FALSE(ctx->wait(*f));
   const uint32_t chid = ctx->channel_id();

@@ -99,9 +99,7 @@ Status buffer_copy() {
   auto b = g->ctx->alloc(v.size() * sizeof(float));
   if (!a || !b) return std::unexpected(!a ? a.error() : b.error());
   if (auto ok = finish(*g->ctx, g->ctx->copy(*b, 0, *a, 0, v.size() * sizeof(float)), "copy"); !ok) return ok;
-  auto back = download_all(*g->ctx, *b, v.size());
-  if (!back) return std::unexpected(back.error());
-  return compare(*back, v, 0.0f, "copied buffer");
+  return download_compare(*g->ctx, *b, v, 0.0f, "copied buffer");
 }
 
 Status kernel_fill() {
@@ -112,9 +110,7 @@ Status kernel_fill() {
   if (auto ok = finish(*g->ctx, g->ctx->fill({*b, 1000, 2.5f}), "fill"); !ok) return ok;
   std::vector<float> want(1000);
   ref::fill(want, 2.5f);
-  auto got = download_all(*g->ctx, *b, 1000);
-  if (!got) return std::unexpected(got.error());
-  return compare(*got, want, 0.0f, "fill");
+  return download_compare(*g->ctx, *b, want, 0.0f, "fill");
 }
 
 Status kernel_saxpy() {
@@ -125,9 +121,7 @@ Status kernel_saxpy() {
   if (!bx || !by) return std::unexpected(!bx ? bx.error() : by.error());
   if (auto ok = finish(*g->ctx, g->ctx->saxpy({*bx, *by, 4096, 0.75f}), "saxpy"); !ok) return ok;
   ref::saxpy(0.75f, x, y);
-  auto got = download_all(*g->ctx, *by, y.size());
-  if (!got) return std::unexpected(got.error());
-  return compare(*got, y, 1e-6f, "saxpy");
+  return download_compare(*g->ctx, *by, y, 1e-6f, "saxpy");
 }
 
 Status kernel_madd() {
@@ -141,9 +135,7 @@ Status kernel_madd() {
   if (auto ok = finish(*g->ctx, g->ctx->madd({*ba, *bb, *bc, rows, cols}), "madd"); !ok) return ok;
   std::vector<float> want(a.size());
   ref::madd(a, b, want);
-  auto got = download_all(*g->ctx, *bc, a.size());
-  if (!got) return std::unexpected(got.error());
-  return compare(*got, want, 1e-6f, "madd");
+  return download_compare(*g->ctx, *bc, want, 1e-6f, "madd");
 }
 
 Status kernel_sgemm() {
@@ -155,24 +147,13 @@ Status kernel_sgemm() {
   if (!ba || !bb || !bc) return std::unexpected(!ba ? ba.error() : !bb ? bb.error() : bc.error());
   if (auto ok = finish(*g->ctx, g->ctx->sgemm({*ba, *bb, *bc, m, n, k, 1.5f, 0.5f}), "sgemm"); !ok) return ok;
   ref::sgemm(cls::SgemmArgs{0, 0, 0, m, n, k, 1.5f, 0.5f, 0}, a.data(), b.data(), c.data());
-  auto got = download_all(*g->ctx, *bc, c.size());
-  if (!got) return std::unexpected(got.error());
-  return compare(*got, c, 1e-4f, "sgemm");
+  return download_compare(*g->ctx, *bc, c, 1e-4f, "sgemm");
 }
 
 Status kernel_conv2d() {
   auto g = open_gpu();
   if (!g) return std::unexpected(g.error());
-  driver::Conv2dParams p{};
-  p.n = 2;
-  p.c = 3;
-  p.h = 16;
-  p.w = 16;
-  p.k = 4;
-  p.r = 3;
-  p.s = 3;
-  p.pad_h = 1;
-  p.pad_w = 1;
+  driver::Conv2dParams p{.n = 2, .c = 3, .h = 16, .w = 16, .k = 4, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1};
   auto in = random_floats(2 * 3 * 16 * 16, 12), filt = random_floats(4 * 3 * 3 * 3, 13);
   const size_t out_n = 2 * 4 * 16 * 16;
   auto bi = upload_new(*g->ctx, in), bf = upload_new(*g->ctx, filt);
@@ -184,9 +165,7 @@ Status kernel_conv2d() {
   if (auto ok = finish(*g->ctx, g->ctx->conv2d(p), "conv2d"); !ok) return ok;
   std::vector<float> want(out_n);
   ref::conv2d(cls::Conv2dArgs{0, 0, 0, 2, 3, 16, 16, 4, 3, 3, 1, 1, 1, 1, 0}, in.data(), filt.data(), want.data());
-  auto got = download_all(*g->ctx, *bo, out_n);
-  if (!got) return std::unexpected(got.error());
-  return compare(*got, want, 1e-4f, "conv2d");
+  return download_compare(*g->ctx, *bo, want, 1e-4f, "conv2d");
 }
 
 Status kernel_mriq() {
@@ -303,9 +282,8 @@ Status two_contexts() {
   auto b = (*other)->alloc(256 * sizeof(float));
   if (!b) return std::unexpected(b.error());
   if (auto ok = finish(**other, (*other)->fill({*b, 256, 7.0f}), "fill on the second context"); !ok) return ok;
-  auto got = download_all(**other, *b, 256);
-  if (!got) return std::unexpected(got.error());
-  if (auto ok = compare(*got, std::vector<float>(256, 7.0f), 0.0f, "second context's fill"); !ok) return ok;
+  if (auto ok = download_compare(**other, *b, std::vector<float>(256, 7.0f), 0.0f, "second context's fill"); !ok)
+    return ok;
   return finish(*g->ctx, g->ctx->spin({1000}), "spin on the first context");
 }
 

@@ -75,6 +75,12 @@ Status compare(std::span<const float> got, std::span<const float> want, float to
   return {};
 }
 
+Status download_compare(Context& ctx, Buffer b, std::span<const float> want, float tol, const char* what) {
+  auto got = download_all(ctx, b, want.size());
+  if (!got) return std::unexpected(got.error());
+  return compare(*got, want, tol, what);
+}
+
 Status expect_error(const Error* e, Errc code, const char* what) {
   if (e == nullptr) return check(false, std::string(what) + " succeeded, expected " + errc_name(code));
   return check(e->code == code, std::string(what) + " gave " + e->what() + ", expected " + errc_name(code));

@@ -41,6 +41,9 @@ using vgpu::random_floats;  // common/random.h
 
 // Element-wise |got - want| <= tol * max(1, |want|); names the first miss.
 [[nodiscard]] Status compare(std::span<const float> got, std::span<const float> want, float tol, const char* what);
+// The first want.size() floats of `b`, downloaded and compared with `want`.
+[[nodiscard]] Status download_compare(driver::Context& ctx, driver::Buffer b, std::span<const float> want, float tol,
+                                      const char* what);
 // The error code a failed call must have.
 [[nodiscard]] Status expect_error(const Error* e, Errc code, const char* what);
 

@@ -18,12 +18,13 @@ TEST(Credit, VmThatUsedItsBudgetGoesBehindTheOthers) {
     arrive(*p, 1, 0);
     arrive(*p, 2, 0);
   }
-  std::vector<VmId> order;
-  order.push_back(run(*p, 0, 6 * MS));       // vm 1: 5 - 6 = -1 ms: demoted
-  order.push_back(run(*p, 6 * MS, 1 * MS));  // vm 2: 4 ms left: stays first
-  order.push_back(run(*p, 7 * MS, 1 * MS));  // vm 2 again
-  order.push_back(run(*p, 8 * MS, 1 * MS));  // vm 1, the only one queued
-  EXPECT_EQ(order, (std::vector<VmId>{1, 2, 2, 1}));
+  const Slot slots[] = {
+      {0, 6 * MS},       // vm 1: 5 - 6 = -1 ms: demoted
+      {6 * MS, 1 * MS},  // vm 2: 4 ms left: stays first
+      {7 * MS, 1 * MS},  // vm 2 again
+      {8 * MS, 1 * MS},  // vm 1, the only one queued
+  };
+  EXPECT_EQ(run_each(*p, slots), (std::vector<VmId>{1, 2, 2, 1}));
 }
 
 TEST(Credit, OverBudgetVmStillRunsWhenNoOtherHasWork) {
@@ -46,12 +47,13 @@ TEST(Credit, ReplenishmentAtThePeriodRestoresBudget) {
   auto p = policy("credit", {1, 1}, P10);
   for (int i = 0; i < 3; ++i) arrive(*p, 1, 0);
   for (int i = 0; i < 2; ++i) arrive(*p, 2, 0);
-  std::vector<VmId> order;
-  order.push_back(run(*p, 0, 6 * MS));        // vm 1: 5 - 6 = -1 ms: demoted
-  order.push_back(run(*p, 6 * MS, 10 * MS));  // at 10 ms both +5; vm 2: 10 - 10 = 0: demoted
-  order.push_back(run(*p, 16 * MS, 3 * MS));  // vm 1: 4 - 3 = 1 ms left: stays first
-  order.push_back(run(*p, 19 * MS, 1 * MS));
-  EXPECT_EQ(order, (std::vector<VmId>{1, 2, 1, 1}));
+  const Slot slots[] = {
+      {0, 6 * MS},        // vm 1: 5 - 6 = -1 ms: demoted
+      {6 * MS, 10 * MS},  // at 10 ms both +5; vm 2: 10 - 10 = 0: demoted
+      {16 * MS, 3 * MS},  // vm 1: 4 - 3 = 1 ms left: stays first
+      {19 * MS, 1 * MS},
+  };
+  EXPECT_EQ(run_each(*p, slots), (std::vector<VmId>{1, 2, 1, 1}));
 }
 
 TEST(Credit, DebtBeyondTheLimitIsForgivenAtReplenishment) {
@@ -60,14 +62,15 @@ TEST(Credit, DebtBeyondTheLimitIsForgivenAtReplenishment) {
   auto p = policy("credit", {1, 1}, P10);
   for (int i = 0; i < 4; ++i) arrive(*p, 1, 0);
   for (int i = 0; i < 3; ++i) arrive(*p, 2, 0);
-  std::vector<VmId> order;
-  order.push_back(run(*p, 0, 25 * MS));       // 10 ms: 10; 20 ms: 15 -> 0; then -25
-  order.push_back(run(*p, 25 * MS, 4 * MS));  // vm 2 likewise 0 at 20 ms; -4: demoted
-  order.push_back(run(*p, 31 * MS, 1 * MS));  // 30 ms: vm 1 -20 -> 0 (forgiven); -1
-  order.push_back(run(*p, 32 * MS, 1 * MS));  // vm 2: -4 + 5 - 1 = 0: demoted
-  order.push_back(run(*p, 41 * MS, 1 * MS));  // 40 ms: vm 1 -1 + 5 = 4; 3 left: stays first
-  order.push_back(run(*p, 42 * MS, 1 * MS));
-  EXPECT_EQ(order, (std::vector<VmId>{1, 2, 1, 2, 1, 1}));
+  const Slot slots[] = {
+      {0, 25 * MS},       // 10 ms: 10; 20 ms: 15 -> 0; then -25
+      {25 * MS, 4 * MS},  // vm 2 likewise 0 at 20 ms; -4: demoted
+      {31 * MS, 1 * MS},  // 30 ms: vm 1 -20 -> 0 (forgiven); -1
+      {32 * MS, 1 * MS},  // vm 2: -4 + 5 - 1 = 0: demoted
+      {41 * MS, 1 * MS},  // 40 ms: vm 1 -1 + 5 = 4; 3 left: stays first
+      {42 * MS, 1 * MS},
+  };
+  EXPECT_EQ(run_each(*p, slots), (std::vector<VmId>{1, 2, 1, 2, 1, 1}));
 }
 
 }  // namespace

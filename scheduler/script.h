@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
 #include <vector>
 
 #include "scheduler/policy.h"
@@ -35,6 +36,18 @@ inline VmId run(Policy& p, uint64_t t, uint64_t len) {
   if (!d.dispatch) return 0;
   p.complete(d.dispatch->vm, t, t + len);
   return d.dispatch->vm;
+}
+
+// One dispatch of a script: picked at `t`, run for `len` ns.
+struct Slot {
+  uint64_t t, len;
+};
+
+// Runs each slot in turn (run above): the VMs in the order they ran.
+inline std::vector<VmId> run_each(Policy& p, std::span<const Slot> slots) {
+  std::vector<VmId> order;
+  for (const Slot& s : slots) order.push_back(run(p, s.t, s.len));
+  return order;
 }
 
 // Three 3 ms kernels queued for each of vm 1 and vm 2 at 0, then four run

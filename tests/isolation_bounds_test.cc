@@ -140,10 +140,7 @@ TEST_P(Isolation, GpfifoEntryPastTheInstanceLimitIsInvalid) {
     a.submit(pb);
     EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::gpentry_invalid))
         << "a push buffer past the channel's limit should be an invalid GPFIFO entry";
-    EXPECT_GT(join64(a.raw.reg(pf::CHAN_ERROR_ADDR_HI[a.chid()].offset),
-                     a.raw.reg(pf::CHAN_ERROR_ADDR_LO[a.chid()].offset)),
-              limit)
-        << "the error names the entry's push-buffer address, past the limit";
+    EXPECT_GT(a.chan_error_addr(), limit) << "the error names the entry's push-buffer address, past the limit";
   });
 }
 

@@ -43,9 +43,7 @@ TEST_P(Isolation, CopyThroughForeignPteFaults) {
     driver::Buffer src = a.buffer(SMALL_SENTINEL), dst = a.buffer(SMALL_SENTINEL);
     a.redirect(a.va(dst), fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
     auto f = a.ctx.copy(dst, 0, src, 0, SMALL_SENTINEL);
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
-    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    ASSERT_NO_FATAL_FAILURE(a.expect_stops(f, regs::ChannelError::mmu_fault));
     a.expect_fault(regs::FaultUnit::ce0, regs::FaultReason::page_not_present, a.va(dst));
   });
 }
@@ -104,9 +102,7 @@ TEST_P(Isolation, KernelOverAHugeAliasedRangeIsRefusedWithoutHostMemory) {
     driver::emit_launch(pb, cls::Kernel::saxpy, a.va(cb), words, driver::LaunchShape{{256, 1, 1}, {256, 1, 1}});
     a.submit(pb);
     EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::bad_argument));
-    EXPECT_EQ(join64(a.raw.reg(pf::CHAN_ERROR_ADDR_HI[a.chid()].offset),
-                     a.raw.reg(pf::CHAN_ERROR_ADDR_LO[a.chid()].offset)),
-              ALIAS_VA);
+    EXPECT_EQ(a.chan_error_addr(), ALIAS_VA);
   });
 }
 
@@ -115,23 +111,13 @@ TEST_P(Isolation, SemaphoreReleaseToForeignAddressFaults) {
   run_isolation(GetParam(), [](Attack& a) {
     driver::Buffer b = a.buffer(SMALL_SENTINEL);
     a.redirect(a.va(b), fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
-    driver::PushBuffer pb;
-    semaphore_release(pb, a.va(b), 0xdeadbeef);
-    a.submit(pb);
-    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
-    a.expect_fault(regs::FaultUnit::pfifo, regs::FaultReason::page_not_present, a.va(b));
+    a.expect_release_faults(a.va(b), regs::FaultReason::page_not_present);
   });
 }
 
 // A semaphore release to a VA nothing maps.
 TEST_P(Isolation, SemaphoreReleaseToUnmappedVaFaults) {
-  run_isolation(GetParam(), [](Attack& a) {
-    driver::PushBuffer pb;
-    semaphore_release(pb, UNMAPPED_VA, 0xdeadbeef);
-    a.submit(pb);
-    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
-    a.expect_fault(regs::FaultUnit::pfifo, regs::FaultReason::pt_not_present, UNMAPPED_VA);
-  });
+  run_isolation(GetParam(), [](Attack& a) { a.expect_release_faults(UNMAPPED_VA, regs::FaultReason::pt_not_present); });
 }
 
 // A semaphore acquire that nothing will ever satisfy (its payload never
@@ -184,9 +170,7 @@ TEST_P(Isolation, GpfifoEntryOutsideAddressSpaceIsInvalid) {
     const uint64_t va = fmt::VA_LIMIT - 8;
     raw_gp_entry(a, va, 4);
     EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::gpentry_invalid));
-    EXPECT_EQ(join64(a.raw.reg(pf::CHAN_ERROR_ADDR_HI[a.chid()].offset),
-                     a.raw.reg(pf::CHAN_ERROR_ADDR_LO[a.chid()].offset)),
-              va);
+    EXPECT_EQ(a.chan_error_addr(), va);
   });
 }
 

@@ -103,7 +103,21 @@ void expect_raw_fetch_faults(LiveVm& vm, uint64_t ring_va) {
   EXPECT_EQ(join64(raw.reg(pf::FAULT_VA_HI[u].offset), raw.reg(pf::FAULT_VA_LO[u].offset)), ring_va);
 }
 
-class IsolationLifecycle : public ::testing::TestWithParam<Mode> {};
+class IsolationLifecycle : public ::testing::TestWithParam<Mode> {
+ protected:
+  // A host of 256 MiB (64 MiB reserved) and one VM on it, "vm", with a
+  // shadow pool of `shadow_bytes`.
+  void open_one_vm(uint64_t shadow_bytes) {
+    auto h = Host::create(HostConfig{.vram_bytes = 256 * MiB, .reserved_bytes = 64 * MiB});
+    ASSERT_TRUE(h) << h.error().what();
+    host = std::move(*h);
+    open_vm(*host, lifecycle_vm("vm", GetParam(), shadow_bytes), vm);
+    ASSERT_TRUE(vm.dev);
+  }
+
+  std::unique_ptr<Host> host;
+  LiveVm vm;  // after host: goes first
+};
 INSTANTIATE_TEST_SUITE_P(Modes, IsolationLifecycle, ::testing::Values(Mode::fv_opt, Mode::fv_naive), mode_param_name);
 
 // VM A computes and is destroyed; the victim C gets A's partition, and the
@@ -117,9 +131,9 @@ TEST_P(IsolationLifecycle, ADestroyedVmsTranslationsDoNotServeTheNextVm) {
   HostConfig hc;
   hc.reserved_bytes = 5 * MiB;
   hc.vram_bytes = hc.reserved_bytes + 3 * VM_VRAM;
-  auto host = Host::create(hc);
-  ASSERT_TRUE(host) << host.error().what();
-  Host& h = **host;
+  auto made = Host::create(hc);
+  ASSERT_TRUE(made) << made.error().what();
+  Host& h = **made;
 
   uint64_t ring_va = 0, old_pd = 0, old_base = 0;
   {
@@ -168,11 +182,7 @@ TEST_P(IsolationLifecycle, ADestroyedVmsTranslationsDoNotServeTheNextVm) {
 // The same within one VM: its context goes (its channel unbinds and its
 // shadow space is freed), and a new directory must not inherit it.
 TEST_P(IsolationLifecycle, AFreedContextsTranslationsDoNotServeTheNextDirectory) {
-  auto host = Host::create(HostConfig{.vram_bytes = 256 * MiB, .reserved_bytes = 64 * MiB});
-  ASSERT_TRUE(host) << host.error().what();
-  LiveVm vm;
-  open_vm(**host, lifecycle_vm("vm", GetParam(), LIFECYCLE_SHADOW * 4), vm);
-  ASSERT_TRUE(vm.dev);
+  ASSERT_NO_FATAL_FAILURE(open_one_vm(LIFECYCLE_SHADOW * 4));
   auto ctx = vm.dev->create_context();
   ASSERT_TRUE(ctx) << ctx.error().what();
   const uint64_t ring_va = run_a_fill(**ctx);
@@ -183,11 +193,7 @@ TEST_P(IsolationLifecycle, AFreedContextsTranslationsDoNotServeTheNextDirectory)
 // And across a guest reset (PMC.ENABLE clearing PFIFO): everything the VM
 // had is reclaimed, the driver brings the device up again.
 TEST_P(IsolationLifecycle, TranslationsDoNotSurviveAGuestReset) {
-  auto host = Host::create(HostConfig{.vram_bytes = 256 * MiB, .reserved_bytes = 64 * MiB});
-  ASSERT_TRUE(host) << host.error().what();
-  LiveVm vm;
-  open_vm(**host, lifecycle_vm("vm", GetParam(), LIFECYCLE_SHADOW * 4), vm);
-  ASSERT_TRUE(vm.dev);
+  ASSERT_NO_FATAL_FAILURE(open_one_vm(LIFECYCLE_SHADOW * 4));
   uint64_t ring_va = 0;
   {
     auto ctx = vm.dev->create_context();
@@ -209,17 +215,13 @@ TEST_P(IsolationLifecycle, TranslationsDoNotSurviveAGuestReset) {
 // tests above find room elsewhere in the pool; only this one needs the
 // shootdown itself.)
 TEST_P(IsolationLifecycle, AFullShadowPoolHandsOutAFreedDirectoryOnlyAfterAShootdown) {
-  auto host = Host::create(HostConfig{.vram_bytes = 256 * MiB, .reserved_bytes = 64 * MiB});
-  ASSERT_TRUE(host) << host.error().what();
-  LiveVm vm;
-  open_vm(**host, lifecycle_vm("vm", GetParam(), FULL_POOL_SHADOW), vm);
-  ASSERT_TRUE(vm.dev);
+  ASSERT_NO_FATAL_FAILURE(open_one_vm(FULL_POOL_SHADOW));
   const shadow::ReservedVram& pool = vm.vgpu->shadow_pool();
   const auto room = [&] { return pool.size() - pool.used() - pool.quarantined(); };
   auto ctx = vm.dev->create_context();
   ASSERT_TRUE(ctx) << ctx.error().what();
   const uint64_t ring_va = run_a_fill(**ctx);
-  const uint64_t old_pd = physical_pd(**host, vm.vgpu->pchid_of((*ctx)->channel_id()));
+  const uint64_t old_pd = physical_pd(*host, vm.vgpu->pchid_of((*ctx)->channel_id()));
   // Contexts with work until no directory fits in what is left (the
   // hand-built channel keeps the last channel); the one that finds the
   // pool exhausted fails (its channel faults) and is dropped.
@@ -235,7 +237,7 @@ TEST_P(IsolationLifecycle, AFullShadowPoolHandsOutAFreedDirectoryOnlyAfterAShoot
   ctx->reset();
   expect_raw_fetch_faults(vm, ring_va);
   EXPECT_GT(pool.shootdowns(), shootdowns) << "the freed memory came back without the pool running out";
-  EXPECT_EQ(physical_pd(**host, vm.vgpu->pchid_of(RAW_CHID)), old_pd)
+  EXPECT_EQ(physical_pd(*host, vm.vgpu->pchid_of(RAW_CHID)), old_pd)
       << "the new directory did not land where the freed one was: the test checked nothing";
 }
 

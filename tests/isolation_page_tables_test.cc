@@ -56,53 +56,49 @@ TEST(IsolationPageTables, BigPteStraddlingPartitionEndFaults) {
   });
 }
 
+// Points one half of the PDE behind `b` (Target and Addr: its small- or
+// big-page table) at `foreign_table`, then checks that the attacker's next
+// work (a fill of `fill_bytes`) faults with page_not_present, that the
+// mediator counted a bad entry, and that the shadow PDE names no table in
+// that half: the foreign table was refused, not shadowed.
+template <typename Target, typename Addr>
+void expect_foreign_pde_table_refused(Attack& a, driver::Buffer b, uint64_t fill_bytes, uint64_t foreign_table) {
+  const uint64_t va = a.va(b);
+  const uint64_t bad_before = a.counters().bad_entries;
+  const uint64_t at = GuestAttacker::pde_addr(a.pd(), va);
+  const uint64_t pde = a.raw.vram64(at);
+  ASSERT_EQ(Target::get(pde), uint64_t(fmt::PdeTarget::vram));
+  a.raw.set_vram64(at, Addr::set(pde, foreign_table >> fmt::TABLE_ALIGN_SHIFT));
+  a.raw.invalidate(a.pd());
+  ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, fill_bytes));
+  EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+  a.expect_pending_fault(regs::FaultReason::page_not_present);
+  EXPECT_GT(a.counters().bad_entries, bad_before);
+  EXPECT_EQ(Target::get(a.shadow_pde(va)), uint64_t(fmt::PdeTarget::none))
+      << "the mediator shadowed a page table outside the VM's VRAM";
+}
+
 // A PDE whose small-page table is the victim's page directory: the victim's
 // tables would become the attacker's. The shadow PDE gets no table.
+// Every mapping of this PDE (ring, push buffer, fence) is gone: the channel
+// faults on its first fetch, whatever the work. The PDE keeps its big-page
+// half, so the walk ends at the missing small-page entry. (GuestMemory's
+// bounds would read the foreign table as empty, but the mediator must not
+// take it as a table at all.)
 TEST_P(Isolation, PdeSmallTableOutsidePartitionFaults) {
   run_isolation(GetParam(), [](Attack& a) {
-    driver::Buffer b = a.buffer(SMALL_SENTINEL);
-    const uint64_t va = a.va(b);
-    const uint64_t bad_before = a.counters().bad_entries;
-    const uint64_t at = GuestAttacker::pde_addr(a.pd(), va);
-    const uint64_t pde = a.raw.vram64(at);
-    ASSERT_EQ(fmt::pde::SptTarget::get(pde), uint64_t(fmt::PdeTarget::vram));
-    a.raw.set_vram64(at, fmt::pde::SptAddr::set(pde, a.foreign(a.victim.pd) >> fmt::TABLE_ALIGN_SHIFT));
-    a.raw.invalidate(a.pd());
-    // Every mapping of this PDE (ring, push buffer, fence) is gone: the
-    // channel faults on its first fetch, whatever the work.
-    ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, 64));
-    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
-    // The PDE keeps its big-page half, so the walk ends at the missing
-    // small-page entry.
-    a.expect_pending_fault(regs::FaultReason::page_not_present);
-    EXPECT_GT(a.counters().bad_entries, bad_before);
-    // The shadow directory names no small-page table there: the foreign
-    // table was refused, not shadowed (GuestMemory's bounds would read it
-    // as empty, but the mediator must not take it as a table at all).
-    EXPECT_EQ(fmt::pde::SptTarget::get(a.shadow_pde(va)), uint64_t(fmt::PdeTarget::none))
-        << "the mediator shadowed a page table outside the VM's VRAM";
+    expect_foreign_pde_table_refused<fmt::pde::SptTarget, fmt::pde::SptAddr>(a, a.buffer(SMALL_SENTINEL), 64,
+                                                                             a.foreign(a.victim.pd));
   });
 }
 
-// A PDE whose big-page table is the victim's big sentinel.
+// A PDE whose big-page table is the victim's big sentinel. Every big page
+// of this PDE is gone (the push buffer too): the first access to one
+// faults, the small table under it has no entry.
 TEST_P(Isolation, PdeBigTableOutsidePartitionFaults) {
   run_isolation(GetParam(), [](Attack& a) {
-    driver::Buffer b = a.buffer(BIG_SENTINEL);
-    const uint64_t va = a.va(b);
-    const uint64_t bad_before = a.counters().bad_entries;
-    const uint64_t at = GuestAttacker::pde_addr(a.pd(), va);
-    const uint64_t pde = a.raw.vram64(at);
-    ASSERT_EQ(fmt::pde::LptTarget::get(pde), uint64_t(fmt::PdeTarget::vram));
-    a.raw.set_vram64(at, fmt::pde::LptAddr::set(pde, a.foreign(a.victim.big_gaddr) >> fmt::TABLE_ALIGN_SHIFT));
-    a.raw.invalidate(a.pd());
-    ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, BIG_SENTINEL));
-    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
-    // Every big page of this PDE is gone (the push buffer too): the first
-    // access to one faults, the small table under it has no entry.
-    a.expect_pending_fault(regs::FaultReason::page_not_present);
-    EXPECT_GT(a.counters().bad_entries, bad_before);
-    EXPECT_EQ(fmt::pde::LptTarget::get(a.shadow_pde(va)), uint64_t(fmt::PdeTarget::none))
-        << "the mediator shadowed a page table outside the VM's VRAM";
+    expect_foreign_pde_table_refused<fmt::pde::LptTarget, fmt::pde::LptAddr>(a, a.buffer(BIG_SENTINEL), BIG_SENTINEL,
+                                                                             a.foreign(a.victim.big_gaddr));
   });
 }
 

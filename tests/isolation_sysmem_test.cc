@@ -93,12 +93,8 @@ TEST_P(Isolation, SysmemPageTableOutsideRamFaults) {
     a.raw.invalidate(a.pd());
     ASSERT_NO_FATAL_FAILURE(a.expect_fill_fails(b, SMALL_SENTINEL));
     EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
-    auto unit = a.pending_fault_unit();
-    ASSERT_TRUE(unit);
-    const uint32_t reason = pf::FaultReason::get(a.raw.reg(pf::FAULT_TYPE[*unit].offset));
-    EXPECT_TRUE(reason == uint32_t(regs::FaultReason::pt_not_present) ||
-                reason == uint32_t(regs::FaultReason::page_not_present))
-        << reason;
+    ASSERT_NO_FATAL_FAILURE(
+        a.expect_pending_fault_among({regs::FaultReason::pt_not_present, regs::FaultReason::page_not_present}));
     EXPECT_GT(a.counters().bad_entries, bad_before);
   });
 }
@@ -128,11 +124,7 @@ TEST_P(Isolation, SemaphoreReleaseToSysmemOutsideRamFaults) {
   run_isolation(GetParam(), [](Attack& a) {
     driver::Buffer b = pinned(a, SMALL_SENTINEL);
     redirect_sysmem(a, a.va(b), foreign_ram(a, 0));
-    driver::PushBuffer pb;
-    semaphore_release(pb, a.va(b), 0xdeadbeef);
-    a.submit(pb);
-    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
-    a.expect_fault(regs::FaultUnit::pfifo, regs::FaultReason::page_not_present, a.va(b));
+    a.expect_release_faults(a.va(b), regs::FaultReason::page_not_present);
   });
 }
 
@@ -162,12 +154,7 @@ TEST_P(Isolation, DmaRacingRamTeardownFaults) {
     EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
     // dma_error while the shadow still names the removed window;
     // page_not_present once a rescan has rejected the entry.
-    auto unit = a.pending_fault_unit();
-    ASSERT_TRUE(unit);
-    const uint32_t reason = pf::FaultReason::get(a.raw.reg(pf::FAULT_TYPE[*unit].offset));
-    EXPECT_TRUE(reason == uint32_t(regs::FaultReason::dma_error) ||
-                reason == uint32_t(regs::FaultReason::page_not_present))
-        << reason;
+    a.expect_pending_fault_among({regs::FaultReason::dma_error, regs::FaultReason::page_not_present});
   });
 }
 

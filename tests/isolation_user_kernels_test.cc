@@ -67,9 +67,7 @@ TEST_P(Isolation, UserKernelStoreToUnmappedVaFaults) {
   run_isolation(GetParam(), [](Attack& a) {
     UserKernels k = UserKernels::load(a);
     auto f = k.launch("store_at", {UNMAPPED_VA, 7});
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
-    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    ASSERT_NO_FATAL_FAILURE(a.expect_stops(f, regs::ChannelError::mmu_fault));
     a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::pt_not_present, UNMAPPED_VA);
     auto r = a.ctx.module_report();
     ASSERT_TRUE(r);
@@ -87,9 +85,7 @@ TEST_P(Isolation, UserKernelStoreThroughForeignPteFaults) {
     const uint64_t bad_before = a.counters().bad_entries;
     a.redirect(a.va(dst), fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
     auto f = k.launch("store_at", {a.va(dst) + 64, 0xdeadbeef});
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
-    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    ASSERT_NO_FATAL_FAILURE(a.expect_stops(f, regs::ChannelError::mmu_fault));
     a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, a.va(dst) + 64);
     EXPECT_GT(a.counters().bad_entries, bad_before);
   });
@@ -103,9 +99,7 @@ TEST_P(Isolation, UserKernelLoadThroughForeignPteFaultsAndLeaksNothing) {
     driver::Buffer src = a.buffer(SMALL_SENTINEL), dst = a.buffer(SMALL_SENTINEL);
     a.redirect(a.va(src), fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
     auto f = k.launch("copy_words", {a.va(src), a.va(dst), SMALL_SENTINEL / 4}, 256);
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
-    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    ASSERT_NO_FATAL_FAILURE(a.expect_stops(f, regs::ChannelError::mmu_fault));
     a.expect_fault(regs::FaultUnit::pgraph, regs::FaultReason::page_not_present, a.va(src));
     auto gaddr = a.raw.translate(a.pd(), a.va(dst), fmt::PageSize::small);
     ASSERT_TRUE(gaddr);
@@ -153,9 +147,7 @@ TEST_P(Isolation, UserKernelEndlessRecursionIsRefusedAtTheBound) {
     UserKernels k = UserKernels::load(a);
     driver::Buffer out = a.buffer(fmt::SMALL_PAGE);
     auto f = k.launch("recurse", {1'000'000'000, a.va(out)}, 32);
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
-    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::kernel_error));
+    ASSERT_NO_FATAL_FAILURE(a.expect_stops(f, regs::ChannelError::kernel_error));
     EXPECT_EQ(k.report_status(), cls::PtxStatus::resource);
   });
 }
@@ -171,9 +163,7 @@ TEST_P(Isolation, UserLaunchBeyondItsBoundsIsRefused) {
                                   .shape = {},
                                   .shared_bytes = cls::compute::MAX_SHARED_BYTES + 1,
                                   .params = p});
-    ASSERT_TRUE(f);
-    EXPECT_FALSE(a.ctx.wait(*f));
-    EXPECT_EQ(a.raw.chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::bad_argument));
+    ASSERT_NO_FATAL_FAILURE(a.expect_stops(f, regs::ChannelError::bad_argument));
     EXPECT_EQ(k.report_status(), cls::PtxStatus::resource);
   });
 }

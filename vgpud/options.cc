@@ -51,6 +51,13 @@ Status set_yield(CommandLine& cl, const std::string& v) {
   return {};
 }
 
+// A path: anything but empty.
+Status set_path(const char* opt, const std::string& v, std::string& dst) {
+  if (v.empty()) return fail(Errc::invalid_argument, std::string(opt) + ": empty path");
+  dst = v;
+  return {};
+}
+
 Status set_backend(CommandLine& cl, const std::string& v) {
   auto b = gpu::parse_engine_backend(v);
   if (!b) return fail(Errc::invalid_argument, "--backend: '" + v + "' is not one of model, cuda, fake_device, worker");
@@ -82,6 +89,15 @@ Status set_row(const char* name, const std::string& text, T& dst) {
   return {};
 }
 
+// A named option of the table (a scheduler, a device): checked by the
+// table, kept as written.
+Status set_row(const char* name, const std::string& text, std::string& dst) {
+  uint64_t unused = 0;
+  if (Status s = set_row(name, text, unused); !s) return s;
+  dst = text;
+  return {};
+}
+
 // The row's flag, value name and help (its bounds and what 0 means
 // included); the default as the row has it unless vgpud's differs (dflt).
 OptionSpec row(const char* name, const char* value, Status (*apply)(CommandLine&, const std::string&),
@@ -102,27 +118,14 @@ const std::vector<OptionSpec>& table() {
   static const std::vector<OptionSpec> specs = {
       {"--socket", "PATH", "$VGPUD_SOCKET, else /run/vgpud/vgpud.sock", "",
        "Where VMs connect (-device vgpu,mode=fv,socket=PATH): a Unix socket, created mode 0660.",
-       [](CommandLine& cl, const std::string& v) -> Status {
-         if (v.empty()) return fail(Errc::invalid_argument, "--socket: empty path");
-         cl.config.socket = v;
-         return {};
-       }},
+       [](CommandLine& cl, const std::string& v) { return set_path("--socket", v, cl.config.socket); }},
       {"--control", "PATH", "the socket's path + .ctl", "", "vgpuctl's socket.",
-       [](CommandLine& cl, const std::string& v) -> Status {
-         if (v.empty()) return fail(Errc::invalid_argument, "--control: empty path");
-         cl.config.control_socket = v;
-         return {};
-       }},
+       [](CommandLine& cl, const std::string& v) { return set_path("--control", v, cl.config.control_socket); }},
       {"--vram", "SIZE", "4G", "whole MiB, at most the host's memory",
        "The GPU's VRAM, the part reserved for the daemon included; a number of bytes or one with a K, M or G suffix.",
        set_vram},
       row(VGPU_OPT_SCHEDULER, "NAME",
-          [](CommandLine& cl, const std::string& v) -> Status {
-            uint64_t unused = 0;
-            if (Status s = set_row(VGPU_OPT_SCHEDULER, v, unused); !s) return s;
-            cl.config.scheduler = v;
-            return {};
-          }),
+          [](CommandLine& cl, const std::string& v) { return set_row(VGPU_OPT_SCHEDULER, v, cl.config.scheduler); }),
       {"--max-vms", "N", "8", "1..64",
        "VMs served at once; each slot reserves 24 MiB of VRAM for the daemon's shadows.",
        [](CommandLine& cl, const std::string& v) { return set_count("--max-vms", v, 1, MAX_VMS, cl.config.max_vms); }},
@@ -154,16 +157,13 @@ const std::vector<OptionSpec>& table() {
        set_backend},
       row(VGPU_OPT_WORKER_DEVICE, "NAME",
           [](CommandLine& cl, const std::string& v) -> Status {
-            uint64_t unused = 0;
-            if (Status s = set_row(VGPU_OPT_WORKER_DEVICE, v, unused); !s) return s;
-            cl.config.worker_device = v;
+            if (Status s = set_row(VGPU_OPT_WORKER_DEVICE, v, cl.config.worker_device); !s) return s;
             cl.worker_given = true;
             return {};
           }),
       {"--worker-binary", "PATH", VGPU_WORKER_DEFAULT, "", "With --backend worker: the vgpu-worker executable.",
        [](CommandLine& cl, const std::string& v) -> Status {
-         if (v.empty()) return fail(Errc::invalid_argument, "--worker-binary: empty path");
-         cl.config.worker_binary = v;
+         if (Status s = set_path("--worker-binary", v, cl.config.worker_binary); !s) return s;
          cl.worker_given = true;
          return {};
        }},

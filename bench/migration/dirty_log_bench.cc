@@ -6,6 +6,8 @@
 // the same figures. Usage: dirty_log_bench [--json PATH] [--repeats N]
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -113,10 +115,10 @@ int main(int argc, char** argv) {
   std::printf("%-28s %12s\n", "figure", "value");
   for (const Figure& f : figures) std::printf("%-28s %9.3f %s\n", f.name.c_str(), f.value, f.unit);
   if (!json.empty()) {
+    nlohmann::ordered_json j{{"bench", "dirty_log"}, {"repeats", repeats}};
+    for (const Figure& f : figures) j[f.name] = f.value;
     std::ofstream out(json);
-    out << "{\"bench\": \"dirty_log\", \"repeats\": " << repeats;
-    for (const Figure& f : figures) out << ", \"" << f.name << "\": " << f.value;
-    out << "}\n";
+    out << j.dump(1) << "\n";
     if (!out) {
       std::fprintf(stderr, "dirty_log_bench: cannot write %s\n", json.c_str());
       return 1;

@@ -154,6 +154,21 @@ void Attack::expect_pending_fault(regs::FaultReason reason) {
   EXPECT_EQ(pf::FaultReason::get(raw.reg(pf::FAULT_TYPE[*unit].offset)), static_cast<uint32_t>(reason));
 }
 
+void Attack::expect_pending_fault_among(std::initializer_list<regs::FaultReason> reasons) {
+  auto unit = pending_fault_unit();
+  ASSERT_TRUE(unit) << "no FAULT_INFO record pending";
+  const uint32_t reason = pf::FaultReason::get(raw.reg(pf::FAULT_TYPE[*unit].offset));
+  EXPECT_TRUE(std::any_of(reasons.begin(), reasons.end(), [&](regs::FaultReason r) {
+    return reason == static_cast<uint32_t>(r);
+  })) << reason;
+}
+
+void Attack::expect_stops(const Result<driver::Fence>& f, regs::ChannelError error) {
+  ASSERT_TRUE(f);
+  EXPECT_FALSE(ctx.wait(*f));
+  EXPECT_EQ(raw.chan_error(chid()), static_cast<uint32_t>(error));
+}
+
 void Attack::expect_fill_fails(driver::Buffer b, uint64_t bytes) {
   auto f = ctx.fill({b, static_cast<uint32_t>(bytes / 4), 1.f});
   ASSERT_TRUE(f);
@@ -168,6 +183,18 @@ void Attack::expect_fault(regs::FaultUnit unit, regs::FaultReason reason, uint64
   const uint32_t type = raw.reg(pf::FAULT_TYPE[u].offset);
   EXPECT_EQ(pf::FaultReason::get(type), static_cast<uint32_t>(reason));
   EXPECT_EQ(join64(raw.reg(pf::FAULT_VA_HI[u].offset), raw.reg(pf::FAULT_VA_LO[u].offset)), fault_va);
+}
+
+uint64_t Attack::chan_error_addr() {
+  return join64(raw.reg(pf::CHAN_ERROR_ADDR_HI[chid()].offset), raw.reg(pf::CHAN_ERROR_ADDR_LO[chid()].offset));
+}
+
+void Attack::expect_release_faults(uint64_t va_, regs::FaultReason reason) {
+  driver::PushBuffer pb;
+  semaphore_release(pb, va_, 0xdeadbeef);
+  submit(pb);
+  EXPECT_EQ(raw.wait_chan_error(chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+  expect_fault(regs::FaultUnit::pfifo, reason, va_);
 }
 
 void Attack::submit(const driver::PushBuffer& pb) {

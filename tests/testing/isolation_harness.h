@@ -21,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,7 +115,16 @@ struct Attack {
   std::optional<uint32_t> pending_fault_unit();
   // Some unit's FAULT_INFO record is pending, with `reason`.
   void expect_pending_fault(regs::FaultReason reason);
+  // Some unit's FAULT_INFO record is pending, with one of `reasons`.
+  void expect_pending_fault_among(std::initializer_list<regs::FaultReason> reasons);
   void expect_fault(regs::FaultUnit unit, regs::FaultReason reason, uint64_t fault_va);
+  // The address in the attacker channel's CHAN_ERROR record.
+  uint64_t chan_error_addr();
+  // A semaphore release to `va` is submitted raw: the channel stops with
+  // mmu_fault and PFIFO's fault record names `va` with `reason`.
+  void expect_release_faults(uint64_t va, regs::FaultReason reason);
+  // Work `f` was submitted and never completes: the channel stops with `error`.
+  void expect_stops(const Result<driver::Fence>& f, regs::ChannelError error);
   // A fill of the first `bytes` of `b` is submitted and never completes.
   void expect_fill_fails(driver::Buffer b, uint64_t bytes);
   // Submits raw push-buffer words on the attacker's channel.

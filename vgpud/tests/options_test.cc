@@ -92,6 +92,14 @@ TEST(VgpudOptions, WorkerOptionsGoWithTheWorkerBackend) {
   EXPECT_EQ(cl.error().message, "worker-device: 'gpu' is not one of cuda, fake");
 }
 
+TEST(VgpudOptions, EmptyPathsAreRefusedByName) {
+  for (const char* opt : {"--socket", "--control", "--worker-binary"}) {
+    auto cl = parse_command_line({"--backend", "worker", opt, ""});
+    ASSERT_FALSE(cl) << opt;
+    EXPECT_EQ(cl.error().message, std::string(opt) + ": empty path");
+  }
+}
+
 TEST(VgpudOptions, ErrorsNameTheOption) {
   auto starts = [](const std::vector<std::string>& args, const std::string& prefix) {
     auto cl = parse_command_line(args);
