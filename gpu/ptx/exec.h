@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -165,9 +166,10 @@ struct Ctx {
   // tmp[slot] holds tmp_imm[slot] in every lane (an immediate operand's fill, reused).
   std::array<uint64_t, 6> tmp_imm{};
   std::array<bool, 6> tmp_is_imm{};
-  // The fast path (exec_fast.h): one FastOp per instruction, their splats, the kernels for this CPU.
+  // The fast path (exec_fast.h): one FastOp per instruction, their splats (copied into every frame), the kernels for
+  // this CPU.
   const FastOp* fast = nullptr;
-  const uint64_t* splats = nullptr;
+  std::span<const uint64_t> splats;
   FastFn run_fast = nullptr;
   FastOneFn run_one = nullptr;
   PredFn pred = nullptr;

@@ -366,6 +366,12 @@ FastOp Builder::decode(const Instr& in) {
     f.sub = (in.flags & kNegGuard) ? 1 : 0;
     return f;
   }
+  if (in.op == Op::exit || in.op == Op::ret) {  // a whole warp's exit, inside a chain (interpreter.cc's exec_ret)
+    FastOp f;
+    f.kind = K::exit_;
+    f.sub = in.op == Op::exit ? 1 : 0;
+    return f;
+  }
   if (is_float(in.type) && in.op != Op::mov && in.op != Op::selp && in.op != Op::setp) return floating(in);
   switch (in.op) {
     case Op::mov:
@@ -377,18 +383,19 @@ FastOp Builder::decode(const Instr& in) {
   }
 }
 
-// The operands as offsets in lanes (exec_fast.h, kLaneScale): false when
-// a register is too large to scale (the op stays with the executor).
-bool scale_operands(FastOp& f) {
+// The operands as lane offsets in the frame's registers, a splat s after
+// the program's registers (exec_fast.h, kLaneScale): false when one is too
+// large to scale (the op stays with the executor).
+bool scale_operands(FastOp& f, uint32_t max_regs) {
   bool ok = true;
   const auto scale = [&](uint32_t& r) {
     if (r == kNoReg) return;
-    const uint32_t index = r & ~kSplatBit;
+    const uint64_t index = r & kSplatBit ? uint64_t{max_regs} + (r & ~kSplatBit) : r;
     if (index >= kSplatBit / kLaneScale) {
       ok = false;
       return;
     }
-    r = (r & kSplatBit) | index * kLaneScale;
+    r = static_cast<uint32_t>(index * kLaneScale);
   };
   for (uint32_t* r : {&f.d, &f.e, &f.a, &f.b, &f.x}) scale(*r);
   return ok;
@@ -403,7 +410,7 @@ FastProgram build_fast(const Program& prog, const LaunchConfig& launch) {
   for (const Instr& in : prog.code) out.ops.push_back(b.decode(in));
   for (size_t i = 0; i < out.ops.size(); ++i) {
     FastOp& f = out.ops[i];
-    if (!scale_operands(f)) f = FastOp{};
+    if (!scale_operands(f, prog.max_regs)) f = FastOp{};
     f.chain = (f.kind == K::bra || prog.code[i].guard == kNoReg) ? f.kind : K::none;
   }
   return out;

@@ -27,9 +27,18 @@ const std::array<ExecFn, static_cast<size_t>(Op::count_)>& executors() {
   return table;
 }
 
-// Host bytes of one warp's call frame (registers and parameter areas).
+// Host bytes of one warp's call frame (registers, the splats after them and parameter areas).
 uint64_t frame_bytes(const Ctx& c) {
-  return (uint64_t{c.prog.max_regs} * sizeof(uint64_t) + c.param_stride) * kWarpSize;
+  return (uint64_t{c.prog.max_regs} * sizeof(uint64_t) + c.param_stride) * kWarpSize +
+         c.splats.size() * sizeof(uint64_t);
+}
+
+// A new frame: zeroed registers with the fast path's splats after them (exec_fast.h), and parameter areas.
+void make_frame(const Ctx& c, Frame& f) {
+  const size_t regs = size_t{c.prog.max_regs} * kWarpSize;
+  f.regs.assign(regs + c.splats.size(), 0);
+  std::copy(c.splats.begin(), c.splats.end(), f.regs.begin() + static_cast<ptrdiff_t>(regs));
+  f.params.resize(size_t{c.param_stride} * kWarpSize);
 }
 
 bool is_control(Op op) {
@@ -84,8 +93,7 @@ bool exec_call(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
   if (w.frames.size() <= d) {
     if (!c.grow(frame_bytes(c), in.line)) return false;
     w.frames.resize(d + 1);
-    w.frames[d].regs.resize(size_t{c.prog.max_regs} * kWarpSize);
-    w.frames[d].params.resize(size_t{c.param_stride} * kWarpSize);
+    make_frame(c, w.frames[d]);
   }
   Frame& from = w.frames[d - 1];
   Frame& to = w.frames[d];
@@ -204,7 +212,7 @@ int64_t run_chain(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t unt
   since += k;
   left -= k;
   const FastOp& f = c.fast[w.cur_pc];
-  if (k == n || f.chain == FastKind::none || f.kind == FastKind::bra) return k;
+  if (k == n || !w.mask || f.chain == FastKind::none || f.chain >= FastKind::bra) return k;
   const Instr& in = c.prog.code[w.cur_pc];  // declined
   ++since;
   --left;
@@ -219,7 +227,7 @@ int64_t run_chain(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t unt
 // False on an error or a yield; a yield leaves the warp before an
 // instruction it has not begun, so the next run starts with it.
 bool run_warp(Ctx& c, Warp& w) {
-  const auto& table = executors();
+  const ExecFn* table = nullptr;  // fetched at the first instruction the table runs (a chain may run the whole warp)
   const Instr* code = c.prog.code.data();
   Block& blk = *c.block;
   c.warp = &w;
@@ -258,6 +266,7 @@ bool run_warp(Ctx& c, Warp& w) {
       continue;
     }
     if (!is_control(in.op)) {
+      if (!table) table = executors().data();
       if (m && !table[static_cast<size_t>(in.op)](c, in, m)) return leave(false);
       w.cur_pc++;
       continue;
@@ -286,8 +295,7 @@ void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function
   w.local_top.fill(entry.local_bytes);
   if (w.frames.empty()) {  // the first block of the call: what every block shares
     w.frames.resize(1);
-    w.frames[0].regs.resize(size_t{c.prog.max_regs} * kWarpSize);
-    w.frames[0].params.resize(size_t{c.param_stride} * kWarpSize);
+    make_frame(c, w.frames[0]);
     for (uint32_t l = 0; l < kWarpSize; ++l) {
       uint32_t t = first + l;
       w.tid[l] = t % b.x;
@@ -461,7 +469,13 @@ std::expected<std::unique_ptr<LaunchRun>, ExecError> LaunchRun::start(const Modu
   blk.shared.assign(shared_size(prog, launch), std::byte{0});
   st.clear_shared = !blk.shared.empty() && writes_shared(prog, prog.entry_functions[launch.entry]);
   auto fast = std::make_shared<FastProgram>(build_fast(prog, st.launch));
-  st.state_bytes += fast->ops.size() * sizeof(FastOp) + fast->splats.size() * sizeof(uint64_t);
+  // The splats, and their copy in every warp's frame 0 (exec_fast.h).
+  st.state_bytes += fast->ops.size() * sizeof(FastOp) + (1 + warps) * fast->splats.size() * sizeof(uint64_t);
+  if (st.state_bytes > limits.max_state_bytes)
+    return std::unexpected(ExecError{ExecStatus::resource, 0, false, 0,
+                                     "a block's state of " + std::to_string(st.state_bytes) + " bytes over " +
+                                         std::to_string(limits.max_state_bytes) +
+                                         " with the fast path's ops and splats"});
   st.fast = std::move(fast);
   return run;
 }
@@ -495,7 +509,7 @@ std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, 
         {},
         {},
         st.fast->ops.data(),
-        st.fast->splats.data(),
+        st.fast->splats,
         run_fast,
         run_one,
         pred,
