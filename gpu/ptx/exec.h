@@ -37,6 +37,12 @@ using Lanes = std::array<uint64_t, kWarpSize>;
 
 struct Ctx;
 struct FastOp;
+// A register that holds one value for the whole launch (build_fast): every
+// frame starts with it in all 32 lanes.
+struct ConstReg {
+  uint32_t reg;
+  uint64_t value;
+};
 struct FastProgram;
 // exec_fast.h: a chain of FastOps from pc over all 32 lanes (how many ran);
 // one FastOp (false: declined); a guard's lanes.
@@ -170,6 +176,7 @@ struct Ctx {
   // this CPU.
   const FastOp* fast = nullptr;
   std::span<const uint64_t> splats;
+  std::span<const ConstReg> consts;  // in every frame from the start (FastProgram::consts)
   FastFn run_fast = nullptr;
   FastOneFn run_one = nullptr;
   PredFn pred = nullptr;

@@ -208,6 +208,7 @@ VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
     // One kind per line, like a table.
     // clang-format off
     case K::fill: VGPU_LANES(imm); return true;
+    case K::nop: return true;  // a chain steps over nops itself (run_chain)
     VGPU_AB_CASE(and_, int_op<kAvx2, K::and_>(D, A, B, m));
     VGPU_AB_CASE(or_, int_op<kAvx2, K::or_>(D, A, B, m));
     VGPU_AB_CASE(xor_, int_op<kAvx2, K::xor_>(D, A, B, m));
@@ -298,7 +299,13 @@ VGPU_INLINE uint32_t run_chain(Ctx& c, uint32_t& pc_out, uint32_t n) {
   const FastOp* f = ops + pc_out;
   uint32_t k = 0, idle = 0;  // idle: branches that no lane took (no thread instructions)
   for (; k < n; ++k) {
-    if (f->chain >= K::bra) {  // the control kinds (exec_fast.h)
+    if (f->chain >= K::nop) {    // the kinds a chain runs itself (exec_fast.h)
+      if (f->chain == K::nop) {  // imm nops in a row: as many as n allows, at once
+        const uint32_t s = static_cast<uint32_t>(std::min<uint64_t>(f->imm, n - k));
+        f += s;
+        k += s - 1;
+        continue;
+      }
       if (f->chain == K::exit_) {
         if (!f->sub && c.warp->cur_depth) break;  // a ret from a call: the executor's
         exit_warp(c);

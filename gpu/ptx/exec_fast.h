@@ -57,7 +57,8 @@ enum class FastKind : uint8_t {
   st_global,
   ld_shared,
   st_shared,
-  // The control kinds, last (a chain tests `chain >= bra` once per op):
+  // The kinds a chain runs itself, last (it tests `chain >= nop` once per op):
+  nop,    // d already holds its value (FastProgram::consts); imm: the nops that follow in a row, this one included
   bra,    // to imm when every lane's guard (register x, sub: 1 = negated; kNoReg: none) holds, on when none does
   exit_,  // the warp's threads exit: `exit` (sub 1), or `ret` at call depth 0 (sub 0; deeper, the executor runs it)
 };
@@ -85,6 +86,12 @@ struct FastOp {
 struct FastProgram {
   std::vector<FastOp> ops;       // one per Program::code instruction
   std::vector<uint64_t> splats;  // splat s: its 32 lanes at s * kLaneScale (each frame's copy: above)
+  // The registers whose only writer in the program gives one value for the
+  // whole launch (a parameter, an immediate, %ntid, a mov or cvta of such a
+  // register, ...): every frame starts with that value in all lanes, so the
+  // writer's FastOp is a nop; the executor, when it runs the writer, writes
+  // the same value again.
+  std::vector<ConstReg> consts;
 };
 
 // The fast forms of `prog` for one launch (its parameters and data segment).

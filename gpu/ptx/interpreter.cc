@@ -33,10 +33,12 @@ uint64_t frame_bytes(const Ctx& c) {
          c.splats.size() * sizeof(uint64_t);
 }
 
-// A new frame: zeroed registers with the fast path's splats after them (exec_fast.h), and parameter areas.
+// A new frame: zeroed registers but the launch's constant ones, the fast path's splats after them (exec_fast.h), and
+// parameter areas.
 void make_frame(const Ctx& c, Frame& f) {
   const size_t regs = size_t{c.prog.max_regs} * kWarpSize;
   f.regs.assign(regs + c.splats.size(), 0);
+  for (const ConstReg& k : c.consts) std::fill_n(f.regs.begin() + ptrdiff_t{k.reg} * kWarpSize, kWarpSize, k.value);
   std::copy(c.splats.begin(), c.splats.end(), f.regs.begin() + static_cast<ptrdiff_t>(regs));
   f.params.resize(size_t{c.param_stride} * kWarpSize);
 }
@@ -510,6 +512,7 @@ std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, 
         {},
         st.fast->ops.data(),
         st.fast->splats,
+        st.fast->consts,
         run_fast,
         run_one,
         pred,

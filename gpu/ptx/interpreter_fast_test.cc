@@ -8,6 +8,7 @@
 // in the shared window).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "gpu/ptx/exec_fast.h"
@@ -269,6 +270,83 @@ TEST_P(PtxFastBuild, TestKernelsMatchTheExecutorTable) {
     ASSERT_TRUE(out[1].exec) << out[1].exec.error().message;
     expect_same(out[1], out[0]);
   }
+}
+
+// A register whose only writer gives one value for the launch (a
+// parameter, a cvta of one) starts with it in every frame and its writer
+// is a nop; a register with two writers (a loop counter) or a per-lane
+// value stays with its kernel. Two blocks of two warps: the frames are
+// kept from block to block, so a wrongly folded register would carry the
+// last block's value.
+constexpr const char* kConst = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry konst(.param .u64 p_out, .param .u32 p_n)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [p_out];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.param.u32 %r1, [p_n];
+  mov.u32 %r2, 0;
+LOOP:
+  add.s32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r1;
+  @%p1 bra LOOP;
+  mov.u32 %r3, %ctaid.x;
+  mov.u32 %r4, %ntid.x;
+  mov.u32 %r5, %tid.x;
+  mad.lo.s32 %r6, %r3, %r4, %r5;
+  mul.wide.u32 %rd3, %r6, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  add.s32 %r7, %r2, %r6;
+  st.global.u32 [%rd4], %r7;
+  ret;
+}
+)";
+
+TEST(PtxFastConst, OnlyWritersOfALaunchConstantBecomeNops) {
+  auto m = parse_module(kConst);
+  ASSERT_TRUE(m) << m.error().message;
+  FakeMemory mem(1 << 16);
+  const uint64_t out = mem.put(std::vector<uint32_t>(128, 0));
+  constexpr uint32_t kN = 5;
+  Params p(**m, "konst");
+  p.set(0, out);
+  p.set(1, kN);
+  LaunchConfig cfg;
+  cfg.grid = {2, 1, 1};
+  cfg.block = {64, 1, 1};
+  cfg.params = p.bytes();
+  const exec::FastProgram fp = exec::build_fast((*m)->program(), cfg);
+  // ld.param, cvta, ld.param, then mov.u32 %r2, 0 (two writers) and the per-lane ops.
+  using K = exec::FastKind;
+  ASSERT_GE(fp.ops.size(), 11u);
+  EXPECT_EQ(fp.ops[0].kind, K::nop);
+  EXPECT_EQ(fp.ops[1].kind, K::nop);
+  EXPECT_EQ(fp.ops[2].kind, K::nop);
+  EXPECT_EQ(fp.ops[0].imm, 3u);  // the nops in a row from there
+  EXPECT_NE(fp.ops[3].kind, K::nop);
+  EXPECT_EQ(fp.ops[8].kind, K::nop);  // %ntid.x
+  EXPECT_NE(fp.ops[10].kind, K::nop);
+  std::vector<uint64_t> values;
+  for (const exec::ConstReg& k : fp.consts) values.push_back(k.value);
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(values, (std::vector<uint64_t>{kN, 64, out, out}));
+  Outcome o[2];
+  for (bool fast : {true, false}) {
+    std::memset(mem.at<std::byte>(out), 0, 128 * 4);
+    fast_path() = fast;
+    auto r = launch(**m, mem, "konst", {2, 1, 1}, {64, 1, 1}, p);
+    fast_path() = true;
+    o[fast] = Outcome{r, std::vector<std::byte>(128 * 4)};
+    std::memcpy(o[fast].memory.data(), mem.at<std::byte>(out), o[fast].memory.size());
+    ASSERT_TRUE(r) << r.error().message;
+    for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(mem.at<uint32_t>(out)[i], kN + i) << i;
+  }
+  expect_same(o[1], o[0]);
 }
 
 }  // namespace
