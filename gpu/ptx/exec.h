@@ -38,10 +38,13 @@ using Lanes = std::array<uint64_t, kWarpSize>;
 struct Ctx;
 struct FastOp;
 // A register that holds one value for the whole launch (build_fast): every
-// frame starts with it in all 32 lanes.
+// frame starts with it in all 32 lanes; or, for tid_dim 0..2, with each
+// lane's %tid of that dimension & value (the same in a warp for every block).
 struct ConstReg {
+  static constexpr uint8_t kNoTid = 3;
   uint32_t reg;
   uint64_t value;
+  uint8_t tid_dim = kNoTid;
 };
 struct FastProgram;
 // exec_fast.h: a chain of FastOps from pc over all 32 lanes (how many ran);

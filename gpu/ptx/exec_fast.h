@@ -90,7 +90,8 @@ struct FastProgram {
   // whole launch (a parameter, an immediate, %ntid, a mov or cvta of such a
   // register, ...): every frame starts with that value in all lanes, so the
   // writer's FastOp is a nop; the executor, when it runs the writer, writes
-  // the same value again.
+  // the same value again. Likewise a register whose only writer reads %tid:
+  // a warp's lanes have the same %tid in every block.
   std::vector<ConstReg> consts;
 };
 

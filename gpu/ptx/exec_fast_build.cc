@@ -445,7 +445,8 @@ std::vector<uint32_t> writers(const Program& prog, const std::vector<uint8_t>& l
 
 // FastProgram::consts (before the operands are scaled): a register with one
 // writer whose FastOp is a fill, or an and/or/xor/add/sub of constant
-// sources, holds that one value; its writer becomes a nop.
+// sources, holds that one value; one whose only writer reads %tid holds
+// the warp's %tid (not a constant for other ops); the writer becomes a nop.
 void fold_constant_registers(const Program& prog, uint32_t entry, FastProgram& out) {
   const std::vector<uint8_t> launched = launched_code(prog, entry);
   const std::vector<uint32_t> n = writers(prog, launched);
@@ -467,6 +468,11 @@ void fold_constant_registers(const Program& prog, uint32_t entry, FastProgram& o
       if (!launched[i] || f.kind == K::none || f.d >= known.size() || known[f.d] || n[f.d] != 1 || f.e != kNoReg)
         continue;
       uint64_t a = 0, b = 0, v = 0;
+      if (f.kind == K::tid) {
+        out.consts.push_back({.reg = f.d, .value = f.mask, .tid_dim = f.sub});
+        f = FastOp{.kind = K::nop, .d = f.d};
+        continue;
+      }
       if (f.kind == K::fill) {
         v = f.imm;
       } else {
@@ -482,7 +488,7 @@ void fold_constant_registers(const Program& prog, uint32_t entry, FastProgram& o
       }
       known[f.d] = 1;
       value[f.d] = v;
-      out.consts.push_back({f.d, v});
+      out.consts.push_back({.reg = f.d, .value = v});
       f = FastOp{.kind = K::nop, .d = f.d};
       changed = true;
     }

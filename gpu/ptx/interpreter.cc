@@ -33,12 +33,16 @@ uint64_t frame_bytes(const Ctx& c) {
          c.splats.size() * sizeof(uint64_t);
 }
 
-// A new frame: zeroed registers but the launch's constant ones, the fast path's splats after them (exec_fast.h), and
-// parameter areas.
-void make_frame(const Ctx& c, Frame& f) {
+// A new frame of warp w: zeroed registers but the launch's constant ones (FastProgram::consts), the fast path's splats
+// after them (exec_fast.h), and parameter areas.
+void make_frame(const Ctx& c, const Warp& w, Frame& f) {
   const size_t regs = size_t{c.prog.max_regs} * kWarpSize;
   f.regs.assign(regs + c.splats.size(), 0);
-  for (const ConstReg& k : c.consts) std::fill_n(f.regs.begin() + ptrdiff_t{k.reg} * kWarpSize, kWarpSize, k.value);
+  for (const ConstReg& k : c.consts) {
+    uint64_t* r = f.regs.data() + size_t{k.reg} * kWarpSize;
+    for (uint32_t l = 0; l < kWarpSize; ++l)
+      r[l] = k.tid_dim == ConstReg::kNoTid ? k.value : w.tid[k.tid_dim * kWarpSize + l] & k.value;
+  }
   std::copy(c.splats.begin(), c.splats.end(), f.regs.begin() + static_cast<ptrdiff_t>(regs));
   f.params.resize(size_t{c.param_stride} * kWarpSize);
 }
@@ -95,7 +99,7 @@ bool exec_call(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
   if (w.frames.size() <= d) {
     if (!c.grow(frame_bytes(c), in.line)) return false;
     w.frames.resize(d + 1);
-    make_frame(c, w.frames[d]);
+    make_frame(c, w, w.frames[d]);
   }
   Frame& from = w.frames[d - 1];
   Frame& to = w.frames[d];
@@ -296,14 +300,14 @@ void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function
   w.depth.fill(0);
   w.local_top.fill(entry.local_bytes);
   if (w.frames.empty()) {  // the first block of the call: what every block shares
-    w.frames.resize(1);
-    make_frame(c, w.frames[0]);
     for (uint32_t l = 0; l < kWarpSize; ++l) {
       uint32_t t = first + l;
       w.tid[l] = t % b.x;
       w.tid[kWarpSize + l] = t / b.x % b.y;
       w.tid[2 * kWarpSize + l] = t / (b.x * b.y);
     }
+    w.frames.resize(1);
+    make_frame(c, w, w.frames[0]);
   }
   w.frames[0].local_base.fill(0);
   if (entry.local_bytes)

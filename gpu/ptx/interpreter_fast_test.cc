@@ -273,9 +273,9 @@ TEST_P(PtxFastBuild, TestKernelsMatchTheExecutorTable) {
 }
 
 // A register whose only writer gives one value for the launch (a
-// parameter, a cvta of one) starts with it in every frame and its writer
-// is a nop; a register with two writers (a loop counter) or a per-lane
-// value stays with its kernel. Two blocks of two warps: the frames are
+// parameter, a cvta of one) or reads %tid starts with it in every frame and
+// its writer is a nop; a register with two writers (a loop counter) or a
+// block's value (%ctaid) stays with its kernel. Two blocks of two warps: the frames are
 // kept from block to block, so a wrongly folded register would carry the
 // last block's value.
 constexpr const char* kConst = R"(
@@ -329,10 +329,19 @@ TEST(PtxFastConst, OnlyWritersOfALaunchConstantBecomeNops) {
   EXPECT_EQ(fp.ops[2].kind, K::nop);
   EXPECT_EQ(fp.ops[0].imm, 3u);  // the nops in a row from there
   EXPECT_NE(fp.ops[3].kind, K::nop);
+  EXPECT_NE(fp.ops[7].kind, K::nop);  // %ctaid.x: a block's
   EXPECT_EQ(fp.ops[8].kind, K::nop);  // %ntid.x
+  EXPECT_EQ(fp.ops[9].kind, K::nop);  // %tid.x: the warp's own in every block
   EXPECT_NE(fp.ops[10].kind, K::nop);
   std::vector<uint64_t> values;
-  for (const exec::ConstReg& k : fp.consts) values.push_back(k.value);
+  uint32_t tids = 0;
+  for (const exec::ConstReg& k : fp.consts) {
+    if (k.tid_dim == exec::ConstReg::kNoTid)
+      values.push_back(k.value);
+    else
+      ++tids;
+  }
+  EXPECT_EQ(tids, 1u);
   std::sort(values.begin(), values.end());
   EXPECT_EQ(values, (std::vector<uint64_t>{kN, 64, out, out}));
   Outcome o[2];
