@@ -14,18 +14,16 @@ namespace {
 
 constexpr uint32_t kSlice = 4096;  // warp instructions before the next warp's turn
 
-const std::array<ExecFn, static_cast<size_t>(Op::count_)>& executors() {
-  static const auto table = [] {
-    std::array<ExecFn, static_cast<size_t>(Op::count_)> t{};
-    for (size_t i = 0; i < t.size(); ++i) {
-      auto op = static_cast<Op>(i);
-      for (auto family : {int_executor, float_executor, data_executor, memory_executor, warp_executor})
-        if (!t[i]) t[i] = family(op);
-    }
-    return t;
-  }();
-  return table;
-}
+// The executor of each op, built at load time from the families' switches (no guard to test per use).
+const std::array<ExecFn, static_cast<size_t>(Op::count_)> kExecutors = [] {
+  std::array<ExecFn, static_cast<size_t>(Op::count_)> t{};
+  for (size_t i = 0; i < t.size(); ++i) {
+    auto op = static_cast<Op>(i);
+    for (auto family : {int_executor, float_executor, data_executor, memory_executor, warp_executor})
+      if (!t[i]) t[i] = family(op);
+  }
+  return t;
+}();
 
 // Host bytes of one warp's call frame (registers, the splats after them and parameter areas).
 uint64_t frame_bytes(const Ctx& c) {
@@ -224,7 +222,7 @@ int64_t run_chain(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t unt
   --left;
   c.stats.warp_instructions++;
   c.stats.thread_instructions += kWarpSize;
-  if (!executors()[static_cast<size_t>(in.op)](c, in, kFull)) return -1;
+  if (!kExecutors[static_cast<size_t>(in.op)](c, in, kFull)) return -1;
   w.cur_pc++;
   return k + 1;
 }
@@ -233,7 +231,7 @@ int64_t run_chain(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t unt
 // False on an error or a yield; a yield leaves the warp before an
 // instruction it has not begun, so the next run starts with it.
 bool run_warp(Ctx& c, Warp& w) {
-  const ExecFn* table = nullptr;  // fetched at the first instruction the table runs (a chain may run the whole warp)
+  const auto& table = kExecutors;
   const Instr* code = c.prog.code.data();
   Block& blk = *c.block;
   c.warp = &w;
@@ -272,7 +270,6 @@ bool run_warp(Ctx& c, Warp& w) {
       continue;
     }
     if (!is_control(in.op)) {
-      if (!table) table = executors().data();
       if (m && !table[static_cast<size_t>(in.op)](c, in, m)) return leave(false);
       w.cur_pc++;
       continue;
