@@ -461,11 +461,16 @@ void fold_constant_registers(const Program& prog, uint32_t entry, FastProgram& o
     v = value[r];
     return r < known.size() && known[r];
   };
-  for (bool changed = true; changed;) {  // until no register is added (a use may come before its writer in the code)
+  // Passes until no register is added (a use may come before its writer in the code), at most kFoldPasses: a
+  // hostile chain of writers in reverse order would take a pass each, and what is left unfolded is only slower.
+  constexpr int kFoldPasses = 4;
+  bool changed = true;
+  for (int pass = 0; changed && pass < kFoldPasses; ++pass) {
     changed = false;
     for (size_t i = 0; i < out.ops.size(); ++i) {
       FastOp& f = out.ops[i];
-      if (!launched[i] || f.kind == K::none || f.d >= known.size() || known[f.d] || n[f.d] != 1 || f.e != kNoReg)
+      if (!launched[i] || f.kind == K::none || f.kind == K::nop || f.d >= known.size() || known[f.d] || n[f.d] != 1 ||
+          f.e != kNoReg)
         continue;
       uint64_t a = 0, b = 0, v = 0;
       if (f.kind == K::tid) {

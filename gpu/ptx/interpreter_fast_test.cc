@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "gpu/ptx/exec_fast.h"
 #include "gpu/ptx/test_kernels.h"
@@ -354,6 +355,52 @@ TEST(PtxFastConst, OnlyWritersOfALaunchConstantBecomeNops) {
     std::memcpy(o[fast].memory.data(), mem.at<std::byte>(out), o[fast].memory.size());
     ASSERT_TRUE(r) << r.error().message;
     for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(mem.at<uint32_t>(out)[i], kN + i) << i;
+  }
+  expect_same(o[1], o[0]);
+}
+
+// Writers in reverse order (r1 = r2, r2 = r3, ..., r64 = 5) would take a
+// folding pass each: build_fast stops after a few passes (hostile PTX could
+// chain a million), and the registers it leaves run as before. Each mov
+// reads its source before that is written (PTX leaves the value undefined):
+// both paths read the frame's initial value alike.
+TEST(PtxFastConst, FoldingAReverseChainIsBounded) {
+  constexpr uint32_t kChain = 64;
+  std::string text =
+      ".version 7.0\n.target sm_70\n.address_size 64\n"
+      ".visible .entry rev(.param .u64 p_out)\n{\n  .reg .b64 %rd<" +
+      std::to_string(kChain + 3) + ">;\n  .reg .b32 %r<2>;\n";
+  for (uint32_t i = 1; i < kChain; ++i)
+    text += "  mov.b64 %rd" + std::to_string(i) + ", %rd" + std::to_string(i + 1) + ";\n";
+  text += "  mov.b64 %rd" + std::to_string(kChain) + ", 5;\n";
+  text += "  ld.param.u64 %rd" + std::to_string(kChain + 1) + ", [p_out];\n  mov.u32 %r1, %tid.x;\n";
+  text += "  mul.wide.u32 %rd" + std::to_string(kChain + 2) + ", %r1, 8;\n";
+  text += "  add.s64 %rd" + std::to_string(kChain + 1) + ", %rd" + std::to_string(kChain + 1) + ", %rd" +
+          std::to_string(kChain + 2) + ";\n";
+  text += "  st.global.u64 [%rd" + std::to_string(kChain + 1) + "], %rd1;\n  ret;\n}\n";
+  auto m = parse_module(text);
+  ASSERT_TRUE(m) << m.error().message;
+  FakeMemory mem(1 << 16);
+  const uint64_t out = mem.put(std::vector<uint64_t>(32, 0));
+  Params p(**m, "rev");
+  p.set(0, out);
+  LaunchConfig cfg;
+  cfg.grid = {1, 1, 1};
+  cfg.block = {32, 1, 1};
+  cfg.params = p.bytes();
+  const exec::FastProgram fp = exec::build_fast((*m)->program(), cfg);
+  EXPECT_GT(fp.consts.size(), 0u);
+  EXPECT_LT(fp.consts.size(), size_t{kChain / 2});
+  Outcome o[2];
+  for (bool fast : {true, false}) {
+    std::memset(mem.at<std::byte>(out), 0xab, 32 * 8);
+    fast_path() = fast;
+    auto r = launch(**m, mem, "rev", {1, 1, 1}, {32, 1, 1}, p);
+    fast_path() = true;
+    ASSERT_TRUE(r) << r.error().message;
+    o[fast] = Outcome{r, std::vector<std::byte>(32 * 8)};
+    std::memcpy(o[fast].memory.data(), mem.at<std::byte>(out), o[fast].memory.size());
+    EXPECT_NE(mem.at<uint64_t>(out)[31], 0xababababababababull);  // every lane stored
   }
   expect_same(o[1], o[0]);
 }
