@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,15 @@ using Lanes = std::array<uint64_t, kWarpSize>;
 
 struct Ctx;
 struct FastOp;
+// A register that holds one value for the whole launch (build_fast): every
+// frame starts with it in all 32 lanes; or, for tid_dim 0..2, with each
+// lane's %tid of that dimension & value (the same in a warp for every block).
+struct ConstReg {
+  static constexpr uint8_t kNoTid = 3;
+  uint32_t reg;
+  uint64_t value;
+  uint8_t tid_dim = kNoTid;
+};
 struct FastProgram;
 // exec_fast.h: a chain of FastOps from pc over all 32 lanes (how many ran);
 // one FastOp (false: declined); a guard's lanes.
@@ -165,9 +175,11 @@ struct Ctx {
   // tmp[slot] holds tmp_imm[slot] in every lane (an immediate operand's fill, reused).
   std::array<uint64_t, 6> tmp_imm{};
   std::array<bool, 6> tmp_is_imm{};
-  // The fast path (exec_fast.h): one FastOp per instruction, their splats, the kernels for this CPU.
+  // The fast path (exec_fast.h): one FastOp per instruction, their splats (copied into every frame), the kernels for
+  // this CPU.
   const FastOp* fast = nullptr;
-  const uint64_t* splats = nullptr;
+  std::span<const uint64_t> splats;
+  std::span<const ConstReg> consts;  // in every frame from the start (FastProgram::consts)
   FastFn run_fast = nullptr;
   FastOneFn run_one = nullptr;
   PredFn pred = nullptr;

@@ -208,6 +208,7 @@ VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
     // One kind per line, like a table.
     // clang-format off
     case K::fill: VGPU_LANES(imm); return true;
+    case K::nop: return true;  // a chain steps over nops itself (run_chain)
     VGPU_AB_CASE(and_, int_op<kAvx2, K::and_>(D, A, B, m));
     VGPU_AB_CASE(or_, int_op<kAvx2, K::or_>(D, A, B, m));
     VGPU_AB_CASE(xor_, int_op<kAvx2, K::xor_>(D, A, B, m));
@@ -260,7 +261,8 @@ VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
     case K::ld_shared: return memory<kAvx2, false, true>(c, r, f);
     case K::st_shared: return memory<kAvx2, true, true>(c, r, f);
     case K::none:
-    case K::bra: return false;         // a bra runs in run_chain only
+    case K::bra:
+    case K::exit_: return false;       // a bra or an exit runs in run_chain only
     default: __builtin_unreachable();  // every kind is above (build_fast makes no other): no range check
   }
 #undef VGPU_SETP_CASE
@@ -281,15 +283,35 @@ VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
 template <bool kAvx2>
 VGPU_INLINE uint32_t guard_lanes(const uint64_t* p);
 
+// The full warp exits (interpreter.cc's exec_ret at depth 0 and exit, then
+// schedule: no lane is left to run).
+VGPU_INLINE void exit_warp(Ctx& c) {
+  c.warp->exited |= kFull;
+  c.block->exited_threads += kWarpSize;
+  c.warp->mask = 0;
+}
+
 // The chain from pc (exec_fast.h).
 template <bool kAvx2>
 VGPU_INLINE uint32_t run_chain(Ctx& c, uint32_t& pc_out, uint32_t n) {
-  const Regs r{c.regs, c.splats};
+  const Regs r{c.regs};
   const FastOp* const ops = c.fast;
   const FastOp* f = ops + pc_out;
   uint32_t k = 0, idle = 0;  // idle: branches that no lane took (no thread instructions)
   for (; k < n; ++k) {
-    if (f->chain == K::bra) {
+    if (f->chain >= K::nop) {    // the kinds a chain runs itself (exec_fast.h)
+      if (f->chain == K::nop) {  // imm nops in a row: as many as n allows, at once
+        const uint32_t s = static_cast<uint32_t>(std::min<uint64_t>(f->imm, n - k));
+        f += s;
+        k += s - 1;
+        continue;
+      }
+      if (f->chain == K::exit_) {
+        if (!f->sub && c.warp->cur_depth) break;  // a ret from a call: the executor's
+        exit_warp(c);
+        ++k;
+        break;
+      }
       uint32_t t = kFull;
       if (f->x != kNoReg) t = guard_lanes<kAvx2>(r[f->x]) ^ (f->sub ? kFull : 0);
       if (t == kFull) {
@@ -320,7 +342,7 @@ VGPU_INLINE uint32_t guard_lanes<false>(const uint64_t* p) {
 
 uint32_t pred_base(const uint64_t* p) { return guard_lanes<false>(p); }
 uint32_t run_base(Ctx& c, uint32_t& pc, uint32_t n) { return run_chain<false>(c, pc, n); }
-bool one_base(Ctx& c, const FastOp& f) { return run<false, false>(c, Regs{c.regs, c.splats}, f); }
+bool one_base(Ctx& c, const FastOp& f) { return run<false, false>(c, Regs{c.regs}, f); }
 
 #if VGPU_FAST_X86
 // Bit 0 of four lanes to the sign, then their sign mask.
@@ -339,7 +361,7 @@ __attribute__((target("avx2,fma"))) uint32_t run_avx2(Ctx& c, uint32_t& pc, uint
   return run_chain<true>(c, pc, n);
 }
 __attribute__((target("avx2,fma"))) bool one_avx2(Ctx& c, const FastOp& f) {
-  return run<true, false>(c, Regs{c.regs, c.splats}, f);
+  return run<true, false>(c, Regs{c.regs}, f);
 }
 
 bool has_avx2() {

@@ -57,15 +57,19 @@ enum class FastKind : uint8_t {
   st_global,
   ld_shared,
   st_shared,
-  bra,  // to imm when every lane's guard (register x, sub: 1 = negated; kNoReg: none) holds, on when none does
+  // The kinds a chain runs itself, last (it tests `chain >= nop` once per op):
+  nop,    // d already holds its value (FastProgram::consts); imm: the nops that follow in a row, this one included
+  bra,    // to imm when every lane's guard (register x, sub: 1 = negated; kNoReg: none) holds, on when none does
+  exit_,  // the warp's threads exit: `exit` (sub 1), or `ret` at call depth 0 (sub 0; deeper, the executor runs it)
 };
 
 // While decoded, operand `a`, `b` or `x` is register r (r < kSplatBit) or
-// the 32-lane splat FastProgram::splats[r - kSplatBit]. build_fast then
-// scales every register field (d, e, a, b, x; kNoReg stays) by
-// kLaneScale: the offset of the register's lanes in the frame's registers
-// (of the splat's in FastProgram::splats, kSplatBit kept), so that a
-// kernel adds it to a base without a multiply.
+// the 32-lane splat FastProgram::splats[r - kSplatBit]. Every frame keeps
+// the splats after its Program::max_regs registers (splat s as register
+// max_regs + s; interpreter.cc copies them in when it makes the frame),
+// and build_fast turns every register field (d, e, a, b, x; kNoReg stays)
+// into that register's lane offset (times kLaneScale), so that a kernel
+// adds it to the frame's base with no multiply and no splat test.
 constexpr uint32_t kSplatBit = 0x8000'0000u;
 constexpr uint32_t kLaneScale = kWarpSize;
 
@@ -81,7 +85,14 @@ struct FastOp {
 
 struct FastProgram {
   std::vector<FastOp> ops;       // one per Program::code instruction
-  std::vector<uint64_t> splats;  // splat s: its 32 lanes at s * kLaneScale
+  std::vector<uint64_t> splats;  // splat s: its 32 lanes at s * kLaneScale (each frame's copy: above)
+  // The registers whose only writer in the program gives one value for the
+  // whole launch (a parameter, an immediate, %ntid, a mov or cvta of such a
+  // register, ...): every frame starts with that value in all lanes, so the
+  // writer's FastOp is a nop; the executor, when it runs the writer, writes
+  // the same value again. Likewise a register whose only writer reads %tid:
+  // a warp's lanes have the same %tid in every block.
+  std::vector<ConstReg> consts;
 };
 
 // The fast forms of `prog` for one launch (its parameters and data segment).
@@ -93,7 +104,9 @@ FastProgram build_fast(const Program& prog, const LaunchConfig& launch);
 // It stops before an op that declines (nothing of it written; the
 // executor runs it), a bra that splits the warp, or an op that does not
 // chain; it leaves pc there, adds what ran to the warp and thread
-// instruction counters, and returns how many ran. Running a chain in one
+// instruction counters, and returns how many ran. An exit_ ends the chain
+// and the warp (Warp::exited, Block::exited_threads, mask 0), pc left at
+// it, as the executor's exit or ret would. Running a chain in one
 // call keeps the dispatch loop's per-instruction work (guard, counters,
 // poll, the indirect call) out of its instructions. A FastOneFn runs one
 // op (a guarded one whose guard holds in every lane). The AVX2 builds

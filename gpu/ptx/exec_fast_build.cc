@@ -366,6 +366,12 @@ FastOp Builder::decode(const Instr& in) {
     f.sub = (in.flags & kNegGuard) ? 1 : 0;
     return f;
   }
+  if (in.op == Op::exit || in.op == Op::ret) {  // a whole warp's exit, inside a chain (interpreter.cc's exec_ret)
+    FastOp f;
+    f.kind = K::exit_;
+    f.sub = in.op == Op::exit ? 1 : 0;
+    return f;
+  }
   if (is_float(in.type) && in.op != Op::mov && in.op != Op::selp && in.op != Op::setp) return floating(in);
   switch (in.op) {
     case Op::mov:
@@ -377,21 +383,121 @@ FastOp Builder::decode(const Instr& in) {
   }
 }
 
-// The operands as offsets in lanes (exec_fast.h, kLaneScale): false when
-// a register is too large to scale (the op stays with the executor).
-bool scale_operands(FastOp& f) {
+// The operands as lane offsets in the frame's registers, a splat s after
+// the program's registers (exec_fast.h, kLaneScale): false when one is too
+// large to scale (the op stays with the executor).
+bool scale_operands(FastOp& f, uint32_t max_regs) {
   bool ok = true;
   const auto scale = [&](uint32_t& r) {
     if (r == kNoReg) return;
-    const uint32_t index = r & ~kSplatBit;
+    const uint64_t index = r & kSplatBit ? uint64_t{max_regs} + (r & ~kSplatBit) : r;
     if (index >= kSplatBit / kLaneScale) {
       ok = false;
       return;
     }
-    r = (r & kSplatBit) | index * kLaneScale;
+    r = static_cast<uint32_t>(index * kLaneScale);
   };
   for (uint32_t* r : {&f.d, &f.e, &f.a, &f.b, &f.x}) scale(*r);
   return ok;
+}
+
+// Whether instruction i can run in a launch of entry function `entry`:
+// it is in that entry or in a function the entry calls, transitively
+// (registers are numbered per function, and other functions never run).
+std::vector<uint8_t> launched_code(const Program& prog, uint32_t entry) {
+  std::vector<uint8_t> in(prog.code.size(), 0), seen(prog.functions.size(), 0);
+  std::vector<uint32_t> todo{entry};
+  seen[entry] = 1;
+  while (!todo.empty()) {
+    const Function& fn = prog.functions[todo.back()];
+    todo.pop_back();
+    for (uint32_t i = fn.first; i < fn.end && i < in.size(); ++i) {
+      in[i] = 1;
+      const Instr& c = prog.code[i];
+      if (c.op != Op::call || c.target >= prog.calls.size()) continue;
+      const uint32_t callee = prog.calls[c.target].callee;
+      if (callee < seen.size() && !seen[callee]) {
+        seen[callee] = 1;
+        todo.push_back(callee);
+      }
+    }
+  }
+  return in;
+}
+
+// How many of those instructions name register r as a destination (a
+// store's value counts too: it only makes the count larger).
+std::vector<uint32_t> writers(const Program& prog, const std::vector<uint8_t>& launched) {
+  std::vector<uint32_t> n(prog.max_regs, 0);
+  const auto count = [&](uint32_t r) {
+    if (r < n.size()) ++n[r];
+  };
+  for (size_t i = 0; i < prog.code.size(); ++i) {
+    if (!launched[i]) continue;
+    for (const Operand& o : prog.code[i].dst) {
+      if (o.kind == Operand::Kind::reg) count(o.reg);
+      if (o.kind == Operand::Kind::vec)
+        for (uint32_t k = 0; k < o.count && k < 4; ++k) count(o.regs[k]);
+    }
+  }
+  return n;
+}
+
+// FastProgram::consts (before the operands are scaled): a register with one
+// writer whose FastOp is a fill, or an and/or/xor/add/sub of constant
+// sources, holds that one value; one whose only writer reads %tid holds
+// the warp's %tid (not a constant for other ops); the writer becomes a nop.
+void fold_constant_registers(const Program& prog, uint32_t entry, FastProgram& out) {
+  const std::vector<uint8_t> launched = launched_code(prog, entry);
+  const std::vector<uint32_t> n = writers(prog, launched);
+  std::vector<uint8_t> known(prog.max_regs, 0);
+  std::vector<uint64_t> value(prog.max_regs, 0);
+  const auto constant = [&](uint32_t r, uint64_t& v) {
+    if (r == kNoReg) return false;
+    if (r & kSplatBit) {
+      v = out.splats[size_t{r & ~kSplatBit} * kWarpSize];
+      return true;
+    }
+    v = value[r];
+    return r < known.size() && known[r];
+  };
+  // Passes until no register is added (a use may come before its writer in the code), at most kFoldPasses: a
+  // hostile chain of writers in reverse order would take a pass each, and what is left unfolded is only slower.
+  constexpr int kFoldPasses = 4;
+  bool changed = true;
+  for (int pass = 0; changed && pass < kFoldPasses; ++pass) {
+    changed = false;
+    for (size_t i = 0; i < out.ops.size(); ++i) {
+      FastOp& f = out.ops[i];
+      if (!launched[i] || f.kind == K::none || f.kind == K::nop || f.d >= known.size() || known[f.d] || n[f.d] != 1 ||
+          f.e != kNoReg)
+        continue;
+      uint64_t a = 0, b = 0, v = 0;
+      if (f.kind == K::tid) {
+        out.consts.push_back({.reg = f.d, .value = f.mask, .tid_dim = f.sub});
+        f = FastOp{.kind = K::nop, .d = f.d};
+        continue;
+      }
+      if (f.kind == K::fill) {
+        v = f.imm;
+      } else {
+        if (!constant(f.a, a) || !constant(f.b, b)) continue;
+        switch (f.kind) {  // exec_fast.cc's int_op
+          case K::and_: v = a & b & f.mask; break;
+          case K::or_: v = (a | b) & f.mask; break;
+          case K::xor_: v = (a ^ b) & f.mask; break;
+          case K::add: v = (a + b) & f.mask; break;
+          case K::sub: v = (a - b) & f.mask; break;
+          default: continue;
+        }
+      }
+      known[f.d] = 1;
+      value[f.d] = v;
+      out.consts.push_back({.reg = f.d, .value = v});
+      f = FastOp{.kind = K::nop, .d = f.d};
+      changed = true;
+    }
+  }
 }
 
 }  // namespace
@@ -401,10 +507,16 @@ FastProgram build_fast(const Program& prog, const LaunchConfig& launch) {
   out.ops.reserve(prog.code.size());
   Builder b(out, launch);
   for (const Instr& in : prog.code) out.ops.push_back(b.decode(in));
+  fold_constant_registers(prog, prog.entry_functions[launch.entry], out);
   for (size_t i = 0; i < out.ops.size(); ++i) {
     FastOp& f = out.ops[i];
-    if (!scale_operands(f)) f = FastOp{};
+    if (!scale_operands(f, prog.max_regs)) f = FastOp{};
     f.chain = (f.kind == K::bra || prog.code[i].guard == kNoReg) ? f.kind : K::none;
+  }
+  for (size_t i = out.ops.size(); i-- > 0;) {  // a chain steps over nops in a row at once
+    FastOp& f = out.ops[i];
+    if (f.chain == K::nop)
+      f.imm = i + 1 < out.ops.size() && out.ops[i + 1].chain == K::nop ? out.ops[i + 1].imm + 1 : 1;
   }
   return out;
 }

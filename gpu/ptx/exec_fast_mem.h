@@ -25,19 +25,17 @@ namespace {
 
 constexpr uint64_t kPage = 4096;
 
-// The running frame's registers and the launch's splats, read once per
-// chain: kept in locals, since a store to guest memory (std::byte) may
-// alias Ctx's fields and the compiler would load them again for every op.
+// The running frame's registers (the splats after them, exec_fast.h), read
+// once per chain: kept in a local, since a store to guest memory
+// (std::byte) may alias Ctx's fields and the compiler would load them
+// again for every op.
 struct Regs {
   uint64_t* regs;
-  const uint64_t* splats;
-  // A register field of a FastOp (scaled by kLaneScale).
+  // A register field of a FastOp (a lane offset, exec_fast.h).
   uint64_t* operator[](uint32_t r) const { return regs + r; }
 };
 
-VGPU_INLINE const uint64_t* operand(const Regs& c, uint32_t r) {
-  return r & kSplatBit ? c.splats + (r & ~kSplatBit) : c.regs + r;
-}
+VGPU_INLINE const uint64_t* operand(const Regs& c, uint32_t r) { return c.regs + r; }
 
 // The window test of a generic address (exec_mem.cc's global_window).
 VGPU_INLINE bool global_space(StateSpace sp, uint64_t addr) {

@@ -14,22 +14,35 @@ namespace {
 
 constexpr uint32_t kSlice = 4096;  // warp instructions before the next warp's turn
 
-const std::array<ExecFn, static_cast<size_t>(Op::count_)>& executors() {
-  static const auto table = [] {
-    std::array<ExecFn, static_cast<size_t>(Op::count_)> t{};
-    for (size_t i = 0; i < t.size(); ++i) {
-      auto op = static_cast<Op>(i);
-      for (auto family : {int_executor, float_executor, data_executor, memory_executor, warp_executor})
-        if (!t[i]) t[i] = family(op);
-    }
-    return t;
-  }();
-  return table;
+// The executor of each op, built at load time from the families' switches (no guard to test per use).
+const std::array<ExecFn, static_cast<size_t>(Op::count_)> kExecutors = [] {
+  std::array<ExecFn, static_cast<size_t>(Op::count_)> t{};
+  for (size_t i = 0; i < t.size(); ++i) {
+    auto op = static_cast<Op>(i);
+    for (auto family : {int_executor, float_executor, data_executor, memory_executor, warp_executor})
+      if (!t[i]) t[i] = family(op);
+  }
+  return t;
+}();
+
+// Host bytes of one warp's call frame (registers, the splats after them and parameter areas).
+uint64_t frame_bytes(const Ctx& c) {
+  return (uint64_t{c.prog.max_regs} * sizeof(uint64_t) + c.param_stride) * kWarpSize +
+         c.splats.size() * sizeof(uint64_t);
 }
 
-// Host bytes of one warp's call frame (registers and parameter areas).
-uint64_t frame_bytes(const Ctx& c) {
-  return (uint64_t{c.prog.max_regs} * sizeof(uint64_t) + c.param_stride) * kWarpSize;
+// A new frame of warp w: zeroed registers but the launch's constant ones (FastProgram::consts), the fast path's splats
+// after them (exec_fast.h), and parameter areas.
+void make_frame(const Ctx& c, const Warp& w, Frame& f) {
+  const size_t regs = size_t{c.prog.max_regs} * kWarpSize;
+  f.regs.assign(regs + c.splats.size(), 0);
+  for (const ConstReg& k : c.consts) {
+    uint64_t* r = f.regs.data() + size_t{k.reg} * kWarpSize;
+    for (uint32_t l = 0; l < kWarpSize; ++l)
+      r[l] = k.tid_dim == ConstReg::kNoTid ? k.value : w.tid[k.tid_dim * kWarpSize + l] & k.value;
+  }
+  std::copy(c.splats.begin(), c.splats.end(), f.regs.begin() + static_cast<ptrdiff_t>(regs));
+  f.params.resize(size_t{c.param_stride} * kWarpSize);
 }
 
 bool is_control(Op op) {
@@ -84,8 +97,7 @@ bool exec_call(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
   if (w.frames.size() <= d) {
     if (!c.grow(frame_bytes(c), in.line)) return false;
     w.frames.resize(d + 1);
-    w.frames[d].regs.resize(size_t{c.prog.max_regs} * kWarpSize);
-    w.frames[d].params.resize(size_t{c.param_stride} * kWarpSize);
+    make_frame(c, w, w.frames[d]);
   }
   Frame& from = w.frames[d - 1];
   Frame& to = w.frames[d];
@@ -204,13 +216,13 @@ int64_t run_chain(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t unt
   since += k;
   left -= k;
   const FastOp& f = c.fast[w.cur_pc];
-  if (k == n || f.chain == FastKind::none || f.kind == FastKind::bra) return k;
+  if (k == n || !w.mask || f.chain == FastKind::none || f.chain >= FastKind::bra) return k;
   const Instr& in = c.prog.code[w.cur_pc];  // declined
   ++since;
   --left;
   c.stats.warp_instructions++;
   c.stats.thread_instructions += kWarpSize;
-  if (!executors()[static_cast<size_t>(in.op)](c, in, kFull)) return -1;
+  if (!kExecutors[static_cast<size_t>(in.op)](c, in, kFull)) return -1;
   w.cur_pc++;
   return k + 1;
 }
@@ -219,7 +231,7 @@ int64_t run_chain(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t unt
 // False on an error or a yield; a yield leaves the warp before an
 // instruction it has not begun, so the next run starts with it.
 bool run_warp(Ctx& c, Warp& w) {
-  const auto& table = executors();
+  const auto& table = kExecutors;
   const Instr* code = c.prog.code.data();
   Block& blk = *c.block;
   c.warp = &w;
@@ -285,15 +297,14 @@ void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function
   w.depth.fill(0);
   w.local_top.fill(entry.local_bytes);
   if (w.frames.empty()) {  // the first block of the call: what every block shares
-    w.frames.resize(1);
-    w.frames[0].regs.resize(size_t{c.prog.max_regs} * kWarpSize);
-    w.frames[0].params.resize(size_t{c.param_stride} * kWarpSize);
     for (uint32_t l = 0; l < kWarpSize; ++l) {
       uint32_t t = first + l;
       w.tid[l] = t % b.x;
       w.tid[kWarpSize + l] = t / b.x % b.y;
       w.tid[2 * kWarpSize + l] = t / (b.x * b.y);
     }
+    w.frames.resize(1);
+    make_frame(c, w, w.frames[0]);
   }
   w.frames[0].local_base.fill(0);
   if (entry.local_bytes)
@@ -461,7 +472,13 @@ std::expected<std::unique_ptr<LaunchRun>, ExecError> LaunchRun::start(const Modu
   blk.shared.assign(shared_size(prog, launch), std::byte{0});
   st.clear_shared = !blk.shared.empty() && writes_shared(prog, prog.entry_functions[launch.entry]);
   auto fast = std::make_shared<FastProgram>(build_fast(prog, st.launch));
-  st.state_bytes += fast->ops.size() * sizeof(FastOp) + fast->splats.size() * sizeof(uint64_t);
+  // The splats, and their copy in every warp's frame 0 (exec_fast.h).
+  st.state_bytes += fast->ops.size() * sizeof(FastOp) + (1 + warps) * fast->splats.size() * sizeof(uint64_t);
+  if (st.state_bytes > limits.max_state_bytes)
+    return std::unexpected(ExecError{ExecStatus::resource, 0, false, 0,
+                                     "a block's state of " + std::to_string(st.state_bytes) + " bytes over " +
+                                         std::to_string(limits.max_state_bytes) +
+                                         " with the fast path's ops and splats"});
   st.fast = std::move(fast);
   return run;
 }
@@ -495,7 +512,8 @@ std::expected<LaunchRun::State, ExecError> LaunchRun::run(GlobalMemory& memory, 
         {},
         {},
         st.fast->ops.data(),
-        st.fast->splats.data(),
+        st.fast->splats,
+        st.fast->consts,
         run_fast,
         run_one,
         pred,

@@ -8,7 +8,9 @@
 // in the shared window).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "gpu/ptx/exec_fast.h"
 #include "gpu/ptx/test_kernels.h"
@@ -269,6 +271,138 @@ TEST_P(PtxFastBuild, TestKernelsMatchTheExecutorTable) {
     ASSERT_TRUE(out[1].exec) << out[1].exec.error().message;
     expect_same(out[1], out[0]);
   }
+}
+
+// A register whose only writer gives one value for the launch (a
+// parameter, a cvta of one) or reads %tid starts with it in every frame and
+// its writer is a nop; a register with two writers (a loop counter) or a
+// block's value (%ctaid) stays with its kernel. Two blocks of two warps: the frames are
+// kept from block to block, so a wrongly folded register would carry the
+// last block's value.
+constexpr const char* kConst = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry konst(.param .u64 p_out, .param .u32 p_n)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [p_out];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.param.u32 %r1, [p_n];
+  mov.u32 %r2, 0;
+LOOP:
+  add.s32 %r2, %r2, 1;
+  setp.lt.u32 %p1, %r2, %r1;
+  @%p1 bra LOOP;
+  mov.u32 %r3, %ctaid.x;
+  mov.u32 %r4, %ntid.x;
+  mov.u32 %r5, %tid.x;
+  mad.lo.s32 %r6, %r3, %r4, %r5;
+  mul.wide.u32 %rd3, %r6, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  add.s32 %r7, %r2, %r6;
+  st.global.u32 [%rd4], %r7;
+  ret;
+}
+)";
+
+TEST(PtxFastConst, OnlyWritersOfALaunchConstantBecomeNops) {
+  auto m = parse_module(kConst);
+  ASSERT_TRUE(m) << m.error().message;
+  FakeMemory mem(1 << 16);
+  const uint64_t out = mem.put(std::vector<uint32_t>(128, 0));
+  constexpr uint32_t kN = 5;
+  Params p(**m, "konst");
+  p.set(0, out);
+  p.set(1, kN);
+  LaunchConfig cfg;
+  cfg.grid = {2, 1, 1};
+  cfg.block = {64, 1, 1};
+  cfg.params = p.bytes();
+  const exec::FastProgram fp = exec::build_fast((*m)->program(), cfg);
+  // ld.param, cvta, ld.param, then mov.u32 %r2, 0 (two writers) and the per-lane ops.
+  using K = exec::FastKind;
+  ASSERT_GE(fp.ops.size(), 11u);
+  EXPECT_EQ(fp.ops[0].kind, K::nop);
+  EXPECT_EQ(fp.ops[1].kind, K::nop);
+  EXPECT_EQ(fp.ops[2].kind, K::nop);
+  EXPECT_EQ(fp.ops[0].imm, 3u);  // the nops in a row from there
+  EXPECT_NE(fp.ops[3].kind, K::nop);
+  EXPECT_NE(fp.ops[7].kind, K::nop);  // %ctaid.x: a block's
+  EXPECT_EQ(fp.ops[8].kind, K::nop);  // %ntid.x
+  EXPECT_EQ(fp.ops[9].kind, K::nop);  // %tid.x: the warp's own in every block
+  EXPECT_NE(fp.ops[10].kind, K::nop);
+  std::vector<uint64_t> values;
+  uint32_t tids = 0;
+  for (const exec::ConstReg& k : fp.consts) {
+    if (k.tid_dim == exec::ConstReg::kNoTid)
+      values.push_back(k.value);
+    else
+      ++tids;
+  }
+  EXPECT_EQ(tids, 1u);
+  std::sort(values.begin(), values.end());
+  EXPECT_EQ(values, (std::vector<uint64_t>{kN, 64, out, out}));
+  Outcome o[2];
+  for (bool fast : {true, false}) {
+    std::memset(mem.at<std::byte>(out), 0, 128 * 4);
+    fast_path() = fast;
+    auto r = launch(**m, mem, "konst", {2, 1, 1}, {64, 1, 1}, p);
+    fast_path() = true;
+    o[fast] = Outcome{r, std::vector<std::byte>(128 * 4)};
+    std::memcpy(o[fast].memory.data(), mem.at<std::byte>(out), o[fast].memory.size());
+    ASSERT_TRUE(r) << r.error().message;
+    for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(mem.at<uint32_t>(out)[i], kN + i) << i;
+  }
+  expect_same(o[1], o[0]);
+}
+
+// Writers in reverse order (r1 = r2, r2 = r3, ..., r64 = 5) would take a
+// folding pass each: build_fast stops after a few passes (hostile PTX could
+// chain a million), and the registers it leaves run as before. Each mov
+// reads its source before that is written (PTX leaves the value undefined):
+// both paths read the frame's initial value alike.
+TEST(PtxFastConst, FoldingAReverseChainIsBounded) {
+  constexpr uint32_t kChain = 64;
+  std::string text =
+      ".version 7.0\n.target sm_70\n.address_size 64\n"
+      ".visible .entry rev(.param .u64 p_out)\n{\n  .reg .b64 %rd<" +
+      std::to_string(kChain + 3) + ">;\n  .reg .b32 %r<2>;\n";
+  for (uint32_t i = 1; i < kChain; ++i)
+    text += "  mov.b64 %rd" + std::to_string(i) + ", %rd" + std::to_string(i + 1) + ";\n";
+  text += "  mov.b64 %rd" + std::to_string(kChain) + ", 5;\n";
+  text += "  ld.param.u64 %rd" + std::to_string(kChain + 1) + ", [p_out];\n  mov.u32 %r1, %tid.x;\n";
+  text += "  mul.wide.u32 %rd" + std::to_string(kChain + 2) + ", %r1, 8;\n";
+  text += "  add.s64 %rd" + std::to_string(kChain + 1) + ", %rd" + std::to_string(kChain + 1) + ", %rd" +
+          std::to_string(kChain + 2) + ";\n";
+  text += "  st.global.u64 [%rd" + std::to_string(kChain + 1) + "], %rd1;\n  ret;\n}\n";
+  auto m = parse_module(text);
+  ASSERT_TRUE(m) << m.error().message;
+  FakeMemory mem(1 << 16);
+  const uint64_t out = mem.put(std::vector<uint64_t>(32, 0));
+  Params p(**m, "rev");
+  p.set(0, out);
+  LaunchConfig cfg;
+  cfg.grid = {1, 1, 1};
+  cfg.block = {32, 1, 1};
+  cfg.params = p.bytes();
+  const exec::FastProgram fp = exec::build_fast((*m)->program(), cfg);
+  EXPECT_GT(fp.consts.size(), 0u);
+  EXPECT_LT(fp.consts.size(), size_t{kChain / 2});
+  Outcome o[2];
+  for (bool fast : {true, false}) {
+    std::memset(mem.at<std::byte>(out), 0xab, 32 * 8);
+    fast_path() = fast;
+    auto r = launch(**m, mem, "rev", {1, 1, 1}, {32, 1, 1}, p);
+    fast_path() = true;
+    ASSERT_TRUE(r) << r.error().message;
+    o[fast] = Outcome{r, std::vector<std::byte>(32 * 8)};
+    std::memcpy(o[fast].memory.data(), mem.at<std::byte>(out), o[fast].memory.size());
+    EXPECT_NE(mem.at<uint64_t>(out)[31], 0xababababababababull);  // every lane stored
+  }
+  expect_same(o[1], o[0]);
 }
 
 }  // namespace
