@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cmath>
+#include <iterator>
 
 #include "gpu/ptx/exec.h"
 #include "gpu/ptx/test_memory.h"
@@ -93,19 +94,10 @@ TEST_P(PtxExec, IntegerCornerCases) {
              "st.global.u32 [%rd0+80], %r12;\npopc.b64 %r13, -1;\nst.global.u32 [%rd0+88], %r13;\n"
              "div.u64 %rd1, 9, 0;\nst.global.u64 [%rd0+96], %rd1;"));
   ASSERT_TRUE(r.exec) << r.exec.error().message;
-  auto w = [&](int i) { return r.out[i] & 0xffffffff; };
-  EXPECT_EQ(w(0), 0xffffffffu);
-  EXPECT_EQ(w(1), 0x80000000u);
-  EXPECT_EQ(w(2), 0u);
-  EXPECT_EQ(w(3), 0u);
-  EXPECT_EQ(w(4), 0xffffffffu);
-  EXPECT_EQ(w(5), 0xbcu);
-  EXPECT_EQ(w(6), 0xffffffffu);
-  EXPECT_EQ(w(7), 0xf00u);
-  EXPECT_EQ(w(8), 0x33447788u);
-  EXPECT_EQ(w(9), 0x80000000u);
-  EXPECT_EQ(w(10), 23u);
-  EXPECT_EQ(w(11), 64u);
+  // The 32-bit result of each store above, in order (one 8-byte slot each).
+  constexpr uint32_t WANT[] = {0xffffffffu, 0x80000000u, 0u,          0u,          0xffffffffu, 0xbcu,
+                               0xffffffffu, 0xf00u,      0x33447788u, 0x80000000u, 23u,         64u};
+  for (size_t i = 0; i < std::size(WANT); ++i) EXPECT_EQ(r.lo(i), WANT[i]) << "slot " << i;
   EXPECT_EQ(r.out[12], ~0ull);
 }
 
