@@ -21,6 +21,11 @@ struct Fixture {
   std::vector<std::string> errors;
   RegisterTable t{[this](const std::string& e) { errors.push_back(e); }};
   void add(RegRow r) { ASSERT_TRUE(t.add(std::move(r)).has_value()); }
+  // `count` guest errors were reported, the first naming `what`.
+  void expect_errors(size_t count, const std::string& what) {
+    ASSERT_EQ(errors.size(), count);
+    EXPECT_NE(errors[0].find(what), std::string::npos) << errors[0];
+  }
 };
 
 TEST(RegisterTable, UnknownOffsetReadsBadRegisterAndIsAGuestError) {
@@ -29,8 +34,7 @@ TEST(RegisterTable, UnknownOffsetReadsBadRegisterAndIsAGuestError) {
   f.t.write(0x200, 1);
   EXPECT_EQ(f.t.stats().bad_reads, 1u);
   EXPECT_EQ(f.t.stats().bad_writes, 1u);
-  ASSERT_EQ(f.errors.size(), 2u);
-  EXPECT_NE(f.errors[0].find("unimplemented register 0x200"), std::string::npos) << f.errors[0];
+  f.expect_errors(2, "unimplemented register 0x200");
 }
 
 TEST(RegisterTable, PlainRowKeepsTheWritableBitsOnly) {
@@ -60,8 +64,7 @@ TEST(RegisterTable, ConstantIgnoresWritesAsAGuestErrorNamingIt) {
   f.t.write(A.offset, 0);
   EXPECT_EQ(f.t.read(A.offset), 0x1234u);
   EXPECT_EQ(f.t.stats().ro_writes, 1u);
-  ASSERT_EQ(f.errors.size(), 1u);
-  EXPECT_NE(f.errors[0].find("read-only register BOOT"), std::string::npos) << f.errors[0];
+  f.expect_errors(1, "read-only register BOOT");
 }
 
 TEST(RegisterTable, ReadOnlyRowComputesAndRefusesWrites) {

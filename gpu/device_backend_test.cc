@@ -310,11 +310,16 @@ class ScopedEnv {
   std::optional<std::string> saved_;
 };
 
-TEST(DeviceBackend, UnknownBackendInTheEnvironmentIsAnError) {
-  ScopedEnv bad("VGPU_ENGINE_BACKEND", "gpu");
+// GpuModel::create with name=value in the environment fails, saying `message`.
+void expect_create_refuses(const char* name, const char* value, const std::string& message) {
+  ScopedEnv bad(name, value);
   auto g = GpuModel::create(GpuConfig{.vram_bytes = 16 * MiB});
   ASSERT_FALSE(g.has_value());
-  EXPECT_NE(std::string(g.error().what()).find("VGPU_ENGINE_BACKEND: 'gpu' is not one of"), std::string::npos);
+  EXPECT_NE(std::string(g.error().what()).find(message), std::string::npos) << g.error().what();
+}
+
+TEST(DeviceBackend, UnknownBackendInTheEnvironmentIsAnError) {
+  expect_create_refuses("VGPU_ENGINE_BACKEND", "gpu", "VGPU_ENGINE_BACKEND: 'gpu' is not one of");
 }
 
 TEST(DeviceBackend, DeviceFencesOffLeavesEveryReleaseToPfifo) {
@@ -331,10 +336,7 @@ TEST(DeviceBackend, DeviceFencesOffLeavesEveryReleaseToPfifo) {
 }
 
 TEST(DeviceBackend, AnUnknownDeviceFencesValueIsAnError) {
-  ScopedEnv bad("VGPU_DEVICE_FENCES", "maybe");
-  auto g = GpuModel::create(GpuConfig{.vram_bytes = 16 * MiB});
-  ASSERT_FALSE(g.has_value());
-  EXPECT_NE(std::string(g.error().what()).find("VGPU_DEVICE_FENCES: 'maybe' is neither on nor off"), std::string::npos);
+  expect_create_refuses("VGPU_DEVICE_FENCES", "maybe", "VGPU_DEVICE_FENCES: 'maybe' is neither on nor off");
 }
 
 TEST(DeviceBackend, BackendNamesParse) {

@@ -35,20 +35,10 @@ HostResult set_object(const HostCall& c) {
 
 HostResult nop(const HostCall&) { return HostStep::done; }
 HostResult illegal(const HostCall& c) { return fault(c, regs::ChannelError::illegal_method); }
-HostResult sem_a(const HostCall& c) {
-  c.run.sem_a = c.data;
-  return HostStep::done;
-}
-HostResult sem_b(const HostCall& c) {
-  c.run.sem_b = c.data;
-  return HostStep::done;
-}
-HostResult sem_c(const HostCall& c) {
-  c.run.sem_c = c.data;
-  return HostStep::done;
-}
-HostResult mem_op_a(const HostCall& c) {
-  c.run.mem_op_a = c.data;
+// A method that only latches its data word for a later one (SEMAPHORE_D, MEM_OP_B).
+template <uint32_t ChannelRun::*Field>
+HostResult store(const HostCall& c) {
+  c.run.*Field = c.data;
   return HostStep::done;
 }
 
@@ -149,13 +139,13 @@ constexpr std::array<HostMethod, 13> METHODS{{
     {SET_OBJECT, "SET_OBJECT", set_object},
     {ILLEGAL, "ILLEGAL", illegal},
     {NOP, "NOP", nop},
-    {SEMAPHORE_A, "SEMAPHORE_A", sem_a},
-    {SEMAPHORE_B, "SEMAPHORE_B", sem_b},
-    {SEMAPHORE_C, "SEMAPHORE_C", sem_c},
+    {SEMAPHORE_A, "SEMAPHORE_A", store<&ChannelRun::sem_a>},
+    {SEMAPHORE_B, "SEMAPHORE_B", store<&ChannelRun::sem_b>},
+    {SEMAPHORE_C, "SEMAPHORE_C", store<&ChannelRun::sem_c>},
     {SEMAPHORE_D, "SEMAPHORE_D", sem_d},
     {NON_STALL_INTERRUPT, "NON_STALL_INTERRUPT", nonstall},
     {FB_FLUSH, "FB_FLUSH", nop},
-    {MEM_OP_A, "MEM_OP_A", mem_op_a},
+    {MEM_OP_A, "MEM_OP_A", store<&ChannelRun::mem_op_a>},
     {MEM_OP_B, "MEM_OP_B", mem_op_b},
     {SET_REFERENCE, "SET_REFERENCE", set_reference},
     {YIELD, "YIELD", yield},

@@ -2,6 +2,18 @@
 #include "gpu/notify.h"
 
 namespace vgpu::gpu {
+namespace {
+
+// Calls a copy of a handler with the lock released: a handler may take the
+// lock itself, or call back in.
+template <typename Handler, typename Arg>
+void call_unlocked(std::unique_lock<std::mutex>& l, const Handler& handler, const Arg& arg) {
+  l.unlock();
+  handler(arg);
+  l.lock();
+}
+
+}  // namespace
 
 void InterruptLine::set_handler(std::function<void(bool)> handler) {
   std::lock_guard l(mutex_);
@@ -40,11 +52,7 @@ void InterruptLine::update() {
       last_raised_[v] = now.raised[v];
       if (!now.deliverable) continue;
       ++messages_;
-      auto message = message_handler_;
-      if (!message) continue;
-      l.unlock();
-      message(static_cast<regs::pci::MsiVector>(v));
-      l.lock();
+      if (auto message = message_handler_) call_unlocked(l, message, static_cast<regs::pci::MsiVector>(v));
     }
     const bool level = now.level;
     if (level == last_) continue;
@@ -53,17 +61,9 @@ void InterruptLine::update() {
     // line (a runlist, a table error, an MMIO fault) is worth a look.
     if (level) {
       ++messages_;
-      if (auto message = message_handler_) {
-        l.unlock();
-        message(regs::pci::MsiVector::error);
-        l.lock();
-      }
+      if (auto message = message_handler_) call_unlocked(l, message, regs::pci::MsiVector::error);
     }
-    auto handler = handler_;
-    if (!handler) continue;
-    l.unlock();
-    handler(level);
-    l.lock();
+    if (auto handler = handler_) call_unlocked(l, handler, level);
   } while (again_);
   delivering_ = false;
 }
@@ -85,11 +85,7 @@ void EventQueue::flush() {
   while (!queue_.empty()) {
     const ChannelEvent e = queue_.front();
     queue_.pop_front();
-    auto handler = handler_;
-    if (!handler) continue;
-    l.unlock();
-    handler(e);
-    l.lock();
+    if (auto handler = handler_) call_unlocked(l, handler, e);
   }
   delivering_ = false;
 }

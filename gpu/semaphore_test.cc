@@ -2,6 +2,8 @@
 // Host-class semaphores: releases of 4 and 16 bytes, each acquire mode,
 // blocking without stalling other channels, and the acquire timeout.
 #include <chrono>
+#include <ostream>
+#include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -61,26 +63,32 @@ TEST_F(TwoChannels, SixteenByteReleaseWritesPayloadZeroAndTimestamp) {
   EXPECT_LE(stamp, h.gpu().clock().now_ns());
 }
 
-TEST_F(TwoChannels, AcquireEqualProceedsWhenSatisfied) {
-  (void)h.vram().write32(sem_phys(), 5);
-  h.submit(a, testing::sem_acquire(sem_va(), 5, SemOp::acquire) + set_ref(1));
+// An acquire whose condition already holds lets the channel go on at once.
+struct AcquireCase {
+  const char* name;
+  uint32_t memory;   // the semaphore word before the acquire
+  uint32_t payload;  // the acquire's operand
+  SemOp op;
+  friend void PrintTo(const AcquireCase& c, std::ostream* os) { *os << c.name; }
+};
+
+struct SatisfiedAcquire : TwoChannels, ::testing::WithParamInterface<AcquireCase> {};
+
+TEST_P(SatisfiedAcquire, Proceeds) {
+  const AcquireCase& c = GetParam();
+  (void)h.vram().write32(sem_phys(), c.memory);
+  h.submit(a, testing::sem_acquire(sem_va(), c.payload, c.op) + set_ref(1));
   ASSERT_TRUE(h.idle());
   EXPECT_EQ(h.userd(a, userd::REF), 1u);
 }
 
-TEST_F(TwoChannels, AcquireGeqUsesWrappingCompare) {
-  (void)h.vram().write32(sem_phys(), 0x00000002);  // "after" 0xfffffff0 modulo 2^32
-  h.submit(a, testing::sem_acquire(sem_va(), 0xfffffff0, SemOp::acq_geq) + set_ref(1));
-  ASSERT_TRUE(h.idle());
-  EXPECT_EQ(h.userd(a, userd::REF), 1u);
-}
-
-TEST_F(TwoChannels, AcquireAndNeedsACommonBit) {
-  (void)h.vram().write32(sem_phys(), 0b0100);
-  h.submit(a, testing::sem_acquire(sem_va(), 0b0110, SemOp::acq_and) + set_ref(1));
-  ASSERT_TRUE(h.idle());
-  EXPECT_EQ(h.userd(a, userd::REF), 1u);
-}
+INSTANTIATE_TEST_SUITE_P(TwoChannels, SatisfiedAcquire,
+                         ::testing::Values(AcquireCase{"Equal", 5, 5, SemOp::acquire},
+                                           // 2 is "after" 0xfffffff0 modulo 2^32: the compare wraps.
+                                           AcquireCase{"GeqWrapping", 0x00000002, 0xfffffff0, SemOp::acq_geq},
+                                           // AND needs one bit in common.
+                                           AcquireCase{"AndCommonBit", 0b0100, 0b0110, SemOp::acq_and}),
+                         [](const ::testing::TestParamInfo<AcquireCase>& p) { return std::string(p.param.name); });
 
 TEST_F(TwoChannels, BlockedAcquireIsReleasedByAnotherChannel) {
   share_semaphore_page();

@@ -137,19 +137,13 @@ Status Decoder::split_modifiers(std::string_view mods) {
     for (auto [n, s] : kSpaces)
       if (n == w) in.space = s, done = true;
     if (done) continue;
-    if (w == "ftz")
-      in.flags |= kFtz;
-    else if (w == "sat")
-      in.flags |= kSat;
-    else if (w == "approx")
-      in.flags |= kApprox;
-    else if (w == "full")
-      in.flags |= kApprox;
-    else if (w == "cc")
-      in.flags |= kCarryOut;
-    else if (w == "uni")
-      in.flags |= kUni;
-    else if (w == "v2")
+    static constexpr std::pair<std::string_view, uint16_t> kFlags[] = {{"ftz", kFtz},       {"sat", kSat},
+                                                                       {"approx", kApprox}, {"full", kApprox},
+                                                                       {"cc", kCarryOut},   {"uni", kUni}};
+    for (auto [n, f] : kFlags)
+      if (n == w) in.flags |= f, done = true;
+    if (done) continue;
+    if (w == "v2")
       in.vec = 2;
     else if (w == "v4")
       in.vec = 4;

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ptx/parser.h"
@@ -27,12 +28,27 @@ struct Decoder {
   Status split_modifiers(std::string_view mods);
   Status read_operands();
   bool take(std::string_view w);  // removes the word if present
+  // Takes the first word of `table` that is present and stores its value in
+  // `out`; false when none is.
+  template <typename E, size_t N>
+  bool take_one(const std::pair<std::string_view, E> (&table)[N], uint8_t& out) {
+    for (auto& [n, v] : table) {
+      if (take(n)) {
+        out = static_cast<uint8_t>(v);
+        return true;
+      }
+    }
+    return false;
+  }
   Status no_words_left() const;
   Status one_type();
   Status count(size_t n) const;
   // Operand i as a value of type t (a register, immediate or special register).
   Status value(Operand& out, size_t i, Type t);
   Status dest(Operand& out, size_t i);
+  // The membermask of a warp instruction: operand i of the .sync form, all
+  // lanes for the form without .sync.
+  Status membermask(Operand& out, size_t i, bool sync);
   Status address(Operand& out, size_t i, uint8_t slot);
   Status push();
 

@@ -5,6 +5,8 @@
 namespace vgpu::ptx {
 namespace {
 
+constexpr uint32_t kAllLanes = 0xffffffffu;  // a membermask naming every lane of the warp
+
 constexpr std::pair<std::string_view, AtomOp> kAtomOps[] = {{"add", AtomOp::add},   {"min", AtomOp::min},
                                                             {"max", AtomOp::max},   {"inc", AtomOp::inc},
                                                             {"dec", AtomOp::dec},   {"and", AtomOp::and_},
@@ -18,17 +20,6 @@ constexpr std::pair<std::string_view, VoteMode> kVoteModes[] = {{"all", VoteMode
                                                                 {"any", VoteMode::any},
                                                                 {"uni", VoteMode::uni},
                                                                 {"ballot", VoteMode::ballot}};
-
-template <typename E, size_t N>
-bool take_one(Decoder& d, const std::pair<std::string_view, E> (&table)[N], uint8_t& out) {
-  for (auto& [n, v] : table) {
-    if (d.take(n)) {
-      out = static_cast<uint8_t>(v);
-      return true;
-    }
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -114,7 +105,7 @@ Status Decoder::memory() {
 
 // atom.space.op.type d, [a], b[, c]   red.space.op.type [a], b
 Status Decoder::atomic() {
-  if (!take_one(*this, kAtomOps, in.sub)) return bad("no operation");
+  if (!take_one(kAtomOps, in.sub)) return bad("no operation");
   take("noftz");
   PTX_TRY(no_words_left());
   PTX_TRY(one_type());
@@ -162,7 +153,7 @@ Status Decoder::nop() {
 // shfl[.sync].mode.b32 d[|p], a, b, c[, membermask]
 Status Decoder::shfl() {
   bool sync = take("sync");
-  if (!take_one(*this, kShflModes, in.sub)) return bad("no mode");
+  if (!take_one(kShflModes, in.sub)) return bad("no mode");
   PTX_TRY(no_words_left());
   PTX_TRY(one_type());
   if (type_bytes(in.type) != 4 || in.type == Type::f32) {
@@ -177,19 +168,21 @@ Status Decoder::shfl() {
   PTX_TRY(value(in.src[0], 1, Type::b32));
   PTX_TRY(value(in.src[1], 2, Type::u32));
   PTX_TRY(value(in.src[2], 3, Type::u32));
-  if (sync) {
-    PTX_TRY(value(in.src[3], 4, Type::u32));
-  } else {
-    in.src[3].kind = Operand::Kind::imm;
-    in.src[3].imm = 0xffffffffu;
-  }
+  PTX_TRY(membermask(in.src[3], 4, sync));
   return push();
+}
+
+Status Decoder::membermask(Operand& out, size_t i, bool sync) {
+  if (sync) return value(out, i, Type::u32);
+  out.kind = Operand::Kind::imm;
+  out.imm = kAllLanes;
+  return {};
 }
 
 // vote[.sync].mode.pred d, p[, membermask]   vote[.sync].ballot.b32 d, p[, membermask]
 Status Decoder::vote() {
   bool sync = take("sync");
-  if (!take_one(*this, kVoteModes, in.sub)) return bad("no mode");
+  if (!take_one(kVoteModes, in.sub)) return bad("no mode");
   PTX_TRY(no_words_left());
   PTX_TRY(one_type());
   bool ballot = in.sub == static_cast<uint8_t>(VoteMode::ballot);
@@ -197,12 +190,7 @@ Status Decoder::vote() {
   PTX_TRY(count(sync ? 3 : 2));
   PTX_TRY(dest(in.dst[0], 0));
   PTX_TRY(value(in.src[0], 1, Type::pred));
-  if (sync) {
-    PTX_TRY(value(in.src[1], 2, Type::u32));
-  } else {
-    in.src[1].kind = Operand::Kind::imm;
-    in.src[1].imm = 0xffffffffu;
-  }
+  PTX_TRY(membermask(in.src[1], 2, sync));
   return push();
 }
 

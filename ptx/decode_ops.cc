@@ -45,17 +45,6 @@ bool int_only(Op op) {
   }
 }
 
-template <typename E, size_t N>
-bool take_one(Decoder& d, const std::pair<std::string_view, E> (&table)[N], uint8_t& out) {
-  for (auto& [n, v] : table) {
-    if (d.take(n)) {
-      out = static_cast<uint8_t>(v);
-      return true;
-    }
-  }
-  return false;
-}
-
 constexpr std::pair<std::string_view, MulMode> kMulModes[] = {{"lo", MulMode::lo},
                                                               {"hi", MulMode::hi},
                                                               {"wide", MulMode::wide}};
@@ -75,8 +64,8 @@ constexpr std::pair<std::string_view, uint8_t> kTestp[] = {{"finite", 0},     {"
 
 Status Decoder::arith(uint8_t nsrc) {
   Op op = in.op;
-  if (op == Op::mul || op == Op::mad || op == Op::mul24 || op == Op::mad24) take_one(*this, kMulModes, in.sub);
-  if (op == Op::testp && !take_one(*this, kTestp, in.sub)) return bad("no class");
+  if (op == Op::mul || op == Op::mad || op == Op::mul24 || op == Op::mad24) take_one(kMulModes, in.sub);
+  if (op == Op::testp && !take_one(kTestp, in.sub)) return bad("no class");
   PTX_TRY(no_words_left());
   PTX_TRY(one_type());
   if (in.type == Type::pred && op != Op::and_ && op != Op::or_ && op != Op::xor_ && op != Op::not_)
@@ -179,8 +168,8 @@ Status Decoder::selp() {
 
 // setp.cmp[.bool].type d[|e], a, b[, c]   set.cmp[.bool].dtype.stype d, a, b[, c]
 Status Decoder::setp() {
-  if (!take_one(*this, kCmps, in.sub)) return bad("no comparison");
-  take_one(*this, kBoolOps, in.bool_op);
+  if (!take_one(kCmps, in.sub)) return bad("no comparison");
+  take_one(kBoolOps, in.bool_op);
   PTX_TRY(no_words_left());
   if (in.op == Op::setp) {
     PTX_TRY(one_type());

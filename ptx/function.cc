@@ -30,10 +30,8 @@ Status Parser::parse_param_list(std::vector<Param>& out, uint32_t& end) {
         align = static_cast<uint32_t>(*n);
       } else if (w == ".ptr" || w == ".global" || w == ".shared" || w == ".const" || w == ".local") {
       } else {
-        auto t = type_from_name(w.substr(1));
-        if (!t)
-          return error(ParseStatus::unsupported,
-                       t.error().empty() ? "unsupported parameter attribute '" + std::string(w) + "'" : t.error());
+        auto t = attribute_type(w, "parameter");
+        if (!t) return std::unexpected(t.error());
         type = *t;
       }
     }
@@ -183,10 +181,8 @@ Status Parser::parse_reg_decl() {
   while (peek().kind == Token::Kind::word && peek().text[0] == '.') {
     std::string_view w = next().text;
     if (w == ".v2" || w == ".v4") return error(ParseStatus::unsupported, "unsupported vector register");
-    auto t = type_from_name(w.substr(1));
-    if (!t)
-      return error(ParseStatus::unsupported,
-                   t.error().empty() ? "unsupported register attribute '" + std::string(w) + "'" : t.error());
+    auto t = attribute_type(w, "register");
+    if (!t) return std::unexpected(t.error());
     type = *t;
   }
   if (type == Type::none) return error(ParseStatus::parse_error, "register without a type");

@@ -240,10 +240,8 @@ Status Parser::parse_variable_type(Type& type, uint32_t& align, uint32_t& vec) {
       vec = w == ".v2" ? 2 : 4;
     } else if (w == ".ptr") {
     } else {
-      auto t = type_from_name(w.substr(1));
-      if (!t)
-        return error(ParseStatus::unsupported,
-                     t.error().empty() ? "unsupported variable attribute '" + std::string(w) + "'" : t.error());
+      auto t = attribute_type(w, "variable");
+      if (!t) return std::unexpected(t.error());
       type = *t;
     }
   }
@@ -268,6 +266,23 @@ Status Parser::parse_variable_dims(uint64_t& count, bool& unsized) {
   return {};
 }
 
+std::expected<uint64_t, ParseError> Parser::place(uint64_t top, uint32_t align, uint64_t size, uint64_t limit,
+                                                  const char* what) const {
+  const uint64_t off = align_up(top, align);
+  if (off + size > limit)
+    return error(ParseStatus::too_large, std::string(what) + " over " + std::to_string(limit) + " bytes");
+  return off;
+}
+
+std::expected<Type, ParseError> Parser::attribute_type(std::string_view word, const char* what) const {
+  auto t = type_from_name(word.substr(1));
+  if (!t)
+    return error(ParseStatus::unsupported,
+                 t.error().empty() ? "unsupported " + std::string(what) + " attribute '" + std::string(word) + "'"
+                                   : t.error());
+  return *t;
+}
+
 Status Parser::place_variable(Space space, bool is_extern, AddrBase base, bool unsized, Variable& v, Symbol& sym) {
   const uint64_t size = v.size;
   const uint32_t align = v.align;
@@ -278,34 +293,29 @@ Status Parser::place_variable(Space space, bool is_extern, AddrBase base, bool u
       sym.extern_shared = true;
       shared_align_ = std::max(shared_align_, align);
     } else {
-      shared_end_ = align_up(shared_end_, align);
-      v.offset = sym.offset = shared_end_;
-      shared_end_ += size;
-      if (shared_end_ > limits_.max_static_shared_bytes)
-        return error(ParseStatus::too_large,
-                     "static shared memory over " + std::to_string(limits_.max_static_shared_bytes) + " bytes");
+      auto off = place(shared_end_, align, size, limits_.max_static_shared_bytes, "static shared memory");
+      if (!off) return std::unexpected(off.error());
+      v.offset = sym.offset = *off;
+      shared_end_ = *off + size;
     }
   } else if (base == AddrBase::data) {
     if (unsized) return error(ParseStatus::unsupported, "unsized variable '" + v.name + "'");
-    uint64_t off = align_up(mod_->data_bytes_, align);
-    if (off + size > limits_.max_data_bytes)
-      return error(ParseStatus::too_large, "module data over " + std::to_string(limits_.max_data_bytes) + " bytes");
-    v.offset = sym.offset = off;
-    mod_->data_bytes_ = off + size;
+    auto off = place(mod_->data_bytes_, align, size, limits_.max_data_bytes, "module data");
+    if (!off) return std::unexpected(off.error());
+    v.offset = sym.offset = *off;
+    mod_->data_bytes_ = *off + size;
   } else if (base == AddrBase::local) {
     if (unsized) return error(ParseStatus::parse_error, "unsized .local variable");
-    uint64_t off = align_up(local_top_, align);
-    if (off + size > limits_.max_local_bytes)
-      return error(ParseStatus::too_large, "local memory over " + std::to_string(limits_.max_local_bytes) + " bytes");
-    sym.offset = off;
-    local_top_ = static_cast<uint32_t>(off + size);
+    auto off = place(local_top_, align, size, limits_.max_local_bytes, "local memory");
+    if (!off) return std::unexpected(off.error());
+    sym.offset = *off;
+    local_top_ = static_cast<uint32_t>(*off + size);
   } else {  // a call-site .param
     if (unsized) return error(ParseStatus::parse_error, "unsized .param variable");
-    uint64_t off = align_up(param_top_, align);
-    if (off + size > limits_.max_param_bytes)
-      return error(ParseStatus::too_large, "parameter area over " + std::to_string(limits_.max_param_bytes) + " bytes");
-    sym.offset = off;
-    param_top_ = static_cast<uint32_t>(off + size);
+    auto off = place(param_top_, align, size, limits_.max_param_bytes, "parameter area");
+    if (!off) return std::unexpected(off.error());
+    sym.offset = *off;
+    param_top_ = static_cast<uint32_t>(*off + size);
     auto& fn = prog_->functions[cur_func_];
     fn.param_frame_bytes = std::max(fn.param_frame_bytes, param_top_);
   }

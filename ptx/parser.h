@@ -73,6 +73,13 @@ class Parser {
   Status parse_variable_dims(uint64_t& count, bool& unsized);
   // Gives v (and sym) its offset in its space, checked against the space's limit.
   Status place_variable(Space space, bool is_extern, AddrBase base, bool unsized, Variable& v, Symbol& sym);
+  // Where `size` bytes aligned to `align` start after `top`; too_large,
+  // naming `what`, when they would end past `limit`.
+  std::expected<uint64_t, ParseError> place(uint64_t top, uint32_t align, uint64_t size, uint64_t limit,
+                                            const char* what) const;
+  // The type an attribute word names (".u32"); unsupported, naming the word
+  // as a `what` attribute, when it names none.
+  std::expected<Type, ParseError> attribute_type(std::string_view word, const char* what) const;
   Status parse_initializer(Type elem, uint32_t elem_bytes, std::vector<std::byte>& init, uint64_t size);
   Status parse_function(bool is_entry, bool is_extern);
   Status parse_performance_directives(uint32_t& max_threads);

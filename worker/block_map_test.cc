@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
+#include <string>
+#include <vector>
+
 namespace vgpu::worker {
 namespace {
 
@@ -34,35 +38,36 @@ TEST(BlockMap, ConsecutiveBlocksAreCoalesced) {
   EXPECT_EQ(p.runs[0], (BlockRun{VA, 4, 3, true}));
 }
 
-TEST(BlockMap, AVaOutsideTheApertureIsRefused) {
-  PageRun r{APERTURE_BASE - BLOCK_BYTES, 0, BLOCK_BYTES, true};
-  BlockPlan p = plan_blocks({&r, 1}, VRAM);
+// Runs that make one 2 MiB block the worker cannot map: refused with a
+// reason naming why, and nothing mapped.
+struct RefusedCase {
+  const char* name;
+  std::vector<PageRun> runs;
+  const char* reason;
+  friend void PrintTo(const RefusedCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class RefusedBlock : public ::testing::TestWithParam<RefusedCase> {};
+
+TEST_P(RefusedBlock, IsRefusedWithItsReason) {
+  const RefusedCase& c = GetParam();
+  BlockPlan p = plan_blocks(c.runs, VRAM);
   EXPECT_TRUE(p.runs.empty());
   ASSERT_EQ(p.refused.size(), 1u);
-  EXPECT_NE(p.refused[0].reason.find("outside the compute aperture"), std::string::npos);
+  EXPECT_NE(p.refused[0].reason.find(c.reason), std::string::npos) << p.refused[0].reason;
 }
 
-TEST(BlockMap, APartlyMappedBlockIsRefused) {
-  PageRun r{VA, 0, MiB, true};
-  BlockPlan p = plan_blocks({&r, 1}, VRAM);
-  EXPECT_TRUE(p.runs.empty());
-  ASSERT_EQ(p.refused.size(), 1u);
-  EXPECT_NE(p.refused[0].reason.find("whole 2 MiB"), std::string::npos);
-}
-
-TEST(BlockMap, AScatteredBlockIsRefused) {
-  PageRun runs[] = {{VA, 0, MiB, true}, {VA + MiB, 5 * MiB, MiB, true}};
-  BlockPlan p = plan_blocks(runs, VRAM);
-  ASSERT_EQ(p.refused.size(), 1u);
-  EXPECT_NE(p.refused[0].reason.find("not physically contiguous"), std::string::npos);
-}
-
-TEST(BlockMap, AMisalignedPhysicalBlockIsRefused) {
-  PageRun r{VA, MiB, BLOCK_BYTES, true};
-  BlockPlan p = plan_blocks({&r, 1}, VRAM);
-  ASSERT_EQ(p.refused.size(), 1u);
-  EXPECT_NE(p.refused[0].reason.find("not 2 MiB aligned"), std::string::npos);
-}
+INSTANTIATE_TEST_SUITE_P(
+    BlockMap, RefusedBlock,
+    ::testing::Values(
+        RefusedCase{"VaOutsideTheAperture",
+                    {{APERTURE_BASE - BLOCK_BYTES, 0, BLOCK_BYTES, true}},
+                    "outside the compute aperture"},
+        RefusedCase{"PartlyMapped", {{VA, 0, MiB, true}}, "whole 2 MiB"},
+        RefusedCase{"Scattered", {{VA, 0, MiB, true}, {VA + MiB, 5 * MiB, MiB, true}}, "not physically contiguous"},
+        RefusedCase{"MisalignedPhysical", {{VA, MiB, BLOCK_BYTES, true}}, "not 2 MiB aligned"},
+        RefusedCase{"BeyondTheVram", {{VA, VRAM, BLOCK_BYTES, true}}, "beyond the VM's VRAM"}),
+    [](const ::testing::TestParamInfo<RefusedCase>& p) { return std::string(p.param.name); });
 
 TEST(BlockMap, ABlockReadOnlyInPartIsRefusedAndAWhollyReadOnlyOneIsMappedReadOnly) {
   PageRun runs[] = {{VA, 0, MiB, true}, {VA + MiB, MiB, MiB, false}, {VA + 2 * MiB, 2 * MiB, 2 * MiB, false}};
@@ -72,13 +77,6 @@ TEST(BlockMap, ABlockReadOnlyInPartIsRefusedAndAWhollyReadOnlyOneIsMappedReadOnl
   EXPECT_NE(p.refused[0].reason.find("read-only in part"), std::string::npos);
   ASSERT_EQ(p.runs.size(), 1u);
   EXPECT_EQ(p.runs[0], (BlockRun{VA + 2 * MiB, 1, 1, false}));
-}
-
-TEST(BlockMap, ABlockBeyondTheVramIsRefused) {
-  PageRun r{VA, VRAM, BLOCK_BYTES, true};
-  BlockPlan p = plan_blocks({&r, 1}, VRAM);
-  ASSERT_EQ(p.refused.size(), 1u);
-  EXPECT_NE(p.refused[0].reason.find("beyond the VM's VRAM"), std::string::npos);
 }
 
 TEST(BlockMap, OnlyTheConformingBlocksOfARunAreMapped) {

@@ -13,6 +13,7 @@
 #include "ptx/module.h"
 #include "testbed/testbed.h"
 #include "worker/gpu_device.h"
+#include "worker/testing/index_ptx.h"
 
 namespace vgpu::worker {
 namespace {
@@ -115,27 +116,6 @@ TEST(WorkerGpuDeviceVm, ADyingWorkerGivesItsVmAChannelErrorAndNotTheOther) {
       << b.dev->info(ids[1])->last_failure;
 }
 
-// out[i] = i + 1 for every thread of the grid.
-constexpr const char* INDEX_PTX = R"(.version 6.0
-.target sm_70
-.address_size 64
-
-.visible .entry index(.param .u64 out)
-{
-	.reg .b32 %r<6>;
-	.reg .b64 %rd<4>;
-	ld.param.u64 %rd1, [out];
-	mov.u32 %r1, %ctaid.x;
-	mov.u32 %r2, %ntid.x;
-	mov.u32 %r3, %tid.x;
-	mad.lo.s32 %r4, %r1, %r2, %r3;
-	add.s32 %r5, %r4, 1;
-	mul.wide.u32 %rd2, %r4, 4;
-	add.s64 %rd3, %rd1, %rd2;
-	st.global.u32 [%rd3], %r5;
-	ret;
-}
-)";
 constexpr uint32_t BLOCKS = 8, THREADS = 64;
 
 // The user kernel writes its indices into a compute buffer (or, with
@@ -148,7 +128,7 @@ Status user_kernel(testbed::Vm& vm, uint64_t stray) {
   if (!buf) return std::unexpected(buf.error());
   auto va = c.gpu_va(*buf);
   if (!va) return std::unexpected(va.error());
-  auto m = c.load_module(INDEX_PTX, 0);
+  auto m = c.load_module(testing::INDEX_PTX, 0);
   if (!m) return std::unexpected(m.error());
   const uint64_t out = *va + stray;
   std::vector<std::byte> params(sizeof out);

@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include "worker/block_map.h"
+#include "worker/testing/index_ptx.h"
 
 namespace vgpu::worker {
 namespace {
@@ -274,27 +275,6 @@ TEST(WorkerHost, ARefusedModuleIsReportedAndTheWorkerGoesOn) {
   EXPECT_EQ(h->info().state, WorkerState::ready);
 }
 
-// out[i] = i for every thread of the grid (i from %ctaid, so the pieces
-// of the %ctaid rewrite must add up to the whole grid).
-constexpr const char* INDEX_KERNEL = R"(.version 6.0
-.target sm_70
-.address_size 64
-
-.visible .entry k(.param .u64 out)
-{
-	.reg .b32 %r<5>;
-	.reg .b64 %rd<4>;
-	ld.param.u64 %rd1, [out];
-	mov.u32 %r1, %ctaid.x;
-	mov.u32 %r2, %ntid.x;
-	mov.u32 %r3, %tid.x;
-	mad.lo.s32 %r4, %r1, %r2, %r3;
-	mul.wide.u32 %rd2, %r4, 4;
-	add.s64 %rd3, %rd1, %rd2;
-	st.global.u32 [%rd3], %r4;
-	ret;
-}
-)";
 
 Result<Ticket> submit_launch(WorkerHost& h, uint64_t out, uint32_t blocks, uint32_t piece_blocks) {
   memcpy(h.bulk(), &out, sizeof out);
@@ -309,7 +289,7 @@ Result<Ticket> submit_launch(WorkerHost& h, uint64_t out, uint32_t blocks, uint3
 TEST(WorkerHost, TheFakeDeviceRunsKernelsInPiecesAndFaultsOutsideItsBlocks) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);
-  auto good = submit_load(*h, INDEX_KERNEL);
+  auto good = submit_load(*h, testing::INDEX_PTX);
   ASSERT_TRUE(good && h->wait(*good, 5s));
   ASSERT_FALSE(h->refusal(*good)) << *h->refusal(*good);
   run(*h, make_command(Op::map, 0, VA, 0, 1));
@@ -317,7 +297,7 @@ TEST(WorkerHost, TheFakeDeviceRunsKernelsInPiecesAndFaultsOutsideItsBlocks) {
   auto t = submit_launch(*h, VA, BLOCKS, 2);
   ASSERT_TRUE(t);
   ASSERT_TRUE(h->wait(*t, 5s));
-  for (uint32_t i : {0u, 31u, 32u, 100u, BLOCKS * 32 - 1}) EXPECT_EQ(word_at(*h, VA + 4 * i), i);
+  for (uint32_t i : {0u, 31u, 32u, 100u, BLOCKS * 32 - 1}) EXPECT_EQ(word_at(*h, VA + 4 * i), i + 1);
   EXPECT_EQ(word_at(*h, VA + 4 * BLOCKS * 32), 0u) << "nothing past the grid";
 
   const uint64_t unmapped = VA + BLOCK_BYTES;

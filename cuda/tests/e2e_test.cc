@@ -58,6 +58,11 @@ class Cuda : public ::testing::Test {
     EXPECT_CU(cuMemcpyHtoD(p, v.data(), v.size() * sizeof(float)));
     return p;
   }
+  // e2e_kernels.ptx loaded into m, and its kernel `name` into f.
+  void load_kernel(CUmodule& m, CUfunction& f, const char* name) {
+    ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX.c_str()));
+    ASSERT_CU(cuModuleGetFunction(&f, m, name));
+  }
   std::vector<float> read_floats(CUdeviceptr p, size_t n) {
     std::vector<float> v(n);
     EXPECT_CU(cuMemcpyDtoH(v.data(), p, n * sizeof(float)));
@@ -241,9 +246,8 @@ TEST_F(Cuda, SassOnlyFatBinaryIsNoBinaryForGpuNamingTheFlag) {
 
 TEST_F(Cuda, VectorAdd) {
   CUmodule m = nullptr;
-  ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX.c_str()));
   CUfunction vadd = nullptr;
-  ASSERT_CU(cuModuleGetFunction(&vadd, m, "vadd"));
+  ASSERT_NO_FATAL_FAILURE(load_kernel(m, vadd, "vadd"));
   constexpr unsigned N = 1000;
   std::vector<float> a(N), b(N);
   for (unsigned i = 0; i < N; ++i) a[i] = static_cast<float>(i), b[i] = 2.0f * static_cast<float>(i);
@@ -263,9 +267,8 @@ TEST_F(Cuda, VectorAdd) {
 
 TEST_F(Cuda, ExtraFormAndStructParameters) {
   CUmodule m = nullptr;
-  ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX.c_str()));
   CUfunction axpb = nullptr;
-  ASSERT_CU(cuModuleGetFunction(&axpb, m, "axpb"));
+  ASSERT_NO_FATAL_FAILURE(load_kernel(m, axpb, "axpb"));
   constexpr unsigned N = 64;
   CUdeviceptr y = alloc_floats(std::vector<float>(N, 2.0f));
   // The packed buffer as the .param list lays it out: y @0, flag @8, Pair @16 (align 8), n @32.
@@ -331,9 +334,8 @@ TEST_F(Cuda, BadPtxThenAGoodModuleStillLoads) {
 
 TEST_F(Cuda, FaultingKernelIsIllegalAddressAndSticks) {
   CUmodule m = nullptr;
-  ASSERT_CU(cuModuleLoadData(&m, KERNELS_PTX.c_str()));
   CUfunction poke = nullptr;
-  ASSERT_CU(cuModuleGetFunction(&poke, m, "poke"));
+  ASSERT_NO_FATAL_FAILURE(load_kernel(m, poke, "poke"));
   CUdeviceptr p = 0;
   ASSERT_CU(cuMemAlloc(&p, 4096));
   unsigned long long off = 1ull << 36;  // 256 GiB past a 4 KiB buffer

@@ -4,6 +4,26 @@
 #include <algorithm>
 
 namespace vgpu::gpu {
+namespace {
+
+// Calls each(p, q) for every longest run [p, q) of pages in [first, end)
+// that `pick` selects, in page order.
+template <typename Pick, typename Each>
+void for_each_run(uint64_t first, uint64_t end, Pick pick, Each each) {
+  uint64_t p = first;
+  while (p < end) {
+    if (!pick(p)) {
+      ++p;
+      continue;
+    }
+    uint64_t q = p + 1;
+    while (q < end && pick(q)) ++q;
+    each(p, q);
+    p = q;
+  }
+}
+
+}  // namespace
 
 ResidencyTracker::ResidencyTracker(uint64_t vram_bytes, MirrorTransfers& mirror)
     : pages_((vram_bytes + PAGE - 1) / PAGE),
@@ -26,14 +46,7 @@ bool ResidencyTracker::clamp(uint64_t& addr, uint64_t& len) const {
 template <typename Need>
 void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need need, Residency after,
                                   std::optional<uint32_t> stream) {
-  uint64_t p = first;
-  while (p < end) {
-    if (!need(p)) {
-      ++p;
-      continue;
-    }
-    uint64_t q = p + 1;
-    while (q < end && need(q)) ++q;
+  for_each_run(first, end, need, [&](uint64_t p, uint64_t q) {
     const uint64_t bytes = (q - p) * PAGE;
     if (up) {
       if (stream)
@@ -48,8 +61,7 @@ void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need ne
       stats_.download_bytes += bytes;
     }
     for (uint64_t i = p; i < q; ++i) set(i, after);
-    p = q;
-  }
+  });
 }
 
 bool ResidencyTracker::clean(uint64_t addr, uint64_t len, PrepareKind kind) const {
@@ -128,14 +140,7 @@ void ResidencyTracker::download_written(uint64_t addr, uint64_t len, Pick pick, 
   // Exactly the bytes the work wrote, never the rest of a page: a CPU may
   // have written those meanwhile (a fence next to a result).
   const uint64_t first = first_page(addr), end = end_page(addr, len);
-  uint64_t p = first;
-  while (p < end) {
-    if (!pick(p)) {
-      ++p;
-      continue;
-    }
-    uint64_t q = p + 1;
-    while (q < end && pick(q)) ++q;
+  for_each_run(first, end, pick, [&](uint64_t p, uint64_t q) {
     const uint64_t from = std::max(addr, p * PAGE), to = std::min(addr + len, q * PAGE);
     if (stream)
       mirror_.download_on(*stream, from, to - from);
@@ -143,8 +148,7 @@ void ResidencyTracker::download_written(uint64_t addr, uint64_t len, Pick pick, 
       mirror_.download(from, to - from);
     ++stats_.downloads;
     stats_.download_bytes += to - from;
-    p = q;
-  }
+  });
 }
 
 uint64_t ResidencyTracker::queue_direct_downloads(uint64_t addr, uint64_t len, uint32_t stream) {

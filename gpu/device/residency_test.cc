@@ -30,6 +30,12 @@ struct Fixture {
     std::memcpy(&v, dev.mirror(addr), sizeof v);
     return v;
   }
+  // What the guest reads at addr through its own mapping of VRAM (no hook runs).
+  uint32_t guest_word(uint64_t addr) {
+    uint32_t v;
+    std::memcpy(&v, vram->data() + addr, sizeof v);
+    return v;
+  }
   void device_write(uint64_t addr, uint32_t v) { std::memcpy(dev.mirror(addr), &v, sizeof v); }
   // An engine that writes one word: the protocol device_work.cc follows.
   void engine_writes(uint64_t addr, uint32_t v) {
@@ -138,9 +144,7 @@ TEST(Residency, MarkingADevicePageDirectDownloadsIt) {
   EXPECT_TRUE(f.res.direct(PAGE));
   EXPECT_EQ(f.res.state(PAGE), Residency::both);
   // The guest reads through its own mapping: no hook, the bytes are there.
-  uint32_t raw;
-  std::memcpy(&raw, f.vram->data() + PAGE, sizeof raw);
-  EXPECT_EQ(raw, 11u);
+  EXPECT_EQ(f.guest_word(PAGE), 11u);
 }
 
 TEST(Residency, DirectPageIsNeverLeftDeviceOnly) {
@@ -148,9 +152,7 @@ TEST(Residency, DirectPageIsNeverLeftDeviceOnly) {
   f.res.mark_direct(PAGE, PAGE);
   f.engine_writes(PAGE, 21);
   EXPECT_EQ(f.res.state(PAGE), Residency::both);
-  uint32_t raw;
-  std::memcpy(&raw, f.vram->data() + PAGE, sizeof raw);  // a guest reading through BAR1 right after
-  EXPECT_EQ(raw, 21u);
+  EXPECT_EQ(f.guest_word(PAGE), 21u);  // a guest reading through BAR1 right after
 }
 
 TEST(Residency, DirectPageIsUploadedBeforeEveryRead) {
@@ -175,9 +177,7 @@ TEST(Residency, DirectDownloadsQueuedOnTheWorkStreamAreRecordedOnce) {
   f.res.finish_write(0, 2 * PAGE, gen);
   EXPECT_EQ(f.dev.stats().downloads, 1u);
   EXPECT_EQ(f.res.state(PAGE), Residency::both);
-  uint32_t raw;
-  std::memcpy(&raw, f.vram->data() + PAGE, sizeof raw);
-  EXPECT_EQ(raw, 5u);
+  EXPECT_EQ(f.guest_word(PAGE), 5u);
 }
 
 TEST(Residency, PageMadeDirectAfterTheQueueIsDownloadedAtFinish) {
@@ -189,9 +189,7 @@ TEST(Residency, PageMadeDirectAfterTheQueueIsDownloadedAtFinish) {
   f.res.mark_direct(0, PAGE);  // a BAR maps it while the work runs
   f.res.finish_write(0, PAGE, gen);
   EXPECT_EQ(f.res.state(0), Residency::both);
-  uint32_t raw;
-  std::memcpy(&raw, f.vram->data(), sizeof raw);
-  EXPECT_EQ(raw, 6u);
+  EXPECT_EQ(f.guest_word(0), 6u);
 }
 
 TEST(Residency, CpuWriteNextToAResultWhileTheWorkRunsIsKept) {
@@ -203,11 +201,8 @@ TEST(Residency, CpuWriteNextToAResultWhileTheWorkRunsIsKept) {
   const uint64_t gen = f.res.queue_direct_downloads(0, 8, 3);
   f.res.finish_write(0, 8, gen);
   EXPECT_EQ(f.dev.stats().download_bytes, 8u);  // the written bytes only
-  uint32_t raw;
-  std::memcpy(&raw, f.vram->data() + 64, sizeof raw);
-  EXPECT_EQ(raw, 0xfeu);
-  std::memcpy(&raw, f.vram->data(), sizeof raw);
-  EXPECT_EQ(raw, 9u);
+  EXPECT_EQ(f.guest_word(64), 0xfeu);
+  EXPECT_EQ(f.guest_word(0), 9u);
 }
 
 TEST(Residency, CpuWriteToAPageTheWorkWritesKeepsItAndGetsTheResult) {

@@ -50,8 +50,8 @@ bool dims_valid(const ComputeObject::Dim3& grid, const ComputeObject::Dim3& bloc
 std::span<const ComputeObject::Record> ComputeObject::methods() {
   static constexpr Record TABLE[] = {
       {"SET_SHADER_SHARED_MEMORY_WINDOW", SET_SHADER_SHARED_MEMORY_WINDOW, 1, &ignore},
-      {"SET_CTA_RASTER_SIZE_A", SET_CTA_RASTER_SIZE_A, 1, &raster_a},
-      {"SET_CTA_RASTER_SIZE_B", SET_CTA_RASTER_SIZE_B, 1, &raster_b},
+      {"SET_CTA_RASTER_SIZE_A", SET_CTA_RASTER_SIZE_A, 1, &dim_xy<&State::grid>},
+      {"SET_CTA_RASTER_SIZE_B", SET_CTA_RASTER_SIZE_B, 1, &dim_z<&State::grid>},
       {"SET_SHADER_SHARED_MEMORY_SIZE", SET_SHADER_SHARED_MEMORY_SIZE, 1, &store<&State::shared_bytes>},
       {"SET_CTA_THREAD_COUNT", SET_CTA_THREAD_COUNT, 1, &store<&State::thread_count>},
       {"SET_CTA_BARRIER_COUNT", SET_CTA_BARRIER_COUNT, 1, &ignore},
@@ -61,8 +61,8 @@ std::span<const ComputeObject::Record> ComputeObject::methods() {
       {"WAIT_REF_COUNT", WAIT_REF_COUNT, 1, &ignore},
       {"LAUNCH", LAUNCH, 1, &launch, true},
       {"SET_LAUNCH_ID", SET_LAUNCH_ID, 1, &ignore},
-      {"SET_CTA_THREAD_DIMENSION_A", SET_CTA_THREAD_DIMENSION_A, 1, &thread_dim_a},
-      {"SET_CTA_THREAD_DIMENSION_B", SET_CTA_THREAD_DIMENSION_B, 1, &thread_dim_b},
+      {"SET_CTA_THREAD_DIMENSION_A", SET_CTA_THREAD_DIMENSION_A, 1, &dim_xy<&State::block>},
+      {"SET_CTA_THREAD_DIMENSION_B", SET_CTA_THREAD_DIMENSION_B, 1, &dim_z<&State::block>},
       {"SET_CTA_PROGRAM_START", SET_CTA_PROGRAM_START, 1, &store<&State::program_start>},
       {"SET_GRID_PARAM", SET_GRID_PARAM, 1, &ignore},
       {"END_GRID", END_GRID, 1, &ignore},
@@ -94,15 +94,9 @@ std::span<const ComputeObject::Record> ComputeObject::methods() {
   return TABLE;
 }
 
-const MethodIndex<ComputeObject>& ComputeObject::index() {
-  static const MethodIndex<ComputeObject> INDEX(methods());
-  return INDEX;
-}
+const MethodIndex<ComputeObject>& ComputeObject::index() { return method_index<ComputeObject>(); }
 
-const char* ComputeObject::method_name(uint32_t mthd) {
-  const Record* r = index().find(mthd);
-  return r == nullptr ? nullptr : r->name;
-}
+const char* ComputeObject::method_name(uint32_t mthd) { return table_method_name<ComputeObject>(mthd); }
 
 MethodOutcome ComputeObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t data) {
   return dispatch_method(index(), *this, ctx, mthd, data);
@@ -131,25 +125,16 @@ MethodOutcome ComputeObject::store(ComputeObject& self, ChannelContext&, uint32_
 // kernels have no shared memory, barriers, registers or caches to set.
 MethodOutcome ComputeObject::ignore(ComputeObject&, ChannelContext&, uint32_t, uint32_t) { return method_done(); }
 
-MethodOutcome ComputeObject::raster_a(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
-  self.state_.grid.x = DimLo::get(data);
-  self.state_.grid.y = DimHi::get(data);
+template <ComputeObject::Dim3 ComputeObject::State::*Dim>
+MethodOutcome ComputeObject::dim_xy(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
+  (self.state_.*Dim).x = DimLo::get(data);
+  (self.state_.*Dim).y = DimHi::get(data);
   return method_done();
 }
 
-MethodOutcome ComputeObject::raster_b(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
-  self.state_.grid.z = DimLo::get(data);
-  return method_done();
-}
-
-MethodOutcome ComputeObject::thread_dim_a(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
-  self.state_.block.x = DimLo::get(data);
-  self.state_.block.y = DimHi::get(data);
-  return method_done();
-}
-
-MethodOutcome ComputeObject::thread_dim_b(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
-  self.state_.block.z = DimLo::get(data);
+template <ComputeObject::Dim3 ComputeObject::State::*Dim>
+MethodOutcome ComputeObject::dim_z(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
+  (self.state_.*Dim).z = DimLo::get(data);
   return method_done();
 }
 

@@ -77,10 +77,12 @@ class ComputeObject final : public ClassObject {
   template <uint32_t State::*Reg>
   static MethodOutcome store(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
   static MethodOutcome ignore(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
-  static MethodOutcome raster_a(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
-  static MethodOutcome raster_b(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
-  static MethodOutcome thread_dim_a(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
-  static MethodOutcome thread_dim_b(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  // The A method of a dimension (x and y) and its B method (z): the grid's
+  // SET_CTA_RASTER_SIZE and the block's SET_CTA_THREAD_DIMENSION.
+  template <Dim3 State::*Dim>
+  static MethodOutcome dim_xy(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  template <Dim3 State::*Dim>
+  static MethodOutcome dim_z(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
   static MethodOutcome load_cb(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
   static MethodOutcome bind_cb(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
   static MethodOutcome report_d(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);

@@ -138,15 +138,9 @@ std::span<const CopyObject::Record> CopyObject::methods() {
   return TABLE;
 }
 
-const MethodIndex<CopyObject>& CopyObject::index() {
-  static const MethodIndex<CopyObject> INDEX(methods());
-  return INDEX;
-}
+const MethodIndex<CopyObject>& CopyObject::index() { return method_index<CopyObject>(); }
 
-const char* CopyObject::method_name(uint32_t mthd) {
-  const Record* r = index().find(mthd);
-  return r == nullptr ? nullptr : r->name;
-}
+const char* CopyObject::method_name(uint32_t mthd) { return table_method_name<CopyObject>(mthd); }
 
 MethodOutcome CopyObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t data) {
   return dispatch_method(index(), *this, ctx, mthd, data);

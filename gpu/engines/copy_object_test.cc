@@ -113,9 +113,7 @@ TEST_F(CopyTest, PitchCopyCopiesRectangleAndLeavesGaps) {
   write_vec(dst, before);
 
   CopyObject copy;
-  auto m = testing::copy_lines(src, dst, LINE, LINES, PIN, POUT);
-  m.push_back({LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)});
-  ASSERT_TRUE(send(copy, m).has_value());
+  ASSERT_TRUE(send(copy, testing::copy_2d(src, dst, LINE, LINES, PIN, POUT)).has_value());
 
   const auto out = read_vec<uint8_t>(dst, POUT * LINES);
   for (uint32_t line = 0; line < LINES; ++line) {
@@ -136,9 +134,7 @@ TEST_F(CopyTest, SourcePitchBelowTheLineReadsOverlappingLines) {
   const auto data = pattern(PIN * (LINES - 1) + LINE, 8);
   write_vec(src, data);
   CopyObject copy;
-  auto m = testing::copy_lines(src, dst, LINE, LINES, PIN, POUT);
-  m.push_back({LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)});
-  ASSERT_TRUE(send(copy, m).has_value());
+  ASSERT_TRUE(send(copy, testing::copy_2d(src, dst, LINE, LINES, PIN, POUT)).has_value());
   const auto out = read_vec<uint8_t>(dst, POUT * LINES);
   for (uint32_t line = 0; line < LINES; ++line)
     for (uint32_t i = 0; i < LINE; ++i)
@@ -187,9 +183,7 @@ TEST_F(CopyTest, OverlappingPitchCopyWithEqualPitchesIsMemmove) {
   const auto data = pattern(PITCH * LINES, 8);
   write_vec(LINEAR_VA, data);
   CopyObject copy;
-  auto m = testing::copy_lines(LINEAR_VA, LINEAR_VA + 2 * PITCH, LINE, LINES, PITCH, PITCH);
-  m.push_back({LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)});
-  ASSERT_TRUE(send(copy, m).has_value());
+  ASSERT_TRUE(send(copy, testing::copy_2d(LINEAR_VA, LINEAR_VA + 2 * PITCH, LINE, LINES, PITCH, PITCH)).has_value());
   const auto out = read_vec<uint8_t>(LINEAR_VA + 2 * PITCH, PITCH * LINES);
   for (uint32_t line = 0; line < LINES; ++line)
     for (uint32_t i = 0; i < LINE; ++i) ASSERT_EQ(out[line * PITCH + i], data[line * PITCH + i]) << line;
@@ -315,9 +309,7 @@ TEST_F(CopyTest, ReservedTransferTypeIsBadCopy) {
 
 TEST_F(CopyTest, RangeBeyondVaSpaceIsBadArgument) {
   CopyObject copy;
-  auto m = testing::copy_lines(fmt::VA_LIMIT - 0x1000, LINEAR_VA, 16, 0xffffffff, 0xffffffff, 16);
-  m.push_back({LAUNCH_DMA, LINEAR | LaunchMultiLine::make(1)});
-  auto r = send(copy, m);
+  auto r = send(copy, testing::copy_2d(fmt::VA_LIMIT - 0x1000, LINEAR_VA, 16, 0xffffffff, 0xffffffff, 16));
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, regs::ChannelError::bad_argument);
   EXPECT_EQ(r.error().addr, fmt::VA_LIMIT - 0x1000);

@@ -20,6 +20,7 @@ namespace vgpu::gpu {
 namespace {
 
 using namespace cls::copy;
+using testing::copy_2d;
 using testing::Method;
 using testing::pattern;
 

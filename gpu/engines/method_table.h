@@ -68,6 +68,21 @@ class MethodIndex {
   std::vector<uint16_t> slot_;  // per method word from first_: its record, or NONE
 };
 
+// Object's method table (Object::methods()) indexed by method word, made
+// on first use: one per class.
+template <typename Object>
+const MethodIndex<Object>& method_index() {
+  static const MethodIndex<Object> INDEX(Object::methods());
+  return INDEX;
+}
+
+// The name of a method of Object's table; nullptr for one it does not have.
+template <typename Object>
+const char* table_method_name(uint32_t mthd) {
+  const MethodRecord<Object>* r = method_index<Object>().find(mthd);
+  return r == nullptr ? nullptr : r->name;
+}
+
 // Deliver one method through a table; a method the table lacks is illegal.
 template <typename Object>
 MethodOutcome dispatch_method(const MethodIndex<Object>& index, Object& object, ChannelContext& ctx, uint32_t mthd,

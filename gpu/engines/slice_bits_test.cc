@@ -65,8 +65,20 @@ class SliceBitsTest : public ComputeTest {
     }
   }
 
-  // conv2d over ramps of input and filter into a zeroed output (the shape in `args`).
-  void expect_conv2d_same_bits_wherever_cut(cls::Conv2dArgs args) {
+  // conv2d over ramps of input and filter into a zeroed output: two square
+  // images of `channels` channels, `side` x `side`, a square filter of
+  // `filter` x `filter` with padding `pad` and unit stride, and more output
+  // channels than one call of the host's BLAS is given at a time
+  // (kernels::CONV2D_TILE_CHANNELS).
+  void expect_conv2d_same_bits_wherever_cut(uint32_t channels, uint32_t side, uint32_t filter, uint32_t pad) {
+    cls::Conv2dArgs args{};
+    args.n = 2;
+    args.c = channels;
+    args.h = args.w = side;
+    args.k = kernels::CONV2D_TILE_CHANNELS + 8;
+    args.r = args.s = filter;
+    args.pad_h = args.pad_w = pad;
+    args.stride_h = args.stride_w = 1;
     const size_t out = size_t{args.n} * args.k * kernels::conv2d_out_h(args) * kernels::conv2d_out_w(args);
     args.input = buffer(ramp(size_t{args.n} * args.c * args.h * args.w, 0.37f, 0.0f));
     args.filter = buffer(ramp(size_t{args.k} * args.c * args.r * args.s, 0.11f, 0.1f));
@@ -99,36 +111,19 @@ TEST_F(SliceBitsTest, Sgemm) {
                                 {{cv, c}});
 }
 
-// Two images, more output channels than one call of the host's BLAS is
-// given at a time (kernels::CONV2D_TILE_CHANNELS), a 3 x 3 filter with
-// padding (im2col): a cut inside an image's channels must not change how
-// any output element is summed. (Bands of output positions:
-// gpu/kernels/kernels_test.cc, whose data need not fit this GPU memory.)
+// A 3 x 3 filter with padding (im2col): a cut inside an image's channels
+// must not change how any output element is summed. (Bands of output
+// positions: gpu/kernels/kernels_test.cc, whose data need not fit this GPU
+// memory.)
 TEST_F(SliceBitsTest, Conv2d) {
   grid_x_ = 97;
-  cls::Conv2dArgs args{};
-  args.n = 2;
-  args.c = 8;
-  args.h = 34;
-  args.w = 34;
-  args.k = kernels::CONV2D_TILE_CHANNELS + 8;
-  args.r = args.s = 3;
-  args.pad_h = args.pad_w = 1;
-  args.stride_h = args.stride_w = 1;
-  expect_conv2d_same_bits_wherever_cut(args);
+  expect_conv2d_same_bits_wherever_cut(8, 34, 3, 1);
 }
 
 // A 1 x 1 filter with unit stride (the image is the column matrix).
 TEST_F(SliceBitsTest, Conv2dPointwise) {
   grid_x_ = 97;
-  cls::Conv2dArgs args{};
-  args.n = 2;
-  args.c = 40;
-  args.h = 30;
-  args.w = 30;
-  args.k = kernels::CONV2D_TILE_CHANNELS + 8;
-  args.r = args.s = args.stride_h = args.stride_w = 1;
-  expect_conv2d_same_bits_wherever_cut(args);
+  expect_conv2d_same_bits_wherever_cut(40, 30, 1, 0);
 }
 
 TEST_F(SliceBitsTest, Mriq) {

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -62,6 +63,21 @@ double median_seconds(F&& body) {
   return median(t);
 }
 
+// The median seconds of `a` and of `b` over RUNS runs each, the two taking
+// turns so that load on the machine falls on both alike; one untimed run of
+// each first (OpenBLAS threads, page faults).
+template <typename F, typename G>
+std::pair<double, double> interleaved_medians(F&& a, G&& b) {
+  a();
+  b();
+  std::vector<double> ta, tb;
+  for (int i = 0; i < RUNS; ++i) {
+    ta.push_back(seconds(a));
+    tb.push_back(seconds(b));
+  }
+  return {median(ta), median(tb)};
+}
+
 struct GemmResult {
   double kernel_s, blas_s;
 };
@@ -81,14 +97,8 @@ GemmResult bench_sgemm() {
                   n);
     });
   };
-  kernel();  // warm-up: OpenBLAS threads, page faults
-  blas();
-  std::vector<double> tk, tb;
-  for (int i = 0; i < RUNS; ++i) {
-    tk.push_back(seconds(kernel));
-    tb.push_back(seconds(blas));
-  }
-  return {median(tk), median(tb)};
+  const auto [kernel_s, blas_s] = interleaved_medians(kernel, blas);
+  return {kernel_s, blas_s};
 }
 
 struct ConvCase {
@@ -169,14 +179,8 @@ struct TilesRow {
 
 template <typename F, typename G>
 TilesRow interleaved(std::string name, F&& tiled, G&& one_call) {
-  tiled();  // warm-up: OpenBLAS threads, page faults
-  one_call();
-  std::vector<double> tt, to;
-  for (int i = 0; i < RUNS; ++i) {
-    tt.push_back(seconds(tiled));
-    to.push_back(seconds(one_call));
-  }
-  return {std::move(name), median(tt), median(to)};
+  const auto [tiled_s, one_call_s] = interleaved_medians(tiled, one_call);
+  return {std::move(name), tiled_s, one_call_s};
 }
 
 struct GemmShape {

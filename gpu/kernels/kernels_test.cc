@@ -21,6 +21,8 @@
 #include <cstdint>
 #include <limits>
 #include <cstring>
+#include <ostream>
+#include <string>
 #include <vector>
 
 #include "common/random.h"
@@ -173,16 +175,28 @@ ConvRun run_conv(const cls::Conv2dArgs& a, size_t workspace_floats = 0) {
   return run;
 }
 
-TEST(Conv2d, PaddingAndStride2MatchReference) {
-  const auto run = run_conv(conv(2, 3, 11, 13, 4, 3, 5, 1, 2, 2, 2));
+// Shapes checked against the reference through the whole-launch path.
+struct ConvCase {
+  const char* name;
+  cls::Conv2dArgs args;
+  friend void PrintTo(const ConvCase& c, std::ostream* os) { *os << c.name; }
+};
+
+class Conv2dMatchesReference : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(Conv2dMatchesReference, WithinGemmTolerance) {
+  const auto run = run_conv(GetParam().args);
   EXPECT_LT(relative_error(run.got, run.want), GEMM_TOLERANCE);
 }
 
-TEST(Conv2d, Conv2ShapeReducedMatchesReference) {
-  // DeepBench conv2 (224x224x3, 7x7, K=64, pad 3, stride 2) at 32x32, K=16.
-  const auto run = run_conv(conv(1, 3, 32, 32, 16, 7, 7, 3, 3, 2, 2));
-  EXPECT_LT(relative_error(run.got, run.want), GEMM_TOLERANCE);
-}
+INSTANTIATE_TEST_SUITE_P(Conv2d, Conv2dMatchesReference,
+                         ::testing::Values(ConvCase{"PaddingAndStride2", conv(2, 3, 11, 13, 4, 3, 5, 1, 2, 2, 2)},
+                                           // DeepBench conv2 (224x224x3, 7x7, K=64, pad 3, stride 2) at 32x32, K=16.
+                                           ConvCase{"Conv2ShapeReduced", conv(1, 3, 32, 32, 16, 7, 7, 3, 3, 2, 2)},
+                                           ConvCase{"PaddingWiderThanImage", conv(1, 2, 3, 2, 2, 3, 6, 2, 4, 1, 3)},
+                                           // 1x1, stride 1, no padding (DeepBench conv4 reduced): the no-copy path.
+                                           ConvCase{"PointwiseFilter", conv(2, 16, 7, 7, 32, 1, 1, 0, 0, 1, 1)}),
+                         [](const ::testing::TestParamInfo<ConvCase>& p) { return std::string(p.param.name); });
 
 TEST(Conv2d, FilterHeightRAndWidthSAreNotSwapped) {
   // DeepBench conv1 proportions (R=5 tall, S=10 wide), reduced.
@@ -197,17 +211,6 @@ TEST(Conv2d, BandsThatSplitOutputRowsMatchReference) {
   // 7 output positions per band against Q = 6: bands start mid-row.
   const auto a = conv(2, 2, 9, 11, 3, 3, 3, 1, 1, 2, 2);
   const auto run = run_conv(a, size_t{7} * 2 * 3 * 3);
-  EXPECT_LT(relative_error(run.got, run.want), GEMM_TOLERANCE);
-}
-
-TEST(Conv2d, PaddingWiderThanImageMatchesReference) {
-  const auto run = run_conv(conv(1, 2, 3, 2, 2, 3, 6, 2, 4, 1, 3));
-  EXPECT_LT(relative_error(run.got, run.want), GEMM_TOLERANCE);
-}
-
-TEST(Conv2d, PointwiseFilterMatchesReference) {
-  // 1x1, stride 1, no padding (DeepBench conv4 reduced): the no-copy path.
-  const auto run = run_conv(conv(2, 16, 7, 7, 32, 1, 1, 0, 0, 1, 1));
   EXPECT_LT(relative_error(run.got, run.want), GEMM_TOLERANCE);
 }
 

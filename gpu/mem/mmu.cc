@@ -299,35 +299,28 @@ bool Mmu::touches_system_memory(const AccessContext& ctx, uint64_t va, uint64_t 
   return r && sysmem;
 }
 
-Walk<void> Mmu::read(const AccessContext& ctx, uint64_t va, void* dst, uint64_t len) {
-  auto* out = static_cast<std::byte*>(dst);
+Walk<void> Mmu::copy_runs(const AccessContext& ctx, uint64_t va, std::byte* host, uint64_t len, bool write) {
   bool failed = false;
   uint64_t failed_va = 0;
-  auto r = visit_runs(ctx, va, len, false, [&](const PhysRun& run) {
-    if (copy_run(run, out + (run.va - va), false)) return true;
+  auto r = visit_runs(ctx, va, len, write, [&](const PhysRun& run) {
+    if (copy_run(run, host + (run.va - va), write)) return true;
     failed = true;
     failed_va = run.va;
     return false;
   });
   if (!r) return std::unexpected(r.error());
-  if (failed) return fault(ctx, FaultReason::dma_error, failed_va, false);
+  if (failed) return fault(ctx, FaultReason::dma_error, failed_va, write);
   return {};
+}
+
+Walk<void> Mmu::read(const AccessContext& ctx, uint64_t va, void* dst, uint64_t len) {
+  return copy_runs(ctx, va, static_cast<std::byte*>(dst), len, false);
 }
 
 Walk<void> Mmu::write(const AccessContext& ctx, uint64_t va, const void* src, uint64_t len) {
   if (auto checked = visit_runs(ctx, va, len, true, ANY_RUN); !checked) return checked;
-  auto* in = const_cast<std::byte*>(static_cast<const std::byte*>(src));  // copy_run only reads it
-  bool failed = false;
-  uint64_t failed_va = 0;
-  auto r = visit_runs(ctx, va, len, true, [&](const PhysRun& run) {
-    if (copy_run(run, in + (run.va - va), true)) return true;
-    failed = true;
-    failed_va = run.va;
-    return false;
-  });
-  if (!r) return std::unexpected(r.error());
-  if (failed) return fault(ctx, FaultReason::dma_error, failed_va, true);
-  return {};
+  // copy_run only reads it when the copy goes to the device.
+  return copy_runs(ctx, va, const_cast<std::byte*>(static_cast<const std::byte*>(src)), len, true);
 }
 
 Walk<uint32_t> Mmu::read32(const AccessContext& ctx, uint64_t va) {

@@ -187,6 +187,9 @@ class Mmu {
   std::optional<uint64_t> read_entry(bool sysmem, uint64_t addr) const;
   // One run's bytes to or from host memory; false when its DMA failed.
   bool copy_run(const PhysRun& run, std::byte* host, bool to_device);
+  // Every run of [va, va+len) to or from `host`: a fault from the walk, or
+  // a DMA error at the first run whose copy failed.
+  Walk<void> copy_runs(const AccessContext& ctx, uint64_t va, std::byte* host, uint64_t len, bool write);
 
   Vram& vram_;
   std::atomic<std::shared_ptr<SystemMemory>> sysmem_;

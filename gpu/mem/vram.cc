@@ -102,33 +102,26 @@ Status Vram::reattach(uint64_t addr, uint64_t len) {
   return {};
 }
 
-uint32_t Vram::read32(uint64_t addr) const {
-  if (!accessible<uint32_t>(*this, addr)) return ~uint32_t{0};
-  host_access(addr, sizeof(uint32_t), false);
-  return word<uint32_t>(base_, addr).load(std::memory_order_acquire);
+template <typename T>
+T Vram::load(uint64_t addr) const {
+  if (!accessible<T>(*this, addr)) return ~T{0};
+  host_access(addr, sizeof(T), false);
+  return word<T>(base_, addr).load(std::memory_order_acquire);
 }
 
-uint64_t Vram::read64(uint64_t addr) const {
-  if (!accessible<uint64_t>(*this, addr)) return ~uint64_t{0};
-  host_access(addr, sizeof(uint64_t), false);
-  return word<uint64_t>(base_, addr).load(std::memory_order_acquire);
-}
-
-bool Vram::write32(uint64_t addr, uint32_t value) {
-  if (!accessible<uint32_t>(*this, addr)) return false;
-  host_access(addr, sizeof(uint32_t), true);
-  word<uint32_t>(base_, addr).store(value, std::memory_order_release);
-  dirty_.mark(addr, sizeof(uint32_t));
+template <typename T>
+bool Vram::store(uint64_t addr, T value) {
+  if (!accessible<T>(*this, addr)) return false;
+  host_access(addr, sizeof(T), true);
+  word<T>(base_, addr).store(value, std::memory_order_release);
+  dirty_.mark(addr, sizeof(T));
   return true;
 }
 
-bool Vram::write64(uint64_t addr, uint64_t value) {
-  if (!accessible<uint64_t>(*this, addr)) return false;
-  host_access(addr, sizeof(uint64_t), true);
-  word<uint64_t>(base_, addr).store(value, std::memory_order_release);
-  dirty_.mark(addr, sizeof(uint64_t));
-  return true;
-}
+uint32_t Vram::read32(uint64_t addr) const { return load<uint32_t>(addr); }
+uint64_t Vram::read64(uint64_t addr) const { return load<uint64_t>(addr); }
+bool Vram::write32(uint64_t addr, uint32_t value) { return store(addr, value); }
+bool Vram::write64(uint64_t addr, uint64_t value) { return store(addr, value); }
 
 bool Vram::read(uint64_t addr, void* dst, uint64_t len) const {
   if (!contains(addr, len)) return false;

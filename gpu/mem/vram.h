@@ -94,6 +94,11 @@ class Vram {
 
  private:
   Vram(int fd, std::byte* base, uint64_t size) : fd_(fd), base_(base), size_(size), dirty_(size) {}
+  // The 32- and 64-bit accessors (read32 and the rest), one body for both widths.
+  template <typename T>
+  T load(uint64_t addr) const;
+  template <typename T>
+  bool store(uint64_t addr, T value);
   int fd_;
   std::byte* base_;
   uint64_t size_;

@@ -101,11 +101,6 @@ TEST(Vram, MemfdMappingSharesPages) {
   munmap(p, 4 * KiB);
 }
 
-}  // namespace
-}  // namespace vgpu::gpu
-
-namespace vgpu::gpu {
-namespace {
 
 TEST(VramDetach, DetachedRangeIsSharedThroughItsOwnSealedFd) {
   auto vram = Vram::create(16 * fmt::SMALL_PAGE);
@@ -150,11 +145,6 @@ TEST(VramDetach, RangeOutsideVramOrNotPagesIsRefused) {
   EXPECT_FALSE((*vram)->detach(0, 0));
 }
 
-}  // namespace
-}  // namespace vgpu::gpu
-
-namespace vgpu::gpu {
-namespace {
 
 TEST(VramZero, ZeroesPartialAndWholePages) {
   auto vram = Vram::create(8 * fmt::SMALL_PAGE);

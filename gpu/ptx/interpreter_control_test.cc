@@ -5,6 +5,7 @@
 
 #include <bit>
 #include <cmath>
+#include <iterator>
 
 #include "gpu/ptx/exec.h"
 #include "gpu/ptx/test_memory.h"
@@ -25,6 +26,9 @@ std::string kernel(const std::string& body, const std::string& decls = "") {
 struct Result {
   std::expected<ExecStats, ExecError> exec;
   std::vector<uint64_t> out;
+  // The low and high 32-bit words of out[i] (two stores of 4 bytes each).
+  uint32_t lo(size_t i) const { return static_cast<uint32_t>(out[i]); }
+  uint32_t hi(size_t i) const { return static_cast<uint32_t>(out[i] >> 32); }
 };
 
 Result run(const std::string& text, Dim3 block = {1, 1, 1}, size_t words = 32, const ExecLimits& limits = {},
@@ -90,19 +94,10 @@ TEST_P(PtxExec, IntegerCornerCases) {
              "st.global.u32 [%rd0+80], %r12;\npopc.b64 %r13, -1;\nst.global.u32 [%rd0+88], %r13;\n"
              "div.u64 %rd1, 9, 0;\nst.global.u64 [%rd0+96], %rd1;"));
   ASSERT_TRUE(r.exec) << r.exec.error().message;
-  auto w = [&](int i) { return r.out[i] & 0xffffffff; };
-  EXPECT_EQ(w(0), 0xffffffffu);
-  EXPECT_EQ(w(1), 0x80000000u);
-  EXPECT_EQ(w(2), 0u);
-  EXPECT_EQ(w(3), 0u);
-  EXPECT_EQ(w(4), 0xffffffffu);
-  EXPECT_EQ(w(5), 0xbcu);
-  EXPECT_EQ(w(6), 0xffffffffu);
-  EXPECT_EQ(w(7), 0xf00u);
-  EXPECT_EQ(w(8), 0x33447788u);
-  EXPECT_EQ(w(9), 0x80000000u);
-  EXPECT_EQ(w(10), 23u);
-  EXPECT_EQ(w(11), 64u);
+  // The 32-bit result of each store above, in order (one 8-byte slot each).
+  constexpr uint32_t WANT[] = {0xffffffffu, 0x80000000u, 0u,          0u,          0xffffffffu, 0xbcu,
+                               0xffffffffu, 0xf00u,      0x33447788u, 0x80000000u, 23u,         64u};
+  for (size_t i = 0; i < std::size(WANT); ++i) EXPECT_EQ(r.lo(i), WANT[i]) << "slot " << i;
   EXPECT_EQ(r.out[12], ~0ull);
 }
 
@@ -123,22 +118,20 @@ TEST_P(PtxExec, CvtRoundingModes) {
              "st.global.v2.f32 [%rd0+40], {%f6, %f7};\nst.global.u32 [%rd0+48], %r8;\n"
              "st.global.u64 [%rd0+56], %rd2;\nst.global.u32 [%rd0+64], %r9;"));
   ASSERT_TRUE(r.exec) << r.exec.error().message;
-  auto lo = [&](int i) { return static_cast<uint32_t>(r.out[i]); };
-  auto hi = [&](int i) { return static_cast<uint32_t>(r.out[i] >> 32); };
-  EXPECT_EQ(lo(0), 2u);
-  EXPECT_EQ(hi(0), 2u);
-  EXPECT_EQ(lo(1), 2u);
-  EXPECT_EQ(hi(1), 3u);
-  EXPECT_EQ(static_cast<int32_t>(lo(2)), -2);
-  EXPECT_EQ(hi(2), 0u);  // saturated
-  EXPECT_EQ(lo(3), 0x7fffffffu);
-  EXPECT_EQ(lo(4), f32_bits(16777216.0f));
-  EXPECT_EQ(hi(4), f32_bits(16777218.0f));
-  EXPECT_EQ(lo(5), f32_bits(1.0f));
-  EXPECT_EQ(hi(5), f32_bits(1.0f) + 1);
-  EXPECT_EQ(lo(6), 255u);
+  EXPECT_EQ(r.lo(0), 2u);
+  EXPECT_EQ(r.hi(0), 2u);
+  EXPECT_EQ(r.lo(1), 2u);
+  EXPECT_EQ(r.hi(1), 3u);
+  EXPECT_EQ(static_cast<int32_t>(r.lo(2)), -2);
+  EXPECT_EQ(r.hi(2), 0u);  // saturated
+  EXPECT_EQ(r.lo(3), 0x7fffffffu);
+  EXPECT_EQ(r.lo(4), f32_bits(16777216.0f));
+  EXPECT_EQ(r.hi(4), f32_bits(16777218.0f));
+  EXPECT_EQ(r.lo(5), f32_bits(1.0f));
+  EXPECT_EQ(r.hi(5), f32_bits(1.0f) + 1);
+  EXPECT_EQ(r.lo(6), 255u);
   EXPECT_EQ(static_cast<int64_t>(r.out[7]), -3);
-  EXPECT_EQ(lo(8), 0x2345u);
+  EXPECT_EQ(r.lo(8), 0x2345u);
 }
 
 TEST_P(PtxExec, FloatRnExactnessAndModes) {
@@ -155,20 +148,18 @@ TEST_P(PtxExec, FloatRnExactnessAndModes) {
       "setp.ltu.f32 %p2, 0f7FC00000, %f1;\nselp.u32 %r2, 1, 0, %p2;\nsetp.lt.f32 %p3, 0f7FC00000, %f1;\n"
       "selp.u32 %r3, 1, 0, %p3;\nst.global.v4.u32 [%rd0+64], {%r1, %r2, %r3, %r3};"));
   ASSERT_TRUE(r.exec) << r.exec.error().message;
-  auto lo = [&](int i) { return static_cast<uint32_t>(r.out[i]); };
-  auto hi = [&](int i) { return static_cast<uint32_t>(r.out[i] >> 32); };
-  EXPECT_EQ(lo(0), f32_bits(1.0f / 3.0f));
-  EXPECT_EQ(hi(0), f32_bits(1.0f / 3.0f) - 1);  // nearest rounds 1/3 up, .rz down
-  EXPECT_EQ(lo(1), f32_bits(std::sqrt(3.0f)));
-  EXPECT_EQ(hi(1), f32_bits(1.0f / 3.0f));
-  EXPECT_EQ(lo(2), f32_bits(std::fma(1.0f / 3.0f, 3.0f, -1.0f)));
-  EXPECT_EQ(hi(2), f32_bits(1.0f) + 1);  // 1 + 2^-24 rounded up
-  EXPECT_EQ(lo(3), 0u);                  // subnormal flushed
-  EXPECT_EQ(hi(3), f32_bits(1.0f));      // saturated
+  EXPECT_EQ(r.lo(0), f32_bits(1.0f / 3.0f));
+  EXPECT_EQ(r.hi(0), f32_bits(1.0f / 3.0f) - 1);  // nearest rounds 1/3 up, .rz down
+  EXPECT_EQ(r.lo(1), f32_bits(std::sqrt(3.0f)));
+  EXPECT_EQ(r.hi(1), f32_bits(1.0f / 3.0f));
+  EXPECT_EQ(r.lo(2), f32_bits(std::fma(1.0f / 3.0f, 3.0f, -1.0f)));
+  EXPECT_EQ(r.hi(2), f32_bits(1.0f) + 1);  // 1 + 2^-24 rounded up
+  EXPECT_EQ(r.lo(3), 0u);                  // subnormal flushed
+  EXPECT_EQ(r.hi(3), f32_bits(1.0f));      // saturated
   EXPECT_EQ(r.out[4], f64_bits(std::sqrt(2.0)));
   EXPECT_EQ(r.out[5], f64_bits(1.0 / 3.0));
   EXPECT_EQ(r.out[6], f64_bits(0.5));
-  EXPECT_EQ(lo(7), f32_bits(3.0f));
+  EXPECT_EQ(r.lo(7), f32_bits(3.0f));
   EXPECT_EQ(r.out[8], 1ull | 1ull << 32);
   EXPECT_EQ(r.out[9], 0u);
 }

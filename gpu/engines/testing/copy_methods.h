@@ -33,4 +33,13 @@ inline std::vector<Method> copy_lines(uint64_t src, uint64_t dst, uint32_t line,
   return m;
 }
 
+// copy_lines launched as a pitch-linear copy, multi-line when it has more than one line.
+inline std::vector<Method> copy_2d(uint64_t src, uint64_t dst, uint32_t line, uint32_t lines, uint32_t pitch_in,
+                                   uint32_t pitch_out) {
+  using namespace cls::copy;
+  std::vector<Method> m = copy_lines(src, dst, line, lines, pitch_in, pitch_out);
+  m.push_back({LAUNCH_DMA, COPY_LINEAR | LaunchMultiLine::make(lines > 1 ? 1 : 0)});
+  return m;
+}
+
 }  // namespace vgpu::gpu::testing

@@ -31,13 +31,6 @@ class SysmemEnv : public EngineEnv {
       ASSERT_TRUE(builder_->set_pte(pd_, SYS_VA + off, fmt::PageSize::small, fmt::pte::make_sysmem(off)).has_value());
   }
 
-  static std::vector<Method> copy_2d(uint64_t src, uint64_t dst, uint32_t line, uint32_t lines, uint32_t pitch_in,
-                                     uint32_t pitch_out) {
-    using namespace cls::copy;
-    std::vector<Method> m = copy_lines(src, dst, line, lines, pitch_in, pitch_out);
-    m.push_back({LAUNCH_DMA, COPY_LINEAR | LaunchMultiLine::make(lines > 1 ? 1 : 0)});
-    return m;
-  }
   static std::vector<Method> copy(uint64_t src, uint64_t dst, uint32_t bytes) {
     return copy_2d(src, dst, bytes, 1, bytes, bytes);
   }
