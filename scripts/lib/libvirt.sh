@@ -165,11 +165,12 @@ libvirt_down() {
   fi
 }
 
-# domain_xml NAME TEMPLATE OUT TESTS VRAM_MIB [SOCKET]: the template filled
-# with this machine's paths (QEMU, firmware, guest kernel and initramfs).
+# domain_xml NAME TEMPLATE OUT TESTS VRAM_MIB [SOCKET] [KERNEL_ARGS]: the
+# template filled with this machine's paths (QEMU, firmware, guest kernel
+# and initramfs); KERNEL_ARGS are added to the guest's command line.
 domain_xml() {
-  local name=$1 template=$2 out=$3 tests=$4 vram=$5 socket=${6:-}
-  local args=() path cmdline="console=ttyS0 quiet panic=-1 vgpu_vram_mib=$vram vgpu_tests=$tests"
+  local name=$1 template=$2 out=$3 tests=$4 vram=$5 socket=${6:-} extra=${7:-}
+  local args=() path cmdline="console=ttyS0 quiet panic=-1 vgpu_vram_mib=$vram vgpu_tests=$tests${extra:+ $extra}"
   # A VM of vgpud has no system memory yet (docs/vgpud.md): the guest's
   # pinned-memory test then expects its DMA to fault.
   [[ -z $socket ]] || cmdline+=" vgpu_sysmem=0"
