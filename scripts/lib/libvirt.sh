@@ -20,7 +20,8 @@ LIBVIRT_B_DIR=$VGPU_CACHE/libvirt-b
 LIBVIRT_B_URI="qemu+unix:///system?socket=$LIBVIRT_B_DIR/run/libvirt-sock"
 LIBVIRT_B_PIDFILE=$LIBVIRT_B_DIR/run/vgpu-libvirtd-b.pid
 LIBVIRT_B_MOUNTS=(etc:/etc/libvirt run:/run/libvirt lib:/var/lib/libvirt cache:/var/cache/libvirt log:/var/log/libvirt)
-LIBVIRT_B_STARTED=0
+LIBVIRT_B_STARTED=0                         # 1 when this script started B (it stops it)
+LIBVIRT_B_USED=0                            # 1 once libvirt_up_b has answered
 
 virsh_() { as_root virsh -q -c "$LIBVIRT_URI" "$@"; }
 virsh_b() { as_root virsh -q -c "$LIBVIRT_B_URI" "$@"; }
@@ -86,12 +87,13 @@ libvirt_up() {
 
 # libvirt_up_b: the second libvirtd (B, see LIBVIRT_B_DIR), after
 # libvirt_up. One left answering by an earlier run is used as it is.
-# Returns 1, with the reason on stderr, when this machine cannot make a
+# Returns 1, saying why, when this machine cannot make a
 # mount namespace (unshare --mount needs CAP_SYS_ADMIN).
 libvirt_up_b() {
   local entry uuid _
   if virsh_b uri >/dev/null 2>&1; then
     say "libvirtd B is running ($LIBVIRT_B_URI)"
+    LIBVIRT_B_USED=1
     return 0
   fi
   as_root unshare --mount true 2>/dev/null || {
@@ -131,19 +133,23 @@ libvirt_up_b() {
   # middle of a migration while the guest's work runs out.
   virsh_b domcapabilities --emulatorbin "$QEMU_BIN" --virttype qemu >/dev/null ||
     die "libvirtd B cannot use $QEMU_BIN (log: $LIBVIRT_B_DIR/libvirtd.log)"
+  LIBVIRT_B_USED=1
 }
 
 # libvirt_down_b NAME...: destroy these domains on B (its domains are
 # transient), then stop B if this script started it.
 libvirt_down_b() {
   local name pid
-  for name in "$@"; do virsh_b destroy "$name" >/dev/null 2>&1 || true; done
+  if ((LIBVIRT_B_USED)); then
+    for name in "$@"; do virsh_b destroy "$name" >/dev/null 2>&1 || true; done
+  fi
   if ((LIBVIRT_B_STARTED)) && [[ -f $LIBVIRT_B_PIDFILE ]]; then
     pid=$(cat "$LIBVIRT_B_PIDFILE")
     as_root kill "$pid" 2>/dev/null || true
     for _ in $(seq 50); do as_root kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     LIBVIRT_B_STARTED=0
   fi
+  LIBVIRT_B_USED=0
 }
 
 # libvirt_down: remove the domains this script defined (on B too); stop
@@ -213,11 +219,10 @@ domain_counters() {
 # domain_state NAME: running, paused, shut off, ... ("gone" when undefined)
 domain_state() { virsh_ domstate "$1" 2>/dev/null || echo gone; }
 
-# domain_wait NAME TIMEOUT_S [LOG]: wait for the guest's summary line in its
-# serial log (LOG, by default the template's) or the domain's end; prints
-# the line, or nothing.
+# domain_wait NAME TIMEOUT_S: wait for the guest's summary line in its
+# serial log (or the domain's end); prints the line, or nothing.
 domain_wait() {
-  local name=$1 timeout_s=$2 log=${3:-$LIBVIRT_DIR/$1.serial.log} start line
+  local name=$1 timeout_s=$2 log="$LIBVIRT_DIR/$1.serial.log" start line
   start=$(date +%s)
   while (($(date +%s) - start < timeout_s)); do
     line=$(tr -d '\r' <"$log" 2>/dev/null | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -n1 || true)
