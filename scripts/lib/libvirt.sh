@@ -10,8 +10,21 @@ LIBVIRT_QEMU_CONF=/etc/libvirt/qemu.conf
 LIBVIRT_CONF_MARK="# written by vgpu scripts/lib/libvirt.sh"
 LIBVIRT_STARTED=0                           # 1 when this script started libvirtd (it stops it)
 LIBVIRT_DOMAINS=()                          # domains this script defined (removed at exit)
+# A second libvirtd, "B", for virsh migrate on one machine (docs/migration.md
+# §11): libvirt refuses a migration between two libvirtds of the same host
+# UUID, and two privileged ones would share /run/libvirt, /etc/libvirt/qemu
+# and /var/lib/libvirt. B runs in its own mount namespace, where those
+# directories are bind mounts of folders under $LIBVIRT_B_DIR, with its own
+# host_uuid; its socket is reached from here through that folder.
+LIBVIRT_B_DIR=$VGPU_CACHE/libvirt-b
+LIBVIRT_B_URI="qemu+unix:///system?socket=$LIBVIRT_B_DIR/run/libvirt-sock"
+LIBVIRT_B_PIDFILE=$LIBVIRT_B_DIR/run/vgpu-libvirtd-b.pid
+LIBVIRT_B_MOUNTS=(etc:/etc/libvirt run:/run/libvirt lib:/var/lib/libvirt cache:/var/cache/libvirt log:/var/log/libvirt)
+LIBVIRT_B_STARTED=0                         # 1 when this script started B (it stops it)
+LIBVIRT_B_USED=0                            # 1 once libvirt_up_b has answered
 
 virsh_() { as_root virsh -q -c "$LIBVIRT_URI" "$@"; }
+virsh_b() { as_root virsh -q -c "$LIBVIRT_B_URI" "$@"; }
 
 # libvirt_qemu_conf: QEMU must run as root to read our build under $VGPU_CACHE
 # (and to open /dev/kvm, which is root-only here), and without systemd
@@ -72,10 +85,79 @@ libvirt_up() {
   die "libvirtd does not answer on $LIBVIRT_URI (log: $LIBVIRT_DIR/libvirtd.log)"
 }
 
-# libvirt_down: remove the domains this script defined; stop libvirtd if
-# this script started it. Safe to call twice, and from an EXIT trap.
+# libvirt_up_b: the second libvirtd (B, see LIBVIRT_B_DIR), after
+# libvirt_up. One left answering by an earlier run is used as it is.
+# Returns 1, saying why, when this machine cannot make a
+# mount namespace (unshare --mount needs CAP_SYS_ADMIN).
+libvirt_up_b() {
+  local entry uuid _
+  if virsh_b uri >/dev/null 2>&1; then
+    say "libvirtd B is running ($LIBVIRT_B_URI)"
+    LIBVIRT_B_USED=1
+    return 0
+  fi
+  as_root unshare --mount true 2>/dev/null || {
+    say "unshare --mount is refused here (no CAP_SYS_ADMIN): no second libvirtd"
+    return 1
+  }
+  # State of an earlier B (its domains, sockets, monitor folders) goes;
+  # its configuration, host UUID included, and its cache of QEMU's
+  # capabilities stay.
+  as_root rm -rf "$LIBVIRT_B_DIR/run" "$LIBVIRT_B_DIR/lib"
+  as_root mkdir -p "$LIBVIRT_B_DIR"/{etc/qemu,run,lib,cache,log/qemu}
+  for entry in "${LIBVIRT_B_MOUNTS[@]}"; do as_root mkdir -p "${entry#*:}"; done
+  as_root cp "$LIBVIRT_QEMU_CONF" "$LIBVIRT_B_DIR/etc/qemu.conf"
+  if [[ ! -f $LIBVIRT_B_DIR/etc/libvirtd.conf ]]; then
+    uuid=$(python3 -c 'import uuid; print(uuid.uuid4())')
+    echo "host_uuid = \"$uuid\"   $LIBVIRT_CONF_MARK (libvirtd B)" |
+      as_root tee "$LIBVIRT_B_DIR/etc/libvirtd.conf" >/dev/null
+  fi
+  local mounts="mount --make-rprivate /"
+  for entry in "${LIBVIRT_B_MOUNTS[@]}"; do
+    mounts+=" && mount --bind '$LIBVIRT_B_DIR/${entry%%:*}' '${entry#*:}'"
+  done
+  say "starting libvirtd B (own mount namespace; log: $LIBVIRT_B_DIR/libvirtd.log)"
+  # Its descriptors are closed: a daemon holding our stderr's pipe would
+  # keep a caller that reads it waiting.
+  as_root unshare --mount bash -c "$mounts && exec env LIBVIRT_LOG_OUTPUTS='3:file:$LIBVIRT_B_DIR/libvirtd.log' \
+    libvirtd --daemon --config /etc/libvirt/libvirtd.conf --pid-file /run/libvirt/vgpu-libvirtd-b.pid" \
+    </dev/null >/dev/null 2>&1 {VGPU_STDERR}>&- ||
+    die "libvirtd B did not start (log: $LIBVIRT_B_DIR/libvirtd.log)"
+  LIBVIRT_B_STARTED=1
+  for _ in $(seq 100); do
+    virsh_b uri >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  virsh_b uri >/dev/null 2>&1 || die "libvirtd B does not answer on $LIBVIRT_B_URI (log: $LIBVIRT_B_DIR/libvirtd.log)"
+  # B probes our QEMU's capabilities once (seconds); done now, not in the
+  # middle of a migration while the guest's work runs out.
+  virsh_b domcapabilities --emulatorbin "$QEMU_BIN" --virttype qemu >/dev/null ||
+    die "libvirtd B cannot use $QEMU_BIN (log: $LIBVIRT_B_DIR/libvirtd.log)"
+  LIBVIRT_B_USED=1
+}
+
+# libvirt_down_b NAME...: destroy these domains on B (its domains are
+# transient), then stop B if this script started it.
+libvirt_down_b() {
+  local name pid
+  if ((LIBVIRT_B_USED)); then
+    for name in "$@"; do virsh_b destroy "$name" >/dev/null 2>&1 || true; done
+  fi
+  if ((LIBVIRT_B_STARTED)) && [[ -f $LIBVIRT_B_PIDFILE ]]; then
+    pid=$(cat "$LIBVIRT_B_PIDFILE")
+    as_root kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do as_root kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    LIBVIRT_B_STARTED=0
+  fi
+  LIBVIRT_B_USED=0
+}
+
+# libvirt_down: remove the domains this script defined (on B too); stop
+# libvirtd and B if this script started them. Safe to call twice, and from
+# an EXIT trap.
 libvirt_down() {
   local name pid
+  libvirt_down_b "${LIBVIRT_DOMAINS[@]}"
   for name in "${LIBVIRT_DOMAINS[@]}"; do
     virsh_ destroy "$name" >/dev/null 2>&1 || true
     virsh_ undefine "$name" >/dev/null 2>&1 || true
@@ -89,11 +171,12 @@ libvirt_down() {
   fi
 }
 
-# domain_xml NAME TEMPLATE OUT TESTS VRAM_MIB [SOCKET]: the template filled
-# with this machine's paths (QEMU, firmware, guest kernel and initramfs).
+# domain_xml NAME TEMPLATE OUT TESTS VRAM_MIB [SOCKET] [KERNEL_ARGS]: the
+# template filled with this machine's paths (QEMU, firmware, guest kernel
+# and initramfs); KERNEL_ARGS are added to the guest's command line.
 domain_xml() {
-  local name=$1 template=$2 out=$3 tests=$4 vram=$5 socket=${6:-}
-  local args=() path cmdline="console=ttyS0 quiet panic=-1 vgpu_vram_mib=$vram vgpu_tests=$tests"
+  local name=$1 template=$2 out=$3 tests=$4 vram=$5 socket=${6:-} extra=${7:-}
+  local args=() path cmdline="console=ttyS0 quiet panic=-1 vgpu_vram_mib=$vram vgpu_tests=$tests${extra:+ $extra}"
   # A VM of vgpud has no system memory yet (docs/vgpud.md): the guest's
   # pinned-memory test then expects its DMA to fault.
   [[ -z $socket ]] || cmdline+=" vgpu_sysmem=0"
@@ -124,10 +207,11 @@ domain_start() {
     die "virsh start $name failed (libvirt's QEMU log: /var/log/libvirt/qemu/$name.log)"
 }
 
-# domain_counters NAME: the vGPU's counters, as JSON, through libvirt's
-# monitor (the device's read-only QOM property "counters", an object).
+# domain_counters NAME [VIRSH]: the vGPU's counters, as JSON, through
+# libvirt's monitor (the device's read-only QOM property "counters", an
+# object); VIRSH is virsh_ (default) or virsh_b, the libvirtd to ask.
 domain_counters() {
-  virsh_ qemu-monitor-command "$1" \
+  "${2:-virsh_}" qemu-monitor-command "$1" \
     '{"execute":"qom-get","arguments":{"path":"/machine/peripheral/vgpu0","property":"counters"}}' |
     python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["return"]))'
 }
