@@ -89,7 +89,7 @@ class Vm:
         self.tag = tag
         self.console = os.path.join(args.dir, tag + ".console")
         qmp_path = os.path.join(args.dir, tag + ".qmp")
-        append = ("console=ttyS0 quiet panic=-1 vgpu_vram_mib=%d vgpu_tests=%s vgpu_chain_s=%d vgpu_chain_mib=%d"
+        append = ("console=ttyS0 quiet panic=-1 no_timer_check vgpu_vram_mib=%d vgpu_tests=%s vgpu_chain_s=%d vgpu_chain_mib=%d"
                   % (args.vram, args.guest_test, args.guest_s, args.fill_mib))
         if getattr(args, "spin_ms", 0):
             append += " vgpu_chain_spin_ms=%d" % args.spin_ms
