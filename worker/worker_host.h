@@ -71,6 +71,8 @@ class WorkerHost {
   // The bulk window the next command reads from or writes to.
   std::byte* bulk() { return shared_->region().bulk; }
   WorkerInfo info() const;
+  // info().pid without the strings: the running worker's pid, or <= 0.
+  int pid() const { return pid_; }
   // Ends the worker now (SIGKILL) and starts another.
   void kill_and_respawn(const std::string& why);
   // A worker that exited between commands (killed, crashed): reaped and
