@@ -208,6 +208,18 @@ bool WorkerGpuDevice::fenced(Vm& vm, Stream s, Command c) {
   return true;
 }
 
+// The stream's work done: its last command's fence when that command
+// carried one (a user launch does), else a fenced nop's.
+bool WorkerGpuDevice::fence_and_wait(Vm& vm, Stream s) {
+  const std::optional<Ticket> last = vm.host->last_fenced(s);
+  if (!last) return fenced(vm, s, make_command(Op::nop, s, 0));
+  if (auto w = vm.host->wait(*last, deadline_); !w) {
+    fail_vm(vm, w.error());
+    return false;
+  }
+  return true;
+}
+
 void WorkerGpuDevice::queue(Stream s, Command c) {
   Vm* vm = nullptr;
   auto lock = usable(s, vm);
@@ -234,7 +246,7 @@ Status WorkerGpuDevice::synchronize(Stream s) {
     return f;
   };
   if (auto f = take()) return fail(Errc::device_error, describe(*f));
-  if (vm != nullptr && ready(*vm) && fenced(*vm, s, make_command(Op::nop, s, 0))) return {};
+  if (vm != nullptr && ready(*vm) && fence_and_wait(*vm, s)) return {};
   auto f = take();
   return fail(Errc::device_error, f ? describe(*f) : "worker: failed");
 }

@@ -163,6 +163,7 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   bool ready(Vm& vm);
   void queue(Stream s, Command c);
   bool fenced(Vm& vm, Stream s, Command c);
+  bool fence_and_wait(Vm& vm, Stream s);
   void fail_vm(Vm& vm, const WorkerFailure& f);
   void missing(Stream s, const char* kernel);
   void rows(Stream s, Vm& vm, const Rows& r, bool to_device);

@@ -118,7 +118,9 @@ void WorkerGpuDevice::launch_user(Stream s, const gpu::DeviceUserLaunch& l) {
                         .param_bytes = static_cast<uint32_t>(l.params.size()),
                         .param_offset = params,
                         .piece_blocks = l.piece_blocks};
-  if (auto t = vm->host->submit(c, false); !t) fail_vm(*vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
+  // Fenced: the engine synchronizes right after, and waits for this fence
+  // instead of a nop's (one command less through the ring a launch).
+  if (auto t = vm->host->submit(c, true); !t) fail_vm(*vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
 }
 
 }  // namespace vgpu::worker
