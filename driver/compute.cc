@@ -2,6 +2,8 @@
 #include "driver/compute.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 
 #include "vgpu/bits.h"
 
@@ -84,6 +86,24 @@ void emit_user_launch(PushBuffer& pb, const UserLaunchMethods& m) {
   pb.method(s, k::SET_SHADER_SHARED_MEMORY_SIZE, m.shared_bytes);
   pb.method(s, k::SET_CTA_PROGRAM_START, USER_PROGRAM_OFFSET);
   emit_shape_and_launch(pb, m.shape);
+}
+
+void emit_user_launch_words(PushBuffer& pb, const UserLaunchMethods& m) {
+  const cls::UserLaunchWords w{
+      .entry = k::EntryModule::make(m.slot) | k::EntryIndex::make(m.entry),
+      .grid_xy = k::DimLo::make(m.shape.grid.x) | k::DimHi::make(m.shape.grid.y),
+      .grid_z = k::DimLo::make(m.shape.grid.z),
+      .block_xy = k::DimLo::make(m.shape.block.x) | k::DimHi::make(m.shape.block.y),
+      .block_z = k::DimLo::make(m.shape.block.z),
+      .shared_bytes = m.shared_bytes,
+      .report_a = hi32(m.report_va),
+      .report_b = lo32(m.report_va),
+  };
+  std::array<uint32_t, cls::USER_LAUNCH_HEADER_WORDS + k::MAX_PARAM_BYTES / sizeof(uint32_t)> words{};
+  std::memcpy(words.data(), &w, sizeof w);
+  const size_t n = std::min(m.params.size(), words.size() - cls::USER_LAUNCH_HEADER_WORDS);
+  std::copy_n(m.params.begin(), n, words.begin() + cls::USER_LAUNCH_HEADER_WORDS);
+  pb.non_inc(subch::COMPUTE, k::LAUNCH_USER, std::span<const uint32_t>(words).first(cls::USER_LAUNCH_HEADER_WORDS + n));
 }
 
 }  // namespace vgpu::driver

@@ -67,5 +67,8 @@ struct UserLaunchMethods {
   LaunchShape shape;
 };
 void emit_user_launch(PushBuffer& pb, const UserLaunchMethods& m);
+// The same launch as one LAUNCH_USER run: the header (cls::UserLaunchWords)
+// and the parameter words; code_va, cb_va and cb_bytes are not used.
+void emit_user_launch_words(PushBuffer& pb, const UserLaunchMethods& m);
 
 }  // namespace vgpu::driver

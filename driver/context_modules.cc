@@ -128,15 +128,16 @@ Result<Fence> Context::launch_module(const ModuleLaunch& l) {
   std::memcpy(words.data(), l.params.data(), l.params.size());
   const size_t n = (l.params.size() + 3) / 4;
   PushBuffer pb;
-  emit_user_launch(pb, {.code_va = consts_va_,
-                        .cb_va = module_area_va_ + PARAMS_OFFSET,
-                        .cb_bytes = static_cast<uint32_t>(n * 4),
-                        .report_va = module_area_va_ + REPORT_OFFSET,
-                        .slot = l.slot,
-                        .entry = l.entry,
-                        .shared_bytes = l.shared_bytes,
-                        .params = std::span<const uint32_t>(words).first(n),
-                        .shape = l.shape});
+  (l.by_descriptor ? emit_user_launch : emit_user_launch_words)(pb,
+                                                                {.code_va = consts_va_,
+                                                                 .cb_va = module_area_va_ + PARAMS_OFFSET,
+                                                                 .cb_bytes = static_cast<uint32_t>(n * 4),
+                                                                 .report_va = module_area_va_ + REPORT_OFFSET,
+                                                                 .slot = l.slot,
+                                                                 .entry = l.entry,
+                                                                 .shared_bytes = l.shared_bytes,
+                                                                 .params = std::span<const uint32_t>(words).first(n),
+                                                                 .shape = l.shape});
   return submit(pb);
 }
 

@@ -134,6 +134,10 @@ struct ModuleLaunch {
   LaunchShape shape;
   uint32_t shared_bytes = 0;
   std::span<const std::byte> params;
+  // The launch as LAUNCH of a program descriptor with the parameters in
+  // constant-buffer slot 0 (about 14 methods and two uploads), instead of
+  // one LAUNCH_USER run (§10.6): the same launch, kept for its tests.
+  bool by_descriptor = false;
 };
 
 struct TransferStats {

@@ -138,5 +138,57 @@ TEST_F(ChannelErrors, StoppedChannelRunsAgainAfterRebind) {
   EXPECT_EQ(h.userd(bad, userd::REF), 8u);
 }
 
+// LAUNCH_USER (§10.6): a user launch is one non-incrementing run whose
+// words PFIFO hands over at once; what is wrong with it stops the channel
+// with a code naming the method and, where the words name no address,
+// the command's header.
+struct LaunchUserErrors : ChannelErrors {
+  static constexpr unsigned SUBCH = 1;
+  void SetUp() override {
+    ChannelErrors::SetUp();
+    h.submit(bad, {fmt::mthd::inc(SUBCH, SET_OBJECT, 1), cls::COMPUTE});
+  }
+  // The header of a launch of entry 0 of `slot`, one block of one thread, no report.
+  static std::vector<uint32_t> header(uint32_t slot) {
+    namespace k = cls::compute;
+    const uint32_t one_one = k::DimLo::make(1) | k::DimHi::make(1);
+    return {k::EntryModule::make(slot), one_one, 1, one_one, 1, 0, 0, 0};
+  }
+  void submit_run(const std::vector<uint32_t>& words, Op op = Op::non_inc) {
+    std::vector<uint32_t> pb{
+        fmt::mthd::header(op, SUBCH, cls::compute::LAUNCH_USER, static_cast<uint32_t>(words.size()))};
+    pb.insert(pb.end(), words.begin(), words.end());
+    command_va = segment_va();
+    h.submit(bad, pb);
+  }
+  uint64_t command_va = 0;
+};
+
+TEST_F(LaunchUserErrors, AnEmptySlotIsBadProgramAtTheCommand) {
+  submit_run(header(3));
+  expect_error(ChannelError::bad_program);
+  EXPECT_EQ(pfifo::ChanErrorMethodAddr::get(method_field()), cls::compute::LAUNCH_USER >> 2);
+  EXPECT_EQ(error_addr(), command_va);
+}
+
+TEST_F(LaunchUserErrors, ARunShorterThanTheHeaderIsBadArgument) {
+  submit_run({0, 1, 1});
+  expect_error(ChannelError::bad_argument);
+  EXPECT_EQ(pfifo::ChanErrorMethodAddr::get(method_field()), cls::compute::LAUNCH_USER >> 2);
+}
+
+TEST_F(LaunchUserErrors, MoreParameterWordsThanALaunchTakesIsBadArgument) {
+  std::vector<uint32_t> words = header(0);
+  words.resize(words.size() + cls::compute::MAX_PARAM_BYTES / 4 + 1);
+  submit_run(words);
+  expect_error(ChannelError::bad_argument);
+}
+
+TEST_F(LaunchUserErrors, WordByWordIsBadArgument) {
+  submit_run(header(0), Op::inc);
+  expect_error(ChannelError::bad_argument);
+  EXPECT_EQ(pfifo::ChanErrorMethodAddr::get(method_field()), cls::compute::LAUNCH_USER >> 2);
+}
+
 }  // namespace
 }  // namespace vgpu::gpu

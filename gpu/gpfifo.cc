@@ -70,12 +70,16 @@ Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
     }
     const pushbuf::Command& cmd = *run.command;
     if (cmd.kind == Kind::non_inc && run.command_done == 0 && cmd.count > 1) {
-      auto words = execute_words(run, cmd.subch, cmd.method);
+      auto words = execute_words(chid, run, cmd.subch, cmd.method);
       if (!words) return command_fault(words.error(), run.command_va);
       if (*words) {  // every word done at once
         run.pos += cmd.count;
         run.command.reset();
         budget -= std::min(budget, cmd.count);
+        if (**words == Step::engine) {
+          run.engine_wait = true;
+          return {};
+        }
         continue;
       }
     }
@@ -166,24 +170,64 @@ std::optional<std::span<const uint32_t>> Pfifo::segment_words(ChannelRun& run, u
 }
 
 // A class method's non-incrementing run of data words at once, where the
-// object can (ClassObject::method_words): true when done, false when the
-// words go one by one (nothing was done).
-std::expected<bool, ChannelFault> Pfifo::execute_words(ChannelRun& run, uint32_t subch, uint32_t method) {
-  if (method < fmt::mthd::HOST_METHOD_END) return false;
+// object can (ClassObject::method_words): done (or its engine work
+// started), or nullopt when the words go one by one (nothing was done).
+std::expected<std::optional<Pfifo::Step>, ChannelFault> Pfifo::execute_words(uint32_t chid, ChannelRun& run,
+                                                                             uint32_t subch, uint32_t method) {
+  if (method < fmt::mthd::HOST_METHOD_END) return std::nullopt;
   ClassObject* object = run.objects[subch].get();
-  if (!object) return false;
-  const auto words = segment_words(run, run.pos, run.command->count);
-  if (!words) return false;
-  auto outcome = object->method_words(*run.ctx, method, *words);
-  if (!outcome) return false;
-  if (!*outcome) {
-    ChannelFault f = outcome->error();
-    f.method = method;
-    f.subch = subch;
-    return std::unexpected(f);
+  if (!object) return std::nullopt;
+  const uint32_t count = run.command->count;
+  // A run that may start work (LAUNCH_USER) is one operation, as a method
+  // is (before the words: looking for the release after them may move the
+  // segment's window).
+  std::optional<uint64_t> budget;
+  const bool may_start = object->may_start_work(method);
+  if (may_start) {
+    auto b = begin_operation(chid, run, *object, method, run.pos + count);
+    if (!b) return fault(ChannelError::timeout, 0, method, subch);
+    budget = *b;
   }
-  if (**outcome) return fault(ChannelError::illegal_method, 0, method, subch);  // method_words starts no work
-  return true;
+  const auto words = segment_words(run, run.pos, count);
+  if (!words) {
+    run.ctx->following_release.reset();
+    run.following.reset();
+    return std::nullopt;
+  }
+  auto outcome = object->method_words(*run.ctx, method, *words);
+  run.ctx->following_release.reset();
+  if (!outcome) {
+    run.following.reset();
+    return std::nullopt;
+  }
+  if (*outcome && **outcome && !may_start) return fault(ChannelError::illegal_method, 0, method, subch);
+  auto step = start_method_work(chid, run, std::move(*outcome), budget, subch, method);
+  if (!step) return std::unexpected(step.error());
+  return *step;
+}
+
+// What a method that may start work runs with: what is left of the
+// entry's engine time, the channel's slice size and watchdog, and (with a
+// device's fences) the release whose header is at `next`; the watchdog
+// counts from here, a new operation.
+std::expected<std::optional<uint64_t>, ChannelFault> Pfifo::begin_operation(uint32_t chid, ChannelRun& run,
+                                                                            const ClassObject& object, uint32_t method,
+                                                                            std::optional<uint32_t> next) {
+  run.op_engine_ns = 0;
+  auto budget = engine_budget(chid, run);
+  if (!budget) return budget;
+  run.ctx->engine_budget_ns = *budget;
+  const uint32_t slice = chan_slice_[chid].load();
+  const bool timed = pfifo::ChanSliceTimed::get(slice);
+  run.ctx->slice_blocks = timed ? 0 : pfifo::ChanSliceBlocks::get(slice);
+  run.ctx->slice_ns = timed ? uint64_t{pfifo::ChanSliceBlocks::get(slice)} * 1000 : 0;
+  run.ctx->watchdog_ns = uint64_t{chan_watchdog_[chid].load()} * NS_PER_MS;
+  run.released_early.reset();
+  run.ctx->following_release = d_.device && d_.device->fences && next && object.may_start_work(method)
+                                   ? release_after(chid, run, *next)
+                                   : std::nullopt;
+  run.following = run.ctx->following_release;
+  return budget;
 }
 
 Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method, uint32_t data) {
@@ -195,26 +239,21 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   }
   ClassObject* object = run.objects[subch].get();
   if (!object) return fault(ChannelError::empty_subchannel, 0, method, subch);
-  // What is left of the entry's engine time goes with the work the method
-  // may start (objects copy the context into their work), and so does the
-  // channel's slice size.
-  // A new operation: the watchdog counts from here.
-  run.op_engine_ns = 0;
-  auto budget = engine_budget(chid, run);
+  // The release after the method: past its data word, when it is the
+  // command's last method.
+  const pushbuf::Command& cmd = *run.command;
+  std::optional<uint32_t> next;
+  if (run.command_done + 1 == pushbuf::methods(cmd)) next = run.pos + (cmd.kind == Kind::immediate ? 0 : 1);
+  auto budget = begin_operation(chid, run, *object, method, next);
   if (!budget) return fault(ChannelError::timeout, 0, method, subch);
-  run.ctx->engine_budget_ns = *budget;
-  const uint32_t slice = chan_slice_[chid].load();
-  const bool timed = pfifo::ChanSliceTimed::get(slice);
-  run.ctx->slice_blocks = timed ? 0 : pfifo::ChanSliceBlocks::get(slice);
-  run.ctx->slice_ns = timed ? uint64_t{pfifo::ChanSliceBlocks::get(slice)} * 1000 : 0;
-  run.ctx->watchdog_ns = uint64_t{chan_watchdog_[chid].load()} * NS_PER_MS;
-  run.released_early.reset();
-  run.ctx->following_release = d_.device && d_.device->fences && object->may_start_work(method)
-                                   ? release_after(chid, run)
-                                   : std::nullopt;
-  run.following = run.ctx->following_release;
   auto outcome = object->method(*run.ctx, method, data);
   run.ctx->following_release.reset();
+  return start_method_work(chid, run, std::move(outcome), *budget, subch, method);
+}
+
+// A method's outcome: a fault, done, or its engine work started.
+Pfifo::Stepped Pfifo::start_method_work(uint32_t chid, ChannelRun& run, MethodOutcome outcome,
+                                        std::optional<uint64_t> budget, uint32_t subch, uint32_t method) {
   if (!outcome) {
     ChannelFault f = outcome.error();
     f.method = method;
@@ -228,18 +267,14 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   if (work.divided) {
     run.divided = std::move(work.divided);
     run.divided_engine = work.engine;
-    submit_piece(chid, run, *budget);
+    submit_piece(chid, run, budget);
     return Step::engine;
   }
   start_engine_job(chid, run.epoch, work.engine, std::move(work.run), work.brief);
   return Step::engine;
 }
 
-std::optional<FollowingRelease> Pfifo::release_after(uint32_t chid, ChannelRun& run) {
-  const pushbuf::Command& cmd = *run.command;
-  if (run.command_done + 1 != pushbuf::methods(cmd)) return std::nullopt;
-  // The next header: past this method's data word, if it has one.
-  const uint32_t next = run.pos + (cmd.kind == Kind::immediate ? 0 : 1);
+std::optional<FollowingRelease> Pfifo::release_after(uint32_t chid, ChannelRun& run, uint32_t next) {
   const auto words = segment_words(run, next, 1 + SEMAPHORE_METHODS);
   if (!words) return std::nullopt;
   const pushbuf::Command sem = pushbuf::decode((*words)[0]);

@@ -170,11 +170,18 @@ class Pfifo {
   void finish_entry(ChannelRun& run);
   void advance(ChannelRun& run);
   Stepped execute(uint32_t chid, ChannelRun& run, uint32_t subch, uint32_t method, uint32_t data);
-  // With a device back end: the one-word release that directly follows
-  // the method being executed in its segment (the driver's fence), which
-  // the method's engine work may write from the GPU (docs/cuda.md, "Fences").
-  std::optional<FollowingRelease> release_after(uint32_t chid, ChannelRun& run);
-  std::expected<bool, ChannelFault> execute_words(ChannelRun& run, uint32_t subch, uint32_t method);
+  std::expected<std::optional<uint64_t>, ChannelFault> begin_operation(uint32_t chid, ChannelRun& run,
+                                                                       const ClassObject& object, uint32_t method,
+                                                                       std::optional<uint32_t> next);
+  Stepped start_method_work(uint32_t chid, ChannelRun& run, MethodOutcome outcome, std::optional<uint64_t> budget,
+                            uint32_t subch, uint32_t method);
+  // With a device back end: the one-word release whose header is word
+  // `next` of the segment, directly after the method being executed (the
+  // driver's fence), which the method's engine work may write from the
+  // GPU (docs/cuda.md, "Fences").
+  std::optional<FollowingRelease> release_after(uint32_t chid, ChannelRun& run, uint32_t next);
+  std::expected<std::optional<Step>, ChannelFault> execute_words(uint32_t chid, ChannelRun& run, uint32_t subch,
+                                                                 uint32_t method);
   // Engine work of a channel's method (or one piece of divided work): on
   // its engine's thread, or on this one when brief and the engine is idle;
   // its result comes back through post_engine_result.

@@ -76,8 +76,9 @@ class UserKernels : public ::testing::TestWithParam<Mode> {
     return Loaded{std::move(*ctx), *m};
   }
 
-  // vadd over N elements with x[i] = i + salt, y[i] = 2i: checks c.
-  Status vector_add(driver::Context& ctx, const driver::LoadedModule& m, float salt) {
+  // vadd over N elements with x[i] = i + salt, y[i] = 2i: checks c. The
+  // launch is one LAUNCH_USER run, or LAUNCH of a descriptor.
+  Status vector_add(driver::Context& ctx, const driver::LoadedModule& m, float salt, bool by_descriptor = false) {
     std::vector<float> a(N), b(N), c(N);
     for (uint32_t i = 0; i < N; ++i) {
       a[i] = static_cast<float>(i) + salt;
@@ -91,7 +92,8 @@ class UserKernels : public ::testing::TestWithParam<Mode> {
     p.set(0, *ctx.gpu_va(*ba)).set(1, *ctx.gpu_va(*bb)).set(2, *ctx.gpu_va(*bc)).set(3, N);
     EXPECT_TRUE(p.ok()) << "parameters";
     const driver::LaunchShape shape{{(N + BLOCK - 1) / BLOCK, 1, 1}, {BLOCK, 1, 1}};
-    auto f = ctx.launch_module({.slot = m.slot, .entry = entry("vadd"), .shape = shape, .params = p.bytes()});
+    auto f = ctx.launch_module(
+        {.slot = m.slot, .entry = entry("vadd"), .shape = shape, .params = p.bytes(), .by_descriptor = by_descriptor});
     if (!f) return std::unexpected(f.error());
     if (auto r = ctx.download(*bc, std::span<float>(c)); !r) return r;
     for (uint32_t i = 0; i < N; ++i)
@@ -109,6 +111,19 @@ TEST_P(UserKernels, VectorAddRunsThroughTheDriver) {
     if (!k) return std::unexpected(k.error());
     if (auto r = vector_add(*k->ctx, k->module, 0.5f); !r) return r;
     return k->ctx->unload_module(k->module);
+  });
+}
+
+// The two forms of a user launch (§10.6), in turn on one channel: LAUNCH
+// of a descriptor with the parameters in constant-buffer slot 0, and one
+// LAUNCH_USER run, which leaves the object's launch state alone.
+TEST_P(UserKernels, LaunchUserAndLaunchOfADescriptorGiveTheSameResult) {
+  expect_each_ok(make(1), [&](testbed::Vm& vm) -> Status {
+    auto k = load_kernels(vm);
+    if (!k) return std::unexpected(k.error());
+    if (auto r = vector_add(*k->ctx, k->module, 1.5f, true); !r) return r;
+    if (auto r = vector_add(*k->ctx, k->module, 2.5f, false); !r) return r;
+    return vector_add(*k->ctx, k->module, 3.5f, true);
   });
 }
 

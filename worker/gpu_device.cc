@@ -112,12 +112,12 @@ std::vector<WorkerGpuDevice::Ended> WorkerGpuDevice::respawn_ended() {
   for (Vm* vm : vms) {
     std::unique_lock lock(vm->mu, std::try_to_lock);
     if (!lock.owns_lock() || !vm->host) continue;
-    const int pid = vm->host->info().pid;
+    const int pid = vm->host->pid();
     auto f = vm->host->reap_if_exited();
     if (!f) continue;
     fail_vm(*vm, *f);
     const bool started = ready(*vm);
-    out.push_back({vm->id, pid, started ? vm->host->info().pid : -1, *f});
+    out.push_back({vm->id, pid, started ? vm->host->pid() : -1, *f});
   }
   return out;
 }
@@ -175,7 +175,7 @@ bool WorkerGpuDevice::ready(Vm& vm) {
     fail_vm(vm, {regs::ChannelError::kernel_error, 0, s.error().what()});
     return false;
   }
-  const int pid = vm.host->info().pid;
+  const int pid = vm.host->pid();
   if (pid == vm.mapped_pid) return true;
   Command map = make_command(Op::map, 0, device_va(vm.part.base), vm.part.base / BLOCK_BYTES,
                              (vm.part.bytes + BLOCK_BYTES - 1) / BLOCK_BYTES);
@@ -191,7 +191,7 @@ bool WorkerGpuDevice::ready(Vm& vm) {
   if (respawned)
     rows(0, vm, {device_va(vm.part.base), vm.part.bytes, vram_.data() + vm.part.base, vm.part.bytes, vm.part.bytes, 1},
          true);
-  return vm.host->info().pid == pid;
+  return vm.host->pid() == pid;
 }
 
 bool WorkerGpuDevice::fenced(Vm& vm, Stream s, Command c) {
@@ -202,6 +202,18 @@ bool WorkerGpuDevice::fenced(Vm& vm, Stream s, Command c) {
     return false;
   }
   if (auto w = vm.host->wait(*t, deadline_); !w) {
+    fail_vm(vm, w.error());
+    return false;
+  }
+  return true;
+}
+
+// The stream's work done: its last command's fence when that command
+// carried one (a user launch does), else a fenced nop's.
+bool WorkerGpuDevice::fence_and_wait(Vm& vm, Stream s) {
+  const std::optional<Ticket> last = vm.host->last_fenced(s);
+  if (!last) return fenced(vm, s, make_command(Op::nop, s, 0));
+  if (auto w = vm.host->wait(*last, deadline_); !w) {
     fail_vm(vm, w.error());
     return false;
   }
@@ -234,7 +246,7 @@ Status WorkerGpuDevice::synchronize(Stream s) {
     return f;
   };
   if (auto f = take()) return fail(Errc::device_error, describe(*f));
-  if (vm != nullptr && ready(*vm) && fenced(*vm, s, make_command(Op::nop, s, 0))) return {};
+  if (vm != nullptr && ready(*vm) && fence_and_wait(*vm, s)) return {};
   auto f = take();
   return fail(Errc::device_error, f ? describe(*f) : "worker: failed");
 }

@@ -127,6 +127,10 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
     // aperture_pid (a new worker starts with none mapped).
     std::vector<BlockRun> aperture;
     int aperture_pid = -1;
+    // The channel's runs that aperture was planned from: the same runs
+    // again (the engines' ApertureCache gives them per MMU generation)
+    // need no plan.
+    std::vector<gpu::ApertureRun> aperture_runs;
     // The channels' modules by worker slot (module_key), kept to load
     // them again into a worker started after a failure.
     struct Module {
@@ -159,6 +163,7 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   bool ready(Vm& vm);
   void queue(Stream s, Command c);
   bool fenced(Vm& vm, Stream s, Command c);
+  bool fence_and_wait(Vm& vm, Stream s);
   void fail_vm(Vm& vm, const WorkerFailure& f);
   void missing(Stream s, const char* kernel);
   void rows(Stream s, Vm& vm, const Rows& r, bool to_device);

@@ -33,7 +33,7 @@ Result<std::optional<std::string>> WorkerGpuDevice::load_in_worker(Vm& vm, Strea
     return fail(Errc::device_error, w.error().reason);
   }
   if (auto why = vm.host->refusal(*t)) return std::optional<std::string>(*why);
-  vm.modules[key] = Vm::Module{std::string(ptx), data_va, vm.host->info().pid};
+  vm.modules[key] = Vm::Module{std::string(ptx), data_va, vm.host->pid()};
   return std::optional<std::string>();
 }
 
@@ -54,6 +54,8 @@ Status WorkerGpuDevice::load_user_module(Stream s, uint32_t slot, std::string_vi
 // The blocks of the VM's part that the runs map by the aperture's rules;
 // runs into other VRAM (another VM's) are left out, so they stay unmapped.
 bool WorkerGpuDevice::set_aperture(Vm& vm, Stream s, std::span<const gpu::ApertureRun> runs) {
+  const int pid = vm.host->pid();
+  if (vm.aperture_pid == pid && std::ranges::equal(runs, vm.aperture_runs)) return true;
   std::vector<PageRun> pages;
   pages.reserve(runs.size());
   for (const gpu::ApertureRun& r : runs)
@@ -61,9 +63,11 @@ bool WorkerGpuDevice::set_aperture(Vm& vm, Stream s, std::span<const gpu::Apertu
       pages.push_back({r.va, r.phys - vm.part.base, r.bytes, r.writable});
   BlockPlan plan = plan_blocks(pages, vm.part.bytes);
   for (BlockRun& b : plan.runs) b.block += static_cast<uint32_t>(vm.part.base / BLOCK_BYTES);
-  const int pid = vm.host->info().pid;
   if (vm.aperture_pid != pid) vm.aperture.clear();  // a new worker has none mapped
-  if (vm.aperture_pid == pid && plan.runs == vm.aperture) return true;
+  if (vm.aperture_pid == pid && plan.runs == vm.aperture) {
+    vm.aperture_runs.assign(runs.begin(), runs.end());
+    return true;
+  }
   std::vector<Command> cmds;
   for (const BlockRun& old : vm.aperture)
     if (std::ranges::find(plan.runs, old) == plan.runs.end())
@@ -81,6 +85,7 @@ bool WorkerGpuDevice::set_aperture(Vm& vm, Stream s, std::span<const gpu::Apertu
     }
   vm.aperture = std::move(plan.runs);
   vm.aperture_pid = pid;
+  vm.aperture_runs.assign(runs.begin(), runs.end());
   return true;
 }
 
@@ -95,7 +100,7 @@ void WorkerGpuDevice::launch_user(Stream s, const gpu::DeviceUserLaunch& l) {
   auto m = vm->modules.find(key);
   if (m == vm->modules.end())
     return fail_stream(s, regs::ChannelError::internal, "worker: no module of the channel's slot in its worker");
-  if (m->second.pid != vm->host->info().pid) {  // the worker that had it ended: load it into this one
+  if (m->second.pid != vm->host->pid()) {  // the worker that had it ended: load it into this one
     const Vm::Module kept = m->second;
     auto again = load_in_worker(*vm, s, key, kept.text, kept.data_va);
     if (!again) return;  // the VM's streams failed
@@ -113,7 +118,9 @@ void WorkerGpuDevice::launch_user(Stream s, const gpu::DeviceUserLaunch& l) {
                         .param_bytes = static_cast<uint32_t>(l.params.size()),
                         .param_offset = params,
                         .piece_blocks = l.piece_blocks};
-  if (auto t = vm->host->submit(c, false); !t) fail_vm(*vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
+  // Fenced: the engine synchronizes right after, and waits for this fence
+  // instead of a nop's (one command less through the ring a launch).
+  if (auto t = vm->host->submit(c, true); !t) fail_vm(*vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
 }
 
 }  // namespace vgpu::worker

@@ -222,7 +222,16 @@ Result<Ticket> WorkerHost::submit(Command c, bool fence) {
     ssize_t n = ::write(bell_fd_, &one, sizeof one);
     (void)n;
   }
-  return Ticket{generation_, c.stream, c.seq};
+  const Ticket t{generation_, c.stream, c.seq};
+  last_fenced_[c.stream] = fence ? std::optional<Ticket>(t) : std::nullopt;
+  return t;
+}
+
+std::optional<Ticket> WorkerHost::last_fenced(uint32_t stream) const {
+  if (stream >= NUM_STREAMS || pid_ <= 0) return std::nullopt;
+  const std::optional<Ticket>& t = last_fenced_[stream];
+  if (!t || t->generation != generation_) return std::nullopt;
+  return t;
 }
 
 std::expected<void, WorkerFailure> WorkerHost::wait(const Ticket& t, std::chrono::nanoseconds deadline) {

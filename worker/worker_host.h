@@ -65,12 +65,17 @@ class WorkerHost {
   // soon as the worker is reaped; the next worker starts at the next
   // submit or ensure_running() (so the VM hears of its error first).
   std::expected<void, WorkerFailure> wait(const Ticket& t, std::chrono::nanoseconds deadline);
+  // The stream's last command submitted to this worker, if it carried
+  // FENCE: waiting for it waits for everything before it on the stream.
+  std::optional<Ticket> last_fenced(uint32_t stream) const;
   // Why the worker's device refused the load_module of `t` (its fence
   // passed; the worker goes on), or nullopt: it was loaded.
   std::optional<std::string> refusal(const Ticket& t) const;
   // The bulk window the next command reads from or writes to.
   std::byte* bulk() { return shared_->region().bulk; }
   WorkerInfo info() const;
+  // info().pid without the strings: the running worker's pid, or <= 0.
+  int pid() const { return pid_; }
   // Ends the worker now (SIGKILL) and starts another.
   void kill_and_respawn(const std::string& why);
   // A worker that exited between commands (killed, crashed): reaped and
@@ -95,6 +100,7 @@ class WorkerHost {
   int pid_ = -1;
   uint64_t generation_ = 0;
   uint32_t next_seq_[NUM_STREAMS] = {};
+  std::optional<Ticket> last_fenced_[NUM_STREAMS];  // the stream's last command, when fenced
   uint32_t restarts_ = 0;
   bool gone_ = false;  // over the respawn limit
   std::deque<std::chrono::steady_clock::time_point> restart_times_;

@@ -81,6 +81,26 @@ TEST(WorkerHost, ManyCommandsInOneDoorbellEachFenceInOrder) {
   EXPECT_EQ(word_at(*h, VA + 4 * 300), 300u);
 }
 
+// What synchronize waits for after a user launch (gpu_device.cc,
+// fence_and_wait): the stream's last command when it carried the fence,
+// else nothing (a nop is fenced instead).
+TEST(WorkerHost, TheLastFencedCommandOfAStreamIsKnownUntilAnUnfencedOneFollows) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  EXPECT_FALSE(h->last_fenced(2)) << "nothing submitted";
+  run(*h, make_command(Op::map, 2, VA, 0, 1));
+  auto fenced = h->submit(make_command(Op::fill32, 2, VA, 7, 1), true);
+  ASSERT_TRUE(fenced);
+  auto last = h->last_fenced(2);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->seq, fenced->seq);
+  EXPECT_FALSE(h->last_fenced(3)) << "another stream";
+  ASSERT_TRUE(h->wait(*last, 5s));
+  EXPECT_EQ(word_at(*h, VA), 7u);
+  ASSERT_TRUE(h->submit(make_command(Op::fill32, 2, VA, 8, 1), false));
+  EXPECT_FALSE(h->last_fenced(2)) << "an unfenced command after it";
+}
+
 TEST(WorkerHost, AHungWorkerPastItsDeadlineIsKilledAndRespawned) {
   auto h = spawn(fake());
   ASSERT_TRUE(h);

@@ -30,6 +30,29 @@ void print_launch_phases() {
   for (const LaunchPhaseFigures& f : figures)
     if (f.samples != 0)
       std::fprintf(stderr, "  %-16s %8.2f %8.2f %8.2f\n", std::string(f.name).c_str(), f.p10_us, f.p50_us, f.p90_us);
+  // The same as one JSON line, for a script comparing runs.
+  struct Column {
+    const char* key;
+    double LaunchPhaseFigures::*us;
+  };
+  static constexpr Column COLUMNS[] = {{"p10_us", &LaunchPhaseFigures::p10_us},
+                                       {"p50_us", &LaunchPhaseFigures::p50_us},
+                                       {"p90_us", &LaunchPhaseFigures::p90_us}};
+  std::string json = "{\"bench\": \"launch_phases\", \"launches\": ";
+  json.append(std::to_string(LaunchTrace::launches()));
+  for (const Column& c : COLUMNS) {
+    json.append(", \"").append(c.key).append("\": {");
+    const char* sep = "";
+    for (const LaunchPhaseFigures& f : figures) {
+      if (f.samples == 0) continue;
+      char value[32];
+      std::snprintf(value, sizeof value, "%.3f", f.*c.us);
+      json.append(sep).append("\"").append(f.name).append("\": ").append(value);
+      sep = ", ";
+    }
+    json += "}";
+  }
+  std::fprintf(stderr, "%s}\n", json.c_str());
 }
 
 void trace_launches_if_asked() {

@@ -25,6 +25,7 @@ namespace vgpu::gpu {
 struct ApertureRun {
   uint64_t va, phys, bytes;
   bool writable;
+  bool operator==(const ApertureRun&) const = default;
 };
 
 // A user kernel's launch on a device that runs them (runs_user_kernels):

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/engines/compute_object.h"
 
+#include <cstring>
+
 #include "gpu/engines/kernel_launch.h"
 #include "gpu/kernels/footprint.h"
 #include "vgpu/bits.h"
@@ -90,6 +92,7 @@ std::span<const ComputeObject::Record> ComputeObject::methods() {
       {"SET_PTX_REPORT_B", SET_PTX_REPORT_B, 1, &store<&State::ptx_report_b>},
       {"LOAD_MODULE", LOAD_MODULE, 1, &load_module, true},
       {"UNLOAD_MODULE", UNLOAD_MODULE, 1, &unload_module},
+      {"LAUNCH_USER", LAUNCH_USER, 1, &launch_user_word, true},
   };
   return TABLE;
 }
@@ -104,6 +107,7 @@ MethodOutcome ComputeObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t
 
 std::optional<MethodOutcome> ComputeObject::method_words(ChannelContext& ctx, uint32_t mthd,
                                                          std::span<const uint32_t> data) {
+  if (mthd == LAUNCH_USER) return launch_user_words(ctx, mthd, data);
   if (mthd != LOAD_CONSTANT_BUFFER || data.empty()) return std::nullopt;
   State& s = state_;
   const uint64_t bytes = data.size_bytes();
@@ -182,7 +186,14 @@ MethodOutcome ComputeObject::launch(ComputeObject& self, ChannelContext& ctx, ui
   if (auto r = e.mmu.read(e.as, desc_va, &desc, sizeof(desc)); !r) return mmu_channel_fault(mthd, r.error());
   const auto kernel = static_cast<cls::Kernel>(desc.kernel);
   const bool valid = desc.magic == cls::PROGRAM_MAGIC && desc.version == cls::PROGRAM_VERSION;
-  if (valid && kernel == cls::Kernel::user) return self.launch_user(ctx, mthd, desc, desc_va);
+  if (valid && kernel == cls::Kernel::user)
+    return self.launch_user(ctx, mthd,
+                            UserRequest{.entry = desc.entry,
+                                        .grid = s.grid,
+                                        .block = s.block,
+                                        .shared_bytes = s.shared_bytes,
+                                        .report_va = join64(VaUpper::get(s.ptx_report_a), s.ptx_report_b),
+                                        .program_va = desc_va});
   if (!valid || !kernel_known(kernel)) return channel_fault(ChannelError::bad_program, mthd, desc_va);
 
   if (!dims_valid(s.grid, s.block)) return channel_fault(ChannelError::bad_argument, mthd);
@@ -250,49 +261,76 @@ MethodOutcome ComputeObject::unload_module(ComputeObject& self, ChannelContext&,
   return method_done();
 }
 
+// LAUNCH_USER delivered word by word (an incrementing or immediate
+// command, or a run of one word): its descriptor must come in one run.
+MethodOutcome ComputeObject::launch_user_word(ComputeObject&, ChannelContext&, uint32_t mthd, uint32_t) {
+  return channel_fault(ChannelError::bad_argument, mthd);
+}
+
+// LAUNCH_USER's run: the header (cls::UserLaunchWords), then the
+// parameters; nothing of the object's state is read or changed.
+MethodOutcome ComputeObject::launch_user_words(ChannelContext& ctx, uint32_t mthd, std::span<const uint32_t> data) {
+  if (data.size() < cls::USER_LAUNCH_HEADER_WORDS ||
+      data.size() - cls::USER_LAUNCH_HEADER_WORDS > MAX_PARAM_BYTES / sizeof(uint32_t))
+    return channel_fault(ChannelError::bad_argument, mthd);
+  cls::UserLaunchWords w{};
+  std::memcpy(&w, data.data(), sizeof w);
+  return launch_user(ctx, mthd,
+                     UserRequest{.entry = w.entry,
+                                 .grid = {DimLo::get(w.grid_xy), DimHi::get(w.grid_xy), DimLo::get(w.grid_z)},
+                                 .block = {DimLo::get(w.block_xy), DimHi::get(w.block_xy), DimLo::get(w.block_z)},
+                                 .shared_bytes = w.shared_bytes,
+                                 .report_va = join64(VaUpper::get(w.report_a), w.report_b),
+                                 .program_va = 0,
+                                 .params = data.subspan(cls::USER_LAUNCH_HEADER_WORDS)});
+}
+
 // A user launch's checks, on PFIFO's thread: the slot and entry (else
 // bad_program at the descriptor), the geometry, shared memory and the
 // parameter buffer (else bad_argument); each refusal is also reported.
-MethodOutcome ComputeObject::launch_user(ChannelContext& ctx, uint32_t mthd, const cls::ProgramDescriptor& desc,
-                                         uint64_t desc_va) {
-  const State& s = state_;
+MethodOutcome ComputeObject::launch_user(ChannelContext& ctx, uint32_t mthd, const UserRequest& r) {
   ChannelContext e = engine_context(ctx);
-  const uint64_t rva = report_va(s);
+  const uint64_t rva = r.report_va;
   const auto refuse = [&](ChannelError code, cls::PtxStatus st, std::string_view why, uint64_t addr) -> MethodOutcome {
     if (auto w = write_report(e, rva, make_report(st, 0, addr, why), *modules_, mthd); !w)
       return std::unexpected(w.error());
     return channel_fault(code, mthd, addr);
   };
-  const uint32_t slot = EntryModule::get(desc.entry);
-  const uint32_t index = EntryIndex::get(desc.entry);
+  const uint32_t slot = EntryModule::get(r.entry);
+  const uint32_t index = EntryIndex::get(r.entry);
   if (slot >= modules_->slots.size() || modules_->slots[slot].module == nullptr)
-    return refuse(ChannelError::bad_program, cls::PtxStatus::bad_slot, "no module in the slot", desc_va);
+    return refuse(ChannelError::bad_program, cls::PtxStatus::bad_slot, "no module in the slot", r.program_va);
   const ModuleSlot& m = modules_->slots[slot];
   if (index >= m.module->entries().size())
-    return refuse(ChannelError::bad_program, cls::PtxStatus::bad_slot, "no such entry in the module", desc_va);
+    return refuse(ChannelError::bad_program, cls::PtxStatus::bad_slot, "no such entry in the module", r.program_va);
   const ptx::EntryInfo& entry = m.module->entries()[index];
-  if (!dims_valid(s.grid, s.block))
+  if (!dims_valid(r.grid, r.block))
     return refuse(ChannelError::bad_argument, cls::PtxStatus::resource, "grid or block size out of range", 0);
-  if (uint64_t{entry.static_shared_bytes} + s.shared_bytes > MAX_SHARED_BYTES)
+  if (uint64_t{entry.static_shared_bytes} + r.shared_bytes > MAX_SHARED_BYTES)
     return refuse(ChannelError::bad_argument, cls::PtxStatus::resource, "shared memory above 48 KiB", 0);
-  const ConstantBuffer& cb = s.bound[ARG_CB_SLOT];
-  if (entry.param_bytes > MAX_PARAM_BYTES || (entry.param_bytes > 0 && (!cb.valid || cb.size < entry.param_bytes)))
+  const ConstantBuffer& cb = state_.bound[ARG_CB_SLOT];
+  if (r.params && entry.param_bytes > r.params->size_bytes())
+    return refuse(ChannelError::bad_argument, cls::PtxStatus::resource, "fewer parameter words than the entry's", 0);
+  if (!r.params &&
+      (entry.param_bytes > MAX_PARAM_BYTES || (entry.param_bytes > 0 && (!cb.valid || cb.size < entry.param_bytes))))
     return refuse(ChannelError::bad_argument, cls::PtxStatus::resource, "parameter buffer missing or too small", cb.va);
   UserLaunch launch{
       .module = m.module,
       .slot = slot,
       .entry = index,
-      .grid = {s.grid.x, s.grid.y, s.grid.z},
-      .block = {s.block.x, s.block.y, s.block.z},
-      .shared_bytes = s.shared_bytes,
+      .grid = {r.grid.x, r.grid.y, r.grid.z},
+      .block = {r.block.x, r.block.y, r.block.z},
+      .shared_bytes = r.shared_bytes,
       .params = std::vector<std::byte>(entry.param_bytes),
       .data_va = m.data_va,
       .report_va = rva,
       .slots = modules_,
   };
-  if (entry.param_bytes > 0)
-    if (auto r = e.mmu.read(e.as, cb.va, launch.params.data(), entry.param_bytes); !r)
-      return mmu_channel_fault(mthd, r.error());
+  if (r.params && entry.param_bytes > 0)
+    std::memcpy(launch.params.data(), r.params->data(), entry.param_bytes);
+  else if (entry.param_bytes > 0)
+    if (auto rd = e.mmu.read(e.as, cb.va, launch.params.data(), entry.param_bytes); !rd)
+      return mmu_channel_fault(mthd, rd.error());
   return std::optional<EngineWork>{user_launch_work(e, std::move(launch), mthd, e.slice_blocks)};
 }
 

@@ -58,7 +58,8 @@ class ComputeObject final : public ClassObject {
   [[nodiscard]] MethodOutcome method(ChannelContext& ctx, uint32_t mthd, uint32_t data) override;
   bool may_start_work(uint32_t mthd) const override { return index().starts_work(mthd); }
   // LOAD_CONSTANT_BUFFER's words in one write when they all fit the
-  // buffer and lie on one small page (so a fault is the first word's).
+  // buffer and lie on one small page (so a fault is the first word's);
+  // LAUNCH_USER's whole run: a user launch in one method (§10.6).
   [[nodiscard]] std::optional<MethodOutcome> method_words(ChannelContext& ctx, uint32_t mthd,
                                                           std::span<const uint32_t> data) override;
 
@@ -89,8 +90,19 @@ class ComputeObject final : public ClassObject {
   static MethodOutcome launch(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
   static MethodOutcome load_module(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
   static MethodOutcome unload_module(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
-  // LAUNCH of an entry of a loaded module (§10.6).
-  MethodOutcome launch_user(ChannelContext& ctx, uint32_t mthd, const cls::ProgramDescriptor& desc, uint64_t desc_va);
+  static MethodOutcome launch_user_word(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  // A launch of an entry of a loaded module (§10.6), from LAUNCH's state
+  // and constant buffer or from LAUNCH_USER's words.
+  struct UserRequest {
+    uint32_t entry = 0;  // cls::compute::EntryModule, EntryIndex
+    Dim3 grid, block;
+    uint32_t shared_bytes = 0;
+    uint64_t report_va = 0;
+    uint64_t program_va = 0;                          // the address a bad_program names (0: the command's)
+    std::optional<std::span<const uint32_t>> params;  // LAUNCH_USER's; none: constant-buffer slot 0
+  };
+  MethodOutcome launch_user(ChannelContext& ctx, uint32_t mthd, const UserRequest& r);
+  MethodOutcome launch_user_words(ChannelContext& ctx, uint32_t mthd, std::span<const uint32_t> data);
 
   State state_;
   std::shared_ptr<ModuleSlots> modules_ = std::make_shared<ModuleSlots>();

@@ -46,8 +46,9 @@ TEST(MethodIndex, OnlyTheLaunchAndLoadMethodsStartWork) {
   const ComputeObject compute;
   const CopyObject copy;
   for (const auto& r : ComputeObject::methods())
-    EXPECT_EQ(compute.may_start_work(r.offset),
-              r.offset == cls::compute::LAUNCH || r.offset == cls::compute::LOAD_MODULE)
+    EXPECT_EQ(compute.may_start_work(r.offset), r.offset == cls::compute::LAUNCH ||
+                                                    r.offset == cls::compute::LOAD_MODULE ||
+                                                    r.offset == cls::compute::LAUNCH_USER)
         << r.name;
   for (const auto& r : CopyObject::methods())
     EXPECT_EQ(copy.may_start_work(r.offset), r.offset == cls::copy::LAUNCH_DMA) << r.name;

@@ -125,6 +125,9 @@ inline constexpr uint32_t SET_PTX_REPORT_A = 0x3418;        // VA bits 39:32
 inline constexpr uint32_t SET_PTX_REPORT_B = 0x341c;        // VA bits 31:0
 inline constexpr uint32_t LOAD_MODULE = 0x3420;             // data: module slot
 inline constexpr uint32_t UNLOAD_MODULE = 0x3424;           // data: module slot
+// ext: a user launch in one method (§10.6): its data words, sent as one
+// non-incrementing run, are a UserLaunchWords header and the parameters.
+inline constexpr uint32_t LAUNCH_USER = 0x3428;
 
 using DimLo = Field<15, 0>;
 using DimHi = Field<31, 16>;
@@ -178,6 +181,20 @@ enum class Kernel : uint32_t {
   spin = 7,
   user = 8,  // ext: an entry of a loaded PTX module (§10.6)
 };
+
+// ext: the first words of LAUNCH_USER's run (§10.6); the entry's
+// parameter buffer follows (its .param list packed as for slot 0).
+struct UserLaunchWords {
+  uint32_t entry;         // compute::EntryModule, EntryIndex
+  uint32_t grid_xy;       // compute::DimLo = x, DimHi = y
+  uint32_t grid_z;        // compute::DimLo
+  uint32_t block_xy;      // compute::DimLo = x, DimHi = y
+  uint32_t block_z;       // compute::DimLo
+  uint32_t shared_bytes;  // dynamic shared memory
+  uint32_t report_a;      // report VA bits 39:32 (compute::VaUpper); 0 and 0: no report
+  uint32_t report_b;      // report VA bits 31:0
+};
+inline constexpr uint32_t USER_LAUNCH_HEADER_WORDS = sizeof(UserLaunchWords) / sizeof(uint32_t);
 
 // ext: what LOAD_MODULE, and a user launch that fails, write at the
 // SET_PTX_REPORT VA (§10.6): 256 bytes, little endian.
