@@ -72,6 +72,10 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
                  .internal_failure = [h](const char* doing, const char* what) { h->internal_failure(doing, what); }});
   host->dispatcher_ = std::make_unique<sched::Dispatcher>(std::move(*policy), host->gpu_->clock(), *host->turn_);
   host->turn_->attach(*host->dispatcher_);
+  // Another VM waiting for the GPU cuts the running VM's on-demand pieces.
+  if (config.slice_on_demand)
+    host->dispatcher_->set_queue_observer(
+        [h](bool queued) { h->gpu_->write32(pf::SLICE_YIELD.offset, pf::SliceYieldRequest::make(queued)); });
   if (Status s = host->bring_up(); !s) return std::unexpected(s.error().context("host"));
   host->gpu_->set_channel_event_handler([h = host.get()](const gpu::ChannelEvent& e) { h->post(e); });
   host->dispatcher_->start_thread();
@@ -414,7 +418,8 @@ void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst, uint32_t slice_bl
   if (slice_blocks == VGPU_OPT_SLICE_BLOCKS_AUTO)
     slice = pf::ChanSliceBlocks::make(
                 static_cast<uint32_t>(std::min<uint64_t>(slice_ns() / NS_PER_US, pf::ChanSliceBlocks::mask))) |
-            pf::ChanSliceTimed::mask | pf::ChanSliceHold::mask;
+            pf::ChanSliceTimed::mask | pf::ChanSliceHold::mask |
+            (config_.slice_on_demand ? pf::ChanSliceOnDemand::mask : 0u);
   else if (slice_blocks != 0)
     slice = pf::ChanSliceBlocks::make(slice_blocks) | pf::ChanSliceHold::mask;
   gpu_->write32(pf::CHAN_SLICE[pchid].offset, slice);

@@ -68,6 +68,11 @@ struct HostConfig {
   // an fv-opt fill 5.0-5.2 us after the guest's doorbell, against 1.2-1.9
   // us with it on.
   bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;
+  // Cutting on demand (docs/scheduler.md): a VM's timed pieces (slice-blocks
+  // auto) end at their time only while another VM waits for the GPU (the
+  // host sets the GPU's SLICE_YIELD then); a VM alone runs its launches and
+  // copies on, as if whole. Off: every timed piece ends at its time.
+  bool slice_on_demand = true;
   // The longest one GPFIFO entry of a VM may hold the GPU
   // (VGPU_OPT_MAX_GPU_MS; the GPU's ENGINE_TIMEOUT): 0, no limit.
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;
