@@ -74,8 +74,10 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   host->turn_->attach(*host->dispatcher_);
   // Another VM waiting for the GPU cuts the running VM's on-demand pieces.
   if (config.slice_on_demand)
-    host->dispatcher_->set_queue_observer(
-        [h](bool queued) { h->gpu_->write32(pf::SLICE_YIELD.offset, pf::SliceYieldRequest::make(queued)); });
+    host->dispatcher_->set_queue_observer([h](bool queued) {
+      h->others_waiting_.store(queued);
+      h->write_slice_yield();
+    });
   if (Status s = host->bring_up(); !s) return std::unexpected(s.error().context("host"));
   host->gpu_->set_channel_event_handler([h = host.get()](const gpu::ChannelEvent& e) { h->post(e); });
   host->dispatcher_->start_thread();
@@ -406,6 +408,31 @@ uint64_t Host::slice_ns() const {
   // A piece must fit the piece bound with room to spare: at most half of it.
   if (config_.max_gpu_ms == 0) return slice;
   return std::min(slice, uint64_t{config_.max_gpu_ms} * NS_PER_MS / 2);
+}
+
+void Host::hold_slice_yield(bool take) {
+  if (take)
+    yield_holds_.fetch_add(1);
+  else
+    yield_holds_.fetch_sub(1);
+  write_slice_yield();
+}
+
+void Host::write_slice_yield() {
+  yield_changed_.store(true);
+  while (yield_changed_.load()) {
+    if (yield_writing_.exchange(true)) return;  // the thread writing sees the change
+    struct Release {                            // also when the write throws
+      std::atomic<bool>& writing;
+      ~Release() { writing.store(false); }
+    } release{yield_writing_};
+    while (yield_changed_.exchange(false)) {
+      const bool ask = others_waiting_.load() || yield_holds_.load() != 0;
+      if (ask == yield_written_) continue;
+      yield_written_ = ask;
+      gpu_->write32(pf::SLICE_YIELD.offset, pf::SliceYieldRequest::make(ask));
+    }
+  }
 }
 
 void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst, uint32_t slice_blocks, uint32_t watchdog_ms) {

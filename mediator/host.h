@@ -140,6 +140,10 @@ class Host final : private DeferredSink {
   // 1/VGPU_OPT_SLICE_TURN_FRACTION of the turn (of the default turn when
   // turns are unbounded), and at most half of max-gpu-ms.
   uint64_t slice_ns() const;
+  // Cutting on demand (docs/scheduler.md): the host asks for the engines
+  // (the GPU's SLICE_YIELD) while another VM waits or while a hold is
+  // taken; a freeze takes one until its VM's work is at a slice boundary.
+  void hold_slice_yield(bool take);
   void unbind_physical(uint32_t pchid);
   void set_runnable(uint32_t pchid, bool runnable);
   uint32_t physical_state(uint32_t pchid);
@@ -171,6 +175,10 @@ class Host final : private DeferredSink {
   std::shared_ptr<Vgpu> owner(uint32_t pchid);
   std::shared_ptr<Vgpu> find(uint32_t vgpu_id);
   void commit_runlist_locked();
+  // Writes SLICE_YIELD when what the host asks for changed: one thread at
+  // a time, in a loop until nothing changed since it looked (the write
+  // delivers GPU events on this thread, and their handlers may call in).
+  void write_slice_yield();
   // The watchdog times a held turn's end (Turn::hold_deadline_ns).
   void wake_watchdog();
 
@@ -192,6 +200,10 @@ class Host final : private DeferredSink {
   // The turn is the dispatcher's engine: declared first, destroyed last.
   std::unique_ptr<Turn> turn_;
   std::unique_ptr<sched::Dispatcher> dispatcher_;
+  std::atomic<bool> others_waiting_{false};  // the dispatcher's queue observer's
+  std::atomic<uint32_t> yield_holds_{0};     // hold_slice_yield's
+  std::atomic<bool> yield_changed_{false}, yield_writing_{false};
+  bool yield_written_ = false;  // yield_writing_'s holder's
 
   uint64_t userd_base_ = 0;                // host VRAM: USERD pages of all physical channels
   std::array<uint64_t, 2> runlist_buf_{};  // double-buffered physical runlist
