@@ -221,6 +221,7 @@ std::expected<std::optional<uint64_t>, ChannelFault> Pfifo::begin_operation(uint
   const bool timed = pfifo::ChanSliceTimed::get(slice);
   run.ctx->slice_blocks = timed ? 0 : pfifo::ChanSliceBlocks::get(slice);
   run.ctx->slice_ns = timed ? uint64_t{pfifo::ChanSliceBlocks::get(slice)} * 1000 : 0;
+  run.ctx->slice_yield = timed && pfifo::ChanSliceOnDemand::get(slice) ? &slice_yield_ : nullptr;
   run.ctx->watchdog_ns = uint64_t{chan_watchdog_[chid].load()} * NS_PER_MS;
   run.released_early.reset();
   run.ctx->following_release = d_.device && d_.device->fences && next && object.may_start_work(method)

@@ -215,6 +215,17 @@ void Pfifo::service(Pick p) {
   publish(p.chid, run);
 }
 
+// An on-demand timed slice (§10.5) whose piece ended while no one asked
+// for the engine: the work goes on without a stop for the host, until the
+// run since the host last resumed it reaches SLICE_LONE_MAX_MS. Real time
+// only: in virtual time pieces end at their time, so that runs repeat.
+bool Pfifo::runs_on(uint32_t slice, const ChannelRun& run, uint64_t now) const {
+  if (!ChanSliceTimed::get(slice) || !ChanSliceOnDemand::get(slice)) return false;
+  if (d_.clock.kind() != ClockKind::real || SliceYieldRequest::get(slice_yield_.load())) return false;
+  constexpr uint64_t LONE_MAX_NS = uint64_t{SLICE_LONE_MAX_MS} * 1'000'000;
+  return now - std::min(now, run.busy_start_ns) < LONE_MAX_NS;
+}
+
 // A piece of the current method's divided work ran and more are left:
 // hold the channel for the host (CHAN_SLICE hold) or go on with the next
 // piece at the channel's next turn in PFIFO's round robin.
@@ -223,7 +234,8 @@ void Pfifo::slice_boundary(uint32_t chid, ChannelRun& run) {
   std::lock_guard l(d_.mutex);
   ChannelSlot& s = channels_[chid];
   if (s.epoch != run.epoch) return;
-  if (!ChanSliceHold::get(chan_slice_[chid].load())) {
+  const uint32_t slice = chan_slice_[chid].load();
+  if (!ChanSliceHold::get(slice) || runs_on(slice, run, now)) {
     run.next_piece = true;
     return;
   }

@@ -195,6 +195,7 @@ class Pfifo {
   // and the channel's turn after one.
   void submit_piece(uint32_t chid, ChannelRun& run, std::optional<uint64_t> budget_ns);
   void slice_boundary(uint32_t chid, ChannelRun& run);
+  bool runs_on(uint32_t slice, const ChannelRun& run, uint64_t now) const;
   Ran resume_divided(uint32_t chid, ChannelRun& run);
 
   // pfifo_regs.cc
@@ -237,6 +238,9 @@ class Pfifo {
   std::atomic<uint32_t> engine_timeout_ms_{0};  // ENGINE_TIMEOUT; read by the PFIFO thread
   // CHAN_SLICE (§10.5), read by the PFIFO thread.
   std::array<std::atomic<uint32_t>, regs::NUM_CHANNELS> chan_slice_{};
+  // SLICE_YIELD (§10.5): read by the PFIFO thread at slice boundaries and
+  // by engine threads inside on-demand pieces (ChannelContext::slice_yield).
+  std::atomic<uint32_t> slice_yield_{0};
   // CHAN_WATCHDOG (ms), read by the PFIFO thread.
   std::array<std::atomic<uint32_t>, regs::NUM_CHANNELS> chan_watchdog_{};
   // When each channel's engine work in flight started on its engine (not

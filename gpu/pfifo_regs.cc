@@ -14,7 +14,8 @@ constexpr uint32_t LATCHED_INTR = IntrChanTableError::mask | IntrRunlist::mask;
 constexpr uint32_t INTR_BITS = LATCHED_INTR | IntrMmuFault::mask | IntrChannelError::mask | IntrNonStall::mask;
 constexpr uint32_t USERD_BASE_BITS = UserdBaseAddr::mask | UserdBaseEnable::mask;
 constexpr uint32_t RUNLIST_BASE_BITS = RunlistAddr::mask | RunlistTarget::mask;
-constexpr uint32_t CHAN_SLICE_BITS = ChanSliceBlocks::mask | ChanSliceTimed::mask | ChanSliceHold::mask;
+constexpr uint32_t CHAN_SLICE_BITS = ChanSliceBlocks::mask | ChanSliceOnDemand::mask | ChanSliceTimed::mask |
+                                     ChanSliceHold::mask;
 // Runlist updates are applied when RUNLIST_SUBMIT is written: never pending.
 constexpr uint32_t RUNLIST_IDLE = 0;
 
@@ -31,6 +32,7 @@ void Pfifo::reset() {
   userd_base_.store(0);
   runlist_base_ = runlist_intr_ = chan_table_error_ = nonstall_engine_ = preempt_ = 0;
   for (auto& slice : chan_slice_) slice.store(0);
+  slice_yield_.store(0);
   for (auto& watchdog : chan_watchdog_) watchdog.store(CHAN_WATCHDOG_RESET_MS);
   d_.faults.reset();
   kick();
@@ -100,6 +102,10 @@ std::vector<RegRow> Pfifo::registers() {
       sensitive(
           "PFIFO.CHAN_SLICE", CHAN_SLICE, [this](uint32_t i) { return chan_slice_[i].load(); },
           [this](uint32_t i, uint32_t v) { chan_slice_[i].store(v & CHAN_SLICE_BITS); }),
+      // Atomic: engine threads read it at unit boundaries of on-demand pieces.
+      sensitive(
+          "PFIFO.SLICE_YIELD", SLICE_YIELD, [this](uint32_t) { return slice_yield_.load(); },
+          [this](uint32_t, uint32_t v) { slice_yield_.store(v & SliceYieldRequest::mask); }),
       sensitive(
           "PFIFO.CHAN_WATCHDOG", CHAN_WATCHDOG, [this](uint32_t i) { return chan_watchdog_[i].load(); },
           [this](uint32_t i, uint32_t v) { chan_watchdog_[i].store(v); }),

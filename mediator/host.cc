@@ -72,6 +72,12 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
                  .internal_failure = [h](const char* doing, const char* what) { h->internal_failure(doing, what); }});
   host->dispatcher_ = std::make_unique<sched::Dispatcher>(std::move(*policy), host->gpu_->clock(), *host->turn_);
   host->turn_->attach(*host->dispatcher_);
+  // Another VM waiting for the GPU cuts the running VM's on-demand pieces.
+  if (config.slice_on_demand)
+    host->dispatcher_->set_queue_observer([h](bool queued) {
+      h->others_waiting_.store(queued);
+      h->write_slice_yield();
+    });
   if (Status s = host->bring_up(); !s) return std::unexpected(s.error().context("host"));
   host->gpu_->set_channel_event_handler([h = host.get()](const gpu::ChannelEvent& e) { h->post(e); });
   host->dispatcher_->start_thread();
@@ -395,15 +401,6 @@ void Host::check_parked_channel() {
 
 // ---- the physical GPU
 
-uint64_t Host::slice_ns() const {
-  constexpr uint64_t NS_PER_MS = 1'000'000;
-  const uint64_t turn = config_.turn_ns != 0 ? config_.turn_ns : HostConfig{}.turn_ns;
-  const uint64_t slice = turn / VGPU_OPT_SLICE_TURN_FRACTION;
-  // A piece must fit the piece bound with room to spare: at most half of it.
-  if (config_.max_gpu_ms == 0) return slice;
-  return std::min(slice, uint64_t{config_.max_gpu_ms} * NS_PER_MS / 2);
-}
-
 void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst, uint32_t slice_blocks, uint32_t watchdog_ms) {
   constexpr uint64_t NS_PER_US = 1000;
   MediatorLock lock(mutex_);
@@ -414,7 +411,8 @@ void Host::bind_physical(uint32_t pchid, uint64_t shadow_inst, uint32_t slice_bl
   if (slice_blocks == VGPU_OPT_SLICE_BLOCKS_AUTO)
     slice = pf::ChanSliceBlocks::make(
                 static_cast<uint32_t>(std::min<uint64_t>(slice_ns() / NS_PER_US, pf::ChanSliceBlocks::mask))) |
-            pf::ChanSliceTimed::mask | pf::ChanSliceHold::mask;
+            pf::ChanSliceTimed::mask | pf::ChanSliceHold::mask |
+            (config_.slice_on_demand ? pf::ChanSliceOnDemand::mask : 0u);
   else if (slice_blocks != 0)
     slice = pf::ChanSliceBlocks::make(slice_blocks) | pf::ChanSliceHold::mask;
   gpu_->write32(pf::CHAN_SLICE[pchid].offset, slice);

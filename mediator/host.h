@@ -68,6 +68,11 @@ struct HostConfig {
   // an fv-opt fill 5.0-5.2 us after the guest's doorbell, against 1.2-1.9
   // us with it on.
   bool ring_ahead = VGPU_OPT_RING_AHEAD_DEFAULT != 0;
+  // Cutting on demand (docs/scheduler.md): a VM's timed pieces (slice-blocks
+  // auto) end at their time only while another VM waits for the GPU (the
+  // host sets the GPU's SLICE_YIELD then); a VM alone runs its launches and
+  // copies on, as if whole. Off: every timed piece ends at its time.
+  bool slice_on_demand = true;
   // The longest one GPFIFO entry of a VM may hold the GPU
   // (VGPU_OPT_MAX_GPU_MS; the GPU's ENGINE_TIMEOUT): 0, no limit.
   uint32_t max_gpu_ms = VGPU_OPT_MAX_GPU_MS_DEFAULT;
@@ -135,6 +140,10 @@ class Host final : private DeferredSink {
   // 1/VGPU_OPT_SLICE_TURN_FRACTION of the turn (of the default turn when
   // turns are unbounded), and at most half of max-gpu-ms.
   uint64_t slice_ns() const;
+  // Cutting on demand (docs/scheduler.md): the host asks for the engines
+  // (the GPU's SLICE_YIELD) while another VM waits or while a hold is
+  // taken; a freeze takes one until its VM's work is at a slice boundary.
+  void hold_slice_yield(bool take);
   void unbind_physical(uint32_t pchid);
   void set_runnable(uint32_t pchid, bool runnable);
   uint32_t physical_state(uint32_t pchid);
@@ -166,6 +175,10 @@ class Host final : private DeferredSink {
   std::shared_ptr<Vgpu> owner(uint32_t pchid);
   std::shared_ptr<Vgpu> find(uint32_t vgpu_id);
   void commit_runlist_locked();
+  // Writes SLICE_YIELD when what the host asks for changed: one thread at
+  // a time, in a loop until nothing changed since it looked (the write
+  // delivers GPU events on this thread, and their handlers may call in).
+  void write_slice_yield();
   // The watchdog times a held turn's end (Turn::hold_deadline_ns).
   void wake_watchdog();
 
@@ -187,6 +200,10 @@ class Host final : private DeferredSink {
   // The turn is the dispatcher's engine: declared first, destroyed last.
   std::unique_ptr<Turn> turn_;
   std::unique_ptr<sched::Dispatcher> dispatcher_;
+  std::atomic<bool> others_waiting_{false};  // the dispatcher's queue observer's
+  std::atomic<uint32_t> yield_holds_{0};     // hold_slice_yield's
+  std::atomic<bool> yield_changed_{false}, yield_writing_{false};
+  bool yield_written_ = false;  // yield_writing_'s holder's
 
   uint64_t userd_base_ = 0;                // host VRAM: USERD pages of all physical channels
   std::array<uint64_t, 2> runlist_buf_{};  // double-buffered physical runlist

@@ -58,7 +58,17 @@ Status Vgpu::freeze(uint64_t timeout_ns) {
       std::this_thread::sleep_for(POLL);
     }
   };
-  std::optional<uint32_t> busy = settle(true);
+  // A launch cut on demand stops at its next slice boundary only when
+  // the host asks for the engines: ask while the freeze waits for one.
+  host_.hold_slice_yield(true);
+  std::optional<uint32_t> busy;
+  try {
+    busy = settle(true);
+  } catch (...) {
+    host_.hold_slice_yield(false);
+    throw;
+  }
+  host_.hold_slice_yield(false);
   std::vector<uint32_t> stopped;  // guest channels
   if (!busy) {
     // No piece left to end: stop the physical channels, so that a parked

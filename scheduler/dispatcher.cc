@@ -26,6 +26,8 @@ Status Dispatcher::remove_vm(VmId vm) {
   std::unique_lock lk(mu_);
   auto st = policy_->remove_vm(vm);
   if (st) kick(lk);
+  lk.unlock();
+  tell_queue();
   return st;
 }
 
@@ -46,6 +48,8 @@ Status Dispatcher::submit(VmId vm, uint32_t channel) {
   auto st = policy_->arrive(Submission{.vm = vm, .channel = channel}, clock_.now_ns());
   if (!st) return std::unexpected(st.error().context("submit"));
   kick(lk);
+  lk.unlock();
+  tell_queue();
   return {};
 }
 
@@ -55,6 +59,8 @@ void Dispatcher::completed(uint64_t start_ns, uint64_t end_ns) {
   policy_->complete(in_flight_->submission.vm, start_ns, end_ns);
   in_flight_.reset();
   kick(lk);
+  lk.unlock();
+  tell_queue();
 }
 
 bool Dispatcher::complete_if(const Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns, const Ended& ended,
@@ -85,6 +91,8 @@ bool Dispatcher::complete_if(const Match& m, std::optional<uint64_t> start_ns, u
     requeue();
   }
   kick(lk);
+  lk.unlock();
+  tell_queue();
   return true;
 }
 
@@ -96,6 +104,30 @@ std::optional<Flight> Dispatcher::in_flight() const {
 void Dispatcher::tick() {
   std::unique_lock lk(mu_);
   kick(lk);
+  lk.unlock();
+  tell_queue();
+}
+
+// One thread at a time tells the observer, in a loop until nothing has
+// changed since it last looked; a thread that finds one telling (another,
+// or itself further up its stack: the observer's call changed the queue)
+// leaves the change to it.
+void Dispatcher::tell_queue() {
+  if (!observer_) return;
+  queue_changed_.store(true);
+  while (queue_changed_.load()) {
+    if (telling_.exchange(true)) return;
+    struct Release {  // also when the observer throws
+      std::atomic<bool>& telling;
+      ~Release() { telling.store(false); }
+    } release{telling_};
+    while (queue_changed_.exchange(false)) {
+      const bool queued = any_queued();
+      if (queued == told_) continue;
+      told_ = queued;
+      observer_(queued);
+    }
+  }
 }
 
 std::optional<uint64_t> Dispatcher::wake_at() const {
@@ -192,6 +224,9 @@ void Dispatcher::thread_main() {
   while (!stop_) {
     kicked_ = false;
     run_step(lk);
+    lk.unlock();
+    tell_queue();
+    lk.lock();
     thread_wake_at_ = wake_at_;
     if (stop_ || kicked_) continue;
     if (!in_flight_ && wake_at_) {

@@ -16,6 +16,7 @@
 //    virtual time and discrete-event simulation (bench/sched).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -91,6 +92,15 @@ class Dispatcher {
   void start_thread();
   void stop_thread();
 
+  // Told whether any submission waits for the engine (any_queued()) each
+  // time that changes, in order, never with the dispatcher's lock held (it
+  // may call in, and a call it causes that changes the queue again is told
+  // after it returns, on the same thread). Set before the first submission.
+  // The host asks for the GPU's engines with it (SLICE_YIELD, docs/scheduler.md
+  // "Cutting on demand"): a VM alone is not cut.
+  using QueueObserver = std::function<void(bool queued)>;
+  void set_queue_observer(QueueObserver observer) { observer_ = std::move(observer); }
+
   [[nodiscard]] std::string_view policy_name() const { return policy_->name(); }
   [[nodiscard]] uint64_t gpu_ns(VmId vm) const;
   [[nodiscard]] size_t queued(VmId vm) const;  // submissions of a VM waiting for the engine
@@ -105,6 +115,8 @@ class Dispatcher {
   void kick(std::unique_lock<std::mutex>& lk);
   void run_step(std::unique_lock<std::mutex>& lk);  // step unless one is running
   void thread_main();
+  // What the queue observer has to hear now: call with mu_ not held.
+  void tell_queue();
 
   std::unique_ptr<Policy> policy_;
   Clock& clock_;
@@ -123,6 +135,11 @@ class Dispatcher {
   bool stop_ = false;
   bool kicked_ = false;
   std::thread thread_;
+
+  QueueObserver observer_;
+  std::atomic<bool> queue_changed_{false};  // tell_queue has something to look at
+  std::atomic<bool> telling_{false};        // a thread is in tell_queue's loop
+  bool told_ = false;                       // what the observer last heard (telling_'s holder's)
 };
 
 }  // namespace vgpu::sched

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
 #include <thread>
@@ -262,6 +263,45 @@ TEST_F(FakeDispatch, ACompletionWithNothingInFlightIsIgnored) {
   d.completed(0, 10);
   EXPECT_FALSE(d.complete_if({1, 0, std::nullopt}, 0, 10));
   EXPECT_EQ(d.gpu_ns(1), 0u);
+}
+
+// The queue observer (how the host asks for the GPU's engines, cutting on
+// demand): it hears that a submission waits when one queues behind the
+// one in flight, and that none does once it is dispatched; a dispatch that
+// leaves the queue empty tells it nothing new.
+TEST_F(FakeDispatch, TheQueueObserverHearsEachChangeOfWhetherAnyoneWaits) {
+  std::vector<bool> heard;
+  d.set_queue_observer([&](bool queued) { heard.push_back(queued); });
+  ASSERT_TRUE(d.submit(1, 10));  // dispatched at once: nobody waits
+  EXPECT_TRUE(heard.empty());
+  ASSERT_TRUE(d.submit(2, 20));
+  EXPECT_EQ(heard, std::vector<bool>{true});
+  ASSERT_TRUE(d.submit(3, 30));  // still someone waiting: nothing new
+  EXPECT_EQ(heard, std::vector<bool>{true});
+  engine.finish(d, engine.started[0], 0, 5);  // 2 runs, 3 waits
+  EXPECT_EQ(heard, std::vector<bool>{true});
+  engine.finish(d, engine.started[1], 5, 10);  // 3 runs, nobody waits
+  EXPECT_EQ(heard, (std::vector<bool>{true, false}));
+}
+
+// An observer whose call changes the queue again (the host's register
+// write delivers GPU events, whose handlers submit and complete) is told
+// of that change after it returns, on the same thread, not recursively.
+TEST_F(FakeDispatch, AnObserverThatChangesTheQueueHearsTheChangeAfterItReturns) {
+  std::vector<bool> heard;
+  int depth = 0, deepest = 0;
+  d.set_queue_observer([&](bool queued) {
+    deepest = std::max(deepest, ++depth);
+    heard.push_back(queued);
+    if (queued) engine.finish(d, engine.started.back(), 0, 5);  // the waiting VM is dispatched
+    --depth;
+  });
+  ASSERT_TRUE(d.submit(1, 10));
+  ASSERT_TRUE(d.submit(2, 20));
+  EXPECT_EQ(heard, (std::vector<bool>{true, false}));
+  EXPECT_EQ(deepest, 1);
+  ASSERT_EQ(engine.started.size(), 2u);
+  EXPECT_EQ(engine.started[1].vm, 2u);
 }
 
 }  // namespace

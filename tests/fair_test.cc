@@ -32,8 +32,9 @@ constexpr uint64_t MARGIN_NS = 150'000'000;
 // The defaults but for the turn, the piece bound and the watchdog: no
 // scheduler and no slicing option given.
 TwoVms two_vms(uint32_t watchdog_ms = VgpuConfig{}.watchdog_ms, uint32_t max_gpu_ms = MAX_GPU_MS,
-               uint64_t vram = 128 * MiB) {
+               uint64_t vram = 128 * MiB, bool on_demand = HostConfig{}.slice_on_demand) {
   testbed::TestbedConfig tc;
+  tc.slice_on_demand = on_demand;
   tc.mode = testbed::Mode::fv_opt;
   tc.vms = 2;
   tc.vram_per_vm = vram;
@@ -91,6 +92,30 @@ TEST(FairByDefault, ASpinLongerThanThePieceBoundCompletesAndTheOtherVmWaitsATurn
   EXPECT_TRUE(done) << (done ? "" : done.error().what());
   EXPECT_GE(since_ns(start), 10ull * MAX_GPU_MS * 1'000'000);
   EXPECT_GT(t.tb->vgpu(0)->counters().slice_resumes, 0u) << "its pieces were resumed after stops";
+}
+
+// Cutting on demand (docs/scheduler.md): a VM alone on the GPU is not cut,
+// its 300 ms spin (60 pieces of 5 ms) runs without one stop for the host;
+// with cutting on demand off it stops at its pieces. (Beside another VM
+// it is cut: the test above, whose spin starts alone.)
+TEST(FairByDefault, AVmAloneIsNotCutUnlessCuttingOnDemandIsOff) {
+  constexpr uint64_t SPIN_NS = 300'000'000;
+  for (const bool on_demand : {true, false}) {
+    SCOPED_TRACE(on_demand ? "on demand" : "always cut");
+    TwoVms t = two_vms(VgpuConfig{}.watchdog_ms, MAX_GPU_MS, 128 * MiB, on_demand);
+    ASSERT_TRUE(t.ctx_a && t.ctx_b);
+    const uint64_t resumes = t.tb->vgpu(0)->counters().slice_resumes;
+    auto spin = t.ctx_a->spin({SPIN_NS});
+    ASSERT_TRUE(spin);
+    auto done = t.ctx_a->wait(*spin);
+    EXPECT_TRUE(done) << (done ? "" : done.error().what());
+    const uint64_t stops = t.tb->vgpu(0)->counters().slice_resumes - resumes;
+    RecordProperty(on_demand ? "stops_on_demand" : "stops_always_cut", static_cast<int>(stops));
+    if (on_demand)
+      EXPECT_EQ(stops, 0u) << "nobody waited, yet the spin stopped for the host";
+    else
+      EXPECT_GE(stops, SPIN_NS / slice_ns(t) / 2) << "every piece ends at its time";
+  }
 }
 
 // A copy (one LAUNCH_DMA of 1 Mi lines of 16 bytes, as the copy of

@@ -17,7 +17,9 @@
 // LONG_COPY_LINES 4-byte lines) while VM0 runs its kernels until VM1 is done.
 //   fair [--policies fifo,credit,band] [--short-ms 1] [--long-ms 10[,30,...]]
 //        [--weights 1:1] [--slice-blocks auto[,0,10,...]] [--seconds 3]
-//        [--long-work spin10,spins6x3,copy] [--json FILE]
+//        [--long-work spin10,spins6x3,copy] [--slice-on-demand on|off] [--json FILE]
+// --slice-on-demand off: auto's pieces end at their time even when no
+// other VM waits (docs/scheduler.md, "Cutting on demand").
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -76,6 +78,7 @@ struct FairRun {
   uint32_t seconds;
   std::string long_work;
   bool timeline = false;
+  bool on_demand = mediator::HostConfig{}.slice_on_demand;  // --slice-on-demand
 };
 
 // The turns the host reports (--timeline), stamped on arrival.
@@ -215,6 +218,7 @@ testbed::TestbedConfig fair_testbed(const FairRun& r, TurnLog& turns) {
   tc.scheduler = r.policy;
   tc.weights = {r.weights[0], r.weights[1]};
   tc.slice_blocks = {r.slice_blocks, r.slice_blocks};
+  tc.slice_on_demand = r.on_demand;
   tc.on_turn = [&turns](const mediator::TurnEvent& ev) { turns.add(ev); };
   return tc;
 }
@@ -309,12 +313,10 @@ Status parse_weights(std::string_view v, uint32_t (&w)[2]) {
 }
 
 void write_json(const std::string& path, uint32_t short_ms, const uint32_t (&weights)[2], uint32_t seconds,
-                double target0, const std::vector<FairEntry>& entries) {
-  nlohmann::ordered_json j = {{"suite", "fair"},
-                              {"short_ms", short_ms},
-                              {"weights", {weights[0], weights[1]}},
-                              {"seconds", seconds},
-                              {"results", nlohmann::json::array()}};
+                double target0, bool on_demand, const std::vector<FairEntry>& entries) {
+  nlohmann::ordered_json j = {{"suite", "fair"},      {"slice_on_demand", on_demand},
+                              {"short_ms", short_ms}, {"weights", {weights[0], weights[1]}},
+                              {"seconds", seconds},   {"results", nlohmann::json::array()}};
   for (const FairEntry& e : entries) {
     const auto vm = [&](uint32_t i, uint32_t kernel_ms, double target) {
       return nlohmann::ordered_json{{"vm", i},
@@ -352,6 +354,7 @@ int fair_main(std::span<char*> args) {
   uint32_t weights[2] = {1, 1};
   std::string json_path;
   bool timeline = false;
+  bool on_demand = mediator::HostConfig{}.slice_on_demand;
   if (Status s = parse_flags(
           args,
           {{"--policies", list_flag(policies)},
@@ -363,6 +366,7 @@ int fair_main(std::span<char*> args) {
            {"--long-work", list_flag(long_work)},
            {"--seconds", count_flag("--seconds", seconds, 600)},
            {"--timeline", on_off_flag("--timeline", timeline)},
+           {"--slice-on-demand", on_off_flag("--slice-on-demand", on_demand)},
            {"--json", text_flag(json_path)}});
       !s) {
     std::cerr << "fair: " << s.error().message << "\n";
@@ -375,6 +379,7 @@ int fair_main(std::span<char*> args) {
       "%u s each; slice 0 = unsliced (a spin block is 100 us), auto = by time (turn-ms/4); worst = vm0's longest "
       "wait (p99, samples), and of it the part vm1's turns took (worst, p99) and the most vm1 turns one wait saw; the rest is the host's\n",
       short_ms, weights[0], weights[1], target0, seconds);
+  std::printf("slice-on-demand: %s\n", on_demand ? "on" : "off");
   std::printf("%-7s %9s %6s | %12s %12s | %8s %8s %8s | %9s %8s %6s | %9s %8s %5s | %-13s | %s\n", "policy", "long",
               "slice", "vm0 GPU ms", "vm1 GPU ms", "share0", "share1", "|d|", "worst ms", "p99 ms", "n", "turns ms",
               "p99 ms", "turns", "kernels", "slice resumes");
@@ -384,7 +389,8 @@ int fair_main(std::span<char*> args) {
     for (uint32_t long_ms : work.empty() ? longs : std::vector<uint32_t>{0}) {
       for (uint32_t slice : slices) {
         for (const std::string& p : policies) {
-          FairEntry e = measure({p, short_ms, long_ms, {weights[0], weights[1]}, slice, seconds, work, timeline});
+          FairEntry e = measure(
+              {p, short_ms, long_ms, {weights[0], weights[1]}, slice, seconds, work, timeline, on_demand});
           const std::string what = work.empty() ? std::to_string(long_ms) + " ms" : work;
           if (!e.ok)
             std::printf("%-7s %9s %6s | ended: %s\n", p.c_str(), what.c_str(), slice_name(slice).c_str(),
@@ -404,7 +410,7 @@ int fair_main(std::span<char*> args) {
       }
     }
   }
-  if (!json_path.empty()) write_json(json_path, short_ms, weights, seconds, target0, entries);
+  if (!json_path.empty()) write_json(json_path, short_ms, weights, seconds, target0, on_demand, entries);
   return 0;
 }
 

@@ -209,6 +209,7 @@ void usage() {
                "                            [--wait irq|poll] [--wait-spin-us N] [--turn-ms N]\n"
                "                            [--inputs resident|pageable|pinned] [--trace-launches on|off]\n"
                "                            [--ring-ahead on|off] [--slice-blocks auto[,0,N]]\n"
+               "                            [--slice-on-demand on|off]\n"
                "  --inputs: gemm*, conv*, matmul320 and MMUL only. resident (default): inputs\n"
                "    uploaded once, a run times the kernel alone; pageable: each run uploads the\n"
                "    inputs from and downloads the output to ordinary host memory (BAR1 or\n"
@@ -220,7 +221,9 @@ void usage() {
                "  --ring-ahead: fv modes, bounded turns: a doorbell during a VM's turn rings the next\n"
                "    entry behind the one on the GPU (on, the default) or waits for its end (off).\n"
                "  --slice-blocks: fv modes: the VM's slicing, each value a table of its own, the\n"
-               "    runs interleaved (auto, the default: pieces of turn-ms/4; 0: whole; N blocks).\n";
+               "    runs interleaved (auto, the default: pieces of turn-ms/4; 0: whole; N blocks).\n"
+               "  --slice-on-demand: fv modes, slice-blocks auto: a piece ends at its time only while\n"
+               "    another VM waits (on, the default) or always (off).\n";
 }
 
 // The command line.
@@ -238,6 +241,7 @@ struct Setup {
   bool trace = false;
   uint32_t turn_ms = static_cast<uint32_t>(mediator::HostConfig{}.turn_ns / 1'000'000);
   bool ring_ahead = mediator::HostConfig{}.ring_ahead;
+  bool slice_on_demand = mediator::HostConfig{}.slice_on_demand;
   std::vector<uint32_t> slices{VGPU_OPT_SLICE_BLOCKS_DEFAULT};
 };
 
@@ -261,6 +265,7 @@ FlagHandlers flags_of(Setup& s) {
                      {"--trace-launches", on_off_flag("--trace-launches", s.trace)},
                      {"--turn-ms", option_flag(VGPU_OPT_TURN_MS, s.turn_ms)},
                      {"--ring-ahead", option_flag(VGPU_OPT_RING_AHEAD, s.ring_ahead)},
+                     {"--slice-on-demand", on_off_flag("--slice-on-demand", s.slice_on_demand)},
                      {"--slice-blocks", parsed_flag(s.slices, [](std::string_view v) {
                         return parse_option_list(VGPU_OPT_SLICE_BLOCKS, v);
                       })}};
@@ -277,6 +282,7 @@ bool run_instance(const Setup& s, const WorkloadSpec* spec, Mode mode, uint32_t 
   rc.device = s.device;
   rc.turn_ns = uint64_t{s.turn_ms} * 1'000'000;
   rc.ring_ahead = s.ring_ahead;
+  rc.slice_on_demand = s.slice_on_demand;
   rc.options.runs = s.runs.value_or(spec->default_runs);
   rc.options.inputs = s.inputs;
   const bool bar1 = spec->name.find("bar1") != std::string_view::npos;
@@ -405,6 +411,7 @@ void print_tables(const Setup& s, const std::vector<Entry>& all) {
 void print_footer(const Setup& s, const TrapCost& trap, const std::vector<Entry>& entries) {
   std::printf("\nfence waits: %s\n", wait_name(s.device).c_str());
   std::printf("inputs: %s (gemm*, conv*, matmul320, MMUL)\n", input_path_name(s.inputs));
+  std::printf("slice-on-demand: %s (slice-blocks auto)\n", s.slice_on_demand ? "on" : "off");
   std::printf("ratio = mode throughput / native throughput (native median / mode median for equal work)\n");
   const std::string per_read = strfmt("fv-opt %.0f-%.0f ns, native %.0f-%.0f ns per read over %u passes of %u reads",
                                       trap.fv_ns_per_read, trap.fv_worst_ns, trap.native_ns_per_read,
@@ -421,6 +428,7 @@ void print_footer(const Setup& s, const TrapCost& trap, const std::vector<Entry>
 bool write_json(const Setup& s, const TrapCost& trap, const std::vector<Entry>& entries) {
   nlohmann::ordered_json j = {{"suite", "workloads"},
                               {"inputs", input_path_name(s.inputs)},
+                              {"slice_on_demand", s.slice_on_demand},
                               {"trap_cost_ns", trap.cost_ns ? nlohmann::ordered_json(*trap.cost_ns) : nullptr},
                               {"trap_cost",
                                {{"reads", trap.reads},

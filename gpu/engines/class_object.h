@@ -72,6 +72,15 @@ struct ChannelContext {
   // of about this much engine time, sized from the work's measured speed
   // (§10.5); 0: not timed.
   uint64_t slice_ns = 0;
+  // ext: an on-demand timed CHAN_SLICE (§10.5): PFIFO's SLICE_YIELD, which
+  // engine work reads at its unit boundaries; null: pieces end at their time.
+  const std::atomic<uint32_t>* slice_yield = nullptr;
+  // Whether a piece that has had its time must end now: not on demand, or
+  // the host asks for the engine.
+  bool yield_requested() const {
+    return slice_yield == nullptr ||
+           regs::pfifo::SliceYieldRequest::get(slice_yield->load(std::memory_order_relaxed)) != 0;
+  }
   // ext: the channel's CHAN_WATCHDOG in ns: the most engine time one
   // operation may use over all its pieces (work that keeps its own count,
   // a user launch, says so in its report); 0: none.

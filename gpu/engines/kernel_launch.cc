@@ -23,6 +23,8 @@ namespace {
 using kernels::CostModel;
 using kernels::KernelFootprint;
 
+constexpr uint64_t NS_PER_MS = 1'000'000;
+
 // One buffer as the kernel sees it: a host view of GPU memory, or, where
 // the host could not map a window, a bounce copy written back afterwards.
 struct MappedBuffer {
@@ -370,19 +372,32 @@ class KernelTimedPieces final : public DividedWork {
   // The piece as one job of the tile pool: its threads take tiles until
   // the piece's time (or the engine's deadline) is up, the modeled time of
   // the tiles taken in virtual time. A tile taken runs whole, so a piece
-  // runs past its time by at most one tile's time.
+  // runs past its time by at most one tile's time. On demand (real time),
+  // a piece past its time goes on until the host asks for the engine or
+  // it reaches its longest (lone_ns): a VM alone runs its launch as one job.
   PieceRun run_pooled(const Buffers& buffers, uint64_t whole_ns, bool modeled, uint64_t start,
                       const EngineDeadline& deadline) {
     const uint64_t target = target_ns_;
+    const uint64_t lone = lone_ns(target);
     const kernels::TileStop stop = [&](uint64_t taken) {
       if (deadline.expired()) return true;
-      return (modeled ? work_ns(whole_ns, taken) : ctx_.clock.now_ns() - start) >= target;
+      if (modeled) return work_ns(whole_ns, taken) >= target;
+      const uint64_t elapsed = ctx_.clock.now_ns() - start;
+      return elapsed >= target && (ctx_.yield_requested() || elapsed >= lone);
     };
     PieceRun r;
     r.done = row_->run_until(launch_.arg_span(), buffers, Units{next_, units_ - next_}, stop);
     next_ += r.done;
     r.elapsed = modeled ? work_ns(whole_ns, r.done) : ctx_.clock.now_ns() - start;
     return r;
+  }
+
+  // The longest an on-demand piece runs while no one asks for the engine:
+  // SLICE_LONE_MAX_MS, within half of the engine time the piece may use.
+  uint64_t lone_ns(uint64_t target) const {
+    uint64_t lone = uint64_t{regs::pfifo::SLICE_LONE_MAX_MS} * NS_PER_MS;
+    if (ctx_.engine_budget_ns) lone = std::min(lone, *ctx_.engine_budget_ns / 2);
+    return std::max(lone, target);
   }
 
   // The piece in chunks (PieceSizer), each timed: the first one of the

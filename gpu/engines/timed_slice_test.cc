@@ -140,6 +140,39 @@ TEST_F(TimedSliceTest, AnSgemmInTimedPiecesMatchesTheWholeLaunch) {
   EXPECT_EQ(std::memcmp(sliced.data(), whole.data(), whole.size() * sizeof(float)), 0) << "bit for bit";
 }
 
+// Cutting on demand (real time): while nobody asks for the engine
+// (SLICE_YIELD clear) an sgemm in pieces of 1 us runs as one piece, one
+// job of the tile pool, as whole; once asked, its pieces end at their time
+// again. Bits as whole either way.
+TEST_F(TimedSliceTest, OnDemandAnSgemmRunsAsOnePieceUntilTheEngineIsAskedFor) {
+  constexpr uint32_t M = kernels::SGEMM_TILE_ROWS + 7, N = 2 * kernels::SGEMM_TILE_COLS + 5, K = 96;
+  std::vector<float> a(M * K), b(K * N), c(M * N, 1.0f);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i) * 0.37f);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(static_cast<float>(i) * 0.11f);
+  const uint64_t va = DATA_VA, vb = va + 0x20000, vc_whole = vb + 0x70000, vc_cut = vc_whole + 0x110000;
+  write_vec(va, a);
+  write_vec(vb, b);
+  write_vec(vc_whole, c);
+  write_vec(vc_cut, c);
+  real_time_ = true;
+  std::atomic<uint32_t> yield{0};
+  slice_yield_ = &yield;
+  slice_ns_ = 1'000;
+  uint64_t jobs = kernels::tile_jobs();
+  ASSERT_TRUE(launch(Kernel::sgemm, cls::SgemmArgs{va, vb, vc_whole, M, N, K, 1.0f, 0.5f, 0}, 128).has_value());
+  EXPECT_EQ(pieces_, 1) << "alone: one piece";
+  EXPECT_EQ(kernels::tile_jobs() - jobs, 1u) << "one job of the tile pool, as whole";
+  yield.store(regs::pfifo::SliceYieldRequest::mask);
+  pieces_ = 0;
+  jobs = kernels::tile_jobs();
+  ASSERT_TRUE(launch(Kernel::sgemm, cls::SgemmArgs{va, vb, vc_cut, M, N, K, 1.0f, 0.5f, 0}, 128).has_value());
+  EXPECT_GE(pieces_, 2) << "asked for: pieces of their time (6 tiles, each piece a tile a thread at least)";
+  EXPECT_EQ(kernels::tile_jobs() - jobs, static_cast<uint64_t>(pieces_));
+  const auto whole = read_vec<float>(vc_whole, c.size());
+  const auto cut = read_vec<float>(vc_cut, c.size());
+  EXPECT_EQ(std::memcmp(cut.data(), whole.data(), whole.size() * sizeof(float)), 0) << "bit for bit";
+}
+
 // ---------------------------------------------------------------- copies
 
 // A multi-line copy (2048 lines of 512 bytes, about 15 us in the cost model)

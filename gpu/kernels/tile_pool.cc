@@ -82,11 +82,15 @@ class Pool {
     return it == jobs_.end() ? nullptr : *it;
   }
 
+  // The job that the wait found is the one run: asking pending() again
+  // asks the jobs' stops again, and a stop by time may have come meanwhile
+  // (then pending() is null: a worker thread dereferenced it and crashed).
   void work() {
     std::unique_lock lock(mutex_);
     for (;;) {
-      wake_.wait(lock, [&] { return pending() != nullptr; });
-      run_one(*pending(), lock);
+      Job* job = nullptr;
+      wake_.wait(lock, [&] { return (job = pending()) != nullptr; });
+      run_one(*job, lock);
     }
   }
 

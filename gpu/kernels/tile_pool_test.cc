@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -62,6 +63,32 @@ TEST(TilePool, AStopEndsTheJobAfterAPrefixOfItsTiles) {
   EXPECT_EQ(for_each_tile(
                 FIRST, END, [](uint64_t) {}, [](uint64_t) { return true; }),
             FIRST + 1);
+}
+
+// A stop by time can change its answer between two asks. A worker that
+// found a job open once must run a tile of that job, not ask again and
+// find none (it dereferenced the null job: vgpu-bench's engine threads
+// crashed so under load with timed pieces). Here the stop says "stop"
+// at every other ask, so that any two asks in a row disagree.
+TEST(TilePool, AStopThatChangesItsAnswerBetweenAsksEndsTheJobCleanly) {
+  if (tile_workers() < 2) GTEST_SKIP() << "one tile thread: no pool workers to race";
+  constexpr uint64_t TILES = 64;
+  constexpr int CALLS = 200;
+  for (int call = 0; call < CALLS; ++call) {
+    std::vector<std::atomic<int>> runs(TILES);
+    std::atomic<uint64_t> asks{0};
+    const uint64_t stopped = for_each_tile(
+        0, TILES,
+        [&](uint64_t i) {
+          runs[i].fetch_add(1);
+          std::this_thread::sleep_for(std::chrono::microseconds(20));  // let the workers wake
+        },
+        [&](uint64_t) { return asks.fetch_add(1) % 2 == 1; });
+    ASSERT_GE(stopped, 1u);
+    ASSERT_LE(stopped, TILES);
+    for (uint64_t i = 0; i < TILES; ++i)
+      ASSERT_EQ(runs[i].load(), i < stopped ? 1 : 0) << "call " << call << " tile " << i;
+  }
 }
 
 }  // namespace

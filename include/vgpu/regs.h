@@ -265,10 +265,22 @@ inline constexpr uint32_t ENGINE_NONE = 0x1f;
 // With ChanSliceTimed, ChanSliceBlocks is instead a time: the engine
 // measures the work's speed and sizes each piece (a launch's slice of
 // blocks or units, a copy's run of lines) to about that many microseconds.
+// With ChanSliceOnDemand as well (timed only, real time), a piece that has
+// had its time ends only once SLICE_YIELD asks for the engine (or it has
+// run SLICE_LONE_MAX_MS); until then the work goes on as if it were whole.
 inline constexpr RegArray32 CHAN_SLICE{0x003400, 4, NUM_CHANNELS};  // RW
 using ChanSliceBlocks = Field<23, 0>;
+using ChanSliceOnDemand = Bit<29>;
 using ChanSliceTimed = Bit<30>;
 using ChanSliceHold = Bit<31>;
+// ext: the host asks for the engines (docs/spec/vgpu.md §10.5): while
+// SliceYieldRequest is set, every on-demand timed piece ends at its next
+// unit boundary past its slice time; while clear, such pieces run on (up
+// to SLICE_LONE_MAX_MS each, so that the host still hears of the work's
+// progress). The host sets it while another VM waits for the GPU.
+inline constexpr Reg32 SLICE_YIELD{0x002a24};  // RW
+using SliceYieldRequest = Bit<0>;
+inline constexpr uint32_t SLICE_LONE_MAX_MS = 1000;
 
 // ext: the watchdog of one operation of the channel (one method's engine
 // work, all its pieces together, user launches included), in ms of engine

@@ -110,13 +110,14 @@ class EngineEnv : public ::testing::Test {
         .chid = CHID,
         .as = address_space(),
         .mmu = *mmu_,
-        .clock = clock_,
+        .clock = real_time_ ? static_cast<Clock&>(real_clock_) : clock_,
         .cost = cost_,
         .nonstall = [this] { ++nonstalls_; },
         .semaphore_written = [this] { ++semaphore_writes_; },
         .engine_budget_ns = engine_budget_ns_,
         .slice_blocks = slice_blocks_,
         .slice_ns = slice_ns_,
+        .slice_yield = slice_yield_,
         .device = device_engines_.get(),
     };
   }
@@ -172,9 +173,12 @@ class EngineEnv : public ::testing::Test {
   std::unique_ptr<DeviceEngines> device_engines_;
   uint64_t pd_ = 0;
   VirtualClock clock_;
-  std::optional<uint64_t> engine_budget_ns_;  // ENGINE_TIMEOUT's budget for the methods sent
-  uint32_t slice_blocks_ = 0;                 // CHAN_SLICE blocks for the methods sent
-  uint64_t slice_ns_ = 0;                     // a timed CHAN_SLICE's time for the methods sent
+  RealClock real_clock_;
+  bool real_time_ = false;                              // the methods sent run on real_clock_ instead
+  std::optional<uint64_t> engine_budget_ns_;            // ENGINE_TIMEOUT's budget for the methods sent
+  uint32_t slice_blocks_ = 0;                           // CHAN_SLICE blocks for the methods sent
+  uint64_t slice_ns_ = 0;                               // a timed CHAN_SLICE's time for the methods sent
+  const std::atomic<uint32_t>* slice_yield_ = nullptr;  // an on-demand CHAN_SLICE's SLICE_YIELD
   kernels::CostModel cost_;
   int nonstalls_ = 0;
   int semaphore_writes_ = 0;
