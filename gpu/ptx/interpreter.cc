@@ -348,6 +348,10 @@ bool release_barriers(Block& blk) {
 // an error or a yield (Block keeps the round robin's place).
 bool run_block(Ctx& c, Block& blk) {
   for (;;) {
+    // Whether no warp can run after this round (a whole one: each warp ended its turn with no lane to run and
+    // released no barrier). Then the next round would run nothing, so the checks after it run at once (a
+    // block whose warps all run to their exit in one turn, the common case, has no empty second round).
+    bool none_left = blk.turn_warp == 0;
     for (; blk.turn_warp < blk.warps.size(); ++blk.turn_warp) {
       Warp& w = blk.warps[blk.turn_warp];
       if (!w.mask) continue;
@@ -358,10 +362,10 @@ bool run_block(Ctx& c, Block& blk) {
       }
       if (!run_warp(c, w)) return false;
       blk.in_turn = false;
-      if (!w.mask && blk.with_arrivals) release_barriers(blk);
+      if (w.mask || (blk.with_arrivals && release_barriers(blk))) none_left = false;
     }
     blk.turn_warp = 0;
-    const bool ran = blk.ran_this_round;
+    const bool ran = blk.ran_this_round && !none_left;
     blk.ran_this_round = false;
     if (ran) continue;
     if (release_barriers(blk)) continue;
