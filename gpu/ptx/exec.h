@@ -76,6 +76,8 @@ struct Warp {
   std::array<std::vector<std::byte>, kWarpSize> local;
   // The lanes running now: all at (cur_pc, cur_depth).
   uint32_t cur_pc = 0, cur_depth = 0, mask = 0;
+  // exec_control wrote pc, depth or local_top since init_warp set them (else they still hold the entry's values).
+  bool lanes_moved = false;
   uint32_t runnable() const { return live & ~exited & ~waiting; }
 };
 

@@ -171,6 +171,7 @@ bool exec_bar(Ctx& c, Warp& w, const Instr& in, uint32_t m) {
 
 // One control instruction over the group; the lanes' PCs are left in w.pc.
 bool exec_control(Ctx& c, Warp& w, const Instr& in, uint32_t group, uint32_t m) {
+  w.lanes_moved = true;  // init_warp resets the lanes' places for the next block
   leave_group(w, group & ~m, w.cur_pc + 1);
   if (!m) return true;
   switch (in.op) {
@@ -293,9 +294,14 @@ void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function
   uint32_t n = std::min(kWarpSize, threads - first);
   w.live = n == kWarpSize ? kFull : (1u << n) - 1;
   w.exited = w.waiting = w.carry = 0;
-  w.pc.fill(entry.first);
-  w.depth.fill(0);
-  w.local_top.fill(entry.local_bytes);
+  // Only control instructions move a lane's own place (exec_control); a warp that ran none last block still has
+  // every lane at the entry, at depth 0, with the entry's local top.
+  if (w.lanes_moved || w.frames.empty()) {
+    w.pc.fill(entry.first);
+    w.depth.fill(0);
+    w.local_top.fill(entry.local_bytes);
+    w.lanes_moved = false;
+  }
   if (w.frames.empty()) {  // the first block of the call: what every block shares
     for (uint32_t l = 0; l < kWarpSize; ++l) {
       uint32_t t = first + l;
@@ -305,8 +311,8 @@ void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function
     }
     w.frames.resize(1);
     make_frame(c, w, w.frames[0]);
+    w.frames[0].local_base.fill(0);  // the entry's locals start at 0 (a call writes only deeper frames' bases)
   }
-  w.frames[0].local_base.fill(0);
   if (entry.local_bytes)
     for (auto& mem : w.local) {
       if (mem.size() < entry.local_bytes) mem.resize(entry.local_bytes);

@@ -271,6 +271,22 @@ TEST_P(PtxExec, SharedMemoryZeroedInEveryBlock) {
   for (int b = 0; b < 4; ++b) EXPECT_EQ((r.out[b / 2] >> (32 * (b % 2))) & 0xffffffff, 0u) << "block " << b;
 }
 
+// A block's warps start at the entry, at depth 0, even where the warp's
+// lanes of the last block exited inside a call (init_warp resets the lanes'
+// places after a block that ran a control instruction). Block 0 exits in
+// f; block 1's guarded call runs no lane, and its lanes must stay in the
+// entry's frame: %r1 there is 1, in f's frame 0 (the store would go to
+// out[0]).
+TEST_P(PtxExec, ABlockStartsAtTheEntryAfterTheLastExitedInACall) {
+  auto r = run(kernel("mov.u32 %r1, %ctaid.x;\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 call f;\nadd.u32 %r3, %r1, 40;\n"
+                      "mul.wide.u32 %rd1, %r1, 8;\nadd.s64 %rd2, %rd0, %rd1;\nst.global.u32 [%rd2], %r3;",
+                      ".func f()\n{\nexit;\n}\n"),
+               {32, 1, 1}, 32, {}, {}, {2, 1, 1});
+  ASSERT_TRUE(r.exec) << r.exec.error().message;
+  EXPECT_EQ(r.out[0], 0u);
+  EXPECT_EQ(r.out[1], 41u);
+}
+
 // writes_shared (exec.h): st, atom and red to shared or a generic address,
 // in the entry or a function it calls; loads and global stores do not count.
 TEST(PtxWritesShared, StoresToSharedOrGenericInTheEntryOrItsCallees) {
