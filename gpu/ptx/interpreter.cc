@@ -228,16 +228,16 @@ int64_t run_chain(Ctx& c, Warp& w, uint32_t& since, uint32_t& left, uint32_t unt
   return k + 1;
 }
 
-// Runs warp w until it waits, exits or used its turn (Block::turn_left).
+// Runs warp w until it waits, exits or used its turn (Block::turn_left),
+// polling every poll_every (at least 1) warp instructions.
 // False on an error or a yield; a yield leaves the warp before an
 // instruction it has not begun, so the next run starts with it.
-bool run_warp(Ctx& c, Warp& w) {
+bool run_warp(Ctx& c, Warp& w, uint32_t poll_every) {
   const auto& table = kExecutors;
   const Instr* code = c.prog.code.data();
   Block& blk = *c.block;
   c.warp = &w;
   c.regs = w.frames[w.cur_depth].regs.data();
-  const uint32_t poll_every = std::max<uint32_t>(c.control.poll_every, 1);
   // The counters in locals while the warp runs (stored back on every exit).
   uint32_t since = c.since_poll, left = blk.turn_left;
   const auto leave = [&](bool ok) {
@@ -353,12 +353,14 @@ bool release_barriers(Block& blk) {
 // Runs the block's warps round robin until every thread exited. False on
 // an error or a yield (Block keeps the round robin's place).
 bool run_block(Ctx& c, Block& blk) {
+  const uint32_t poll_every = std::max<uint32_t>(c.control.poll_every, 1);
+  const uint32_t warps = static_cast<uint32_t>(blk.warps.size());  // fixed for the launch
   for (;;) {
     // Whether no warp can run after this round (a whole one: each warp ended its turn with no lane to run and
     // released no barrier). Then the next round would run nothing, so the checks after it run at once (a
     // block whose warps all run to their exit in one turn, the common case, has no empty second round).
     bool none_left = blk.turn_warp == 0;
-    for (; blk.turn_warp < blk.warps.size(); ++blk.turn_warp) {
+    for (; blk.turn_warp < warps; ++blk.turn_warp) {
       Warp& w = blk.warps[blk.turn_warp];
       if (!w.mask) continue;
       blk.ran_this_round = true;
@@ -366,7 +368,7 @@ bool run_block(Ctx& c, Block& blk) {
         blk.turn_left = kSlice;
         blk.in_turn = true;
       }
-      if (!run_warp(c, w)) return false;
+      if (!run_warp(c, w, poll_every)) return false;
       blk.in_turn = false;
       if (w.mask || (blk.with_arrivals && release_barriers(blk))) none_left = false;
     }
