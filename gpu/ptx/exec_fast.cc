@@ -283,6 +283,12 @@ VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
 template <bool kAvx2>
 VGPU_INLINE uint32_t guard_lanes(const uint64_t* p);
 
+// Whether a predicate register's bit 0 is set in all 32 lanes, in none, or
+// in some (a bra needs no more than that).
+enum class Guard { none, all, split };
+template <bool kAvx2>
+VGPU_INLINE Guard guard_uniform(const uint64_t* p);
+
 // The full warp exits (interpreter.cc's exec_ret at depth 0 and exit, then
 // schedule: no lane is left to run).
 VGPU_INLINE void exit_warp(Ctx& c) {
@@ -312,11 +318,14 @@ VGPU_INLINE uint32_t run_chain(Ctx& c, uint32_t& pc_out, uint32_t n) {
         ++k;
         break;
       }
-      uint32_t t = kFull;
-      if (f->x != kNoReg) t = guard_lanes<kAvx2>(r[f->x]) ^ (f->sub ? kFull : 0);
-      if (t == kFull) {
+      Guard g = Guard::all;
+      if (f->x != kNoReg) {
+        g = guard_uniform<kAvx2>(r[f->x]);
+        if (f->sub && g != Guard::split) g = g == Guard::all ? Guard::none : Guard::all;
+      }
+      if (g == Guard::all) {
         f = ops + f->imm;
-      } else if (t == 0) {
+      } else if (g == Guard::none) {
         ++f;
         ++idle;
       } else {
@@ -340,6 +349,12 @@ VGPU_INLINE uint32_t guard_lanes<false>(const uint64_t* p) {
   return t;
 }
 
+template <>
+VGPU_INLINE Guard guard_uniform<false>(const uint64_t* p) {
+  const uint32_t t = guard_lanes<false>(p);
+  return t == kFull ? Guard::all : t == 0 ? Guard::none : Guard::split;
+}
+
 uint32_t pred_base(const uint64_t* p) { return guard_lanes<false>(p); }
 uint32_t run_base(Ctx& c, uint32_t& pc, uint32_t n) { return run_chain<false>(c, pc, n); }
 bool one_base(Ctx& c, const FastOp& f) { return run<false, false>(c, Regs{c.regs}, f); }
@@ -354,6 +369,21 @@ __attribute__((target("avx2"))) inline uint32_t guard_lanes<true>(const uint64_t
     t |= static_cast<uint32_t>(_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_slli_epi64(v, 63)))) << l;
   }
   return t;
+}
+
+// The AND and the OR of the 32 lanes, four at a step; then bit 0 of their four elements each.
+template <>
+__attribute__((target("avx2"))) inline Guard guard_uniform<true>(const uint64_t* p) {
+  __m256i all = _mm256_set1_epi64x(-1), any = _mm256_setzero_si256();
+  for (uint32_t l = 0; l < kWarpSize; l += 4) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + l));
+    all = _mm256_and_si256(all, v);
+    any = _mm256_or_si256(any, v);
+  }
+  const __m256i one = _mm256_set1_epi64x(1);
+  if (_mm256_testc_si256(all, one)) return Guard::all;   // bit 0 set in all four ANDs
+  if (_mm256_testz_si256(any, one)) return Guard::none;  // bit 0 clear in all four ORs
+  return Guard::split;
 }
 
 __attribute__((target("avx2"))) uint32_t pred_avx2(const uint64_t* p) { return guard_lanes<true>(p); }

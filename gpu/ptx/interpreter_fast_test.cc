@@ -273,6 +273,71 @@ TEST_P(PtxFastBuild, TestKernelsMatchTheExecutorTable) {
   }
 }
 
+// Guarded branches, plain and negated (@!%p), that every lane of a warp
+// takes, that none takes, and that split it: a chain follows a uniform one
+// itself and leaves a split one to the dispatch loop. Thread t ends with
+// 1 when t < k, else 110.
+constexpr const char* kBranches = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry branches(.param .u64 p_out, .param .u32 p_k)
+{
+  .reg .pred %p<4>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [p_out];
+  cvta.to.global.u64 %rd2, %rd1;
+  ld.param.u32 %r1, [p_k];
+  mov.u32 %r2, %tid.x;
+  mul.wide.u32 %rd3, %r2, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  mov.u32 %r3, 0;
+  setp.lt.u32 %p1, %r2, %r1;
+  @!%p1 bra A;
+  add.s32 %r3, %r3, 1;
+A:
+  @%p1 bra B;
+  add.s32 %r3, %r3, 10;
+B:
+  setp.ge.u32 %p2, %r2, %r1;
+  @!%p2 bra C;
+  add.s32 %r3, %r3, 100;
+C:
+  st.global.u32 [%rd4], %r3;
+  ret;
+}
+)";
+
+TEST_P(PtxFastBuild, UniformAndSplitBranchesPlainAndNegated) {
+  auto m = parse_module(kBranches);
+  ASSERT_TRUE(m) << m.error().message;
+  // Two warps: k = 0 none of either takes @%p1, 64 all do, 32 the first warp only, 40 splits the second.
+  for (uint32_t k : {0u, 32u, 40u, 64u}) {
+    SCOPED_TRACE("k " + std::to_string(k));
+    Outcome out[2];
+    for (bool fast : {true, false}) {
+      FakeMemory mem(1 << 16);
+      const uint64_t dst = mem.put(std::vector<uint32_t>(64, 0xabab));
+      Params p(**m, "branches");
+      p.set(0, dst);
+      p.set(1, k);
+      fast_path() = fast;
+      auto r = launch(**m, mem, "branches", {1, 1, 1}, {64, 1, 1}, p);
+      fast_path() = true;
+      out[fast] = Outcome{r, std::vector<std::byte>(64 * 4)};
+      std::memcpy(out[fast].memory.data(), mem.at<std::byte>(dst), out[fast].memory.size());
+    }
+    ASSERT_TRUE(out[1].exec) << out[1].exec.error().message;
+    expect_same(out[1], out[0]);
+    for (uint32_t t = 0; t < 64; ++t) {
+      uint32_t v;
+      std::memcpy(&v, out[1].memory.data() + 4 * t, 4);
+      EXPECT_EQ(v, t < k ? 1u : 110u) << "thread " << t;
+    }
+  }
+}
+
 // A register whose only writer gives one value for the launch (a
 // parameter, a cvta of one) or reads %tid starts with it in every frame and
 // its writer is a nop; a register with two writers (a loop counter) or a
