@@ -39,12 +39,15 @@ struct Ctx;
 struct FastOp;
 // A register that holds one value for the whole launch (build_fast): every
 // frame starts with it in all 32 lanes; or, for tid_dim 0..2, with each
-// lane's %tid of that dimension & value (the same in a warp for every block).
+// lane's %tid of that dimension & value (the same in a warp for every block);
+// or, for ctaid_dim 0..2, with the block's %ctaid of that dimension & value
+// (begin_block writes it again in every frame of every warp).
 struct ConstReg {
-  static constexpr uint8_t kNoTid = 3;
+  static constexpr uint8_t kNoTid = 3;  // no dimension: tid_dim's and ctaid_dim's "none"
   uint32_t reg;
   uint64_t value;
   uint8_t tid_dim = kNoTid;
+  uint8_t ctaid_dim = kNoTid;
 };
 struct FastProgram;
 // exec_fast.h: a chain of FastOps from pc over all 32 lanes (how many ran);

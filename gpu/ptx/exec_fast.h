@@ -91,8 +91,11 @@ struct FastProgram {
   // register, ...): every frame starts with that value in all lanes, so the
   // writer's FastOp is a nop; the executor, when it runs the writer, writes
   // the same value again. Likewise a register whose only writer reads %tid:
-  // a warp's lanes have the same %tid in every block.
+  // a warp's lanes have the same %tid in every block; and one whose only
+  // writer reads %ctaid holds the block's (block_consts).
   std::vector<ConstReg> consts;
+  // Those of consts that hold the block's %ctaid (ConstReg::ctaid_dim), which begin_block rewrites per block.
+  std::vector<ConstReg> block_consts;
 };
 
 // The fast forms of `prog` for one launch (its parameters and data segment).

@@ -478,6 +478,12 @@ void fold_constant_registers(const Program& prog, uint32_t entry, FastProgram& o
         f = FastOp{.kind = K::nop, .d = f.d};
         continue;
       }
+      if (f.kind == K::ctaid) {
+        out.consts.push_back({.reg = f.d, .value = f.mask, .ctaid_dim = f.sub});
+        out.block_consts.push_back(out.consts.back());
+        f = FastOp{.kind = K::nop, .d = f.d};
+        continue;
+      }
       if (f.kind == K::fill) {
         v = f.imm;
       } else {

@@ -38,8 +38,9 @@ void make_frame(const Ctx& c, const Warp& w, Frame& f) {
   f.regs.assign(regs + c.splats.size(), 0);
   for (const ConstReg& k : c.consts) {
     uint64_t* r = f.regs.data() + size_t{k.reg} * kWarpSize;
+    const uint64_t v = k.ctaid_dim == ConstReg::kNoTid ? k.value : c.block->ctaid[k.ctaid_dim] & k.value;
     for (uint32_t l = 0; l < kWarpSize; ++l)
-      r[l] = k.tid_dim == ConstReg::kNoTid ? k.value : w.tid[k.tid_dim * kWarpSize + l] & k.value;
+      r[l] = k.tid_dim == ConstReg::kNoTid ? v : w.tid[k.tid_dim * kWarpSize + l] & k.value;
   }
   std::copy(c.splats.begin(), c.splats.end(), f.regs.begin() + static_cast<ptrdiff_t>(regs));
   f.params.resize(size_t{c.param_stride} * kWarpSize);
@@ -405,6 +406,11 @@ void begin_block(Ctx& c, LaunchState& st) {
   blk.turn_warp = 0;
   blk.in_turn = blk.ran_this_round = false;
   for (uint32_t i = 0; i < blk.warps.size(); ++i) init_warp(c, blk.warps[i], i, blk.threads, entry);
+  for (const ConstReg& k : st.fast->block_consts) {  // the block's %ctaid in every frame (FastProgram::block_consts)
+    const uint64_t v = blk.ctaid[k.ctaid_dim] & k.value;
+    for (Warp& w : blk.warps)
+      for (Frame& f : w.frames) std::fill_n(f.regs.begin() + ptrdiff_t{k.reg} * kWarpSize, kWarpSize, v);
+  }
 }
 
 size_t shared_size(const Program& prog, const LaunchConfig& l) {

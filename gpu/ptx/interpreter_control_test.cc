@@ -287,6 +287,22 @@ TEST_P(PtxExec, ABlockStartsAtTheEntryAfterTheLastExitedInACall) {
   EXPECT_EQ(r.out[1], 41u);
 }
 
+// A register written only from %ctaid in a called function holds each
+// block's value: the callee's frame is kept from block to block, and the
+// fast path's folded writer (FastProgram::block_consts) relies on
+// begin_block writing the block's %ctaid into every frame. Block b stores
+// b + 7 at out[b].
+TEST_P(PtxExec, CtaidInACalleeFrameKeptAcrossBlocks) {
+  std::string decls =
+      ".func put(.param .b64 a)\n{\n.reg .b32 %c<2>;\n.reg .b64 %q<3>;\nld.param.b64 %q0, [a];\n"
+      "mov.u32 %c0, %ctaid.x;\nadd.u32 %c1, %c0, 7;\nmul.wide.u32 %q1, %c0, 8;\nadd.s64 %q2, %q0, %q1;\n"
+      "st.global.u32 [%q2], %c1;\nret;\n}\n";
+  auto r = run(kernel("{\n.param .b64 p0;\nst.param.b64 [p0], %rd0;\ncall.uni put, (p0);\n}", decls), {32, 1, 1}, 32,
+               {}, {}, {3, 1, 1});
+  ASSERT_TRUE(r.exec) << r.exec.error().message;
+  for (uint32_t b = 0; b < 3; ++b) EXPECT_EQ(r.out[b], b + 7) << "block " << b;
+}
+
 // writes_shared (exec.h): st, atom and red to shared or a generic address,
 // in the entry or a function it calls; loads and global stores do not count.
 TEST(PtxWritesShared, StoresToSharedOrGenericInTheEntryOrItsCallees) {

@@ -340,10 +340,11 @@ TEST_P(PtxFastBuild, UniformAndSplitBranchesPlainAndNegated) {
 
 // A register whose only writer gives one value for the launch (a
 // parameter, a cvta of one) or reads %tid starts with it in every frame and
-// its writer is a nop; a register with two writers (a loop counter) or a
-// block's value (%ctaid) stays with its kernel. Two blocks of two warps: the frames are
-// kept from block to block, so a wrongly folded register would carry the
-// last block's value.
+// its writer is a nop; so does one written only from %ctaid, with the
+// block's value written again per block; a register with two writers (a
+// loop counter) stays with its kernel. Two blocks of two warps: the frames
+// are kept from block to block, so a register not rewritten would carry
+// the last block's value.
 constexpr const char* kConst = R"(
 .version 7.0
 .target sm_70
@@ -395,19 +396,23 @@ TEST(PtxFastConst, OnlyWritersOfALaunchConstantBecomeNops) {
   EXPECT_EQ(fp.ops[2].kind, K::nop);
   EXPECT_EQ(fp.ops[0].imm, 3u);  // the nops in a row from there
   EXPECT_NE(fp.ops[3].kind, K::nop);
-  EXPECT_NE(fp.ops[7].kind, K::nop);  // %ctaid.x: a block's
+  EXPECT_EQ(fp.ops[7].kind, K::nop);  // %ctaid.x: the block's, written in every frame per block
   EXPECT_EQ(fp.ops[8].kind, K::nop);  // %ntid.x
   EXPECT_EQ(fp.ops[9].kind, K::nop);  // %tid.x: the warp's own in every block
   EXPECT_NE(fp.ops[10].kind, K::nop);
   std::vector<uint64_t> values;
-  uint32_t tids = 0;
+  uint32_t tids = 0, ctaids = 0;
   for (const exec::ConstReg& k : fp.consts) {
-    if (k.tid_dim == exec::ConstReg::kNoTid)
-      values.push_back(k.value);
-    else
+    if (k.tid_dim != exec::ConstReg::kNoTid)
       ++tids;
+    else if (k.ctaid_dim != exec::ConstReg::kNoTid)
+      ++ctaids;
+    else
+      values.push_back(k.value);
   }
   EXPECT_EQ(tids, 1u);
+  EXPECT_EQ(ctaids, 1u);
+  EXPECT_EQ(fp.block_consts.size(), 1u);
   std::sort(values.begin(), values.end());
   EXPECT_EQ(values, (std::vector<uint64_t>{kN, 64, out, out}));
   Outcome o[2];
