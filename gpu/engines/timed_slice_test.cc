@@ -46,6 +46,36 @@ class TimedSliceTest : public testing::ComputeLaunchEnv {
     return send(compute_, m);
   }
 
+  // An sgemm of 2 x 3 tiles of C (the last of each row and column
+  // partial) with values whose products and sums round, so that a
+  // different blocking of the product would show; C is written to two
+  // places, one for the whole launch and one for the divided one.
+  struct SgemmPair {
+    static constexpr uint32_t M = kernels::SGEMM_TILE_ROWS + 7, N = 2 * kernels::SGEMM_TILE_COLS + 5, K = 96;
+    static constexpr uint64_t A = DATA_VA, B = A + 0x20000, C_WHOLE = B + 0x70000, C_DIVIDED = C_WHOLE + 0x110000;
+    static_assert(uint64_t{M} * K * 4 <= B - A && uint64_t{K} * N * 4 <= C_WHOLE - B &&
+                  uint64_t{M} * N * 4 <= C_DIVIDED - C_WHOLE);
+    static cls::SgemmArgs args(uint64_t c) { return {A, B, c, M, N, K, 1.0f, 0.5f, 0}; }
+  };
+  void write_sgemm_pair() {
+    std::vector<float> a(SgemmPair::M * SgemmPair::K), b(SgemmPair::K * SgemmPair::N),
+        c(SgemmPair::M * SgemmPair::N, 1.0f);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i) * 0.37f);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(static_cast<float>(i) * 0.11f);
+    write_vec(SgemmPair::A, a);
+    write_vec(SgemmPair::B, b);
+    write_vec(SgemmPair::C_WHOLE, c);
+    write_vec(SgemmPair::C_DIVIDED, c);
+  }
+  // Whether the divided launch's C is bit for bit the whole one's.
+  bool sgemm_pair_equal() {
+    const size_t n = size_t{SgemmPair::M} * SgemmPair::N;
+    const auto whole = read_vec<float>(SgemmPair::C_WHOLE, n);
+    const auto divided = read_vec<float>(SgemmPair::C_DIVIDED, n);
+    return divided.size() == whole.size() &&
+           std::memcmp(divided.data(), whole.data(), whole.size() * sizeof(float)) == 0;
+  }
+
   ComputeObject compute_;
 };
 
@@ -110,34 +140,20 @@ TEST_F(TimedSliceTest, WorkShorterThanTheSliceRunsAsOneJob) {
 // sgemm in timed pieces of tiles of C (2 x 3 here, the last of each
 // row and column partial): bit for bit what the whole launch computes.
 TEST_F(TimedSliceTest, AnSgemmInTimedPiecesMatchesTheWholeLaunch) {
-  constexpr uint32_t M = kernels::SGEMM_TILE_ROWS + 7, N = 2 * kernels::SGEMM_TILE_COLS + 5, K = 96;
-  std::vector<float> a(M * K), b(K * N), c(M * N, 1.0f);
-  // Values whose products and sums round, so that a different blocking
-  // of the product would show.
-  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i) * 0.37f);
-  for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(static_cast<float>(i) * 0.11f);
-  const uint64_t va = DATA_VA, vb = va + 0x20000, vc_whole = vb + 0x70000, vc_sliced = vc_whole + 0x110000;
-  static_assert(uint64_t{M} * K * 4 <= 0x20000 && uint64_t{K} * N * 4 <= 0x70000 && uint64_t{M} * N * 4 <= 0x110000);
-  write_vec(va, a);
-  write_vec(vb, b);
-  write_vec(vc_whole, c);
-  write_vec(vc_sliced, c);
+  write_sgemm_pair();
   uint64_t jobs = kernels::tile_jobs();
-  ASSERT_TRUE(launch(Kernel::sgemm, cls::SgemmArgs{va, vb, vc_whole, M, N, K, 1.0f, 0.5f, 0}, 128).has_value());
+  ASSERT_TRUE(launch(Kernel::sgemm, SgemmPair::args(SgemmPair::C_WHOLE), 128).has_value());
   EXPECT_EQ(pieces_, 0);
   EXPECT_EQ(kernels::tile_jobs() - jobs, 1u) << "the whole launch is one job of the tile pool";
   slice_ns_ = 1'000;
   jobs = kernels::tile_jobs();
-  ASSERT_TRUE(launch(Kernel::sgemm, cls::SgemmArgs{va, vb, vc_sliced, M, N, K, 1.0f, 0.5f, 0}, 128).has_value());
+  ASSERT_TRUE(launch(Kernel::sgemm, SgemmPair::args(SgemmPair::C_DIVIDED), 128).has_value());
   EXPECT_GE(pieces_, 3);
   // Chunks, each its own job ending at a barrier of all tile threads, made
   // a timed piece 1.1-1.7 times slower than the whole launch
   // (docs/scheduler.md, "Timed pieces as one pool job").
   EXPECT_EQ(kernels::tile_jobs() - jobs, static_cast<uint64_t>(pieces_)) << "one job of the tile pool per piece";
-  const auto whole = read_vec<float>(vc_whole, c.size());
-  const auto sliced = read_vec<float>(vc_sliced, c.size());
-  ASSERT_EQ(sliced.size(), whole.size());
-  EXPECT_EQ(std::memcmp(sliced.data(), whole.data(), whole.size() * sizeof(float)), 0) << "bit for bit";
+  EXPECT_TRUE(sgemm_pair_equal()) << "bit for bit";
 }
 
 // Cutting on demand (real time): while nobody asks for the engine
@@ -145,32 +161,22 @@ TEST_F(TimedSliceTest, AnSgemmInTimedPiecesMatchesTheWholeLaunch) {
 // job of the tile pool, as whole; once asked, its pieces end at their time
 // again. Bits as whole either way.
 TEST_F(TimedSliceTest, OnDemandAnSgemmRunsAsOnePieceUntilTheEngineIsAskedFor) {
-  constexpr uint32_t M = kernels::SGEMM_TILE_ROWS + 7, N = 2 * kernels::SGEMM_TILE_COLS + 5, K = 96;
-  std::vector<float> a(M * K), b(K * N), c(M * N, 1.0f);
-  for (size_t i = 0; i < a.size(); ++i) a[i] = std::sin(static_cast<float>(i) * 0.37f);
-  for (size_t i = 0; i < b.size(); ++i) b[i] = std::cos(static_cast<float>(i) * 0.11f);
-  const uint64_t va = DATA_VA, vb = va + 0x20000, vc_whole = vb + 0x70000, vc_cut = vc_whole + 0x110000;
-  write_vec(va, a);
-  write_vec(vb, b);
-  write_vec(vc_whole, c);
-  write_vec(vc_cut, c);
+  write_sgemm_pair();
   real_time_ = true;
   std::atomic<uint32_t> yield{0};
   slice_yield_ = &yield;
   slice_ns_ = 1'000;
   uint64_t jobs = kernels::tile_jobs();
-  ASSERT_TRUE(launch(Kernel::sgemm, cls::SgemmArgs{va, vb, vc_whole, M, N, K, 1.0f, 0.5f, 0}, 128).has_value());
+  ASSERT_TRUE(launch(Kernel::sgemm, SgemmPair::args(SgemmPair::C_WHOLE), 128).has_value());
   EXPECT_EQ(pieces_, 1) << "alone: one piece";
   EXPECT_EQ(kernels::tile_jobs() - jobs, 1u) << "one job of the tile pool, as whole";
   yield.store(regs::pfifo::SliceYieldRequest::mask);
   pieces_ = 0;
   jobs = kernels::tile_jobs();
-  ASSERT_TRUE(launch(Kernel::sgemm, cls::SgemmArgs{va, vb, vc_cut, M, N, K, 1.0f, 0.5f, 0}, 128).has_value());
+  ASSERT_TRUE(launch(Kernel::sgemm, SgemmPair::args(SgemmPair::C_DIVIDED), 128).has_value());
   EXPECT_GE(pieces_, 2) << "asked for: pieces of their time (6 tiles, each piece a tile a thread at least)";
   EXPECT_EQ(kernels::tile_jobs() - jobs, static_cast<uint64_t>(pieces_));
-  const auto whole = read_vec<float>(vc_whole, c.size());
-  const auto cut = read_vec<float>(vc_cut, c.size());
-  EXPECT_EQ(std::memcmp(cut.data(), whole.data(), whole.size() * sizeof(float)), 0) << "bit for bit";
+  EXPECT_TRUE(sgemm_pair_equal()) << "bit for bit";
 }
 
 // ---------------------------------------------------------------- copies
