@@ -27,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/change_teller.h"
 #include "common/error.h"
 #include "common/log.h"
 #include "gpu/gpu.h"
@@ -202,8 +203,7 @@ class Host final : private DeferredSink {
   std::unique_ptr<sched::Dispatcher> dispatcher_;
   std::atomic<bool> others_waiting_{false};  // the dispatcher's queue observer's
   std::atomic<uint32_t> yield_holds_{0};     // hold_slice_yield's
-  std::atomic<bool> yield_changed_{false}, yield_writing_{false};
-  bool yield_written_ = false;  // yield_writing_'s holder's
+  ChangeTeller yield_teller_;                // write_slice_yield's
 
   uint64_t userd_base_ = 0;                // host VRAM: USERD pages of all physical channels
   std::array<uint64_t, 2> runlist_buf_{};  // double-buffered physical runlist

@@ -27,20 +27,8 @@ void Host::hold_slice_yield(bool take) {
 }
 
 void Host::write_slice_yield() {
-  yield_changed_.store(true);
-  while (yield_changed_.load()) {
-    if (yield_writing_.exchange(true)) return;  // the thread writing sees the change
-    struct Release {                            // also when the write throws
-      std::atomic<bool>& writing;
-      ~Release() { writing.store(false); }
-    } release{yield_writing_};
-    while (yield_changed_.exchange(false)) {
-      const bool ask = others_waiting_.load() || yield_holds_.load() != 0;
-      if (ask == yield_written_) continue;
-      yield_written_ = ask;
-      gpu_->write32(pf::SLICE_YIELD.offset, pf::SliceYieldRequest::make(ask));
-    }
-  }
+  yield_teller_.changed([this] { return others_waiting_.load() || yield_holds_.load() != 0; },
+                        [this](bool ask) { gpu_->write32(pf::SLICE_YIELD.offset, pf::SliceYieldRequest::make(ask)); });
 }
 
 }  // namespace vgpu::mediator

@@ -60,15 +60,16 @@ Status Vgpu::freeze(uint64_t timeout_ns) {
   };
   // A launch cut on demand stops at its next slice boundary only when
   // the host asks for the engines: ask while the freeze waits for one.
-  host_.hold_slice_yield(true);
+  struct YieldHold {  // given back also when settle throws
+    Host& host;
+    explicit YieldHold(Host& h) : host(h) { host.hold_slice_yield(true); }
+    ~YieldHold() { host.hold_slice_yield(false); }
+  };
   std::optional<uint32_t> busy;
-  try {
+  {
+    const YieldHold hold(host_);
     busy = settle(true);
-  } catch (...) {
-    host_.hold_slice_yield(false);
-    throw;
   }
-  host_.hold_slice_yield(false);
   std::vector<uint32_t> stopped;  // guest channels
   if (!busy) {
     // No piece left to end: stop the physical channels, so that a parked

@@ -108,26 +108,10 @@ void Dispatcher::tick() {
   tell_queue();
 }
 
-// One thread at a time tells the observer, in a loop until nothing has
-// changed since it last looked; a thread that finds one telling (another,
-// or itself further up its stack: the observer's call changed the queue)
-// leaves the change to it.
+// What the queue observer has to hear (common/change_teller.h).
 void Dispatcher::tell_queue() {
   if (!observer_) return;
-  queue_changed_.store(true);
-  while (queue_changed_.load()) {
-    if (telling_.exchange(true)) return;
-    struct Release {  // also when the observer throws
-      std::atomic<bool>& telling;
-      ~Release() { telling.store(false); }
-    } release{telling_};
-    while (queue_changed_.exchange(false)) {
-      const bool queued = any_queued();
-      if (queued == told_) continue;
-      told_ = queued;
-      observer_(queued);
-    }
-  }
+  queue_teller_.changed([this] { return any_queued(); }, [this](bool queued) { observer_(queued); });
 }
 
 std::optional<uint64_t> Dispatcher::wake_at() const {

@@ -16,7 +16,6 @@
 //    virtual time and discrete-event simulation (bench/sched).
 #pragma once
 
-#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -24,6 +23,7 @@
 #include <optional>
 #include <thread>
 
+#include "common/change_teller.h"
 #include "common/clock.h"
 #include "scheduler/policy.h"
 
@@ -137,9 +137,7 @@ class Dispatcher {
   std::thread thread_;
 
   QueueObserver observer_;
-  std::atomic<bool> queue_changed_{false};  // tell_queue has something to look at
-  std::atomic<bool> telling_{false};        // a thread is in tell_queue's loop
-  bool told_ = false;                       // what the observer last heard (telling_'s holder's)
+  ChangeTeller queue_teller_;
 };
 
 }  // namespace vgpu::sched
