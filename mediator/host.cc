@@ -63,6 +63,7 @@ Result<std::unique_ptr<Host>> Host::create(const HostConfig& config) {
   host->turn_ = std::make_unique<Turn>(
       Turn::Config{.turn_ns = config.turn_ns,
                    .hold_ns = config.turn_hold_ns,
+                   .hold_max_ns = config.turn_hold_max_ns,
                    .ring_ahead = config.ring_ahead,
                    .real_clock = config.clock == ClockKind::real,
                    .on_turn = config.on_turn},
@@ -280,6 +281,7 @@ void Host::destroy_vgpu(Vgpu* vgpu) {
   // then its partition and its scheduler state.
   keep->write32(pmc::ENABLE.offset, 0);
   (void)dispatcher_->remove_vm(keep->id());
+  turn_->forget(keep->id());
   // Engine work the VM started still walks its shadow tables and writes
   // its partition: both go back to the pool only once it has ended.
   const bool quiet = wait_engines_idle(*keep);
@@ -336,6 +338,7 @@ std::shared_ptr<Vgpu> Host::owner(uint32_t pchid) {
 // ---- scheduling
 
 void Host::submit(uint32_t vgpu_id, uint32_t gchid) {
+  turn_->came_back(vgpu_id);
   Status s = dispatcher_->submit(vgpu_id, gchid);
   if (!s) log_internal_error("scheduler: " + s.error().message);
 }

@@ -61,6 +61,12 @@ struct HostConfig {
   // only; 0: end the turn at once). A VM that launches again at once keeps
   // its data in the caches and costs no switch.
   uint64_t turn_hold_ns = 200'000;
+  // The hold follows each VM's think time (mediator/think_time.h): the
+  // time from its channel's dry end to its next launch, mean plus four
+  // deviations, at least turn_hold_ns and at most this. A TCG guest
+  // through vgpud comes back in 0.3-1.5 ms, more than the 200 us floor:
+  // with the floor alone BAND gave a 10:30 pair 0.33 / 0.67 (docs/scheduler.md).
+  uint64_t turn_hold_max_ns = 2'000'000;
   // Ringing ahead (docs/scheduler.md): a doorbell that brings a VM more
   // work while its turn's piece is still on the GPU rings the next entry
   // behind it, when the turn has time and no other VM waits (bounded turns

@@ -61,6 +61,7 @@ void Turn::piece_ran(TurnChannels& v, uint32_t vm, uint32_t gchid, uint64_t star
     // An entry rung ahead after this piece's end: the turn goes on, and
     // that entry's end decides it.
     if (!at_slice && v.piece_pending(gchid)) return;
+    if (!at_slice) think_[vm].ran_dry(end_ns);
     if (go_on) {
       const auto got = v.continue_turn(gchid, budget_ns(turn_start, end_ns, length));
       if (got == TurnChannels::Dispatch::ran) return;
@@ -72,7 +73,7 @@ void Turn::piece_ran(TurnChannels& v, uint32_t vm, uint32_t gchid, uint64_t star
     holding = go_on && !host_left && !at_slice && config_.hold_ns > 0 && config_.real_clock &&
               dispatcher_->any_queued();
     if (holding)
-      held_ = Held{vm, gchid, seq, turn_start, std::min(turn_start + slice_.length(length), end_ns + config_.hold_ns)};
+      held_ = Held{vm, gchid, seq, turn_start, std::min(turn_start + slice_.length(length), end_ns + hold_for(vm))};
     else
       ending_ = sched::Dispatcher::Match{vm, gchid, seq};
   }
@@ -94,6 +95,7 @@ void Turn::rung_in_turn(uint32_t vm, uint32_t gchid) {
     h = *std::exchange(held_, std::nullopt);
     std::shared_ptr<TurnChannels> v = deps_.find(vm);
     const uint64_t now = deps_.now_ns();
+    think_[vm].came_back(now, think_cap_ns());
     const uint64_t left = h.until_ns > now ? h.until_ns - now : 1;
     if (v && v->continue_turn(gchid, slice_.bounded() ? left : 0) == TurnChannels::Dispatch::ran) {
       holds_kept_.fetch_add(1);
@@ -138,6 +140,29 @@ void Turn::check_held() {
     holds_expired_.fetch_add(1);
   }
   end({h.vm, h.gchid, h.seq}, h.turn_start_ns, deps_.now_ns(), nullptr, TurnEnd::drained);
+}
+
+uint64_t Turn::hold_for(uint32_t vm) const {
+  const auto it = think_.find(vm);
+  return it == think_.end() ? config_.hold_ns : it->second.hold_ns(config_.hold_ns, config_.hold_max_ns);
+}
+
+void Turn::came_back(uint32_t vm) {
+  std::lock_guard hold(hold_mutex_);
+  if (const auto it = think_.find(vm); it != think_.end()) it->second.came_back(deps_.now_ns(), think_cap_ns());
+}
+
+void Turn::forget(uint32_t vm) {
+  std::lock_guard hold(hold_mutex_);
+  think_.erase(vm);
+}
+
+Turn::Think Turn::think(uint32_t vm) {
+  std::lock_guard hold(hold_mutex_);
+  const auto it = think_.find(vm);
+  if (it == think_.end()) return {.hold_ns = config_.hold_ns};
+  const ThinkTime& t = it->second;
+  return {t.mean_ns(), t.deviation_ns(), t.samples(), t.hold_ns(config_.hold_ns, config_.hold_max_ns)};
 }
 
 std::optional<uint64_t> Turn::hold_deadline_ns() {

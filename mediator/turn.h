@@ -28,7 +28,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 
+#include "mediator/think_time.h"
 #include "mediator/turn_slice.h"
 #include "scheduler/dispatcher.h"
 
@@ -86,6 +88,7 @@ class Turn final : public sched::Engine {
   struct Config {
     uint64_t turn_ns = 0;                           // HostConfig::turn_ns (0: a turn runs up to GP_PUT)
     uint64_t hold_ns = 0;                           // HostConfig::turn_hold_ns (0: no hold)
+    uint64_t hold_max_ns = 0;                       // HostConfig::turn_hold_max_ns
     bool ring_ahead = false;                        // HostConfig::ring_ahead
     bool real_clock = false;                        // holds need real time
     std::function<void(const TurnEvent&)> on_turn;  // HostConfig::on_turn
@@ -126,6 +129,17 @@ class Turn final : public sched::Engine {
   void check_held();
   std::optional<uint64_t> hold_deadline_ns();
 
+  // A VM's new submission arrived (the host's submit, before the
+  // scheduler has it): if its channel had run dry, one think-time gap.
+  void came_back(uint32_t vm);
+  // The VM is gone: its think time too.
+  void forget(uint32_t vm);
+  // What the turn hold knows of a VM's think time (docs/scheduler.md).
+  struct Think {
+    uint64_t mean_ns = 0, deviation_ns = 0, samples = 0, hold_ns = 0;
+  };
+  Think think(uint32_t vm);
+
   TurnCounts counts() const;
 
  private:
@@ -155,6 +169,12 @@ class Turn final : public sched::Engine {
   };
   std::mutex hold_mutex_;
   std::optional<Held> held_;
+  // Each VM's think time, from its channels' dry ends to its next launch
+  // (under hold_mutex_); a hold lasts about that long.
+  std::unordered_map<uint32_t, ThinkTime> think_;
+  uint64_t hold_for(uint32_t vm) const;  // hold_mutex_ held
+  // The longest gap a think time counts (a longer one counts as this).
+  uint64_t think_cap_ns() const { return 2 * config_.hold_max_ns; }
   // The turn that piece_ran or the held turn's end decided to end, until
   // the scheduler has it: no entry is rung ahead for it meanwhile.
   std::optional<sched::Dispatcher::Match> ending_;

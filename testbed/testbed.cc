@@ -68,6 +68,7 @@ Result<std::unique_ptr<Testbed>> Testbed::create(const TestbedConfig& config) {
   hc.scheduler = config.scheduler;
   hc.turn_ns = config.turn_ns;
   hc.turn_hold_ns = config.turn_hold_ns;
+  hc.turn_hold_max_ns = config.turn_hold_max_ns;
   hc.ring_ahead = config.ring_ahead;
   hc.slice_on_demand = config.slice_on_demand;
   hc.max_gpu_ms = config.max_gpu_ms;

@@ -44,13 +44,14 @@ struct TestbedConfig {
   // fv modes: the engines' device (mediator::HostConfig::device_factory).
   gpu::DeviceFactory device_factory;
   std::string scheduler = mediator::HostConfig{}.scheduler;
-  uint64_t turn_ns = mediator::HostConfig{}.turn_ns;              // a turn's time slice (0: up to GP_PUT)
-  uint64_t turn_hold_ns = mediator::HostConfig{}.turn_hold_ns;    // a dry turn waits this for its VM (0: ends)
-  bool ring_ahead = mediator::HostConfig{}.ring_ahead;            // docs/scheduler.md, "Ringing ahead"
-  bool slice_on_demand = mediator::HostConfig{}.slice_on_demand;  // docs/scheduler.md, "Cutting on demand"
-  uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms;        // one GPFIFO entry's GPU time (0: no limit)
-  std::vector<uint32_t> weights;                                  // per VM; empty = all 1
-  uint32_t watchdog_ms = mediator::VgpuConfig{}.watchdog_ms;      // every VM's operation watchdog (0: none)
+  uint64_t turn_ns = mediator::HostConfig{}.turn_ns;                    // a turn's time slice (0: up to GP_PUT)
+  uint64_t turn_hold_ns = mediator::HostConfig{}.turn_hold_ns;          // a dry turn waits this for its VM (0: ends)
+  uint64_t turn_hold_max_ns = mediator::HostConfig{}.turn_hold_max_ns;  // ... or its think time, up to this
+  bool ring_ahead = mediator::HostConfig{}.ring_ahead;                  // docs/scheduler.md, "Ringing ahead"
+  bool slice_on_demand = mediator::HostConfig{}.slice_on_demand;        // docs/scheduler.md, "Cutting on demand"
+  uint32_t max_gpu_ms = mediator::HostConfig{}.max_gpu_ms;              // one GPFIFO entry's GPU time (0: no limit)
+  std::vector<uint32_t> weights;                                        // per VM; empty = all 1
+  uint32_t watchdog_ms = mediator::VgpuConfig{}.watchdog_ms;            // every VM's operation watchdog (0: none)
   // fv modes: slicing (VGPU_OPT_SLICE_BLOCKS) per VM, or one value for
   // every VM; empty = the default (auto).
   std::vector<uint32_t> slice_blocks;

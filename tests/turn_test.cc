@@ -409,9 +409,10 @@ struct HoldVms {
   std::vector<std::unique_ptr<driver::Context>> ctxs;
 };
 
-HoldVms hold_vms(uint64_t turn_ns, uint64_t hold_ns) {
+HoldVms hold_vms(uint64_t turn_ns, uint64_t hold_ns, uint64_t hold_max_ns = mediator::HostConfig{}.turn_hold_max_ns) {
   testbed::TestbedConfig tc = two_vm_config(turn_ns);
   tc.turn_hold_ns = hold_ns;
+  tc.turn_hold_max_ns = hold_max_ns;
   HoldVms t;
   auto tb = testbed::Testbed::create(tc);
   EXPECT_TRUE(tb) << tb.error().what();
@@ -440,6 +441,7 @@ HoldVms hold_vms(uint64_t turn_ns, uint64_t hold_ns) {
 // when the other ran dry, and no hold was ever taken.)
 constexpr uint64_t SHORT_SPIN_NS = 200'000;
 constexpr int LAUNCHES = 300;
+constexpr int THINKING_LAUNCHES = 100;
 
 // A's dispatches (scheduler turns), B's all done.
 uint64_t a_dispatches_beside_a_queue(HoldVms& t) {
@@ -511,6 +513,63 @@ TEST(TurnHold, AHeldTurnEndsWhenItsVmDoesNotLaunchAgain) {
   // At least A's; under a sanitizer another dry turn may have been held too.
   EXPECT_GE(t.tb->host()->turn_counts().holds_expired, 1u);
   EXPECT_EQ(t.tb->host()->turn_counts().holds_kept, 0u);
+}
+
+// VM A launches, waits and thinks THINK_NS before its next launch (a
+// guest's program between two kernels), beside VM B, which keeps spins
+// queued until A is done. The hold follows A's think time: with the
+// 200 us floor alone (max = floor) A's 1 ms think outlasts nearly every
+// hold and B gets the GPU at each of A's gaps, so each of A's launches is
+// a new turn; with room up to 20 ms the hold learns A's gap and A's
+// launches go on in its turns. Returns A's submissions (turns asked for).
+uint64_t a_turns_beside_b_thinking(HoldVms& t, uint64_t think_ns) {
+  std::atomic<bool> a_done{false};
+  std::thread b([&] {
+    driver::Context& ctx = *t.ctxs[1];
+    while (!a_done) {
+      std::optional<driver::Fence> last;
+      for (int i = 0; i < 50; ++i)
+        if (auto f = ctx.spin({SHORT_SPIN_NS})) last = *f;
+      if (!last || !ctx.wait(*last)) {
+        ADD_FAILURE() << "VM B's launches failed";
+        return;
+      }
+    }
+  });
+  std::this_thread::sleep_for(Ms(5));  // B's first batch is queued
+  driver::Context& a = *t.ctxs[0];
+  for (int i = 0; i < THINKING_LAUNCHES; ++i) {
+    auto f = a.spin({SHORT_SPIN_NS});
+    if (!f || !a.wait(*f)) {
+      ADD_FAILURE() << "VM A's launch " << i << " failed";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::nanoseconds(think_ns));
+  }
+  a_done = true;
+  b.join();
+  return t.tb->counters(0)->submissions;
+}
+
+TEST(TurnHold, TheHoldFollowsAVmsThinkTime) {
+  constexpr uint64_t THINK_NS = 1'000'000, FLOOR_NS = 200'000;
+  auto fixed = hold_vms(30'000'000, FLOOR_NS, FLOOR_NS);
+  ASSERT_TRUE(fixed.tb);
+  const uint64_t floor_turns = a_turns_beside_b_thinking(fixed, THINK_NS);
+  auto adaptive = hold_vms(30'000'000, FLOOR_NS, 20'000'000);
+  ASSERT_TRUE(adaptive.tb);
+  const uint64_t adaptive_turns = a_turns_beside_b_thinking(adaptive, THINK_NS);
+  const Turn::Think think = adaptive.tb->host()->turn().think(adaptive.tb->vgpu(0)->id());
+  // A's gaps were measured: at least its think, and the hold covers them.
+  EXPECT_GE(think.samples, uint64_t{THINKING_LAUNCHES / 2});
+  EXPECT_GE(think.mean_ns, THINK_NS);
+  EXPECT_GT(think.hold_ns, think.mean_ns);
+  EXPECT_LE(adaptive_turns, uint64_t{THINKING_LAUNCHES / 3});
+  EXPECT_GT(floor_turns, 2 * adaptive_turns)
+      << THINKING_LAUNCHES << " launches of A took " << floor_turns << " turns with the floor alone, " << adaptive_turns
+      << " with the hold following A's think time";
+  ::testing::Test::RecordProperty("turns_adaptive", static_cast<int>(adaptive_turns));
+  ::testing::Test::RecordProperty("turns_floor", static_cast<int>(floor_turns));
 }
 
 }  // namespace

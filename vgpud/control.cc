@@ -99,8 +99,17 @@ std::string Daemon::stats_json() {
                {"slice_blocks", config_.slice_blocks},
                {"ring_ahead", c.ring_ahead},
                {"watchdog_ms", config_.watchdog_ms}};
+  // How the host's turns ended (docs/scheduler.md): a hold kept is a dry
+  // turn whose VM launched again within turn_hold; an expired one gave the
+  // GPU to another VM.
+  const mediator::TurnCounts tc = host_->turn_counts();
+  j["turns"] = {{"started", tc.started},       {"out_of_time", tc.out_of_time},     {"dry", tc.dry},
+                {"holds_kept", tc.holds_kept}, {"holds_expired", tc.holds_expired}, {"host_work", tc.host_work}};
   j["vms"] = nlohmann::ordered_json::array();
   for (const VmStats& v : stats()) {
+    // The turn hold's view of the VM: how soon after its channel runs dry
+    // its next launch comes, and how long a dry turn of its is held.
+    const mediator::Turn::Think think = host_->turn().think(v.vm_id);
     nlohmann::ordered_json counters = v.counters.json();
     // Host-wide, not the VM's: vram_reserved_used_bytes above.
     counters.erase("reserved_vram_bytes");
@@ -119,6 +128,11 @@ std::string Daemon::stats_json() {
                         {"utilization_1s", v.utilization_1s},
                         {"utilization_10s", v.utilization_10s},
                         {"gpu_ns", v.gpu_ns},
+                        {"think",
+                         {{"mean_us", think.mean_ns / 1000},
+                          {"deviation_us", think.deviation_ns / 1000},
+                          {"gaps", think.samples},
+                          {"hold_us", think.hold_ns / 1000}}},
                         {"counters", counters}});
   }
   return j.dump(1) + "\n";
