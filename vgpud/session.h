@@ -96,6 +96,11 @@ class Session {
   bool attach(const Message& m, std::string& why);
   bool access(const Message& m, bool write, std::string& why);
   bool reset(const Message& m, std::string& why);
+  // The migration commands (session_migration.cc, docs/migration.md §7).
+  bool migration(const Message& m, std::string& why);
+  bool dirty_take(uint16_t id, std::string& why);
+  bool state_export(uint16_t id, std::string& why);
+  bool state_import(const Message& m, uint64_t bytes, std::string& why);
   bool send(std::span<const std::byte> bytes, std::string& why, std::span<const int> fds = {});
   bool send_layout_if_changed(std::string& why);
   void teardown();
@@ -117,6 +122,7 @@ class Session {
   uint64_t sent_generation_ = ~uint64_t{0};
   uint64_t bar_sizes_[proto::NUM_REGIONS] = {};
   std::shared_ptr<IrqSink> irq_;
+  bool logging_ = false;  // this session's start of the VRAM's dirty log (session thread only)
 };
 
 }  // namespace vgpu::vgpud
