@@ -49,9 +49,9 @@ Result<std::vector<uint8_t>> read_image(int fd, uint64_t bytes) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return fail(Errc::invalid_argument, errno_text("reading the image descriptor"));
     if (n == 0)
-      return fail(Errc::invalid_argument, strfmt("the image descriptor ends after %llu of %llu bytes",
-                                                 static_cast<unsigned long long>(at),
-                                                 static_cast<unsigned long long>(bytes)));
+      return fail(Errc::invalid_argument,
+                  strfmt("the image descriptor ends after %llu of %llu bytes", static_cast<unsigned long long>(at),
+                         static_cast<unsigned long long>(bytes)));
     at += static_cast<uint64_t>(n);
   }
   return out;
@@ -75,7 +75,8 @@ bool Session::migration(const Message& m, std::string& why) {
     case proto::Command::freeze: {
       auto ms = proto::parse_freeze(m.payload);
       if (!ms) return malformed(ms.error());
-      if (Status s = vgpu_->freeze(uint64_t{*ms} * 1'000'000); !s) return refuse(proto::Refusal::busy, s.error().message);
+      if (Status s = vgpu_->freeze(uint64_t{*ms} * 1'000'000); !s)
+        return refuse(proto::Refusal::busy, s.error().message);
       break;
     }
     case proto::Command::thaw:

@@ -195,7 +195,8 @@ TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
   for (const Case& c : cases) {
     auto client = attach_or_null(d->socket(), "bad");
     ASSERT_TRUE(client);
-    ASSERT_TRUE(send_all(client->socket_fd(), c.message, c.with_fd ? std::span<const int>(fds) : std::span<const int>{}));
+    ASSERT_TRUE(
+        send_all(client->socket_fd(), c.message, c.with_fd ? std::span<const int>(fds) : std::span<const int>{}));
     EXPECT_TRUE(log_has(*d, c.logged)) << c.logged << "\n" << d->log();
     EXPECT_TRUE(log_has(*d, "vm bad disconnected"));
     client.reset();
@@ -204,8 +205,8 @@ TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
   {
     auto client = attach_or_null(d->socket(), "short");
     ASSERT_TRUE(client);
-    ASSERT_TRUE(send_all(client->socket_fd(), proto::command(1, proto::Command::state_import, proto::bytes_of(some)),
-                         fds));
+    ASSERT_TRUE(
+        send_all(client->socket_fd(), proto::command(1, proto::Command::state_import, proto::bytes_of(some)), fds));
     auto r = recv_message(client->socket_fd(), proto::MAX_DAEMON_MESSAGE, false);
     ASSERT_TRUE(r);
     EXPECT_TRUE(r->header.flags & proto::FLAG_ERROR);
