@@ -76,6 +76,11 @@ struct Guest {
     if (!f) return std::unexpected(f.error());
     return ctx->wait(*f);
   }
+  void close() {
+    ctx.reset();
+    dev.reset();
+    port.reset();
+  }
   bool holds(float value) {
     std::vector<float> got(N);
     if (!ctx->download(buf, std::span<float>(got))) return false;
@@ -137,6 +142,10 @@ TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
   EXPECT_TRUE(g->fill(5.0f));
   EXPECT_TRUE(g->holds(5.0f));
   ASSERT_TRUE(a->dirty_log(false));
+  g->close();
+  a.reset();
+  b.reset();
+  EXPECT_EQ(d->stop(), 0);
 }
 
 TEST(VgpudMigration, RefusedImagesKeepTheConnection) {
@@ -161,6 +170,9 @@ TEST(VgpudMigration, RefusedImagesKeepTheConnection) {
   a->thaw();
   EXPECT_TRUE(checked_workload(*b, 1));
   EXPECT_TRUE(checked_workload(*a, 2));
+  a.reset();
+  b.reset();
+  EXPECT_EQ(d->stop(), 0);
 }
 
 // Each of these ends its own connection with a log line naming it; the
@@ -208,6 +220,8 @@ TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
     ASSERT_TRUE(
         send_all(client->socket_fd(), proto::command(1, proto::Command::state_import, proto::bytes_of(some)), fds));
     auto r = recv_message(client->socket_fd(), proto::MAX_DAEMON_MESSAGE, false);
+    while (r && r->header.command == static_cast<uint16_t>(proto::Command::layout))  // the daemon's own, unasked
+      r = recv_message(client->socket_fd(), proto::MAX_DAEMON_MESSAGE, false);
     ASSERT_TRUE(r);
     EXPECT_TRUE(r->header.flags & proto::FLAG_ERROR);
     EXPECT_EQ(r->header.error, static_cast<uint32_t>(proto::Refusal::bad_image));
@@ -216,6 +230,8 @@ TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
   close(memfd);
   EXPECT_TRUE(checked_workload(*victim, 4));
   EXPECT_FALSE(victim->lost());
+  victim.reset();
+  EXPECT_EQ(d->stop(), 0);
 }
 
 }  // namespace
