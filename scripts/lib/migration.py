@@ -25,7 +25,8 @@ REFUSAL_RETRIES = 20      # a move refused by the vGPU's image (say, a launch be
 RETRY_PAUSE_S = 0.3
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 GUEST_RAM = "256M"
-DAEMON_VRAM = "1G"  # each vgpud's: room for a source and a destination of up to 256 MiB each
+DAEMON_VRAM_MIN_MIB = 1024  # each vgpud's VRAM: at least this, and room for two VMs and the daemon's reserve
+DAEMON_RESERVE_MIB = 512
 DEVICE_PATH = "/machine/peripheral/vgpu0"
 
 
@@ -93,7 +94,8 @@ class Daemons:
         for k in range(args.daemons):
             sock = os.path.join(args.dir, "vgpud%d.sock" % k)
             log = open(os.path.join(args.dir, "vgpud%d.log" % k), "w")
-            self.procs.append(subprocess.Popen([args.vgpud, "--socket", sock, "--vram", DAEMON_VRAM, "--max-vms", "4"],
+            vram = "%dM" % max(DAEMON_VRAM_MIN_MIB, 2 * args.vram + DAEMON_RESERVE_MIB)
+            self.procs.append(subprocess.Popen([args.vgpud, "--socket", sock, "--vram", vram, "--max-vms", "4"],
                                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
             self.sockets.append(sock)
             self.logs.append(log)
