@@ -347,6 +347,7 @@ VmStats Session::stats(mediator::Host& host, const ShareHistory& history) const 
   s.shadow_bytes = vgpu_->shadow_pool().size();
   s.shadow_used_bytes = vgpu_->shadow_pool().used();
   s.counters = vgpu_->counters();
+  s.state = state_;
   return s;
 }
 

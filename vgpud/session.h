@@ -52,6 +52,13 @@ struct IrqSink {
   ~IrqSink();
 };
 
+// Where a VM stands in a migration (docs/migration.md §7), as vgpuctl
+// shows it: a source goes outgoing (dirty log on) -> frozen -> exported,
+// then its QEMU quits; a destination goes frozen -> imported -> running
+// at its thaw. A thaw (a cancelled or failed move) is running again.
+enum class MigrationState : uint8_t { running, outgoing, frozen, exported, imported };
+const char* migration_state_name(MigrationState s);
+
 // What the control socket shows of one VM.
 struct VmStats {
   std::string name;
@@ -67,6 +74,7 @@ struct VmStats {
   double share_1s = 0, share_10s = 0;              // of the GPU time all VMs used (share_history.h)
   double utilization_1s = 0, utilization_10s = 0;  // GPU time over wall time
   mediator::CounterSnapshot counters{};
+  MigrationState state = MigrationState::running;
 };
 
 class Session {
@@ -123,6 +131,8 @@ class Session {
   uint64_t bar_sizes_[proto::NUM_REGIONS] = {};
   std::shared_ptr<IrqSink> irq_;
   bool logging_ = false;  // this session's start of the VRAM's dirty log (session thread only)
+  MigrationState state_ = MigrationState::running;  // written by the session thread under mutex_
+  void set_state(MigrationState s);
 };
 
 }  // namespace vgpu::vgpud

@@ -59,6 +59,22 @@ Result<std::vector<uint8_t>> read_image(int fd, uint64_t bytes) {
 
 }  // namespace
 
+const char* migration_state_name(MigrationState s) {
+  switch (s) {
+    case MigrationState::running: return "running";
+    case MigrationState::outgoing: return "outgoing";
+    case MigrationState::frozen: return "frozen";
+    case MigrationState::exported: return "exported";
+    case MigrationState::imported: return "imported";
+  }
+  return "unknown";
+}
+
+void Session::set_state(MigrationState s) {
+  std::lock_guard lock(mutex_);
+  state_ = s;
+}
+
 bool Session::migration(const Message& m, std::string& why) {
   const auto cmd = static_cast<proto::Command>(m.header.command);
   const uint16_t id = m.header.id;
@@ -77,11 +93,13 @@ bool Session::migration(const Message& m, std::string& why) {
       if (!ms) return malformed(ms.error());
       if (Status s = vgpu_->freeze(uint64_t{*ms} * 1'000'000); !s)
         return refuse(proto::Refusal::busy, s.error().message);
+      set_state(MigrationState::frozen);
       break;
     }
     case proto::Command::thaw:
       if (Status s = proto::parse_empty(m.payload, cmd); !s) return malformed(s.error());
       vgpu_->thaw();
+      set_state(logging_ ? MigrationState::outgoing : MigrationState::running);
       break;
     case proto::Command::dirty_log: {
       auto on = proto::parse_dirty_log(m.payload);
@@ -90,6 +108,7 @@ bool Session::migration(const Message& m, std::string& why) {
       if (*on && !logging_) log.start();
       if (!*on && logging_) log.stop();
       logging_ = *on;
+      if (!vgpu_->frozen()) set_state(logging_ ? MigrationState::outgoing : MigrationState::running);
       break;
     }
     case proto::Command::dirty_take:
@@ -140,6 +159,7 @@ bool Session::state_export(uint16_t id, std::string& why) {
   if (!fd) return refuse(proto::Refusal::internal, fd.error().message);
   const proto::StateImage head{image->size()};
   const int fds[proto::STATE_FDS] = {fd->get()};
+  set_state(MigrationState::exported);
   return send(proto::reply(id, cmd, proto::bytes_of(head)), why, fds);
 }
 
@@ -152,6 +172,7 @@ bool Session::state_import(const Message& m, uint64_t bytes, std::string& why) {
   auto image = read_image(m.fds[0].get(), bytes);
   if (!image) return refuse(image.error().message);
   if (Status s = vgpu_->import_image(*image); !s) return refuse(s.error().message);
+  set_state(MigrationState::imported);
   daemon_.log(strfmt("vm %s: state imported (%llu bytes)", name_.c_str(), static_cast<unsigned long long>(bytes)));
   if (!send_layout_if_changed(why)) return false;
   return send(proto::reply(m.header.id, cmd), why);

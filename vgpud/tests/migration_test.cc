@@ -11,6 +11,8 @@
 #include <chrono>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "driver/runtime.h"
 #include "vgpud/client/client_port.h"
 #include "vgpud/tests/daemon_process.h"
@@ -32,6 +34,15 @@ bool log_has(const DaemonProcess& d, const std::string& text) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
+}
+
+// The VM's migration state as `vgpuctl stats` shows it ("" when not listed).
+std::string state_of(const DaemonProcess& d, const std::string& name) {
+  const auto j = nlohmann::json::parse(d.control("stats"), nullptr, false);
+  if (j.is_discarded()) return {};
+  for (const auto& vm : j["vms"])
+    if (vm["name"] == name) return vm["state"].get<std::string>();
+  return {};
 }
 
 // What QEMU's RAM migration does for VRAM: the source's memfd into the destination's.
@@ -96,7 +107,9 @@ TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
   auto a = attach_or_null(d->socket(), "src");
   auto b = attach_or_null(d->socket(), "dst");
   ASSERT_TRUE(a && b);
+  EXPECT_EQ(state_of(*d, "src"), "running");
   ASSERT_TRUE(a->dirty_log(true));
+  EXPECT_EQ(state_of(*d, "src"), "outgoing");
   auto g = Guest::start(*a, 3.0f);
   ASSERT_TRUE(g) << g.error().what();
   const uint64_t words = lseek(a->vram_fd(), 0, SEEK_END) / 4096 / 64;
@@ -112,8 +125,10 @@ TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
   EXPECT_NE(early.error().message.find("frozen"), std::string::npos) << early.error().message;
 
   ASSERT_TRUE(a->freeze(FREEZE_MS));
+  EXPECT_EQ(state_of(*d, "src"), "frozen");
   auto image = a->state_export();
   ASSERT_TRUE(image) << image.error().what();
+  EXPECT_EQ(state_of(*d, "src"), "exported");
   std::ranges::fill(bitmap, 0);
   ASSERT_TRUE(a->dirty_take(bitmap));
   auto none = a->dirty_take(bitmap);
@@ -123,6 +138,7 @@ TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
   ASSERT_TRUE(b->freeze(FREEZE_MS));
   Status imported = b->state_import(*image);
   ASSERT_TRUE(imported) << imported.error().what();
+  EXPECT_EQ(state_of(*d, "dst"), "imported");
   auto again = b->state_export();
   ASSERT_TRUE(again) << again.error().what();
   EXPECT_EQ(*again, *image) << "the destination's image differs from the source's";
@@ -135,9 +151,11 @@ TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
   EXPECT_NE(twice.error().message.find("bad image"), std::string::npos) << twice.error().message;
   EXPECT_FALSE(b->lost());
   b->thaw();
+  EXPECT_EQ(state_of(*d, "dst"), "running");
 
   // A cancelled move: the source thaws and runs on with its data.
   a->thaw();
+  EXPECT_EQ(state_of(*d, "src"), "outgoing") << "its dirty log is still on";
   EXPECT_TRUE(g->holds(3.0f));
   EXPECT_TRUE(g->fill(5.0f));
   EXPECT_TRUE(g->holds(5.0f));
