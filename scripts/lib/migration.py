@@ -410,6 +410,8 @@ def run(args):
             vms[-2].stop()
             time.sleep(args.settle_s)
         last = vms[-1]
+        if args.daemon_set:  # now, while the last QEMU surely runs (the guest powers off after its verdict)
+            check_daemons(args.daemon_set, last, result)
         if not last.wait_console(SUMMARY.pattern, args.guest_s + BOOT_TIMEOUT_S):
             raise RuntimeError("no summary line from the guest after the move: " + last.text()[-800:])
         text = last.text()
@@ -418,8 +420,6 @@ def run(args):
         result["fail_lines"] = [line for line in text.splitlines() if line.startswith("FAIL")]
         result["beats_after_move"] = len(re.findall(r"^    chain: ", text, re.M))
         result["guest_lines"] = [line for line in text.splitlines() if line.startswith(("PASS", "    "))][-3:]
-        if args.daemon_set:
-            check_daemons(args.daemon_set, last, result)
     except (RuntimeError, subprocess.CalledProcessError) as e:
         result["error"] = str(e)
     finally:
