@@ -85,8 +85,10 @@ class Qmp:
 
 
 class Daemons:
-    """Shared mode (docs/migration.md §7): N vgpud processes of the run; the
-    VM of move n uses daemon n % N, so with two each move changes daemon."""
+    """Shared mode (docs/migration.md §7): N vgpud processes of the run. The
+    VM of move n uses daemon n % N ("cross": with two, each move changes
+    daemon), or daemon (n // 2) % N ("pairs": with two, moves alternate
+    between one daemon and the other: 0 -> 0 -> 1 -> 1 -> 0 ...)."""
 
     def __init__(self, args):
         self.args = args
@@ -106,7 +108,8 @@ class Daemons:
             time.sleep(POLL_S)
 
     def socket(self, n):
-        return self.sockets[n % len(self.sockets)]
+        k = n // 2 if self.args.daemon_moves == "pairs" else n
+        return self.sockets[k % len(self.sockets)]
 
     def log_text(self, k):
         with open(self.logs[k].name, errors="replace") as f:
@@ -475,6 +478,9 @@ def main():
     p.add_argument("--daemons", type=int, default=0, choices=[0, 1, 2],
                    help="shared mode: the vGPU is held by this many vgpud (1: every QEMU on one daemon; "
                         "2: each move changes daemon); 0: embedded")
+    p.add_argument("--daemon-moves", choices=["cross", "pairs"], default="cross",
+                   help="with --daemons 2: cross, every move changes daemon; pairs, moves alternate between "
+                        "staying on a daemon and changing daemon (the cancels stay on the first)")
     p.add_argument("--vgpud", help="the vgpud binary (with --daemons)")
     p.add_argument("--vgpuctl", help="the vgpuctl binary (with --daemons)")
     args = p.parse_args()

@@ -35,7 +35,8 @@ def run_row(a, kind, vram, test, fill, work, mode):
                                  fill_mib=fill, guest_test=test, guest_s=a.guest_s, moves=1, settle_s=a.settle_s,
                                  downtime_ms=a.downtime_ms, bandwidth_mib=a.bandwidth_mib, device_args="",
                                  qemu_args="", compare_ram=False, cancel_first=False,
-                                 daemons=2 if mode == "vgpud" else 0, vgpud=a.vgpud, vgpuctl=a.vgpuctl)
+                                 daemons=2 if mode == "vgpud" else 0, daemon_moves="cross", vgpud=a.vgpud,
+                                 vgpuctl=a.vgpuctl)
     r = migration.run(args)
     r["row"] = kind
     r["mode"] = mode
