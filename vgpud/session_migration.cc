@@ -8,6 +8,7 @@
 // malformed message ends this connection only, as any other does.
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,9 +40,18 @@ Result<UniqueFd> image_memfd(std::span<const uint8_t> image) {
 }
 
 // `bytes` from the start of a client's descriptor, which may be anything
-// (a pipe, a socket, a file shorter than it says): pread never blocks on
-// a regular file and fails on a pipe or socket.
+// (a pipe, a socket, a file shorter than it says): only a regular file
+// (a memfd) holding them is read, and pread never blocks on one.
 Result<std::vector<uint8_t>> read_image(int fd, uint64_t bytes) {
+  // Checked before anything is allocated: a client cannot make the daemon
+  // reserve more than it has put in the file.
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return fail(Errc::invalid_argument, errno_text("the image descriptor"));
+  if (!S_ISREG(st.st_mode)) return fail(Errc::invalid_argument, "the image descriptor is not a memfd or file");
+  if (static_cast<uint64_t>(st.st_size) < bytes)
+    return fail(Errc::invalid_argument,
+                strfmt("the image descriptor holds %llu of %llu bytes", static_cast<unsigned long long>(st.st_size),
+                       static_cast<unsigned long long>(bytes)));
   std::vector<uint8_t> out(bytes);
   uint64_t at = 0;
   while (at < bytes) {

@@ -243,7 +243,20 @@ TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
     ASSERT_TRUE(r);
     EXPECT_TRUE(r->header.flags & proto::FLAG_ERROR);
     EXPECT_EQ(r->header.error, static_cast<uint32_t>(proto::Refusal::bad_image));
-    EXPECT_TRUE(log_has(*d, "the image descriptor ends after 0 of 64 bytes"));
+    EXPECT_TRUE(log_has(*d, "the image descriptor holds 0 of 64 bytes"));
+  }
+  // A pipe for the image: refused, not read (a read could block the session).
+  {
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    auto client = attach_or_null(d->socket(), "pipe");
+    ASSERT_TRUE(client);
+    const int pipe_fd[1] = {p[0]};
+    ASSERT_TRUE(
+        send_all(client->socket_fd(), proto::command(1, proto::Command::state_import, proto::bytes_of(some)), pipe_fd));
+    EXPECT_TRUE(log_has(*d, "the image descriptor is not a memfd or file"));
+    close(p[0]);
+    close(p[1]);
   }
   close(memfd);
   EXPECT_TRUE(checked_workload(*victim, 4));
