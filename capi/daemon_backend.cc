@@ -12,6 +12,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -31,9 +32,21 @@ uint32_t region_of(VgpuBar bar) { return bar == VGPU_BAR1 ? vgpud::proto::REGION
 
 class DaemonBackend final : public Backend {
  public:
+  // Migration through the daemon (docs/migration.md §7): the same calls
+  // as the embedded backend's, each a round trip; VRAM is the daemon's
+  // memfd, which QEMU migrates as RAM.
   std::string migration_refusal() const override {
-    return "vgpu: migration with a socket (vgpud) is not built yet (docs/migration.md M6)";
+    if (client_->lost()) return "vgpu: the vgpud daemon at " + socket_ + " is gone: nothing to migrate";
+    return {};
   }
+  Status freeze(uint64_t timeout_ms) override {
+    return client_->freeze(static_cast<uint32_t>(std::clamp<uint64_t>(timeout_ms, 1, vgpud::proto::MAX_FREEZE_MS)));
+  }
+  void thaw() override { client_->thaw(); }
+  Status dirty_log(bool on) override { return client_->dirty_log(on); }
+  Result<uint64_t> dirty_log_take(std::span<uint64_t> bitmap) override { return client_->dirty_take(bitmap); }
+  Result<std::vector<uint8_t>> save_state() override { return client_->state_export(); }
+  Status load_state(std::span<const uint8_t> image) override { return client_->state_import(image); }
   DaemonBackend(std::unique_ptr<vgpud::Client> client, const BackendConfig& config, std::string vm_name)
       : client_(std::move(client)),
         socket_(config.socket),

@@ -73,3 +73,47 @@ TEST(CapiDaemon, EachTrappedReadIsARoundTrip) {
 }
 
 }  // namespace
+
+namespace {
+
+// docs/migration.md §7: the daemon backend migrates (no blocker); its
+// calls go to the daemon, an image moves between two of its VMs, a cut one
+// is refused with the daemon's reason; with the daemon gone it says so.
+TEST(CapiDaemon, AVgpudVmMigratesThroughTheCApiUntilItsDaemonIsGone) {
+  auto d = DaemonProcess::start({"--vram", "512M"});
+  ASSERT_NE(d, nullptr);
+  BackendPtr a = attach(d->socket(), "src");
+  BackendPtr b = attach(d->socket(), "dst");
+  ASSERT_TRUE(a && b);
+  char err[512] = {};
+  EXPECT_EQ(vgpu_backend_migratable(a.get(), err, sizeof err), 0) << err;
+  ASSERT_EQ(vgpu_backend_dirty_log_start(a.get(), err, sizeof err), 0) << err;
+  std::vector<uint64_t> bitmap(64 * MiB / VGPU_DIRTY_PAGE_BYTES / 64);
+  EXPECT_GE(vgpu_backend_dirty_log_take(a.get(), bitmap.data(), bitmap.size()), 0);
+  EXPECT_EQ(vgpu_backend_dirty_log_take(a.get(), bitmap.data(), 1), -1) << "a bitmap short of the VM's VRAM";
+  ASSERT_EQ(vgpu_backend_freeze(a.get(), 1000, err, sizeof err), 0) << err;
+  uint8_t* image = nullptr;
+  size_t len = 0;
+  ASSERT_EQ(vgpu_backend_save_state(a.get(), &image, &len, err, sizeof err), 0) << err;
+  ASSERT_GT(len, 0u);
+  ASSERT_EQ(vgpu_backend_freeze(b.get(), 1000, err, sizeof err), 0) << err;
+  EXPECT_NE(vgpu_backend_load_state(b.get(), image, len / 2, err, sizeof err), 0);
+  EXPECT_NE(std::string(err).find("vgpud refused the state import (bad image)"), std::string::npos) << err;
+  ASSERT_EQ(vgpu_backend_load_state(b.get(), image, len, err, sizeof err), 0) << err;
+  uint8_t* again = nullptr;
+  size_t again_len = 0;
+  ASSERT_EQ(vgpu_backend_save_state(b.get(), &again, &again_len, err, sizeof err), 0) << err;
+  EXPECT_EQ(std::vector<uint8_t>(again, again + again_len), std::vector<uint8_t>(image, image + len));
+  vgpu_backend_free_state(again);
+  vgpu_backend_free_state(image);
+  vgpu_backend_thaw(a.get());
+  vgpu_backend_thaw(b.get());
+  vgpu_backend_dirty_log_stop(a.get());
+  EXPECT_EQ(d->stop(), 0);
+  (void)vgpu_backend_bar0_read32(a.get(), 0);  // the client finds the daemon gone
+  EXPECT_NE(vgpu_backend_migratable(a.get(), err, sizeof err), 0);
+  EXPECT_NE(std::string(err).find("is gone"), std::string::npos) << err;
+  EXPECT_NE(vgpu_backend_freeze(a.get(), 1000, err, sizeof err), 0);
+}
+
+}  // namespace

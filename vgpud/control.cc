@@ -37,18 +37,18 @@ unsigned long long mib(uint64_t bytes) { return static_cast<unsigned long long>(
 std::string mib_1(uint64_t bytes) { return strfmt("%.1f", static_cast<double>(bytes) / static_cast<double>(MiB)); }
 
 std::string table(const std::vector<VmStats>& vms) {
-  std::string out = strfmt("%-16s %8s %6s %8s %11s %10s %8s %6s %8s %9s %7s %8s %10s %9s %9s %6s\n", "NAME", "PID",
+  std::string out = strfmt("%-16s %8s %6s %8s %11s %10s %8s %6s %8s %9s %7s %8s %10s %9s %9s %6s %-8s\n", "NAME", "PID",
                            "UID", "VRAM_MIB", "TOUCHED_MIB", "SHADOW_MIB", "CHANNELS", "WEIGHT", "SHARE_1S",
-                           "SHARE_10S", "UTIL_1S", "UTIL_10S", "GPU_MS", "TRAPPED", "DOORBELLS", "FAULTS");
+                           "SHARE_10S", "UTIL_1S", "UTIL_10S", "GPU_MS", "TRAPPED", "DOORBELLS", "FAULTS", "STATE");
   for (const VmStats& v : vms)
-    out += strfmt("%-16s %8d %6u %8llu %11s %10s %8u %6u %8.3f %9.3f %7.3f %8.3f %10.1f %9llu %9llu %6llu\n",
+    out += strfmt("%-16s %8d %6u %8llu %11s %10s %8u %6u %8.3f %9.3f %7.3f %8.3f %10.1f %9llu %9llu %6llu %-8s\n",
                   v.name.c_str(), static_cast<int>(v.peer.pid), static_cast<unsigned>(v.peer.uid), mib(v.vram_bytes),
                   mib_1(v.vram_touched_bytes).c_str(),
                   (mib_1(v.shadow_used_bytes) + "/" + std::to_string(mib(v.shadow_bytes))).c_str(), v.channels,
                   v.weight, v.share_1s, v.share_10s, v.utilization_1s, v.utilization_10s,
                   static_cast<double>(v.gpu_ns) / 1e6, static_cast<unsigned long long>(v.counters.trapped()),
                   static_cast<unsigned long long>(v.counters.doorbells),
-                  static_cast<unsigned long long>(v.counters.faults));
+                  static_cast<unsigned long long>(v.counters.faults), migration_state_name(v.state));
   return out;
 }
 
@@ -133,6 +133,7 @@ std::string Daemon::stats_json() {
                           {"deviation_us", think.deviation_ns / 1000},
                           {"gaps", think.samples},
                           {"hold_us", think.hold_ns / 1000}}},
+                        {"state", migration_state_name(v.state)},
                         {"counters", counters}});
   }
   return j.dump(1) + "\n";

@@ -14,8 +14,28 @@ const char* refusal_name(Refusal r) {
     case Refusal::bad_option: return "bad option";
     case Refusal::protocol: return "protocol error";
     case Refusal::internal: return "internal error";
+    case Refusal::busy: return "busy";
+    case Refusal::bad_state: return "bad state";
+    case Refusal::bad_image: return "bad image";
   }
   return "unknown";
+}
+
+const char* command_name(uint16_t command) {
+  switch (static_cast<Command>(command)) {
+    case Command::attach: return "attach";
+    case Command::region_read: return "region read";
+    case Command::region_write: return "region write";
+    case Command::reset: return "reset";
+    case Command::layout: return "layout";
+    case Command::freeze: return "freeze";
+    case Command::thaw: return "thaw";
+    case Command::dirty_log: return "dirty log";
+    case Command::dirty_take: return "dirty take";
+    case Command::state_export: return "state export";
+    case Command::state_import: return "state import";
+  }
+  return "command";
 }
 
 std::vector<std::byte> message(const Header& h, std::span<const std::byte> payload) {
@@ -74,6 +94,22 @@ std::vector<std::byte> refusal(uint16_t id, Command c, Refusal why, const std::s
                  payload);
 }
 
+std::vector<std::byte> command(uint16_t id, Command c, std::span<const std::byte> payload) {
+  return message(Header{.id = id, .command = static_cast<uint16_t>(c), .flags = TYPE_COMMAND}, payload);
+}
+
+std::vector<std::byte> reply(uint16_t id, Command c, std::span<const std::byte> payload) {
+  return message(Header{.id = id, .command = static_cast<uint16_t>(c), .flags = TYPE_REPLY}, payload);
+}
+
+std::vector<std::byte> command_refusal(uint16_t id, Command c, Refusal why, const std::string& reason) {
+  return message(Header{.id = id,
+                        .command = static_cast<uint16_t>(c),
+                        .flags = TYPE_REPLY | FLAG_ERROR,
+                        .error = static_cast<uint32_t>(why)},
+                 std::as_bytes(std::span(reason)));
+}
+
 std::vector<std::byte> attach_reply(uint16_t id, const AttachReply& reply) {
   struct {
     Hello hello;
@@ -107,6 +143,15 @@ Status check_header(const Header& h) {
         return fail(Errc::invalid_argument, strfmt("message %u: command %u must be answered", h.id, h.command));
       return {};
     case Command::region_write:  // posted or answered: the client's choice
+      return {};
+    case Command::freeze:
+    case Command::thaw:
+    case Command::dirty_log:
+    case Command::dirty_take:
+    case Command::state_export:
+    case Command::state_import:
+      if (h.flags & FLAG_NO_REPLY)
+        return fail(Errc::invalid_argument, strfmt("message %u: command %u must be answered", h.id, h.command));
       return {};
     case Command::layout: break;
   }
@@ -176,6 +221,47 @@ Result<Access> parse_access(std::span<const std::byte> payload, bool write, cons
   Access out{a.region, a.offset, 0};
   if (write) out.value = load<uint32_t>(payload, sizeof(RegionAccess));
   return out;
+}
+
+Result<uint32_t> parse_freeze(std::span<const std::byte> payload) {
+  if (payload.size() != sizeof(FreezeRequest))
+    return fail(Errc::invalid_argument,
+                strfmt("freeze: payload of %zu bytes, not %zu", payload.size(), sizeof(FreezeRequest)));
+  const auto r = load<FreezeRequest>(payload);
+  if (r.timeout_ms == 0 || r.timeout_ms > MAX_FREEZE_MS || r.reserved != 0)
+    return fail(Errc::invalid_argument, strfmt("freeze: timeout %u ms outside [1, %u] or reserved %u not zero",
+                                               r.timeout_ms, MAX_FREEZE_MS, r.reserved));
+  return r.timeout_ms;
+}
+
+Result<bool> parse_dirty_log(std::span<const std::byte> payload) {
+  if (payload.size() != sizeof(DirtyLogRequest))
+    return fail(Errc::invalid_argument,
+                strfmt("dirty log: payload of %zu bytes, not %zu", payload.size(), sizeof(DirtyLogRequest)));
+  const auto r = load<DirtyLogRequest>(payload);
+  if (r.on > 1 || r.reserved != 0)
+    return fail(Errc::invalid_argument,
+                strfmt("dirty log: on %u is not 0 or 1, or reserved %u not zero", r.on, r.reserved));
+  return r.on == 1;
+}
+
+Result<uint64_t> parse_state_image(std::span<const std::byte> payload) {
+  if (payload.size() != sizeof(StateImage))
+    return fail(Errc::invalid_argument,
+                strfmt("state image: payload of %zu bytes, not %zu", payload.size(), sizeof(StateImage)));
+  const auto r = load<StateImage>(payload);
+  if (r.bytes == 0 || r.bytes > MAX_IMAGE_BYTES)
+    return fail(Errc::invalid_argument,
+                strfmt("state image: %llu bytes outside [1, %llu]", static_cast<unsigned long long>(r.bytes),
+                       static_cast<unsigned long long>(MAX_IMAGE_BYTES)));
+  return r.bytes;
+}
+
+Status parse_empty(std::span<const std::byte> payload, Command c) {
+  if (!payload.empty())
+    return fail(Errc::invalid_argument, strfmt("command %u: a payload of %zu bytes where none belongs",
+                                               static_cast<unsigned>(c), payload.size()));
+  return {};
 }
 
 }  // namespace vgpu::vgpud::proto

@@ -37,7 +37,10 @@ namespace vgpu::vgpud::proto {
 
 // Version 2: every reply to ATTACH begins with a Hello, so that a client
 // can tell vgpud from any other program listening on a socket.
-inline constexpr uint32_t VERSION = 2;
+// Version 3: the migration commands (0x101-0x106, docs/migration.md §7);
+// a version 2 daemon would end the connection at the first of them, so a
+// client of either version is refused at ATTACH by the other.
+inline constexpr uint32_t VERSION = 3;
 inline constexpr uint32_t MAGIC = 0x64706776;  // "vgpd", little-endian
 
 // The start of every ATTACH reply's payload (accepted or refused).
@@ -76,7 +79,17 @@ enum class Command : uint16_t {
   region_write = 10,  // a trapped write: posted (FLAG_NO_REPLY) or answered
   reset = 13,         // a device reset (guest reboot): answered
   layout = 0x100,     // daemon to client: a BAR's new layout
+  // Live migration (docs/migration.md §7), each answered; a refusal is a
+  // reply with FLAG_ERROR, its Refusal in `error` and the reason as text.
+  freeze = 0x101,        // FreezeRequest -> ok, or busy / bad_state
+  thaw = 0x102,          // -> ok (a vGPU not frozen: nothing happens)
+  dirty_log = 0x103,     // DirtyLogRequest: start (on) or stop the VRAM dirty log -> ok
+  dirty_take = 0x104,    // -> DirtyTakeReply, then the bitmap words
+  state_export = 0x105,  // -> StateImage, with a sealed memfd holding the image; or bad_state
+  state_import = 0x106,  // StateImage, with a memfd holding the image -> ok, or bad_image
 };
+inline constexpr uint16_t FIRST_MIGRATION_COMMAND = 0x101;
+inline constexpr uint16_t LAST_MIGRATION_COMMAND = 0x106;
 
 // Regions are PCI BAR indexes (vfio-user's region index).
 inline constexpr uint32_t REGION_BAR0 = 0;
@@ -97,8 +110,13 @@ enum class Refusal : uint32_t {
   bad_option = 3,
   protocol = 4,
   internal = 5,
+  busy = 6,       // freeze: a channel did not reach a boundary in time (the vGPU runs on)
+  bad_state = 7,  // export: a state the image cannot carry (the vGPU runs on), or not frozen
+  bad_image = 8,  // import: the image was refused (the codec's message)
 };
 const char* refusal_name(Refusal r);
+// A command's name for messages ("freeze"); "command" for one not known.
+const char* command_name(uint16_t command);
 
 // ---- ATTACH
 inline constexpr uint32_t OPT_BAR_REMAP = 1u << 0;
@@ -191,6 +209,35 @@ struct LayoutRange {
 };
 static_assert(sizeof(LayoutHead) == 16 && sizeof(LayoutRange) == 32);
 
+// ---- migration (docs/migration.md §7)
+// The longest freeze a client may ask for, and the largest image either
+// side moves (a memfd; the daemon reads no more than this from it).
+inline constexpr uint32_t MAX_FREEZE_MS = 60'000;
+inline constexpr uint64_t MAX_IMAGE_BYTES = 256 * MiB;
+struct FreezeRequest {
+  uint32_t timeout_ms = 0;  // 1..MAX_FREEZE_MS
+  uint32_t reserved = 0;
+};
+struct DirtyLogRequest {
+  uint32_t on = 0;  // 0 or 1
+  uint32_t reserved = 0;
+};
+// The reply to DIRTY_TAKE: pages marked, then `words` 64-bit words, bit i
+// of word w = VM VRAM page 64 w + i (VGPU_DIRTY_PAGE_BYTES pages), each
+// mark taken (cleared) by this reply.
+struct DirtyTakeReply {
+  uint64_t pages = 0;
+  uint64_t words = 0;
+};
+// STATE_EXPORT's reply and STATE_IMPORT's request: the image's size; the
+// image is the memfd's first `bytes` bytes.
+struct StateImage {
+  uint64_t bytes = 0;
+};
+static_assert(sizeof(FreezeRequest) == 8 && sizeof(DirtyLogRequest) == 8 && sizeof(DirtyTakeReply) == 16 &&
+              sizeof(StateImage) == 8);
+inline constexpr size_t STATE_FDS = 1;
+
 // ---- building messages
 std::vector<std::byte> message(const Header& h, std::span<const std::byte> payload);
 template <typename T>
@@ -206,6 +253,11 @@ std::vector<std::byte> refusal(uint16_t id, Command c, Refusal why, const std::s
 // An ATTACH accepted: a Hello, then the reply.
 std::vector<std::byte> attach_reply(uint16_t id, const AttachReply& reply);
 std::vector<std::byte> layout_message(const LayoutHead& head, std::span<const LayoutRange> ranges);
+// A command with a payload, answered (migration commands).
+std::vector<std::byte> command(uint16_t id, Command c, std::span<const std::byte> payload = {});
+// A reply to command `c`: done, or refused (FLAG_ERROR, the reason as text).
+std::vector<std::byte> reply(uint16_t id, Command c, std::span<const std::byte> payload = {});
+std::vector<std::byte> command_refusal(uint16_t id, Command c, Refusal why, const std::string& reason);
 
 // ---- checking what a client sent (the daemon's side)
 // The header alone: size in [16, MAX_CLIENT_MESSAGE], a command message
@@ -222,6 +274,17 @@ struct Access {
 inline constexpr size_t NUM_REGIONS = 4;
 [[nodiscard]] Result<Access> parse_access(std::span<const std::byte> payload, bool write,
                                           const uint64_t (&bar_sizes)[NUM_REGIONS]);
+// Migration payloads. A wrong size or value ends the connection, as any
+// malformed message does; what the vGPU refuses is a refusal reply.
+[[nodiscard]] Result<uint32_t> parse_freeze(std::span<const std::byte> payload);  // the timeout, ms
+[[nodiscard]] Result<bool> parse_dirty_log(std::span<const std::byte> payload);
+[[nodiscard]] Result<uint64_t> parse_state_image(std::span<const std::byte> payload);  // bytes
+// THAW, DIRTY_TAKE and STATE_EXPORT carry nothing.
+[[nodiscard]] Status parse_empty(std::span<const std::byte> payload, Command c);
+// Whether a client's command may carry descriptors (STATE_IMPORT: one).
+inline constexpr size_t fds_allowed(uint16_t command) {
+  return command == static_cast<uint16_t>(Command::state_import) ? STATE_FDS : 0;
+}
 // ---- checking the daemon's first reply (the client's side)
 // A reply to ATTACH `id` that begins with our Hello: the rest of its
 // payload. Errors: Errc::unsupported when the peer is not vgpud at all

@@ -91,7 +91,9 @@ void Session::stop() { shutdown(fd_.get(), SHUT_RDWR); }
 void Session::main() {
   std::string why;
   for (;;) {
-    auto m = recv_message(fd_.get(), proto::MAX_CLIENT_MESSAGE, false);
+    // Descriptors are kept so that STATE_IMPORT can take its memfd; any
+    // other message that carries one ends the connection (handle).
+    auto m = recv_message(fd_.get(), proto::MAX_CLIENT_MESSAGE, true);
     if (!m) {
       why = m.error().end == RecvEnd::closed ? std::string("closed by the client") : m.error().what;
       break;
@@ -125,6 +127,10 @@ bool Session::handle(const Message& m, std::string& why) {
     return false;
   }
   last_id_ = m.header.id;
+  if (m.fds.size() > proto::fds_allowed(m.header.command)) {
+    why = strfmt("malformed message: command %u came with %zu descriptors", m.header.command, m.fds.size());
+    return false;
+  }
   const auto cmd = static_cast<proto::Command>(m.header.command);
   if ((cmd == proto::Command::attach) == (vgpu_ != nullptr)) {
     why = strfmt("message out of order: command %u %s ATTACH", m.header.command, vgpu_ ? "after" : "before");
@@ -135,6 +141,12 @@ bool Session::handle(const Message& m, std::string& why) {
     case proto::Command::region_read: return access(m, false, why);
     case proto::Command::region_write: return access(m, true, why);
     case proto::Command::reset: return reset(m, why);
+    case proto::Command::freeze:
+    case proto::Command::thaw:
+    case proto::Command::dirty_log:
+    case proto::Command::dirty_take:
+    case proto::Command::state_export:
+    case proto::Command::state_import: return migration(m, why);
     case proto::Command::layout: break;
   }
   why = "unexpected command";
@@ -306,6 +318,8 @@ void Session::teardown() {
     name = name_;
   }
   if (!v) return;
+  if (logging_) daemon_.host().gpu().vram().dirty_log().stop();
+  logging_ = false;
   v->set_interrupt_handler(nullptr);
   v->set_message_handler(nullptr);
   daemon_.host().destroy_vgpu(v);
@@ -333,6 +347,7 @@ VmStats Session::stats(mediator::Host& host, const ShareHistory& history) const 
   s.shadow_bytes = vgpu_->shadow_pool().size();
   s.shadow_used_bytes = vgpu_->shadow_pool().used();
   s.counters = vgpu_->counters();
+  s.state = state_;
   return s;
 }
 

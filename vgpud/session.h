@@ -52,6 +52,13 @@ struct IrqSink {
   ~IrqSink();
 };
 
+// Where a VM stands in a migration (docs/migration.md §7), as vgpuctl
+// shows it: a source goes outgoing (dirty log on) -> frozen -> exported,
+// then its QEMU quits; a destination goes frozen -> imported -> running
+// at its thaw. A thaw (a cancelled or failed move) is running again.
+enum class MigrationState : uint8_t { running, outgoing, frozen, exported, imported };
+const char* migration_state_name(MigrationState s);
+
 // What the control socket shows of one VM.
 struct VmStats {
   std::string name;
@@ -67,6 +74,7 @@ struct VmStats {
   double share_1s = 0, share_10s = 0;              // of the GPU time all VMs used (share_history.h)
   double utilization_1s = 0, utilization_10s = 0;  // GPU time over wall time
   mediator::CounterSnapshot counters{};
+  MigrationState state = MigrationState::running;
 };
 
 class Session {
@@ -96,6 +104,11 @@ class Session {
   bool attach(const Message& m, std::string& why);
   bool access(const Message& m, bool write, std::string& why);
   bool reset(const Message& m, std::string& why);
+  // The migration commands (session_migration.cc, docs/migration.md §7).
+  bool migration(const Message& m, std::string& why);
+  bool dirty_take(uint16_t id, std::string& why);
+  bool state_export(uint16_t id, std::string& why);
+  bool state_import(const Message& m, uint64_t bytes, std::string& why);
   bool send(std::span<const std::byte> bytes, std::string& why, std::span<const int> fds = {});
   bool send_layout_if_changed(std::string& why);
   void teardown();
@@ -117,6 +130,9 @@ class Session {
   uint64_t sent_generation_ = ~uint64_t{0};
   uint64_t bar_sizes_[proto::NUM_REGIONS] = {};
   std::shared_ptr<IrqSink> irq_;
+  bool logging_ = false;  // this session's start of the VRAM's dirty log (session thread only)
+  MigrationState state_ = MigrationState::running;  // written by the session thread under mutex_
+  void set_state(MigrationState s);
 };
 
 }  // namespace vgpu::vgpud

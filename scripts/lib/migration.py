@@ -25,6 +25,8 @@ REFUSAL_RETRIES = 20      # a move refused by the vGPU's image (say, a launch be
 RETRY_PAUSE_S = 0.3
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 GUEST_RAM = "256M"
+DAEMON_VRAM_MIN_MIB = 1024  # each vgpud's VRAM: at least this, and room for two VMs and the daemon's reserve
+DAEMON_RESERVE_MIB = 512
 DEVICE_PATH = "/machine/peripheral/vgpu0"
 
 
@@ -82,10 +84,75 @@ class Qmp:
         return None
 
 
+class Daemons:
+    """Shared mode (docs/migration.md §7): N vgpud processes of the run. The
+    VM of move n uses daemon n % N ("cross": with two, each move changes
+    daemon), or daemon (n // 2) % N ("pairs": with two, moves alternate
+    between one daemon and the other: 0 -> 0 -> 1 -> 1 -> 0 ...)."""
+
+    def __init__(self, args):
+        self.args = args
+        self.procs, self.sockets, self.logs = [], [], []
+        for k in range(args.daemons):
+            sock = os.path.join(args.dir, "vgpud%d.sock" % k)
+            log = open(os.path.join(args.dir, "vgpud%d.log" % k), "w")
+            vram = "%dM" % max(DAEMON_VRAM_MIN_MIB, 2 * args.vram + DAEMON_RESERVE_MIB)
+            self.procs.append(subprocess.Popen([args.vgpud, "--socket", sock, "--vram", vram, "--max-vms", "4"],
+                                               stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL))
+            self.sockets.append(sock)
+            self.logs.append(log)
+        deadline = time.monotonic() + BOOT_TIMEOUT_S
+        while not all(os.path.exists(p + ".ctl") for p in self.sockets):
+            if time.monotonic() > deadline or any(p.poll() is not None for p in self.procs):
+                raise RuntimeError("vgpud did not start: " + self.log_text(0)[-300:])
+            time.sleep(POLL_S)
+
+    def socket(self, n):
+        k = n // 2 if self.args.daemon_moves == "pairs" else n
+        return self.sockets[k % len(self.sockets)]
+
+    def log_text(self, k):
+        with open(self.logs[k].name, errors="replace") as f:
+            return f.read()
+
+    def vms(self):
+        """The VMs each daemon holds now (vgpuctl stats), and its VRAM assigned."""
+        out = []
+        for sock in self.sockets:
+            stats = json.loads(subprocess.run([self.args.vgpuctl, "--socket", sock + ".ctl", "stats"],
+                                              capture_output=True, text=True, check=True).stdout)
+            out.append(([vm["name"] for vm in stats["vms"]], stats["vram_assigned_bytes"]))
+        return out
+
+    def stop(self):
+        for proc, log in zip(self.procs, self.logs):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            log.close()
+
+
+def vram_inodes(pid):
+    """The inodes of the vgpud VRAM memfds a QEMU holds (its RAMBlock's and the client's)."""
+    out = set()
+    fd_dir = "/proc/%d/fd" % pid
+    for fd in os.listdir(fd_dir):
+        try:
+            if os.readlink(os.path.join(fd_dir, fd)).startswith("/memfd:vgpu-vram-partition"):
+                out.add(os.stat(os.path.join(fd_dir, fd)).st_ino)
+        except OSError:
+            pass
+    return out
+
+
 class Vm:
     """One QEMU of the run."""
 
-    def __init__(self, args, tag, incoming=None, paused=False):
+    def __init__(self, args, tag, incoming=None, paused=False, n=0):
         self.tag = tag
         self.console = os.path.join(args.dir, tag + ".console")
         qmp_path = os.path.join(args.dir, tag + ".qmp")
@@ -98,6 +165,8 @@ class Vm:
                "-serial", "file:" + self.console, "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
                "-kernel", args.kernel, "-initrd", args.initrd, "-append", append,
                "-device", "vgpu,id=vgpu0,vram=%dM,mode=fv%s" % (args.vram, args.device_args)]
+        if getattr(args, "daemon_set", None):
+            cmd[-1] += ",socket=" + args.daemon_set.socket(n)
         cmd += args.qemu_args.split()
         if incoming:
             cmd += ["-incoming", incoming]
@@ -160,6 +229,11 @@ def migrate(args, src, dst):
         time.sleep(POLL_S)
     if info["status"] != "completed":
         raise RuntimeError(info.get("error-desc", info["status"]))
+    inodes = None
+    if getattr(args, "daemon_set", None):
+        inodes = [sorted(vram_inodes(vm.proc.pid)) for vm in (src, dst)]
+        if not inodes[0] or not inodes[1] or set(inodes[0]) & set(inodes[1]):
+            raise RuntimeError("the two QEMUs' VRAM memfds are not two different files: %s" % inodes)
     if args.compare_ram:
         compare_ram(args, src, dst)
         dst.qmp.cmd("cont")
@@ -178,6 +252,7 @@ def migrate(args, src, dst):
         "passes": ram.get("dirty-sync-count"),
         "mbps": ram.get("mbps"),
         "stop_to_resume_ms": round((resume_t - stop_t) * 1000, 1) if stop_t and resume_t else None,
+        "vram_inodes": inodes,
     }
 
 
@@ -205,7 +280,7 @@ def compare_ram(args, src, dst):
 
 def start_destination(args, n):
     sock = os.path.join(args.dir, "move%d.sock" % n)
-    dst = Vm(args, "vm%d" % n, incoming="unix:" + sock, paused=args.compare_ram)
+    dst = Vm(args, "vm%d" % n, incoming="unix:" + sock, paused=args.compare_ram, n=n)
     dst.sock = sock
     return dst
 
@@ -324,8 +399,10 @@ def cancelled_move(args, src, n, stopped):
 def run(args):
     result = {"guest_test": args.guest_test, "vram_mib": args.vram, "fill_mib": args.fill_mib,
               "downtime_limit_ms": args.downtime_ms, "moves": [], "passed": 0, "failed": 1}
-    vms = [Vm(args, "vm0")]
+    args.daemon_set = Daemons(args) if args.daemons else None
+    vms = []
     try:
+        vms.append(Vm(args, "vm0"))
         if not vms[0].wait_console(r"^    (chain|idle): ", BOOT_TIMEOUT_S):
             raise RuntimeError("the guest's GPU work did not start: " + vms[0].text()[-500:])
         time.sleep(args.settle_s)
@@ -336,6 +413,8 @@ def run(args):
             vms[-2].stop()
             time.sleep(args.settle_s)
         last = vms[-1]
+        if args.daemon_set:  # now, while the last QEMU surely runs (the guest powers off after its verdict)
+            check_daemons(args.daemon_set, last, result)
         if not last.wait_console(SUMMARY.pattern, args.guest_s + BOOT_TIMEOUT_S):
             raise RuntimeError("no summary line from the guest after the move: " + last.text()[-800:])
         text = last.text()
@@ -344,12 +423,33 @@ def run(args):
         result["fail_lines"] = [line for line in text.splitlines() if line.startswith("FAIL")]
         result["beats_after_move"] = len(re.findall(r"^    chain: ", text, re.M))
         result["guest_lines"] = [line for line in text.splitlines() if line.startswith(("PASS", "    "))][-3:]
-    except RuntimeError as e:
+    except (RuntimeError, subprocess.CalledProcessError) as e:
         result["error"] = str(e)
     finally:
         for vm in vms:
             vm.stop()
+        if args.daemon_set:
+            args.daemon_set.stop()
     return result
+
+
+def check_daemons(daemons, last, result):
+    """After the moves every source QEMU has quit: its daemon freed its vGPU
+    (vgpuctl shows only the last QEMU's VM, and only its VRAM assigned)."""
+    want = "qemu-%d" % last.proc.pid
+    deadline = time.monotonic() + MIGRATE_TIMEOUT_S
+    while True:
+        held = daemons.vms()
+        names = [name for names, _ in held for name in names]
+        assigned = sum(bytes_ for _, bytes_ in held)
+        if names == [want] and assigned == daemons.args.vram << 20:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError("after the moves the daemons hold %s (%d bytes assigned), not only %s" %
+                               (held, assigned, want))
+        time.sleep(POLL_S)
+    result["daemons"] = [{"vms": names_, "vram_assigned_bytes": bytes_} for names_, bytes_ in held]
+    result["imports"] = sum(daemons.log_text(k).count(": state imported (") for k in range(len(daemons.sockets)))
 
 
 def main():
@@ -375,6 +475,14 @@ def main():
     p.add_argument("--qemu-args", default="", help="more QEMU arguments (say, -trace enable=vgpu_migration_*)")
     p.add_argument("--device-args", default="", help="more vgpu properties, ',a=b,...'")
     p.add_argument("--refusals", action="store_true", help="only the refusal checks (no guest runs)")
+    p.add_argument("--daemons", type=int, default=0, choices=[0, 1, 2],
+                   help="shared mode: the vGPU is held by this many vgpud (1: every QEMU on one daemon; "
+                        "2: each move changes daemon); 0: embedded")
+    p.add_argument("--daemon-moves", choices=["cross", "pairs"], default="cross",
+                   help="with --daemons 2: cross, every move changes daemon; pairs, moves alternate between "
+                        "staying on a daemon and changing daemon (the cancels stay on the first)")
+    p.add_argument("--vgpud", help="the vgpud binary (with --daemons)")
+    p.add_argument("--vgpuctl", help="the vgpuctl binary (with --daemons)")
     args = p.parse_args()
     if args.refusals:
         checks = refusals(args)

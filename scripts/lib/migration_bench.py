@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Live migration figures (docs/migration.md §13, issue 35 item 6): one
-move per row over a unix socket, embedded mode, TCG. Rows: an idle guest
+move per row over a unix socket, TCG, embedded mode and (--mode vgpud or
+both) with the vGPU held by vgpud, moving from one daemon to another. Rows: an idle guest
 whose fill buffer covers most of its VRAM (so that few VRAM pages are
 zero), at 128, 512 and 1024 MiB of VRAM; and a busy guest (the chain of
 guest-tests/migration.cc: saxpy jobs and a fill of 16 MiB per batch) at
@@ -29,23 +30,26 @@ def rows(quick):
     return out
 
 
-def run_row(a, kind, vram, test, fill, work):
+def run_row(a, kind, vram, test, fill, work, mode):
     args = types.SimpleNamespace(qemu=a.qemu, kernel=a.kernel, initrd=a.initrd, dir=work, vram=vram,
                                  fill_mib=fill, guest_test=test, guest_s=a.guest_s, moves=1, settle_s=a.settle_s,
                                  downtime_ms=a.downtime_ms, bandwidth_mib=a.bandwidth_mib, device_args="",
-                                 qemu_args="", compare_ram=False)
+                                 qemu_args="", compare_ram=False, cancel_first=False,
+                                 daemons=2 if mode == "vgpud" else 0, daemon_moves="cross", vgpud=a.vgpud,
+                                 vgpuctl=a.vgpuctl)
     r = migration.run(args)
     r["row"] = kind
+    r["mode"] = mode
     return r
 
 
 def table(results):
-    head = ("row", "VRAM MiB", "downtime ms", "STOP->RESUME ms", "total ms", "MiB sent", "passes", "guest")
+    head = ("row", "mode", "VRAM MiB", "downtime ms", "STOP->RESUME ms", "total ms", "MiB sent", "passes", "guest")
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         m = r["moves"][0] if r["moves"] else {}
         verdict = "%d passed, %d failed" % (r["passed"], r["failed"]) if "error" not in r else "error"
-        cells = (r["row"], r["vram_mib"], m.get("downtime_ms"), m.get("stop_to_resume_ms"), m.get("total_ms"),
+        cells = (r["row"], r["mode"], r["vram_mib"], m.get("downtime_ms"), m.get("stop_to_resume_ms"), m.get("total_ms"),
                  "%.1f" % ((m.get("bytes") or 0) / 2**20), m.get("passes"), verdict)
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines)
@@ -62,14 +66,23 @@ def main():
     p.add_argument("--settle-s", type=float, default=2.0)
     p.add_argument("--downtime-ms", type=int, default=40)
     p.add_argument("--bandwidth-mib", type=int, default=10240)
+    p.add_argument("--mode", choices=["embedded", "vgpud", "both"], default="embedded",
+                   help="vgpud: the vGPU held by vgpud, moved from one daemon to another")
+    p.add_argument("--vgpud", help="the vgpud binary (--mode vgpud or both)")
+    p.add_argument("--vgpuctl", help="the vgpuctl binary (--mode vgpud or both)")
     a = p.parse_args()
+    if a.mode != "embedded" and not (a.vgpud and a.vgpuctl):
+        p.error("--mode %s needs --vgpud and --vgpuctl" % a.mode)
+    modes = ["embedded", "vgpud"] if a.mode == "both" else [a.mode]
     results = []
     for kind, vram, test, fill in rows(a.quick):
-        with tempfile.TemporaryDirectory(prefix="vgpu-migration-bench-") as work:
-            r = run_row(a, kind, vram, test, fill, work)
-        results.append(r)
-        print("==> migration-bench: %s %d MiB: %s" % (kind, vram, r["moves"][0] if r["moves"] else r.get("error")),
-              file=sys.stderr)
+        for mode in modes:
+            with tempfile.TemporaryDirectory(prefix="vgpu-migration-bench-") as work:
+                r = run_row(a, kind, vram, test, fill, work, mode)
+            results.append(r)
+            print("==> migration-bench: %s %s %d MiB: %s" % (kind, mode, vram,
+                                                             r["moves"][0] if r["moves"] else r.get("error")),
+                  file=sys.stderr)
     out = {"accel": "tcg", "socket": "unix", "downtime_limit_ms": a.downtime_ms,
            "max_bandwidth_mib_s": a.bandwidth_mib, "load_average": os.getloadavg()[0], "rows": results}
     print(table(results), file=sys.stderr)

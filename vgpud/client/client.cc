@@ -84,9 +84,9 @@ void Client::lose(const std::string& why) {
   lost_ = true;
 }
 
-bool Client::send(const std::vector<std::byte>& m) {
+bool Client::send(const std::vector<std::byte>& m, std::span<const int> fds) {
   if (lost_) return false;
-  if (Status s = send_all(fd_.get(), m); !s) {
+  if (Status s = send_all(fd_.get(), m, fds); !s) {
     lose(s.error().message);
     return false;
   }
@@ -118,7 +118,8 @@ void Client::apply_layout(const Message& m) {
 
 std::optional<Message> Client::wait_reply(uint16_t id) {
   while (!lost_) {
-    auto m = recv_message(fd_.get(), proto::MAX_DAEMON_MESSAGE, false);
+    // Kept: STATE_EXPORT's reply carries the image's memfd.
+    auto m = recv_message(fd_.get(), proto::MAX_DAEMON_MESSAGE, true);
     if (!m) {
       lose(m.error().what);
       break;

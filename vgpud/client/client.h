@@ -55,6 +55,19 @@ class Client {
   // Posted, or answered where it may change the layout (proto::write_is_posted).
   void write32(uint32_t region, uint64_t offset, uint32_t value);
   void reset();
+
+  // Migration (docs/migration.md §7; client_migration.cc). A refusal's
+  // error names the daemon's Refusal and its reason; after the daemon is
+  // gone each fails with the loss.
+  [[nodiscard]] Status freeze(uint32_t timeout_ms);
+  void thaw();
+  [[nodiscard]] Status dirty_log(bool on);
+  // The daemon's marks since the last take OR-ed into bitmap (bit i = VM
+  // VRAM page i; at least the reply's words); the pages marked.
+  [[nodiscard]] Result<uint64_t> dirty_take(std::span<uint64_t> bitmap);
+  [[nodiscard]] Result<std::vector<uint8_t>> state_export();
+  [[nodiscard]] Status state_import(std::span<const uint8_t> image);
+
   // Reads and applies what the daemon sent without being asked (layouts),
   // without waiting.
   void poll();
@@ -80,11 +93,14 @@ class Client {
 
  private:
   Client() = default;
-  bool send(const std::vector<std::byte>& m);
+  bool send(const std::vector<std::byte>& m, std::span<const int> fds = {});
   // Reads messages until the reply to `id` (applying layouts on the way).
   std::optional<Message> wait_reply(uint16_t id);
   void apply_layout(const Message& m);
   void lose(const std::string& why);
+  // Sends a migration command and waits for its reply: the reply, or the
+  // error (a refusal with its reason, or the connection lost).
+  Result<Message> call(proto::Command c, std::span<const std::byte> payload, std::span<const int> fds = {});
 
   UniqueFd fd_, vram_fd_, irq_fd_, status_fd_;
   proto::IrqStatus* status_ = nullptr;

@@ -5,7 +5,10 @@
 // runs a fill during every input and its results and memory are checked
 // after it (mediator/fuzz/guest_fixture.h). The input is a sequence of
 // operations: a structured message (ATTACH with fields from the input,
-// REGION_READ/WRITE of a register-header offset, RESET, or any header)
+// REGION_READ/WRITE of a register-header offset, RESET, a migration
+// command (FREEZE with any timeout, THAW, DIRTY_LOG on/off/bad,
+// DIRTY_TAKE, STATE_EXPORT, STATE_IMPORT with a memfd of input bytes,
+// none or one that says more than it holds), or any header)
 // with the right or a wrong id, size and flags; raw bytes; a cut of the
 // stream (the client's side shut for writing) anywhere, messages
 // included. What must hold: the session ends (its thread returns once the
@@ -20,6 +23,8 @@
 #include <cstring>
 #include <thread>
 #include <vector>
+
+#include <sys/mman.h>
 
 #include "mediator/fuzz/guest_fixture.h"
 #include "vgpud/protocol.h"
@@ -60,11 +65,51 @@ void send_bytes(int fd, std::span<const std::byte> b) {
   }
 }
 
-std::vector<std::byte> structured(Input& in, uint16_t& id) {
+constexpr uint32_t MAX_FUZZ_IMAGE = 4096;  // bytes of input in one STATE_IMPORT memfd
+
+// A message, and the descriptor that goes with it (STATE_IMPORT's memfd).
+struct Outgoing {
+  std::vector<std::byte> bytes;
+  UniqueFd fd;
+};
+
+// A memfd of input bytes (an image the decoder refuses or, rarely, takes).
+UniqueFd image_fd(Input& in) {
+  UniqueFd fd(memfd_create("wire-fuzz-image", MFD_CLOEXEC));
+  std::vector<uint8_t> bytes(in.u16() % MAX_FUZZ_IMAGE);
+  for (auto& b : bytes) b = in.u8();
+  if (fd && !bytes.empty()) (void)!write(fd.get(), bytes.data(), bytes.size());
+  return fd;
+}
+
+Outgoing migration_command(Input& in, uint16_t id) {
+  const uint8_t k = in.u8();
+  switch (k % 6) {
+    case 0: {
+      const proto::FreezeRequest r{k & 0x80 ? in.u32() : 1u + in.u8() % 50, k & 0x40 ? in.u32() : 0};
+      return {proto::command(id, proto::Command::freeze, proto::bytes_of(r)), {}};
+    }
+    case 1: return {proto::command(id, proto::Command::thaw), {}};
+    case 2: {
+      const proto::DirtyLogRequest r{in.u8() % 3u, 0};
+      return {proto::command(id, proto::Command::dirty_log, proto::bytes_of(r)), {}};
+    }
+    case 3: return {proto::command(id, proto::Command::dirty_take), {}};
+    case 4: return {proto::command(id, proto::Command::state_export), {}};
+    default: {
+      UniqueFd fd = k & 0x80 ? UniqueFd() : image_fd(in);
+      const uint64_t declared = k & 0x40 ? in.u64() : (fd ? static_cast<uint64_t>(lseek(fd.get(), 0, SEEK_END)) : 1);
+      const proto::StateImage r{declared};
+      return {proto::command(id, proto::Command::state_import, proto::bytes_of(r)), std::move(fd)};
+    }
+  }
+}
+
+Outgoing structured(Input& in, uint16_t& id) {
   const uint8_t sel = in.u8();
   const uint16_t this_id = sel & 0x80 ? in.u16() : id;
   id = static_cast<uint16_t>(this_id + 1);
-  switch (sel % 5) {
+  switch (sel % 6) {
     case 0: {
       proto::AttachRequest r;
       const uint8_t f = in.u8();
@@ -76,7 +121,7 @@ std::vector<std::byte> structured(Input& in, uint16_t& id) {
       const size_t len = f & 16 ? in.u8() % proto::NAME_BYTES : 1 + in.u8() % 8;
       for (size_t i = 0; i < len && i < proto::NAME_BYTES; ++i)
         r.name[i] = static_cast<char>(f & 32 ? in.u8() : 'a' + i);
-      return proto::attach_request(this_id, r);
+      return {proto::attach_request(this_id, r), {}};
     }
     case 1:
     case 2: {
@@ -89,11 +134,13 @@ std::vector<std::byte> structured(Input& in, uint16_t& id) {
       } else {
         offset = in.u32() & ~3u;
       }
-      if (sel % 5 == 1) return proto::read_request(this_id, reg, offset);
-      return proto::write_request(this_id, reg, offset, in.u32());
+      if (sel % 6 == 1) return {proto::read_request(this_id, reg, offset), {}};
+      return {proto::write_request(this_id, reg, offset, in.u32()), {}};
     }
     case 3:
-      return proto::message(proto::Header{.id = this_id, .command = static_cast<uint16_t>(proto::Command::reset)}, {});
+      return {proto::message(proto::Header{.id = this_id, .command = static_cast<uint16_t>(proto::Command::reset)}, {}),
+              {}};
+    case 4: return migration_command(in, this_id);
     default: {
       proto::Header h{.id = this_id, .command = in.u16(), .size = 0, .flags = in.u8(), .error = in.u32()};
       std::vector<std::byte> payload(in.u8() % 64);
@@ -103,7 +150,7 @@ std::vector<std::byte> structured(Input& in, uint16_t& id) {
         const uint32_t size = in.u32();
         std::memcpy(m.data() + offsetof(proto::Header, size), &size, sizeof size);
       }
-      return m;
+      return {std::move(m), {}};
     }
   }
 }
@@ -132,9 +179,14 @@ void run(Input& in) {
       send_bytes(sv[0], raw);
       continue;
     }
-    auto m = structured(in, id);
-    if (op & 0x80) m.resize(in.u8() % (m.size() + 1));  // cut inside the message, then more follows
-    send_bytes(sv[0], m);
+    Outgoing m = structured(in, id);
+    if (op & 0x80) m.bytes.resize(in.u8() % (m.bytes.size() + 1));  // cut inside the message, then more follows
+    if (m.fd && !m.bytes.empty()) {
+      const int fds[1] = {m.fd.get()};
+      (void)send_all(sv[0], m.bytes, fds);  // the session may be gone: what is left goes nowhere
+    } else {
+      send_bytes(sv[0], m.bytes);
+    }
   }
   shutdown(sv[0], SHUT_WR);
   // The client is gone: the session must see it and end by itself.

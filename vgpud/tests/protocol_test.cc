@@ -136,7 +136,7 @@ TEST(Protocol, FirstReplyMustCarryTheMagicAndOurVersion) {
   auto v = check_hello(header_of(other), payload_of(other), 0);
   ASSERT_FALSE(v);
   EXPECT_EQ(v.error().code, Errc::invalid_argument);
-  EXPECT_NE(v.error().message.find("version 3"), std::string::npos) << v.error().message;
+  EXPECT_NE(v.error().message.find("version " + std::to_string(VERSION + 1)), std::string::npos) << v.error().message;
   h = Hello{0x50545448, VERSION};  // "HTTP"
   std::memcpy(other.data() + sizeof(Header), &h, sizeof h);
   EXPECT_EQ(check_hello(header_of(other), payload_of(other), 0).error().code, Errc::unsupported);
@@ -145,6 +145,42 @@ TEST(Protocol, FirstReplyMustCarryTheMagicAndOurVersion) {
   Header text;
   std::memcpy(&text, "HTTP/1.1 400 Bad Request\r\n", sizeof text);
   EXPECT_FALSE(plausible_attach_reply(text));
+}
+
+TEST(Protocol, MigrationCommandsAreAnsweredAndTheirPayloadsChecked) {
+  for (Command c : {Command::freeze, Command::thaw, Command::dirty_log, Command::dirty_take, Command::state_export,
+                    Command::state_import}) {
+    auto m = command(3, c);
+    EXPECT_TRUE(check_header(header_of(m))) << command_name(static_cast<uint16_t>(c));
+    Header posted = header_of(m);
+    posted.flags |= FLAG_NO_REPLY;
+    EXPECT_FALSE(check_header(posted)) << command_name(static_cast<uint16_t>(c)) << " must be answered";
+  }
+  EXPECT_EQ(*parse_freeze(bytes_of(FreezeRequest{250, 0})), 250u);
+  EXPECT_FALSE(parse_freeze(bytes_of(FreezeRequest{0, 0})));
+  EXPECT_FALSE(parse_freeze(bytes_of(FreezeRequest{MAX_FREEZE_MS + 1, 0})));
+  EXPECT_FALSE(parse_freeze(bytes_of(FreezeRequest{250, 1})));
+  EXPECT_FALSE(parse_freeze(bytes_of(DirtyTakeReply{})));
+  EXPECT_TRUE(*parse_dirty_log(bytes_of(DirtyLogRequest{1, 0})));
+  EXPECT_FALSE(*parse_dirty_log(bytes_of(DirtyLogRequest{0, 0})));
+  EXPECT_FALSE(parse_dirty_log(bytes_of(DirtyLogRequest{2, 0})));
+  EXPECT_EQ(*parse_state_image(bytes_of(StateImage{MAX_IMAGE_BYTES})), MAX_IMAGE_BYTES);
+  EXPECT_FALSE(parse_state_image(bytes_of(StateImage{0})));
+  EXPECT_FALSE(parse_state_image(bytes_of(StateImage{MAX_IMAGE_BYTES + 1})));
+  EXPECT_TRUE(parse_empty({}, Command::thaw));
+  EXPECT_FALSE(parse_empty(bytes_of(StateImage{}), Command::thaw));
+  EXPECT_EQ(fds_allowed(static_cast<uint16_t>(Command::state_import)), STATE_FDS);
+  EXPECT_EQ(fds_allowed(static_cast<uint16_t>(Command::region_write)), 0u);
+}
+
+TEST(Protocol, AMigrationRefusalCarriesItsReasonAndCode) {
+  const auto m = command_refusal(4, Command::freeze, Refusal::busy, "channel 2 still running after 40 ms");
+  const Header h = header_of(m);
+  EXPECT_EQ(h.flags, TYPE_REPLY | FLAG_ERROR);
+  EXPECT_EQ(h.error, static_cast<uint32_t>(Refusal::busy));
+  const auto p = payload_of(m);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(p.data()), p.size()), "channel 2 still running after 40 ms");
+  EXPECT_STREQ(refusal_name(Refusal::bad_image), "bad image");
 }
 
 }  // namespace

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A session's migration commands (docs/migration.md §7): the QEMU of a
+// vgpud VM asks its daemon to freeze and thaw the vGPU, to log the pages
+// of its VRAM the device writes, and to export or import the device's
+// image. VRAM itself moves in the QEMUs' RAM migration (the VRAM memfd is
+// a RAMBlock on both sides); the image moves in a memfd. What the vGPU
+// refuses is a refusal reply naming the reason, and the VM runs on; a
+// malformed message ends this connection only, as any other does.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "common/text.h"
+#include "gpu/mem/dirty_log.h"
+#include "vgpud/session.h"
+
+namespace vgpu::vgpud {
+namespace {
+
+std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// The image in a sealed memfd, as the reply carries it.
+Result<UniqueFd> image_memfd(std::span<const uint8_t> image) {
+  UniqueFd fd(memfd_create("vgpud-image", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd) return fail(Errc::io_error, errno_text("memfd_create"));
+  size_t at = 0;
+  while (at < image.size()) {
+    const ssize_t n = write(fd.get(), image.data() + at, image.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail(Errc::io_error, errno_text("writing the image memfd"));
+    at += static_cast<size_t>(n);
+  }
+  if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
+    return fail(Errc::io_error, errno_text("sealing the image memfd"));
+  return fd;
+}
+
+// `bytes` from the start of a client's descriptor, which may be anything
+// (a pipe, a socket, a file shorter than it says): only a regular file
+// (a memfd) holding them is read, and pread never blocks on one.
+Result<std::vector<uint8_t>> read_image(int fd, uint64_t bytes) {
+  // Checked before anything is allocated: a client cannot make the daemon
+  // reserve more than it has put in the file.
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return fail(Errc::invalid_argument, errno_text("the image descriptor"));
+  if (!S_ISREG(st.st_mode)) return fail(Errc::invalid_argument, "the image descriptor is not a memfd or file");
+  if (static_cast<uint64_t>(st.st_size) < bytes)
+    return fail(Errc::invalid_argument,
+                strfmt("the image descriptor holds %llu of %llu bytes", static_cast<unsigned long long>(st.st_size),
+                       static_cast<unsigned long long>(bytes)));
+  std::vector<uint8_t> out(bytes);
+  uint64_t at = 0;
+  while (at < bytes) {
+    const ssize_t n = pread(fd, out.data() + at, bytes - at, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(Errc::invalid_argument, errno_text("reading the image descriptor"));
+    if (n == 0)
+      return fail(Errc::invalid_argument,
+                  strfmt("the image descriptor ends after %llu of %llu bytes", static_cast<unsigned long long>(at),
+                         static_cast<unsigned long long>(bytes)));
+    at += static_cast<uint64_t>(n);
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* migration_state_name(MigrationState s) {
+  switch (s) {
+    case MigrationState::running: return "running";
+    case MigrationState::outgoing: return "outgoing";
+    case MigrationState::frozen: return "frozen";
+    case MigrationState::exported: return "exported";
+    case MigrationState::imported: return "imported";
+  }
+  return "unknown";
+}
+
+void Session::set_state(MigrationState s) {
+  std::lock_guard lock(mutex_);
+  state_ = s;
+}
+
+bool Session::migration(const Message& m, std::string& why) {
+  const auto cmd = static_cast<proto::Command>(m.header.command);
+  const uint16_t id = m.header.id;
+  auto malformed = [&](const Error& e) {
+    why = "malformed message: " + e.message;
+    return false;
+  };
+  auto refuse = [&](proto::Refusal r, const std::string& reason) {
+    daemon_.log(strfmt("vm %s: %s refused (%s): %s", name_.c_str(), proto::command_name(m.header.command),
+                       proto::refusal_name(r), reason.c_str()));
+    return send(proto::command_refusal(id, cmd, r, reason), why);
+  };
+  switch (cmd) {
+    case proto::Command::freeze: {
+      auto ms = proto::parse_freeze(m.payload);
+      if (!ms) return malformed(ms.error());
+      if (Status s = vgpu_->freeze(uint64_t{*ms} * 1'000'000); !s)
+        return refuse(proto::Refusal::busy, s.error().message);
+      set_state(MigrationState::frozen);
+      break;
+    }
+    case proto::Command::thaw:
+      if (Status s = proto::parse_empty(m.payload, cmd); !s) return malformed(s.error());
+      vgpu_->thaw();
+      set_state(logging_ ? MigrationState::outgoing : MigrationState::running);
+      break;
+    case proto::Command::dirty_log: {
+      auto on = proto::parse_dirty_log(m.payload);
+      if (!on) return malformed(on.error());
+      gpu::DirtyLog& log = daemon_.host().gpu().vram().dirty_log();
+      if (*on && !logging_) log.start();
+      if (!*on && logging_) log.stop();
+      logging_ = *on;
+      if (!vgpu_->frozen()) set_state(logging_ ? MigrationState::outgoing : MigrationState::running);
+      break;
+    }
+    case proto::Command::dirty_take:
+      if (Status s = proto::parse_empty(m.payload, cmd); !s) return malformed(s.error());
+      return dirty_take(id, why);
+    case proto::Command::state_export:
+      if (Status s = proto::parse_empty(m.payload, cmd); !s) return malformed(s.error());
+      return state_export(id, why);
+    case proto::Command::state_import: {
+      auto bytes = proto::parse_state_image(m.payload);
+      if (!bytes) return malformed(bytes.error());
+      if (m.fds.size() != proto::STATE_FDS) {
+        why = strfmt("malformed message: state import with %zu descriptors, not %zu", m.fds.size(), proto::STATE_FDS);
+        return false;
+      }
+      return state_import(m, *bytes, why);
+    }
+    default: why = "unexpected command"; return false;
+  }
+  if (!send_layout_if_changed(why)) return false;
+  return send(proto::reply(id, cmd), why);
+}
+
+bool Session::dirty_take(uint16_t id, std::string& why) {
+  const shadow::Partition& p = vgpu_->partition();
+  const uint64_t pages = p.size / gpu::DirtyLog::PAGE;
+  const uint64_t words = (pages + gpu::DirtyLog::PAGES_PER_WORD - 1) / gpu::DirtyLog::PAGES_PER_WORD;
+  std::vector<uint64_t> bitmap(words);
+  const proto::DirtyTakeReply head{daemon_.host().gpu().vram().dirty_log().take(p.base, p.size, bitmap), words};
+  std::vector<std::byte> payload(sizeof head + words * sizeof(uint64_t));
+  std::memcpy(payload.data(), &head, sizeof head);
+  if (words) std::memcpy(payload.data() + sizeof head, bitmap.data(), words * sizeof(uint64_t));
+  return send(proto::reply(id, proto::Command::dirty_take, payload), why);
+}
+
+bool Session::state_export(uint16_t id, std::string& why) {
+  const auto cmd = proto::Command::state_export;
+  auto refuse = [&](proto::Refusal r, const std::string& reason) {
+    daemon_.log(strfmt("vm %s: state export refused (%s): %s", name_.c_str(), proto::refusal_name(r), reason.c_str()));
+    return send(proto::command_refusal(id, cmd, r, reason), why);
+  };
+  auto image = vgpu_->export_image();
+  if (!image) return refuse(proto::Refusal::bad_state, image.error().message);
+  if (image->size() > proto::MAX_IMAGE_BYTES)
+    return refuse(proto::Refusal::bad_state, strfmt("the image's %zu bytes exceed the protocol's %llu", image->size(),
+                                                    static_cast<unsigned long long>(proto::MAX_IMAGE_BYTES)));
+  auto fd = image_memfd(*image);
+  if (!fd) return refuse(proto::Refusal::internal, fd.error().message);
+  const proto::StateImage head{image->size()};
+  const int fds[proto::STATE_FDS] = {fd->get()};
+  set_state(MigrationState::exported);
+  return send(proto::reply(id, cmd, proto::bytes_of(head)), why, fds);
+}
+
+bool Session::state_import(const Message& m, uint64_t bytes, std::string& why) {
+  const auto cmd = proto::Command::state_import;
+  auto refuse = [&](const std::string& reason) {
+    daemon_.log(strfmt("vm %s: state import refused: %s", name_.c_str(), reason.c_str()));
+    return send(proto::command_refusal(m.header.id, cmd, proto::Refusal::bad_image, reason), why);
+  };
+  auto image = read_image(m.fds[0].get(), bytes);
+  if (!image) return refuse(image.error().message);
+  if (Status s = vgpu_->import_image(*image); !s) return refuse(s.error().message);
+  set_state(MigrationState::imported);
+  daemon_.log(strfmt("vm %s: state imported (%llu bytes)", name_.c_str(), static_cast<unsigned long long>(bytes)));
+  if (!send_layout_if_changed(why)) return false;
+  return send(proto::reply(m.header.id, cmd), why);
+}
+
+}  // namespace vgpu::vgpud

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The migration commands through a real daemon (docs/migration.md §7):
+// a vGPU with a bound channel moves between two sessions of one vgpud
+// (its VRAM copied between the two memfds, as QEMU's RAM migration does),
+// the dirty log, the refusals that keep the connection, and malformed
+// migration messages that close only their own connection.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "driver/runtime.h"
+#include "vgpud/client/client_port.h"
+#include "vgpud/tests/daemon_process.h"
+#include "vgpud/wire.h"
+
+namespace vgpu::vgpud {
+namespace {
+
+using testing::attach_or_null;
+using testing::checked_workload;
+using testing::DaemonProcess;
+
+constexpr uint32_t FREEZE_MS = 2000;
+constexpr uint32_t N = 4096;  // floats of the test's buffer
+
+bool log_has(const DaemonProcess& d, const std::string& text) {
+  for (int i = 0; i < 200; ++i) {
+    if (d.log().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// The VM's migration state as `vgpuctl stats` shows it ("" when not listed).
+std::string state_of(const DaemonProcess& d, const std::string& name) {
+  const auto j = nlohmann::json::parse(d.control("stats"), nullptr, false);
+  if (j.is_discarded()) return {};
+  for (const auto& vm : j["vms"])
+    if (vm["name"] == name) return vm["state"].get<std::string>();
+  return {};
+}
+
+// What QEMU's RAM migration does for VRAM: the source's memfd into the destination's.
+void copy_vram(const Client& from, const Client& to) {
+  const off_t size = lseek(from.vram_fd(), 0, SEEK_END);
+  ASSERT_EQ(size, lseek(to.vram_fd(), 0, SEEK_END));
+  void* src = mmap(nullptr, size, PROT_READ, MAP_SHARED, from.vram_fd(), 0);
+  void* dst = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, to.vram_fd(), 0);
+  ASSERT_NE(src, MAP_FAILED);
+  ASSERT_NE(dst, MAP_FAILED);
+  std::memcpy(dst, src, size);
+  munmap(src, size);
+  munmap(dst, size);
+}
+
+// A VM with an open device, a context (a bound channel) and a filled buffer.
+struct Guest {
+  std::unique_ptr<ClientPort> port;
+  std::unique_ptr<driver::Device> dev;
+  std::unique_ptr<driver::Context> ctx;
+  driver::Buffer buf{};
+
+  static Result<Guest> start(Client& c, float value) {
+    Guest g;
+    auto port = ClientPort::create(c);
+    if (!port) return std::unexpected(port.error());
+    g.port = std::move(*port);
+    auto dev = driver::Device::open(*g.port);
+    if (!dev) return std::unexpected(dev.error());
+    g.dev = std::move(*dev);
+    auto ctx = g.dev->create_context();
+    if (!ctx) return std::unexpected(ctx.error());
+    g.ctx = std::move(*ctx);
+    auto b = g.ctx->alloc(N * sizeof(float));
+    if (!b) return std::unexpected(b.error());
+    g.buf = *b;
+    if (Status s = g.fill(value); !s) return std::unexpected(s.error());
+    return g;
+  }
+  Status fill(float value) {
+    auto f = ctx->fill({buf, N, value});
+    if (!f) return std::unexpected(f.error());
+    return ctx->wait(*f);
+  }
+  void close() {
+    ctx.reset();
+    dev.reset();
+    port.reset();
+  }
+  bool holds(float value) {
+    std::vector<float> got(N);
+    if (!ctx->download(buf, std::span<float>(got))) return false;
+    for (float v : got)
+      if (v != value) return false;
+    return true;
+  }
+};
+
+TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
+  auto d = DaemonProcess::start({"--vram", "1G"});
+  ASSERT_TRUE(d);
+  auto a = attach_or_null(d->socket(), "src");
+  auto b = attach_or_null(d->socket(), "dst");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(state_of(*d, "src"), "running");
+  ASSERT_TRUE(a->dirty_log(true));
+  EXPECT_EQ(state_of(*d, "src"), "outgoing");
+  auto g = Guest::start(*a, 3.0f);
+  ASSERT_TRUE(g) << g.error().what();
+  const uint64_t words = lseek(a->vram_fd(), 0, SEEK_END) / 4096 / 64;
+  std::vector<uint64_t> bitmap(words);
+  auto marked = a->dirty_take(bitmap);
+  ASSERT_TRUE(marked) << marked.error().what();
+  EXPECT_GT(*marked, 0u) << "the fill's pages were not logged";
+
+  // Not frozen: a vGPU with a bound channel is not exported, and says why.
+  auto early = a->state_export();
+  ASSERT_FALSE(early);
+  EXPECT_NE(early.error().message.find("bad state"), std::string::npos) << early.error().message;
+  EXPECT_NE(early.error().message.find("frozen"), std::string::npos) << early.error().message;
+
+  ASSERT_TRUE(a->freeze(FREEZE_MS));
+  EXPECT_EQ(state_of(*d, "src"), "frozen");
+  auto image = a->state_export();
+  ASSERT_TRUE(image) << image.error().what();
+  EXPECT_EQ(state_of(*d, "src"), "exported");
+  std::ranges::fill(bitmap, 0);
+  ASSERT_TRUE(a->dirty_take(bitmap));
+  auto none = a->dirty_take(bitmap);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(*none, 0u) << "a frozen vGPU wrote VRAM";
+  copy_vram(*a, *b);
+  ASSERT_TRUE(b->freeze(FREEZE_MS));
+  Status imported = b->state_import(*image);
+  ASSERT_TRUE(imported) << imported.error().what();
+  EXPECT_EQ(state_of(*d, "dst"), "imported");
+  auto again = b->state_export();
+  ASSERT_TRUE(again) << again.error().what();
+  EXPECT_EQ(*again, *image) << "the destination's image differs from the source's";
+  EXPECT_TRUE(log_has(*d, "vm dst: state imported (" + std::to_string(image->size()) + " bytes)"));
+
+  // A second import into a vGPU with a bound channel is refused by name;
+  // the connection stays.
+  Status twice = b->state_import(*image);
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().message.find("bad image"), std::string::npos) << twice.error().message;
+  EXPECT_FALSE(b->lost());
+  b->thaw();
+  EXPECT_EQ(state_of(*d, "dst"), "running");
+
+  // A cancelled move: the source thaws and runs on with its data.
+  a->thaw();
+  EXPECT_EQ(state_of(*d, "src"), "outgoing") << "its dirty log is still on";
+  EXPECT_TRUE(g->holds(3.0f));
+  EXPECT_TRUE(g->fill(5.0f));
+  EXPECT_TRUE(g->holds(5.0f));
+  ASSERT_TRUE(a->dirty_log(false));
+  g->close();
+  a.reset();
+  b.reset();
+  EXPECT_EQ(d->stop(), 0);
+}
+
+TEST(VgpudMigration, RefusedImagesKeepTheConnection) {
+  auto d = DaemonProcess::start({"--vram", "1G"});
+  ASSERT_TRUE(d);
+  auto a = attach_or_null(d->socket(), "src");
+  auto b = attach_or_null(d->socket(), "dst");
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->freeze(FREEZE_MS));
+  auto image = a->state_export();
+  ASSERT_TRUE(image) << image.error().what();
+  ASSERT_TRUE(b->freeze(FREEZE_MS));
+  for (size_t cut : {size_t{1}, image->size() / 2, image->size() - 1}) {
+    Status s = b->state_import(std::span(*image).first(cut));
+    ASSERT_FALSE(s) << "a cut at " << cut;
+    EXPECT_NE(s.error().message.find("bad image"), std::string::npos) << s.error().message;
+    EXPECT_FALSE(b->lost());
+  }
+  EXPECT_TRUE(log_has(*d, "vm dst: state import refused"));
+  EXPECT_TRUE(b->state_import(*image));
+  b->thaw();
+  a->thaw();
+  EXPECT_TRUE(checked_workload(*b, 1));
+  EXPECT_TRUE(checked_workload(*a, 2));
+  a.reset();
+  b.reset();
+  EXPECT_EQ(d->stop(), 0);
+}
+
+// Each of these ends its own connection with a log line naming it; the
+// victim's work is untouched.
+TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
+  auto d = DaemonProcess::start({"--vram", "1G"});
+  ASSERT_TRUE(d);
+  auto victim = attach_or_null(d->socket(), "victim");
+  ASSERT_TRUE(victim);
+  const int memfd = memfd_create("test", MFD_CLOEXEC);
+  ASSERT_GE(memfd, 0);
+  const int fds[1] = {memfd};
+  const proto::FreezeRequest zero{0, 0};
+  const proto::FreezeRequest too_long{proto::MAX_FREEZE_MS + 1, 0};
+  const proto::DirtyLogRequest two{2, 0};
+  const proto::StateImage huge{proto::MAX_IMAGE_BYTES + 1};
+  const proto::StateImage some{64};
+  struct Case {
+    std::vector<std::byte> message;
+    bool with_fd;
+    std::string logged;
+  };
+  const Case cases[] = {
+      {proto::command(1, proto::Command::freeze, proto::bytes_of(zero)), false, "freeze: timeout 0 ms outside"},
+      {proto::command(1, proto::Command::freeze, proto::bytes_of(too_long)), false, "freeze: timeout 60001 ms"},
+      {proto::command(1, proto::Command::dirty_log, proto::bytes_of(two)), false, "dirty log: on 2"},
+      {proto::command(1, proto::Command::thaw, proto::bytes_of(two)), false, "where none belongs"},
+      {proto::command(1, proto::Command::state_import, proto::bytes_of(huge)), true, "state image: 268435457 bytes"},
+      {proto::command(1, proto::Command::state_import, proto::bytes_of(some)), false, "with 0 descriptors"},
+      {proto::read_request(1, proto::REGION_BAR0, 0), true, "command 9 came with 1 descriptors"},
+  };
+  for (const Case& c : cases) {
+    auto client = attach_or_null(d->socket(), "bad");
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(
+        send_all(client->socket_fd(), c.message, c.with_fd ? std::span<const int>(fds) : std::span<const int>{}));
+    EXPECT_TRUE(log_has(*d, c.logged)) << c.logged << "\n" << d->log();
+    EXPECT_TRUE(log_has(*d, "vm bad disconnected"));
+    client.reset();
+  }
+  // An image descriptor shorter than it says: a refusal, not a hang or a close.
+  {
+    auto client = attach_or_null(d->socket(), "short");
+    ASSERT_TRUE(client);
+    ASSERT_TRUE(
+        send_all(client->socket_fd(), proto::command(1, proto::Command::state_import, proto::bytes_of(some)), fds));
+    auto r = recv_message(client->socket_fd(), proto::MAX_DAEMON_MESSAGE, false);
+    while (r && r->header.command == static_cast<uint16_t>(proto::Command::layout))  // the daemon's own, unasked
+      r = recv_message(client->socket_fd(), proto::MAX_DAEMON_MESSAGE, false);
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r->header.flags & proto::FLAG_ERROR);
+    EXPECT_EQ(r->header.error, static_cast<uint32_t>(proto::Refusal::bad_image));
+    EXPECT_TRUE(log_has(*d, "the image descriptor holds 0 of 64 bytes"));
+  }
+  // A pipe for the image: refused, not read (a read could block the session).
+  {
+    int p[2];
+    ASSERT_EQ(pipe(p), 0);
+    auto client = attach_or_null(d->socket(), "pipe");
+    ASSERT_TRUE(client);
+    const int pipe_fd[1] = {p[0]};
+    ASSERT_TRUE(
+        send_all(client->socket_fd(), proto::command(1, proto::Command::state_import, proto::bytes_of(some)), pipe_fd));
+    EXPECT_TRUE(log_has(*d, "the image descriptor is not a memfd or file"));
+    close(p[0]);
+    close(p[1]);
+  }
+  close(memfd);
+  EXPECT_TRUE(checked_workload(*victim, 4));
+  EXPECT_FALSE(victim->lost());
+  victim.reset();
+  EXPECT_EQ(d->stop(), 0);
+}
+
+}  // namespace
+}  // namespace vgpu::vgpud
