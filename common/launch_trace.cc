@@ -59,9 +59,12 @@ void LaunchTrace::launch_waited() {
   ++kept_launches;
   for (size_t i = 0; i < PHASES; ++i) {
     // Every phase but the call follows the doorbell (an older mark is
-    // another launch's).
+    // another launch's), except PFIFO's doorbell_seen: the physical ring,
+    // which a trapped doorbell makes before its own write returns, so it
+    // is kept from the call on (negative: the guest's hop split in two).
     const int64_t t = i == at(LaunchPhase::api_entry) ? call : last[i].load(std::memory_order_relaxed);
-    if (i == at(LaunchPhase::api_entry) || t >= origin) kept[i].push_back(t - origin);
+    const int64_t since = i == at(LaunchPhase::doorbell_seen) ? call : origin;
+    if (i == at(LaunchPhase::api_entry) || t >= since) kept[i].push_back(t - origin);
   }
 }
 

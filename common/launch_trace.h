@@ -19,7 +19,7 @@ namespace vgpu {
 enum class LaunchPhase : uint8_t {
   api_entry,        // the driver's kernel launch call began (before the doorbell: negative)
   doorbell,         // GP_PUT written: the origin of every offset
-  doorbell_seen,    // PFIFO was told of it (after a VM exit and the mediator, in fv modes)
+  doorbell_seen,    // PFIFO was told of it (fv modes: the mediator's physical ring, inside the trap: negative)
   gpfifo_fetch,     // PFIFO fetched a GPFIFO entry
   job_queued,       // PFIFO handed engine work to an engine thread
   job_started,      // the engine thread took it
