@@ -10,13 +10,13 @@ namespace vgpu {
 namespace {
 
 constexpr size_t PHASES = static_cast<size_t>(LaunchPhase::count);
-// The first this many launches are kept (15 offsets of 8 bytes each: 12 MB).
+// The first this many launches are kept (16 offsets of 8 bytes each: 13 MB).
 constexpr uint64_t MAX_KEPT_LAUNCHES = 100'000;
 
 constexpr std::array<std::string_view, PHASES> NAMES = {
-    "api_entry",   "doorbell",        "doorbell_seen",   "gpfifo_fetch",  "job_queued",
-    "job_started", "device_prepared", "device_launched", "device_synced", "job_done",
-    "result_seen", "release",         "interrupt",       "delivered",     "wait_return",
+    "api_entry",   "doorbell",        "doorbell_seen",   "pfifo_woke",    "gpfifo_fetch", "job_queued",
+    "job_started", "device_prepared", "device_launched", "device_synced", "job_done",     "result_seen",
+    "release",     "interrupt",       "delivered",       "wait_return",
 };
 
 int64_t now_ns() {
@@ -44,6 +44,10 @@ void LaunchTrace::enable(bool on) { enabled_.store(on, std::memory_order_relaxed
 
 void LaunchTrace::stamp(LaunchPhase p) { last[at(p)].store(now_ns(), std::memory_order_relaxed); }
 
+void LaunchTrace::stamp_first_after(LaunchPhase p, LaunchPhase after) {
+  if (last[at(p)].load(std::memory_order_relaxed) < last[at(after)].load(std::memory_order_relaxed)) stamp(p);
+}
+
 void LaunchTrace::launch_waited() {
   if (!enabled()) return;
   stamp(LaunchPhase::wait_return);
@@ -59,9 +63,14 @@ void LaunchTrace::launch_waited() {
   ++kept_launches;
   for (size_t i = 0; i < PHASES; ++i) {
     // Every phase but the call follows the doorbell (an older mark is
-    // another launch's).
+    // another launch's), except PFIFO's doorbell_seen: the physical ring,
+    // which a trapped doorbell makes before its own write returns, so it
+    // is kept from the call on (negative: the guest's hop split in two),
+    // and PFIFO's wake-up after it, which may come before the write returns.
     const int64_t t = i == at(LaunchPhase::api_entry) ? call : last[i].load(std::memory_order_relaxed);
-    if (i == at(LaunchPhase::api_entry) || t >= origin) kept[i].push_back(t - origin);
+    const bool from_call = i == at(LaunchPhase::doorbell_seen) || i == at(LaunchPhase::pfifo_woke);
+    const int64_t since = from_call ? call : origin;
+    if (i == at(LaunchPhase::api_entry) || t >= since) kept[i].push_back(t - origin);
   }
 }
 

@@ -19,7 +19,8 @@ namespace vgpu {
 enum class LaunchPhase : uint8_t {
   api_entry,        // the driver's kernel launch call began (before the doorbell: negative)
   doorbell,         // GP_PUT written: the origin of every offset
-  doorbell_seen,    // PFIFO was told of it (after a VM exit and the mediator, in fv modes)
+  doorbell_seen,    // PFIFO was told of it (fv modes: the mediator's physical ring, inside the trap: negative)
+  pfifo_woke,       // PFIFO's loop picked a channel, the first time since doorbell_seen
   gpfifo_fetch,     // PFIFO fetched a GPFIFO entry
   job_queued,       // PFIFO handed engine work to an engine thread
   job_started,      // the engine thread took it
@@ -48,6 +49,11 @@ class LaunchTrace {
   static void mark(LaunchPhase p) {
     if (enabled()) stamp(p);
   }
+  // Marks p only the first time after `after` was marked (a loop that
+  // passes p many times a launch: the first pass is the one that answers).
+  static void mark_first_after(LaunchPhase p, LaunchPhase after) {
+    if (enabled()) stamp_first_after(p, after);
+  }
   // The fence wait returned: keeps this launch's offsets if it was a
   // kernel launch (a driver launch call, then the doorbell, then engine
   // work; the driver's own copies and waits for no work are not kept), up
@@ -60,6 +66,7 @@ class LaunchTrace {
 
  private:
   static void stamp(LaunchPhase p);
+  static void stamp_first_after(LaunchPhase p, LaunchPhase after);
   static std::atomic<bool> enabled_;
 };
 

@@ -72,6 +72,48 @@ TEST_F(LaunchTraceTest, APhaseMarkedBeforeTheDoorbellBelongsToAnEarlierLaunch) {
   EXPECT_EQ(LaunchTrace::figures()[at(LaunchPhase::job_started)].samples, 1u);
 }
 
+// The mediator's physical ring (doorbell_seen) and PFIFO's wake-up come
+// inside the guest's trapped doorbell write: kept from the launch call on,
+// as negative offsets; one before the call is an earlier launch's.
+TEST_F(LaunchTraceTest, ThePhysicalRingInsideTheTrapIsKeptBeforeTheDoorbell) {
+  LaunchTrace::enable(true);
+  LaunchTrace::mark(LaunchPhase::pfifo_woke);  // an earlier launch's
+  sleep_us(50);
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  sleep_us(100);
+  LaunchTrace::mark(LaunchPhase::doorbell_seen);
+  sleep_us(100);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  ASSERT_EQ(LaunchTrace::launches(), 1u);
+  const auto f = LaunchTrace::figures();
+  EXPECT_EQ(f[at(LaunchPhase::doorbell_seen)].samples, 1u);
+  EXPECT_LE(f[at(LaunchPhase::doorbell_seen)].p50_us, -100.0);
+  EXPECT_GE(f[at(LaunchPhase::doorbell_seen)].p50_us, f[at(LaunchPhase::api_entry)].p50_us + 100.0);
+  EXPECT_EQ(f[at(LaunchPhase::pfifo_woke)].samples, 0u);
+}
+
+// PFIFO's loop passes its pick many times a launch: only the first pass
+// after the physical ring is its wake-up.
+TEST_F(LaunchTraceTest, TheFirstMarkAfterAnotherPhaseIsTheOneKept) {
+  LaunchTrace::enable(true);
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  LaunchTrace::mark(LaunchPhase::doorbell_seen);
+  sleep_us(100);
+  LaunchTrace::mark_first_after(LaunchPhase::pfifo_woke, LaunchPhase::doorbell_seen);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  sleep_us(200);
+  LaunchTrace::mark_first_after(LaunchPhase::pfifo_woke, LaunchPhase::doorbell_seen);  // a later pass: not kept
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  ASSERT_EQ(LaunchTrace::launches(), 1u);
+  const auto f = LaunchTrace::figures();
+  EXPECT_EQ(f[at(LaunchPhase::pfifo_woke)].samples, 1u);
+  EXPECT_LT(f[at(LaunchPhase::pfifo_woke)].p50_us, 100.0);
+  EXPECT_GE(f[at(LaunchPhase::pfifo_woke)].p50_us, f[at(LaunchPhase::doorbell_seen)].p50_us + 100.0);
+}
+
 TEST_F(LaunchTraceTest, ACopyTheDriverMakesOnItsOwnIsNotAKernelLaunch) {
   LaunchTrace::enable(true);
   LaunchTrace::mark(LaunchPhase::api_entry);

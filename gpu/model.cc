@@ -140,6 +140,20 @@ uint32_t GpuModel::read32(uint32_t offset) {
   return value;
 }
 
+uint32_t Gpu::channel_state(uint32_t chid) {
+  return chid < NUM_CHANNELS ? read32(pfifo::CHAN_STATE[chid].offset) : BAD_REGISTER;
+}
+
+// The value read32 gives; the clock poll and the delivery it would make
+// are left to the next register access or PFIFO's own (one lock instead of
+// four, on the path of every dispatch).
+uint32_t GpuModel::channel_state(uint32_t chid) {
+  if (chid >= NUM_CHANNELS) return BAD_REGISTER;
+  std::unique_lock l(mutex_, std::defer_lock);
+  lock_spinning(l);
+  return regs_.read(pfifo::CHAN_STATE[chid].offset);
+}
+
 void GpuModel::write32(uint32_t offset, uint32_t value) {
   {
     std::unique_lock l(mutex_, std::defer_lock);

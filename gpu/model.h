@@ -38,6 +38,7 @@ class GpuModel final : public Gpu {
 
   uint32_t read32(uint32_t offset) override;
   void write32(uint32_t offset, uint32_t value) override;
+  uint32_t channel_state(uint32_t chid) override;
   uint32_t bar_read32(Bar bar, uint64_t offset) override;
   void bar_write32(Bar bar, uint64_t offset, uint32_t value) override;
   uint64_t bar_size(Bar bar) const override { return BarWindows::size(bar); }

@@ -83,7 +83,10 @@ void Pfifo::loop() {
     if (d_.tick) d_.tick();
     drop_stale_runs();
     std::optional<Pick> next = pick();
-    if (next) servicing_ = next->chid;
+    if (next) {
+      servicing_ = next->chid;
+      LaunchTrace::mark_first_after(LaunchPhase::pfifo_woke, LaunchPhase::doorbell_seen);
+    }
     l.unlock();
     idle_cv_.notify_all();
     d_.notify();

@@ -76,6 +76,29 @@ TEST(PmcRegisters, ClearingPfifoEnableResetsChannelTable) {
   EXPECT_EQ(h.rd(pfifo::CTRL), 0u);
 }
 
+// The mediator reads CHAN_STATE on every dispatch through channel_state,
+// which skips read32's clock poll and delivery: the same value in every
+// state, the unit's gate included.
+TEST(PfifoRegisters, ChannelStateReadsWhatRead32Gives) {
+  Harness h;
+  h.add_channel(3);
+  const auto same = [&](uint32_t chid) {
+    EXPECT_EQ(h.gpu().channel_state(chid), h.gpu().read32(pfifo::CHAN_STATE[chid].offset));
+  };
+  same(3);
+  EXPECT_TRUE(pfifo::ChanStateRunnable::get(h.gpu().channel_state(3)));
+  h.wr(pfifo::CHAN_STATE[3], 0);
+  same(3);
+  EXPECT_EQ(h.gpu().channel_state(3), 0u);
+  same(4);  // never bound
+  h.wr(pmc::ENABLE, pmc::enable::ALL & ~pmc::enable::Pfifo::mask);
+  same(3);
+  EXPECT_EQ(h.gpu().channel_state(NUM_CHANNELS), BAD_REGISTER);
+  Gpu& base = h.gpu();  // the interface's own reading, for a GPU without a faster one
+  EXPECT_EQ(base.Gpu::channel_state(3), h.gpu().read32(pfifo::CHAN_STATE[3].offset));
+  EXPECT_EQ(base.Gpu::channel_state(NUM_CHANNELS), BAD_REGISTER);
+}
+
 TEST(PbusRegisters, PraminWindowMapsVram) {
   auto g = bare_model();
   const uint64_t addr = 0x1230000;
