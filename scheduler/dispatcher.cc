@@ -10,6 +10,11 @@ namespace {
 // A virtual clock is moved by someone else: look at it this often (real
 // time) while waiting for a yield window to end.
 constexpr auto VIRTUAL_POLL = std::chrono::milliseconds(1);
+// A dispatch that ended inside the engine's start after holding the
+// stepping thread this long did the host's work for its VM (a piece of its
+// shadow sync, a turn's length), not an engine's instant completion (tens
+// of microseconds), which keeps the next pick on the same thread.
+constexpr uint64_t HAND_OVER_AFTER_NS = 500'000;
 }  // namespace
 
 Dispatcher::Dispatcher(std::unique_ptr<Policy> policy, Clock& clock, Engine& engine)
@@ -58,6 +63,7 @@ void Dispatcher::completed(uint64_t start_ns, uint64_t end_ns) {
   if (!in_flight_) return;
   policy_->complete(in_flight_->submission.vm, start_ns, end_ns);
   in_flight_.reset();
+  note_inline_end();
   kick(lk);
   lk.unlock();
   tell_queue();
@@ -72,6 +78,7 @@ bool Dispatcher::complete_if(const Match& m, std::optional<uint64_t> start_ns, u
   const uint64_t start = start_ns.value_or(in_flight_->dispatched_ns);
   policy_->complete(s.vm, start, end_ns);
   in_flight_.reset();
+  note_inline_end();
   if (ended) ended(end_ns > start ? end_ns - start : 0);
   if (requeue) {
     // No step picks until the requeue is in: one that another thread
@@ -164,8 +171,24 @@ void Dispatcher::run_step(std::unique_lock<std::mutex>& lk) {
   step(lk);
 }
 
+void Dispatcher::note_inline_end() {
+  if (stepping_ && std::this_thread::get_id() == stepper_) ended_inline_ = true;
+}
+
+// A dispatch can end inside the engine's start, on the stepping thread,
+// after the host's work for its VM took the turn (a piece of its shadow
+// sync). A thread other than the dispatcher's own (a VM's doorbell, the
+// watchdog ending a held turn, an engine's event) runs at most one such
+// dispatch a step and hands the next pick to the dispatcher's thread:
+// otherwise a VM whose doorbell ended its own turn stayed in that call
+// while the other VM's host work was dispatched turn after turn, none of
+// them picking the VM, which could not queue its next launch from the
+// thread held there (docs/scheduler.md, "Host work"). A dispatch that ends
+// at once (an instant engine, nothing to run) keeps the step here.
 void Dispatcher::step(std::unique_lock<std::mutex>& lk) {
   stepping_ = true;
+  stepper_ = std::this_thread::get_id();
+  const bool hand_over = threaded_ && !stop_ && stepper_ != thread_.get_id();
   do {
     again_ = false;
     if (in_flight_) break;
@@ -175,9 +198,16 @@ void Dispatcher::step(std::unique_lock<std::mutex>& lk) {
     const Submission s = *d.dispatch;
     in_flight_ = Flight{s, clock_.now_ns()};
     ++dispatched_;
+    ended_inline_ = false;
+    const uint64_t started_ns = hand_over ? clock_.now_ns() : 0;
     lk.unlock();
     engine_.start(s);  // may call completed() before returning
     lk.lock();
+    if (hand_over && ended_inline_ && again_ && clock_.now_ns() - started_ns >= HAND_OVER_AFTER_NS) {
+      kicked_ = true;
+      cv_.notify_one();
+      break;
+    }
   } while (again_);
   stepping_ = false;
 }

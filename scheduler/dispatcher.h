@@ -114,6 +114,7 @@ class Dispatcher {
   void step(std::unique_lock<std::mutex>& lk);
   void kick(std::unique_lock<std::mutex>& lk);
   void run_step(std::unique_lock<std::mutex>& lk);  // step unless one is running
+  void note_inline_end();                           // a flight ended: inside the step's start?
   void thread_main();
   // What the queue observer has to hear now: call with mu_ not held.
   void tell_queue();
@@ -125,8 +126,10 @@ class Dispatcher {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::optional<Flight> in_flight_;
-  bool stepping_ = false;  // a step is running (engine may re-enter)
-  bool again_ = false;     // something happened during that step
+  bool stepping_ = false;      // a step is running (engine may re-enter)
+  bool again_ = false;         // something happened during that step
+  std::thread::id stepper_;    // the thread running the step
+  bool ended_inline_ = false;  // its last dispatch ended inside the engine's start, on that thread
   std::optional<uint64_t> wake_at_;
   std::optional<uint64_t> thread_wake_at_;  // the retry time the thread is waiting for
   uint64_t dispatched_ = 0;

@@ -180,6 +180,90 @@ TEST(Dispatcher, ThreadedModeRunsEverySubmissionOneAtATime) {
   for (VmId vm = 1; vm <= 4; ++vm) EXPECT_EQ(d.gpu_ns(vm), 1000u * PER_VM);
 }
 
+// Each dispatch ends inside start() after `work` on the calling thread (the
+// host's work for the VM ended its turn before anything reached the
+// engine) and the VM queues again, as a shadow sync in pieces does;
+// records the thread of each start.
+class HostWorkEngine final : public Engine {
+ public:
+  static constexpr int TURNS = 5;
+  explicit HostWorkEngine(std::chrono::microseconds w) : work(w) {}
+  void start(const Submission& s) override {
+    std::this_thread::sleep_for(work);
+    {
+      std::lock_guard lk(mu);
+      threads.push_back(std::this_thread::get_id());
+    }
+    const bool more = ++turns < TURNS;
+    dispatcher->completed(0, 0);
+    if (more) {
+      EXPECT_TRUE(dispatcher->submit(s.vm, s.channel));
+    }
+  }
+  const std::chrono::microseconds work;
+  Dispatcher* dispatcher = nullptr;
+  std::mutex mu;
+  std::vector<std::thread::id> threads;
+  std::atomic<int> turns{0};
+};
+
+// A turn of host work: a few milliseconds, as a 1 ms turn's sync piece.
+constexpr std::chrono::microseconds HOST_WORK_TURN{2000};
+
+// The thread that submits (a VM's doorbell) runs one such dispatch; the
+// next ones run on the dispatcher's thread, so that call returns after one
+// turn of host work, not after all of them (issue 37 item 5's outliers: a
+// VM's doorbell held 98-101 ms by three turns of another VM's sync).
+TEST(Dispatcher, AThreadNotTheDispatchersRunsAtMostOneDispatchThatEndsInsideStart) {
+  RealClock clock;
+  HostWorkEngine engine(HOST_WORK_TURN);
+  Dispatcher d(fifo(), clock, engine);
+  ASSERT_TRUE(d.add_vm(1, 1));
+  engine.dispatcher = &d;
+  d.start_thread();
+  ASSERT_TRUE(d.submit(1, 0));
+  const std::thread::id caller = std::this_thread::get_id();
+  {
+    std::lock_guard lk(engine.mu);
+    EXPECT_EQ(std::ranges::count(engine.threads, caller), 1) << "the submitting thread ran more than one turn";
+  }
+  for (int i = 0; i < 2000 && engine.turns < HostWorkEngine::TURNS; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  d.stop_thread();
+  std::lock_guard lk(engine.mu);
+  ASSERT_EQ(engine.threads.size(), size_t{HostWorkEngine::TURNS});
+  EXPECT_EQ(engine.threads.front(), caller);
+  EXPECT_EQ(std::ranges::count(engine.threads, caller), 1);
+}
+
+// Dispatches that end at once (an instant engine) are not handed over: the
+// caller runs them all, with no wake-up of another thread in between.
+TEST(Dispatcher, DispatchesThatEndAtOnceStayOnTheCallersThread) {
+  RealClock clock;
+  HostWorkEngine engine(std::chrono::microseconds{0});
+  Dispatcher d(fifo(), clock, engine);
+  ASSERT_TRUE(d.add_vm(1, 1));
+  engine.dispatcher = &d;
+  d.start_thread();
+  ASSERT_TRUE(d.submit(1, 0));
+  d.stop_thread();
+  std::lock_guard lk(engine.mu);
+  EXPECT_EQ(std::ranges::count(engine.threads, std::this_thread::get_id()), HostWorkEngine::TURNS);
+}
+
+// Without the dispatcher's thread there is no one to hand to: the caller
+// runs them all, in order (a virtual clock's harness steps by itself).
+TEST(Dispatcher, UnthreadedTheCallerRunsEveryDispatchThatEndsInsideStart) {
+  VirtualClock clock;
+  HostWorkEngine engine(HOST_WORK_TURN);
+  Dispatcher d(fifo(), clock, engine);
+  ASSERT_TRUE(d.add_vm(1, 1));
+  engine.dispatcher = &d;
+  ASSERT_TRUE(d.submit(1, 0));
+  EXPECT_EQ(engine.turns.load(), HostWorkEngine::TURNS);
+  EXPECT_EQ(std::ranges::count(engine.threads, std::this_thread::get_id()), HostWorkEngine::TURNS);
+}
+
 // ---- the one flight record
 
 TEST_F(FakeDispatch, TheSubmissionInFlightIsRecordedWithItsDispatchTime) {

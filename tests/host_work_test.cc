@@ -32,6 +32,10 @@ void record(const attack::FloodResult& r) {
   ::testing::Test::RecordProperty("vm_b_fills", static_cast<int>(r.fills));
   ::testing::Test::RecordProperty("host_work_turns", static_cast<int>(r.turns.host_work));
   ::testing::Test::RecordProperty("entries_scanned", static_cast<int>(r.entries_scanned));
+  ::testing::Test::RecordProperty("vm_b_worst_launch_us", static_cast<int>(r.worst.launch_ns / 1000));
+  ::testing::Test::RecordProperty("vm_b_worst_host_work_turns", static_cast<int>(r.worst.host_work_turns));
+  // The worst fill's split adds up to it (vgpu-bench hostwork prints it).
+  EXPECT_EQ(r.worst.launch_ns + r.worst.wait_ns, r.worst_wait_ns);
 }
 
 // With the defaults: A's sync (6 million entries, 160-250 ms in a release

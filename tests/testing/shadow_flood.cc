@@ -19,13 +19,28 @@ uint64_t since_ns(std::chrono::steady_clock::time_point t0) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
 }
 
-// A fill from launch to fence, in ns.
-Result<uint64_t> timed_fill(driver::Context& ctx, driver::Buffer buf) {
+struct TimedFill {
+  uint64_t total_ns = 0;
+  WorstFill split;
+};
+
+// A fill from launch to fence, in ns, split at the fill call's return;
+// `host` (if given) counts the turns that started meanwhile.
+Result<TimedFill> timed_fill(driver::Context& ctx, driver::Buffer buf, const Host* host = nullptr) {
+  const TurnCounts before = host ? host->turn_counts() : TurnCounts{};
   const auto t0 = std::chrono::steady_clock::now();
   auto f = ctx.fill({buf, FILL_FLOATS, 1.f});
   if (!f) return std::unexpected(f.error());
+  const uint64_t launch_ns = since_ns(t0);
   if (Status s = ctx.wait(*f); !s) return std::unexpected(s.error());
-  return since_ns(t0);
+  TimedFill out{.total_ns = since_ns(t0), .split = {.launch_ns = launch_ns}};
+  out.split.wait_ns = out.total_ns - launch_ns;
+  if (host) {
+    const TurnCounts after = host->turn_counts();
+    out.split.turns_started = after.started - before.started;
+    out.split.host_work_turns = after.host_work - before.host_work;
+  }
+  return out;
 }
 
 // Every directory entry of `ctx`'s space past its ring's names the ring's
@@ -63,12 +78,15 @@ Result<FloodResult> shadow_flood(const testbed::TestbedConfig& tc) {
   Status b_status;
   std::thread b([&] {
     while (!done.load()) {
-      auto waited = timed_fill(**ctx_b, *b_buf);
+      auto waited = timed_fill(**ctx_b, *b_buf, (*tb)->host());
       if (!waited) {
         b_status = std::unexpected(waited.error());
         return;
       }
-      out.worst_wait_ns = std::max(out.worst_wait_ns, *waited);
+      if (waited->total_ns > out.worst_wait_ns) {
+        out.worst_wait_ns = waited->total_ns;
+        out.worst = waited->split;
+      }
       ++out.fills;
     }
   });

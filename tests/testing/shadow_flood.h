@@ -15,8 +15,20 @@
 
 namespace vgpu::mediator::attack {
 
+// Where VM 1's slowest fill spent its time: in its launch (the driver's
+// fill call, its doorbell included: a doorbell may run the dispatcher's
+// step, and with it another VM's dispatch, on the caller's thread) or in
+// the fence wait after it, and the host's turns that started meanwhile.
+struct WorstFill {
+  uint64_t launch_ns = 0;
+  uint64_t wait_ns = 0;
+  uint64_t turns_started = 0;
+  uint64_t host_work_turns = 0;  // of those, ended at their bound in a VM's sync
+};
+
 struct FloodResult {
   uint64_t worst_wait_ns = 0;    // VM 1's slowest fill while VM 0's sync ran
+  WorstFill worst;               // that fill, split
   uint32_t fills = 0;            // VM 1's fills meanwhile
   uint64_t flood_ns = 0;         // VM 0's launch, from doorbell to fence
   uint64_t entries_scanned = 0;  // by VM 0's sync
