@@ -27,7 +27,7 @@ constexpr const char* kEdge = R"(
 .address_size 64
 .visible .entry edge(.param .u64 p_in, .param .u64 p_out, .param .u32 p_off)
 {
-  .reg .pred %p<8>;
+  .reg .pred %p<10>;
   .reg .b32 %r<32>;
   .reg .b64 %rd<40>;
   .reg .f32 %f<8>;
@@ -145,6 +145,13 @@ constexpr const char* kEdge = R"(
   sub.s64 %rd33, %rd15, %rd22;
   ld.shared.u64 %rd34, [%rd33];
   st.global.u64 [%rd12+8240], %rd34;
+  // u32 <= and >= (the AVX2 build's unsigned minimum and maximum), equal operands included (%r13 is %r2 or %r3)
+  setp.le.u32 %p8, %r2, %r3;
+  setp.ge.u32 %p9, %r3, %r13;
+  selp.u32 %r26, 1, 0, %p8;
+  selp.u32 %r27, 1, 0, %p9;
+  st.global.u32 [%rd12+8248], %r26;
+  st.global.u32 [%rd12+8252], %r27;
   ret;
 }
 )";
