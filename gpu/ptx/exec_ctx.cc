@@ -120,3 +120,21 @@ bool writes_shared(const Program& prog, uint32_t entry) {
 }
 
 }  // namespace vgpu::ptx::exec
+
+namespace vgpu::ptx {
+
+const char* exec_status_name(ExecStatus s) {
+  switch (s) {
+    case ExecStatus::ok: return "ok";
+    case ExecStatus::mmu_fault: return "mmu_fault";
+    case ExecStatus::misaligned: return "misaligned";
+    case ExecStatus::trap: return "trap";
+    case ExecStatus::timeout: return "timeout";
+    case ExecStatus::resource: return "resource";
+    case ExecStatus::bad_launch: return "bad_launch";
+    case ExecStatus::illegal: return "illegal";
+  }
+  return "?";
+}
+
+}  // namespace vgpu::ptx

@@ -198,17 +198,18 @@ VGPU_INLINE void f32(uint64_t* D, const uint64_t* A, const uint64_t* B, const ui
     break;                        \
   }
 
-// Runs f, its `kind` (kChain: its `chain`, none for an op that does not chain).
-template <bool kAvx2, bool kChain>
-VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f) {
+// Runs f as `kind` (its kind, or its chain kind). A chain (run_chain)
+// passes each kind as a constant, so that only that kind's case is left.
+template <bool kAvx2>
+VGPU_INLINE bool run(Ctx& c, const Regs& r, const FastOp& f, FastKind kind) {
   uint64_t* D = r[f.d];
   // In locals: a store through D may alias f's fields and the block's, which the loops would read again per lane.
   const uint64_t m = f.mask, imm = f.imm;
-  switch (kChain ? f.chain : f.kind) {
+  switch (kind) {
     // One kind per line, like a table.
     // clang-format off
     case K::fill: VGPU_LANES(imm); return true;
-    case K::nop: return true;  // a chain steps over nops itself (run_chain)
+    case K::nop: return true;  // a chain steps over a row of nops itself (run_chain)
     VGPU_AB_CASE(and_, int_op<kAvx2, K::and_>(D, A, B, m));
     VGPU_AB_CASE(or_, int_op<kAvx2, K::or_>(D, A, B, m));
     VGPU_AB_CASE(xor_, int_op<kAvx2, K::xor_>(D, A, B, m));
@@ -297,51 +298,6 @@ VGPU_INLINE void exit_warp(Ctx& c) {
   c.warp->mask = 0;
 }
 
-// The chain from pc (exec_fast.h).
-template <bool kAvx2>
-VGPU_INLINE uint32_t run_chain(Ctx& c, uint32_t& pc_out, uint32_t n) {
-  const Regs r{c.regs};
-  const FastOp* const ops = c.fast;
-  const FastOp* f = ops + pc_out;
-  uint32_t k = 0, idle = 0;  // idle: branches that no lane took (no thread instructions)
-  for (; k < n; ++k) {
-    if (f->chain >= K::nop) {    // the kinds a chain runs itself (exec_fast.h)
-      if (f->chain == K::nop) {  // imm nops in a row: as many as n allows, at once
-        const uint32_t s = static_cast<uint32_t>(std::min<uint64_t>(f->imm, n - k));
-        f += s;
-        k += s - 1;
-        continue;
-      }
-      if (f->chain == K::exit_) {
-        if (!f->sub && c.warp->cur_depth) break;  // a ret from a call: the executor's
-        exit_warp(c);
-        ++k;
-        break;
-      }
-      Guard g = Guard::all;
-      if (f->x != kNoReg) {
-        g = guard_uniform<kAvx2>(r[f->x]);
-        if (f->sub && g != Guard::split) g = g == Guard::all ? Guard::none : Guard::all;
-      }
-      if (g == Guard::all) {
-        f = ops + f->imm;
-      } else if (g == Guard::none) {
-        ++f;
-        ++idle;
-      } else {
-        break;
-      }
-      continue;
-    }
-    if (!run<kAvx2, true>(c, r, *f)) break;  // none (an op that does not chain) stops it
-    ++f;
-  }
-  pc_out = static_cast<uint32_t>(f - ops);
-  c.stats.warp_instructions += k;
-  c.stats.thread_instructions += uint64_t{k - idle} * kWarpSize;
-  return k;
-}
-
 template <>
 VGPU_INLINE uint32_t guard_lanes<false>(const uint64_t* p) {
   uint32_t t = 0;
@@ -356,8 +312,12 @@ VGPU_INLINE Guard guard_uniform<false>(const uint64_t* p) {
 }
 
 uint32_t pred_base(const uint64_t* p) { return guard_lanes<false>(p); }
-uint32_t run_base(Ctx& c, uint32_t& pc, uint32_t n) { return run_chain<false>(c, pc, n); }
-bool one_base(Ctx& c, const FastOp& f) { return run<false, false>(c, Regs{c.regs}, f); }
+// The chain from pc_out (exec_fast.h), in each build.
+uint32_t run_base(Ctx& c, uint32_t& pc_out, uint32_t n) {
+  constexpr bool kAvx2 = false;
+#include "gpu/ptx/exec_fast_chain.inc"
+}
+bool one_base(Ctx& c, const FastOp& f) { return run<false>(c, Regs{c.regs}, f, f.kind); }
 
 #if VGPU_FAST_X86
 // Bit 0 of four lanes to the sign, then their sign mask.
@@ -387,11 +347,12 @@ __attribute__((target("avx2"))) inline Guard guard_uniform<true>(const uint64_t*
 }
 
 __attribute__((target("avx2"))) uint32_t pred_avx2(const uint64_t* p) { return guard_lanes<true>(p); }
-__attribute__((target("avx2,fma"))) uint32_t run_avx2(Ctx& c, uint32_t& pc, uint32_t n) {
-  return run_chain<true>(c, pc, n);
+__attribute__((target("avx2,fma"))) uint32_t run_avx2(Ctx& c, uint32_t& pc_out, uint32_t n) {
+  constexpr bool kAvx2 = true;
+#include "gpu/ptx/exec_fast_chain.inc"
 }
 __attribute__((target("avx2,fma"))) bool one_avx2(Ctx& c, const FastOp& f) {
-  return run<true, false>(c, Regs{c.regs}, f);
+  return run<true>(c, Regs{c.regs}, f, f.kind);
 }
 
 bool has_avx2() {

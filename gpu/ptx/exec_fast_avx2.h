@@ -207,6 +207,20 @@ VGPU_KEY_CMP(CmpGt, gt_avx2<kKey>(a, b))
 VGPU_KEY_CMP(CmpGe, _mm256_xor_si256(gt_avx2<kKey>(b, a), ones))
 #undef VGPU_KEY_CMP
 
+// u32 <= and >= with no key: a <= b exactly when the unsigned minimum of
+// the two words is a, a >= b when their unsigned maximum is (two vector
+// operations where the keys take four).
+struct CmpLeU32 {
+  __attribute__((target("avx2"))) __m256i operator()(__m256i a, __m256i b) const {
+    return _mm256_cmpeq_epi32(_mm256_min_epu32(a, b), a);
+  }
+};
+struct CmpGeU32 {
+  __attribute__((target("avx2"))) __m256i operator()(__m256i a, __m256i b) const {
+    return _mm256_cmpeq_epi32(_mm256_max_epu32(a, b), a);
+  }
+};
+
 template <Key kKey>
 __attribute__((target("avx2"))) inline bool setp_int_avx2(uint64_t* D, const uint64_t* A, const uint64_t* B,
                                                           uint8_t code) {
@@ -214,9 +228,19 @@ __attribute__((target("avx2"))) inline bool setp_int_avx2(uint64_t* D, const uin
     case 0: compare_avx2(D, A, B, CmpEq<kKey>{}); return true;
     case 1: compare_avx2(D, A, B, CmpNe<kKey>{}); return true;
     case 2: compare_avx2(D, A, B, CmpLt<kKey>{}); return true;
-    case 3: compare_avx2(D, A, B, CmpLe<kKey>{}); return true;
+    case 3:
+      if constexpr (kKey == Key::u32)
+        compare_avx2(D, A, B, CmpLeU32{});
+      else
+        compare_avx2(D, A, B, CmpLe<kKey>{});
+      return true;
     case 4: compare_avx2(D, A, B, CmpGt<kKey>{}); return true;
-    case 5: compare_avx2(D, A, B, CmpGe<kKey>{}); return true;
+    case 5:
+      if constexpr (kKey == Key::u32)
+        compare_avx2(D, A, B, CmpGeU32{});
+      else
+        compare_avx2(D, A, B, CmpGe<kKey>{});
+      return true;
     default: return false;
   }
 }

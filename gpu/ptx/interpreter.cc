@@ -288,12 +288,20 @@ bool run_warp(Ctx& c, Warp& w, uint32_t poll_every) {
   return leave(true);
 }
 
+// A full warp at the start of its turn, at an op that chains, no poll due: its chain runs without run_warp's loop.
+// True when it ran to its exit (the common case); else run_warp goes on from where it stopped, in the same turn.
+bool first_chain(Ctx& c, Block& blk, Warp& w, uint32_t poll_every) {
+  const uint32_t since = c.since_poll;
+  if (w.mask != kFull || since >= poll_every || c.fast[w.cur_pc].chain == FastKind::none) return false;
+  c.warp = &w;
+  c.regs = w.frames[w.cur_depth].regs.data();
+  const uint32_t k = c.run_fast(c, w.cur_pc, std::min(kSlice, poll_every - since));
+  c.since_poll = since + k;
+  blk.turn_left = kSlice - k;
+  return !w.mask;
+}
+
 void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function& entry) {
-  const Dim3& b = c.launch.block;
-  w.index = index;
-  uint32_t first = index * kWarpSize;
-  uint32_t n = std::min(kWarpSize, threads - first);
-  w.live = n == kWarpSize ? kFull : (1u << n) - 1;
   w.exited = w.waiting = w.carry = 0;
   // Only control instructions move a lane's own place (exec_control); a warp that ran none last block still has
   // every lane at the entry, at depth 0, with the entry's local top.
@@ -304,6 +312,10 @@ void init_warp(Ctx& c, Warp& w, uint32_t index, uint32_t threads, const Function
     w.lanes_moved = false;
   }
   if (w.frames.empty()) {  // the first block of the call: what every block shares
+    const Dim3& b = c.launch.block;
+    const uint32_t first = index * kWarpSize, n = std::min(kWarpSize, threads - first);
+    w.index = index;
+    w.live = n == kWarpSize ? kFull : (1u << n) - 1;
     for (uint32_t l = 0; l < kWarpSize; ++l) {
       uint32_t t = first + l;
       w.tid[l] = t % b.x;
@@ -356,6 +368,7 @@ bool release_barriers(Block& blk) {
 bool run_block(Ctx& c, Block& blk) {
   const uint32_t poll_every = std::max<uint32_t>(c.control.poll_every, 1);
   const uint32_t warps = static_cast<uint32_t>(blk.warps.size());  // fixed for the launch
+  const bool chains = c.chains;
   for (;;) {
     // Whether no warp can run after this round (a whole one: each warp ended its turn with no lane to run and
     // released no barrier). Then the next round would run nothing, so the checks after it run at once (a
@@ -367,6 +380,10 @@ bool run_block(Ctx& c, Block& blk) {
       blk.ran_this_round = true;
       if (!blk.in_turn) {
         blk.turn_left = kSlice;
+        if (chains && first_chain(c, blk, w, poll_every)) {  // it ran to its exit in its chain: its turn is over
+          if (blk.with_arrivals && release_barriers(blk)) none_left = false;
+          continue;
+        }
         blk.in_turn = true;
       }
       if (!run_warp(c, w, poll_every)) return false;
@@ -576,20 +593,6 @@ std::expected<ExecStats, ExecError> run_blocks(const Module& module, const Launc
   whole.yield_now = nullptr;
   if (auto r = (*run)->run(memory, whole); !r) return std::unexpected(std::move(r.error()));
   return (*run)->stats();
-}
-
-const char* exec_status_name(ExecStatus s) {
-  switch (s) {
-    case ExecStatus::ok: return "ok";
-    case ExecStatus::mmu_fault: return "mmu_fault";
-    case ExecStatus::misaligned: return "misaligned";
-    case ExecStatus::trap: return "trap";
-    case ExecStatus::timeout: return "timeout";
-    case ExecStatus::resource: return "resource";
-    case ExecStatus::bad_launch: return "bad_launch";
-    case ExecStatus::illegal: return "illegal";
-  }
-  return "?";
 }
 
 }  // namespace vgpu::ptx

@@ -27,7 +27,7 @@ constexpr const char* kEdge = R"(
 .address_size 64
 .visible .entry edge(.param .u64 p_in, .param .u64 p_out, .param .u32 p_off)
 {
-  .reg .pred %p<8>;
+  .reg .pred %p<10>;
   .reg .b32 %r<32>;
   .reg .b64 %rd<40>;
   .reg .f32 %f<8>;
@@ -145,6 +145,13 @@ constexpr const char* kEdge = R"(
   sub.s64 %rd33, %rd15, %rd22;
   ld.shared.u64 %rd34, [%rd33];
   st.global.u64 [%rd12+8240], %rd34;
+  // u32 <= and >= (the AVX2 build's unsigned minimum and maximum), equal operands included (%r13 is %r2 or %r3)
+  setp.le.u32 %p8, %r2, %r3;
+  setp.ge.u32 %p9, %r3, %r13;
+  selp.u32 %r26, 1, 0, %p8;
+  selp.u32 %r27, 1, 0, %p9;
+  st.global.u32 [%rd12+8248], %r26;
+  st.global.u32 [%rd12+8252], %r27;
   ret;
 }
 )";
@@ -473,6 +480,68 @@ TEST(PtxFastConst, FoldingAReverseChainIsBounded) {
     EXPECT_NE(mem.at<uint64_t>(out)[31], 0xababababababababull);  // every lane stored
   }
   expect_same(o[1], o[0]);
+}
+
+// A warp's first chain runs at the start of its turn (interpreter.cc,
+// first_chain): it counts towards the turn (4096 warp instructions before
+// the next warp's) and towards the next poll, as the dispatch loop counts.
+// The tickets that every lane takes in a loop longer than a turn record
+// the order in which the warps' turns ran; the polls are counted. Both must
+// be the executor table's.
+constexpr const char* kTurns = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry turns(.param .u64 p_out, .param .u64 p_ctr)
+{
+  .reg .pred %p<2>;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<8>;
+  ld.param.u64 %rd1, [p_out];
+  ld.param.u64 %rd2, [p_ctr];
+  mov.u32 %r1, %tid.x;
+  mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3;
+  xor.b32 %r2, %r1, 3;
+  add.s32 %r3, %r2, 1;
+  mov.u32 %r5, 0;
+L:
+  atom.global.add.u32 %r4, [%rd2], 1;
+  add.s32 %r5, %r5, 1;
+  setp.lt.u32 %p1, %r5, 1500;
+  @%p1 bra L;
+  add.s32 %r6, %r4, %r3;
+  st.global.u32 [%rd4], %r6;
+  ret;
+}
+)";
+
+TEST(PtxFastTurns, AFirstChainCountsTowardsTheTurnAndThePoll) {
+  auto m = parse_module(kTurns);
+  ASSERT_TRUE(m) << m.error().message;
+  constexpr uint32_t kThreads = 96;
+  std::vector<uint32_t> tickets[2];
+  uint64_t polls[2] = {};
+  for (bool fast : {true, false}) {
+    FakeMemory mem(1 << 16);
+    const uint64_t out = mem.put(std::vector<uint32_t>(kThreads, 0)), ctr = mem.put(std::vector<uint32_t>(1, 0));
+    Params p(**m, "turns");
+    p.set(0, out).set(1, ctr);
+    ExecControl control;
+    control.poll_every = 7;
+    control.keep_going = [&polls, fast] { return ++polls[fast] > 0; };
+    fast_path() = fast;
+    auto r = launch(**m, mem, "turns", {2, 1, 1}, {kThreads, 1, 1}, p, 0, {}, control);
+    fast_path() = true;
+    ASSERT_TRUE(r) << r.error().message;
+    tickets[fast].assign(mem.at<uint32_t>(out), mem.at<uint32_t>(out) + kThreads);
+  }
+  EXPECT_EQ(tickets[1], tickets[0]);
+  EXPECT_EQ(polls[1], polls[0]);
+  EXPECT_GT(polls[1], 1000u);
+  // The turns interleave: block 1's warp 1 takes its last ticket after block 0's 3 x 1500 and after warp 2 of
+  // block 1 took some (its first turn ran before warp 1's second), so past 2 x 1500 of block 1's.
+  EXPECT_GT(tickets[1][32], (3 + 2) * 1500u * 32);
 }
 
 }  // namespace
