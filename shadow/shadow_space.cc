@@ -211,11 +211,46 @@ void ShadowSpace::for_each_mapping(uint64_t va_begin, uint64_t va_end,
   }
 }
 
+namespace {
+
+constexpr uint64_t ZERO_BLOCK = 512;  // entries (4 KiB)
+bool is_zero(const uint64_t* entries) {
+  static constexpr uint64_t zeros[ZERO_BLOCK] = {};
+  return std::memcmp(entries, zeros, sizeof zeros) == 0;
+}
+
+}  // namespace
+
+// Per block of ZERO_BLOCK PDEs from `first` (whole blocks only): whether
+// a scan has nothing to do there. Its guest PDEs and shadow PDEs are all 0
+// and no table is attached under it: a PDE 0 has no table (target none),
+// so the scan would attach nothing, detach nothing and write 0 over 0.
+std::vector<bool> ShadowSpace::empty_pde_blocks(uint32_t first, uint32_t count) const {
+  const uint64_t blocks = count / ZERO_BLOCK, bytes = blocks * ZERO_BLOCK * ENTRY_BYTES;
+  const uint64_t gfirst = guest_pd_ + uint64_t{first} * ENTRY_BYTES;
+  if (blocks == 0 || gfirst % ENTRY_BYTES || !guest_.partition().contains(gfirst, bytes)) return {};
+  std::vector<uint64_t> guest(blocks * ZERO_BLOCK), shadow(blocks * ZERO_BLOCK);
+  gpu::Vram& vram = guest_.vram();
+  if (!vram.read(guest_.partition().host(gfirst), guest.data(), bytes) ||
+      !vram.read(shadow_pd_ + uint64_t{first} * ENTRY_BYTES, shadow.data(), bytes))
+    return {};
+  std::vector<bool> empty(blocks);
+  for (uint64_t b = 0; b < blocks; ++b) empty[b] = is_zero(&guest[b * ZERO_BLOCK]) && is_zero(&shadow[b * ZERO_BLOCK]);
+  for (const auto& [pde, slot] : slots_)
+    if (pde >= first && pde - first < blocks * ZERO_BLOCK) empty[(pde - first) / ZERO_BLOCK] = false;
+  return empty;
+}
+
 Status ShadowSpace::scan_pdes(uint32_t first, uint32_t count, bool rescan_tables) {
   const Partition& part = guest_.partition();
   Status status;
   uint64_t bad = 0;
+  const std::vector<bool> empty = empty_pde_blocks(first, count);
   for (uint32_t i = first; i < first + count; ++i) {
+    if ((i - first) % ZERO_BLOCK == 0 && (i - first) / ZERO_BLOCK < empty.size() && empty[(i - first) / ZERO_BLOCK]) {
+      i += ZERO_BLOCK - 1;
+      continue;
+    }
     const uint64_t g = guest_.read64(guest_pd_ + uint64_t{i} * ENTRY_BYTES).value_or(0);
     const GuestTable spt = guest_spt(g, part);
     const GuestTable lpt = guest_lpt(g, part);
@@ -272,16 +307,6 @@ void ShadowSpace::detach(uint32_t pde, Kind kind) {
   guest_table = 0;
   shadow_table = 0;
 }
-
-namespace {
-
-constexpr uint64_t ZERO_BLOCK = 512;  // entries (4 KiB)
-bool is_zero(const uint64_t* entries) {
-  static constexpr uint64_t zeros[ZERO_BLOCK] = {};
-  return std::memcmp(entries, zeros, sizeof zeros) == 0;
-}
-
-}  // namespace
 
 void ShadowSpace::scan_entries(Kind kind, uint64_t guest_table, uint64_t shadow_table, uint64_t first, uint64_t count) {
   const fmt::PageSize size = kind == Kind::lpt ? fmt::PageSize::big : fmt::PageSize::small;
