@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <limits>
 
 #include "common/text.h"
@@ -210,11 +211,46 @@ void ShadowSpace::for_each_mapping(uint64_t va_begin, uint64_t va_end,
   }
 }
 
+namespace {
+
+constexpr uint64_t ZERO_BLOCK = 512;  // entries (4 KiB)
+bool is_zero(const uint64_t* entries) {
+  static constexpr uint64_t zeros[ZERO_BLOCK] = {};
+  return std::memcmp(entries, zeros, sizeof zeros) == 0;
+}
+
+}  // namespace
+
+// Per block of ZERO_BLOCK PDEs from `first` (whole blocks only): whether
+// a scan has nothing to do there. Its guest PDEs and shadow PDEs are all 0
+// and no table is attached under it: a PDE 0 has no table (target none),
+// so the scan would attach nothing, detach nothing and write 0 over 0.
+std::vector<bool> ShadowSpace::empty_pde_blocks(uint32_t first, uint32_t count) const {
+  const uint64_t blocks = count / ZERO_BLOCK, bytes = blocks * ZERO_BLOCK * ENTRY_BYTES;
+  const uint64_t gfirst = guest_pd_ + uint64_t{first} * ENTRY_BYTES;
+  if (blocks == 0 || gfirst % ENTRY_BYTES || !guest_.partition().contains(gfirst, bytes)) return {};
+  std::vector<uint64_t> guest(blocks * ZERO_BLOCK), shadow(blocks * ZERO_BLOCK);
+  gpu::Vram& vram = guest_.vram();
+  if (!vram.read(guest_.partition().host(gfirst), guest.data(), bytes) ||
+      !vram.read(shadow_pd_ + uint64_t{first} * ENTRY_BYTES, shadow.data(), bytes))
+    return {};
+  std::vector<bool> empty(blocks);
+  for (uint64_t b = 0; b < blocks; ++b) empty[b] = is_zero(&guest[b * ZERO_BLOCK]) && is_zero(&shadow[b * ZERO_BLOCK]);
+  for (const auto& [pde, slot] : slots_)
+    if (pde >= first && pde - first < blocks * ZERO_BLOCK) empty[(pde - first) / ZERO_BLOCK] = false;
+  return empty;
+}
+
 Status ShadowSpace::scan_pdes(uint32_t first, uint32_t count, bool rescan_tables) {
   const Partition& part = guest_.partition();
   Status status;
   uint64_t bad = 0;
+  const std::vector<bool> empty = empty_pde_blocks(first, count);
   for (uint32_t i = first; i < first + count; ++i) {
+    if ((i - first) % ZERO_BLOCK == 0 && (i - first) / ZERO_BLOCK < empty.size() && empty[(i - first) / ZERO_BLOCK]) {
+      i += ZERO_BLOCK - 1;
+      continue;
+    }
     const uint64_t g = guest_.read64(guest_pd_ + uint64_t{i} * ENTRY_BYTES).value_or(0);
     const GuestTable spt = guest_spt(g, part);
     const GuestTable lpt = guest_lpt(g, part);
@@ -276,6 +312,38 @@ void ShadowSpace::scan_entries(Kind kind, uint64_t guest_table, uint64_t shadow_
   const fmt::PageSize size = kind == Kind::lpt ? fmt::PageSize::big : fmt::PageSize::small;
   const Partition& part = guest_.partition();
   uint64_t bad = 0;
+  const uint64_t gfirst = guest_table + first * ENTRY_BYTES, bytes = count * ENTRY_BYTES;
+  gpu::Vram& vram = guest_.vram();
+  // A table inside the partition (every table the walker attaches) is read
+  // in one piece, guest and shadow side: a full rescan (runlist submit, raw
+  // bind) reads 32,768 entries a small-page table, most of them invalid,
+  // and a word-at-a-time read, check and compare each cost more than the
+  // scan's own work. The same entries are written as before.
+  if (gfirst % ENTRY_BYTES == 0 && part.contains(gfirst, bytes)) {
+    std::vector<uint64_t> guest(count), shadow(count);
+    if (vram.read(part.host(gfirst), guest.data(), bytes) &&
+        vram.read(shadow_table + first * ENTRY_BYTES, shadow.data(), bytes)) {
+      uint64_t writes = 0;
+      for (uint64_t i = 0; i < count; ++i) {
+        // A run of zero guest entries over zero shadow entries (an empty
+        // table's common case: an entry 0 is invalid, its shadow 0) has
+        // nothing to write; memcmp skips it a block at a time.
+        if (i % ZERO_BLOCK == 0 && count - i >= ZERO_BLOCK && is_zero(&guest[i]) && is_zero(&shadow[i])) {
+          i += ZERO_BLOCK - 1;
+          continue;
+        }
+        const ShadowPte s = shadow_pte(guest[i], size, part, guest_.ram());
+        bad += s.verdict == Verdict::rejected;
+        if (shadow[i] == s.value) continue;
+        vram.write64(shadow_table + (first + i) * ENTRY_BYTES, s.value);
+        ++writes;
+      }
+      counters_.add(counters_.entries_scanned, count);
+      if (writes) counters_.add(counters_.shadow_writes, writes);
+      if (bad) counters_.add(counters_.bad_entries, bad);
+      return;
+    }
+  }
   for (uint64_t e = first; e < first + count; ++e) {
     const uint64_t g = guest_.read64(guest_table + e * ENTRY_BYTES).value_or(0);
     const ShadowPte s = shadow_pte(g, size, part, guest_.ram());

@@ -38,8 +38,9 @@ void record(const attack::FloodResult& r) {
   EXPECT_EQ(r.worst.launch_ns + r.worst.wait_ns, r.worst_wait_ns);
 }
 
-// With the defaults: A's sync (6 million entries, 160-250 ms in a release
-// build here, more than 1 s under ASan: several 30 ms turns) ends at least
+// With the defaults: A's sync (6 million entries, each a valid PTE to
+// check and shadow: 2-4 of its 30 ms turns in a release build here, more
+// under ASan) ends at least
 // one turn at its bound, charged to A, and B's fills go between; B's worst
 // wait is recorded (vgpu-bench hostwork prints it) and checked against the
 // documented bound with a generous margin.

@@ -207,6 +207,7 @@ void Fixture::shutdown() {
 Fixture::Fixture() {
   reuse_ = env_count("VGPU_FUZZ_REUSE", 1);
   if (std::getenv("VGPU_FUZZ_WAIT_MS")) wait_ms_ = env_count("VGPU_FUZZ_WAIT_MS", 0);
+  if (std::getenv("VGPU_FUZZ_OP_WAIT_MS")) op_wait_ns_ = uint64_t{env_count("VGPU_FUZZ_OP_WAIT_MS", 0)} * 1'000'000;
   fill_every_ = env_count("VGPU_FUZZ_FILL_EVERY", 1);
   every_[static_cast<size_t>(Costly::reset)] = env_count("VGPU_FUZZ_RESET_EVERY", 1);
   if (std::getenv("VGPU_FUZZ_CONTEXT_EVERY"))

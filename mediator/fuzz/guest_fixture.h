@@ -28,7 +28,12 @@ inline constexpr uint64_t VM_VRAM = 64 * MiB;
 inline constexpr uint64_t VM_RAM = 1 * MiB + 64 * KiB;
 inline constexpr uint32_t CHANNELS = 4;
 inline constexpr uint64_t INST_HEAP = 4 * MiB;
-inline constexpr uint64_t ATTACKER_WAIT_NS = 20'000'000;  // one attacker wait op, at most
+// One attacker wait op, at most (VGPU_FUZZ_OP_WAIT_MS sets it; campaigns:
+// 5). A wait op's result is not used: it only lets the attacker's work
+// finish before its next operations. Most waits that run out are on fences
+// that cannot come (the guest broke its channel or PFIFO); in `device` they
+// were 45% of a replay's time at 20 ms each.
+inline constexpr uint64_t ATTACKER_WAIT_NS = 20'000'000;
 // The attacker driver's own waits (setup, ring space, teardown): long
 // enough for a fresh context on a loaded machine (the CI's two cores run
 // every target at once); once one times out, the input's driver
@@ -139,6 +144,7 @@ class Fixture {
   uint64_t foreign_ram(const Attacker& a, uint64_t offset) const;
   uint64_t victim_sentinel_gaddr() const { return victim_small_gaddr_; }
   mediator::Host& host() { return *host_; }
+  uint64_t op_wait_ns() const { return op_wait_ns_; }
 
  private:
   Fixture();
@@ -174,8 +180,9 @@ class Fixture {
   // By Costly: VGPU_FUZZ_RESET_EVERY (unset: 1, at most one reset an
   // input), VGPU_FUZZ_CONTEXT_EVERY (unset: 0, no cap, as before it was).
   std::array<uint32_t, 2> every_{1, 0};
-  std::array<uint64_t, 2> last_{};  // by Costly: counts_.inputs when one was last taken
-  uint32_t wait_ms_ = 0;            // VGPU_FUZZ_WAIT_MS; 0: the long waits only
+  std::array<uint64_t, 2> last_{};          // by Costly: counts_.inputs when one was last taken
+  uint32_t wait_ms_ = 0;                    // VGPU_FUZZ_WAIT_MS; 0: the long waits only
+  uint64_t op_wait_ns_ = ATTACKER_WAIT_NS;  // VGPU_FUZZ_OP_WAIT_MS
   bool fill_running_ = false;
   mediator::Vgpu* victim_vgpu_ = nullptr;
   std::unique_ptr<driver::Port> victim_port_;

@@ -90,7 +90,7 @@ class Runner {
   uint64_t bar_offset(Bar bar);
   void pramin(uint64_t gaddr, uint32_t value) { a_.raw->set_vram32(gaddr, value); }
   void wait() {
-    if (a_.last && !reset_) (void)a_.ctx->wait(*a_.last, ATTACKER_WAIT_NS);
+    if (a_.last && !reset_) (void)a_.ctx->wait(*a_.last, f_.op_wait_ns());
     a_.last.reset();
   }
   void keep(Result<driver::Fence> f) {

@@ -44,12 +44,17 @@ Result<TimedFill> timed_fill(driver::Context& ctx, driver::Buffer buf, const Hos
 }
 
 // Every directory entry of `ctx`'s space past its ring's names the ring's
-// small-page table.
+// small-page table, whose empty entries first get the ring's own PTE: the
+// sync then has a valid entry to check and shadow in every one of the
+// millions it reads (a scan skips runs of empty entries).
 void flood_directory(driver::Port& port, driver::Context& ctx) {
   GuestAttacker raw(port);
   const uint64_t pd = ctx.address_space().vmm().pd_addr();
   const uint64_t ring_va = ctx.channel().gpfifo_va();
   const uint64_t spt = fmt::pde::spt_addr(raw.vram64(GuestAttacker::pde_addr(pd, ring_va)));
+  const uint64_t ring_pte = raw.vram64(spt + fmt::SPT.index(ring_va) * fmt::SPT.entry_bytes);
+  for (uint64_t e = 0; e < fmt::SPT.entries(); ++e)
+    if (raw.vram64(spt + e * fmt::SPT.entry_bytes) == 0) raw.set_vram64(spt + e * fmt::SPT.entry_bytes, ring_pte);
   for (uint32_t i = static_cast<uint32_t>(fmt::PD.index(ring_va)) + 1; i < fmt::PD.entries(); ++i)
     raw.set_vram64(pd + uint64_t{i} * fmt::PD.entry_bytes, fmt::pde::make(spt, 0));
   raw.invalidate(pd);
