@@ -62,10 +62,11 @@ struct HostConfig {
   // its data in the caches and costs no switch.
   uint64_t turn_hold_ns = 200'000;
   // The hold follows each VM's think time (mediator/think_time.h): the
-  // time from its channel's dry end to its next launch, mean plus four
-  // deviations, at least turn_hold_ns and at most this. A TCG guest
-  // through vgpud comes back in 0.3-1.5 ms, more than the 200 us floor:
-  // with the floor alone BAND gave a 10:30 pair 0.33 / 0.67 (docs/scheduler.md).
+  // time from its channel's dry end to its next launch; a dry turn is held
+  // twice its mean plus four deviations, at least turn_hold_ns and at most
+  // this. A TCG guest through vgpud comes back after 0.6-1.1 ms on the
+  // 2-core build machine: with the 200 us floor alone, BAND gave a 10:30
+  // pair 0.33 / 0.67 (docs/scheduler.md, "Turn hold").
   uint64_t turn_hold_max_ns = 2'000'000;
   // Ringing ahead (docs/scheduler.md): a doorbell that brings a VM more
   // work while its turn's piece is still on the GPU rings the next entry
