@@ -162,7 +162,7 @@ Turn::Think Turn::think(uint32_t vm) {
   const auto it = think_.find(vm);
   if (it == think_.end()) return {.hold_ns = config_.hold_ns};
   const ThinkTime& t = it->second;
-  return {t.mean_ns(), t.deviation_ns(), t.samples(), t.hold_ns(config_.hold_ns, config_.hold_max_ns)};
+  return {t.mean_ns(), t.deviation_ns(), t.samples(), hold_for(vm)};
 }
 
 std::optional<uint64_t> Turn::hold_deadline_ns() {

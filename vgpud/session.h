@@ -109,6 +109,7 @@ class Session {
   bool dirty_take(uint16_t id, std::string& why);
   bool state_export(uint16_t id, std::string& why);
   bool state_import(const Message& m, uint64_t bytes, std::string& why);
+  bool refuse(uint16_t id, proto::Command cmd, proto::Refusal r, const std::string& reason, std::string& why);
   bool send(std::span<const std::byte> bytes, std::string& why, std::span<const int> fds = {});
   bool send_layout_if_changed(std::string& why);
   void teardown();

@@ -6,12 +6,6 @@
 // a RAMBlock on both sides); the image moves in a memfd. What the vGPU
 // refuses is a refusal reply naming the reason, and the VM runs on; a
 // malformed message ends this connection only, as any other does.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstring>
 
 #include "common/text.h"
@@ -19,55 +13,6 @@
 #include "vgpud/session.h"
 
 namespace vgpu::vgpud {
-namespace {
-
-std::string errno_text(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
-
-// The image in a sealed memfd, as the reply carries it.
-Result<UniqueFd> image_memfd(std::span<const uint8_t> image) {
-  UniqueFd fd(memfd_create("vgpud-image", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-  if (!fd) return fail(Errc::io_error, errno_text("memfd_create"));
-  size_t at = 0;
-  while (at < image.size()) {
-    const ssize_t n = write(fd.get(), image.data() + at, image.size() - at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail(Errc::io_error, errno_text("writing the image memfd"));
-    at += static_cast<size_t>(n);
-  }
-  if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
-    return fail(Errc::io_error, errno_text("sealing the image memfd"));
-  return fd;
-}
-
-// `bytes` from the start of a client's descriptor, which may be anything
-// (a pipe, a socket, a file shorter than it says): only a regular file
-// (a memfd) holding them is read, and pread never blocks on one.
-Result<std::vector<uint8_t>> read_image(int fd, uint64_t bytes) {
-  // Checked before anything is allocated: a client cannot make the daemon
-  // reserve more than it has put in the file.
-  struct stat st {};
-  if (fstat(fd, &st) != 0) return fail(Errc::invalid_argument, errno_text("the image descriptor"));
-  if (!S_ISREG(st.st_mode)) return fail(Errc::invalid_argument, "the image descriptor is not a memfd or file");
-  if (static_cast<uint64_t>(st.st_size) < bytes)
-    return fail(Errc::invalid_argument,
-                strfmt("the image descriptor holds %llu of %llu bytes", static_cast<unsigned long long>(st.st_size),
-                       static_cast<unsigned long long>(bytes)));
-  std::vector<uint8_t> out(bytes);
-  uint64_t at = 0;
-  while (at < bytes) {
-    const ssize_t n = pread(fd, out.data() + at, bytes - at, static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail(Errc::invalid_argument, errno_text("reading the image descriptor"));
-    if (n == 0)
-      return fail(Errc::invalid_argument,
-                  strfmt("the image descriptor ends after %llu of %llu bytes", static_cast<unsigned long long>(at),
-                         static_cast<unsigned long long>(bytes)));
-    at += static_cast<uint64_t>(n);
-  }
-  return out;
-}
-
-}  // namespace
 
 const char* migration_state_name(MigrationState s) {
   switch (s) {
@@ -85,6 +30,13 @@ void Session::set_state(MigrationState s) {
   state_ = s;
 }
 
+// What the vGPU refused: logged, and the refusal is the reply.
+bool Session::refuse(uint16_t id, proto::Command cmd, proto::Refusal r, const std::string& reason, std::string& why) {
+  daemon_.log(strfmt("vm %s: %s refused (%s): %s", name_.c_str(), proto::command_name(static_cast<uint16_t>(cmd)),
+                     proto::refusal_name(r), reason.c_str()));
+  return send(proto::command_refusal(id, cmd, r, reason), why);
+}
+
 bool Session::migration(const Message& m, std::string& why) {
   const auto cmd = static_cast<proto::Command>(m.header.command);
   const uint16_t id = m.header.id;
@@ -92,17 +44,12 @@ bool Session::migration(const Message& m, std::string& why) {
     why = "malformed message: " + e.message;
     return false;
   };
-  auto refuse = [&](proto::Refusal r, const std::string& reason) {
-    daemon_.log(strfmt("vm %s: %s refused (%s): %s", name_.c_str(), proto::command_name(m.header.command),
-                       proto::refusal_name(r), reason.c_str()));
-    return send(proto::command_refusal(id, cmd, r, reason), why);
-  };
   switch (cmd) {
     case proto::Command::freeze: {
       auto ms = proto::parse_freeze(m.payload);
       if (!ms) return malformed(ms.error());
       if (Status s = vgpu_->freeze(uint64_t{*ms} * 1'000'000); !s)
-        return refuse(proto::Refusal::busy, s.error().message);
+        return refuse(id, cmd, proto::Refusal::busy, s.error().message, why);
       set_state(MigrationState::frozen);
       break;
     }
@@ -156,17 +103,15 @@ bool Session::dirty_take(uint16_t id, std::string& why) {
 
 bool Session::state_export(uint16_t id, std::string& why) {
   const auto cmd = proto::Command::state_export;
-  auto refuse = [&](proto::Refusal r, const std::string& reason) {
-    daemon_.log(strfmt("vm %s: state export refused (%s): %s", name_.c_str(), proto::refusal_name(r), reason.c_str()));
-    return send(proto::command_refusal(id, cmd, r, reason), why);
-  };
   auto image = vgpu_->export_image();
-  if (!image) return refuse(proto::Refusal::bad_state, image.error().message);
+  if (!image) return refuse(id, cmd, proto::Refusal::bad_state, image.error().message, why);
   if (image->size() > proto::MAX_IMAGE_BYTES)
-    return refuse(proto::Refusal::bad_state, strfmt("the image's %zu bytes exceed the protocol's %llu", image->size(),
-                                                    static_cast<unsigned long long>(proto::MAX_IMAGE_BYTES)));
+    return refuse(id, cmd, proto::Refusal::bad_state,
+                  strfmt("the image's %zu bytes exceed the protocol's %llu", image->size(),
+                         static_cast<unsigned long long>(proto::MAX_IMAGE_BYTES)),
+                  why);
   auto fd = image_memfd(*image);
-  if (!fd) return refuse(proto::Refusal::internal, fd.error().message);
+  if (!fd) return refuse(id, cmd, proto::Refusal::internal, fd.error().message, why);
   const proto::StateImage head{image->size()};
   const int fds[proto::STATE_FDS] = {fd->get()};
   set_state(MigrationState::exported);
@@ -175,13 +120,10 @@ bool Session::state_export(uint16_t id, std::string& why) {
 
 bool Session::state_import(const Message& m, uint64_t bytes, std::string& why) {
   const auto cmd = proto::Command::state_import;
-  auto refuse = [&](const std::string& reason) {
-    daemon_.log(strfmt("vm %s: state import refused: %s", name_.c_str(), reason.c_str()));
-    return send(proto::command_refusal(m.header.id, cmd, proto::Refusal::bad_image, reason), why);
-  };
   auto image = read_image(m.fds[0].get(), bytes);
-  if (!image) return refuse(image.error().message);
-  if (Status s = vgpu_->import_image(*image); !s) return refuse(s.error().message);
+  if (!image) return refuse(m.header.id, cmd, proto::Refusal::bad_image, image.error().message, why);
+  if (Status s = vgpu_->import_image(*image); !s)
+    return refuse(m.header.id, cmd, proto::Refusal::bad_image, s.error().message, why);
   set_state(MigrationState::imported);
   daemon_.log(strfmt("vm %s: state imported (%llu bytes)", name_.c_str(), static_cast<unsigned long long>(bytes)));
   if (!send_layout_if_changed(why)) return false;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "vgpud/wire.h"
 
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -228,6 +229,46 @@ std::string not_vgpud(const std::string& path) { return path + " does not speak 
 
 std::string no_answer(const std::string& path, uint32_t timeout_ms) {
   return "vgpud at " + path + " did not answer in " + seconds_text(timeout_ms);
+}
+
+Result<UniqueFd> image_memfd(std::span<const uint8_t> image) {
+  UniqueFd fd(memfd_create("vgpud-image", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  if (!fd) return fail(Errc::io_error, errno_text("memfd_create"));
+  size_t at = 0;
+  while (at < image.size()) {
+    const ssize_t n = write(fd.get(), image.data() + at, image.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return fail(Errc::io_error, errno_text("writing the image memfd"));
+    at += static_cast<size_t>(n);
+  }
+  if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0)
+    return fail(Errc::io_error, errno_text("sealing the image memfd"));
+  return fd;
+}
+
+Result<std::vector<uint8_t>> read_image(int fd, uint64_t bytes) {
+  // Checked before anything is allocated: a peer cannot make the reader
+  // reserve more than it has put in the file.
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return fail(Errc::invalid_argument, errno_text("the image descriptor"));
+  if (!S_ISREG(st.st_mode)) return fail(Errc::invalid_argument, "the image descriptor is not a memfd or file");
+  if (static_cast<uint64_t>(st.st_size) < bytes)
+    return fail(Errc::invalid_argument,
+                strfmt("the image descriptor holds %llu of %llu bytes", static_cast<unsigned long long>(st.st_size),
+                       static_cast<unsigned long long>(bytes)));
+  std::vector<uint8_t> out(bytes);
+  uint64_t at = 0;
+  while (at < bytes) {
+    const ssize_t n = pread(fd, out.data() + at, bytes - at, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(Errc::invalid_argument, errno_text("reading the image descriptor"));
+    if (n == 0)
+      return fail(Errc::invalid_argument,
+                  strfmt("the image descriptor ends after %llu of %llu bytes", static_cast<unsigned long long>(at),
+                         static_cast<unsigned long long>(bytes)));
+    at += static_cast<uint64_t>(n);
+  }
+  return out;
 }
 
 }  // namespace vgpu::vgpud

@@ -80,6 +80,14 @@ struct PeerCred {
 // Receives on fd give up after `ms` (0: wait for ever).
 void set_recv_timeout(int fd, uint32_t ms);
 
+// A migration's device image travels in a memfd (STATE_EXPORT's reply,
+// STATE_IMPORT's message; docs/migration.md §7): written whole and sealed.
+[[nodiscard]] Result<UniqueFd> image_memfd(std::span<const uint8_t> image);
+// `bytes` from the start of a peer's descriptor, which may be anything (a
+// pipe, a socket, a file shorter than it says): only a regular file (a
+// memfd) holding them is read, and pread never blocks on one.
+[[nodiscard]] Result<std::vector<uint8_t>> read_image(int fd, uint64_t bytes);
+
 // Where VMs connect when no socket is given (vgpud --socket, vgpuctl
 // --socket): $VGPUD_SOCKET, else DEFAULT_SOCKET (in the directory that
 // vgpud.service's RuntimeDirectory makes).

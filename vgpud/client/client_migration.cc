@@ -1,13 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The client's migration commands (docs/migration.md §7): each a round
 // trip; the image travels in a memfd both ways.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include "common/text.h"
 #include "vgpud/client/client.h"
 
@@ -79,33 +72,19 @@ Result<std::vector<uint8_t>> Client::state_export() {
   }
   const uint64_t bytes = proto::load<proto::StateImage>(r->payload).bytes;
   if (bytes > proto::MAX_IMAGE_BYTES) return fail(Errc::io_error, "vgpud: an exported image over the protocol's limit");
-  std::vector<uint8_t> out(bytes);
-  uint64_t at = 0;
-  while (at < bytes) {
-    const ssize_t n = pread(r->fds[0].get(), out.data() + at, bytes - at, static_cast<off_t>(at));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail(Errc::io_error, "vgpud: the exported image's memfd is short");
-    at += static_cast<uint64_t>(n);
-  }
-  return out;
+  auto image = read_image(r->fds[0].get(), bytes);
+  if (!image) return fail(Errc::io_error, "vgpud: the exported image: " + image.error().message);
+  return image;
 }
 
 Status Client::state_import(std::span<const uint8_t> image) {
   if (image.empty() || image.size() > proto::MAX_IMAGE_BYTES)
     return fail(Errc::invalid_argument, strfmt("vgpu: an image of %zu bytes (1 to %llu move)", image.size(),
                                                static_cast<unsigned long long>(proto::MAX_IMAGE_BYTES)));
-  UniqueFd fd(memfd_create("vgpu-image", MFD_CLOEXEC | MFD_ALLOW_SEALING));
-  if (!fd) return fail(Errc::io_error, strfmt("vgpu: memfd_create: %s", std::strerror(errno)));
-  size_t at = 0;
-  while (at < image.size()) {
-    const ssize_t n = write(fd.get(), image.data() + at, image.size() - at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail(Errc::io_error, strfmt("vgpu: writing the image memfd: %s", std::strerror(errno)));
-    at += static_cast<size_t>(n);
-  }
-  (void)fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+  auto fd = image_memfd(image);
+  if (!fd) return fail(Errc::io_error, "vgpu: the image to import: " + fd.error().message);
   const proto::StateImage head{image.size()};
-  const int fds[proto::STATE_FDS] = {fd.get()};
+  const int fds[proto::STATE_FDS] = {fd->get()};
   auto r = call(proto::Command::state_import, proto::bytes_of(head), fds);
   if (!r) return std::unexpected(r.error());
   return {};
