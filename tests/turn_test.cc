@@ -38,11 +38,8 @@ constexpr uint64_t MARGIN_NS = 150'000'000;
 // their counts mean what they did (BAND's yield window is one more way
 // for a VM to get the engine back).
 testbed::TestbedConfig two_vm_config(uint64_t turn_ns) {
-  testbed::TestbedConfig tc;
+  testbed::TestbedConfig tc = two_fv_opt_vms();
   tc.scheduler = "fifo";
-  tc.mode = testbed::Mode::fv_opt;
-  tc.vms = 2;
-  tc.vram_per_vm = 128 * MiB;
   tc.turn_ns = turn_ns;
   return tc;
 }
