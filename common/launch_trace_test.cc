@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <thread>
 
 namespace vgpu {
@@ -18,11 +19,21 @@ class LaunchTraceTest : public ::testing::Test {
     LaunchTrace::reset();
   }
   static void sleep_us(int us) { std::this_thread::sleep_for(std::chrono::microseconds(us)); }
+  // Each phase marked in turn, with `gap_us` slept after it.
+  struct Step {
+    LaunchPhase phase;
+    int gap_us = 0;
+  };
+  static void mark_in_turn(std::initializer_list<Step> steps) {
+    for (const Step& step : steps) {
+      LaunchTrace::mark(step.phase);
+      if (step.gap_us) sleep_us(step.gap_us);
+    }
+  }
 };
 
 TEST_F(LaunchTraceTest, KeepsNothingWhileDisabled) {
-  LaunchTrace::mark(LaunchPhase::doorbell);
-  LaunchTrace::mark(LaunchPhase::job_started);
+  mark_in_turn({{LaunchPhase::doorbell}, {LaunchPhase::job_started}});
   LaunchTrace::launch_waited();
   EXPECT_EQ(LaunchTrace::launches(), 0u);
   EXPECT_EQ(LaunchTrace::figures()[at(LaunchPhase::job_started)].samples, 0u);
@@ -30,13 +41,10 @@ TEST_F(LaunchTraceTest, KeepsNothingWhileDisabled) {
 
 TEST_F(LaunchTraceTest, KeepsALaunchsPhasesAsOffsetsFromItsDoorbell) {
   LaunchTrace::enable(true);
-  LaunchTrace::mark(LaunchPhase::api_entry);
-  sleep_us(200);
-  LaunchTrace::mark(LaunchPhase::doorbell);
-  sleep_us(200);
-  LaunchTrace::mark(LaunchPhase::job_started);
-  sleep_us(200);
-  LaunchTrace::mark(LaunchPhase::release);
+  mark_in_turn({{LaunchPhase::api_entry, 200},
+                {LaunchPhase::doorbell, 200},
+                {LaunchPhase::job_started, 200},
+                {LaunchPhase::release}});
   LaunchTrace::launch_waited();
   ASSERT_EQ(LaunchTrace::launches(), 1u);
   const auto f = LaunchTrace::figures();
@@ -51,9 +59,7 @@ TEST_F(LaunchTraceTest, KeepsALaunchsPhasesAsOffsetsFromItsDoorbell) {
 
 TEST_F(LaunchTraceTest, AWaitWithoutEngineWorkIsNotALaunch) {
   LaunchTrace::enable(true);
-  LaunchTrace::mark(LaunchPhase::api_entry);
-  LaunchTrace::mark(LaunchPhase::job_started);
-  sleep_us(50);
+  mark_in_turn({{LaunchPhase::api_entry}, {LaunchPhase::job_started, 50}});
   LaunchTrace::mark(LaunchPhase::doorbell);  // a submission that started no engine work
   LaunchTrace::launch_waited();
   EXPECT_EQ(LaunchTrace::launches(), 0u);
@@ -61,11 +67,10 @@ TEST_F(LaunchTraceTest, AWaitWithoutEngineWorkIsNotALaunch) {
 
 TEST_F(LaunchTraceTest, APhaseMarkedBeforeTheDoorbellBelongsToAnEarlierLaunch) {
   LaunchTrace::enable(true);
-  LaunchTrace::mark(LaunchPhase::interrupt);  // the previous launch's
-  sleep_us(50);
-  LaunchTrace::mark(LaunchPhase::api_entry);
-  LaunchTrace::mark(LaunchPhase::doorbell);
-  LaunchTrace::mark(LaunchPhase::job_started);
+  mark_in_turn({{LaunchPhase::interrupt, 50},  // the previous launch's
+                {LaunchPhase::api_entry},
+                {LaunchPhase::doorbell},
+                {LaunchPhase::job_started}});
   LaunchTrace::launch_waited();
   ASSERT_EQ(LaunchTrace::launches(), 1u);
   EXPECT_EQ(LaunchTrace::figures()[at(LaunchPhase::interrupt)].samples, 0u);
@@ -77,14 +82,11 @@ TEST_F(LaunchTraceTest, APhaseMarkedBeforeTheDoorbellBelongsToAnEarlierLaunch) {
 // as negative offsets; one before the call is an earlier launch's.
 TEST_F(LaunchTraceTest, ThePhysicalRingInsideTheTrapIsKeptBeforeTheDoorbell) {
   LaunchTrace::enable(true);
-  LaunchTrace::mark(LaunchPhase::pfifo_woke);  // an earlier launch's
-  sleep_us(50);
-  LaunchTrace::mark(LaunchPhase::api_entry);
-  sleep_us(100);
-  LaunchTrace::mark(LaunchPhase::doorbell_seen);
-  sleep_us(100);
-  LaunchTrace::mark(LaunchPhase::doorbell);
-  LaunchTrace::mark(LaunchPhase::job_started);
+  mark_in_turn({{LaunchPhase::pfifo_woke, 50},  // an earlier launch's
+                {LaunchPhase::api_entry, 100},
+                {LaunchPhase::doorbell_seen, 100},
+                {LaunchPhase::doorbell},
+                {LaunchPhase::job_started}});
   LaunchTrace::launch_waited();
   ASSERT_EQ(LaunchTrace::launches(), 1u);
   const auto f = LaunchTrace::figures();
@@ -116,12 +118,9 @@ TEST_F(LaunchTraceTest, TheFirstMarkAfterAnotherPhaseIsTheOneKept) {
 
 TEST_F(LaunchTraceTest, ACopyTheDriverMakesOnItsOwnIsNotAKernelLaunch) {
   LaunchTrace::enable(true);
-  LaunchTrace::mark(LaunchPhase::api_entry);
-  LaunchTrace::mark(LaunchPhase::doorbell);
-  LaunchTrace::mark(LaunchPhase::job_started);
+  mark_in_turn({{LaunchPhase::api_entry}, {LaunchPhase::doorbell}, {LaunchPhase::job_started}});
   LaunchTrace::launch_waited();  // the kernel launch
-  LaunchTrace::mark(LaunchPhase::doorbell);
-  LaunchTrace::mark(LaunchPhase::job_started);
+  mark_in_turn({{LaunchPhase::doorbell}, {LaunchPhase::job_started}});
   LaunchTrace::launch_waited();  // a staging copy: no launch call of its own
   EXPECT_EQ(LaunchTrace::launches(), 1u);
 }

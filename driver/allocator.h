@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/free_ranges.h"
 
 namespace vgpu::driver {
 
@@ -35,18 +36,15 @@ class RangeAllocator {
   uint64_t size() const { return size_; }
   uint64_t free_bytes() const { return free_bytes_; }
   uint64_t largest_free() const;
-  size_t free_ranges() const { return free_.size(); }
+  size_t free_ranges() const { return free_.count(); }
   const std::string& name() const { return name_; }
 
  private:
-  void insert_free(uint64_t addr, uint64_t bytes);
-  void take(std::map<uint64_t, uint64_t>::iterator it, uint64_t addr, uint64_t bytes);
-
   std::string name_;
   uint64_t base_;
   uint64_t size_;
   uint64_t free_bytes_;
-  std::map<uint64_t, uint64_t> free_;  // start -> bytes, never adjacent
+  FreeRanges free_;
   std::map<uint64_t, uint64_t> used_;  // start -> bytes
 };
 

@@ -451,7 +451,13 @@ void Host::set_runnable(uint32_t pchid, bool runnable) {
                 pf::ChanStateEngine::make(pf::ENGINE_NONE) | pf::ChanStateRunnable::make(runnable));
 }
 
-uint32_t Host::physical_state(uint32_t pchid) { return gpu_->read32(pf::CHAN_STATE[pchid].offset); }
+// Without read32's clock poll and delivery: the host arms no PTIMER alarm,
+// and PFIFO's loop polls the clock and delivers what it and the engines
+// raise on its own, so the shadow channels' checks on each dispatch, the
+// watchdog's parked-channel check and the engine-idle wait at a VM's
+// destruction (its flag is cleared by the engine thread that ends the
+// work) see the same values either way.
+uint32_t Host::physical_state(uint32_t pchid) { return gpu_->channel_state(pchid); }
 
 // A commit writes the GPU's runlist registers and waits for them, under
 // the host's mutex: every VM's doorbells wait meanwhile. So a VM whose

@@ -211,7 +211,7 @@ void Vgpu::Physical::bind(uint32_t pchid, uint64_t shadow_inst) {
 }
 void Vgpu::Physical::unbind(uint32_t pchid) { host_.unbind_physical(pchid); }
 void Vgpu::Physical::set_runnable(uint32_t pchid, bool runnable) { host_.set_runnable(pchid, runnable); }
-uint32_t Vgpu::Physical::state(uint32_t pchid) { return host_.gpu().channel_state(pchid); }
+uint32_t Vgpu::Physical::state(uint32_t pchid) { return host_.physical_state(pchid); }
 void Vgpu::Physical::set_runlist(std::vector<uint32_t> pchids) { host_.set_runlist(id_, std::move(pchids)); }
 uint64_t Vgpu::Physical::userd(uint32_t pchid) const { return host_.host_userd(pchid); }
 void Vgpu::Physical::ring(uint32_t pchid, uint32_t put) { host_.ring_physical(pchid, put); }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "scheduler/script.h"
@@ -210,18 +211,32 @@ class HostWorkEngine final : public Engine {
 // A turn of host work: a few milliseconds, as a 1 ms turn's sync piece.
 constexpr std::chrono::microseconds HOST_WORK_TURN{2000};
 
+// A dispatcher over a HostWorkEngine of `work` a turn; a RealClock's with
+// its own thread, a VirtualClock's without.
+template <class ClockType>
+struct HostWork {
+  ClockType clock;
+  HostWorkEngine engine;
+  Dispatcher d{fifo(), clock, engine};
+
+  explicit HostWork(std::chrono::microseconds work) : engine(work) { engine.dispatcher = &d; }
+  // VM 1 added, and its first submission made from this thread (a VM's
+  // doorbell): it runs the dispatches that submission starts.
+  void submit_from_this_thread() {
+    ASSERT_TRUE(d.add_vm(1, 1));
+    if constexpr (std::is_same_v<ClockType, RealClock>) d.start_thread();
+    ASSERT_TRUE(d.submit(1, 0));
+  }
+};
+
 // The thread that submits (a VM's doorbell) runs one such dispatch; the
 // next ones run on the dispatcher's thread, so that call returns after one
 // turn of host work, not after all of them (issue 37 item 5's outliers: a
 // VM's doorbell held 98-101 ms by three turns of another VM's sync).
 TEST(Dispatcher, AThreadNotTheDispatchersRunsAtMostOneDispatchThatEndsInsideStart) {
-  RealClock clock;
-  HostWorkEngine engine(HOST_WORK_TURN);
-  Dispatcher d(fifo(), clock, engine);
-  ASSERT_TRUE(d.add_vm(1, 1));
-  engine.dispatcher = &d;
-  d.start_thread();
-  ASSERT_TRUE(d.submit(1, 0));
+  HostWork<RealClock> h(HOST_WORK_TURN);
+  ASSERT_NO_FATAL_FAILURE(h.submit_from_this_thread());
+  HostWorkEngine& engine = h.engine;
   const std::thread::id caller = std::this_thread::get_id();
   {
     std::lock_guard lk(engine.mu);
@@ -229,7 +244,7 @@ TEST(Dispatcher, AThreadNotTheDispatchersRunsAtMostOneDispatchThatEndsInsideStar
   }
   for (int i = 0; i < 2000 && engine.turns < HostWorkEngine::TURNS; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  d.stop_thread();
+  h.d.stop_thread();
   std::lock_guard lk(engine.mu);
   ASSERT_EQ(engine.threads.size(), size_t{HostWorkEngine::TURNS});
   EXPECT_EQ(engine.threads.front(), caller);
@@ -239,29 +254,20 @@ TEST(Dispatcher, AThreadNotTheDispatchersRunsAtMostOneDispatchThatEndsInsideStar
 // Dispatches that end at once (an instant engine) are not handed over: the
 // caller runs them all, with no wake-up of another thread in between.
 TEST(Dispatcher, DispatchesThatEndAtOnceStayOnTheCallersThread) {
-  RealClock clock;
-  HostWorkEngine engine(std::chrono::microseconds{0});
-  Dispatcher d(fifo(), clock, engine);
-  ASSERT_TRUE(d.add_vm(1, 1));
-  engine.dispatcher = &d;
-  d.start_thread();
-  ASSERT_TRUE(d.submit(1, 0));
-  d.stop_thread();
-  std::lock_guard lk(engine.mu);
-  EXPECT_EQ(std::ranges::count(engine.threads, std::this_thread::get_id()), HostWorkEngine::TURNS);
+  HostWork<RealClock> h(std::chrono::microseconds{0});
+  ASSERT_NO_FATAL_FAILURE(h.submit_from_this_thread());
+  h.d.stop_thread();
+  std::lock_guard lk(h.engine.mu);
+  EXPECT_EQ(std::ranges::count(h.engine.threads, std::this_thread::get_id()), HostWorkEngine::TURNS);
 }
 
 // Without the dispatcher's thread there is no one to hand to: the caller
 // runs them all, in order (a virtual clock's harness steps by itself).
 TEST(Dispatcher, UnthreadedTheCallerRunsEveryDispatchThatEndsInsideStart) {
-  VirtualClock clock;
-  HostWorkEngine engine(HOST_WORK_TURN);
-  Dispatcher d(fifo(), clock, engine);
-  ASSERT_TRUE(d.add_vm(1, 1));
-  engine.dispatcher = &d;
-  ASSERT_TRUE(d.submit(1, 0));
-  EXPECT_EQ(engine.turns.load(), HostWorkEngine::TURNS);
-  EXPECT_EQ(std::ranges::count(engine.threads, std::this_thread::get_id()), HostWorkEngine::TURNS);
+  HostWork<VirtualClock> h(HOST_WORK_TURN);
+  ASSERT_NO_FATAL_FAILURE(h.submit_from_this_thread());
+  EXPECT_EQ(h.engine.turns.load(), HostWorkEngine::TURNS);
+  EXPECT_EQ(std::ranges::count(h.engine.threads, std::this_thread::get_id()), HostWorkEngine::TURNS);
 }
 
 // ---- the one flight record

@@ -9,9 +9,7 @@
 namespace vgpu::shadow {
 
 ReservedVram::ReservedVram(gpu::Vram& vram, uint64_t base, uint64_t size, Shootdown shootdown)
-    : vram_(vram), base_(base), size_(size), shootdown_(std::move(shootdown)) {
-  if (size_) free_.emplace(base_, size_);
-}
+    : vram_(vram), base_(base), size_(size), shootdown_(std::move(shootdown)), free_(base, size) {}
 
 std::optional<uint64_t> ReservedVram::alloc(uint64_t bytes, uint64_t align) {
   if (bytes == 0 || !is_pow2(align)) return std::nullopt;
@@ -28,7 +26,7 @@ std::optional<uint64_t> ReservedVram::alloc(uint64_t bytes, uint64_t align) {
     shootdown_();
     lock.lock();
     ++shootdowns_;
-    for (const auto& [addr, n] : released) insert_free_locked(addr, n);
+    for (const auto& [addr, n] : released) free_.put(addr, n);
     got = take_locked(bytes, align);
   }
   if (!got) return std::nullopt;
@@ -38,20 +36,12 @@ std::optional<uint64_t> ReservedVram::alloc(uint64_t bytes, uint64_t align) {
 }
 
 std::optional<uint64_t> ReservedVram::take_locked(uint64_t bytes, uint64_t align) {
-  for (auto it = free_.begin(); it != free_.end(); ++it) {
-    const uint64_t start = align_up(it->first, align);
-    const uint64_t end = it->first + it->second;
-    if (start >= end || end - start < bytes) continue;
-    const uint64_t block = it->first;
-    free_.erase(it);
-    if (start > block) free_.emplace(block, start - block);
-    if (start + bytes < end) free_.emplace(start + bytes, end - start - bytes);
-    used_.emplace(start, bytes);
-    used_bytes_ += bytes;
-    if (used_bytes_ > peak_bytes_) peak_bytes_ = used_bytes_;
-    return start;
-  }
-  return std::nullopt;
+  const std::optional<uint64_t> start = free_.take_first_fit(bytes, align);
+  if (!start) return std::nullopt;
+  used_.emplace(*start, bytes);
+  used_bytes_ += bytes;
+  if (used_bytes_ > peak_bytes_) peak_bytes_ = used_bytes_;
+  return start;
 }
 
 void ReservedVram::free(uint64_t addr) {
@@ -65,25 +55,8 @@ void ReservedVram::free(uint64_t addr) {
     quarantine_.emplace(addr, bytes);
     quarantined_bytes_ += bytes;
   } else {
-    insert_free_locked(addr, bytes);
+    free_.put(addr, bytes);
   }
-}
-
-void ReservedVram::insert_free_locked(uint64_t start, uint64_t bytes) {
-  auto next = free_.lower_bound(start);
-  if (next != free_.end() && start + bytes == next->first) {
-    bytes += next->second;
-    next = free_.erase(next);
-  }
-  if (next != free_.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == start) {
-      start = prev->first;
-      bytes += prev->second;
-      free_.erase(prev);
-    }
-  }
-  free_.emplace(start, bytes);
 }
 
 uint64_t ReservedVram::read(const uint64_t& field) const {

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <optional>
 
+#include "common/free_ranges.h"
 #include "gpu/mem/vram.h"
 
 namespace vgpu::shadow {
@@ -52,14 +53,13 @@ class ReservedVram {
  private:
   std::optional<uint64_t> take_locked(uint64_t bytes, uint64_t align);
   uint64_t read(const uint64_t& field) const;  // one of the counts below, under the lock
-  void insert_free_locked(uint64_t start, uint64_t bytes);
 
   gpu::Vram& vram_;
   const uint64_t base_;
   const uint64_t size_;
   const Shootdown shootdown_;
   mutable std::mutex mutex_;
-  std::map<uint64_t, uint64_t> free_;        // addr -> bytes
+  FreeRanges free_;
   std::map<uint64_t, uint64_t> used_;        // addr -> bytes
   std::map<uint64_t, uint64_t> quarantine_;  // addr -> bytes
   uint64_t used_bytes_ = 0;

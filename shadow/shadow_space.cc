@@ -308,49 +308,42 @@ void ShadowSpace::detach(uint32_t pde, Kind kind) {
   shadow_table = 0;
 }
 
+// A table's entries [first, first + count) and their shadows, each side
+// read in one piece: a full rescan (runlist submit, raw bind) reads 32,768
+// entries a small-page table, most of them invalid, and a word-at-a-time
+// read, check and compare each cost more than the scan's own work. Every
+// table attach() takes lies in the partition (guest_spt and guest_lpt
+// refuse the others) and every shadow table in reserved VRAM; a range that
+// still does not read in one piece is read a word at a time, a guest entry
+// outside the partition reading 0, as before.
 void ShadowSpace::scan_entries(Kind kind, uint64_t guest_table, uint64_t shadow_table, uint64_t first, uint64_t count) {
   const fmt::PageSize size = kind == Kind::lpt ? fmt::PageSize::big : fmt::PageSize::small;
   const Partition& part = guest_.partition();
-  uint64_t bad = 0;
-  const uint64_t gfirst = guest_table + first * ENTRY_BYTES, bytes = count * ENTRY_BYTES;
   gpu::Vram& vram = guest_.vram();
-  // A table inside the partition (every table the walker attaches) is read
-  // in one piece, guest and shadow side: a full rescan (runlist submit, raw
-  // bind) reads 32,768 entries a small-page table, most of them invalid,
-  // and a word-at-a-time read, check and compare each cost more than the
-  // scan's own work. The same entries are written as before.
-  if (gfirst % ENTRY_BYTES == 0 && part.contains(gfirst, bytes)) {
-    std::vector<uint64_t> guest(count), shadow(count);
-    if (vram.read(part.host(gfirst), guest.data(), bytes) &&
-        vram.read(shadow_table + first * ENTRY_BYTES, shadow.data(), bytes)) {
-      uint64_t writes = 0;
-      for (uint64_t i = 0; i < count; ++i) {
-        // A run of zero guest entries over zero shadow entries (an empty
-        // table's common case: an entry 0 is invalid, its shadow 0) has
-        // nothing to write; memcmp skips it a block at a time.
-        if (i % ZERO_BLOCK == 0 && count - i >= ZERO_BLOCK && is_zero(&guest[i]) && is_zero(&shadow[i])) {
-          i += ZERO_BLOCK - 1;
-          continue;
-        }
-        const ShadowPte s = shadow_pte(guest[i], size, part, guest_.ram());
-        bad += s.verdict == Verdict::rejected;
-        if (shadow[i] == s.value) continue;
-        vram.write64(shadow_table + (first + i) * ENTRY_BYTES, s.value);
-        ++writes;
-      }
-      counters_.add(counters_.entries_scanned, count);
-      if (writes) counters_.add(counters_.shadow_writes, writes);
-      if (bad) counters_.add(counters_.bad_entries, bad);
-      return;
+  const uint64_t gfirst = guest_table + first * ENTRY_BYTES, sfirst = shadow_table + first * ENTRY_BYTES;
+  const uint64_t bytes = count * ENTRY_BYTES;
+  std::vector<uint64_t> guest(count), shadow(count);
+  if (gfirst % ENTRY_BYTES != 0 || !part.contains(gfirst, bytes) || !vram.read(part.host(gfirst), guest.data(), bytes))
+    for (uint64_t i = 0; i < count; ++i) guest[i] = guest_.read64(gfirst + i * ENTRY_BYTES).value_or(0);
+  if (!vram.read(sfirst, shadow.data(), bytes))
+    for (uint64_t i = 0; i < count; ++i) shadow[i] = vram.read64(sfirst + i * ENTRY_BYTES);
+  uint64_t bad = 0, writes = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    // A run of zero guest entries over zero shadow entries (an empty
+    // table's common case: an entry 0 is invalid, its shadow 0) has
+    // nothing to write; memcmp skips it a block at a time.
+    if (i % ZERO_BLOCK == 0 && count - i >= ZERO_BLOCK && is_zero(&guest[i]) && is_zero(&shadow[i])) {
+      i += ZERO_BLOCK - 1;
+      continue;
     }
-  }
-  for (uint64_t e = first; e < first + count; ++e) {
-    const uint64_t g = guest_.read64(guest_table + e * ENTRY_BYTES).value_or(0);
-    const ShadowPte s = shadow_pte(g, size, part, guest_.ram());
+    const ShadowPte s = shadow_pte(guest[i], size, part, guest_.ram());
     bad += s.verdict == Verdict::rejected;
-    write_shadow(shadow_table + e * ENTRY_BYTES, s.value);
+    if (shadow[i] == s.value) continue;
+    vram.write64(sfirst + i * ENTRY_BYTES, s.value);
+    ++writes;
   }
   counters_.add(counters_.entries_scanned, count);
+  if (writes) counters_.add(counters_.shadow_writes, writes);
   if (bad) counters_.add(counters_.bad_entries, bad);
 }
 

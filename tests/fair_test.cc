@@ -33,11 +33,8 @@ constexpr uint64_t MARGIN_NS = 150'000'000;
 // scheduler and no slicing option given.
 TwoVms two_vms(uint32_t watchdog_ms = VgpuConfig{}.watchdog_ms, uint32_t max_gpu_ms = MAX_GPU_MS,
                uint64_t vram = 128 * MiB, bool on_demand = HostConfig{}.slice_on_demand) {
-  testbed::TestbedConfig tc;
+  testbed::TestbedConfig tc = two_fv_opt_vms(vram);
   tc.slice_on_demand = on_demand;
-  tc.mode = testbed::Mode::fv_opt;
-  tc.vms = 2;
-  tc.vram_per_vm = vram;
   tc.turn_ns = TURN_NS;
   tc.max_gpu_ms = max_gpu_ms;
   tc.watchdog_ms = watchdog_ms;

@@ -21,6 +21,7 @@
 #include "driver/runtime.h"
 #include "testbed/mediated_port.h"
 #include "testbed/testbed.h"
+#include "tests/testing/two_vms.h"
 
 namespace vgpu::mediator {
 namespace {
@@ -209,14 +210,6 @@ TEST(Host, ReservedVramUseIsReported) {
 }
 
 // ---- isolation of what the GPU reports
-
-testbed::TestbedConfig two_fv_opt_vms() {
-  testbed::TestbedConfig tc;
-  tc.mode = testbed::Mode::fv_opt;
-  tc.vms = 2;
-  tc.vram_per_vm = 128 * MiB;
-  return tc;
-}
 
 TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
   const testbed::TestbedConfig tc = two_fv_opt_vms();

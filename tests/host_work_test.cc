@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/testing/shadow_flood.h"
+#include "tests/testing/two_vms.h"
 
 namespace vgpu::mediator {
 namespace {
@@ -18,14 +19,6 @@ constexpr uint64_t MS = 1'000'000;
 // sync in pieces from a whole one are the counts (host_work turns).
 constexpr uint64_t MARGIN_NS = 1000 * MS;
 constexpr uint64_t WAIT_SLACK_NS = 10 * MS;  // docs/scheduler.md's bound: turn + one slice + 10 ms
-
-testbed::TestbedConfig two_fv_opt_vms() {
-  testbed::TestbedConfig tc;  // the defaults: scheduler, turn-ms, slicing
-  tc.mode = testbed::Mode::fv_opt;
-  tc.vms = 2;
-  tc.vram_per_vm = 128 * MiB;
-  return tc;
-}
 
 void record(const attack::FloodResult& r) {
   ::testing::Test::RecordProperty("vm_b_worst_wait_ms", static_cast<int>(r.worst_wait_ns / MS));

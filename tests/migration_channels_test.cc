@@ -21,59 +21,10 @@ namespace {
 using driver::Bar;
 using namespace moving;
 
-TEST(MigrationChannels, AChainOfJobsMovedMidwayEndsAsTheUnmovedChain) {
-  auto a = make_testbed(), b = make_testbed();
-  ASSERT_TRUE(a && b);
-  Result<std::vector<std::byte>> want = unmoved_output(JOBS_BEFORE + JOBS_AFTER);
-  ASSERT_TRUE(want) << want.error().what();
-
-  MovingPort port(&a->port(0));
-  Chain chain;
-  ASSERT_TRUE(chain.open(port));
-  ASSERT_TRUE(chain.submit(JOBS_BEFORE));
-  Status frozen = a->vgpu(0)->freeze(FREEZE_NS);
-  ASSERT_TRUE(frozen) << frozen.error().what();
-  Status moved = move_vgpu(*a, *b);
-  ASSERT_TRUE(moved) << moved.error().what();
-  port.move_to(&b->port(0));
-
-  ASSERT_TRUE(chain.submit(JOBS_AFTER));
-  Result<std::vector<std::byte>> got = chain.result();
-  ASSERT_TRUE(got) << got.error().what();
-  EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
-  const auto* f = reinterpret_cast<const float*>(got->data());
-  EXPECT_EQ(f[1], (JOBS_BEFORE + JOBS_AFTER) * 1.5f * 0.75f);  // x[1] = 0.75, every job ran once
-  EXPECT_TRUE(chain.ctx->status()) << "the channel reported an error on B";
-}
-
-// Jobs the guest rang while A was frozen were never given to A's GPU: they
-// travel as GP_PUT ahead of the GPU's put and run on B without a new
-// doorbell.
-TEST(MigrationChannels, JobsRungWhileFrozenRunOnTheDestination) {
-  auto a = make_testbed(), b = make_testbed();
-  ASSERT_TRUE(a && b);
-  Result<std::vector<std::byte>> want = unmoved_output(JOBS_BEFORE + JOBS_AFTER);
-  ASSERT_TRUE(want) << want.error().what();
-
-  MovingPort port(&a->port(0));
-  Chain chain;
-  ASSERT_TRUE(chain.open(port));
-  ASSERT_TRUE(chain.submit(JOBS_BEFORE));
-  ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
-  ASSERT_TRUE(chain.submit(JOBS_AFTER));  // rung on the frozen source
-  Status moved = move_vgpu(*a, *b);
-  ASSERT_TRUE(moved) << moved.error().what();
-  port.move_to(&b->port(0));
-
-  Result<std::vector<std::byte>> got = chain.result();
-  ASSERT_TRUE(got) << got.error().what();
-  EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
-}
-
-// Both frozen-destination tests: A's chain, frozen midway with JOBS_AFTER
-// more rung on the frozen source, B the destination, and the unmoved
-// chain's output to compare with.
-struct FrozenMidChain {
+// A's chain after JOBS_BEFORE jobs (not waited for), B the destination,
+// and the unmoved chain's output (JOBS_BEFORE + JOBS_AFTER jobs) to compare
+// with.
+struct MidChain {
   std::unique_ptr<testbed::Testbed> a = make_testbed(), b = make_testbed();
   MovingPort port{a ? &a->port(0) : nullptr};
   Chain chain;
@@ -84,8 +35,25 @@ struct FrozenMidChain {
     ASSERT_TRUE(want) << want.error().what();
     ASSERT_TRUE(chain.open(port));
     ASSERT_TRUE(chain.submit(JOBS_BEFORE));
+  }
+  // Then A frozen, with JOBS_AFTER more rung on it.
+  void start_frozen_with_more_rung() {
+    ASSERT_NO_FATAL_FAILURE(start());
     ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
     ASSERT_TRUE(chain.submit(JOBS_AFTER));  // rung on the frozen source
+  }
+  // A's image and VRAM to B, and the guest's port after them.
+  void move() {
+    Status moved = move_vgpu(*a, *b);
+    ASSERT_TRUE(moved) << moved.error().what();
+    port.move_to(&b->port(0));
+  }
+  std::vector<std::byte> expect_unmoved_result() {
+    Result<std::vector<std::byte>> got = chain.result();
+    EXPECT_TRUE(got) << got.error().what();
+    if (!got) return {};
+    EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
+    return std::move(*got);
   }
 
   // B, frozen, ran nothing while watched; once thawed, the chain ends as
@@ -100,22 +68,43 @@ struct FrozenMidChain {
     std::this_thread::sleep_for(WATCH);
     EXPECT_EQ(std::memcmp(moved_vram, vram, part.size), 0) << "the frozen destination ran work before its thaw";
     b->vgpu(0)->thaw();
-    Result<std::vector<std::byte>> got = chain.result();
-    ASSERT_TRUE(got) << got.error().what();
-    EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
+    expect_unmoved_result();
   }
 };
+
+TEST(MigrationChannels, AChainOfJobsMovedMidwayEndsAsTheUnmovedChain) {
+  MidChain s;
+  ASSERT_NO_FATAL_FAILURE(s.start());
+  Status frozen = s.a->vgpu(0)->freeze(FREEZE_NS);
+  ASSERT_TRUE(frozen) << frozen.error().what();
+  ASSERT_NO_FATAL_FAILURE(s.move());
+
+  ASSERT_TRUE(s.chain.submit(JOBS_AFTER));
+  const std::vector<std::byte> got = s.expect_unmoved_result();
+  ASSERT_FALSE(got.empty());
+  const auto* f = reinterpret_cast<const float*>(got.data());
+  EXPECT_EQ(f[1], (JOBS_BEFORE + JOBS_AFTER) * 1.5f * 0.75f);  // x[1] = 0.75, every job ran once
+  EXPECT_TRUE(s.chain.ctx->status()) << "the channel reported an error on B";
+}
+
+// Jobs the guest rang while A was frozen were never given to A's GPU: they
+// travel as GP_PUT ahead of the GPU's put and run on B without a new
+// doorbell.
+TEST(MigrationChannels, JobsRungWhileFrozenRunOnTheDestination) {
+  MidChain s;
+  ASSERT_NO_FATAL_FAILURE(s.start_frozen_with_more_rung());
+  ASSERT_NO_FATAL_FAILURE(s.move());
+  s.expect_unmoved_result();
+}
 
 // QEMU's destination freezes its vGPU before the load and thaws it at
 // resume: an import into a frozen vGPU runs nothing, neither the entries A
 // had given its GPU nor those rung while A was frozen, until the thaw.
 TEST(MigrationChannels, AFrozenDestinationRunsNothingUntilItsThaw) {
-  FrozenMidChain s;
-  ASSERT_NO_FATAL_FAILURE(s.start());
+  MidChain s;
+  ASSERT_NO_FATAL_FAILURE(s.start_frozen_with_more_rung());
   ASSERT_TRUE(s.b->vgpu(0)->freeze(FREEZE_NS));
-  Status moved = move_vgpu(*s.a, *s.b);
-  ASSERT_TRUE(moved) << moved.error().what();
-  s.port.move_to(&s.b->port(0));
+  ASSERT_NO_FATAL_FAILURE(s.move());
   s.expect_nothing_run_until_thaw();
 }
 
@@ -152,8 +141,8 @@ std::vector<uint8_t> handed_out(std::span<const uint8_t> bytes) {
 // must not run them before the thaw (the runnable stop of the import; the
 // frozen flag alone does not hold them, as nothing is dispatched for them).
 TEST(MigrationChannels, EntriesHandedToTheGpuWaitOnAFrozenDestinationForItsThaw) {
-  FrozenMidChain s;
-  ASSERT_NO_FATAL_FAILURE(s.start());
+  MidChain s;
+  ASSERT_NO_FATAL_FAILURE(s.start_frozen_with_more_rung());
   Result<std::vector<uint8_t>> image = s.a->vgpu(0)->export_image();
   ASSERT_TRUE(image) << image.error().what();
   const std::vector<uint8_t> forged = handed_out(*image);

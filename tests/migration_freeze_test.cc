@@ -21,16 +21,10 @@ constexpr auto FROZEN_FOR = milliseconds(600);  // twice the whole spin: a spin 
 constexpr uint64_t FREEZE_TIMEOUT_NS = 2'000'000'000;
 constexpr uint32_t FILL_COUNT = 1 << 16;
 
-testbed::TestbedConfig two_vm_config() {
-  testbed::TestbedConfig tc;
-  tc.mode = testbed::Mode::fv_opt;
-  tc.vms = 2;
-  tc.vram_per_vm = 64 * MiB;
-  return tc;
-}
+constexpr uint64_t VM_VRAM = 64 * MiB;
 
 TEST(MigrationFreeze, FreezeHoldsASlicedSpinAndThawFinishesIt) {
-  TwoVms t = open_two_vms(two_vm_config());
+  TwoVms t = open_two_vms(two_fv_opt_vms(VM_VRAM));
   ASSERT_TRUE(t.ctx_a && t.ctx_b);
   Vgpu& a = *t.tb->vgpu(0);
   auto spin = t.ctx_a->spin({SPIN_NS});
@@ -64,7 +58,7 @@ TEST(MigrationFreeze, FreezeHoldsASlicedSpinAndThawFinishesIt) {
 }
 
 TEST(MigrationFreeze, IdleVgpuFreezesAndThawsAndRunsAgain) {
-  TwoVms t = open_two_vms(two_vm_config());
+  TwoVms t = open_two_vms(two_fv_opt_vms(VM_VRAM));
   ASSERT_TRUE(t.ctx_a);
   Vgpu& a = *t.tb->vgpu(0);
   ASSERT_TRUE(a.freeze(FREEZE_TIMEOUT_NS));
@@ -81,7 +75,7 @@ TEST(MigrationFreeze, IdleVgpuFreezesAndThawsAndRunsAgain) {
 // Work submitted by the guest while frozen (a vCPU should not run then,
 // but a doorbell in flight may land) waits for the thaw and runs once.
 TEST(MigrationFreeze, DoorbellWhileFrozenRunsAfterTheThaw) {
-  TwoVms t = open_two_vms(two_vm_config());
+  TwoVms t = open_two_vms(two_fv_opt_vms(VM_VRAM));
   ASSERT_TRUE(t.ctx_a);
   Vgpu& a = *t.tb->vgpu(0);
   auto buf = t.ctx_a->alloc(FILL_COUNT * sizeof(float));

@@ -35,19 +35,12 @@ uint32_t entry(const char* name) { return static_cast<uint32_t>(kernels()->find_
 // The guest's program: the kernels' module loaded once, then rounds of
 // `bump` (the module's counter variable) and `vadd` (c = a + b + c's inputs
 // rotated by the round), each launched without waiting.
-struct ModuleGuest {
-  std::unique_ptr<driver::Device> dev;
-  std::unique_ptr<driver::Context> ctx;
+struct ModuleGuest : GuestContext {
   driver::LoadedModule module;
   driver::Buffer a{}, b{}, c{};
 
   Status open(driver::Port& port) {
-    auto d = driver::Device::open(port);
-    if (!d) return std::unexpected(d.error());
-    dev = std::move(*d);
-    auto x = dev->create_context();
-    if (!x) return std::unexpected(x.error());
-    ctx = std::move(*x);
+    if (Status s = open_context(port); !s) return s;
     auto m = ctx->load_module(testing::USER_KERNELS_PTX, kernels()->data_bytes());
     if (!m) return std::unexpected(m.error());
     module = *m;

@@ -36,15 +36,26 @@ const Reg32 CHECKED[] = {regs::pmc::INTR_EN_0,      regs::pmc::INTR_MASK_0,  reg
                          regs::pbus::PRAMIN_WINDOW, regs::pbus::INTR_EN,     regs::pbus::BAR1_INST,
                          regs::pbus::BAR3_INST,     regs::pmc::INTR_0};
 
-class Migration : public ::testing::TestWithParam<Mode> {};
+class Migration : public ::testing::TestWithParam<Mode> {
+ protected:
+  // Hosts A and B of the test's mode, A's driver opened and its interrupt
+  // mask set to INTR_MASK (a value no reset gives).
+  void open_source() {
+    a = make_testbed(GetParam());
+    b = make_testbed(GetParam());
+    ASSERT_TRUE(a && b);
+    auto d = driver::Device::open(a->port(0));
+    ASSERT_TRUE(d) << d.error().what();
+    dev = std::move(*d);
+    a->port(0).write32(Bar::bar0, regs::pmc::INTR_MASK_0.offset, INTR_MASK);
+  }
+
+  std::unique_ptr<testbed::Testbed> a, b;
+  std::unique_ptr<driver::Device> dev;
+};
 
 TEST_P(Migration, DeviceStateAndBarMappingsMoveWithTheImage) {
-  auto a = make_testbed(GetParam());
-  auto b = make_testbed(GetParam());
-  ASSERT_TRUE(a && b);
-  auto dev = driver::Device::open(a->port(0));
-  ASSERT_TRUE(dev) << dev.error().what();
-  a->port(0).write32(Bar::bar0, regs::pmc::INTR_MASK_0.offset, INTR_MASK);
+  ASSERT_NO_FATAL_FAILURE(open_source());
   a->port(0).write32(Bar::bar0, regs::ptimer::NUMERATOR.offset, PTIMER_NUM);
   a->port(0).write32(Bar::bar0, regs::ptimer::DENOMINATOR.offset, PTIMER_DEN);
 
@@ -83,11 +94,11 @@ TEST_P(Migration, DeviceStateAndBarMappingsMoveWithTheImage) {
 // A bound channel's state is exported only from a frozen vGPU (M3), where
 // no piece runs; migration_channels_test.cc moves one.
 TEST_P(Migration, BoundChannelIsExportedOnlyWhileFrozen) {
-  auto a = make_testbed(GetParam());
+  a = make_testbed(GetParam());
   ASSERT_TRUE(a);
-  auto dev = driver::Device::open(a->port(0));
-  ASSERT_TRUE(dev) << dev.error().what();
-  auto ctx = (*dev)->create_context();
+  auto on_a = driver::Device::open(a->port(0));
+  ASSERT_TRUE(on_a) << on_a.error().what();
+  auto ctx = (*on_a)->create_context();
   ASSERT_TRUE(ctx) << ctx.error().what();
   Result<std::vector<uint8_t>> image = a->vgpu(0)->export_image();
   ASSERT_FALSE(image);
@@ -99,12 +110,7 @@ TEST_P(Migration, BoundChannelIsExportedOnlyWhileFrozen) {
 }
 
 TEST_P(Migration, PingPongBackToTheSourceKeepsTheImage) {
-  auto a = make_testbed(GetParam());
-  auto b = make_testbed(GetParam());
-  ASSERT_TRUE(a && b);
-  auto dev = driver::Device::open(a->port(0));
-  ASSERT_TRUE(dev) << dev.error().what();
-  a->port(0).write32(Bar::bar0, regs::pmc::INTR_MASK_0.offset, INTR_MASK);
+  ASSERT_NO_FATAL_FAILURE(open_source());
   Result<std::vector<uint8_t>> first = a->vgpu(0)->export_image();
   ASSERT_TRUE(first) << first.error().what();
   // The image of `from`, read by `to` (with the VRAM moved first).
@@ -127,14 +133,14 @@ TEST_P(Migration, PingPongBackToTheSourceKeepsTheImage) {
 }
 
 TEST_P(Migration, ImportIntoAVgpuWithABoundChannelIsRefused) {
-  auto a = make_testbed(GetParam());
-  auto b = make_testbed(GetParam());
+  a = make_testbed(GetParam());
+  b = make_testbed(GetParam());
   ASSERT_TRUE(a && b);
   Result<std::vector<uint8_t>> image = a->vgpu(0)->export_image();
   ASSERT_TRUE(image) << image.error().what();
-  auto dev = driver::Device::open(b->port(0));
-  ASSERT_TRUE(dev) << dev.error().what();
-  auto ctx = (*dev)->create_context();
+  auto on_b = driver::Device::open(b->port(0));
+  ASSERT_TRUE(on_b) << on_b.error().what();
+  auto ctx = (*on_b)->create_context();
   ASSERT_TRUE(ctx) << ctx.error().what();
   Status s = b->vgpu(0)->import_image(*image);
   ASSERT_FALSE(s);

@@ -38,11 +38,8 @@ constexpr uint64_t MARGIN_NS = 150'000'000;
 // their counts mean what they did (BAND's yield window is one more way
 // for a VM to get the engine back).
 testbed::TestbedConfig two_vm_config(uint64_t turn_ns) {
-  testbed::TestbedConfig tc;
+  testbed::TestbedConfig tc = two_fv_opt_vms();
   tc.scheduler = "fifo";
-  tc.mode = testbed::Mode::fv_opt;
-  tc.vms = 2;
-  tc.vram_per_vm = 128 * MiB;
   tc.turn_ns = turn_ns;
   return tc;
 }
@@ -443,6 +440,20 @@ constexpr uint64_t SHORT_SPIN_NS = 200'000;
 constexpr int LAUNCHES = 300;
 constexpr int THINKING_LAUNCHES = 100;
 
+// VM A's `launches` spins of SHORT_SPIN_NS, each waited for, then
+// `think_ns` before the next.
+void a_launches_and_waits(HoldVms& t, int launches, uint64_t think_ns = 0) {
+  driver::Context& a = *t.ctxs[0];
+  for (int i = 0; i < launches; ++i) {
+    auto f = a.spin({SHORT_SPIN_NS});
+    if (!f || !a.wait(*f)) {
+      ADD_FAILURE() << "VM A's launch " << i << " failed";
+      return;
+    }
+    if (think_ns) std::this_thread::sleep_for(std::chrono::nanoseconds(think_ns));
+  }
+}
+
 // A's dispatches (scheduler turns), B's all done.
 uint64_t a_dispatches_beside_a_queue(HoldVms& t) {
   std::atomic<bool> b_queued{false};
@@ -458,14 +469,7 @@ uint64_t a_dispatches_beside_a_queue(HoldVms& t) {
     EXPECT_TRUE(last && ctx.wait(*last)) << "VM B's launches failed";
   });
   while (!b_queued) std::this_thread::sleep_for(Ms(1));
-  driver::Context& a = *t.ctxs[0];
-  for (int i = 0; i < LAUNCHES; ++i) {
-    auto f = a.spin({SHORT_SPIN_NS});
-    if (!f || !a.wait(*f)) {
-      ADD_FAILURE() << "VM A's launch " << i << " failed";
-      break;
-    }
-  }
+  a_launches_and_waits(t, LAUNCHES);
   b.join();
   return t.tb->counters(0)->submissions;
 }
@@ -537,15 +541,7 @@ uint64_t a_turns_beside_b_thinking(HoldVms& t, uint64_t think_ns) {
     }
   });
   std::this_thread::sleep_for(Ms(5));  // B's first batch is queued
-  driver::Context& a = *t.ctxs[0];
-  for (int i = 0; i < THINKING_LAUNCHES; ++i) {
-    auto f = a.spin({SHORT_SPIN_NS});
-    if (!f || !a.wait(*f)) {
-      ADD_FAILURE() << "VM A's launch " << i << " failed";
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::nanoseconds(think_ns));
-  }
+  a_launches_and_waits(t, THINKING_LAUNCHES, think_ns);
   a_done = true;
   b.join();
   return t.tb->counters(0)->submissions;

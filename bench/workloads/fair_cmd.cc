@@ -25,13 +25,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/workloads/json_file.h"
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -312,7 +312,7 @@ Status parse_weights(std::string_view v, uint32_t (&w)[2]) {
   return {};
 }
 
-void write_json(const std::string& path, uint32_t short_ms, const uint32_t (&weights)[2], uint32_t seconds,
+bool write_json(const std::string& path, uint32_t short_ms, const uint32_t (&weights)[2], uint32_t seconds,
                 double target0, bool on_demand, const std::vector<FairEntry>& entries) {
   nlohmann::ordered_json j = {{"suite", "fair"},      {"slice_on_demand", on_demand},
                               {"short_ms", short_ms}, {"weights", {weights[0], weights[1]}},
@@ -341,8 +341,7 @@ void write_json(const std::string& path, uint32_t short_ms, const uint32_t (&wei
                             {"vm0_most_turns_waited", e.most_turns_waited},
                             {"vms", {vm(0, short_ms, target0), vm(1, e.long_ms, 1 - target0)}}});
   }
-  std::ofstream(path) << j.dump(1) << "\n";
-  std::printf("JSON: %s\n", path.c_str());
+  return write_json_file("fair", path, j);
 }
 
 }  // namespace
@@ -410,7 +409,7 @@ int fair_main(std::span<char*> args) {
       }
     }
   }
-  if (!json_path.empty()) write_json(json_path, short_ms, weights, seconds, target0, on_demand, entries);
+  if (!json_path.empty() && !write_json(json_path, short_ms, weights, seconds, target0, on_demand, entries)) return 1;
   return 0;
 }
 

@@ -11,11 +11,11 @@
 // sync at the guest's sync points, on its own thread).
 //   hostwork [--runs N] [--turn-ms LIST] [--modes LIST] [--json FILE]
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/workloads/json_file.h"
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -57,7 +57,7 @@ void print_table(const std::vector<HostWorkEntry>& entries) {
       "turns that started during it / of those, the ones that ended at their bound in a VM's sync\n");
 }
 
-void write_json(const std::string& path, const std::vector<HostWorkEntry>& entries) {
+bool write_json(const std::string& path, const std::vector<HostWorkEntry>& entries) {
   nlohmann::ordered_json j = {{"suite", "hostwork"}, {"results", nlohmann::json::array()}};
   for (const auto& e : entries)
     j["results"].push_back({{"mode", testbed::mode_name(e.mode)},
@@ -72,7 +72,7 @@ void write_json(const std::string& path, const std::vector<HostWorkEntry>& entri
                             {"flood_ms", ms(e.r.flood_ns)},
                             {"host_work_turns", e.r.turns.host_work},
                             {"entries_scanned", e.r.entries_scanned}});
-  std::ofstream(path) << j.dump(1) << "\n";
+  return write_json_file("hostwork", path, j);
 }
 
 }  // namespace
@@ -122,7 +122,7 @@ int hostwork_main(std::span<char*> args) {
     }
   }
   print_table(entries);
-  if (!json_path.empty()) write_json(json_path, entries);
+  if (!json_path.empty() && !write_json(json_path, entries)) return 1;
   return 0;
 }
 

@@ -13,11 +13,11 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/workloads/json_file.h"
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -132,7 +132,7 @@ int idle_main(std::span<char*> args) {
                               {"vms", e.vms},
                               {"waited_s", e.wait_s},
                               {"cpu_s", e.cpu_s}});
-    std::ofstream(json_path) << j.dump(1) << "\n";
+    if (!write_json_file("idle", json_path, j)) return 1;
   }
   return 0;
 }

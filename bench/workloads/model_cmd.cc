@@ -11,12 +11,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/workloads/json_file.h"
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -136,8 +136,7 @@ int model_main(std::span<char*> args) {
           {"host_gflops", flop / hs / 1e9},
           {"ratio", hs / ms}}},
         {"copy", {{"bytes", copy_bytes}, {"model_gbps", gbytes / mc}, {"host_gbps", gbytes / hc}, {"ratio", hc / mc}}}};
-    std::ofstream(json_path) << j.dump(1) << "\n";
-    std::printf("JSON: %s\n", json_path.c_str());
+    if (!write_json_file("model", json_path, j)) return 1;
   }
   return 0;
 }

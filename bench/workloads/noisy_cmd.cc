@@ -16,13 +16,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/workloads/json_file.h"
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -200,8 +200,7 @@ int noisy_main(std::span<char*> args) {
                              {"ratio", median(ratio[s])},
                              {"neighbour_ops_per_s", median(per_s)}});
     }
-    std::ofstream(json_path) << j.dump(1) << "\n";
-    std::printf("JSON: %s\n", json_path.c_str());
+    if (!write_json_file("noisy", json_path, j)) return 1;
   }
   return 0;
 }

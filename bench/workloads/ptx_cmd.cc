@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/workloads/json_file.h"
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -254,7 +255,7 @@ void print(const std::vector<ModeResult>& results) {
     }
 }
 
-void write_json(const std::string& path, const std::vector<ModeResult>& results, uint32_t runs) {
+bool write_json(const std::string& path, const std::vector<ModeResult>& results, uint32_t runs) {
   nlohmann::ordered_json j = {{"suite", "ptx"}, {"runs", runs}, {"results", nlohmann::json::array()}};
   for (const auto& m : results)
     for (const Row& r : m.rows)
@@ -264,7 +265,7 @@ void write_json(const std::string& path, const std::vector<ModeResult>& results,
                               {"user", r.user},
                               {"builtin", r.builtin},
                               {"host", r.host}});
-  std::ofstream(path) << j.dump(1) << "\n";
+  return write_json_file("ptx", path, j);
 }
 
 void usage() { std::cerr << "usage: vgpu-bench ptx [--modes LIST] [--runs N] [--json FILE]\n"; }
@@ -311,7 +312,7 @@ int ptx_main(std::span<char*> args) {
       "\nmedians of %u runs (launch: %u); user: PTX on the model's interpreter; built-in: the device's own "
       "kernel; host loop: the same work in plain C++ on this CPU, one thread\n",
       runs, runs * 10);
-  if (!json_path.empty()) write_json(json_path, results, runs);
+  if (!json_path.empty() && !write_json(json_path, results, runs)) return 1;
   return 0;
 #endif
 }

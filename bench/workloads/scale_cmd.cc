@@ -26,12 +26,12 @@
 // window are those of its median round.
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/workloads/json_file.h"
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "bench/workloads/paired.h"
@@ -270,9 +270,7 @@ bool write_json(const ScaleArgs& a, const std::vector<ScalePoint>& points, doubl
                             {"counters", {{"trapped", e.trapped}, {"submissions", e.submissions}}},
                             {"host_turns", turns_json(e)}});
   }
-  std::ofstream out(a.json_path);
-  out << j.dump(1) << "\n";
-  return static_cast<bool>(out);
+  return write_json_file("scale", a.json_path, j);
 }
 
 }  // namespace
@@ -302,13 +300,7 @@ int scale_main(std::span<char*> args) {
     all_ok = all_ok && p.median.correct;
   }
   print_points(a.setup, points, alpha, compared);
-  if (!a.json_path.empty()) {
-    if (!write_json(a, points, alpha)) {
-      std::cerr << "vgpu-bench scale: cannot write " << a.json_path << "\n";
-      return 1;
-    }
-    std::printf("JSON: %s\n", a.json_path.c_str());
-  }
+  if (!a.json_path.empty() && !write_json(a, points, alpha)) return 1;
   return all_ok ? 0 : 1;
 }
 

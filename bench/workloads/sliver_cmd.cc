@@ -13,12 +13,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/workloads/json_file.h"
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -172,7 +172,7 @@ Result<Latency> latency_beside(const Shape& shape, uint32_t slice, uint32_t seco
   return l;
 }
 
-void write_json(const std::string& path, const Shape& shape, const std::vector<CoRun>& runs,
+bool write_json(const std::string& path, const Shape& shape, const std::vector<CoRun>& runs,
                 const std::vector<Latency>& lats) {
   const uint32_t sgemm_blocks = ((shape.sgemm_n + 15) / 16) * ((shape.sgemm_n + 15) / 16);
   const uint32_t mriq_blocks = (shape.mriq_x + 255) / 256;
@@ -200,7 +200,7 @@ void write_json(const std::string& path, const Shape& shape, const std::vector<C
                             {"p99_us", l.p99_us},
                             {"max_us", l.max_us},
                             {"launches", l.launches}});
-  std::ofstream(path) << j.dump(1) << "\n";
+  return write_json_file("sliver", path, j);
 }
 
 }  // namespace
@@ -269,10 +269,7 @@ int sliver_main(std::span<char*> args) {
     std::fflush(stdout);
     lats.push_back(*l);
   }
-  if (!json_path.empty()) {
-    write_json(json_path, shape, runs, lats);
-    std::printf("JSON: %s\n", json_path.c_str());
-  }
+  if (!json_path.empty() && !write_json(json_path, shape, runs, lats)) return 1;
   return 0;
 }
 

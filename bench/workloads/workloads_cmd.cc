@@ -15,13 +15,13 @@
 // its doorbell (common/launch_trace.h; docs/benchmarks.md, "Launch phases").
 #include <array>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
+#include "bench/workloads/json_file.h"
 #include "bench/workloads/args.h"
 #include "common/launch_trace.h"
 #include "bench/workloads/paired.h"
@@ -438,9 +438,7 @@ bool write_json(const Setup& s, const TrapCost& trap, const std::vector<Entry>& 
                                 {"fv_opt_worst_ns_per_read", trap.fv_worst_ns}}},
                               {"results", nlohmann::ordered_json::array()}};
   for (const Entry& e : entries) j["results"].push_back(entry_json(e));
-  std::ofstream out(s.json_path);
-  out << j.dump(1) << "\n";
-  return static_cast<bool>(out);
+  return write_json_file("workloads", s.json_path, j);
 }
 
 }  // namespace
@@ -460,13 +458,7 @@ int workloads_main(std::span<char*> args) {
   const TrapCost trap = measure_trap_cost(s.trap_reads);
   print_tables(s, entries);
   print_footer(s, trap, entries);
-  if (!s.json_path.empty()) {
-    if (!write_json(s, trap, entries)) {
-      std::cerr << "vgpu-bench workloads: cannot write " << s.json_path << "\n";
-      return 1;
-    }
-    std::printf("\nJSON: %s\n", s.json_path.c_str());
-  }
+  if (!s.json_path.empty() && !write_json(s, trap, entries)) return 1;
   return all_ok ? 0 : 1;
 }
 

@@ -26,13 +26,18 @@ void copy_partition(testbed::Testbed& from, testbed::Testbed& to) {
   std::memcpy(to.host()->gpu().vram().data() + b.base, from.host()->gpu().vram().data() + a.base, a.size);
 }
 
-Status Chain::open(driver::Port& port) {
+Status GuestContext::open_context(driver::Port& port) {
   auto d = driver::Device::open(port);
   if (!d) return std::unexpected(d.error());
   dev = std::move(*d);
   auto c = dev->create_context();
   if (!c) return std::unexpected(c.error());
   ctx = std::move(*c);
+  return {};
+}
+
+Status Chain::open(driver::Port& port) {
+  if (Status s = open_context(port); !s) return s;
   auto bx = ctx->alloc(N * sizeof(float)), by = ctx->alloc(N * sizeof(float));
   if (!bx || !by) return std::unexpected(bx ? by.error() : bx.error());
   x = *bx;

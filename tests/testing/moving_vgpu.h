@@ -53,10 +53,16 @@ class MovingPort final : public driver::Port {
 // source's bytes.
 void copy_partition(testbed::Testbed& from, testbed::Testbed& to);
 
-// Jobs k: y = 1.5 x + y, each reading the previous job's y.
-struct Chain {
+// The guest's driver opened on a port, with one context.
+struct GuestContext {
   std::unique_ptr<driver::Device> dev;
   std::unique_ptr<driver::Context> ctx;
+
+  Status open_context(driver::Port& port);
+};
+
+// Jobs k: y = 1.5 x + y, each reading the previous job's y.
+struct Chain : GuestContext {
   driver::Buffer x{}, y{};
 
   Status open(driver::Port& port);

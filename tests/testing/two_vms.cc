@@ -5,6 +5,14 @@
 
 namespace vgpu::mediator {
 
+testbed::TestbedConfig two_fv_opt_vms(uint64_t vram_per_vm) {
+  testbed::TestbedConfig tc;
+  tc.mode = testbed::Mode::fv_opt;
+  tc.vms = 2;
+  tc.vram_per_vm = vram_per_vm;
+  return tc;
+}
+
 TwoVms open_two_vms(const testbed::TestbedConfig& tc, bool second_context_on_a) {
   TwoVms t;
   auto tb = testbed::Testbed::create(tc);

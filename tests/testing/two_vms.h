@@ -17,6 +17,10 @@ struct TwoVms {
   std::unique_ptr<driver::Context> ctx_a2;  // a second context of VM A, when asked for
 };
 
+// Two fv-opt VMs of `vram_per_vm` each; the rest (scheduler, turn-ms,
+// slicing) the testbed's defaults.
+testbed::TestbedConfig two_fv_opt_vms(uint64_t vram_per_vm = 128 * MiB);
+
 // Creates the testbed `tc` (two VMs), opens both devices and a context on
 // each, and a second one on VM A when `second_context_on_a`. A failure is
 // a test failure, and the parts not made stay empty.
