@@ -20,6 +20,7 @@ enum class LaunchPhase : uint8_t {
   api_entry,        // the driver's kernel launch call began (before the doorbell: negative)
   doorbell,         // GP_PUT written: the origin of every offset
   doorbell_seen,    // PFIFO was told of it (fv modes: the mediator's physical ring, inside the trap: negative)
+  pfifo_idle,       // PFIFO's loop ran out of work, engines idle (its last slice delivered); kept from the call on
   pfifo_woke,       // PFIFO's loop picked a channel, the first time since doorbell_seen
   gpfifo_fetch,     // PFIFO fetched a GPFIFO entry
   job_queued,       // PFIFO handed engine work to an engine thread

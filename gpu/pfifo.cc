@@ -109,6 +109,7 @@ void Pfifo::loop() {
     // for up to DEVICE_POLL_NS (the engine threads use no host CPU of
     // their own for it but a stream synchronize).
     const bool device_busy = d_.device != nullptr && !engines_idle();
+    if (!device_busy) LaunchTrace::mark(LaunchPhase::pfifo_idle);
     if (!kick_ && (device_busy || (last_idle_ns_ <= IDLE_POLL_NS && engines_idle()))) {
       l.unlock();
       const auto until = idle_since + std::chrono::nanoseconds(device_busy ? DEVICE_POLL_NS : IDLE_POLL_NS);
