@@ -75,12 +75,21 @@ void Pfifo::loop() {
   std::unique_lock l(d_.mutex);
   auto last_poll = std::chrono::steady_clock::now();
   while (!stop_) {
+    // What this pass raised is delivered before its slice: the PTIMER
+    // alarm, and once per poll period whatever is pending (a slice's own
+    // interrupts and events go after it; every other thread delivers what
+    // it raises). A delivery with nothing new was most of PFIFO's work
+    // between picking a doorbell's channel and fetching its entry, and
+    // again before it took an engine's result (docs/cuda-worker.md,
+    // "launch4").
+    bool deliver = false;
     // Parked channels retry once per poll period even while others keep us busy.
     if (const auto now = std::chrono::steady_clock::now(); now - last_poll >= std::chrono::nanoseconds(POLL_NS)) {
       last_poll = now;
       poll_round_.fetch_add(1);
+      deliver = true;
     }
-    if (d_.tick) d_.tick();
+    if (d_.tick && d_.tick()) deliver = true;
     drop_stale_runs();
     std::optional<Pick> next = pick();
     if (next) {
@@ -89,7 +98,7 @@ void Pfifo::loop() {
     }
     l.unlock();
     idle_cv_.notify_all();
-    d_.notify();
+    if (deliver) d_.notify();
     if (next) {
       // What the slice raises is delivered once it is over and PREEMPT
       // no longer reads pending for it: a handler may wait on a thread

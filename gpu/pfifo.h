@@ -56,10 +56,10 @@ class Pfifo {
     std::mutex& mutex;  // the model lock
     FaultLog& faults;
     EventQueue& events;
-    Log& log;                                          // internal errors (a failed method or thread)
-    std::function<bool()> unit_enabled;                // PMC.ENABLE PFIFO (lock held)
-    std::function<void()> tick;                        // periodic work of the model (lock held)
-    std::function<void()> notify;                      // deliver interrupts and events (no lock held)
+    Log& log;                            // internal errors (a failed method or thread)
+    std::function<bool()> unit_enabled;  // PMC.ENABLE PFIFO (lock held)
+    std::function<bool()> tick;          // periodic work of the model (lock held): true if it raised anything
+    std::function<void()> notify;        // deliver interrupts and events (no lock held)
     std::function<void(uint64_t pdb)> tlb_invalidate;  // a channel's MEM_OP invalidate (no lock held)
     DeviceEngines* device = nullptr;                   // engines' work on a GPU (docs/cuda.md); none: the model
     ModuleCache* modules = nullptr;                    // parsed PTX modules of the device (§10.6)
