@@ -81,7 +81,7 @@ void Pfifo::loop() {
     // it raises). A delivery with nothing new was most of PFIFO's work
     // between picking a doorbell's channel and fetching its entry, and
     // again before it took an engine's result (docs/cuda-worker.md,
-    // "launch4").
+    // "PFIFO at the ring").
     bool deliver = false;
     // Parked channels retry once per poll period even while others keep us busy.
     if (const auto now = std::chrono::steady_clock::now(); now - last_poll >= std::chrono::nanoseconds(POLL_NS)) {
