@@ -151,6 +151,34 @@ TEST_F(LaunchTraceTest, PfifoRunningDryIsKeptFromTheCallOnEitherSideOfTheRing) {
   EXPECT_GE(f[at(LaunchPhase::pfifo_idle)].p90_us, 100.0);
 }
 
+// PFIFO busy at the ring and its loop's first pass after it: kept from
+// the call on, like the ring itself (negative when inside the trap).
+TEST_F(LaunchTraceTest, PfifoBusyAtTheRingAndItsNextPassAreKeptFromTheCallOn) {
+  LaunchTrace::enable(true);
+  LaunchTrace::mark(LaunchPhase::pfifo_busy);  // an earlier launch's ring
+  sleep_us(50);
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  LaunchTrace::mark(LaunchPhase::doorbell_seen);
+  LaunchTrace::mark(LaunchPhase::pfifo_pass);
+  sleep_us(100);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  LaunchTrace::mark(LaunchPhase::doorbell_seen);
+  LaunchTrace::mark(LaunchPhase::pfifo_busy);
+  sleep_us(100);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  ASSERT_EQ(LaunchTrace::launches(), 2u);
+  const auto f = LaunchTrace::figures();
+  EXPECT_EQ(f[at(LaunchPhase::pfifo_busy)].samples, 1u);
+  EXPECT_LE(f[at(LaunchPhase::pfifo_busy)].p50_us, -100.0);
+  EXPECT_EQ(f[at(LaunchPhase::pfifo_pass)].samples, 1u);
+  EXPECT_LE(f[at(LaunchPhase::pfifo_pass)].p50_us, -100.0);
+}
+
 TEST_F(LaunchTraceTest, ACopyTheDriverMakesOnItsOwnIsNotAKernelLaunch) {
   LaunchTrace::enable(true);
   LaunchTrace::mark(LaunchPhase::api_entry);

@@ -61,6 +61,7 @@ void Pfifo::doorbell(uint64_t bar1_offset) {
   if ((bar1_offset - base) % regs::userd::SIZE != regs::userd::GP_PUT) return;
   const auto chid = static_cast<uint32_t>((bar1_offset - base) / regs::userd::SIZE);
   LaunchTrace::mark(LaunchPhase::doorbell_seen);
+  if (!waiting_.load(std::memory_order_relaxed)) LaunchTrace::mark(LaunchPhase::pfifo_busy);
   {
     std::unique_lock l(d_.mutex, std::defer_lock);
     lock_spinning(l);
@@ -83,6 +84,7 @@ void Pfifo::loop() {
     // again before it took an engine's result (docs/cuda-worker.md,
     // "PFIFO at the ring").
     bool deliver = false;
+    LaunchTrace::mark_first_after(LaunchPhase::pfifo_pass, LaunchPhase::doorbell_seen);
     // Parked channels retry once per poll period even while others keep us busy.
     if (const auto now = std::chrono::steady_clock::now(); now - last_poll >= std::chrono::nanoseconds(POLL_NS)) {
       last_poll = now;
@@ -122,10 +124,16 @@ void Pfifo::loop() {
     if (!kick_ && (device_busy || (last_idle_ns_ <= IDLE_POLL_NS && engines_idle()))) {
       l.unlock();
       const auto until = idle_since + std::chrono::nanoseconds(device_busy ? DEVICE_POLL_NS : IDLE_POLL_NS);
+      waiting_.store(true, std::memory_order_relaxed);
       spin_until([this] { return kick_.load(std::memory_order_acquire); }, idle_since, until);
+      waiting_.store(false, std::memory_order_relaxed);
       lock_spinning(l);  // a kick's sender may still hold it
     }
-    if (!kick_) cv_.wait_for(l, std::chrono::nanoseconds(POLL_NS));
+    if (!kick_) {
+      waiting_.store(true, std::memory_order_relaxed);
+      cv_.wait_for(l, std::chrono::nanoseconds(POLL_NS));
+      waiting_.store(false, std::memory_order_relaxed);
+    }
     // Only a wait for new work says how soon the next doorbell comes: one
     // for a GPU's result lasts as long as the kernel and would make the
     // wait after it sleep (a wake-up of 5-10 us on each launch).
