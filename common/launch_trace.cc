@@ -14,9 +14,9 @@ constexpr size_t PHASES = static_cast<size_t>(LaunchPhase::count);
 constexpr uint64_t MAX_KEPT_LAUNCHES = 100'000;
 
 constexpr std::array<std::string_view, PHASES> NAMES = {
-    "api_entry",   "doorbell",        "doorbell_seen",   "pfifo_woke",    "gpfifo_fetch", "job_queued",
-    "job_started", "device_prepared", "device_launched", "device_synced", "job_done",     "result_seen",
-    "release",     "interrupt",       "delivered",       "wait_return",
+    "api_entry",    "doorbell",   "doorbell_seen", "pfifo_busy",      "pfifo_idle",      "pfifo_pass",    "pfifo_woke",
+    "gpfifo_fetch", "job_queued", "job_started",   "device_prepared", "device_launched", "device_synced", "job_done",
+    "result_seen",  "release",    "interrupt",     "delivered",       "wait_return",
 };
 
 int64_t now_ns() {
@@ -66,9 +66,12 @@ void LaunchTrace::launch_waited() {
     // another launch's), except PFIFO's doorbell_seen: the physical ring,
     // which a trapped doorbell makes before its own write returns, so it
     // is kept from the call on (negative: the guest's hop split in two),
-    // and PFIFO's wake-up after it, which may come before the write returns.
+    // and PFIFO's wake-up after it, which may come before the write returns,
+    // and PFIFO's running out of work (the last launch's tail: before the
+    // ring if PFIFO waited for it, after if it was still busy), and what
+    // PFIFO's loop did around the ring.
     const int64_t t = i == at(LaunchPhase::api_entry) ? call : last[i].load(std::memory_order_relaxed);
-    const bool from_call = i == at(LaunchPhase::doorbell_seen) || i == at(LaunchPhase::pfifo_woke);
+    const bool from_call = i >= at(LaunchPhase::doorbell_seen) && i <= at(LaunchPhase::pfifo_woke);
     const int64_t since = from_call ? call : origin;
     if (i == at(LaunchPhase::api_entry) || t >= since) kept[i].push_back(t - origin);
   }

@@ -17,13 +17,16 @@
 namespace vgpu {
 
 enum class LaunchPhase : uint8_t {
-  api_entry,        // the driver's kernel launch call began (before the doorbell: negative)
-  doorbell,         // GP_PUT written: the origin of every offset
-  doorbell_seen,    // PFIFO was told of it (fv modes: the mediator's physical ring, inside the trap: negative)
-  pfifo_woke,       // PFIFO's loop picked a channel, the first time since doorbell_seen
-  gpfifo_fetch,     // PFIFO fetched a GPFIFO entry
-  job_queued,       // PFIFO handed engine work to an engine thread
-  job_started,      // the engine thread took it
+  api_entry,      // the driver's kernel launch call began (before the doorbell: negative)
+  doorbell,       // GP_PUT written: the origin of every offset
+  doorbell_seen,  // PFIFO was told of it (fv modes: the mediator's physical ring, inside the trap: negative)
+  pfifo_busy,    // at the physical ring PFIFO was not waiting for work (in a slice or a delivery): samples = such rings
+  pfifo_idle,    // PFIFO's loop ran out of work, engines idle (its last slice delivered); kept from the call on
+  pfifo_pass,    // PFIFO's loop began a pass, the first time since doorbell_seen
+  pfifo_woke,    // PFIFO's loop picked a channel, the first time since doorbell_seen
+  gpfifo_fetch,  // PFIFO fetched a GPFIFO entry
+  job_queued,    // PFIFO handed engine work to an engine thread
+  job_started,   // the engine thread took it
   device_prepared,  // device work: buffers placed and made device-valid
   device_launched,  // the library call or kernel launch returned
   device_synced,    // the stream synchronize returned

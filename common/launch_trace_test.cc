@@ -116,6 +116,71 @@ TEST_F(LaunchTraceTest, TheFirstMarkAfterAnotherPhaseIsTheOneKept) {
   EXPECT_GE(f[at(LaunchPhase::pfifo_woke)].p50_us, f[at(LaunchPhase::doorbell_seen)].p50_us + 100.0);
 }
 
+// PFIFO running out of work after the last launch (its tail): kept from
+// the launch call on, before the ring (PFIFO waited for it) or after (it
+// was still busy when the ring came); one before the call is not kept.
+TEST_F(LaunchTraceTest, PfifoRunningDryIsKeptFromTheCallOnEitherSideOfTheRing) {
+  LaunchTrace::enable(true);
+  LaunchTrace::mark(LaunchPhase::pfifo_idle);  // long before this launch's call
+  sleep_us(50);
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  LaunchTrace::mark(LaunchPhase::doorbell_seen);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  ASSERT_EQ(LaunchTrace::launches(), 1u);
+  EXPECT_EQ(LaunchTrace::figures()[at(LaunchPhase::pfifo_idle)].samples, 0u);
+
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  sleep_us(100);
+  LaunchTrace::mark(LaunchPhase::pfifo_idle);  // waiting before the ring
+  sleep_us(100);
+  LaunchTrace::mark(LaunchPhase::doorbell_seen);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  LaunchTrace::mark(LaunchPhase::doorbell_seen);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  sleep_us(100);
+  LaunchTrace::mark(LaunchPhase::pfifo_idle);  // still busy at the ring
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  ASSERT_EQ(LaunchTrace::launches(), 3u);
+  const auto f = LaunchTrace::figures();
+  EXPECT_EQ(f[at(LaunchPhase::pfifo_idle)].samples, 2u);
+  EXPECT_LE(f[at(LaunchPhase::pfifo_idle)].p10_us, -100.0);
+  EXPECT_GE(f[at(LaunchPhase::pfifo_idle)].p90_us, 100.0);
+}
+
+// PFIFO busy at the ring and its loop's first pass after it: kept from
+// the call on, like the ring itself (negative when inside the trap).
+TEST_F(LaunchTraceTest, PfifoBusyAtTheRingAndItsNextPassAreKeptFromTheCallOn) {
+  LaunchTrace::enable(true);
+  LaunchTrace::mark(LaunchPhase::pfifo_busy);  // an earlier launch's ring
+  sleep_us(50);
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  LaunchTrace::mark(LaunchPhase::doorbell_seen);
+  LaunchTrace::mark(LaunchPhase::pfifo_pass);
+  sleep_us(100);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  LaunchTrace::mark(LaunchPhase::doorbell_seen);
+  LaunchTrace::mark(LaunchPhase::pfifo_busy);
+  sleep_us(100);
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  ASSERT_EQ(LaunchTrace::launches(), 2u);
+  const auto f = LaunchTrace::figures();
+  EXPECT_EQ(f[at(LaunchPhase::pfifo_busy)].samples, 1u);
+  EXPECT_LE(f[at(LaunchPhase::pfifo_busy)].p50_us, -100.0);
+  EXPECT_EQ(f[at(LaunchPhase::pfifo_pass)].samples, 1u);
+  EXPECT_LE(f[at(LaunchPhase::pfifo_pass)].p50_us, -100.0);
+}
+
 TEST_F(LaunchTraceTest, ACopyTheDriverMakesOnItsOwnIsNotAKernelLaunch) {
   LaunchTrace::enable(true);
   mark_in_turn({{LaunchPhase::api_entry}, {LaunchPhase::doorbell}, {LaunchPhase::job_started}});

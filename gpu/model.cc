@@ -54,7 +54,7 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBa
         return LineState{pmc_.line(), pfifo_.raised(), pmc_.delivers(pmc::intr::Pfifo::mask)};
       }),
       pfifo_(Pfifo::Deps{*vram_, *mmu_, *clock_, cost_, mutex_, faults_, events_, log_,
-                         [this] { return pmc_.enabled(pmc::enable::Pfifo::mask); }, [this] { ptimer_.poll(); },
+                         [this] { return pmc_.enabled(pmc::enable::Pfifo::mask); }, [this] { return ptimer_.poll(); },
                          [this] { notify(); },
                          [this](uint64_t pdb) {
                            std::lock_guard l(mutex_);
@@ -133,7 +133,7 @@ uint32_t GpuModel::read32(uint32_t offset) {
   {
     std::unique_lock l(mutex_, std::defer_lock);
     lock_spinning(l);  // PFIFO's loop holds it for a moment at a time
-    ptimer_.poll();
+    (void)ptimer_.poll();
     value = regs_.read(offset);
   }
   notify();

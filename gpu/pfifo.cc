@@ -61,6 +61,7 @@ void Pfifo::doorbell(uint64_t bar1_offset) {
   if ((bar1_offset - base) % regs::userd::SIZE != regs::userd::GP_PUT) return;
   const auto chid = static_cast<uint32_t>((bar1_offset - base) / regs::userd::SIZE);
   LaunchTrace::mark(LaunchPhase::doorbell_seen);
+  if (!waiting_.load(std::memory_order_relaxed)) LaunchTrace::mark(LaunchPhase::pfifo_busy);
   {
     std::unique_lock l(d_.mutex, std::defer_lock);
     lock_spinning(l);
@@ -75,12 +76,22 @@ void Pfifo::loop() {
   std::unique_lock l(d_.mutex);
   auto last_poll = std::chrono::steady_clock::now();
   while (!stop_) {
+    // What this pass raised is delivered before its slice: the PTIMER
+    // alarm, and once per poll period whatever is pending (a slice's own
+    // interrupts and events go after it; every other thread delivers what
+    // it raises). A delivery with nothing new was most of PFIFO's work
+    // between picking a doorbell's channel and fetching its entry, and
+    // again before it took an engine's result (docs/cuda-worker.md,
+    // "PFIFO at the ring").
+    bool deliver = false;
+    LaunchTrace::mark_first_after(LaunchPhase::pfifo_pass, LaunchPhase::doorbell_seen);
     // Parked channels retry once per poll period even while others keep us busy.
     if (const auto now = std::chrono::steady_clock::now(); now - last_poll >= std::chrono::nanoseconds(POLL_NS)) {
       last_poll = now;
       poll_round_.fetch_add(1);
+      deliver = true;
     }
-    if (d_.tick) d_.tick();
+    if (d_.tick && d_.tick()) deliver = true;
     drop_stale_runs();
     std::optional<Pick> next = pick();
     if (next) {
@@ -89,7 +100,7 @@ void Pfifo::loop() {
     }
     l.unlock();
     idle_cv_.notify_all();
-    d_.notify();
+    if (deliver) d_.notify();
     if (next) {
       // What the slice raises is delivered once it is over and PREEMPT
       // no longer reads pending for it: a handler may wait on a thread
@@ -109,13 +120,20 @@ void Pfifo::loop() {
     // for up to DEVICE_POLL_NS (the engine threads use no host CPU of
     // their own for it but a stream synchronize).
     const bool device_busy = d_.device != nullptr && !engines_idle();
+    if (!device_busy) LaunchTrace::mark(LaunchPhase::pfifo_idle);
     if (!kick_ && (device_busy || (last_idle_ns_ <= IDLE_POLL_NS && engines_idle()))) {
       l.unlock();
       const auto until = idle_since + std::chrono::nanoseconds(device_busy ? DEVICE_POLL_NS : IDLE_POLL_NS);
+      waiting_.store(true, std::memory_order_relaxed);
       spin_until([this] { return kick_.load(std::memory_order_acquire); }, idle_since, until);
+      waiting_.store(false, std::memory_order_relaxed);
       lock_spinning(l);  // a kick's sender may still hold it
     }
-    if (!kick_) cv_.wait_for(l, std::chrono::nanoseconds(POLL_NS));
+    if (!kick_) {
+      waiting_.store(true, std::memory_order_relaxed);
+      cv_.wait_for(l, std::chrono::nanoseconds(POLL_NS));
+      waiting_.store(false, std::memory_order_relaxed);
+    }
     // Only a wait for new work says how soon the next doorbell comes: one
     // for a GPU's result lasts as long as the kernel and would make the
     // wait after it sleep (a wake-up of 5-10 us on each launch).

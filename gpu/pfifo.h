@@ -56,10 +56,10 @@ class Pfifo {
     std::mutex& mutex;  // the model lock
     FaultLog& faults;
     EventQueue& events;
-    Log& log;                                          // internal errors (a failed method or thread)
-    std::function<bool()> unit_enabled;                // PMC.ENABLE PFIFO (lock held)
-    std::function<void()> tick;                        // periodic work of the model (lock held)
-    std::function<void()> notify;                      // deliver interrupts and events (no lock held)
+    Log& log;                            // internal errors (a failed method or thread)
+    std::function<bool()> unit_enabled;  // PMC.ENABLE PFIFO (lock held)
+    std::function<bool()> tick;          // periodic work of the model (lock held): true if it raised anything
+    std::function<void()> notify;        // deliver interrupts and events (no lock held)
     std::function<void(uint64_t pdb)> tlb_invalidate;  // a channel's MEM_OP invalidate (no lock held)
     DeviceEngines* device = nullptr;                   // engines' work on a GPU (docs/cuda.md); none: the model
     ModuleCache* modules = nullptr;                    // parsed PTX modules of the device (§10.6)
@@ -223,9 +223,10 @@ class Pfifo {
   std::optional<uint32_t> servicing_;                      // the channel whose slice the PFIFO thread is running
 
   // The thread.
-  std::condition_variable cv_;       // work may be available
-  std::condition_variable idle_cv_;  // a channel or engine made progress
-  std::atomic<bool> kick_{false};    // written under the mutex; read without it while polling
+  std::condition_variable cv_;        // work may be available
+  std::condition_variable idle_cv_;   // a channel or engine made progress
+  std::atomic<bool> kick_{false};     // written under the mutex; read without it while polling
+  std::atomic<bool> waiting_{false};  // the thread waits for a kick (the launch trace's pfifo_busy)
   bool stop_ = false;
   uint64_t last_idle_ns_ = ~uint64_t{0};  // PFIFO thread: how long it last waited for a doorbell
   std::atomic<uint64_t> poll_round_{0};

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Channel bring-up, GPFIFO submission with each push-buffer form, runlist
 // gating, idle and non-stall events.
+#include <atomic>
 #include <chrono>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "common/launch_trace.h"
 #include "gpu/testing/harness.h"
 #include "vgpu/classes.h"
 
@@ -232,6 +234,53 @@ TEST(Pfifo, VirtualClockModelRunsChannels) {
   h.submit(c, testing::sem_release(c.va(testing::DATA_OFF), 3, false));
   ASSERT_TRUE(h.idle());
   EXPECT_EQ(h.vram().read32(c.phys(testing::DATA_OFF)), 3u);
+}
+
+// The launch trace's pfifo_busy: marked at a ring that finds PFIFO's
+// thread at work (here: inside the delivery of its idle event, whose
+// handler rings again), not at rings that find it waiting for work.
+TEST_F(OneChannel, LaunchTraceMarksPfifoBusyOnlyForRingsDuringItsWork) {
+  const auto figures_of = [](LaunchPhase p) { return LaunchTrace::figures()[static_cast<size_t>(p)]; };
+  LaunchTrace::reset();
+  LaunchTrace::enable(true);
+  std::atomic<bool> rang{false}, done{false};
+  h.gpu().set_channel_event_handler([&](const ChannelEvent& e) {
+    if (e.kind != ChannelEvent::Kind::idle || rang.exchange(true)) return;
+    LaunchTrace::mark(LaunchPhase::api_entry);
+    h.submit(c, {fmt::mthd::immediate(0, NOP, 0)});  // on PFIFO's thread, inside its delivery
+    LaunchTrace::mark(LaunchPhase::doorbell);
+    done = true;
+  });
+  h.submit(c, {fmt::mthd::immediate(0, NOP, 0)});
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!done && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+  ASSERT_TRUE(done);
+  ASSERT_TRUE(h.idle());
+  LaunchTrace::mark(LaunchPhase::job_started);
+  LaunchTrace::launch_waited();
+  ASSERT_EQ(LaunchTrace::launches(), 1u);
+  EXPECT_EQ(figures_of(LaunchPhase::doorbell_seen).samples, 1u);
+  EXPECT_EQ(figures_of(LaunchPhase::pfifo_busy).samples, 1u);
+
+  // Rings after PFIFO has run dry and waits (its poll, then its sleep):
+  // not busy. A ring may land in the moment its 1 ms sleep ends, so five
+  // rings and at most two marks.
+  LaunchTrace::reset();
+  constexpr int RINGS = 5;
+  for (int i = 0; i < RINGS; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    LaunchTrace::mark(LaunchPhase::api_entry);
+    h.submit(c, {fmt::mthd::immediate(0, NOP, 0)});
+    LaunchTrace::mark(LaunchPhase::doorbell);
+    ASSERT_TRUE(h.idle());
+    LaunchTrace::mark(LaunchPhase::job_started);
+    LaunchTrace::launch_waited();
+  }
+  EXPECT_EQ(LaunchTrace::launches(), uint64_t{RINGS});
+  EXPECT_EQ(figures_of(LaunchPhase::doorbell_seen).samples, uint64_t{RINGS});
+  EXPECT_LE(figures_of(LaunchPhase::pfifo_busy).samples, 2u);
+  LaunchTrace::enable(false);
+  LaunchTrace::reset();
 }
 
 }  // namespace

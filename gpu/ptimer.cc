@@ -41,10 +41,11 @@ void Ptimer::arm(uint32_t alarm) {
   poll();
 }
 
-void Ptimer::poll() {
-  if (!deadline_ || clock_.now_ns() < *deadline_) return;
+bool Ptimer::poll() {
+  if (!deadline_ || clock_.now_ns() < *deadline_) return false;
   intr_ |= IntrAlarm::mask;
   deadline_.reset();
+  return true;
 }
 
 void Ptimer::reset() {

@@ -22,8 +22,9 @@ class Ptimer {
   static uint32_t time_0(uint64_t ns) { return lo32(ns) & regs::ptimer::Time0Count::mask; }
   static uint32_t time_1(uint64_t ns) { return regs::ptimer::Time1Count::get(hi32(ns)); }
 
-  // Raise the alarm if its time has come (model lock held).
-  void poll();
+  // Raise the alarm if its time has come (model lock held); true if it
+  // did (an interrupt to deliver).
+  bool poll();
   // Pending, enabled interrupts (model lock held).
   uint32_t pending() const { return intr_ & intr_en_; }
   // When the armed alarm fires, on the clock; none if not armed.

@@ -68,6 +68,20 @@ TEST(Ptimer, AlarmRaisesInterruptWhenReached) {
   EXPECT_TRUE(testing::line_becomes(*m.gpu, false));
 }
 
+// No register access after the alarm's time: PFIFO's loop polls the
+// timer and delivers what its poll raised (it skips deliveries with
+// nothing new, and this one has something).
+TEST(Ptimer, AlarmReachedWithNoRegisterAccessIsDeliveredByPfifosPoll) {
+  auto m = VirtualModel::make();
+  m.gpu->write32(pmc::INTR_EN_0.offset, pmc::IntrEnHardware::mask);
+  m.gpu->write32(ptimer::INTR_EN_0.offset, ptimer::IntrAlarm::mask);
+  m.gpu->write32(ptimer::ALARM_0.offset, 5000);
+  EXPECT_FALSE(m.gpu->interrupt_asserted());
+  m.clock.advance_to(5000);
+  EXPECT_TRUE(testing::line_becomes(*m.gpu, true));
+  EXPECT_EQ(m.gpu->read32(ptimer::INTR_0.offset), ptimer::IntrAlarm::mask);
+}
+
 TEST(Ptimer, RateRegistersAreStored) {
   auto m = VirtualModel::make();
   m.gpu->write32(ptimer::NUMERATOR.offset, 8);

@@ -25,11 +25,14 @@ namespace {
 // printed to stderr at exit (docs/cuda-worker.md, "Launch-to-fence").
 void print_launch_phases() {
   const auto figures = LaunchTrace::figures();
-  std::fprintf(stderr, "launch phases (%lu launches): p10/p50/p90 us from the doorbell\n",
+  // Samples: launches that kept the phase (fewer for a phase marked only
+  // sometimes, e.g. pfifo_busy: rings that found PFIFO at work).
+  std::fprintf(stderr, "launch phases (%lu launches): p10/p50/p90 us from the doorbell, samples\n",
                static_cast<unsigned long>(LaunchTrace::launches()));
   for (const LaunchPhaseFigures& f : figures)
     if (f.samples != 0)
-      std::fprintf(stderr, "  %-16s %8.2f %8.2f %8.2f\n", std::string(f.name).c_str(), f.p10_us, f.p50_us, f.p90_us);
+      std::fprintf(stderr, "  %-16s %8.2f %8.2f %8.2f %8lu\n", std::string(f.name).c_str(), f.p10_us, f.p50_us,
+                   f.p90_us, static_cast<unsigned long>(f.samples));
   // The same as one JSON line, for a script comparing runs.
   struct Column {
     const char* key;
@@ -52,7 +55,14 @@ void print_launch_phases() {
     }
     json += "}";
   }
-  std::fprintf(stderr, "%s}\n", json.c_str());
+  json.append(", \"samples\": {");
+  const char* sep = "";
+  for (const LaunchPhaseFigures& f : figures) {
+    if (f.samples == 0) continue;
+    json.append(sep).append("\"").append(f.name).append("\": ").append(std::to_string(f.samples));
+    sep = ", ";
+  }
+  std::fprintf(stderr, "%s}}\n", json.c_str());
 }
 
 void trace_launches_if_asked() {
