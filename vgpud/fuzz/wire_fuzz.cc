@@ -43,7 +43,7 @@ class FuzzDaemon final : public SessionHost {
  public:
   mediator::Host& host() override { return fuzz::Fixture::get().host(); }
   uint32_t slice_blocks() const override { return 0; }
-  std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name) override {
+  std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name, bool) override {
     if (!name_.empty()) return std::unexpected(std::pair{proto::Refusal::too_many_vms, std::string("one VM")});
     name_ = name;
     return {};
