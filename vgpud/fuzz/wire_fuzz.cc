@@ -94,7 +94,7 @@ Outgoing migration_command(Input& in, uint16_t id) {
       const proto::DirtyLogRequest r{in.u8() % 3u, 0};
       return {proto::command(id, proto::Command::dirty_log, proto::bytes_of(r)), {}};
     }
-    case 3: return {proto::command(id, proto::Command::dirty_take), {}};
+    case 3: return {proto::command(id, k & 0x80 ? proto::Command::migrated : proto::Command::dirty_take), {}};
     case 4: return {proto::command(id, proto::Command::state_export), {}};
     default: {
       UniqueFd fd = k & 0x80 ? UniqueFd() : image_fd(in);
