@@ -36,7 +36,8 @@ class DaemonBackend final : public Backend {
   // as the embedded backend's, each a round trip; VRAM is the daemon's
   // memfd, which QEMU migrates as RAM.
   std::string migration_refusal() const override {
-    if (client_->lost()) return "vgpu: the vgpud daemon at " + socket_ + " is gone: nothing to migrate";
+    if (client_->lost())
+      return "vgpu: the vgpud daemon at " + socket_ + " is gone (" + client_->lost_reason() + "): nothing to migrate";
     return {};
   }
   Status freeze(uint64_t timeout_ms) override {
