@@ -234,6 +234,10 @@ TEST(VgpudMigration, AnIncomingDestinationSharesTheNameAndMigratedFreesTheSource
   EXPECT_TRUE(log_has(*d, "incoming (a migration's destination)"));
   const auto [both, both_bytes] = held(*d, "dom");
   EXPECT_EQ(both, 2) << "source and destination side by side";
+  EXPECT_EQ(d->control("set-weight dom 20"), "ok\n");  // both of them
+  const auto weights = nlohmann::json::parse(d->control("stats"))["vms"];
+  ASSERT_EQ(weights.size(), 2u);
+  for (const auto& vm : weights) EXPECT_EQ(vm["weight"], 20) << "set-weight missed one VM of the name";
   EXPECT_FALSE(attach_incoming(d->socket(), "dom", &why)) << "a second destination";
   EXPECT_NE(why.find("already has an incoming migration's destination"), std::string::npos) << why;
 
