@@ -333,13 +333,17 @@ TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
       {proto::command(1, proto::Command::state_import, proto::bytes_of(some)), false, "with 0 descriptors"},
       {proto::read_request(1, proto::REGION_BAR0, 0), true, "command 9 came with 1 descriptors"},
   };
+  // One name per case: the daemon gives a name back after its disconnect
+  // line, so a second "bad" could find the first one's still held.
+  int k = 0;
   for (const Case& c : cases) {
-    auto client = attach_or_null(d->socket(), "bad");
+    const std::string name = "bad" + std::to_string(k++);
+    auto client = attach_or_null(d->socket(), name);
     ASSERT_TRUE(client);
     ASSERT_TRUE(
         send_all(client->socket_fd(), c.message, c.with_fd ? std::span<const int>(fds) : std::span<const int>{}));
     EXPECT_TRUE(log_has(*d, c.logged)) << c.logged << "\n" << d->log();
-    EXPECT_TRUE(log_has(*d, "vm bad disconnected"));
+    EXPECT_TRUE(log_has(*d, "vm " + name + " disconnected"));
     client.reset();
   }
   // An image descriptor shorter than it says: a refusal, not a hang or a close.
