@@ -52,6 +52,22 @@ proto::Refusal refusal_for(const Error& e) {
   return proto::Refusal::internal;
 }
 
+// The vGPU an ATTACH asks for, with the daemon's slicing and watchdog.
+mediator::VgpuConfig config_of(const proto::AttachRequest& req, const std::string& name, const SessionHost& daemon) {
+  mediator::VgpuConfig c;
+  c.name = name;
+  c.vram_bytes = req.vram_bytes;
+  c.channels = req.channels;
+  c.weight = req.weight;
+  c.bar_remap = req.options & proto::OPT_BAR_REMAP;
+  c.lazy_shadow = req.options & proto::OPT_LAZY_SHADOW;
+  c.pv = req.options & proto::OPT_PV;
+  c.slice_blocks = daemon.slice_blocks();
+  c.watchdog_ms = daemon.watchdog_ms();
+  c.own_vram_fd = true;
+  return c;
+}
+
 }  // namespace
 
 void IrqSink::deliver(bool level) {
@@ -165,17 +181,7 @@ bool Session::attach(const Message& m, std::string& why) {
   auto req = proto::parse_attach(m.payload);
   if (!req) return refuse(proto::Refusal::bad_option, req.error().message);
   const std::string name = *proto::parse_name(req->name);
-  mediator::VgpuConfig c;
-  c.name = name;
-  c.vram_bytes = req->vram_bytes;
-  c.channels = req->channels;
-  c.weight = req->weight;
-  c.bar_remap = req->options & proto::OPT_BAR_REMAP;
-  c.lazy_shadow = req->options & proto::OPT_LAZY_SHADOW;
-  c.pv = req->options & proto::OPT_PV;
-  c.slice_blocks = daemon_.slice_blocks();
-  c.watchdog_ms = daemon_.watchdog_ms();
-  c.own_vram_fd = true;
+  const mediator::VgpuConfig c = config_of(*req, name, daemon_);
   if (Status s = mediator::check_vgpu_config(c); !s) return refuse(proto::Refusal::bad_option, s.error().message);
   const bool incoming = req->options & proto::OPT_INCOMING;
   if (auto a = daemon_.admit(name, incoming); !a) return refuse(a.error().first, a.error().second);
