@@ -34,6 +34,7 @@ struct BackendConfig {
   mediator::HostConfig host;  // scheduler, turns, max-gpu-ms, ring-ahead, engines, log (vram: the backend's)
   std::string socket;         // non-empty: the daemon's vGPU (daemon_backend.cc)
   std::string vm_name;
+  bool incoming = false;  // a migration's destination (VgpuBackendConfig::incoming)
   // This VM's turns (VgpuTurnFn); empty: none.
   std::function<void(bool start, VgpuTurnEnd end, uint64_t gpu_ns)> turn;
   // The wait for the daemon's first answer; 0: VGPUD_TIMEOUT or vgpud's default.
@@ -121,6 +122,8 @@ class Backend {
   virtual std::string migration_refusal() const = 0;
   virtual Status freeze(uint64_t /*timeout_ms*/) { return refused(); }
   virtual void thaw() {}
+  // The source's migration completed (vgpu_backend_migrated): free what it held.
+  virtual void migrated() {}
   // Pages of guest VRAM written by the device: logging on or off, and the
   // marks since the last take OR-ed into bitmap (bit i = guest VRAM page i).
   virtual Status dirty_log(bool on) { return on ? refused() : Status{}; }

@@ -36,13 +36,17 @@ class DaemonBackend final : public Backend {
   // as the embedded backend's, each a round trip; VRAM is the daemon's
   // memfd, which QEMU migrates as RAM.
   std::string migration_refusal() const override {
-    if (client_->lost()) return "vgpu: the vgpud daemon at " + socket_ + " is gone: nothing to migrate";
+    if (client_->lost())
+      return "vgpu: the vgpud daemon at " + socket_ + " is gone (" + client_->lost_reason() + "): nothing to migrate";
     return {};
   }
   Status freeze(uint64_t timeout_ms) override {
     return client_->freeze(static_cast<uint32_t>(std::clamp<uint64_t>(timeout_ms, 1, vgpud::proto::MAX_FREEZE_MS)));
   }
   void thaw() override { client_->thaw(); }
+  void migrated() override {
+    if (Status s = client_->migrated(); !s) say(s.error().message);
+  }
   Status dirty_log(bool on) override { return client_->dirty_log(on); }
   Result<uint64_t> dirty_log_take(std::span<uint64_t> bitmap) override { return client_->dirty_take(bitmap); }
   Result<std::vector<uint8_t>> save_state() override { return client_->state_export(); }
@@ -124,12 +128,15 @@ class DaemonBackend final : public Backend {
     if (client_->lost() && !loss_logged_.exchange(true)) {
       const std::string line = "vgpu: the vgpud daemon at " + socket_ + " is gone (" + client_->lost_reason() +
                                "): the device is lost (reads give all ones, writes are dropped)";
-      if (log_)
-        log_(LogKind::internal_error, line);
-      else
-        log_to_stderr(LogKind::internal_error, line);
+      say(line);
     }
     return value;
+  }
+  void say(const std::string& line) const {
+    if (log_)
+      log_(LogKind::internal_error, line);
+    else
+      log_to_stderr(LogKind::internal_error, line);
   }
 
   // The daemon stores the line's level, counts its rising edges and the
@@ -187,6 +194,7 @@ Result<std::unique_ptr<Backend>> make_daemon_backend(const BackendConfig& config
       .bar_remap = vm.bar_remap,
       .lazy_shadow = vm.lazy_shadow,
       .pv = vm.pv,
+      .incoming = config.incoming,
       .timeout_ms = config.daemon_timeout_ms != 0 ? std::optional<uint32_t>(config.daemon_timeout_ms) : std::nullopt};
   auto c = vgpud::Client::attach(config.socket, o);
   if (!c) {

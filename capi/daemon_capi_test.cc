@@ -23,7 +23,7 @@ struct Destroy {
 };
 using BackendPtr = std::unique_ptr<VgpuBackend, Destroy>;
 
-BackendPtr attach(const std::string& socket, const char* vm_name) {
+BackendPtr attach(const std::string& socket, const char* vm_name, bool incoming = false) {
   VgpuBackendConfig c;
   vgpu_backend_config_init(&c);
   c.vram_bytes = 64 * MiB;
@@ -31,6 +31,7 @@ BackendPtr attach(const std::string& socket, const char* vm_name) {
   c.mode = VGPU_MODE_FV;
   c.socket = socket.c_str();
   c.vm_name = vm_name;
+  c.incoming = incoming;
   char err[256] = {};
   BackendPtr b(vgpu_backend_create(&c, err, sizeof err));
   EXPECT_NE(b, nullptr) << err;
@@ -114,6 +115,49 @@ TEST(CapiDaemon, AVgpudVmMigratesThroughTheCApiUntilItsDaemonIsGone) {
   EXPECT_NE(vgpu_backend_migratable(a.get(), err, sizeof err), 0);
   EXPECT_NE(std::string(err).find("is gone"), std::string::npos) << err;
   EXPECT_NE(vgpu_backend_freeze(a.get(), 1000, err, sizeof err), 0);
+}
+
+}  // namespace
+
+namespace {
+
+// libvirt's move on one daemon through the C API (docs/migration.md §7):
+// the incoming device takes the held name; vgpu_backend_migrated frees the
+// source (the daemon lists the name once); the source's thaw afterwards
+// finds its device lost, with the daemon's reason.
+TEST(CapiDaemon, AnIncomingDeviceSharesTheNameAndMigratedFreesTheSource) {
+  auto d = DaemonProcess::start({"--vram", "512M"});
+  ASSERT_NE(d, nullptr);
+  BackendPtr a = attach(d->socket(), "dom");
+  ASSERT_NE(a, nullptr);
+  BackendPtr b = attach(d->socket(), "dom", true);
+  ASSERT_NE(b, nullptr);
+  char err[512] = {};
+  auto listed = [&] {
+    const std::string stats = d->control("stats");
+    size_t n = 0;
+    for (size_t at = stats.find("\"dom\""); at != std::string::npos; at = stats.find("\"dom\"", at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(listed(), 2u);
+  ASSERT_EQ(vgpu_backend_freeze(a.get(), 1000, err, sizeof err), 0) << err;
+  uint8_t* image = nullptr;
+  size_t len = 0;
+  ASSERT_EQ(vgpu_backend_save_state(a.get(), &image, &len, err, sizeof err), 0) << err;
+  ASSERT_EQ(vgpu_backend_freeze(b.get(), 1000, err, sizeof err), 0) << err;
+  ASSERT_EQ(vgpu_backend_load_state(b.get(), image, len, err, sizeof err), 0) << err;
+  vgpu_backend_free_state(image);
+  vgpu_backend_migrated(a.get());
+  EXPECT_EQ(listed(), 1u) << d->control("stats");
+  vgpu_backend_thaw(b.get());
+  EXPECT_EQ(vgpu_backend_bar0_read32(b.get(), regs::pmc::BOOT_0.offset) == ~uint32_t{0}, false);
+  vgpu_backend_thaw(a.get());
+  EXPECT_EQ(vgpu_backend_bar0_read32(a.get(), regs::pmc::BOOT_0.offset), ~uint32_t{0}) << "the source's device is lost";
+  EXPECT_NE(vgpu_backend_migratable(a.get(), err, sizeof err), 0);
+  EXPECT_NE(std::string(err).find("the VM migrated away"), std::string::npos) << err;
+  a.reset();
+  b.reset();
+  EXPECT_EQ(d->stop(), 0);
 }
 
 }  // namespace

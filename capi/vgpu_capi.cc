@@ -188,6 +188,7 @@ void set_turn_and_timeout(const VgpuBackendConfig& c, BackendConfig& config) {
   config.mode = c.mode;
   config.socket = std::move(socket);
   config.vm_name = std::move(vm_name);
+  config.incoming = c.incoming;
   config.vgpu.name = "qemu";
   config.vgpu.vram_bytes = c.vram_bytes;
   config.vgpu.channels = c.channels;
@@ -485,6 +486,10 @@ void vgpu_backend_thaw(VgpuBackend* b) {
 
 int vgpu_backend_dirty_log_start(VgpuBackend* b, char* err, size_t err_len) {
   return status_call(b, err, err_len, [&] { return b->impl->dirty_log(true); });
+}
+
+void vgpu_backend_migrated(VgpuBackend* b) {
+  guarded_void(b, [&] { b->impl->migrated(); });
 }
 
 void vgpu_backend_dirty_log_stop(VgpuBackend* b) {

@@ -139,6 +139,11 @@ typedef struct VgpuBackendConfig {
     // VGPUD_TIMEOUT decides when it is set; without a socket a valid value
     // is unused.
     uint32_t daemon_timeout_ms;
+    // With a socket: this device is an incoming migration's destination
+    // (QEMU -incoming), so that on the source's daemon it may share the
+    // source's vm-name until the source is freed (docs/migration.md §7).
+    // Unused without a socket.
+    bool incoming;
 } VgpuBackendConfig;
 
 // Every field at the option table's default (vgpu/option_table.h): mode
@@ -301,6 +306,13 @@ int vgpu_backend_save_state(VgpuBackend *backend, uint8_t **data, size_t *len, c
 void vgpu_backend_free_state(uint8_t *data);
 int vgpu_backend_load_state(VgpuBackend *backend, const uint8_t *data, size_t len,
                             char *err, size_t err_len);
+
+// The source's migration completed and the destination loaded the state
+// (QEMU's return path said so): a daemon's vGPU is freed now (its VRAM as
+// the daemon counts it, its channels and shadows), not when this process
+// quits; a later thaw finds the device lost. Nothing for an embedded
+// device, whose memory goes with the process.
+void vgpu_backend_migrated(VgpuBackend *backend);
 
 #ifdef __cplusplus
 }  // extern "C"

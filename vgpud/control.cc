@@ -5,7 +5,7 @@
 //   list                 the GPU's utilization, the VRAM accounting, then a table, one row per VM
 //   stats                the same as JSON, every VM's counters, the host's scheduler settings
 //   shares               "time_ns scheduler" then "name gpu_ns weight" per VM (vgpuctl plot samples it)
-//   set-weight NAME W    the VM's scheduler weight, at once
+//   set-weight NAME W    the VM's scheduler weight, at once (both VMs of the name during a move)
 //   workers              with --backend worker: one row per VM, its worker's pid, state, restarts,
 //                        device and last failure (docs/cuda-worker.md)
 // What the VRAM figures are (docs/vgpud.md, "What vgpuctl shows"):
@@ -145,17 +145,20 @@ std::string Daemon::set_weight(const std::string& name, const std::string& weigh
   const long long w = std::strtoll(weight.c_str(), &end, 10);
   if (weight.empty() || *end || errno || w < 1 || w > VGPU_OPT_WEIGHT_MAX)
     return strfmt("error: weight: '%s' is not a whole number in [1, %u]\n", weight.c_str(), VGPU_OPT_WEIGHT_MAX);
+  // Every VM of that name: during a move on this daemon, source and destination.
   std::lock_guard lock(mutex_);
+  bool found = false;
   for (auto& s : sessions_) {
     std::lock_guard sl(s->lock());
     if (!s->attached() || s->name() != name) continue;
     if (Status st = host_->set_weight(s->vgpu()->id(), static_cast<uint32_t>(w)); !st)
       return "error: " + st.error().message + "\n";
     s->set_weight(static_cast<uint32_t>(w));
-    log(strfmt("vm %s: weight %lld", name.c_str(), w));
-    return "ok\n";
+    found = true;
   }
-  return "error: no VM named '" + name + "'\n";
+  if (!found) return "error: no VM named '" + name + "'\n";
+  log(strfmt("vm %s: weight %lld", name.c_str(), w));
+  return "ok\n";
 }
 
 std::map<uint32_t, std::string> Daemon::attached_names() {

@@ -214,20 +214,32 @@ void Daemon::reap() {
   ended.clear();  // joins outside the lock
 }
 
-std::expected<void, std::pair<proto::Refusal, std::string>> Daemon::admit(const std::string& name) {
+std::expected<void, std::pair<proto::Refusal, std::string>> Daemon::admit(const std::string& name, bool incoming) {
   std::lock_guard lock(mutex_);
   if (names_.size() >= config_.max_vms)
     return std::unexpected(std::pair{proto::Refusal::too_many_vms,
                                      strfmt("the daemon serves at most %u VMs (--max-vms)", config_.max_vms)});
-  if (names_.contains(name))
-    return std::unexpected(std::pair{proto::Refusal::bad_option, "name: a VM named '" + name + "' is attached"});
+  if (const size_t held = names_.count(name); held > 0) {
+    if (!incoming)
+      return std::unexpected(std::pair{proto::Refusal::bad_option, "name: a VM named '" + name + "' is attached"});
+    // A migration's destination shares the name with its source, one at a time.
+    bool pending = held > 1;
+    for (auto& s : sessions_) {
+      std::lock_guard sl(s->lock());
+      pending = pending || (s->attached() && s->name() == name && s->incoming());
+    }
+    if (pending)
+      return std::unexpected(
+          std::pair{proto::Refusal::bad_option,
+                    "name: VM '" + name + "' already has an incoming migration's destination attached"});
+  }
   names_.insert(name);
   return {};
 }
 
 void Daemon::release(const std::string& name) {
   std::lock_guard lock(mutex_);
-  names_.erase(name);
+  if (auto it = names_.find(name); it != names_.end()) names_.erase(it);
 }
 
 void Daemon::sample() {

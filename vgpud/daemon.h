@@ -103,7 +103,7 @@ class Daemon final : public SessionHost {
   mediator::Host& host() override { return *host_; }
   uint32_t slice_blocks() const override { return config_.slice_blocks; }
   uint32_t watchdog_ms() const override { return config_.watchdog_ms; }
-  std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name) override;
+  std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name, bool incoming) override;
   void release(const std::string& name) override;
   void log(const std::string& line) override;
   void session_ended() override;
@@ -131,7 +131,7 @@ class Daemon final : public SessionHost {
 
   std::mutex mutex_;  // sessions_, names_, history_
   std::list<std::unique_ptr<Session>> sessions_;
-  std::set<std::string> names_;  // admitted VMs
+  std::multiset<std::string> names_;  // admitted VMs (a name twice: a source and its incoming destination)
   ShareHistory history_;
   RealClock clock_;
   uint64_t next_sample_ns_ = 0;

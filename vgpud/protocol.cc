@@ -34,6 +34,7 @@ const char* command_name(uint16_t command) {
     case Command::dirty_take: return "dirty take";
     case Command::state_export: return "state export";
     case Command::state_import: return "state import";
+    case Command::migrated: return "migrated";
   }
   return "command";
 }
@@ -150,6 +151,7 @@ Status check_header(const Header& h) {
     case Command::dirty_take:
     case Command::state_export:
     case Command::state_import:
+    case Command::migrated:
       if (h.flags & FLAG_NO_REPLY)
         return fail(Errc::invalid_argument, strfmt("message %u: command %u must be answered", h.id, h.command));
       return {};

@@ -40,7 +40,10 @@ namespace vgpu::vgpud::proto {
 // Version 3: the migration commands (0x101-0x106, docs/migration.md §7);
 // a version 2 daemon would end the connection at the first of them, so a
 // client of either version is refused at ATTACH by the other.
-inline constexpr uint32_t VERSION = 3;
+// Version 4: OPT_INCOMING (a migration's destination may share its
+// source's name) and MIGRATED 0x107 (the source's move completed: its vGPU
+// is freed).
+inline constexpr uint32_t VERSION = 4;
 inline constexpr uint32_t MAGIC = 0x64706776;  // "vgpd", little-endian
 
 // The start of every ATTACH reply's payload (accepted or refused).
@@ -87,9 +90,14 @@ enum class Command : uint16_t {
   dirty_take = 0x104,    // -> DirtyTakeReply, then the bitmap words
   state_export = 0x105,  // -> StateImage, with a sealed memfd holding the image; or bad_state
   state_import = 0x106,  // StateImage, with a memfd holding the image -> ok, or bad_image
+  // The source's QEMU: its migration completed and the destination loaded
+  // the state (QEMU's return path) -> ok, the vGPU freed; or bad_state
+  // (not exported). Afterwards THAW is refused (bad_state) and any other
+  // command ends the connection.
+  migrated = 0x107,
 };
 inline constexpr uint16_t FIRST_MIGRATION_COMMAND = 0x101;
-inline constexpr uint16_t LAST_MIGRATION_COMMAND = 0x106;
+inline constexpr uint16_t LAST_MIGRATION_COMMAND = 0x107;
 
 // Regions are PCI BAR indexes (vfio-user's region index).
 inline constexpr uint32_t REGION_BAR0 = 0;
@@ -122,7 +130,11 @@ const char* command_name(uint16_t command);
 inline constexpr uint32_t OPT_BAR_REMAP = 1u << 0;
 inline constexpr uint32_t OPT_LAZY_SHADOW = 1u << 1;
 inline constexpr uint32_t OPT_PV = 1u << 2;  // offer the paravirtual interface (spec §17)
-inline constexpr uint32_t OPTS_KNOWN = OPT_BAR_REMAP | OPT_LAZY_SHADOW | OPT_PV;
+// A migration's destination (QEMU -incoming): it may take the name of a VM
+// attached to this daemon, its source, which keeps it until it is freed
+// (MIGRATED or its disconnect); docs/migration.md §7.
+inline constexpr uint32_t OPT_INCOMING = 1u << 3;
+inline constexpr uint32_t OPTS_KNOWN = OPT_BAR_REMAP | OPT_LAZY_SHADOW | OPT_PV | OPT_INCOMING;
 inline constexpr size_t NAME_BYTES = 32;  // NUL-padded; [A-Za-z0-9._-], 1..31 characters
 
 struct AttachRequest {

@@ -52,6 +52,22 @@ proto::Refusal refusal_for(const Error& e) {
   return proto::Refusal::internal;
 }
 
+// The vGPU an ATTACH asks for, with the daemon's slicing and watchdog.
+mediator::VgpuConfig config_of(const proto::AttachRequest& req, const std::string& name, const SessionHost& daemon) {
+  mediator::VgpuConfig c;
+  c.name = name;
+  c.vram_bytes = req.vram_bytes;
+  c.channels = req.channels;
+  c.weight = req.weight;
+  c.bar_remap = req.options & proto::OPT_BAR_REMAP;
+  c.lazy_shadow = req.options & proto::OPT_LAZY_SHADOW;
+  c.pv = req.options & proto::OPT_PV;
+  c.slice_blocks = daemon.slice_blocks();
+  c.watchdog_ms = daemon.watchdog_ms();
+  c.own_vram_fd = true;
+  return c;
+}
+
 }  // namespace
 
 void IrqSink::deliver(bool level) {
@@ -131,6 +147,7 @@ bool Session::handle(const Message& m, std::string& why) {
     why = strfmt("malformed message: command %u came with %zu descriptors", m.header.command, m.fds.size());
     return false;
   }
+  if (migrated_) return after_migration(m, why);
   const auto cmd = static_cast<proto::Command>(m.header.command);
   if ((cmd == proto::Command::attach) == (vgpu_ != nullptr)) {
     why = strfmt("message out of order: command %u %s ATTACH", m.header.command, vgpu_ ? "after" : "before");
@@ -146,7 +163,8 @@ bool Session::handle(const Message& m, std::string& why) {
     case proto::Command::dirty_log:
     case proto::Command::dirty_take:
     case proto::Command::state_export:
-    case proto::Command::state_import: return migration(m, why);
+    case proto::Command::state_import:
+    case proto::Command::migrated: return migration(m, why);
     case proto::Command::layout: break;
   }
   why = "unexpected command";
@@ -163,19 +181,10 @@ bool Session::attach(const Message& m, std::string& why) {
   auto req = proto::parse_attach(m.payload);
   if (!req) return refuse(proto::Refusal::bad_option, req.error().message);
   const std::string name = *proto::parse_name(req->name);
-  mediator::VgpuConfig c;
-  c.name = name;
-  c.vram_bytes = req->vram_bytes;
-  c.channels = req->channels;
-  c.weight = req->weight;
-  c.bar_remap = req->options & proto::OPT_BAR_REMAP;
-  c.lazy_shadow = req->options & proto::OPT_LAZY_SHADOW;
-  c.pv = req->options & proto::OPT_PV;
-  c.slice_blocks = daemon_.slice_blocks();
-  c.watchdog_ms = daemon_.watchdog_ms();
-  c.own_vram_fd = true;
+  const mediator::VgpuConfig c = config_of(*req, name, daemon_);
   if (Status s = mediator::check_vgpu_config(c); !s) return refuse(proto::Refusal::bad_option, s.error().message);
-  if (auto a = daemon_.admit(name); !a) return refuse(a.error().first, a.error().second);
+  const bool incoming = req->options & proto::OPT_INCOMING;
+  if (auto a = daemon_.admit(name, incoming); !a) return refuse(a.error().first, a.error().second);
   {
     const mediator::HostConfig& hc = daemon_.host().config();
     const uint64_t free = hc.vram_bytes - hc.reserved_bytes - daemon_.host().partitions_used();
@@ -213,6 +222,7 @@ bool Session::attach(const Message& m, std::string& why) {
     vgpu_ = *v;
     weight_ = c.weight;
     irq_ = irq;
+    incoming_ = incoming;
   }
   attached_at_ = std::chrono::steady_clock::now();
   bar_sizes_[proto::REGION_BAR0] = regs::pci::BAR0_SIZE;
@@ -225,10 +235,11 @@ bool Session::attach(const Message& m, std::string& why) {
                                  bar_sizes_[proto::REGION_BAR1], bar_sizes_[proto::REGION_BAR3]};
   const int fds[proto::ATTACH_FDS] = {vgpu_->vram_fd(), irq->eventfd.get(), irq->status_fd.get()};
   const auto msg = proto::attach_reply(id, reply);
-  daemon_.log(strfmt("vm %s connected: pid %d uid %u, VRAM %llu MiB, %u channels, weight %u%s%s%s", name.c_str(),
+  daemon_.log(strfmt("vm %s connected: pid %d uid %u, VRAM %llu MiB, %u channels, weight %u%s%s%s%s", name.c_str(),
                      static_cast<int>(peer_.pid), static_cast<unsigned>(peer_.uid),
                      static_cast<unsigned long long>(c.vram_bytes / MiB), c.channels, c.weight,
-                     c.bar_remap ? ", bar-remap" : "", c.lazy_shadow ? ", lazy-shadow" : "", c.pv ? ", pv" : ""));
+                     c.bar_remap ? ", bar-remap" : "", c.lazy_shadow ? ", lazy-shadow" : "", c.pv ? ", pv" : "",
+                     incoming ? ", incoming (a migration's destination)" : ""));
   return send(msg, why, fds) && send_layout_if_changed(why);
 }
 
@@ -310,6 +321,12 @@ bool Session::send_layout_if_changed(std::string& why) {
 }
 
 void Session::teardown() {
+  release_vgpu();
+  std::lock_guard lock(mutex_);
+  irq_.reset();
+}
+
+void Session::release_vgpu() {
   mediator::Vgpu* v = nullptr;
   std::string name;
   {
@@ -324,8 +341,6 @@ void Session::teardown() {
   v->set_message_handler(nullptr);
   daemon_.host().destroy_vgpu(v);
   daemon_.release(name);
-  std::lock_guard lock(mutex_);
-  irq_.reset();
 }
 
 VmStats Session::stats(mediator::Host& host, const ShareHistory& history) const {

@@ -33,8 +33,10 @@ class SessionHost {
   virtual uint32_t slice_blocks() const = 0;
   // Every VM's operation watchdog (VGPU_OPT_WATCHDOG_MS).
   virtual uint32_t watchdog_ms() const { return VGPU_OPT_WATCHDOG_MS_DEFAULT; }
-  // Reserve a slot for `name`; a refusal says why.
-  virtual std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name) = 0;
+  // Reserve a slot for `name`; a refusal says why. An incoming VM (a
+  // migration's destination, proto::OPT_INCOMING) may share the name of one
+  // attached VM that is not itself incoming: its source.
+  virtual std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name, bool incoming) = 0;
   virtual void release(const std::string& name) = 0;
   virtual void log(const std::string& line) = 0;
   virtual void session_ended() = 0;  // wakes the daemon to reap the thread
@@ -54,9 +56,10 @@ struct IrqSink {
 
 // Where a VM stands in a migration (docs/migration.md §7), as vgpuctl
 // shows it: a source goes outgoing (dirty log on) -> frozen -> exported,
-// then its QEMU quits; a destination goes frozen -> imported -> running
-// at its thaw. A thaw (a cancelled or failed move) is running again.
-enum class MigrationState : uint8_t { running, outgoing, frozen, exported, imported };
+// then its QEMU quits or, told MIGRATED, its vGPU is freed (migrated: no
+// longer listed); a destination goes frozen -> imported -> running at its
+// thaw (its resume). A thaw (a cancelled or failed move) is running again.
+enum class MigrationState : uint8_t { running, outgoing, frozen, exported, imported, migrated };
 const char* migration_state_name(MigrationState s);
 
 // What the control socket shows of one VM.
@@ -92,6 +95,8 @@ class Session {
   // attached() is true under it).
   bool attached() const { return vgpu_ != nullptr; }
   const std::string& name() const { return name_; }
+  // Attached as a migration's destination and not yet resumed.
+  bool incoming() const { return incoming_; }
   mediator::Vgpu* vgpu() const { return vgpu_; }
   void set_weight(uint32_t w) { weight_ = w; }
   VmStats stats(mediator::Host& host, const ShareHistory& history) const;
@@ -109,6 +114,10 @@ class Session {
   bool dirty_take(uint16_t id, std::string& why);
   bool state_export(uint16_t id, std::string& why);
   bool state_import(const Message& m, uint64_t bytes, std::string& why);
+  // MIGRATED: the source's vGPU is freed; then what its QEMU may still send.
+  bool migrated(uint16_t id, std::string& why);
+  bool after_migration(const Message& m, std::string& why);
+  void release_vgpu();  // destroys the vGPU and gives its name back
   bool refuse(uint16_t id, proto::Command cmd, proto::Refusal r, const std::string& reason, std::string& why);
   bool send(std::span<const std::byte> bytes, std::string& why, std::span<const int> fds = {});
   bool send_layout_if_changed(std::string& why);
@@ -133,6 +142,8 @@ class Session {
   std::shared_ptr<IrqSink> irq_;
   bool logging_ = false;  // this session's start of the VRAM's dirty log (session thread only)
   MigrationState state_ = MigrationState::running;  // written by the session thread under mutex_
+  bool incoming_ = false;                           // OPT_INCOMING, until the thaw after an import (under mutex_)
+  bool migrated_ = false;                           // MIGRATED freed the vGPU (session thread only)
   void set_state(MigrationState s);
 };
 

@@ -21,6 +21,7 @@ const char* migration_state_name(MigrationState s) {
     case MigrationState::frozen: return "frozen";
     case MigrationState::exported: return "exported";
     case MigrationState::imported: return "imported";
+    case MigrationState::migrated: return "migrated";
   }
   return "unknown";
 }
@@ -56,6 +57,13 @@ bool Session::migration(const Message& m, std::string& why) {
     case proto::Command::thaw:
       if (Status s = proto::parse_empty(m.payload, cmd); !s) return malformed(s.error());
       vgpu_->thaw();
+      // The destination's first thaw after its import is its resume: the
+      // move is done, and the name is this VM's alone once the source goes.
+      if (state_ == MigrationState::imported) {
+        daemon_.log(strfmt("vm %s: resumed after its migration", name_.c_str()));
+        std::lock_guard lock(mutex_);
+        incoming_ = false;
+      }
       set_state(logging_ ? MigrationState::outgoing : MigrationState::running);
       break;
     case proto::Command::dirty_log: {
@@ -83,6 +91,9 @@ bool Session::migration(const Message& m, std::string& why) {
       }
       return state_import(m, *bytes, why);
     }
+    case proto::Command::migrated:
+      if (Status s = proto::parse_empty(m.payload, cmd); !s) return malformed(s.error());
+      return migrated(id, why);
     default: why = "unexpected command"; return false;
   }
   if (!send_layout_if_changed(why)) return false;
@@ -128,6 +139,39 @@ bool Session::state_import(const Message& m, uint64_t bytes, std::string& why) {
   daemon_.log(strfmt("vm %s: state imported (%llu bytes)", name_.c_str(), static_cast<unsigned long long>(bytes)));
   if (!send_layout_if_changed(why)) return false;
   return send(proto::reply(m.header.id, cmd), why);
+}
+
+// The source's QEMU says its migration completed (and, with QEMU's return
+// path, that the destination loaded the state): nothing of this VM is
+// needed here any more. Its vGPU is freed now rather than when its QEMU
+// quits; the session stays until then, listed no more.
+bool Session::migrated(uint16_t id, std::string& why) {
+  const auto cmd = proto::Command::migrated;
+  if (state_ != MigrationState::exported)
+    return refuse(id, cmd, proto::Refusal::bad_state,
+                  std::string("the VM is ") + migration_state_name(state_) +
+                      ", not exported: only a source whose state went out is freed",
+                  why);
+  const uint64_t vram = vgpu_->config().vram_bytes;
+  release_vgpu();
+  migrated_ = true;
+  set_state(MigrationState::migrated);
+  daemon_.log(strfmt("vm %s: migrated: its vGPU is freed (VRAM %llu MiB)", name_.c_str(),
+                     static_cast<unsigned long long>(vram / MiB)));
+  return send(proto::reply(id, cmd), why);
+}
+
+// After MIGRATED: a thaw (the source's QEMU resumed after all) is refused
+// by name, as the vGPU is gone; MIGRATED again is answered; anything else
+// ends the connection.
+bool Session::after_migration(const Message& m, std::string& why) {
+  const auto cmd = static_cast<proto::Command>(m.header.command);
+  if (cmd == proto::Command::migrated && m.payload.empty()) return send(proto::reply(m.header.id, cmd), why);
+  if (cmd == proto::Command::thaw && m.payload.empty())
+    return refuse(m.header.id, cmd, proto::Refusal::bad_state,
+                  "the VM migrated away: its vGPU was freed when its migration completed", why);
+  why = strfmt("command %u after the VM migrated away (its vGPU was freed)", m.header.command);
+  return false;
 }
 
 }  // namespace vgpu::vgpud

@@ -107,6 +107,8 @@ static void vgpu_vm_state_change(void *opaque, bool running, RunState state)
         vgpu_backend_thaw(s->backend);
         s->frozen = false;
     }
+    g_clear_pointer(&s->sent_image, g_free);
+    s->sent_image_len = 0;
     /* Messages owed from before the move (post_load) go out now. */
     qemu_bh_schedule(s->irq_bh);
 }
@@ -229,6 +231,26 @@ static int vgpu_precopy_notify(NotifierWithReturn *n, void *data)
     return 0;
 }
 
+/*
+ * The source's move completed. With QEMU's return path (libvirt turns it
+ * on; QMP users with migrate-set-capabilities return-path) completion
+ * means the destination loaded the state, so what the backend holds for
+ * this VM (a daemon's vGPU: VRAM, channels, shadows) is freed now rather
+ * than when this QEMU quits. Without it the destination may still refuse
+ * the state and this VM be resumed, so nothing is freed.
+ */
+static void vgpu_migration_state_notify(Notifier *n, void *data)
+{
+    VGPUState *s = container_of(n, VGPUState, migration_state);
+    MigrationState *ms = data;
+
+    if (migration_has_finished(ms) && migrate_use_return_path() && !s->migrated_away) {
+        vgpu_backend_migrated(s->backend);
+        s->migrated_away = true;
+        trace_vgpu_migration_migrated();
+    }
+}
+
 /* ---------------------------------------------------------------- live section */
 
 /* What QEMU's RAM migration would do wrong with VRAM, refused up front. */
@@ -307,7 +329,9 @@ static int vgpu_post_save(void *opaque)
 {
     VGPUState *s = opaque;
 
-    g_clear_pointer(&s->image, g_free);
+    g_free(s->sent_image);
+    s->sent_image = g_steal_pointer(&s->image);
+    s->sent_image_len = s->image_len;
     s->image_len = 0;
     return 0;
 }
@@ -390,11 +414,18 @@ static char *vgpu_get_digest(Object *obj, Error **errp)
         error_setg(errp, "vgpu: the digest needs a migratable vGPU and the VM stopped");
         return NULL;
     }
+    vram = g_compute_checksum_for_data(G_CHECKSUM_SHA256, s->vram_ptr, s->vram_map_size);
+    if (s->migrated_away && s->sent_image) {
+        /* The backend's vGPU is gone; this mapping of VRAM and the image
+         * sent are what the source was at the stop. */
+        image = g_compute_checksum_for_data(G_CHECKSUM_SHA256, s->sent_image,
+                                            s->sent_image_len);
+        return g_strdup_printf("vram:%s image:%s", vram, image);
+    }
     if (vgpu_backend_save_state(s->backend, &data, &len, err, sizeof(err)) != 0) {
         error_setg(errp, "%s", err);
         return NULL;
     }
-    vram = g_compute_checksum_for_data(G_CHECKSUM_SHA256, s->vram_ptr, s->vram_map_size);
     image = g_compute_checksum_for_data(G_CHECKSUM_SHA256, data, len);
     vgpu_backend_free_state(data);
     return g_strdup_printf("vram:%s image:%s", vram, image);
@@ -435,6 +466,8 @@ bool vgpu_migration_setup(VGPUState *s, Error **errp)
     s->vm_state = qdev_add_vm_change_state_handler(DEVICE(s), vgpu_vm_state_change, s);
     s->precopy_notifier.notify = vgpu_precopy_notify;
     precopy_add_notifier(&s->precopy_notifier);
+    s->migration_state.notify = vgpu_migration_state_notify;
+    add_migration_state_change_notifier(&s->migration_state);
     register_savevm_live(VGPU_LIVE_SECTION, VMSTATE_INSTANCE_ID_ANY, VGPU_LIVE_VERSION,
                          &vgpu_live_handlers, s);
     return true;
@@ -445,6 +478,7 @@ void vgpu_migration_release(VGPUState *s)
     if (s->migratable) {
         unregister_savevm(NULL, VGPU_LIVE_SECTION, s);
         precopy_remove_notifier(&s->precopy_notifier);
+        remove_migration_state_change_notifier(&s->migration_state);
         qemu_del_vm_change_state_handler(s->vm_state);
         if (s->dirty_logging) {
             vgpu_backend_dirty_log_stop(s->backend);
@@ -452,6 +486,7 @@ void vgpu_migration_release(VGPUState *s)
         }
         g_clear_pointer(&s->dirty_bitmap, g_free);
         g_clear_pointer(&s->image, g_free);
+        g_clear_pointer(&s->sent_image, g_free);
         s->migratable = false;
     }
     if (s->migration_blocker) {

@@ -18,6 +18,7 @@
 #include "qapi/qmp/qjson.h"
 #include "qapi/visitor.h"
 #include "hw/qdev-properties.h"
+#include "sysemu/runstate.h"
 #include "vgpu.h"
 #include "vgpu/option_table.h"
 
@@ -40,6 +41,9 @@ void vgpu_backend_config_of(VGPUState *s, VgpuBackendConfig *config)
     config->weight = s->weight;
     config->socket = vgpu_has_socket(s) ? s->socket : NULL;
     config->vm_name = s->vm_name && *s->vm_name ? s->vm_name : NULL;
+    /* -incoming: a migration's destination, which may share vm-name with
+     * its source on one daemon (docs/migration.md §7). */
+    config->incoming = runstate_check(RUN_STATE_INMIGRATE);
     config->turn_ms = s->turn_ms;
     config->max_gpu_ms = s->max_gpu_ms;
     config->pv = s->pv;

@@ -90,8 +90,15 @@ struct VGPUState {
     uint64_t dirty_pages_folded; /* pages the device wrote, folded into QEMU's */
     VMChangeStateEntry *vm_state;
     NotifierWithReturn precopy_notifier;
-    uint8_t *image; /* the backend's image while saved or loaded */
+    Notifier migration_state; /* a completed outgoing move frees the daemon's vGPU */
+    uint8_t *image;           /* the backend's image while saved or loaded */
     uint32_t image_len;
+    /* The image the last save sent, kept until the VM runs again: after a
+     * completed move has freed the backend's vGPU (migrated_away) it is
+     * the source's state for x-migration-digest. */
+    uint8_t *sent_image;
+    uint32_t sent_image_len;
+    bool migrated_away;
     uint32_t msi_owed; /* bit v: a message of vector v not yet sent */
     int32_t saved_irq_level;
     Notifier exit_notifier; /* writes counters_file when QEMU exits */

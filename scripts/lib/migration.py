@@ -21,6 +21,7 @@ import time
 POLL_S = 0.05
 BOOT_TIMEOUT_S = 120
 MIGRATE_TIMEOUT_S = 120
+FREED_TIMEOUT_S = 10
 REFUSAL_RETRIES = 20      # a move refused by the vGPU's image (say, a launch between slices) is tried again
 RETRY_PAUSE_S = 0.3
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
@@ -115,14 +116,18 @@ class Daemons:
         with open(self.logs[k].name, errors="replace") as f:
             return f.read()
 
+    def stats(self):
+        return [json.loads(subprocess.run([self.args.vgpuctl, "--socket", sock + ".ctl", "stats"],
+                                          capture_output=True, text=True, check=True).stdout)
+                for sock in self.sockets]
+
     def vms(self):
         """The VMs each daemon holds now (vgpuctl stats), and its VRAM assigned."""
-        out = []
-        for sock in self.sockets:
-            stats = json.loads(subprocess.run([self.args.vgpuctl, "--socket", sock + ".ctl", "stats"],
-                                              capture_output=True, text=True, check=True).stdout)
-            out.append(([vm["name"] for vm in stats["vms"]], stats["vram_assigned_bytes"]))
-        return out
+        return [([vm["name"] for vm in st["vms"]], st["vram_assigned_bytes"]) for st in self.stats()]
+
+    def states(self):
+        """Each VM held, by name: its migration state (vgpuctl stats)."""
+        return {vm["name"]: vm["state"] for st in self.stats() for vm in st["vms"]}
 
     def stop(self):
         for proc, log in zip(self.procs, self.logs):
@@ -211,29 +216,56 @@ class Vm:
         self.log.close()
 
 
-def migrate(args, src, dst):
-    """One move of src into dst; returns QEMU's figures, or raises with the
-    reason the migration failed."""
+def start_migration(args, src, dst):
+    """Starts the move of src into dst and waits for its end: QEMU's
+    query-migrate. Shared mode turns on the return path (as libvirt does),
+    so that the source learns that the destination loaded the state."""
     src.qmp.events.clear()  # a refused move's STOP is not this one's
     src.qmp.cmd("migrate-set-parameters", **{"downtime-limit": args.downtime_ms,
                                               "max-bandwidth": args.bandwidth_mib << 20})
+    if getattr(args, "daemon_set", None):
+        for vm in (src, dst):
+            vm.qmp.cmd("migrate-set-capabilities", capabilities=[{"capability": "return-path", "state": True}])
     src.qmp.cmd("migrate", uri="unix:" + dst.sock)
     deadline = time.monotonic() + MIGRATE_TIMEOUT_S
     while True:
         info = src.qmp.cmd("query-migrate")
         if info.get("status") in ("completed", "failed", "cancelled"):
-            break
+            return info
         if time.monotonic() > deadline:
             src.qmp.cmd("migrate_cancel")
             raise RuntimeError("the migration did not end within %d s" % MIGRATE_TIMEOUT_S)
         time.sleep(POLL_S)
+
+
+def source_freed(daemons, src):
+    """Shared mode: the source's daemon freed its vGPU when the move
+    completed (MIGRATED), while the source QEMU still runs. Returns the ms
+    from completion until vgpuctl stopped listing it."""
+    name, start = "qemu-%d" % src.proc.pid, time.monotonic()
+    while any(name in names for names, _ in daemons.vms()):
+        if time.monotonic() - start > FREED_TIMEOUT_S:
+            raise RuntimeError("the source's daemon still holds %s %d s after the move" % (name, FREED_TIMEOUT_S))
+        time.sleep(POLL_S)
+    freed_ms = round((time.monotonic() - start) * 1000, 1)
+    line = "vm %s: migrated: its vGPU is freed" % name
+    if src.proc.poll() is not None or not any(line in daemons.log_text(k) for k in range(len(daemons.sockets))):
+        raise RuntimeError("%s was not freed by MIGRATED while its QEMU ran (no '%s')" % (name, line))
+    return freed_ms
+
+
+def migrate(args, src, dst):
+    """One move of src into dst; returns QEMU's figures, or raises with the
+    reason the migration failed."""
+    info = start_migration(args, src, dst)
     if info["status"] != "completed":
         raise RuntimeError(info.get("error-desc", info["status"]))
-    inodes = None
+    inodes = freed_ms = None
     if getattr(args, "daemon_set", None):
         inodes = [sorted(vram_inodes(vm.proc.pid)) for vm in (src, dst)]
         if not inodes[0] or not inodes[1] or set(inodes[0]) & set(inodes[1]):
             raise RuntimeError("the two QEMUs' VRAM memfds are not two different files: %s" % inodes)
+        freed_ms = source_freed(args.daemon_set, src)
     if args.compare_ram:
         compare_ram(args, src, dst)
         dst.qmp.cmd("cont")
@@ -253,6 +285,7 @@ def migrate(args, src, dst):
         "mbps": ram.get("mbps"),
         "stop_to_resume_ms": round((resume_t - stop_t) * 1000, 1) if stop_t and resume_t else None,
         "vram_inodes": inodes,
+        "source_freed_ms": freed_ms,
     }
 
 
@@ -303,7 +336,10 @@ def move(args, src, n, moves):
                                    (n, reason, src.stderr()[-300:], dst.stderr()[-300:]))
             refusals.append(reason)
             # The source runs on; wait for it to run again before the retry.
+            deadline = time.monotonic() + MIGRATE_TIMEOUT_S
             while src.qmp.cmd("query-status")["status"] != "running":
+                if time.monotonic() > deadline:
+                    raise RuntimeError("move %d: %s; the source did not run again" % (n, reason))
                 time.sleep(POLL_S)
             time.sleep(RETRY_PAUSE_S)
     raise RuntimeError("move %d refused %d times: %s" % (n, len(refusals), refusals[-1]))
@@ -396,6 +432,57 @@ def cancelled_move(args, src, n, stopped):
         dst.stop()
 
 
+REFUSING_OPTION = "lazy-shadow"  # off on the destination: its vGPU refuses the source's image (on, the default)
+
+
+def refused_import(args, src, n):
+    """Shared mode: a destination whose vGPU refuses the state (lazy-shadow
+    off against the source's on: the same PCI device, another vGPU). Through
+    QEMU's return path the source's move fails, and it runs on holding its
+    vGPU. A stop the source's own image refused (between two slices of the
+    chain's spin) is tried again, as move() does. Returns a note or raises."""
+    refusal = "has %s=on, this device %s=off" % (REFUSING_OPTION, REFUSING_OPTION)
+    for _ in range(REFUSAL_RETRIES):
+        saved = args.device_args
+        args.device_args += ",%s=off" % REFUSING_OPTION
+        dst = start_destination(args, n)
+        args.device_args = saved
+        try:
+            info = start_migration(args, src, dst)
+            if info["status"] != "failed":
+                raise RuntimeError("a move to a destination that refuses the state ended %s" % info["status"])
+            # A source that refused its own stop leaves the destination
+            # waiting on the return path (QEMU 7.2): it is stopped, not awaited.
+            source_refused = "between pieces of divided work" in info.get("error-desc", "")
+            if not source_refused:
+                try:
+                    dst.proc.wait(MIGRATE_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    raise RuntimeError("the destination that refused the state did not exit")
+            deadline = time.monotonic() + MIGRATE_TIMEOUT_S
+            while src.qmp.cmd("query-status")["status"] != "running":
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the source did not run again after the failed move")
+                time.sleep(POLL_S)
+        finally:
+            dst.stop()
+        why = dst.stderr()
+        if refusal in why:
+            break
+        if not source_refused:
+            raise RuntimeError("the destination's refusal is not in its log: %s (source: %s)" %
+                               (why[-300:], info.get("error-desc", "no error-desc")))
+        time.sleep(RETRY_PAUSE_S)
+    else:
+        raise RuntimeError("the source's stop was refused %d times" % REFUSAL_RETRIES)
+    name = "qemu-%d" % src.proc.pid
+    state = args.daemon_set.states().get(name)
+    if state not in ("running", "outgoing"):
+        raise RuntimeError("after the refused import the source's daemon shows %s as %s" % (name, state))
+    return "refused import on daemon %s: the source's move %s, it runs on, %s %s on its daemon" % (
+        args.daemon_set.socket(n)[-11:], info["status"], name, state)
+
+
 def run(args):
     result = {"guest_test": args.guest_test, "vram_mib": args.vram, "fill_mib": args.fill_mib,
               "downtime_limit_ms": args.downtime_ms, "moves": [], "passed": 0, "failed": 1}
@@ -408,6 +495,8 @@ def run(args):
         time.sleep(args.settle_s)
         if args.cancel_first:
             result["cancels"] = [cancelled_move(args, vms[0], 100 + i, stopped) for i, stopped in enumerate((False, True))]
+            if args.daemon_set:  # move 102: to the other daemon with "pairs"
+                result["cancels"].append(refused_import(args, vms[0], 102))
         for n in range(1, args.moves + 1):
             vms.append(move(args, vms[-1], n, result["moves"]))
             vms[-2].stop()

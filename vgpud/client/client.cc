@@ -38,7 +38,7 @@ std::expected<std::unique_ptr<Client>, AttachError> Client::attach(const std::st
   req.channels = o.channels;
   req.weight = o.weight;
   req.options = (o.bar_remap ? proto::OPT_BAR_REMAP : 0) | (o.lazy_shadow ? proto::OPT_LAZY_SHADOW : 0) |
-                (o.pv ? proto::OPT_PV : 0);
+                (o.pv ? proto::OPT_PV : 0) | (o.incoming ? proto::OPT_INCOMING : 0);
   std::strncpy(req.name, o.name.c_str(), proto::NAME_BYTES - 1);
   const uint16_t id = c->next_id_++;
   if (!c->send(proto::attach_request(id, req))) return no_vgpud(socket + " closed the connection without answering");

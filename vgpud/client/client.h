@@ -29,6 +29,9 @@ struct AttachOptions {
   bool bar_remap = VGPU_OPT_BAR_REMAP_DEFAULT != 0;
   bool lazy_shadow = VGPU_OPT_LAZY_SHADOW_DEFAULT != 0;
   bool pv = VGPU_OPT_PV_DEFAULT != 0;  // offer the paravirtual interface (spec §17)
+  // A migration's destination (proto::OPT_INCOMING): it may share the name
+  // of the VM it comes from when both are on one daemon.
+  bool incoming = false;
   // How long to wait for the daemon's first answer; none: VGPUD_TIMEOUT
   // or DEFAULT_TIMEOUT_MS (wire.h). Later round trips wait as long as the
   // daemon takes.
@@ -60,6 +63,8 @@ class Client {
   // error names the daemon's Refusal and its reason; after the daemon is
   // gone each fails with the loss.
   [[nodiscard]] Status freeze(uint32_t timeout_ms);
+  // A refused thaw (the vGPU was freed by MIGRATED) loses the device, with
+  // the daemon's reason.
   void thaw();
   [[nodiscard]] Status dirty_log(bool on);
   // The daemon's marks since the last take OR-ed into bitmap (bit i = VM
@@ -67,6 +72,8 @@ class Client {
   [[nodiscard]] Result<uint64_t> dirty_take(std::span<uint64_t> bitmap);
   [[nodiscard]] Result<std::vector<uint8_t>> state_export();
   [[nodiscard]] Status state_import(std::span<const uint8_t> image);
+  // The source's migration completed: the daemon frees the vGPU (MIGRATED).
+  [[nodiscard]] Status migrated();
 
   // Reads and applies what the daemon sent without being asked (layouts),
   // without waiting.

@@ -34,7 +34,10 @@ Status Client::freeze(uint32_t timeout_ms) {
   return {};
 }
 
-void Client::thaw() { (void)call(proto::Command::thaw, {}); }
+void Client::thaw() {
+  auto r = call(proto::Command::thaw, {});
+  if (!r && !lost_) lose(r.error().message);
+}
 
 Status Client::dirty_log(bool on) {
   const proto::DirtyLogRequest req{on ? 1u : 0u, 0};
@@ -75,6 +78,12 @@ Result<std::vector<uint8_t>> Client::state_export() {
   auto image = read_image(r->fds[0].get(), bytes);
   if (!image) return fail(Errc::io_error, "vgpud: the exported image: " + image.error().message);
   return image;
+}
+
+Status Client::migrated() {
+  auto r = call(proto::Command::migrated, {});
+  if (!r) return std::unexpected(r.error());
+  return {};
 }
 
 Status Client::state_import(std::span<const uint8_t> image) {

@@ -43,7 +43,7 @@ class FuzzDaemon final : public SessionHost {
  public:
   mediator::Host& host() override { return fuzz::Fixture::get().host(); }
   uint32_t slice_blocks() const override { return 0; }
-  std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name) override {
+  std::expected<void, std::pair<proto::Refusal, std::string>> admit(const std::string& name, bool) override {
     if (!name_.empty()) return std::unexpected(std::pair{proto::Refusal::too_many_vms, std::string("one VM")});
     name_ = name;
     return {};
@@ -94,7 +94,7 @@ Outgoing migration_command(Input& in, uint16_t id) {
       const proto::DirtyLogRequest r{in.u8() % 3u, 0};
       return {proto::command(id, proto::Command::dirty_log, proto::bytes_of(r)), {}};
     }
-    case 3: return {proto::command(id, proto::Command::dirty_take), {}};
+    case 3: return {proto::command(id, k & 0x80 ? proto::Command::migrated : proto::Command::dirty_take), {}};
     case 4: return {proto::command(id, proto::Command::state_export), {}};
     default: {
       UniqueFd fd = k & 0x80 ? UniqueFd() : image_fd(in);

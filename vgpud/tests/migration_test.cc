@@ -193,6 +193,117 @@ TEST(VgpudMigration, RefusedImagesKeepTheConnection) {
   EXPECT_EQ(d->stop(), 0);
 }
 
+// How many VMs `vgpuctl stats` lists under `name`, and the VRAM assigned to all.
+std::pair<int, uint64_t> held(const DaemonProcess& d, const std::string& name) {
+  const auto j = nlohmann::json::parse(d.control("stats"), nullptr, false);
+  if (j.is_discarded()) return {-1, 0};
+  int n = 0;
+  for (const auto& vm : j["vms"]) n += vm["name"] == name ? 1 : 0;
+  return {n, j["vram_assigned_bytes"].get<uint64_t>()};
+}
+
+std::unique_ptr<Client> attach_incoming(const std::string& socket, const std::string& name, std::string* error) {
+  AttachOptions o;
+  o.name = name;
+  o.incoming = true;
+  o.channels = 8;  // attach_or_null's: the image's settings must match
+  auto c = Client::attach(socket, o);
+  if (!c) {
+    *error = c.error().message;
+    return nullptr;
+  }
+  return std::move(*c);
+}
+
+// libvirt's move on one daemon (the data's move is the first test's): the
+// destination attaches under the domain's name, which its source holds
+// (OPT_INCOMING); MIGRATED frees the
+// source's vGPU while its QEMU is still connected; the destination's thaw
+// is its resume. The name is counted right through.
+TEST(VgpudMigration, AnIncomingDestinationSharesTheNameAndMigratedFreesTheSource) {
+  auto d = DaemonProcess::start({"--vram", "1G"});
+  ASSERT_TRUE(d);
+  std::string why;
+  auto a = attach_or_null(d->socket(), "dom");
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(attach_or_null(d->socket(), "dom", &why)) << "a plain attach took a held name";
+  EXPECT_NE(why.find("a VM named 'dom' is attached"), std::string::npos) << why;
+  auto b = attach_incoming(d->socket(), "dom", &why);
+  ASSERT_TRUE(b) << why;
+  EXPECT_TRUE(log_has(*d, "vm dom connected: pid"));
+  EXPECT_TRUE(log_has(*d, "incoming (a migration's destination)"));
+  const auto [both, both_bytes] = held(*d, "dom");
+  EXPECT_EQ(both, 2) << "source and destination side by side";
+  EXPECT_EQ(d->control("set-weight dom 20"), "ok\n");  // both of them
+  const auto weights = nlohmann::json::parse(d->control("stats"))["vms"];
+  ASSERT_EQ(weights.size(), 2u);
+  for (const auto& vm : weights) EXPECT_EQ(vm["weight"], 20) << "set-weight missed one VM of the name";
+  EXPECT_FALSE(attach_incoming(d->socket(), "dom", &why)) << "a second destination";
+  EXPECT_NE(why.find("already has an incoming migration's destination"), std::string::npos) << why;
+
+  // MIGRATED frees only a source whose state went out.
+  Status early = a->migrated();
+  ASSERT_FALSE(early);
+  EXPECT_NE(early.error().message.find("not exported"), std::string::npos) << early.error().message;
+  EXPECT_FALSE(a->lost());
+
+  ASSERT_TRUE(a->dirty_log(true));
+  ASSERT_TRUE(a->freeze(FREEZE_MS));
+  auto image = a->state_export();
+  ASSERT_TRUE(image) << image.error().what();
+  copy_vram(*a, *b);
+  ASSERT_TRUE(b->freeze(FREEZE_MS));
+  ASSERT_TRUE(b->state_import(*image));
+  ASSERT_TRUE(a->dirty_log(false));  // QEMU's cleanup comes before its completion notifier
+  Status done = a->migrated();
+  ASSERT_TRUE(done) << done.error().what();
+  EXPECT_TRUE(log_has(*d, "vm dom: migrated: its vGPU is freed (VRAM 64 MiB)"));
+  const auto [one, one_bytes] = held(*d, "dom");
+  EXPECT_EQ(one, 1) << "the source is listed after MIGRATED";
+  EXPECT_EQ(one_bytes * 2, both_bytes) << "the source's VRAM is still assigned";
+  EXPECT_EQ(state_of(*d, "dom"), "imported");
+  EXPECT_TRUE(a->migrated()) << "MIGRATED twice is answered";
+  b->thaw();
+  EXPECT_TRUE(log_has(*d, "vm dom: resumed after its migration"));
+  EXPECT_EQ(state_of(*d, "dom"), "running");
+
+  // The source's QEMU resumed after all: its thaw is refused by name and
+  // the device is lost; the destination runs on.
+  a->thaw();
+  EXPECT_TRUE(a->lost());
+  EXPECT_NE(a->lost_reason().find("migrated away"), std::string::npos) << a->lost_reason();
+  EXPECT_TRUE(checked_workload(*b, 1));
+  a.reset();
+  EXPECT_TRUE(log_has(*d, "vm dom disconnected"));
+  EXPECT_FALSE(attach_or_null(d->socket(), "dom", &why)) << "the source's disconnect gave the name away twice";
+  b.reset();
+  std::unique_ptr<Client> again;  // the name is free once the destination's session is torn down
+  for (int i = 0; i < 200 && !again; ++i) {
+    again = attach_or_null(d->socket(), "dom", &why);
+    if (!again) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(again) << why;
+  again.reset();
+  EXPECT_EQ(d->stop(), 0);
+}
+
+// After MIGRATED anything but THAW and MIGRATED ends the connection (the
+// vGPU is gone): a read is answered by the client itself, all ones.
+TEST(VgpudMigration, AnAccessAfterMigratedClosesThatConnection) {
+  auto d = DaemonProcess::start({"--vram", "1G"});
+  ASSERT_TRUE(d);
+  auto a = attach_or_null(d->socket(), "gone");
+  ASSERT_TRUE(a);
+  ASSERT_TRUE(a->freeze(FREEZE_MS));
+  ASSERT_TRUE(a->state_export());
+  ASSERT_TRUE(a->migrated());
+  EXPECT_EQ(a->read32(proto::REGION_BAR0, 0), ~uint32_t{0});
+  EXPECT_TRUE(a->lost());
+  EXPECT_TRUE(log_has(*d, "command 9 after the VM migrated away"));
+  a.reset();
+  EXPECT_EQ(d->stop(), 0);
+}
+
 // Each of these ends its own connection with a log line naming it; the
 // victim's work is untouched.
 TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
@@ -222,13 +333,17 @@ TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
       {proto::command(1, proto::Command::state_import, proto::bytes_of(some)), false, "with 0 descriptors"},
       {proto::read_request(1, proto::REGION_BAR0, 0), true, "command 9 came with 1 descriptors"},
   };
+  // One name per case: the daemon gives a name back after its disconnect
+  // line, so a second "bad" could find the first one's still held.
+  int k = 0;
   for (const Case& c : cases) {
-    auto client = attach_or_null(d->socket(), "bad");
+    const std::string name = "bad" + std::to_string(k++);
+    auto client = attach_or_null(d->socket(), name);
     ASSERT_TRUE(client);
     ASSERT_TRUE(
         send_all(client->socket_fd(), c.message, c.with_fd ? std::span<const int>(fds) : std::span<const int>{}));
     EXPECT_TRUE(log_has(*d, c.logged)) << c.logged << "\n" << d->log();
-    EXPECT_TRUE(log_has(*d, "vm bad disconnected"));
+    EXPECT_TRUE(log_has(*d, "vm " + name + " disconnected"));
     client.reset();
   }
   // An image descriptor shorter than it says: a refusal, not a hang or a close.

@@ -92,6 +92,8 @@ TEST(Protocol, AttachChecksVersionOptionsAndName) {
   std::strcpy(r.name, "guest-1.a_b");
   r.options = OPT_BAR_REMAP | OPT_LAZY_SHADOW;
   EXPECT_TRUE(parse_attach(bytes_of(r)));
+  r.options |= OPT_INCOMING;  // a migration's destination (version 4)
+  EXPECT_TRUE(parse_attach(bytes_of(r)));
   AttachRequest bad = r;
   bad.version = VERSION - 1;
   EXPECT_FALSE(parse_attach(bytes_of(bad)));
@@ -149,13 +151,16 @@ TEST(Protocol, FirstReplyMustCarryTheMagicAndOurVersion) {
 
 TEST(Protocol, MigrationCommandsAreAnsweredAndTheirPayloadsChecked) {
   for (Command c : {Command::freeze, Command::thaw, Command::dirty_log, Command::dirty_take, Command::state_export,
-                    Command::state_import}) {
+                    Command::state_import, Command::migrated}) {
     auto m = command(3, c);
     EXPECT_TRUE(check_header(header_of(m))) << command_name(static_cast<uint16_t>(c));
     Header posted = header_of(m);
     posted.flags |= FLAG_NO_REPLY;
     EXPECT_FALSE(check_header(posted)) << command_name(static_cast<uint16_t>(c)) << " must be answered";
   }
+  EXPECT_STREQ(command_name(static_cast<uint16_t>(Command::migrated)), "migrated");
+  EXPECT_TRUE(parse_empty({}, Command::migrated));
+  EXPECT_FALSE(parse_empty(bytes_of(FreezeRequest{}), Command::migrated)) << "MIGRATED carries nothing";
   EXPECT_EQ(*parse_freeze(bytes_of(FreezeRequest{250, 0})), 250u);
   EXPECT_FALSE(parse_freeze(bytes_of(FreezeRequest{0, 0})));
   EXPECT_FALSE(parse_freeze(bytes_of(FreezeRequest{MAX_FREEZE_MS + 1, 0})));
