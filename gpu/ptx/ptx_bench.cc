@@ -5,7 +5,8 @@
 // a table. Each kernel runs with the interpreter's fast path (docs/ptx.md)
 // and without it (every instruction through the executor table), side by
 // side. Not a test: numbers depend on the machine.
-//   ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce]
+//   ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce] [--isa best|avx2|baseline]
+//   (--isa: the best build of the fast path's kernels it may pick, exec_fast.h's fast_isa_limit)
 //   (callgrind: one path, --runs 1, one kernel at a time for its own count)
 #include <chrono>
 #include <cstdio>
@@ -17,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu/ptx/exec_fast.h"
 #include "gpu/ptx/interpreter.h"
 #include "ptx/params.h"
 #include "gpu/ptx/test_kernels.h"
@@ -128,12 +130,21 @@ bool parse_args(int argc, char** argv) {
       ++i;
       continue;
     }
+    if (a == "--isa" && (v == "best" || v == "avx2" || v == "baseline")) {
+      exec::fast_isa_limit() = v == "best"   ? exec::FastIsa::best
+                               : v == "avx2" ? exec::FastIsa::avx2
+                                             : exec::FastIsa::baseline;
+      ++i;
+      continue;
+    }
     if (a == "--runs" && std::atoi(v.c_str()) > 0) {
       g_runs = std::atoi(v.c_str());
       ++i;
       continue;
     }
-    std::fprintf(stderr, "usage: ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce]\n");
+    std::fprintf(stderr,
+                 "usage: ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce] "
+                 "[--isa best|avx2|baseline]\n");
     return false;
   }
   return true;
