@@ -87,7 +87,7 @@ VGPU_INLINE void setp_lanes(uint64_t* D, const uint64_t* A, const uint64_t* B, u
   VGPU_LANES(uint64_t{0});
 }
 
-// setp: the AVX2 compares where the build has them, else setp_lanes.
+// setp: the AVX-512 or AVX2 compares where the build has them, else setp_lanes.
 template <Isa kIsa, typename T, bool kFloat>
 VGPU_INLINE void setp(uint64_t* D, const uint64_t* A, const uint64_t* B, uint8_t code) {
 #if VGPU_FAST_X86
@@ -144,7 +144,7 @@ VGPU_INLINE void mul32(uint64_t* D, const uint64_t* A, const uint64_t* B, const 
     VGPU_LANES(static_cast<uint64_t>(W{static_cast<T>(A[l])} * W{static_cast<T>(B[l])}) & m);
 }
 
-// add, sub, and, or, xor: the AVX2 kernel, or a plain loop (m all ones: no AND per lane).
+// add, sub, and, or, xor: the AVX-512 or AVX2 kernel, or a plain loop (m all ones: no AND per lane).
 template <Isa kIsa, FastKind kKind>
 VGPU_INLINE void int_op(uint64_t* D, const uint64_t* A, const uint64_t* B, uint64_t m) {
 #if VGPU_FAST_X86
@@ -167,7 +167,7 @@ VGPU_INLINE void int_op(uint64_t* D, const uint64_t* A, const uint64_t* B, uint6
   VGPU_MASKED(op(A[l], B[l]));
 }
 
-// f32 add, sub, mul, fma at .rn: the AVX2 kernel, or one scalar operation per lane.
+// f32 add, sub, mul, fma at .rn: the AVX-512 or AVX2 kernel, or one scalar operation per lane.
 template <Isa kIsa, FastKind kKind>
 VGPU_INLINE void f32(uint64_t* D, const uint64_t* A, const uint64_t* B, const uint64_t* X) {
 #if VGPU_FAST_X86
