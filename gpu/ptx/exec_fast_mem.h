@@ -112,6 +112,23 @@ VGPU_INLINE std::byte* warp_base(Ctx& c, const FastOp& f, const uint64_t* R, boo
   return p0 - (a0 & (kPage - 1));
 }
 
+// How many warps' runs ahead of a coalesced global load prefetch_ahead asks for.
+constexpr uint64_t kPrefetchRuns = 4;
+
+// Asks the cache for the run kPrefetchRuns runs past the one at p (a
+// coalesced global load's host bytes, at offset `in_page` of its page):
+// the warps of a grid mostly read consecutive runs, so that run is what a
+// warp soon after this one loads. Only when it lies on the same page,
+// which warp_base translated: no host address outside a translated page
+// is formed. A hint: it changes no result. vgpu-bench's saxpy waited on
+// these loads (docs/ptx.md, eighth pass).
+template <uint32_t kBytes>
+VGPU_INLINE void prefetch_ahead(const std::byte* p, uint64_t in_page) {
+  constexpr uint64_t kRun = uint64_t{kWarpSize} * kBytes, kAhead = kPrefetchRuns * kRun;
+  if (in_page + kAhead + kRun > kPage) return;
+  for (uint64_t b = 0; b < kRun; b += kLineBytes) __builtin_prefetch(p + kAhead + b, 0, 3);
+}
+
 // ld/st of kBytes over the warp: false (nothing done) when it does not apply.
 template <Isa kIsa, uint32_t kBytes, bool kStore, bool kShared>
 VGPU_INLINE bool access(Ctx& c, const Regs& r, const FastOp& f) {
@@ -129,6 +146,7 @@ VGPU_INLINE bool access(Ctx& c, const Regs& r, const FastOp& f) {
   const bool sign = kBytes == 4 && f.mask != 0;
   if (coalesced) {  // consecutive host bytes, a plain vector copy
     std::byte* p = base + at(0);
+    if constexpr (!kStore && !kShared) prefetch_ahead<kBytes>(p, at(0));
     if constexpr (kStore) {
       const uint64_t* V = r[f.b];
 #if VGPU_FAST_X86

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -27,10 +28,17 @@ namespace {
 
 using namespace vgpu::ptx;
 
+// Guest memory on host pages, as the device's memory is: each guest page
+// starts a host page (new[] of a large array starts 16 bytes into one, and
+// then every 32-byte run of a coalesced load spans two cache lines).
 class Memory : public GlobalMemory {
  public:
   static constexpr uint64_t kBase = 0x10'0000'0000ull;
-  explicit Memory(size_t bytes) : bytes_(bytes), mem_(new std::byte[bytes]()) {}
+  static constexpr size_t kHostPage = 4096;
+  explicit Memory(size_t bytes)
+      : bytes_(bytes), mem_(static_cast<std::byte*>(::operator new (bytes, std::align_val_t{kHostPage}))) {
+    std::memset(mem_.get(), 0, bytes);
+  }
   uint64_t alloc(size_t bytes) {
     uint64_t va = kBase + next_;
     next_ = (next_ + bytes + 4095) & ~size_t{4095};
@@ -47,7 +55,10 @@ class Memory : public GlobalMemory {
 
  private:
   size_t bytes_, next_ = 0;
-  std::unique_ptr<std::byte[]> mem_;
+  struct Free {
+    void operator()(std::byte* p) const { ::operator delete (p, std::align_val_t{kHostPage}); }
+  };
+  std::unique_ptr<std::byte, Free> mem_;
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
