@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,11 +57,28 @@ using FastFn = uint32_t (*)(Ctx& c, uint32_t& pc, uint32_t n);
 using FastOneFn = bool (*)(Ctx& c, const FastOp& f);
 using PredFn = uint32_t (*)(const uint64_t* p);
 
+// Storage that starts on a cache line (kLineBytes): a frame's register r,
+// 32 lanes of 8 bytes, is then four whole lines, and no vector load or
+// store of the fast path (32 or 64 bytes, exec_fast.h) spans two lines.
+// From malloc's 16-byte alignment half of the 32-byte accesses and every
+// 64-byte one would.
+constexpr size_t kLineBytes = 64;
+template <typename T>
+struct LineAligned {
+  using value_type = T;
+  LineAligned() = default;
+  template <typename U>
+  explicit LineAligned(const LineAligned<U>&) noexcept {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{kLineBytes})); }
+  void deallocate(T* p, size_t) noexcept { ::operator delete (p, std::align_val_t{kLineBytes}); }
+  bool operator==(const LineAligned&) const = default;
+};
+
 // One call depth of a warp: the registers and parameter area of each lane
 // that is at this depth.
 struct Frame {
-  std::vector<uint64_t> regs;     // reg r, lane l at r * 32 + l
-  std::vector<std::byte> params;  // lane l at l * param_stride
+  std::vector<uint64_t, LineAligned<uint64_t>> regs;  // reg r, lane l at r * 32 + l
+  std::vector<std::byte> params;                      // lane l at l * param_stride
   std::array<uint32_t, kWarpSize> ret_pc{}, call_site{}, local_base{};
 };
 

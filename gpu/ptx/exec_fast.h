@@ -112,16 +112,19 @@ FastProgram build_fast(const Program& prog, const LaunchConfig& launch);
 // it, as the executor's exit or ret would. Running a chain in one
 // call keeps the dispatch loop's per-instruction work (guard, counters,
 // poll, the indirect call) out of its instructions. A FastOneFn runs one
-// op (a guarded one whose guard holds in every lane). The AVX2 builds
-// when the CPU has AVX2 and FMA.
+// op (a guarded one whose guard holds in every lane). The AVX-512 or AVX2
+// build when the CPU has it (fast_isa_limit).
 FastFn fast_runner() noexcept;
 FastFn declining_runner() noexcept;  // runs nothing (ExecControl::fast_path off)
 FastOneFn fast_one_runner() noexcept;
 FastOneFn declining_one_runner() noexcept;
 // A PredFn gives the lanes whose predicate register has bit 0 set.
 PredFn pred_runner() noexcept;
-// Whether the runners above pick the x86-64 baseline build even on a CPU
-// with AVX2 (tests: both builds against the executor table).
-bool& fast_baseline_only() noexcept;
+// The best build the runners above may pick (tests: each build against the
+// executor table): the CPU's best (AVX-512 where it has AVX-512 F, VL, BW
+// and DQ, else AVX2 where it has AVX2 and FMA), at most AVX2, or the
+// x86-64 baseline even on a CPU with more.
+enum class FastIsa : uint8_t { best, avx2, baseline };
+FastIsa& fast_isa_limit() noexcept;
 
 }  // namespace vgpu::ptx::exec

@@ -9,8 +9,23 @@
 
 #include "gpu/ptx/exec_fast.h"
 
+namespace vgpu::ptx::exec {
+// The builds of the fast path's kernels: the x86-64 baseline, AVX2+FMA, and
+// AVX-512 (F, VL, BW, DQ) with FMA, whose kernels take eight 64-bit lanes
+// per vector operation (exec_fast_avx512.h) where AVX2 takes four.
+enum class Isa : uint8_t { base, avx2, avx512 };
+}  // namespace vgpu::ptx::exec
+
 #if defined(__x86_64__) && defined(__GNUC__)
+// GCC 12's avx512fintrin.h starts some intrinsics from an uninitialised
+// vector (_mm512_undefined_*), which -Wmaybe-uninitialized reports where
+// they are inlined (GCC bug 105593, fixed in GCC 13); the pragmas apply to
+// the header's own lines.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
 #define VGPU_FAST_X86 1
 #endif
 

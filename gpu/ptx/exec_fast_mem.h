@@ -14,6 +14,7 @@
 
 #include "gpu/ptx/exec_fast.h"
 #include "gpu/ptx/exec_fast_avx2.h"
+#include "gpu/ptx/exec_fast_avx512.h"
 
 #define VGPU_INLINE [[gnu::always_inline]] inline
 
@@ -55,10 +56,11 @@ using Elem = std::conditional_t<kBytes == 4, uint32_t, uint64_t>;
 }
 
 // Whether lane l is at R[0] + l * kBytes in every lane.
-template <bool kAvx2, uint32_t kBytes>
+template <Isa kIsa, uint32_t kBytes>
 VGPU_INLINE bool consecutive(const uint64_t* R) {
 #if VGPU_FAST_X86
-  if constexpr (kAvx2) return consecutive_avx2<kBytes>(R);
+  if constexpr (kIsa == Isa::avx512) return consecutive_avx512<kBytes>(R);
+  if constexpr (kIsa != Isa::base) return consecutive_avx2<kBytes>(R);
 #endif
   uint64_t dev = 0;
   for (uint32_t l = 0; l < kWarpSize; ++l) dev |= (R[l] - uint64_t{l} * kBytes) ^ R[0];
@@ -69,11 +71,11 @@ VGPU_INLINE bool consecutive(const uint64_t* R) {
 // aligned and on the first lane's global page (translated once through the
 // page cache, so GlobalMemory and its bounds), or inside shared memory;
 // nullptr (decline) otherwise. `coalesced`: lane l at a0 + l * kBytes.
-template <bool kAvx2, uint32_t kBytes, bool kStore, bool kShared>
+template <Isa kIsa, uint32_t kBytes, bool kStore, bool kShared>
 VGPU_INLINE std::byte* warp_base(Ctx& c, const FastOp& f, const uint64_t* R, bool& coalesced) {
   constexpr uint64_t kRun = uint64_t{kWarpSize} * kBytes;
   const uint64_t off = f.imm, a0 = R[0] + off;
-  coalesced = consecutive<kAvx2, kBytes>(R);
+  coalesced = consecutive<kIsa, kBytes>(R);
   if (coalesced) {  // [a0, a0 + kRun): aligned, and on one page or inside shared memory
     if (a0 & (kBytes - 1)) return nullptr;
     if constexpr (kShared) {
@@ -110,13 +112,30 @@ VGPU_INLINE std::byte* warp_base(Ctx& c, const FastOp& f, const uint64_t* R, boo
   return p0 - (a0 & (kPage - 1));
 }
 
+// How many warps' runs ahead of a coalesced global load prefetch_ahead asks for.
+constexpr uint64_t kPrefetchRuns = 4;
+
+// Asks the cache for the run kPrefetchRuns runs past the one at p (a
+// coalesced global load's host bytes, at offset `in_page` of its page):
+// the warps of a grid mostly read consecutive runs, so that run is what a
+// warp soon after this one loads. Only when it lies on the same page,
+// which warp_base translated: no host address outside a translated page
+// is formed. A hint: it changes no result. vgpu-bench's saxpy waited on
+// these loads (docs/ptx.md, eighth pass).
+template <uint32_t kBytes>
+VGPU_INLINE void prefetch_ahead(const std::byte* p, uint64_t in_page) {
+  constexpr uint64_t kRun = uint64_t{kWarpSize} * kBytes, kAhead = kPrefetchRuns * kRun;
+  if (in_page + kAhead + kRun > kPage) return;
+  for (uint64_t b = 0; b < kRun; b += kLineBytes) __builtin_prefetch(p + kAhead + b, 0, 3);
+}
+
 // ld/st of kBytes over the warp: false (nothing done) when it does not apply.
-template <bool kAvx2, uint32_t kBytes, bool kStore, bool kShared>
+template <Isa kIsa, uint32_t kBytes, bool kStore, bool kShared>
 VGPU_INLINE bool access(Ctx& c, const Regs& r, const FastOp& f) {
   using T = Elem<kBytes>;
   const uint64_t* R = r[f.a];
   bool coalesced = false;
-  std::byte* base = warp_base<kAvx2, kBytes, kStore, kShared>(c, f, R, coalesced);
+  std::byte* base = warp_base<kIsa, kBytes, kStore, kShared>(c, f, R, coalesced);
   if (!base) return false;
   const uint64_t off = f.imm;
   // Lane l's byte offset from base (global: every lane is on a0's page, so its offset there is its low bits).
@@ -127,10 +146,15 @@ VGPU_INLINE bool access(Ctx& c, const Regs& r, const FastOp& f) {
   const bool sign = kBytes == 4 && f.mask != 0;
   if (coalesced) {  // consecutive host bytes, a plain vector copy
     std::byte* p = base + at(0);
+    if constexpr (!kStore && !kShared) prefetch_ahead<kBytes>(p, at(0));
     if constexpr (kStore) {
       const uint64_t* V = r[f.b];
 #if VGPU_FAST_X86
-      if constexpr (kAvx2 && kBytes == 4) {
+      if constexpr (kIsa == Isa::avx512 && kBytes == 4) {
+        store32_avx512(p, V);
+        return true;
+      }
+      if constexpr (kIsa != Isa::base && kBytes == 4) {
         store32_avx2(p, V);
         return true;
       }
@@ -141,7 +165,11 @@ VGPU_INLINE bool access(Ctx& c, const Regs& r, const FastOp& f) {
     } else {
       uint64_t* D = r[f.d];
 #if VGPU_FAST_X86
-      if constexpr (kAvx2 && kBytes == 4) {
+      if constexpr (kIsa == Isa::avx512 && kBytes == 4) {
+        load32_avx512(D, p, sign);
+        return true;
+      }
+      if constexpr (kIsa != Isa::base && kBytes == 4) {
         load32_avx2(D, p, sign);
         return true;
       }
@@ -165,7 +193,7 @@ VGPU_INLINE bool access(Ctx& c, const Regs& r, const FastOp& f) {
   } else {
     uint64_t* D = r[f.d];
 #if VGPU_FAST_X86
-    if constexpr (kAvx2) {
+    if constexpr (kIsa != Isa::base) {
       uint64_t O[kWarpSize];
       for (uint32_t l = 0; l < kWarpSize; ++l) O[l] = at(l);
       gather_avx2<kBytes>(D, base, O, sign);
@@ -184,9 +212,9 @@ VGPU_INLINE bool access(Ctx& c, const Regs& r, const FastOp& f) {
   }
 }
 
-template <bool kAvx2, bool kStore, bool kShared>
+template <Isa kIsa, bool kStore, bool kShared>
 VGPU_INLINE bool memory(Ctx& c, const Regs& r, const FastOp& f) {
-  return f.sub == 4 ? access<kAvx2, 4, kStore, kShared>(c, r, f) : access<kAvx2, 8, kStore, kShared>(c, r, f);
+  return f.sub == 4 ? access<kIsa, 4, kStore, kShared>(c, r, f) : access<kIsa, 8, kStore, kShared>(c, r, f);
 }
 
 }  // namespace

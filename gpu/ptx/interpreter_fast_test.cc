@@ -209,15 +209,21 @@ void expect_same(const Outcome& a, const Outcome& b) {
   EXPECT_EQ(first, a.memory.size()) << "memory differs first at byte " << first;
 }
 
-// Both builds of the fast path's kernels (exec_fast.h): the CPU's (AVX2 where it has it) and the baseline.
-class PtxFastBuild : public ::testing::TestWithParam<bool> {
+// Each build of the fast path's kernels (exec_fast.h): the CPU's best (AVX-512 where it has it), at most AVX2
+// (where it has AVX2), and the baseline.
+class PtxFastBuild : public ::testing::TestWithParam<exec::FastIsa> {
  protected:
-  void SetUp() override { exec::fast_baseline_only() = GetParam(); }
-  void TearDown() override { exec::fast_baseline_only() = false; }
+  void SetUp() override { exec::fast_isa_limit() = GetParam(); }
+  void TearDown() override { exec::fast_isa_limit() = exec::FastIsa::best; }
 };
 
-INSTANTIATE_TEST_SUITE_P(Builds, PtxFastBuild, ::testing::Bool(),
-                         [](const auto& p) { return p.param ? "baseline" : "cpu"; });
+INSTANTIATE_TEST_SUITE_P(Builds, PtxFastBuild,
+                         ::testing::Values(exec::FastIsa::best, exec::FastIsa::avx2, exec::FastIsa::baseline),
+                         [](const auto& p) {
+                           return p.param == exec::FastIsa::best   ? "cpu"
+                                  : p.param == exec::FastIsa::avx2 ? "avx2"
+                                                                   : "baseline";
+                         });
 
 TEST_P(PtxFastBuild, EdgeValuesMatchTheExecutorTable) {
   // 0: aligned; 2: misaligned (an error); 4096 - 64: the warp on two pages;

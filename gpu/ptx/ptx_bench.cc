@@ -5,18 +5,21 @@
 // a table. Each kernel runs with the interpreter's fast path (docs/ptx.md)
 // and without it (every instruction through the executor table), side by
 // side. Not a test: numbers depend on the machine.
-//   ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce]
+//   ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce] [--isa best|avx2|baseline]
+//   (--isa: the best build of the fast path's kernels it may pick, exec_fast.h's fast_isa_limit)
 //   (callgrind: one path, --runs 1, one kernel at a time for its own count)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "gpu/ptx/exec_fast.h"
 #include "gpu/ptx/interpreter.h"
 #include "ptx/params.h"
 #include "gpu/ptx/test_kernels.h"
@@ -25,10 +28,17 @@ namespace {
 
 using namespace vgpu::ptx;
 
+// Guest memory on host pages, as the device's memory is: each guest page
+// starts a host page (new[] of a large array starts 16 bytes into one, and
+// then every 32-byte run of a coalesced load spans two cache lines).
 class Memory : public GlobalMemory {
  public:
   static constexpr uint64_t kBase = 0x10'0000'0000ull;
-  explicit Memory(size_t bytes) : bytes_(bytes), mem_(new std::byte[bytes]()) {}
+  static constexpr size_t kHostPage = 4096;
+  explicit Memory(size_t bytes)
+      : bytes_(bytes), mem_(static_cast<std::byte*>(::operator new (bytes, std::align_val_t{kHostPage}))) {
+    std::memset(mem_.get(), 0, bytes);
+  }
   uint64_t alloc(size_t bytes) {
     uint64_t va = kBase + next_;
     next_ = (next_ + bytes + 4095) & ~size_t{4095};
@@ -45,7 +55,10 @@ class Memory : public GlobalMemory {
 
  private:
   size_t bytes_, next_ = 0;
-  std::unique_ptr<std::byte[]> mem_;
+  struct Free {
+    void operator()(std::byte* p) const { ::operator delete (p, std::align_val_t{kHostPage}); }
+  };
+  std::unique_ptr<std::byte, Free> mem_;
 };
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -128,12 +141,21 @@ bool parse_args(int argc, char** argv) {
       ++i;
       continue;
     }
+    if (a == "--isa" && (v == "best" || v == "avx2" || v == "baseline")) {
+      exec::fast_isa_limit() = v == "best"   ? exec::FastIsa::best
+                               : v == "avx2" ? exec::FastIsa::avx2
+                                             : exec::FastIsa::baseline;
+      ++i;
+      continue;
+    }
     if (a == "--runs" && std::atoi(v.c_str()) > 0) {
       g_runs = std::atoi(v.c_str());
       ++i;
       continue;
     }
-    std::fprintf(stderr, "usage: ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce]\n");
+    std::fprintf(stderr,
+                 "usage: ptx_bench [--fast on|off|both] [--runs N] [--only saxpy|matmul|reduce] "
+                 "[--isa best|avx2|baseline]\n");
     return false;
   }
   return true;
