@@ -100,6 +100,7 @@ class BarApertures {
     uint64_t limit = 0;
     std::vector<uint64_t> pages;  // per 4 KiB BAR page: host VRAM address | flags, or NO_PAGE
   };
+  static void clear_pages(State& st);  // every page of the BAR NO_PAGE
   State& state(gpu::Bar bar) { return bar == gpu::Bar::bar1 ? bar1_ : bar3_; }
   const State& state(gpu::Bar bar) const { return bar == gpu::Bar::bar1 ? bar1_ : bar3_; }
 

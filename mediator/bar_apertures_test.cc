@@ -96,6 +96,26 @@ TEST(BarApertures, DirectRangesMergeRunsAndKeepDoorbellsAndTablesTrapped) {
   EXPECT_EQ(t.b.direct_ranges(gpu::Bar::bar1, 0, 0).size(), 2u);
 }
 
+// Runs of 512 unmapped pages are skipped a block at a time: a page just
+// after such a run, at the last page of one and at the BAR's last page
+// (through a second table) is still a direct range.
+TEST(BarApertures, DirectRangesFindPagesPastLongUnmappedRuns) {
+  Bars t;
+  const uint64_t last = BAR1_SIZE - PAGE;
+  const uint64_t spt2 = SPT + fmt::SPT.table_bytes();
+  fmt::encode_address_space(fmt::AddressSpace{.pdb = PD, .limit = BAR1_SIZE - 1},  // the whole BAR
+                            [&](uint32_t off, uint32_t v) { t.f.vram->write32(Fixture::PART_BASE + INST + off, v); });
+  t.f.guest_pte(SPT, 1023 * PAGE, fmt::PageSize::small, fmt::pte::make(0x60000));
+  t.f.guest_pte(SPT, 1024 * PAGE, fmt::PageSize::small, fmt::pte::make(0x62000));
+  t.f.guest_pde(PD, last, spt2, 0);
+  t.f.guest_pte(spt2, last, fmt::PageSize::small, fmt::pte::make(0x64000));
+  t.bind_bar1();
+  ASSERT_TRUE(t.b.rebuild({}, true));
+  std::vector<uint64_t> offsets;
+  for (const DirectRange& r : t.b.direct_ranges(gpu::Bar::bar1, 0, 0)) offsets.push_back(r.bar_offset);
+  EXPECT_EQ(offsets, (std::vector<uint64_t>{0, 8 * PAGE, 9 * PAGE, 1023 * PAGE, 1024 * PAGE, last}));
+}
+
 TEST(BarApertures, TheGenerationMovesOnlyWhenTheLayoutMayHaveChanged) {
   Bars t;
   t.bind_bar1();

@@ -64,7 +64,7 @@ CounterSnapshot Vgpu::counters() const { return snapshot(counters_, reserved_->u
 
 std::vector<std::string> Vgpu::guest_errors() const {
   MediatorLock lock(mutex_);
-  return errors_;
+  return {errors_.begin(), errors_.end()};
 }
 
 std::vector<uint32_t> Vgpu::runlist_pchids() const {
@@ -75,7 +75,7 @@ std::vector<uint32_t> Vgpu::runlist_pchids() const {
 void Vgpu::guest_error(const std::string& what) {
   Counters::bump(counters_.guest_errors);
   const std::string line = config_.name + ": " + what;
-  if (errors_.size() == MAX_KEPT_ERRORS) errors_.erase(errors_.begin());
+  if (errors_.size() == MAX_KEPT_ERRORS) errors_.pop_front();
   errors_.push_back(line);
   host_.log_guest_error(line);
 }

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -241,7 +242,7 @@ class Vgpu final : public TurnChannels {
   bool line_delivered_ = false;
   std::function<void(regs::pci::MsiVector)> message_handler_;
   std::array<uint64_t, regs::pci::MSI_VECTORS> raised_delivered_{};  // regs_.raised() at the last messages
-  std::vector<std::string> errors_;
+  std::deque<std::string> errors_;  // the last MAX_KEPT_ERRORS: a new one drops the oldest in O(1)
 
   VirtualRegisters regs_;
   ShadowSpaces spaces_;

@@ -20,6 +20,32 @@ static_assert(fmt::PD.entry_bytes == ENTRY_BYTES && fmt::SPT.entry_bytes == ENTR
               fmt::LPT.entry_bytes == ENTRY_BYTES);
 static_assert(fmt::TABLE_ALIGN == TRACK_PAGE, "tables start on tracked pages");
 
+constexpr uint64_t ZERO_BLOCK = 512;  // entries (4 KiB)
+// What a scan skips at once where the guest's and the shadow's entries are
+// all 0: 64 entries (512 bytes), so that a block holding a few entries
+// (a context's buffers) leaves few entries to scan one by one.
+constexpr uint64_t SKIP_BLOCK = 64;
+bool is_zero(const uint64_t* entries) {
+  static constexpr uint64_t zeros[SKIP_BLOCK] = {};
+  return std::memcmp(entries, zeros, sizeof zeros) == 0;
+}
+
+// Whether the `count` (at most ZERO_BLOCK) entries of the shadow table at
+// `table` from entry `first` are all 0 (no table: true), compared where
+// they lie.
+bool zero_entries(const gpu::Vram& vram, uint64_t table, uint64_t first, uint64_t count) {
+  static constexpr uint64_t zeros[ZERO_BLOCK] = {};
+  if (table == 0) return true;
+  const uint64_t addr = table + first * ENTRY_BYTES, bytes = count * ENTRY_BYTES;
+  if (count > ZERO_BLOCK || !vram.contains(addr, bytes)) return false;
+  vram.host_access(addr, bytes, false);
+  return std::memcmp(vram.data() + addr, zeros, bytes) == 0;
+}
+// A stretch of VA whose big-page and small-page shadow entries lie in one
+// zero block each: 512 small pages (one 4 KiB block of a small-page table).
+constexpr uint64_t EMPTY_SPAN = ZERO_BLOCK * fmt::SMALL_PAGE;
+static_assert(EMPTY_SPAN % fmt::BIG_PAGE == 0 && fmt::PDE_SPAN % EMPTY_SPAN == 0);
+
 // A shadow PTE naming system memory: not VRAM, so no BAR page maps it.
 bool in_sysmem(uint64_t shadow_pte) {
   return fmt::pte::in_sysmem(static_cast<fmt::Target>(fmt::pte::Aperture::get(shadow_pte)));
@@ -189,6 +215,14 @@ void ShadowSpace::for_each_mapping(uint64_t va_begin, uint64_t va_end,
       continue;
     }
     for (; va < pde_end;) {
+      // No valid entry in either table for the next EMPTY_SPAN (a sparse
+      // table's common case): its 512 small-page entries need no reads.
+      if (va % EMPTY_SPAN == 0 && pde_end - va >= EMPTY_SPAN &&
+          zero_entries(vram, slot->second.shadow_lpt, fmt::LPT.index(va), EMPTY_SPAN / fmt::BIG_PAGE) &&
+          zero_entries(vram, slot->second.shadow_spt, fmt::SPT.index(va), EMPTY_SPAN / fmt::SMALL_PAGE)) {
+        va += EMPTY_SPAN;
+        continue;
+      }
       const uint64_t big_start = align_down(va, fmt::BIG_PAGE);
       if (slot->second.shadow_lpt) {
         const uint64_t e = vram.read64(slot->second.shadow_lpt + fmt::LPT.index(va) * ENTRY_BYTES);
@@ -211,33 +245,29 @@ void ShadowSpace::for_each_mapping(uint64_t va_begin, uint64_t va_end,
   }
 }
 
-namespace {
-
-constexpr uint64_t ZERO_BLOCK = 512;  // entries (4 KiB)
-bool is_zero(const uint64_t* entries) {
-  static constexpr uint64_t zeros[ZERO_BLOCK] = {};
-  return std::memcmp(entries, zeros, sizeof zeros) == 0;
-}
-
-}  // namespace
-
-// Per block of ZERO_BLOCK PDEs from `first` (whole blocks only): whether
+// Per block of SKIP_BLOCK PDEs from `first` (whole blocks only): whether
 // a scan has nothing to do there. Its guest PDEs and shadow PDEs are all 0
 // and no table is attached under it: a PDE 0 has no table (target none),
 // so the scan would attach nothing, detach nothing and write 0 over 0.
 std::vector<bool> ShadowSpace::empty_pde_blocks(uint32_t first, uint32_t count) const {
-  const uint64_t blocks = count / ZERO_BLOCK, bytes = blocks * ZERO_BLOCK * ENTRY_BYTES;
+  const uint64_t blocks = count / SKIP_BLOCK, bytes = blocks * SKIP_BLOCK * ENTRY_BYTES;
   const uint64_t gfirst = guest_pd_ + uint64_t{first} * ENTRY_BYTES;
-  if (blocks == 0 || gfirst % ENTRY_BYTES || !guest_.partition().contains(gfirst, bytes)) return {};
-  std::vector<uint64_t> guest(blocks * ZERO_BLOCK), shadow(blocks * ZERO_BLOCK);
+  const uint64_t sfirst = shadow_pd_ + uint64_t{first} * ENTRY_BYTES;
   gpu::Vram& vram = guest_.vram();
-  if (!vram.read(guest_.partition().host(gfirst), guest.data(), bytes) ||
-      !vram.read(shadow_pd_ + uint64_t{first} * ENTRY_BYTES, shadow.data(), bytes))
+  if (blocks == 0 || gfirst % ENTRY_BYTES || !guest_.partition().contains(gfirst, bytes) ||
+      !vram.contains(guest_.partition().host(gfirst), bytes) || !vram.contains(sfirst, bytes))
     return {};
+  // Compared where they lie (no copy): both ranges are told to the VRAM's
+  // observer first, as Vram::read does.
+  const uint64_t ghost = guest_.partition().host(gfirst);
+  vram.host_access(ghost, bytes, false);
+  vram.host_access(sfirst, bytes, false);
+  const auto* guest = reinterpret_cast<const uint64_t*>(vram.data() + ghost);
+  const auto* shadow = reinterpret_cast<const uint64_t*>(vram.data() + sfirst);
   std::vector<bool> empty(blocks);
-  for (uint64_t b = 0; b < blocks; ++b) empty[b] = is_zero(&guest[b * ZERO_BLOCK]) && is_zero(&shadow[b * ZERO_BLOCK]);
+  for (uint64_t b = 0; b < blocks; ++b) empty[b] = is_zero(&guest[b * SKIP_BLOCK]) && is_zero(&shadow[b * SKIP_BLOCK]);
   for (const auto& [pde, slot] : slots_)
-    if (pde >= first && pde - first < blocks * ZERO_BLOCK) empty[(pde - first) / ZERO_BLOCK] = false;
+    if (pde >= first && pde - first < blocks * SKIP_BLOCK) empty[(pde - first) / SKIP_BLOCK] = false;
   return empty;
 }
 
@@ -247,8 +277,8 @@ Status ShadowSpace::scan_pdes(uint32_t first, uint32_t count, bool rescan_tables
   uint64_t bad = 0;
   const std::vector<bool> empty = empty_pde_blocks(first, count);
   for (uint32_t i = first; i < first + count; ++i) {
-    if ((i - first) % ZERO_BLOCK == 0 && (i - first) / ZERO_BLOCK < empty.size() && empty[(i - first) / ZERO_BLOCK]) {
-      i += ZERO_BLOCK - 1;
+    if ((i - first) % SKIP_BLOCK == 0 && (i - first) / SKIP_BLOCK < empty.size() && empty[(i - first) / SKIP_BLOCK]) {
+      i += SKIP_BLOCK - 1;
       continue;
     }
     const uint64_t g = guest_.read64(guest_pd_ + uint64_t{i} * ENTRY_BYTES).value_or(0);
@@ -308,37 +338,55 @@ void ShadowSpace::detach(uint32_t pde, Kind kind) {
   shadow_table = 0;
 }
 
-// A table's entries [first, first + count) and their shadows, each side
-// read in one piece: a full rescan (runlist submit, raw bind) reads 32,768
-// entries a small-page table, most of them invalid, and a word-at-a-time
-// read, check and compare each cost more than the scan's own work. Every
-// table attach() takes lies in the partition (guest_spt and guest_lpt
-// refuse the others) and every shadow table in reserved VRAM; a range that
-// still does not read in one piece is read a word at a time, a guest entry
-// outside the partition reading 0, as before.
+// A table's entries [first, first + count) and their shadows, in one loop.
+// Every table attach() takes lies in the partition (guest_spt and
+// guest_lpt refuse the others) and every shadow table in reserved VRAM; a
+// range that still does not lie in one piece is read a word at a time, a
+// guest entry outside the partition reading 0, as before.
 void ShadowSpace::scan_entries(Kind kind, uint64_t guest_table, uint64_t shadow_table, uint64_t first, uint64_t count) {
   const fmt::PageSize size = kind == Kind::lpt ? fmt::PageSize::big : fmt::PageSize::small;
   const Partition& part = guest_.partition();
   gpu::Vram& vram = guest_.vram();
   const uint64_t gfirst = guest_table + first * ENTRY_BYTES, sfirst = shadow_table + first * ENTRY_BYTES;
-  const uint64_t bytes = count * ENTRY_BYTES;
-  std::vector<uint64_t> guest(count), shadow(count);
-  if (gfirst % ENTRY_BYTES != 0 || !part.contains(gfirst, bytes) || !vram.read(part.host(gfirst), guest.data(), bytes))
-    for (uint64_t i = 0; i < count; ++i) guest[i] = guest_.read64(gfirst + i * ENTRY_BYTES).value_or(0);
-  if (!vram.read(sfirst, shadow.data(), bytes))
-    for (uint64_t i = 0; i < count; ++i) shadow[i] = vram.read64(sfirst + i * ENTRY_BYTES);
+  const uint64_t bytes = count * ENTRY_BYTES, ghost = part.host(gfirst);
+  // A table inside the partition (every table the walker attaches) is
+  // read where it lies, guest and shadow side, with the VRAM's observer told
+  // of both ranges first (as Vram::read does): a full rescan (runlist
+  // submit, raw bind) reads 32,768 entries a small-page table, most of them
+  // invalid, and copying both sides into two new 256 KiB vectors (zeroed
+  // first) cost more than the scan's own work. Only a range that does not
+  // lie in one piece is copied, a word at a time.
+  const uint64_t* guest = nullptr;
+  const uint64_t* shadow = nullptr;
+  std::vector<uint64_t> copies;
+  if (gfirst % ENTRY_BYTES == 0 && part.contains(gfirst, bytes) && vram.contains(ghost, bytes) &&
+      vram.contains(sfirst, bytes)) {
+    vram.host_access(ghost, bytes, false);
+    vram.host_access(sfirst, bytes, false);
+    guest = reinterpret_cast<const uint64_t*>(vram.data() + ghost);
+    shadow = reinterpret_cast<const uint64_t*>(vram.data() + sfirst);
+  } else {
+    copies.resize(2 * count);
+    for (uint64_t i = 0; i < count; ++i) copies[i] = guest_.read64(gfirst + i * ENTRY_BYTES).value_or(0);
+    for (uint64_t i = 0; i < count; ++i) copies[count + i] = vram.read64(sfirst + i * ENTRY_BYTES);
+    guest = copies.data();
+    shadow = copies.data() + count;
+  }
   uint64_t bad = 0, writes = 0;
   for (uint64_t i = 0; i < count; ++i) {
     // A run of zero guest entries over zero shadow entries (an empty
     // table's common case: an entry 0 is invalid, its shadow 0) has
     // nothing to write; memcmp skips it a block at a time.
-    if (i % ZERO_BLOCK == 0 && count - i >= ZERO_BLOCK && is_zero(&guest[i]) && is_zero(&shadow[i])) {
-      i += ZERO_BLOCK - 1;
+    if (i % SKIP_BLOCK == 0 && count - i >= SKIP_BLOCK && is_zero(&guest[i]) && is_zero(&shadow[i])) {
+      i += SKIP_BLOCK - 1;
       continue;
     }
-    const ShadowPte s = shadow_pte(guest[i], size, part, guest_.ram());
+    uint64_t g = 0, old = 0;  // one read of each: the guest may write its table meanwhile
+    std::memcpy(&g, &guest[i], sizeof g);
+    std::memcpy(&old, &shadow[i], sizeof old);
+    const ShadowPte s = shadow_pte(g, size, part, guest_.ram());
     bad += s.verdict == Verdict::rejected;
-    if (shadow[i] == s.value) continue;
+    if (old == s.value) continue;
     vram.write64(sfirst + i * ENTRY_BYTES, s.value);
     ++writes;
   }

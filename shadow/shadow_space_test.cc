@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "shadow/testing/fixture.h"
@@ -172,6 +173,29 @@ TEST_F(ShadowSpaceTest, ShadowTablesLiveInReservedVram) {
   const uint64_t pde = f.host_read64(space->shadow_pd() + fmt::PD.index(VA) * 8);
   EXPECT_TRUE(f.reserved.contains(fmt::pde::spt_addr(pde)));
   EXPECT_TRUE(f.reserved.contains(fmt::pde::lpt_addr(pde)));
+}
+
+// A scan skips runs of entries that are 0 on both sides, and a walk skips
+// 2 MiB spans whose shadow entries are all 0: entries at the edges of
+// those runs and spans, and a big page alone in a span, are still found.
+TEST_F(ShadowSpaceTest, EntriesAtTheEdgesOfSkippedRunsAreShadowedAndWalked) {
+  const std::vector<uint64_t> small_vas = {VA + 127 * fmt::SMALL_PAGE, VA + 128 * fmt::SMALL_PAGE,
+                                           VA + 511 * fmt::SMALL_PAGE, VA + fmt::PDE_SPAN - fmt::SMALL_PAGE};
+  for (size_t i = 0; i < small_vas.size(); ++i)
+    f.guest_pte(SPT, small_vas[i], PageSize::small, fmt::pte::make(0x20000 + i * fmt::SMALL_PAGE));
+  const uint64_t lone_big = VA + 64 * fmt::BIG_PAGE;  // a 2 MiB span with no small page
+  f.guest_pte(LPT, lone_big, PageSize::big, fmt::pte::make(0x600000));
+  ASSERT_TRUE(space->sync_full());
+  for (size_t i = 0; i < small_vas.size(); ++i)
+    EXPECT_EQ(fmt::pte::addr(shadow_spt_entry(small_vas[i])), Fixture::PART_BASE + 0x20000 + i * fmt::SMALL_PAGE) << i;
+  auto m = mappings(*space, VA, VA + fmt::PDE_SPAN);
+  std::vector<uint64_t> got;
+  for (const Mapping& x : m) got.push_back(x.va);
+  const std::vector<uint64_t> want = {VA,           VA + fmt::BIG_PAGE, small_vas[0], small_vas[1],
+                                      small_vas[2], lone_big,           small_vas[3]};
+  std::vector<uint64_t> sorted = want;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(got, sorted);
 }
 
 }  // namespace

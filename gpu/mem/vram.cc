@@ -58,7 +58,7 @@ bool Vram::zero(uint64_t addr, uint64_t len) {
   if (!contains(addr, len)) return false;
   // A mirrored VRAM is pinned for the device's DMA (docs/cuda.md): a hole
   // would give the mapping new pages while the device keeps the old ones.
-  if (observer_.load(std::memory_order_acquire) != nullptr) return fill(addr, std::byte{0}, len);
+  if (observer_.load(std::memory_order_acquire) != nullptr || len < ZERO_HOLE_MIN) return fill(addr, std::byte{0}, len);
   const uint64_t first = (addr + fmt::SMALL_PAGE - 1) / fmt::SMALL_PAGE * fmt::SMALL_PAGE;
   const uint64_t last = (addr + len) / fmt::SMALL_PAGE * fmt::SMALL_PAGE;
   if (first >= last || fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(first),

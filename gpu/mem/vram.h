@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "gpu/mem/dirty_log.h"
+#include "vgpu/bits.h"
 
 namespace vgpu::gpu {
 
@@ -86,10 +87,14 @@ class Vram {
   [[nodiscard]] bool read(uint64_t addr, void* dst, uint64_t len) const;
   [[nodiscard]] bool write(uint64_t addr, const void* src, uint64_t len);
   [[nodiscard]] bool fill(uint64_t addr, std::byte value, uint64_t len);
-  // Zeroes a range. Whole pages of it are given back to the host (a hole
-  // in the memfd reads as zeros) instead of written: zeroing a VM's
-  // partition costs no memory. Not with an observer (a device mirrors
-  // VRAM and has pinned its pages): then the bytes are written.
+  // Zeroes a range. Whole pages of a range of ZERO_HOLE_MIN or more are
+  // given back to the host (a hole in the memfd reads as zeros) instead of
+  // written: zeroing a VM's partition costs no memory. A smaller range (a
+  // shadow table the mediator scans right after) is written: each page of
+  // a hole comes back with a page fault at its next access, which cost
+  // more than the memset. Not with an observer (a device mirrors VRAM and
+  // has pinned its pages): then the bytes are written.
+  static constexpr uint64_t ZERO_HOLE_MIN = 1 * MiB;
   [[nodiscard]] bool zero(uint64_t addr, uint64_t len);
 
  private:

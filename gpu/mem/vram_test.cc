@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -155,6 +156,27 @@ TEST(VramZero, ZeroesPartialAndWholePages) {
   for (uint64_t a = 100; a < 100 + 3 * fmt::SMALL_PAGE; a += 4) ASSERT_EQ((*vram)->read32(a), 0u) << a;
   EXPECT_EQ((*vram)->read32(100 + 3 * fmt::SMALL_PAGE), 0xffffffffu);
   EXPECT_FALSE((*vram)->zero(7 * fmt::SMALL_PAGE, 2 * fmt::SMALL_PAGE));
+}
+
+// Bytes of the VRAM's memfd the host holds.
+uint64_t resident(const Vram& vram) {
+  struct stat st {};
+  if (fstat(vram.fd(), &st) != 0) return ~uint64_t{0};
+  return static_cast<uint64_t>(st.st_blocks) * 512;
+}
+
+TEST(VramZero, ALargeRangeIsGivenBackAndASmallOneWritten) {
+  const uint64_t big = Vram::ZERO_HOLE_MIN, small = Vram::ZERO_HOLE_MIN / 4;
+  auto vram = Vram::create(big + small);
+  ASSERT_TRUE(vram);
+  ASSERT_TRUE((*vram)->fill(0, std::byte{0xff}, big + small));
+  const uint64_t before = resident(**vram);
+  ASSERT_GE(before, big + small);
+  ASSERT_TRUE((*vram)->zero(big, small));
+  EXPECT_EQ(resident(**vram), before) << "a small range is written, its pages kept";
+  ASSERT_TRUE((*vram)->zero(0, big));
+  EXPECT_LE(resident(**vram), before - big) << "a large range's pages go back to the host";
+  for (uint64_t a = 0; a < big + small; a += fmt::SMALL_PAGE) ASSERT_EQ((*vram)->read64(a), 0u) << a;
 }
 
 }  // namespace

@@ -4,10 +4,13 @@
 #include "mediator/fuzz/guest_fixture.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <thread>
 
 #include "common/text.h"
 #include "driver/native_port.h"
@@ -148,9 +151,15 @@ std::vector<std::vector<uint8_t>>& history() {
   return h;
 }
 
+std::mutex& history_mutex() {
+  static std::mutex m;
+  return m;
+}
+
 // Writes the history to VGPU_FUZZ_HISTORY/history-NNNNN, oldest first, to
-// be replayed in that order (NAME_fuzz_replay DIR/history-*).
-void write_history() {
+// be replayed in that order (NAME_fuzz_replay DIR/history-*). The line
+// that says so starts with `tag` and names them by `why`.
+void write_history(const char* tag, const char* why) {
   const char* dir = std::getenv("VGPU_FUZZ_HISTORY");
   if (!dir || history().size() < 2) return;
   for (size_t i = 0; i < history().size(); ++i) {
@@ -161,14 +170,48 @@ void write_history() {
       std::fclose(out);
     }
   }
-  std::fprintf(stderr, "FUZZ FINDING: the %zu inputs that led to it are in %s/history-*\n", history().size(), dir);
+  std::fprintf(stderr, "%s: the %zu inputs %s are in %s/history-*\n", tag, history().size(), why, dir);
+}
+
+// libFuzzer's -timeout ends the process from its own alarm, past the
+// harness: with VGPU_FUZZ_HISTORY set and kept attackers, a watchdog
+// writes the history once an input has run for HISTORY_AFTER (below the
+// campaigns' -timeout=10), so that a timeout's inputs before it are kept.
+constexpr auto HISTORY_AFTER = std::chrono::seconds(8);
+constexpr auto WATCHDOG_POLL = std::chrono::milliseconds(500);
+std::atomic<int64_t> input_started_ns{0};  // steady clock; 0: no input running
+std::atomic<uint64_t> input_seq{0};
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void start_history_watchdog() {
+  std::thread([] {
+    uint64_t written = 0;
+    for (;;) {
+      std::this_thread::sleep_for(WATCHDOG_POLL);
+      const int64_t start = input_started_ns.load(std::memory_order_acquire);
+      const uint64_t seq = input_seq.load(std::memory_order_acquire);
+      if (start == 0 || seq == written ||
+          steady_ns() - start < std::chrono::duration_cast<std::chrono::nanoseconds>(HISTORY_AFTER).count())
+        continue;
+      std::lock_guard lock(history_mutex());
+      write_history("fuzz fixture", "up to one that has run for 8 s (a libFuzzer -timeout may follow)");
+      written = seq;
+    }
+  }).detach();
 }
 
 }  // namespace
 
 void finding(const std::string& what) {
   std::fprintf(stderr, "FUZZ FINDING: %s\n", what.c_str());
-  write_history();
+  {
+    std::unique_lock lock(history_mutex(), std::try_to_lock);  // the watchdog may be writing it
+    write_history("FUZZ FINDING", "that led to it");
+  }
   std::fflush(stderr);
   std::abort();
 }
@@ -213,6 +256,7 @@ Fixture::Fixture() {
   if (std::getenv("VGPU_FUZZ_CONTEXT_EVERY"))
     every_[static_cast<size_t>(Costly::context)] = env_count("VGPU_FUZZ_CONTEXT_EVERY", 1);
   if (reuse_ > 1) std::atexit(print_fresh_counts);
+  if (reuse_ > 1 && std::getenv("VGPU_FUZZ_HISTORY")) start_history_watchdog();
   for (Mode m : {Mode::fv_naive, Mode::fv_opt, Mode::pv})
     attacker_ram_[static_cast<size_t>(m)] = need(gpu::MemfdRam::create(VM_RAM, "fuzz-attacker-ram"), "attacker RAM");
   victim_ram_ = need(gpu::MemfdRam::create(VM_RAM, "fuzz-victim-ram"), "victim RAM");
@@ -452,9 +496,12 @@ uint64_t Fixture::foreign_ram(const Attacker& a, uint64_t offset) const {
 void run_guest_program(Surface surface, const uint8_t* data, size_t size) {
   Fixture& f = Fixture::get();
   if (f.reusing()) {
+    std::lock_guard lock(history_mutex());
     if (f.all_fresh()) history().clear();
     if (history().size() == MAX_HISTORY) history().erase(history().begin());
     history().emplace_back(data, data + size);
+    input_seq.fetch_add(1, std::memory_order_acq_rel);
+    input_started_ns.store(steady_ns(), std::memory_order_release);
   }
   Input in(data, size);
   const uint8_t first = in.u8();
@@ -473,6 +520,7 @@ void run_guest_program(Surface surface, const uint8_t* data, size_t size) {
   run_ops(surface, a, in);
   f.after_input(a);
   if (victim) f.victim_end();
+  input_started_ns.store(0, std::memory_order_release);
 }
 
 }  // namespace vgpu::fuzz
