@@ -21,8 +21,20 @@ namespace {
 constexpr uint64_t FILL_BYTES = 1 * MiB;  // 16 tracker pages, device-only after the fill
 constexpr uint32_t FILL_COUNT = FILL_BYTES / sizeof(float);
 constexpr float FILL_VALUE = 7.0f, REFILL_VALUE = 8.0f;
-constexpr int JOBS_BETWEEN = 4;  // after the pre-copy, before the freeze
+constexpr int JOBS_BETWEEN = 4;                           // after the pre-copy, before the freeze
 constexpr uint64_t BUDGET = gpu::ResidencyTracker::PAGE;  // one page per call: several passes
+
+// `jobs` chained jobs, each waited for before the next is written: no
+// CPU write lands in a page while engine work on it runs. (Submitted
+// together, about 1 run in 100 under load came out one job short before
+// any migration step; the suspect, unconfirmed: a CPU write told to the
+// tracker before its store racing the engine's upload of that page.
+// docs/migration.md, M7.)
+[[nodiscard]] bool run_one_by_one(Chain& chain, int jobs) {
+  for (int k = 0; k < jobs; ++k)
+    if (!chain.submit(1) || !chain.ctx->synchronize()) return false;
+  return true;
+}
 
 std::unique_ptr<testbed::Testbed> fake_device_testbed(gpu::FakeDevice*& dev) {
   testbed::TestbedConfig tc;
@@ -62,8 +74,8 @@ TEST(MigrationWriteBack, DeviceOnlyPagesGoHomeInPreCopyAndTheMoveLosesNothing) {
   auto filled = chain.ctx->alloc(FILL_BYTES);
   ASSERT_TRUE(filled);
   ASSERT_TRUE(chain.ctx->fill({.dst = *filled, .count = FILL_COUNT, .value = FILL_VALUE}));
-  ASSERT_TRUE(chain.submit(JOBS_BEFORE));
   ASSERT_TRUE(chain.ctx->synchronize());
+  ASSERT_TRUE(run_one_by_one(chain, JOBS_BEFORE));
 
   // Pre-copy: the engines' results are on the device alone.
   const uint64_t device_only = va.device_only_bytes();
@@ -86,8 +98,8 @@ TEST(MigrationWriteBack, DeviceOnlyPagesGoHomeInPreCopyAndTheMoveLosesNothing) {
   // own pages share a tracker page with what the driver reads back, so
   // they come home as it polls; the refill stays on the device.)
   ASSERT_TRUE(chain.ctx->fill({.dst = *filled, .count = FILL_COUNT, .value = REFILL_VALUE}));
-  ASSERT_TRUE(chain.submit(JOBS_BETWEEN));
   ASSERT_TRUE(chain.ctx->synchronize());
+  ASSERT_TRUE(run_one_by_one(chain, JOBS_BETWEEN));
   const uint64_t since = va.device_only_bytes();
   EXPECT_GE(since, FILL_BYTES);
   ASSERT_TRUE(va.freeze(FREEZE_NS));
@@ -108,7 +120,7 @@ TEST(MigrationWriteBack, DeviceOnlyPagesGoHomeInPreCopyAndTheMoveLosesNothing) {
   EXPECT_EQ(*again, *image) << "the destination's state is the frozen source's";
   vb.thaw();
   port.move_to(&b->port(0));
-  ASSERT_TRUE(chain.submit(JOBS_AFTER));
+  ASSERT_TRUE(run_one_by_one(chain, JOBS_AFTER));
   Result<std::vector<std::byte>> out = chain.result();
   ASSERT_TRUE(out) << out.error().what();
   EXPECT_GT(dev_b->stats().upload_bytes, uploads_before) << "the first jobs uploaded lazily";
