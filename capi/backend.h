@@ -129,6 +129,13 @@ class Backend {
   virtual Status dirty_log(bool on) { return on ? refused() : Status{}; }
   virtual Result<uint64_t> dirty_log_take(std::span<uint64_t> /*bitmap*/) { return std::unexpected(refused().error()); }
   virtual Result<std::vector<uint8_t>> save_state() { return std::unexpected(refused().error()); }
+  // Device-only VRAM (vgpu_backend_device_only_bytes, _write_back): the
+  // bytes downloaded and the device-only bytes left.
+  struct WriteBack {
+    uint64_t bytes = 0, left = 0;
+  };
+  virtual Result<uint64_t> device_only_bytes() { return std::unexpected(no_write_back().error()); }
+  virtual Result<WriteBack> write_back(uint64_t /*budget*/) { return std::unexpected(no_write_back().error()); }
   virtual Status load_state(std::span<const uint8_t> /*image*/) { return refused(); }
 
  protected:
@@ -136,6 +143,11 @@ class Backend {
 
  private:
   Status refused() const { return fail(Errc::unsupported, migration_refusal()); }
+  Status no_write_back() const {
+    if (!migration_refusal().empty()) return refused();
+    return fail(Errc::unsupported,
+                "vgpu: this backend does not write device-only VRAM back during pre-copy (the freeze downloads it)");
+  }
 };
 
 // Picks the backend for config.mode.

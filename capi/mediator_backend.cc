@@ -127,6 +127,11 @@ class MediatorBackend final : public Backend {
     return host_->gpu().vram().dirty_log().take(p.base, p.size, bitmap);
   }
   Result<std::vector<uint8_t>> save_state() override { return vgpu_.export_image(); }
+  Result<uint64_t> device_only_bytes() override { return vgpu_.device_only_bytes(); }
+  Result<WriteBack> write_back(uint64_t budget) override {
+    const gpu::WriteBack w = vgpu_.write_back(budget);
+    return WriteBack{w.bytes, w.left};
+  }
   Status load_state(std::span<const uint8_t> image) override { return vgpu_.import_image(image); }
 
  private:

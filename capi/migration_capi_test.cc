@@ -5,11 +5,15 @@
 // between two embedded devices.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "capi/vgpu_capi.h"
+#include "driver/runtime.h"
 #include "vgpu/bits.h"
 #include "vgpu/regs.h"
 
@@ -24,6 +28,8 @@ constexpr uint64_t PRAMIN_AT = 3 * MiB;  // a window base: 1 MiB aligned
 constexpr uint32_t WORD_IN_WINDOW = 5 * PAGE + 8;
 constexpr uint32_t INTR_MASK = 0x00ff00ffu;
 constexpr uint32_t FREEZE_MS = 2000;
+constexpr uint64_t FILL_BYTES = 1 * MiB;
+constexpr uint64_t WRITE_BACK_BUDGET = 64 * MiB;  // save_live_iterate's
 
 struct Destroy {
   void operator()(VgpuBackend* b) const { vgpu_backend_destroy(b); }
@@ -113,6 +119,102 @@ TEST(CapiMigration, StateMovesToASecondDeviceAndAMismatchIsRefused) {
   EXPECT_EQ(vgpu_backend_load_state(b.get(), data, len / 2, err, sizeof err), -1);
   EXPECT_NE(std::string(err).find("ends at byte"), std::string::npos) << err;
   vgpu_backend_free_state(data);
+}
+
+// The guest's driver on a backend, every access trapped (no RAM: the
+// driver needs none for work that stays in VRAM).
+class TrappedPort final : public driver::Port {
+ public:
+  explicit TrappedPort(VgpuBackend* b) : b_(b) {}
+  uint32_t read32(driver::Bar bar, uint64_t off) override {
+    if (bar == driver::Bar::bar0) return vgpu_backend_bar0_read32(b_, static_cast<uint32_t>(off));
+    return vgpu_backend_bar_read32(b_, to_c(bar), off);
+  }
+  void write32(driver::Bar bar, uint64_t off, uint32_t v) override {
+    if (bar == driver::Bar::bar0) return vgpu_backend_bar0_write32(b_, static_cast<uint32_t>(off), v);
+    vgpu_backend_bar_write32(b_, to_c(bar), off, v);
+  }
+  std::span<std::byte> map(driver::Bar, uint64_t, uint64_t) override { return {}; }
+  uint64_t bar_size(driver::Bar bar) const override {
+    return bar == driver::Bar::bar0 ? BAR0_BYTES : vgpu_backend_bar_size(b_, to_c(bar));
+  }
+  std::string name() const override { return "trapped capi"; }
+
+ private:
+  static constexpr uint64_t BAR0_BYTES = 16 * MiB;
+  static VgpuBar to_c(driver::Bar b) { return b == driver::Bar::bar1 ? VGPU_BAR1 : VGPU_BAR3; }
+  VgpuBackend* b_;
+};
+
+// The fake device (what the C API refuses by name) is reached as the
+// engines' environment override: set while the backend is made.
+BackendPtr make_on_fake_device() {
+  static constexpr const char* VAR = "VGPU_ENGINE_BACKEND";
+  const char* old = std::getenv(VAR);
+  const std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
+  setenv(VAR, "fake_device", 1);
+  BackendPtr b = make(VGPU_MODE_FV);
+  if (saved)
+    setenv(VAR, saved->c_str(), 1);
+  else
+    unsetenv(VAR);
+  return b;
+}
+
+// The model's engines keep nothing on a device: nothing to write back.
+TEST(CapiMigration, TheModelHasNoDeviceOnlyVram) {
+  BackendPtr b = make(VGPU_MODE_FV);
+  ASSERT_TRUE(b);
+  char err[256] = {};
+  uint64_t bytes = 1, written = 1, left = 1;
+  ASSERT_EQ(vgpu_backend_device_only_bytes(b.get(), &bytes, err, sizeof err), 0) << err;
+  EXPECT_EQ(bytes, 0u);
+  ASSERT_EQ(vgpu_backend_write_back(b.get(), WRITE_BACK_BUDGET, &written, &left, err, sizeof err), 0) << err;
+  EXPECT_EQ(written, 0u);
+  EXPECT_EQ(left, 0u);
+  BackendPtr pt = make(VGPU_MODE_PASSTHROUGH);
+  ASSERT_TRUE(pt);
+  EXPECT_EQ(vgpu_backend_device_only_bytes(pt.get(), &bytes, err, sizeof err), -1);
+  EXPECT_NE(std::string(err).find("migration needs mode=fv"), std::string::npos) << err;
+}
+
+// A device back end (the fake one, as CUDA would) under the C API: the
+// partition is its own memfd, which the front end maps, so every page of
+// it is direct-mapped and engine writes are downloaded when the work ends
+// (docs/cuda.md): nothing is ever left on the device alone, and those
+// downloads (queued on the work's stream) are in the dirty log.
+TEST(CapiMigration, AnEmbeddedDevicePartitionHasNoDeviceOnlyVramAndItsDownloadsAreLogged) {
+  BackendPtr b = make_on_fake_device();
+  ASSERT_TRUE(b);
+  TrappedPort port(b.get());
+  auto dev = driver::Device::open(port);
+  ASSERT_TRUE(dev) << dev.error().what();
+  auto ctx = (*dev)->create_context();
+  ASSERT_TRUE(ctx) << ctx.error().what();
+  auto buf = (*ctx)->alloc(FILL_BYTES);
+  ASSERT_TRUE(buf);
+  char err[256] = {};
+  ASSERT_EQ(vgpu_backend_dirty_log_start(b.get(), err, sizeof err), 0) << err;
+  std::vector<uint64_t> bitmap(BITMAP_WORDS);
+  (void)vgpu_backend_dirty_log_take(b.get(), bitmap.data(), bitmap.size());
+  ASSERT_TRUE((*ctx)->fill({.dst = *buf, .count = FILL_BYTES / sizeof(float), .value = 2.0f}));
+  ASSERT_TRUE((*ctx)->synchronize());
+
+  uint64_t device_only = 1, written = 1, left = 1;
+  ASSERT_EQ(vgpu_backend_device_only_bytes(b.get(), &device_only, err, sizeof err), 0) << err;
+  EXPECT_EQ(device_only, 0u);
+  ASSERT_EQ(vgpu_backend_write_back(b.get(), WRITE_BACK_BUDGET, &written, &left, err, sizeof err), 0) << err;
+  EXPECT_EQ(written, 0u);
+  EXPECT_EQ(left, 0u);
+  std::fill(bitmap.begin(), bitmap.end(), 0);
+  EXPECT_GE(vgpu_backend_dirty_log_take(b.get(), bitmap.data(), bitmap.size()), static_cast<int64_t>(FILL_BYTES / PAGE))
+      << "the fill's downloads are logged";
+  ASSERT_EQ(vgpu_backend_freeze(b.get(), FREEZE_MS, err, sizeof err), 0) << err;
+  vgpu_backend_thaw(b.get());
+  vgpu_backend_dirty_log_stop(b.get());
+  std::vector<float> out(FILL_BYTES / sizeof(float));
+  ASSERT_TRUE((*ctx)->download(*buf, std::span<float>(out)));
+  EXPECT_EQ(std::count(out.begin(), out.end(), 2.0f), static_cast<ptrdiff_t>(out.size()));
 }
 
 }  // namespace

@@ -504,6 +504,32 @@ int64_t vgpu_backend_dirty_log_take(VgpuBackend* b, uint64_t* bitmap, size_t wor
   });
 }
 
+int vgpu_backend_device_only_bytes(VgpuBackend* b, uint64_t* bytes, char* err, size_t err_len) {
+  return guarded(b, -1, [&] {
+    vgpu::Result<uint64_t> n = b->impl->device_only_bytes();
+    if (!n) {
+      put_error(err, err_len, n.error().message);
+      return -1;
+    }
+    if (bytes) *bytes = *n;
+    return 0;
+  });
+}
+
+int vgpu_backend_write_back(VgpuBackend* b, uint64_t budget, uint64_t* written, uint64_t* left, char* err,
+                            size_t err_len) {
+  return guarded(b, -1, [&] {
+    vgpu::Result<vgpu::capi::Backend::WriteBack> w = b->impl->write_back(budget);
+    if (!w) {
+      put_error(err, err_len, w.error().message);
+      return -1;
+    }
+    if (written) *written = w->bytes;
+    if (left) *left = w->left;
+    return 0;
+  });
+}
+
 int vgpu_backend_save_state(VgpuBackend* b, uint8_t** data, size_t* len, char* err, size_t err_len) {
   return guarded(b, -1, [&] {
     vgpu::Result<std::vector<uint8_t>> image = b->impl->save_state();

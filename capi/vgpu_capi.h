@@ -297,6 +297,19 @@ int vgpu_backend_dirty_log_start(VgpuBackend *backend, char *err, size_t err_len
 void vgpu_backend_dirty_log_stop(VgpuBackend *backend);
 int64_t vgpu_backend_dirty_log_take(VgpuBackend *backend, uint64_t *bitmap, size_t words);
 
+// A device back end that mirrors VRAM in GPU memory (engine_backend cuda,
+// docs/migration.md §8) holds pages valid only there. device_only_bytes
+// says how many bytes of guest VRAM (QEMU's save_live_pending counts
+// them); write_back downloads up to budget bytes of them into the VRAM
+// memfd and marks them in the dirty log (save_live_iterate, before the
+// pass's sync), and says what it moved and what is left. The freeze
+// downloads the rest. The model's engines: always 0. Through vgpud not
+// yet: -1 with the reason (the freeze still downloads the rest there).
+int vgpu_backend_device_only_bytes(VgpuBackend *backend, uint64_t *bytes, char *err,
+                                   size_t err_len);
+int vgpu_backend_write_back(VgpuBackend *backend, uint64_t budget, uint64_t *written,
+                            uint64_t *left, char *err, size_t err_len);
+
 // The device state image (opaque, versioned), made while frozen; freed
 // with vgpu_backend_free_state. load reads one into a device with no
 // bound channel and the same vram, channels, bar-remap, lazy-shadow and

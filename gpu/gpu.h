@@ -33,6 +33,7 @@ enum class EngineBackend : uint8_t {
 
 class Device;
 class VmDevices;
+class ResidencyTracker;  // gpu/device/residency.h
 // Makes a device back end built outside gpu/ (the per-VM workers).
 using DeviceFactory = std::function<Result<std::unique_ptr<Device>>(Vram&)>;
 
@@ -107,6 +108,10 @@ class Gpu {
 
   virtual Vram& vram() = 0;
   virtual Clock& clock() = 0;
+  // Where a device back end mirrors VRAM, which pages are valid where
+  // (migration writes device-only pages back, docs/migration.md §8).
+  // None: the model's engines, whose VRAM is always the host's.
+  virtual ResidencyTracker* residency() { return nullptr; }
   // Replaces the system memory (nullptr: none). DMA in flight finishes on
   // the old one; flush the TLB if translations may name what went away.
   virtual void set_system_memory(std::shared_ptr<SystemMemory> sysmem) = 0;

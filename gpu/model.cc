@@ -38,7 +38,7 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBa
       vram_(std::move(vram)),
       backend_(backend),
       device_(std::move(device)),
-      residency_(device_ ? std::make_unique<ResidencyTracker>(vram_->size(), *device_) : nullptr),
+      residency_(device_ ? std::make_unique<ResidencyTracker>(vram_->size(), *device_, &vram_->dirty_log()) : nullptr),
       device_engines_(device_ ? std::make_unique<DeviceEngines>(*device_, *residency_, device_fences) : nullptr),
       clock_(make_clock(config.clock)),
       mmu_(std::make_unique<Mmu>(*vram_)),

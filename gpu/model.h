@@ -63,8 +63,8 @@ class GpuModel final : public Gpu {
   // For tests and statistics.
   Mmu& mmu() { return *mmu_; }
   EngineBackend engine_backend() const { return backend_; }
-  Device* device() { return device_.get(); }                  // none: the model's engines
-  ResidencyTracker* residency() { return residency_.get(); }  // none: the model's engines
+  Device* device() { return device_.get(); }                           // none: the model's engines
+  ResidencyTracker* residency() override { return residency_.get(); }  // none: the model's engines
   // Placement-cache hits of the device path (none: the model's engines).
   std::optional<uint64_t> placement_hits() const;
   // Fences (one-word releases after engine work) the device wrote itself

@@ -31,6 +31,7 @@
 
 #include "common/error.h"
 #include "common/reg_table.h"
+#include "gpu/device/residency.h"
 #include "gpu/gpu.h"
 #include "mediator/bar_apertures.h"
 #include "mediator/counters.h"
@@ -119,7 +120,15 @@ class Vgpu final : public TurnChannels {
   // acquire stays parked) and their engine work is waited for. The VM must
   // make no BAR access meanwhile (its vCPUs are stopped). Past `timeout_ns`
   // of host time it thaws again and names the channel still running.
+  // With a device back end the partition's device-only pages are then
+  // downloaded (and logged dirty): the stopped VM's VRAM is all on the host.
   [[nodiscard]] Status freeze(uint64_t timeout_ns);
+  // Pre-copy with a device back end (docs/migration.md §8): downloads up
+  // to `budget` bytes of the partition's device-only pages (logged dirty,
+  // so this pass or the next sends them); the bytes and what is left.
+  // Without one: nothing to do, {0, 0}.
+  gpu::WriteBack write_back(uint64_t budget);
+  uint64_t device_only_bytes();
   // Undo freeze: the guest's runnable channels run again and every channel
   // with work left is submitted. A vGPU not frozen: nothing happens.
   void thaw();

@@ -4,10 +4,12 @@
 // guest sees: the guest's CHAN_STATE, GP_PUT and records stay as they
 // are, and a thaw puts the physical channels back as the guest set them.
 #include <chrono>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "gpu/device/residency.h"
 #include "gpu/gpu.h"
 #include "mediator/host.h"
 #include "mediator/vgpu.h"
@@ -92,11 +94,28 @@ Status Vgpu::freeze(uint64_t timeout_ns) {
     }
   }
   if (!busy) busy = settle(false);
-  if (!busy) return {};
+  if (!busy) {
+    // Engines idle: what they left on the device alone comes home now,
+    // bounded by what they wrote since the last pre-copy write-back.
+    (void)write_back(std::numeric_limits<uint64_t>::max());
+    return {};
+  }
   thaw();
   return fail(Errc::timeout, "vgpu " + config_.name + ": channel " + std::to_string(*busy) +
                                  " still running after the freeze's " + std::to_string(timeout_ns / 1'000'000) +
                                  " ms; the VM runs on");
+}
+
+gpu::WriteBack Vgpu::write_back(uint64_t budget) {
+  gpu::ResidencyTracker* r = host_.gpu().residency();
+  if (!r) return {};
+  const shadow::Partition& p = partition();
+  return r->write_back(p.base, p.size, budget);
+}
+
+uint64_t Vgpu::device_only_bytes() {
+  gpu::ResidencyTracker* r = host_.gpu().residency();
+  return r ? r->device_only_bytes(partition().base, partition().size) : 0;
 }
 
 bool Vgpu::Physical::wait_stopped(uint32_t pchid, uint64_t timeout_ns) {

@@ -17,7 +17,8 @@ FakeDevice::FakeDevice(Vram& vram) : vram_(vram), mirror_(new std::byte[vram.siz
 }
 
 // Raw VRAM bytes: these transfers are what the residency tracker asked
-// for, so they must not go through its observer again.
+// for, so they must not go through its observer again. The tracker marks
+// its downloads in the dirty log itself (as for a real device's).
 void FakeDevice::upload(uint64_t addr, uint64_t len) {
   std::memcpy(mirror_.get() + addr, vram_.data() + addr, len);
   ++uploads_;
@@ -26,7 +27,6 @@ void FakeDevice::upload(uint64_t addr, uint64_t len) {
 
 void FakeDevice::download(uint64_t addr, uint64_t len) {
   std::memcpy(vram_.data() + addr, mirror_.get() + addr, len);
-  vram_.mark_written(addr, len);  // after the bytes (docs/migration.md §5)
   ++downloads_;
   download_bytes_ += len;
 }

@@ -25,9 +25,10 @@ void for_each_run(uint64_t first, uint64_t end, Pick pick, Each each) {
 
 }  // namespace
 
-ResidencyTracker::ResidencyTracker(uint64_t vram_bytes, MirrorTransfers& mirror)
+ResidencyTracker::ResidencyTracker(uint64_t vram_bytes, MirrorTransfers& mirror, DirtyLog* dirty)
     : pages_((vram_bytes + PAGE - 1) / PAGE),
       mirror_(mirror),
+      dirty_(dirty),
       state_(new std::atomic<uint8_t>[pages_]),
       direct_(new std::atomic<bool>[pages_]) {
   for (uint64_t p = 0; p < pages_; ++p) {
@@ -57,6 +58,7 @@ void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need ne
       stats_.upload_bytes += bytes;
     } else {
       mirror_.download(p * PAGE, bytes);
+      mark_dirty(p * PAGE, bytes);  // after the bytes (docs/migration.md §5)
       ++stats_.downloads;
       stats_.download_bytes += bytes;
     }
@@ -142,10 +144,13 @@ void ResidencyTracker::download_written(uint64_t addr, uint64_t len, Pick pick, 
   const uint64_t first = first_page(addr), end = end_page(addr, len);
   for_each_run(first, end, pick, [&](uint64_t p, uint64_t q) {
     const uint64_t from = std::max(addr, p * PAGE), to = std::min(addr + len, q * PAGE);
-    if (stream)
+    // A stream's download is done at its synchronize: finish_write marks it.
+    if (stream) {
       mirror_.download_on(*stream, from, to - from);
-    else
+    } else {
       mirror_.download(from, to - from);
+      mark_dirty(from, to - from);
+    }
     ++stats_.downloads;
     stats_.download_bytes += to - from;
   });
@@ -170,6 +175,15 @@ void ResidencyTracker::finish_write(uint64_t addr, uint64_t len, std::optional<u
   // work's stream, unless a page became direct-mapped since).
   download_written(
       addr, len, [&](uint64_t p) { return is_direct(p) ? !downloaded : get(p) == Residency::host; }, std::nullopt);
+  // The stream's downloads of direct-mapped pages are on the host now
+  // (the caller synchronized it): their marks belong here, not at queueing.
+  if (downloaded)
+    for_each_run(
+        first, end, [this](uint64_t p) { return is_direct(p); },
+        [&](uint64_t p, uint64_t q) {
+          const uint64_t from = std::max(addr, p * PAGE), to = std::min(addr + len, q * PAGE);
+          mark_dirty(from, to - from);
+        });
   for (uint64_t p = first; p < end; ++p) {
     if (is_direct(p))
       set(p, Residency::both);
@@ -237,6 +251,32 @@ void ResidencyTracker::host_remapped(uint64_t addr, uint64_t len, bool shared) {
   }
   ++direct_generation_;
   host_changed();
+}
+
+WriteBack ResidencyTracker::write_back(uint64_t addr, uint64_t len, uint64_t budget) {
+  WriteBack w;
+  if (!clamp(addr, len)) return w;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  std::lock_guard l(mutex_);
+  move_pages(
+      first, end, false,
+      [&](uint64_t p) {
+        if (get(p) != Residency::device || w.bytes >= budget) return false;
+        w.bytes += PAGE;
+        return true;
+      },
+      Residency::both);
+  for (uint64_t p = first; p < end; ++p)
+    if (stale_on_host(get(p))) w.left += PAGE;
+  return w;
+}
+
+uint64_t ResidencyTracker::device_only_bytes(uint64_t addr, uint64_t len) const {
+  if (!clamp(addr, len)) return 0;
+  uint64_t bytes = 0;
+  for (uint64_t p = first_page(addr); p < end_page(addr, len); ++p)
+    if (stale_on_host(get(p))) bytes += PAGE;
+  return bytes;
 }
 
 Residency ResidencyTracker::state(uint64_t addr) const {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "gpu/mem/dirty_log.h"
 #include "gpu/mem/vram.h"
 
 namespace vgpu::gpu {
@@ -40,6 +41,13 @@ class MirrorTransfers {
   virtual void download_on(uint32_t /*stream*/, uint64_t addr, uint64_t len) { download(addr, len); }
 };
 
+// What one write_back did: bytes downloaded, and the device-only bytes
+// still in its range (pages over budget, and pages being written).
+struct WriteBack {
+  uint64_t bytes = 0;
+  uint64_t left = 0;
+};
+
 struct ResidencyStats {
   uint64_t uploads = 0;  // transfers (coalesced runs of pages)
   uint64_t upload_bytes = 0;
@@ -54,7 +62,10 @@ class ResidencyTracker final : public VramObserver {
   // at most 60 KiB more than it must.
   static constexpr uint64_t PAGE = 64 * 1024;
 
-  ResidencyTracker(uint64_t vram_bytes, MirrorTransfers& mirror);
+  // `dirty`: the VRAM's dirty log (docs/migration.md §5, §8): every
+  // download the tracker makes marks its bytes there once they are on the
+  // host (a stream's after its synchronize, in finish_write).
+  ResidencyTracker(uint64_t vram_bytes, MirrorTransfers& mirror, DirtyLog* dirty = nullptr);
 
   // Engine side, physical ranges. Before work reads a range: its pages
   // valid on the device. Before work writes a range: the same, except
@@ -88,6 +99,17 @@ class ResidencyTracker final : public VramObserver {
   void host_access(uint64_t addr, uint64_t len, bool write) override;
   void host_remapped(uint64_t addr, uint64_t len, bool shared) override;
 
+  // Live migration (docs/migration.md §8). write_back downloads the
+  // `device` pages of [addr, addr+len), in page order, until `budget`
+  // bytes moved (whole pages: at most one page past it), leaves
+  // them `both` and marks them dirty; `writing` pages are left for their
+  // work's finish. A freeze calls it with no budget once engines are idle.
+  WriteBack write_back(uint64_t addr, uint64_t len, uint64_t budget);
+  // Bytes valid only on the device (`device` and `writing` pages): all of
+  // VRAM (a counter kept by set()), or one range (its pages looked at).
+  uint64_t device_only_bytes() const { return device_only_.load(std::memory_order_acquire) * PAGE; }
+  uint64_t device_only_bytes(uint64_t addr, uint64_t len) const;
+
   Residency state(uint64_t addr) const;
   bool direct(uint64_t addr) const;
   ResidencyStats stats() const;
@@ -104,7 +126,14 @@ class ResidencyTracker final : public VramObserver {
   // A CPU read of the page must download it first.
   static bool stale_on_host(Residency r) { return r == Residency::device || r == Residency::writing; }
   Residency get(uint64_t page) const { return static_cast<Residency>(state_[page].load(std::memory_order_acquire)); }
-  void set(uint64_t page, Residency r) { state_[page].store(static_cast<uint8_t>(r), std::memory_order_release); }
+  // Lock held (every state change is). Keeps device_only_ as it goes.
+  void set(uint64_t page, Residency r) {
+    const auto old = static_cast<Residency>(state_[page].exchange(static_cast<uint8_t>(r), std::memory_order_acq_rel));
+    if (stale_on_host(old) != stale_on_host(r)) device_only_.fetch_add(stale_on_host(r) ? 1 : ~uint64_t{0});
+  }
+  void mark_dirty(uint64_t addr, uint64_t len) {
+    if (dirty_) dirty_->mark(addr, len);
+  }
   // Transfers pages [first, end) for which `need` holds, in coalesced
   // runs, then sets each transferred page to `after`. Lock held.
   template <typename Need>
@@ -137,6 +166,8 @@ class ResidencyTracker final : public VramObserver {
 
   uint64_t pages_;
   MirrorTransfers& mirror_;
+  DirtyLog* dirty_;
+  std::atomic<uint64_t> device_only_{0};  // pages stale_on_host
   std::unique_ptr<std::atomic<uint8_t>[]> state_;
   std::unique_ptr<std::atomic<bool>[]> direct_;
   mutable std::mutex mutex_;  // state changes that transfer, and stats_

@@ -84,7 +84,7 @@ class EngineEnv : public ::testing::Test {
     residency_.reset();
     device_ = std::move(device);
     if (device_) {
-      residency_ = std::make_unique<ResidencyTracker>(vram_->size(), *device_);
+      residency_ = std::make_unique<ResidencyTracker>(vram_->size(), *device_, &vram_->dirty_log());
       device_engines_ = std::make_unique<DeviceEngines>(*device_, *residency_);
       vram_->set_observer(residency_.get());
       mmu_->system_memory()->attach(*device_);
