@@ -51,7 +51,7 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBa
       bars_(*vram_, *mmu_),
       irq_([this] {
         std::lock_guard l(mutex_);
-        return LineState{pmc_.line(), pfifo_.raised(), pmc_.delivers(pmc::intr::Pfifo::mask)};
+        return line_state();
       }),
       pfifo_(Pfifo::Deps{*vram_, *mmu_, *clock_, cost_, mutex_, faults_, events_, log_,
                          [this] { return pmc_.enabled(pmc::enable::Pfifo::mask); }, [this] { return ptimer_.poll(); },
@@ -106,6 +106,10 @@ uint32_t GpuModel::unit_interrupts() const {
   return bits;
 }
 
+LineState GpuModel::line_state() const {
+  return LineState{pmc_.line(), pfifo_.raised(), pmc_.delivers(pmc::intr::Pfifo::mask)};
+}
+
 void GpuModel::enable_changed(uint32_t before, uint32_t after) {
   // Clearing a unit's bit holds it in reset: the guest reclaims everything.
   const auto cleared = [&](uint32_t mask) { return (before & mask) && !(after & mask); };
@@ -154,13 +158,21 @@ uint32_t GpuModel::channel_state(uint32_t chid) {
   return regs_.read(pfifo::CHAN_STATE[chid].offset);
 }
 
+// A write that leaves the line's inputs as they were (most acknowledgements
+// of nothing pending) skips the line's update: a change another thread made
+// meanwhile is delivered by that thread's own notify. Events are delivered
+// as always.
 void GpuModel::write32(uint32_t offset, uint32_t value) {
+  bool line_changed;
   {
     std::unique_lock l(mutex_, std::defer_lock);
     lock_spinning(l);
+    const LineState before = line_state();
     regs_.write(offset, value);
+    line_changed = line_state() != before;
   }
-  notify();
+  if (line_changed) irq_.update();
+  events_.flush();
 }
 
 void GpuModel::record_bar_fault(const Fault& f) {

@@ -79,6 +79,7 @@ class GpuModel final : public Gpu {
            bool device_fences);
   [[nodiscard]] Status build_register_table();
   uint32_t unit_interrupts() const;                      // lock held
+  LineState line_state() const;                          // lock held: what the interrupt line is computed from
   bool gate_open(Gate g) const;                          // lock held
   void enable_changed(uint32_t before, uint32_t after);  // lock held
   void invalidate(std::optional<uint64_t> pdb);          // lock held

@@ -24,6 +24,7 @@ struct LineState {
   bool level = false;
   std::array<uint64_t, regs::pci::MSI_VECTORS> raised{};
   bool deliverable = false;  // PMC passes PFIFO's interrupts (INTR_EN_0, INTR_MASK_0)
+  bool operator==(const LineState&) const = default;
 };
 
 // The interrupt line and the interrupt messages. The line handler hears

@@ -220,6 +220,31 @@ TEST(Interrupts, LineFollowsEnableAndMask) {
   EXPECT_GE(h.interrupt_edges(), 4);
 }
 
+// Writes that change no interrupt input skip the line's update (write32):
+// the line, its edges and its messages stay as they were, and the next
+// write that does change one is delivered.
+TEST(Interrupts, WritesThatChangeNoInterruptInputLeaveTheLineAndItsMessages) {
+  Harness h;
+  h.commit_runlist({});
+  ASSERT_TRUE(testing::line_becomes(h.gpu(), true));
+  const int edges = h.interrupt_edges();
+  const uint64_t messages = h.gpu().interrupt_messages();
+  h.wr(pfifo::INTR, 0);                                     // acknowledges nothing
+  h.wr(pfifo::NONSTALL_PENDING[0], ~0u);                    // nothing pending
+  h.wr(pmc::INTR_MASK_0, h.rd(pmc::INTR_MASK_0));           // the same mask
+  h.wr(pfifo::RUNLIST_INTR, pfifo::RunlistIntrDone::mask);  // not an input of the line
+  EXPECT_TRUE(h.gpu().interrupt_asserted());
+  EXPECT_EQ(h.interrupt_edges(), edges);
+  EXPECT_EQ(h.gpu().interrupt_messages(), messages);
+  h.wr(pfifo::INTR, pfifo::IntrRunlist::mask);
+  EXPECT_FALSE(h.gpu().interrupt_asserted());
+  EXPECT_EQ(h.interrupt_edges(), edges + 1);
+  h.commit_runlist({});
+  EXPECT_TRUE(h.gpu().interrupt_asserted());
+  EXPECT_EQ(h.interrupt_edges(), edges + 2);
+  EXPECT_GT(h.gpu().interrupt_messages(), messages);
+}
+
 TEST(Interrupts, PfifoIntrEnGatesThePmcBit) {
   Harness h;
   h.wr(pfifo::INTR_EN, 0);

@@ -16,6 +16,7 @@
 // released.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -192,6 +193,19 @@ class Vgpu final : public TurnChannels {
       return result;
     }
   }
+  // The messages one take_deferred sends, in order, without allocating:
+  // each vector at most once, then the error vector for a rising edge.
+  class MsiVectors {
+   public:
+    void push_back(regs::pci::MsiVector v) { at_[count_++] = v; }
+    bool empty() const { return count_ == 0; }
+    const regs::pci::MsiVector* begin() const { return at_.data(); }
+    const regs::pci::MsiVector* end() const { return at_.data() + count_; }
+
+   private:
+    std::array<regs::pci::MsiVector, regs::pci::MSI_VECTORS + 1> at_{};
+    size_t count_ = 0;
+  };
   struct Deferred {
     std::vector<uint32_t> submits;
     std::vector<uint32_t> rung_in_turn;
@@ -199,7 +213,7 @@ class Vgpu final : public TurnChannels {
     std::function<void(bool)> irq;
     bool level = false;
     std::function<void(regs::pci::MsiVector)> message;
-    std::vector<regs::pci::MsiVector> vectors;
+    MsiVectors vectors;
   };
   Deferred take_deferred();       // with mutex_ held
   void run_deferred(Deferred d);  // without

@@ -102,6 +102,22 @@ TEST_P(VgpuRegs, InterruptHandlerIsCalledOnLevelChangesOnly) {
   EXPECT_EQ(levels, (std::vector<bool>{true, false}));
 }
 
+TEST_P(VgpuRegs, EachRisingEdgeOfTheLineIsOneMessageOnTheErrorVector) {
+  std::vector<regs::pci::MsiVector> messages;
+  v_->set_message_handler([&](regs::pci::MsiVector v) { messages.push_back(v); });
+  wr(pf::INTR_EN.offset, pf::IntrChanTableError::mask);
+  wr(pmc::INTR_EN_0.offset, pmc::IntrEnHardware::mask);
+  raise_pfifo_interrupt(*tb_);
+  ASSERT_EQ(messages, std::vector<regs::pci::MsiVector>{regs::pci::MsiVector::error});
+  raise_pfifo_interrupt(*tb_);  // already high: no new message
+  EXPECT_EQ(messages.size(), 1u);
+  wr(pf::INTR.offset, pf::IntrChanTableError::mask);  // the line falls: no message
+  EXPECT_EQ(messages.size(), 1u);
+  raise_pfifo_interrupt(*tb_);
+  EXPECT_EQ(messages, (std::vector<regs::pci::MsiVector>{regs::pci::MsiVector::error, regs::pci::MsiVector::error}));
+  v_->set_message_handler(nullptr);
+}
+
 TEST_P(VgpuRegs, IntrMaskGatesTheLineButNotIntr0) {
   std::vector<bool> levels;
   v_->set_interrupt_handler([&](bool level) { levels.push_back(level); });
