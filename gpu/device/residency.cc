@@ -266,8 +266,7 @@ WriteBack ResidencyTracker::write_back(uint64_t addr, uint64_t len, uint64_t bud
         return true;
       },
       Residency::both);
-  for (uint64_t p = first; p < end; ++p)
-    if (stale_on_host(get(p))) w.left += PAGE;
+  w.left = device_only_bytes(addr, len);
   return w;
 }
 
