@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "capi/testing/trapped_port.h"
 #include "capi/vgpu_capi.h"
 #include "driver/pinned_ram.h"
 #include "driver/runtime.h"
@@ -39,30 +40,16 @@ struct Ram {
   }
 };
 
-// The driver's port onto a C API backend: every access trapped.
-class CapiPort final : public driver::Port {
+// The driver's port onto a C API backend: every access trapped, pages
+// pinned from `ram`.
+class CapiPort final : public capi::testing::TrappedPort {
  public:
-  CapiPort(VgpuBackend* b, Ram& ram) : b_(b), pinned_(std::span(ram.bytes), RAM_BASE) {}
-  uint32_t read32(driver::Bar bar, uint64_t off) override {
-    if (bar == driver::Bar::bar0) return vgpu_backend_bar0_read32(b_, static_cast<uint32_t>(off));
-    return vgpu_backend_bar_read32(b_, to_c(bar), off);
-  }
-  void write32(driver::Bar bar, uint64_t off, uint32_t v) override {
-    if (bar == driver::Bar::bar0) return vgpu_backend_bar0_write32(b_, static_cast<uint32_t>(off), v);
-    vgpu_backend_bar_write32(b_, to_c(bar), off, v);
-  }
-  std::span<std::byte> map(driver::Bar, uint64_t, uint64_t) override { return {}; }
-  uint64_t bar_size(driver::Bar bar) const override {
-    if (bar == driver::Bar::bar0) return 16 * MiB;
-    return vgpu_backend_bar_size(b_, to_c(bar));
-  }
+  CapiPort(VgpuBackend* b, Ram& ram) : TrappedPort(b), pinned_(std::span(ram.bytes), RAM_BASE) {}
   std::string name() const override { return "capi"; }
   Result<driver::PinnedPages> pin(uint64_t bytes) override { return pinned_.pin(bytes); }
   void unpin(std::span<std::byte> host) override { pinned_.unpin(host); }
 
  private:
-  static VgpuBar to_c(driver::Bar b) { return b == driver::Bar::bar1 ? VGPU_BAR1 : VGPU_BAR3; }
-  VgpuBackend* b_;
   driver::PinnedRam pinned_;
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "capi/testing/trapped_port.h"
 #include "capi/vgpu_capi.h"
 #include "driver/runtime.h"
 #include "vgpu/bits.h"
@@ -123,28 +124,7 @@ TEST(CapiMigration, StateMovesToASecondDeviceAndAMismatchIsRefused) {
 
 // The guest's driver on a backend, every access trapped (no RAM: the
 // driver needs none for work that stays in VRAM).
-class TrappedPort final : public driver::Port {
- public:
-  explicit TrappedPort(VgpuBackend* b) : b_(b) {}
-  uint32_t read32(driver::Bar bar, uint64_t off) override {
-    if (bar == driver::Bar::bar0) return vgpu_backend_bar0_read32(b_, static_cast<uint32_t>(off));
-    return vgpu_backend_bar_read32(b_, to_c(bar), off);
-  }
-  void write32(driver::Bar bar, uint64_t off, uint32_t v) override {
-    if (bar == driver::Bar::bar0) return vgpu_backend_bar0_write32(b_, static_cast<uint32_t>(off), v);
-    vgpu_backend_bar_write32(b_, to_c(bar), off, v);
-  }
-  std::span<std::byte> map(driver::Bar, uint64_t, uint64_t) override { return {}; }
-  uint64_t bar_size(driver::Bar bar) const override {
-    return bar == driver::Bar::bar0 ? BAR0_BYTES : vgpu_backend_bar_size(b_, to_c(bar));
-  }
-  std::string name() const override { return "trapped capi"; }
-
- private:
-  static constexpr uint64_t BAR0_BYTES = 16 * MiB;
-  static VgpuBar to_c(driver::Bar b) { return b == driver::Bar::bar1 ? VGPU_BAR1 : VGPU_BAR3; }
-  VgpuBackend* b_;
-};
+using capi::testing::TrappedPort;
 
 // The fake device (what the C API refuses by name) is reached as the
 // engines' environment override: set while the backend is made.
