@@ -13,6 +13,7 @@
 #include <string>
 
 #include "gpu/ptx/exec_fast.h"
+#include "gpu/ptx/test_fast_builds.h"
 #include "gpu/ptx/test_kernels.h"
 #include "gpu/ptx/test_memory.h"
 #include "ptx/module.h"
@@ -209,21 +210,9 @@ void expect_same(const Outcome& a, const Outcome& b) {
   EXPECT_EQ(first, a.memory.size()) << "memory differs first at byte " << first;
 }
 
-// Each build of the fast path's kernels (exec_fast.h): the CPU's best (AVX-512 where it has it), at most AVX2
-// (where it has AVX2), and the baseline.
-class PtxFastBuild : public ::testing::TestWithParam<exec::FastIsa> {
- protected:
-  void SetUp() override { exec::fast_isa_limit() = GetParam(); }
-  void TearDown() override { exec::fast_isa_limit() = exec::FastIsa::best; }
-};
-
-INSTANTIATE_TEST_SUITE_P(Builds, PtxFastBuild,
-                         ::testing::Values(exec::FastIsa::best, exec::FastIsa::avx2, exec::FastIsa::baseline),
-                         [](const auto& p) {
-                           return p.param == exec::FastIsa::best   ? "cpu"
-                                  : p.param == exec::FastIsa::avx2 ? "avx2"
-                                                                   : "baseline";
-                         });
+// In each build of the fast path's kernels (test_fast_builds.h).
+class PtxFastBuild : public FastBuildTest {};
+INSTANTIATE_TEST_SUITE_P(Builds, PtxFastBuild, ::testing::ValuesIn(FAST_BUILDS), fast_build_name);
 
 TEST_P(PtxFastBuild, EdgeValuesMatchTheExecutorTable) {
   // 0: aligned; 2: misaligned (an error); 4096 - 64: the warp on two pages;

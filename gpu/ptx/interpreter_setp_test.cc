@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu/ptx/exec_fast.h"
+#include "gpu/ptx/test_fast_builds.h"
 #include "gpu/ptx/test_memory.h"
 #include "ptx/module.h"
 
@@ -121,19 +122,9 @@ std::vector<std::byte> run_compares(const Module& m, bool fast) {
   return o;
 }
 
-class PtxFastCompare : public ::testing::TestWithParam<exec::FastIsa> {
- protected:
-  void SetUp() override { exec::fast_isa_limit() = GetParam(); }
-  void TearDown() override { exec::fast_isa_limit() = exec::FastIsa::best; }
-};
-
-INSTANTIATE_TEST_SUITE_P(Builds, PtxFastCompare,
-                         ::testing::Values(exec::FastIsa::best, exec::FastIsa::avx2, exec::FastIsa::baseline),
-                         [](const auto& p) {
-                           return p.param == exec::FastIsa::best   ? "cpu"
-                                  : p.param == exec::FastIsa::avx2 ? "avx2"
-                                                                   : "baseline";
-                         });
+// In each build of the fast path's kernels (test_fast_builds.h).
+class PtxFastCompare : public FastBuildTest {};
+INSTANTIATE_TEST_SUITE_P(Builds, PtxFastCompare, ::testing::ValuesIn(FAST_BUILDS), fast_build_name);
 
 TEST_P(PtxFastCompare, EveryCodeOfEveryTypeMatchesTheExecutorTable) {
   auto m = parse_module(compare_kernel());
