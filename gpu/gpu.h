@@ -83,10 +83,12 @@ class Gpu {
   // BAR0: 32-bit registers. Unimplemented offsets read regs::BAD_REGISTER.
   virtual uint32_t read32(uint32_t offset) = 0;
   virtual void write32(uint32_t offset, uint32_t value) = 0;
-  // PFIFO.CHAN_STATE[chid] as read32 gives it, for the mediator's checks on
-  // every dispatch (a channel held at a slice boundary): a model reads it
-  // without the clock poll and the interrupt and event delivery a register
-  // read makes (reading it changes nothing that would need them).
+  // PFIFO.CHAN_STATE[chid] as read32 gives it, for every mediator read of
+  // it (Host::physical_state: each dispatch's check for a channel held at a
+  // slice boundary, the watchdog's parked-channel check, the engine-idle
+  // wait at a VM's destruction): a model reads it without the clock poll
+  // and the interrupt and event delivery a register read makes (reading it
+  // changes nothing that would need them).
   virtual uint32_t channel_state(uint32_t chid);
 
   // BAR1 and BAR3 as a CPU access sees them: translated through the BAR's
