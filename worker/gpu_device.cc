@@ -6,6 +6,7 @@
 #include <cstring>
 #include "common/text.h"
 #include "worker/block_map.h"
+#include "worker/builtin.h"
 
 namespace vgpu::worker {
 namespace {
@@ -228,13 +229,6 @@ void WorkerGpuDevice::queue(Stream s, Command c) {
   if (auto t = vm->host->submit(c, false); !t) fail_vm(*vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
 }
 
-void WorkerGpuDevice::missing(Stream s, const char* kernel) {
-  std::lock_guard lock(streams_mu_);
-  if (!pending_[s % NUM_STREAMS])
-    pending_[s % NUM_STREAMS] = WorkerFailure{regs::ChannelError::internal, 0,
-                                              std::string(kernel) + " is not in the CUDA worker yet"};
-}
-
 Status WorkerGpuDevice::synchronize(Stream s) {
   s %= NUM_STREAMS;
   Vm* vm = nullptr;
@@ -265,6 +259,46 @@ void WorkerGpuDevice::fill(Stream s, float* dst, uint64_t n, float value) {
 }
 
 void WorkerGpuDevice::spin(Stream s, uint64_t ns) { queue(s, make_command(Op::spin, s, ns)); }
+
+// saxpy and madd in commands of at most UINT32_MAX elements (the argument
+// blocks' counts are 32-bit; the engines' n can be rows x cols).
+void WorkerGpuDevice::saxpy(Stream s, float a, const float* x, float* y, uint64_t n) {
+  for (uint64_t at = 0; at < n; at += UINT32_MAX) {
+    const auto part = static_cast<uint32_t>(std::min<uint64_t>(n - at, UINT32_MAX));
+    queue(s, kernel_command(cls::Kernel::saxpy, s, cls::SaxpyArgs{va_of(x + at), va_of(y + at), part, a}));
+  }
+}
+
+void WorkerGpuDevice::madd(Stream s, const float* a, const float* b, float* c, uint64_t n) {
+  for (uint64_t at = 0; at < n; at += UINT32_MAX) {
+    const auto part = static_cast<uint32_t>(std::min<uint64_t>(n - at, UINT32_MAX));
+    queue(s, kernel_command(cls::Kernel::madd, s, cls::MaddArgs{va_of(a + at), va_of(b + at), va_of(c + at), 1, part}));
+  }
+}
+
+void WorkerGpuDevice::sgemm(Stream s, const cls::SgemmArgs& args, const float* a, const float* b, float* c) {
+  cls::SgemmArgs g = args;
+  g.a = va_of(a);
+  g.b = va_of(b);
+  g.c = va_of(c);
+  queue(s, kernel_command(cls::Kernel::sgemm, s, g));
+}
+
+void WorkerGpuDevice::conv2d(Stream s, const cls::Conv2dArgs& args, const float* input, const float* filter,
+                             float* output) {
+  cls::Conv2dArgs g = args;
+  g.input = va_of(input);
+  g.filter = va_of(filter);
+  g.output = va_of(output);
+  queue(s, kernel_command(cls::Kernel::conv2d, s, g));
+}
+
+void WorkerGpuDevice::mriq(Stream s, uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
+                           const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) {
+  queue(s, kernel_command(cls::Kernel::mriq, s,
+                          cls::MriqArgs{va_of(kx), va_of(ky), va_of(kz), va_of(phi_mag), va_of(x), va_of(y), va_of(z),
+                                        va_of(qr), va_of(qi), num_k, num_x}));
+}
 
 // Each window-full is written (or read) and waited for before the window
 // is used again.

@@ -12,9 +12,9 @@
 // fails the next synchronize of each of that VM's streams with the reason;
 // the next command starts another worker and maps the part again (its VRAM
 // bytes are not restored: the spec's rule for VRAM after a device error is
-// not coded yet). Not in the worker yet: the built-in saxpy, madd, sgemm,
-// conv2d and mriq (their stream fails with a reason), scratch alloc (nullptr)
-// and device-written fences (write_host_word is false).
+// not coded yet). The built-in kernels run in the worker too (builtin.h).
+// Not in the worker yet: scratch alloc (nullptr) and device-written fences
+// (write_host_word is false).
 #pragma once
 #include <chrono>
 #include <memory>
@@ -81,7 +81,7 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   static uint64_t device_va(uint64_t phys) { return PHYS_BASE + phys; }
 
   std::string name() const override;
-  std::string conv2d_library() const override { return "none (not in the CUDA worker yet)"; }
+  std::string conv2d_library() const override { return "direct kernel in the worker (PTX, no cuDNN)"; }
   void upload(uint64_t addr, uint64_t len) override;
   void download(uint64_t addr, uint64_t len) override;
   void upload_on(uint32_t s, uint64_t addr, uint64_t len) override;
@@ -101,14 +101,14 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   void register_host(std::byte*, uint64_t) override {}  // bytes travel through the bulk window
   void unregister_host(std::byte*) override {}
   void fill(Stream s, float* dst, uint64_t n, float value) override;
-  void saxpy(Stream s, float, const float*, float*, uint64_t) override { missing(s, "saxpy"); }
-  void madd(Stream s, const float*, const float*, float*, uint64_t) override { missing(s, "madd"); }
-  void sgemm(Stream s, const cls::SgemmArgs&, const float*, const float*, float*) override { missing(s, "sgemm"); }
-  void conv2d(Stream s, const cls::Conv2dArgs&, const float*, const float*, float*) override { missing(s, "conv2d"); }
-  void mriq(Stream s, uint32_t, uint32_t, const float*, const float*, const float*, const float*, const float*,
-            const float*, const float*, float*, float*) override {
-    missing(s, "mriq");
-  }
+  // The built-ins run in the worker (builtin.h): its PTX of our own or
+  // cuBLAS on the GPU, the model's kernels on the fake device.
+  void saxpy(Stream s, float a, const float* x, float* y, uint64_t n) override;
+  void madd(Stream s, const float* a, const float* b, float* c, uint64_t n) override;
+  void sgemm(Stream s, const cls::SgemmArgs& args, const float* a, const float* b, float* c) override;
+  void conv2d(Stream s, const cls::Conv2dArgs& args, const float* input, const float* filter, float* output) override;
+  void mriq(Stream s, uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
+            const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) override;
   void spin(Stream s, uint64_t ns) override;
   bool runs_user_kernels() const override { return true; }
   Status load_user_module(Stream s, uint32_t slot, std::string_view ptx, uint64_t data_va) override;
@@ -165,7 +165,6 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   bool fenced(Vm& vm, Stream s, Command c);
   bool fence_and_wait(Vm& vm, Stream s);
   void fail_vm(Vm& vm, const WorkerFailure& f);
-  void missing(Stream s, const char* kernel);
   void rows(Stream s, Vm& vm, const Rows& r, bool to_device);
   // User kernels (gpu_device_user.cc). The worker's slot of a channel's slot.
   static uint32_t module_key(Stream s, uint32_t slot) { return s * cls::compute::MAX_MODULE_SLOTS + slot; }
