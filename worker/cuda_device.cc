@@ -107,6 +107,7 @@ class CudaDevice final : public WorkerDevice {
   DeviceStatus run(uint32_t s, const char* what, cu::Function f, unsigned blocks, unsigned threads, void** params) {
     return check(what, api_.LaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, stream(s), params, nullptr), s);
   }
+  DeviceStatus load_builtins();
   DeviceStatus sgemm(uint32_t s, const cls::SgemmArgs& g);
   Result<cublas::Handle> blas(uint32_t s);
 
@@ -168,22 +169,40 @@ Status CudaDevice::init() {
     return s;
   if (auto s = need("cuMemHostRegister(bulk)", api_.MemHostRegister(region_.bulk, BULK_BYTES, 0)); !s) return s;
   if (auto s = need("cuModuleLoadData(spin)", api_.ModuleLoadData(&spin_module_, SPIN_PTX)); !s) return s;
-  if (auto s = need("cuModuleGetFunction(spin)", api_.ModuleGetFunction(&spin_, spin_module_, "vgpu_spin")); !s)
-    return s;
-  if (auto s = need("cuModuleLoadData(built-in kernels)", api_.ModuleLoadData(&builtins_, BUILTIN_PTX)); !s) return s;
+  return need("cuModuleGetFunction(spin)", api_.ModuleGetFunction(&spin_, spin_module_, "vgpu_spin"));
+}
+
+// The built-in kernels' module (BUILTIN_PTX), loaded at the first built-in
+// so that a worker that runs none pays no JIT, and so that a driver that
+// cannot load it (its PTX is ISA 9.0: CUDA 13's nvcc) fails the built-ins
+// with the driver's reason, not the worker's start.
+DeviceStatus CudaDevice::load_builtins() {
+  if (builtins_ != nullptr) return {};
+  auto refused = [&](const char* call, cu::Result r) {
+    return std::unexpected(
+        DeviceFault{static_cast<uint32_t>(r), 0,
+                    "the built-in kernels' PTX (worker/builtin_ptx.cc): " + cu::describe(api_, call, r)});
+  };
+  cu::Module m = nullptr;
+  if (cu::Result r = api_.ModuleLoadData(&m, BUILTIN_PTX); r != cu::SUCCESS) return refused("cuModuleLoadData", r);
   const std::pair<cu::Function*, const char*> entries[] = {{&saxpy_, "vgpu_saxpy"},
                                                            {&madd_, "vgpu_madd"},
                                                            {&mriq_, "vgpu_mriq"},
                                                            {&conv2d_, "vgpu_conv2d"}};
   for (auto [fn, entry] : entries)
-    if (auto s = need("cuModuleGetFunction(built-in kernels)", api_.ModuleGetFunction(fn, builtins_, entry)); !s)
-      return s;
+    if (cu::Result r = api_.ModuleGetFunction(fn, m, entry); r != cu::SUCCESS) {
+      api_.ModuleUnload(m);
+      return refused("cuModuleGetFunction", r);
+    }
+  builtins_ = m;
   return {};
 }
 
 // The built-ins as the in-process engine launches them (cuda_engine.cu):
 // the same bodies (gpu/device/builtin_kernels.cuh), grids and cuBLAS call.
 DeviceStatus CudaDevice::kernel(uint32_t s, const KernelCall& call) {
+  if (call.kernel != cls::Kernel::sgemm)
+    if (auto st = load_builtins(); !st) return st;
   switch (call.kernel) {
     case cls::Kernel::saxpy: {
       auto a = kernel_args<cls::SaxpyArgs>(call.args);

@@ -48,7 +48,11 @@ Status WorkerGpuDevice::add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint3
   vm->part = {base, bytes};
   {
     std::lock_guard lock(vm->mu);
-    if (!ready(*vm)) return fail(Errc::device_error, "worker device: the worker could not map its VRAM");
+    if (!ready(*vm)) {
+      const std::string why = vm->host->info().last_failure;
+      return fail(Errc::device_error,
+                  "worker device: the worker could not map its VRAM" + (why.empty() ? "" : ": " + why));
+    }
   }
   std::unique_lock table(table_mu_);
   for (auto& v : vms_)
