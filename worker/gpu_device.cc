@@ -36,7 +36,7 @@ Result<std::unique_ptr<WorkerGpuDevice>> WorkerGpuDevice::create(gpu::Vram& vram
 WorkerGpuDevice::~WorkerGpuDevice() = default;
 
 Status WorkerGpuDevice::add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint32_t first_stream, uint32_t streams) {
-  if (base % BLOCK_BYTES != 0 || bytes == 0 || !vram_.contains(base, bytes) || base + bytes > PHYS_BYTES ||
+  if (base % BLOCK_BYTES != 0 || bytes == 0 || !vram_.contains(base, bytes) || base + bytes > SCRATCH_OFFSET ||
       first_stream > NUM_STREAMS || streams > NUM_STREAMS - first_stream)
     return fail(Errc::invalid_argument, "worker device: VM part [" + hex(base) + ", +" + hex(bytes) +
                                             ") does not start a 2 MiB block of VRAM, or its channels are out of range");
@@ -263,6 +263,41 @@ void WorkerGpuDevice::fill(Stream s, float* dst, uint64_t n, float value) {
 }
 
 void WorkerGpuDevice::spin(Stream s, uint64_t ns) { queue(s, make_command(Op::spin, s, ns)); }
+
+std::byte* WorkerGpuDevice::alloc(Stream s, uint64_t bytes) {
+  constexpr uint64_t ALIGN = 256;  // as cudaMalloc's
+  s %= NUM_STREAMS;
+  Vm* vm = nullptr;
+  auto lock = usable(s, vm);
+  if (vm == nullptr || !ready(*vm)) return nullptr;
+  Scratch& sc = scratch_[s];
+  if (sc.pid != vm->host->pid()) sc = Scratch{sc.used, sc.live, 0, vm->host->pid()};  // a new worker: none mapped
+  const uint64_t at = (sc.used + ALIGN - 1) / ALIGN * ALIGN;
+  if (bytes == 0 || at > SCRATCH_STREAM_BYTES || bytes > SCRATCH_STREAM_BYTES - at) return nullptr;
+  const auto blocks = static_cast<uint32_t>((at + bytes + BLOCK_BYTES - 1) / BLOCK_BYTES);
+  if (blocks > sc.blocks) {
+    // Waited for: the worker zeroes new blocks on its stream 0, which
+    // must be done before this stream writes them.
+    const uint64_t first = (SCRATCH_OFFSET + uint64_t{s} * SCRATCH_STREAM_BYTES) / BLOCK_BYTES + sc.blocks;
+    if (!fenced(*vm, 0,
+                make_command(Op::map, 0, scratch_va(s) + uint64_t{sc.blocks} * BLOCK_BYTES, first, blocks - sc.blocks)))
+      return nullptr;
+    sc.blocks = blocks;
+  }
+  sc.used = at + bytes;
+  ++sc.live;
+  return reinterpret_cast<std::byte*>(scratch_va(s) + at);
+}
+
+void WorkerGpuDevice::free(Stream s, std::byte* p) {
+  s %= NUM_STREAMS;
+  if (p == nullptr) return;
+  Vm* vm = vm_of_stream(s);
+  if (vm == nullptr) return;
+  std::lock_guard lock(vm->mu);
+  Scratch& sc = scratch_[s];
+  if (sc.live > 0 && --sc.live == 0) sc.used = 0;  // the stream's later work is ordered after this
+}
 
 // saxpy and madd in commands of at most UINT32_MAX elements (the argument
 // blocks' counts are 32-bit; the engines' n can be rows x cols).
