@@ -4,12 +4,18 @@
 // in the compute aperture, one stream per channel, fences written by the
 // GPU into the shared region (cuStreamWriteValue32), user PTX through
 // cuModuleLoadData after the %ctaid rewrite (docs/cuda-worker.md).
+#include <algorithm>
 #include <bitset>
 #include <cstring>
 #include <map>
+#include <utility>
 #include <vector>
+#include "gpu/device/cuda_engine.h"
+#include "gpu/kernels/kernels.h"
 #include "worker/block_map.h"
+#include "worker/builtin_ptx.h"
 #include "worker/ctaid_rewrite.h"
+#include "worker/cublas_api.h"
 #include "worker/cuda_api.h"
 #include "worker/device.h"
 #include "worker/module_globals.h"
@@ -35,6 +41,16 @@ LOOP:
 	ret;
 }
 )";
+
+// cuBLAS's workspace per handle, fixed (what the in-process engine gives
+// it, docs/cuda.md): the same kernels for the same shape every time.
+constexpr size_t BLAS_WORKSPACE = size_t{32} << 20;
+// A grid-stride kernel's blocks for n elements (the in-process engine's).
+constexpr uint64_t MAX_GRID_BLOCKS = 65535ull * 16;
+unsigned blocks_for(uint64_t n) {
+  const uint64_t b = (n + BUILTIN_THREADS - 1) / BUILTIN_THREADS;
+  return static_cast<unsigned>(b == 0 ? 1 : std::min(b, MAX_GRID_BLOCKS));
+}
 
 struct LoadedModule {
   cu::Module module = nullptr;
@@ -68,6 +84,7 @@ class CudaDevice final : public WorkerDevice {
   }
   DeviceStatus load_module(uint32_t slot, const char* text, uint64_t bytes, uint64_t data_va) override;
   DeviceStatus launch(uint32_t s, const LaunchArgs& args, const std::byte* params) override;
+  DeviceStatus kernel(uint32_t s, const KernelCall& call) override;
   DeviceStatus fence(uint32_t s, std::atomic<uint32_t>* word, uint32_t seq) override {
     cu::Ptr at = fence_dev_ + static_cast<cu::Ptr>(word - region_.fence) * sizeof(uint32_t);
     return check("cuStreamWriteValue32", api_.StreamWriteValue32(stream(s), at, seq, 0), s);
@@ -87,6 +104,12 @@ class CudaDevice final : public WorkerDevice {
     return {};
   }
   DeviceStatus sync_all();
+  DeviceStatus run(uint32_t s, const char* what, cu::Function f, unsigned blocks, unsigned threads, void** params) {
+    return check(what, api_.LaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, stream(s), params, nullptr), s);
+  }
+  DeviceStatus load_builtins();
+  DeviceStatus sgemm(uint32_t s, const cls::SgemmArgs& g);
+  Result<cublas::Handle> blas(uint32_t s);
 
   Region& region_;
   cu::Api api_{};
@@ -100,6 +123,12 @@ class CudaDevice final : public WorkerDevice {
   cu::Ptr phys_window_ = 0;
   cu::Module spin_module_ = nullptr;
   cu::Function spin_ = nullptr;
+  cu::Module builtins_ = nullptr;  // BUILTIN_PTX
+  cu::Function saxpy_ = nullptr, madd_ = nullptr, mriq_ = nullptr, conv2d_ = nullptr;
+  // cuBLAS, opened at the first sgemm; a handle per stream.
+  bool blas_tried_ = false;
+  Result<cublas::Api> blas_api_ = fail(Errc::not_found, "not loaded");
+  cublas::Handle blas_[NUM_STREAMS] = {};
   std::map<uint32_t, LoadedModule> modules_;
 };
 
@@ -141,6 +170,121 @@ Status CudaDevice::init() {
   if (auto s = need("cuMemHostRegister(bulk)", api_.MemHostRegister(region_.bulk, BULK_BYTES, 0)); !s) return s;
   if (auto s = need("cuModuleLoadData(spin)", api_.ModuleLoadData(&spin_module_, SPIN_PTX)); !s) return s;
   return need("cuModuleGetFunction(spin)", api_.ModuleGetFunction(&spin_, spin_module_, "vgpu_spin"));
+}
+
+// The built-in kernels' module (BUILTIN_PTX), loaded at the first built-in
+// so that a worker that runs none pays no JIT, and so that a driver that
+// cannot load it (its PTX is ISA 9.0: CUDA 13's nvcc) fails the built-ins
+// with the driver's reason, not the worker's start.
+DeviceStatus CudaDevice::load_builtins() {
+  if (builtins_ != nullptr) return {};
+  auto refused = [&](const char* call, cu::Result r) {
+    return std::unexpected(
+        DeviceFault{static_cast<uint32_t>(r), 0,
+                    "the built-in kernels' PTX (worker/builtin_ptx.cc): " + cu::describe(api_, call, r)});
+  };
+  cu::Module m = nullptr;
+  if (cu::Result r = api_.ModuleLoadData(&m, BUILTIN_PTX); r != cu::SUCCESS) return refused("cuModuleLoadData", r);
+  const std::pair<cu::Function*, const char*> entries[] = {{&saxpy_, "vgpu_saxpy"},
+                                                           {&madd_, "vgpu_madd"},
+                                                           {&mriq_, "vgpu_mriq"},
+                                                           {&conv2d_, "vgpu_conv2d"}};
+  for (auto [fn, entry] : entries)
+    if (cu::Result r = api_.ModuleGetFunction(fn, m, entry); r != cu::SUCCESS) {
+      api_.ModuleUnload(m);
+      return refused("cuModuleGetFunction", r);
+    }
+  builtins_ = m;
+  return {};
+}
+
+// The built-ins as the in-process engine launches them (cuda_engine.cu):
+// the same bodies (gpu/device/builtin_kernels.cuh), grids and cuBLAS call.
+DeviceStatus CudaDevice::kernel(uint32_t s, const KernelCall& call) {
+  if (call.kernel != cls::Kernel::sgemm)
+    if (auto st = load_builtins(); !st) return st;
+  switch (call.kernel) {
+    case cls::Kernel::saxpy: {
+      auto a = kernel_args<cls::SaxpyArgs>(call.args);
+      uint64_t n = a.n;
+      void* p[] = {&a.a, &a.x, &a.y, &n};
+      return n == 0 ? DeviceStatus{} : run(s, "cuLaunchKernel(saxpy)", saxpy_, blocks_for(n), BUILTIN_THREADS, p);
+    }
+    case cls::Kernel::madd: {
+      auto a = kernel_args<cls::MaddArgs>(call.args);
+      uint64_t n = uint64_t{a.rows} * a.cols;
+      void* p[] = {&a.a, &a.b, &a.c, &n};
+      return n == 0 ? DeviceStatus{} : run(s, "cuLaunchKernel(madd)", madd_, blocks_for(n), BUILTIN_THREADS, p);
+    }
+    case cls::Kernel::sgemm: return sgemm(s, kernel_args<cls::SgemmArgs>(call.args));
+    case cls::Kernel::conv2d: {
+      auto a = kernel_args<cls::Conv2dArgs>(call.args);
+      gpu::cuda::ConvShape g{a.n,
+                             a.c,
+                             a.h,
+                             a.w,
+                             a.k,
+                             a.r,
+                             a.s,
+                             a.pad_h,
+                             a.pad_w,
+                             a.stride_h,
+                             a.stride_w,
+                             gpu::kernels::conv2d_out_h(a),
+                             gpu::kernels::conv2d_out_w(a)};
+      const uint64_t total = uint64_t{g.n} * g.k * g.p * g.q;
+      void* p[] = {&g, &a.input, &a.filter, &a.output};
+      return total == 0 ? DeviceStatus{}
+                        : run(s, "cuLaunchKernel(conv2d)", conv2d_, blocks_for(total), BUILTIN_THREADS, p);
+    }
+    case cls::Kernel::mriq: {
+      auto a = kernel_args<cls::MriqArgs>(call.args);
+      void* p[] = {&a.num_k, &a.num_x, &a.kx, &a.ky, &a.kz, &a.phi_mag, &a.x, &a.y, &a.z, &a.qr, &a.qi};
+      const auto blocks = static_cast<unsigned>((uint64_t{a.num_x} + MRIQ_THREADS - 1) / MRIQ_THREADS);
+      return a.num_x == 0 ? DeviceStatus{} : run(s, "cuLaunchKernel(mriq)", mriq_, blocks, MRIQ_THREADS, p);
+    }
+    default: return std::unexpected(DeviceFault{0, 0, "not a built-in of the worker"});
+  }
+}
+
+// The stream's cuBLAS handle (fp32 math, a fixed workspace), made at its
+// first sgemm; cuBLAS itself is opened at the worker's first.
+Result<cublas::Handle> CudaDevice::blas(uint32_t s) {
+  if (!blas_tried_) {
+    blas_tried_ = true;
+    blas_api_ = cublas::load();
+  }
+  if (!blas_api_) return std::unexpected(blas_api_.error());
+  if (blas_[s] != nullptr) return blas_[s];
+  const cublas::Api& b = *blas_api_;
+  cublas::Handle h = nullptr;
+  if (cublas::Status st = b.Create(&h); st != cublas::SUCCESS)
+    return fail(Errc::device_error, "cublasCreate (" + b.library + "): status " + std::to_string(st));
+  cu::Ptr work = 0;
+  if (api_.MemAlloc(&work, BLAS_WORKSPACE) != cu::SUCCESS ||
+      b.SetWorkspace(h, reinterpret_cast<void*>(work), BLAS_WORKSPACE) != cublas::SUCCESS ||
+      b.SetStream(h, stream(s)) != cublas::SUCCESS || b.SetMathMode(h, cublas::DEFAULT_MATH) != cublas::SUCCESS) {
+    b.Destroy(h);
+    return fail(Errc::device_error, "cuBLAS handle setup (workspace, stream, math mode) failed");
+  }
+  blas_[s] = h;
+  return h;
+}
+
+// Row-major C = A B is column-major C^T = B^T A^T (the engine's call).
+DeviceStatus CudaDevice::sgemm(uint32_t s, const cls::SgemmArgs& g) {
+  if (g.m == 0 || g.n == 0) return {};
+  auto h = blas(s);
+  if (!h) return std::unexpected(DeviceFault{0, 0, h.error().message});
+  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+  const auto* a = reinterpret_cast<const float*>(g.a);
+  const auto* b = reinterpret_cast<const float*>(g.b);
+  auto* c = reinterpret_cast<float*>(g.c);
+  const cublas::Status st = blas_api_->Sgemm(*h, cublas::OP_N, cublas::OP_N, n, m, k, &g.alpha, b, n, a, k > 0 ? k : 1,
+                                             &g.beta, c, n);
+  if (st != cublas::SUCCESS) return std::unexpected(DeviceFault{0, 0, "cublasSgemm: status " + std::to_string(st)});
+  pending_.set(s);
+  return {};
 }
 
 DeviceStatus CudaDevice::sync_all() {

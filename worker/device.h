@@ -13,6 +13,7 @@
 #include <string>
 #include "common/error.h"
 #include "worker/block_map.h"
+#include "worker/builtin.h"
 #include "worker/ipc.h"
 
 namespace vgpu::worker {
@@ -51,6 +52,8 @@ class WorkerDevice {
   // The module's .global/.const variables live at data_va (module_globals.h).
   virtual DeviceStatus load_module(uint32_t slot, const char* text, uint64_t bytes, uint64_t data_va) = 0;
   virtual DeviceStatus launch(uint32_t stream, const LaunchArgs& args, const std::byte* params) = 0;
+  // A built-in kernel (builtin.h), its block checked and its VAs placed.
+  virtual DeviceStatus kernel(uint32_t stream, const KernelCall& call) = 0;
   // Queues fence[stream] = seq behind the stream's work.
   virtual DeviceStatus fence(uint32_t stream, std::atomic<uint32_t>* word, uint32_t seq) = 0;
   // An error of work already queued (a fault found after the launch call).

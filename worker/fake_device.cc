@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <vector>
+#include "gpu/kernels/kernels.h"
 #include "gpu/ptx/interpreter.h"
 #include "worker/block_map.h"
 #include "worker/ctaid_rewrite.h"
@@ -82,6 +83,7 @@ class FakeDevice final : public WorkerDevice {
     return {};
   }
   DeviceStatus launch(uint32_t, const LaunchArgs& a, const std::byte* params) override;
+  DeviceStatus kernel(uint32_t, const KernelCall& call) override;
   DeviceStatus fence(uint32_t, std::atomic<uint32_t>* word, uint32_t seq) override {
     word->store(seq, std::memory_order_release);
     return {};
@@ -180,6 +182,41 @@ DeviceStatus FakeDevice::launch(uint32_t, const LaunchArgs& a, const std::byte* 
     auto r = ptx::run_blocks(*m.module, c, memory, 0, uint64_t{p.grid[0]} * p.grid[1] * p.grid[2]);
     if (!r) return std::unexpected(launch_fault(r.error()));
   }
+  return {};
+}
+
+// The model's kernel (gpu/kernels) on host copies of the buffers: each
+// gathered from the mapped blocks (an unmapped byte faults, as on the
+// GPU), the kernel run, the written ones put back. Buffers that alias get
+// copies, not views: the model leaves such results unspecified anyway.
+DeviceStatus FakeDevice::kernel(uint32_t, const KernelCall& call) {
+  const auto uses = call.footprint.buffers();
+  std::vector<std::vector<float>> buf(uses.size());
+  for (size_t i = 0; i < uses.size(); ++i) {
+    buf[i].resize(uses[i].bytes / sizeof(float));
+    if (auto s = access(uses[i].va, reinterpret_cast<std::byte*>(buf[i].data()), uses[i].bytes, false); !s) return s;
+  }
+  namespace k = gpu::kernels;
+  switch (call.kernel) {
+    case cls::Kernel::saxpy: k::saxpy(kernel_args<cls::SaxpyArgs>(call.args).a, buf[0], buf[1]); break;
+    case cls::Kernel::madd: k::madd(buf[0], buf[1], buf[2]); break;
+    case cls::Kernel::sgemm:
+      k::sgemm(kernel_args<cls::SgemmArgs>(call.args), buf[0].data(), buf[1].data(), buf[2].data());
+      break;
+    case cls::Kernel::conv2d:
+      k::conv2d(kernel_args<cls::Conv2dArgs>(call.args), buf[0].data(), buf[1].data(), buf[2].data());
+      break;
+    case cls::Kernel::mriq: {
+      const auto a = kernel_args<cls::MriqArgs>(call.args);
+      k::mriq(a.num_k, a.num_x, buf[0].data(), buf[1].data(), buf[2].data(), buf[3].data(), buf[4].data(),
+              buf[5].data(), buf[6].data(), buf[7].data(), buf[8].data());
+      break;
+    }
+    default: return std::unexpected(DeviceFault{0, 0, "not a built-in of the worker"});
+  }
+  for (size_t i = 0; i < uses.size(); ++i)
+    if (uses[i].writable())
+      if (auto s = access(uses[i].va, reinterpret_cast<std::byte*>(buf[i].data()), uses[i].bytes, true); !s) return s;
   return {};
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include "common/text.h"
 #include "worker/block_map.h"
+#include "worker/builtin.h"
 
 namespace vgpu::worker {
 namespace {
@@ -35,7 +36,7 @@ Result<std::unique_ptr<WorkerGpuDevice>> WorkerGpuDevice::create(gpu::Vram& vram
 WorkerGpuDevice::~WorkerGpuDevice() = default;
 
 Status WorkerGpuDevice::add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint32_t first_stream, uint32_t streams) {
-  if (base % BLOCK_BYTES != 0 || bytes == 0 || !vram_.contains(base, bytes) || base + bytes > PHYS_BYTES ||
+  if (base % BLOCK_BYTES != 0 || bytes == 0 || !vram_.contains(base, bytes) || base + bytes > SCRATCH_OFFSET ||
       first_stream > NUM_STREAMS || streams > NUM_STREAMS - first_stream)
     return fail(Errc::invalid_argument, "worker device: VM part [" + hex(base) + ", +" + hex(bytes) +
                                             ") does not start a 2 MiB block of VRAM, or its channels are out of range");
@@ -47,7 +48,11 @@ Status WorkerGpuDevice::add_vm(uint32_t id, uint64_t base, uint64_t bytes, uint3
   vm->part = {base, bytes};
   {
     std::lock_guard lock(vm->mu);
-    if (!ready(*vm)) return fail(Errc::device_error, "worker device: the worker could not map its VRAM");
+    if (!ready(*vm)) {
+      const std::string why = vm->host->info().last_failure;
+      return fail(Errc::device_error,
+                  "worker device: the worker could not map its VRAM" + (why.empty() ? "" : ": " + why));
+    }
   }
   std::unique_lock table(table_mu_);
   for (auto& v : vms_)
@@ -228,13 +233,6 @@ void WorkerGpuDevice::queue(Stream s, Command c) {
   if (auto t = vm->host->submit(c, false); !t) fail_vm(*vm, {regs::ChannelError::kernel_error, 0, t.error().what()});
 }
 
-void WorkerGpuDevice::missing(Stream s, const char* kernel) {
-  std::lock_guard lock(streams_mu_);
-  if (!pending_[s % NUM_STREAMS])
-    pending_[s % NUM_STREAMS] = WorkerFailure{regs::ChannelError::internal, 0,
-                                              std::string(kernel) + " is not in the CUDA worker yet"};
-}
-
 Status WorkerGpuDevice::synchronize(Stream s) {
   s %= NUM_STREAMS;
   Vm* vm = nullptr;
@@ -265,6 +263,81 @@ void WorkerGpuDevice::fill(Stream s, float* dst, uint64_t n, float value) {
 }
 
 void WorkerGpuDevice::spin(Stream s, uint64_t ns) { queue(s, make_command(Op::spin, s, ns)); }
+
+std::byte* WorkerGpuDevice::alloc(Stream s, uint64_t bytes) {
+  constexpr uint64_t ALIGN = 256;  // as cudaMalloc's
+  s %= NUM_STREAMS;
+  Vm* vm = nullptr;
+  auto lock = usable(s, vm);
+  if (vm == nullptr || !ready(*vm)) return nullptr;
+  Scratch& sc = scratch_[s];
+  if (sc.pid != vm->host->pid()) sc = Scratch{sc.used, sc.live, 0, vm->host->pid()};  // a new worker: none mapped
+  const uint64_t at = (sc.used + ALIGN - 1) / ALIGN * ALIGN;
+  if (bytes == 0 || at > SCRATCH_STREAM_BYTES || bytes > SCRATCH_STREAM_BYTES - at) return nullptr;
+  const auto blocks = static_cast<uint32_t>((at + bytes + BLOCK_BYTES - 1) / BLOCK_BYTES);
+  if (blocks > sc.blocks) {
+    // Waited for: the worker zeroes new blocks on its stream 0, which
+    // must be done before this stream writes them.
+    const uint64_t first = (SCRATCH_OFFSET + uint64_t{s} * SCRATCH_STREAM_BYTES) / BLOCK_BYTES + sc.blocks;
+    if (!fenced(*vm, 0,
+                make_command(Op::map, 0, scratch_va(s) + uint64_t{sc.blocks} * BLOCK_BYTES, first, blocks - sc.blocks)))
+      return nullptr;
+    sc.blocks = blocks;
+  }
+  sc.used = at + bytes;
+  ++sc.live;
+  return reinterpret_cast<std::byte*>(scratch_va(s) + at);
+}
+
+void WorkerGpuDevice::free(Stream s, std::byte* p) {
+  s %= NUM_STREAMS;
+  if (p == nullptr) return;
+  Vm* vm = vm_of_stream(s);
+  if (vm == nullptr) return;
+  std::lock_guard lock(vm->mu);
+  Scratch& sc = scratch_[s];
+  if (sc.live > 0 && --sc.live == 0) sc.used = 0;  // the stream's later work is ordered after this
+}
+
+// saxpy and madd in commands of at most UINT32_MAX elements (the argument
+// blocks' counts are 32-bit; the engines' n can be rows x cols).
+void WorkerGpuDevice::saxpy(Stream s, float a, const float* x, float* y, uint64_t n) {
+  for (uint64_t at = 0; at < n; at += UINT32_MAX) {
+    const auto part = static_cast<uint32_t>(std::min<uint64_t>(n - at, UINT32_MAX));
+    queue(s, kernel_command(cls::Kernel::saxpy, s, cls::SaxpyArgs{va_of(x + at), va_of(y + at), part, a}));
+  }
+}
+
+void WorkerGpuDevice::madd(Stream s, const float* a, const float* b, float* c, uint64_t n) {
+  for (uint64_t at = 0; at < n; at += UINT32_MAX) {
+    const auto part = static_cast<uint32_t>(std::min<uint64_t>(n - at, UINT32_MAX));
+    queue(s, kernel_command(cls::Kernel::madd, s, cls::MaddArgs{va_of(a + at), va_of(b + at), va_of(c + at), 1, part}));
+  }
+}
+
+void WorkerGpuDevice::sgemm(Stream s, const cls::SgemmArgs& args, const float* a, const float* b, float* c) {
+  cls::SgemmArgs g = args;
+  g.a = va_of(a);
+  g.b = va_of(b);
+  g.c = va_of(c);
+  queue(s, kernel_command(cls::Kernel::sgemm, s, g));
+}
+
+void WorkerGpuDevice::conv2d(Stream s, const cls::Conv2dArgs& args, const float* input, const float* filter,
+                             float* output) {
+  cls::Conv2dArgs g = args;
+  g.input = va_of(input);
+  g.filter = va_of(filter);
+  g.output = va_of(output);
+  queue(s, kernel_command(cls::Kernel::conv2d, s, g));
+}
+
+void WorkerGpuDevice::mriq(Stream s, uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
+                           const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) {
+  queue(s, kernel_command(cls::Kernel::mriq, s,
+                          cls::MriqArgs{va_of(kx), va_of(ky), va_of(kz), va_of(phi_mag), va_of(x), va_of(y), va_of(z),
+                                        va_of(qr), va_of(qi), num_k, num_x}));
+}
 
 // Each window-full is written (or read) and waited for before the window
 // is used again.

@@ -12,9 +12,10 @@
 // fails the next synchronize of each of that VM's streams with the reason;
 // the next command starts another worker and maps the part again (its VRAM
 // bytes are not restored: the spec's rule for VRAM after a device error is
-// not coded yet). Not in the worker yet: the built-in saxpy, madd, sgemm,
-// conv2d and mriq (their stream fails with a reason), scratch alloc (nullptr)
-// and device-written fences (write_host_word is false).
+// not coded yet). The built-in kernels run in the worker too (builtin.h).
+// Scratch memory (alloc) is each stream's own region of worker memory
+// above the VRAM parts. Not in the worker yet: device-written fences
+// (write_host_word is false).
 #pragma once
 #include <chrono>
 #include <memory>
@@ -27,6 +28,7 @@
 #include <string>
 #include <vector>
 #include "gpu/device/device.h"
+#include "gpu/engines/engine_limits.h"
 #include "gpu/mem/vram.h"
 #include "worker/block_map.h"
 #include "worker/worker_host.h"
@@ -81,14 +83,21 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   static uint64_t device_va(uint64_t phys) { return PHYS_BASE + phys; }
 
   std::string name() const override;
-  std::string conv2d_library() const override { return "none (not in the CUDA worker yet)"; }
+  std::string conv2d_library() const override { return "direct kernel in the worker (PTX, no cuDNN)"; }
   void upload(uint64_t addr, uint64_t len) override;
   void download(uint64_t addr, uint64_t len) override;
   void upload_on(uint32_t s, uint64_t addr, uint64_t len) override;
   void download_on(uint32_t s, uint64_t addr, uint64_t len) override;
   std::byte* mirror(uint64_t phys) override { return reinterpret_cast<std::byte*>(device_va(phys)); }
-  std::byte* alloc(Stream, uint64_t) override { return nullptr; }
-  void free(Stream, std::byte*) override {}
+  // Scratch (the engines' gathers of scattered buffers and staged copies):
+  // the stream's own region at scratch_va(s), bump-allocated, its blocks
+  // mapped in the worker as it grows and reset when all are freed. A
+  // stream's work runs in order, so its next operation may reuse the
+  // region; one operation gets at most MAX_BOUNCE_BYTES (the engines' own
+  // bound), more is nullptr (the engines' internal).
+  std::byte* alloc(Stream s, uint64_t bytes) override;
+  void free(Stream s, std::byte* p) override;
+  static uint64_t scratch_va(Stream s) { return PHYS_BASE + SCRATCH_OFFSET + uint64_t{s} * SCRATCH_STREAM_BYTES; }
   void copy(Stream s, std::byte* dst, const std::byte* src, uint64_t bytes) override;
   void copy_2d(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch, uint64_t width,
                uint64_t height) override;
@@ -101,14 +110,14 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   void register_host(std::byte*, uint64_t) override {}  // bytes travel through the bulk window
   void unregister_host(std::byte*) override {}
   void fill(Stream s, float* dst, uint64_t n, float value) override;
-  void saxpy(Stream s, float, const float*, float*, uint64_t) override { missing(s, "saxpy"); }
-  void madd(Stream s, const float*, const float*, float*, uint64_t) override { missing(s, "madd"); }
-  void sgemm(Stream s, const cls::SgemmArgs&, const float*, const float*, float*) override { missing(s, "sgemm"); }
-  void conv2d(Stream s, const cls::Conv2dArgs&, const float*, const float*, float*) override { missing(s, "conv2d"); }
-  void mriq(Stream s, uint32_t, uint32_t, const float*, const float*, const float*, const float*, const float*,
-            const float*, const float*, float*, float*) override {
-    missing(s, "mriq");
-  }
+  // The built-ins run in the worker (builtin.h): its PTX of our own or
+  // cuBLAS on the GPU, the model's kernels on the fake device.
+  void saxpy(Stream s, float a, const float* x, float* y, uint64_t n) override;
+  void madd(Stream s, const float* a, const float* b, float* c, uint64_t n) override;
+  void sgemm(Stream s, const cls::SgemmArgs& args, const float* a, const float* b, float* c) override;
+  void conv2d(Stream s, const cls::Conv2dArgs& args, const float* input, const float* filter, float* output) override;
+  void mriq(Stream s, uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
+            const float* phi_mag, const float* x, const float* y, const float* z, float* qr, float* qi) override;
   void spin(Stream s, uint64_t ns) override;
   bool runs_user_kernels() const override { return true; }
   Status load_user_module(Stream s, uint32_t slot, std::string_view ptx, uint64_t data_va) override;
@@ -154,6 +163,20 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   // channel is in flight, so its page is free again at the next).
   static constexpr uint64_t PARAM_AREA = BULK_BYTES - uint64_t{NUM_STREAMS} * cls::compute::MAX_PARAM_BYTES;
 
+  // Scratch regions in the physical window: VRAM parts lie below
+  // SCRATCH_OFFSET; stream s's region (its blocks' handles numbered from
+  // SCRATCH_OFFSET / BLOCK_BYTES up, past every VRAM block) above.
+  static constexpr uint64_t SCRATCH_OFFSET = PHYS_BYTES / 2;
+  static constexpr uint64_t SCRATCH_STREAM_BYTES = gpu::MAX_BOUNCE_BYTES + BLOCK_BYTES;  // + the buffers' alignment
+  static_assert(SCRATCH_OFFSET + NUM_STREAMS * SCRATCH_STREAM_BYTES <= PHYS_BYTES);
+  static_assert(SCRATCH_STREAM_BYTES % BLOCK_BYTES == 0);
+  struct Scratch {
+    uint64_t used = 0;    // bytes handed out since the region was last empty
+    uint32_t live = 0;    // allocations not yet freed
+    uint32_t blocks = 0;  // mapped in worker `pid`
+    int pid = -1;
+  };
+
   // The stream's VM; nullptr (the stream failed) where it has none.
   Vm* vm_of_stream(Stream s);
   // The stream's VM, locked, if it has one and has not failed.
@@ -165,7 +188,6 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   bool fenced(Vm& vm, Stream s, Command c);
   bool fence_and_wait(Vm& vm, Stream s);
   void fail_vm(Vm& vm, const WorkerFailure& f);
-  void missing(Stream s, const char* kernel);
   void rows(Stream s, Vm& vm, const Rows& r, bool to_device);
   // User kernels (gpu_device_user.cc). The worker's slot of a channel's slot.
   static uint32_t module_key(Stream s, uint32_t slot) { return s * cls::compute::MAX_MODULE_SLOTS + slot; }
@@ -189,6 +211,7 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   Vm* stream_vm_[NUM_STREAMS] = {};
   // Per stream: a failure not yet reported, and the last one reported.
   std::optional<WorkerFailure> pending_[NUM_STREAMS], reported_[NUM_STREAMS];
+  Scratch scratch_[NUM_STREAMS];  // under the stream's VM's lock
   mutable std::mutex streams_mu_;
 };
 

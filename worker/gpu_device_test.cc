@@ -2,7 +2,8 @@
 // The engine back end on per-VM fake workers (gpu_device.h): the engines'
 // device calls reach the VM's worker and its bytes, a VM's access outside
 // its part faults in its own worker and fails its own stream with the
-// reason, a hung worker gives timeout, and the other VM sees nothing.
+// reason, a hung worker gives timeout, and the other VM sees nothing (the built-in
+// kernels: builtin_test.cc).
 #include "worker/gpu_device.h"
 
 #include <gtest/gtest.h>
@@ -133,16 +134,57 @@ TEST(WorkerGpuDevice, AHungWorkerGivesTimeoutAndTheOtherVmRuns) {
   EXPECT_EQ(f.dev->info(1)->restarts, 0u);
 }
 
-TEST(WorkerGpuDevice, ABuiltInKernelNotInTheWorkerFailsItsStreamWithItsName) {
+// The engines' scratch: a buffer scattered over two physical runs is
+// gathered into the stream's region, worked on there and scattered back;
+// the region is reused once freed, bounded by what one operation may
+// gather, its own per stream, and mapped again in a respawned worker.
+TEST(WorkerGpuDevice, ScratchGathersAndScattersInTheStreamsOwnRegion) {
   Fixture f = make();
   ASSERT_TRUE(f.dev);
   gpu::Device& d = *f.dev;
-  d.sgemm(S0, cls::SgemmArgs{}, nullptr, nullptr, nullptr);
-  auto s = d.synchronize(S0);
-  ASSERT_FALSE(s);
-  EXPECT_NE(s.error().message.find("sgemm is not in the CUDA worker yet"), std::string::npos);
-  EXPECT_TRUE(d.synchronize(S0));  // reported once; the worker itself is fine
-  EXPECT_EQ(f.dev->info(0)->restarts, 0u);
+  constexpr uint64_t N = 1000, RUN = N * sizeof(float);
+  const uint64_t runs[2] = {BLOCK_BYTES - RUN / 2, BLOCK_BYTES + 8192};  // the first straddles two blocks
+  std::vector<float> in(2 * N);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) - 700.5f;
+  for (int r = 0; r < 2; ++r) {
+    std::memcpy(f.vram->data() + runs[r], in.data() + r * N, RUN);
+    d.upload(runs[r], RUN);
+  }
+  std::byte* sc = d.alloc(S0, 2 * RUN);
+  ASSERT_NE(sc, nullptr);
+  for (int r = 0; r < 2; ++r) d.copy(S0, sc + r * RUN, d.mirror(runs[r]), RUN);
+  auto* v = reinterpret_cast<float*>(sc);
+  d.saxpy(S0, 2.0f, v, v, 2 * N);  // v = 2v + v
+  for (int r = 0; r < 2; ++r) d.copy(S0, d.mirror(runs[r]), sc + r * RUN, RUN);
+  d.free(S0, sc);
+  ASSERT_TRUE(d.synchronize(S0));
+  for (int r = 0; r < 2; ++r) d.download(runs[r], RUN);
+  for (size_t i = 0; i < in.size(); ++i) {
+    float got;
+    std::memcpy(&got, f.vram->data() + runs[i / N] + (i % N) * sizeof(float), sizeof got);
+    ASSERT_EQ(got, 3.0f * in[i]) << i;
+  }
+  EXPECT_EQ(d.alloc(S0, 64), sc) << "freed: the region starts over";
+  EXPECT_NE(d.alloc(S1, 64), nullptr);
+  EXPECT_NE(d.alloc(S1, 64), d.alloc(S0, 64)) << "each stream its own region";
+  EXPECT_EQ(d.alloc(S0, gpu::MAX_BOUNCE_BYTES + BLOCK_BYTES), nullptr) << "more than one operation may gather";
+
+  ASSERT_EQ(kill(f.dev->info(0)->pid, SIGKILL), 0);
+  std::vector<WorkerGpuDevice::Ended> ended;  // as vgpud's main loop finds it
+  for (int i = 0; i < 500 && ended.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ended = f.dev->respawn_ended();
+  }
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_FALSE(d.synchronize(S0)) << "the lost worker, once";
+  std::byte* again = d.alloc(S0, RUN);  // the new worker maps the region again
+  ASSERT_NE(again, nullptr);
+  d.fill(S0, reinterpret_cast<float*>(again), N, 4.0f);
+  d.copy(S0, d.mirror(runs[1]), again, RUN);
+  d.free(S0, again);
+  ASSERT_TRUE(d.synchronize(S0));
+  d.download(runs[1], RUN);
+  EXPECT_EQ(get(*f.vram, runs[1] + RUN - sizeof(float)), std::bit_cast<uint32_t>(4.0f));
 }
 
 // A worker killed between commands (vgpud's main loop asks): its VM's

@@ -23,6 +23,7 @@ const char* op_name(Op op) {
     case Op::load_module: return "load_module";
     case Op::launch: return "launch";
     case Op::stop: return "stop";
+    case Op::kernel: return "kernel";
   }
   return "unknown";
 }

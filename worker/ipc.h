@@ -14,7 +14,7 @@
 namespace vgpu::worker {
 
 inline constexpr uint32_t IPC_MAGIC = 0x6b726f77;  // "work"
-inline constexpr uint32_t IPC_VERSION = 2;         // 2: the module refusal record
+inline constexpr uint32_t IPC_VERSION = 3;         // 2: the module refusal record; 3: built-in kernels
 inline constexpr uint32_t RING_SLOTS = 256;
 inline constexpr uint32_t NUM_STREAMS = 128;  // channel ids (regs::NUM_CHANNELS)
 inline constexpr size_t BULK_BYTES = 8u << 20;
@@ -39,6 +39,7 @@ enum class Op : uint32_t {
   load_module = 8,  // a: slot, b: bulk offset, c: bytes of PTX text, data_va: its data segment
   launch = 9,       // Launch in the slot's bytes
   stop = 10,        // the worker exits cleanly
+  kernel = 11,      // a: cls::Kernel (saxpy, madd, sgemm, conv2d, mriq), c: bytes of `args`
 };
 const char* op_name(Op op);
 
@@ -52,13 +53,21 @@ struct LaunchArgs {
   uint32_t piece_blocks;  // 0: the whole grid at once
 };
 
+// The largest built-in argument block (cls::MriqArgs: nine pointers and two counts).
+inline constexpr size_t KERNEL_ARGS_BYTES = 80;
+
 struct Command {
   Op op;
   uint32_t stream;
   uint32_t seq;    // the fence value written when the command is done
   uint32_t flags;  // FENCE
   uint64_t a, b, c;
-  LaunchArgs launch;
+  union {
+    LaunchArgs launch;
+    // kernel: the kernel's argument block (cls::SaxpyArgs, ... as the
+    // model reads them) with device VAs in its pointer fields.
+    alignas(8) std::byte args[KERNEL_ARGS_BYTES];
+  };
   uint64_t data_va;  // load_module: where the guest put the module's variables (SET_MODULE_DATA)
 };
 inline constexpr uint32_t FENCE = 1;          // write fence[stream] = seq after the work

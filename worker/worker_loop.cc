@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 #include "worker/block_map.h"
+#include "worker/builtin.h"
 
 namespace vgpu::worker {
 namespace {
@@ -59,6 +60,21 @@ uint64_t placed(const WorkerDevice& d, uint64_t va) {
   return va >= PHYS_BASE && va - PHYS_BASE < PHYS_BYTES ? va - PHYS_BASE + d.phys_window() : va;
 }
 
+// A built-in's command: its pointers moved into the physical window, its
+// block checked as the model checks it, then run.
+DeviceStatus run_kernel(WorkerDevice& d, Command c) {
+  const uint32_t pointers = c.a <= UINT32_MAX ? pointer_fields(static_cast<cls::Kernel>(c.a)) : 0;
+  for (uint32_t i = 0; i < pointers && (i + 1) * sizeof(uint64_t) <= c.c; ++i) {
+    uint64_t va;
+    std::memcpy(&va, c.args + i * sizeof va, sizeof va);
+    va = placed(d, va);
+    std::memcpy(c.args + i * sizeof va, &va, sizeof va);
+  }
+  auto call = kernel_call(c);
+  if (!call) return std::unexpected(bad_command(call.error().message.c_str()));
+  return d.kernel(c.stream, *call);
+}
+
 DeviceStatus execute(Region& r, WorkerDevice& d, MappedBlocks& mapped, Command c) {
   if (c.op == Op::map || c.op == Op::unmap || c.op == Op::fill32 || c.op == Op::copy || c.op == Op::write ||
       c.op == Op::read)
@@ -90,6 +106,7 @@ DeviceStatus execute(Region& r, WorkerDevice& d, MappedBlocks& mapped, Command c
       if (!bulk_range_ok(c.launch.param_offset, c.launch.param_bytes))
         return std::unexpected(bad_command("parameters outside the bulk window"));
       return d.launch(c.stream, c.launch, r.bulk + c.launch.param_offset);
+    case Op::kernel: return run_kernel(d, c);
   }
   return std::unexpected(bad_command("unknown operation"));
 }

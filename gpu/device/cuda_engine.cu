@@ -16,84 +16,31 @@
 #include <tuple>
 
 #include "common/spin_lock.h"
+#include "gpu/device/builtin_kernels.cuh"
 #include "gpu/device/cuda_engine.h"
 
 namespace vgpu::gpu::cuda {
 namespace {
 
-constexpr unsigned THREADS = 256;
+constexpr unsigned THREADS = BUILTIN_THREADS;
 
 unsigned blocks_for(uint64_t n) {
   const uint64_t b = (n + THREADS - 1) / THREADS;
   return static_cast<unsigned>(b < 65535ull * 16 ? (b == 0 ? 1 : b) : 65535ull * 16);
 }
 
+// The bodies are builtin_kernels.cuh's (shared with the worker's PTX).
 __global__ void fill_kernel(float* dst, uint64_t n, float v) {
-  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
-    dst[i] = v;
+  for (uint64_t i = grid_first(); i < n; i += grid_step()) dst[i] = v;
 }
-
-__global__ void saxpy_kernel(float a, const float* x, float* y, uint64_t n) {
-  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
-    y[i] = a * x[i] + y[i];
-}
-
-__global__ void madd_kernel(const float* a, const float* b, float* c, uint64_t n) {
-  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
-    c[i] = a[i] + b[i];
-}
-
-// Parboil's ComputeQ: the phase is in turns; sincospif(2t) = sin/cos(2 pi t).
-constexpr unsigned MRIQ_K_TILE = 1024;
+__global__ void saxpy_kernel(float a, const float* x, float* y, uint64_t n) { saxpy_body(a, x, y, n); }
+__global__ void madd_kernel(const float* a, const float* b, float* c, uint64_t n) { madd_body(a, b, c, n); }
 __global__ void mriq_kernel(uint32_t num_k, uint32_t num_x, const float* kx, const float* ky, const float* kz,
                             const float* phi, const float* x, const float* y, const float* z, float* qr, float* qi) {
-  __shared__ float skx[MRIQ_K_TILE], sky[MRIQ_K_TILE], skz[MRIQ_K_TILE], sphi[MRIQ_K_TILE];
-  const uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x;
-  const float xi = i < num_x ? x[i] : 0.f, yi = i < num_x ? y[i] : 0.f, zi = i < num_x ? z[i] : 0.f;
-  float ar = 0.f, ai = 0.f;
-  for (uint32_t k0 = 0; k0 < num_k; k0 += MRIQ_K_TILE) {
-    const uint32_t n = min(MRIQ_K_TILE, num_k - k0);
-    __syncthreads();
-    for (uint32_t j = threadIdx.x; j < n; j += blockDim.x) {
-      skx[j] = kx[k0 + j];
-      sky[j] = ky[k0 + j];
-      skz[j] = kz[k0 + j];
-      sphi[j] = phi[k0 + j];
-    }
-    __syncthreads();
-    for (uint32_t j = 0; j < n; ++j) {
-      float s, c;
-      sincospif(2.f * (skx[j] * xi + sky[j] * yi + skz[j] * zi), &s, &c);
-      ar += sphi[j] * c;
-      ai += sphi[j] * s;
-    }
-  }
-  if (i < num_x) {
-    qr[i] = ar;
-    qi[i] = ai;
-  }
+  mriq_body(num_k, num_x, kx, ky, kz, phi, x, y, z, qr, qi);
 }
-
-// Direct convolution (NCHW, KCRS, cross-correlation): the fallback when
-// cuDNN is not built in.
-__global__ void conv2d_kernel(ConvShape g, const float* in, const float* f, float* out) {
-  const uint64_t total = uint64_t{g.n} * g.k * g.p * g.q;
-  for (uint64_t o = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; o < total; o += uint64_t{gridDim.x} * blockDim.x) {
-    const uint64_t q = o % g.q, p = o / g.q % g.p, k = o / (uint64_t{g.q} * g.p) % g.k, n = o / (uint64_t{g.q} * g.p * g.k);
-    float acc = 0.f;
-    for (uint32_t c = 0; c < g.c; ++c)
-      for (uint32_t r = 0; r < g.r; ++r) {
-        const int64_t ih = int64_t(p * g.stride_h + r) - g.pad_h;
-        if (ih < 0 || ih >= g.h) continue;
-        for (uint32_t s = 0; s < g.s; ++s) {
-          const int64_t iw = int64_t(q * g.stride_w + s) - g.pad_w;
-          if (iw < 0 || iw >= g.w) continue;
-          acc += in[((n * g.c + c) * g.h + ih) * g.w + iw] * f[((k * g.c + c) * g.r + r) * g.s + s];
-        }
-      }
-    out[o] = acc;
-  }
-}
+// The fallback when cuDNN is not built in.
+__global__ void conv2d_kernel(ConvShape g, const float* in, const float* f, float* out) { conv2d_body(g, in, f, out); }
 
 __device__ uint64_t globaltimer() {
   uint64_t t;
