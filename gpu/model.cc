@@ -1,21 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/model.h"
 
-#include "common/launch_trace.h"
 #include "common/spin_lock.h"
 #include "gpu/device/backend.h"
 
 namespace vgpu::gpu {
 
 using namespace regs;
-
-namespace {
-// How long the deliverer polls for PFIFO's next ask: as long as PFIFO
-// itself polls for a GPU's result where the process has cores to spare (a
-// launch's result then costs no wake-up of it), else as long as PFIFO
-// polls for new work (yielding between looks).
-uint64_t deliverer_spin_ns() { return cores_to_spare() ? Pfifo::DEVICE_POLL_NS : Pfifo::IDLE_POLL_NS; }
-}  // namespace
 
 Result<std::unique_ptr<Gpu>> Gpu::create(const GpuConfig& config) {
   auto model = GpuModel::create(config);
@@ -62,14 +53,9 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBa
         std::lock_guard l(mutex_);
         return line_state();
       }),
-      deliverer_(device_ ? std::make_unique<Deliverer>([this] { notify(); },
-                                                       [] { LaunchTrace::mark(LaunchPhase::delivered); },
-                                                       deliverer_spin_ns())
-                         : nullptr),
       pfifo_(Pfifo::Deps{*vram_, *mmu_, *clock_, cost_, mutex_, faults_, events_, log_,
                          [this] { return pmc_.enabled(pmc::enable::Pfifo::mask); }, [this] { return ptimer_.poll(); },
                          [this] { notify(); },
-                         deliverer_ ? std::function<void()>([this] { deliverer_->ask(); }) : std::function<void()>(),
                          [this](uint64_t pdb) {
                            std::lock_guard l(mutex_);
                            invalidate(pdb);
@@ -82,7 +68,6 @@ GpuModel::GpuModel(const GpuConfig& config, std::unique_ptr<Vram> vram, EngineBa
 
 GpuModel::~GpuModel() {
   pfifo_.stop();
-  deliverer_.reset();  // what PFIFO asked for is delivered
   if (device_) mmu_->system_memory()->detach(*device_);
   vram_->set_observer(nullptr);
 }

@@ -112,11 +112,9 @@ class GpuModel final : public Gpu {
   FaultLog faults_;
   BarWindows bars_;
 
-  // Delivery to the host side, then PFIFO and its threads (stopped first,
-  // then the deliverer of PFIFO's deliveries, with a device back end).
+  // Delivery to the host side, then PFIFO and its threads (stopped first).
   InterruptLine irq_;
   EventQueue events_;
-  std::unique_ptr<Deliverer> deliverer_;
   Pfifo pfifo_;
 };
 

@@ -1,12 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "gpu/notify.h"
 
-#include <pthread.h>
-
-#include <chrono>
-
-#include "common/spin_lock.h"
-
 namespace vgpu::gpu {
 namespace {
 
@@ -94,52 +88,6 @@ void EventQueue::flush() {
     if (auto handler = handler_) call_unlocked(l, handler, e);
   }
   delivering_ = false;
-}
-
-Deliverer::Deliverer(std::function<void()> deliver, std::function<void()> delivered, uint64_t spin_ns)
-    : deliver_(std::move(deliver)), delivered_(std::move(delivered)), spin_ns_(spin_ns), thread_([this] { loop(); }) {}
-
-Deliverer::~Deliverer() {
-  {
-    std::lock_guard l(mutex_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
-
-// The asker's store and the sleeper's are sequentially consistent, each
-// followed by a load of the other's flag: either the asker sees the
-// thread asleep and wakes it under the mutex, or the thread, before it
-// sleeps, sees the ask.
-void Deliverer::ask() {
-  asked_.store(true);
-  if (!sleeping_.load()) return;
-  std::lock_guard l(mutex_);
-  cv_.notify_one();
-}
-
-void Deliverer::loop() {
-  pthread_setname_np(pthread_self(), "gpu-deliver");  // for a thread listing (/proc, perf)
-  const auto wanted = [this] { return asked_.load(std::memory_order_acquire) || stop_.load(); };
-  for (;;) {
-    // An ask made while this delivery runs finds the flag clear and brings
-    // the next one.
-    if (asked_.exchange(false)) {
-      deliver_();
-      deliveries_.fetch_add(1, std::memory_order_relaxed);
-      if (delivered_) delivered_();
-      continue;
-    }
-    if (stop_.load()) return;
-    const auto start = std::chrono::steady_clock::now();
-    spin_until(wanted, start, start + std::chrono::nanoseconds(spin_ns_));
-    if (wanted()) continue;
-    std::unique_lock l(mutex_);
-    sleeping_.store(true);
-    cv_.wait(l, wanted);
-    sleeping_.store(false);
-  }
 }
 
 }  // namespace vgpu::gpu

@@ -8,13 +8,10 @@
 #pragma once
 
 #include <array>
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
-#include <thread>
 
 #include "gpu/gpu.h"
 #include "vgpu/regs.h"
@@ -72,42 +69,6 @@ class EventQueue {
   std::function<void(const ChannelEvent&)> handler_;
   std::deque<ChannelEvent> queue_;
   bool delivering_ = false;
-};
-
-// A thread that delivers in another's stead (docs/cuda-worker.md, "PFIFO's
-// deliveries on their own thread"). PFIFO's thread asks (ask()), and this
-// one runs `deliver` (the model's notify: the interrupt line, then the
-// event queue) with no lock held. The host's handlers (a turn's end, the
-// dispatcher's next pick, the non-stall interrupt) then run here while
-// PFIFO's loop is back at its poll for the next doorbell. Deliveries stay
-// one at a time and in order: the line and the queue already let one
-// thread deliver at a time, and each ask made after a delivery began
-// brings another after it, so nothing asked for is left undelivered.
-// After a delivery the thread polls for the next ask for spin_ns (a
-// launch's two deliveries then cost no wake-up), then sleeps.
-class Deliverer {
- public:
-  Deliverer(std::function<void()> deliver, std::function<void()> delivered, uint64_t spin_ns);
-  ~Deliverer();  // the asks made before it returns are delivered
-  Deliverer(const Deliverer&) = delete;
-  Deliverer& operator=(const Deliverer&) = delete;
-
-  void ask();
-  uint64_t deliveries() const { return deliveries_.load(std::memory_order_relaxed); }
-
- private:
-  void loop();
-
-  const std::function<void()> deliver_;
-  const std::function<void()> delivered_;  // after each delivery (the launch trace's mark)
-  const uint64_t spin_ns_;
-  std::atomic<bool> asked_{false};
-  std::atomic<bool> sleeping_{false};
-  std::atomic<uint64_t> deliveries_{0};
-  std::atomic<bool> stop_{false};  // set under mutex_
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::thread thread_;
 };
 
 }  // namespace vgpu::gpu

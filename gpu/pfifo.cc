@@ -100,7 +100,7 @@ void Pfifo::loop() {
     }
     l.unlock();
     idle_cv_.notify_all();
-    if (deliver) deliver_own();
+    if (deliver) d_.notify();
     if (next) {
       // What the slice raises is delivered once it is over and PREEMPT
       // no longer reads pending for it: a handler may wait on a thread
@@ -110,7 +110,8 @@ void Pfifo::loop() {
       servicing_.reset();
       l.unlock();
       idle_cv_.notify_all();
-      deliver_own(LaunchPhase::delivered);
+      d_.notify();
+      LaunchTrace::mark(LaunchPhase::delivered);
     }
     lock_spinning(l);
     if (next || stop_) continue;
@@ -143,18 +144,6 @@ void Pfifo::loop() {
                             : ~uint64_t{0};
     kick_ = false;
   }
-}
-
-// With a device back end the host's handlers for what PFIFO raised (a
-// turn's end and the dispatcher's next pick, the non-stall interrupt: 1.5
-// us on the GPU machine's host) run on the deliverer's thread, and PFIFO's
-// loop is back at its poll when the next doorbell comes
-// (docs/cuda-worker.md, "PFIFO's deliveries on their own thread"). The
-// deliverer marks `delivered` itself.
-void Pfifo::deliver_own(std::optional<LaunchPhase> mark) {
-  if (d_.hand_over) return d_.hand_over();
-  d_.notify();
-  if (mark) LaunchTrace::mark(*mark);
 }
 
 bool Pfifo::engines_idle() const {

@@ -33,7 +33,6 @@
 #include "gpu/fault_log.h"
 #include "gpu/mem/mmu.h"
 #include "gpu/mem/vram.h"
-#include "common/launch_trace.h"
 #include "gpu/notify.h"
 #include "common/reg_table.h"
 #include "gpu/kernels/kernels.h"
@@ -61,9 +60,6 @@ class Pfifo {
     std::function<bool()> unit_enabled;  // PMC.ENABLE PFIFO (lock held)
     std::function<bool()> tick;          // periodic work of the model (lock held): true if it raised anything
     std::function<void()> notify;        // deliver interrupts and events (no lock held)
-    // PFIFO's own deliveries handed to another thread (a Deliverer, with a
-    // device back end); none: PFIFO's thread runs notify itself.
-    std::function<void()> hand_over;
     std::function<void(uint64_t pdb)> tlb_invalidate;  // a channel's MEM_OP invalidate (no lock held)
     DeviceEngines* device = nullptr;                   // engines' work on a GPU (docs/cuda.md); none: the model
     ModuleCache* modules = nullptr;                    // parsed PTX modules of the device (§10.6)
@@ -141,10 +137,7 @@ class Pfifo {
   void loop();
   std::optional<Pick> pick();  // lock held
   bool schedulable(uint32_t chid) const;
-  bool engines_idle() const;  // lock held
-  // Delivers what PFIFO raised (no lock held): hands it over (Deps::
-  // hand_over), or notifies on this thread and then marks `mark`.
-  void deliver_own(std::optional<LaunchPhase> mark = std::nullopt);
+  bool engines_idle() const;           // lock held
   bool has_work(uint32_t chid) const;  // lock held, PFIFO thread
   void drop_stale_runs();              // lock held, PFIFO thread
   void service(Pick pick);
