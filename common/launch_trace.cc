@@ -14,9 +14,9 @@ constexpr size_t PHASES = static_cast<size_t>(LaunchPhase::count);
 constexpr uint64_t MAX_KEPT_LAUNCHES = 100'000;
 
 constexpr std::array<std::string_view, PHASES> NAMES = {
-    "api_entry",    "doorbell",   "doorbell_seen", "pfifo_busy",      "pfifo_idle",      "pfifo_pass",    "pfifo_woke",
-    "gpfifo_fetch", "job_queued", "job_started",   "device_prepared", "device_launched", "device_synced", "job_done",
-    "result_seen",  "release",    "interrupt",     "delivered",       "wait_return",
+    "api_entry",     "doorbell",    "doorbell_seen", "pfifo_busy", "pfifo_idle",  "pfifo_pass",      "pfifo_woke",
+    "gpfifo_fetch",  "launch_read", "launch_built",  "job_queued", "job_started", "device_prepared", "device_launched",
+    "device_synced", "job_done",    "result_seen",   "release",    "interrupt",   "delivered",       "wait_return",
 };
 
 int64_t now_ns() {

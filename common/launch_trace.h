@@ -25,6 +25,8 @@ enum class LaunchPhase : uint8_t {
   pfifo_pass,    // PFIFO's loop began a pass, the first time since doorbell_seen
   pfifo_woke,    // PFIFO's loop picked a channel, the first time since doorbell_seen
   gpfifo_fetch,  // PFIFO fetched a GPFIFO entry
+  launch_read,   // a method that may start work: its words read from the push buffer, the operation begun
+  launch_built,  // that method's object returned engine work (a user launch checked and built)
   job_queued,    // PFIFO handed engine work to an engine thread
   job_started,   // the engine thread took it
   device_prepared,  // device work: buffers placed and made device-valid

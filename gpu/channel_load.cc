@@ -39,10 +39,17 @@ Pfifo::Ran Pfifo::load(uint32_t chid, uint32_t chan_inst, ChannelRun& run) {
   as.unit = FaultUnit::pfifo;
   as.inst = inst;
   as.chid = chid;
-  const uint64_t epoch = run.epoch;
-  run.ctx = std::make_unique<ChannelContext>(ChannelContext{chid, as, d_.mmu, d_.clock, d_.cost,
-                                                            [this, chid, epoch] { raise_nonstall(chid, epoch); },
-                                                            [this] { semaphore_written(); }});
+  // The channel and its epoch in one word: a callback of two words is
+  // held in place by std::function, so the context's copies for each
+  // engine job (two a launch, freed on the engine's thread) allocate
+  // nothing for it.
+  const uint64_t key = run.epoch * regs::NUM_CHANNELS + chid;
+  run.ctx = std::make_unique<ChannelContext>(
+      ChannelContext{chid, as, d_.mmu, d_.clock, d_.cost,
+                     [this, key] {
+                       raise_nonstall(static_cast<uint32_t>(key % regs::NUM_CHANNELS), key / regs::NUM_CHANNELS);
+                     },
+                     [this] { semaphore_written(); }});
   run.ctx->device = d_.device;
   run.ctx->modules = d_.modules;
   run.loaded = true;

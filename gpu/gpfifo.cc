@@ -194,6 +194,7 @@ std::expected<std::optional<Pfifo::Step>, ChannelFault> Pfifo::execute_words(uin
     run.following.reset();
     return std::nullopt;
   }
+  if (may_start) LaunchTrace::mark(LaunchPhase::launch_read);
   auto outcome = object->method_words(*run.ctx, method, *words);
   run.ctx->following_release.reset();
   if (!outcome) {
@@ -247,6 +248,7 @@ Pfifo::Stepped Pfifo::execute(uint32_t chid, ChannelRun& run, uint32_t subch, ui
   if (run.command_done + 1 == pushbuf::methods(cmd)) next = run.pos + (cmd.kind == Kind::immediate ? 0 : 1);
   auto budget = begin_operation(chid, run, *object, method, next);
   if (!budget) return fault(ChannelError::timeout, 0, method, subch);
+  if (LaunchTrace::enabled() && object->may_start_work(method)) LaunchTrace::mark(LaunchPhase::launch_read);
   auto outcome = object->method(*run.ctx, method, data);
   run.ctx->following_release.reset();
   return start_method_work(chid, run, std::move(outcome), *budget, subch, method);
@@ -262,6 +264,7 @@ Pfifo::Stepped Pfifo::start_method_work(uint32_t chid, ChannelRun& run, MethodOu
     return std::unexpected(f);
   }
   if (!*outcome) return Step::done;
+  LaunchTrace::mark(LaunchPhase::launch_built);
   EngineWork work = std::move(**outcome);
   const auto engine = static_cast<size_t>(work.engine);
   if (engine >= engines_.size() || !engines_[engine]) return fault(ChannelError::illegal_method, 0, method, subch);

@@ -283,5 +283,35 @@ TEST_F(OneChannel, LaunchTraceMarksPfifoBusyOnlyForRingsDuringItsWork) {
   LaunchTrace::reset();
 }
 
+// The launch trace's split of PFIFO's fetch -> engine job: a method that
+// may start work marks launch_read (its words read, the operation begun)
+// and launch_built (its object returned the engine work), in that order,
+// after the fetch and before the engine takes the job.
+TEST(Pfifo, LaunchTraceMarksAWorkMethodsReadAndBuildBetweenFetchAndJob) {
+  const auto p50 = [](LaunchPhase p) { return LaunchTrace::figures()[static_cast<size_t>(p)]; };
+  Harness h;
+  auto& c = h.add_channel(2);
+  h.commit_runlist({2});
+  using namespace testing::copy_layout;
+  LaunchTrace::reset();
+  LaunchTrace::enable(true);
+  LaunchTrace::mark(LaunchPhase::api_entry);
+  h.submit(c, testing::copy_line(COPY_SUBCH, c.va(SRC_OFF), c.va(DST_OFF), BYTES, c.va(SEM_OFF), 1));
+  LaunchTrace::mark(LaunchPhase::doorbell);
+  ASSERT_TRUE(h.idle());
+  LaunchTrace::launch_waited();
+  LaunchTrace::enable(false);
+  ASSERT_EQ(LaunchTrace::launches(), 1u);
+  const LaunchPhase order[] = {LaunchPhase::gpfifo_fetch, LaunchPhase::launch_read, LaunchPhase::launch_built,
+                               LaunchPhase::job_started};
+  for (size_t i = 0; i < std::size(order); ++i) {
+    ASSERT_EQ(p50(order[i]).samples, 1u) << LaunchTrace::name(order[i]);
+    if (i > 0) {
+      EXPECT_LE(p50(order[i - 1]).p50_us, p50(order[i]).p50_us) << LaunchTrace::name(order[i]);
+    }
+  }
+  LaunchTrace::reset();
+}
+
 }  // namespace
 }  // namespace vgpu::gpu

@@ -176,12 +176,24 @@ std::optional<uint64_t> Turn::hold_deadline_ns() {
 // that pick may run another VM's host work on this thread for a whole
 // turn, and then pick again, so a requeue after it left this VM out of
 // those picks (a victim waited three turns of another VM's shadow sync).
+//
+// The callbacks capture one pointer (to `c`): a std::function holds that
+// in place, where three references each cost it an allocation and a free
+// on every turn's end.
 void Turn::end(const sched::Dispatcher::Match& m, std::optional<uint64_t> start_ns, uint64_t end_ns,
                std::atomic<uint64_t>* why, TurnEnd reason) {
-  const auto tell = [&](uint64_t gpu_ns) { config_.on_turn({.vm = m.vm, .end = reason, .gpu_ns = gpu_ns}); };
-  const auto requeue = [&] {
-    if (why) why->fetch_add(1);
-    if (std::shared_ptr<TurnChannels> v = deps_.find(m.vm)) v->end_turn(m.channel);
+  const struct {
+    const Turn& turn;
+    const sched::Dispatcher::Match& m;
+    std::atomic<uint64_t>* why;
+    TurnEnd reason;
+  } c{*this, m, why, reason};
+  const auto tell = [&c](uint64_t gpu_ns) {
+    c.turn.config_.on_turn({.vm = c.m.vm, .end = c.reason, .gpu_ns = gpu_ns});
+  };
+  const auto requeue = [&c] {
+    if (c.why) c.why->fetch_add(1);
+    if (std::shared_ptr<TurnChannels> v = c.turn.deps_.find(c.m.vm)) v->end_turn(c.m.channel);
   };
   if (!dispatcher_->complete_if(m, start_ns, end_ns, config_.on_turn ? tell : sched::Dispatcher::Ended{}, requeue)) {
     // That turn was ended meanwhile by another path (the watchdog, an
