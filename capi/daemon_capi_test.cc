@@ -39,6 +39,20 @@ BackendPtr attach(const std::string& socket, const char* vm_name, bool incoming 
   return b;
 }
 
+// A vgpud with 512 MiB and two VMs on it (`b` incoming when asked).
+struct DaemonWithTwo {
+  std::unique_ptr<DaemonProcess> d;
+  BackendPtr a, b;
+};
+
+void start_with_two(const char* a_name, const char* b_name, bool b_incoming, DaemonWithTwo& t) {
+  t.d = DaemonProcess::start({"--vram", "512M"});
+  ASSERT_NE(t.d, nullptr);
+  t.a = attach(t.d->socket(), a_name);
+  t.b = attach(t.d->socket(), b_name, b_incoming);
+  ASSERT_TRUE(t.a && t.b);
+}
+
 // Saves the state of `vm` (frozen) into `image`.
 void save_state(VgpuBackend* vm, std::vector<uint8_t>& image) {
   char err[512] = {};
@@ -106,11 +120,9 @@ namespace {
 // calls go to the daemon, an image moves between two of its VMs, a cut one
 // is refused with the daemon's reason; with the daemon gone it says so.
 TEST(CapiDaemon, AVgpudVmMigratesThroughTheCApiUntilItsDaemonIsGone) {
-  auto d = DaemonProcess::start({"--vram", "512M"});
-  ASSERT_NE(d, nullptr);
-  BackendPtr a = attach(d->socket(), "src");
-  BackendPtr b = attach(d->socket(), "dst");
-  ASSERT_TRUE(a && b);
+  DaemonWithTwo t;
+  ASSERT_NO_FATAL_FAILURE(start_with_two("src", "dst", false, t));
+  auto& [d, a, b] = t;
   char err[512] = {};
   EXPECT_EQ(vgpu_backend_migratable(a.get(), err, sizeof err), 0) << err;
   ASSERT_EQ(vgpu_backend_dirty_log_start(a.get(), err, sizeof err), 0) << err;
@@ -145,12 +157,9 @@ namespace {
 // source (the daemon lists the name once); the source's thaw afterwards
 // finds its device lost, with the daemon's reason.
 TEST(CapiDaemon, AnIncomingDeviceSharesTheNameAndMigratedFreesTheSource) {
-  auto d = DaemonProcess::start({"--vram", "512M"});
-  ASSERT_NE(d, nullptr);
-  BackendPtr a = attach(d->socket(), "dom");
-  ASSERT_NE(a, nullptr);
-  BackendPtr b = attach(d->socket(), "dom", true);
-  ASSERT_NE(b, nullptr);
+  DaemonWithTwo t;
+  ASSERT_NO_FATAL_FAILURE(start_with_two("dom", "dom", true, t));
+  auto& [d, a, b] = t;
   char err[512] = {};
   auto listed = [&] {
     const std::string stats = d->control("stats");
