@@ -15,7 +15,7 @@
 #include "ptx/module.h"
 #include "ptx/params.h"
 #include "testbed/testbed.h"
-#include "tests/testing/testbeds.h"
+#include "testbed/testing/testbeds.h"
 #include "tests/testing/user_kernels_ptx.h"
 #include "pv-driver/pv_page_tables.h"
 

@@ -9,7 +9,7 @@
 
 #include "driver/runtime.h"
 #include "testbed/testbed.h"
-#include "tests/testing/testbeds.h"
+#include "testbed/testing/testbeds.h"
 
 namespace vgpu::mediator {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "tests/testing/testbeds.h"
+#include "testbed/testing/testbeds.h"
 
 namespace vgpu::mediator::moving {
 

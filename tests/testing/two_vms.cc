@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/testing/testbeds.h"
+#include "testbed/testing/testbeds.h"
 
 namespace vgpu::mediator {
 

@@ -13,7 +13,8 @@
 namespace vgpu::testing {
 
 // One VM of `mode` with `vram` and `channels`; the rest the testbed's defaults.
-inline testbed::TestbedConfig one_vm(testbed::Mode mode, uint64_t vram, uint32_t channels) {
+inline testbed::TestbedConfig one_vm(testbed::Mode mode, uint64_t vram,
+                                     uint32_t channels = testbed::TestbedConfig{}.channels_per_vm) {
   testbed::TestbedConfig tc;
   tc.mode = mode;
   tc.vram_per_vm = vram;
