@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "capi/vgpu_capi.h"
 #include "vgpu/bits.h"
@@ -36,6 +37,44 @@ BackendPtr attach(const std::string& socket, const char* vm_name, bool incoming 
   BackendPtr b(vgpu_backend_create(&c, err, sizeof err));
   EXPECT_NE(b, nullptr) << err;
   return b;
+}
+
+// A vgpud with 512 MiB and two VMs on it (`b` incoming when asked).
+struct DaemonWithTwo {
+  std::unique_ptr<DaemonProcess> d;
+  BackendPtr a, b;
+};
+
+void start_with_two(const char* a_name, const char* b_name, bool b_incoming, DaemonWithTwo& t) {
+  t.d = DaemonProcess::start({"--vram", "512M"});
+  ASSERT_NE(t.d, nullptr);
+  t.a = attach(t.d->socket(), a_name);
+  t.b = attach(t.d->socket(), b_name, b_incoming);
+  ASSERT_TRUE(t.a && t.b);
+}
+
+// Saves the state of `vm` (frozen) into `image`.
+void save_state(VgpuBackend* vm, std::vector<uint8_t>& image) {
+  char err[512] = {};
+  uint8_t* data = nullptr;
+  size_t len = 0;
+  ASSERT_EQ(vgpu_backend_save_state(vm, &data, &len, err, sizeof err), 0) << err;
+  image.assign(data, data + len);
+  vgpu_backend_free_state(data);
+}
+
+// Freezes `vm` and saves its state into `image`.
+void freeze_and_save(VgpuBackend* vm, std::vector<uint8_t>& image) {
+  char err[512] = {};
+  ASSERT_EQ(vgpu_backend_freeze(vm, 1000, err, sizeof err), 0) << err;
+  save_state(vm, image);
+}
+
+// Freezes `vm` and loads `image` into it.
+void freeze_and_load(VgpuBackend* vm, const std::vector<uint8_t>& image) {
+  char err[512] = {};
+  ASSERT_EQ(vgpu_backend_freeze(vm, 1000, err, sizeof err), 0) << err;
+  ASSERT_EQ(vgpu_backend_load_state(vm, image.data(), image.size(), err, sizeof err), 0) << err;
 }
 
 TEST(CapiDaemon, TheDaemonsSchedulerAndTheVmsNameAreTheEffectiveSettings) {
@@ -81,32 +120,24 @@ namespace {
 // calls go to the daemon, an image moves between two of its VMs, a cut one
 // is refused with the daemon's reason; with the daemon gone it says so.
 TEST(CapiDaemon, AVgpudVmMigratesThroughTheCApiUntilItsDaemonIsGone) {
-  auto d = DaemonProcess::start({"--vram", "512M"});
-  ASSERT_NE(d, nullptr);
-  BackendPtr a = attach(d->socket(), "src");
-  BackendPtr b = attach(d->socket(), "dst");
-  ASSERT_TRUE(a && b);
+  DaemonWithTwo t;
+  ASSERT_NO_FATAL_FAILURE(start_with_two("src", "dst", false, t));
+  auto& [d, a, b] = t;
   char err[512] = {};
   EXPECT_EQ(vgpu_backend_migratable(a.get(), err, sizeof err), 0) << err;
   ASSERT_EQ(vgpu_backend_dirty_log_start(a.get(), err, sizeof err), 0) << err;
   std::vector<uint64_t> bitmap(64 * MiB / VGPU_DIRTY_PAGE_BYTES / 64);
   EXPECT_GE(vgpu_backend_dirty_log_take(a.get(), bitmap.data(), bitmap.size()), 0);
   EXPECT_EQ(vgpu_backend_dirty_log_take(a.get(), bitmap.data(), 1), -1) << "a bitmap short of the VM's VRAM";
-  ASSERT_EQ(vgpu_backend_freeze(a.get(), 1000, err, sizeof err), 0) << err;
-  uint8_t* image = nullptr;
-  size_t len = 0;
-  ASSERT_EQ(vgpu_backend_save_state(a.get(), &image, &len, err, sizeof err), 0) << err;
-  ASSERT_GT(len, 0u);
+  std::vector<uint8_t> image, again;
+  ASSERT_NO_FATAL_FAILURE(freeze_and_save(a.get(), image));
+  ASSERT_GT(image.size(), 0u);
   ASSERT_EQ(vgpu_backend_freeze(b.get(), 1000, err, sizeof err), 0) << err;
-  EXPECT_NE(vgpu_backend_load_state(b.get(), image, len / 2, err, sizeof err), 0);
+  EXPECT_NE(vgpu_backend_load_state(b.get(), image.data(), image.size() / 2, err, sizeof err), 0);
   EXPECT_NE(std::string(err).find("vgpud refused the state import (bad image)"), std::string::npos) << err;
-  ASSERT_EQ(vgpu_backend_load_state(b.get(), image, len, err, sizeof err), 0) << err;
-  uint8_t* again = nullptr;
-  size_t again_len = 0;
-  ASSERT_EQ(vgpu_backend_save_state(b.get(), &again, &again_len, err, sizeof err), 0) << err;
-  EXPECT_EQ(std::vector<uint8_t>(again, again + again_len), std::vector<uint8_t>(image, image + len));
-  vgpu_backend_free_state(again);
-  vgpu_backend_free_state(image);
+  ASSERT_EQ(vgpu_backend_load_state(b.get(), image.data(), image.size(), err, sizeof err), 0) << err;
+  ASSERT_NO_FATAL_FAILURE(save_state(b.get(), again));
+  EXPECT_EQ(again, image);
   vgpu_backend_thaw(a.get());
   vgpu_backend_thaw(b.get());
   vgpu_backend_dirty_log_stop(a.get());
@@ -126,12 +157,9 @@ namespace {
 // source (the daemon lists the name once); the source's thaw afterwards
 // finds its device lost, with the daemon's reason.
 TEST(CapiDaemon, AnIncomingDeviceSharesTheNameAndMigratedFreesTheSource) {
-  auto d = DaemonProcess::start({"--vram", "512M"});
-  ASSERT_NE(d, nullptr);
-  BackendPtr a = attach(d->socket(), "dom");
-  ASSERT_NE(a, nullptr);
-  BackendPtr b = attach(d->socket(), "dom", true);
-  ASSERT_NE(b, nullptr);
+  DaemonWithTwo t;
+  ASSERT_NO_FATAL_FAILURE(start_with_two("dom", "dom", true, t));
+  auto& [d, a, b] = t;
   char err[512] = {};
   auto listed = [&] {
     const std::string stats = d->control("stats");
@@ -140,13 +168,9 @@ TEST(CapiDaemon, AnIncomingDeviceSharesTheNameAndMigratedFreesTheSource) {
     return n;
   };
   EXPECT_EQ(listed(), 2u);
-  ASSERT_EQ(vgpu_backend_freeze(a.get(), 1000, err, sizeof err), 0) << err;
-  uint8_t* image = nullptr;
-  size_t len = 0;
-  ASSERT_EQ(vgpu_backend_save_state(a.get(), &image, &len, err, sizeof err), 0) << err;
-  ASSERT_EQ(vgpu_backend_freeze(b.get(), 1000, err, sizeof err), 0) << err;
-  ASSERT_EQ(vgpu_backend_load_state(b.get(), image, len, err, sizeof err), 0) << err;
-  vgpu_backend_free_state(image);
+  std::vector<uint8_t> image;
+  ASSERT_NO_FATAL_FAILURE(freeze_and_save(a.get(), image));
+  ASSERT_NO_FATAL_FAILURE(freeze_and_load(b.get(), image));
   vgpu_backend_migrated(a.get());
   EXPECT_EQ(listed(), 1u) << d->control("stats");
   vgpu_backend_thaw(b.get());

@@ -35,6 +35,7 @@ struct TwoChannels : ::testing::Test {
   void share_semaphore_page() {
     ASSERT_TRUE(h.tables().map(b.pd, sem_va(), sem_phys(), fmt::SMALL_PAGE, fmt::PageSize::small).has_value());
   }
+  void release_over_ones(uint32_t payload, bool four_bytes);
   bool blocked(const testing::Channel& c) {
     for (int i = 0; i < 2000; ++i) {
       if (pfifo::ChanStateAcquirePending::get(h.rd(pfifo::CHAN_STATE[c.chid]))) return true;
@@ -44,19 +45,23 @@ struct TwoChannels : ::testing::Test {
   }
 };
 
-TEST_F(TwoChannels, FourByteReleaseWritesOnlyThePayload) {
+// Channel a releases `payload` (four bytes when `four_bytes`) onto
+// a semaphore whose second word is all ones, and runs to idle: the first
+// word is the payload.
+void TwoChannels::release_over_ones(uint32_t payload, bool four_bytes) {
   (void)h.vram().write32(sem_phys() + 4, 0xffffffff);
-  h.submit(a, testing::sem_release(sem_va(), 0x1111, true));
+  h.submit(a, testing::sem_release(sem_va(), payload, four_bytes));
   ASSERT_TRUE(h.idle());
-  EXPECT_EQ(h.vram().read32(sem_phys()), 0x1111u);
+  EXPECT_EQ(h.vram().read32(sem_phys()), payload);
+}
+
+TEST_F(TwoChannels, FourByteReleaseWritesOnlyThePayload) {
+  ASSERT_NO_FATAL_FAILURE(release_over_ones(0x1111, true));
   EXPECT_EQ(h.vram().read32(sem_phys() + 4), 0xffffffffu);
 }
 
 TEST_F(TwoChannels, SixteenByteReleaseWritesPayloadZeroAndTimestamp) {
-  (void)h.vram().write32(sem_phys() + 4, 0xffffffff);
-  h.submit(a, testing::sem_release(sem_va(), 0x2222, false));
-  ASSERT_TRUE(h.idle());
-  EXPECT_EQ(h.vram().read32(sem_phys()), 0x2222u);
+  ASSERT_NO_FATAL_FAILURE(release_over_ones(0x2222, false));
   EXPECT_EQ(h.vram().read32(sem_phys() + 4), 0u);
   const uint64_t stamp = h.vram().read64(sem_phys() + 8);
   EXPECT_GT(stamp, 0u);

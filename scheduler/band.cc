@@ -36,11 +36,17 @@ namespace {
 
 class Band final : public PolicyBase {
  public:
-  using PolicyBase::PolicyBase;
-  std::string_view name() const override { return "band"; }
+  explicit Band(const PolicyParams& params) : PolicyBase(params, "band") {}
 
-  Decision pick(uint64_t now_ns) override {
-    advance(now_ns);
+  Status remove_vm(VmId id) override {
+    if (yield_) yield_->queued_at_start.erase(id);
+    turns_.erase(id);
+    if (running_ == id) running_.reset();
+    return PolicyBase::remove_vm(id);
+  }
+
+ private:
+  Decision choose(uint64_t now_ns) override {
     if (yield_) return pick_in_window(now_ns);
     if (params_.turn_ns) {
       const auto next = least_behind();
@@ -63,14 +69,6 @@ class Band final : public PolicyBase {
     return Decision{.dispatch = std::nullopt, .retry_at_ns = yield_->until_ns};
   }
 
-  Status remove_vm(VmId id) override {
-    if (yield_) yield_->queued_at_start.erase(id);
-    turns_.erase(id);
-    if (running_ == id) running_.reset();
-    return PolicyBase::remove_vm(id);
-  }
-
- private:
   struct Window {
     uint64_t until_ns = 0;
     std::set<VmId> queued_at_start;  // VMs that were waiting when it opened

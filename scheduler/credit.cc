@@ -13,17 +13,15 @@ namespace {
 
 class Credit final : public PolicyBase {
  public:
-  using PolicyBase::PolicyBase;
-  std::string_view name() const override { return "credit"; }
+  explicit Credit(const PolicyParams& params) : PolicyBase(params, "credit") {}
 
-  Decision pick(uint64_t now_ns) override {
-    advance(now_ns);
+ private:
+  Decision choose(uint64_t) override {
     const auto next = first_queued();
     if (!next) return {};
     return Decision{.dispatch = pop(*next), .retry_at_ns = std::nullopt};
   }
 
- private:
   void on_complete(VmId id, uint64_t) override {
     if (over_budget(vm(id))) demote(id);
   }

@@ -10,11 +10,10 @@ namespace {
 
 class Fifo final : public PolicyBase {
  public:
-  using PolicyBase::PolicyBase;
-  std::string_view name() const override { return "fifo"; }
+  explicit Fifo(const PolicyParams& params) : PolicyBase(params, "fifo") {}
 
-  Decision pick(uint64_t now_ns) override {
-    advance(now_ns);
+ private:
+  Decision choose(uint64_t) override {
     std::optional<VmId> oldest;
     uint64_t oldest_seq = 0;
     for (const auto& [id, v] : vms_) {

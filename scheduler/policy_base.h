@@ -15,7 +15,14 @@ namespace vgpu::sched {
 
 class PolicyBase : public Policy {
  public:
-  explicit PolicyBase(const PolicyParams& params) : params_(params) {}
+  PolicyBase(const PolicyParams& params, std::string_view name) : params_(params), name_(name) {}
+
+  std::string_view name() const final { return name_; }
+  // Every policy picks on budgets and utilizations brought up to `now_ns`.
+  Decision pick(uint64_t now_ns) final {
+    advance(now_ns);
+    return choose(now_ns);
+  }
 
   Status add_vm(VmId vm, uint32_t weight) override;
   Status remove_vm(VmId vm) override;
@@ -37,6 +44,8 @@ class PolicyBase : public Policy {
     double utilization = 0.0;       // as of the last period boundary
   };
 
+  // The policy's own choice, after advance(now_ns).
+  [[nodiscard]] virtual Decision choose(uint64_t now_ns) = 0;
   // Replenish budgets and recompute utilizations for every period boundary
   // up to `now_ns`.
   void advance(uint64_t now_ns);
@@ -65,6 +74,7 @@ class PolicyBase : public Policy {
   void update_utilization(uint64_t boundary_ns);
   void start(uint64_t now_ns);
 
+  std::string_view name_;
   bool started_ = false;
   uint64_t next_period_ns_ = 0;
   uint64_t interval_start_ns_ = 0;

@@ -14,6 +14,7 @@
 #include "gpu/model.h"
 #include "testbed/contexts.h"
 #include "testbed/testbed.h"
+#include "testbed/testing/testbeds.h"
 
 namespace vgpu::testbed {
 namespace {
@@ -24,16 +25,13 @@ constexpr uint32_t ELEMENTS = 1024;
 class DeviceFences : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(DeviceFences, EachFenceAfterALaunchIsTheDevicesWhereTheGuestMapsIt) {
-  TestbedConfig tc;
-  tc.mode = GetParam();
-  tc.vram_per_vm = 64 * MiB;
-  auto tb = Testbed::create(tc);
-  ASSERT_TRUE(tb) << tb.error().what();
-  auto* model = dynamic_cast<gpu::GpuModel*>(&(*tb)->gpu());
+  auto tb = testing::create_testbed(testing::one_vm(GetParam(), 64 * MiB));
+  ASSERT_TRUE(tb);
+  auto* model = dynamic_cast<gpu::GpuModel*>(&tb->gpu());
   auto* fake = model ? dynamic_cast<gpu::FakeDevice*>(model->device()) : nullptr;
   if (fake == nullptr) GTEST_SKIP() << "runs with VGPU_ENGINE_BACKEND=fake_device";
   uint64_t before = 0, after = 0;
-  const auto results = run_in_new_contexts(**tb, [&](Vm&, driver::Context& c) -> Status {
+  const auto results = run_in_new_contexts(*tb, [&](Vm&, driver::Context& c) -> Status {
     auto buf = c.alloc(ELEMENTS * sizeof(float));
     if (!buf) return std::unexpected(buf.error());
     std::vector<float> back(ELEMENTS);

@@ -13,6 +13,7 @@
 #include "gpu/model.h"
 #include "testbed/contexts.h"
 #include "testbed/testbed.h"
+#include "testbed/testing/testbeds.h"
 
 namespace vgpu::testbed {
 namespace {
@@ -22,13 +23,9 @@ using driver::Context;
 class PinnedModes : public ::testing::TestWithParam<Mode> {
  protected:
   std::unique_ptr<Testbed> make(uint64_t ram = 64 * MiB) {
-    TestbedConfig tc;
-    tc.mode = GetParam();
-    tc.vram_per_vm = 128 * MiB;
+    TestbedConfig tc = testing::one_vm(GetParam(), 128 * MiB);
     tc.ram_per_vm = ram;
-    auto tb = Testbed::create(tc);
-    EXPECT_TRUE(tb) << tb.error().what();
-    return tb ? std::move(*tb) : nullptr;
+    return testing::create_testbed(tc);
   }
 };
 

@@ -9,6 +9,7 @@
 #include "common/random.h"
 #include "gpu/kernels/reference.h"
 #include "pv-driver/pv_page_tables.h"
+#include "testbed/testing/testbeds.h"
 
 namespace vgpu::testbed {
 namespace {
@@ -41,15 +42,12 @@ Status sgemm_roundtrip(Vm& vm, uint32_t seed) {
 class TestbedModes : public ::testing::TestWithParam<Mode> {};
 
 TEST_P(TestbedModes, DriverRunsSgemmUnchanged) {
-  TestbedConfig tc;
-  tc.mode = GetParam();
-  tc.vram_per_vm = 128 * MiB;
-  auto tb = Testbed::create(tc);
-  ASSERT_TRUE(tb) << tb.error().what();
-  auto results = (*tb)->run([](Vm& vm) { return sgemm_roundtrip(vm, 7); });
+  auto tb = testing::create_testbed(testing::one_vm(GetParam(), 128 * MiB));
+  ASSERT_TRUE(tb);
+  auto results = tb->run([](Vm& vm) { return sgemm_roundtrip(vm, 7); });
   ASSERT_TRUE(results[0]) << results[0].error().what();
   if (GetParam() != Mode::native) {
-    auto c = (*tb)->counters(0);
+    auto c = tb->counters(0);
     ASSERT_TRUE(c);
     EXPECT_GT(c->trapped(), 0u);
     EXPECT_GT(c->submissions, 0u);
@@ -67,19 +65,16 @@ INSTANTIATE_TEST_SUITE_P(AllModes, TestbedModes, ::testing::Values(Mode::native,
 // The paravirtual path: the same driver above the address-space layer, and
 // not one guest page-table entry scanned (spec §17).
 TEST(Testbed, PvRunsSgemmWithoutScanning) {
-  TestbedConfig tc;
-  tc.mode = Mode::pv;
-  tc.vram_per_vm = 128 * MiB;
-  auto tb = Testbed::create(tc);
-  ASSERT_TRUE(tb) << tb.error().what();
-  auto results = (*tb)->run([](Vm& vm) -> Status {
+  auto tb = testing::create_testbed(testing::one_vm(Mode::pv, 128 * MiB));
+  ASSERT_TRUE(tb);
+  auto results = tb->run([](Vm& vm) -> Status {
     if (auto s = sgemm_roundtrip(vm, 7); !s) return s;
     const auto* st = vm.device.hypercall_stats();
     if (!st || st->batches == 0) return fail(Errc::device_error, "the driver did not use the PV interface");
     return Status{};
   });
   ASSERT_TRUE(results[0]) << results[0].error().what();
-  auto c = (*tb)->counters(0);
+  auto c = tb->counters(0);
   ASSERT_TRUE(c);
   EXPECT_EQ(c->entries_scanned, 0u);
   EXPECT_GT(c->pv_batches, 0u);

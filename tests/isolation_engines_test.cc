@@ -31,7 +31,7 @@ TEST_P(Isolation, CopyToUnmappedVaFaults) {
     driver::PushBuffer pb;
     driver::emit_copy(pb, UNMAPPED_VA, a.va(src), fmt::SMALL_PAGE);
     a.submit(pb);
-    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+    a.expect_chan_error(regs::ChannelError::mmu_fault);
     a.expect_fault(regs::FaultUnit::ce0, regs::FaultReason::pt_not_present, UNMAPPED_VA);
   });
 }
@@ -101,7 +101,7 @@ TEST_P(Isolation, KernelOverAHugeAliasedRangeIsRefusedWithoutHostMemory) {
     driver::emit_compute_bind(pb, a.va(code));
     driver::emit_launch(pb, cls::Kernel::saxpy, a.va(cb), words, driver::LaunchShape{{256, 1, 1}, {256, 1, 1}});
     a.submit(pb);
-    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::bad_argument));
+    a.expect_chan_error(regs::ChannelError::bad_argument);
     EXPECT_EQ(a.chan_error_addr(), ALIAS_VA);
   });
 }
@@ -109,9 +109,7 @@ TEST_P(Isolation, KernelOverAHugeAliasedRangeIsRefusedWithoutHostMemory) {
 // A semaphore release through a PTE naming the victim's sentinel.
 TEST_P(Isolation, SemaphoreReleaseToForeignAddressFaults) {
   run_isolation(GetParam(), [](Attack& a) {
-    driver::Buffer b = a.buffer(SMALL_SENTINEL);
-    a.redirect(a.va(b), fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
-    a.expect_release_faults(a.va(b), regs::FaultReason::page_not_present);
+    a.expect_release_faults(a.va_onto_victim_sentinel(), regs::FaultReason::page_not_present);
   });
 }
 
@@ -169,7 +167,7 @@ TEST_P(Isolation, GpfifoEntryOutsideAddressSpaceIsInvalid) {
   run_isolation(GetParam(), [](Attack& a) {
     const uint64_t va = fmt::VA_LIMIT - 8;
     raw_gp_entry(a, va, 4);
-    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::gpentry_invalid));
+    a.expect_chan_error(regs::ChannelError::gpentry_invalid);
     EXPECT_EQ(a.chan_error_addr(), va);
   });
 }
@@ -177,11 +175,10 @@ TEST_P(Isolation, GpfifoEntryOutsideAddressSpaceIsInvalid) {
 // A GPFIFO entry whose push buffer is the victim's sentinel, through a PTE.
 TEST_P(Isolation, GpfifoEntryThroughForeignPteFaults) {
   run_isolation(GetParam(), [](Attack& a) {
-    driver::Buffer b = a.buffer(SMALL_SENTINEL);
-    a.redirect(a.va(b), fmt::PageSize::small, a.foreign(a.victim.small_gaddr));
-    raw_gp_entry(a, a.va(b), 16);
-    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
-    a.expect_fault(regs::FaultUnit::pfifo, regs::FaultReason::page_not_present, a.va(b));
+    const uint64_t va = a.va_onto_victim_sentinel();
+    raw_gp_entry(a, va, 16);
+    a.expect_chan_error(regs::ChannelError::mmu_fault);
+    a.expect_fault(regs::FaultUnit::pfifo, regs::FaultReason::page_not_present, va);
   });
 }
 
@@ -190,7 +187,7 @@ TEST_P(Isolation, GpPutBeyondRingIsInvalid) {
   run_isolation(GetParam(), [](Attack& a) {
     const uint32_t entries = a.vm.device.options().channel.gpfifo_entries;
     a.raw.doorbell(a.chid(), entries + 3);
-    EXPECT_EQ(a.raw.wait_chan_error(a.chid()), static_cast<uint32_t>(regs::ChannelError::gpentry_invalid));
+    a.expect_chan_error(regs::ChannelError::gpentry_invalid);
     EXPECT_TRUE(a.logged(strfmt("beyond its %u-entry ring", entries)));
   });
 }

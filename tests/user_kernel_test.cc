@@ -15,6 +15,7 @@
 #include "ptx/module.h"
 #include "ptx/params.h"
 #include "testbed/testbed.h"
+#include "testbed/testing/testbeds.h"
 #include "tests/testing/user_kernels_ptx.h"
 #include "pv-driver/pv_page_tables.h"
 
@@ -50,9 +51,7 @@ class UserKernels : public ::testing::TestWithParam<Mode> {
     if (max_gpu_ms) tc.max_gpu_ms = max_gpu_ms;
     tc.slice_blocks = std::move(slice);
     tc.log = [](LogKind, const std::string&) {};
-    auto tb = testbed::Testbed::create(tc);
-    EXPECT_TRUE(tb) << tb.error().what();
-    return tb ? std::move(*tb) : nullptr;
+    return testing::create_testbed(tc);
   }
   uint32_t entry(const char* name) const { return static_cast<uint32_t>(module_->find_entry(name)); }
 

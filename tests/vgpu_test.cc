@@ -9,6 +9,7 @@
 
 #include "driver/runtime.h"
 #include "testbed/testbed.h"
+#include "testbed/testing/testbeds.h"
 
 namespace vgpu::mediator {
 namespace {
@@ -24,13 +25,7 @@ constexpr uint32_t VM_CHANNELS = 8;
 constexpr uint32_t UNIMPLEMENTED = regs::pmc::BOOT_1.offset + sizeof(uint32_t);
 
 std::unique_ptr<testbed::Testbed> make_testbed(Mode mode) {
-  testbed::TestbedConfig tc;
-  tc.mode = mode;
-  tc.vram_per_vm = VM_VRAM;
-  tc.channels_per_vm = VM_CHANNELS;
-  auto tb = testbed::Testbed::create(tc);
-  EXPECT_TRUE(tb) << tb.error().what();
-  return tb ? std::move(*tb) : nullptr;
+  return testing::create_testbed(testing::one_vm(mode, VM_VRAM, VM_CHANNELS));
 }
 
 class VgpuRegs : public ::testing::TestWithParam<Mode> {

@@ -14,14 +14,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "bench/workloads/json_file.h"
+#include "common/read_file.h"
 #include "bench/workloads/args.h"
 #include "bench/workloads/commands.h"
 #include "common/text.h"
@@ -288,10 +287,7 @@ int ptx_main(std::span<char*> args) {
   std::cerr << "vgpu-bench ptx: built without clang-14, so without its PTX kernels (apt-get install clang-14)\n";
   return 1;
 #else
-  std::ifstream in(VGPU_BENCH_PTX);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const std::string text = read_file(VGPU_BENCH_PTX).value_or("");
   auto mod = ptx::parse_module(text);
   if (text.empty() || !mod) {
     std::cerr << "vgpu-bench ptx: cannot use " << VGPU_BENCH_PTX << (mod ? "" : ": " + mod.error().message) << "\n";

@@ -60,10 +60,17 @@ CUresult check_device(CUdevice dev) {
   return dev == DEVICE_ORDINAL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
+// A device query's checks in order: its arguments (INVALID_VALUE when
+// `invalid`), then the library's state and the ordinal.
+CUresult check_query(bool invalid, CUdevice dev) {
+  if (invalid) return CUDA_ERROR_INVALID_VALUE;
+  return check_device(dev);
+}
+
 }  // namespace
 }  // namespace vgpu::cuda
 
-using vgpu::cuda::check_device;
+using vgpu::cuda::check_query;
 
 extern "C" {
 
@@ -81,8 +88,7 @@ CUresult cuDriverGetVersion(int* driverVersion) {
 
 CUresult cuDeviceGet(CUdevice* device, int ordinal) {
   auto lock = api_lock();
-  if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = check_device(ordinal); r != CUDA_SUCCESS) return r;
+  if (CUresult r = check_query(device == nullptr, ordinal); r != CUDA_SUCCESS) return r;
   *device = ordinal;
   return CUDA_SUCCESS;
 }
@@ -97,8 +103,7 @@ CUresult cuDeviceGetCount(int* count) {
 
 CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
   auto lock = api_lock();
-  if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+  if (CUresult r = check_query(name == nullptr || len <= 0, dev); r != CUDA_SUCCESS) return r;
   std::string s = "vgpu (" + State::get().opened().description() + ")";
   std::snprintf(name, static_cast<size_t>(len), "%s", s.c_str());
   return CUDA_SUCCESS;
@@ -106,8 +111,7 @@ CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
 
 CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
   auto lock = api_lock();
-  if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+  if (CUresult r = check_query(uuid == nullptr, dev); r != CUDA_SUCCESS) return r;
   // "vgpu" then BOOT_0: stable for one device model, not unique across VMs.
   std::memset(uuid->bytes, 0, sizeof uuid->bytes);
   std::memcpy(uuid->bytes, "vgpu", 4);
@@ -118,16 +122,16 @@ CUresult cuDeviceGetUuid_v2(CUuuid* uuid, CUdevice dev) {
 
 CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev) {
   auto lock = api_lock();
-  if (bytes == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+  if (CUresult r = check_query(bytes == nullptr, dev); r != CUDA_SUCCESS) return r;
   *bytes = State::get().device().vram_bytes();
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
   auto lock = api_lock();
-  if (pi == nullptr || attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+  if (CUresult r = check_query(pi == nullptr || attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX, dev);
+      r != CUDA_SUCCESS)
+    return r;
   const auto& rows = vgpu::cuda::ATTRIBUTES;
   const auto* it = std::find_if(std::begin(rows), std::end(rows), [&](const auto& r) { return r.attribute == attrib; });
   *pi = it != std::end(rows) ? it->value : 0;
@@ -136,8 +140,7 @@ CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) 
 
 CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
   auto lock = api_lock();
-  if (major == nullptr || minor == nullptr) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+  if (CUresult r = check_query(major == nullptr || minor == nullptr, dev); r != CUDA_SUCCESS) return r;
   *major = vgpu::cuda::CC_MAJOR;
   *minor = vgpu::cuda::CC_MINOR;
   return CUDA_SUCCESS;
@@ -145,8 +148,7 @@ CUresult cuDeviceComputeCapability(int* major, int* minor, CUdevice dev) {
 
 CUresult cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
   auto lock = api_lock();
-  if (pciBusId == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-  if (CUresult r = check_device(dev); r != CUDA_SUCCESS) return r;
+  if (CUresult r = check_query(pciBusId == nullptr || len <= 0, dev); r != CUDA_SUCCESS) return r;
   std::string slot = State::get().opened().pci_slot();
   if (slot.empty()) {
     vgpu::cuda::note_unsupported("cuDeviceGetPCIBusId", "the in-process testbed device has no PCI address");

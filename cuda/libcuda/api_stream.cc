@@ -25,6 +25,18 @@ CUresult settle(CUevent_st* ev, bool block) {
 
 CUevent_st* live_event(CUevent e) { return State::get().ready() == CUDA_SUCCESS ? State::get().find(e) : nullptr; }
 
+// A new T{current context, flags}, owned by that context's `owned` map
+// (its streams or events); *out names it.
+template <typename T>
+CUresult create_owned(T** out, unsigned flags, std::map<T*, std::unique_ptr<T>> CUctx_st::*owned) {
+  auto c = State::get().current();
+  if (!c) return c.error();
+  auto o = std::make_unique<T>(T{*c, flags});
+  *out = o.get();
+  ((*c)->*owned).emplace(o.get(), std::move(o));
+  return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -33,12 +45,7 @@ CUresult cuStreamCreate(CUstream* phStream, unsigned int Flags) {
   auto lock = api_lock();
   if (phStream == nullptr || (Flags & ~static_cast<unsigned>(CU_STREAM_NON_BLOCKING)) != 0)
     return CUDA_ERROR_INVALID_VALUE;
-  auto c = State::get().current();
-  if (!c) return c.error();
-  auto s = std::make_unique<CUstream_st>(CUstream_st{*c, Flags});
-  *phStream = s.get();
-  (*c)->streams.emplace(s.get(), std::move(s));
-  return CUDA_SUCCESS;
+  return create_owned(phStream, Flags, &CUctx_st::streams);
 }
 
 CUresult cuStreamQuery(CUstream hStream) {
@@ -72,12 +79,7 @@ CUresult cuEventCreate(CUevent* phEvent, unsigned int Flags) {
     vgpu::cuda::note_unsupported("cuEventCreate", "CU_EVENT_INTERPROCESS (no IPC between guests' processes)");
     return CUDA_ERROR_NOT_SUPPORTED;
   }
-  auto c = State::get().current();
-  if (!c) return c.error();
-  auto e = std::make_unique<CUevent_st>(CUevent_st{*c, Flags});
-  *phEvent = e.get();
-  (*c)->events.emplace(e.get(), std::move(e));
-  return CUDA_SUCCESS;
+  return create_owned(phEvent, Flags, &CUctx_st::events);
 }
 
 CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {

@@ -5,17 +5,14 @@
 #include <string>
 #include <string_view>
 
+#include "common/enum_names.h"
 #include "gpu/device/fake_device.h"
 
 namespace vgpu::gpu {
 
 namespace {
 
-struct BackendRow {
-  EngineBackend id;
-  const char* name;
-};
-constexpr BackendRow BACKENDS[] = {
+constexpr EnumName<EngineBackend> BACKENDS[] = {
     {EngineBackend::model, "model"},
     {EngineBackend::cuda, "cuda"},
     {EngineBackend::fake_device, "fake_device"},
@@ -24,17 +21,9 @@ constexpr BackendRow BACKENDS[] = {
 
 }  // namespace
 
-std::optional<EngineBackend> parse_engine_backend(std::string_view name) {
-  for (const BackendRow& r : BACKENDS)
-    if (name == r.name) return r.id;
-  return std::nullopt;
-}
+std::optional<EngineBackend> parse_engine_backend(std::string_view name) { return value_named(BACKENDS, name); }
 
-const char* engine_backend_name(EngineBackend b) {
-  for (const BackendRow& r : BACKENDS)
-    if (r.id == b) return r.name;
-  return "?";
-}
+const char* engine_backend_name(EngineBackend b) { return name_of(BACKENDS, b); }
 
 Result<EngineBackend> effective_engine_backend(EngineBackend configured) {
   const char* env = std::getenv("VGPU_ENGINE_BACKEND");

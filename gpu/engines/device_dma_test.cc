@@ -46,6 +46,15 @@ class DeviceDmaTest : public testing::SysmemEnv {
     attach_ram();
   }
 
+  // Writes pattern(bytes, seed) into `data` and into RAM at `ram_off`, and
+  // copies it from there to `dst_va` in one run of ce_.
+  void copy_pattern_from_ram(uint64_t ram_off, uint64_t dst_va, uint32_t bytes, uint8_t seed,
+                             std::vector<uint8_t>& data) {
+    data = pattern(bytes, seed);
+    std::memcpy(ram_->data() + ram_off, data.data(), data.size());
+    ASSERT_TRUE(send(ce_, copy(SYS_VA + ram_off, dst_va, bytes)).has_value());
+  }
+
   std::vector<uint8_t> vram_host(uint64_t phys, size_t n) const {
     const auto* p = reinterpret_cast<const uint8_t*>(vram_->data() + phys);
     return {p, p + n};
@@ -56,6 +65,7 @@ class DeviceDmaTest : public testing::SysmemEnv {
   }
 
   FakeDevice* fake_ = nullptr;
+  CopyObject ce_;
 };
 
 TEST_F(DeviceDmaTest, RamIsRegisteredOnceWhenAttached) {
@@ -71,10 +81,8 @@ TEST_F(DeviceDmaTest, RamIsRegisteredOnceWhenAttached) {
 }
 
 TEST_F(DeviceDmaTest, PinnedUploadIsOneHostToDeviceCopyLeavingVramDeviceValid) {
-  const auto data = pattern(256 * KiB, 3);
-  std::memcpy(ram_->data() + 0x2000, data.data(), data.size());
-  CopyObject ce;
-  ASSERT_TRUE(send(ce, copy(SYS_VA + 0x2000, LINEAR_VA, 256 * KiB)).has_value());
+  std::vector<uint8_t> data;
+  ASSERT_NO_FATAL_FAILURE(copy_pattern_from_ram(0x2000, LINEAR_VA, 256 * KiB, 3, data));
   const FakeDeviceStats s = fake_->stats();
   EXPECT_EQ(s.host_to_device, 1u);
   EXPECT_EQ(s.host_to_device_bytes, 256 * KiB);
@@ -92,12 +100,10 @@ TEST_F(DeviceDmaTest, PinnedUploadIsOneHostToDeviceCopyLeavingVramDeviceValid) {
 TEST_F(DeviceDmaTest, PinnedDownloadIsOneDeviceToHostCopyFromTheMirror) {
   // Put a result on the device only, then copy it to RAM: right bytes with
   // no download of VRAM means they came from the mirror.
-  const auto data = pattern(192 * KiB, 5);
-  std::memcpy(ram_->data(), data.data(), data.size());
-  CopyObject ce;
-  ASSERT_TRUE(send(ce, copy(SYS_VA, LINEAR_VA, 192 * KiB)).has_value());
+  std::vector<uint8_t> data;
+  ASSERT_NO_FATAL_FAILURE(copy_pattern_from_ram(0, LINEAR_VA, 192 * KiB, 5, data));
   ASSERT_EQ(residency_->state(DATA_PHYS), Residency::device);
-  ASSERT_TRUE(send(ce, copy(LINEAR_VA, SYS_VA + 512 * KiB + 100, 192 * KiB)).has_value());
+  ASSERT_TRUE(send(ce_, copy(LINEAR_VA, SYS_VA + 512 * KiB + 100, 192 * KiB)).has_value());
   const FakeDeviceStats s = fake_->stats();
   EXPECT_EQ(s.device_to_host, 1u);
   EXPECT_EQ(s.device_to_host_bytes, 192 * KiB);
@@ -118,13 +124,11 @@ TEST_F(DeviceDmaTest, HostValidVramIsUploadedBeforeADownloadToRam) {
 }
 
 TEST_F(DeviceDmaTest, ScatteredVramSideIsOneTransferPerRun) {
-  const auto data = pattern(SCATTER_PAGES * fmt::SMALL_PAGE, 11);
-  std::memcpy(ram_->data(), data.data(), data.size());
-  CopyObject ce;
-  ASSERT_TRUE(send(ce, copy(SYS_VA, SCATTER_VA, uint32_t(data.size()))).has_value());
+  std::vector<uint8_t> data;
+  ASSERT_NO_FATAL_FAILURE(copy_pattern_from_ram(0, SCATTER_VA, SCATTER_PAGES * fmt::SMALL_PAGE, 11, data));
   EXPECT_EQ(fake_->stats().host_to_device, SCATTER_PAGES);
   EXPECT_EQ(read_vec<uint8_t>(SCATTER_VA, data.size()), data);
-  ASSERT_TRUE(send(ce, copy(SCATTER_VA, SYS_VA + 512 * KiB, uint32_t(data.size()))).has_value());
+  ASSERT_TRUE(send(ce_, copy(SCATTER_VA, SYS_VA + 512 * KiB, uint32_t(data.size()))).has_value());
   EXPECT_EQ(fake_->stats().device_to_host, SCATTER_PAGES);
   EXPECT_EQ(ram_bytes(512 * KiB, data.size()), data);
 }
@@ -175,20 +179,16 @@ TEST_F(DeviceDmaTest, CopyPastRamEndFaultsDmaErrorAsOnTheModel) {
 }
 
 TEST_F(DeviceDmaTest, RamToRamStaysOnTheModel) {
-  const auto data = pattern(50000, 29);
-  std::memcpy(ram_->data(), data.data(), data.size());
-  CopyObject ce;
-  ASSERT_TRUE(send(ce, copy(SYS_VA, SYS_VA + 512 * KiB, 50000)).has_value());
+  std::vector<uint8_t> data;
+  ASSERT_NO_FATAL_FAILURE(copy_pattern_from_ram(0, SYS_VA + 512 * KiB, 50000, 29, data));
   EXPECT_EQ(ram_bytes(512 * KiB, data.size()), data);
   EXPECT_EQ(fake_->stats().host_to_device + fake_->stats().device_to_host, 0u);
 }
 
 TEST_F(DeviceDmaTest, MemoryWithoutHostSpansStaysOnTheModel) {
   set_system_memory(std::make_shared<NoSpans>(ram_));
-  const auto data = pattern(70000, 31);
-  std::memcpy(ram_->data(), data.data(), data.size());
-  CopyObject ce;
-  ASSERT_TRUE(send(ce, copy(SYS_VA, LINEAR_VA, 70000)).has_value());
+  std::vector<uint8_t> data;
+  ASSERT_NO_FATAL_FAILURE(copy_pattern_from_ram(0, LINEAR_VA, 70000, 31, data));
   EXPECT_EQ(read_vec<uint8_t>(LINEAR_VA, data.size()), data);
   EXPECT_EQ(fake_->stats().host_to_device, 0u);
 }
@@ -221,10 +221,8 @@ TEST_F(DeviceDmaBusTest, TwoWindowsOntoOneRamRegisterItOnce) {
 }
 
 TEST_F(DeviceDmaBusTest, CopyThroughAWindowIsDirect) {
-  const auto data = pattern(128 * KiB, 37);
-  std::memcpy(ram_->data() + 4096, data.data(), data.size());
-  CopyObject ce;
-  ASSERT_TRUE(send(ce, copy(SYS_VA + 4096, LINEAR_VA, 128 * KiB)).has_value());
+  std::vector<uint8_t> data;
+  ASSERT_NO_FATAL_FAILURE(copy_pattern_from_ram(4096, LINEAR_VA, 128 * KiB, 37, data));
   EXPECT_EQ(fake_->stats().host_to_device, 1u);
   EXPECT_EQ(fake_->stats().unregistered_host_copies, 0u);
   EXPECT_EQ(read_vec<uint8_t>(LINEAR_VA, data.size()), data);

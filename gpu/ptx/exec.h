@@ -29,6 +29,15 @@ constexpr uint64_t kSharedWindow = 0xFFFF'0000'0000'0000ull;
 constexpr uint64_t kLocalWindow = 0xFFFE'0000'0000'0000ull;
 constexpr uint64_t kParamWindow = 0xFFFD'0000'0000'0000ull;
 constexpr uint64_t kWindowMask = 0xFFFF'FFFF'0000'0000ull;
+// The generic window of `space` (cvta), 0 for global and the rest.
+constexpr uint64_t window_of(StateSpace space) {
+  switch (space) {
+    case StateSpace::shared: return kSharedWindow;
+    case StateSpace::local: return kLocalWindow;
+    case StateSpace::param: return kParamWindow;
+    default: return 0;
+  }
+}
 // Param-space addresses at or above this are the thread's frame parameters
 // (a .func's own, call-site .param); below it the entry's parameter buffer.
 constexpr uint64_t kFrameParamBase = 0x4000'0000ull;

@@ -190,13 +190,7 @@ bool setp(Ctx& c, const Instr& in, uint32_t m) {
 
 // cvta.space: space address -> generic; cvta.to.space: generic -> space.
 bool cvta(Ctx& c, const Instr& in, uint32_t m) {
-  uint64_t window = 0;
-  switch (in.space) {
-    case StateSpace::shared: window = kSharedWindow; break;
-    case StateSpace::local: window = kLocalWindow; break;
-    case StateSpace::param: window = kParamWindow; break;
-    default: break;
-  }
+  const uint64_t window = window_of(in.space);
   const uint64_t* a = c.src(in.src[0], 0);
   uint64_t* d = c.dst(in.dst[0], 4);
   uint64_t wm = width_mask(type_bytes(in.type));

@@ -171,13 +171,7 @@ FastOp Builder::data(const Instr& in) {
   switch (in.op) {
     case Op::mov: return move(in, mask);
     case Op::cvta: {
-      uint64_t window = 0;
-      switch (in.space) {
-        case StateSpace::shared: window = kSharedWindow; break;
-        case StateSpace::local: window = kLocalWindow; break;
-        case StateSpace::param: window = kParamWindow; break;
-        default: break;
-      }
+      const uint64_t window = window_of(in.space);
       if (!dst(in) || in.src[0].kind != Operand::Kind::reg) return none;
       FastOp f;
       f.kind = K::add;
@@ -278,6 +272,12 @@ FastOp Builder::special(SReg s, FastOp f) const {
     f.imm = v & f.mask;
     return f;
   };
+  // `kind` over dimension s - x (x, y or z).
+  const auto dimension = [&](K kind, SReg x) {
+    f.kind = kind;
+    f.sub = static_cast<uint8_t>(static_cast<uint32_t>(s) - static_cast<uint32_t>(x));
+    return f;
+  };
   switch (s) {
     case SReg::ntid_x: return fill(b.x);
     case SReg::ntid_y: return fill(b.y);
@@ -287,16 +287,10 @@ FastOp Builder::special(SReg s, FastOp f) const {
     case SReg::nctaid_z: return fill(g.z);
     case SReg::tid_x:
     case SReg::tid_y:
-    case SReg::tid_z:
-      f.kind = K::tid;
-      f.sub = static_cast<uint8_t>(static_cast<uint32_t>(s) - static_cast<uint32_t>(SReg::tid_x));
-      return f;
+    case SReg::tid_z: return dimension(K::tid, SReg::tid_x);
     case SReg::ctaid_x:
     case SReg::ctaid_y:
-    case SReg::ctaid_z:
-      f.kind = K::ctaid;
-      f.sub = static_cast<uint8_t>(static_cast<uint32_t>(s) - static_cast<uint32_t>(SReg::ctaid_x));
-      return f;
+    case SReg::ctaid_z: return dimension(K::ctaid, SReg::ctaid_x);
     case SReg::clock:
     case SReg::clock64:
     case SReg::globaltimer: return FastOp{};

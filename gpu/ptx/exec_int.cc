@@ -52,19 +52,27 @@ bool typed_lanes(Ctx& c, const Instr& in, uint32_t m, F f) {
   return true;
 }
 
+// f.template operator()<T>() with T the type an integer instruction of
+// type `t` computes as: s32, u32 (b32 too), s64, u64 (b64 too), else
+// Type::none (the width read from the instruction at run time).
+template <typename F>
+bool by_int_type(Type t, F&& f) {
+  switch (t) {
+    case Type::s32: return f.template operator()<Type::s32>();
+    case Type::u32:
+    case Type::b32: return f.template operator()<Type::u32>();
+    case Type::s64: return f.template operator()<Type::s64>();
+    case Type::u64:
+    case Type::b64: return f.template operator()<Type::u64>();
+    default: return f.template operator()<Type::none>();
+  }
+}
+
 // d = f(a, b, c, e) over the lanes, operands normalised to the type's width;
 // the common 32- and 64-bit types get their own loops.
 template <int N, typename F>
 bool lanes(Ctx& c, const Instr& in, uint32_t m, F f) {
-  switch (in.type) {
-    case Type::s32: return typed_lanes<Type::s32, N>(c, in, m, f);
-    case Type::u32:
-    case Type::b32: return typed_lanes<Type::u32, N>(c, in, m, f);
-    case Type::s64: return typed_lanes<Type::s64, N>(c, in, m, f);
-    case Type::u64:
-    case Type::b64: return typed_lanes<Type::u64, N>(c, in, m, f);
-    default: return typed_lanes<Type::none, N>(c, in, m, f);
-  }
+  return by_int_type(in.type, [&]<Type T>() { return typed_lanes<T, N>(c, in, m, f); });
 }
 
 bool add(Ctx& c, const Instr& in, uint32_t m) {
@@ -127,13 +135,7 @@ bool mul(Ctx& c, const Instr& in, uint32_t m) {
   switch (in.type) {
     case Type::f32:
     case Type::f64: return float_arith(c, in, m);
-    case Type::s32: return typed_mul<Type::s32>(c, in, m);
-    case Type::u32:
-    case Type::b32: return typed_mul<Type::u32>(c, in, m);
-    case Type::s64: return typed_mul<Type::s64>(c, in, m);
-    case Type::u64:
-    case Type::b64: return typed_mul<Type::u64>(c, in, m);
-    default: return typed_mul<Type::none>(c, in, m);
+    default: return by_int_type(in.type, [&]<Type T>() { return typed_mul<T>(c, in, m); });
   }
 }
 
@@ -155,15 +157,8 @@ bool plain_mad(Ctx& c, const Instr& in, uint32_t m) {
 
 bool mad(Ctx& c, const Instr& in, uint32_t m) {
   if (is_float(in.type)) return float_arith(c, in, m);
-  if (!(in.flags & (kCarryIn | kCarryOut))) switch (in.type) {
-      case Type::s32: return plain_mad<Type::s32>(c, in, m);
-      case Type::u32:
-      case Type::b32: return plain_mad<Type::u32>(c, in, m);
-      case Type::s64: return plain_mad<Type::s64>(c, in, m);
-      case Type::u64:
-      case Type::b64: return plain_mad<Type::u64>(c, in, m);
-      default: return plain_mad<Type::none>(c, in, m);
-    }
+  if (!(in.flags & (kCarryIn | kCarryOut)))
+    return by_int_type(in.type, [&]<Type T>() { return plain_mad<T>(c, in, m); });
   Width w(in.type);
   bool wide = in.sub == static_cast<uint8_t>(MulMode::wide);
   uint32_t rbytes = wide ? w.bytes * 2 : w.bytes;
@@ -293,16 +288,7 @@ bool bits_op(Ctx& c, const Instr& in, uint32_t m) {
       return lanes<1>(c, in, m,
                       [](uint64_t a, uint64_t, uint64_t, uint64_t, W w) -> uint64_t { return (a & w.mask) == 0; });
     case Op::shl:
-    case Op::shr:
-      switch (in.type) {
-        case Type::s32: return shift<Type::s32>(c, in, m);
-        case Type::u32:
-        case Type::b32: return shift<Type::u32>(c, in, m);
-        case Type::s64: return shift<Type::s64>(c, in, m);
-        case Type::u64:
-        case Type::b64: return shift<Type::u64>(c, in, m);
-        default: return shift<Type::none>(c, in, m);
-      }
+    case Op::shr: return by_int_type(in.type, [&]<Type T>() { return shift<T>(c, in, m); });
     case Op::popc:
       return lanes<1>(c, in, m, [](uint64_t a, uint64_t, uint64_t, uint64_t, W w) -> uint64_t {
         return static_cast<uint64_t>(std::popcount(a & w.mask));

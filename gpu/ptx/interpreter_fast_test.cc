@@ -186,12 +186,8 @@ Outcome run_edge(bool fast, uint32_t off, uint32_t threads) {
   p.set(0, src);
   p.set(1, dst);
   p.set(2, off);
-  fast_path() = fast;
-  auto r = launch(edge(), mem, "edge", {1, 1, 1}, {threads, 1, 1}, p);
-  fast_path() = true;
-  Outcome o{r, std::vector<std::byte>(64 * 1024)};
-  std::memcpy(o.memory.data(), mem.at<std::byte>(dst), o.memory.size());
-  return o;
+  auto r = launch_on_path(fast, edge(), mem, "edge", {1, 1, 1}, {threads, 1, 1}, p);
+  return Outcome{r, bytes_at(mem, dst, 64 * 1024)};
 }
 
 void expect_same(const Outcome& a, const Outcome& b) {
@@ -264,11 +260,8 @@ TEST_P(PtxFastBuild, TestKernelsMatchTheExecutorTable) {
         if (e.params[i].size == 8) p.set(i, base + i * 64 * KiB);
         if (e.params[i].size == 4) p.set(i, uint32_t{200});
       }
-      fast_path() = fast;
-      auto r = launch(kernels(), mem, k.entry, k.grid, k.block, p, k.dyn_shared);
-      fast_path() = true;
-      out[fast] = Outcome{r, std::vector<std::byte>(words.size() * 4)};
-      std::memcpy(out[fast].memory.data(), mem.at<std::byte>(base), out[fast].memory.size());
+      auto r = launch_on_path(fast, kernels(), mem, k.entry, k.grid, k.block, p, k.dyn_shared);
+      out[fast] = Outcome{r, bytes_at(mem, base, words.size() * 4)};
     }
     ASSERT_TRUE(out[1].exec) << out[1].exec.error().message;
     expect_same(out[1], out[0]);
@@ -324,11 +317,8 @@ TEST_P(PtxFastBuild, UniformAndSplitBranchesPlainAndNegated) {
       Params p(**m, "branches");
       p.set(0, dst);
       p.set(1, k);
-      fast_path() = fast;
-      auto r = launch(**m, mem, "branches", {1, 1, 1}, {64, 1, 1}, p);
-      fast_path() = true;
-      out[fast] = Outcome{r, std::vector<std::byte>(64 * 4)};
-      std::memcpy(out[fast].memory.data(), mem.at<std::byte>(dst), out[fast].memory.size());
+      auto r = launch_on_path(fast, **m, mem, "branches", {1, 1, 1}, {64, 1, 1}, p);
+      out[fast] = Outcome{r, bytes_at(mem, dst, 64 * 4)};
     }
     ASSERT_TRUE(out[1].exec) << out[1].exec.error().message;
     expect_same(out[1], out[0]);
@@ -420,11 +410,8 @@ TEST(PtxFastConst, OnlyWritersOfALaunchConstantBecomeNops) {
   Outcome o[2];
   for (bool fast : {true, false}) {
     std::memset(mem.at<std::byte>(out), 0, 128 * 4);
-    fast_path() = fast;
-    auto r = launch(**m, mem, "konst", {2, 1, 1}, {64, 1, 1}, p);
-    fast_path() = true;
-    o[fast] = Outcome{r, std::vector<std::byte>(128 * 4)};
-    std::memcpy(o[fast].memory.data(), mem.at<std::byte>(out), o[fast].memory.size());
+    auto r = launch_on_path(fast, **m, mem, "konst", {2, 1, 1}, {64, 1, 1}, p);
+    o[fast] = Outcome{r, bytes_at(mem, out, 128 * 4)};
     ASSERT_TRUE(r) << r.error().message;
     for (uint32_t i = 0; i < 128; ++i) EXPECT_EQ(mem.at<uint32_t>(out)[i], kN + i) << i;
   }
@@ -466,12 +453,9 @@ TEST(PtxFastConst, FoldingAReverseChainIsBounded) {
   Outcome o[2];
   for (bool fast : {true, false}) {
     std::memset(mem.at<std::byte>(out), 0xab, 32 * 8);
-    fast_path() = fast;
-    auto r = launch(**m, mem, "rev", {1, 1, 1}, {32, 1, 1}, p);
-    fast_path() = true;
+    auto r = launch_on_path(fast, **m, mem, "rev", {1, 1, 1}, {32, 1, 1}, p);
     ASSERT_TRUE(r) << r.error().message;
-    o[fast] = Outcome{r, std::vector<std::byte>(32 * 8)};
-    std::memcpy(o[fast].memory.data(), mem.at<std::byte>(out), o[fast].memory.size());
+    o[fast] = Outcome{r, bytes_at(mem, out, 32 * 8)};
     EXPECT_NE(mem.at<uint64_t>(out)[31], 0xababababababababull);  // every lane stored
   }
   expect_same(o[1], o[0]);
@@ -525,9 +509,7 @@ TEST(PtxFastTurns, AFirstChainCountsTowardsTheTurnAndThePoll) {
     ExecControl control;
     control.poll_every = 7;
     control.keep_going = [&polls, fast] { return ++polls[fast] > 0; };
-    fast_path() = fast;
-    auto r = launch(**m, mem, "turns", {2, 1, 1}, {kThreads, 1, 1}, p, 0, {}, control);
-    fast_path() = true;
+    auto r = launch_on_path(fast, **m, mem, "turns", {2, 1, 1}, {kThreads, 1, 1}, p, 0, control);
     ASSERT_TRUE(r) << r.error().message;
     tickets[fast].assign(mem.at<uint32_t>(out), mem.at<uint32_t>(out) + kThreads);
   }

@@ -113,13 +113,9 @@ std::vector<std::byte> run_compares(const Module& m, bool fast) {
   p.set(0, pa);
   p.set(1, pb);
   p.set(2, out);
-  fast_path() = fast;
-  auto r = launch(m, mem, "cmp", {1, 1, 1}, {kThreads, 1, 1}, p);
-  fast_path() = true;
+  auto r = launch_on_path(fast, m, mem, "cmp", {1, 1, 1}, {kThreads, 1, 1}, p);
   EXPECT_TRUE(r) << r.error().message;
-  std::vector<std::byte> o(compare_count() * kRowBytes);
-  std::memcpy(o.data(), mem.at<std::byte>(out), o.size());
-  return o;
+  return bytes_at(mem, out, compare_count() * kRowBytes);
 }
 
 // In each build of the fast path's kernels (test_fast_builds.h).

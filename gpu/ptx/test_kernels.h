@@ -5,11 +5,9 @@
 // from the source tree (meson passes its path as VGPU_TEST_KERNELS_PTX).
 #pragma once
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "common/read_file.h"
 
 #ifndef VGPU_TEST_KERNELS_PTX
 #error "VGPU_TEST_KERNELS_PTX comes from meson (gpu/ptx/meson.build): the path of test_kernels.ptx"
@@ -17,17 +15,6 @@
 
 namespace vgpu::ptx::testing {
 
-inline std::string read_test_kernels() {
-  std::ifstream in(VGPU_TEST_KERNELS_PTX);
-  if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", VGPU_TEST_KERNELS_PTX);
-    std::abort();
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-inline const std::string kKernels = read_test_kernels();
+inline const std::string kKernels = read_file_or_abort(VGPU_TEST_KERNELS_PTX);
 
 }  // namespace vgpu::ptx::testing

@@ -78,11 +78,6 @@ inline uint64_t& yield_every() {
   static uint64_t k = 0;
   return k;
 }
-// Whether launch() lets the interpreter use its fast path (ExecControl::fast_path).
-inline bool& fast_path() {
-  static bool on = true;
-  return on;
-}
 // Runs of the last resumable launch().
 inline uint64_t& last_runs() {
   static uint64_t n = 0;
@@ -120,10 +115,23 @@ inline std::expected<ExecStats, ExecError> launch(const Module& m, FakeMemory& m
     cfg.data_va = mem.put(m.initial_data());
   }
   uint64_t blocks = uint64_t{grid.x} * grid.y * grid.z;
-  ExecControl c = control;
-  c.fast_path = c.fast_path && fast_path();
-  if (yield_every()) return run_resumably(m, cfg, mem, blocks, limits, c);
-  return run_blocks(m, cfg, mem, 0, blocks, limits, c);
+  if (yield_every()) return run_resumably(m, cfg, mem, blocks, limits, control);
+  return run_blocks(m, cfg, mem, 0, blocks, limits, control);
+}
+
+// launch() with the interpreter's fast path on or off (ExecControl::fast_path).
+inline std::expected<ExecStats, ExecError> launch_on_path(bool fast, const Module& m, FakeMemory& mem,
+                                                          std::string_view entry, Dim3 grid, Dim3 block,
+                                                          const Params& p, uint32_t dyn_shared = 0,
+                                                          ExecControl control = {}) {
+  control.fast_path = fast;
+  return launch(m, mem, entry, grid, block, p, dyn_shared, {}, control);
+}
+
+// `bytes` bytes of `mem` from `at`.
+inline std::vector<std::byte> bytes_at(FakeMemory& mem, uint64_t at, size_t bytes) {
+  const std::byte* b = mem.at<std::byte>(at);
+  return {b, b + bytes};
 }
 
 }  // namespace vgpu::ptx::testing

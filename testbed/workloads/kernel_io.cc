@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/enum_names.h"
 #include "common/text.h"
 #include "testbed/workloads/support.h"
 #include "vgpu/bits.h"
@@ -12,11 +13,7 @@
 namespace vgpu::testbed::workloads {
 namespace {
 
-struct PathName {
-  InputPath path;
-  const char* name;
-};
-constexpr PathName PATH_NAMES[] = {
+constexpr EnumName<InputPath> PATH_NAMES[] = {
     {InputPath::resident, "resident"},
     {InputPath::pageable, "pageable"},
     {InputPath::pinned, "pinned"},
@@ -24,15 +21,10 @@ constexpr PathName PATH_NAMES[] = {
 
 }  // namespace
 
-const char* input_path_name(InputPath p) {
-  for (const auto& n : PATH_NAMES)
-    if (n.path == p) return n.name;
-  return "?";
-}
+const char* input_path_name(InputPath p) { return name_of(PATH_NAMES, p); }
 
 Result<InputPath> parse_input_path(std::string_view name) {
-  for (const auto& n : PATH_NAMES)
-    if (name == n.name) return n.path;
+  if (auto p = value_named(PATH_NAMES, name)) return *p;
   return fail(Errc::invalid_argument, strfmt("'%.*s' is not an input path (resident, pageable, pinned)",
                                              static_cast<int>(name.size()), name.data()));
 }

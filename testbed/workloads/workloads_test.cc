@@ -92,6 +92,24 @@ TEST_P(NativeWorkload, RunsCorrectlyThroughTheDriver) {
 INSTANTIATE_TEST_SUITE_P(Suite, NativeWorkload, ::testing::ValuesIn(registry().begin(), registry().end()),
                          [](const auto& p) { return test_name(p.param.name); });
 
+// Runs `workload` as `reference` and as `tried` into `want` and `got`:
+// both run, and the tried run's output is correct and equals the
+// reference's bit for bit (the same checksum).
+void expect_same_output(std::string_view workload, const RunConfig& reference, const RunConfig& tried,
+                        std::vector<VmRun>& want, std::vector<VmRun>& got) {
+  const WorkloadSpec* spec = find(workload);
+  ASSERT_NE(spec, nullptr);
+  auto w = run_workload(*spec, reference);
+  ASSERT_TRUE(w) << w.error().what();
+  auto g = run_workload(*spec, tried);
+  ASSERT_TRUE(g) << g.error().what();
+  want = std::move(*w);
+  got = std::move(*g);
+  const WorkloadResult& r = got[0].result;
+  EXPECT_TRUE(r.correct) << r.detail;
+  EXPECT_EQ(r.checksum, want[0].result.checksum);
+}
+
 // The outputs under full virtualization equal native ones bit for bit.
 struct FvCase {
   std::string_view workload;
@@ -101,30 +119,23 @@ struct FvCase {
 class FvWorkload : public ::testing::TestWithParam<FvCase> {};
 
 TEST_P(FvWorkload, OutputsEqualNativeBitwise) {
-  const WorkloadSpec* spec = find(GetParam().workload);
-  ASSERT_NE(spec, nullptr);
   RunConfig native, fv;
   native.options = fv.options = test_options();
   fv.mode = GetParam().mode;
-  auto want = run_workload(*spec, native);
-  ASSERT_TRUE(want) << want.error().what();
-  auto got = run_workload(*spec, fv);
-  ASSERT_TRUE(got) << got.error().what();
-  const WorkloadResult& r = (*got)[0].result;
-  EXPECT_TRUE(r.correct) << r.detail;
-  EXPECT_EQ(r.checksum, (*want)[0].result.checksum);
-  ASSERT_TRUE((*got)[0].counters);
-  EXPECT_GT((*got)[0].counters->trapped(), 0u);
+  std::vector<VmRun> want, got;
+  ASSERT_NO_FATAL_FAILURE(expect_same_output(GetParam().workload, native, fv, want, got));
+  ASSERT_TRUE(got[0].counters);
+  EXPECT_GT(got[0].counters->trapped(), 0u);
   // Work reached the mediator's channels. Not `submissions`: that counts
   // scheduler turns, and a turn begun before the timed runs may carry all
   // of them (a turn rings each new GPFIFO entry while its slice lasts).
   if (GetParam().workload != "open") {  // open submits no work
-    EXPECT_GT((*got)[0].counters->doorbells, 0u);
+    EXPECT_GT(got[0].counters->doorbells, 0u);
   }
   if (GetParam().mode == Mode::pv) {
-    EXPECT_EQ((*got)[0].counters->entries_scanned, 0u) << "PV scans no guest page table";
+    EXPECT_EQ(got[0].counters->entries_scanned, 0u) << "PV scans no guest page table";
     if (GetParam().workload == "open" || GetParam().workload == "ctx" || GetParam().workload == "churn") {
-      EXPECT_GT((*got)[0].counters->pv_batches, 0u);
+      EXPECT_GT(got[0].counters->pv_batches, 0u);
     }
   }
 }
@@ -151,22 +162,16 @@ struct InputCase {
 class InputPaths : public ::testing::TestWithParam<InputCase> {};
 
 TEST_P(InputPaths, OutputsEqualResidentNativeBitwise) {
-  const WorkloadSpec* spec = find(GetParam().workload);
-  ASSERT_NE(spec, nullptr);
   RunConfig resident, moved;
   resident.options = moved.options = test_options();
   moved.options.runs = 2;
   moved.options.inputs = GetParam().path;
   moved.mode = GetParam().mode;
-  auto want = run_workload(*spec, resident);
-  ASSERT_TRUE(want) << want.error().what();
-  auto got = run_workload(*spec, moved);
-  ASSERT_TRUE(got) << got.error().what();
-  const WorkloadResult& r = (*got)[0].result;
-  EXPECT_TRUE(r.correct) << r.detail;
-  EXPECT_EQ(r.checksum, (*want)[0].result.checksum);
+  std::vector<VmRun> want, got;
+  ASSERT_NO_FATAL_FAILURE(expect_same_output(GetParam().workload, resident, moved, want, got));
+  const WorkloadResult& r = got[0].result;
   EXPECT_EQ(r.inputs, input_path_name(GetParam().path));
-  EXPECT_EQ((*want)[0].result.inputs, "resident");
+  EXPECT_EQ(want[0].result.inputs, "resident");
   if (GetParam().path == InputPath::pinned) {
     EXPECT_EQ(r.launches, 2u * 4) << "per run: two input copies, the kernel, the output copy";
   }

@@ -189,11 +189,21 @@ uint64_t Attack::chan_error_addr() {
   return join64(raw.reg(pf::CHAN_ERROR_ADDR_HI[chid()].offset), raw.reg(pf::CHAN_ERROR_ADDR_LO[chid()].offset));
 }
 
+void Attack::expect_chan_error(regs::ChannelError error) {
+  EXPECT_EQ(raw.wait_chan_error(chid()), static_cast<uint32_t>(error));
+}
+
+uint64_t Attack::va_onto_victim_sentinel() {
+  const uint64_t at = va(buffer(SMALL_SENTINEL));
+  redirect(at, fmt::PageSize::small, foreign(victim.small_gaddr));
+  return at;
+}
+
 void Attack::expect_release_faults(uint64_t va_, regs::FaultReason reason) {
   driver::PushBuffer pb;
   semaphore_release(pb, va_, 0xdeadbeef);
   submit(pb);
-  EXPECT_EQ(raw.wait_chan_error(chid()), static_cast<uint32_t>(regs::ChannelError::mmu_fault));
+  expect_chan_error(regs::ChannelError::mmu_fault);
   expect_fault(regs::FaultUnit::pfifo, reason, va_);
 }
 

@@ -120,6 +120,11 @@ struct Attack {
   void expect_fault(regs::FaultUnit unit, regs::FaultReason reason, uint64_t fault_va);
   // The address in the attacker channel's CHAN_ERROR record.
   uint64_t chan_error_addr();
+  // The attacker's channel stops with `error` (waits for its CHAN_ERROR).
+  void expect_chan_error(regs::ChannelError error);
+  // A new SMALL_SENTINEL buffer of the attacker's, its PTE rewritten to name
+  // the victim's small-page sentinel: its VA.
+  uint64_t va_onto_victim_sentinel();
   // A semaphore release to `va` is submitted raw: the channel stops with
   // mmu_fault and PFIFO's fault record names `va` with `reason`.
   void expect_release_faults(uint64_t va, regs::FaultReason reason);

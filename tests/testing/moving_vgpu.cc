@@ -5,18 +5,14 @@
 
 #include <cstring>
 
+#include "testbed/testing/testbeds.h"
+
 namespace vgpu::mediator::moving {
 
 std::unique_ptr<testbed::Testbed> make_testbed(uint64_t vram) { return make_testbed(testbed::Mode::fv_naive, vram); }
 
 std::unique_ptr<testbed::Testbed> make_testbed(testbed::Mode mode, uint64_t vram) {
-  testbed::TestbedConfig tc;
-  tc.mode = mode;
-  tc.vram_per_vm = vram;
-  tc.channels_per_vm = VM_CHANNELS;
-  auto tb = testbed::Testbed::create(tc);
-  EXPECT_TRUE(tb) << tb.error().what();
-  return tb ? std::move(*tb) : nullptr;
+  return testing::create_testbed(testing::one_vm(mode, vram, VM_CHANNELS));
 }
 
 void copy_partition(testbed::Testbed& from, testbed::Testbed& to) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "testbed/testing/testbeds.h"
+
 namespace vgpu::mediator {
 
 testbed::TestbedConfig two_fv_opt_vms(uint64_t vram_per_vm) {
@@ -15,10 +17,8 @@ testbed::TestbedConfig two_fv_opt_vms(uint64_t vram_per_vm) {
 
 TwoVms open_two_vms(const testbed::TestbedConfig& tc, bool second_context_on_a) {
   TwoVms t;
-  auto tb = testbed::Testbed::create(tc);
-  EXPECT_TRUE(tb) << tb.error().what();
-  if (!tb) return t;
-  t.tb = std::move(*tb);
+  t.tb = testing::create_testbed(tc);
+  if (!t.tb) return t;
   auto a = driver::Device::open(t.tb->port(0));
   auto b = driver::Device::open(t.tb->port(1));
   EXPECT_TRUE(a && b);

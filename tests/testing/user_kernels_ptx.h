@@ -7,11 +7,9 @@
 // (tests/isolation_user_kernels_test.cc).
 #pragma once
 
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
+
+#include "common/read_file.h"
 
 #ifndef VGPU_USER_KERNELS_PTX
 #error "VGPU_USER_KERNELS_PTX comes from meson (tests/meson.build): the path of tests/testing/user_kernels.ptx"
@@ -19,17 +17,6 @@
 
 namespace vgpu::testing {
 
-inline std::string read_user_kernels() {
-  std::ifstream in(VGPU_USER_KERNELS_PTX);
-  if (!in) {
-    std::fprintf(stderr, "cannot read %s\n", VGPU_USER_KERNELS_PTX);
-    std::abort();
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-inline const std::string USER_KERNELS_PTX = read_user_kernels();
+inline const std::string USER_KERNELS_PTX = read_file_or_abort(VGPU_USER_KERNELS_PTX);
 
 }  // namespace vgpu::testing
