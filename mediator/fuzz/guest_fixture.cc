@@ -87,6 +87,9 @@ class AccessOnlyPort final : public driver::Port {
   explicit AccessOnlyPort(std::unique_ptr<driver::Port> inner) : inner_(std::move(inner)) {}
   uint32_t read32(driver::Bar bar, uint64_t offset) override { return inner_->read32(bar, offset); }
   void write32(driver::Bar bar, uint64_t offset, uint32_t value) override { inner_->write32(bar, offset, value); }
+  void fill32(driver::Bar bar, uint64_t offset, uint64_t bytes, uint32_t value) override {
+    inner_->fill32(bar, offset, bytes, value);
+  }
   std::span<std::byte> map(driver::Bar, uint64_t, uint64_t) override { return {}; }
   uint64_t bar_size(driver::Bar bar) const override { return inner_->bar_size(bar); }
   void relax() override { inner_->relax(); }
