@@ -67,6 +67,11 @@ void InstMem::fill(uint64_t addr, uint64_t bytes, uint32_t value) {
     std::atomic_thread_fence(std::memory_order_release);
     return;
   }
+  if (in_bar3(addr, bytes) && bar3_map_.empty()) {
+    stats_.bar3_accesses += bytes / 4;
+    port_.fill32(Bar::bar3, addr - bar3_base_, bytes, value);
+    return;
+  }
   for (uint64_t off = 0; off < bytes; off += 4) write32(addr + off, value);
 }
 

@@ -27,6 +27,7 @@ class NativePort final : public WithPinnedRam<Port> {
 
   uint32_t read32(Bar bar, uint64_t offset) override;
   void write32(Bar bar, uint64_t offset, uint32_t value) override;
+  void fill32(Bar bar, uint64_t offset, uint64_t bytes, uint32_t value) override;
   std::span<std::byte> map(Bar bar, uint64_t offset, uint64_t len) override;
   uint64_t bar_size(Bar bar) const override;
   void relax() override;

@@ -38,6 +38,12 @@ class Port {
   // and the driver falls back to read32/write32 or the copy engine.
   virtual std::span<std::byte> map(Bar bar, uint64_t offset, uint64_t len) = 0;
   virtual uint64_t bar_size(Bar bar) const = 0;
+  // `bytes` (whole words) of write32(bar, ..., value) from `offset` on:
+  // the same accesses, which a port may hand on at once (one trap for a
+  // new page table's clearing instead of one per word).
+  virtual void fill32(Bar bar, uint64_t offset, uint64_t bytes, uint32_t value) {
+    for (uint64_t off = 0; off + sizeof(uint32_t) <= bytes; off += sizeof(uint32_t)) write32(bar, offset + off, value);
+  }
   // Called in every poll loop: lets the platform make progress.
   virtual void relax() {}
   // How long the driver's register waits (a runlist commit, a preempt, a

@@ -76,6 +76,10 @@ class Vgpu final : public TurnChannels {
   void write32(uint32_t offset, uint32_t value);
   uint32_t bar_read32(gpu::Bar bar, uint64_t offset);
   void bar_write32(gpu::Bar bar, uint64_t offset, uint32_t value);
+  // `bytes` (whole words) of trapped BAR writes of `value` from `offset`,
+  // as that many bar_write32 calls would leave VRAM, the shadows and the
+  // guest's errors, under one lock (a driver clearing a new page table).
+  void bar_fill32(gpu::Bar bar, uint64_t offset, uint64_t bytes, uint32_t value);
 
   // ---- BAR remap: what may be mapped straight onto VRAM right now
   std::vector<DirectRange> direct_ranges(gpu::Bar bar) const;
@@ -222,7 +226,8 @@ class Vgpu final : public TurnChannels {
 
   // With mutex_ held.
   void guest_error(const std::string& what);
-  void reset();  // PMC.ENABLE cleared PFIFO: reclaim everything
+  void bar_write_word(gpu::Bar bar, uint64_t offset, uint32_t value);  // vgpu_bars.cc
+  void reset();                                                        // PMC.ENABLE cleared PFIFO: reclaim everything
   void set_pmc_enable(uint32_t value);
   void set_bar_inst(gpu::Bar bar, uint32_t value);
   void set_userd_base(uint32_t value);

@@ -95,26 +95,53 @@ uint32_t Vgpu::bar_read32(gpu::Bar bar, uint64_t offset) {
 
 void Vgpu::bar_write32(gpu::Bar bar, uint64_t offset, uint32_t value) {
   Counters::bump(counters_.trapped_writes);
+  locked([&] { bar_write_word(bar, offset, value); });
+}
+
+// What bar_write32 does with mutex_ held.
+void Vgpu::bar_write_word(gpu::Bar bar, uint64_t offset, uint32_t value) {
+  if (offset % sizeof(uint32_t) != 0 || bar == gpu::Bar::bar0) {
+    guest_error(strfmt("%s write at misaligned offset %s", bar_name(bar), hex(offset).c_str()));
+    return;
+  }
+  const auto page = bars_.translate(bar, offset);
+  if (!page) return bar_fault(bar, offset, true);
+  if (page->read_only) {
+    guest_error(strfmt("%s write at %s: read-only page", bar_name(bar), hex(offset).c_str()));
+    record_fault(fault_unit(bar), regs::FaultReason::page_read_only, 0, offset, true, std::nullopt);
+    return;
+  }
+  host_.gpu().vram().write32(page->host, value);
+  note_guest_write(page->host - guest_.partition().base);
+  if (bar != gpu::Bar::bar1) return;
+  if (const auto slot = userd_slot(offset); slot && slot->field == regs::userd::GP_PUT) {
+    if (slot->gchid < channels_.count())
+      channels_.doorbell(slot->gchid, value);
+    else
+      guest_error(strfmt("GP_PUT of channel %u outside the VM's %u channels", slot->gchid, channels_.count()));
+  }
+}
+
+// The words of each BAR3 page that translates to a writable one are
+// written at once and the page noted once (the shadow tracks whole
+// pages); every other word (BAR1, whose USERD words ring doorbells, a
+// fault, a read-only page, a misaligned fill) as bar_write32 would.
+void Vgpu::bar_fill32(gpu::Bar bar, uint64_t offset, uint64_t bytes, uint32_t value) {
+  bytes = align_down(bytes, sizeof(uint32_t));
+  Counters::bump(counters_.trapped_writes, bytes / sizeof(uint32_t));
   locked([&] {
-    if (offset % sizeof(uint32_t) != 0 || bar == gpu::Bar::bar0) {
-      guest_error(strfmt("%s write at misaligned offset %s", bar_name(bar), hex(offset).c_str()));
-      return;
-    }
-    const auto page = bars_.translate(bar, offset);
-    if (!page) return bar_fault(bar, offset, true);
-    if (page->read_only) {
-      guest_error(strfmt("%s write at %s: read-only page", bar_name(bar), hex(offset).c_str()));
-      record_fault(fault_unit(bar), regs::FaultReason::page_read_only, 0, offset, true, std::nullopt);
-      return;
-    }
-    host_.gpu().vram().write32(page->host, value);
-    note_guest_write(page->host - guest_.partition().base);
-    if (bar != gpu::Bar::bar1) return;
-    if (const auto slot = userd_slot(offset); slot && slot->field == regs::userd::GP_PUT) {
-      if (slot->gchid < channels_.count())
-        channels_.doorbell(slot->gchid, value);
-      else
-        guest_error(strfmt("GP_PUT of channel %u outside the VM's %u channels", slot->gchid, channels_.count()));
+    std::array<uint32_t, BarApertures::PAGE / sizeof(uint32_t)> words;
+    words.fill(value);
+    for (uint64_t done = 0; done < bytes;) {
+      const uint64_t at = offset + done;
+      const uint64_t n = std::min(bytes - done, BarApertures::PAGE - at % BarApertures::PAGE);
+      const auto page = bar == gpu::Bar::bar3 && at % sizeof(uint32_t) == 0 ? bars_.translate(bar, at) : std::nullopt;
+      if (page && !page->read_only && host_.gpu().vram().write(page->host, words.data(), n)) {
+        note_guest_write(page->host - guest_.partition().base);
+      } else {
+        for (uint64_t w = 0; w < n; w += sizeof(uint32_t)) bar_write_word(bar, at + w, value);
+      }
+      done += n;
     }
   });
 }

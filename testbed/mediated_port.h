@@ -24,6 +24,7 @@ class MediatedPort final : public driver::WithPinnedRam<driver::Port> {
 
   uint32_t read32(driver::Bar bar, uint64_t offset) override;
   void write32(driver::Bar bar, uint64_t offset, uint32_t value) override;
+  void fill32(driver::Bar bar, uint64_t offset, uint64_t bytes, uint32_t value) override;
   std::span<std::byte> map(driver::Bar bar, uint64_t offset, uint64_t len) override;
   uint64_t bar_size(driver::Bar bar) const override;
   void relax() override;

@@ -87,6 +87,9 @@ class AccessOnlyPort final : public driver::Port {
   explicit AccessOnlyPort(std::unique_ptr<driver::Port> inner) : inner_(std::move(inner)) {}
   uint32_t read32(driver::Bar bar, uint64_t offset) override { return inner_->read32(bar, offset); }
   void write32(driver::Bar bar, uint64_t offset, uint32_t value) override { inner_->write32(bar, offset, value); }
+  void fill32(driver::Bar bar, uint64_t offset, uint64_t bytes, uint32_t value) override {
+    inner_->fill32(bar, offset, bytes, value);
+  }
   std::span<std::byte> map(driver::Bar, uint64_t, uint64_t) override { return {}; }
   uint64_t bar_size(driver::Bar bar) const override { return inner_->bar_size(bar); }
   void relax() override { inner_->relax(); }
@@ -181,6 +184,10 @@ constexpr auto HISTORY_AFTER = std::chrono::seconds(8);
 constexpr auto WATCHDOG_POLL = std::chrono::milliseconds(500);
 std::atomic<int64_t> input_started_ns{0};  // steady clock; 0: no input running
 std::atomic<uint64_t> input_seq{0};
+// Where the input is (note_step), for the watchdog's line: a slow input's
+// history says what ran before it, this what it was doing at 8 s.
+std::atomic<const char*> step_what{"start"};
+std::atomic<int64_t> step_index{-1}, step_started_ns{0};
 
 int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
@@ -197,6 +204,10 @@ void start_history_watchdog() {
       if (start == 0 || seq == written ||
           steady_ns() - start < std::chrono::duration_cast<std::chrono::nanoseconds>(HISTORY_AFTER).count())
         continue;
+      std::fprintf(stderr, "fuzz fixture: input running %.1f s, in %s %lld for %.1f s\n",
+                   static_cast<double>(steady_ns() - start) / 1e9, step_what.load(),
+                   static_cast<long long>(step_index.load()),
+                   static_cast<double>(steady_ns() - step_started_ns.load()) / 1e9);
       std::lock_guard lock(history_mutex());
       write_history("fuzz fixture", "up to one that has run for 8 s (a libFuzzer -timeout may follow)");
       written = seq;
@@ -205,6 +216,12 @@ void start_history_watchdog() {
 }
 
 }  // namespace
+
+void note_step(const char* what, int64_t index) {
+  step_what.store(what, std::memory_order_relaxed);
+  step_index.store(index, std::memory_order_relaxed);
+  step_started_ns.store(steady_ns(), std::memory_order_relaxed);
+}
 
 void finding(const std::string& what) {
   std::fprintf(stderr, "FUZZ FINDING: %s\n", what.c_str());
@@ -323,6 +340,7 @@ void Fixture::after_input(Attacker& a) {
   ++(a.wedged ? counts_.wedged : a.was_reset ? counts_.reset : !a.ctx ? counts_.no_context : counts_.scheduled);
   const size_t slot = static_cast<size_t>(a.mode);
   const auto start = std::chrono::steady_clock::now();
+  note_step("the fixture: the attacker's teardown", -1);
   teardown(a);
   trace_since("teardown", start);
   kept_[slot].reset();
@@ -348,36 +366,53 @@ void Fixture::print_fresh_counts() {
 }
 
 Attacker Fixture::fresh(Mode mode) {
+  note_step("the fixture: a fresh attacker", -1);
   const auto start = std::chrono::steady_clock::now();
   Attacker a;
   a.mode = mode;
-  if (mode == Mode::native) {
-    std::memset(native_ram_->data(), 0, native_ram_->size());
-    auto port = need(driver::NativePort::create(*native_), "pass-through port");
-    port->set_pinned_ram(span_of(*native_ram_), 0);
-    a.port = std::make_unique<AccessOnlyPort>(std::move(port));
-  } else {
-    gpu::MemfdRam& ram = *attacker_ram_[static_cast<size_t>(mode)];
-    std::memset(ram.data(), 0, ram.size());
-    a.vgpu = need(host_->create_vgpu(vgpu_config(mode_name(mode), mode)), "attacker vGPU");
-    need(host_->set_guest_ram(*a.vgpu, {{0, VM_RAM, attacker_ram_[static_cast<size_t>(mode)], 0}}), "attacker RAM");
-    auto port = need(testbed::MediatedPort::create(*a.vgpu, host_->gpu().vram()), "attacker port");
-    port->set_pinned_ram(span_of(ram), 0);
-    a.port = std::make_unique<AccessOnlyPort>(std::move(port));
-  }
+  attach(a);
   // A fresh device always opens and makes a context: in pass-through
   // this is also the check that the last input's reset left a working GPU.
   // First with the campaign's short driver wait (VGPU_FUZZ_WAIT_MS), so
   // that an input that breaks its device pays that wait, not the setup's;
   // a setup that times out under it (a loaded machine) runs again with
-  // the long one.
+  // the long one, on a device made afresh (not the half-opened one, whose
+  // first channel may still hold the short setup's work).
   const uint64_t long_ns = mode == Mode::native ? NATIVE_DEVICE_WAIT_NS : ATTACKER_DEVICE_WAIT_NS;
-  if (wait_ms_ == 0 || !open_driver(a, uint64_t{wait_ms_} * 1'000'000).empty()) {
-    if (std::string e = open_driver(a, long_ns); !e.empty()) finding("fixture: attacker " + e + "; " + host_state(&a));
+  if (wait_ms_ != 0 && !open_driver(a, uint64_t{wait_ms_} * 1'000'000).empty()) {
+    teardown(a);
+    attach(a);
+  }
+  if (!a.ctx) {
+    // A pass-through GPU may still run the last guest's engine work (a
+    // reset does not recall it, and that guest may have raised
+    // ENGINE_TIMEOUT): the next guest gets the device once it is idle.
+    const bool drained = mode != Mode::native || native_->wait_idle(NATIVE_DRAIN_NS);
+    if (std::string e = open_driver(a, long_ns); !e.empty())
+      finding("fixture: attacker " + e + "; " + (mode == Mode::native ? native_state(drained) : host_state(&a)));
   }
   a.raw.emplace(*a.port);
   trace_since("fresh attacker", start);
   return a;
+}
+
+// The attacker's device: a new vGPU and its port, or a port on the
+// pass-through GPU; RAM cleared.
+void Fixture::attach(Attacker& a) {
+  if (a.mode == Mode::native) {
+    std::memset(native_ram_->data(), 0, native_ram_->size());
+    auto port = need(driver::NativePort::create(*native_), "pass-through port");
+    port->set_pinned_ram(span_of(*native_ram_), 0);
+    a.port = std::make_unique<AccessOnlyPort>(std::move(port));
+    return;
+  }
+  gpu::MemfdRam& ram = *attacker_ram_[static_cast<size_t>(a.mode)];
+  std::memset(ram.data(), 0, ram.size());
+  a.vgpu = need(host_->create_vgpu(vgpu_config(mode_name(a.mode), a.mode)), "attacker vGPU");
+  need(host_->set_guest_ram(*a.vgpu, {{0, VM_RAM, attacker_ram_[static_cast<size_t>(a.mode)], 0}}), "attacker RAM");
+  auto port = need(testbed::MediatedPort::create(*a.vgpu, host_->gpu().vram()), "attacker port");
+  port->set_pinned_ram(span_of(ram), 0);
+  a.port = std::make_unique<AccessOnlyPort>(std::move(port));
 }
 
 // The driver on the attacker's port: device, context, buffers; what
@@ -391,6 +426,12 @@ std::string Fixture::open_driver(Attacker& a, uint64_t wait_ns) {
   trace_since("driver open", start);
   if (!dev) return "open: " + std::string(dev.error().what());
   a.dev = std::move(*dev);
+  // As the host bounds every GPFIFO entry's engine work (MAX_GPU_MS), so
+  // that a guest's launches (a spin may ask for 10 s, cls::MAX_SPIN_NS)
+  // do not outlive the reset that ends it by seconds. Once the driver has
+  // PFIFO out of reset (a unit in reset takes no register writes); the
+  // guest may change it.
+  if (a.mode == Mode::native) native_->write32(regs::pfifo::ENGINE_TIMEOUT.offset, MAX_GPU_MS);
   auto ctx = a.dev->create_context();
   if (!ctx) return "context: " + std::string(ctx.error().what());
   a.ctx = std::move(*ctx);
@@ -446,6 +487,7 @@ void Fixture::victim_end() {
 }
 
 void Fixture::victim_fill_done() {
+  note_step("the fixture: the victim's fill", -1);
   const auto start = std::chrono::steady_clock::now();
   if (auto s = victim_ctx_->wait(*victim_fence_, VICTIM_BOUND_MS * 1'000'000); !s)
     finding("victim fill of round " + std::to_string(round_) + " did not finish: " + s.error().what() + "; " +
@@ -458,6 +500,13 @@ void Fixture::victim_fill_done() {
   const float want = static_cast<float>(round_ % 1000 + 1);
   for (size_t i = 0; i < got.size(); ++i)
     if (got[i] != want) finding("victim fill result word " + std::to_string(i) + " wrong");
+}
+
+std::string Fixture::native_state(bool drained) {
+  const std::string busy = drained ? "idle"
+                                   : strfmt("still busy %llu ms after its reset",
+                                            static_cast<unsigned long long>(NATIVE_DRAIN_NS / 1'000'000));
+  return strfmt("pass-through GPU %s before the open, channel 0 state 0x%x", busy.c_str(), native_->channel_state(0));
 }
 
 std::string Fixture::host_state(const Attacker* making) {
@@ -497,8 +546,18 @@ void run_guest_program(Surface surface, const uint8_t* data, size_t size) {
   Fixture& f = Fixture::get();
   if (f.reusing()) {
     std::lock_guard lock(history_mutex());
-    if (f.all_fresh()) history().clear();
-    if (history().size() == MAX_HISTORY) history().erase(history().begin());
+    // A fresh attacker drops the inputs before the last one's: those of the
+    // attacker torn down last stay, since what it left on the device (work
+    // a reset did not recall) may fail the fresh one's setup.
+    static size_t last_fresh = 0;  // where the last fresh attacker's inputs start
+    if (f.all_fresh()) {
+      history().erase(history().begin(), history().begin() + static_cast<ptrdiff_t>(last_fresh));
+      last_fresh = history().size();
+    }
+    if (history().size() == MAX_HISTORY) {
+      history().erase(history().begin());
+      last_fresh -= last_fresh > 0;
+    }
     history().emplace_back(data, data + size);
     input_seq.fetch_add(1, std::memory_order_acq_rel);
     input_started_ns.store(steady_ns(), std::memory_order_release);

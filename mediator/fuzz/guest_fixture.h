@@ -43,6 +43,11 @@ inline constexpr uint64_t ATTACKER_DEVICE_WAIT_NS = 2'000'000'000;
 // Pass-through: no mediator or victim to wait behind, and raw accesses
 // wedge the device model far more often (no mediator refuses them).
 inline constexpr uint64_t NATIVE_DEVICE_WAIT_NS = 1'000'000'000;
+// How long a fresh pass-through attacker waits, at most, for the last
+// guest's engine work to end when its first open failed: one spin launch
+// may hold an engine for cls::MAX_SPIN_NS (the fixture sets ENGINE_TIMEOUT,
+// which that guest may have changed) and a reset does not recall it.
+inline constexpr uint64_t NATIVE_DRAIN_NS = 12'000'000'000;
 inline constexpr uint64_t TURN_NS = 5'000'000;
 inline constexpr uint64_t BUFFER_BYTES = 64 * KiB;  // each attacker buffer
 inline constexpr uint32_t MAX_OPS = 48;             // operations run per input
@@ -83,6 +88,9 @@ class Input {
 };
 
 [[noreturn]] void finding(const std::string& what);
+// What the input is doing now (an operation and its index, or a step of
+// the fixture with -1), for the line the history watchdog prints at 8 s.
+void note_step(const char* what, int64_t index);
 
 // The attacker VM of one input: its vGPU (none in pass-through), port,
 // driver and context, and the buffers the operations aim at.
@@ -154,10 +162,13 @@ class Fixture {
   // The scheduler's view, for a finding's message: the victim, the kept
   // attackers and the attacker being made, if any.
   std::string host_state(const Attacker* making = nullptr);
+  // The pass-through GPU's, for a fresh pass-through attacker's finding.
+  std::string native_state(bool drained);
 
   std::unique_ptr<mediator::Host> host_;
   std::unique_ptr<gpu::Gpu> native_;  // pass-through
   Attacker fresh(Mode mode);
+  void attach(Attacker& a);
   void teardown(Attacker& a);
 
   std::shared_ptr<gpu::MemfdRam> victim_ram_, native_ram_;

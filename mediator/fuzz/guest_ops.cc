@@ -435,12 +435,27 @@ uint32_t register_offset(uint32_t row, uint32_t element) {
   return r.base + (element % r.count) * r.stride;
 }
 
+namespace {
+// Op's names, in its order (the watchdog's line).
+const char* op_name(Op op) {
+  static constexpr const char* NAMES[] = {"op reg_write",    "op reg_read",    "op bar_write",    "op bar_read",
+                                          "op pramin_write", "op fill",        "op copy",         "op launch",
+                                          "op spin",         "op wait",        "op pushbuf",      "op gp_entry",
+                                          "op doorbell",     "op pte_write",   "op pde_write",    "op invalidate",
+                                          "op pinned_copy",  "op pv_batch",    "op pv_slot_base", "op reset",
+                                          "op raw_channel",  "op new_context", "op stop"};
+  static_assert(std::size(NAMES) == static_cast<size_t>(Op::stop) + 1);
+  return NAMES[static_cast<size_t>(op)];
+}
+}  // namespace
+
 void run_ops(Surface surface, Attacker& a, Input& in) {
   Runner r(a, in);
   const std::span<const Op> ops = mix(surface);
   static const bool trace = std::getenv("VGPU_FUZZ_TRACE") != nullptr;
   for (uint32_t i = 0; i < MAX_OPS && !in.empty(); ++i) {
     const Op op = ops[in.u8() % ops.size()];
+    note_step(op_name(op), i);
     const auto start = std::chrono::steady_clock::now();
     const bool go_on = r.step(op);
     if (trace) {
