@@ -144,7 +144,8 @@ TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
   ASSERT_TRUE(again) << again.error().what();
   EXPECT_EQ(*again, *image) << "the destination's image differs from the source's";
   EXPECT_TRUE(log_has(*d, "vm dst: state imported (" + std::to_string(image->size()) + " bytes), weight 20"));
-  for (const auto& vm : nlohmann::json::parse(d->control("stats"))["vms"]) {
+  const auto stats = nlohmann::json::parse(d->control("stats"));
+  for (const auto& vm : stats["vms"]) {
     if (vm["name"] == "dst") {
       EXPECT_EQ(vm["weight"], 20) << "the source's set-weight did not travel";
     }
