@@ -32,7 +32,7 @@ enum class ImageSection : uint32_t {
   channels = 2,  // guest channels and their run state (not built yet: M4)
   pv = 3,        // PV interface and spaces (not built yet: M4)
   modules = 4,   // PTX module texts by hash (not built yet: M4)
-  host = 5,      // counters, gpu_ns, weight: left out of the digest (not built yet: M4)
+  host = 5,      // the scheduler weight (counters and gpu_ns: not built yet, M4)
 };
 const char* image_section_name(uint32_t tag);  // "regs", or "unknown"
 

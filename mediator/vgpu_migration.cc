@@ -2,6 +2,7 @@
 // A vGPU's migration image: made from its parts, read back into a fresh
 // vGPU through the guest's own paths (docs/migration.md §6). Nothing
 // derived (shadows, BAR windows) is in the image; it is rebuilt here.
+#include <optional>
 #include <string>
 
 #include "common/wire_codec.h"
@@ -9,6 +10,7 @@
 #include "mediator/host.h"
 #include "mediator/vgpu.h"
 #include "mediator/vgpu_image.h"
+#include "vgpu/options.h"
 
 namespace vgpu::mediator {
 namespace {
@@ -36,6 +38,22 @@ Result<std::vector<std::pair<uint32_t, ChannelRecord>>> decode_channels(const Im
     return fail(Errc::invalid_argument, "vgpu: migration image section 'channels' ends at byte " +
                                             std::to_string(r.where()) + " of " + std::to_string(r.size()));
   return out;
+}
+
+// The 'host' section: the scheduler weight, in [1, VGPU_OPT_WEIGHT_MAX].
+// None in an image from a build before it: the destination's weight stays.
+Result<std::optional<uint32_t>> decode_host(const ImageSectionBytes* section) {
+  if (!section) return std::optional<uint32_t>{};
+  Reader r(section->bytes);
+  const uint32_t weight = r.u32();
+  if (!r.ok() || !r.at_end())
+    return fail(Errc::invalid_argument, "vgpu: migration image section 'host' has " +
+                                            std::to_string(section->bytes.size()) + " bytes, not the " +
+                                            std::to_string(sizeof weight) + " this vgpu reads");
+  if (weight == 0 || weight > VGPU_OPT_WEIGHT_MAX)
+    return fail(Errc::invalid_argument, "vgpu: migration image section 'host' has weight " + std::to_string(weight) +
+                                            ", not in [1, " + std::to_string(VGPU_OPT_WEIGHT_MAX) + "]");
+  return std::optional<uint32_t>{weight};
 }
 
 }  // namespace
@@ -67,10 +85,15 @@ Result<std::vector<uint8_t>> Vgpu::export_image() const {
   for (uint64_t delivered : raised_delivered_) regs.u64(delivered);
   regs.boolean(line_delivered_);
   for (gpu::Bar bar : {gpu::Bar::bar1, gpu::Bar::bar3}) regs.u32(bars_.inst_reg(bar));
+  // The scheduler weight (vgpuctl set-weight changes it at run time):
+  // the destination takes it over whatever it was started with.
+  Writer host;
+  host.u32(host_.weight(id_));
   VgpuImage image;
   image.config = image_config_of(config_);
   image.sections.push_back({static_cast<uint32_t>(ImageSection::regs), regs.take()});
   if (bound > 0) image.sections.push_back({static_cast<uint32_t>(ImageSection::channels), chans.take()});
+  image.sections.push_back({static_cast<uint32_t>(ImageSection::host), host.take()});
   return encode_image(image);
 }
 
@@ -99,7 +122,9 @@ Status Vgpu::import_image(std::span<const uint8_t> bytes) {
   Result<std::vector<std::pair<uint32_t, ChannelRecord>>> records = decode_channels(
       image->find(ImageSection::channels));
   if (!records) return std::unexpected(records.error());
-  return locked([&]() -> Status {
+  Result<std::optional<uint32_t>> weight = decode_host(image->find(ImageSection::host));
+  if (!weight) return std::unexpected(weight.error());
+  Status imported = locked([&]() -> Status {
     for (uint32_t c = 0; c < config_.channels; ++c)
       if (channels_.bound(c))
         return fail(Errc::invalid_argument,
@@ -128,6 +153,8 @@ Status Vgpu::import_image(std::span<const uint8_t> bytes) {
       if (record.guest_put != record.physical_put) channels_.doorbell(c, record.guest_put);
     return {};
   });
+  if (!imported || !*weight) return imported;
+  return host_.set_weight(id_, **weight);  // in range: decode_host checked it
 }
 
 }  // namespace vgpu::mediator

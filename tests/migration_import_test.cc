@@ -148,5 +148,35 @@ TEST(MigrationImport, AChannelPastItsRingIsRefusedAndNoChannelStaysBound) {
   expect_good_move(a, *b);
 }
 
+// The scheduler weight travels in the 'host' section (vgpuctl set-weight
+// on the source survives the move); a weight out of range or a section of
+// another size is refused by name before anything changes.
+TEST(MigrationImport, TheSourcesWeightTravelsAndABadOneIsRefused) {
+  constexpr uint32_t SOURCE_WEIGHT = 7;
+  auto b = make_testbed();  // before the source: the chain's driver ends on it
+  ASSERT_TRUE(b);
+  Source a;
+  ASSERT_TRUE(a.tb);
+  ASSERT_TRUE(a.tb->host()->set_weight(a.tb->vgpu(0)->id(), SOURCE_WEIGHT));
+  ASSERT_NO_FATAL_FAILURE(a.start());
+  const uint32_t b_id = b->vgpu(0)->id();
+  const uint32_t b_weight = b->host()->weight(b_id);
+  ASSERT_NE(b_weight, SOURCE_WEIGHT);
+  ASSERT_TRUE(b->vgpu(0)->freeze(FREEZE_NS));
+  copy_partition(*a.tb, *b);
+  auto with_host_section = [&](std::vector<uint8_t> bytes) {
+    Result<VgpuImage> image = decode_image(a.image);
+    EXPECT_TRUE(image) << image.error().what();
+    for (ImageSectionBytes& section : image->sections)
+      if (section.tag == static_cast<uint32_t>(ImageSection::host)) section.bytes = bytes;
+    return encode_image(*image);
+  };
+  expect_refused(*b, with_host_section({0, 0, 0, 0}), "section 'host' has weight 0, not in [1, ");
+  expect_refused(*b, with_host_section({1, 0}), "section 'host' has 2 bytes, not the 4");
+  EXPECT_EQ(b->host()->weight(b_id), b_weight);
+  expect_good_move(a, *b);
+  EXPECT_EQ(b->host()->weight(b_id), SOURCE_WEIGHT);
+}
+
 }  // namespace
 }  // namespace vgpu::mediator

@@ -136,7 +136,9 @@ bool Session::state_import(const Message& m, uint64_t bytes, std::string& why) {
   if (Status s = vgpu_->import_image(*image); !s)
     return refuse(m.header.id, cmd, proto::Refusal::bad_image, s.error().message, why);
   set_state(MigrationState::imported);
-  daemon_.log(strfmt("vm %s: state imported (%llu bytes)", name_.c_str(), static_cast<unsigned long long>(bytes)));
+  weight_ = daemon_.host().weight(vgpu_->id());  // the source's, from the image
+  daemon_.log(strfmt("vm %s: state imported (%llu bytes), weight %u", name_.c_str(),
+                     static_cast<unsigned long long>(bytes), weight_));
   if (!send_layout_if_changed(why)) return false;
   return send(proto::reply(m.header.id, cmd), why);
 }

@@ -2,6 +2,7 @@
 #include "gpu/device/residency.h"
 
 #include <algorithm>
+#include <thread>
 
 namespace vgpu::gpu {
 namespace {
@@ -30,10 +31,12 @@ ResidencyTracker::ResidencyTracker(uint64_t vram_bytes, MirrorTransfers& mirror,
       mirror_(mirror),
       dirty_(dirty),
       state_(new std::atomic<uint8_t>[pages_]),
-      direct_(new std::atomic<bool>[pages_]) {
+      direct_(new std::atomic<bool>[pages_]),
+      writers_(new std::atomic<uint32_t>[pages_]) {
   for (uint64_t p = 0; p < pages_; ++p) {
     state_[p].store(static_cast<uint8_t>(Residency::host), std::memory_order_relaxed);
     direct_[p].store(false, std::memory_order_relaxed);
+    writers_[p].store(0, std::memory_order_relaxed);
   }
 }
 
@@ -50,6 +53,10 @@ void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need ne
   for_each_run(first, end, need, [&](uint64_t p, uint64_t q) {
     const uint64_t bytes = (q - p) * PAGE;
     if (up) {
+      // The pages leave `host` before the writers are looked at: a store
+      // that begins after this finds them so and waits for the lock.
+      for (uint64_t i = p; i < q; ++i) set(i, after);
+      wait_for_writers(p, q);
       if (stream)
         mirror_.upload_on(*stream, p * PAGE, bytes);
       else
@@ -61,8 +68,8 @@ void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need ne
       mark_dirty(p * PAGE, bytes);  // after the bytes (docs/migration.md §5)
       ++stats_.downloads;
       stats_.download_bytes += bytes;
+      for (uint64_t i = p; i < q; ++i) set(i, after);
     }
-    for (uint64_t i = p; i < q; ++i) set(i, after);
   });
 }
 
@@ -217,6 +224,37 @@ void ResidencyTracker::mark_direct(uint64_t addr, uint64_t len) {
   host_changed();
 }
 
+void ResidencyTracker::wait_for_writers(uint64_t first, uint64_t end) {
+  for (uint64_t p = first; p < end; ++p) {
+    if (writers_[p].load(std::memory_order_seq_cst) == 0) continue;
+    writer_waits_.fetch_add(1, std::memory_order_release);
+    while (writers_[p].load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  }
+}
+
+void ResidencyTracker::begin_host_write(uint64_t addr, uint64_t len) {
+  if (!clamp(addr, len)) return;
+  const uint64_t first = first_page(addr), end = end_page(addr, len);
+  // Fast path, no lock: announced, then every page found `host`. An
+  // upload sets its pages first and then looks at writers_, so one of the
+  // two sees the other (both sequentially consistent).
+  for (uint64_t p = first; p < end; ++p) writers_[p].fetch_add(1, std::memory_order_seq_cst);
+  bool host = true;
+  for (uint64_t p = first; p < end && host; ++p)
+    host = state_[p].load(std::memory_order_seq_cst) == static_cast<uint8_t>(Residency::host);
+  if (host) return;
+  for (uint64_t p = first; p < end; ++p) writers_[p].fetch_sub(1, std::memory_order_release);
+  std::lock_guard l(mutex_);
+  cpu_access_locked(first, end, true);
+  // Announced before the lock goes: no upload of these pages until end.
+  for (uint64_t p = first; p < end; ++p) writers_[p].fetch_add(1, std::memory_order_seq_cst);
+}
+
+void ResidencyTracker::end_host_write(uint64_t addr, uint64_t len) {
+  if (!clamp(addr, len)) return;
+  for (uint64_t p = first_page(addr); p < end_page(addr, len); ++p) writers_[p].fetch_sub(1, std::memory_order_release);
+}
+
 void ResidencyTracker::host_access(uint64_t addr, uint64_t len, bool write) {
   if (!clamp(addr, len)) return;
   const uint64_t first = first_page(addr), end = end_page(addr, len);
@@ -226,6 +264,10 @@ void ResidencyTracker::host_access(uint64_t addr, uint64_t len, bool write) {
     settled = write ? get(p) == Residency::host : !stale_on_host(get(p));
   if (settled) return;
   std::lock_guard l(mutex_);
+  cpu_access_locked(first, end, write);
+}
+
+void ResidencyTracker::cpu_access_locked(uint64_t first, uint64_t end, bool write) {
   // A page being written stays so: its next read downloads again (the
   // work may still be writing it; a read before the fence sees old or new
   // bytes, as on hardware).

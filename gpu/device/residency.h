@@ -97,6 +97,12 @@ class ResidencyTracker final : public VramObserver {
 
   // VramObserver: CPU-side accesses and remapped ranges.
   void host_access(uint64_t addr, uint64_t len, bool write) override;
+  // A CPU store between these: its pages are `host` when begin returns
+  // and no upload of them starts before end (an upload that finds one in
+  // flight waits for it), so the device never gets the page without the
+  // store and later downloads it over the host (docs/migration.md §8).
+  void begin_host_write(uint64_t addr, uint64_t len) override;
+  void end_host_write(uint64_t addr, uint64_t len) override;
   void host_remapped(uint64_t addr, uint64_t len, bool shared) override;
 
   // Live migration (docs/migration.md §8). write_back downloads the
@@ -116,6 +122,9 @@ class ResidencyTracker final : public VramObserver {
   // Prepares that found their range as a recent prepare of it left it
   // (no page back on the host, none direct-mapped) and so looked at no page.
   uint64_t clean_prepares() const;
+  // Uploads that waited for a CPU store in flight on their page (read
+  // without the lock: a test looks while an upload waits).
+  uint64_t writer_waits() const { return writer_waits_.load(std::memory_order_acquire); }
 
   // How many ranges are remembered as prepared (clean_).
   static constexpr size_t CLEAN_RANGES = 64;
@@ -127,8 +136,10 @@ class ResidencyTracker final : public VramObserver {
   static bool stale_on_host(Residency r) { return r == Residency::device || r == Residency::writing; }
   Residency get(uint64_t page) const { return static_cast<Residency>(state_[page].load(std::memory_order_acquire)); }
   // Lock held (every state change is). Keeps device_only_ as it goes.
+  // Sequentially consistent with writers_: a store in begin_host_write
+  // and an upload's set and check are ordered one way or the other.
   void set(uint64_t page, Residency r) {
-    const auto old = static_cast<Residency>(state_[page].exchange(static_cast<uint8_t>(r), std::memory_order_acq_rel));
+    const auto old = static_cast<Residency>(state_[page].exchange(static_cast<uint8_t>(r), std::memory_order_seq_cst));
     if (stale_on_host(old) != stale_on_host(r)) device_only_.fetch_add(stale_on_host(r) ? 1 : ~uint64_t{0});
   }
   void mark_dirty(uint64_t addr, uint64_t len) {
@@ -142,6 +153,12 @@ class ResidencyTracker final : public VramObserver {
   // Downloads the bytes of [addr, addr+len) on pages `pick` selects.
   template <typename Pick>
   void download_written(uint64_t addr, uint64_t len, Pick pick, std::optional<uint32_t> stream);
+  // Lock held: the CPU side of a CPU access (downloads of stale pages,
+  // and for a write the pages made `host`).
+  void cpu_access_locked(uint64_t first, uint64_t end, bool write);
+  // Lock held, before an upload of pages [first, end) that are no longer
+  // `host`: waits until no CPU store is in flight on them.
+  void wait_for_writers(uint64_t first, uint64_t end);
   bool is_direct(uint64_t page) const { return direct_[page].load(std::memory_order_acquire); }
   bool clamp(uint64_t& addr, uint64_t& len) const;
 
@@ -170,6 +187,8 @@ class ResidencyTracker final : public VramObserver {
   std::atomic<uint64_t> device_only_{0};  // pages stale_on_host
   std::unique_ptr<std::atomic<uint8_t>[]> state_;
   std::unique_ptr<std::atomic<bool>[]> direct_;
+  std::unique_ptr<std::atomic<uint32_t>[]> writers_;  // CPU stores in flight, per page
+  std::atomic<uint64_t> writer_waits_{0};
   mutable std::mutex mutex_;  // state changes that transfer, and stats_
   ResidencyStats stats_;
   uint64_t direct_generation_ = 0;  // bumped when a page becomes direct-mapped (lock held)

@@ -281,13 +281,8 @@ bool Mmu::copy_run(const PhysRun& run, std::byte* host, bool to_device) {
     auto sys = system_memory();
     return to_device ? sys->write(run.phys, host, run.bytes) : sys->read(run.phys, host, run.bytes);
   }
-  vram_.host_access(run.phys, run.bytes, to_device);
-  if (to_device) {
-    std::memcpy(vram_.data() + run.phys, host, run.bytes);
-    vram_.mark_written(run.phys, run.bytes);
-  } else
-    std::memcpy(host, vram_.data() + run.phys, run.bytes);
-  return true;
+  // Through Vram's copies: a store is told to a device mirror around it.
+  return to_device ? vram_.write(run.phys, host, run.bytes) : vram_.read(run.phys, host, run.bytes);
 }
 
 bool Mmu::touches_system_memory(const AccessContext& ctx, uint64_t va, uint64_t len) {

@@ -109,12 +109,19 @@ T Vram::load(uint64_t addr) const {
   return word<T>(base_, addr).load(std::memory_order_acquire);
 }
 
+template <typename Write>
+void Vram::host_write(uint64_t addr, uint64_t len, Write write) {
+  VramObserver* o = observer_.load(std::memory_order_acquire);
+  if (o) o->begin_host_write(addr, len);
+  write();
+  if (o) o->end_host_write(addr, len);
+  dirty_.mark(addr, len);  // after the store (docs/migration.md §5)
+}
+
 template <typename T>
 bool Vram::store(uint64_t addr, T value) {
   if (!accessible<T>(*this, addr)) return false;
-  host_access(addr, sizeof(T), true);
-  word<T>(base_, addr).store(value, std::memory_order_release);
-  dirty_.mark(addr, sizeof(T));
+  host_write(addr, sizeof(T), [&] { word<T>(base_, addr).store(value, std::memory_order_release); });
   return true;
 }
 
@@ -132,17 +139,13 @@ bool Vram::read(uint64_t addr, void* dst, uint64_t len) const {
 
 bool Vram::write(uint64_t addr, const void* src, uint64_t len) {
   if (!contains(addr, len)) return false;
-  host_access(addr, len, true);
-  if (len) std::memcpy(base_ + addr, src, len);
-  dirty_.mark(addr, len);
+  if (len) host_write(addr, len, [&] { std::memcpy(base_ + addr, src, len); });
   return true;
 }
 
 bool Vram::fill(uint64_t addr, std::byte value, uint64_t len) {
   if (!contains(addr, len)) return false;
-  host_access(addr, len, true);
-  if (len) std::memset(base_ + addr, std::to_integer<int>(value), len);
-  dirty_.mark(addr, len);
+  if (len) host_write(addr, len, [&] { std::memset(base_ + addr, std::to_integer<int>(value), len); });
   return true;
 }
 

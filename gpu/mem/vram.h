@@ -21,6 +21,12 @@ class VramObserver {
   virtual ~VramObserver() = default;
   // A CPU-side access to [addr, addr+len) is about to happen.
   virtual void host_access(uint64_t addr, uint64_t len, bool write) = 0;
+  // A CPU store to [addr, addr+len) happens between these two calls: a
+  // mirror must not copy those host bytes to the device in between (the
+  // copy would miss the store; docs/migration.md §8). Default: a write
+  // access told before the store, as host_access.
+  virtual void begin_host_write(uint64_t addr, uint64_t len) { host_access(addr, len, true); }
+  virtual void end_host_write(uint64_t, uint64_t) {}
   // [addr, addr+len) got new backing pages (detach: another process's,
   // shared; reattach: zeroes, not shared).
   virtual void host_remapped(uint64_t addr, uint64_t len, bool shared) = 0;
@@ -42,8 +48,11 @@ class Vram {
   bool contains(uint64_t addr, uint64_t len) const { return addr <= size_ && len <= size_ - addr; }
 
   // At most one observer (the device back end's residency tracker); it
-  // must outlive its registration. Every accessor below tells it first;
-  // code that uses data() directly calls host_access itself.
+  // must outlive its registration. Every accessor below tells it: a read
+  // before it, a write around its store; code that uses data() directly
+  // calls host_access itself (a host view, a user kernel: told before,
+  // not after, so an engine's upload of that page meanwhile can miss
+  // their stores).
   void set_observer(VramObserver* observer) { observer_.store(observer, std::memory_order_release); }
   void host_access(uint64_t addr, uint64_t len, bool write) const {
     if (VramObserver* o = observer_.load(std::memory_order_acquire)) o->host_access(addr, len, write);
@@ -104,6 +113,10 @@ class Vram {
   T load(uint64_t addr) const;
   template <typename T>
   bool store(uint64_t addr, T value);
+  // Runs `write` (the CPU's store to [addr, addr+len)) inside the
+  // observer's begin/end_host_write, then marks the range dirty.
+  template <typename Write>
+  void host_write(uint64_t addr, uint64_t len, Write write);
   int fd_;
   std::byte* base_;
   uint64_t size_;

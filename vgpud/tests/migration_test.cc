@@ -124,6 +124,7 @@ TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
   EXPECT_NE(early.error().message.find("bad state"), std::string::npos) << early.error().message;
   EXPECT_NE(early.error().message.find("frozen"), std::string::npos) << early.error().message;
 
+  EXPECT_EQ(d->control("set-weight src 20"), "ok\n");  // travels in the image
   ASSERT_TRUE(a->freeze(FREEZE_MS));
   EXPECT_EQ(state_of(*d, "src"), "frozen");
   auto image = a->state_export();
@@ -142,7 +143,13 @@ TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
   auto again = b->state_export();
   ASSERT_TRUE(again) << again.error().what();
   EXPECT_EQ(*again, *image) << "the destination's image differs from the source's";
-  EXPECT_TRUE(log_has(*d, "vm dst: state imported (" + std::to_string(image->size()) + " bytes)"));
+  EXPECT_TRUE(log_has(*d, "vm dst: state imported (" + std::to_string(image->size()) + " bytes), weight 20"));
+  const auto stats = nlohmann::json::parse(d->control("stats"));
+  for (const auto& vm : stats["vms"]) {
+    if (vm["name"] == "dst") {
+      EXPECT_EQ(vm["weight"], 20) << "the source's set-weight did not travel";
+    }
+  }
 
   // A second import into a vGPU with a bound channel is refused by name;
   // the connection stays.
