@@ -9,13 +9,13 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 #include "gpu/device/cuda_engine.h"
 #include "gpu/kernels/kernels.h"
 #include "gpu/ptx/interpreter.h"
 #include "ptx/params.h"
 #include "worker/builtin_ptx.h"
+#include "worker/testing/floats.h"
 
 namespace vgpu::worker {
 namespace {
@@ -46,7 +46,9 @@ class FakeMemory final : public ptx::GlobalMemory {
   std::vector<std::byte> mem_;
   size_t next_ = 0;
 };
-constexpr double REL_TOL = 1e-4, ABS_TOL = 1e-5;  // as builtin_test.cc
+using testing::ABS_TOL;
+using testing::random_floats;
+using testing::REL_TOL;
 
 const ptx::Module& builtins() {
   static auto m = [] {
@@ -55,14 +57,6 @@ const ptx::Module& builtins() {
     return r ? *r : nullptr;
   }();
   return *m;
-}
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(g);
-  return v;
 }
 
 // Runs `entry` over `blocks` blocks of `threads` with the parameters packed in order.
