@@ -140,11 +140,6 @@ Status check_header(const Header& h) {
     case Command::attach:
     case Command::region_read:
     case Command::reset:
-      if (h.flags & FLAG_NO_REPLY)
-        return fail(Errc::invalid_argument, strfmt("message %u: command %u must be answered", h.id, h.command));
-      return {};
-    case Command::region_write:  // posted or answered: the client's choice
-      return {};
     case Command::freeze:
     case Command::thaw:
     case Command::dirty_log:
@@ -154,6 +149,8 @@ Status check_header(const Header& h) {
     case Command::migrated:
       if (h.flags & FLAG_NO_REPLY)
         return fail(Errc::invalid_argument, strfmt("message %u: command %u must be answered", h.id, h.command));
+      return {};
+    case Command::region_write:  // posted or answered: the client's choice
       return {};
     case Command::layout: break;
   }
