@@ -170,4 +170,13 @@ std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::str
   return std::move(*c);
 }
 
+TwoVms start_two_vms(const std::vector<std::string>& args, const std::string& a, const std::string& b) {
+  TwoVms t;
+  t.d = DaemonProcess::start(args);
+  if (!t.d) return t;
+  t.a = attach_or_null(t.d->socket(), a);
+  t.b = attach_or_null(t.d->socket(), b);
+  return t;
+}
+
 }  // namespace vgpu::vgpud::testing

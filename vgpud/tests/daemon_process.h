@@ -49,4 +49,20 @@ class DaemonProcess {
 std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name, std::string* error = nullptr,
                                        bool pv = false);
 
+// A daemon and two VMs attached to it, the start of the two-VM tests.
+struct TwoVms {
+  std::unique_ptr<DaemonProcess> d;
+  std::unique_ptr<Client> a, b;
+  // Detaches a, then b, then stops the daemon: its exit status.
+  int stop() {
+    a.reset();
+    b.reset();
+    return d->stop();
+  }
+};
+
+// Starts vgpud with `args` and attaches `a`, then `b` (attach_or_null's
+// defaults). A null member is what did not start or attach.
+TwoVms start_two_vms(const std::vector<std::string>& args, const std::string& a, const std::string& b);
+
 }  // namespace vgpu::vgpud::testing

@@ -25,6 +25,7 @@ namespace {
 using testing::attach_or_null;
 using testing::checked_workload;
 using testing::DaemonProcess;
+using testing::start_two_vms;
 
 bool log_has(const DaemonProcess& d, const std::string& text) {
   for (int i = 0; i < 200; ++i) {
@@ -69,11 +70,9 @@ TEST(Vgpud, PvVmRunsCheckedKernelsThroughHypercalls) {
 }
 
 TEST(Vgpud, TwoVmsShareTheDaemonAndEachGetsItsOwnVram) {
-  auto d = DaemonProcess::start({"--vram", "1G"});
-  ASSERT_TRUE(d);
-  auto a = attach_or_null(d->socket(), "a");
-  auto b = attach_or_null(d->socket(), "b");
-  ASSERT_TRUE(a && b);
+  auto t = start_two_vms({"--vram", "1G"}, "a", "b");
+  ASSERT_TRUE(t.d && t.a && t.b);
+  auto& [d, a, b] = t;
   EXPECT_NE(a->vm_id(), b->vm_id());
   EXPECT_EQ(lseek(a->vram_fd(), 0, SEEK_END), static_cast<off_t>(64 * MiB));
   Status sa, sb;

@@ -24,6 +24,7 @@ namespace {
 using testing::attach_or_null;
 using testing::checked_workload;
 using testing::DaemonProcess;
+using testing::start_two_vms;
 
 constexpr uint32_t FREEZE_MS = 2000;
 constexpr uint32_t N = 4096;  // floats of the test's buffer
@@ -102,11 +103,9 @@ struct Guest {
 };
 
 TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
-  auto d = DaemonProcess::start({"--vram", "1G"});
-  ASSERT_TRUE(d);
-  auto a = attach_or_null(d->socket(), "src");
-  auto b = attach_or_null(d->socket(), "dst");
-  ASSERT_TRUE(a && b);
+  auto t = start_two_vms({"--vram", "1G"}, "src", "dst");
+  ASSERT_TRUE(t.d && t.a && t.b);
+  auto& [d, a, b] = t;
   EXPECT_EQ(state_of(*d, "src"), "running");
   ASSERT_TRUE(a->dirty_log(true));
   EXPECT_EQ(state_of(*d, "src"), "outgoing");
@@ -161,17 +160,13 @@ TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
   EXPECT_TRUE(g->holds(5.0f));
   ASSERT_TRUE(a->dirty_log(false));
   g->close();
-  a.reset();
-  b.reset();
-  EXPECT_EQ(d->stop(), 0);
+  EXPECT_EQ(t.stop(), 0);
 }
 
 TEST(VgpudMigration, RefusedImagesKeepTheConnection) {
-  auto d = DaemonProcess::start({"--vram", "1G"});
-  ASSERT_TRUE(d);
-  auto a = attach_or_null(d->socket(), "src");
-  auto b = attach_or_null(d->socket(), "dst");
-  ASSERT_TRUE(a && b);
+  auto t = start_two_vms({"--vram", "1G"}, "src", "dst");
+  ASSERT_TRUE(t.d && t.a && t.b);
+  auto& [d, a, b] = t;
   ASSERT_TRUE(a->freeze(FREEZE_MS));
   auto image = a->state_export();
   ASSERT_TRUE(image) << image.error().what();
@@ -188,9 +183,7 @@ TEST(VgpudMigration, RefusedImagesKeepTheConnection) {
   a->thaw();
   EXPECT_TRUE(checked_workload(*b, 1));
   EXPECT_TRUE(checked_workload(*a, 2));
-  a.reset();
-  b.reset();
-  EXPECT_EQ(d->stop(), 0);
+  EXPECT_EQ(t.stop(), 0);
 }
 
 // How many VMs `vgpuctl stats` lists under `name`, and the VRAM assigned to all.
