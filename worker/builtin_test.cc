@@ -16,6 +16,7 @@
 #include "worker/builtin.h"
 #include "worker/gpu_device.h"
 #include "worker/testing/floats.h"
+#include "worker/testing/saxpy_madd.h"
 #include "worker/testing/test_worker.h"
 
 namespace vgpu::worker {
@@ -104,15 +105,9 @@ TEST(WorkerBuiltins, SaxpyAndMaddGiveTheModelsResult) {
   b.dev->saxpy(S, 2.5f, b.ptr(px), b.ptr(py), N);
   b.dev->madd(S, b.ptr(px), b.ptr(py), b.ptr(pc), N);  // after saxpy: x + (2.5 x + y)
   ASSERT_TRUE(b.dev->synchronize(S));
-  std::vector<float> want_y = y, want_c(N), scale_y(N), scale_c(N);
-  gpu::kernels::saxpy(2.5f, x, want_y);
-  gpu::kernels::madd(x, want_y, want_c);
-  for (size_t i = 0; i < N; ++i) {
-    scale_y[i] = 2.5f * std::fabs(x[i]) + std::fabs(y[i]);
-    scale_c[i] = std::fabs(x[i]) + scale_y[i];
-  }
-  expect_model("saxpy", b.get(py, N), want_y, scale_y);
-  expect_model("madd", b.get(pc, N), want_c, scale_c);
+  const auto want = testing::saxpy_then_madd(2.5f, x, y);
+  expect_model("saxpy", b.get(py, N), want.y, want.scale_y);
+  expect_model("madd", b.get(pc, N), want.c, want.scale_c);
 }
 
 TEST(WorkerBuiltins, SgemmGivesTheModelsResult) {
