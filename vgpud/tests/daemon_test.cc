@@ -25,7 +25,6 @@ namespace {
 using testing::attach_or_null;
 using testing::checked_workload;
 using testing::DaemonProcess;
-using testing::start_two_vms;
 
 bool log_has(const DaemonProcess& d, const std::string& text) {
   for (int i = 0; i < 200; ++i) {
@@ -70,7 +69,7 @@ TEST(Vgpud, PvVmRunsCheckedKernelsThroughHypercalls) {
 }
 
 TEST(Vgpud, TwoVmsShareTheDaemonAndEachGetsItsOwnVram) {
-  auto t = start_two_vms({"--vram", "1G"}, "a", "b");
+  auto t = testing::start_two_vms({"--vram", "1G"}, "a", "b");
   ASSERT_TRUE(t.d && t.a && t.b);
   auto& [d, a, b] = t;
   EXPECT_NE(a->vm_id(), b->vm_id());
