@@ -119,6 +119,14 @@ std::string DaemonProcess::log() const {
   return s.str();
 }
 
+bool DaemonProcess::log_has(const std::string& text) const {
+  for (int i = 0; i < 200; ++i) {
+    if (log().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 uint64_t DaemonProcess::reserved_bytes() const { return json_number(control("stats"), "vram_reserved_used_bytes"); }
 uint64_t DaemonProcess::partition_bytes() const { return json_number(control("stats"), "vram_assigned_bytes"); }
 

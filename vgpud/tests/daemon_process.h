@@ -31,6 +31,8 @@ class DaemonProcess {
   std::string control(const std::string& line) const;
   uint64_t rss_kib() const;
   std::string log() const;  // its stderr so far
+  // Whether `text` shows in its log within 2 s.
+  bool log_has(const std::string& text) const;
   // From `stats`: reserved VRAM in use, VRAM assigned to VMs.
   uint64_t reserved_bytes() const;
   uint64_t partition_bytes() const;
