@@ -164,12 +164,21 @@ Status checked_workload(Client& client, uint32_t seed, bool pv) {
   return {};
 }
 
-std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name, std::string* error,
-                                       bool pv) {
+AttachOptions test_options(const std::string& name) {
   AttachOptions o;
   o.name = name;
-  o.pv = pv;
   o.channels = 8;
+  return o;
+}
+
+std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name, std::string* error,
+                                       bool pv) {
+  AttachOptions o = test_options(name);
+  o.pv = pv;
+  return attach_or_null(socket, o, error);
+}
+
+std::unique_ptr<Client> attach_or_null(const std::string& socket, const AttachOptions& o, std::string* error) {
   auto c = Client::attach(socket, o);
   if (!c) {
     if (error) *error = c.error().message;

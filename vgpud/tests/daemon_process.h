@@ -47,9 +47,14 @@ class DaemonProcess {
 // `pv`: the driver uses the paravirtual interface (the VM attached with pv).
 [[nodiscard]] Status checked_workload(Client& client, uint32_t seed, bool pv = false);
 
-// Attach with defaults for tests (64 MiB, 8 channels).
+// The tests' attach options: `name`, 64 MiB, 8 channels, the rest the defaults.
+AttachOptions test_options(const std::string& name);
+
+// Attach with test_options(name), pv as given.
 std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name, std::string* error = nullptr,
                                        bool pv = false);
+// Attach with `o`; on failure null, and the reason in *error if given.
+std::unique_ptr<Client> attach_or_null(const std::string& socket, const AttachOptions& o, std::string* error = nullptr);
 
 // A daemon and two VMs attached to it, the start of the two-VM tests.
 struct TwoVms {

@@ -187,17 +187,11 @@ std::pair<int, uint64_t> held(const DaemonProcess& d, const std::string& name) {
   return {n, j["vram_assigned_bytes"].get<uint64_t>()};
 }
 
+// attach_or_null's options (the image's settings must match), incoming.
 std::unique_ptr<Client> attach_incoming(const std::string& socket, const std::string& name, std::string* error) {
-  AttachOptions o;
-  o.name = name;
+  AttachOptions o = testing::test_options(name);
   o.incoming = true;
-  o.channels = 8;  // attach_or_null's: the image's settings must match
-  auto c = Client::attach(socket, o);
-  if (!c) {
-    *error = c.error().message;
-    return nullptr;
-  }
-  return std::move(*c);
+  return attach_or_null(socket, o, error);
 }
 
 // libvirt's move on one daemon (the data's move is the first test's): the
