@@ -165,15 +165,12 @@ int launch_bench(uint32_t count) {
   o.weight = weight;
   auto c = testing::attach_or_null(socket, o);
   if (!c) _exit(2);
-  auto port = ClientPort::create(*c);
-  auto dev = driver::Device::open(**port);
-  if (!dev) _exit(3);
-  auto ctx = (*dev)->create_context();
-  if (!ctx) _exit(4);
+  auto vm = testing::open_context(*c);
+  if (!vm) _exit(3);
   const auto end = Clock::now() + std::chrono::duration<double>(seconds);
   while (Clock::now() < end) {
-    auto f = (*ctx)->spin({uint64_t{kernel_ms} * 1'000'000});
-    if (!f || !(*ctx)->wait(*f)) _exit(5);
+    auto f = vm->ctx->spin({uint64_t{kernel_ms} * 1'000'000});
+    if (!f || !vm->ctx->wait(*f)) _exit(5);
   }
   _exit(0);
 }

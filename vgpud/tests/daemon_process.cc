@@ -130,6 +130,20 @@ bool DaemonProcess::log_has(const std::string& text) const {
 uint64_t DaemonProcess::reserved_bytes() const { return json_number(control("stats"), "vram_reserved_used_bytes"); }
 uint64_t DaemonProcess::partition_bytes() const { return json_number(control("stats"), "vram_assigned_bytes"); }
 
+Result<OpenVm> open_context(Client& client) {
+  OpenVm vm;
+  auto port = ClientPort::create(client);
+  if (!port) return std::unexpected(port.error());
+  vm.port = std::move(*port);
+  auto dev = driver::Device::open(*vm.port);
+  if (!dev) return std::unexpected(dev.error());
+  vm.dev = std::move(*dev);
+  auto ctx = vm.dev->create_context();
+  if (!ctx) return std::unexpected(ctx.error());
+  vm.ctx = std::move(*ctx);
+  return vm;
+}
+
 Status checked_workload(Client& client, uint32_t seed, bool pv) {
   auto port = ClientPort::create(client);
   if (!port) return std::unexpected(port.error());

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "common/error.h"
+#include "driver/runtime.h"
 #include "vgpud/client/client.h"
+#include "vgpud/client/client_port.h"
 
 namespace vgpu::vgpud::testing {
 
@@ -46,6 +48,15 @@ class DaemonProcess {
 // context, downloads and checks every element. `seed` varies the values.
 // `pv`: the driver uses the paravirtual interface (the VM attached with pv).
 [[nodiscard]] Status checked_workload(Client& client, uint32_t seed, bool pv = false);
+
+// An attached VM's port, its device and a fresh context (destroyed in
+// that order backwards).
+struct OpenVm {
+  std::unique_ptr<ClientPort> port;
+  std::unique_ptr<driver::Device> dev;
+  std::unique_ptr<driver::Context> ctx;
+};
+Result<OpenVm> open_context(Client& client);
 
 // The tests' attach options: `name`, 64 MiB, 8 channels, the rest the defaults.
 AttachOptions test_options(const std::string& name);

@@ -239,12 +239,9 @@ TEST(Vgpud, ClientKilledMidWorkLosesItsVgpuOthersCarryOn) {
     // The doomed VM: queue long kernels and signal when they are on the GPU.
     auto c = attach_or_null(d->socket(), "doomed");
     if (!c) _exit(1);
-    auto port = ClientPort::create(*c);
-    auto dev = driver::Device::open(**port);
-    if (!dev) _exit(2);
-    auto ctx = (*dev)->create_context();
-    if (!ctx) _exit(3);
-    for (int i = 0; i < 20; ++i) (void)(*ctx)->spin({50'000'000});
+    auto vm = testing::open_context(*c);
+    if (!vm) _exit(2);
+    for (int i = 0; i < 20; ++i) (void)vm->ctx->spin({50'000'000});
     (void)!write(ready[1], "x", 1);
     for (;;) pause();
   }

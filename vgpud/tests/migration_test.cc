@@ -60,15 +60,11 @@ struct Guest {
 
   static Result<Guest> start(Client& c, float value) {
     Guest g;
-    auto port = ClientPort::create(c);
-    if (!port) return std::unexpected(port.error());
-    g.port = std::move(*port);
-    auto dev = driver::Device::open(*g.port);
-    if (!dev) return std::unexpected(dev.error());
-    g.dev = std::move(*dev);
-    auto ctx = g.dev->create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    g.ctx = std::move(*ctx);
+    auto vm = testing::open_context(c);
+    if (!vm) return std::unexpected(vm.error());
+    g.port = std::move(vm->port);
+    g.dev = std::move(vm->dev);
+    g.ctx = std::move(vm->ctx);
     auto b = g.ctx->alloc(N * sizeof(float));
     if (!b) return std::unexpected(b.error());
     g.buf = *b;
