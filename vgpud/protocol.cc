@@ -140,11 +140,6 @@ Status check_header(const Header& h) {
     case Command::attach:
     case Command::region_read:
     case Command::reset:
-      if (h.flags & FLAG_NO_REPLY)
-        return fail(Errc::invalid_argument, strfmt("message %u: command %u must be answered", h.id, h.command));
-      return {};
-    case Command::region_write:  // posted or answered: the client's choice
-      return {};
     case Command::freeze:
     case Command::thaw:
     case Command::dirty_log:
@@ -154,6 +149,8 @@ Status check_header(const Header& h) {
     case Command::migrated:
       if (h.flags & FLAG_NO_REPLY)
         return fail(Errc::invalid_argument, strfmt("message %u: command %u must be answered", h.id, h.command));
+      return {};
+    case Command::region_write:  // posted or answered: the client's choice
       return {};
     case Command::layout: break;
   }
@@ -193,11 +190,20 @@ Result<std::string> parse_name(const char (&name)[NAME_BYTES]) {
   return out;
 }
 
+namespace {
+// The payload as one T, or an error naming `what` when its size is not T's.
+template <typename T>
+Result<T> load_exact(std::span<const std::byte> payload, const char* what) {
+  if (payload.size() != sizeof(T))
+    return fail(Errc::invalid_argument, strfmt("%s: payload of %zu bytes, not %zu", what, payload.size(), sizeof(T)));
+  return load<T>(payload);
+}
+}  // namespace
+
 Result<AttachRequest> parse_attach(std::span<const std::byte> payload) {
-  if (payload.size() != sizeof(AttachRequest))
-    return fail(Errc::invalid_argument,
-                strfmt("attach: payload of %zu bytes, not %zu", payload.size(), sizeof(AttachRequest)));
-  const auto req = load<AttachRequest>(payload);
+  const auto req_or = load_exact<AttachRequest>(payload, "attach");
+  if (!req_or) return std::unexpected(req_or.error());
+  const auto req = *req_or;
   if (req.version != VERSION)
     return fail(Errc::invalid_argument,
                 strfmt("attach: protocol version %u, this daemon speaks %u", req.version, VERSION));
@@ -226,10 +232,9 @@ Result<Access> parse_access(std::span<const std::byte> payload, bool write, cons
 }
 
 Result<uint32_t> parse_freeze(std::span<const std::byte> payload) {
-  if (payload.size() != sizeof(FreezeRequest))
-    return fail(Errc::invalid_argument,
-                strfmt("freeze: payload of %zu bytes, not %zu", payload.size(), sizeof(FreezeRequest)));
-  const auto r = load<FreezeRequest>(payload);
+  const auto r_or = load_exact<FreezeRequest>(payload, "freeze");
+  if (!r_or) return std::unexpected(r_or.error());
+  const auto r = *r_or;
   if (r.timeout_ms == 0 || r.timeout_ms > MAX_FREEZE_MS || r.reserved != 0)
     return fail(Errc::invalid_argument, strfmt("freeze: timeout %u ms outside [1, %u] or reserved %u not zero",
                                                r.timeout_ms, MAX_FREEZE_MS, r.reserved));
@@ -237,10 +242,9 @@ Result<uint32_t> parse_freeze(std::span<const std::byte> payload) {
 }
 
 Result<bool> parse_dirty_log(std::span<const std::byte> payload) {
-  if (payload.size() != sizeof(DirtyLogRequest))
-    return fail(Errc::invalid_argument,
-                strfmt("dirty log: payload of %zu bytes, not %zu", payload.size(), sizeof(DirtyLogRequest)));
-  const auto r = load<DirtyLogRequest>(payload);
+  const auto r_or = load_exact<DirtyLogRequest>(payload, "dirty log");
+  if (!r_or) return std::unexpected(r_or.error());
+  const auto r = *r_or;
   if (r.on > 1 || r.reserved != 0)
     return fail(Errc::invalid_argument,
                 strfmt("dirty log: on %u is not 0 or 1, or reserved %u not zero", r.on, r.reserved));
@@ -248,10 +252,9 @@ Result<bool> parse_dirty_log(std::span<const std::byte> payload) {
 }
 
 Result<uint64_t> parse_state_image(std::span<const std::byte> payload) {
-  if (payload.size() != sizeof(StateImage))
-    return fail(Errc::invalid_argument,
-                strfmt("state image: payload of %zu bytes, not %zu", payload.size(), sizeof(StateImage)));
-  const auto r = load<StateImage>(payload);
+  const auto r_or = load_exact<StateImage>(payload, "state image");
+  if (!r_or) return std::unexpected(r_or.error());
+  const auto r = *r_or;
   if (r.bytes == 0 || r.bytes > MAX_IMAGE_BYTES)
     return fail(Errc::invalid_argument,
                 strfmt("state image: %llu bytes outside [1, %llu]", static_cast<unsigned long long>(r.bytes),

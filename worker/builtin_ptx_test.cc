@@ -9,13 +9,14 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 #include "gpu/device/cuda_engine.h"
 #include "gpu/kernels/kernels.h"
 #include "gpu/ptx/interpreter.h"
 #include "ptx/params.h"
 #include "worker/builtin_ptx.h"
+#include "worker/testing/floats.h"
+#include "worker/testing/saxpy_madd.h"
 
 namespace vgpu::worker {
 namespace {
@@ -46,7 +47,9 @@ class FakeMemory final : public ptx::GlobalMemory {
   std::vector<std::byte> mem_;
   size_t next_ = 0;
 };
-constexpr double REL_TOL = 1e-4, ABS_TOL = 1e-5;  // as builtin_test.cc
+using testing::ABS_TOL;
+using testing::random_floats;
+using testing::REL_TOL;
 
 const ptx::Module& builtins() {
   static auto m = [] {
@@ -55,14 +58,6 @@ const ptx::Module& builtins() {
     return r ? *r : nullptr;
   }();
   return *m;
-}
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(g);
-  return v;
 }
 
 // Runs `entry` over `blocks` blocks of `threads` with the parameters packed in order.
@@ -99,15 +94,9 @@ TEST(WorkerBuiltinPtx, SaxpyAndMaddOnTheInterpreterGiveTheModelsResult) {
   // Fewer blocks than elements need: the grid-stride loop covers the rest.
   run(mem, "vgpu_saxpy", 4u, BUILTIN_THREADS, 1.5f, px, py, N);
   run(mem, "vgpu_madd", 3u, BUILTIN_THREADS, px, py, pc, N);
-  std::vector<float> want_y = y, want_c(N), scale_y(N), scale_c(N);
-  gpu::kernels::saxpy(1.5f, x, want_y);
-  gpu::kernels::madd(x, want_y, want_c);
-  for (size_t i = 0; i < N; ++i) {
-    scale_y[i] = 1.5f * std::fabs(x[i]) + std::fabs(y[i]);
-    scale_c[i] = std::fabs(x[i]) + scale_y[i];
-  }
-  expect_close("saxpy", mem.at<float>(py), want_y, scale_y);
-  expect_close("madd", mem.at<float>(pc), want_c, scale_c);
+  const auto want = testing::saxpy_then_madd(1.5f, x, y);
+  expect_close("saxpy", mem.at<float>(py), want.y, want.scale_y);
+  expect_close("madd", mem.at<float>(pc), want.c, want.scale_c);
 }
 
 TEST(WorkerBuiltinPtx, Conv2dOnTheInterpreterGivesTheModelsResult) {

@@ -10,13 +10,14 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <random>
 #include <vector>
 #include "gpu/kernels/kernels.h"
 #include "worker/builtin.h"
 #include "worker/gpu_device.h"
+#include "worker/testing/floats.h"
+#include "worker/testing/saxpy_madd.h"
+#include "worker/testing/test_worker.h"
 
 namespace vgpu::worker {
 namespace {
@@ -24,26 +25,12 @@ namespace {
 using namespace std::chrono_literals;
 constexpr uint64_t PART = 8 * BLOCK_BYTES;  // the VM's VRAM; a second VM's part follows
 constexpr uint32_t S = 5;                   // the VM's channel
-// The workloads' tolerances (testbed/workloads/gemm.cc): relative to the
-// sum of the terms' magnitudes, plus an absolute floor.
-constexpr double REL_TOL = 1e-4, ABS_TOL = 1e-5;
+using testing::ABS_TOL;
+using testing::random_floats;
+using testing::REL_TOL;
+using testing::test_binary;
+using testing::test_device;
 
-std::string device() {
-  const char* d = std::getenv("VGPU_WORKER_TEST_DEVICE");
-  return d != nullptr && *d != '\0' ? d : "fake";
-}
-std::string binary() {
-  const char* b = std::getenv("VGPU_WORKER_TEST_BINARY");
-  return b != nullptr && *b != '\0' ? b : VGPU_WORKER_BIN;
-}
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 g(seed);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = u(g);
-  return v;
-}
 std::vector<float> magnitudes(std::vector<float> v) {
   for (float& x : v) x = std::fabs(x);
   return v;
@@ -78,8 +65,8 @@ Bed make() {
   EXPECT_TRUE(v);
   b.vram = std::move(*v);
   WorkerOptions o;
-  o.binary = binary();
-  o.device = device();
+  o.binary = test_binary();
+  o.device = test_device();
   auto d = WorkerGpuDevice::create(*b.vram, o, {{0, PART}, {PART, PART}}, 20s);
   EXPECT_TRUE(d) << d.error().what();
   if (d) {
@@ -101,9 +88,9 @@ void expect_model(const char* kernel, const std::vector<float>& got, const std::
     worst = std::max(worst, err);
     bad += !(err <= 1.0);  // NaN counts as wrong
   }
-  std::printf("%s on %s: %zu outputs, worst error %.3g of the tolerance\n", kernel, device().c_str(), got.size(),
+  std::printf("%s on %s: %zu outputs, worst error %.3g of the tolerance\n", kernel, test_device().c_str(), got.size(),
               worst);
-  if (device() == "fake")
+  if (test_device() == "fake")
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << kernel;
   else
     EXPECT_EQ(bad, 0u) << kernel << ": worst " << worst << " of the tolerance";
@@ -118,15 +105,9 @@ TEST(WorkerBuiltins, SaxpyAndMaddGiveTheModelsResult) {
   b.dev->saxpy(S, 2.5f, b.ptr(px), b.ptr(py), N);
   b.dev->madd(S, b.ptr(px), b.ptr(py), b.ptr(pc), N);  // after saxpy: x + (2.5 x + y)
   ASSERT_TRUE(b.dev->synchronize(S));
-  std::vector<float> want_y = y, want_c(N), scale_y(N), scale_c(N);
-  gpu::kernels::saxpy(2.5f, x, want_y);
-  gpu::kernels::madd(x, want_y, want_c);
-  for (size_t i = 0; i < N; ++i) {
-    scale_y[i] = 2.5f * std::fabs(x[i]) + std::fabs(y[i]);
-    scale_c[i] = std::fabs(x[i]) + scale_y[i];
-  }
-  expect_model("saxpy", b.get(py, N), want_y, scale_y);
-  expect_model("madd", b.get(pc, N), want_c, scale_c);
+  const auto want = testing::saxpy_then_madd(2.5f, x, y);
+  expect_model("saxpy", b.get(py, N), want.y, want.scale_y);
+  expect_model("madd", b.get(pc, N), want.c, want.scale_c);
 }
 
 TEST(WorkerBuiltins, SgemmGivesTheModelsResult) {
@@ -202,7 +183,7 @@ TEST(WorkerBuiltins, ABufferOutsideTheVmsPartFaultsInItsWorker) {
   ASSERT_FALSE(s);
   ASSERT_TRUE(b.dev->failure(S));
   EXPECT_EQ(b.dev->failure(S)->code, regs::ChannelError::kernel_error);
-  if (device() == "fake") {
+  if (test_device() == "fake") {
     EXPECT_NE(s.error().message.find("kernel: an access to an unmapped address"), std::string::npos)
         << s.error().message;
   }

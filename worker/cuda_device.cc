@@ -19,28 +19,10 @@
 #include "worker/cuda_api.h"
 #include "worker/device.h"
 #include "worker/module_globals.h"
+#include "worker/spin_ptx.h"
 
 namespace vgpu::worker {
 namespace {
-
-// The spin built-in: busy until %globaltimer passed the requested ns.
-constexpr const char* SPIN_PTX = R"(.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry vgpu_spin(.param .u64 ns)
-{
-	.reg .u64 %rd<5>;
-	.reg .pred %p;
-	ld.param.u64 %rd1, [ns];
-	mov.u64 %rd2, %globaltimer;
-	add.u64 %rd3, %rd2, %rd1;
-LOOP:
-	mov.u64 %rd4, %globaltimer;
-	setp.lt.u64 %p, %rd4, %rd3;
-	@%p bra LOOP;
-	ret;
-}
-)";
 
 // cuBLAS's workspace per handle, fixed (what the in-process engine gives
 // it, docs/cuda.md): the same kernels for the same shape every time.
@@ -168,8 +150,8 @@ Status CudaDevice::init() {
   if (auto s = need("cuMemHostGetDevicePointer", api_.MemHostGetDevicePointer(&fence_dev_, region_.fence, 0)); !s)
     return s;
   if (auto s = need("cuMemHostRegister(bulk)", api_.MemHostRegister(region_.bulk, BULK_BYTES, 0)); !s) return s;
-  if (auto s = need("cuModuleLoadData(spin)", api_.ModuleLoadData(&spin_module_, SPIN_PTX)); !s) return s;
-  return need("cuModuleGetFunction(spin)", api_.ModuleGetFunction(&spin_, spin_module_, "vgpu_spin"));
+  if (auto s = need("cuModuleLoadData(spin)", api_.ModuleLoadData(&spin_module_, SPIN_PTX.c_str())); !s) return s;
+  return need("cuModuleGetFunction(spin)", api_.ModuleGetFunction(&spin_, spin_module_, SPIN_ENTRY));
 }
 
 // The built-in kernels' module (BUILTIN_PTX), loaded at the first built-in

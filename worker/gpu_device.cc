@@ -374,22 +374,22 @@ void WorkerGpuDevice::rows(Stream s, Vm& vm, const Rows& r, bool to_device) {
   flush();
 }
 
-void WorkerGpuDevice::copy_2d_from_host(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* host_src,
-                                        uint64_t src_pitch, uint64_t width, uint64_t height) {
+void WorkerGpuDevice::stream_rows(Stream s, const Rows& r, bool to_device) {
   s %= NUM_STREAMS;
   Vm* vm = nullptr;
   auto lock = usable(s, vm);
   if (vm == nullptr || !ready(*vm)) return;
-  rows(s, *vm, {va_of(dst), dst_pitch, const_cast<std::byte*>(host_src), src_pitch, width, height}, true);
+  rows(s, *vm, r, to_device);
+}
+
+void WorkerGpuDevice::copy_2d_from_host(Stream s, std::byte* dst, uint64_t dst_pitch, const std::byte* host_src,
+                                        uint64_t src_pitch, uint64_t width, uint64_t height) {
+  stream_rows(s, {va_of(dst), dst_pitch, const_cast<std::byte*>(host_src), src_pitch, width, height}, true);
 }
 
 void WorkerGpuDevice::copy_2d_to_host(Stream s, std::byte* host_dst, uint64_t dst_pitch, const std::byte* src,
                                       uint64_t src_pitch, uint64_t width, uint64_t height) {
-  s %= NUM_STREAMS;
-  Vm* vm = nullptr;
-  auto lock = usable(s, vm);
-  if (vm == nullptr || !ready(*vm)) return;
-  rows(s, *vm, {va_of(src), src_pitch, host_dst, dst_pitch, width, height}, false);
+  stream_rows(s, {va_of(src), src_pitch, host_dst, dst_pitch, width, height}, false);
 }
 
 void WorkerGpuDevice::copy_from_host(Stream s, std::byte* dst, const std::byte* host_src, uint64_t bytes) {

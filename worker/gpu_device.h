@@ -189,6 +189,8 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   bool fence_and_wait(Vm& vm, Stream s);
   void fail_vm(Vm& vm, const WorkerFailure& f);
   void rows(Stream s, Vm& vm, const Rows& r, bool to_device);
+  // rows() on stream s's VM, if that VM's worker is ready (else nothing).
+  void stream_rows(Stream s, const Rows& r, bool to_device);
   // User kernels (gpu_device_user.cc). The worker's slot of a channel's slot.
   static uint32_t module_key(Stream s, uint32_t slot) { return s * cls::compute::MAX_MODULE_SLOTS + slot; }
   // Loads the text into the VM's worker: a refusal's reason, or none.

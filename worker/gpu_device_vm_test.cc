@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -14,6 +13,7 @@
 #include "testbed/testbed.h"
 #include "worker/gpu_device.h"
 #include "worker/testing/index_ptx.h"
+#include "worker/testing/test_worker.h"
 
 namespace vgpu::worker {
 namespace {
@@ -40,17 +40,9 @@ Status fill_and_check(testbed::Vm& vm, float value) {
   return {};
 }
 
-// The device the workers run on: fake (CI), or what VGPU_WORKER_TEST_DEVICE
-// names (cuda on a GPU machine, with VGPU_WORKER_TEST_BINARY the staged
-// vgpu-worker).
-std::string device() {
-  const char* d = std::getenv("VGPU_WORKER_TEST_DEVICE");
-  return d != nullptr && *d != '\0' ? d : "fake";
-}
-std::string binary() {
-  const char* b = std::getenv("VGPU_WORKER_TEST_BINARY");
-  return b != nullptr && *b != '\0' ? b : VGPU_WORKER_BIN;
-}
+// The device the workers run on: fake (CI), or cuda on a GPU machine.
+using testing::test_binary;
+using testing::test_device;
 
 struct Bed {
   std::unique_ptr<testbed::Testbed> tb;
@@ -70,8 +62,8 @@ Bed make(uint32_t die_at) {
         vram,
         [die_at, started = 0u](uint32_t) mutable {
           WorkerOptions o;
-          o.binary = binary();
-          o.device = device();
+          o.binary = test_binary();
+          o.device = test_device();
           if (++started == 2 && die_at != 0) o.extra_args = {"--die-at-seq", std::to_string(die_at)};
           return o;
         },
@@ -100,7 +92,7 @@ TEST(WorkerGpuDeviceVm, EachVmsFillsRunInItsOwnWorker) {
 }
 
 TEST(WorkerGpuDeviceVm, ADyingWorkerGivesItsVmAChannelErrorAndNotTheOther) {
-  if (device() != "fake") GTEST_SKIP() << "--die-at-seq is the fake device's";
+  if (test_device() != "fake") GTEST_SKIP() << "--die-at-seq is the fake device's";
   Bed b = make(2);  // VM 1: its map is command 1; it dies at its first fill's fence
   ASSERT_TRUE(b.tb && b.dev);
   const auto ids = b.dev->vm_ids();
@@ -172,7 +164,7 @@ TEST(WorkerGpuDeviceVm, UserKernelsRunInTheirVmsWorkerAndAStrayStoreFaultsThere)
   EXPECT_EQ(b.dev->info(ids[0])->pid, pid0);
   EXPECT_EQ(b.dev->info(ids[0])->restarts, 0u);
   const std::string last = b.dev->info(ids[1])->last_failure;
-  if (device() == "fake") {
+  if (test_device() == "fake") {
     EXPECT_NE(why.find("(the stray VA)"), std::string::npos) << why;
     EXPECT_NE(last.find("interpreter"), std::string::npos) << last;
   } else {

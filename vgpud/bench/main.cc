@@ -161,21 +161,16 @@ int launch_bench(uint32_t count) {
 // outstanding, as bench sched's VMs) until `seconds` have passed.
 [[noreturn]] void spinner(const std::string& socket, const std::string& name, uint32_t weight, uint32_t kernel_ms,
                           double seconds) {
-  AttachOptions o;
-  o.name = name;
+  AttachOptions o = testing::test_options(name);
   o.weight = weight;
-  o.channels = 8;
-  auto c = Client::attach(socket, o);
+  auto c = testing::attach_or_null(socket, o);
   if (!c) _exit(2);
-  auto port = ClientPort::create(**c);
-  auto dev = driver::Device::open(**port);
-  if (!dev) _exit(3);
-  auto ctx = (*dev)->create_context();
-  if (!ctx) _exit(4);
+  auto vm = testing::open_context(*c);
+  if (!vm) _exit(3);
   const auto end = Clock::now() + std::chrono::duration<double>(seconds);
   while (Clock::now() < end) {
-    auto f = (*ctx)->spin({uint64_t{kernel_ms} * 1'000'000});
-    if (!f || !(*ctx)->wait(*f)) _exit(5);
+    auto f = vm->ctx->spin({uint64_t{kernel_ms} * 1'000'000});
+    if (!f || !vm->ctx->wait(*f)) _exit(5);
   }
   _exit(0);
 }

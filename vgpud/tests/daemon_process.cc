@@ -119,8 +119,30 @@ std::string DaemonProcess::log() const {
   return s.str();
 }
 
+bool DaemonProcess::log_has(const std::string& text) const {
+  for (int i = 0; i < 200; ++i) {
+    if (log().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 uint64_t DaemonProcess::reserved_bytes() const { return json_number(control("stats"), "vram_reserved_used_bytes"); }
 uint64_t DaemonProcess::partition_bytes() const { return json_number(control("stats"), "vram_assigned_bytes"); }
+
+Result<OpenVm> open_context(Client& client) {
+  OpenVm vm;
+  auto port = ClientPort::create(client);
+  if (!port) return std::unexpected(port.error());
+  vm.port = std::move(*port);
+  auto dev = driver::Device::open(*vm.port);
+  if (!dev) return std::unexpected(dev.error());
+  vm.dev = std::move(*dev);
+  auto ctx = vm.dev->create_context();
+  if (!ctx) return std::unexpected(ctx.error());
+  vm.ctx = std::move(*ctx);
+  return vm;
+}
 
 Status checked_workload(Client& client, uint32_t seed, bool pv) {
   auto port = ClientPort::create(client);
@@ -156,18 +178,36 @@ Status checked_workload(Client& client, uint32_t seed, bool pv) {
   return {};
 }
 
-std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name, std::string* error,
-                                       bool pv) {
+AttachOptions test_options(const std::string& name) {
   AttachOptions o;
   o.name = name;
-  o.pv = pv;
   o.channels = 8;
+  return o;
+}
+
+std::unique_ptr<Client> attach_or_null(const std::string& socket, const std::string& name, std::string* error,
+                                       bool pv) {
+  AttachOptions o = test_options(name);
+  o.pv = pv;
+  return attach_or_null(socket, o, error);
+}
+
+std::unique_ptr<Client> attach_or_null(const std::string& socket, const AttachOptions& o, std::string* error) {
   auto c = Client::attach(socket, o);
   if (!c) {
     if (error) *error = c.error().message;
     return nullptr;
   }
   return std::move(*c);
+}
+
+TwoVms start_two_vms(const std::vector<std::string>& args, const std::string& a, const std::string& b) {
+  TwoVms t;
+  t.d = DaemonProcess::start(args);
+  if (!t.d) return t;
+  t.a = attach_or_null(t.d->socket(), a);
+  t.b = attach_or_null(t.d->socket(), b);
+  return t;
 }
 
 }  // namespace vgpu::vgpud::testing

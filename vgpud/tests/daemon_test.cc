@@ -26,14 +26,6 @@ using testing::attach_or_null;
 using testing::checked_workload;
 using testing::DaemonProcess;
 
-bool log_has(const DaemonProcess& d, const std::string& text) {
-  for (int i = 0; i < 200; ++i) {
-    if (d.log().find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
 TEST(Vgpud, AttachedVmRunsCheckedKernels) {
   auto d = DaemonProcess::start({"--vram", "1G"});
   ASSERT_TRUE(d);
@@ -43,11 +35,11 @@ TEST(Vgpud, AttachedVmRunsCheckedKernels) {
   EXPECT_TRUE(checked_workload(*c, 1)) << "workload";
   EXPECT_GT(c->round_trips(), 0u);
   EXPECT_GT(c->posted(), 0u);
-  EXPECT_TRUE(log_has(*d, "vm vm-a connected: pid " + std::to_string(getpid())));
+  EXPECT_TRUE(d->log_has("vm vm-a connected: pid " + std::to_string(getpid())));
   const std::string list = d->control("list");
   EXPECT_NE(list.find("vm-a"), std::string::npos) << list;
   c.reset();
-  EXPECT_TRUE(log_has(*d, "vm vm-a disconnected: closed by the client"));
+  EXPECT_TRUE(d->log_has("vm vm-a disconnected: closed by the client"));
   EXPECT_EQ(d->log().find("moved the BAR layout"), std::string::npos) << "a posted write moved the layout";
   EXPECT_EQ(d->stop(), 0);
 }
@@ -61,7 +53,7 @@ TEST(Vgpud, PvVmRunsCheckedKernelsThroughHypercalls) {
   auto c = attach_or_null(d->socket(), "vm-pv", &err, true);
   ASSERT_TRUE(c) << err;
   EXPECT_TRUE(checked_workload(*c, 3, true)) << "workload";
-  EXPECT_TRUE(log_has(*d, "vm vm-pv connected"));
+  EXPECT_TRUE(d->log_has("vm vm-pv connected"));
   EXPECT_NE(d->log().find(", pv"), std::string::npos) << d->log();
   c.reset();
   EXPECT_EQ(d->log().find("moved the BAR layout"), std::string::npos) << "a posted write moved the layout";
@@ -69,11 +61,9 @@ TEST(Vgpud, PvVmRunsCheckedKernelsThroughHypercalls) {
 }
 
 TEST(Vgpud, TwoVmsShareTheDaemonAndEachGetsItsOwnVram) {
-  auto d = DaemonProcess::start({"--vram", "1G"});
-  ASSERT_TRUE(d);
-  auto a = attach_or_null(d->socket(), "a");
-  auto b = attach_or_null(d->socket(), "b");
-  ASSERT_TRUE(a && b);
+  auto t = testing::start_two_vms({"--vram", "1G"}, "a", "b");
+  ASSERT_TRUE(t.d && t.a && t.b);
+  auto& [d, a, b] = t;
   EXPECT_NE(a->vm_id(), b->vm_id());
   EXPECT_EQ(lseek(a->vram_fd(), 0, SEEK_END), static_cast<off_t>(64 * MiB));
   Status sa, sb;
@@ -185,22 +175,22 @@ TEST(Vgpud, BadMessagesCloseThatConnectionOnlyWithALogLine) {
   proto::Header h{.id = 0, .command = static_cast<uint16_t>(proto::Command::region_read), .size = 1u << 30};
   const auto* hb = reinterpret_cast<const std::byte*>(&h);
   EXPECT_TRUE(daemon_closes_after(d->socket(), std::vector<std::byte>(hb, hb + sizeof h)));
-  EXPECT_TRUE(log_has(*d, "announces 1073741824 bytes"));
+  EXPECT_TRUE(d->log_has("announces 1073741824 bytes"));
   // Before ATTACH.
   EXPECT_TRUE(daemon_closes_after(d->socket(), proto::read_request(0, proto::REGION_BAR0, 0)));
-  EXPECT_TRUE(log_has(*d, "before ATTACH"));
+  EXPECT_TRUE(d->log_has("before ATTACH"));
   // Truncated.
   auto t = proto::read_request(0, proto::REGION_BAR0, 0);
   t.resize(20);
   EXPECT_TRUE(daemon_closes_after(d->socket(), t, true));
-  EXPECT_TRUE(log_has(*d, "truncated"));
+  EXPECT_TRUE(d->log_has("truncated"));
   // Out of order: ids must go up by one.
   {
     auto c = attach_or_null(d->socket(), "skipper");
     ASSERT_TRUE(c);
     auto m = proto::read_request(5, proto::REGION_BAR0, 0);
     ASSERT_TRUE(send_all(c->socket_fd(), m));
-    EXPECT_TRUE(log_has(*d, "out of order: id 5 after 0"));
+    EXPECT_TRUE(d->log_has("out of order: id 5 after 0"));
   }
   // An access past the end of its BAR (QEMU's region size would stop
   // one; a client of its own making need not).
@@ -208,7 +198,7 @@ TEST(Vgpud, BadMessagesCloseThatConnectionOnlyWithALogLine) {
     auto c = attach_or_null(d->socket(), "far");
     ASSERT_TRUE(c);
     ASSERT_TRUE(send_all(c->socket_fd(), proto::read_request(1, proto::REGION_BAR0, regs::pci::BAR0_SIZE)));
-    EXPECT_TRUE(log_has(*d, "of region 0 is unaligned or outside its"));
+    EXPECT_TRUE(d->log_has("of region 0 is unaligned or outside its"));
   }
   EXPECT_TRUE(checked_workload(*victim, 4));
   EXPECT_FALSE(victim->lost());
@@ -224,7 +214,7 @@ TEST(Vgpud, IdleConnectionsAreBounded) {
     idle.push_back(std::move(*fd));
   }
   EXPECT_TRUE(daemon_closes_after(d->socket(), {})) << "the 21st connection is closed at once";
-  EXPECT_TRUE(log_has(*d, "refused: 20 connections open (at most 20)"));
+  EXPECT_TRUE(d->log_has("refused: 20 connections open (at most 20)"));
   idle.clear();
   std::string err;
   std::unique_ptr<Client> c;
@@ -249,12 +239,9 @@ TEST(Vgpud, ClientKilledMidWorkLosesItsVgpuOthersCarryOn) {
     // The doomed VM: queue long kernels and signal when they are on the GPU.
     auto c = attach_or_null(d->socket(), "doomed");
     if (!c) _exit(1);
-    auto port = ClientPort::create(*c);
-    auto dev = driver::Device::open(**port);
-    if (!dev) _exit(2);
-    auto ctx = (*dev)->create_context();
-    if (!ctx) _exit(3);
-    for (int i = 0; i < 20; ++i) (void)(*ctx)->spin({50'000'000});
+    auto vm = testing::open_context(*c);
+    if (!vm) _exit(2);
+    for (int i = 0; i < 20; ++i) (void)vm->ctx->spin({50'000'000});
     (void)!write(ready[1], "x", 1);
     for (;;) pause();
   }
@@ -274,7 +261,7 @@ TEST(Vgpud, ClientKilledMidWorkLosesItsVgpuOthersCarryOn) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   kill(child, SIGKILL);
   waitpid(child, nullptr, 0);
-  EXPECT_TRUE(log_has(*d, "vm doomed disconnected"));
+  EXPECT_TRUE(d->log_has("vm doomed disconnected"));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   stop = true;
   t.join();
@@ -398,7 +385,7 @@ TEST(Vgpuctl, ListAndStatsShowUtilizationAndVram) {
   EXPECT_NE(list.find("64 MiB assigned to 1 VMs, 896 MiB free"), std::string::npos) << list;
   EXPECT_NE(list.find("UTIL_1S"), std::string::npos) << list;
   a.reset();
-  EXPECT_TRUE(log_has(*d, "vm alpha disconnected: closed by the client (pid "));
+  EXPECT_TRUE(d->log_has("vm alpha disconnected: closed by the client (pid "));
   const std::string log = d->log();
   const size_t at = log.find("vm alpha disconnected");
   ASSERT_NE(at, std::string::npos);

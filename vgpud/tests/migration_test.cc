@@ -24,17 +24,10 @@ namespace {
 using testing::attach_or_null;
 using testing::checked_workload;
 using testing::DaemonProcess;
+using testing::start_two_vms;
 
 constexpr uint32_t FREEZE_MS = 2000;
 constexpr uint32_t N = 4096;  // floats of the test's buffer
-
-bool log_has(const DaemonProcess& d, const std::string& text) {
-  for (int i = 0; i < 200; ++i) {
-    if (d.log().find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
 
 // The VM's migration state as `vgpuctl stats` shows it ("" when not listed).
 std::string state_of(const DaemonProcess& d, const std::string& name) {
@@ -67,15 +60,11 @@ struct Guest {
 
   static Result<Guest> start(Client& c, float value) {
     Guest g;
-    auto port = ClientPort::create(c);
-    if (!port) return std::unexpected(port.error());
-    g.port = std::move(*port);
-    auto dev = driver::Device::open(*g.port);
-    if (!dev) return std::unexpected(dev.error());
-    g.dev = std::move(*dev);
-    auto ctx = g.dev->create_context();
-    if (!ctx) return std::unexpected(ctx.error());
-    g.ctx = std::move(*ctx);
+    auto vm = testing::open_context(c);
+    if (!vm) return std::unexpected(vm.error());
+    g.port = std::move(vm->port);
+    g.dev = std::move(vm->dev);
+    g.ctx = std::move(vm->ctx);
     auto b = g.ctx->alloc(N * sizeof(float));
     if (!b) return std::unexpected(b.error());
     g.buf = *b;
@@ -102,11 +91,9 @@ struct Guest {
 };
 
 TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
-  auto d = DaemonProcess::start({"--vram", "1G"});
-  ASSERT_TRUE(d);
-  auto a = attach_or_null(d->socket(), "src");
-  auto b = attach_or_null(d->socket(), "dst");
-  ASSERT_TRUE(a && b);
+  auto t = start_two_vms({"--vram", "1G"}, "src", "dst");
+  ASSERT_TRUE(t.d && t.a && t.b);
+  auto& [d, a, b] = t;
   EXPECT_EQ(state_of(*d, "src"), "running");
   ASSERT_TRUE(a->dirty_log(true));
   EXPECT_EQ(state_of(*d, "src"), "outgoing");
@@ -143,7 +130,7 @@ TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
   auto again = b->state_export();
   ASSERT_TRUE(again) << again.error().what();
   EXPECT_EQ(*again, *image) << "the destination's image differs from the source's";
-  EXPECT_TRUE(log_has(*d, "vm dst: state imported (" + std::to_string(image->size()) + " bytes), weight 20"));
+  EXPECT_TRUE(d->log_has("vm dst: state imported (" + std::to_string(image->size()) + " bytes), weight 20"));
   const auto stats = nlohmann::json::parse(d->control("stats"));
   for (const auto& vm : stats["vms"]) {
     if (vm["name"] == "dst") {
@@ -168,17 +155,13 @@ TEST(VgpudMigration, AVgpuWithABoundChannelMovesBetweenTwoSessionsOfOneDaemon) {
   EXPECT_TRUE(g->holds(5.0f));
   ASSERT_TRUE(a->dirty_log(false));
   g->close();
-  a.reset();
-  b.reset();
-  EXPECT_EQ(d->stop(), 0);
+  EXPECT_EQ(t.stop(), 0);
 }
 
 TEST(VgpudMigration, RefusedImagesKeepTheConnection) {
-  auto d = DaemonProcess::start({"--vram", "1G"});
-  ASSERT_TRUE(d);
-  auto a = attach_or_null(d->socket(), "src");
-  auto b = attach_or_null(d->socket(), "dst");
-  ASSERT_TRUE(a && b);
+  auto t = start_two_vms({"--vram", "1G"}, "src", "dst");
+  ASSERT_TRUE(t.d && t.a && t.b);
+  auto& [d, a, b] = t;
   ASSERT_TRUE(a->freeze(FREEZE_MS));
   auto image = a->state_export();
   ASSERT_TRUE(image) << image.error().what();
@@ -189,15 +172,13 @@ TEST(VgpudMigration, RefusedImagesKeepTheConnection) {
     EXPECT_NE(s.error().message.find("bad image"), std::string::npos) << s.error().message;
     EXPECT_FALSE(b->lost());
   }
-  EXPECT_TRUE(log_has(*d, "vm dst: state import refused"));
+  EXPECT_TRUE(d->log_has("vm dst: state import refused"));
   EXPECT_TRUE(b->state_import(*image));
   b->thaw();
   a->thaw();
   EXPECT_TRUE(checked_workload(*b, 1));
   EXPECT_TRUE(checked_workload(*a, 2));
-  a.reset();
-  b.reset();
-  EXPECT_EQ(d->stop(), 0);
+  EXPECT_EQ(t.stop(), 0);
 }
 
 // How many VMs `vgpuctl stats` lists under `name`, and the VRAM assigned to all.
@@ -209,17 +190,11 @@ std::pair<int, uint64_t> held(const DaemonProcess& d, const std::string& name) {
   return {n, j["vram_assigned_bytes"].get<uint64_t>()};
 }
 
+// attach_or_null's options (the image's settings must match), incoming.
 std::unique_ptr<Client> attach_incoming(const std::string& socket, const std::string& name, std::string* error) {
-  AttachOptions o;
-  o.name = name;
+  AttachOptions o = testing::test_options(name);
   o.incoming = true;
-  o.channels = 8;  // attach_or_null's: the image's settings must match
-  auto c = Client::attach(socket, o);
-  if (!c) {
-    *error = c.error().message;
-    return nullptr;
-  }
-  return std::move(*c);
+  return attach_or_null(socket, o, error);
 }
 
 // libvirt's move on one daemon (the data's move is the first test's): the
@@ -237,8 +212,8 @@ TEST(VgpudMigration, AnIncomingDestinationSharesTheNameAndMigratedFreesTheSource
   EXPECT_NE(why.find("a VM named 'dom' is attached"), std::string::npos) << why;
   auto b = attach_incoming(d->socket(), "dom", &why);
   ASSERT_TRUE(b) << why;
-  EXPECT_TRUE(log_has(*d, "vm dom connected: pid"));
-  EXPECT_TRUE(log_has(*d, "incoming (a migration's destination)"));
+  EXPECT_TRUE(d->log_has("vm dom connected: pid"));
+  EXPECT_TRUE(d->log_has("incoming (a migration's destination)"));
   const auto [both, both_bytes] = held(*d, "dom");
   EXPECT_EQ(both, 2) << "source and destination side by side";
   EXPECT_EQ(d->control("set-weight dom 20"), "ok\n");  // both of them
@@ -264,14 +239,14 @@ TEST(VgpudMigration, AnIncomingDestinationSharesTheNameAndMigratedFreesTheSource
   ASSERT_TRUE(a->dirty_log(false));  // QEMU's cleanup comes before its completion notifier
   Status done = a->migrated();
   ASSERT_TRUE(done) << done.error().what();
-  EXPECT_TRUE(log_has(*d, "vm dom: migrated: its vGPU is freed (VRAM 64 MiB)"));
+  EXPECT_TRUE(d->log_has("vm dom: migrated: its vGPU is freed (VRAM 64 MiB)"));
   const auto [one, one_bytes] = held(*d, "dom");
   EXPECT_EQ(one, 1) << "the source is listed after MIGRATED";
   EXPECT_EQ(one_bytes * 2, both_bytes) << "the source's VRAM is still assigned";
   EXPECT_EQ(state_of(*d, "dom"), "imported");
   EXPECT_TRUE(a->migrated()) << "MIGRATED twice is answered";
   b->thaw();
-  EXPECT_TRUE(log_has(*d, "vm dom: resumed after its migration"));
+  EXPECT_TRUE(d->log_has("vm dom: resumed after its migration"));
   EXPECT_EQ(state_of(*d, "dom"), "running");
 
   // The source's QEMU resumed after all: its thaw is refused by name and
@@ -281,7 +256,7 @@ TEST(VgpudMigration, AnIncomingDestinationSharesTheNameAndMigratedFreesTheSource
   EXPECT_NE(a->lost_reason().find("migrated away"), std::string::npos) << a->lost_reason();
   EXPECT_TRUE(checked_workload(*b, 1));
   a.reset();
-  EXPECT_TRUE(log_has(*d, "vm dom disconnected"));
+  EXPECT_TRUE(d->log_has("vm dom disconnected"));
   EXPECT_FALSE(attach_or_null(d->socket(), "dom", &why)) << "the source's disconnect gave the name away twice";
   b.reset();
   std::unique_ptr<Client> again;  // the name is free once the destination's session is torn down
@@ -306,7 +281,7 @@ TEST(VgpudMigration, AnAccessAfterMigratedClosesThatConnection) {
   ASSERT_TRUE(a->migrated());
   EXPECT_EQ(a->read32(proto::REGION_BAR0, 0), ~uint32_t{0});
   EXPECT_TRUE(a->lost());
-  EXPECT_TRUE(log_has(*d, "command 9 after the VM migrated away"));
+  EXPECT_TRUE(d->log_has("command 9 after the VM migrated away"));
   a.reset();
   EXPECT_EQ(d->stop(), 0);
 }
@@ -349,8 +324,8 @@ TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
     ASSERT_TRUE(client);
     ASSERT_TRUE(
         send_all(client->socket_fd(), c.message, c.with_fd ? std::span<const int>(fds) : std::span<const int>{}));
-    EXPECT_TRUE(log_has(*d, c.logged)) << c.logged << "\n" << d->log();
-    EXPECT_TRUE(log_has(*d, "vm " + name + " disconnected"));
+    EXPECT_TRUE(d->log_has(c.logged)) << c.logged << "\n" << d->log();
+    EXPECT_TRUE(d->log_has("vm " + name + " disconnected"));
     client.reset();
   }
   // An image descriptor shorter than it says: a refusal, not a hang or a close.
@@ -365,7 +340,7 @@ TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
     ASSERT_TRUE(r);
     EXPECT_TRUE(r->header.flags & proto::FLAG_ERROR);
     EXPECT_EQ(r->header.error, static_cast<uint32_t>(proto::Refusal::bad_image));
-    EXPECT_TRUE(log_has(*d, "the image descriptor holds 0 of 64 bytes"));
+    EXPECT_TRUE(d->log_has("the image descriptor holds 0 of 64 bytes"));
   }
   // A pipe for the image: refused, not read (a read could block the session).
   {
@@ -376,7 +351,7 @@ TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
     const int pipe_fd[1] = {p[0]};
     ASSERT_TRUE(
         send_all(client->socket_fd(), proto::command(1, proto::Command::state_import, proto::bytes_of(some)), pipe_fd));
-    EXPECT_TRUE(log_has(*d, "the image descriptor is not a memfd or file"));
+    EXPECT_TRUE(d->log_has("the image descriptor is not a memfd or file"));
     close(p[0]);
     close(p[1]);
   }

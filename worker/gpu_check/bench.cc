@@ -9,6 +9,7 @@
 #include "worker/gpu_check/check.h"
 #include "worker/gpu_check/direct.h"
 #include "worker/gpu_check/scale.h"
+#include "worker/spin_ptx.h"
 
 namespace vgpu::worker::check {
 namespace {
@@ -58,7 +59,7 @@ double worker_b2b_s(WorkerHost& h) {
 }
 
 double direct_b2b_s(Direct& d) {
-  cu::Function f = d.function("spin");
+  cu::Function f = d.function(SPIN_ENTRY);
   uint64_t ns = SPIN_NS;
   void* params[] = {&ns};
   auto s = Clock::now();
@@ -111,7 +112,7 @@ int bench(const std::string& binary, const std::string& self, const std::string&
   auto h = spawn_cuda(binary);
   if (!h) return 1;
   Direct d;
-  if (auto e = d.init(BENCH_PTX); !e.empty()) return fprintf(stderr, "%s\n", e.c_str()), 1;
+  if (auto e = d.init(BENCH_PTX.c_str()); !e.empty()) return fprintf(stderr, "%s\n", e.c_str()), 1;
   c.expect(load(*h, 2, BENCH_PTX).empty() && put_image(*h, Image{}).empty(), "bench module and image on the worker");
   FILE* out = fopen(json.c_str(), "w");
   fprintf(out, "{\"device\": \"%s\",\n \"rounds\": [\n", h->info().device.c_str());

@@ -1,29 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "worker/gpu_check/direct.h"
 
+#include "worker/spin_ptx.h"
+
 namespace vgpu::worker::check {
 
-const char* const BENCH_PTX = R"(.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry empty()
+const std::string BENCH_PTX = std::string(PTX_HEAD) + R"(.visible .entry empty()
 {
 	ret;
 }
-.visible .entry spin(.param .u64 ns)
-{
-	.reg .u64 %rd<5>;
-	.reg .pred %p;
-	ld.param.u64 %rd1, [ns];
-	mov.u64 %rd2, %globaltimer;
-	add.u64 %rd3, %rd2, %rd1;
-LOOP:
-	mov.u64 %rd4, %globaltimer;
-	setp.lt.u64 %p, %rd4, %rd3;
-	@%p bra LOOP;
-	ret;
-}
-.visible .entry fma_loop(.param .u64 out, .param .u32 iters)
+)" + SPIN_ENTRY_PTX + R"(.visible .entry fma_loop(.param .u64 out, .param .u32 iters)
 {
 	.reg .b32 %r<6>;
 	.reg .f32 %f<8>;

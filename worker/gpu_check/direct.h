@@ -21,7 +21,8 @@ class Direct {
   cu::Module module = nullptr;
 };
 
-// Kernels both sides run: an empty one, a globaltimer spin, an FMA loop.
-extern const char* const BENCH_PTX;
+// Kernels both sides run: an empty one, the worker's globaltimer spin
+// (spin_ptx.h), an FMA loop.
+extern const std::string BENCH_PTX;
 
 }  // namespace vgpu::worker::check

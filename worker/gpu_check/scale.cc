@@ -93,7 +93,7 @@ double directs_s(const std::string& self, int n, bool rewritten) {
 int direct_child(int argc, char** argv) {
   bool rewritten = argc > 2 && std::string(argv[2]) == "rewritten";
   Direct d;
-  std::string text = rewritten ? rewrite_ctaid(BENCH_PTX).text : std::string(BENCH_PTX);
+  std::string text = rewritten ? rewrite_ctaid(BENCH_PTX).text : BENCH_PTX;
   if (auto e = d.init(text.c_str()); !e.empty()) return fprintf(stderr, "%s\n", e.c_str()), 1;
   cu::Ptr out = 0;
   if (d.api.MemAlloc(&out, GRID * BLOCK * 4) != cu::SUCCESS) return 1;
