@@ -121,30 +121,26 @@ TEST_F(LaunchTraceTest, TheFirstMarkAfterAnotherPhaseIsTheOneKept) {
 // was still busy when the ring came); one before the call is not kept.
 TEST_F(LaunchTraceTest, PfifoRunningDryIsKeptFromTheCallOnEitherSideOfTheRing) {
   LaunchTrace::enable(true);
-  LaunchTrace::mark(LaunchPhase::pfifo_idle);  // long before this launch's call
-  sleep_us(50);
-  LaunchTrace::mark(LaunchPhase::api_entry);
-  LaunchTrace::mark(LaunchPhase::doorbell_seen);
-  LaunchTrace::mark(LaunchPhase::doorbell);
-  LaunchTrace::mark(LaunchPhase::job_started);
+  mark_in_turn({{LaunchPhase::pfifo_idle, 50},  // long before this launch's call
+                {LaunchPhase::api_entry},
+                {LaunchPhase::doorbell_seen},
+                {LaunchPhase::doorbell},
+                {LaunchPhase::job_started}});
   LaunchTrace::launch_waited();
   ASSERT_EQ(LaunchTrace::launches(), 1u);
   EXPECT_EQ(LaunchTrace::figures()[at(LaunchPhase::pfifo_idle)].samples, 0u);
 
-  LaunchTrace::mark(LaunchPhase::api_entry);
-  sleep_us(100);
-  LaunchTrace::mark(LaunchPhase::pfifo_idle);  // waiting before the ring
-  sleep_us(100);
-  LaunchTrace::mark(LaunchPhase::doorbell_seen);
-  LaunchTrace::mark(LaunchPhase::doorbell);
-  LaunchTrace::mark(LaunchPhase::job_started);
+  mark_in_turn({{LaunchPhase::api_entry, 100},
+                {LaunchPhase::pfifo_idle, 100},  // waiting before the ring
+                {LaunchPhase::doorbell_seen},
+                {LaunchPhase::doorbell},
+                {LaunchPhase::job_started}});
   LaunchTrace::launch_waited();
-  LaunchTrace::mark(LaunchPhase::api_entry);
-  LaunchTrace::mark(LaunchPhase::doorbell_seen);
-  LaunchTrace::mark(LaunchPhase::doorbell);
-  sleep_us(100);
-  LaunchTrace::mark(LaunchPhase::pfifo_idle);  // still busy at the ring
-  LaunchTrace::mark(LaunchPhase::job_started);
+  mark_in_turn({{LaunchPhase::api_entry},
+                {LaunchPhase::doorbell_seen},
+                {LaunchPhase::doorbell, 100},
+                {LaunchPhase::pfifo_idle},  // still busy at the ring
+                {LaunchPhase::job_started}});
   LaunchTrace::launch_waited();
   ASSERT_EQ(LaunchTrace::launches(), 3u);
   const auto f = LaunchTrace::figures();
@@ -157,21 +153,18 @@ TEST_F(LaunchTraceTest, PfifoRunningDryIsKeptFromTheCallOnEitherSideOfTheRing) {
 // the call on, like the ring itself (negative when inside the trap).
 TEST_F(LaunchTraceTest, PfifoBusyAtTheRingAndItsNextPassAreKeptFromTheCallOn) {
   LaunchTrace::enable(true);
-  LaunchTrace::mark(LaunchPhase::pfifo_busy);  // an earlier launch's ring
-  sleep_us(50);
-  LaunchTrace::mark(LaunchPhase::api_entry);
-  LaunchTrace::mark(LaunchPhase::doorbell_seen);
-  LaunchTrace::mark(LaunchPhase::pfifo_pass);
-  sleep_us(100);
-  LaunchTrace::mark(LaunchPhase::doorbell);
-  LaunchTrace::mark(LaunchPhase::job_started);
+  mark_in_turn({{LaunchPhase::pfifo_busy, 50},  // an earlier launch's ring
+                {LaunchPhase::api_entry},
+                {LaunchPhase::doorbell_seen},
+                {LaunchPhase::pfifo_pass, 100},
+                {LaunchPhase::doorbell},
+                {LaunchPhase::job_started}});
   LaunchTrace::launch_waited();
-  LaunchTrace::mark(LaunchPhase::api_entry);
-  LaunchTrace::mark(LaunchPhase::doorbell_seen);
-  LaunchTrace::mark(LaunchPhase::pfifo_busy);
-  sleep_us(100);
-  LaunchTrace::mark(LaunchPhase::doorbell);
-  LaunchTrace::mark(LaunchPhase::job_started);
+  mark_in_turn({{LaunchPhase::api_entry},
+                {LaunchPhase::doorbell_seen},
+                {LaunchPhase::pfifo_busy, 100},
+                {LaunchPhase::doorbell},
+                {LaunchPhase::job_started}});
   LaunchTrace::launch_waited();
   ASSERT_EQ(LaunchTrace::launches(), 2u);
   const auto f = LaunchTrace::figures();

@@ -10,6 +10,13 @@
 #include "gpu/kernels/kernels.h"
 
 namespace vgpu::gpu {
+namespace {
+// Each of `height` rows of `width` bytes, at its pitch on either side.
+void copy_rows(std::byte* dst, uint64_t dst_pitch, const std::byte* src, uint64_t src_pitch, uint64_t width,
+               uint64_t height) {
+  for (uint64_t i = 0; i < height; ++i) std::memmove(dst + i * dst_pitch, src + i * src_pitch, width);
+}
+}  // namespace
 
 FakeDevice::FakeDevice(Vram& vram) : vram_(vram), mirror_(new std::byte[vram.size()]) {
   // Garbage, not zeros: a page used before its upload must not look right.
@@ -45,7 +52,7 @@ void FakeDevice::copy_2d(Stream, std::byte* dst, uint64_t dst_pitch, const std::
     bad_pitch_ = true;
     return;
   }
-  for (uint64_t i = 0; i < height; ++i) std::memmove(dst + i * dst_pitch, src + i * src_pitch, width);
+  copy_rows(dst, dst_pitch, src, src_pitch, width, height);
   ++device_copies_;
 }
 
@@ -63,20 +70,23 @@ uint64_t extent_2d(uint64_t pitch, uint64_t width, uint64_t height) {
 }
 }  // namespace
 
+void FakeDevice::count_host_copy(const std::byte* host, uint64_t host_pitch, uint64_t width, uint64_t height,
+                                 HostCopies& way) {
+  if (!registry_.covers(host, extent_2d(host_pitch, width, height))) ++unregistered_;
+  ++way.copies;
+  way.bytes += width * height;
+}
+
 void FakeDevice::copy_2d_from_host(Stream, std::byte* dst, uint64_t dst_pitch, const std::byte* host_src,
                                    uint64_t src_pitch, uint64_t width, uint64_t height) {
-  if (!registry_.covers(host_src, extent_2d(src_pitch, width, height))) ++unregistered_;
-  for (uint64_t i = 0; i < height; ++i) std::memcpy(dst + i * dst_pitch, host_src + i * src_pitch, width);
-  ++h2d_;
-  h2d_bytes_ += width * height;
+  count_host_copy(host_src, src_pitch, width, height, h2d_);
+  copy_rows(dst, dst_pitch, host_src, src_pitch, width, height);
 }
 
 void FakeDevice::copy_2d_to_host(Stream, std::byte* host_dst, uint64_t dst_pitch, const std::byte* src,
                                  uint64_t src_pitch, uint64_t width, uint64_t height) {
-  if (!registry_.covers(host_dst, extent_2d(dst_pitch, width, height))) ++unregistered_;
-  for (uint64_t i = 0; i < height; ++i) std::memcpy(host_dst + i * dst_pitch, src + i * src_pitch, width);
-  ++d2h_;
-  d2h_bytes_ += width * height;
+  count_host_copy(host_dst, dst_pitch, width, height, d2h_);
+  copy_rows(host_dst, dst_pitch, src, src_pitch, width, height);
 }
 
 void FakeDevice::register_host(std::byte* base, uint64_t bytes) {
@@ -140,10 +150,10 @@ FakeDeviceStats FakeDevice::stats() const {
   s.kernels = kernels_.load();
   s.syncs = syncs_.load();
   s.host_word_writes = host_word_writes_.load();
-  s.host_to_device = h2d_.load();
-  s.host_to_device_bytes = h2d_bytes_.load();
-  s.device_to_host = d2h_.load();
-  s.device_to_host_bytes = d2h_bytes_.load();
+  s.host_to_device = h2d_.copies.load();
+  s.host_to_device_bytes = h2d_.bytes.load();
+  s.device_to_host = d2h_.copies.load();
+  s.device_to_host_bytes = d2h_.bytes.load();
   s.unregistered_host_copies = unregistered_.load();
   s.host_registrations = registrations_.load();
   s.registered_mappings = registry_.mappings();

@@ -80,8 +80,17 @@ class FakeDevice final : public Device {
   // (cudaErrorInvalidPitchValue): the next synchronize fails, as there.
   std::atomic<bool> bad_pitch_{false};
   std::atomic<uint64_t> sync_delay_ns_{0};
-  std::atomic<uint64_t> h2d_{0}, h2d_bytes_{0}, d2h_{0}, d2h_bytes_{0}, unregistered_{0}, registrations_{0};
+  // Host<->device copies, each way: how many (a 2D copy counts once) and their bytes.
+  struct HostCopies {
+    std::atomic<uint64_t> copies{0}, bytes{0};
+  };
+  HostCopies h2d_, d2h_;
+  std::atomic<uint64_t> unregistered_{0}, registrations_{0};
   HostRegistry registry_;
+
+  // Counts a 2D copy whose host side starts at `host` with `host_pitch`
+  // into `way`, and as unregistered where the registry does not cover it.
+  void count_host_copy(const std::byte* host, uint64_t host_pitch, uint64_t width, uint64_t height, HostCopies& way);
 };
 
 }  // namespace vgpu::gpu

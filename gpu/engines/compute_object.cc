@@ -97,14 +97,6 @@ std::span<const ComputeObject::Record> ComputeObject::methods() {
   return TABLE;
 }
 
-const MethodIndex<ComputeObject>& ComputeObject::index() { return method_index<ComputeObject>(); }
-
-const char* ComputeObject::method_name(uint32_t mthd) { return table_method_name<ComputeObject>(mthd); }
-
-MethodOutcome ComputeObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t data) {
-  return dispatch_method(index(), *this, ctx, mthd, data);
-}
-
 std::optional<MethodOutcome> ComputeObject::method_words(ChannelContext& ctx, uint32_t mthd,
                                                          std::span<const uint32_t> data) {
   if (mthd == LAUNCH_USER) return launch_user_words(ctx, mthd, data);
@@ -118,16 +110,6 @@ std::optional<MethodOutcome> ComputeObject::method_words(ChannelContext& ctx, ui
   s.cb_load_offset += static_cast<uint32_t>(bytes);
   return method_done();
 }
-
-template <uint32_t ComputeObject::State::*Reg>
-MethodOutcome ComputeObject::store(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {
-  self.state_.*Reg = data;
-  return method_done();
-}
-
-// Accepted for compatibility with Fermi launch sequences; the built-in
-// kernels have no shared memory, barriers, registers or caches to set.
-MethodOutcome ComputeObject::ignore(ComputeObject&, ChannelContext&, uint32_t, uint32_t) { return method_done(); }
 
 template <ComputeObject::Dim3 ComputeObject::State::*Dim>
 MethodOutcome ComputeObject::dim_xy(ComputeObject& self, ChannelContext&, uint32_t, uint32_t data) {

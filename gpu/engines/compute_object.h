@@ -20,7 +20,7 @@
 
 namespace vgpu::gpu {
 
-class ComputeObject final : public ClassObject {
+class ComputeObject final : public TableClassObject<ComputeObject> {
  public:
   struct Dim3 {
     uint32_t x = 1;  // ext: dimensions default to 1, so a driver that only
@@ -55,8 +55,6 @@ class ComputeObject final : public ClassObject {
   };
 
   uint32_t class_id() const override { return cls::COMPUTE; }
-  [[nodiscard]] MethodOutcome method(ChannelContext& ctx, uint32_t mthd, uint32_t data) override;
-  bool may_start_work(uint32_t mthd) const override { return index().starts_work(mthd); }
   // LOAD_CONSTANT_BUFFER's words in one write when they all fit the
   // buffer and lie on one small page (so a fault is the first word's);
   // LAUNCH_USER's whole run: a user launch in one method (§10.6).
@@ -66,18 +64,13 @@ class ComputeObject final : public ClassObject {
   const State& state() const { return state_; }
   std::optional<std::vector<uint8_t>> save_state() const override;  // object_image.cc
   [[nodiscard]] bool restore_state(std::span<const uint8_t> bytes) override;
-  // Name of a method of this class; nullptr for one it does not have.
-  static const char* method_name(uint32_t mthd);
-  // The class's method table (method_table.h).
-  using Record = MethodRecord<ComputeObject>;
+  // The class's method table (method_table.h). The methods Fermi launch
+  // sequences send that the built-in kernels have no use for (shared
+  // memory, barriers, registers, caches) are accepted and ignored.
   static std::span<const Record> methods();
-  // The table indexed by method word (one per class, made on first use).
-  static const MethodIndex<ComputeObject>& index();
 
  private:
-  template <uint32_t State::*Reg>
-  static MethodOutcome store(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
-  static MethodOutcome ignore(ComputeObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  friend TableClassObject<ComputeObject>;  // its store() sets state_
   // The A method of a dimension (x and y) and its B method (z): the grid's
   // SET_CTA_RASTER_SIZE and the block's SET_CTA_THREAD_DIMENSION.
   template <Dim3 State::*Dim>

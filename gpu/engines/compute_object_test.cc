@@ -19,18 +19,16 @@ void ComputeTest::saxpy_matches_reference() {
   const auto x = ramp(1000, 0.1f, 0.0f);
   auto y = ramp(1000, 0.07f, 1.0f);
   const uint64_t xv = buffer(x), yv = buffer(y);
-  ASSERT_TRUE(run(Kernel::saxpy, cls::SaxpyArgs{xv, yv, 1000, 3.0f}).has_value());
-  kernels::reference::saxpy(3.0f, x, y);
-  expect_near_all(read_vec<float>(yv, 1000), y, 1e-6f);
+  expect_matches_reference(
+      Kernel::saxpy, cls::SaxpyArgs{xv, yv, 1000, 3.0f}, [&] { kernels::reference::saxpy(3.0f, x, y); }, yv, y, 1e-6f);
 }
 
 void ComputeTest::madd_matches_reference() {
   const auto a = ramp(16 * 20, 0.3f, 0.0f), b = ramp(16 * 20, 0.2f, 2.0f);
   std::vector<float> c(16 * 20, 0.0f);
   const uint64_t av = buffer(a), bv = buffer(b), cv = buffer(c);
-  ASSERT_TRUE(run(Kernel::madd, cls::MaddArgs{av, bv, cv, 16, 20}).has_value());
-  kernels::reference::madd(a, b, c);
-  expect_near_all(read_vec<float>(cv, c.size()), c, 1e-6f);
+  expect_matches_reference(
+      Kernel::madd, cls::MaddArgs{av, bv, cv, 16, 20}, [&] { kernels::reference::madd(a, b, c); }, cv, c, 1e-6f);
 }
 
 // A convolution of n images of 2 x 8 x 7 with k 3 x 3 filters (pad 1,
@@ -55,9 +53,9 @@ void ComputeTest::conv2d_matches_reference(uint32_t n, uint32_t k) {
   args.input = buffer(in);
   args.filter = buffer(filter);
   args.output = buffer(out);
-  ASSERT_TRUE(run(Kernel::conv2d, args).has_value());
-  kernels::reference::conv2d(args, in.data(), filter.data(), out.data());
-  expect_near_all(read_vec<float>(args.output, out.size()), out, 1e-4f);
+  expect_matches_reference(
+      Kernel::conv2d, args, [&] { kernels::reference::conv2d(args, in.data(), filter.data(), out.data()); },
+      args.output, out, 1e-4f);
 }
 
 // MRI-Q over x points with 32 k-space samples, checked against the reference.
@@ -103,9 +101,8 @@ TEST_F(ComputeTest, SgemmMatchesReference) {
   args.a = buffer(a);
   args.b = buffer(b);
   args.c = buffer(c);
-  ASSERT_TRUE(run(Kernel::sgemm, args).has_value());
-  kernels::reference::sgemm(args, a.data(), b.data(), c.data());
-  expect_near_all(read_vec<float>(args.c, c.size()), c, 1e-4f);
+  ASSERT_NO_FATAL_FAILURE(expect_matches_reference(
+      Kernel::sgemm, args, [&] { kernels::reference::sgemm(args, a.data(), b.data(), c.data()); }, args.c, c, 1e-4f));
   EXPECT_EQ(clock_.now_ns(), kernels::sgemm_cost_ns(cost_, args));
 }
 

@@ -120,7 +120,7 @@ bool fits_va(uint64_t va, uint64_t extent) { return va <= fmt::VA_LIMIT && exten
 
 std::span<const CopyObject::Record> CopyObject::methods() {
   static constexpr Record TABLE[] = {
-      {"NOP", NOP, 1, &nop},
+      {"NOP", NOP, 1, &ignore},
       {"SET_SEMAPHORE_A", SET_SEMAPHORE_A, 1, &store<&State::semaphore_a>},
       {"SET_SEMAPHORE_B", SET_SEMAPHORE_B, 1, &store<&State::semaphore_b>},
       {"SET_SEMAPHORE_PAYLOAD", SET_SEMAPHORE_PAYLOAD, 1, &store<&State::semaphore_payload>},
@@ -137,22 +137,6 @@ std::span<const CopyObject::Record> CopyObject::methods() {
   };
   return TABLE;
 }
-
-const MethodIndex<CopyObject>& CopyObject::index() { return method_index<CopyObject>(); }
-
-const char* CopyObject::method_name(uint32_t mthd) { return table_method_name<CopyObject>(mthd); }
-
-MethodOutcome CopyObject::method(ChannelContext& ctx, uint32_t mthd, uint32_t data) {
-  return dispatch_method(index(), *this, ctx, mthd, data);
-}
-
-template <uint32_t CopyObject::State::*Reg>
-MethodOutcome CopyObject::store(CopyObject& self, ChannelContext&, uint32_t, uint32_t data) {
-  self.state_.*Reg = data;
-  return method_done();
-}
-
-MethodOutcome CopyObject::nop(CopyObject&, ChannelContext&, uint32_t, uint32_t) { return method_done(); }
 
 MethodOutcome CopyObject::launch_dma(CopyObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data) {
   const State& s = self.state_;

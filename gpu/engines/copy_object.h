@@ -14,7 +14,7 @@
 
 namespace vgpu::gpu {
 
-class CopyObject final : public ClassObject {
+class CopyObject final : public TableClassObject<CopyObject> {
  public:
   // The registers the state methods set, as last written.
   struct State {
@@ -33,24 +33,15 @@ class CopyObject final : public ClassObject {
   };
 
   uint32_t class_id() const override { return cls::DMA_COPY; }
-  [[nodiscard]] MethodOutcome method(ChannelContext& ctx, uint32_t mthd, uint32_t data) override;
-  bool may_start_work(uint32_t mthd) const override { return index().starts_work(mthd); }
 
   const State& state() const { return state_; }
   std::optional<std::vector<uint8_t>> save_state() const override;  // object_image.cc
   [[nodiscard]] bool restore_state(std::span<const uint8_t> bytes) override;
-  // Name of a method of this class; nullptr for one it does not have.
-  static const char* method_name(uint32_t mthd);
   // The class's method table (method_table.h).
-  using Record = MethodRecord<CopyObject>;
   static std::span<const Record> methods();
-  // The table indexed by method word (one per class, made on first use).
-  static const MethodIndex<CopyObject>& index();
 
  private:
-  template <uint32_t State::*Reg>
-  static MethodOutcome store(CopyObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
-  static MethodOutcome nop(CopyObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
+  friend TableClassObject<CopyObject>;  // its store() sets state_
   static MethodOutcome launch_dma(CopyObject& self, ChannelContext& ctx, uint32_t mthd, uint32_t data);
 
   State state_;

@@ -88,6 +88,24 @@ uint64_t stream_cost(const CostModel& m, std::span<const std::byte>, const Kerne
   return kernels::stream_cost_ns(m, fp.traffic_bytes());
 }
 
+// The row of a kernel whose units are tiles of the tile pool: its tile
+// count and cost from its arguments, its chunks and pool jobs through
+// RunUntil. A tile reads only what its own output needs, so pieces need
+// no floor (min_piece_per_chunk 1).
+template <typename Args, uint64_t (*Tiles)(const Args&), uint64_t (*CostNs)(const CostModel&, const Args&),
+          uint64_t (*RunUntil)(std::span<const std::byte>, const Buffers&, Units, const kernels::TileStop&)>
+constexpr KernelRow tiled_row(cls::Kernel id, const char* name) {
+  return {id,
+          name,
+          [](std::span<const std::byte> args) -> uint64_t { return Tiles(decode_args<Args>(args)); },
+          [](std::span<const std::byte> args, const Buffers& b, Units u) { RunUntil(args, b, u, {}); },
+          [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
+            return CostNs(m, decode_args<Args>(args));
+          },
+          1,
+          RunUntil};
+}
+
 constexpr KernelRow KERNELS[] = {
     {cls::Kernel::fill, "fill",
      [](std::span<const std::byte> args) -> uint64_t { return decode_args<cls::FillArgs>(args).count; },
@@ -110,29 +128,15 @@ constexpr KernelRow KERNELS[] = {
        kernels::madd(part(b.span("a"), u), part(b.span("b"), u), part(b.span("c"), u));
      },
      &stream_cost},
-    {cls::Kernel::sgemm, "sgemm",
-     [](std::span<const std::byte> args) -> uint64_t {
-       return kernels::sgemm_tiles(decode_args<cls::SgemmArgs>(args));
-     },
-     [](std::span<const std::byte> args, const Buffers& b, Units u) { sgemm_run_until(args, b, u, {}); },
-     [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
-       return kernels::sgemm_cost_ns(m, decode_args<cls::SgemmArgs>(args));
-     },
-     // A tile reads its own rows of A and columns of B: no chunk re-reads
-     // the whole of B, so pieces need no floor.
-     1, &sgemm_run_until},
-    {cls::Kernel::conv2d, "conv2d",
-     [](std::span<const std::byte> args) -> uint64_t {
-       return kernels::conv2d_tiles(decode_args<cls::Conv2dArgs>(args));
-     },
-     [](std::span<const std::byte> args, const Buffers& b, Units u) { conv2d_run_until(args, b, u, {}); },
-     [](const CostModel& m, std::span<const std::byte> args, const KernelFootprint&) {
-       return kernels::conv2d_cost_ns(m, decode_args<cls::Conv2dArgs>(args));
-     },
-     // A chunk builds the im2col columns of its own bands only (at most
-     // one band again where it starts inside one), not the whole image
-     // per run of channels as (image, channel) units did: no floor.
-     1, &conv2d_run_until},
+    // A tile reads its own rows of A and columns of B: no chunk re-reads
+    // the whole of B.
+    tiled_row<cls::SgemmArgs, &kernels::sgemm_tiles, &kernels::sgemm_cost_ns, &sgemm_run_until>(cls::Kernel::sgemm,
+                                                                                                "sgemm"),
+    // A chunk builds the im2col columns of its own bands only (at most
+    // one band again where it starts inside one), not the whole image
+    // per run of channels as (image, channel) units did.
+    tiled_row<cls::Conv2dArgs, &kernels::conv2d_tiles, &kernels::conv2d_cost_ns, &conv2d_run_until>(cls::Kernel::conv2d,
+                                                                                                    "conv2d"),
     {cls::Kernel::mriq, "mriq",
      [](std::span<const std::byte> args) -> uint64_t { return decode_args<cls::MriqArgs>(args).num_x; },
      [](std::span<const std::byte> args, const Buffers& b, Units u) {

@@ -105,4 +105,32 @@ inline std::unexpected<ChannelFault> mmu_channel_fault(uint32_t mthd, const Faul
 // A method that completed at once, with no engine work.
 inline MethodOutcome method_done() { return std::optional<EngineWork>{}; }
 
+// A class object whose methods are its table, Self::methods(): delivery,
+// the may-start-work check, method names and the index come from the
+// table, and so do the handlers both tables use. Self keeps its registers
+// in `state_` and befriends this base so that `store` can set them.
+template <typename Self>
+class TableClassObject : public ClassObject {
+ public:
+  [[nodiscard]] MethodOutcome method(ChannelContext& ctx, uint32_t mthd, uint32_t data) override {
+    return dispatch_method(index(), static_cast<Self&>(*this), ctx, mthd, data);
+  }
+  bool may_start_work(uint32_t mthd) const override { return index().starts_work(mthd); }
+  // Name of a method of this class; nullptr for one it does not have.
+  static const char* method_name(uint32_t mthd) { return table_method_name<Self>(mthd); }
+  using Record = MethodRecord<Self>;
+  // The table indexed by method word (one per class, made on first use).
+  static const MethodIndex<Self>& index() { return method_index<Self>(); }
+
+ protected:
+  // A state method: its data is the register Reg (a member of Self's state_).
+  template <auto Reg>
+  static MethodOutcome store(Self& self, ChannelContext&, uint32_t, uint32_t data) {
+    self.state_.*Reg = data;
+    return method_done();
+  }
+  // A method accepted that has nothing to do.
+  static MethodOutcome ignore(Self&, ChannelContext&, uint32_t, uint32_t) { return method_done(); }
+};
+
 }  // namespace vgpu::gpu

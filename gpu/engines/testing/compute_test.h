@@ -71,6 +71,16 @@ class ComputeTest : public ComputeLaunchEnv {
     return send(compute_, launch_sequence(args));
   }
 
+  // Runs `kernel` with `args`, then `reference()`, which computes into
+  // `want` on the host what the output at `out_va` must be, and compares.
+  template <typename Args, typename Reference>
+  void expect_matches_reference(Kernel kernel, const Args& args, Reference reference, uint64_t out_va,
+                                const std::vector<float>& want, float rel) {
+    ASSERT_TRUE(run(kernel, args).has_value());
+    reference();
+    expect_near_all(read_vec<float>(out_va, want.size()), want, rel);
+  }
+
   void expect_error(const MethodDone& r, regs::ChannelError code, uint32_t method = LAUNCH) {
     ASSERT_FALSE(r.has_value());
     EXPECT_EQ(r.error().code, code);
