@@ -20,7 +20,7 @@ namespace vgpu::gpu {
 namespace {
 
 constexpr uint64_t PAGE = ResidencyTracker::PAGE;
-constexpr uint64_t RESULT = 2 * PAGE;        // the engine's word
+constexpr uint64_t RESULT = 2 * PAGE;         // the engine's word
 constexpr uint64_t CPU_WORD = 2 * PAGE + 64;  // the CPU's word, same tracker page
 constexpr uint32_t OLD = 0x01d, NEW = 0xbeef, RESULT_VALUE = 7;
 // How long the test waits, at most, for the engine to finish or to wait
@@ -94,8 +94,7 @@ TEST_P(ResidencyRace, ACpuWriteToldBeforeAnUploadAndStoredAfterIsKept) {
     engine_done = true;
   });
   const auto limit = std::chrono::steady_clock::now() + ENGINE_LIMIT;
-  while (!engine_done && res.writer_waits() == 0 && std::chrono::steady_clock::now() < limit)
-    std::this_thread::yield();
+  while (!engine_done && res.writer_waits() == 0 && std::chrono::steady_clock::now() < limit) std::this_thread::yield();
   EXPECT_FALSE(engine_done) << "the engine uploaded the page with a store in flight";
   EXPECT_EQ(res.writer_waits(), 1u);
   pause.release();
