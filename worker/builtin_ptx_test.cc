@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The worker's built-in kernels as the GPU gets them (builtin_ptx.cc, the
-// committed output of scripts/gen-worker-ptx) checked without a GPU: the
+// The worker's built-in kernels as the GPU gets them (builtin_kernels.ptx,
+// the committed output of scripts/gen-worker-ptx) checked without a GPU: the
 // text parses and each entry, run on the PTX interpreter with the grids
 // the CUDA worker launches, gives the model's result (gpu/kernels) within
 // the workloads' tolerances. So a regenerated or hand-edited PTX that

@@ -163,7 +163,7 @@ DeviceStatus CudaDevice::load_builtins() {
   auto refused = [&](const char* call, cu::Result r) {
     return std::unexpected(
         DeviceFault{static_cast<uint32_t>(r), 0,
-                    "the built-in kernels' PTX (worker/builtin_ptx.cc): " + cu::describe(api_, call, r)});
+                    "the built-in kernels' PTX (worker/builtin_kernels.ptx): " + cu::describe(api_, call, r)});
   };
   cu::Module m = nullptr;
   if (cu::Result r = api_.ModuleLoadData(&m, BUILTIN_PTX); r != cu::SUCCESS) return refused("cuModuleLoadData", r);
