@@ -175,8 +175,9 @@ const VgpuOption vgpu_option_rows[] = {
      .unit = "",
      .dflt_text = VGPU_OPT_WORKER_DEVICE_DEFAULT,
      .choices = "cuda, fake",
-     .help = "with vgpud --backend worker, what each VM's worker process runs on: an NVIDIA GPU through libcuda, "
-             "or host memory (tests; no user kernels) (docs/cuda-worker.md)",
+     .help =
+         "with vgpud --backend worker, what each VM's worker process runs on: an NVIDIA GPU through libcuda, "
+         "or host memory (tests: user kernels on the PTX interpreter, built-ins on the model's kernels) (docs/cuda-worker.md)",
      .device = "vgpud only"},
     {.name = VGPU_OPT_DAEMON_TIMEOUT_MS,
      .type = VGPU_OPTION_COUNT,
