@@ -95,27 +95,15 @@ VGPU_INLINE void setp(uint64_t* D, const uint64_t* A, const uint64_t* B, uint8_t
     bool done = false;
     if constexpr (kFloat)
       done = setp_f32_avx512(D, A, B, code);
-    else if constexpr (std::is_same_v<T, int32_t>)
-      done = setp_int_avx512<Key::s32>(D, A, B, code);
-    else if constexpr (std::is_same_v<T, uint32_t>)
-      done = setp_int_avx512<Key::u32>(D, A, B, code);
-    else if constexpr (std::is_same_v<T, int64_t>)
-      done = setp_int_avx512<Key::s64>(D, A, B, code);
     else
-      done = setp_int_avx512<Key::u64>(D, A, B, code);
+      done = setp_int_avx512<key_of<T>>(D, A, B, code);
     if (done) return;
   } else if constexpr (kIsa == Isa::avx2) {
     bool done = false;
     if constexpr (kFloat)
       done = setp_f32_avx2(D, A, B, code);
-    else if constexpr (std::is_same_v<T, int32_t>)
-      done = setp_int_avx2<Key::s32>(D, A, B, code);
-    else if constexpr (std::is_same_v<T, uint32_t>)
-      done = setp_int_avx2<Key::u32>(D, A, B, code);
-    else if constexpr (std::is_same_v<T, int64_t>)
-      done = setp_int_avx2<Key::s64>(D, A, B, code);
     else
-      done = setp_int_avx2<Key::u64>(D, A, B, code);
+      done = setp_int_avx2<key_of<T>>(D, A, B, code);
     if (done) return;
   }
 #endif

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "gpu/ptx/exec_fast.h"
 
@@ -180,6 +181,13 @@ __attribute__((target("avx2"))) inline void compare_avx2(uint64_t* D, const uint
 
 // The keys of setp_lanes: s32 its low word shifted up, u32 zero-extended, s64 itself, u64 with the sign bit flipped.
 enum class Key { s32, u32, s64, u64 };
+
+// The compare key of a lane type (int32_t, uint32_t, int64_t, uint64_t).
+template <typename T>
+inline constexpr Key key_of = std::is_same_v<T, int32_t>    ? Key::s32
+                              : std::is_same_v<T, uint32_t> ? Key::u32
+                              : std::is_same_v<T, int64_t>  ? Key::s64
+                                                            : Key::u64;
 
 // s32 and u32 compare 32-bit words: only the low word's result reaches bit 0
 // of a lane (compare_avx2's AND with 1), so a lane's high word never counts
