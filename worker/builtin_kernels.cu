@@ -2,7 +2,7 @@
 // The worker's built-in kernels (docs/cuda-worker.md, "Built-in kernels in
 // the worker"): the bodies the in-process CUDA engine runs
 // (gpu/device/builtin_kernels.cuh) under unmangled names, compiled to PTX
-// by scripts/gen-worker-ptx into builtin_ptx.cc, which the worker loads
+// by scripts/gen-worker-ptx into builtin_kernels.ptx, which the worker loads
 // through the driver API as it loads a guest's module. So the worker
 // builds and runs with no toolkit; this file is compiled only by that
 // script.
