@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "driver/native_port.h"
 
-#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -64,23 +63,14 @@ void NativePort::write32(Bar bar, uint64_t offset, uint32_t value) {
 // Page by page: a page map() gives is written there (one map() a page,
 // not one a word), any other word (USERD, unmapped) as write32 does.
 void NativePort::fill32(Bar bar, uint64_t offset, uint64_t bytes, uint32_t value) {
-  bytes = align_down(bytes, sizeof(uint32_t));
-  if (bar == Bar::bar0 || offset % sizeof(uint32_t) || !decodes(bar, offset) || bytes > bar_size(bar) - offset)
-    return Port::fill32(bar, offset, bytes, value);
-  for (uint64_t done = 0; done < bytes;) {
-    const uint64_t at = offset + done;
-    const uint64_t n = std::min(bytes - done, PAGE - at % PAGE);
-    const auto span = map(bar, at, n).empty() ? std::span<std::byte>{} : window(bar)->win->span(at, n, true);
-    if (!span.empty()) {
-      auto* words = reinterpret_cast<uint32_t*>(span.data());
-      for (uint64_t i = 0; i < n / sizeof(uint32_t); ++i)
-        std::atomic_ref<uint32_t>(words[i]).store(value, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_release);
-    } else {
-      for (uint64_t w = 0; w < n; w += sizeof(uint32_t)) gpu_.bar_write32(to_gpu(bar), at + w, value);
-    }
-    done += n;
-  }
+  fill32_by_page(
+      bar, offset, bytes, value, PAGE,
+      [&](uint64_t at, uint64_t n) {
+        return map(bar, at, n).empty() ? std::span<std::byte>{} : window(bar)->win->span(at, n, true);
+      },
+      [&](uint64_t at, uint64_t n) {
+        for (uint64_t w = 0; w < n; w += sizeof(uint32_t)) gpu_.bar_write32(to_gpu(bar), at + w, value);
+      });
 }
 
 uint64_t NativePort::bar_size(Bar bar) const {

@@ -6,6 +6,8 @@
 // the PCI port (libpciaccess, inside a Linux guest).
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -80,6 +82,33 @@ class Port {
     return size >= sizeof(uint32_t) && offset <= size - sizeof(uint32_t);
   }
   static constexpr uint32_t BUS_MISS = 0xffffffff;
+
+ protected:
+  // fill32 for a port that reaches some pages itself, in pages of `page`
+  // bytes: direct(at, n) gives a page's memory where the port writes it in
+  // place (an empty span where it does not), trapped(at, n) hands the
+  // page's words on at once. BAR0, a misaligned start and a range the BAR
+  // does not decode go word by word, as Port::fill32.
+  template <typename Direct, typename Trapped>
+  void fill32_by_page(Bar bar, uint64_t offset, uint64_t bytes, uint32_t value, uint64_t page, Direct direct,
+                      Trapped trapped) {
+    bytes -= bytes % sizeof(uint32_t);
+    if (bar == Bar::bar0 || offset % sizeof(uint32_t) || !decodes(bar, offset) || bytes > bar_size(bar) - offset)
+      return Port::fill32(bar, offset, bytes, value);
+    for (uint64_t done = 0; done < bytes;) {
+      const uint64_t at = offset + done;
+      const uint64_t n = std::min(bytes - done, page - at % page);
+      if (std::span<std::byte> span = direct(at, n); !span.empty()) {
+        auto* words = reinterpret_cast<uint32_t*>(span.data());
+        for (uint64_t i = 0; i < n / sizeof(uint32_t); ++i)
+          std::atomic_ref<uint32_t>(words[i]).store(value, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_release);
+      } else {
+        trapped(at, n);
+      }
+      done += n;
+    }
+  }
 };
 
 }  // namespace vgpu::driver

@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "testbed/mediated_port.h"
 
-#include <algorithm>
 #include <atomic>
 #include <thread>
-
-#include "vgpu/bits.h"
 
 namespace vgpu::testbed {
 namespace {
@@ -60,24 +57,14 @@ void MediatedPort::write32(driver::Bar bar, uint64_t offset, uint32_t value) {
 // Page by page: a direct page's words go to memory, a trapped page's to
 // the mediator in one trap for the page.
 void MediatedPort::fill32(driver::Bar bar, uint64_t offset, uint64_t bytes, uint32_t value) {
-  bytes = align_down(bytes, sizeof(uint32_t));
-  if (bar == driver::Bar::bar0 || offset % sizeof(uint32_t) || !decodes(bar, offset) || bytes > bar_size(bar) - offset)
-    return Port::fill32(bar, offset, bytes, value);
-  for (uint64_t done = 0; done < bytes;) {
-    const uint64_t at = offset + done;
-    const uint64_t n = std::min(bytes - done, mediator::BarApertures::PAGE - at % mediator::BarApertures::PAGE);
-    gpu::BarWindow* w = window(bar);
-    if (w) refresh();
-    if (auto span = w ? w->span(at, n, true) : std::span<std::byte>{}; !span.empty()) {
-      auto* words = reinterpret_cast<uint32_t*>(span.data());
-      for (uint64_t i = 0; i < n / sizeof(uint32_t); ++i)
-        std::atomic_ref<uint32_t>(words[i]).store(value, std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_release);
-    } else {
-      vgpu_.bar_fill32(to_gpu(bar), at, n, value);
-    }
-    done += n;
-  }
+  fill32_by_page(
+      bar, offset, bytes, value, mediator::BarApertures::PAGE,
+      [&](uint64_t at, uint64_t n) {
+        gpu::BarWindow* w = window(bar);
+        if (w) refresh();
+        return w ? w->span(at, n, true) : std::span<std::byte>{};
+      },
+      [&](uint64_t at, uint64_t n) { vgpu_.bar_fill32(to_gpu(bar), at, n, value); });
 }
 
 void MediatedPort::relax() { std::this_thread::yield(); }
