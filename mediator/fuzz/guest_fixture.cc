@@ -71,6 +71,10 @@ driver::DeviceOptions device_options(Mode mode, uint64_t timeout_ns) {
   o.inst_heap_bytes = INST_HEAP;
   o.staging_bytes = 256 * KiB;
   o.timeout_ns = timeout_ns;
+  // Ring space too: a guest's own queued work (a sliced spin may ask for
+  // 10 s, cls::MAX_SPIN_NS) holds its channel's ring that long, and an
+  // op waiting behind it would cost the input seconds, not this wait.
+  o.channel.timeout_ns = timeout_ns;
   o.paravirtual = mode == Mode::pv ? pvdriver::open_pv_tables : nullptr;
   return o;
 }

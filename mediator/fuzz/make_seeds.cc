@@ -123,6 +123,33 @@ std::vector<std::pair<std::string, Seed>> guest_seeds() {
   return out;
 }
 
+// Inputs kept for regression tests rather than as seeds (replayed in
+// order with the campaign's settings, not with the corpus): written to
+// `regress/CASE/NN` below the target's folder.
+std::vector<std::pair<std::string, Seed>> regress_seeds() {
+  // A 3 s spin, then more pinned copies than the channel's GPFIFO holds
+  // (1,024 entries) over 24 inputs of one kept attacker: the last copies
+  // find no ring space behind the spin. The attacker's ring wait must be
+  // the campaign's short one (run O's `pagetable` input that ran 20 s).
+  constexpr uint32_t SPIN_NS = 3'000'000'000, INPUTS = 24;
+  std::vector<std::pair<std::string, Seed>> out;
+  for (uint32_t i = 0; i < INPUTS; ++i) {
+    Seed in = start(Surface::pagetable, 1);
+    uint32_t ops = 0;
+    if (i == 0) {
+      in.op(Op::launch).u8(static_cast<uint32_t>(cls::Kernel::spin) - 1).word32(SPIN_NS).word32(0);
+      for (int w = 2; w < 16; ++w) in.u8(2).u8(0);  // pick_word: a zero byte
+      in.u8(0).u8(0);                               // one block of one thread
+      ++ops;
+    }
+    for (; ops < MAX_OPS; ++ops) in.op(Op::pinned_copy).u16(0);
+    char name[64];
+    std::snprintf(name, sizeof name, "pagetable/ring-behind-spin/%02u", i);
+    out.push_back({name, in});
+  }
+  return out;
+}
+
 // wire: op byte (< 6: a structured message), then the message's picks
 // (vgpud/fuzz/wire_fuzz.cc).
 std::vector<std::pair<std::string, std::vector<uint8_t>>> wire_seeds() {
@@ -162,6 +189,8 @@ int main(int argc, char** argv) {
     write(dir / ("seed-" + file), s.b);
     ++n;
   }
+  for (auto& [name, s] : regress_seeds())
+    write(root / "shadow/fuzz/regress" / name.substr(name.find('/') + 1), s.b), ++n;
   for (auto& [name, bytes] : wire_seeds()) write(root / "vgpud/fuzz/corpus" / ("seed-" + name), bytes), ++n;
   std::printf("wrote %zu seeds\n", n);
   return 0;
