@@ -14,6 +14,7 @@
 #include "driver/runtime.h"
 #include "mediator/vgpu.h"
 #include "testbed/testbed.h"
+#include "tests/testing/fill_check.h"
 
 namespace vgpu::mediator {
 namespace {
@@ -88,12 +89,8 @@ void drive(Mode mode, bool fills, Run& r) {
     ASSERT_TRUE(ctx) << ctx.error().what();
     auto buf = (*ctx)->alloc(FLOATS * sizeof(float));
     ASSERT_TRUE(buf) << buf.error().what();
-    auto f = (*ctx)->fill({*buf, FLOATS, 3.f});
-    ASSERT_TRUE(f) << f.error().what();
-    ASSERT_TRUE((*ctx)->wait(*f));
-    std::vector<float> got(FLOATS);
-    ASSERT_TRUE((*ctx)->download(*buf, std::span<float>(got)));
-    for (float x : got) ASSERT_EQ(x, 3.f);
+    Status filled = testing::fill_and_check(**ctx, *buf, FLOATS, 3.f);
+    ASSERT_TRUE(filled) << filled.error().what();
     // The small-page table, now in use (trapped, shadowed), cleared again:
     // the buffer's pages are gone for the GPU once the shadow sees it.
     const AccessPort::Range t = r.port->largest;

@@ -21,6 +21,7 @@
 #include "driver/runtime.h"
 #include "testbed/mediated_port.h"
 #include "testbed/testbed.h"
+#include "tests/testing/fill_check.h"
 #include "tests/testing/two_vms.h"
 
 namespace vgpu::mediator {
@@ -251,12 +252,8 @@ TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
   constexpr uint32_t COUNT = 128;
   auto buf = (*ctx_b)->alloc(COUNT * sizeof(float));
   ASSERT_TRUE(buf) << buf.error().what();
-  auto fb = (*ctx_b)->fill({*buf, COUNT, 3.f});
-  ASSERT_TRUE(fb) << fb.error().what();
-  ASSERT_TRUE((*ctx_b)->wait(*fb));
-  std::vector<float> got(COUNT);
-  ASSERT_TRUE((*ctx_b)->download(*buf, std::span<float>(got)));
-  for (float x : got) EXPECT_EQ(x, 3.f);
+  Status filled = testing::fill_and_check(**ctx_b, *buf, COUNT, 3.f);
+  EXPECT_TRUE(filled) << filled.error().what();
   EXPECT_EQ(vb.counters().guest_errors, b_errors);
 }
 

@@ -3,7 +3,6 @@
 // observed around real driver operations in the testbed.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -12,6 +11,7 @@
 #include "driver/runtime.h"
 #include "mediator/vgpu.h"
 #include "testbed/testbed.h"
+#include "tests/testing/fill_check.h"
 #include "vgpu/formats.h"
 
 namespace vgpu::mediator {
@@ -203,12 +203,7 @@ TEST_F(Driven, LazyModeDoesNotSyncAtTheSyncPoints) {
 // Maps one small buffer and runs a fill on it; true when the fill's result is right.
 bool map_and_fill(driver::Context& ctx, float value) {
   auto buf = ctx.alloc(fmt::SMALL_PAGE);  // one new PTE (and at most its PDE)
-  if (!buf) return false;
-  auto f = ctx.fill({*buf, 16, value});
-  if (!f || !ctx.wait(*f)) return false;
-  std::vector<float> got(16);
-  if (!ctx.download(*buf, std::span<float>(got))) return false;
-  return std::all_of(got.begin(), got.end(), [&](float x) { return x == value; });
+  return buf && testing::fill_and_check(ctx, *buf, 16, value);
 }
 
 TEST_F(Driven, LazyDispatchRescansOnlyThePagesWritten) {
