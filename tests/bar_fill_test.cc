@@ -14,6 +14,7 @@
 #include "driver/runtime.h"
 #include "mediator/vgpu.h"
 #include "testbed/testbed.h"
+#include "testbed/testing/testbeds.h"
 #include "tests/testing/fill_check.h"
 
 namespace vgpu::mediator {
@@ -74,12 +75,8 @@ struct Run {
 };
 
 void drive(Mode mode, bool fills, Run& r) {
-  testbed::TestbedConfig tc;
-  tc.mode = mode;
-  tc.vram_per_vm = VM_VRAM;
-  auto tb = testbed::Testbed::create(tc);
-  ASSERT_TRUE(tb) << tb.error().what();
-  r.tb = std::move(*tb);
+  r.tb = testing::create_testbed(testing::one_vm(mode, VM_VRAM));
+  ASSERT_TRUE(r.tb);
   r.port = std::make_unique<AccessPort>(r.tb->port(0), fills);
   {
     auto dev = driver::Device::open(*r.port);

@@ -21,6 +21,7 @@
 #include "driver/runtime.h"
 #include "testbed/mediated_port.h"
 #include "testbed/testbed.h"
+#include "testbed/testing/testbeds.h"
 #include "tests/testing/fill_check.h"
 #include "tests/testing/two_vms.h"
 
@@ -192,17 +193,14 @@ TEST(Host, RunningOutOfChannelsIsAClearError) {
 }
 
 TEST(Host, ReservedVramUseIsReported) {
-  testbed::TestbedConfig tc;
-  tc.mode = testbed::Mode::fv_opt;
-  tc.vram_per_vm = 128 * MiB;
-  auto tb = testbed::Testbed::create(tc);
-  ASSERT_TRUE(tb) << tb.error().what();
-  Host& h = *(*tb)->host();
-  Vgpu& v = *(*tb)->vgpu(0);
+  auto tb = testing::create_testbed(testing::one_vm(testbed::Mode::fv_opt, 128 * MiB));
+  ASSERT_TRUE(tb);
+  Host& h = *tb->host();
+  Vgpu& v = *tb->vgpu(0);
   EXPECT_GE(h.reserved_used(), v.shadow_pool().size()) << "the host's own structures and the vGPU's budget";
   const uint64_t idle = v.counters().reserved_bytes;
   EXPECT_EQ(idle, v.shadow_pool().used());
-  auto dev = driver::Device::open((*tb)->port(0));
+  auto dev = driver::Device::open(tb->port(0));
   ASSERT_TRUE(dev) << dev.error().what();
   auto ctx = (*dev)->create_context();
   ASSERT_TRUE(ctx) << ctx.error().what();

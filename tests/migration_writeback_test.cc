@@ -18,6 +18,7 @@
 
 #include "gpu/device/fake_device.h"
 #include "gpu/device/residency.h"
+#include "testbed/testing/testbeds.h"
 #include "tests/testing/moving_vgpu.h"
 
 namespace vgpu::mediator::moving {
@@ -39,17 +40,12 @@ bool on_cuda() {
 // fv-naive, no partition memfd of its own (nothing direct-mapped), on the
 // fake device, or on CUDA when the environment asks for it.
 std::unique_ptr<testbed::Testbed> device_testbed() {
-  testbed::TestbedConfig tc;
-  tc.mode = testbed::Mode::fv_naive;
-  tc.vram_per_vm = VM_VRAM;
-  tc.channels_per_vm = VM_CHANNELS;
+  testbed::TestbedConfig tc = testing::one_vm(testbed::Mode::fv_naive, VM_VRAM, VM_CHANNELS);
   if (!on_cuda())
     tc.device_factory = [](gpu::Vram& vram) -> Result<std::unique_ptr<gpu::Device>> {
       return std::make_unique<gpu::FakeDevice>(vram);
     };
-  auto tb = testbed::Testbed::create(tc);
-  EXPECT_TRUE(tb) << tb.error().what();
-  return tb ? std::move(*tb) : nullptr;
+  return testing::create_testbed(tc);
 }
 
 gpu::ResidencyTracker& tracker(testbed::Testbed& tb) { return *tb.host()->gpu().residency(); }

@@ -11,6 +11,7 @@
 #include "driver/runtime.h"
 #include "mediator/vgpu.h"
 #include "testbed/testbed.h"
+#include "testbed/testing/testbeds.h"
 #include "tests/testing/fill_check.h"
 #include "vgpu/formats.h"
 
@@ -29,12 +30,8 @@ constexpr uint64_t BUFFER_BYTES = 64 * KiB;
 class Driven : public ::testing::Test {
  protected:
   void open(Mode mode) {
-    testbed::TestbedConfig tc;
-    tc.mode = mode;
-    tc.vram_per_vm = VM_VRAM;
-    auto tb = testbed::Testbed::create(tc);
-    ASSERT_TRUE(tb) << tb.error().what();
-    tb_ = std::move(*tb);
+    tb_ = testing::create_testbed(testing::one_vm(mode, VM_VRAM));
+    ASSERT_TRUE(tb_);
     v_ = tb_->vgpu(0);
     auto dev = driver::Device::open(tb_->port(0));
     ASSERT_TRUE(dev) << dev.error().what();
