@@ -40,18 +40,18 @@ BackendPtr attach(const std::string& socket, const char* vm_name, bool incoming 
 }
 
 // A vgpud with 512 MiB and two VMs on it (`b` incoming when asked).
-struct DaemonWithTwo {
+class CapiDaemonTwoVms : public ::testing::Test {
+ protected:
+  void start_with_two(const char* a_name, const char* b_name, bool b_incoming) {
+    d = DaemonProcess::start({"--vram", "512M"});
+    ASSERT_NE(d, nullptr);
+    a = attach(d->socket(), a_name);
+    b = attach(d->socket(), b_name, b_incoming);
+    ASSERT_TRUE(a && b);
+  }
   std::unique_ptr<DaemonProcess> d;
   BackendPtr a, b;
 };
-
-void start_with_two(const char* a_name, const char* b_name, bool b_incoming, DaemonWithTwo& t) {
-  t.d = DaemonProcess::start({"--vram", "512M"});
-  ASSERT_NE(t.d, nullptr);
-  t.a = attach(t.d->socket(), a_name);
-  t.b = attach(t.d->socket(), b_name, b_incoming);
-  ASSERT_TRUE(t.a && t.b);
-}
 
 // Saves the state of `vm` (frozen) into `image`.
 void save_state(VgpuBackend* vm, std::vector<uint8_t>& image) {
@@ -119,10 +119,8 @@ namespace {
 // docs/migration.md §7: the daemon backend migrates (no blocker); its
 // calls go to the daemon, an image moves between two of its VMs, a cut one
 // is refused with the daemon's reason; with the daemon gone it says so.
-TEST(CapiDaemon, AVgpudVmMigratesThroughTheCApiUntilItsDaemonIsGone) {
-  DaemonWithTwo t;
-  ASSERT_NO_FATAL_FAILURE(start_with_two("src", "dst", false, t));
-  auto& [d, a, b] = t;
+TEST_F(CapiDaemonTwoVms, AVgpudVmMigratesThroughTheCApiUntilItsDaemonIsGone) {
+  ASSERT_NO_FATAL_FAILURE(start_with_two("src", "dst", false));
   char err[512] = {};
   EXPECT_EQ(vgpu_backend_migratable(a.get(), err, sizeof err), 0) << err;
   ASSERT_EQ(vgpu_backend_dirty_log_start(a.get(), err, sizeof err), 0) << err;
@@ -156,10 +154,8 @@ namespace {
 // the incoming device takes the held name; vgpu_backend_migrated frees the
 // source (the daemon lists the name once); the source's thaw afterwards
 // finds its device lost, with the daemon's reason.
-TEST(CapiDaemon, AnIncomingDeviceSharesTheNameAndMigratedFreesTheSource) {
-  DaemonWithTwo t;
-  ASSERT_NO_FATAL_FAILURE(start_with_two("dom", "dom", true, t));
-  auto& [d, a, b] = t;
+TEST_F(CapiDaemonTwoVms, AnIncomingDeviceSharesTheNameAndMigratedFreesTheSource) {
+  ASSERT_NO_FATAL_FAILURE(start_with_two("dom", "dom", true));
   char err[512] = {};
   auto listed = [&] {
     const std::string stats = d->control("stats");

@@ -141,19 +141,27 @@ BackendPtr make_on_fake_device() {
   return b;
 }
 
+// No VRAM on the device alone (vgpu_backend_device_only_bytes 0), and so
+// nothing for a write-back pass to write or leave.
+void expect_nothing_on_the_device_alone(VgpuBackend* b) {
+  char err[256] = {};
+  uint64_t bytes = 1, written = 1, left = 1;
+  ASSERT_EQ(vgpu_backend_device_only_bytes(b, &bytes, err, sizeof err), 0) << err;
+  EXPECT_EQ(bytes, 0u);
+  ASSERT_EQ(vgpu_backend_write_back(b, WRITE_BACK_BUDGET, &written, &left, err, sizeof err), 0) << err;
+  EXPECT_EQ(written, 0u);
+  EXPECT_EQ(left, 0u);
+}
+
 // The model's engines keep nothing on a device: nothing to write back.
 TEST(CapiMigration, TheModelHasNoDeviceOnlyVram) {
   BackendPtr b = make(VGPU_MODE_FV);
   ASSERT_TRUE(b);
-  char err[256] = {};
-  uint64_t bytes = 1, written = 1, left = 1;
-  ASSERT_EQ(vgpu_backend_device_only_bytes(b.get(), &bytes, err, sizeof err), 0) << err;
-  EXPECT_EQ(bytes, 0u);
-  ASSERT_EQ(vgpu_backend_write_back(b.get(), WRITE_BACK_BUDGET, &written, &left, err, sizeof err), 0) << err;
-  EXPECT_EQ(written, 0u);
-  EXPECT_EQ(left, 0u);
+  ASSERT_NO_FATAL_FAILURE(expect_nothing_on_the_device_alone(b.get()));
   BackendPtr pt = make(VGPU_MODE_PASSTHROUGH);
   ASSERT_TRUE(pt);
+  char err[256] = {};
+  uint64_t bytes = 1;
   EXPECT_EQ(vgpu_backend_device_only_bytes(pt.get(), &bytes, err, sizeof err), -1);
   EXPECT_NE(std::string(err).find("migration needs mode=fv"), std::string::npos) << err;
 }
@@ -180,12 +188,7 @@ TEST(CapiMigration, AnEmbeddedDevicePartitionHasNoDeviceOnlyVramAndItsDownloadsA
   ASSERT_TRUE((*ctx)->fill({.dst = *buf, .count = FILL_BYTES / sizeof(float), .value = 2.0f}));
   ASSERT_TRUE((*ctx)->synchronize());
 
-  uint64_t device_only = 1, written = 1, left = 1;
-  ASSERT_EQ(vgpu_backend_device_only_bytes(b.get(), &device_only, err, sizeof err), 0) << err;
-  EXPECT_EQ(device_only, 0u);
-  ASSERT_EQ(vgpu_backend_write_back(b.get(), WRITE_BACK_BUDGET, &written, &left, err, sizeof err), 0) << err;
-  EXPECT_EQ(written, 0u);
-  EXPECT_EQ(left, 0u);
+  ASSERT_NO_FATAL_FAILURE(expect_nothing_on_the_device_alone(b.get()));
   std::fill(bitmap.begin(), bitmap.end(), 0);
   EXPECT_GE(vgpu_backend_dirty_log_take(b.get(), bitmap.data(), bitmap.size()), static_cast<int64_t>(FILL_BYTES / PAGE))
       << "the fill's downloads are logged";

@@ -7,8 +7,12 @@
 
 #include <cstring>
 
+#include "ptx/testing/param_bytes.h"
+
 namespace vgpu::ptx {
 namespace {
+
+using testing::at;
 
 // k(.u8 a, .u64 b, .f32 c, .align 8 .b8 s[16]): offsets 0, 8, 16, 24.
 const EntryInfo& entry() {
@@ -20,13 +24,6 @@ const EntryInfo& entry() {
     return *r;
   }();
   return m->entries().at(0);
-}
-
-template <typename T>
-T at(const std::vector<std::byte>& b, size_t off) {
-  T v;
-  std::memcpy(&v, b.data() + off, sizeof v);
-  return v;
 }
 
 TEST(PtxParams, ValuesLandAtTheEntrysOffsets) {

@@ -14,6 +14,8 @@
 #include "driver/runtime.h"
 #include "mediator/vgpu.h"
 #include "testbed/testbed.h"
+#include "testbed/testing/testbeds.h"
+#include "tests/testing/fill_check.h"
 
 namespace vgpu::mediator {
 namespace {
@@ -73,12 +75,8 @@ struct Run {
 };
 
 void drive(Mode mode, bool fills, Run& r) {
-  testbed::TestbedConfig tc;
-  tc.mode = mode;
-  tc.vram_per_vm = VM_VRAM;
-  auto tb = testbed::Testbed::create(tc);
-  ASSERT_TRUE(tb) << tb.error().what();
-  r.tb = std::move(*tb);
+  r.tb = testing::create_testbed(testing::one_vm(mode, VM_VRAM));
+  ASSERT_TRUE(r.tb);
   r.port = std::make_unique<AccessPort>(r.tb->port(0), fills);
   {
     auto dev = driver::Device::open(*r.port);
@@ -88,12 +86,8 @@ void drive(Mode mode, bool fills, Run& r) {
     ASSERT_TRUE(ctx) << ctx.error().what();
     auto buf = (*ctx)->alloc(FLOATS * sizeof(float));
     ASSERT_TRUE(buf) << buf.error().what();
-    auto f = (*ctx)->fill({*buf, FLOATS, 3.f});
-    ASSERT_TRUE(f) << f.error().what();
-    ASSERT_TRUE((*ctx)->wait(*f));
-    std::vector<float> got(FLOATS);
-    ASSERT_TRUE((*ctx)->download(*buf, std::span<float>(got)));
-    for (float x : got) ASSERT_EQ(x, 3.f);
+    Status filled = testing::fill_and_check(**ctx, *buf, FLOATS, 3.f);
+    ASSERT_TRUE(filled) << filled.error().what();
     // The small-page table, now in use (trapped, shadowed), cleared again:
     // the buffer's pages are gone for the GPU once the shadow sees it.
     const AccessPort::Range t = r.port->largest;

@@ -21,6 +21,8 @@
 #include "driver/runtime.h"
 #include "testbed/mediated_port.h"
 #include "testbed/testbed.h"
+#include "testbed/testing/testbeds.h"
+#include "tests/testing/fill_check.h"
 #include "tests/testing/two_vms.h"
 
 namespace vgpu::mediator {
@@ -191,17 +193,14 @@ TEST(Host, RunningOutOfChannelsIsAClearError) {
 }
 
 TEST(Host, ReservedVramUseIsReported) {
-  testbed::TestbedConfig tc;
-  tc.mode = testbed::Mode::fv_opt;
-  tc.vram_per_vm = 128 * MiB;
-  auto tb = testbed::Testbed::create(tc);
-  ASSERT_TRUE(tb) << tb.error().what();
-  Host& h = *(*tb)->host();
-  Vgpu& v = *(*tb)->vgpu(0);
+  auto tb = testing::create_testbed(testing::one_vm(testbed::Mode::fv_opt, 128 * MiB));
+  ASSERT_TRUE(tb);
+  Host& h = *tb->host();
+  Vgpu& v = *tb->vgpu(0);
   EXPECT_GE(h.reserved_used(), v.shadow_pool().size()) << "the host's own structures and the vGPU's budget";
   const uint64_t idle = v.counters().reserved_bytes;
   EXPECT_EQ(idle, v.shadow_pool().used());
-  auto dev = driver::Device::open((*tb)->port(0));
+  auto dev = driver::Device::open(tb->port(0));
   ASSERT_TRUE(dev) << dev.error().what();
   auto ctx = (*dev)->create_context();
   ASSERT_TRUE(ctx) << ctx.error().what();
@@ -251,12 +250,8 @@ TEST(HostRouting, ChannelErrorReachesOnlyTheOwningVm) {
   constexpr uint32_t COUNT = 128;
   auto buf = (*ctx_b)->alloc(COUNT * sizeof(float));
   ASSERT_TRUE(buf) << buf.error().what();
-  auto fb = (*ctx_b)->fill({*buf, COUNT, 3.f});
-  ASSERT_TRUE(fb) << fb.error().what();
-  ASSERT_TRUE((*ctx_b)->wait(*fb));
-  std::vector<float> got(COUNT);
-  ASSERT_TRUE((*ctx_b)->download(*buf, std::span<float>(got)));
-  for (float x : got) EXPECT_EQ(x, 3.f);
+  Status filled = testing::fill_and_check(**ctx_b, *buf, COUNT, 3.f);
+  EXPECT_TRUE(filled) << filled.error().what();
   EXPECT_EQ(vb.counters().guest_errors, b_errors);
 }
 

@@ -18,6 +18,7 @@
 #include "ptx/module.h"
 #include "ptx/params.h"
 #include "testbed/testbed.h"
+#include "testbed/testing/testbeds.h"
 #include "tests/testing/user_kernels_ptx.h"
 
 namespace vgpu {
@@ -106,20 +107,17 @@ const std::vector<std::pair<const char*, Step>>& steps(driver::Port& port) {
 }
 
 TEST(MigrationDirty, EveryChangedPageOfThePartitionIsLogged) {
-  testbed::TestbedConfig tc;
-  tc.mode = testbed::Mode::fv_naive;
-  tc.vram_per_vm = VM_VRAM;
-  auto tb = testbed::Testbed::create(tc);
-  ASSERT_TRUE(tb) << tb.error().what();
-  gpu::Vram& vram = (*tb)->host()->gpu().vram();
-  const shadow::Partition part = (*tb)->vgpu(0)->partition();
+  auto tb = testing::create_testbed(testing::one_vm(testbed::Mode::fv_naive, VM_VRAM));
+  ASSERT_TRUE(tb);
+  gpu::Vram& vram = tb->host()->gpu().vram();
+  const shadow::Partition part = tb->vgpu(0)->partition();
   const std::byte* live = vram.data() + part.base;
   vram.dirty_log().start();
 
   // One pass per step: snapshot, run, take the log, compare.
   Workload w;
   uint64_t total_changed = 0;
-  for (const auto& [name, step] : steps((*tb)->port(0))) {
+  for (const auto& [name, step] : steps(tb->port(0))) {
     std::vector<uint64_t> marked(part.size / PAGE / gpu::DirtyLog::PAGES_PER_WORD);
     (void)vram.dirty_log().take(part.base, part.size, marked);  // the previous steps' marks
     std::fill(marked.begin(), marked.end(), 0);

@@ -18,6 +18,7 @@
 
 #include "gpu/device/fake_device.h"
 #include "gpu/device/residency.h"
+#include "testbed/testing/testbeds.h"
 #include "tests/testing/moving_vgpu.h"
 
 namespace vgpu::mediator::moving {
@@ -39,17 +40,12 @@ bool on_cuda() {
 // fv-naive, no partition memfd of its own (nothing direct-mapped), on the
 // fake device, or on CUDA when the environment asks for it.
 std::unique_ptr<testbed::Testbed> device_testbed() {
-  testbed::TestbedConfig tc;
-  tc.mode = testbed::Mode::fv_naive;
-  tc.vram_per_vm = VM_VRAM;
-  tc.channels_per_vm = VM_CHANNELS;
+  testbed::TestbedConfig tc = testing::one_vm(testbed::Mode::fv_naive, VM_VRAM, VM_CHANNELS);
   if (!on_cuda())
     tc.device_factory = [](gpu::Vram& vram) -> Result<std::unique_ptr<gpu::Device>> {
       return std::make_unique<gpu::FakeDevice>(vram);
     };
-  auto tb = testbed::Testbed::create(tc);
-  EXPECT_TRUE(tb) << tb.error().what();
-  return tb ? std::move(*tb) : nullptr;
+  return testing::create_testbed(tc);
 }
 
 gpu::ResidencyTracker& tracker(testbed::Testbed& tb) { return *tb.host()->gpu().residency(); }
@@ -72,6 +68,21 @@ uint64_t take_marked(testbed::Testbed& tb) {
   return n;
 }
 
+// Fills `buf` with `value`, then `jobs` more chained jobs, and waits for
+// them all: not one by one, for the driver writes the next job's commands
+// beside a running job's pages (the race of docs/migration.md §8). The
+// engines' results stay on the device: `device_only` (at least the fill's
+// bytes), kept as the figure `name`.
+void run_work(Chain& chain, Vgpu& v, const driver::Buffer& buf, float value, int jobs, const char* name,
+              uint64_t& device_only) {
+  ASSERT_TRUE(chain.ctx->fill({.dst = buf, .count = FILL_COUNT, .value = value}));
+  ASSERT_TRUE(chain.submit(jobs));
+  ASSERT_TRUE(chain.ctx->synchronize());
+  device_only = v.device_only_bytes();
+  EXPECT_GE(device_only, FILL_BYTES);
+  figure(name, device_only);
+}
+
 TEST(MigrationWriteBack, DeviceOnlyPagesGoHomeInPreCopyAndTheMoveLosesNothing) {
   auto a = device_testbed();
   auto b = device_testbed();
@@ -84,16 +95,11 @@ TEST(MigrationWriteBack, DeviceOnlyPagesGoHomeInPreCopyAndTheMoveLosesNothing) {
   ASSERT_TRUE(chain.open(port));
   auto filled = chain.ctx->alloc(FILL_BYTES);
   ASSERT_TRUE(filled);
-  ASSERT_TRUE(chain.ctx->fill({.dst = *filled, .count = FILL_COUNT, .value = FILL_VALUE}));
-  // Not waited for one by one: the driver writes the next job's commands
-  // beside a running job's pages (the race of docs/migration.md §8).
-  ASSERT_TRUE(chain.submit(JOBS_BEFORE));
-  ASSERT_TRUE(chain.ctx->synchronize());
+  uint64_t device_only = 0;
+  ASSERT_NO_FATAL_FAILURE(
+      run_work(chain, va, *filled, FILL_VALUE, JOBS_BEFORE, "device_only_before_precopy", device_only));
 
   // Pre-copy: the engines' results are on the device alone.
-  const uint64_t device_only = va.device_only_bytes();
-  EXPECT_GE(device_only, FILL_BYTES);
-  figure("device_only_before_precopy", device_only);
   gpu::DirtyLog& log = a->host()->gpu().vram().dirty_log();
   log.start();
   (void)take_marked(*a);
@@ -117,12 +123,8 @@ TEST(MigrationWriteBack, DeviceOnlyPagesGoHomeInPreCopyAndTheMoveLosesNothing) {
   // More work after the last pass: the freeze takes it home. (The chain's
   // own pages share a tracker page with what the driver reads back, so
   // they come home as it polls; the refill stays on the device.)
-  ASSERT_TRUE(chain.ctx->fill({.dst = *filled, .count = FILL_COUNT, .value = REFILL_VALUE}));
-  ASSERT_TRUE(chain.submit(JOBS_BETWEEN));
-  ASSERT_TRUE(chain.ctx->synchronize());
-  const uint64_t since = va.device_only_bytes();
-  EXPECT_GE(since, FILL_BYTES);
-  figure("device_only_before_freeze", since);
+  uint64_t since = 0;
+  ASSERT_NO_FATAL_FAILURE(run_work(chain, va, *filled, REFILL_VALUE, JOBS_BETWEEN, "device_only_before_freeze", since));
   const uint64_t freeze_downloads = tracker(*a).stats().download_bytes;
   const auto freeze = std::chrono::steady_clock::now();
   ASSERT_TRUE(va.freeze(FREEZE_NS));

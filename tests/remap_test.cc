@@ -3,7 +3,6 @@
 // observed around real driver operations in the testbed.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -12,6 +11,8 @@
 #include "driver/runtime.h"
 #include "mediator/vgpu.h"
 #include "testbed/testbed.h"
+#include "testbed/testing/testbeds.h"
+#include "tests/testing/fill_check.h"
 #include "vgpu/formats.h"
 
 namespace vgpu::mediator {
@@ -29,12 +30,8 @@ constexpr uint64_t BUFFER_BYTES = 64 * KiB;
 class Driven : public ::testing::Test {
  protected:
   void open(Mode mode) {
-    testbed::TestbedConfig tc;
-    tc.mode = mode;
-    tc.vram_per_vm = VM_VRAM;
-    auto tb = testbed::Testbed::create(tc);
-    ASSERT_TRUE(tb) << tb.error().what();
-    tb_ = std::move(*tb);
+    tb_ = testing::create_testbed(testing::one_vm(mode, VM_VRAM));
+    ASSERT_TRUE(tb_);
     v_ = tb_->vgpu(0);
     auto dev = driver::Device::open(tb_->port(0));
     ASSERT_TRUE(dev) << dev.error().what();
@@ -203,12 +200,7 @@ TEST_F(Driven, LazyModeDoesNotSyncAtTheSyncPoints) {
 // Maps one small buffer and runs a fill on it; true when the fill's result is right.
 bool map_and_fill(driver::Context& ctx, float value) {
   auto buf = ctx.alloc(fmt::SMALL_PAGE);  // one new PTE (and at most its PDE)
-  if (!buf) return false;
-  auto f = ctx.fill({*buf, 16, value});
-  if (!f || !ctx.wait(*f)) return false;
-  std::vector<float> got(16);
-  if (!ctx.download(*buf, std::span<float>(got))) return false;
-  return std::all_of(got.begin(), got.end(), [&](float x) { return x == value; });
+  return buf && testing::fill_and_check(ctx, *buf, 16, value);
 }
 
 TEST_F(Driven, LazyDispatchRescansOnlyThePagesWritten) {

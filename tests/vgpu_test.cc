@@ -10,6 +10,7 @@
 #include "driver/runtime.h"
 #include "testbed/testbed.h"
 #include "testbed/testing/testbeds.h"
+#include "tests/testing/fill_check.h"
 
 namespace vgpu::mediator {
 namespace {
@@ -231,14 +232,7 @@ Status fill_and_check(driver::Context& ctx, float value) {
   constexpr uint32_t COUNT = 256;
   auto buf = ctx.alloc(COUNT * sizeof(float));
   if (!buf) return std::unexpected(buf.error());
-  auto f = ctx.fill({*buf, COUNT, value});
-  if (!f) return std::unexpected(f.error());
-  if (auto s = ctx.wait(*f); !s) return s;
-  std::vector<float> got(COUNT);
-  if (auto s = ctx.download(*buf, std::span<float>(got)); !s) return s;
-  for (float x : got)
-    if (x != value) return fail(Errc::device_error, "fill result differs");
-  return {};
+  return testing::fill_and_check(ctx, *buf, COUNT, value);
 }
 
 std::vector<uint32_t> owned_pchids(const Vgpu& v) {

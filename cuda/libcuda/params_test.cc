@@ -5,8 +5,12 @@
 
 #include <cstring>
 
+#include "ptx/testing/param_bytes.h"
+
 namespace vgpu::cuda {
 namespace {
+
+using ptx::testing::at;
 
 // clang-14's layout of axpb(float* y, char flag, Pair p, unsigned n) with
 // struct Pair { float; unsigned char; double; } (.param .align 8 .b8 [16]).
@@ -26,13 +30,6 @@ struct Pair {
   unsigned char tag;
   double bias;
 };
-
-template <typename T>
-T at(const std::vector<std::byte>& b, size_t off) {
-  T v;
-  std::memcpy(&v, b.data() + off, sizeof v);
-  return v;
-}
 
 TEST(CudaParams, KernelParamsGoToTheirOffsets) {
   uint64_t y = 0x1234'5678'9abc'def0;

@@ -75,15 +75,29 @@ def run_qemu(qemu, device, extra=()):
     return p.returncode, p.stderr, values
 
 
-def check_help(c, qemu):
+def help_rows(qemu):
+    """QEMU's exit status for -device vgpu,help, and its property lines by name."""
     p = subprocess.run(qemu + ["-device", "vgpu,help"], capture_output=True, text=True, timeout=QEMU_TIMEOUT_S)
     rows = {}
     for line in p.stdout.splitlines():
         line = line.strip()
         if "=<" in line:
             rows[line.split("=<", 1)[0]] = line
-    c.check("help lists every property", p.returncode == 0 and sorted(rows) == sorted(PROPERTIES + PCI_PROPERTIES),
-            f"exit {p.returncode}, listed {sorted(rows)}")
+    return p.returncode, rows
+
+
+def check_started(c, qemu, what, cases, refused):
+    """Each case (name, device, message): QEMU with that device refuses to
+    start (refused) or starts, and says the message on stderr."""
+    for name, device, message in cases:
+        rc, err, _ = run_qemu(qemu, device)
+        c.check(f"{what}: {name}", (rc != 0) == refused and message in err, f"exit {rc}, stderr: {err.strip()[-300:]}")
+
+
+def check_help(c, qemu):
+    returncode, rows = help_rows(qemu)
+    c.check("help lists every property", returncode == 0 and sorted(rows) == sorted(PROPERTIES + PCI_PROPERTIES),
+            f"exit {returncode}, listed {sorted(rows)}")
     undescribed = [n for n in PROPERTIES if " - " not in rows.get(n, "") or len(rows[n].split(" - ", 1)[1]) < 10]
     c.check("help: every property has a description", not undescribed, f"without: {undescribed}")
     for name, default in [("scheduler", '"band"'), ("backend", '"model"'), ("mode", '"passthrough"'),
@@ -109,21 +123,14 @@ def check_refusals(c, qemu):
         ("daemon-timeout-ms=3600001", "vgpu,id=vgpu0,mode=fv,daemon-timeout-ms=3600001",
          "daemon-timeout-ms: 3600001 ms is above the maximum 3600000 ms"),
     ]
-    for name, device, message in cases:
-        rc, err, _ = run_qemu(qemu, device)
-        c.check(f"refused: {name}", rc != 0 and message in err, f"exit {rc}, stderr: {err.strip()[-300:]}")
+    check_started(c, qemu, "refused", cases, refused=True)
 
 
 def check_table(c, qemu, table):
     """Every row of the option table that is a property: its help line is
     the table's, and a number one past its maximum is refused with the
     table's message (the one vgpud and the benches give)."""
-    p = subprocess.run(qemu + ["-device", "vgpu,help"], capture_output=True, text=True, timeout=QEMU_TIMEOUT_S)
-    lines = {}
-    for line in p.stdout.splitlines():
-        line = line.strip()
-        if "=<" in line:
-            lines[line.split("=<", 1)[0]] = line
+    _, lines = help_rows(qemu)
     for row in table:
         name = row["name"]
         if name not in PROPERTIES:
@@ -150,9 +157,7 @@ def check_warnings(c, qemu):
         ("daemon-timeout-ms without socket", "vgpu,id=vgpu0,mode=fv,daemon-timeout-ms=500",
          "warning: vgpu0: daemon-timeout-ms=500 does nothing without socket"),
     ]
-    for name, device, message in cases:
-        rc, err, _ = run_qemu(qemu, device)
-        c.check(f"warned: {name}", rc == 0 and message in err, f"exit {rc}, stderr: {err.strip()[-300:]}")
+    check_started(c, qemu, "warned", cases, refused=False)
     rc, err, _ = run_qemu(qemu, "vgpu,id=vgpu0,mode=fv,scheduler=credit")
     c.check("no warning for a plain fv device", rc == 0 and "warning" not in err, f"exit {rc}, stderr: {err.strip()}")
 

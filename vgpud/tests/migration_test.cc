@@ -197,14 +197,28 @@ std::unique_ptr<Client> attach_incoming(const std::string& socket, const std::st
   return attach_or_null(socket, o, error);
 }
 
+// A test on a daemon of its own (1 GiB) that stops cleanly (exit 0) once
+// the test's clients are gone.
+class VgpudMigrationOnADaemon : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    d = DaemonProcess::start({"--vram", "1G"});
+    ASSERT_TRUE(d);
+  }
+  void TearDown() override {
+    if (d) {
+      EXPECT_EQ(d->stop(), 0);
+    }
+  }
+  std::unique_ptr<DaemonProcess> d;
+};
+
 // libvirt's move on one daemon (the data's move is the first test's): the
 // destination attaches under the domain's name, which its source holds
 // (OPT_INCOMING); MIGRATED frees the
 // source's vGPU while its QEMU is still connected; the destination's thaw
 // is its resume. The name is counted right through.
-TEST(VgpudMigration, AnIncomingDestinationSharesTheNameAndMigratedFreesTheSource) {
-  auto d = DaemonProcess::start({"--vram", "1G"});
-  ASSERT_TRUE(d);
+TEST_F(VgpudMigrationOnADaemon, AnIncomingDestinationSharesTheNameAndMigratedFreesTheSource) {
   std::string why;
   auto a = attach_or_null(d->socket(), "dom");
   ASSERT_TRUE(a);
@@ -265,15 +279,11 @@ TEST(VgpudMigration, AnIncomingDestinationSharesTheNameAndMigratedFreesTheSource
     if (!again) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(again) << why;
-  again.reset();
-  EXPECT_EQ(d->stop(), 0);
 }
 
 // After MIGRATED anything but THAW and MIGRATED ends the connection (the
 // vGPU is gone): a read is answered by the client itself, all ones.
-TEST(VgpudMigration, AnAccessAfterMigratedClosesThatConnection) {
-  auto d = DaemonProcess::start({"--vram", "1G"});
-  ASSERT_TRUE(d);
+TEST_F(VgpudMigrationOnADaemon, AnAccessAfterMigratedClosesThatConnection) {
   auto a = attach_or_null(d->socket(), "gone");
   ASSERT_TRUE(a);
   ASSERT_TRUE(a->freeze(FREEZE_MS));
@@ -282,15 +292,11 @@ TEST(VgpudMigration, AnAccessAfterMigratedClosesThatConnection) {
   EXPECT_EQ(a->read32(proto::REGION_BAR0, 0), ~uint32_t{0});
   EXPECT_TRUE(a->lost());
   EXPECT_TRUE(d->log_has("command 9 after the VM migrated away"));
-  a.reset();
-  EXPECT_EQ(d->stop(), 0);
 }
 
 // Each of these ends its own connection with a log line naming it; the
 // victim's work is untouched.
-TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
-  auto d = DaemonProcess::start({"--vram", "1G"});
-  ASSERT_TRUE(d);
+TEST_F(VgpudMigrationOnADaemon, MalformedMigrationMessagesCloseThatConnectionOnly) {
   auto victim = attach_or_null(d->socket(), "victim");
   ASSERT_TRUE(victim);
   const int memfd = memfd_create("test", MFD_CLOEXEC);
@@ -358,8 +364,6 @@ TEST(VgpudMigration, MalformedMigrationMessagesCloseThatConnectionOnly) {
   close(memfd);
   EXPECT_TRUE(checked_workload(*victim, 4));
   EXPECT_FALSE(victim->lost());
-  victim.reset();
-  EXPECT_EQ(d->stop(), 0);
 }
 
 }  // namespace

@@ -7,15 +7,15 @@
 #include <mutex>
 #include <thread>
 #include "worker/gpu_check/check.h"
+#include "worker/store_ptx.h"
 
 namespace vgpu::worker::check {
 namespace {
 
-// out[i] = in[i] * 3 + i over n elements; and a store to a VA nobody mapped.
-constexpr const char* VICTIM_PTX = R"(.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry triple(.param .u64 in, .param .u64 out, .param .u32 n)
+// out[i] = in[i] * 3 + i over n elements (entry 0); and the one-store
+// kernel (entry 1), which the attacker points at a VA nobody mapped.
+const std::string VICTIM_PTX = std::string(PTX_HEAD) +
+                               R"(.visible .entry triple(.param .u64 in, .param .u64 out, .param .u32 n)
 {
 	.reg .b32 %r<8>;
 	.reg .b64 %rd<8>;
@@ -38,16 +38,7 @@ constexpr const char* VICTIM_PTX = R"(.version 7.0
 DONE:
 	ret;
 }
-.visible .entry wild(.param .u64 at)
-{
-	.reg .b64 %rd<2>;
-	.reg .b32 %r<2>;
-	ld.param.u64 %rd1, [at];
-	mov.u32 %r1, 42;
-	st.global.u32 [%rd1], %r1;
-	ret;
-}
-)";
+)" + STORE_ENTRY_PTX;
 
 constexpr uint32_t N = 1 << 16;
 constexpr uint64_t IN = APERTURE_BASE, OUT = APERTURE_BASE + 4 * N;

@@ -25,21 +25,12 @@
 #include <string>
 #include <vector>
 
+#include "worker/store_ptx.h"
+
 namespace {
 
-constexpr const char* STORE_PTX = R"(.version 7.0
-.target sm_70
-.address_size 64
-.visible .entry store(.param .u64 out)
-{
-	.reg .b32 %r<2>;
-	.reg .b64 %rd<2>;
-	ld.param.u64 %rd1, [out];
-	mov.u32 %r1, 1;
-	st.global.u32 [%rd1], %r1;
-	ret;
-}
-)";
+using vgpu::worker::STORE_ENTRY;
+using vgpu::worker::STORE_PTX;
 
 constexpr int WARMUP = 200;
 
@@ -127,8 +118,8 @@ int main(int argc, char** argv) {
 #else
   if (!check(cuCtxCreate(&ctx, 0, dev), "cuCtxCreate")) return 1;
 #endif
-  if (!check(cuModuleLoadData(&mod, STORE_PTX), "cuModuleLoadData") ||
-      !check(cuModuleGetFunction(&fn, mod, "store"), "cuModuleGetFunction") ||
+  if (!check(cuModuleLoadData(&mod, STORE_PTX.c_str()), "cuModuleLoadData") ||
+      !check(cuModuleGetFunction(&fn, mod, STORE_ENTRY), "cuModuleGetFunction") ||
       !check(cuMemAlloc(&out, sizeof(uint32_t)), "cuMemAlloc"))
     return 1;
   void* params[] = {&out};

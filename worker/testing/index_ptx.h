@@ -4,14 +4,13 @@
 // rewrite must add up to the whole grid; + 1 so that a thread that never
 // ran leaves its word 0).
 #pragma once
+#include <string>
+
+#include "worker/spin_ptx.h"
 
 namespace vgpu::worker::testing {
 
-constexpr const char* INDEX_PTX = R"(.version 6.0
-.target sm_70
-.address_size 64
-
-.visible .entry index(.param .u64 out)
+inline const std::string INDEX_PTX = std::string(PTX_HEAD) + R"(.visible .entry index(.param .u64 out)
 {
 	.reg .b32 %r<6>;
 	.reg .b64 %rd<4>;
