@@ -32,23 +32,22 @@ vgpu::Result<Api> load(std::span<const std::string> names) {
   }
   if (lib == nullptr) return fail(Errc::not_found, "no cuDNN on this host: " + tried);
   std::string m;
-  const bool ok =
-      find(lib, a.GetVersion, "cudnnGetVersion", m) && find(lib, a.GetErrorString, "cudnnGetErrorString", m) &&
-      find(lib, a.Create, "cudnnCreate", m) && find(lib, a.Destroy, "cudnnDestroy", m) &&
-      find(lib, a.SetStream, "cudnnSetStream", m) &&
-      find(lib, a.CreateTensorDescriptor, "cudnnCreateTensorDescriptor", m) &&
-      find(lib, a.SetTensor4dDescriptor, "cudnnSetTensor4dDescriptor", m) &&
-      find(lib, a.DestroyTensorDescriptor, "cudnnDestroyTensorDescriptor", m) &&
-      find(lib, a.CreateFilterDescriptor, "cudnnCreateFilterDescriptor", m) &&
-      find(lib, a.SetFilter4dDescriptor, "cudnnSetFilter4dDescriptor", m) &&
-      find(lib, a.DestroyFilterDescriptor, "cudnnDestroyFilterDescriptor", m) &&
-      find(lib, a.CreateConvolutionDescriptor, "cudnnCreateConvolutionDescriptor", m) &&
-      find(lib, a.SetConvolution2dDescriptor, "cudnnSetConvolution2dDescriptor", m) &&
-      find(lib, a.SetConvolutionMathType, "cudnnSetConvolutionMathType", m) &&
-      find(lib, a.DestroyConvolutionDescriptor, "cudnnDestroyConvolutionDescriptor", m) &&
-      find(lib, a.GetConvolutionForwardAlgorithm_v7, "cudnnGetConvolutionForwardAlgorithm_v7", m) &&
-      find(lib, a.GetConvolutionForwardWorkspaceSize, "cudnnGetConvolutionForwardWorkspaceSize", m) &&
-      find(lib, a.ConvolutionForward, "cudnnConvolutionForward", m);
+  const bool ok = find(lib, a.GetVersion, "cudnnGetVersion", m) &&
+                  find(lib, a.GetErrorString, "cudnnGetErrorString", m) && find(lib, a.Create, "cudnnCreate", m) &&
+                  find(lib, a.Destroy, "cudnnDestroy", m) && find(lib, a.SetStream, "cudnnSetStream", m) &&
+                  find(lib, a.CreateTensorDescriptor, "cudnnCreateTensorDescriptor", m) &&
+                  find(lib, a.SetTensor4dDescriptor, "cudnnSetTensor4dDescriptor", m) &&
+                  find(lib, a.DestroyTensorDescriptor, "cudnnDestroyTensorDescriptor", m) &&
+                  find(lib, a.CreateFilterDescriptor, "cudnnCreateFilterDescriptor", m) &&
+                  find(lib, a.SetFilter4dDescriptor, "cudnnSetFilter4dDescriptor", m) &&
+                  find(lib, a.DestroyFilterDescriptor, "cudnnDestroyFilterDescriptor", m) &&
+                  find(lib, a.CreateConvolutionDescriptor, "cudnnCreateConvolutionDescriptor", m) &&
+                  find(lib, a.SetConvolution2dDescriptor, "cudnnSetConvolution2dDescriptor", m) &&
+                  find(lib, a.SetConvolutionMathType, "cudnnSetConvolutionMathType", m) &&
+                  find(lib, a.DestroyConvolutionDescriptor, "cudnnDestroyConvolutionDescriptor", m) &&
+                  find(lib, a.GetConvolutionForwardAlgorithm_v7, "cudnnGetConvolutionForwardAlgorithm_v7", m) &&
+                  find(lib, a.GetConvolutionForwardWorkspaceSize, "cudnnGetConvolutionForwardWorkspaceSize", m) &&
+                  find(lib, a.ConvolutionForward, "cudnnConvolutionForward", m);
   if (!ok) {
     dlclose(lib);
     return fail(Errc::unsupported, a.library + " has no " + m);

@@ -57,10 +57,10 @@ struct Api {
   Code (*SetConvolutionMathType)(ConvDesc, int);
   Code (*DestroyConvolutionDescriptor)(ConvDesc);
   Code (*GetConvolutionForwardAlgorithm_v7)(Handle, TensorDesc, FilterDesc, ConvDesc, TensorDesc, int, int*,
-                                              FwdAlgoPerf*);
+                                            FwdAlgoPerf*);
   Code (*GetConvolutionForwardWorkspaceSize)(Handle, TensorDesc, FilterDesc, ConvDesc, TensorDesc, int, size_t*);
   Code (*ConvolutionForward)(Handle, const void*, TensorDesc, const void*, FilterDesc, const void*, ConvDesc, int,
-                               void*, size_t, const void*, TensorDesc, void*);
+                             void*, size_t, const void*, TensorDesc, void*);
   std::string library;  // the file that was opened
 };
 

@@ -81,11 +81,10 @@ Result<Convolver::Choice> Convolver::choose(Handle h, const Descriptors& d, cons
     return std::unexpected(failed("cudnnGetConvolutionForwardAlgorithm_v7", st).error());
   const int pick = pick_algorithm(std::span(perf, static_cast<size_t>(std::clamp(found, 0, FWD_ALGO_COUNT))));
   if (pick < 0)
-    return fail(Errc::unsupported, "cuDNN offers no deterministic FMA algorithm for this shape (" +
-                                       std::to_string(found) + " offered)");
+    return fail(Errc::unsupported,
+                "cuDNN offers no deterministic FMA algorithm for this shape (" + std::to_string(found) + " offered)");
   Choice c{perf[pick].algo, 0};
-  if (Code st = dnn_.GetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y, c.algo, &c.workspace);
-      st != SUCCESS)
+  if (Code st = dnn_.GetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y, c.algo, &c.workspace); st != SUCCESS)
     return std::unexpected(failed("cudnnGetConvolutionForwardWorkspaceSize", st).error());
   return choices_[key] = c;
 }
@@ -125,7 +124,7 @@ Status Convolver::run(uint32_t s, cu::Stream stream, const gpu::cuda::ConvShape&
   const float one = 1.f, zero = 0.f;
   auto ptr = [](cu::Ptr p) { return reinterpret_cast<void*>(p); };
   if (Code st = dnn_.ConvolutionForward(*h, &one, d.x, ptr(in), d.w, ptr(filter), d.conv, c->algo, ptr(work),
-                                          c->workspace, &zero, d.y, ptr(out));
+                                        c->workspace, &zero, d.y, ptr(out));
       st != SUCCESS)
     return failed("cudnnConvolutionForward", st);
   return {};

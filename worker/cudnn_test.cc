@@ -95,8 +95,12 @@ Api fake_cudnn() {
     seen.stream_of_handle[reinterpret_cast<size_t>(h) - 1] = s;
     return SUCCESS;
   };
-  a.CreateTensorDescriptor = [](TensorDesc* d) { return *d = reinterpret_cast<TensorDesc>(++seen.created_descs), SUCCESS; };
-  a.CreateFilterDescriptor = [](FilterDesc* d) { return *d = reinterpret_cast<FilterDesc>(++seen.created_descs), SUCCESS; };
+  a.CreateTensorDescriptor = [](TensorDesc* d) {
+    return *d = reinterpret_cast<TensorDesc>(++seen.created_descs), SUCCESS;
+  };
+  a.CreateFilterDescriptor = [](FilterDesc* d) {
+    return *d = reinterpret_cast<FilterDesc>(++seen.created_descs), SUCCESS;
+  };
   a.CreateConvolutionDescriptor = [](ConvDesc* d) {
     return *d = reinterpret_cast<ConvDesc>(++seen.created_descs), SUCCESS;
   };
@@ -173,8 +177,8 @@ TEST_F(CudnnConvolver, DescribesTheShapeAndRunsTheChosenAlgorithm) {
     Convolver c(dnn, cuda);
     workspace_bytes = 4096;
     ASSERT_TRUE(c.run(3, stream_a, g, IN, FILTER, OUT));
-    EXPECT_EQ(seen.tensor4d, (std::vector<int>{TENSOR_NCHW, DATA_FLOAT, 1, 3, 224, 224, TENSOR_NCHW, DATA_FLOAT, 1, 64,
-                                               112, 112}));
+    EXPECT_EQ(seen.tensor4d,
+              (std::vector<int>{TENSOR_NCHW, DATA_FLOAT, 1, 3, 224, 224, TENSOR_NCHW, DATA_FLOAT, 1, 64, 112, 112}));
     EXPECT_EQ(seen.filter4d, (std::vector<int>{DATA_FLOAT, TENSOR_NCHW, 64, 3, 7, 7}));
     EXPECT_EQ(seen.conv2d, (std::vector<int>{3, 3, 2, 2, 1, 1, CROSS_CORRELATION, DATA_FLOAT}));
     EXPECT_EQ(seen.math, FMA_MATH);
