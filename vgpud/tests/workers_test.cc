@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// vgpud --backend worker (docs/cuda-worker.md) on the fake worker: each
+// vgpud --backend cuda (docs/cuda-worker.md) on the fake worker: each
 // attached VM gets a worker process of its own, `workers` (vgpuctl
 // workers) shows them; a worker killed between commands is restarted by
 // the daemon (restarts 1, a new pid), its VM's channel hears of it once,
@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -113,9 +114,19 @@ std::string run_vgpuctl(const std::string& socket) {
 }
 
 TEST(VgpudWorkers, EachVmHasItsOwnWorkerAndAKilledOneIsRestarted) {
-  auto d = DaemonProcess::start(
-      {"--vram", "1G", "--backend", "worker", "--worker-device", "fake", "--worker-binary", VGPU_WORKER_BIN});
+  // No --worker-binary: vgpud (build/vgpud/vgpud) finds ../worker/vgpu-worker.
+  auto d = DaemonProcess::start({"--vram", "1G", "--backend", "cuda", "--worker-device", "fake"});
   ASSERT_TRUE(d);
+  const std::string started = "backend cuda: a worker process per VM on fake (";
+  const size_t at = d->log().find(started);
+  ASSERT_NE(at, std::string::npos) << d->log();
+  const std::string found = d->log().substr(at + started.size(), d->log().find(')', at) - at - started.size());
+  char* want = realpath(VGPU_WORKER_BIN, nullptr);
+  char* got = realpath(found.c_str(), nullptr);
+  ASSERT_TRUE(want && got) << found;
+  EXPECT_STREQ(got, want) << "the worker beside vgpud's build";
+  free(want);
+  free(got);
   auto a = open_vm(*d, "a"), b = open_vm(*d, "b");
   ASSERT_TRUE(a && b) << d->log();
   EXPECT_TRUE(a->fill(1.0f));
@@ -168,7 +179,7 @@ TEST(VgpudWorkers, EachVmHasItsOwnWorkerAndAKilledOneIsRestarted) {
 TEST(VgpudWorkers, WithoutWorkersTheRequestSaysSo) {
   auto d = DaemonProcess::start({"--vram", "1G"});
   ASSERT_TRUE(d);
-  EXPECT_EQ(d->control("workers"), "error: the daemon runs no workers (vgpud --backend worker starts one per VM)\n");
+  EXPECT_EQ(d->control("workers"), "error: the daemon runs no workers (vgpud --backend cuda starts one per VM)\n");
   EXPECT_EQ(d->stop(), 0);
 }
 
