@@ -103,8 +103,17 @@ std::unique_ptr<FillVm> open_vm(const DaemonProcess& d, const std::string& name)
   return vm;
 }
 
+// The device the workers run on: VGPU_WORKER_TEST_DEVICE (fake in CI,
+// cuda on the GPU machine, with VGPUD_TEST_BINARY a staged vgpud beside its
+// vgpu-worker and VGPUCTL_TEST_BINARY a staged vgpuctl).
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+
 std::string run_vgpuctl(const std::string& socket) {
-  FILE* p = popen((std::string(VGPUCTL_PATH) + " --socket " + socket + " workers 2>&1").c_str(), "r");
+  const std::string vgpuctl = env_or("VGPUCTL_TEST_BINARY", VGPUCTL_PATH);
+  FILE* p = popen((vgpuctl + " --socket " + socket + " workers 2>&1").c_str(), "r");
   if (p == nullptr) return "";
   std::string out;
   char buf[512];
@@ -113,20 +122,31 @@ std::string run_vgpuctl(const std::string& socket) {
   return out;
 }
 
+// The worker vgpud should find without --worker-binary: the one beside it
+// (a staged vgpud), else its build tree's (../worker/vgpu-worker).
+std::string expected_worker() {
+  const std::string vgpud = DaemonProcess::binary();
+  const std::string beside = vgpud.substr(0, vgpud.rfind('/') + 1) + "vgpu-worker";
+  return access(beside.c_str(), X_OK) == 0 ? beside : VGPU_WORKER_BIN;
+}
+
+std::string real(const std::string& path) {
+  char* r = realpath(path.c_str(), nullptr);
+  std::string out = r ? r : "(" + path + ": no such file)";
+  free(r);
+  return out;
+}
+
 TEST(VgpudWorkers, EachVmHasItsOwnWorkerAndAKilledOneIsRestarted) {
   // No --worker-binary: vgpud (build/vgpud/vgpud) finds ../worker/vgpu-worker.
-  auto d = DaemonProcess::start({"--vram", "1G", "--backend", "cuda", "--worker-device", "fake"});
+  const std::string device = env_or("VGPU_WORKER_TEST_DEVICE", "fake");
+  auto d = DaemonProcess::start({"--vram", "1G", "--backend", "cuda", "--worker-device", device});
   ASSERT_TRUE(d);
-  const std::string started = "backend cuda: a worker process per VM on fake (";
+  const std::string started = "backend cuda: a worker process per VM on " + device + " (";
   const size_t at = d->log().find(started);
   ASSERT_NE(at, std::string::npos) << d->log();
   const std::string found = d->log().substr(at + started.size(), d->log().find(')', at) - at - started.size());
-  char* want = realpath(VGPU_WORKER_BIN, nullptr);
-  char* got = realpath(found.c_str(), nullptr);
-  ASSERT_TRUE(want && got) << found;
-  EXPECT_STREQ(got, want) << "the worker beside vgpud's build";
-  free(want);
-  free(got);
+  EXPECT_EQ(real(found), real(expected_worker())) << "the worker beside vgpud";
   auto a = open_vm(*d, "a"), b = open_vm(*d, "b");
   ASSERT_TRUE(a && b) << d->log();
   EXPECT_TRUE(a->fill(1.0f));
