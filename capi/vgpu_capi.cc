@@ -145,8 +145,9 @@ void set_turn_and_timeout(const VgpuBackendConfig& c, BackendConfig& config) {
   if (c.engine_backend == nullptr || *c.engine_backend == '\0') return gpu::EngineBackend::model;
   const std::string name = c.engine_backend;
   auto b = gpu::parse_engine_backend(name);
-  // fake_device is for tests; worker is vgpud's (--backend worker): QEMU's
-  // embedded device does not start worker processes.
+  // fake_device is for tests; worker is vgpud's (its --backend cuda, a
+  // worker process per VM): QEMU's embedded device starts no workers, its
+  // cuda is the in-process back end (docs/cuda-worker.md, "Not built yet").
   if (!b || *b == gpu::EngineBackend::fake_device || *b == gpu::EngineBackend::worker)
     return fail(Errc::invalid_argument, strfmt("%s: '%s' is not one of model, cuda", VGPU_OPT_BACKEND, name.c_str()));
   if (*b != gpu::EngineBackend::model && socket)

@@ -66,14 +66,18 @@ const std::map<std::string, std::function<uint64_t(const vgpud::CommandLine&)>>&
       {VGPU_OPT_RING_AHEAD, [](const vgpud::CommandLine& c) { return c.config.ring_ahead; }},
       {VGPU_OPT_SCHEDULER, [](const vgpud::CommandLine&) { return uint64_t{0}; }},
       {VGPU_OPT_WORKER_DEVICE, [](const vgpud::CommandLine&) { return uint64_t{0}; }},
+      {VGPU_OPT_WORKER_BINARY, [](const vgpud::CommandLine&) { return uint64_t{0}; }},
+      {VGPU_OPT_BACKEND, [](const vgpud::CommandLine&) { return uint64_t{0}; }},
   };
   return rows;
 }
 
 Outcome by_vgpud(const VgpuOption& o, const std::string& text) {
   std::vector<std::string> args = {"--socket", "/tmp/s", std::string("--") + o.name + "=" + text};
-  // --worker-device goes with --backend worker (vgpud refuses it alone).
-  if (std::string(o.name) == VGPU_OPT_WORKER_DEVICE) args.insert(args.end(), {"--backend", "worker"});
+  // --worker-device and --worker-binary go with --backend cuda (vgpud
+  // refuses them alone).
+  if (std::string(o.name) == VGPU_OPT_WORKER_DEVICE || std::string(o.name) == VGPU_OPT_WORKER_BINARY)
+    args.insert(args.end(), {"--backend", "cuda"});
   auto cl = vgpud::parse_command_line(args);
   if (!cl) return {false, 0, cl.error().message};
   return {true, vgpud_rows().at(o.name)(*cl), ""};

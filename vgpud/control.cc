@@ -6,7 +6,7 @@
 //   stats                the same as JSON, every VM's counters, the host's scheduler settings
 //   shares               "time_ns scheduler" then "name gpu_ns weight" per VM (vgpuctl plot samples it)
 //   set-weight NAME W    the VM's scheduler weight, at once (both VMs of the name during a move)
-//   workers              with --backend worker: one row per VM, its worker's pid, state, restarts,
+//   workers              with --backend cuda: one row per VM, its worker's pid, state, restarts,
 //                        device and last failure (docs/cuda-worker.md)
 // What the VRAM figures are (docs/vgpud.md, "What vgpuctl shows"):
 //   total       the GPU's VRAM (--vram)
@@ -174,7 +174,7 @@ std::map<uint32_t, std::string> Daemon::attached_names() {
 // The names collected under the daemon's lock, the workers asked outside it: a VM waiting on its
 // worker holds that worker for up to max-gpu-ms.
 std::string Daemon::workers() {
-  if (workers_ == nullptr) return "error: the daemon runs no workers (vgpud --backend worker starts one per VM)\n";
+  if (workers_ == nullptr) return "error: the daemon runs no workers (vgpud --backend cuda starts one per VM)\n";
   std::string out = strfmt("%-16s %5s %10s %8s %8s %-24s %s\n", "NAME", "VM_ID", "WORKER_PID", "STATE", "RESTARTS",
                            "DEVICE", "LAST_FAILURE");
   for (const auto& [id, name] : attached_names()) {

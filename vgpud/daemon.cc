@@ -12,13 +12,26 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <climits>
 #include <ctime>
 
 #include "common/clock.h"
 #include "common/text.h"
+#include "vgpud/options.h"
 #include "worker/gpu_device.h"
 
 namespace vgpu::vgpud {
+
+namespace {
+
+// This process's executable (vgpud's), for the worker beside it.
+std::string own_executable() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : std::string();
+}
+
+}  // namespace
 
 uint32_t default_max_gpu_ms(uint32_t max_vms, uint32_t turn_ms) {
   if (max_vms <= 1) return VGPU_OPT_MAX_GPU_MS_DEFAULT;
@@ -44,7 +57,15 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
   hc.turn_ns = uint64_t{config.turn_ms} * 1'000'000;
   hc.max_gpu_ms = config.max_gpu_ms;
   hc.ring_ahead = config.ring_ahead;
-  if (config.engine_backend == gpu::EngineBackend::worker) hc.device_factory = d->worker_factory();
+  if (config.engine_backend == gpu::EngineBackend::worker) {
+    if (d->config_.worker_binary.empty()) {
+      auto found = find_worker_binary(own_executable(), VGPU_WORKER_DEFAULT);
+      if (!found) return std::unexpected(found.error());
+      d->config_.worker_binary = *found;
+    }
+    hc.device_factory = d->worker_factory();
+    d->log("backend cuda: a worker process per VM on " + config.worker_device + " (" + d->config_.worker_binary + ")");
+  }
   hc.log = [raw = d.get()](LogKind kind, const std::string& line) {
     raw->log(std::string(log_kind_name(kind)) + ": " + line);
   };
@@ -71,7 +92,7 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonConfig& config) {
   return d;
 }
 
-// --backend worker: the engines' device is one worker process per VM
+// --backend cuda: the engines' device is one worker process per VM
 // (worker/gpu_device.h), started as each VM attaches. Every wait on a
 // worker is bounded by max-gpu-ms (0: a day).
 gpu::DeviceFactory Daemon::worker_factory() {

@@ -40,10 +40,11 @@ struct DaemonConfig {
   uint64_t vram_bytes = 4 * GiB;  // the physical GPU's VRAM (reserved part included)
   std::string scheduler = VGPU_OPT_SCHEDULER_DEFAULT;
   gpu::EngineBackend engine_backend = gpu::EngineBackend::model;  // --backend (docs/cuda.md)
-  // --backend worker: one worker process per VM (docs/cuda-worker.md),
-  // each on this device (cuda or fake), started from this executable.
+  // --backend cuda (engine_backend worker): one worker process per VM
+  // (docs/cuda-worker.md), each on this device (cuda or fake), started
+  // from this executable; empty: find_worker_binary's at create().
   std::string worker_device = VGPU_OPT_WORKER_DEVICE_DEFAULT;
-  std::string worker_binary = VGPU_WORKER_DEFAULT;
+  std::string worker_binary;
   sched::PolicyParams sched_params;
   uint32_t max_vms = 8;
   std::optional<gid_t> group;                             // the sockets' group (mode 0660)
@@ -115,7 +116,7 @@ class Daemon final : public SessionHost {
   std::string list();
   std::string stats_json();
   std::string set_weight(const std::string& name, const std::string& weight);
-  // The per-VM workers (control.cc `workers`); an error without --backend worker.
+  // The per-VM workers (control.cc `workers`); an error without --backend cuda.
   std::string workers();
   std::map<uint32_t, std::string> attached_names();  // vGPU id -> VM name
   // Workers that ended between commands (killed, crashed): their VMs'
@@ -126,7 +127,7 @@ class Daemon final : public SessionHost {
 
   DaemonConfig config_;
   std::unique_ptr<mediator::Host> host_;
-  worker::WorkerGpuDevice* workers_ = nullptr;  // --backend worker: the engines' device, owned by host_
+  worker::WorkerGpuDevice* workers_ = nullptr;  // --backend cuda: the engines' device, owned by host_
   UniqueFd listen_fd_, control_fd_, wake_fd_;
 
   std::mutex mutex_;  // sessions_, names_, history_

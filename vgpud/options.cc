@@ -7,10 +7,10 @@
 #include <CLI/CLI.hpp>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 
 #include "common/text.h"
-#include "gpu/device/backend.h"
 #include "vgpu/option_table.h"
 
 namespace vgpu::vgpud {
@@ -58,10 +58,17 @@ Status set_path(const char* opt, const std::string& v, std::string& dst) {
   return {};
 }
 
+// The table's backend: cuda is one worker process per VM (the engines'
+// device is the workers'; vgpud itself makes no CUDA call).
 Status set_backend(CommandLine& cl, const std::string& v) {
-  auto b = gpu::parse_engine_backend(v);
-  if (!b) return fail(Errc::invalid_argument, "--backend: '" + v + "' is not one of model, cuda, fake_device, worker");
-  cl.config.engine_backend = *b;
+  if (v == "worker")
+    return fail(Errc::invalid_argument,
+                "backend: 'worker' is now 'cuda' (vgpud's cuda back end is one worker process per VM)");
+  uint64_t unused = 0;
+  char err[256];
+  if (!vgpu_option_parse(vgpu_option_find(VGPU_OPT_BACKEND), v.c_str(), &unused, err, sizeof err))
+    return fail(Errc::invalid_argument, err);
+  cl.config.engine_backend = v == "cuda" ? gpu::EngineBackend::worker : gpu::EngineBackend::model;
   return {};
 }
 
@@ -150,23 +157,21 @@ const std::vector<OptionSpec>& table() {
           }),
       row(VGPU_OPT_RING_AHEAD, "on|off",
           [](CommandLine& cl, const std::string& v) { return set_row(VGPU_OPT_RING_AHEAD, v, cl.config.ring_ahead); }),
-      {"--backend", "NAME", "model", "model, cuda, fake_device, worker",
-       "Who runs the engines' work: the software model, an NVIDIA GPU through CUDA (where built; docs/cuda.md), the "
-       "device path for tests, or one worker process per VM (--worker-device; vgpuctl workers shows them; "
-       "docs/cuda-worker.md).",
-       set_backend},
+      row(VGPU_OPT_BACKEND, "NAME", set_backend),
       row(VGPU_OPT_WORKER_DEVICE, "NAME",
           [](CommandLine& cl, const std::string& v) -> Status {
             if (Status s = set_row(VGPU_OPT_WORKER_DEVICE, v, cl.config.worker_device); !s) return s;
             cl.worker_given = true;
             return {};
           }),
-      {"--worker-binary", "PATH", VGPU_WORKER_DEFAULT, "", "With --backend worker: the vgpu-worker executable.",
-       [](CommandLine& cl, const std::string& v) -> Status {
-         if (Status s = set_path("--worker-binary", v, cl.config.worker_binary); !s) return s;
-         cl.worker_given = true;
-         return {};
-       }},
+      row(
+          VGPU_OPT_WORKER_BINARY, "PATH",
+          [](CommandLine& cl, const std::string& v) -> Status {
+            if (Status s = set_path("--worker-binary", v, cl.config.worker_binary); !s) return s;
+            cl.worker_given = true;
+            return {};
+          },
+          "beside vgpud, else " VGPU_WORKER_DEFAULT),
       {"--group", "GROUP", "the daemon's group", "a group name or id",
        "The sockets' group: its members (QEMU's user) may connect.", set_group},
   };
@@ -176,6 +181,18 @@ const std::vector<OptionSpec>& table() {
 }  // namespace
 
 std::span<const OptionSpec> options() { return table(); }
+
+Result<std::string> find_worker_binary(const std::string& vgpud_path, const std::string& installed) {
+  const size_t slash = vgpud_path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : vgpud_path.substr(0, slash);
+  std::string tried;
+  for (const std::string& path : {dir + "/vgpu-worker", dir + "/../worker/vgpu-worker", installed}) {
+    if (access(path.c_str(), X_OK) == 0) return path;
+    tried += (tried.empty() ? "" : ", ") + path + " (" + std::strerror(errno) + ")";
+  }
+  return fail(Errc::not_found,
+              "--backend cuda: no vgpu-worker executable found (give --worker-binary PATH); tried " + tried);
+}
 
 Result<uint64_t> parse_size(const std::string& text) {
   if (text.empty()) return fail(Errc::invalid_argument, "empty size");
@@ -253,7 +270,7 @@ Result<CommandLine> parse_command_line(const std::vector<std::string>& args) {
     cl.default_socket = true;
   }
   if (cl.worker_given && cl.config.engine_backend != gpu::EngineBackend::worker)
-    return fail(Errc::invalid_argument, "--worker-device and --worker-binary go with --backend worker");
+    return fail(Errc::invalid_argument, "--worker-device and --worker-binary go with --backend cuda");
   if (!cl.max_gpu_ms_given) cl.config.max_gpu_ms = default_max_gpu_ms(cl.config.max_vms, cl.config.turn_ms);
   const uint64_t host_bytes = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
                               static_cast<uint64_t>(sysconf(_SC_PAGESIZE));

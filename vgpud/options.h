@@ -41,6 +41,12 @@ std::span<const OptionSpec> options();
 // "512M", "4G", "1073741824": bytes; whole MiB (a suffix K, M, G or none).
 [[nodiscard]] Result<uint64_t> parse_size(const std::string& text);
 
+// --backend cuda's vgpu-worker when --worker-binary is not given: the one
+// beside `vgpud_path` (vgpud's own executable), then ../worker/vgpu-worker
+// from it (vgpud in a build tree), then `installed` (libexecdir); the
+// first that is executable, or an error naming each path tried.
+[[nodiscard]] Result<std::string> find_worker_binary(const std::string& vgpud_path, const std::string& installed);
+
 // From the table: `vgpud --help`, and the man page vgpud(8) in roff.
 std::string usage();
 std::string man_page();

@@ -33,7 +33,7 @@ constexpr CommandSpec COMMANDS[] = {
     {"stats", "[--json]", "The same and every VM's counters, as JSON (--json is the default and only format)."},
     {"set-weight", "VM WEIGHT", "The VM's scheduler weight, a whole number in [1, 100], at once."},
     {"workers", "",
-     "With vgpud --backend worker: one row per VM, its worker process's pid, state, restarts, device and last "
+     "With vgpud --backend cuda: one row per VM, its worker process's pid, state, restarts, device and last "
      "failure."},
     {"watch", "[--interval S]", "list, every S seconds (default 1, above 0) until interrupted."},
     {"plot", "--seconds S --png FILE",

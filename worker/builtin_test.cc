@@ -145,6 +145,9 @@ TEST(WorkerBuiltins, Conv2dGivesTheModelsResult) {
   gpu::kernels::conv2d(g, in.data(), f.data(), want.data());
   gpu::kernels::conv2d(g, magnitudes(in).data(), magnitudes(f).data(), scale.data());
   expect_model("conv2d", b.get(po, outs), want, scale);
+  // What ran it (on the GPU: "... (cuda worker; conv2d cuDNN 9.x.y)" or
+  // "conv2d PTX, no cuDNN").
+  std::printf("conv2d's worker: %s\n", b.dev->info(0)->device.c_str());
 }
 
 TEST(WorkerBuiltins, MriqGivesTheModelsResult) {

@@ -46,7 +46,7 @@ vgpu::Result<Api> load() {
             find(lib, a.ModuleGetFunction, {"cuModuleGetFunction"}, m) &&
             find(lib, a.LaunchKernel, {"cuLaunchKernel"}, m) && find(lib, a.GetErrorName, {"cuGetErrorName"}, m) &&
             find(lib, a.MemAlloc, {"cuMemAlloc_v2", "cuMemAlloc"}, m) &&
-            find(lib, a.MemHostAlloc, {"cuMemHostAlloc"}, m);
+            find(lib, a.MemFree, {"cuMemFree_v2", "cuMemFree"}, m) && find(lib, a.MemHostAlloc, {"cuMemHostAlloc"}, m);
   if (!ok) return fail(Errc::unsupported, "libcuda.so.1 has no " + m);
   return a;
 }

@@ -77,6 +77,7 @@ struct Api {
                          void**);
   Result (*GetErrorName)(Result, const char**);
   Result (*MemAlloc)(Ptr*, size_t);
+  Result (*MemFree)(Ptr);
   Result (*MemHostAlloc)(void**, size_t, unsigned);
 };
 

@@ -6,8 +6,12 @@
 // cuModuleLoadData after the %ctaid rewrite (docs/cuda-worker.md).
 #include <algorithm>
 #include <bitset>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 #include "gpu/device/cuda_engine.h"
@@ -17,6 +21,7 @@
 #include "worker/ctaid_rewrite.h"
 #include "worker/cublas_api.h"
 #include "worker/cuda_api.h"
+#include "worker/cudnn_conv.h"
 #include "worker/device.h"
 #include "worker/module_globals.h"
 #include "worker/spin_ptx.h"
@@ -27,6 +32,10 @@ namespace {
 // cuBLAS's workspace per handle, fixed (what the in-process engine gives
 // it, docs/cuda.md): the same kernels for the same shape every time.
 constexpr size_t BLAS_WORKSPACE = size_t{32} << 20;
+// The cuDNN library to open instead of cudnn::LIBRARIES; CUDNN_NONE: none
+// (conv2d on the PTX kernel, as on a host without cuDNN).
+constexpr const char* CUDNN_ENV = "VGPU_WORKER_CUDNN";
+constexpr std::string_view CUDNN_NONE = "none";
 // A grid-stride kernel's blocks for n elements (the in-process engine's).
 constexpr uint64_t MAX_GRID_BLOCKS = 65535ull * 16;
 unsigned blocks_for(uint64_t n) {
@@ -92,6 +101,8 @@ class CudaDevice final : public WorkerDevice {
   DeviceStatus load_builtins();
   DeviceStatus sgemm(uint32_t s, const cls::SgemmArgs& g);
   Result<cublas::Handle> blas(uint32_t s);
+  DeviceStatus conv2d(uint32_t s, cls::Conv2dArgs a);
+  std::string open_cudnn();
 
   Region& region_;
   cu::Api api_{};
@@ -111,6 +122,11 @@ class CudaDevice final : public WorkerDevice {
   bool blas_tried_ = false;
   Result<cublas::Api> blas_api_ = fail(Errc::not_found, "not loaded");
   cublas::Handle blas_[NUM_STREAMS] = {};
+  // cuDNN, opened at start (its small front library; the rest loads at the
+  // first conv2d's handle); absent or failed: conv2d on our PTX kernel.
+  std::optional<cudnn::Api> dnn_api_;
+  std::unique_ptr<cudnn::Convolver> conv_;
+  bool dnn_failed_ = false;  // a failure was logged
   std::map<uint32_t, LoadedModule> modules_;
 };
 
@@ -126,7 +142,7 @@ Status CudaDevice::init() {
   if (auto s = need("cuDeviceGet", api_.DeviceGet(&dev_, 0)); !s) return s;
   char name[96] = {};
   if (auto s = need("cuDeviceGetName", api_.DeviceGetName(name, sizeof name - 1, dev_)); !s) return s;
-  name_ = std::string(name) + " (cuda worker)";
+  name_ = std::string(name) + " (cuda worker; conv2d " + open_cudnn() + ")";
   if (auto s = need("cuDevicePrimaryCtxRetain", api_.DevicePrimaryCtxRetain(&ctx_, dev_)); !s) return s;
   if (auto s = need("cuCtxSetCurrent", api_.CtxSetCurrent(ctx_)); !s) return s;
   cu::Ptr got = 0;
@@ -183,7 +199,7 @@ DeviceStatus CudaDevice::load_builtins() {
 // The built-ins as the in-process engine launches them (cuda_engine.cu):
 // the same bodies (gpu/device/builtin_kernels.cuh), grids and cuBLAS call.
 DeviceStatus CudaDevice::kernel(uint32_t s, const KernelCall& call) {
-  if (call.kernel != cls::Kernel::sgemm)
+  if (call.kernel != cls::Kernel::sgemm && call.kernel != cls::Kernel::conv2d)
     if (auto st = load_builtins(); !st) return st;
   switch (call.kernel) {
     case cls::Kernel::saxpy: {
@@ -199,26 +215,7 @@ DeviceStatus CudaDevice::kernel(uint32_t s, const KernelCall& call) {
       return n == 0 ? DeviceStatus{} : run(s, "cuLaunchKernel(madd)", madd_, blocks_for(n), BUILTIN_THREADS, p);
     }
     case cls::Kernel::sgemm: return sgemm(s, kernel_args<cls::SgemmArgs>(call.args));
-    case cls::Kernel::conv2d: {
-      auto a = kernel_args<cls::Conv2dArgs>(call.args);
-      gpu::cuda::ConvShape g{a.n,
-                             a.c,
-                             a.h,
-                             a.w,
-                             a.k,
-                             a.r,
-                             a.s,
-                             a.pad_h,
-                             a.pad_w,
-                             a.stride_h,
-                             a.stride_w,
-                             gpu::kernels::conv2d_out_h(a),
-                             gpu::kernels::conv2d_out_w(a)};
-      const uint64_t total = uint64_t{g.n} * g.k * g.p * g.q;
-      void* p[] = {&g, &a.input, &a.filter, &a.output};
-      return total == 0 ? DeviceStatus{}
-                        : run(s, "cuLaunchKernel(conv2d)", conv2d_, blocks_for(total), BUILTIN_THREADS, p);
-    }
+    case cls::Kernel::conv2d: return conv2d(s, kernel_args<cls::Conv2dArgs>(call.args));
     case cls::Kernel::mriq: {
       auto a = kernel_args<cls::MriqArgs>(call.args);
       void* p[] = {&a.num_k, &a.num_x, &a.kx, &a.ky, &a.kz, &a.phi_mag, &a.x, &a.y, &a.z, &a.qr, &a.qi};
@@ -227,6 +224,60 @@ DeviceStatus CudaDevice::kernel(uint32_t s, const KernelCall& call) {
     }
     default: return std::unexpected(DeviceFault{0, 0, "not a built-in of the worker"});
   }
+}
+
+// cuDNN's front library (libcudnn.so.9, or the file VGPU_WORKER_CUDNN
+// names; "none": no cuDNN) and its version, or why conv2d will run on the
+// worker's PTX kernel (said once on stderr, where the mediator's log gets
+// it). What conv2d runs on, for the worker's name.
+std::string CudaDevice::open_cudnn() {
+  const char* chosen = getenv(CUDNN_ENV);
+  const std::string_view asked = chosen ? chosen : "";
+  Result<cudnn::Api> api = fail(Errc::not_found, std::string(CUDNN_ENV) + "=" + std::string(CUDNN_NONE));
+  if (asked != CUDNN_NONE)
+    api = asked.empty() ? cudnn::load() : cudnn::load(std::vector<std::string>{std::string(asked)});
+  if (!api) {
+    fprintf(stderr, "vgpu-worker: conv2d runs on the worker's own PTX kernel: %s\n", api.error().what().c_str());
+    return "PTX, no cuDNN";
+  }
+  dnn_api_ = *api;
+  conv_ = std::make_unique<cudnn::Convolver>(*dnn_api_, api_);
+  return cudnn::version_text(dnn_api_->GetVersion());
+}
+
+// conv2d as the in-process engine runs it: cuDNN where the worker has it,
+// else (or where cuDNN fails the call: the first reason goes to stderr)
+// the direct kernel (builtin_kernels.cu).
+DeviceStatus CudaDevice::conv2d(uint32_t s, cls::Conv2dArgs a) {
+  gpu::cuda::ConvShape g{a.n,
+                         a.c,
+                         a.h,
+                         a.w,
+                         a.k,
+                         a.r,
+                         a.s,
+                         a.pad_h,
+                         a.pad_w,
+                         a.stride_h,
+                         a.stride_w,
+                         gpu::kernels::conv2d_out_h(a),
+                         gpu::kernels::conv2d_out_w(a)};
+  const uint64_t total = uint64_t{g.n} * g.k * g.p * g.q;
+  if (total == 0) return {};
+  if (conv_) {
+    Status st = conv_->run(s, stream(s), g, a.input, a.filter, a.output);
+    if (st) {
+      pending_.set(s);
+      return {};
+    }
+    if (!dnn_failed_)
+      fprintf(stderr, "vgpu-worker: cuDNN failed a conv2d, the PTX kernel runs it (said once): %s\n",
+              st.error().what().c_str());
+    dnn_failed_ = true;
+  }
+  if (auto st = load_builtins(); !st) return st;
+  void* p[] = {&g, &a.input, &a.filter, &a.output};
+  return run(s, "cuLaunchKernel(conv2d)", conv2d_, blocks_for(total), BUILTIN_THREADS, p);
 }
 
 // The stream's cuBLAS handle (fp32 math, a fixed workspace), made at its

@@ -83,7 +83,10 @@ class WorkerGpuDevice final : public gpu::Device, public gpu::VmDevices {
   static uint64_t device_va(uint64_t phys) { return PHYS_BASE + phys; }
 
   std::string name() const override;
-  std::string conv2d_library() const override { return "direct kernel in the worker (PTX, no cuDNN)"; }
+  // Each worker's own (its device name says which: vgpuctl workers).
+  std::string conv2d_library() const override {
+    return "in the VM's worker: cuDNN where it opens libcudnn.so.9, else its PTX kernel";
+  }
   void upload(uint64_t addr, uint64_t len) override;
   void download(uint64_t addr, uint64_t len) override;
   void upload_on(uint32_t s, uint64_t addr, uint64_t len) override;

@@ -78,18 +78,22 @@
 #define VGPU_OPT_PV "pv"
 #define VGPU_OPT_PV_DEFAULT 0
 
-/* Who runs the engines' work (docs/cuda.md): "model" (the software model's
- * engines) or "cuda" (an NVIDIA GPU, where built and present). With a
- * socket it is the daemon's (vgpud --backend). */
+/* Who runs the engines' work: "model" (the software model's engines) or
+ * "cuda" (an NVIDIA GPU, where built and present): in vgpud one worker
+ * process per VM (docs/cuda-worker.md), in QEMU's embedded device QEMU's
+ * own process (docs/cuda.md). With a socket it is the daemon's (vgpud
+ * --backend). */
 #define VGPU_OPT_BACKEND "backend"
 #define VGPU_OPT_BACKEND_DEFAULT "model"
 
-/* vgpud --backend worker (one worker process per VM, docs/cuda-worker.md):
+/* vgpud --backend cuda (one worker process per VM, docs/cuda-worker.md):
  * what each worker runs on, "cuda" (an NVIDIA GPU through libcuda.so.1) or
- * "fake" (host memory, for tests). vgpud's only: QEMU's device has no
- * such property. */
+ * "fake" (host memory, for tests), and the worker executable (by default
+ * the one beside vgpud, else the installed one). vgpud's only: QEMU's
+ * device has no such properties. */
 #define VGPU_OPT_WORKER_DEVICE "worker-device"
 #define VGPU_OPT_WORKER_DEVICE_DEFAULT "cuda"
+#define VGPU_OPT_WORKER_BINARY "worker-binary"
 
 #define VGPU_OPT_SOCKET "socket"   /* a vgpud socket: the VM's vGPU comes from the daemon (fv) */
 #define VGPU_OPT_VM_NAME "vm-name" /* the VM's name at the daemon; default qemu-PID */

@@ -31,6 +31,11 @@ uint64_t json_number(const std::string& json, const std::string& key) {
 
 }  // namespace
 
+const char* DaemonProcess::binary() {
+  const char* b = std::getenv("VGPUD_TEST_BINARY");
+  return b != nullptr && *b != '\0' ? b : VGPUD_PATH;
+}
+
 std::unique_ptr<DaemonProcess> DaemonProcess::start(const std::vector<std::string>& args) {
   auto d = std::unique_ptr<DaemonProcess>(new DaemonProcess());
   char tmpl[] = "/tmp/vgpud-test-XXXXXX";
@@ -38,7 +43,7 @@ std::unique_ptr<DaemonProcess> DaemonProcess::start(const std::vector<std::strin
   d->dir_ = tmpl;
   d->socket_ = d->dir_ + "/vgpud.sock";
   d->log_path_ = d->dir_ + "/vgpud.log";
-  std::vector<std::string> argv_s = {VGPUD_PATH, "--socket", d->socket_};
+  std::vector<std::string> argv_s = {binary(), "--socket", d->socket_};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
@@ -46,7 +51,7 @@ std::unique_ptr<DaemonProcess> DaemonProcess::start(const std::vector<std::strin
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 2, d->log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  const int rc = posix_spawn(&d->pid_, VGPUD_PATH, &fa, nullptr, argv.data(), environ);
+  const int rc = posix_spawn(&d->pid_, binary(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) return nullptr;
   for (int i = 0; i < 1000; ++i) {

@@ -21,6 +21,9 @@ class DaemonProcess {
   // Starts `vgpud --socket DIR/vgpud.sock ARGS...` and waits until its
   // control socket answers.
   static std::unique_ptr<DaemonProcess> start(const std::vector<std::string>& args = {});
+  // The vgpud it starts: $VGPUD_TEST_BINARY (a staged one on the GPU
+  // machine), else the build's (VGPUD_PATH).
+  static const char* binary();
   ~DaemonProcess();
 
   const std::string& socket() const { return socket_; }

@@ -2,6 +2,9 @@
 // vgpud's command line and its share arithmetic.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "driver/runtime.h"
 #include "vgpud/options.h"
 #include "vgpud/share_history.h"
@@ -69,32 +72,77 @@ TEST(VgpudOptions, DefaultMaxGpuMsKeepsEveryFenceWaitInsideTheDriversTimeout) {
   EXPECT_EQ(given->config.max_gpu_ms, 4000u);
 }
 
-// --backend worker (docs/cuda-worker.md): the workers' device and binary,
-// refused without it.
-TEST(VgpudOptions, WorkerOptionsGoWithTheWorkerBackend) {
-  auto cl = parse_command_line(
-      {"--socket", "/tmp/s", "--backend", "worker", "--worker-device", "fake", "--worker-binary", "/opt/vgpu-worker"});
+// --backend cuda (docs/cuda-worker.md): one worker process per VM, on the
+// GPU unless --worker-device fake (tests); the worker's binary found at
+// the daemon's start unless given; both refused without cuda; 'worker',
+// the old name, refused with the new one.
+TEST(VgpudOptions, CudaIsAWorkerPerVm) {
+  auto cl = parse_command_line({"--socket", "/tmp/s", "--backend", "cuda"});
   ASSERT_TRUE(cl) << cl.error().message;
   EXPECT_EQ(cl->config.engine_backend, gpu::EngineBackend::worker);
+  EXPECT_EQ(cl->config.worker_device, "cuda");
+  EXPECT_EQ(cl->config.worker_binary, "") << "found by the daemon (find_worker_binary)";
+  cl = parse_command_line(
+      {"--socket", "/tmp/s", "--backend", "cuda", "--worker-device", "fake", "--worker-binary", "/opt/vgpu-worker"});
+  ASSERT_TRUE(cl) << cl.error().message;
   EXPECT_EQ(cl->config.worker_device, "fake");
   EXPECT_EQ(cl->config.worker_binary, "/opt/vgpu-worker");
-  cl = parse_command_line({"--socket", "/tmp/s", "--backend", "worker"});
+  cl = parse_command_line({"--socket", "/tmp/s", "--backend", "model"});
   ASSERT_TRUE(cl) << cl.error().message;
-  EXPECT_EQ(cl->config.worker_device, "cuda");
-  EXPECT_EQ(cl->config.worker_binary, VGPU_WORKER_DEFAULT);
+  EXPECT_EQ(cl->config.engine_backend, gpu::EngineBackend::model);
   for (const char* opt : {"--worker-device", "--worker-binary"}) {
     cl = parse_command_line({"--socket", "/tmp/s", opt, "fake"});
     ASSERT_FALSE(cl) << opt;
-    EXPECT_EQ(cl.error().message, "--worker-device and --worker-binary go with --backend worker");
+    EXPECT_EQ(cl.error().message, "--worker-device and --worker-binary go with --backend cuda");
   }
-  cl = parse_command_line({"--socket", "/tmp/s", "--backend", "worker", "--worker-device", "gpu"});
+  cl = parse_command_line({"--socket", "/tmp/s", "--backend", "cuda", "--worker-device", "gpu"});
   ASSERT_FALSE(cl);
   EXPECT_EQ(cl.error().message, "worker-device: 'gpu' is not one of cuda, fake");
+  for (const char* old : {"worker", "fake_device"}) {
+    cl = parse_command_line({"--socket", "/tmp/s", "--backend", old});
+    ASSERT_FALSE(cl) << old;
+    EXPECT_EQ(cl.error().message,
+              std::string(old) == "worker"
+                  ? "backend: 'worker' is now 'cuda' (vgpud's cuda back end is one worker process per VM)"
+                  : "backend: 'fake_device' is not one of model, cuda");
+  }
+}
+
+// An executable file at `path` (its directories made).
+void make_executable(const std::string& path) {
+  ASSERT_EQ(system(("mkdir -p \"$(dirname '" + path + "')\" && : > '" + path + "' && chmod +x '" + path + "'").c_str()),
+            0);
+}
+
+// Where vgpud finds its worker without --worker-binary: beside it, then a
+// build tree's ../worker, then the installed one; none: each path named.
+TEST(VgpudOptions, TheWorkerIsFoundBesideVgpudThenInstalled) {
+  char tmpl[] = "/tmp/vgpud-worker-find-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl, vgpud = dir + "/vgpud/vgpud", installed = dir + "/libexec/vgpu-worker";
+  make_executable(vgpud);
+  auto none = find_worker_binary(vgpud, installed);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().message.rfind("--backend cuda: no vgpu-worker executable found (give --worker-binary PATH); "
+                                       "tried " +
+                                           dir + "/vgpud/vgpu-worker (",
+                                       0),
+            0u)
+      << none.error().message;
+  EXPECT_NE(none.error().message.find(dir + "/vgpud/../worker/vgpu-worker ("), std::string::npos);
+  EXPECT_NE(none.error().message.find(installed + " (No such file or directory)"), std::string::npos);
+  make_executable(installed);
+  EXPECT_EQ(find_worker_binary(vgpud, installed).value_or(""), installed);
+  make_executable(dir + "/worker/vgpu-worker");
+  EXPECT_EQ(find_worker_binary(vgpud, installed).value_or(""), dir + "/vgpud/../worker/vgpu-worker");
+  make_executable(dir + "/vgpud/vgpu-worker");
+  EXPECT_EQ(find_worker_binary(vgpud, installed).value_or(""), dir + "/vgpud/vgpu-worker");
+  ASSERT_EQ(system(("rm -rf '" + dir + "'").c_str()), 0);
 }
 
 TEST(VgpudOptions, EmptyPathsAreRefusedByName) {
   for (const char* opt : {"--socket", "--control", "--worker-binary"}) {
-    auto cl = parse_command_line({"--backend", "worker", opt, ""});
+    auto cl = parse_command_line({"--backend", "cuda", opt, ""});
     ASSERT_FALSE(cl) << opt;
     EXPECT_EQ(cl.error().message, std::string(opt) + ": empty path");
   }
@@ -109,8 +157,8 @@ TEST(VgpudOptions, ErrorsNameTheOption) {
   // API's and the benches'; tests/option_table_test.cc).
   EXPECT_TRUE(starts({"--socket", "/s", "--scheduler", "lottery"}, "scheduler: 'lottery' is not one of"));
   EXPECT_TRUE(starts({"--socket", "/s", "--max-vms", "0"}, "--max-vms"));
-  EXPECT_TRUE(starts({"--socket", "/s", "--backend", "nvidia"}, "--backend"));
-  EXPECT_TRUE(starts({"--socket", "/s", "--backend", "gpu"}, "--backend: 'gpu' is not one of model, cuda"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--backend", "nvidia"}, "backend"));
+  EXPECT_TRUE(starts({"--socket", "/s", "--backend", "gpu"}, "backend: 'gpu' is not one of model, cuda"));
   EXPECT_TRUE(starts({"--socket", "/s", "--group", "no-such-group-here"}, "--group"));
   EXPECT_TRUE(starts({"--socket", "/s", "--vram"}, "--vram: 1 required SIZE missing"));
   EXPECT_TRUE(starts({"--socket", "/s", "--frobnicate", "1"}, "unknown option '--frobnicate'"));

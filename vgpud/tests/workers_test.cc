@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// vgpud --backend worker (docs/cuda-worker.md) on the fake worker: each
+// vgpud --backend cuda (docs/cuda-worker.md) on the fake worker: each
 // attached VM gets a worker process of its own, `workers` (vgpuctl
 // workers) shows them; a worker killed between commands is restarted by
 // the daemon (restarts 1, a new pid), its VM's channel hears of it once,
@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -102,8 +103,17 @@ std::unique_ptr<FillVm> open_vm(const DaemonProcess& d, const std::string& name)
   return vm;
 }
 
+// The device the workers run on: VGPU_WORKER_TEST_DEVICE (fake in CI,
+// cuda on the GPU machine, with VGPUD_TEST_BINARY a staged vgpud beside its
+// vgpu-worker and VGPUCTL_TEST_BINARY a staged vgpuctl).
+std::string env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : fallback;
+}
+
 std::string run_vgpuctl(const std::string& socket) {
-  FILE* p = popen((std::string(VGPUCTL_PATH) + " --socket " + socket + " workers 2>&1").c_str(), "r");
+  const std::string vgpuctl = env_or("VGPUCTL_TEST_BINARY", VGPUCTL_PATH);
+  FILE* p = popen((vgpuctl + " --socket " + socket + " workers 2>&1").c_str(), "r");
   if (p == nullptr) return "";
   std::string out;
   char buf[512];
@@ -112,10 +122,31 @@ std::string run_vgpuctl(const std::string& socket) {
   return out;
 }
 
+// The worker vgpud should find without --worker-binary: the one beside it
+// (a staged vgpud), else its build tree's (../worker/vgpu-worker).
+std::string expected_worker() {
+  const std::string vgpud = DaemonProcess::binary();
+  const std::string beside = vgpud.substr(0, vgpud.rfind('/') + 1) + "vgpu-worker";
+  return access(beside.c_str(), X_OK) == 0 ? beside : VGPU_WORKER_BIN;
+}
+
+std::string real(const std::string& path) {
+  char* r = realpath(path.c_str(), nullptr);
+  std::string out = r ? r : "(" + path + ": no such file)";
+  free(r);
+  return out;
+}
+
 TEST(VgpudWorkers, EachVmHasItsOwnWorkerAndAKilledOneIsRestarted) {
-  auto d = DaemonProcess::start(
-      {"--vram", "1G", "--backend", "worker", "--worker-device", "fake", "--worker-binary", VGPU_WORKER_BIN});
+  // No --worker-binary: vgpud (build/vgpud/vgpud) finds ../worker/vgpu-worker.
+  const std::string device = env_or("VGPU_WORKER_TEST_DEVICE", "fake");
+  auto d = DaemonProcess::start({"--vram", "1G", "--backend", "cuda", "--worker-device", device});
   ASSERT_TRUE(d);
+  const std::string started = "backend cuda: a worker process per VM on " + device + " (";
+  const size_t at = d->log().find(started);
+  ASSERT_NE(at, std::string::npos) << d->log();
+  const std::string found = d->log().substr(at + started.size(), d->log().find(')', at) - at - started.size());
+  EXPECT_EQ(real(found), real(expected_worker())) << "the worker beside vgpud";
   auto a = open_vm(*d, "a"), b = open_vm(*d, "b");
   ASSERT_TRUE(a && b) << d->log();
   EXPECT_TRUE(a->fill(1.0f));
@@ -168,7 +199,7 @@ TEST(VgpudWorkers, EachVmHasItsOwnWorkerAndAKilledOneIsRestarted) {
 TEST(VgpudWorkers, WithoutWorkersTheRequestSaysSo) {
   auto d = DaemonProcess::start({"--vram", "1G"});
   ASSERT_TRUE(d);
-  EXPECT_EQ(d->control("workers"), "error: the daemon runs no workers (vgpud --backend worker starts one per VM)\n");
+  EXPECT_EQ(d->control("workers"), "error: the daemon runs no workers (vgpud --backend cuda starts one per VM)\n");
   EXPECT_EQ(d->stop(), 0);
 }
 
