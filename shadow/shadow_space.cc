@@ -189,11 +189,17 @@ bool ShadowSpace::dirty() const {
 
 std::vector<uint64_t> ShadowSpace::table_pages() const {
   std::lock_guard lock(mutex_);
-  std::vector<uint64_t> pages;
-  pages.reserve(page_refs_.size());
-  for (const auto& [page, refs] : page_refs_) pages.push_back(page);
-  std::sort(pages.begin(), pages.end());
-  return pages;
+  // Kept sorted until a table comes or goes: a naive mediator asks at
+  // every TLB invalidate (its layout rebuild), and sorting each time cost
+  // more than the copy.
+  if (!sorted_pages_valid_) {
+    sorted_pages_.clear();
+    sorted_pages_.reserve(page_refs_.size());
+    for (const auto& [page, refs] : page_refs_) sorted_pages_.push_back(page);
+    std::sort(sorted_pages_.begin(), sorted_pages_.end());
+    sorted_pages_valid_ = true;
+  }
+  return sorted_pages_;
 }
 
 void ShadowSpace::for_each_mapping(uint64_t va_begin, uint64_t va_end,
@@ -406,6 +412,7 @@ void ShadowSpace::write_shadow(uint64_t host_addr, uint64_t value) {
 }
 
 void ShadowSpace::register_pages(const TableRef& ref, uint64_t bytes) {
+  sorted_pages_valid_ = false;
   for (uint64_t p = ref.table_addr; p < ref.table_addr + bytes; p += TRACK_PAGE) page_refs_[p].push_back(ref);
 }
 
@@ -414,7 +421,9 @@ void ShadowSpace::unregister_pages(const TableRef& ref, uint64_t bytes) {
     auto it = page_refs_.find(p);
     if (it == page_refs_.end()) continue;
     std::erase(it->second, ref);
-    if (it->second.empty()) page_refs_.erase(it);
+    if (!it->second.empty()) continue;
+    page_refs_.erase(it);
+    sorted_pages_valid_ = false;
   }
 }
 

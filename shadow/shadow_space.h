@@ -134,7 +134,9 @@ class ShadowSpace {
   void rescan_ref(const TableRef& ref);
   std::unordered_map<uint32_t, Slot> slots_;                       // by PDE index
   std::unordered_map<uint64_t, std::vector<TableRef>> page_refs_;  // guest page -> tables in it
-  std::unordered_set<uint64_t> dirty_;                             // guest pages
+  mutable std::vector<uint64_t> sorted_pages_;                     // page_refs_'s keys, sorted (table_pages)
+  mutable bool sorted_pages_valid_ = false;
+  std::unordered_set<uint64_t> dirty_;  // guest pages
 };
 
 }  // namespace vgpu::shadow

@@ -231,5 +231,25 @@ TEST_F(ShadowSpaceTest, AFullSyncDetachesClearedEntriesBesideNewOnes) {
   EXPECT_EQ(f.counters.entries_scanned.load() - scanned, per_sync);
 }
 
+// table_pages is kept between calls: a table attached or detached since
+// the last call is in or out of the next one, which stays sorted.
+TEST_F(ShadowSpaceTest, TablePagesFollowTablesThatComeAndGo) {
+  ASSERT_TRUE(space->sync_full());
+  const std::vector<uint64_t> before = space->table_pages();
+  ASSERT_TRUE(std::is_sorted(before.begin(), before.end()));
+  EXPECT_EQ(space->table_pages(), before);
+  constexpr uint64_t SPT2 = 0x80000;  // below the others: sorts first
+  const uint64_t va2 = VA + fmt::PDE_SPAN;
+  f.guest_pde(PD, va2, SPT2, 0);
+  ASSERT_TRUE(space->sync_full());
+  const std::vector<uint64_t> with = space->table_pages();
+  EXPECT_TRUE(std::is_sorted(with.begin(), with.end()));
+  EXPECT_EQ(with.size(), before.size() + fmt::SPT.table_bytes() / fmt::SMALL_PAGE);
+  EXPECT_EQ(with.front(), SPT2);
+  f.guest_write64(PD + fmt::PD.index(va2) * 8, 0);
+  ASSERT_TRUE(space->sync_full());
+  EXPECT_EQ(space->table_pages(), before);
+}
+
 }  // namespace
 }  // namespace vgpu::shadow
