@@ -8,6 +8,7 @@
 
 #include "common/text.h"
 #include "shadow/entry.h"
+#include "shadow/live_entries.h"
 
 namespace vgpu::shadow {
 namespace {
@@ -21,14 +22,9 @@ static_assert(fmt::PD.entry_bytes == ENTRY_BYTES && fmt::SPT.entry_bytes == ENTR
 static_assert(fmt::TABLE_ALIGN == TRACK_PAGE, "tables start on tracked pages");
 
 constexpr uint64_t ZERO_BLOCK = 512;  // entries (4 KiB)
-// What a scan skips at once where the guest's and the shadow's entries are
-// all 0: 64 entries (512 bytes), so that a block holding a few entries
-// (a context's buffers) leaves few entries to scan one by one.
-constexpr uint64_t SKIP_BLOCK = 64;
-bool is_zero(const uint64_t* entries) {
-  static constexpr uint64_t zeros[SKIP_BLOCK] = {};
-  return std::memcmp(entries, zeros, sizeof zeros) == 0;
-}
+// Directory scans of fewer entries (a lazy sync's one PDE a step) read
+// each PDE without looking ahead.
+constexpr uint32_t SKIP_FROM = 64;
 
 // Whether the `count` (at most ZERO_BLOCK) entries of the shadow table at
 // `table` from entry `first` are all 0 (no table: true), compared where
@@ -193,11 +189,17 @@ bool ShadowSpace::dirty() const {
 
 std::vector<uint64_t> ShadowSpace::table_pages() const {
   std::lock_guard lock(mutex_);
-  std::vector<uint64_t> pages;
-  pages.reserve(page_refs_.size());
-  for (const auto& [page, refs] : page_refs_) pages.push_back(page);
-  std::sort(pages.begin(), pages.end());
-  return pages;
+  // Kept sorted until a table comes or goes: a naive mediator asks at
+  // every TLB invalidate (its layout rebuild), and sorting each time cost
+  // more than the copy.
+  if (!sorted_pages_valid_) {
+    sorted_pages_.clear();
+    sorted_pages_.reserve(page_refs_.size());
+    for (const auto& [page, refs] : page_refs_) sorted_pages_.push_back(page);
+    std::sort(sorted_pages_.begin(), sorted_pages_.end());
+    sorted_pages_valid_ = true;
+  }
+  return sorted_pages_;
 }
 
 void ShadowSpace::for_each_mapping(uint64_t va_begin, uint64_t va_end,
@@ -245,58 +247,69 @@ void ShadowSpace::for_each_mapping(uint64_t va_begin, uint64_t va_end,
   }
 }
 
-// Per block of SKIP_BLOCK PDEs from `first` (whole blocks only): whether
-// a scan has nothing to do there. Its guest PDEs and shadow PDEs are all 0
-// and no table is attached under it: a PDE 0 has no table (target none),
-// so the scan would attach nothing, detach nothing and write 0 over 0.
-std::vector<bool> ShadowSpace::empty_pde_blocks(uint32_t first, uint32_t count) const {
-  const uint64_t blocks = count / SKIP_BLOCK, bytes = blocks * SKIP_BLOCK * ENTRY_BYTES;
+// The guest's and the shadow's directory entries [first, first + count)
+// where they lie, for next_live (each told to the VRAM's observer first,
+// as Vram::read does); nulls when a range does not lie in one piece.
+ShadowSpace::EntryView ShadowSpace::pd_view(uint32_t first, uint32_t count) const {
+  const uint64_t bytes = uint64_t{count} * ENTRY_BYTES;
   const uint64_t gfirst = guest_pd_ + uint64_t{first} * ENTRY_BYTES;
   const uint64_t sfirst = shadow_pd_ + uint64_t{first} * ENTRY_BYTES;
   gpu::Vram& vram = guest_.vram();
-  if (blocks == 0 || gfirst % ENTRY_BYTES || !guest_.partition().contains(gfirst, bytes) ||
-      !vram.contains(guest_.partition().host(gfirst), bytes) || !vram.contains(sfirst, bytes))
+  if (!guest_.partition().contains(gfirst, bytes) || !vram.contains(guest_.partition().host(gfirst), bytes) ||
+      !vram.contains(sfirst, bytes))
     return {};
-  // Compared where they lie (no copy): both ranges are told to the VRAM's
-  // observer first, as Vram::read does.
   const uint64_t ghost = guest_.partition().host(gfirst);
   vram.host_access(ghost, bytes, false);
   vram.host_access(sfirst, bytes, false);
-  const auto* guest = reinterpret_cast<const uint64_t*>(vram.data() + ghost);
-  const auto* shadow = reinterpret_cast<const uint64_t*>(vram.data() + sfirst);
-  std::vector<bool> empty(blocks);
-  for (uint64_t b = 0; b < blocks; ++b) empty[b] = is_zero(&guest[b * SKIP_BLOCK]) && is_zero(&shadow[b * SKIP_BLOCK]);
-  for (const auto& [pde, slot] : slots_)
-    if (pde >= first && pde - first < blocks * SKIP_BLOCK) empty[(pde - first) / SKIP_BLOCK] = false;
-  return empty;
+  return {reinterpret_cast<const uint64_t*>(vram.data() + ghost),
+          reinterpret_cast<const uint64_t*>(vram.data() + sfirst)};
 }
 
+// A PDE whose guest and shadow entries are 0 and that has no slot has
+// nothing to do: a PDE 0 has no table (target none), so the scan would
+// attach nothing, detach nothing and write 0 over 0. A scan of many PDEs
+// goes from one PDE that may have work to the next (next_live, and the
+// slots, which attach and detach change only at the PDE in hand).
 Status ShadowSpace::scan_pdes(uint32_t first, uint32_t count, bool rescan_tables) {
-  const Partition& part = guest_.partition();
   Status status;
   uint64_t bad = 0;
-  const std::vector<bool> empty = empty_pde_blocks(first, count);
+  const EntryView view = count >= SKIP_FROM ? pd_view(first, count) : EntryView{};
+  std::vector<uint32_t> slotted;
+  if (view.guest) {
+    for (const auto& [pde, slot] : slots_)
+      if (pde >= first && pde - first < count) slotted.push_back(pde);
+    std::sort(slotted.begin(), slotted.end());
+  }
+  auto next_slotted = slotted.begin();
   for (uint32_t i = first; i < first + count; ++i) {
-    if ((i - first) % SKIP_BLOCK == 0 && (i - first) / SKIP_BLOCK < empty.size() && empty[(i - first) / SKIP_BLOCK]) {
-      i += SKIP_BLOCK - 1;
-      continue;
+    if (view.guest) {
+      while (next_slotted != slotted.end() && *next_slotted < i) ++next_slotted;
+      uint32_t next = first + static_cast<uint32_t>(next_live(view.guest, view.shadow, i - first, count));
+      if (next_slotted != slotted.end()) next = std::min(next, *next_slotted);
+      if (next >= first + count) break;
+      i = next;
     }
-    const uint64_t g = guest_.read64(guest_pd_ + uint64_t{i} * ENTRY_BYTES).value_or(0);
-    const GuestTable spt = guest_spt(g, part);
-    const GuestTable lpt = guest_lpt(g, part);
-    bad += (spt.verdict == Verdict::rejected) + (lpt.verdict == Verdict::rejected);
-    Status s1 = attach(i, Kind::spt, spt.guest_addr, rescan_tables);
-    Status s2 = attach(i, Kind::lpt, lpt.guest_addr, rescan_tables);
-    if (!s1 && status) status = s1;
-    if (!s2 && status) status = s2;
-    auto slot = slots_.find(i);
-    const uint64_t shadow = slot == slots_.end() ? 0 : shadow_pde(slot->second.shadow_spt, slot->second.shadow_lpt);
-    write_shadow(shadow_pd_ + uint64_t{i} * ENTRY_BYTES, shadow);
-    if (slot != slots_.end() && slot->second.guest_spt == 0 && slot->second.guest_lpt == 0) slots_.erase(slot);
+    scan_pde(i, rescan_tables, status, bad);
   }
   counters_.add(counters_.entries_scanned, count);
   if (bad) counters_.add(counters_.bad_entries, bad);
   return status;
+}
+
+void ShadowSpace::scan_pde(uint32_t i, bool rescan_tables, Status& status, uint64_t& bad) {
+  const Partition& part = guest_.partition();
+  const uint64_t g = guest_.read64(guest_pd_ + uint64_t{i} * ENTRY_BYTES).value_or(0);
+  const GuestTable spt = guest_spt(g, part);
+  const GuestTable lpt = guest_lpt(g, part);
+  bad += (spt.verdict == Verdict::rejected) + (lpt.verdict == Verdict::rejected);
+  Status s1 = attach(i, Kind::spt, spt.guest_addr, rescan_tables);
+  Status s2 = attach(i, Kind::lpt, lpt.guest_addr, rescan_tables);
+  if (!s1 && status) status = s1;
+  if (!s2 && status) status = s2;
+  auto slot = slots_.find(i);
+  const uint64_t shadow = slot == slots_.end() ? 0 : shadow_pde(slot->second.shadow_spt, slot->second.shadow_lpt);
+  write_shadow(shadow_pd_ + uint64_t{i} * ENTRY_BYTES, shadow);
+  if (slot != slots_.end() && slot->second.guest_spt == 0 && slot->second.guest_lpt == 0) slots_.erase(slot);
 }
 
 Status ShadowSpace::attach(uint32_t pde, Kind kind, uint64_t guest_table, bool rescan) {
@@ -373,14 +386,10 @@ void ShadowSpace::scan_entries(Kind kind, uint64_t guest_table, uint64_t shadow_
     shadow = copies.data() + count;
   }
   uint64_t bad = 0, writes = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    // A run of zero guest entries over zero shadow entries (an empty
-    // table's common case: an entry 0 is invalid, its shadow 0) has
-    // nothing to write; memcmp skips it a block at a time.
-    if (i % SKIP_BLOCK == 0 && count - i >= SKIP_BLOCK && is_zero(&guest[i]) && is_zero(&shadow[i])) {
-      i += SKIP_BLOCK - 1;
-      continue;
-    }
+  // A zero guest entry over a zero shadow entry (an empty table's common
+  // case: an entry 0 is invalid, its shadow 0) has nothing to write:
+  // next_live goes from one entry that may to the next.
+  for (uint64_t i = next_live(guest, shadow, 0, count); i < count; i = next_live(guest, shadow, i + 1, count)) {
     uint64_t g = 0, old = 0;  // one read of each: the guest may write its table meanwhile
     std::memcpy(&g, &guest[i], sizeof g);
     std::memcpy(&old, &shadow[i], sizeof old);
@@ -403,6 +412,7 @@ void ShadowSpace::write_shadow(uint64_t host_addr, uint64_t value) {
 }
 
 void ShadowSpace::register_pages(const TableRef& ref, uint64_t bytes) {
+  sorted_pages_valid_ = false;
   for (uint64_t p = ref.table_addr; p < ref.table_addr + bytes; p += TRACK_PAGE) page_refs_[p].push_back(ref);
 }
 
@@ -411,7 +421,9 @@ void ShadowSpace::unregister_pages(const TableRef& ref, uint64_t bytes) {
     auto it = page_refs_.find(p);
     if (it == page_refs_.end()) continue;
     std::erase(it->second, ref);
-    if (it->second.empty()) page_refs_.erase(it);
+    if (!it->second.empty()) continue;
+    page_refs_.erase(it);
+    sorted_pages_valid_ = false;
   }
 }
 

@@ -96,7 +96,12 @@ class ShadowSpace {
   Result<uint64_t> pv_table(uint32_t pde, fmt::PageSize ps, bool create);
 
   Status scan_pdes(uint32_t first, uint32_t count, bool rescan_tables);
-  std::vector<bool> empty_pde_blocks(uint32_t first, uint32_t count) const;
+  struct EntryView {
+    const uint64_t* guest = nullptr;
+    const uint64_t* shadow = nullptr;
+  };
+  EntryView pd_view(uint32_t first, uint32_t count) const;
+  void scan_pde(uint32_t pde, bool rescan_tables, Status& status, uint64_t& bad);
   Status attach(uint32_t pde, Kind kind, uint64_t guest_table, bool rescan);
   void detach(uint32_t pde, Kind kind);
   void scan_entries(Kind kind, uint64_t guest_table, uint64_t shadow_table, uint64_t first, uint64_t count);
@@ -129,7 +134,9 @@ class ShadowSpace {
   void rescan_ref(const TableRef& ref);
   std::unordered_map<uint32_t, Slot> slots_;                       // by PDE index
   std::unordered_map<uint64_t, std::vector<TableRef>> page_refs_;  // guest page -> tables in it
-  std::unordered_set<uint64_t> dirty_;                             // guest pages
+  mutable std::vector<uint64_t> sorted_pages_;                     // page_refs_'s keys, sorted (table_pages)
+  mutable bool sorted_pages_valid_ = false;
+  std::unordered_set<uint64_t> dirty_;  // guest pages
 };
 
 }  // namespace vgpu::shadow

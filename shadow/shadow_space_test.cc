@@ -198,5 +198,58 @@ TEST_F(ShadowSpaceTest, EntriesAtTheEdgesOfSkippedRunsAreShadowedAndWalked) {
   EXPECT_EQ(got, sorted);
 }
 
+// A naive full sync reads only the entries with work (guest or shadow not
+// 0, or a table attached): a PDE cleared in place beside a new neighbour
+// in the same block is detached and its shadow cleared, a PTE cleared in
+// place is cleared in the shadow, and a second sync writes nothing and
+// counts as many entries as the first.
+TEST_F(ShadowSpaceTest, AFullSyncDetachesClearedEntriesBesideNewOnes) {
+  ASSERT_TRUE(space->sync_full());
+  const uint64_t used = f.reserved.used();
+  constexpr uint64_t SPT2 = 0x600000;
+  const uint64_t va2 = VA + fmt::PDE_SPAN, va3 = VA + 2 * fmt::PDE_SPAN;
+  f.guest_pte(SPT2, va2, PageSize::small, fmt::pte::make(0x30000));
+  f.guest_pte(SPT2, va2 + fmt::SMALL_PAGE, PageSize::small, fmt::pte::make(0x31000));
+  f.guest_pde(PD, va2, SPT2, 0);
+  f.guest_pde(PD, va3, SPT2, 0);  // two PDEs may share a table
+  f.guest_write64(PD + fmt::PD.index(VA) * 8, 0);
+  ASSERT_TRUE(space->sync_full());
+  EXPECT_EQ(f.host_read64(space->shadow_pd() + fmt::PD.index(VA) * 8), 0u);
+  EXPECT_TRUE(mappings(*space, VA, VA + fmt::PDE_SPAN).empty());
+  EXPECT_EQ(mappings(*space, va2, va2 + fmt::PDE_SPAN).size(), 2u);
+  EXPECT_EQ(mappings(*space, va3, va3 + fmt::PDE_SPAN).size(), 2u);
+  // The cleared PDE's two tables went back, the two new small ones came.
+  EXPECT_EQ(f.reserved.used() + fmt::SPT.table_bytes() + fmt::LPT.table_bytes(), used + 2 * fmt::SPT.table_bytes());
+
+  f.guest_pte(SPT2, va2 + fmt::SMALL_PAGE, PageSize::small, 0);
+  ASSERT_TRUE(space->sync_full());
+  EXPECT_EQ(mappings(*space, va2, va2 + fmt::PDE_SPAN).size(), 1u);
+  const uint64_t writes = f.counters.shadow_writes.load(), scanned = f.counters.entries_scanned.load();
+  ASSERT_TRUE(space->sync_full());
+  EXPECT_EQ(f.counters.shadow_writes.load(), writes);
+  const uint64_t per_sync = fmt::PD.entries() + 2 * fmt::SPT.entries();
+  EXPECT_EQ(f.counters.entries_scanned.load() - scanned, per_sync);
+}
+
+// table_pages is kept between calls: a table attached or detached since
+// the last call is in or out of the next one, which stays sorted.
+TEST_F(ShadowSpaceTest, TablePagesFollowTablesThatComeAndGo) {
+  ASSERT_TRUE(space->sync_full());
+  const std::vector<uint64_t> before = space->table_pages();
+  ASSERT_TRUE(std::is_sorted(before.begin(), before.end()));
+  EXPECT_EQ(space->table_pages(), before);
+  constexpr uint64_t SPT2 = 0x80000;  // below the others: sorts first
+  const uint64_t va2 = VA + fmt::PDE_SPAN;
+  f.guest_pde(PD, va2, SPT2, 0);
+  ASSERT_TRUE(space->sync_full());
+  const std::vector<uint64_t> with = space->table_pages();
+  EXPECT_TRUE(std::is_sorted(with.begin(), with.end()));
+  EXPECT_EQ(with.size(), before.size() + fmt::SPT.table_bytes() / fmt::SMALL_PAGE);
+  EXPECT_EQ(with.front(), SPT2);
+  f.guest_write64(PD + fmt::PD.index(va2) * 8, 0);
+  ASSERT_TRUE(space->sync_full());
+  EXPECT_EQ(space->table_pages(), before);
+}
+
 }  // namespace
 }  // namespace vgpu::shadow

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/text.h"
 #include "driver/runtime.h"
 #include "mediator/vgpu.h"
 #include "testbed/testbed.h"
@@ -127,4 +128,33 @@ TEST(BarFill, NaiveFillsLeaveWhatTheirWordWritesWould) { expect_same(Mode::fv_na
 TEST(BarFill, RemappedFillsLeaveWhatTheirWordWritesWould) { expect_same(Mode::fv_opt); }
 
 }  // namespace
+// A BAR access that finds no page: one guest error a word, each naming the
+// BAR, the access and the offset (a fill over unmapped pages makes 1,024
+// of them a page).
+TEST(BarFault, EachWordOfAFillOverNoPageIsAGuestErrorNamingIt) {
+  testbed::TestbedConfig tc;
+  tc.mode = Mode::fv_opt;
+  tc.vram_per_vm = VM_VRAM;
+  auto tb = testbed::Testbed::create(tc);
+  ASSERT_TRUE(tb) << tb.error().what();
+  auto dev = driver::Device::open((*tb)->port(0));
+  ASSERT_TRUE(dev) << dev.error().what();
+  Vgpu& v = *(*tb)->vgpu(0);
+  const uint64_t last = (*tb)->port(0).bar_size(Bar::bar1) - sizeof(uint32_t);
+  const uint64_t errors = v.counters().guest_errors;
+  v.bar_fill32(gpu::Bar::bar1, last - sizeof(uint32_t), 2 * sizeof(uint32_t), 7);
+  (void)v.bar_read32(gpu::Bar::bar1, last);
+  ASSERT_EQ(v.counters().guest_errors - errors, 3u);
+  const auto& lines = v.guest_errors();
+  const auto ends = [](const std::string& line, const std::string& tail) {
+    return line.size() >= tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  const std::vector<std::string> want = {"BAR1 write at " + hex(last - 4) + ": no page mapped",
+                                         "BAR1 write at " + hex(last) + ": no page mapped",
+                                         "BAR1 read at " + hex(last) + ": no page mapped"};
+  ASSERT_GE(lines.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(ends(lines[lines.size() - want.size() + i], ": " + want[i])) << lines[lines.size() - want.size() + i];
+}
+
 }  // namespace vgpu::mediator

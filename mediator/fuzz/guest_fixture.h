@@ -153,6 +153,7 @@ class Fixture {
   uint64_t victim_sentinel_gaddr() const { return victim_small_gaddr_; }
   mediator::Host& host() { return *host_; }
   uint64_t op_wait_ns() const { return op_wait_ns_; }
+  gpu::Gpu& native() { return *native_; }  // the pass-through GPU
 
  private:
   Fixture();
