@@ -63,6 +63,32 @@ TEST_P(PinnedModes, UploadAndDownloadGoStraightThroughPinnedMemory) {
   ASSERT_TRUE(results[0]) << results[0].error().what();
 }
 
+// A transfer whose buffer is itself pinned is the CPU's copy into or out
+// of its host view: no BAR1, no staging, no copy engine.
+TEST_P(PinnedModes, TransfersIntoAPinnedBufferAreTheCpusCopy) {
+  auto tb = make();
+  ASSERT_TRUE(tb);
+  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
+    constexpr uint64_t BYTES = 8 * 1024 + 5;
+    auto pinned = c.alloc_host(BYTES);
+    if (!pinned) return std::unexpected(pinned.error());
+    auto host = c.host_data(*pinned);
+    if (!host) return std::unexpected(host.error());
+    const auto data = bytes_of(BYTES - 1, 4);
+    if (auto s = c.upload(*pinned, 1, std::span<const std::byte>(data)); !s) return s;
+    if (std::memcmp(host->data() + 1, data.data(), data.size()) != 0)
+      return fail(Errc::device_error, "the upload is not in the host view");
+    std::vector<std::byte> back(data.size());
+    if (auto s = c.download(*pinned, 1, std::span<std::byte>(back)); !s) return s;
+    if (back != data) return fail(Errc::device_error, "the download differs");
+    const auto& st = c.transfer_stats();
+    if (st.pinned_bytes != 0 || st.staged_bytes != 0 || st.direct_bytes != 0)
+      return fail(Errc::device_error, "a transfer into a pinned buffer went through the device");
+    return {};
+  });
+  ASSERT_TRUE(results[0]) << results[0].error().what();
+}
+
 // With a device back end (testbed_fake_device), pinned transfers are DMA
 // straight between the registered RAM and the device (docs/cuda.md,
 // "System memory"): every byte crosses as a host<->device copy from
