@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "common/random.h"
@@ -27,6 +28,14 @@ class PinnedModes : public ::testing::TestWithParam<Mode> {
     tc.ram_per_vm = ram;
     return testing::create_testbed(tc);
   }
+  // Runs `body` in a new context of the one VM (its RAM: `ram`); an error
+  // it returns fails the test.
+  void run_in_vm(const std::function<Status(driver::Context&)>& body, uint64_t ram = 64 * MiB) {
+    auto tb = make(ram);
+    ASSERT_TRUE(tb);
+    auto results = run_in_new_contexts(*tb, [&](Vm&, driver::Context& c) { return body(c); });
+    ASSERT_TRUE(results[0]) << results[0].error().what();
+  }
 };
 
 std::vector<std::byte> bytes_of(uint64_t n, uint32_t seed) {
@@ -40,9 +49,7 @@ std::vector<std::byte> bytes_of(uint64_t n, uint32_t seed) {
 }
 
 TEST_P(PinnedModes, UploadAndDownloadGoStraightThroughPinnedMemory) {
-  auto tb = make();
-  ASSERT_TRUE(tb);
-  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
+  run_in_vm([](driver::Context& c) -> Status {
     constexpr uint64_t BYTES = 4 * MiB + 123;
     auto pinned = c.alloc_host(BYTES);
     if (!pinned) return std::unexpected(pinned.error());
@@ -60,15 +67,12 @@ TEST_P(PinnedModes, UploadAndDownloadGoStraightThroughPinnedMemory) {
       return fail(Errc::device_error, "transfers did not go through pinned memory");
     return {};
   });
-  ASSERT_TRUE(results[0]) << results[0].error().what();
 }
 
 // A transfer whose buffer is itself pinned is the CPU's copy into or out
 // of its host view: no BAR1, no staging, no copy engine.
 TEST_P(PinnedModes, TransfersIntoAPinnedBufferAreTheCpusCopy) {
-  auto tb = make();
-  ASSERT_TRUE(tb);
-  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
+  run_in_vm([](driver::Context& c) -> Status {
     constexpr uint64_t BYTES = 8 * 1024 + 5;
     auto pinned = c.alloc_host(BYTES);
     if (!pinned) return std::unexpected(pinned.error());
@@ -86,7 +90,6 @@ TEST_P(PinnedModes, TransfersIntoAPinnedBufferAreTheCpusCopy) {
       return fail(Errc::device_error, "a transfer into a pinned buffer went through the device");
     return {};
   });
-  ASSERT_TRUE(results[0]) << results[0].error().what();
 }
 
 // With a device back end (testbed_fake_device), pinned transfers are DMA
@@ -127,9 +130,7 @@ TEST_P(PinnedModes, PinnedTransfersAreHostDeviceDmaOnADevice) {
 }
 
 TEST_P(PinnedModes, KernelsComputeOnPinnedBuffers) {
-  auto tb = make();
-  ASSERT_TRUE(tb);
-  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
+  run_in_vm([](driver::Context& c) -> Status {
     constexpr uint32_t N = 3000;
     auto x = c.alloc_host(N * 4), y = c.alloc_host(N * 4);
     if (!x || !y) return fail(Errc::out_of_memory, "pin");
@@ -146,26 +147,22 @@ TEST_P(PinnedModes, KernelsComputeOnPinnedBuffers) {
       if (yv[i] != 2.f * float(i) + 1.f) return fail(Errc::device_error, "saxpy differs at " + std::to_string(i));
     return {};
   });
-  ASSERT_TRUE(results[0]) << results[0].error().what();
 }
 
 TEST_P(PinnedModes, PinningMoreThanTheRamNamesTheBuffer) {
-  auto tb = make(16 * MiB);
-  ASSERT_TRUE(tb);
-  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
-    auto p = c.alloc_host(32 * MiB);
-    if (p) return fail(Errc::device_error, "pinned more than the RAM");
-    if (p.error().code != Errc::out_of_memory || p.error().message.find("pinned buffer") == std::string::npos)
-      return fail(Errc::device_error, "unclear error: " + p.error().message);
-    return {};
-  });
-  ASSERT_TRUE(results[0]) << results[0].error().what();
+  run_in_vm(
+      [](driver::Context& c) -> Status {
+        auto p = c.alloc_host(32 * MiB);
+        if (p) return fail(Errc::device_error, "pinned more than the RAM");
+        if (p.error().code != Errc::out_of_memory || p.error().message.find("pinned buffer") == std::string::npos)
+          return fail(Errc::device_error, "unclear error: " + p.error().message);
+        return {};
+      },
+      16 * MiB);
 }
 
 TEST_P(PinnedModes, DeviceBufferPassedAsPinnedIsRefusedByName) {
-  auto tb = make();
-  ASSERT_TRUE(tb);
-  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
+  run_in_vm([](driver::Context& c) -> Status {
     auto a = c.alloc(MiB), b = c.alloc(MiB);
     if (!a || !b) return fail(Errc::out_of_memory, "alloc");
     auto s = c.upload_pinned(*a, 0, *b, 0, MiB);
@@ -175,7 +172,6 @@ TEST_P(PinnedModes, DeviceBufferPassedAsPinnedIsRefusedByName) {
       return fail(Errc::device_error, "unclear error: " + s.error().message);
     return {};
   });
-  ASSERT_TRUE(results[0]) << results[0].error().what();
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, PinnedModes, ::testing::Values(Mode::native, Mode::fv_naive, Mode::fv_opt, Mode::pv),
