@@ -18,26 +18,23 @@ Error refused(uint32_t c, const std::string& what) {
   return Error{Errc::invalid_argument, strfmt("vgpu: migration of channel %u: %s", c, what.c_str())};
 }
 
+// A record's own words, in wire order (the model's run state follows them):
+// encode and decode go through this one list.
+template <typename Record, typename Io>
+void record_fields(Record& record, Io& io) {
+  io.fields(record.inst_reg, record.state_reg, record.in_runlist, record.guest_put, record.physical_put, record.userd);
+}
+
 }  // namespace
 
 void encode_channel_record(const ChannelRecord& record, Writer& w) {
-  w.u32(record.inst_reg);
-  w.u32(record.state_reg);
-  w.boolean(record.in_runlist);
-  w.u32(record.guest_put);
-  w.u32(record.physical_put);
-  for (uint32_t word : record.userd) w.u32(word);
+  record_fields(record, w);
   gpu::encode_channel(record.run, w);
 }
 
 Result<ChannelRecord> decode_channel_record(Reader& r) {
   ChannelRecord record;
-  record.inst_reg = r.u32();
-  record.state_reg = r.u32();
-  record.in_runlist = r.boolean();
-  record.guest_put = r.u32();
-  record.physical_put = r.u32();
-  for (uint32_t& word : record.userd) word = r.u32();
+  record_fields(record, r);
   Result<gpu::ChannelImage> run = gpu::decode_channel(r);
   if (!run) return std::unexpected(run.error());
   record.run = std::move(*run);

@@ -4,8 +4,15 @@
 // the Reader never reads past its bytes: a read beyond the end gives 0 and
 // latches a failure, which the decoder turns into a message naming the
 // section and the byte where it ended (ok() and where()).
+//
+// A record's fixed fields are listed once, in wire order, in one function
+// template that both ways call (a Writer or a Reader as `io`):
+//   template <typename Config, typename Io>
+//   void config_fields(Config& c, Io& io) { io.fields(c.vram_bytes, c.channels, c.pv); }
+// Writer::fields writes each by its type, Reader::fields reads each back.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -25,6 +32,21 @@ class Writer {
     bytes_.insert(bytes_.end(), b.begin(), b.end());
   }
   void text(const std::string& s) { bytes({reinterpret_cast<const uint8_t*>(s.data()), s.size()}); }
+  // Each value by its type: u8, u32, u64, bool, or an array of those.
+  template <typename... T>
+  void fields(const T&... v) {
+    (field(v), ...);
+  }
+  void field(uint8_t v) { u8(v); }
+  void field(uint32_t v) { u32(v); }
+  void field(uint64_t v) { u64(v); }
+  void field(bool v) { boolean(v); }
+  template <typename T, size_t N>
+  void field(const std::array<T, N>& a) {
+    for (const T& v : a) field(v);
+  }
+  template <typename T>
+  void field(const T&) = delete;  // a type with no wire form here
   // Overwrites a u32 written earlier at `at` (a length filled in later).
   void patch_u32(size_t at, uint32_t v) {
     for (size_t i = 0; i < sizeof v; ++i) bytes_[at + i] = static_cast<uint8_t>(v >> (8 * i));
@@ -47,6 +69,21 @@ class Reader {
   uint32_t u32() { return static_cast<uint32_t>(get(sizeof(uint32_t))); }
   uint64_t u64() { return get(sizeof(uint64_t)); }
   bool boolean() { return u8() != 0; }
+  // Writer::fields' counterpart: each value read back by its type, in order.
+  template <typename... T>
+  void fields(T&... v) {
+    (field(v), ...);
+  }
+  void field(uint8_t& v) { v = u8(); }
+  void field(uint32_t& v) { v = u32(); }
+  void field(uint64_t& v) { v = u64(); }
+  void field(bool& v) { v = boolean(); }
+  template <typename T, size_t N>
+  void field(std::array<T, N>& a) {
+    for (T& v : a) field(v);
+  }
+  template <typename T>
+  void field(T&) = delete;  // a type with no wire form here
   // A length-prefixed run of bytes, as a view into the input.
   std::span<const uint8_t> bytes() {
     const uint32_t n = u32();

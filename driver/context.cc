@@ -320,44 +320,39 @@ Status Context::staged(const BufferRec& rec, uint64_t offset, std::span<const st
   return {};
 }
 
-Status Context::upload(Buffer dst, uint64_t offset, std::span<const std::byte> src) {
-  auto rec = find(dst, "upload");
+Status Context::transfer(const char* what, Buffer buf, uint64_t offset, std::span<const std::byte> src,
+                         std::span<std::byte> dst) {
+  const uint64_t bytes = src.size() + dst.size();  // one of the two is empty
+  auto rec = find(buf, what);
   if (!rec) return std::unexpected(rec.error());
-  if (!fits(offset, src.size(), (*rec)->bytes))
-    return fail(Errc::invalid_argument, msg("upload: {} bytes at offset {} overrun buffer {} of {} bytes", src.size(),
-                                            offset, dst.id, (*rec)->bytes));
-  if (src.empty()) return {};
+  if (!fits(offset, bytes, (*rec)->bytes))
+    return fail(Errc::invalid_argument, msg("{}: {} bytes at offset {} overrun buffer {} of {} bytes", what, bytes,
+                                            offset, buf.id, (*rec)->bytes));
+  if (bytes == 0) return {};
   if (auto ok = synchronize(); !ok) return ok;
-  BufferRec& r = buffers_.at(dst.id);
-  if (!r.host.empty()) {  // into pinned memory: the CPU writes it
-    std::memcpy(r.host.data() + offset, src.data(), src.size());
+  BufferRec& r = buffers_.at(buf.id);
+  const bool to_device = !src.empty();
+  if (!r.host.empty()) {  // pinned memory: the CPU writes or reads it
+    if (to_device)
+      std::memcpy(r.host.data() + offset, src.data(), bytes);
+    else
+      std::memcpy(dst.data(), r.host.data() + offset, bytes);
     return {};
   }
-  if (src.size() > dev_.options_.direct_transfer_max)
-    if (auto p = pinned_holding(src.data(), src.size()))
-      return pinned_copy(r.va + offset, buffers_.at(p->first.id).va + p->second, src.size());
-  if (src.size() <= dev_.options_.direct_transfer_max) return direct(r, offset, src, {});
-  return staged(r, offset, src, {});
+  if (bytes <= dev_.options_.direct_transfer_max) return direct(r, offset, src, dst);
+  if (auto p = pinned_holding(to_device ? src.data() : dst.data(), bytes)) {
+    const uint64_t host_va = buffers_.at(p->first.id).va + p->second;
+    return to_device ? pinned_copy(r.va + offset, host_va, bytes) : pinned_copy(host_va, r.va + offset, bytes);
+  }
+  return staged(r, offset, src, dst);
+}
+
+Status Context::upload(Buffer dst, uint64_t offset, std::span<const std::byte> src) {
+  return transfer("upload", dst, offset, src, {});
 }
 
 Status Context::download(Buffer src, uint64_t offset, std::span<std::byte> dst) {
-  auto rec = find(src, "download");
-  if (!rec) return std::unexpected(rec.error());
-  if (!fits(offset, dst.size(), (*rec)->bytes))
-    return fail(Errc::invalid_argument, msg("download: {} bytes at offset {} overrun buffer {} of {} bytes", dst.size(),
-                                            offset, src.id, (*rec)->bytes));
-  if (dst.empty()) return {};
-  if (auto ok = synchronize(); !ok) return ok;
-  BufferRec& r = buffers_.at(src.id);
-  if (!r.host.empty()) {  // from pinned memory: the CPU reads it
-    std::memcpy(dst.data(), r.host.data() + offset, dst.size());
-    return {};
-  }
-  if (dst.size() > dev_.options_.direct_transfer_max)
-    if (auto p = pinned_holding(dst.data(), dst.size()))
-      return pinned_copy(buffers_.at(p->first.id).va + p->second, r.va + offset, dst.size());
-  if (dst.size() <= dev_.options_.direct_transfer_max) return direct(r, offset, {}, dst);
-  return staged(r, offset, {}, dst);
+  return transfer("download", src, offset, {}, dst);
 }
 
 Result<Fence> Context::copy(Buffer dst, uint64_t dst_off, Buffer src, uint64_t src_off, uint64_t bytes) {

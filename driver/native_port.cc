@@ -24,7 +24,7 @@ Result<std::unique_ptr<NativePort>> NativePort::create(gpu::Gpu& gpu, bool direc
     w->page_vram.assign(gpu.bar_size(to_gpu(bar)) / PAGE, NONE);
   }
   p->generation_ = gpu.bar_generation();
-  gpu.set_message_handler([irq = p->irq_](regs::pci::MsiVector v) { irq->signal(v); });
+  gpu.set_message_handler(p->message_handler());
   return p;
 }
 

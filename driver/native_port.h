@@ -4,7 +4,7 @@
 // model; map() gives direct host mappings of BAR1/BAR3 pages, built from
 // the model's BAR translation and re-checked whenever its BAR generation
 // changes. USERD pages are never mapped, so doorbells reach the model.
-// It takes the model's message handler: each message counts in irq_.
+// It takes the model's message handler: each message counts (WithCountedIrqs).
 // This is the only driver file that includes the model's headers.
 #pragma once
 
@@ -14,14 +14,14 @@
 
 #include "driver/pinned_ram.h"
 #include "common/error.h"
-#include "common/irq_counter.h"
+#include "driver/counted_irqs.h"
 #include "driver/port.h"
 #include "gpu/gpu.h"
 #include "gpu/mem/bar_window.h"
 
 namespace vgpu::driver {
 
-class NativePort final : public WithPinnedRam<Port> {
+class NativePort final : public WithPinnedRam<WithCountedIrqs<Port>> {
  public:
   [[nodiscard]] static Result<std::unique_ptr<NativePort>> create(gpu::Gpu& gpu, bool direct_maps = true);
 
@@ -31,9 +31,6 @@ class NativePort final : public WithPinnedRam<Port> {
   std::span<std::byte> map(Bar bar, uint64_t offset, uint64_t len) override;
   uint64_t bar_size(Bar bar) const override;
   void relax() override;
-  bool has_interrupts() const override { return true; }
-  IrqCounts interrupt_counts() override { return irq_->counts(); }
-  bool wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) override { return irq_->wait(seen, timeout_ns); }
   std::string name() const override { return "native"; }
   ~NativePort() override;
 
@@ -55,9 +52,6 @@ class NativePort final : public WithPinnedRam<Port> {
   Window bar1_, bar3_;
   uint64_t generation_ = 0;
   std::optional<uint32_t> userd_base_;  // USERD_BASE as last read; reset when this port writes it
-  // The model's interrupt messages; shared with the handler, which a model
-  // thread may still be running when the port goes.
-  std::shared_ptr<IrqCounter> irq_ = std::make_shared<IrqCounter>();
 };
 
 }  // namespace vgpu::driver

@@ -299,6 +299,12 @@ class Context {
                               std::span<std::byte> dst);
   [[nodiscard]] Status staged(const BufferRec& rec, uint64_t offset, std::span<const std::byte> src,
                               std::span<std::byte> dst);
+  // upload (src, dst empty) and download (dst, src empty): checks, then the
+  // CPU for a pinned buffer, BAR1 up to direct_transfer_max, the copy engine
+  // from/to a pinned buffer holding the host span, else staging. `what`
+  // names the call in errors.
+  [[nodiscard]] Status transfer(const char* what, Buffer buf, uint64_t offset, std::span<const std::byte> src,
+                                std::span<std::byte> dst);
   template <typename Args>
   [[nodiscard]] Result<Fence> launch_args(cls::Kernel k, const Args& args, LaunchShape shape) {
     return launch(k, std::as_bytes(std::span(&args, 1)), shape);

@@ -19,22 +19,11 @@ std::string mib(uint64_t bytes) {
 }
 const char* on_off(bool b) { return b ? "on" : "off"; }
 
-void encode_config(const ImageConfig& c, Writer& w) {
-  w.u64(c.vram_bytes);
-  w.u32(c.channels);
-  w.boolean(c.bar_remap);
-  w.boolean(c.lazy_shadow);
-  w.boolean(c.pv);
-}
-
-ImageConfig decode_config(Reader& r) {
-  ImageConfig c;
-  c.vram_bytes = r.u64();
-  c.channels = r.u32();
-  c.bar_remap = r.boolean();
-  c.lazy_shadow = r.boolean();
-  c.pv = r.boolean();
-  return c;
+// The header's config, in wire order: encode_image writes and decode_image
+// reads it through this one list.
+template <typename Config, typename Io>
+void config_fields(Config& c, Io& io) {
+  io.fields(c.vram_bytes, c.channels, c.bar_remap, c.lazy_shadow, c.pv);
 }
 
 }  // namespace
@@ -81,7 +70,7 @@ std::vector<uint8_t> encode_image(const VgpuImage& image) {
   w.u32(image.flags);
   const size_t bytes_at = w.size();
   w.u64(0);  // the total, filled in below
-  encode_config(image.config, w);
+  config_fields(image.config, w);
   for (const ImageSectionBytes& s : image.sections) {
     w.u32(s.tag);
     w.bytes(s.bytes);
@@ -111,7 +100,7 @@ Result<VgpuImage> decode_image(std::span<const uint8_t> bytes) {
   if (version == 0) return std::unexpected(refused("has version 0, which no vgpu writes"));
   if (total != bytes.size())
     return std::unexpected(refused("ends at byte " + std::to_string(bytes.size()) + " of " + std::to_string(total)));
-  image.config = decode_config(r);
+  config_fields(image.config, r);
   if (!r.ok()) return std::unexpected(refused("config ends at byte " + std::to_string(bytes.size())));
   while (!r.at_end()) {
     const size_t start = r.where();

@@ -43,22 +43,12 @@ void VirtualRegisters::visit_fields(Visit&& v) {
 
 void VirtualRegisters::save(Writer& w) const {
   // visit_fields only reads through the references here.
-  const_cast<VirtualRegisters*>(this)->visit_fields([&w](auto& f) {
-    if constexpr (sizeof f == sizeof(uint64_t))
-      w.u64(f);
-    else
-      w.u32(f);
-  });
+  const_cast<VirtualRegisters*>(this)->visit_fields([&w](auto& f) { w.field(f); });
 }
 
 bool VirtualRegisters::restore(Reader& r) {
   VirtualRegisters next = *this;
-  next.visit_fields([&r](auto& f) {
-    if constexpr (sizeof f == sizeof(uint64_t))
-      f = r.u64();
-    else
-      f = r.u32();
-  });
+  next.visit_fields([&r](auto& f) { r.field(f); });
   if (!r.ok()) return false;
   *this = next;
   return true;

@@ -19,7 +19,7 @@ Result<std::unique_ptr<MediatedPort>> MediatedPort::create(mediator::Vgpu& vgpu,
     port->bar1_ = std::move(*b1);
     port->bar3_ = std::move(*b3);
   }
-  vgpu.set_message_handler([irq = port->irq_](regs::pci::MsiVector v) { irq->signal(v); });
+  vgpu.set_message_handler(port->message_handler());
   return port;
 }
 

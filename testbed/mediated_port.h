@@ -4,21 +4,22 @@
 // mediator's trap handlers or, for pages the mediator lists as direct (BAR
 // remap), straight to VRAM through a window of shared mappings. The window
 // follows the vGPU's layout generation. The port takes the vGPU's
-// message handler: each message the vGPU sends counts in irq_.
+// message handler: each message the vGPU sends counts (WithCountedIrqs),
+// as the hypervisor would inject it.
 #pragma once
 
 #include <memory>
 #include <mutex>
 
 #include "driver/pinned_ram.h"
-#include "common/irq_counter.h"
+#include "driver/counted_irqs.h"
 #include "driver/port.h"
 #include "gpu/mem/bar_window.h"
 #include "mediator/vgpu.h"
 
 namespace vgpu::testbed {
 
-class MediatedPort final : public driver::WithPinnedRam<driver::Port> {
+class MediatedPort final : public driver::WithPinnedRam<driver::WithCountedIrqs<driver::Port>> {
  public:
   static Result<std::unique_ptr<MediatedPort>> create(mediator::Vgpu& vgpu, gpu::Vram& vram);
 
@@ -28,9 +29,6 @@ class MediatedPort final : public driver::WithPinnedRam<driver::Port> {
   std::span<std::byte> map(driver::Bar bar, uint64_t offset, uint64_t len) override;
   uint64_t bar_size(driver::Bar bar) const override;
   void relax() override;
-  bool has_interrupts() const override { return true; }
-  IrqCounts interrupt_counts() override { return irq_->counts(); }
-  bool wait_interrupt(const IrqCounts& seen, uint64_t timeout_ns) override { return irq_->wait(seen, timeout_ns); }
   std::string name() const override { return "mediated"; }
   ~MediatedPort() override;
 
@@ -46,9 +44,6 @@ class MediatedPort final : public driver::WithPinnedRam<driver::Port> {
   mediator::Vgpu& vgpu_;
   std::unique_ptr<gpu::BarWindow> bar1_, bar3_;
   uint64_t generation_ = 0;
-  // The vGPU's interrupt messages, as the hypervisor would inject them;
-  // shared with the handler, which may outlive a call in flight.
-  std::shared_ptr<IrqCounter> irq_ = std::make_shared<IrqCounter>();
 };
 
 }  // namespace vgpu::testbed

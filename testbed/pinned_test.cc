@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "common/random.h"
@@ -27,6 +28,14 @@ class PinnedModes : public ::testing::TestWithParam<Mode> {
     tc.ram_per_vm = ram;
     return testing::create_testbed(tc);
   }
+  // Runs `body` in a new context of the one VM (its RAM: `ram`); an error
+  // it returns fails the test.
+  void run_in_vm(const std::function<Status(driver::Context&)>& body, uint64_t ram = 64 * MiB) {
+    auto tb = make(ram);
+    ASSERT_TRUE(tb);
+    auto results = run_in_new_contexts(*tb, [&](Vm&, driver::Context& c) { return body(c); });
+    ASSERT_TRUE(results[0]) << results[0].error().what();
+  }
 };
 
 std::vector<std::byte> bytes_of(uint64_t n, uint32_t seed) {
@@ -40,9 +49,7 @@ std::vector<std::byte> bytes_of(uint64_t n, uint32_t seed) {
 }
 
 TEST_P(PinnedModes, UploadAndDownloadGoStraightThroughPinnedMemory) {
-  auto tb = make();
-  ASSERT_TRUE(tb);
-  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
+  run_in_vm([](driver::Context& c) -> Status {
     constexpr uint64_t BYTES = 4 * MiB + 123;
     auto pinned = c.alloc_host(BYTES);
     if (!pinned) return std::unexpected(pinned.error());
@@ -60,7 +67,29 @@ TEST_P(PinnedModes, UploadAndDownloadGoStraightThroughPinnedMemory) {
       return fail(Errc::device_error, "transfers did not go through pinned memory");
     return {};
   });
-  ASSERT_TRUE(results[0]) << results[0].error().what();
+}
+
+// A transfer whose buffer is itself pinned is the CPU's copy into or out
+// of its host view: no BAR1, no staging, no copy engine.
+TEST_P(PinnedModes, TransfersIntoAPinnedBufferAreTheCpusCopy) {
+  run_in_vm([](driver::Context& c) -> Status {
+    constexpr uint64_t BYTES = 8 * 1024 + 5;
+    auto pinned = c.alloc_host(BYTES);
+    if (!pinned) return std::unexpected(pinned.error());
+    auto host = c.host_data(*pinned);
+    if (!host) return std::unexpected(host.error());
+    const auto data = bytes_of(BYTES - 1, 4);
+    if (auto s = c.upload(*pinned, 1, std::span<const std::byte>(data)); !s) return s;
+    if (std::memcmp(host->data() + 1, data.data(), data.size()) != 0)
+      return fail(Errc::device_error, "the upload is not in the host view");
+    std::vector<std::byte> back(data.size());
+    if (auto s = c.download(*pinned, 1, std::span<std::byte>(back)); !s) return s;
+    if (back != data) return fail(Errc::device_error, "the download differs");
+    const auto& st = c.transfer_stats();
+    if (st.pinned_bytes != 0 || st.staged_bytes != 0 || st.direct_bytes != 0)
+      return fail(Errc::device_error, "a transfer into a pinned buffer went through the device");
+    return {};
+  });
 }
 
 // With a device back end (testbed_fake_device), pinned transfers are DMA
@@ -101,9 +130,7 @@ TEST_P(PinnedModes, PinnedTransfersAreHostDeviceDmaOnADevice) {
 }
 
 TEST_P(PinnedModes, KernelsComputeOnPinnedBuffers) {
-  auto tb = make();
-  ASSERT_TRUE(tb);
-  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
+  run_in_vm([](driver::Context& c) -> Status {
     constexpr uint32_t N = 3000;
     auto x = c.alloc_host(N * 4), y = c.alloc_host(N * 4);
     if (!x || !y) return fail(Errc::out_of_memory, "pin");
@@ -120,26 +147,22 @@ TEST_P(PinnedModes, KernelsComputeOnPinnedBuffers) {
       if (yv[i] != 2.f * float(i) + 1.f) return fail(Errc::device_error, "saxpy differs at " + std::to_string(i));
     return {};
   });
-  ASSERT_TRUE(results[0]) << results[0].error().what();
 }
 
 TEST_P(PinnedModes, PinningMoreThanTheRamNamesTheBuffer) {
-  auto tb = make(16 * MiB);
-  ASSERT_TRUE(tb);
-  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
-    auto p = c.alloc_host(32 * MiB);
-    if (p) return fail(Errc::device_error, "pinned more than the RAM");
-    if (p.error().code != Errc::out_of_memory || p.error().message.find("pinned buffer") == std::string::npos)
-      return fail(Errc::device_error, "unclear error: " + p.error().message);
-    return {};
-  });
-  ASSERT_TRUE(results[0]) << results[0].error().what();
+  run_in_vm(
+      [](driver::Context& c) -> Status {
+        auto p = c.alloc_host(32 * MiB);
+        if (p) return fail(Errc::device_error, "pinned more than the RAM");
+        if (p.error().code != Errc::out_of_memory || p.error().message.find("pinned buffer") == std::string::npos)
+          return fail(Errc::device_error, "unclear error: " + p.error().message);
+        return {};
+      },
+      16 * MiB);
 }
 
 TEST_P(PinnedModes, DeviceBufferPassedAsPinnedIsRefusedByName) {
-  auto tb = make();
-  ASSERT_TRUE(tb);
-  auto results = run_in_new_contexts(*tb, [](Vm&, driver::Context& c) -> Status {
+  run_in_vm([](driver::Context& c) -> Status {
     auto a = c.alloc(MiB), b = c.alloc(MiB);
     if (!a || !b) return fail(Errc::out_of_memory, "alloc");
     auto s = c.upload_pinned(*a, 0, *b, 0, MiB);
@@ -149,7 +172,6 @@ TEST_P(PinnedModes, DeviceBufferPassedAsPinnedIsRefusedByName) {
       return fail(Errc::device_error, "unclear error: " + s.error().message);
     return {};
   });
-  ASSERT_TRUE(results[0]) << results[0].error().what();
 }
 
 INSTANTIATE_TEST_SUITE_P(AllModes, PinnedModes, ::testing::Values(Mode::native, Mode::fv_naive, Mode::fv_opt, Mode::pv),

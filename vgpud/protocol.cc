@@ -21,23 +21,40 @@ const char* refusal_name(Refusal r) {
   return "unknown";
 }
 
-const char* command_name(uint16_t command) {
+namespace {
+
+// How a client may send a command: answered, posted (FLAG_NO_REPLY) or
+// answered, or never (daemon to client, or not a command at all).
+enum class FromClient { answered, posted_or_answered, never };
+
+struct CommandInfo {
+  const char* name;
+  FromClient from_client;
+};
+
+// Each command's name and how a client may send it, side by side.
+CommandInfo command_info(uint16_t command) {
+  using enum FromClient;
   switch (static_cast<Command>(command)) {
-    case Command::attach: return "attach";
-    case Command::region_read: return "region read";
-    case Command::region_write: return "region write";
-    case Command::reset: return "reset";
-    case Command::layout: return "layout";
-    case Command::freeze: return "freeze";
-    case Command::thaw: return "thaw";
-    case Command::dirty_log: return "dirty log";
-    case Command::dirty_take: return "dirty take";
-    case Command::state_export: return "state export";
-    case Command::state_import: return "state import";
-    case Command::migrated: return "migrated";
+    case Command::attach: return {"attach", answered};
+    case Command::region_read: return {"region read", answered};
+    case Command::region_write: return {"region write", posted_or_answered};  // the client's choice
+    case Command::reset: return {"reset", answered};
+    case Command::layout: return {"layout", never};
+    case Command::freeze: return {"freeze", answered};
+    case Command::thaw: return {"thaw", answered};
+    case Command::dirty_log: return {"dirty log", answered};
+    case Command::dirty_take: return {"dirty take", answered};
+    case Command::state_export: return {"state export", answered};
+    case Command::state_import: return {"state import", answered};
+    case Command::migrated: return {"migrated", answered};
   }
-  return "command";
+  return {"command", never};
 }
+
+}  // namespace
+
+const char* command_name(uint16_t command) { return command_info(command).name; }
 
 std::vector<std::byte> message(const Header& h, std::span<const std::byte> payload) {
   Header out = h;
@@ -136,23 +153,13 @@ Status check_header(const Header& h) {
   if ((h.flags & FLAG_TYPE_MASK) != TYPE_COMMAND || (h.flags & FLAG_ERROR) || h.error != 0)
     return fail(Errc::invalid_argument,
                 strfmt("message %u: not a command (flags %#x, error %u)", h.id, h.flags, h.error));
-  switch (static_cast<Command>(h.command)) {
-    case Command::attach:
-    case Command::region_read:
-    case Command::reset:
-    case Command::freeze:
-    case Command::thaw:
-    case Command::dirty_log:
-    case Command::dirty_take:
-    case Command::state_export:
-    case Command::state_import:
-    case Command::migrated:
+  switch (command_info(h.command).from_client) {
+    case FromClient::answered:
       if (h.flags & FLAG_NO_REPLY)
         return fail(Errc::invalid_argument, strfmt("message %u: command %u must be answered", h.id, h.command));
       return {};
-    case Command::region_write:  // posted or answered: the client's choice
-      return {};
-    case Command::layout: break;
+    case FromClient::posted_or_answered: return {};
+    case FromClient::never: break;
   }
   return fail(Errc::invalid_argument, strfmt("message %u: unknown command %u", h.id, h.command));
 }

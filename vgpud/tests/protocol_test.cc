@@ -47,6 +47,17 @@ TEST(Protocol, RepliesUnknownCommandsAndUnknownFlagsAreRefused) {
   EXPECT_FALSE(check_header(h)) << "LAYOUT goes from the daemon to the client only";
 }
 
+TEST(Protocol, AttachReadAndResetMustBeAnswered) {
+  for (Command c : {Command::attach, Command::region_read, Command::reset}) {
+    Header h{.command = static_cast<uint16_t>(c), .size = 32};
+    EXPECT_TRUE(check_header(h)) << command_name(h.command);
+    h.flags = FLAG_NO_REPLY;
+    EXPECT_FALSE(check_header(h)) << command_name(h.command) << " must be answered";
+  }
+  EXPECT_STREQ(command_name(static_cast<uint16_t>(Command::region_write)), "region write");
+  EXPECT_STREQ(command_name(77), "command") << "not a command: the generic word";
+}
+
 TEST(Protocol, PostedReadIsRefused) {
   Header h{.command = static_cast<uint16_t>(Command::region_read), .size = 32, .flags = FLAG_NO_REPLY};
   EXPECT_FALSE(check_header(h));
