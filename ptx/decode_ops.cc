@@ -57,9 +57,7 @@ Status Decoder::cvt() {
   in.type = types[0];
   in.type2 = types[1];
   if (in.type == Type::pred || in.type2 == Type::pred) return unsupported();
-  PTX_TRY(count(2));
-  PTX_TRY(dest(in.dst[0], 0));
-  PTX_TRY(value(in.src[0], 1, in.type2));
+  PTX_TRY(dest_and_values({in.type2}));
   return push();
 }
 
@@ -120,11 +118,7 @@ Status Decoder::mov() {
 Status Decoder::selp() {
   PTX_TRY(no_words_left());
   PTX_TRY(one_type());
-  PTX_TRY(count(4));
-  PTX_TRY(dest(in.dst[0], 0));
-  PTX_TRY(value(in.src[0], 1, in.type));
-  PTX_TRY(value(in.src[1], 2, in.type));
-  PTX_TRY(value(in.src[2], 3, Type::pred));
+  PTX_TRY(dest_and_values({in.type, in.type, Type::pred}));
   return push();
 }
 
