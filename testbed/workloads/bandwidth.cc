@@ -7,7 +7,7 @@
 // as cudaMemcpy from cudaMallocHost memory). Copy-engine rows also time a
 // host memcpy of the same size (the ceiling for any host<->VRAM copy) and
 // the same bytes copied through one staging-sized bounce buffer (the CPU
-// alone doing what the staged path does). The registry forces the path with
+// alone doing what the staged path does). Each row forces its path with
 // DeviceOptions::direct_transfer_max; the workload checks from the
 // context's transfer statistics that its timed transfers took that path.
 // Timed: each run's upload() or download() call, after one untimed
@@ -25,8 +25,9 @@
 namespace vgpu::testbed::workloads {
 namespace {
 
-enum class Dir { h2d, d2h };
-enum class Path { bar1, copy_engine, pinned };
+constexpr int64_t ALWAYS_DIRECT = int64_t{256} * 1024 * 1024;  // BAR1's size: every transfer direct
+constexpr int64_t NEVER_DIRECT = 0;                            // every transfer through the copy engine
+
 const char* path_name(Path p) {
   switch (p) {
     case Path::bar1: return "BAR1";
@@ -163,23 +164,9 @@ Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, 
 
 }  // namespace
 
-Result<WorkloadResult> bw_h2d_bar1(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::h2d, Path::bar1);
-}
-Result<WorkloadResult> bw_d2h_bar1(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::d2h, Path::bar1);
-}
-Result<WorkloadResult> bw_h2d_ce(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::h2d, Path::copy_engine);
-}
-Result<WorkloadResult> bw_d2h_ce(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::d2h, Path::copy_engine);
-}
-Result<WorkloadResult> bw_h2d_pinned(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::h2d, Path::pinned);
-}
-Result<WorkloadResult> bw_d2h_pinned(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::d2h, Path::pinned);
+WorkloadSpec bandwidth(std::string_view name, Dir dir, Path path, uint32_t runs, std::string_view what) {
+  return {name, [dir, path](Vm& vm, const WorkloadOptions& o) { return run_bandwidth(vm, o, dir, path); }, runs,
+          std::string(what), path == Path::bar1 ? ALWAYS_DIRECT : NEVER_DIRECT};
 }
 
 }  // namespace vgpu::testbed::workloads
