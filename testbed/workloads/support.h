@@ -41,6 +41,14 @@ std::vector<size_t> sample_indices(size_t n, size_t count, uint64_t seed);
 // that are not the steady state a run measures.
 [[nodiscard]] Status untimed_launch(driver::Context& ctx, Result<driver::Fence> launched);
 [[nodiscard]] Result<driver::Buffer> alloc_zeroed(driver::Context& ctx, size_t floats);
+// The buffers of a kernel of two inputs and one output: `a` and `b`
+// uploaded into new buffers of ctx (in that order), then one of out_floats
+// allocated for the output.
+struct TwoInputs {
+  driver::Buffer a, b, out;
+};
+[[nodiscard]] Result<TwoInputs> upload_two(driver::Context& ctx, std::span<const float> a, std::span<const float> b,
+                                           size_t out_floats);
 
 // The sampled check: want(i) returns the reference value and the sum of
 // the absolute values of its terms; an element passes when
@@ -100,5 +108,9 @@ Status timed_runs(const WorkloadOptions& o, WorkloadResult& r, Run run) {
   r.runs = o.runs;
   return {};
 }
+
+// A launch (a driver call's Result<Fence>) waited for: the one launch it
+// made, or its error.
+[[nodiscard]] Result<uint32_t> launched_and_waited(driver::Context& ctx, Result<driver::Fence> launched);
 
 }  // namespace vgpu::testbed::workloads
