@@ -122,17 +122,19 @@ Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, 
   const double first_s = now_s() - w0;
 
   WorkloadResult r;
-  RunTimer timer(o);
   const driver::TransferStats before = c.transfer_stats();
   bool all_equal = true;
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    timer.begin();
-    const Status st = transfer();
-    if (!st) return std::unexpected(st.error());
-    timer.end(r);
-    if (dir == Dir::d2h) all_equal = all_equal && std::memcmp(back.data(), src.data(), bytes) == 0;
-  }
-  r.runs = o.runs;
+  const Status ran = timed_runs(
+      o, r,
+      [&](uint32_t) -> Result<uint32_t> {
+        if (Status st = transfer(); !st) return std::unexpected(st.error());
+        return 0u;  // a transfer's copies are counted by the driver's statistics, not as launches
+      },
+      [&](uint32_t) -> Status {
+        if (dir == Dir::d2h) all_equal = all_equal && std::memcmp(back.data(), src.data(), bytes) == 0;
+        return {};
+      });
+  if (!ran) return std::unexpected(ran.error());
   const driver::TransferStats after = c.transfer_stats();
   const uint64_t direct = after.direct_bytes - before.direct_bytes;
   const uint64_t staged = after.staged_bytes - before.staged_bytes;

@@ -19,23 +19,26 @@ Result<WorkloadResult> loop(Vm& vm, const WorkloadOptions& o) {
   if (!ctx) return std::unexpected(ctx.error());
   driver::Context& c = **ctx;
   WorkloadResult r;
-  RunTimer timer(o);
   bool ok = true;
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    std::vector<driver::Fence> fences;
-    timer.begin();
-    for (uint32_t j = 0; j < count; ++j) {
-      auto f = c.spin({spin_ns});
-      if (!f) return std::unexpected(f.error());
-      fences.push_back(*f);
-    }
-    if (auto st = c.wait(fences.back()); !st) return std::unexpected(st.error());
-    timer.end(r);
-    r.launches += count;
-    for (auto f : fences) ok = ok && c.done(f);
-    ok = ok && r.seconds.back() * 1e9 >= static_cast<double>(count * spin_ns);
-  }
-  r.runs = o.runs;
+  std::vector<driver::Fence> fences;  // a run's
+  const Status timed = timed_runs(
+      o, r,
+      [&](uint32_t) -> Result<uint32_t> {
+        for (uint32_t j = 0; j < count; ++j) {
+          auto f = c.spin({spin_ns});
+          if (!f) return std::unexpected(f.error());
+          fences.push_back(*f);
+        }
+        if (auto st = c.wait(fences.back()); !st) return std::unexpected(st.error());
+        return count;
+      },
+      [&](uint32_t) -> Status {
+        for (auto f : fences) ok = ok && c.done(f);
+        ok = ok && r.seconds.back() * 1e9 >= static_cast<double>(count * spin_ns);
+        fences.clear();
+        return {};
+      });
+  if (!timed) return std::unexpected(timed.error());
   r.correct = ok;
   const uint64_t shape[2] = {count, spin_ns};
   r.checksum = hash_of(std::span<const uint64_t>(shape));

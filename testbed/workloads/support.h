@@ -93,10 +93,11 @@ class RunTimer {
 };
 
 // The timed part of a workload: o.runs runs of `run(i)`, each timed alone
-// (RunTimer), which returns the launches it made (Result<uint32_t>); r's
-// run times, launches and runs are filled. The first failure ends it.
-template <typename Run>
-Status timed_runs(const WorkloadOptions& o, WorkloadResult& r, Run run) {
+// (RunTimer), which returns the launches it made (Result<uint32_t>); after
+// each, outside the time, `check(i)` (a Status) looks at what the run did.
+// r's run times, launches and runs are filled. The first failure ends it.
+template <typename Run, typename Check>
+Status timed_runs(const WorkloadOptions& o, WorkloadResult& r, Run run, Check check) {
   RunTimer timer(o);
   for (uint32_t i = 0; i < o.runs; ++i) {
     timer.begin();
@@ -104,9 +105,14 @@ Status timed_runs(const WorkloadOptions& o, WorkloadResult& r, Run run) {
     if (!launches) return std::unexpected(launches.error());
     timer.end(r);
     r.launches += *launches;
+    if (Status st = check(i); !st) return st;
   }
   r.runs = o.runs;
   return {};
+}
+template <typename Run>
+Status timed_runs(const WorkloadOptions& o, WorkloadResult& r, Run run) {
+  return timed_runs(o, r, run, [](uint32_t) -> Status { return {}; });
 }
 
 // A launch (a driver call's Result<Fence>) waited for: the one launch it
