@@ -250,6 +250,17 @@ Status Decoder::dest(Operand& out, size_t i) {
   return {};
 }
 
+Status Decoder::dest_and_values(std::initializer_list<Type> srcs, size_t more) {
+  PTX_TRY(count(1 + srcs.size() + more));
+  PTX_TRY(dest(in.dst[0], 0));
+  size_t i = 0;
+  for (Type t : srcs) {
+    PTX_TRY(value(in.src[i], 1 + i, t));
+    ++i;
+  }
+  return {};
+}
+
 Status Decoder::address(Operand& out, size_t i, uint8_t slot) {
   if (i >= ops.size() || ops[i].op.kind != Operand::Kind::addr) return bad("expected an address");
   out = ops[i].op;

@@ -5,6 +5,7 @@
 // decode_ops.cc the decoders of each family.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,6 +47,10 @@ struct Decoder {
   // Operand i as a value of type t (a register, immediate or special register).
   Status value(Operand& out, size_t i, Type t);
   Status dest(Operand& out, size_t i);
+  // The common operand list: exactly 1 + srcs.size() + `more` operands;
+  // operand 0 the destination (dst[0]), then a value of each type of `srcs`
+  // (src[0], src[1], ...). The `more` after them are the caller's to read.
+  Status dest_and_values(std::initializer_list<Type> srcs, size_t more = 0);
   // The membermask of a warp instruction: operand i of the .sync form, all
   // lanes for the form without .sync.
   Status membermask(Operand& out, size_t i, bool sync);

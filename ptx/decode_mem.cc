@@ -187,9 +187,7 @@ Status Decoder::vote() {
   PTX_TRY(one_type());
   bool ballot = in.sub == static_cast<uint8_t>(VoteMode::ballot);
   if (ballot ? in.type != Type::b32 : in.type != Type::pred) return unsupported();
-  PTX_TRY(count(sync ? 3 : 2));
-  PTX_TRY(dest(in.dst[0], 0));
-  PTX_TRY(value(in.src[0], 1, Type::pred));
+  PTX_TRY(dest_and_values({Type::pred}, sync ? 1 : 0));
   PTX_TRY(membermask(in.src[1], 2, sync));
   return push();
 }
@@ -197,8 +195,7 @@ Status Decoder::vote() {
 Status Decoder::activemask() {
   PTX_TRY(no_words_left());
   PTX_TRY(one_type());
-  PTX_TRY(count(1));
-  PTX_TRY(dest(in.dst[0], 0));
+  PTX_TRY(dest_and_values({}));
   return push();
 }
 

@@ -2,48 +2,10 @@
 // The decoders of each instruction family: which modifiers they take, how
 // many operands and of which types.
 #include "ptx/decode.h"
+#include "ptx/op_groups.h"
 
 namespace vgpu::ptx {
 namespace {
-
-bool float_only(Op op) {
-  switch (op) {
-    case Op::fma:
-    case Op::rcp:
-    case Op::sqrt:
-    case Op::rsqrt:
-    case Op::ex2:
-    case Op::lg2:
-    case Op::sin:
-    case Op::cos:
-    case Op::testp:
-    case Op::copysign: return true;
-    default: return false;
-  }
-}
-
-bool int_only(Op op) {
-  switch (op) {
-    case Op::rem:
-    case Op::and_:
-    case Op::or_:
-    case Op::xor_:
-    case Op::not_:
-    case Op::cnot:
-    case Op::shl:
-    case Op::shr:
-    case Op::popc:
-    case Op::clz:
-    case Op::brev:
-    case Op::bfe:
-    case Op::bfi:
-    case Op::prmt:
-    case Op::mul24:
-    case Op::mad24:
-    case Op::sad: return true;
-    default: return false;
-  }
-}
 
 constexpr std::pair<std::string_view, MulMode> kMulModes[] = {{"lo", MulMode::lo},
                                                               {"hi", MulMode::hi},
@@ -70,7 +32,7 @@ Status Decoder::arith(uint8_t nsrc) {
   PTX_TRY(one_type());
   if (in.type == Type::pred && op != Op::and_ && op != Op::or_ && op != Op::xor_ && op != Op::not_)
     return unsupported();
-  if ((float_only(op) && !is_float(in.type)) || (int_only(op) && is_float(in.type))) return unsupported();
+  if ((is_float_only(op) && !is_float(in.type)) || (is_int_only(op) && is_float(in.type))) return unsupported();
   if (is_float(in.type) && (in.flags & (kCarryIn | kCarryOut))) return unsupported();
   if ((op == Op::mul || op == Op::mad) && !is_float(in.type) && in.sub == static_cast<uint8_t>(MulMode::wide) &&
       type_bytes(in.type) == 8)
@@ -95,9 +57,7 @@ Status Decoder::cvt() {
   in.type = types[0];
   in.type2 = types[1];
   if (in.type == Type::pred || in.type2 == Type::pred) return unsupported();
-  PTX_TRY(count(2));
-  PTX_TRY(dest(in.dst[0], 0));
-  PTX_TRY(value(in.src[0], 1, in.type2));
+  PTX_TRY(dest_and_values({in.type2}));
   return push();
 }
 
@@ -158,11 +118,7 @@ Status Decoder::mov() {
 Status Decoder::selp() {
   PTX_TRY(no_words_left());
   PTX_TRY(one_type());
-  PTX_TRY(count(4));
-  PTX_TRY(dest(in.dst[0], 0));
-  PTX_TRY(value(in.src[0], 1, in.type));
-  PTX_TRY(value(in.src[1], 2, in.type));
-  PTX_TRY(value(in.src[2], 3, Type::pred));
+  PTX_TRY(dest_and_values({in.type, in.type, Type::pred}));
   return push();
 }
 

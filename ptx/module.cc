@@ -40,15 +40,4 @@ std::expected<std::shared_ptr<const Module>, ParseError> parse_module(std::strin
   return p.run();
 }
 
-const char* parse_status_name(ParseStatus s) {
-  switch (s) {
-    case ParseStatus::ok: return "ok";
-    case ParseStatus::parse_error: return "parse_error";
-    case ParseStatus::unsupported: return "unsupported";
-    case ParseStatus::too_large: return "too_large";
-    case ParseStatus::bad_version: return "bad_version";
-  }
-  return "?";
-}
-
 }  // namespace vgpu::ptx

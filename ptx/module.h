@@ -108,6 +108,4 @@ class Module {
 [[nodiscard]] std::expected<std::shared_ptr<const Module>, ParseError> parse_module(std::string_view text,
                                                                                     const ModuleLimits& limits = {});
 
-const char* parse_status_name(ParseStatus s);
-
 }  // namespace vgpu::ptx

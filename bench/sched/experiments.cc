@@ -110,9 +110,7 @@ Figures figures(const Experiment& e, const SimConfig& config, const SimResult& r
   std::vector<double> ratio;
   for (size_t i = 0; i < e.vms.size(); ++i) {
     VmFigures v;
-    v.weight = e.vms[i].weight;
-    v.kernel_ms = static_cast<double>(e.vms[i].kernel_ns) / 1e6;
-    v.think_ms = static_cast<double>(e.vms[i].think_ns) / 1e6;
+    v.vm = e.vms[i];
     v.target_share = targets[i];
     v.share = total ? static_cast<double>(r.vms[i].gpu_ns) / static_cast<double>(total) : 0;
     v.latency_p50_ms = percentile_ms(r.vms[i].latencies_ns, 0.50);

@@ -20,9 +20,7 @@ struct Experiment {
 std::vector<Experiment> experiments();
 
 struct VmFigures {
-  uint32_t weight = 1;
-  double kernel_ms = 0;
-  double think_ms = 0;
+  SimVm vm;  // the experiment's VM: weight, kernel and think time
   double target_share = 0;
   double share = 0;
   double latency_p50_ms = 0;

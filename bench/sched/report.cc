@@ -28,6 +28,8 @@ const Figures* find(const std::vector<Figures>& all, const std::string& exp, con
   return nullptr;
 }
 
+double ms(uint64_t ns) { return static_cast<double>(ns) / 1e6; }
+
 bool have_gnuplot() { return std::system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 }  // namespace
@@ -46,8 +48,8 @@ void print_table(std::ostream& out, const std::vector<Figures>& all) {
       const std::string head = i == 0 ? strf("  %-7s %6.3f %6.3f", f.policy.c_str(), f.utilization, f.jain)
                                       : strf("  %-7s %6s %6s", "", "", "");
       out << head
-          << strf("  %3zu %3u %7.2f %7.3f %7.3f %9.2f %9.2f\n", i, v.weight, v.kernel_ms, v.target_share, v.share,
-                  v.latency_p50_ms, v.latency_p99_ms);
+          << strf("  %3zu %3u %7.2f %7.3f %7.3f %9.2f %9.2f\n", i, v.vm.weight, ms(v.vm.kernel_ns), v.target_share,
+                  v.share, v.latency_p50_ms, v.latency_p99_ms);
     }
   }
 }
@@ -79,9 +81,9 @@ Status write_json(const std::string& path, const RunInfo& info, const std::vecto
     for (size_t i = 0; i < f.vms.size(); ++i) {
       const auto& v = f.vms[i];
       vms.push_back({{"vm", i},
-                     {"weight", v.weight},
-                     {"kernel_ms", v.kernel_ms},
-                     {"think_ms", v.think_ms},
+                     {"weight", v.vm.weight},
+                     {"kernel_ms", ms(v.vm.kernel_ns)},
+                     {"think_ms", ms(v.vm.think_ns)},
                      {"target_share", v.target_share},
                      {"share", v.share},
                      {"latency_p50_ms", v.latency_p50_ms},
@@ -134,7 +136,7 @@ Status write_plots(const std::string& dir, const std::vector<Experiment>& exps,
       gp << "plot ";
       for (size_t i = 0; i < e.vms.size(); ++i) {
         gp << strf("'%s-%s.dat' using 1:%zu with lines lw 2 lc %zu title 'vm%zu w%u %.2f ms', ", e.name.c_str(),
-                   p.c_str(), i + 2, i + 1, i, e.vms[i].weight, static_cast<double>(e.vms[i].kernel_ns) / 1e6);
+                   p.c_str(), i + 2, i + 1, i, e.vms[i].weight, ms(e.vms[i].kernel_ns));
         gp << strf("%.4f with lines dt 2 lc %zu notitle", targets[i], i + 1);
         gp << (i + 1 < e.vms.size() ? ", " : "\n");
       }

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "gpu/ptx/exec.h"
+#include "ptx/op_groups.h"
 
 namespace vgpu::ptx::exec {
 namespace {
@@ -303,20 +304,8 @@ bool float_arith(Ctx& c, const Instr& in, uint32_t m) {
 }
 
 ExecFn float_executor(Op op) {
-  switch (op) {
-    case Op::fma:
-    case Op::rcp:
-    case Op::sqrt:
-    case Op::rsqrt:
-    case Op::ex2:
-    case Op::lg2:
-    case Op::sin:
-    case Op::cos:
-    case Op::testp:
-    case Op::copysign: return float_only;
-    case Op::cvt: return cvt;
-    default: return nullptr;
-  }
+  if (is_float_only(op)) return float_only;
+  return op == Op::cvt ? cvt : nullptr;
 }
 
 }  // namespace vgpu::ptx::exec

@@ -5,6 +5,7 @@
 // gives INT_MIN (remainder 0); shifts of the width or more give 0 (or the
 // sign for shr.s), as PTX says.
 #include "gpu/ptx/exec.h"
+#include "ptx/op_groups.h"
 
 namespace vgpu::ptx::exec {
 namespace {
@@ -341,6 +342,7 @@ bool misc24(Ctx& c, const Instr& in, uint32_t m) {
 }  // namespace
 
 ExecFn int_executor(Op op) {
+  if (is_bit_op(op)) return bits_op;
   switch (op) {
     case Op::add:
     case Op::sub: return add;
@@ -355,19 +357,6 @@ ExecFn int_executor(Op op) {
     case Op::mul24:
     case Op::mad24:
     case Op::sad: return misc24;
-    case Op::and_:
-    case Op::or_:
-    case Op::xor_:
-    case Op::not_:
-    case Op::cnot:
-    case Op::shl:
-    case Op::shr:
-    case Op::popc:
-    case Op::clz:
-    case Op::brev:
-    case Op::bfe:
-    case Op::bfi:
-    case Op::prmt: return bits_op;
     default: return nullptr;
   }
 }

@@ -82,28 +82,25 @@ std::byte* resolve(Ctx& c, const Instr& in, StateSpace sp, uint64_t addr, uint32
   }
 }
 
+// The T at p, widened to 64 bits (sign-extended when T is signed).
+template <typename T>
+uint64_t load_widened(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return static_cast<uint64_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v));
+}
+
+// The common 4- and 8-byte types first, each one load.
 uint64_t read_elem(const std::byte* p, Type t) {
   switch (t) {
     case Type::u32:
     case Type::b32:
-    case Type::f32: {
-      uint32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
+    case Type::f32: return load_widened<uint32_t>(p);
     case Type::u64:
     case Type::b64:
     case Type::s64:
-    case Type::f64: {
-      uint64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    case Type::s32: {
-      int32_t v;
-      std::memcpy(&v, p, 4);
-      return static_cast<uint64_t>(int64_t{v});
-    }
+    case Type::f64: return load_widened<uint64_t>(p);
+    case Type::s32: return load_widened<int32_t>(p);
     default: break;
   }
   uint64_t v = 0;

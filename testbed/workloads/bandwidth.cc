@@ -7,7 +7,7 @@
 // as cudaMemcpy from cudaMallocHost memory). Copy-engine rows also time a
 // host memcpy of the same size (the ceiling for any host<->VRAM copy) and
 // the same bytes copied through one staging-sized bounce buffer (the CPU
-// alone doing what the staged path does). The registry forces the path with
+// alone doing what the staged path does). Each row forces its path with
 // DeviceOptions::direct_transfer_max; the workload checks from the
 // context's transfer statistics that its timed transfers took that path.
 // Timed: each run's upload() or download() call, after one untimed
@@ -25,8 +25,9 @@
 namespace vgpu::testbed::workloads {
 namespace {
 
-enum class Dir { h2d, d2h };
-enum class Path { bar1, copy_engine, pinned };
+constexpr int64_t ALWAYS_DIRECT = int64_t{256} * 1024 * 1024;  // BAR1's size: every transfer direct
+constexpr int64_t NEVER_DIRECT = 0;                            // every transfer through the copy engine
+
 const char* path_name(Path p) {
   switch (p) {
     case Path::bar1: return "BAR1";
@@ -121,17 +122,19 @@ Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, 
   const double first_s = now_s() - w0;
 
   WorkloadResult r;
-  RunTimer timer(o);
   const driver::TransferStats before = c.transfer_stats();
   bool all_equal = true;
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    timer.begin();
-    const Status st = transfer();
-    if (!st) return std::unexpected(st.error());
-    timer.end(r);
-    if (dir == Dir::d2h) all_equal = all_equal && std::memcmp(back.data(), src.data(), bytes) == 0;
-  }
-  r.runs = o.runs;
+  const Status ran = timed_runs(
+      o, r,
+      [&](uint32_t) -> Result<uint32_t> {
+        if (Status st = transfer(); !st) return std::unexpected(st.error());
+        return 0u;  // a transfer's copies are counted by the driver's statistics, not as launches
+      },
+      [&](uint32_t) -> Status {
+        if (dir == Dir::d2h) all_equal = all_equal && std::memcmp(back.data(), src.data(), bytes) == 0;
+        return {};
+      });
+  if (!ran) return std::unexpected(ran.error());
   const driver::TransferStats after = c.transfer_stats();
   const uint64_t direct = after.direct_bytes - before.direct_bytes;
   const uint64_t staged = after.staged_bytes - before.staged_bytes;
@@ -163,23 +166,9 @@ Result<WorkloadResult> run_bandwidth(Vm& vm, const WorkloadOptions& o, Dir dir, 
 
 }  // namespace
 
-Result<WorkloadResult> bw_h2d_bar1(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::h2d, Path::bar1);
-}
-Result<WorkloadResult> bw_d2h_bar1(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::d2h, Path::bar1);
-}
-Result<WorkloadResult> bw_h2d_ce(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::h2d, Path::copy_engine);
-}
-Result<WorkloadResult> bw_d2h_ce(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::d2h, Path::copy_engine);
-}
-Result<WorkloadResult> bw_h2d_pinned(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::h2d, Path::pinned);
-}
-Result<WorkloadResult> bw_d2h_pinned(Vm& vm, const WorkloadOptions& o) {
-  return run_bandwidth(vm, o, Dir::d2h, Path::pinned);
+WorkloadSpec bandwidth(std::string_view name, Dir dir, Path path, uint32_t runs, std::string_view what) {
+  return {name, [dir, path](Vm& vm, const WorkloadOptions& o) { return run_bandwidth(vm, o, dir, path); }, runs,
+          std::string(what), path == Path::bar1 ? ALWAYS_DIRECT : NEVER_DIRECT};
 }
 
 }  // namespace vgpu::testbed::workloads

@@ -16,11 +16,18 @@
 namespace vgpu::testbed::workloads {
 namespace {
 
-// Seed-workloads.json layout: input W x H x C, batch N, filter R (height)
-// x S (width), K filters.
-struct ConvShape {
-  uint32_t w, h, c, n, r, s, k, pad_h, pad_w, stride_h, stride_w;
-};
+// "conv2d W224 H224 C3 N1 R7 S7 K64 pad 3 stride 2": a 1x1 filter as such,
+// padding and stride only where they are not 0 and 1 (the same both ways).
+std::string describe(const ConvShape& s) {
+  std::string d = strfmt("conv2d W%u H%u C%u N%u", s.w, s.h, s.c, s.n);
+  d += s.r == 1 && s.s == 1 ? std::string(" 1x1") : strfmt(" R%u S%u", s.r, s.s);
+  d += strfmt(" K%u", s.k);
+  if (s.pad_h != 0 || s.pad_w != 0)
+    d += s.pad_h == s.pad_w ? strfmt(" pad %u", s.pad_h) : strfmt(" pad %ux%u", s.pad_h, s.pad_w);
+  if (s.stride_h != 1 || s.stride_w != 1)
+    d += s.stride_h == s.stride_w ? strfmt(" stride %u", s.stride_h) : strfmt(" stride %ux%u", s.stride_h, s.stride_w);
+  return d;
+}
 
 constexpr double CONV_REL_TOL = 1e-4;
 constexpr double CONV_ABS_TOL = 1e-5;
@@ -93,18 +100,9 @@ Result<WorkloadResult> run_conv(Vm& vm, const WorkloadOptions& o, ConvShape s) {
 
 }  // namespace
 
-// Sizes from seed-workloads.json: W, H, C, N, R, S, K, pad_h, pad_w, stride_h, stride_w.
-Result<WorkloadResult> conv1(Vm& vm, const WorkloadOptions& o) {
-  return run_conv(vm, o, {341, 79, 32, 4, 5, 10, 32, 0, 0, 2, 2});
-}
-Result<WorkloadResult> conv2(Vm& vm, const WorkloadOptions& o) {
-  return run_conv(vm, o, {224, 224, 3, 1, 7, 7, 64, 3, 3, 2, 2});
-}
-Result<WorkloadResult> conv3(Vm& vm, const WorkloadOptions& o) {
-  return run_conv(vm, o, {56, 56, 256, 1, 1, 1, 128, 0, 0, 2, 2});
-}
-Result<WorkloadResult> conv4(Vm& vm, const WorkloadOptions& o) {
-  return run_conv(vm, o, {7, 7, 512, 2, 1, 1, 2048, 0, 0, 1, 1});
+WorkloadSpec deepbench_conv(std::string_view name, ConvShape shape, uint32_t runs) {
+  return {name, [shape](Vm& vm, const WorkloadOptions& o) { return run_conv(vm, o, shape); }, runs,
+          describe(shape) + " (DeepBench)"};
 }
 
 }  // namespace vgpu::testbed::workloads

@@ -15,10 +15,6 @@
 namespace vgpu::testbed::workloads {
 namespace {
 
-struct GemmShape {
-  uint32_t m, n, k;
-};
-
 // Sanitizer tests: every dimension a quarter, at least 8.
 uint32_t reduce(uint32_t d) { return std::max(8u, d / 4); }
 
@@ -64,11 +60,10 @@ Result<WorkloadResult> run_sgemm(Vm& vm, const WorkloadOptions& o, GemmShape s) 
 
 }  // namespace
 
-// Sizes from seed-workloads.json (DeepBench gemm_bench, M x N x K).
-Result<WorkloadResult> gemm1(Vm& vm, const WorkloadOptions& o) { return run_sgemm(vm, o, {5124, 700, 2048}); }
-Result<WorkloadResult> gemm2(Vm& vm, const WorkloadOptions& o) { return run_sgemm(vm, o, {35, 700, 2048}); }
-Result<WorkloadResult> gemm3(Vm& vm, const WorkloadOptions& o) { return run_sgemm(vm, o, {3072, 3000, 1024}); }
-Result<WorkloadResult> gemm4(Vm& vm, const WorkloadOptions& o) { return run_sgemm(vm, o, {512, 6000, 2816}); }
+WorkloadSpec deepbench_gemm(std::string_view name, GemmShape shape, uint32_t runs) {
+  return {name, [shape](Vm& vm, const WorkloadOptions& o) { return run_sgemm(vm, o, shape); }, runs,
+          strfmt("sgemm %ux%ux%u (DeepBench)", shape.m, shape.n, shape.k)};
+}
 
 // The remoting paper's float32 matmul: A 320x320 times B 320x640, 1000 runs
 // by default; the mean per run goes into the detail too.

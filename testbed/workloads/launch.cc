@@ -40,22 +40,19 @@ Result<WorkloadResult> launch(Vm& vm, const WorkloadOptions& o) {
   for (uint32_t i = 0; i < WARM_UP; ++i)
     if (auto st = once(-1.0f); !st) return std::unexpected(st.error());
   WorkloadResult r;
-  RunTimer timer(o);
   std::vector<double> each;
   each.reserve(size_t{count} * o.runs);
-  for (uint32_t run = 0; run < o.runs; ++run) {
-    timer.begin();
+  const Status timed = timed_runs(o, r, [&](uint32_t) -> Result<uint32_t> {
     for (uint32_t i = 0; i < count; ++i) {
       const auto t0 = std::chrono::steady_clock::now();
       if (auto st = once(static_cast<float>(i)); !st) return std::unexpected(st.error());
       each.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-    timer.end(r);
-    r.launches += count;
-  }
+    return count;
+  });
+  if (!timed) return std::unexpected(timed.error());
   float last = 0;
   if (auto st = c.download(*buf, std::span(&last, 1)); !st) return std::unexpected(st.error());
-  r.runs = o.runs;
   r.correct = last == static_cast<float>(count - 1);
   const uint64_t shape[1] = {count};
   r.checksum = hash_of(std::span<const uint64_t>(shape));

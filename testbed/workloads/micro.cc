@@ -19,23 +19,26 @@ Result<WorkloadResult> loop(Vm& vm, const WorkloadOptions& o) {
   if (!ctx) return std::unexpected(ctx.error());
   driver::Context& c = **ctx;
   WorkloadResult r;
-  RunTimer timer(o);
   bool ok = true;
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    std::vector<driver::Fence> fences;
-    timer.begin();
-    for (uint32_t j = 0; j < count; ++j) {
-      auto f = c.spin({spin_ns});
-      if (!f) return std::unexpected(f.error());
-      fences.push_back(*f);
-    }
-    if (auto st = c.wait(fences.back()); !st) return std::unexpected(st.error());
-    timer.end(r);
-    r.launches += count;
-    for (auto f : fences) ok = ok && c.done(f);
-    ok = ok && r.seconds.back() * 1e9 >= static_cast<double>(count * spin_ns);
-  }
-  r.runs = o.runs;
+  std::vector<driver::Fence> fences;  // a run's
+  const Status timed = timed_runs(
+      o, r,
+      [&](uint32_t) -> Result<uint32_t> {
+        for (uint32_t j = 0; j < count; ++j) {
+          auto f = c.spin({spin_ns});
+          if (!f) return std::unexpected(f.error());
+          fences.push_back(*f);
+        }
+        if (auto st = c.wait(fences.back()); !st) return std::unexpected(st.error());
+        return count;
+      },
+      [&](uint32_t) -> Status {
+        for (auto f : fences) ok = ok && c.done(f);
+        ok = ok && r.seconds.back() * 1e9 >= static_cast<double>(count * spin_ns);
+        fences.clear();
+        return {};
+      });
+  if (!timed) return std::unexpected(timed.error());
   r.correct = ok;
   const uint64_t shape[2] = {count, spin_ns};
   r.checksum = hash_of(std::span<const uint64_t>(shape));
@@ -57,25 +60,15 @@ Result<WorkloadResult> madd(Vm& vm, const WorkloadOptions& o) {
   if (!ctx) return std::unexpected(ctx.error());
   driver::Context& c = **ctx;
   const auto a = random_floats(n, o.seed), b = random_floats(n, o.seed + 1);
-  auto ba = upload_new(c, a);
-  if (!ba) return std::unexpected(ba.error());
-  auto bb = upload_new(c, b);
-  if (!bb) return std::unexpected(bb.error());
-  auto bc = c.alloc(n * sizeof(float));
-  if (!bc) return std::unexpected(bc.error());
+  auto bufs = upload_two(c, a, b, n);
+  if (!bufs) return std::unexpected(bufs.error());
   WorkloadResult r;
-  RunTimer timer(o);
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    timer.begin();
-    auto f = c.madd({*ba, *bb, *bc, rows, cols});
-    if (!f) return std::unexpected(f.error());
-    if (auto st = c.wait(*f); !st) return std::unexpected(st.error());
-    timer.end(r);
-    ++r.launches;
-  }
-  r.runs = o.runs;
+  const Status timed = timed_runs(o, r, [&](uint32_t) {
+    return launched_and_waited(c, c.madd({bufs->a, bufs->b, bufs->out, rows, cols}));
+  });
+  if (!timed) return std::unexpected(timed.error());
   std::vector<float> out(n);
-  if (auto st = c.download(*bc, std::span<float>(out)); !st) return std::unexpected(st.error());
+  if (auto st = c.download(bufs->out, std::span<float>(out)); !st) return std::unexpected(st.error());
   size_t bad = 0;
   for (size_t i = 0; i < n; ++i) {
     const float want = a[i] + b[i];
@@ -103,16 +96,9 @@ Result<WorkloadResult> cpy(Vm& vm, const WorkloadOptions& o) {
   auto bd = c.alloc(bytes);
   if (!bd) return std::unexpected(bd.error());
   WorkloadResult r;
-  RunTimer timer(o);
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    timer.begin();
-    auto f = c.copy(*bd, 0, *bs, 0, bytes);
-    if (!f) return std::unexpected(f.error());
-    if (auto st = c.wait(*f); !st) return std::unexpected(st.error());
-    timer.end(r);
-    ++r.launches;
-  }
-  r.runs = o.runs;
+  const Status timed = timed_runs(o, r,
+                                  [&](uint32_t) { return launched_and_waited(c, c.copy(*bd, 0, *bs, 0, bytes)); });
+  if (!timed) return std::unexpected(timed.error());
   std::vector<float> out(src.size());
   if (auto st = c.download(*bd, std::span<float>(out)); !st) return std::unexpected(st.error());
   const bool equal = std::memcmp(out.data(), src.data(), bytes) == 0;

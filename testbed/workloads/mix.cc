@@ -67,12 +67,8 @@ Result<WorkloadResult> sgemm_mriq(Vm& vm, const WorkloadOptions& o) {
 
   const size_t nn = size_t{dim} * dim;
   const auto a = random_floats(nn, o.seed), b = random_floats(nn, o.seed + 1);
-  auto ba = upload_new(cg, a);
-  if (!ba) return std::unexpected(ba.error());
-  auto bb = upload_new(cg, b);
-  if (!bb) return std::unexpected(bb.error());
-  auto bc = cg.alloc(nn * sizeof(float));
-  if (!bc) return std::unexpected(bc.error());
+  auto gemm = upload_two(cg, a, b, nn);
+  if (!gemm) return std::unexpected(gemm.error());
 
   const MriqInputs in{random_floats(num_k, o.seed + 10, -0.5f, 0.5f), random_floats(num_k, o.seed + 11, -0.5f, 0.5f),
                       random_floats(num_k, o.seed + 12, -0.5f, 0.5f), random_floats(num_k, o.seed + 13, 0.f, 1.f),
@@ -84,7 +80,7 @@ Result<WorkloadResult> sgemm_mriq(Vm& vm, const WorkloadOptions& o) {
 
   WorkloadResult r;
   const Status timed = timed_runs(o, r, [&](uint32_t) -> Result<uint32_t> {
-    auto fg = cg.sgemm({*ba, *bb, *bc, dim, dim, dim, 1.f, 0.f});
+    auto fg = cg.sgemm({gemm->a, gemm->b, gemm->out, dim, dim, dim, 1.f, 0.f});
     if (!fg) return std::unexpected(fg.error());
     auto fm = cm.mriq(mp);
     if (!fm) return std::unexpected(fm.error());
@@ -95,7 +91,7 @@ Result<WorkloadResult> sgemm_mriq(Vm& vm, const WorkloadOptions& o) {
   if (!timed) return std::unexpected(timed.error());
 
   std::vector<float> c(nn), out_r(num_x), out_i(num_x);
-  if (auto st = cg.download(*bc, std::span<float>(c)); !st) return std::unexpected(st.error());
+  if (auto st = cg.download(gemm->out, std::span<float>(c)); !st) return std::unexpected(st.error());
   if (auto st = cm.download(mp.qr, std::span<float>(out_r)); !st) return std::unexpected(st.error());
   if (auto st = cm.download(mp.qi, std::span<float>(out_i)); !st) return std::unexpected(st.error());
 

@@ -1,50 +1,54 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The suite's table: name, function, default timed runs, what it is, and
-// the transfer threshold it needs (bandwidth workloads force a path).
+// The suite's table: name, function (or a family's row maker and its
+// sizes or path), default timed runs, what it is, and the transfer
+// threshold it needs (bandwidth workloads force a path).
 #include <algorithm>
-#include <array>
 
 #include "testbed/workloads/suite.h"
 
 namespace vgpu::testbed::workloads {
 namespace {
 
-constexpr int64_t ALWAYS_DIRECT = int64_t{256} * 1024 * 1024;  // BAR1's size: every transfer direct
-constexpr int64_t NEVER_DIRECT = 0;                            // every transfer through the copy engine
-
-constexpr std::array SUITE{
-    WorkloadSpec{"gemm1", gemm1, 3, "sgemm 5124x700x2048 (DeepBench)"},
-    WorkloadSpec{"gemm2", gemm2, 5, "sgemm 35x700x2048 (DeepBench)"},
-    WorkloadSpec{"gemm3", gemm3, 3, "sgemm 3072x3000x1024 (DeepBench)"},
-    WorkloadSpec{"gemm4", gemm4, 3, "sgemm 512x6000x2816 (DeepBench)"},
-    WorkloadSpec{"conv1", conv1, 3, "conv2d W341 H79 C32 N4 R5 S10 K32 stride 2 (DeepBench)"},
-    WorkloadSpec{"conv2", conv2, 5, "conv2d W224 H224 C3 N1 R7 S7 K64 pad 3 stride 2 (DeepBench)"},
-    WorkloadSpec{"conv3", conv3, 5, "conv2d W56 H56 C256 N1 1x1 K128 stride 2 (DeepBench)"},
-    WorkloadSpec{"conv4", conv4, 5, "conv2d W7 H7 C512 N2 1x1 K2048 (DeepBench)"},
-    WorkloadSpec{"bw-h2d-bar1", bw_h2d_bar1, 3, "64 MiB host->VRAM through a BAR1 mapping", ALWAYS_DIRECT},
-    WorkloadSpec{"bw-d2h-bar1", bw_d2h_bar1, 3, "64 MiB VRAM->host through a BAR1 mapping", ALWAYS_DIRECT},
-    WorkloadSpec{"bw-h2d-ce", bw_h2d_ce, 3, "64 MiB host->VRAM through staging and the copy engine", NEVER_DIRECT},
-    WorkloadSpec{"bw-d2h-ce", bw_d2h_ce, 3, "64 MiB VRAM->host through staging and the copy engine", NEVER_DIRECT},
-    WorkloadSpec{"bw-h2d-pinned", bw_h2d_pinned, 10, "64 MiB pinned host->VRAM on the copy engine (DMA)", NEVER_DIRECT},
-    WorkloadSpec{"bw-d2h-pinned", bw_d2h_pinned, 10, "64 MiB VRAM->pinned host on the copy engine (DMA)", NEVER_DIRECT},
-    WorkloadSpec{"matmul320", matmul320, 1000, "sgemm 320x640x320, 1000 runs (remoting paper)"},
-    WorkloadSpec{"sgemm+mriq", sgemm_mriq, 3, "sgemm 1024^3 and MRI-Q from two channels at once"},
-    WorkloadSpec{"LOOP", loop, 3, "100 spin kernels of 1 ms back to back"},
-    WorkloadSpec{"launch", launch, 3, "10,000 fills of one element, each launched and waited (p50/p99)"},
-    WorkloadSpec{"MADD", madd, 5, "matrix add 2048x2048"},
-    WorkloadSpec{"MMUL", mmul, 5, "sgemm 512^3"},
-    WorkloadSpec{"CPY", cpy, 5, "64 MiB buffer-to-buffer on the copy engine"},
-    WorkloadSpec{"open", device_open, 5, "device open (bring-up: BAR tables, PFIFO), closed between runs"},
-    WorkloadSpec{"ctx", context_churn, 5, "20 context create+destroy (address space, channel) per run"},
-    WorkloadSpec{"churn", map_churn, 5, "64 buffers of 4 KiB..1 MiB mapped, 4 filled, unmapped per run"},
-};
+std::vector<WorkloadSpec> make_suite() {
+  return {
+      // The DeepBench cases' sizes are seed-workloads.json's. gemm: M, N, K.
+      deepbench_gemm("gemm1", {5124, 700, 2048}, 3),
+      deepbench_gemm("gemm2", {35, 700, 2048}, 5),
+      deepbench_gemm("gemm3", {3072, 3000, 1024}, 3),
+      deepbench_gemm("gemm4", {512, 6000, 2816}, 3),
+      // conv: W, H, C, N, R, S, K, pad_h, pad_w, stride_h, stride_w.
+      deepbench_conv("conv1", {341, 79, 32, 4, 5, 10, 32, 0, 0, 2, 2}, 3),
+      deepbench_conv("conv2", {224, 224, 3, 1, 7, 7, 64, 3, 3, 2, 2}, 5),
+      deepbench_conv("conv3", {56, 56, 256, 1, 1, 1, 128, 0, 0, 2, 2}, 5),
+      deepbench_conv("conv4", {7, 7, 512, 2, 1, 1, 2048, 0, 0, 1, 1}, 5),
+      bandwidth("bw-h2d-bar1", Dir::h2d, Path::bar1, 3, "64 MiB host->VRAM through a BAR1 mapping"),
+      bandwidth("bw-d2h-bar1", Dir::d2h, Path::bar1, 3, "64 MiB VRAM->host through a BAR1 mapping"),
+      bandwidth("bw-h2d-ce", Dir::h2d, Path::copy_engine, 3, "64 MiB host->VRAM through staging and the copy engine"),
+      bandwidth("bw-d2h-ce", Dir::d2h, Path::copy_engine, 3, "64 MiB VRAM->host through staging and the copy engine"),
+      bandwidth("bw-h2d-pinned", Dir::h2d, Path::pinned, 10, "64 MiB pinned host->VRAM on the copy engine (DMA)"),
+      bandwidth("bw-d2h-pinned", Dir::d2h, Path::pinned, 10, "64 MiB VRAM->pinned host on the copy engine (DMA)"),
+      {"matmul320", matmul320, 1000, "sgemm 320x640x320, 1000 runs (remoting paper)"},
+      {"sgemm+mriq", sgemm_mriq, 3, "sgemm 1024^3 and MRI-Q from two channels at once"},
+      {"LOOP", loop, 3, "100 spin kernels of 1 ms back to back"},
+      {"launch", launch, 3, "10,000 fills of one element, each launched and waited (p50/p99)"},
+      {"MADD", madd, 5, "matrix add 2048x2048"},
+      {"MMUL", mmul, 5, "sgemm 512^3"},
+      {"CPY", cpy, 5, "64 MiB buffer-to-buffer on the copy engine"},
+      {"open", device_open, 5, "device open (bring-up: BAR tables, PFIFO), closed between runs"},
+      {"ctx", context_churn, 5, "20 context create+destroy (address space, channel) per run"},
+      {"churn", map_churn, 5, "64 buffers of 4 KiB..1 MiB mapped, 4 filled, unmapped per run"},
+  };
+}
 
 }  // namespace
 
-std::span<const WorkloadSpec> registry() { return SUITE; }
+std::span<const WorkloadSpec> registry() {
+  static const std::vector<WorkloadSpec> suite = make_suite();
+  return suite;
+}
 
 const WorkloadSpec* find(std::string_view name) {
-  for (const auto& w : SUITE)
+  for (const auto& w : registry())
     if (w.name == name) return &w;
   return nullptr;
 }

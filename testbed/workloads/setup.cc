@@ -41,6 +41,35 @@ Status fill_after(driver::Device& dev, float value, std::vector<float>& out, boo
   return {};
 }
 
+// The timed part of open and ctx: o.runs runs of `run()`, each timed alone,
+// then (untimed) a checked fill of `first + i` in a new context of the
+// device the run opened, closed after it, or of the VM's device where the
+// run opened none (nullptr). r's times, runs, correct and checksum are
+// filled.
+template <typename Run>
+Status timed_then_filled(Vm& vm, const WorkloadOptions& o, float first, WorkloadResult& r, Run run) {
+  std::vector<float> out;
+  bool ok = true;
+  std::unique_ptr<driver::Device> opened;
+  const Status timed = timed_runs(
+      o, r,
+      [&](uint32_t) -> Result<uint32_t> {
+        Result<std::unique_ptr<driver::Device>> dev = run();
+        if (!dev) return std::unexpected(dev.error());
+        opened = std::move(*dev);
+        return 0u;
+      },
+      [&](uint32_t i) {
+        const Status st = fill_after(opened ? *opened : vm.device, first + static_cast<float>(i), out, ok);
+        opened.reset();
+        return st;
+      });
+  if (!timed) return timed;
+  r.correct = ok;
+  r.checksum = hash_of(std::span<const float>(out));
+  return {};
+}
+
 }  // namespace
 
 // open: Device::open on the VM's port, timed; each opened device is closed
@@ -48,23 +77,13 @@ Status fill_after(driver::Device& dev, float value, std::vector<float>& out, boo
 // first reopen and not used again.
 Result<WorkloadResult> device_open(Vm& vm, const WorkloadOptions& o) {
   WorkloadResult r;
-  RunTimer timer(o);
-  std::vector<float> out;
-  bool ok = true;
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    timer.begin();
-    auto dev = driver::Device::open(vm.port, vm.device.options());
-    if (!dev) return std::unexpected(dev.error());
-    timer.end(r);
-    if (Status st = fill_after(**dev, 1.5f + static_cast<float>(i), out, ok); !st) return std::unexpected(st.error());
-  }
-  r.runs = o.runs;
-  r.correct = ok;
-  r.checksum = hash_of(std::span<const float>(out));
+  const Status timed = timed_then_filled(vm, o, 1.5f, r,
+                                         [&] { return driver::Device::open(vm.port, vm.device.options()); });
+  if (!timed) return std::unexpected(timed.error());
   r.work_per_run = 1;
   r.work_unit = "open";
   r.detail = strfmt("device open median %.3f ms; a fill after each open %s", median(r.seconds) * 1e3,
-                    ok ? "correct" : "WRONG");
+                    r.correct ? "correct" : "WRONG");
   return r;
 }
 
@@ -73,26 +92,18 @@ Result<WorkloadResult> device_open(Vm& vm, const WorkloadOptions& o) {
 Result<WorkloadResult> context_churn(Vm& vm, const WorkloadOptions& o) {
   const uint32_t contexts = o.reduced ? 5 : 20;
   WorkloadResult r;
-  RunTimer timer(o);
-  std::vector<float> out;
-  bool ok = true;
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    timer.begin();
+  const Status timed = timed_then_filled(vm, o, 2.5f, r, [&]() -> Result<std::unique_ptr<driver::Device>> {
     for (uint32_t j = 0; j < contexts; ++j) {
       auto ctx = vm.device.create_context();
       if (!ctx) return std::unexpected(ctx.error());
     }
-    timer.end(r);
-    if (Status st = fill_after(vm.device, 2.5f + static_cast<float>(i), out, ok); !st)
-      return std::unexpected(st.error());
-  }
-  r.runs = o.runs;
-  r.correct = ok;
-  r.checksum = hash_of(std::span<const float>(out));
+    return nullptr;  // the fill on the VM's device
+  });
+  if (!timed) return std::unexpected(timed.error());
   r.work_per_run = contexts;
   r.work_unit = "context";
   r.detail = strfmt("%u context create+destroy per run, %.3f ms each; fill after %s", contexts,
-                    median(r.seconds) * 1e3 / contexts, ok ? "correct" : "WRONG");
+                    median(r.seconds) * 1e3 / contexts, r.correct ? "correct" : "WRONG");
   return r;
 }
 
@@ -107,51 +118,55 @@ Result<WorkloadResult> map_churn(Vm& vm, const WorkloadOptions& o) {
   if (!ctx) return std::unexpected(ctx.error());
   driver::Context& c = **ctx;
   WorkloadResult r;
-  RunTimer timer(o);
   bool ok = true;
   std::vector<float> seen;
-  for (uint32_t i = 0; i < o.runs; ++i) {
-    std::vector<driver::Buffer> bufs;
-    std::vector<std::pair<driver::Buffer, uint32_t>> filled;
-    timer.begin();
-    std::optional<driver::Fence> last;
-    for (uint32_t j = 0; j < buffers; ++j) {
-      const uint64_t bytes = SIZES[(j * 7 + i) % SIZES.size()];
-      auto b = c.alloc(bytes);
-      if (!b) return std::unexpected(b.error());
-      bufs.push_back(*b);
-      if (j % 16 == 15) {
-        const auto count = static_cast<uint32_t>(bytes / sizeof(float));
-        auto f = c.fill({*b, count, static_cast<float>(j + i)});
-        if (!f) return std::unexpected(f.error());
-        last = *f;
-        filled.emplace_back(*b, count);
-        ++r.launches;
-      }
-    }
-    if (last)
-      if (auto s = c.wait(*last); !s) return std::unexpected(s.error());
-    // Checked before the frees (outside the time would need the buffers
-    // kept; the check reads two words through the driver's transfer path).
-    for (auto [b, count] : filled) {
-      float first = 0, end = 0;
-      if (auto s = c.download(b, 0, std::as_writable_bytes(std::span(&first, 1))); !s)
-        return std::unexpected(s.error());
-      if (auto s = c.download(b, (count - 1) * sizeof(float), std::as_writable_bytes(std::span(&end, 1))); !s)
-        return std::unexpected(s.error());
-      seen.push_back(first);
-      seen.push_back(end);
-    }
-    for (auto b : bufs)
-      if (auto s = c.free(b); !s) return std::unexpected(s.error());
-    timer.end(r);
-    for (size_t k = 0; k < filled.size(); ++k) {
-      const float want = static_cast<float>(16 * k + 15 + i);
-      ok = ok && seen[seen.size() - 2 * filled.size() + 2 * k] == want &&
-           seen[seen.size() - 2 * filled.size() + 2 * k + 1] == want;
-    }
-  }
-  r.runs = o.runs;
+  std::vector<driver::Buffer> bufs;                         // a run's
+  std::vector<std::pair<driver::Buffer, uint32_t>> filled;  // a run's, with their floats
+  const Status timed = timed_runs(
+      o, r,
+      [&](uint32_t i) -> Result<uint32_t> {
+        std::optional<driver::Fence> last;
+        for (uint32_t j = 0; j < buffers; ++j) {
+          const uint64_t bytes = SIZES[(j * 7 + i) % SIZES.size()];
+          auto b = c.alloc(bytes);
+          if (!b) return std::unexpected(b.error());
+          bufs.push_back(*b);
+          if (j % 16 == 15) {
+            const auto count = static_cast<uint32_t>(bytes / sizeof(float));
+            auto f = c.fill({*b, count, static_cast<float>(j + i)});
+            if (!f) return std::unexpected(f.error());
+            last = *f;
+            filled.emplace_back(*b, count);
+          }
+        }
+        if (last)
+          if (auto s = c.wait(*last); !s) return std::unexpected(s.error());
+        // Checked before the frees (outside the time would need the buffers
+        // kept; the check reads two words through the driver's transfer path).
+        for (auto [b, count] : filled) {
+          float first = 0, end = 0;
+          if (auto s = c.download(b, 0, std::as_writable_bytes(std::span(&first, 1))); !s)
+            return std::unexpected(s.error());
+          if (auto s = c.download(b, (count - 1) * sizeof(float), std::as_writable_bytes(std::span(&end, 1))); !s)
+            return std::unexpected(s.error());
+          seen.push_back(first);
+          seen.push_back(end);
+        }
+        for (auto b : bufs)
+          if (auto s = c.free(b); !s) return std::unexpected(s.error());
+        return static_cast<uint32_t>(filled.size());  // the fills
+      },
+      [&](uint32_t i) -> Status {
+        for (size_t k = 0; k < filled.size(); ++k) {
+          const float want = static_cast<float>(16 * k + 15 + i);
+          ok = ok && seen[seen.size() - 2 * filled.size() + 2 * k] == want &&
+               seen[seen.size() - 2 * filled.size() + 2 * k + 1] == want;
+        }
+        bufs.clear();
+        filled.clear();
+        return {};
+      });
+  if (!timed) return std::unexpected(timed.error());
   r.correct = ok;
   r.checksum = hash_of(std::span<const float>(seen));
   r.work_per_run = buffers;

@@ -1,33 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The workload functions the registry lists (registry.cc), one file per
-// family: gemm.cc, conv.cc, bandwidth.cc, micro.cc, mix.cc.
+// The workloads the registry lists (registry.cc), one file per family:
+// gemm.cc, conv.cc, bandwidth.cc, micro.cc, mix.cc, launch.cc, setup.cc.
+// A family whose cases differ only in sizes or path gives the registry a
+// row maker: its parameters in, the row out.
 #pragma once
+
+#include <string_view>
 
 #include "testbed/workloads/workload.h"
 
 namespace vgpu::testbed::workloads {
 
-// gemm.cc: DeepBench gemm cases, the remoting paper's matmul and MMUL.
-Result<WorkloadResult> gemm1(Vm& vm, const WorkloadOptions& o);
-Result<WorkloadResult> gemm2(Vm& vm, const WorkloadOptions& o);
-Result<WorkloadResult> gemm3(Vm& vm, const WorkloadOptions& o);
-Result<WorkloadResult> gemm4(Vm& vm, const WorkloadOptions& o);
+// gemm.cc: sgemm, C = A(m x k) * B(k x n): the DeepBench gemm cases, the
+// remoting paper's matmul and MMUL.
+struct GemmShape {
+  uint32_t m, n, k;
+};
+// "sgemm MxNxK (DeepBench)".
+WorkloadSpec deepbench_gemm(std::string_view name, GemmShape shape, uint32_t runs);
 Result<WorkloadResult> matmul320(Vm& vm, const WorkloadOptions& o);
 Result<WorkloadResult> mmul(Vm& vm, const WorkloadOptions& o);
 
-// conv.cc: DeepBench conv cases.
-Result<WorkloadResult> conv1(Vm& vm, const WorkloadOptions& o);
-Result<WorkloadResult> conv2(Vm& vm, const WorkloadOptions& o);
-Result<WorkloadResult> conv3(Vm& vm, const WorkloadOptions& o);
-Result<WorkloadResult> conv4(Vm& vm, const WorkloadOptions& o);
+// conv.cc: the DeepBench conv cases. Seed-workloads.json's layout: input
+// W x H x C, batch N, filter R (height) x S (width), K filters.
+struct ConvShape {
+  uint32_t w, h, c, n, r, s, k, pad_h, pad_w, stride_h, stride_w;
+};
+// "conv2d W.. H.. C.. N.. R.. S.. K.. (DeepBench)".
+WorkloadSpec deepbench_conv(std::string_view name, ConvShape shape, uint32_t runs);
 
-// bandwidth.cc: host <-> VRAM through a BAR1 mapping and the copy engine.
-Result<WorkloadResult> bw_h2d_bar1(Vm& vm, const WorkloadOptions& o);
-Result<WorkloadResult> bw_d2h_bar1(Vm& vm, const WorkloadOptions& o);
-Result<WorkloadResult> bw_h2d_ce(Vm& vm, const WorkloadOptions& o);
-Result<WorkloadResult> bw_d2h_ce(Vm& vm, const WorkloadOptions& o);
-Result<WorkloadResult> bw_h2d_pinned(Vm& vm, const WorkloadOptions& o);
-Result<WorkloadResult> bw_d2h_pinned(Vm& vm, const WorkloadOptions& o);
+// bandwidth.cc: host <-> VRAM through a BAR1 mapping, the copy engine
+// through staging, or the copy engine from/to pinned memory; the row
+// forces its path (WorkloadSpec::direct_transfer_max).
+enum class Dir { h2d, d2h };
+enum class Path { bar1, copy_engine, pinned };
+WorkloadSpec bandwidth(std::string_view name, Dir dir, Path path, uint32_t runs, std::string_view what);
 
 // micro.cc: GPUvm's microbenchmarks (MMUL is in gemm.cc).
 Result<WorkloadResult> loop(Vm& vm, const WorkloadOptions& o);

@@ -70,6 +70,23 @@ Result<driver::Buffer> alloc_zeroed(driver::Context& ctx, size_t floats) {
   return upload_new(ctx, zeros);
 }
 
+Result<TwoInputs> upload_two(driver::Context& ctx, std::span<const float> a, std::span<const float> b,
+                             size_t out_floats) {
+  auto ba = upload_new(ctx, a);
+  if (!ba) return std::unexpected(ba.error());
+  auto bb = upload_new(ctx, b);
+  if (!bb) return std::unexpected(bb.error());
+  auto out = ctx.alloc(out_floats * sizeof(float));
+  if (!out) return std::unexpected(out.error());
+  return TwoInputs{*ba, *bb, *out};
+}
+
+Result<uint32_t> launched_and_waited(driver::Context& ctx, Result<driver::Fence> launched) {
+  if (!launched) return std::unexpected(launched.error());
+  if (Status st = ctx.wait(*launched); !st) return std::unexpected(st.error());
+  return 1u;
+}
+
 std::string SampleCheck::summary() const {
   if (failed == 0) return strfmt("%zu sampled outputs within tolerance (worst %.2e)", checked, max_err);
   return strfmt("%zu of %zu sampled outputs out of tolerance, first at index %zu (worst %.2e)", failed, checked,

@@ -41,6 +41,14 @@ std::vector<size_t> sample_indices(size_t n, size_t count, uint64_t seed);
 // that are not the steady state a run measures.
 [[nodiscard]] Status untimed_launch(driver::Context& ctx, Result<driver::Fence> launched);
 [[nodiscard]] Result<driver::Buffer> alloc_zeroed(driver::Context& ctx, size_t floats);
+// The buffers of a kernel of two inputs and one output: `a` and `b`
+// uploaded into new buffers of ctx (in that order), then one of out_floats
+// allocated for the output.
+struct TwoInputs {
+  driver::Buffer a, b, out;
+};
+[[nodiscard]] Result<TwoInputs> upload_two(driver::Context& ctx, std::span<const float> a, std::span<const float> b,
+                                           size_t out_floats);
 
 // The sampled check: want(i) returns the reference value and the sum of
 // the absolute values of its terms; an element passes when
@@ -85,10 +93,11 @@ class RunTimer {
 };
 
 // The timed part of a workload: o.runs runs of `run(i)`, each timed alone
-// (RunTimer), which returns the launches it made (Result<uint32_t>); r's
-// run times, launches and runs are filled. The first failure ends it.
-template <typename Run>
-Status timed_runs(const WorkloadOptions& o, WorkloadResult& r, Run run) {
+// (RunTimer), which returns the launches it made (Result<uint32_t>); after
+// each, outside the time, `check(i)` (a Status) looks at what the run did.
+// r's run times, launches and runs are filled. The first failure ends it.
+template <typename Run, typename Check>
+Status timed_runs(const WorkloadOptions& o, WorkloadResult& r, Run run, Check check) {
   RunTimer timer(o);
   for (uint32_t i = 0; i < o.runs; ++i) {
     timer.begin();
@@ -96,9 +105,18 @@ Status timed_runs(const WorkloadOptions& o, WorkloadResult& r, Run run) {
     if (!launches) return std::unexpected(launches.error());
     timer.end(r);
     r.launches += *launches;
+    if (Status st = check(i); !st) return st;
   }
   r.runs = o.runs;
   return {};
 }
+template <typename Run>
+Status timed_runs(const WorkloadOptions& o, WorkloadResult& r, Run run) {
+  return timed_runs(o, r, run, [](uint32_t) -> Status { return {}; });
+}
+
+// A launch (a driver call's Result<Fence>) waited for: the one launch it
+// made, or its error.
+[[nodiscard]] Result<uint32_t> launched_and_waited(driver::Context& ctx, Result<driver::Fence> launched);
 
 }  // namespace vgpu::testbed::workloads

@@ -55,13 +55,13 @@ struct WorkloadResult {
   std::optional<double> launch_p50_us;
 };
 
-using WorkloadFn = Result<WorkloadResult> (*)(Vm&, const WorkloadOptions&);
+using WorkloadFn = std::function<Result<WorkloadResult>(Vm&, const WorkloadOptions&)>;
 
 struct WorkloadSpec {
   std::string_view name;
   WorkloadFn fn;
   uint32_t default_runs;
-  std::string_view what;             // one line for tables and docs
+  std::string what;                  // one line for tables and docs
   int64_t direct_transfer_max = -1;  // DeviceOptions override; -1: the default
 };
 
