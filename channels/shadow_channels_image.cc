@@ -30,7 +30,7 @@ void encode_channel_record(const ChannelRecord& record, Writer& w) {
   gpu::encode_channel(record.run, w);
 }
 
-Result<ChannelRecord> decode_channel_record(Reader& r) {
+Result<ChannelRecord> decode_channel_record(Reader& r, gpu::ChannelImageLayout layout) {
   ChannelRecord record;
   record.inst_reg = r.u32();
   record.state_reg = r.u32();
@@ -38,7 +38,7 @@ Result<ChannelRecord> decode_channel_record(Reader& r) {
   record.guest_put = r.u32();
   record.physical_put = r.u32();
   for (uint32_t& word : record.userd) word = r.u32();
-  Result<gpu::ChannelImage> run = gpu::decode_channel(r);
+  Result<gpu::ChannelImage> run = gpu::decode_channel(r, layout);
   if (!run) return std::unexpected(run.error());
   record.run = std::move(*run);
   return record;
