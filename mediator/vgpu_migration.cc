@@ -158,6 +158,8 @@ Status Vgpu::import_image(std::span<const uint8_t> bytes) {
     // it (while frozen, the thaw's end_turn does this).
     if (!frozen_)
       for (const auto& [c, record] : *records) channels_.end_turn(c);
+    for (const auto& [c, record] : *records)
+      if (record.run.work) Counters::bump(counters_.launches_moved_in);
     return {};
   });
   if (!imported || !*weight) return imported;

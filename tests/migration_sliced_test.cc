@@ -161,6 +161,7 @@ void move_during_launch(Launch kind) {
   copy_partition(*s.a, *s.b);
   Status imported = s.b->vgpu(0)->import_image(*image);
   ASSERT_TRUE(imported) << imported.error().what();
+  EXPECT_EQ(s.b->vgpu(0)->counters().launches_moved_in, 1u);
   s.port.move_to(&s.b->port(0));
   Status done = s.guest.ctx->wait(s.launch);
   ASSERT_TRUE(done) << done.error().what();
