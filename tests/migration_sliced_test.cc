@@ -26,11 +26,13 @@ using namespace moving;
 
 constexpr uint64_t BIG_VRAM = 128 * MiB;
 // Two launches long enough that a freeze a moment after the launch lands
-// inside it: a saxpy of 8 Mi elements (tens of ms on the model) cut into
-// slices of blocks, each held for the host; and an sgemm of 1536^3 (7
-// GFLOP: hundreds of ms) cut into timed pieces, which run on while the
-// VM is alone until the freeze asks for the engine.
-constexpr uint32_t ELEMENTS = 8u << 20;
+// inside it: a saxpy of 2 Mi elements (8,192 blocks) cut into 128 slices
+// of 64 blocks, each held for the host until its VM's turn resumes it
+// (frozen once the first was resumed);
+// and an sgemm of 1536^3 (7 GFLOP: hundreds of ms) cut into timed pieces,
+// which run on while the VM is alone until the freeze asks for the engine.
+constexpr uint32_t ELEMENTS = 2u << 20;
+constexpr uint32_t SLICE_BLOCKS = 64;
 constexpr uint32_t DIM = 1536;
 constexpr float A = 1.5f, X = 2.0f, Y = 1.0f;
 // Each element's value when computed once, exact in float: a second run
@@ -102,7 +104,6 @@ struct SlicedMove {
   }
 
   void start(Launch kind) {
-    constexpr uint32_t SLICE_BLOCKS = 256;
     const bool gemm = kind == Launch::sgemm_in_timed_pieces;
     a = make(gemm ? 0 : SLICE_BLOCKS);
     b = make(gemm ? 0 : SLICE_BLOCKS);
@@ -116,11 +117,20 @@ struct SlicedMove {
     ASSERT_TRUE(bx && by && bc);
     x = *bx;
     y = *by;
-    c = *bc;  // the output: y for saxpy
+    c = *bc;                                                        // the output: y for saxpy
+    const uint64_t resumed = a->vgpu(0)->counters().slice_resumes;  // the fills' slices
     auto f = gemm ? guest.ctx->sgemm({x, y, c, DIM, DIM, DIM, 1.0f, 1.0f}) : guest.ctx->saxpy({x, y, ELEMENTS, A});
     ASSERT_TRUE(f) << f.error().what();
     launch = *f;
-    std::this_thread::sleep_for(INTO_LAUNCH);  // its first piece runs
+    if (gemm) {
+      std::this_thread::sleep_for(INTO_LAUNCH);  // its first piece runs
+    } else {
+      // Its first slice ran and was resumed: the freeze lands in one of
+      // the 127 left.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (a->vgpu(0)->counters().slice_resumes == resumed && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::yield();
+    }
     Status frozen = a->vgpu(0)->freeze(FREEZE_NS);
     ASSERT_TRUE(frozen) << frozen.error().what();
   }
@@ -203,7 +213,7 @@ TEST(MigrationSliced, ACorruptOrOversizedProgressRecordIsRefusedAndTheGoodOneTak
     gpu::WorkState work;
     const char* why;
   } bad[] = {
-      {gpu::encode_kernel_progress(past), "goes on at block 32768 of 32768"},
+      {gpu::encode_kernel_progress(past), "goes on at block 8192 of 8192"},
       {oversized, "divided work state of 4097 bytes (at most 4096)"},
   };
   for (const auto& c : bad) {
