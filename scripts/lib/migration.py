@@ -273,9 +273,8 @@ def migrate(args, src, dst):
     if args.compare_ram:
         compare_ram(args, src, dst)
         # Before it runs: launches the destination's import took up between
-        # two pieces (a stop inside the chain's spin); the daemon's VMs have none.
-        counters = dst.qmp.cmd("qom-get", path=DEVICE_PATH, property="counters")
-        moved_in = counters.get("launches_moved_in") if isinstance(counters, dict) else None
+        # two pieces (a stop inside the chain's spin).
+        moved_in = launches_moved_in(args, dst)
         dst.qmp.cmd("cont")
     deadline = time.monotonic() + BOOT_TIMEOUT_S
     while dst.qmp.cmd("query-status")["status"] != "running":
@@ -296,6 +295,17 @@ def migrate(args, src, dst):
         "source_freed_ms": freed_ms,
         "launches_moved_in": moved_in,
     }
+
+
+def launches_moved_in(args, dst):
+    """The launches the destination's import took up between two pieces: its
+    device's counters (embedded), or its VM's at its daemon (vgpuctl stats)."""
+    if getattr(args, "daemon_set", None):
+        name = "qemu-%d" % dst.proc.pid
+        vms = [vm for st in args.daemon_set.stats() for vm in st["vms"] if vm["name"] == name]
+        return vms[0].get("counters", {}).get("launches_moved_in") if vms else None
+    counters = dst.qmp.cmd("qom-get", path=DEVICE_PATH, property="counters")
+    return counters.get("launches_moved_in") if isinstance(counters, dict) else None
 
 
 def compare_ram(args, src, dst):
