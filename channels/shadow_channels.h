@@ -71,7 +71,8 @@ struct ChannelRecord {
   gpu::ChannelImage run;
 };
 void encode_channel_record(const ChannelRecord& record, Writer& w);
-[[nodiscard]] Result<ChannelRecord> decode_channel_record(Reader& r);
+[[nodiscard]] Result<ChannelRecord> decode_channel_record(
+    Reader& r, gpu::ChannelImageLayout layout = gpu::ChannelImageLayout::with_cursor);
 
 class ShadowChannels {
  public:

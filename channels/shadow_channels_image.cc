@@ -32,10 +32,10 @@ void encode_channel_record(const ChannelRecord& record, Writer& w) {
   gpu::encode_channel(record.run, w);
 }
 
-Result<ChannelRecord> decode_channel_record(Reader& r) {
+Result<ChannelRecord> decode_channel_record(Reader& r, gpu::ChannelImageLayout layout) {
   ChannelRecord record;
   record_fields(record, r);
-  Result<gpu::ChannelImage> run = gpu::decode_channel(r);
+  Result<gpu::ChannelImage> run = gpu::decode_channel(r, layout);
   if (!run) return std::unexpected(run.error());
   record.run = std::move(*run);
   return record;

@@ -69,8 +69,9 @@ struct ChannelRun {
   uint32_t window_start = 0;  // segment word index of window[0]
   uint32_t pos = 0;
   std::optional<pushbuf::Command> command;
-  uint32_t command_done = 0;  // methods of the command already executed
-  uint64_t command_va = 0;    // VA of its header
+  uint32_t command_done = 0;    // methods of the command already executed
+  uint64_t command_va = 0;      // VA of its header
+  uint32_t command_header = 0;  // its header word, as fetched (a migration image carries it)
 
   // Host-class (906F) method state.
   uint32_t sem_a = 0;
@@ -98,6 +99,9 @@ struct ChannelRun {
   EngineId divided_engine = EngineId::compute;
   bool held = false;
   bool next_piece = false;
+  // Divided work restored from a migration image (channel_image.h) before
+  // the channel was loaded: its object makes it again at the load.
+  std::optional<WorkState> restored_work;
   // Engine time of the current operation, all its pieces (CHAN_WATCHDOG).
   uint64_t op_engine_ns = 0;
 

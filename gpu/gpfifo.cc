@@ -65,6 +65,7 @@ Pfifo::Ran Pfifo::run_slice(uint32_t chid, ChannelRun& run) {
       ++run.pos;
       if (cmd.kind == Kind::nop || pushbuf::methods(cmd) == 0) continue;
       run.command = cmd;
+      run.command_header = *header;
       run.command_done = 0;
       run.command_va = header_va;
     }

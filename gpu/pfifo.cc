@@ -206,8 +206,12 @@ void Pfifo::service(Pick p) {
       chan_inst = channels_[p.chid].inst;
     }
     if (auto r = load(p.chid, chan_inst, run); !r) return fail(p.chid, p.epoch, r.error());
-    std::lock_guard l(d_.mutex);
-    loaded_runs_.set(p.chid);
+    {
+      std::lock_guard l(d_.mutex);
+      loaded_runs_.set(p.chid);
+    }
+    if (run.in_segment)
+      if (auto r = take_up_restored(p.chid, run); !r) return fail(p.chid, p.epoch, r.error());
   }
   if (p.engine_result) {
     LaunchTrace::mark(LaunchPhase::result_seen);

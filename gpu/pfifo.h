@@ -163,6 +163,9 @@ class Pfifo {
 
   // channel_load.cc
   Ran load(uint32_t chid, uint32_t chan_inst, ChannelRun& run);
+  // A run restored inside a segment, just loaded: busy since now, and its
+  // divided work made again by its object (pfifo_migration.cc).
+  Ran take_up_restored(uint32_t chid, ChannelRun& run);
 
   // gpfifo.cc
   Ran run_slice(uint32_t chid, ChannelRun& run);

@@ -3,6 +3,7 @@
 // (docs/migration.md M4; the image itself is channel_image.h).
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include "gpu/pfifo.h"
 
@@ -11,6 +12,8 @@ namespace {
 
 constexpr auto SERVICE_END_WAIT = std::chrono::seconds(1);
 constexpr auto SERVICE_POLL = std::chrono::milliseconds(1);
+constexpr uint64_t NS_PER_US = 1000;
+constexpr uint64_t NS_PER_MS = 1'000'000;
 
 }  // namespace
 
@@ -63,7 +66,43 @@ Status Pfifo::restore_channel(uint32_t chid, const ChannelImage& image) {
   ChannelRun next;
   next.epoch = s.epoch;
   if (Status r = restore_channel_run(chid, next, image); !r) return r;
+  if (next.restored_work) {
+    // This channel's CHAN_SLICE decides, as at a slice boundary here: held
+    // for the host (the mediator's thaw gives it a turn) or the next piece
+    // at PFIFO's next turn of it.
+    const bool hold = regs::pfifo::ChanSliceHold::get(chan_slice_[chid].load()) != 0;
+    next.held = hold;
+    next.next_piece = !hold;
+    ChannelSlot& slot = channels_[chid];
+    slot.held = hold;
+    slot.resume = false;
+  }
   run = std::move(next);
+  return {};
+}
+
+// The method's context as begin_operation sets it (this channel's
+// CHAN_SLICE and watchdog; the work's own slice travels in its state),
+// without starting a new operation: the watchdog goes on counting.
+Pfifo::Ran Pfifo::take_up_restored(uint32_t chid, ChannelRun& run) {
+  run.busy = true;
+  run.busy_start_ns = d_.clock.now_ns();
+  if (!run.restored_work) return {};
+  const WorkState work = *std::exchange(run.restored_work, std::nullopt);
+  const pushbuf::Command cmd = *run.command;  // restore_channel_run checked both
+  const uint32_t mthd = pushbuf::method_of(cmd, run.command_done);
+  ClassObject* object = run.objects[cmd.subch].get();
+  const uint32_t slice = chan_slice_[chid].load();
+  const bool timed = regs::pfifo::ChanSliceTimed::get(slice);
+  run.ctx->slice_blocks = timed ? 0 : regs::pfifo::ChanSliceBlocks::get(slice);
+  run.ctx->slice_ns = timed ? uint64_t{regs::pfifo::ChanSliceBlocks::get(slice)} * NS_PER_US : 0;
+  run.ctx->slice_yield = timed && regs::pfifo::ChanSliceOnDemand::get(slice) ? &slice_yield_ : nullptr;
+  run.ctx->watchdog_ns = uint64_t{chan_watchdog_[chid].load()} * NS_PER_MS;
+  std::optional<EngineWork> made = object ? object->restore_work(*run.ctx, mthd, work) : std::nullopt;
+  if (!made || !made->divided)
+    return std::unexpected(ChannelFault{regs::ChannelError::bad_program, mthd, cmd.subch, run.command_va, {}});
+  run.divided = std::move(made->divided);
+  run.divided_engine = made->engine;
   return {};
 }
 

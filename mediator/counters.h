@@ -27,6 +27,8 @@ struct Counters {
   std::atomic<uint64_t> pv_failures{0};      // PV batches that ended with an error
   std::atomic<uint64_t> slice_resumes{0};    // launches resumed after stopping at a slice boundary (spec §10.5)
   std::atomic<uint64_t> rung_ahead{0};  // entries rung behind a piece still on the GPU (ShadowChannels::ring_ahead)
+  // Launches an import took up between two pieces (docs/migration.md §19).
+  std::atomic<uint64_t> launches_moved_in{0};
   shadow::ShadowCounters shadow;
 
   static void bump(std::atomic<uint64_t>& c, uint64_t n = 1) { c.fetch_add(n, std::memory_order_relaxed); }
@@ -40,6 +42,7 @@ struct CounterSnapshot {
   uint64_t pv_batches = 0, pv_ops = 0, pv_failures = 0;
   uint64_t slice_resumes = 0;
   uint64_t rung_ahead = 0;
+  uint64_t launches_moved_in = 0;
 
   uint64_t trapped() const { return trapped_reads + trapped_writes; }
   // Every counter as one JSON object, in the order above (vgpuctl stats, the C API's counters).

@@ -21,9 +21,12 @@
 namespace vgpu::mediator {
 
 inline constexpr char IMAGE_MAGIC[8] = {'V', 'G', 'P', 'U', 'I', 'M', 'G', '\0'};
-// The newest this build reads and the one it writes. 2: a compute object's
-// state ends with its module table (PTX texts); 1 (read still) has none.
-inline constexpr uint32_t IMAGE_VERSION = 2;
+// The newest this build reads and the one it writes. 3: a channel record
+// ends with its push-buffer cursor and divided work (a sliced launch moved
+// between two pieces); 2 (read still): a compute object's state ends with
+// its module table (PTX texts); 1 (read still) has none.
+inline constexpr uint32_t IMAGE_VERSION = 3;
+inline constexpr uint32_t IMAGE_VERSION_CURSOR = 3;  // the first with a channel's cursor and work
 inline constexpr size_t IMAGE_HEADER_BYTES = sizeof IMAGE_MAGIC + 2 * sizeof(uint32_t) + sizeof(uint64_t);
 
 // Section tags, in the order they are written.
@@ -56,6 +59,7 @@ struct ImageSectionBytes {
 };
 
 struct VgpuImage {
+  uint32_t version = IMAGE_VERSION;  // as decoded; encode_image writes IMAGE_VERSION
   uint32_t flags = 0;
   ImageConfig config;
   std::vector<ImageSectionBytes> sections;  // each tag at most once

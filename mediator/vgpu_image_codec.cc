@@ -87,6 +87,7 @@ Result<VgpuImage> decode_image(std::span<const uint8_t> bytes) {
   for (char& c : magic) c = static_cast<char>(r.u8());
   const uint32_t version = r.u32();
   VgpuImage image;
+  image.version = version;
   image.flags = r.u32();
   const uint64_t total = r.u64();
   if (!r.ok())

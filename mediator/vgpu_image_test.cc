@@ -49,7 +49,7 @@ TEST(VgpuImage, RoundTripKeepsConfigAndSections) {
 TEST(VgpuImage, NewerVersionIsRefusedByNumber) {
   std::vector<uint8_t> bytes = encode_image(sample());
   bytes[VERSION_AT] = IMAGE_VERSION + 1;
-  EXPECT_EQ(refusal(bytes), "vgpu: migration image version 3 is newer than this vgpu reads (2)");
+  EXPECT_EQ(refusal(bytes), "vgpu: migration image version 4 is newer than this vgpu reads (3)");
 }
 
 TEST(VgpuImage, EveryTruncationIsRefused) {

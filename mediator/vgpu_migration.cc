@@ -20,7 +20,10 @@ Error not_built(const std::string& what) {
 }
 
 // The 'channels' section: a count, then (guest channel, record) pairs.
-Result<std::vector<std::pair<uint32_t, ChannelRecord>>> decode_channels(const ImageSectionBytes* section) {
+Result<std::vector<std::pair<uint32_t, ChannelRecord>>> decode_channels(const ImageSectionBytes* section,
+                                                                        uint32_t version) {
+  const gpu::ChannelImageLayout layout = version >= IMAGE_VERSION_CURSOR ? gpu::ChannelImageLayout::with_cursor
+                                                                         : gpu::ChannelImageLayout::entry_boundary;
   std::vector<std::pair<uint32_t, ChannelRecord>> out;
   if (!section) return out;
   Reader r(section->bytes);
@@ -30,7 +33,7 @@ Result<std::vector<std::pair<uint32_t, ChannelRecord>>> decode_channels(const Im
                                             " channels, more than a GPU has");
   for (uint32_t i = 0; i < count && r.ok(); ++i) {
     const uint32_t c = r.u32();
-    Result<ChannelRecord> record = decode_channel_record(r);
+    Result<ChannelRecord> record = decode_channel_record(r, layout);
     if (!record) return std::unexpected(record.error());
     out.emplace_back(c, std::move(*record));
   }
@@ -119,8 +122,8 @@ Status Vgpu::import_image(std::span<const uint8_t> bytes) {
     return std::unexpected(Error{Errc::invalid_argument, "vgpu: migration image section 'regs' has " +
                                                              std::to_string(r.size()) + " bytes, not the " +
                                                              std::to_string(r.where()) + " this vgpu reads"});
-  Result<std::vector<std::pair<uint32_t, ChannelRecord>>> records = decode_channels(
-      image->find(ImageSection::channels));
+  Result<std::vector<std::pair<uint32_t, ChannelRecord>>> records = decode_channels(image->find(ImageSection::channels),
+                                                                                    image->version);
   if (!records) return std::unexpected(records.error());
   Result<std::optional<uint32_t>> weight = decode_host(image->find(ImageSection::host));
   if (!weight) return std::unexpected(weight.error());
@@ -151,6 +154,12 @@ Status Vgpu::import_image(std::span<const uint8_t> bytes) {
     // (while frozen, the thaw requeues them).
     for (const auto& [c, record] : *records)
       if (record.guest_put != record.physical_put) channels_.doorbell(c, record.guest_put);
+    // A launch restored between slices and held there: a turn goes on with
+    // it (while frozen, the thaw's end_turn does this).
+    if (!frozen_)
+      for (const auto& [c, record] : *records) channels_.end_turn(c);
+    for (const auto& [c, record] : *records)
+      if (record.run.work) Counters::bump(counters_.launches_moved_in);
     return {};
   });
   if (!imported || !*weight) return imported;

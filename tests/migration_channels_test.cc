@@ -211,29 +211,5 @@ TEST(MigrationChannels, PingPongWithJobsBetweenTheMovesEndsAsTheUnmovedChain) {
   EXPECT_TRUE(*got == *want) << "the moved chain's output differs from the unmoved one's";
 }
 
-// A launch held between slices is not in the image yet (DividedWork::image,
-// the rest of M4): the export is refused, naming it, and the source, thawed
-// as a cancelled migration leaves it, finishes the launch.
-TEST(MigrationChannels, AMoveDuringASlicedSpinIsRefusedAndTheSourceFinishesIt) {
-  constexpr uint64_t SPIN_NS = 120'000'000;  // sliced by time (the default)
-  constexpr auto INTO_SPIN = std::chrono::milliseconds(20);
-  auto a = make_testbed();
-  ASSERT_TRUE(a);
-  Chain chain;
-  ASSERT_TRUE(chain.open(a->port(0)));
-  auto spin = chain.ctx->spin({SPIN_NS});
-  ASSERT_TRUE(spin) << spin.error().what();
-  std::this_thread::sleep_for(INTO_SPIN);
-  ASSERT_TRUE(a->vgpu(0)->freeze(FREEZE_NS));
-  Result<std::vector<uint8_t>> image = a->vgpu(0)->export_image();
-  ASSERT_FALSE(image) << "a launch between slices was exported";
-  EXPECT_NE(image.error().message.find("between pieces of divided work (not built yet"), std::string::npos)
-      << image.error().message;
-  a->vgpu(0)->thaw();
-  Status ended = chain.ctx->wait(*spin);
-  EXPECT_TRUE(ended) << ended.error().what();
-  EXPECT_TRUE(chain.ctx->status()) << "the refused export left a channel error";
-}
-
 }  // namespace
 }  // namespace vgpu::mediator

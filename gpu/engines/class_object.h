@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "common/clock.h"
@@ -101,12 +102,25 @@ using MethodDone = std::expected<void, ChannelFault>;
 // docs/spec/vgpu.md §10.5): PFIFO runs one piece per engine job and,
 // between pieces, may stop the channel and resume it later. Pieces run
 // one at a time, never concurrently.
+// Divided work between two pieces as a migration image carries it
+// (docs/migration.md §2, "Divided launch between pieces"): the kind (the
+// object's own tag for its work) and its state in that kind's one field
+// list: the launch's parameters as the channel had them and the next piece.
+struct WorkState {
+  uint32_t kind = 0;
+  std::vector<uint8_t> bytes;
+  bool operator==(const WorkState&) const = default;
+};
+
 class DividedWork {
  public:
   virtual ~DividedWork() = default;
   // The next piece, with budget_ns of engine time left for it (none: no limit).
   [[nodiscard]] virtual MethodDone run_piece(std::optional<uint64_t> budget_ns) = 0;
   virtual bool finished() const = 0;
+  // Between pieces: the work's state for a migration image; nullopt when
+  // its kind cannot travel (a user launch keeps a resident thread block).
+  virtual std::optional<WorkState> save_progress() const { return std::nullopt; }
 };
 
 // Work for an engine thread. It returns when the work is done (in virtual
@@ -156,6 +170,19 @@ class ClassObject {
   // (false, nothing changed), bytes that are cut, left over, or hold a value
   // no method of the class could have latched.
   [[nodiscard]] virtual bool restore_state(std::span<const uint8_t> /*bytes*/) { return false; }
+  // Divided work of method `mthd` in a migration image: why this object
+  // refuses it (a kind it does not make, a cut or long state, a launch its
+  // methods would have refused, progress past the end), or nullopt.
+  [[nodiscard]] virtual std::optional<std::string> check_work(uint32_t /*mthd*/, const WorkState& /*work*/) const {
+    return "its class has no divided work that travels";
+  }
+  // The work, checked by check_work, made again on the channel's context
+  // (the slice fields as PFIFO sets them for a method); it goes on with
+  // the next piece (`divided`, on its engine).
+  [[nodiscard]] virtual std::optional<EngineWork> restore_work(const ChannelContext& /*ctx*/, uint32_t /*mthd*/,
+                                                               const WorkState& /*work*/) {
+    return std::nullopt;
+  }
 };
 
 // Factories; nullptr for a class the device does not have.

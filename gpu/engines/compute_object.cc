@@ -2,6 +2,7 @@
 #include "gpu/engines/compute_object.h"
 
 #include <cstring>
+#include <string>
 
 #include "gpu/engines/kernel_launch.h"
 #include "gpu/kernels/footprint.h"
@@ -314,6 +315,27 @@ MethodOutcome ComputeObject::launch_user(ChannelContext& ctx, uint32_t mthd, con
     if (auto rd = e.mmu.read(e.as, cb.va, launch.params.data(), entry.param_bytes); !rd)
       return mmu_channel_fault(mthd, rd.error());
   return std::optional<EngineWork>{user_launch_work(e, std::move(launch), mthd, e.slice_blocks)};
+}
+
+}  // namespace vgpu::gpu
+
+namespace vgpu::gpu {
+
+// A built-in launch (LAUNCH) between slices travels; a user launch keeps a
+// resident thread block between its pieces and does not (save_progress).
+std::optional<std::string> ComputeObject::check_work(uint32_t mthd, const WorkState& work) const {
+  if (mthd != cls::compute::LAUNCH) return "divided work of method " + std::to_string(mthd) + ", which is not LAUNCH";
+  auto p = decode_kernel_progress(work);
+  if (!p) return p.error();
+  return std::nullopt;
+}
+
+std::optional<EngineWork> ComputeObject::restore_work(const ChannelContext& ctx, uint32_t mthd, const WorkState& work) {
+  auto p = decode_kernel_progress(work);
+  if (mthd != cls::compute::LAUNCH || !p) return std::nullopt;
+  return EngineWork{.engine = EngineId::compute,
+                    .run = {},
+                    .divided = resume_kernel_work(engine_context(ctx), *p, mthd, slices_)};
 }
 
 }  // namespace vgpu::gpu

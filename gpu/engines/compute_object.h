@@ -64,6 +64,11 @@ class ComputeObject final : public TableClassObject<ComputeObject> {
   const State& state() const { return state_; }
   std::optional<std::vector<uint8_t>> save_state() const override;  // object_image.cc
   [[nodiscard]] bool restore_state(std::span<const uint8_t> bytes) override;
+  // A sliced built-in launch between pieces (KernelProgress; a user
+  // launch's pieces do not travel).
+  [[nodiscard]] std::optional<std::string> check_work(uint32_t mthd, const WorkState& work) const override;
+  [[nodiscard]] std::optional<EngineWork> restore_work(const ChannelContext& ctx, uint32_t mthd,
+                                                       const WorkState& work) override;
   // The class's method table (method_table.h). The methods Fermi launch
   // sequences send that the built-in kernels have no use for (shared
   // memory, barriers, registers, caches) are accepted and ignored.

@@ -286,8 +286,9 @@ namespace {
 // A launch in slices of thread blocks, one slice per piece.
 class KernelSlices final : public DividedWork {
  public:
-  KernelSlices(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd, uint32_t slice_blocks)
-      : ctx_(ctx), launch_(launch), mthd_(mthd), slice_(std::max<uint32_t>(slice_blocks, 1)) {}
+  KernelSlices(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd, uint64_t slice_blocks,
+               uint64_t next = 0)
+      : ctx_(ctx), launch_(launch), mthd_(mthd), slice_(std::max<uint64_t>(slice_blocks, 1)), next_(next) {}
 
   MethodDone run_piece(std::optional<uint64_t> budget_ns) override {
     ctx_.engine_budget_ns = budget_ns;
@@ -297,6 +298,9 @@ class KernelSlices final : public DividedWork {
     return run_kernel_blocks(ctx_, launch_, mthd_, blocks);
   }
   bool finished() const override { return next_ >= launch_.blocks; }
+  std::optional<WorkState> save_progress() const override {
+    return encode_kernel_progress({.launch = launch_, .timed = false, .slice = slice_, .next = next_});
+  }
 
  private:
   ChannelContext ctx_;
@@ -313,13 +317,14 @@ class KernelSlices final : public DividedWork {
 class KernelTimedPieces final : public DividedWork {
  public:
   KernelTimedPieces(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd,
-                    std::shared_ptr<SliceMemory> memory)
+                    std::shared_ptr<SliceMemory> memory, uint64_t next = 0)
       : ctx_(ctx),
         launch_(launch),
         mthd_(mthd),
         row_(find_kernel(launch.kernel)),
         units_(kernel_units(launch)),
-        memory_(std::move(memory)) {
+        memory_(std::move(memory)),
+        next_(next) {
     const SliceMemory::Learned* l = learned();
     if (l != nullptr && l->units == units_ && l->piece_units != 0) {
       first_chunk_ = l->piece_units;
@@ -360,6 +365,13 @@ class KernelTimedPieces final : public DividedWork {
     return {};
   }
   bool finished() const override { return next_ >= units_; }
+  std::optional<WorkState> save_progress() const override {
+    return encode_kernel_progress({.launch = launch_,
+                                   .timed = true,
+                                   .slice = ctx_.slice_ns,
+                                   .on_demand = ctx_.slice_yield != nullptr,
+                                   .next = next_});
+  }
 
  private:
   // The modeled time of `count` units, without the fixed launch cost.
@@ -452,6 +464,16 @@ class KernelTimedPieces final : public DividedWork {
 std::shared_ptr<DividedWork> slice_kernel(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd,
                                           uint32_t slice_blocks) {
   return std::make_shared<KernelSlices>(ctx, launch, mthd, slice_blocks);
+}
+
+std::shared_ptr<DividedWork> resume_kernel_work(const ChannelContext& ctx, const KernelProgress& p, uint32_t mthd,
+                                                std::shared_ptr<SliceMemory> memory) {
+  if (!p.timed) return std::make_shared<KernelSlices>(ctx, p.launch, mthd, p.slice, p.next);
+  ChannelContext c = ctx;
+  c.slice_ns = p.slice;
+  c.slice_blocks = 0;
+  if (!p.on_demand) c.slice_yield = nullptr;
+  return std::make_shared<KernelTimedPieces>(c, p.launch, mthd, std::move(memory), p.next);
 }
 
 std::shared_ptr<DividedWork> slice_kernel_timed(const ChannelContext& ctx, const KernelLaunch& launch, uint32_t mthd,

@@ -11,6 +11,7 @@
 #include <expected>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "gpu/engines/class_object.h"
@@ -143,6 +144,36 @@ struct SliceMemory {
 // them idle; a piece runs past its time by at most one tile).
 inline constexpr uint64_t MIN_PIECE_PER_CHUNK = 32;
 [[nodiscard]] std::shared_ptr<DividedWork> slice_kernel_timed(const ChannelContext& ctx, const KernelLaunch& launch,
+                                                              uint32_t mthd, std::shared_ptr<SliceMemory> memory);
+
+// A sliced built-in launch between two pieces, as a migration image
+// carries it (docs/migration.md §2; one codec, kernel_work_image.cc): the
+// launch as the channel had it (kernel, argument block, grid blocks; the
+// footprint is found again from the arguments), how it is divided, and
+// where the next piece starts.
+struct KernelProgress {
+  KernelLaunch launch;
+  bool timed = false;      // pieces of `slice` ns (slice_kernel_timed), else slices of `slice` blocks
+  uint64_t slice = 0;      // blocks a slice, or ns a piece
+  bool on_demand = false;  // timed pieces that end only when the host asks for the engine
+  uint64_t next = 0;       // the next block, or (timed) the next unit
+};
+// The WorkState kind of a KernelProgress.
+inline constexpr uint32_t KERNEL_WORK_KIND = 1;
+// The most state bytes a KernelProgress takes (every field at its widest).
+inline constexpr size_t KERNEL_WORK_MAX_BYTES = 4 + 4 + KernelLaunch::MAX_ARG_BYTES + 8 + 1 + 1 + 8 + 8;
+
+[[nodiscard]] WorkState encode_kernel_progress(const KernelProgress& p);
+// Refuses, naming the field: another kind, cut or long bytes, a kernel the
+// device does not have, an argument block of the wrong size or one a
+// launch would have refused (check_launch), a grid past MAX_GRID_DIM in
+// each dimension, a slice of 0 or past CHAN_SLICE's field, and a next piece
+// at or past the end (between pieces, at least one ran and one is left).
+[[nodiscard]] std::expected<KernelProgress, std::string> decode_kernel_progress(const WorkState& work);
+
+// The divided work of `p` on `ctx` (its slice_yield is kept only for
+// on-demand pieces), going on at p.next.
+[[nodiscard]] std::shared_ptr<DividedWork> resume_kernel_work(const ChannelContext& ctx, const KernelProgress& p,
                                                               uint32_t mthd, std::shared_ptr<SliceMemory> memory);
 
 }  // namespace vgpu::gpu

@@ -22,7 +22,10 @@ POLL_S = 0.05
 BOOT_TIMEOUT_S = 120
 MIGRATE_TIMEOUT_S = 120
 FREED_TIMEOUT_S = 10
-REFUSAL_RETRIES = 20      # a move refused by the vGPU's image (say, a launch between slices) is tried again
+REFUSAL_RETRIES = 20      # a move refused by the vGPU's image (say, a user launch between pieces) is tried again
+# A built-in launch between slices travels (image version 3): a refusal
+# naming it is a failure, never retried.
+BETWEEN_PIECES = "between pieces of divided work"
 RETRY_PAUSE_S = 0.3
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 GUEST_RAM = "256M"
@@ -266,8 +269,12 @@ def migrate(args, src, dst):
         if not inodes[0] or not inodes[1] or set(inodes[0]) & set(inodes[1]):
             raise RuntimeError("the two QEMUs' VRAM memfds are not two different files: %s" % inodes)
         freed_ms = source_freed(args.daemon_set, src)
+    moved_in = None
     if args.compare_ram:
         compare_ram(args, src, dst)
+        # Before it runs: launches the destination's import took up between
+        # two pieces (a stop inside the chain's spin).
+        moved_in = launches_moved_in(args, dst)
         dst.qmp.cmd("cont")
     deadline = time.monotonic() + BOOT_TIMEOUT_S
     while dst.qmp.cmd("query-status")["status"] != "running":
@@ -286,7 +293,19 @@ def migrate(args, src, dst):
         "stop_to_resume_ms": round((resume_t - stop_t) * 1000, 1) if stop_t and resume_t else None,
         "vram_inodes": inodes,
         "source_freed_ms": freed_ms,
+        "launches_moved_in": moved_in,
     }
+
+
+def launches_moved_in(args, dst):
+    """The launches the destination's import took up between two pieces: its
+    device's counters (embedded), or its VM's at its daemon (vgpuctl stats)."""
+    if getattr(args, "daemon_set", None):
+        name = "qemu-%d" % dst.proc.pid
+        vms = [vm for st in args.daemon_set.stats() for vm in st["vms"] if vm["name"] == name]
+        return vms[0].get("counters", {}).get("launches_moved_in") if vms else None
+    counters = dst.qmp.cmd("qom-get", path=DEVICE_PATH, property="counters")
+    return counters.get("launches_moved_in") if isinstance(counters, dict) else None
 
 
 def compare_ram(args, src, dst):
@@ -334,6 +353,8 @@ def move(args, src, n, moves):
             if "vgpu" not in reason or dst.proc.poll() is not None and src.proc.poll() is not None:
                 raise RuntimeError("move %d: %s (source: %s; destination: %s)" %
                                    (n, reason, src.stderr()[-300:], dst.stderr()[-300:]))
+            if BETWEEN_PIECES in reason:
+                raise RuntimeError("move %d refused a stop between two pieces of a launch: %s" % (n, reason))
             refusals.append(reason)
             # The source runs on; wait for it to run again before the retry.
             deadline = time.monotonic() + MIGRATE_TIMEOUT_S
@@ -557,7 +578,7 @@ def main():
     p.add_argument("--bandwidth-mib", type=int, default=10240, help="MiB/s (the socket is the real limit)")
     p.add_argument("--cancel-first", action="store_true",
                    help="before the moves, cancel one live and one of the stopped VM mid-stream")
-    p.add_argument("--spin-ms", type=int, default=0, help="the chain's spin per batch (moves may be refused)")
+    p.add_argument("--spin-ms", type=int, default=0, help="the chain's spin per batch (a launch in timed pieces)")
     p.add_argument("--compare-ram", action="store_true",
                    help="start the destination paused and compare the guest's RAM and the vGPU's digest "
                         "on both sides first")
