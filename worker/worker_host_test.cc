@@ -4,8 +4,12 @@
 // deadline, a fault, a crash, respawn, and the error each gives.
 #include "worker/worker_host.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <climits>
 
 #include <cstring>
 #include "worker/block_map.h"
@@ -240,8 +244,28 @@ TEST(WorkerHost, AMissingBinaryIsAClearStartError) {
   o.binary = "/nonexistent/vgpu-worker";
   auto h = WorkerHost::spawn(o);
   ASSERT_FALSE(h);
-  EXPECT_NE(h.error().message.find("did not start: worker died: exit status 127"), std::string::npos)
+  EXPECT_NE(h.error().message.find("cannot run /nonexistent/vgpu-worker: No such file or directory"), std::string::npos)
       << h.error().message;
+}
+
+// QEMU's descriptors (KVM, vhost, tap) are not all CLOEXEC: the worker
+// gets its region and doorbell and nothing else of its parent's.
+TEST(WorkerHost, AWorkerInheritsOnlyItsRegionAndDoorbell) {
+  constexpr int LEAKY_FD = 200;                         // far above what the worker opens itself
+  int leaky = fcntl(STDERR_FILENO, F_DUPFD, LEAKY_FD);  // no CLOEXEC, as a careless parent's
+  ASSERT_GE(leaky, LEAKY_FD);
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  const std::string fds = "/proc/" + std::to_string(h->pid()) + "/fd/";
+  char target[PATH_MAX];
+  EXPECT_LT(readlink((fds + std::to_string(leaky)).c_str(), target, sizeof target), 0);
+  ssize_t n = readlink((fds + std::to_string(SHM_FD)).c_str(), target, sizeof target);
+  ASSERT_GT(n, 0);
+  EXPECT_NE(std::string(target, n).find("memfd:vgpu-worker"), std::string::npos) << std::string(target, n);
+  n = readlink((fds + std::to_string(BELL_FD)).c_str(), target, sizeof target);
+  ASSERT_GT(n, 0);
+  EXPECT_NE(std::string(target, n).find("eventfd"), std::string::npos) << std::string(target, n);
+  close(leaky);
 }
 
 TEST(WorkerHost, TheCudaDeviceWithoutAGpuIsAClearStartError) {
