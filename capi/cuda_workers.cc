@@ -9,7 +9,6 @@
 // vGPU's job that meets the dead worker must hear of it (its channel gets
 // kernel_error with the reason) before the next one runs on a new worker
 // (WorkerGpuDevice::ready maps the partition again when the pid changed).
-#include <dlfcn.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -29,12 +28,14 @@
 namespace vgpu::capi {
 namespace {
 
-// The file this code is in: QEMU's executable when the library is linked
-// in (its static form), the test's executable in a build tree.
+// The executable this code is in (the C API is a static library: QEMU's
+// own, or the test's in a build tree). /proc/self/exe, not dladdr: the
+// main program's dladdr name is its argv[0], which has no directory when
+// QEMU was found on PATH.
 std::string own_file() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&own_file), &info) == 0 || info.dli_fname == nullptr) return ".";
-  return info.dli_fname;
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::string(path, static_cast<size_t>(n)) : ".";
 }
 
 std::string text_or(const char* s, const char* fallback) { return s != nullptr && *s != '\0' ? s : fallback; }
@@ -90,7 +91,8 @@ Status set_cuda_workers(const VgpuBackendConfig& c, BackendConfig& config) {
   config.workers = slot;
   config.host.engine_backend = gpu::EngineBackend::worker;
   config.host.device_factory = [o, deadline, slot](gpu::Vram& vram) -> Result<std::unique_ptr<gpu::Device>> {
-    auto dev = std::make_unique<worker::WorkerGpuDevice>(vram, [o](uint32_t) { return o; }, deadline);
+    auto dev = std::make_unique<worker::WorkerGpuDevice>(
+        vram, [o](uint32_t) { return o; }, deadline);
     slot->device.store(dev.get(), std::memory_order_release);
     return std::unique_ptr<gpu::Device>(std::move(dev));
   };

@@ -8,8 +8,8 @@
 
 namespace vgpu::worker {
 
-Result<std::string> find_worker_binary(const std::string& self, const std::string& installed,
-                                       const std::string& what, const std::string& give) {
+Result<std::string> find_worker_binary(const std::string& self, const std::string& installed, const std::string& what,
+                                       const std::string& give) {
   const size_t slash = self.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : self.substr(0, slash);
   std::string tried;
