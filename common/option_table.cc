@@ -179,7 +179,7 @@ const VgpuOption vgpu_option_rows[] = {
      .help = "with backend cuda, what each VM's worker process runs on: an NVIDIA GPU through libcuda, "
              "or host memory (tests: user kernels on the PTX interpreter, built-ins on the model's kernels) "
              "(docs/cuda-worker.md)",
-     .device = "vgpud and the C API (mode fv), not a QEMU property"},
+     .device = "vgpud, and QEMU's own device with backend=cuda (mode fv)"},
     {.name = VGPU_OPT_WORKER_BINARY,
      .type = VGPU_OPTION_TEXT,
      .scope = VGPU_SCOPE_HOST,
@@ -188,7 +188,7 @@ const VgpuOption vgpu_option_rows[] = {
      .help = "with backend cuda, the vgpu-worker executable; by default the one beside the program that starts "
              "workers (vgpud, or QEMU with the C API linked in: vgpu-worker, or ../worker/vgpu-worker in a build "
              "tree), else the installed one (libexecdir)",
-     .device = "vgpud and the C API (mode fv), not a QEMU property"},
+     .device = "vgpud, and QEMU's own device with backend=cuda (mode fv)"},
     {.name = VGPU_OPT_DAEMON_TIMEOUT_MS,
      .type = VGPU_OPTION_COUNT,
      .scope = VGPU_SCOPE_VM,
