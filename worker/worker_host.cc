@@ -127,7 +127,7 @@ Status WorkerHost::start() {
   reset_region(shared_->region());
   int bell = eventfd(0, EFD_CLOEXEC);
   if (bell < 0) return fail(Errc::io_error, std::string("worker: eventfd: ") + strerror(errno));
-  std::vector<std::string> args{options_.binary, "--device", options_.device};
+  std::vector<std::string> args{options_.binary, "--device", options_.device, "--parent", std::to_string(getpid())};
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
