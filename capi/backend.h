@@ -17,12 +17,26 @@
 
 #include "capi/vgpu_capi.h"
 #include "common/error.h"
+#include <atomic>
+#include <memory>
+
 #include "common/log.h"
 #include "gpu/gpu.h"
 #include "mediator/host.h"
 #include "vgpu/options.h"
 
+namespace vgpu::worker {
+class WorkerGpuDevice;
+}
+
 namespace vgpu::capi {
+
+// backend=cuda in the embedded mediator: the engines' device, one worker
+// process for this vGPU (capi/cuda_workers.cc), once the host made it;
+// owned by the host.
+struct WorkerSlot {
+  std::atomic<worker::WorkerGpuDevice*> device{nullptr};
+};
 
 // The device's options once checked (vgpu_capi.cc validate): the VM's
 // (VgpuConfig) and, for the embedded mediator, the host's (HostConfig),
@@ -39,7 +53,16 @@ struct BackendConfig {
   std::function<void(bool start, VgpuTurnEnd end, uint64_t gpu_ns)> turn;
   // The wait for the daemon's first answer; 0: VGPUD_TIMEOUT or vgpud's default.
   uint32_t daemon_timeout_ms = 0;
+  std::shared_ptr<WorkerSlot> workers;  // backend=cuda (fv, embedded); else null
 };
+
+// backend=cuda, mode fv, embedded: the engines' device is a worker process
+// for this vGPU (as vgpud's --backend cuda), its binary found or given;
+// worker-device and worker-binary refused without it.
+[[nodiscard]] Status set_cuda_workers(const VgpuBackendConfig& c, BackendConfig& config);
+// The vGPU's worker for counters_json: pid, state, restarts, device and
+// last failure; an empty object without workers.
+nlohmann::ordered_json worker_json(const WorkerSlot* slot, uint32_t vm_id);
 
 using IrqFn = void (*)(void* opaque, bool asserted);
 using MsgFn = void (*)(void* opaque, unsigned vector);

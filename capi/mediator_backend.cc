@@ -37,7 +37,8 @@ static_assert(VGPU_DIRTY_PAGE_BYTES == gpu::DirtyLog::PAGE, "vgpu_capi.h's dirty
 
 class MediatorBackend final : public Backend {
  public:
-  MediatorBackend(std::unique_ptr<mediator::Host> host, mediator::Vgpu& vgpu) : host_(std::move(host)), vgpu_(vgpu) {
+  MediatorBackend(std::unique_ptr<mediator::Host> host, mediator::Vgpu& vgpu, std::shared_ptr<WorkerSlot> workers)
+      : host_(std::move(host)), vgpu_(vgpu), workers_(std::move(workers)) {
     vgpu_.set_interrupt_handler([this](bool asserted) { interrupts_.line(asserted); });
     vgpu_.set_message_handler([this](regs::pci::MsiVector v) { interrupts_.message(static_cast<unsigned>(v)); });
   }
@@ -83,7 +84,11 @@ class MediatorBackend final : public Backend {
   int vram_fd() const override { return vgpu_.vram_fd(); }
   uint64_t vram_size() const override { return vgpu_.partition().size; }
 
-  nlohmann::ordered_json counters_json() const override { return vgpu_.counters().json(); }
+  nlohmann::ordered_json counters_json() const override {
+    nlohmann::ordered_json j = vgpu_.counters().json();
+    if (workers_) j["worker"] = worker_json(workers_.get(), vgpu_.id());
+    return j;
+  }
 
   VgpuEventCounts event_counts() const override {
     const mediator::CounterSnapshot c = vgpu_.counters();
@@ -147,7 +152,8 @@ class MediatorBackend final : public Backend {
   std::mutex ram_mutex_;
   std::shared_ptr<DmaMemory> dma_;
   std::vector<VgpuRamRange> ram_;
-  std::atomic<bool> logging_{false};  // this backend's start of the VRAM's dirty log
+  std::atomic<bool> logging_{false};     // this backend's start of the VRAM's dirty log
+  std::shared_ptr<WorkerSlot> workers_;  // backend=cuda: this vGPU's worker
 };
 
 }  // namespace
@@ -168,9 +174,11 @@ Result<std::unique_ptr<Backend>> make_mediator_backend(const BackendConfig& conf
   mediator::VgpuConfig vc = config.vgpu;
   vc.own_vram_fd = true;  // the front end maps (and migrates) the partition only
   auto vgpu = (*host)->create_vgpu(vc);
-  if (!vgpu) return std::unexpected(vgpu.error());
+  // backend=cuda: the vGPU's worker starts here.
+  if (!vgpu)
+    return std::unexpected(config.workers ? vgpu.error().context(strfmt("%s=cuda", VGPU_OPT_BACKEND)) : vgpu.error());
   own_id->store((*vgpu)->id(), std::memory_order_release);
-  return std::make_unique<MediatorBackend>(std::move(*host), **vgpu);
+  return std::make_unique<MediatorBackend>(std::move(*host), **vgpu, config.workers);
 }
 
 }  // namespace vgpu::capi

@@ -145,11 +145,14 @@ void set_turn_and_timeout(const VgpuBackendConfig& c, BackendConfig& config) {
   if (c.engine_backend == nullptr || *c.engine_backend == '\0') return gpu::EngineBackend::model;
   const std::string name = c.engine_backend;
   auto b = gpu::parse_engine_backend(name);
-  // fake_device is for tests; worker is vgpud's (its --backend cuda, a
-  // worker process per VM): QEMU's embedded device starts no workers, its
-  // cuda is the in-process back end (docs/cuda-worker.md, "Not built yet").
+  // fake_device is for tests; worker is the name cuda had in vgpud. cuda
+  // is a worker process per vGPU (set_cuda_workers): mode fv only.
   if (!b || *b == gpu::EngineBackend::fake_device || *b == gpu::EngineBackend::worker)
     return fail(Errc::invalid_argument, strfmt("%s: '%s' is not one of model, cuda", VGPU_OPT_BACKEND, name.c_str()));
+  if (*b == gpu::EngineBackend::cuda && c.mode != VGPU_MODE_FV)
+    return fail(Errc::invalid_argument, strfmt("%s: cuda runs each vGPU's work in a worker process (mode=fv); with "
+                                               "mode=passthrough the model runs it",
+                                               VGPU_OPT_BACKEND));
   if (*b != gpu::EngineBackend::model && socket)
     return fail(Errc::invalid_argument, strfmt("%s: with a socket, the engines are the daemon's (vgpud --%s)",
                                                VGPU_OPT_BACKEND, VGPU_OPT_BACKEND));
@@ -206,6 +209,7 @@ void set_turn_and_timeout(const VgpuBackendConfig& c, BackendConfig& config) {
   config.host.ring_ahead = c.ring_ahead;
   config.host.engine_backend = *engines;
   set_turn_and_timeout(c, config);
+  if (Status s = set_cuda_workers(c, config); !s) return std::unexpected(s.error());
   return config;
 }
 
@@ -301,6 +305,7 @@ void vgpu_backend_config_init(VgpuBackendConfig* c) {
   c->watchdog_ms = VGPU_OPT_WATCHDOG_MS_DEFAULT;
   c->engine_backend = VGPU_OPT_BACKEND_DEFAULT;
   c->daemon_timeout_ms = VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT;
+  c->worker_device = VGPU_OPT_WORKER_DEVICE_DEFAULT;
 }
 
 VgpuBackend* vgpu_backend_create(const VgpuBackendConfig* config, char* err, size_t err_len) {
@@ -322,7 +327,7 @@ VgpuBackend* vgpu_backend_create(const VgpuBackendConfig* config, char* err, siz
     auto* b = new VgpuBackend{.impl = std::move(*impl), .log = vgpu::Log(valid->host.log)};
     if (valid->socket.empty()) {
       b->scheduler = valid->host.scheduler;
-      b->engine = vgpu::gpu::engine_backend_name(valid->host.engine_backend);
+      b->engine = valid->workers ? "cuda" : vgpu::gpu::engine_backend_name(valid->host.engine_backend);
     } else {
       b->scheduler = b->impl->daemon_scheduler();
       b->vm_name = b->impl->daemon_vm_name();

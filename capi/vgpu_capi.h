@@ -144,6 +144,12 @@ typedef struct VgpuBackendConfig {
     // source's vm-name until the source is freed (docs/migration.md §7).
     // Unused without a socket.
     bool incoming;
+    // With engine_backend "cuda" (mode fv, embedded): what each vGPU's
+    // worker process runs on (VGPU_OPT_WORKER_DEVICE: "cuda", or "fake"
+    // for tests) and the vgpu-worker executable (VGPU_OPT_WORKER_BINARY;
+    // NULL: beside this program, its build tree's, else installed).
+    const char *worker_device;
+    const char *worker_binary;
 } VgpuBackendConfig;
 
 // Every field at the option table's default (vgpu/option_table.h): mode

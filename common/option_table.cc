@@ -167,8 +167,8 @@ const VgpuOption vgpu_option_rows[] = {
      .unit = "",
      .dflt_text = VGPU_OPT_BACKEND_DEFAULT,
      .choices = "model, cuda",
-     .help = "who runs the engines' work: the software model or an NVIDIA GPU through CUDA, in vgpud one worker "
-             "process per VM (docs/cuda-worker.md), in QEMU's own device QEMU's process (docs/cuda.md)",
+     .help = "who runs the engines' work: the software model or an NVIDIA GPU through CUDA, one worker process "
+             "per VM (vgpud) or per vGPU (QEMU's own device, mode=fv) (docs/cuda-worker.md)",
      .device = "with socket the daemon's (reads vgpud)"},
     {.name = VGPU_OPT_WORKER_DEVICE,
      .type = VGPU_OPTION_CHOICE,
@@ -176,18 +176,19 @@ const VgpuOption vgpu_option_rows[] = {
      .unit = "",
      .dflt_text = VGPU_OPT_WORKER_DEVICE_DEFAULT,
      .choices = "cuda, fake",
-     .help = "with vgpud --backend cuda, what each VM's worker process runs on: an NVIDIA GPU through libcuda, "
+     .help = "with backend cuda, what each VM's worker process runs on: an NVIDIA GPU through libcuda, "
              "or host memory (tests: user kernels on the PTX interpreter, built-ins on the model's kernels) "
              "(docs/cuda-worker.md)",
-     .device = "vgpud only"},
+     .device = "vgpud, and QEMU's own device with backend=cuda (mode fv)"},
     {.name = VGPU_OPT_WORKER_BINARY,
      .type = VGPU_OPTION_TEXT,
      .scope = VGPU_SCOPE_HOST,
      .unit = "",
-     .dflt_text = "beside vgpud, else installed",
-     .help = "with vgpud --backend cuda, the vgpu-worker executable; by default the one beside vgpud's own "
-             "(vgpu-worker, or ../worker/vgpu-worker in a build tree), else the installed one (libexecdir)",
-     .device = "vgpud only"},
+     .dflt_text = "beside the program, else installed",
+     .help = "with backend cuda, the vgpu-worker executable; by default the one beside the program that starts "
+             "workers (vgpud, or QEMU with the C API linked in: vgpu-worker, or ../worker/vgpu-worker in a build "
+             "tree), else the installed one (libexecdir)",
+     .device = "vgpud, and QEMU's own device with backend=cuda (mode fv)"},
     {.name = VGPU_OPT_DAEMON_TIMEOUT_MS,
      .type = VGPU_OPTION_COUNT,
      .scope = VGPU_SCOPE_VM,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "vgpud/options.h"
 
+#include "worker/find_binary.h"
+
 #include <grp.h>
 #include <unistd.h>
 
@@ -183,15 +185,7 @@ const std::vector<OptionSpec>& table() {
 std::span<const OptionSpec> options() { return table(); }
 
 Result<std::string> find_worker_binary(const std::string& vgpud_path, const std::string& installed) {
-  const size_t slash = vgpud_path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : vgpud_path.substr(0, slash);
-  std::string tried;
-  for (const std::string& path : {dir + "/vgpu-worker", dir + "/../worker/vgpu-worker", installed}) {
-    if (access(path.c_str(), X_OK) == 0) return path;
-    tried += (tried.empty() ? "" : ", ") + path + " (" + std::strerror(errno) + ")";
-  }
-  return fail(Errc::not_found,
-              "--backend cuda: no vgpu-worker executable found (give --worker-binary PATH); tried " + tried);
+  return worker::find_worker_binary(vgpud_path, installed, "--backend cuda", "--worker-binary PATH");
 }
 
 Result<uint64_t> parse_size(const std::string& text) {

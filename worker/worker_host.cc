@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -76,9 +77,46 @@ void reset_region(Region& r) {
   for (auto& f : r.fence) f.store(0);
 }
 
+// Starts argv[0] with the region at SHM_FD, the doorbell at BELL_FD and
+// nothing else of ours: posix_spawn (glibc: clone(CLONE_VM|CLONE_VFORK),
+// so a large caller such as QEMU is not copied page table by page table
+// as fork would), every descriptor from BELL_FD + 1 up closed in the
+// child (QEMU's KVM, vhost and tap descriptors are not all CLOEXEC), the
+// signal mask emptied and the usual signals back to their defaults (QEMU
+// blocks and ignores some; ignored ones would survive exec).
+Result<pid_t> spawn_worker(std::vector<char*>& argv, int shm, int bell) {
+  // Moved above both numbers first: the region's descriptor may be 3 or 4,
+  // and dup2 onto itself would keep its CLOEXEC.
+  int high_shm = fcntl(shm, F_DUPFD_CLOEXEC, HIGH_FD);
+  int high_bell = fcntl(bell, F_DUPFD_CLOEXEC, HIGH_FD);
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_adddup2(&fa, high_shm, SHM_FD);
+  posix_spawn_file_actions_adddup2(&fa, high_bell, BELL_FD);
+  posix_spawn_file_actions_addclosefrom_np(&fa, BELL_FD + 1);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGCHLD, SIGHUP, SIGINT, SIGTERM, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM})
+    sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  int rc = high_shm < 0 || high_bell < 0 ? errno : posix_spawn(&pid, argv[0], &fa, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (high_shm >= 0) close(high_shm);
+  if (high_bell >= 0) close(high_bell);
+  if (rc != 0) return fail(Errc::io_error, std::string("worker: cannot run ") + argv[0] + ": " + strerror(rc));
+  return pid;
+}
+
 }  // namespace
 
-// Forks and execs the worker with the VM's region (reset) and a new doorbell, and waits
+// Spawns the worker with the VM's region (reset) and a new doorbell, and waits
 // for it to say it is ready (its CUDA context made).
 Status WorkerHost::start() {
   if (!shared_) {
@@ -89,26 +127,17 @@ Status WorkerHost::start() {
   reset_region(shared_->region());
   int bell = eventfd(0, EFD_CLOEXEC);
   if (bell < 0) return fail(Errc::io_error, std::string("worker: eventfd: ") + strerror(errno));
-  std::vector<std::string> args{options_.binary, "--device", options_.device};
+  std::vector<std::string> args{options_.binary, "--device", options_.device, "--parent", std::to_string(getpid())};
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  int shm = shared_->fd();
-  pid_t pid = fork();
-  if (pid < 0) {
+  auto spawned = spawn_worker(argv, shared_->fd(), bell);
+  if (!spawned) {
     close(bell);
-    return fail(Errc::io_error, std::string("worker: fork: ") + strerror(errno));
+    return std::unexpected(spawned.error());
   }
-  if (pid == 0) {  // only async-signal-safe calls until exec
-    // Moved above both numbers first: the region's descriptor may be 3 or 4.
-    int high_shm = fcntl(shm, F_DUPFD, HIGH_FD);
-    int high_bell = fcntl(bell, F_DUPFD, HIGH_FD);
-    if (high_shm < 0 || high_bell < 0 || dup2(high_shm, SHM_FD) < 0 || dup2(high_bell, BELL_FD) < 0)
-      _exit(EXIT_BAD_SETUP);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
+  const pid_t pid = *spawned;
   if (bell_fd_ >= 0) close(bell_fd_);
   bell_fd_ = bell;
   pid_ = pid;

@@ -4,8 +4,15 @@
 // deadline, a fault, a crash, respawn, and the error each gives.
 #include "worker/worker_host.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <fstream>
+#include <thread>
 
 #include <cstring>
 #include "worker/block_map.h"
@@ -240,8 +247,62 @@ TEST(WorkerHost, AMissingBinaryIsAClearStartError) {
   o.binary = "/nonexistent/vgpu-worker";
   auto h = WorkerHost::spawn(o);
   ASSERT_FALSE(h);
-  EXPECT_NE(h.error().message.find("did not start: worker died: exit status 127"), std::string::npos)
+  EXPECT_NE(h.error().message.find("cannot run /nonexistent/vgpu-worker: No such file or directory"), std::string::npos)
       << h.error().message;
+}
+
+// QEMU's descriptors (KVM, vhost, tap) are not all CLOEXEC: the worker
+// gets its region and doorbell and nothing else of its parent's.
+TEST(WorkerHost, AWorkerInheritsOnlyItsRegionAndDoorbell) {
+  constexpr int LEAKY_FD = 200;                         // far above what the worker opens itself
+  int leaky = fcntl(STDERR_FILENO, F_DUPFD, LEAKY_FD);  // no CLOEXEC, as a careless parent's
+  ASSERT_GE(leaky, LEAKY_FD);
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  const std::string fds = "/proc/" + std::to_string(h->pid()) + "/fd/";
+  char target[PATH_MAX];
+  EXPECT_LT(readlink((fds + std::to_string(leaky)).c_str(), target, sizeof target), 0);
+  ssize_t n = readlink((fds + std::to_string(SHM_FD)).c_str(), target, sizeof target);
+  ASSERT_GT(n, 0);
+  EXPECT_NE(std::string(target, n).find("memfd:vgpu-worker"), std::string::npos) << std::string(target, n);
+  n = readlink((fds + std::to_string(BELL_FD)).c_str(), target, sizeof target);
+  ASSERT_GT(n, 0);
+  EXPECT_NE(std::string(target, n).find("eventfd"), std::string::npos) << std::string(target, n);
+  close(leaky);
+}
+
+// A starter killed without stopping its worker (QEMU under SIGKILL): the
+// worker sees the starter's pidfd and ends instead of holding its device.
+TEST(WorkerHost, AWorkerEndsWhenTheProcessThatStartedItDies) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t starter = fork();
+  ASSERT_GE(starter, 0);
+  if (starter == 0) {
+    auto h = WorkerHost::spawn(fake());
+    const int pid = h ? (*h)->pid() : -1;
+    ssize_t n = write(fds[1], &pid, sizeof pid);
+    _exit(n == sizeof pid ? 0 : 1);  // no destructor: the worker is not told to stop
+  }
+  close(fds[1]);
+  int worker = -1;
+  ASSERT_EQ(read(fds[0], &worker, sizeof worker), static_cast<ssize_t>(sizeof worker));
+  close(fds[0]);
+  ASSERT_GT(worker, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(starter, &status, 0), starter);
+  // The orphan is reparented (to init or a subreaper), which may not reap
+  // it at once: a zombie has ended.
+  const auto ended = [worker] {
+    std::ifstream stat("/proc/" + std::to_string(worker) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return true;
+    const size_t close = line.rfind(')');
+    return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+  };
+  const auto until = std::chrono::steady_clock::now() + 5s;
+  while (!ended() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+  EXPECT_TRUE(ended()) << "worker " << worker << " outlived its starter";
 }
 
 TEST(WorkerHost, TheCudaDeviceWithoutAGpuIsAClearStartError) {

@@ -136,18 +136,24 @@ bool poll_ring(Region& r, WorkerDevice& d, const LoopOptions& o, Clock::time_poi
 
 // Waits for a doorbell: polls (above), then blocks on the eventfd (waking
 // every BUSY_POLL_MS while the device has work, to ask it for errors).
-void wait_for_work(Region& r, int bell_fd, WorkerDevice& d, const LoopOptions& o, Clock::time_point last_command) {
-  if (poll_ring(r, d, o, last_command)) return;
+// False: the process that started the worker ended.
+bool wait_for_work(Region& r, int bell_fd, WorkerDevice& d, const LoopOptions& o, Clock::time_point last_command) {
+  if (poll_ring(r, d, o, last_command)) return true;
   r.head.sleeping.store(1, std::memory_order_seq_cst);
+  bool parent_alive = true;
   if (ring_empty(r)) {
-    pollfd p{bell_fd, POLLIN, 0};
-    if (poll(&p, 1, d.busy() ? BUSY_POLL_MS : -1) > 0) {
-      uint64_t n;
-      ssize_t got = ::read(bell_fd, &n, sizeof n);
-      (void)got;
+    pollfd p[2] = {{bell_fd, POLLIN, 0}, {o.parent_fd, POLLIN, 0}};  // a negative fd is skipped
+    if (poll(p, 2, d.busy() ? BUSY_POLL_MS : -1) > 0) {
+      if (p[0].revents & POLLIN) {
+        uint64_t n;
+        ssize_t got = ::read(bell_fd, &n, sizeof n);
+        (void)got;
+      }
+      parent_alive = (p[1].revents & POLLIN) == 0;
     }
   }
   r.head.sleeping.store(0, std::memory_order_relaxed);
+  return parent_alive;
 }
 
 }  // namespace
@@ -163,7 +169,7 @@ int run_loop(Region& r, int bell_fd, WorkerDevice& d, const LoopOptions& o) {
         record_error(r, Command{Op::nop, 0, 0, 0, 0, 0, 0, {}}, s.error());
         return EXIT_DEVICE_ERROR;
       }
-      wait_for_work(r, bell_fd, d, o, last_command);
+      if (!wait_for_work(r, bell_fd, d, o, last_command)) return 0;  // no one left to serve
       continue;
     }
     last_command = Clock::now();

@@ -18,6 +18,10 @@ struct LoopOptions {
   // Test hook of the fake worker: abort() on the command with this
   // sequence number (0: never), as a crashed worker would.
   uint32_t die_at_seq = 0;
+  // A pidfd of the process that started the worker (-1: none): readable
+  // once it ended, and then the worker ends too (a QEMU or vgpud killed
+  // without stopping it would otherwise leave it holding its GPU memory).
+  int parent_fd = -1;
 };
 
 // Runs until a `stop` command (returns 0) or a device error.

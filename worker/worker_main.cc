@@ -2,7 +2,8 @@
 // vgpu-worker: one VM's CUDA worker (docs/cuda-worker.md). Started by the
 // mediator's WorkerHost with the shared region at descriptor SHM_FD and
 // its doorbell (an eventfd) at BELL_FD; not meant to be run by hand.
-//   vgpu-worker --device cuda|fake [--die-at-seq N]
+//   vgpu-worker --device cuda|fake [--parent PID] [--die-at-seq N]
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,7 +18,7 @@ using namespace vgpu::worker;
 namespace {
 
 int usage(const char* why) {
-  fprintf(stderr, "vgpu-worker: %s\nusage: vgpu-worker --device cuda|fake [--die-at-seq N]\n", why);
+  fprintf(stderr, "vgpu-worker: %s\nusage: vgpu-worker --device cuda|fake [--parent PID] [--die-at-seq N]\n", why);
   return EXIT_BAD_SETUP;
 }
 
@@ -26,10 +27,13 @@ int usage(const char* why) {
 int main(int argc, char** argv) {
   std::string device = "cuda";
   LoopOptions options;
+  pid_t parent = 0;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
     if (a == "--device" && i + 1 < argc) {
       device = argv[++i];
+    } else if (a == "--parent" && i + 1 < argc) {
+      parent = static_cast<pid_t>(strtol(argv[++i], nullptr, 10));
     } else if (a == "--die-at-seq" && i + 1 < argc) {
       options.die_at_seq = static_cast<uint32_t>(strtoul(argv[++i], nullptr, 10));
     } else {
@@ -38,6 +42,12 @@ int main(int argc, char** argv) {
   }
   if (device != "cuda" && device != "fake") return usage(("unknown device '" + device + "'").c_str());
   if (options.die_at_seq != 0 && device != "fake") return usage("--die-at-seq is a test of the fake device");
+  if (parent > 0) {
+    // The starter's pidfd, watched while idle; a starter already gone
+    // (or a pid reused by another process) ends the worker now.
+    options.parent_fd = static_cast<int>(syscall(SYS_pidfd_open, parent, 0));
+    if (options.parent_fd < 0 || getppid() != parent) return 0;
+  }
   auto shared = Shared::attach(SHM_FD);
   if (!shared) return usage(shared.error().what().c_str());
   Region& r = (*shared)->region();

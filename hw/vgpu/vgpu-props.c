@@ -53,6 +53,11 @@ void vgpu_backend_config_of(VGPUState *s, VgpuBackendConfig *config)
     config->engine_backend
         = s->engine_backend && *s->engine_backend ? s->engine_backend : NULL;
     config->daemon_timeout_ms = s->daemon_timeout_ms;
+    config->worker_device = s->worker_device && *s->worker_device
+                                ? s->worker_device
+                                : VGPU_OPT_WORKER_DEVICE_DEFAULT;
+    config->worker_binary
+        = s->worker_binary && *s->worker_binary ? s->worker_binary : NULL;
 }
 
 /* ---------------------------------------------------------------- mode */
@@ -114,6 +119,9 @@ static const char *vgpu_str_default(const char *name)
     }
     if (!strcmp(name, VGPU_OPT_BACKEND)) {
         return VGPU_OPT_BACKEND_DEFAULT;
+    }
+    if (!strcmp(name, VGPU_OPT_WORKER_DEVICE)) {
+        return VGPU_OPT_WORKER_DEVICE_DEFAULT;
     }
     return NULL;
 }
@@ -197,6 +205,8 @@ static Property vgpu_properties[] = {
     DEFINE_PROP_UINT32(VGPU_OPT_WATCHDOG_MS, VGPUState, watchdog_ms,
                        VGPU_OPT_WATCHDOG_MS_DEFAULT),
     VGPU_PROP_STR(VGPU_OPT_BACKEND, engine_backend),
+    VGPU_PROP_STR(VGPU_OPT_WORKER_DEVICE, worker_device),
+    DEFINE_PROP_STRING(VGPU_OPT_WORKER_BINARY, VGPUState, worker_binary),
     DEFINE_PROP_UINT32(VGPU_OPT_DAEMON_TIMEOUT_MS, VGPUState, daemon_timeout_ms,
                        VGPU_OPT_DAEMON_TIMEOUT_MS_DEFAULT),
     DEFINE_PROP_END_OF_LIST(),
@@ -319,6 +329,7 @@ void vgpu_class_add_properties(ObjectClass *klass)
                               NULL);
     vgpu_show_default_str(klass, VGPU_OPT_SCHEDULER, VGPU_OPT_SCHEDULER_DEFAULT);
     vgpu_show_default_str(klass, VGPU_OPT_BACKEND, VGPU_OPT_BACKEND_DEFAULT);
+    vgpu_show_default_str(klass, VGPU_OPT_WORKER_DEVICE, VGPU_OPT_WORKER_DEVICE_DEFAULT);
     vgpu_describe_from_table(klass);
 }
 

@@ -429,7 +429,8 @@ static void vgpu_release(VGPUState *s)
  * table (vgpu/option_table.h) and names the one at fault. */
 static bool vgpu_create_backend(VGPUState *s, Error **errp)
 {
-    char err[256] = "";
+    /* Room for backend=cuda's three worker paths tried, each with why. */
+    char err[1024] = "";
     VgpuBackendConfig config;
 
     vgpu_backend_config_of(s, &config);

@@ -55,6 +55,8 @@ struct VGPUState {
     bool ring_ahead;       /* docs/scheduler.md, "Ringing ahead" */
     uint32_t watchdog_ms;  /* one operation's engine time; 0: none */
     char *engine_backend;  /* "model" (NULL) or "cuda" */
+    char *worker_device;   /* backend=cuda: the worker's device, cuda (NULL) or fake */
+    char *worker_binary;   /* backend=cuda: the vgpu-worker executable; NULL: found */
     char *counters_file;   /* x-counters-file: counters JSON written at exit */
     /* with socket: the wait for vgpud's first answer */
     uint32_t daemon_timeout_ms;

@@ -31,7 +31,8 @@ QEMU_TIMEOUT_S = 30
 MACHINE = ["-machine", "pc", "-accel", "tcg", "-S", "-nodefaults", "-display", "none", "-m", "256M"]
 PROPERTIES = ["vram", "channels", "mode", "bar-remap", "lazy-shadow", "pv", "scheduler", "weight",
               "x-counters-file", "socket", "vm-name", "turn-ms", "max-gpu-ms", "slice-blocks",
-              "ring-ahead", "watchdog-ms", "backend", "daemon-timeout-ms", "counters", "x-migration-digest"]
+              "ring-ahead", "watchdog-ms", "backend", "worker-device", "worker-binary", "daemon-timeout-ms",
+              "counters", "x-migration-digest"]
 #QEMU 's own, from its PCI device class (descriptions are QEMU' s business).
 PCI_PROPERTIES = ["acpi-index", "addr", "failover_pair_id", "multifunction", "rombar", "romfile", "romsize",
                   "x-pcie-extcap-init", "x-pcie-lnksta-dllla"]
