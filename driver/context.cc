@@ -200,34 +200,35 @@ Status Context::pinned_copy(uint64_t dst_va, uint64_t src_va, uint64_t bytes) {
 }
 
 Status Context::upload_pinned(Buffer dst, uint64_t offset, Buffer pinned, uint64_t pinned_off, uint64_t bytes) {
-  auto p = find(pinned, "upload_pinned source");
-  if (!p) return std::unexpected(p.error());
-  if ((*p)->host.empty())
-    return fail(Errc::invalid_argument, msg("upload_pinned: source buffer {} is not pinned host memory", pinned.id));
-  auto d = find(dst, "upload_pinned destination");
-  if (!d) return std::unexpected(d.error());
-  if (!fits(offset, bytes, (*d)->bytes) || !fits(pinned_off, bytes, (*p)->bytes))
-    return fail(Errc::invalid_argument,
-                msg("upload_pinned: {} bytes from pinned buffer {}+{} to buffer {}+{} out of range", bytes, pinned.id,
-                    pinned_off, dst.id, offset));
-  if (bytes == 0) return {};
-  return pinned_copy((*d)->va + offset, (*p)->va + pinned_off, bytes);
+  return pinned_transfer(PinnedWay::upload, pinned, pinned_off, dst, offset, bytes);
 }
 
 Status Context::download_pinned(Buffer pinned, uint64_t pinned_off, Buffer src, uint64_t offset, uint64_t bytes) {
-  auto p = find(pinned, "download_pinned destination");
+  return pinned_transfer(PinnedWay::download, pinned, pinned_off, src, offset, bytes);
+}
+
+Status Context::pinned_transfer(PinnedWay way, Buffer pinned, uint64_t pinned_off, Buffer device, uint64_t offset,
+                                uint64_t bytes) {
+  const bool up = way == PinnedWay::upload;
+  const std::string call = up ? "upload_pinned" : "download_pinned";
+  const char* pinned_role = up ? "source" : "destination";
+  const char* device_role = up ? "destination" : "source";
+  auto p = find(pinned, (call + " " + pinned_role).c_str());
   if (!p) return std::unexpected(p.error());
   if ((*p)->host.empty())
     return fail(Errc::invalid_argument,
-                msg("download_pinned: destination buffer {} is not pinned host memory", pinned.id));
-  auto s = find(src, "download_pinned source");
-  if (!s) return std::unexpected(s.error());
-  if (!fits(offset, bytes, (*s)->bytes) || !fits(pinned_off, bytes, (*p)->bytes))
-    return fail(Errc::invalid_argument,
-                msg("download_pinned: {} bytes from buffer {}+{} to pinned buffer {}+{} out of range", bytes, src.id,
-                    offset, pinned.id, pinned_off));
+                msg("{}: {} buffer {} is not pinned host memory", call, pinned_role, pinned.id));
+  auto d = find(device, (call + " " + device_role).c_str());
+  if (!d) return std::unexpected(d.error());
+  if (!fits(offset, bytes, (*d)->bytes) || !fits(pinned_off, bytes, (*p)->bytes)) {
+    const std::string in_pinned = msg("pinned buffer {}+{}", pinned.id, pinned_off);
+    const std::string in_device = msg("buffer {}+{}", device.id, offset);
+    return fail(Errc::invalid_argument, msg("{}: {} bytes from {} to {} out of range", call, bytes,
+                                            up ? in_pinned : in_device, up ? in_device : in_pinned));
+  }
   if (bytes == 0) return {};
-  return pinned_copy((*p)->va + pinned_off, (*s)->va + offset, bytes);
+  const uint64_t pinned_va = (*p)->va + pinned_off, device_va = (*d)->va + offset;
+  return up ? pinned_copy(device_va, pinned_va, bytes) : pinned_copy(pinned_va, device_va, bytes);
 }
 
 Result<uint64_t> Context::gpu_va(Buffer b) const {

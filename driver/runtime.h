@@ -290,6 +290,11 @@ class Context {
   // The pinned buffer whose host view holds [p, p + bytes), if any.
   std::optional<std::pair<Buffer, uint64_t>> pinned_holding(const std::byte* p, uint64_t bytes) const;
   [[nodiscard]] Status pinned_copy(uint64_t dst_va, uint64_t src_va, uint64_t bytes);
+  // upload_pinned (pinned to device) and download_pinned (device to
+  // pinned): the checks, named for the call, then the copy.
+  enum class PinnedWay { upload, download };
+  [[nodiscard]] Status pinned_transfer(PinnedWay way, Buffer pinned, uint64_t pinned_off, Buffer device,
+                                       uint64_t offset, uint64_t bytes);
   explicit Context(Device& dev) : dev_(dev) {}
   [[nodiscard]] Status setup();
   [[nodiscard]] Result<const BufferRec*> find(Buffer b, const char* role) const;
