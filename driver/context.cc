@@ -47,12 +47,7 @@ Status Context::setup() {
   d.port_.write32(Bar::bar1, d.fence_bar1_ + slot, 0);
 
   // Program descriptors and the argument constant buffer.
-  auto consts = d.vram_->alloc(CONSTS_BYTES, fmt::SMALL_PAGE);
-  if (!consts) return std::unexpected(consts.error().context("code buffer"));
-  consts_mem_ = *consts;
-  auto cva = as_->map(consts_mem_, CONSTS_BYTES);
-  if (!cva) return std::unexpected(cva.error());
-  consts_va_ = *cva;
+  if (auto ok = setup_buffer(CONSTS_BYTES, "code buffer", consts_mem_, consts_va_); !ok) return ok;
   for (cls::Kernel k : KERNELS) {
     const cls::ProgramDescriptor pd = program_descriptor(k);
     const uint32_t words[4] = {pd.magic, pd.version, pd.kernel, pd.entry};
@@ -61,12 +56,7 @@ Status Context::setup() {
 
   // Staging buffer: BAR1 for the CPU, this address space for the copy engine.
   const uint64_t staging = align_up(std::max<uint64_t>(d.options_.staging_bytes, fmt::SMALL_PAGE), fmt::SMALL_PAGE);
-  auto smem = d.vram_->alloc(staging, fmt::SMALL_PAGE);
-  if (!smem) return std::unexpected(smem.error().context("staging buffer"));
-  staging_mem_ = *smem;
-  auto sva = as_->map(staging_mem_, staging);
-  if (!sva) return std::unexpected(sva.error());
-  staging_va_ = *sva;
+  if (auto ok = setup_buffer(staging, "staging buffer", staging_mem_, staging_va_); !ok) return ok;
   auto sbar = d.bars_->bar1().map(staging_mem_, staging);
   if (!sbar) return std::unexpected(sbar.error().context("staging buffer"));
   staging_bar1_ = *sbar;
@@ -96,6 +86,16 @@ Context::~Context() {
   as_.reset();
   for (uint64_t m : {consts_mem_, staging_mem_})
     if (m) (void)dev_.vram_->free(m);
+}
+
+Status Context::setup_buffer(uint64_t bytes, const char* what, uint64_t& mem, uint64_t& va) {
+  auto m = dev_.vram_->alloc(bytes, fmt::SMALL_PAGE);
+  if (!m) return std::unexpected(m.error().context(what));
+  mem = *m;
+  auto v = as_->map(mem, bytes);
+  if (!v) return std::unexpected(v.error());
+  va = *v;
+  return {};
 }
 
 // ---------------------------------------------------------------- buffers

@@ -297,6 +297,10 @@ class Context {
                                        uint64_t offset, uint64_t bytes);
   explicit Context(Device& dev) : dev_(dev) {}
   [[nodiscard]] Status setup();
+  // One of setup's buffers: `bytes` of VRAM (`mem`, set once allocated)
+  // mapped in this context's address space (`va`); `what` names it when the
+  // VRAM runs out.
+  [[nodiscard]] Status setup_buffer(uint64_t bytes, const char* what, uint64_t& mem, uint64_t& va);
   [[nodiscard]] Result<const BufferRec*> find(Buffer b, const char* role) const;
   [[nodiscard]] Result<uint64_t> va_checked(Buffer b, uint64_t bytes, const char* role) const;
   [[nodiscard]] Result<Fence> submit(PushBuffer& pb);
