@@ -47,12 +47,7 @@ Status Context::setup() {
   d.port_.write32(Bar::bar1, d.fence_bar1_ + slot, 0);
 
   // Program descriptors and the argument constant buffer.
-  auto consts = d.vram_->alloc(CONSTS_BYTES, fmt::SMALL_PAGE);
-  if (!consts) return std::unexpected(consts.error().context("code buffer"));
-  consts_mem_ = *consts;
-  auto cva = as_->map(consts_mem_, CONSTS_BYTES);
-  if (!cva) return std::unexpected(cva.error());
-  consts_va_ = *cva;
+  if (auto ok = setup_buffer(CONSTS_BYTES, "code buffer", consts_mem_, consts_va_); !ok) return ok;
   for (cls::Kernel k : KERNELS) {
     const cls::ProgramDescriptor pd = program_descriptor(k);
     const uint32_t words[4] = {pd.magic, pd.version, pd.kernel, pd.entry};
@@ -61,12 +56,7 @@ Status Context::setup() {
 
   // Staging buffer: BAR1 for the CPU, this address space for the copy engine.
   const uint64_t staging = align_up(std::max<uint64_t>(d.options_.staging_bytes, fmt::SMALL_PAGE), fmt::SMALL_PAGE);
-  auto smem = d.vram_->alloc(staging, fmt::SMALL_PAGE);
-  if (!smem) return std::unexpected(smem.error().context("staging buffer"));
-  staging_mem_ = *smem;
-  auto sva = as_->map(staging_mem_, staging);
-  if (!sva) return std::unexpected(sva.error());
-  staging_va_ = *sva;
+  if (auto ok = setup_buffer(staging, "staging buffer", staging_mem_, staging_va_); !ok) return ok;
   auto sbar = d.bars_->bar1().map(staging_mem_, staging);
   if (!sbar) return std::unexpected(sbar.error().context("staging buffer"));
   staging_bar1_ = *sbar;
@@ -96,6 +86,16 @@ Context::~Context() {
   as_.reset();
   for (uint64_t m : {consts_mem_, staging_mem_})
     if (m) (void)dev_.vram_->free(m);
+}
+
+Status Context::setup_buffer(uint64_t bytes, const char* what, uint64_t& mem, uint64_t& va) {
+  auto m = dev_.vram_->alloc(bytes, fmt::SMALL_PAGE);
+  if (!m) return std::unexpected(m.error().context(what));
+  mem = *m;
+  auto v = as_->map(mem, bytes);
+  if (!v) return std::unexpected(v.error());
+  va = *v;
+  return {};
 }
 
 // ---------------------------------------------------------------- buffers
@@ -200,34 +200,35 @@ Status Context::pinned_copy(uint64_t dst_va, uint64_t src_va, uint64_t bytes) {
 }
 
 Status Context::upload_pinned(Buffer dst, uint64_t offset, Buffer pinned, uint64_t pinned_off, uint64_t bytes) {
-  auto p = find(pinned, "upload_pinned source");
-  if (!p) return std::unexpected(p.error());
-  if ((*p)->host.empty())
-    return fail(Errc::invalid_argument, msg("upload_pinned: source buffer {} is not pinned host memory", pinned.id));
-  auto d = find(dst, "upload_pinned destination");
-  if (!d) return std::unexpected(d.error());
-  if (!fits(offset, bytes, (*d)->bytes) || !fits(pinned_off, bytes, (*p)->bytes))
-    return fail(Errc::invalid_argument,
-                msg("upload_pinned: {} bytes from pinned buffer {}+{} to buffer {}+{} out of range", bytes, pinned.id,
-                    pinned_off, dst.id, offset));
-  if (bytes == 0) return {};
-  return pinned_copy((*d)->va + offset, (*p)->va + pinned_off, bytes);
+  return pinned_transfer(PinnedWay::upload, pinned, pinned_off, dst, offset, bytes);
 }
 
 Status Context::download_pinned(Buffer pinned, uint64_t pinned_off, Buffer src, uint64_t offset, uint64_t bytes) {
-  auto p = find(pinned, "download_pinned destination");
+  return pinned_transfer(PinnedWay::download, pinned, pinned_off, src, offset, bytes);
+}
+
+Status Context::pinned_transfer(PinnedWay way, Buffer pinned, uint64_t pinned_off, Buffer device, uint64_t offset,
+                                uint64_t bytes) {
+  const bool up = way == PinnedWay::upload;
+  const std::string call = up ? "upload_pinned" : "download_pinned";
+  const char* pinned_role = up ? "source" : "destination";
+  const char* device_role = up ? "destination" : "source";
+  auto p = find(pinned, (call + " " + pinned_role).c_str());
   if (!p) return std::unexpected(p.error());
   if ((*p)->host.empty())
     return fail(Errc::invalid_argument,
-                msg("download_pinned: destination buffer {} is not pinned host memory", pinned.id));
-  auto s = find(src, "download_pinned source");
-  if (!s) return std::unexpected(s.error());
-  if (!fits(offset, bytes, (*s)->bytes) || !fits(pinned_off, bytes, (*p)->bytes))
-    return fail(Errc::invalid_argument,
-                msg("download_pinned: {} bytes from buffer {}+{} to pinned buffer {}+{} out of range", bytes, src.id,
-                    offset, pinned.id, pinned_off));
+                msg("{}: {} buffer {} is not pinned host memory", call, pinned_role, pinned.id));
+  auto d = find(device, (call + " " + device_role).c_str());
+  if (!d) return std::unexpected(d.error());
+  if (!fits(offset, bytes, (*d)->bytes) || !fits(pinned_off, bytes, (*p)->bytes)) {
+    const std::string in_pinned = msg("pinned buffer {}+{}", pinned.id, pinned_off);
+    const std::string in_device = msg("buffer {}+{}", device.id, offset);
+    return fail(Errc::invalid_argument, msg("{}: {} bytes from {} to {} out of range", call, bytes,
+                                            up ? in_pinned : in_device, up ? in_device : in_pinned));
+  }
   if (bytes == 0) return {};
-  return pinned_copy((*p)->va + pinned_off, (*s)->va + offset, bytes);
+  const uint64_t pinned_va = (*p)->va + pinned_off, device_va = (*d)->va + offset;
+  return up ? pinned_copy(device_va, pinned_va, bytes) : pinned_copy(pinned_va, device_va, bytes);
 }
 
 Result<uint64_t> Context::gpu_va(Buffer b) const {

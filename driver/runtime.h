@@ -290,8 +290,17 @@ class Context {
   // The pinned buffer whose host view holds [p, p + bytes), if any.
   std::optional<std::pair<Buffer, uint64_t>> pinned_holding(const std::byte* p, uint64_t bytes) const;
   [[nodiscard]] Status pinned_copy(uint64_t dst_va, uint64_t src_va, uint64_t bytes);
+  // upload_pinned (pinned to device) and download_pinned (device to
+  // pinned): the checks, named for the call, then the copy.
+  enum class PinnedWay { upload, download };
+  [[nodiscard]] Status pinned_transfer(PinnedWay way, Buffer pinned, uint64_t pinned_off, Buffer device,
+                                       uint64_t offset, uint64_t bytes);
   explicit Context(Device& dev) : dev_(dev) {}
   [[nodiscard]] Status setup();
+  // One of setup's buffers: `bytes` of VRAM (`mem`, set once allocated)
+  // mapped in this context's address space (`va`); `what` names it when the
+  // VRAM runs out.
+  [[nodiscard]] Status setup_buffer(uint64_t bytes, const char* what, uint64_t& mem, uint64_t& va);
   [[nodiscard]] Result<const BufferRec*> find(Buffer b, const char* role) const;
   [[nodiscard]] Result<uint64_t> va_checked(Buffer b, uint64_t bytes, const char* role) const;
   [[nodiscard]] Result<Fence> submit(PushBuffer& pb);

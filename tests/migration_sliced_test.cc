@@ -276,9 +276,8 @@ TEST(MigrationSliced, AVersion2ImageOfChannelsAtAnEntryBoundaryStillLoads) {
   ASSERT_TRUE(imported) << imported.error().what();
   port.move_to(&b->port(0));
   ASSERT_TRUE(chain.submit(JOBS_AFTER));
-  Result<std::vector<std::byte>> got = chain.result();
-  ASSERT_TRUE(got) << got.error().what();
-  EXPECT_TRUE(*got == *want) << "the chain moved by a version 2 image differs from the unmoved one";
+  Status ended = chain.ends_as(*want);
+  EXPECT_TRUE(ended) << "moved by a version 2 image: " << ended.error().what();
 }
 
 }  // namespace

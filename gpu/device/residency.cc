@@ -95,7 +95,7 @@ void ResidencyTracker::prepare_read(uint64_t addr, uint64_t len, std::optional<u
   const uint64_t first = first_page(addr), end = end_page(addr, len);
   std::lock_guard l(mutex_);
   if (clean(addr, len, PrepareKind::read)) {
-    ++clean_prepares_;
+    ++stats_.clean_prepares;
     return;
   }
   // Direct-mapped pages: a guest may have written them since any upload.
@@ -127,7 +127,7 @@ void ResidencyTracker::prepare_write(uint64_t addr, uint64_t len, bool overwrite
   const PrepareKind kind = overwrite ? PrepareKind::overwrite : PrepareKind::write;
   std::lock_guard l(mutex_);
   if (clean(addr, len, kind)) {
-    ++clean_prepares_;
+    ++stats_.clean_prepares;
     return;
   }
   if (stream) {
@@ -326,11 +326,6 @@ Residency ResidencyTracker::state(uint64_t addr) const {
 
 bool ResidencyTracker::direct(uint64_t addr) const {
   return addr / PAGE < pages_ && direct_[addr / PAGE].load(std::memory_order_acquire);
-}
-
-uint64_t ResidencyTracker::clean_prepares() const {
-  std::lock_guard l(mutex_);
-  return clean_prepares_;
 }
 
 ResidencyStats ResidencyTracker::stats() const {

@@ -53,6 +53,9 @@ struct ResidencyStats {
   uint64_t upload_bytes = 0;
   uint64_t downloads = 0;
   uint64_t download_bytes = 0;
+  // Prepares that found their range as a recent prepare of it left it
+  // (no page back on the host, none direct-mapped) and so looked at no page.
+  uint64_t clean_prepares = 0;
 };
 
 class ResidencyTracker final : public VramObserver {
@@ -119,9 +122,6 @@ class ResidencyTracker final : public VramObserver {
   Residency state(uint64_t addr) const;
   bool direct(uint64_t addr) const;
   ResidencyStats stats() const;
-  // Prepares that found their range as a recent prepare of it left it
-  // (no page back on the host, none direct-mapped) and so looked at no page.
-  uint64_t clean_prepares() const;
   // Uploads that waited for a CPU store in flight on their page (read
   // without the lock: a test looks while an upload waits).
   uint64_t writer_waits() const { return writer_waits_.load(std::memory_order_acquire); }
@@ -195,7 +195,6 @@ class ResidencyTracker final : public VramObserver {
   uint64_t host_generation_ = 0;    // bumped by host_changed() (lock held)
   std::array<CleanRange, CLEAN_RANGES> clean_{};
   size_t clean_next_ = 0;  // the entry remember_clean replaces next
-  uint64_t clean_prepares_ = 0;
 };
 
 }  // namespace vgpu::gpu

@@ -257,13 +257,13 @@ TEST(Residency, ARepeatedPrepareOfAnUnchangedRangeIsClean) {
   f.res.finish_write(8 * PAGE, 4 * PAGE);
   f.res.prepare_write(8 * PAGE, 4 * PAGE, true);
   f.res.finish_write(8 * PAGE, 4 * PAGE);
-  EXPECT_EQ(f.res.clean_prepares(), 2u);
+  EXPECT_EQ(f.res.stats().clean_prepares, 2u);
   EXPECT_EQ(f.dev.stats().uploads, 1u);
   EXPECT_EQ(f.res.state(8 * PAGE), Residency::device);
   // A different range, or the same one prepared another way, is not.
   f.res.prepare_read(0, 4 * PAGE);
   f.res.prepare_write(0, 8 * PAGE, false);
-  EXPECT_EQ(f.res.clean_prepares(), 2u);
+  EXPECT_EQ(f.res.stats().clean_prepares, 2u);
 }
 
 TEST(Residency, ACpuWriteMakesTheNextPrepareLookAgain) {
@@ -271,11 +271,11 @@ TEST(Residency, ACpuWriteMakesTheNextPrepareLookAgain) {
   f.res.prepare_read(0, 8 * PAGE);
   ASSERT_TRUE(f.vram->write32(3 * PAGE, 0xabcd));  // both -> host
   f.res.prepare_read(0, 8 * PAGE);
-  EXPECT_EQ(f.res.clean_prepares(), 0u);
+  EXPECT_EQ(f.res.stats().clean_prepares, 0u);
   EXPECT_EQ(f.device_word(3 * PAGE), 0xabcdu);
   EXPECT_EQ(f.dev.stats().uploads, 2u);
   f.res.prepare_read(0, 8 * PAGE);  // clean again
-  EXPECT_EQ(f.res.clean_prepares(), 1u);
+  EXPECT_EQ(f.res.stats().clean_prepares, 1u);
   // A write the engine made, then a CPU write of that page: uploaded again.
   f.engine_writes(PAGE, 7);
   ASSERT_TRUE(f.vram->write32(PAGE + 4, 9));  // device -> download, host
@@ -289,7 +289,7 @@ TEST(Residency, DirectMappedPagesAreNeverClean) {
   f.res.prepare_read(0, 8 * PAGE);
   f.res.mark_direct(2 * PAGE, PAGE);
   for (int i = 0; i < 3; ++i) f.res.prepare_read(0, 8 * PAGE);
-  EXPECT_EQ(f.res.clean_prepares(), 0u);
+  EXPECT_EQ(f.res.stats().clean_prepares, 0u);
   EXPECT_EQ(f.dev.stats().uploads, 4u);  // the first, then the direct page each time
 }
 
@@ -298,7 +298,7 @@ TEST(Residency, ARemappedRangeIsNotClean) {
   f.res.prepare_read(0, 8 * PAGE);
   f.res.host_remapped(0, 8 * PAGE, false);
   f.res.prepare_read(0, 8 * PAGE);
-  EXPECT_EQ(f.res.clean_prepares(), 0u);
+  EXPECT_EQ(f.res.stats().clean_prepares, 0u);
   EXPECT_EQ(f.dev.stats().uploads, 2u);
 }
 

@@ -57,6 +57,13 @@ Result<std::vector<std::byte>> Chain::result() {
   return out;
 }
 
+Status Chain::ends_as(const std::vector<std::byte>& want) {
+  Result<std::vector<std::byte>> got = result();
+  if (!got) return std::unexpected(got.error());
+  if (*got != want) return fail(Errc::device_error, "the moved chain's output differs from the unmoved one's");
+  return {};
+}
+
 Result<std::vector<std::byte>> unmoved_output(int jobs) {
   auto tb = make_testbed();
   if (!tb) return fail(Errc::device_error, "the unmoved testbed");

@@ -68,6 +68,9 @@ struct Chain : GuestContext {
   Status open(driver::Port& port);
   Status submit(int jobs);  // not waited for
   Result<std::vector<std::byte>> result();
+  // Waits for the jobs and fails when the output is not `want` (the
+  // unmoved chain's).
+  Status ends_as(const std::vector<std::byte>& want);
 };
 
 // The output of `jobs` chained jobs on a vGPU that never moves.
