@@ -23,6 +23,7 @@
 #include "capi/testing/trapped_port.h"
 #include "capi/vgpu_capi.h"
 #include "driver/runtime.h"
+#include "tests/testing/fill_check.h"
 
 namespace vgpu {
 namespace {
@@ -69,21 +70,7 @@ struct Vm {
   unsigned restarts() { return worker_of(backend.get()).value("restarts", 0u); }
 
   // Fills a buffer with `value` and reads it back.
-  Status fill(float value) {
-    constexpr uint32_t N = 4096;
-    auto ctx = dev->create_context();
-    if (!ctx) return std::unexpected(ctx.error().context("context"));
-    auto buf = (*ctx)->alloc(N * sizeof(float));
-    if (!buf) return std::unexpected(buf.error().context("alloc"));
-    auto f = (*ctx)->fill({*buf, N, value});
-    if (!f) return std::unexpected(f.error().context("fill"));
-    if (auto s = (*ctx)->wait(*f); !s) return std::unexpected(s.error().context("wait"));
-    std::vector<float> got(N);
-    if (auto s = (*ctx)->download(*buf, std::span<float>(got)); !s) return std::unexpected(s.error());
-    for (float v : got)
-      if (v != value) return fail(Errc::device_error, "a filled buffer reads back " + std::to_string(v));
-    return {};
-  }
+  Status fill(float value) { return testing::fill_new_and_check(*dev, 4096, value); }
 };
 
 std::unique_ptr<Vm> open_vm() {

@@ -28,4 +28,14 @@ inline Status fill_and_check(driver::Context& ctx, const driver::Buffer& buf, ui
   return {};
 }
 
+// The same on a new context of `dev` and a new buffer of `count` floats
+// (the worker tests' "does this VM still run work").
+inline Status fill_new_and_check(driver::Device& dev, uint32_t count, float value) {
+  auto ctx = dev.create_context();
+  if (!ctx) return std::unexpected(ctx.error().context("context"));
+  auto buf = (*ctx)->alloc(uint64_t{count} * sizeof(float));
+  if (!buf) return std::unexpected(buf.error().context("alloc"));
+  return fill_and_check(**ctx, *buf, count, value);
+}
+
 }  // namespace vgpu::testing

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "driver/runtime.h"
+#include "tests/testing/fill_check.h"
 #include "vgpud/client/client_port.h"
 #include "vgpud/tests/daemon_process.h"
 
@@ -73,21 +74,7 @@ struct FillVm {
   std::unique_ptr<ClientPort> port;
   std::unique_ptr<driver::Device> dev;
 
-  Status fill(float value) {
-    constexpr uint32_t N = 4096;
-    auto ctx = dev->create_context();
-    if (!ctx) return std::unexpected(ctx.error().context("context"));
-    auto buf = (*ctx)->alloc(N * sizeof(float));
-    if (!buf) return std::unexpected(buf.error().context("alloc"));
-    auto f = (*ctx)->fill({*buf, N, value});
-    if (!f) return std::unexpected(f.error().context("fill"));
-    if (auto s = (*ctx)->wait(*f); !s) return std::unexpected(s.error().context("wait"));
-    std::vector<float> got(N);
-    if (auto s = (*ctx)->download(*buf, std::span<float>(got)); !s) return std::unexpected(s.error());
-    for (float v : got)
-      if (v != value) return fail(Errc::device_error, "a filled buffer reads back " + std::to_string(v));
-    return {};
-  }
+  Status fill(float value) { return vgpu::testing::fill_new_and_check(*dev, 4096, value); }
 };
 
 std::unique_ptr<FillVm> open_vm(const DaemonProcess& d, const std::string& name) {
