@@ -9,6 +9,14 @@ namespace {
 constexpr uint32_t CHAN_INST_BITS = ChanInstAddr::mask | ChanInstTarget::mask | ChanInstPoll::mask |
                                     ChanInstValid::mask;
 constexpr uint32_t CHAN_STATE_BITS = ChanStateRunnable::mask | ChanStateEngine::mask;
+
+// CHAN_STATE shows no run in progress: no work fetched or executing, no
+// acquire pending, no hold at a slice boundary.
+void show_not_running(ChannelSlot& s) {
+  s.busy = false;
+  s.acquire_pending = false;
+  s.held = false;
+}
 }  // namespace
 
 void ChannelTable::bind(uint32_t chid, uint32_t chan_inst) {
@@ -17,10 +25,8 @@ void ChannelTable::bind(uint32_t chid, uint32_t chan_inst) {
   ++s.epoch;  // the PFIFO thread reloads the channel from its (new) instance block
   s.stopped = false;
   s.loaded = false;
-  s.busy = false;
-  s.acquire_pending = false;
-  s.held = false;
   s.resume = false;
+  show_not_running(s);
   s.engine_result.reset();
 }
 
@@ -47,9 +53,7 @@ bool ChannelTable::fail(uint32_t chid, uint64_t epoch, const ChannelFault& f) {
   if (s.epoch != epoch) return false;
   s.stopped = true;
   s.state = ChanStateRunnable::set(s.state, 0);
-  s.busy = false;
-  s.acquire_pending = false;
-  s.held = false;
+  show_not_running(s);
   s.error = ChanErrorCode::make(static_cast<uint32_t>(f.code));
   s.error_method = ChanErrorMethodAddr::make(f.method >> 2) | ChanErrorMethodSubch::make(f.subch);
   s.error_addr_lo = lo32(f.addr);

@@ -86,7 +86,7 @@ TEST_P(Isolation, BarAccessPastTheInstanceLimitFaults) {
     const auto rd = [&](uint32_t off) { return a.raw.vram32(inst + off); };
     const auto wr = [&](uint32_t off, uint32_t v) { a.raw.set_vram32(inst + off, v); };
     const fmt::AddressSpace as = fmt::decode_address_space(rd);
-    const uint64_t userd = uint64_t{pf::UserdBaseAddr::get(a.raw.reg(pf::USERD_BASE))} << pf::USERD_BASE_SHIFT;
+    const uint64_t userd = a.raw.userd_base();
     const uint64_t last = userd + uint64_t{regs::NUM_CHANNELS} * regs::userd::SIZE - sizeof(uint32_t);
     ASSERT_GE(last, userd + fmt::SMALL_PAGE) << "the USERD array fits one page: no word past the new limit";
     const uint32_t bar1_inst = a.raw.reg(pbus::BAR1_INST);

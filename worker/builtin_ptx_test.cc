@@ -13,6 +13,7 @@
 #include "gpu/device/cuda_engine.h"
 #include "gpu/kernels/kernels.h"
 #include "gpu/ptx/interpreter.h"
+#include "gpu/ptx/flat_memory.h"
 #include "ptx/params.h"
 #include "worker/builtin_ptx.h"
 #include "worker/testing/floats.h"
@@ -21,32 +22,12 @@
 namespace vgpu::worker {
 namespace {
 
-// Global memory over one host buffer at a fixed VA (outside it: a fault).
-class FakeMemory final : public ptx::GlobalMemory {
- public:
-  static constexpr uint64_t BASE = 0x10'0000'0000ull;
-  explicit FakeMemory(size_t bytes) : mem_(bytes) {}
-  template <typename T>
-  uint64_t put(const std::vector<T>& v) {
-    const uint64_t va = BASE + next_;
-    std::memcpy(mem_.data() + next_, v.data(), v.size() * sizeof(T));
-    next_ = (next_ + v.size() * sizeof(T) + 255) / 256 * 256;
-    EXPECT_LE(next_, mem_.size());
-    return va;
-  }
-  template <typename T>
-  T* at(uint64_t va) {
-    return reinterpret_cast<T*>(mem_.data() + (va - BASE));
-  }
-  std::expected<std::byte*, ptx::MemoryFault> access(uint64_t va, uint32_t bytes, bool write) override {
-    if (va < BASE || va - BASE + bytes > mem_.size()) return std::unexpected(ptx::MemoryFault{va, write, "not mapped"});
-    return mem_.data() + (va - BASE);
-  }
-
- private:
-  std::vector<std::byte> mem_;
-  size_t next_ = 0;
+// Global memory over one host buffer at a fixed VA (outside it: a fault;
+// a memory too small for the data makes the launch fault).
+struct FakeMemory : ptx::FlatMemory {
+  explicit FakeMemory(size_t bytes) : FlatMemory(0x10'0000'0000ull, bytes, 256) {}
 };
+
 using testing::ABS_TOL;
 using testing::random_floats;
 using testing::REL_TOL;

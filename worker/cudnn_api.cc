@@ -11,25 +11,23 @@ constexpr size_t MAJOR = 10000, MINOR = 100;
 
 }  // namespace
 
+// Api's field F is the library's entry point cudnnF: each is named once.
+#define VGPU_CUDNN_ENTRY(F) find(a.F, "cudnn" #F)
+
 vgpu::Result<Api> load(std::span<const std::string> names) {
   return dl::load<Api>(names, "no cuDNN on this host: ", [](dl::Symbols& find, Api& a) {
-    return find(a.GetVersion, "cudnnGetVersion") && find(a.GetErrorString, "cudnnGetErrorString") &&
-           find(a.Create, "cudnnCreate") && find(a.Destroy, "cudnnDestroy") && find(a.SetStream, "cudnnSetStream") &&
-           find(a.CreateTensorDescriptor, "cudnnCreateTensorDescriptor") &&
-           find(a.SetTensor4dDescriptor, "cudnnSetTensor4dDescriptor") &&
-           find(a.DestroyTensorDescriptor, "cudnnDestroyTensorDescriptor") &&
-           find(a.CreateFilterDescriptor, "cudnnCreateFilterDescriptor") &&
-           find(a.SetFilter4dDescriptor, "cudnnSetFilter4dDescriptor") &&
-           find(a.DestroyFilterDescriptor, "cudnnDestroyFilterDescriptor") &&
-           find(a.CreateConvolutionDescriptor, "cudnnCreateConvolutionDescriptor") &&
-           find(a.SetConvolution2dDescriptor, "cudnnSetConvolution2dDescriptor") &&
-           find(a.SetConvolutionMathType, "cudnnSetConvolutionMathType") &&
-           find(a.DestroyConvolutionDescriptor, "cudnnDestroyConvolutionDescriptor") &&
-           find(a.GetConvolutionForwardAlgorithm_v7, "cudnnGetConvolutionForwardAlgorithm_v7") &&
-           find(a.GetConvolutionForwardWorkspaceSize, "cudnnGetConvolutionForwardWorkspaceSize") &&
-           find(a.ConvolutionForward, "cudnnConvolutionForward");
+    return VGPU_CUDNN_ENTRY(GetVersion) && VGPU_CUDNN_ENTRY(GetErrorString) && VGPU_CUDNN_ENTRY(Create) &&
+           VGPU_CUDNN_ENTRY(Destroy) && VGPU_CUDNN_ENTRY(SetStream) && VGPU_CUDNN_ENTRY(CreateTensorDescriptor) &&
+           VGPU_CUDNN_ENTRY(SetTensor4dDescriptor) && VGPU_CUDNN_ENTRY(DestroyTensorDescriptor) &&
+           VGPU_CUDNN_ENTRY(CreateFilterDescriptor) && VGPU_CUDNN_ENTRY(SetFilter4dDescriptor) &&
+           VGPU_CUDNN_ENTRY(DestroyFilterDescriptor) && VGPU_CUDNN_ENTRY(CreateConvolutionDescriptor) &&
+           VGPU_CUDNN_ENTRY(SetConvolution2dDescriptor) && VGPU_CUDNN_ENTRY(SetConvolutionMathType) &&
+           VGPU_CUDNN_ENTRY(DestroyConvolutionDescriptor) && VGPU_CUDNN_ENTRY(GetConvolutionForwardAlgorithm_v7) &&
+           VGPU_CUDNN_ENTRY(GetConvolutionForwardWorkspaceSize) && VGPU_CUDNN_ENTRY(ConvolutionForward);
   });
 }
+
+#undef VGPU_CUDNN_ENTRY
 
 std::string version_text(size_t v) {
   return "cuDNN " + std::to_string(v / MAJOR) + "." + std::to_string(v % MAJOR / MINOR) + "." +

@@ -11,15 +11,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "gpu/ptx/exec_fast.h"
+#include "gpu/ptx/flat_memory.h"
 #include "gpu/ptx/interpreter.h"
 #include "ptx/params.h"
 #include "gpu/ptx/test_kernels.h"
@@ -28,38 +26,9 @@ namespace {
 
 using namespace vgpu::ptx;
 
-// Guest memory on host pages, as the device's memory is: each guest page
-// starts a host page (new[] of a large array starts 16 bytes into one, and
-// then every 32-byte run of a coalesced load spans two cache lines).
-class Memory : public GlobalMemory {
- public:
-  static constexpr uint64_t kBase = 0x10'0000'0000ull;
-  static constexpr size_t kHostPage = 4096;
-  explicit Memory(size_t bytes)
-      : bytes_(bytes), mem_(static_cast<std::byte*>(::operator new (bytes, std::align_val_t{kHostPage}))) {
-    std::memset(mem_.get(), 0, bytes);
-  }
-  uint64_t alloc(size_t bytes) {
-    uint64_t va = kBase + next_;
-    next_ = (next_ + bytes + 4095) & ~size_t{4095};
-    return va;
-  }
-  template <typename T>
-  T* at(uint64_t va) {
-    return reinterpret_cast<T*>(mem_.get() + (va - kBase));
-  }
-  std::expected<std::byte*, MemoryFault> access(uint64_t va, uint32_t bytes, bool write) override {
-    if (va < kBase || va - kBase + bytes > bytes_) return std::unexpected(MemoryFault{va, write, "not mapped"});
-    return mem_.get() + (va - kBase);
-  }
-
- private:
-  size_t bytes_, next_ = 0;
-  struct Free {
-    void operator()(std::byte* p) const { ::operator delete (p, std::align_val_t{kHostPage}); }
-  };
-  std::unique_ptr<std::byte, Free> mem_;
-};
+// The kernels' memory: on host pages, as the device's is (flat_memory.h),
+// handed out a page at a time.
+constexpr uint64_t kBase = 0x10'0000'0000ull;
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -101,7 +70,7 @@ double best_of(int n, F f) {
   return best;
 }
 
-Row run(const Module& m, Memory& mem, const char* entry, Dim3 grid, Dim3 block, std::vector<std::byte> params) {
+Row run(const Module& m, FlatMemory& mem, const char* entry, Dim3 grid, Dim3 block, std::vector<std::byte> params) {
   LaunchConfig cfg;
   cfg.entry = static_cast<uint32_t>(m.find_entry(entry));
   cfg.grid = grid;
@@ -167,7 +136,7 @@ const EntryInfo& entry_info(const Module& m, const char* entry) {
   return m.entries()[static_cast<size_t>(m.find_entry(entry))];
 }
 
-Row saxpy(const Module& m, Memory& mem) {  // 1M elements
+Row saxpy(const Module& m, FlatMemory& mem) {  // 1M elements
   const int n = 1 << 20;
   uint64_t x = mem.alloc(n * 4), y = mem.alloc(n * 4);
   for (int i = 0; i < n; ++i) mem.at<float>(x)[i] = static_cast<float>(i), mem.at<float>(y)[i] = 1;
@@ -182,7 +151,7 @@ Row saxpy(const Module& m, Memory& mem) {  // 1M elements
   return r;
 }
 
-Row matmul(const Module& m, Memory& mem) {  // 256^3, 16x16 tiles
+Row matmul(const Module& m, FlatMemory& mem) {  // 256^3, 16x16 tiles
   const int n = 256;
   uint64_t a = mem.alloc(n * n * 4), b = mem.alloc(n * n * 4), c = mem.alloc(n * n * 4);
   for (int i = 0; i < n * n; ++i) mem.at<float>(a)[i] = 1, mem.at<float>(b)[i] = 2;
@@ -202,7 +171,7 @@ Row matmul(const Module& m, Memory& mem) {  // 256^3, 16x16 tiles
   return r;
 }
 
-Row reduce(const Module& m, Memory& mem) {  // block reduction, 1M elements
+Row reduce(const Module& m, FlatMemory& mem) {  // block reduction, 1M elements
   const int n = 1 << 20;
   uint64_t in = mem.alloc(n * 4), out = mem.alloc(4096 * 4);
   for (int i = 0; i < n; ++i) mem.at<float>(in)[i] = 1;
@@ -253,7 +222,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const Module& m = **parsed;
-  Memory mem(64u << 20);
+  FlatMemory mem(kBase, 64u << 20, FlatMemory::HOST_PAGE);
   std::vector<Row> rows;
   if (want("saxpy")) rows.push_back(saxpy(m, mem));
   if (want("matmul")) rows.push_back(matmul(m, mem));

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Test support: GlobalMemory over one std::vector at a fixed VA base, page
-// granular (addresses outside it fault as "not mapped"), and a launch
-// helper that packs parameters at the entry's offsets.
+// Test support: FlatMemory at a fixed VA base, page granular (addresses
+// outside it fault as "not mapped"), and a launch helper that packs
+// parameters at the entry's offsets.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,45 +11,35 @@
 #include <string>
 #include <vector>
 
+#include "gpu/ptx/flat_memory.h"
 #include "gpu/ptx/interpreter.h"
 #include "gpu/ptx/test_kernels.h"
 #include "ptx/params.h"
 
 namespace vgpu::ptx::testing {
 
-class FakeMemory : public GlobalMemory {
+// `bytes` rounded up to whole pages, handed out in steps of 256; an
+// alloc() past the end is a test failure. Counts its accesses.
+class FakeMemory : public FlatMemory {
  public:
   static constexpr uint64_t kBase = 0x10'0000'0000ull;
-  explicit FakeMemory(size_t bytes) : bytes_((bytes + 4095) & ~size_t{4095}) {
-    mem_.reset(new std::byte[bytes_]());  // page-aligned offsets from an aligned base
-  }
-  uint64_t alloc(size_t bytes) {
-    uint64_t va = kBase + next_;
-    next_ = (next_ + bytes + 255) & ~size_t{255};
-    EXPECT_LE(next_, bytes_);
-    return va;
-  }
-  template <typename T>
-  T* at(uint64_t va) {
-    return reinterpret_cast<T*>(mem_.get() + (va - kBase));
-  }
+  explicit FakeMemory(size_t bytes) : FlatMemory(kBase, align_up(bytes, HOST_PAGE), 256) {}
+  uint64_t alloc(size_t bytes) { return fits(FlatMemory::alloc(bytes)); }
   template <typename T>
   uint64_t put(const std::vector<T>& v) {
-    uint64_t va = alloc(v.size() * sizeof(T));
-    std::memcpy(at<T>(va), v.data(), v.size() * sizeof(T));
-    return va;
+    return fits(FlatMemory::put(v));
   }
   std::expected<std::byte*, MemoryFault> access(uint64_t va, uint32_t bytes, bool write) override {
     ++accesses;
-    if (va < kBase || va - kBase + bytes > bytes_) return std::unexpected(MemoryFault{va, write, "not mapped"});
-    return mem_.get() + (va - kBase);
+    return FlatMemory::access(va, bytes, write);
   }
   uint64_t accesses = 0;
 
  private:
-  size_t bytes_;
-  std::unique_ptr<std::byte[]> mem_;
-  size_t next_ = 0;
+  uint64_t fits(uint64_t va) {
+    EXPECT_LE(used(), size()) << "allocated past the end of the memory";
+    return va;
+  }
 };
 
 // The parameter buffer of one entry (ptx/params.h); launch() checks that

@@ -19,7 +19,6 @@
 namespace vgpu::fuzz {
 namespace {
 
-namespace pf = regs::pfifo;
 namespace pv = regs::pv;
 using driver::Bar;
 using fmt::PageSize;
@@ -208,8 +207,8 @@ uint64_t Runner::bar_offset(Bar bar) {
   const uint64_t size = a_.port->bar_size(bar);
   if (size == 0) return 0;
   if (bar == Bar::bar1 && in_.u8() % 2) {
-    const uint64_t userd = uint64_t{pf::UserdBaseAddr::get(a_.raw->reg(pf::USERD_BASE))} << pf::USERD_BASE_SHIFT;
-    return userd + (in_.u8() % regs::NUM_CHANNELS) * regs::userd::SIZE + (in_.u8() % regs::userd::SIZE & ~3u);
+    return a_.raw->userd_base() + (in_.u8() % regs::NUM_CHANNELS) * regs::userd::SIZE +
+           (in_.u8() % regs::userd::SIZE & ~3u);
   }
   return in_.u32() % size & ~uint64_t{3};
 }

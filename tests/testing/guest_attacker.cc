@@ -87,16 +87,16 @@ uint32_t GuestAttacker::wait_chan_error(uint32_t chid, unsigned timeout_ms) {
   }
 }
 
+uint64_t GuestAttacker::userd_base() {
+  return uint64_t{regs::pfifo::UserdBaseAddr::get(reg(regs::pfifo::USERD_BASE))} << regs::pfifo::USERD_BASE_SHIFT;
+}
+
 void GuestAttacker::doorbell(uint32_t chid, uint32_t put) {
-  const uint64_t base = uint64_t{regs::pfifo::UserdBaseAddr::get(reg(regs::pfifo::USERD_BASE))}
-                        << regs::pfifo::USERD_BASE_SHIFT;
-  port_.write32(driver::Bar::bar1, base + uint64_t{chid} * regs::userd::SIZE + regs::userd::GP_PUT, put);
+  port_.write32(driver::Bar::bar1, userd_base() + uint64_t{chid} * regs::userd::SIZE + regs::userd::GP_PUT, put);
 }
 
 uint32_t GuestAttacker::userd_read(uint32_t chid, uint32_t field) {
-  const uint64_t base = uint64_t{regs::pfifo::UserdBaseAddr::get(reg(regs::pfifo::USERD_BASE))}
-                        << regs::pfifo::USERD_BASE_SHIFT;
-  return port_.read32(driver::Bar::bar1, base + uint64_t{chid} * regs::userd::SIZE + field);
+  return port_.read32(driver::Bar::bar1, userd_base() + uint64_t{chid} * regs::userd::SIZE + field);
 }
 
 void GuestAttacker::bind_raw_channel(const RawChannel& c) {

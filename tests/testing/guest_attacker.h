@@ -54,6 +54,9 @@ class GuestAttacker {
 
   // ---- channels
   uint32_t chan_error(uint32_t chid) { return reg(regs::pfifo::CHAN_ERROR[chid].offset); }
+  // The BAR1 address of the guest's USERD array (channel 0's), as its
+  // PFIFO.USERD_BASE says.
+  uint64_t userd_base();
   // Polls CHAN_ERROR until non-zero or about `timeout_ms` pass; the code.
   uint32_t wait_chan_error(uint32_t chid, unsigned timeout_ms = 5000);
   // GP_PUT doorbell of a channel: a BAR1 write into the guest's USERD array.

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 #include <vector>
+#include "gpu/ptx/flat_memory.h"
 #include "worker/block_map.h"
 #include "worker/worker_host.h"
 
@@ -18,23 +19,14 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 // An image of the guest memory user kernels see: IMAGE_BYTES at
-// APERTURE_BASE (4 VRAM blocks, one bulk window).
+// APERTURE_BASE (4 VRAM blocks, one bulk window), handed out in steps of
+// 256 bytes; the interpreter runs on it as it is.
 inline constexpr uint64_t IMAGE_BYTES = BULK_BYTES;
 inline constexpr uint32_t IMAGE_BLOCKS = static_cast<uint32_t>(IMAGE_BYTES / BLOCK_BYTES);
 
-struct Image {
-  std::vector<std::byte> bytes = std::vector<std::byte>(IMAGE_BYTES);
-  uint64_t next = 0;
+struct Image : ptx::FlatMemory {
+  Image() : FlatMemory(APERTURE_BASE, IMAGE_BYTES, 256) {}
   uint64_t data_va = 0;  // the module's data segment, if it has variables
-  uint64_t alloc(uint64_t n) {
-    uint64_t va = APERTURE_BASE + next;
-    next = (next + n + 255) & ~uint64_t{255};
-    return va;
-  }
-  template <typename T>
-  T* at(uint64_t va) {
-    return reinterpret_cast<T*>(bytes.data() + (va - APERTURE_BASE));
-  }
 };
 
 // Fails the check with a message (printed, exit status 1 at the end).

@@ -3,6 +3,7 @@
 // interpreter: the same PTX on the same memory image at the same guest
 // addresses, the whole image compared byte for byte, once with each launch
 // whole and once sliced into one launch per block (the %ctaid rewrite).
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <numeric>
@@ -213,23 +214,9 @@ const Case CASES[] = {{"globals", globals},
                       {"bitonic", bitonic},
                       {"scan", scan}};
 
-class ImageMemory : public ptx::GlobalMemory {
- public:
-  explicit ImageMemory(Image& i) : img_(i) {}
-  std::expected<std::byte*, ptx::MemoryFault> access(uint64_t va, uint32_t bytes, bool write) override {
-    if (va < APERTURE_BASE || va - APERTURE_BASE + bytes > IMAGE_BYTES)
-      return std::unexpected(ptx::MemoryFault{va, write, "outside the image"});
-    return img_.at<std::byte>(va);
-  }
-
- private:
-  Image& img_;
-};
-
 // The launches on the interpreter; with `sliced` (the rewritten module),
 // one launch per block with the rewrite's six words appended.
 std::string on_interpreter(const ptx::Module& m, const std::vector<Launch>& launches, Image& img, bool sliced) {
-  ImageMemory mem(img);
   for (const Launch& l : launches) {
     for (const GridPiece& p : grid_pieces(l.grid, sliced ? 1 : 0)) {
       ptx::LaunchConfig c;
@@ -245,7 +232,7 @@ std::string on_interpreter(const ptx::Module& m, const std::vector<Launch>& laun
       }
       c.params = params;
       c.data_va = img.data_va;
-      auto r = ptx::run_blocks(m, c, mem, 0, uint64_t{p.grid[0]} * p.grid[1] * p.grid[2]);
+      auto r = ptx::run_blocks(m, c, img, 0, uint64_t{p.grid[0]} * p.grid[1] * p.grid[2]);
       if (!r) return "interpreter: " + r.error().message;
     }
   }
@@ -301,14 +288,16 @@ int corpus_check(const std::string& binary, const std::string& ptx_dir, Checker&
         auto rm = ptx::parse_module(rw.text);
         Image pieces = whole;
         std::string pe = rm ? on_interpreter(**rm, launches, pieces, rw.sliceable) : rm.error().message;
-        c.expect(e.empty() && pe.empty() && placed && rw.sliceable && pieces.bytes == ref.bytes,
+        c.expect(e.empty() && pe.empty() && placed && rw.sliceable && std::ranges::equal(pieces.bytes(), ref.bytes()),
                  name + ": the %ctaid rewrite run one block per launch on the interpreter equals the whole " + e + pe);
         continue;
       }
       if (e.empty()) e = on_gpu(*h, **m, text, launches, whole, 0);
-      c.expect(e.empty() && whole.bytes == ref.bytes, name + ": whole launches equal the interpreter's bytes " + e);
+      c.expect(e.empty() && std::ranges::equal(whole.bytes(), ref.bytes()),
+               name + ": whole launches equal the interpreter's bytes " + e);
       e = on_gpu(*h, **m, text, launches, sliced, 1);
-      c.expect(e.empty() && sliced.bytes == ref.bytes, name + ": one launch per block equals them " + e);
+      c.expect(e.empty() && std::ranges::equal(sliced.bytes(), ref.bytes()),
+               name + ": one launch per block equals them " + e);
     }
   }
   c.expect(ran > 0, "corpus PTX found in " + ptx_dir + " (" + std::to_string(ran) + " kernels)");

@@ -29,13 +29,13 @@ std::string run(WorkerHost& h, Command c, std::chrono::nanoseconds deadline) {
 
 std::string put_image(WorkerHost& h, const Image& img) {
   if (auto e = run(h, make_command(Op::map, 0, APERTURE_BASE, 0, IMAGE_BLOCKS)); !e.empty()) return e;
-  memcpy(h.bulk(), img.bytes.data(), IMAGE_BYTES);
+  memcpy(h.bulk(), img.bytes().data(), IMAGE_BYTES);
   return run(h, make_command(Op::write, 0, APERTURE_BASE, 0, IMAGE_BYTES));
 }
 
 std::string get_image(WorkerHost& h, Image& img) {
   if (auto e = run(h, make_command(Op::read, 0, APERTURE_BASE, 0, IMAGE_BYTES)); !e.empty()) return e;
-  memcpy(img.bytes.data(), h.bulk(), IMAGE_BYTES);
+  memcpy(img.bytes().data(), h.bulk(), IMAGE_BYTES);
   return "";
 }
 
