@@ -289,6 +289,7 @@ Fixture::Fixture() {
   hc.max_gpu_ms = MAX_GPU_MS;
   hc.turn_ns = TURN_NS;
   hc.log = log_line;
+  hc.on_turn = [this](const mediator::TurnEvent& e) { turns_(e); };
   host_ = need(mediator::Host::create(hc), "host");
   native_ = need(gpu::Gpu::create(gpu::GpuConfig{.vram_bytes = VM_VRAM, .log = log_line, .sysmem = native_ram_}),
                  "pass-through GPU");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -32,7 +33,9 @@ inline constexpr uint64_t INST_HEAP = 4 * MiB;
 // 5). A wait op's result is not used: it only lets the attacker's work
 // finish before its next operations. Most waits that run out are on fences
 // that cannot come (the guest broke its channel or PFIFO); in `device` they
-// were 45% of a replay's time at 20 ms each.
+// were 45% of a replay's time at 20 ms each. So a wait op also ends once
+// nothing of the attacker's can move before its next operation (the
+// pass-through GPU idle; mediated: guest_ops.cc, Runner::quiet).
 inline constexpr uint64_t ATTACKER_WAIT_NS = 20'000'000;
 // The attacker driver's own waits (setup, ring space, teardown): long
 // enough for a fresh context on a loaded machine (the CI's two cores run
@@ -113,6 +116,18 @@ struct Attacker {
   uint64_t vram_bytes() const;
 };
 
+// The host's turns as HostConfig::on_turn tells them: the VM whose turn
+// is on the GPU (0: none; turns are not preemptive, one at a time, each
+// end told before the next start) and how many starts and ends so far.
+struct TurnWatch {
+  std::atomic<uint32_t> vm{0};
+  std::atomic<uint64_t> events{0};
+  void operator()(const mediator::TurnEvent& e) {
+    vm.store(e.start ? e.vm : 0);
+    events.fetch_add(1);
+  }
+};
+
 // The process-wide fixture.
 class Fixture {
  public:
@@ -154,6 +169,7 @@ class Fixture {
   mediator::Host& host() { return *host_; }
   uint64_t op_wait_ns() const { return op_wait_ns_; }
   gpu::Gpu& native() { return *native_; }  // the pass-through GPU
+  const TurnWatch& turns() const { return turns_; }
 
  private:
   Fixture();
@@ -166,6 +182,7 @@ class Fixture {
   // The pass-through GPU's, for a fresh pass-through attacker's finding.
   std::string native_state(bool drained);
 
+  TurnWatch turns_;  // before host_, which tells it
   std::unique_ptr<mediator::Host> host_;
   std::unique_ptr<gpu::Gpu> native_;  // pass-through
   Attacker fresh(Mode mode);
