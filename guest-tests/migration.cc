@@ -13,11 +13,13 @@
 // buffer. With vgpu_chain_spin_ms each batch also spins that long (a
 // launch the GPU runs in slices; a stop between two slices is refused, as
 // the image cannot carry it yet). It prints a heartbeat line per second of
-// guest time, and runs
+// guest time (per vgpu_chain_beat_ms: scripts/migration-bench times the
+// lines' arrival on the host for the longest stall the guest saw), and runs
 // vgpu_chain_s seconds (default 20); jobs submitted after the move are the
 // destination's own launches. migration_idle is the figures' idle guest:
 // the fill buffer written once, no GPU work while the VM moves, then the
-// buffer checked and one batch run.
+// buffer checked and one batch run; with vgpu_chain_beat_ms it prints a
+// heartbeat that often while idle.
 #include <time.h>
 
 #include <algorithm>
@@ -41,6 +43,7 @@ constexpr uint32_t PAGE_FLOATS = 4096 / sizeof(float);
 constexpr uint32_t CHECK_CHUNK_FLOATS = (4u << 20) / sizeof(float);  // the fill buffer read back 4 MiB at a time
 constexpr uint32_t DEFAULT_SECONDS = 20;
 constexpr uint32_t DEFAULT_FILL_MIB = 16;
+constexpr uint32_t DEFAULT_BEAT_MS = 1000;
 
 uint32_t env_or(const char* name, uint32_t fallback) {
   const char* v = std::getenv(name);
@@ -109,6 +112,7 @@ Status run_batch(driver::Context& ctx, ChainState& c, uint32_t batch) {
 
 Status migration_chain() {
   const uint32_t seconds = env_or("vgpu_chain_s", DEFAULT_SECONDS);
+  const auto beat_every = std::chrono::milliseconds(env_or("vgpu_chain_beat_ms", DEFAULT_BEAT_MS));
   auto g = open_gpu();
   if (!g) return std::unexpected(g.error());
   ChainState c;
@@ -118,7 +122,7 @@ Status migration_chain() {
   for (uint32_t batch = 1; Clock::now() - start < std::chrono::seconds(seconds); ++batch) {
     if (Status s = run_batch(*g->ctx, c, batch); !s)
       return std::unexpected(s.error().context("batch " + std::to_string(batch)));
-    if (Clock::now() - beat >= std::chrono::seconds(1)) {
+    if (Clock::now() - beat >= beat_every) {
       beat = Clock::now();
       note("chain: " + std::to_string(c.jobs) + " jobs checked");
     }
@@ -141,10 +145,13 @@ Status migration_idle() {
   if (auto f = finish(ctx, ctx.fill({c.fill, c.fill_floats, IDLE_MARK}), "fill"); !f) return f;
   note("idle: " + std::to_string(uint64_t{c.fill_floats} * sizeof(float) >> 20) + " MiB written, idle for " +
        std::to_string(seconds) + " s");
+  const uint32_t beat_ms = env_or("vgpu_chain_beat_ms", 0);  // 0: no heartbeat while idle
+  const uint32_t nap_ms = beat_ms != 0 ? std::min(beat_ms, DEFAULT_BEAT_MS) : DEFAULT_BEAT_MS;
   const auto start = Clock::now();
   while (Clock::now() - start < std::chrono::seconds(seconds)) {
-    struct timespec second = {1, 0};
-    nanosleep(&second, nullptr);
+    struct timespec nap = {nap_ms / 1000, static_cast<long>(nap_ms % 1000) * 1000000};
+    nanosleep(&nap, nullptr);
+    if (beat_ms != 0) note("idle: beat");
   }
   if (Status s = check_fill(ctx, c, IDLE_MARK, "after the idle time"); !s) return s;
   return run_batch(ctx, c, 1);

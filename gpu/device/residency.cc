@@ -53,10 +53,21 @@ void ResidencyTracker::move_pages(uint64_t first, uint64_t end, bool up, Need ne
   for_each_run(first, end, need, [&](uint64_t p, uint64_t q) {
     const uint64_t bytes = (q - p) * PAGE;
     if (up) {
+      if (writer_seen_) return;  // the caller tries again without the lock
       // The pages leave `host` before the writers are looked at: a store
       // that begins after this finds them so and waits for the lock.
-      for (uint64_t i = p; i < q; ++i) set(i, after);
-      wait_for_writers(p, q);
+      std::vector<Residency> before(q - p);
+      for (uint64_t i = p; i < q; ++i) {
+        before[i - p] = get(i);
+        set(i, after);
+      }
+      if (writers_in(p, q)) {
+        // A store in flight: the pages go back as they were, and the
+        // upload waits for it with the lock free (the writer may need it).
+        for (uint64_t i = p; i < q; ++i) set(i, before[i - p]);
+        writer_seen_ = true;
+        return;
+      }
       if (stream)
         mirror_.upload_on(*stream, p * PAGE, bytes);
       else
@@ -93,21 +104,23 @@ bool ResidencyTracker::any_direct(uint64_t first, uint64_t end) const {
 void ResidencyTracker::prepare_read(uint64_t addr, uint64_t len, std::optional<uint32_t> stream) {
   if (!clamp(addr, len)) return;
   const uint64_t first = first_page(addr), end = end_page(addr, len);
-  std::lock_guard l(mutex_);
+  std::unique_lock l(mutex_);
   if (clean(addr, len, PrepareKind::read)) {
     ++stats_.clean_prepares;
     return;
   }
   // Direct-mapped pages: a guest may have written them since any upload.
-  if (stream) {
-    move_pages(
-        first, end, true, [this](uint64_t p) { return is_direct(p); }, Residency::both, stream);
-    move_pages(
-        first, end, true, [this](uint64_t p) { return get(p) == Residency::host; }, Residency::both);
-  } else {
-    move_pages(
-        first, end, true, [this](uint64_t p) { return get(p) == Residency::host || is_direct(p); }, Residency::both);
-  }
+  upload_between_writes(l, [&] {
+    if (stream) {
+      move_pages(
+          first, end, true, [this](uint64_t p) { return is_direct(p); }, Residency::both, stream);
+      move_pages(
+          first, end, true, [this](uint64_t p) { return get(p) == Residency::host; }, Residency::both);
+    } else {
+      move_pages(
+          first, end, true, [this](uint64_t p) { return get(p) == Residency::host || is_direct(p); }, Residency::both);
+    }
+  });
   if (!any_direct(first, end)) remember_clean(addr, len, PrepareKind::read);
 }
 
@@ -125,18 +138,20 @@ void ResidencyTracker::prepare_write(uint64_t addr, uint64_t len, bool overwrite
   auto direct_needed = [&](uint64_t p) { return !overwrite && is_direct(p); };
   auto host_needed = [&](uint64_t p) { return partial(p) && !is_direct(p) && get(p) == Residency::host; };
   const PrepareKind kind = overwrite ? PrepareKind::overwrite : PrepareKind::write;
-  std::lock_guard l(mutex_);
+  std::unique_lock l(mutex_);
   if (clean(addr, len, kind)) {
     ++stats_.clean_prepares;
     return;
   }
-  if (stream) {
-    move_pages(first, end, true, direct_needed, Residency::both, stream);
-    move_pages(first, end, true, host_needed, Residency::both);
-  } else {
-    move_pages(
-        first, end, true, [&](uint64_t p) { return direct_needed(p) || host_needed(p); }, Residency::both);
-  }
+  upload_between_writes(l, [&] {
+    if (stream) {
+      move_pages(first, end, true, direct_needed, Residency::both, stream);
+      move_pages(first, end, true, host_needed, Residency::both);
+    } else {
+      move_pages(
+          first, end, true, [&](uint64_t p) { return direct_needed(p) || host_needed(p); }, Residency::both);
+    }
+  });
   // Whole pages count as valid on both sides while the work runs: a CPU
   // write meanwhile turns them to host, which finish_write notices.
   for (uint64_t p = std::max(first, whole_first); p < std::min(end, whole_end); ++p)
@@ -224,11 +239,24 @@ void ResidencyTracker::mark_direct(uint64_t addr, uint64_t len) {
   host_changed();
 }
 
-void ResidencyTracker::wait_for_writers(uint64_t first, uint64_t end) {
-  for (uint64_t p = first; p < end; ++p) {
-    if (writers_[p].load(std::memory_order_seq_cst) == 0) continue;
-    writer_waits_.fetch_add(1, std::memory_order_release);
-    while (writers_[p].load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+bool ResidencyTracker::writers_in(uint64_t first, uint64_t end) const {
+  for (uint64_t p = first; p < end; ++p)
+    if (writers_[p].load(std::memory_order_seq_cst) != 0) return true;
+  return false;
+}
+
+template <typename Moves>
+void ResidencyTracker::upload_between_writes(std::unique_lock<std::mutex>& l, Moves moves) {
+  bool waited = false;
+  for (;;) {
+    writer_seen_ = false;
+    moves();
+    if (!writer_seen_) return;
+    if (!waited) writer_waits_.fetch_add(1, std::memory_order_release);
+    waited = true;
+    l.unlock();
+    std::this_thread::yield();
+    l.lock();
   }
 }
 

@@ -122,8 +122,8 @@ class ResidencyTracker final : public VramObserver {
   Residency state(uint64_t addr) const;
   bool direct(uint64_t addr) const;
   ResidencyStats stats() const;
-  // Uploads that waited for a CPU store in flight on their page (read
-  // without the lock: a test looks while an upload waits).
+  // Prepares whose upload waited for a CPU store in flight on its pages
+  // (read without the lock: a test looks while an upload waits).
   uint64_t writer_waits() const { return writer_waits_.load(std::memory_order_acquire); }
 
   // How many ranges are remembered as prepared (clean_).
@@ -157,8 +157,16 @@ class ResidencyTracker final : public VramObserver {
   // and for a write the pages made `host`).
   void cpu_access_locked(uint64_t first, uint64_t end, bool write);
   // Lock held, before an upload of pages [first, end) that are no longer
-  // `host`: waits until no CPU store is in flight on them.
-  void wait_for_writers(uint64_t first, uint64_t end);
+  // `host`: whether a CPU store is in flight on any of them.
+  bool writers_in(uint64_t first, uint64_t end) const;
+  // Runs `moves` (move_pages uploads, lock held by l) until none found a
+  // store in flight: one that did put its pages back and set writer_seen_,
+  // and the lock is let go while the store finishes. A writer holds its
+  // count across a whole piece of work (a host view, a user kernel) and
+  // may take the lock meanwhile, so the upload never waits holding it
+  // (docs/migration.md §8, lock order).
+  template <typename Moves>
+  void upload_between_writes(std::unique_lock<std::mutex>& l, Moves moves);
   bool is_direct(uint64_t page) const { return direct_[page].load(std::memory_order_acquire); }
   bool clamp(uint64_t& addr, uint64_t& len) const;
 
@@ -189,6 +197,7 @@ class ResidencyTracker final : public VramObserver {
   std::unique_ptr<std::atomic<bool>[]> direct_;
   std::unique_ptr<std::atomic<uint32_t>[]> writers_;  // CPU stores in flight, per page
   std::atomic<uint64_t> writer_waits_{0};
+  bool writer_seen_ = false;  // lock held: an upload in move_pages found a store in flight
   mutable std::mutex mutex_;  // state changes that transfer, and stats_
   ResidencyStats stats_;
   uint64_t direct_generation_ = 0;  // bumped when a page becomes direct-mapped (lock held)

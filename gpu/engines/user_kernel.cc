@@ -27,11 +27,16 @@ using regs::ChannelError;
 class MmuMemory final : public ptx::GlobalMemory {
  public:
   explicit MmuMemory(ChannelContext& ctx) : ctx_(ctx) {}
-  // The kernel's stores are done when the piece returns: their pages go
-  // into the dirty log now, after the writes (docs/migration.md §5).
+  // The kernel's stores are done when the piece returns: each page it
+  // wrote was a store in flight from its first store until now (no upload
+  // of it meanwhile, docs/migration.md §8), and goes into the dirty log
+  // now, after the writes (§5).
   ~MmuMemory() override {
     Vram& vram = ctx_.mmu.vram();
-    for (uint64_t page : written_) vram.mark_written(page * DirtyLog::PAGE, DirtyLog::PAGE);
+    for (uint64_t page : written_) {
+      vram.end_host_write(page * DirtyLog::PAGE, DirtyLog::PAGE);
+      vram.mark_written(page * DirtyLog::PAGE, DirtyLog::PAGE);
+    }
   }
   MmuMemory(const MmuMemory&) = delete;
   MmuMemory& operator=(const MmuMemory&) = delete;
@@ -52,8 +57,10 @@ class MmuMemory final : public ptx::GlobalMemory {
                      .chid = ctx_.as.chid};
       return std::unexpected(ptx::MemoryFault{va, write, "system memory is not reachable from user kernels"});
     }
-    vram.host_access(t->phys, bytes, write);
-    if (write) note_written(t->phys, bytes);
+    if (write)
+      note_written(vram, t->phys, bytes);
+    else
+      vram.host_access(t->phys, bytes, false);
     return vram.data() + t->phys;
   }
   const std::optional<Fault>& fault() const { return fault_; }
@@ -69,10 +76,13 @@ class MmuMemory final : public ptx::GlobalMemory {
       default: return "translation fault";
     }
   }
-  void note_written(uint64_t phys, uint32_t bytes) {
+  // A page's first store begins its write (the page made valid on the
+  // host); it ends with the piece.
+  void note_written(const Vram& vram, uint64_t phys, uint32_t bytes) {
     const uint64_t first = phys / DirtyLog::PAGE, last = (phys + bytes - 1) / DirtyLog::PAGE;
     if (first == last_page_ && last == last_page_) return;  // the common case: the page just written
-    for (uint64_t p = first; p <= last; ++p) written_.insert(p);
+    for (uint64_t p = first; p <= last; ++p)
+      if (written_.insert(p).second) vram.begin_host_write(p * DirtyLog::PAGE, DirtyLog::PAGE);
     last_page_ = last;
   }
   ChannelContext& ctx_;

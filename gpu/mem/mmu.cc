@@ -55,33 +55,36 @@ HostView::HostView(HostView&& o) noexcept
       window_(std::exchange(o.window_, nullptr)),
       window_bytes_(std::exchange(o.window_bytes_, 0)),
       sysmem_(std::exchange(o.sysmem_, false)),
-      marks_(std::exchange(o.marks_, nullptr)),
+      writes_(std::exchange(o.writes_, nullptr)),
       written_(std::exchange(o.written_, {})) {}
 
 HostView& HostView::operator=(HostView&& o) noexcept {
   if (this != &o) {
-    mark_written();
+    end_writes();
     if (window_) munmap(window_, window_bytes_);
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
     window_ = std::exchange(o.window_, nullptr);
     window_bytes_ = std::exchange(o.window_bytes_, 0);
     sysmem_ = std::exchange(o.sysmem_, false);
-    marks_ = std::exchange(o.marks_, nullptr);
+    writes_ = std::exchange(o.writes_, nullptr);
     written_ = std::exchange(o.written_, {});
   }
   return *this;
 }
 
 HostView::~HostView() {
-  mark_written();
+  end_writes();
   if (window_) munmap(window_, window_bytes_);
 }
 
-void HostView::mark_written() {
-  if (!marks_) return;
-  for (const auto& [phys, bytes] : written_) marks_->mark_written(phys, bytes);
-  marks_ = nullptr;
+void HostView::end_writes() {
+  if (!writes_) return;
+  for (const auto& [phys, bytes] : written_) {
+    writes_->end_host_write(phys, bytes);
+    writes_->mark_written(phys, bytes);
+  }
+  writes_ = nullptr;
   written_.clear();
 }
 
@@ -349,18 +352,25 @@ Walk<HostView> Mmu::map_range(const AccessContext& ctx, uint64_t va, uint64_t le
   size_t count = 0;
   size_t in_sysmem = 0;
   PhysRun first{};
+  // A view for writing: its runs are stores in flight until it goes, and
+  // marked dirty then (docs/migration.md §5, §8); set before the walk, so
+  // that a fault part-way ends the runs begun.
+  if (write) view.writes_ = &vram_;
   auto counted = visit_runs(ctx, va, len, write, [&](const PhysRun& run) {
     if (count++ == 0) first = run;
     // The view reads (and may write) these bytes on the host.
     if (!run.sysmem && count <= MAX_WINDOW_RUNS) {
-      vram_.host_access(run.phys, run.bytes, write);
-      if (write) view.written_.emplace_back(run.phys, run.bytes);
+      if (write) {
+        vram_.begin_host_write(run.phys, run.bytes);
+        view.written_.emplace_back(run.phys, run.bytes);
+      } else {
+        vram_.host_access(run.phys, run.bytes, false);
+      }
     }
     in_sysmem += run.sysmem;
     return count <= MAX_WINDOW_RUNS;
   });
   if (!counted) return std::unexpected(counted.error());
-  if (write) view.marks_ = &vram_;  // marked when the view goes (docs/migration.md §5)
   if (count == 0) return view;
   if (in_sysmem) {  // DMA, not a host view
     view.sysmem_ = in_sysmem == count;

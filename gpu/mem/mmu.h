@@ -88,15 +88,19 @@ class HostView {
 
  private:
   friend class Mmu;
-  void mark_written();  // the runs of a view mapped for writing, into the dirty log
+  // A view mapped for writing, when it goes: its runs' stores are done
+  // (end_host_write), then they go into the dirty log.
+  void end_writes();
   std::byte* data_ = nullptr;
   uint64_t size_ = 0;
   void* window_ = nullptr;  // mmap'd window to unmap, if any
   uint64_t window_bytes_ = 0;
   bool sysmem_ = false;
-  // A view mapped for writing marks its VRAM runs in the VRAM's dirty log
-  // when it goes: after the writes, never before.
-  Vram* marks_ = nullptr;
+  // A view mapped for writing announces its VRAM runs to the VRAM's
+  // observer as stores in flight (begin_host_write) while it lives, so no
+  // upload of their pages misses its stores, and marks them in the dirty
+  // log when it goes: after the writes, never before.
+  Vram* writes_ = nullptr;
   std::vector<std::pair<uint64_t, uint64_t>> written_;  // (phys, bytes)
 };
 

@@ -49,13 +49,21 @@ class Vram {
 
   // At most one observer (the device back end's residency tracker); it
   // must outlive its registration. Every accessor below tells it: a read
-  // before it, a write around its store; code that uses data() directly
-  // calls host_access itself (a host view, a user kernel: told before,
-  // not after, so an engine's upload of that page meanwhile can miss
-  // their stores).
+  // before it, a write around its store. Code that uses data() directly
+  // tells it itself: host_access before a read, and begin_host_write /
+  // end_host_write around its stores (a host view mapped for writing holds
+  // them from its mapping to its end, a user kernel from a page's first
+  // store to the end of its piece; docs/migration.md §8). Between the two
+  // it must not wait for anything that waits for an upload of those pages.
   void set_observer(VramObserver* observer) { observer_.store(observer, std::memory_order_release); }
   void host_access(uint64_t addr, uint64_t len, bool write) const {
     if (VramObserver* o = observer_.load(std::memory_order_acquire)) o->host_access(addr, len, write);
+  }
+  void begin_host_write(uint64_t addr, uint64_t len) const {
+    if (VramObserver* o = observer_.load(std::memory_order_acquire)) o->begin_host_write(addr, len);
+  }
+  void end_host_write(uint64_t addr, uint64_t len) const {
+    if (VramObserver* o = observer_.load(std::memory_order_acquire)) o->end_host_write(addr, len);
   }
 
   // Pages the host wrote while migration logs them (docs/migration.md §5).

@@ -350,13 +350,29 @@ static int vgpu_pre_load(void *opaque)
     return 0;
 }
 
+/*
+ * x-fail-import=on (tests, docs/migration.md §9): the destination hands the
+ * backend the image cut by its last byte, so the backend's own codec
+ * refuses it and the load fails through the path a bad image takes (the
+ * vGPU reset, QEMU's load failed); the source must run on unchanged.
+ */
+static uint32_t vgpu_import_len(const VGPUState *s)
+{
+    if (!s->fail_import) {
+        return s->image_len;
+    }
+    error_report("vgpu: x-fail-import: the image is cut to %u of its %u bytes",
+                 s->image_len ? s->image_len - 1 : 0, s->image_len);
+    return s->image_len ? s->image_len - 1 : 0;
+}
+
 static int vgpu_post_load(void *opaque, int version_id)
 {
     VGPUState *s = opaque;
     char err[256] = "";
     int64_t start = get_clock();
-    int ret
-        = vgpu_backend_load_state(s->backend, s->image, s->image_len, err, sizeof(err));
+    int ret = vgpu_backend_load_state(s->backend, s->image, vgpu_import_len(s), err,
+                                      sizeof(err));
 
     trace_vgpu_migration_load(s->image_len, ret == 0, (get_clock() - start) / 1000);
     g_clear_pointer(&s->image, g_free);

@@ -193,6 +193,7 @@ static Property vgpu_properties[] = {
     VGPU_PROP_STR(VGPU_OPT_SCHEDULER, scheduler),
     DEFINE_PROP_UINT32(VGPU_OPT_WEIGHT, VGPUState, weight, VGPU_OPT_WEIGHT_DEFAULT),
     DEFINE_PROP_STRING("x-counters-file", VGPUState, counters_file),
+    DEFINE_PROP_BOOL("x-fail-import", VGPUState, fail_import, false),
     DEFINE_PROP_STRING(VGPU_OPT_SOCKET, VGPUState, socket),
     VGPU_PROP_STR(VGPU_OPT_VM_NAME, vm_name),
     DEFINE_PROP_UINT32(VGPU_OPT_TURN_MS, VGPUState, turn_ms, VGPU_OPT_TURN_MS_DEFAULT),
@@ -223,6 +224,8 @@ static const struct {
     { "x-counters-file",
       "when QEMU exits, write the counters (JSON, one line) to this file" },
     { "counters", "read-only: the backend's counters, a JSON object" },
+    { "x-fail-import", "tests: as a migration destination, refuse the source's device "
+                       "state (the load fails, the source runs on)" },
 };
 
 static void vgpu_describe_from_table(ObjectClass *klass)

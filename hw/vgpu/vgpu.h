@@ -101,6 +101,7 @@ struct VGPUState {
     uint8_t *sent_image;
     uint32_t sent_image_len;
     bool migrated_away;
+    bool fail_import;  /* x-fail-import: this destination refuses the image (tests) */
     uint32_t msi_owed; /* bit v: a message of vector v not yet sent */
     int32_t saved_irq_level;
     Notifier exit_notifier; /* writes counters_file when QEMU exits */

@@ -168,6 +168,8 @@ class Vm:
                   % (args.vram, args.guest_test, args.guest_s, args.fill_mib))
         if getattr(args, "spin_ms", 0):
             append += " vgpu_chain_spin_ms=%d" % args.spin_ms
+        if getattr(args, "beat_ms", 0):
+            append += " vgpu_chain_beat_ms=%d" % args.beat_ms
         cmd = [args.qemu, "-accel", "tcg", "-m", GUEST_RAM, "-display", "none", "-vga", "none",
                "-nic", "none", "-no-reboot", "-monitor", "none",
                "-serial", "file:" + self.console, "-qmp", "unix:%s,server=on,wait=off" % qmp_path,
@@ -291,6 +293,7 @@ def migrate(args, src, dst):
         "passes": ram.get("dirty-sync-count"),
         "mbps": ram.get("mbps"),
         "stop_to_resume_ms": round((resume_t - stop_t) * 1000, 1) if stop_t and resume_t else None,
+        "stop_t": stop_t,  # the source's STOP event, host wall clock
         "vram_inodes": inodes,
         "source_freed_ms": freed_ms,
         "launches_moved_in": moved_in,
@@ -400,110 +403,6 @@ def refusals(args):
     return out
 
 
-def stopped_digest(vm):
-    """Stops vm and returns its vGPU's digest. A stop that lands between two
-    pieces of divided work (the chain's spin) has no image yet (docs/migration.md
-    M4) and names that; the VM then runs on and is stopped again, as a refused
-    move is retried."""
-    for _ in range(REFUSAL_RETRIES):
-        vm.qmp.cmd("stop")
-        try:
-            return vm.qmp.cmd("qom-get", path=DEVICE_PATH, property="x-migration-digest")
-        except RuntimeError as e:
-            if "between pieces of divided work" not in str(e):
-                raise
-            vm.qmp.cmd("cont")
-            time.sleep(RETRY_PAUSE_S)
-    raise RuntimeError("the stopped VM was between pieces of divided work %d times" % REFUSAL_RETRIES)
-
-
-CANCEL_BANDWIDTH = 32 << 20  # bytes/s: slow enough that the cancel lands mid-stream
-CANCEL_AFTER_S = 0.5
-
-
-def cancelled_move(args, src, n, stopped):
-    """A move cancelled mid-stream: the source must be as it was (running,
-    or stopped with the same digest). Returns a note or raises."""
-    dst = start_destination(args, n)
-    try:
-        if stopped:
-            before = stopped_digest(src)
-        src.qmp.cmd("migrate-set-parameters", **{"max-bandwidth": CANCEL_BANDWIDTH})
-        src.qmp.cmd("migrate", uri="unix:" + dst.sock)
-        time.sleep(CANCEL_AFTER_S)
-        if src.qmp.cmd("query-migrate").get("status") != "active":
-            raise RuntimeError("the move to cancel was not in progress: %s" % src.qmp.cmd("query-migrate"))
-        src.qmp.cmd("migrate_cancel")
-        deadline = time.monotonic() + MIGRATE_TIMEOUT_S
-        while src.qmp.cmd("query-migrate").get("status") != "cancelled":
-            if time.monotonic() > deadline:
-                raise RuntimeError("the cancel did not end the move")
-            time.sleep(POLL_S)
-        if stopped:
-            after = src.qmp.cmd("qom-get", path=DEVICE_PATH, property="x-migration-digest")
-            if after != before:
-                raise RuntimeError("a cancelled move changed the stopped source's digest: %s -> %s" % (before, after))
-            src.qmp.cmd("cont")
-        status = src.qmp.cmd("query-status")["status"]
-        if status != "running":
-            raise RuntimeError("the source is %s after a cancelled move" % status)
-        return "cancelled mid-stream (%s): the source runs on%s" % (
-            "VM stopped" if stopped else "live", ", digest unchanged" if stopped else "")
-    finally:
-        dst.stop()
-
-
-REFUSING_OPTION = "lazy-shadow"  # off on the destination: its vGPU refuses the source's image (on, the default)
-
-
-def refused_import(args, src, n):
-    """Shared mode: a destination whose vGPU refuses the state (lazy-shadow
-    off against the source's on: the same PCI device, another vGPU). Through
-    QEMU's return path the source's move fails, and it runs on holding its
-    vGPU. A stop the source's own image refused (between two slices of the
-    chain's spin) is tried again, as move() does. Returns a note or raises."""
-    refusal = "has %s=on, this device %s=off" % (REFUSING_OPTION, REFUSING_OPTION)
-    for _ in range(REFUSAL_RETRIES):
-        saved = args.device_args
-        args.device_args += ",%s=off" % REFUSING_OPTION
-        dst = start_destination(args, n)
-        args.device_args = saved
-        try:
-            info = start_migration(args, src, dst)
-            if info["status"] != "failed":
-                raise RuntimeError("a move to a destination that refuses the state ended %s" % info["status"])
-            # A source that refused its own stop leaves the destination
-            # waiting on the return path (QEMU 7.2): it is stopped, not awaited.
-            source_refused = "between pieces of divided work" in info.get("error-desc", "")
-            if not source_refused:
-                try:
-                    dst.proc.wait(MIGRATE_TIMEOUT_S)
-                except subprocess.TimeoutExpired:
-                    raise RuntimeError("the destination that refused the state did not exit")
-            deadline = time.monotonic() + MIGRATE_TIMEOUT_S
-            while src.qmp.cmd("query-status")["status"] != "running":
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the source did not run again after the failed move")
-                time.sleep(POLL_S)
-        finally:
-            dst.stop()
-        why = dst.stderr()
-        if refusal in why:
-            break
-        if not source_refused:
-            raise RuntimeError("the destination's refusal is not in its log: %s (source: %s)" %
-                               (why[-300:], info.get("error-desc", "no error-desc")))
-        time.sleep(RETRY_PAUSE_S)
-    else:
-        raise RuntimeError("the source's stop was refused %d times" % REFUSAL_RETRIES)
-    name = "qemu-%d" % src.proc.pid
-    state = args.daemon_set.states().get(name)
-    if state not in ("running", "outgoing"):
-        raise RuntimeError("after the refused import the source's daemon shows %s as %s" % (name, state))
-    return "refused import on daemon %s: the source's move %s, it runs on, %s %s on its daemon" % (
-        args.daemon_set.socket(n)[-11:], info["status"], name, state)
-
-
 def run(args):
     result = {"guest_test": args.guest_test, "vram_mib": args.vram, "fill_mib": args.fill_mib,
               "downtime_limit_ms": args.downtime_ms, "moves": [], "passed": 0, "failed": 1}
@@ -515,9 +414,8 @@ def run(args):
             raise RuntimeError("the guest's GPU work did not start: " + vms[0].text()[-500:])
         time.sleep(args.settle_s)
         if args.cancel_first:
-            result["cancels"] = [cancelled_move(args, vms[0], 100 + i, stopped) for i, stopped in enumerate((False, True))]
-            if args.daemon_set:  # move 102: to the other daemon with "pairs"
-                result["cancels"].append(refused_import(args, vms[0], 102))
+            import migration_failures  # it imports this module
+            result["cancels"] = migration_failures.cancels(args, vms[0])
         for n in range(1, args.moves + 1):
             vms.append(move(args, vms[-1], n, result["moves"]))
             vms[-2].stop()

@@ -1,58 +1,125 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Live migration figures (docs/migration.md §13, issue 35 item 6): one
-move per row over a unix socket, TCG, embedded mode and (--mode vgpud or
-both) with the vGPU held by vgpud, moving from one daemon to another. Rows: an idle guest
-whose fill buffer covers most of its VRAM (so that few VRAM pages are
-zero), at 128, 512 and 1024 MiB of VRAM; and a busy guest (the chain of
-guest-tests/migration.cc: saxpy jobs and a fill of 16 MiB per batch) at
-128 and 512 MiB. Prints a table to stderr and the JSON to stdout (or
---json FILE).
+move per run over a unix socket, TCG, embedded mode and (--mode vgpud or
+both) with the vGPU held by vgpud, moving from one daemon to another. Rows:
+an idle guest whose fill buffer covers most of its VRAM (so that few VRAM
+pages are zero), at 128, 512 and 1024 MiB of VRAM; a busy guest (the chain
+of guest-tests/migration.cc: saxpy jobs and a fill of 16 MiB per batch) at
+128 and 512 MiB; and "dirty": the chain at 1024 MiB whose fill rewrites
+all of VRAM but the headroom every batch, moved with a downtime limit of
+2 s, so that QEMU stops with most of VRAM pending (QEMU's own trace event
+migration_thread_low_pending gives the bytes pending at the stop). Every
+row runs --repeats times; each run records the load average beside it and
+the host arrival times of the guest's heartbeat lines (one per batch, or
+per 100 ms while idle), whose gap across the move is the longest stall
+the guest saw. Prints the runs and a summary (medians and spread) to
+stderr, the JSON to stdout (or --json FILE).
 """
 import argparse
 import json
 import os
+import re
+import statistics
 import sys
 import tempfile
+import threading
+import time
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import migration  # noqa: E402
+import migration_bench_table  # noqa: E402
 
 VRAM_HEADROOM_MIB = 48  # what the driver's own buffers and the chain's x and y need
 BUSY_FILL_MIB = 16
+DIRTY_DOWNTIME_MS = 2000  # QEMU stops with about all of the fill pending
+BEAT_MS = 100  # the idle guest's heartbeat; the chain beats once per batch (1 ms: every batch)
+PENDING = re.compile(r"migration_thread_low_pending (\d+)")
+FREEZE = re.compile(r"vgpu_migration_freeze frozen 1 after (\d+) us")  # the stop's wait for the fence boundary
+TRACE = "-trace enable=migration_thread_low_pending -trace enable=vgpu_migration_freeze"
+ROWS = ("idle", "busy", "dirty")
 
 
-def rows(quick):
+def rows(quick, wanted):
     idle = [128] if quick else [128, 512, 1024]
     busy = [128] if quick else [128, 512]
-    out = [("idle", v, "migration_idle", v - VRAM_HEADROOM_MIB) for v in idle]
-    out += [("busy", v, "migration_chain", BUSY_FILL_MIB) for v in busy]
-    return out
+    out = [("idle", v, "migration_idle", v - VRAM_HEADROOM_MIB, None) for v in idle]
+    out += [("busy", v, "migration_chain", BUSY_FILL_MIB, None) for v in busy]
+    out += [("dirty", v, "migration_chain", v - VRAM_HEADROOM_MIB, DIRTY_DOWNTIME_MS) for v in ([] if quick else [1024])]
+    return [r for r in out if r[0] in wanted]
 
 
-def run_row(a, kind, vram, test, fill, work, mode):
+class Beats(threading.Thread):
+    """Host wall-clock arrival of every heartbeat line on the run's consoles
+    (the guest's own clock stops while the VM is stopped; the host's does
+    not, and QEMU's STOP event has the same clock)."""
+
+    def __init__(self, work):
+        super().__init__(daemon=True)
+        self.work, self.times, self.done = work, [], threading.Event()
+
+    def run(self):
+        offsets = {}
+        while not self.done.is_set():
+            for name in sorted(os.listdir(self.work)):
+                if not name.endswith(".console"):
+                    continue
+                try:
+                    with open(os.path.join(self.work, name), "rb") as f:
+                        f.seek(offsets.get(name, 0))
+                        data = f.read()
+                except OSError:
+                    continue
+                end = data.rfind(b"\n") + 1
+                now = time.time()
+                self.times += [now for line in data[:end].split(b"\n") if re.match(rb"^\r?    (chain|idle): ", line)]
+                offsets[name] = offsets.get(name, 0) + end
+            time.sleep(0.005)
+
+    def gaps(self, stop_t):
+        """(median gap, longest gap, the gap across stop_t) in ms."""
+        t = sorted(self.times)
+        gaps = [(b - a, a, b) for a, b in zip(t, t[1:])]
+        if not gaps:
+            return None, None, None
+        across = [g for g, a, b in gaps if stop_t is not None and a <= stop_t <= b]
+        return (round(statistics.median(g for g, _, _ in gaps) * 1000, 1), round(max(g for g, _, _ in gaps) * 1000, 1),
+                round(across[0] * 1000, 1) if across else None)
+
+
+def run_row(a, row, work, mode):
+    kind, vram, test, fill, downtime_ms = row
     args = types.SimpleNamespace(qemu=a.qemu, kernel=a.kernel, initrd=a.initrd, dir=work, vram=vram,
                                  fill_mib=fill, guest_test=test, guest_s=a.guest_s, moves=1, settle_s=a.settle_s,
-                                 downtime_ms=a.downtime_ms, bandwidth_mib=a.bandwidth_mib, device_args="",
-                                 qemu_args="", compare_ram=False, cancel_first=False,
+                                 downtime_ms=downtime_ms or a.downtime_ms, bandwidth_mib=a.bandwidth_mib,
+                                 device_args="", qemu_args=TRACE,
+                                 compare_ram=False, cancel_first=False, beat_ms=BEAT_MS if kind == "idle" else 1,
                                  daemons=2 if mode == "vgpud" else 0, daemon_moves="cross", vgpud=a.vgpud,
                                  vgpuctl=a.vgpuctl)
+    load_before = os.getloadavg()[0]
+    beats = Beats(work)
+    beats.start()
     r = migration.run(args)
-    r["row"] = kind
-    r["mode"] = mode
+    beats.done.set()
+    beats.join()
+    r.update(row=kind, mode=mode, load_before=round(load_before, 1), load_after=round(os.getloadavg()[0], 1))
+    m = r["moves"][0] if r["moves"] else {}
+    stop_t = None
+    try:
+        with open(os.path.join(work, "vm0.log"), errors="replace") as f:
+            log = f.read()
+    except OSError:
+        log = ""
+    pending = [int(x) for x in PENDING.findall(log)]
+    freezes = [int(x) for x in FREEZE.findall(log)]
+    r["pending_at_stop_bytes"] = pending[-1] if pending else None
+    r["source_freeze_us"] = freezes[-1] if freezes else None
+    if m:
+        stop_t = m.get("stop_t")
+    r["beat_median_gap_ms"], r["beat_longest_gap_ms"], r["stall_ms"] = beats.gaps(stop_t)
+    if m and pending and pending[-1] and m.get("downtime_ms") is not None:
+        r["stop_s_per_gib_pending"] = round(m["downtime_ms"] / 1000 / (pending[-1] / 2**30), 3)
     return r
-
-
-def table(results):
-    head = ("row", "mode", "VRAM MiB", "downtime ms", "STOP->RESUME ms", "total ms", "MiB sent", "passes", "guest")
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in results:
-        m = r["moves"][0] if r["moves"] else {}
-        verdict = "%d passed, %d failed" % (r["passed"], r["failed"]) if "error" not in r else "error"
-        cells = (r["row"], r["mode"], r["vram_mib"], m.get("downtime_ms"), m.get("stop_to_resume_ms"), m.get("total_ms"),
-                 "%.1f" % ((m.get("bytes") or 0) / 2**20), m.get("passes"), verdict)
-        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-    return "\n".join(lines)
 
 
 def main():
@@ -62,6 +129,9 @@ def main():
     p.add_argument("--initrd", required=True)
     p.add_argument("--json", help="write the JSON here instead of stdout")
     p.add_argument("--quick", action="store_true", help="one idle and one busy row at 128 MiB")
+    p.add_argument("--rows", default=",".join(ROWS), help="which rows: idle,busy,dirty")
+    p.add_argument("--vram", default="", help="only these VRAM sizes (MiB, comma-separated)")
+    p.add_argument("--repeats", type=int, default=1, help="runs per row and mode")
     p.add_argument("--guest-s", type=int, default=10)
     p.add_argument("--settle-s", type=float, default=2.0)
     p.add_argument("--downtime-ms", type=int, default=40)
@@ -74,18 +144,23 @@ def main():
     if a.mode != "embedded" and not (a.vgpud and a.vgpuctl):
         p.error("--mode %s needs --vgpud and --vgpuctl" % a.mode)
     modes = ["embedded", "vgpud"] if a.mode == "both" else [a.mode]
+    sizes = {int(v) for v in a.vram.split(",") if v}
+    todo = [r for r in rows(a.quick, a.rows.split(",")) if not sizes or r[1] in sizes]
     results = []
-    for kind, vram, test, fill in rows(a.quick):
-        for mode in modes:
-            with tempfile.TemporaryDirectory(prefix="vgpu-migration-bench-") as work:
-                r = run_row(a, kind, vram, test, fill, work, mode)
-            results.append(r)
-            print("==> migration-bench: %s %s %d MiB: %s" % (kind, mode, vram,
-                                                             r["moves"][0] if r["moves"] else r.get("error")),
-                  file=sys.stderr)
+    # Repeats outermost and modes innermost: a change of load over the
+    # session falls on both modes of a row alike.
+    for rep in range(a.repeats):
+        for row in todo:
+            for mode in modes:
+                with tempfile.TemporaryDirectory(prefix="vgpu-migration-bench-") as work:
+                    r = run_row(a, row, work, mode)
+                r["repeat"] = rep + 1
+                results.append(r)
+                print("==> migration-bench: %s" % migration_bench_table.run_line(r), file=sys.stderr, flush=True)
     out = {"accel": "tcg", "socket": "unix", "downtime_limit_ms": a.downtime_ms,
-           "max_bandwidth_mib_s": a.bandwidth_mib, "load_average": os.getloadavg()[0], "rows": results}
-    print(table(results), file=sys.stderr)
+           "dirty_downtime_limit_ms": DIRTY_DOWNTIME_MS, "max_bandwidth_mib_s": a.bandwidth_mib,
+           "cpus": os.cpu_count(), "runs": results, "summary": migration_bench_table.summary(results)}
+    print(migration_bench_table.table(out["summary"]), file=sys.stderr)
     text = json.dumps(out, indent=1)
     if a.json:
         with open(a.json, "w") as f:

@@ -32,7 +32,7 @@ MACHINE = ["-machine", "pc", "-accel", "tcg", "-S", "-nodefaults", "-display", "
 PROPERTIES = ["vram", "channels", "mode", "bar-remap", "lazy-shadow", "pv", "scheduler", "weight",
               "x-counters-file", "socket", "vm-name", "turn-ms", "max-gpu-ms", "slice-blocks",
               "ring-ahead", "watchdog-ms", "backend", "worker-device", "worker-binary", "daemon-timeout-ms",
-              "counters", "x-migration-digest"]
+              "counters", "x-migration-digest", "x-fail-import"]
 #QEMU 's own, from its PCI device class (descriptions are QEMU' s business).
 PCI_PROPERTIES = ["acpi-index", "addr", "failover_pair_id", "multifunction", "rombar", "romfile", "romsize",
                   "x-pcie-extcap-init", "x-pcie-lnksta-dllla"]
