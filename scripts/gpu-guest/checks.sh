@@ -6,23 +6,23 @@
 #   checks.sh [--budget S] [--rounds N] [--launches N] [--guest-timeout S]
 # In this order, each skipped when less than its share of the budget
 # (default 170 s from the start) is left:
-#   1. corpus   vgpu-worker-check corpus: the corpus PTX on the real worker
-#               against the interpreter, whole and sliced
-#   2. contain  vgpu-worker-check contain: a faulting and a runaway kernel
+#   1. contain  vgpu-worker-check contain: a faulting and a runaway kernel
 #               kill only their worker; the victim's results and p50
-#   3. launch   vgpu-user-launch-bench through vgpu's libcuda on an fv-opt
+#   2. launch   vgpu-user-launch-bench through vgpu's libcuda on an fv-opt
 #               testbed VM with a CUDA worker, against NVIDIA's libcuda,
 #               rounds alternated (and the payload's checks-base/ build of
 #               the same bench, when packed, as a third column); then one
 #               traced run: the launch's phases and the worker's ring
 #               traffic per launch (commands, bells, fence waits)
-#   4. guest    run.sh --backend cuda,model --configs fv: a QEMU guest on
+#   3. guest    run.sh --backend cuda,model --configs fv: a QEMU guest on
 #               -device vgpu,backend=cuda with the real worker, then the
 #               same guest on the model
+#   4. corpus   vgpu-worker-check corpus: the corpus PTX on the real worker
+#               against the interpreter, whole and sliced
 # VGPU_CHECKS_WORKER_DEVICE=fake runs the launch row on fake workers (a
-# dry run of this script where no GPU is). Full logs go to $OUT/checks-logs.tar.gz (else ./gpu-checks-results), the
-# verdict to $OUT/verdict.txt and, last, to stdout. Exits non-zero when a
-# step failed.
+# dry run of this script where no GPU is). Full logs go to
+# $OUT/checks-logs.tar.gz (else ./gpu-checks-results), the verdict to
+# $OUT/verdict.txt and, last, to stdout. Exits non-zero when a step failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 budget=170
@@ -35,7 +35,7 @@ while (($#)); do
         --rounds) rounds=$2; shift 2 ;;
         --launches) launches=$2; shift 2 ;;
         --guest-timeout) guest_timeout=$2; shift 2 ;;
-        -h | --help) sed -n '3,24p' "$0"; exit 0 ;;
+        -h | --help) sed -n '3,25p' "$0"; exit 0 ;;
         *) echo "checks.sh: unknown argument: $1" >&2; exit 2 ;;
     esac
 done
@@ -87,12 +87,6 @@ step() {
     timeout -k 5 "$limit" "$@" >"$logs/$name.log" 2>&1
 }
 
-if step corpus 40 60 "$check" "$worker" corpus "$work/checks/corpus"; rc=$?; ((rc != 99)); then
-    ((rc == 0)) || failed=$((failed + 1))
-    note "corpus rc=$rc: $(grep -c '^PASS' "$logs/corpus.log") PASS, $(grep -c '^FAIL' "$logs/corpus.log") FAIL;" \
-        "$(tail -n1 "$logs/corpus.log")"
-    note_lines "  " < <(grep '^FAIL' "$logs/corpus.log" | head -n5)
-fi
 if step contain 25 60 "$check" "$worker" contain; rc=$?; ((rc != 99)); then
     ((rc == 0)) || failed=$((failed + 1))
     note "contain rc=$rc: $(grep -c '^PASS' "$logs/contain.log") PASS, $(grep -c '^FAIL' "$logs/contain.log") FAIL"
@@ -178,7 +172,9 @@ else
     note "SKIP launch: $(budget_left) s of the budget left"
 fi
 
-if left 40; then
+if [[ ! -x $work/bin/qemu-system-x86_64 ]]; then
+    note "SKIP guest: no QEMU in the payload"
+elif left 40; then
     echo "==> checks.sh: guest (run.sh --backend cuda,model --configs fv)" >&2
     OUT=$work/guest-out timeout -k 5 $(($(budget_left) - 5)) bash "$here/run.sh" --backend cuda,model --configs fv \
         --timeout "$guest_timeout" >"$logs/guest.log" 2>&1
@@ -192,6 +188,12 @@ if left 40; then
     note_lines "  " < <(grep -E '^!!!' "$logs/guest.log" | head -n4)
 else
     note "SKIP guest: $(budget_left) s of the budget left"
+fi
+if step corpus 40 60 "$check" "$worker" corpus "$work/checks/corpus"; rc=$?; ((rc != 99)); then
+    ((rc == 0)) || failed=$((failed + 1))
+    note "corpus rc=$rc: $(grep -c '^PASS' "$logs/corpus.log") PASS, $(grep -c '^FAIL' "$logs/corpus.log") FAIL;" \
+        "$(tail -n1 "$logs/corpus.log")"
+    note_lines "  " < <(grep '^FAIL' "$logs/corpus.log" | head -n5)
 fi
 note "checks: $failed step(s) failed"
 ((failed == 0))
