@@ -181,11 +181,11 @@ elif left 40; then
     rc=$?
     ((rc == 0)) || failed=$((failed + 1))
     cp -r "$work/guest-out/gpu-guest" "$logs/guest" 2>/dev/null
-    note "guest rc=$rc: $(grep -h . "$logs"/guest/summary-*.txt 2>/dev/null | paste -sd' ' -)"
+    note "guest rc=$rc"
     for s in "$logs"/guest/summary-*.txt; do [[ -f $s ]] && note "  $(basename "$s" .txt): $(cat "$s")"; done
     note_lines "  " < <(grep -E '^(same|differs|FAIL)' "$logs/guest/figures.txt" 2>/dev/null | head -n12)
     note_lines "  " < <(grep -h '^FAIL' "$logs"/guest/logs/run-*.log 2>/dev/null | head -n6)
-    note_lines "  " < <(grep -E '^!!!' "$logs/guest.log" | head -n4)
+    note_lines "  " < <(grep -E '^!!!|^qemu-system-x86_64: ' "$logs/guest.log" | cut -c1-400 | head -n4)
 else
     note "SKIP guest: $(budget_left) s of the budget left"
 fi
