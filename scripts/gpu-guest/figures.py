@@ -17,7 +17,9 @@ import json
 import re
 import sys
 
-RESULT = re.compile(r"^(PASS|FAIL) ([^\s:]+)(?: \(([\d.]+) s\))?(?:: (.*))?$")
+# A result's parenthesis is its seconds or, for the CUDA runtime programs,
+# what it checked ("PASS rt_device_errors (one device ..., errors named)").
+RESULT = re.compile(r"^(PASS|FAIL) ([^\s:]+)(?: \((?:([\d.]+) s|.*)\))?(?:: (.*))?$")
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 WALL = re.compile(r"wall time ([\d.]+)s")
 COUNTERS = "==> run-guest: vGPU counters"
