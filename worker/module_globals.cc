@@ -51,9 +51,16 @@ std::string drop_declarations(std::string_view s) {
   return out;
 }
 
+// The register each function body gets holding the data segment's
+// address: ptxas takes an immediate address for .local space only, so
+// `[name+N]` becomes `[%__vgpu_data+OFFSET]`.
+constexpr std::string_view DATA_REG = "%__vgpu_data";
+
 // Replaces every token naming a variable: `[name+N]` / `[name]` by the
-// absolute address, any other use by the address as an immediate.
-std::string substitute(const std::string& s, const std::map<std::string, uint64_t, std::less<>>& addr) {
+// data register plus the variable's offset, any other use by its absolute
+// address as an immediate.
+std::string substitute(const std::string& s, const std::map<std::string, uint64_t, std::less<>>& addr,
+                       uint64_t data_va) {
   std::string out;
   for (size_t i = 0; i < s.size();) {
     bool starts = ident_start(s[i]) && (i == 0 || (!ident_char(s[i - 1]) && s[i - 1] != '%' && s[i - 1] != '.'));
@@ -76,8 +83,33 @@ std::string substitute(const std::string& s, const std::map<std::string, uint64_
       if (d > e + 1) a += std::stoull(s.substr(e + 1, d - e - 1));
       e = d;
     }
-    out += std::to_string(a);
+    if (i > 0 && s[i - 1] == '[')
+      out.append(DATA_REG).append("+").append(std::to_string(a - data_va));
+    else
+      out += std::to_string(a);
     i = e;
+  }
+  return out;
+}
+
+// Every function body (a brace at module scope) starts by setting the
+// data register.
+std::string set_data_register(const std::string& s, uint64_t data_va) {
+  std::string out;
+  int depth = 0;
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s.compare(i, 2, "//") == 0) {
+      size_t eol = s.find('\n', i);
+      size_t end = eol == std::string::npos ? s.size() : eol;
+      out.append(s, i, end - i);
+      i = end - 1;
+      continue;
+    }
+    out += s[i];
+    if (s[i] == '}') depth--;
+    if (s[i] != '{' || depth++ != 0) continue;
+    out.append("\n\t.reg .u64 ").append(DATA_REG).append(";\n\tmov.u64 ").append(DATA_REG).append(", ");
+    out.append(std::to_string(data_va)).append(";");
   }
   return out;
 }
@@ -96,7 +128,7 @@ std::optional<std::string> place_globals(std::string_view ptx, const ptx::Module
   for (const ptx::Variable& v : m.variables())
     if (v.space != ptx::Space::shared) addr[v.name] = data_va + v.offset;
   if (addr.empty()) return std::string(ptx);
-  std::string text = substitute(drop_declarations(ptx), addr);
+  std::string text = set_data_register(substitute(drop_declarations(ptx), addr, data_va), data_va);
   // An address taken with cvta is now an immediate: a mov (global and
   // generic addresses are the same on the GPU, as in the model).
   for (std::string_view sp : {"cvta.global.u64", "cvta.const.u64"}) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cstring>
 #include "gpu/ptx/interpreter.h"
 
@@ -67,6 +68,17 @@ TEST(ModuleGlobals, VariablesAtTheDataSegmentWriteWhatTheOriginalWrites) {
   for (const auto& v : (*placed)->variables()) EXPECT_EQ(v.space, ptx::Space::shared) << v.name;
   EXPECT_EQ(text->find("ld.const"), std::string::npos);
   EXPECT_EQ(text->find("cvta.global.u64"), std::string::npos);
+  // ptxas takes an immediate address for .local only (the H200 refused
+  // nvcc's modules with [name+N] made [ADDRESS]): the data register.
+  for (size_t at = text->find('['); at != std::string::npos; at = text->find('[', at + 1)) {
+    const bool array_size = at > 0 &&
+                            ((*text)[at - 1] == '_' || std::isalnum(static_cast<unsigned char>((*text)[at - 1])));
+    if (!array_size) {
+      EXPECT_FALSE(std::isdigit(static_cast<unsigned char>((*text)[at + 1]))) << text->substr(at, 24);
+    }
+  }
+  EXPECT_NE(text->find("[%__vgpu_data+24]"), std::string::npos) << *text;  // c_scale (offset 20) + 4
+  EXPECT_NE(text->find("[%__vgpu_data+12]"), std::string::npos) << *text;
   Memory a, b;
   auto init = (*orig)->initial_data();
   memcpy(a.mem.data() + (DATA - BASE), init.data(), init.size());

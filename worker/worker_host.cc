@@ -10,9 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
+
+#include "common/launch_trace.h"
 
 namespace vgpu::worker {
 namespace {
@@ -32,12 +36,25 @@ bool exited(int pidfd) {
   return poll(&p, 1, 0) > 0;
 }
 
+// worker_traffic()'s counts, in its fields' order.
+enum Traffic { COMMANDS, FENCED, BELLS, WAITS, WAITS_YIELDED, WAITS_SLEPT, TRAFFIC_COUNT };
+std::atomic<uint64_t> traffic[TRAFFIC_COUNT];
+
+void count(Traffic t) {
+  if (LaunchTrace::enabled()) traffic[t].fetch_add(1, std::memory_order_relaxed);
+}
+
 std::string exit_text(int status) {
   if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
   return "exit status " + std::to_string(WEXITSTATUS(status));
 }
 
 }  // namespace
+
+WorkerTraffic worker_traffic() {
+  auto get = [](Traffic t) { return traffic[t].load(std::memory_order_relaxed); };
+  return WorkerTraffic{get(COMMANDS), get(FENCED), get(BELLS), get(WAITS), get(WAITS_YIELDED), get(WAITS_SLEPT)};
+}
 
 Result<std::unique_ptr<WorkerHost>> WorkerHost::spawn(WorkerOptions options) {
   std::unique_ptr<WorkerHost> h(new WorkerHost(std::move(options)));
@@ -246,7 +263,10 @@ Result<Ticket> WorkerHost::submit(Command c, bool fence) {
     std::this_thread::yield();
   }
   std::atomic_thread_fence(std::memory_order_seq_cst);
+  count(COMMANDS);
+  if (fence) count(FENCED);
   if (r.head.sleeping.load(std::memory_order_seq_cst)) {
+    count(BELLS);
     uint64_t one = 1;
     ssize_t n = ::write(bell_fd_, &one, sizeof one);
     (void)n;
@@ -271,6 +291,8 @@ std::expected<void, WorkerFailure> WorkerHost::wait(const Ticket& t, std::chrono
   Region& r = shared_->region();
   auto start = Clock::now();
   auto until = start + deadline;
+  count(WAITS);
+  bool yielded = false, slept = false;
   for (;;) {
     if (fence_passed(r.fence[t.stream].load(std::memory_order_acquire), t.seq)) return {};
     auto now = Clock::now();
@@ -291,8 +313,10 @@ std::expected<void, WorkerFailure> WorkerHost::wait(const Ticket& t, std::chrono
       return std::unexpected(f);
     }
     if (now - start < YIELD) {
+      if (!std::exchange(yielded, true)) count(WAITS_YIELDED);
       std::this_thread::yield();
     } else {
+      if (!std::exchange(slept, true)) count(WAITS_SLEPT);
       pollfd p{pidfd_, POLLIN, 0};
       poll(&p, 1, SLEEP_MS);
     }

@@ -48,6 +48,20 @@ struct WorkerInfo {
   std::string last_failure;
 };
 
+// What the mediator's side asked of its workers, summed over this process
+// (docs/cuda-worker.md, "Launch-to-fence"): the ring hand-overs and fence
+// round trips of a launch. Counted only while the launch trace is on
+// (LaunchTrace::enabled); off, a count is one relaxed load.
+struct WorkerTraffic {
+  uint64_t commands = 0;       // commands pushed to a worker's ring
+  uint64_t fenced = 0;         // of them with FENCE: a fence the GPU writes
+  uint64_t bells = 0;          // eventfd writes: the worker slept and was woken
+  uint64_t waits = 0;          // fence waits: round trips to the worker and back
+  uint64_t waits_yielded = 0;  // waits that spun past SPIN and yielded the CPU
+  uint64_t waits_slept = 0;    // waits that slept on the worker's pidfd
+};
+WorkerTraffic worker_traffic();
+
 class WorkerHost {
  public:
   static Result<std::unique_ptr<WorkerHost>> spawn(WorkerOptions options);

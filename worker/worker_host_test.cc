@@ -15,6 +15,7 @@
 #include <thread>
 
 #include <cstring>
+#include "common/launch_trace.h"
 #include "worker/block_map.h"
 #include "worker/testing/index_ptx.h"
 
@@ -86,6 +87,28 @@ TEST(WorkerHost, ManyCommandsInOneDoorbellEachFenceInOrder) {
   ASSERT_TRUE(h->wait(tickets.back(), 5s));
   for (auto& t : tickets) EXPECT_TRUE(h->wait(t, 0ns));
   EXPECT_EQ(word_at(*h, VA + 4 * 300), 300u);
+}
+
+// The ring traffic that VGPU_LAUNCH_TRACE's report divides by its
+// launches: counted while the trace is on, not while it is off.
+TEST(WorkerHost, TrafficIsCountedOnlyWhileTheLaunchTraceIsOn) {
+  auto h = spawn(fake());
+  ASSERT_TRUE(h);
+  run(*h, make_command(Op::map, 0, VA, 0, 1));
+  const WorkerTraffic off = worker_traffic();
+  run(*h, make_command(Op::fill32, 0, VA, 1, 1));
+  EXPECT_EQ(worker_traffic().commands, off.commands) << "trace off";
+  LaunchTrace::enable(true);
+  ASSERT_TRUE(h->submit(make_command(Op::fill32, 0, VA, 2, 1), false));
+  run(*h, make_command(Op::fill32, 0, VA, 3, 1));
+  LaunchTrace::enable(false);
+  const WorkerTraffic on = worker_traffic();
+  EXPECT_EQ(on.commands - off.commands, 2u);
+  EXPECT_EQ(on.fenced - off.fenced, 1u);
+  EXPECT_EQ(on.waits - off.waits, 1u);
+  EXPECT_LE(on.bells - off.bells, 2u) << "at most one bell a command";
+  EXPECT_LE(on.waits_slept - off.waits_slept, on.waits - off.waits);
+  EXPECT_EQ(word_at(*h, VA), 3u);
 }
 
 // What synchronize waits for after a user launch (gpu_device.cc,

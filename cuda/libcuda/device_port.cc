@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "cuda/libcuda/device_port.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "vgpu/regs.h"
 #ifdef VGPU_CUDA_HAVE_TESTBED
 #include "testbed/testbed.h"
+#include "worker/worker_host.h"
 #endif
 #ifdef VGPU_CUDA_HAVE_PCI
 #include "driver/pci_port.h"
@@ -23,6 +25,26 @@ namespace {
 // VGPU_LAUNCH_TRACE=1: the launch phases (common/launch_trace.h) of every
 // waited launch of this process, their p50 offsets from the doorbell
 // printed to stderr at exit (docs/cuda-worker.md, "Launch-to-fence").
+// The workers' ring traffic per kept launch (setup's commands included):
+// the hand-overs to a worker and the fence round trips back.
+void print_worker_traffic() {
+  const worker::WorkerTraffic t = worker::worker_traffic();
+  const double n = static_cast<double>(std::max<uint64_t>(LaunchTrace::launches(), 1));
+  if (t.commands == 0) return;  // no worker: the model's engines
+  auto per = [n](uint64_t v) { return static_cast<double>(v) / n; };
+  std::fprintf(stderr,
+               "worker traffic per launch: commands %.3f, fenced %.3f, bells (worker woken) %.3f, waits %.3f, "
+               "waits that yielded %.3f, waits that slept %.3f\n",
+               per(t.commands), per(t.fenced), per(t.bells), per(t.waits), per(t.waits_yielded), per(t.waits_slept));
+  std::fprintf(stderr,
+               "{\"bench\": \"worker_traffic\", \"launches\": %lu, \"commands\": %lu, \"fenced\": %lu, "
+               "\"bells\": %lu, \"waits\": %lu, \"waits_yielded\": %lu, \"waits_slept\": %lu}\n",
+               static_cast<unsigned long>(LaunchTrace::launches()), static_cast<unsigned long>(t.commands),
+               static_cast<unsigned long>(t.fenced), static_cast<unsigned long>(t.bells),
+               static_cast<unsigned long>(t.waits), static_cast<unsigned long>(t.waits_yielded),
+               static_cast<unsigned long>(t.waits_slept));
+}
+
 void print_launch_phases() {
   const auto figures = LaunchTrace::figures();
   // Samples: launches that kept the phase (fewer for a phase marked only
@@ -63,6 +85,7 @@ void print_launch_phases() {
     sep = ", ";
   }
   std::fprintf(stderr, "%s}}\n", json.c_str());
+  print_worker_traffic();
 }
 
 void trace_launches_if_asked() {

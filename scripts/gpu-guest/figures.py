@@ -17,7 +17,9 @@ import json
 import re
 import sys
 
-RESULT = re.compile(r"^(PASS|FAIL) ([^\s:]+)(?: \(([\d.]+) s\))?(?:: (.*))?$")
+# A result's parenthesis is its seconds or, for the CUDA runtime programs,
+# what it checked ("PASS rt_device_errors (one device ..., errors named)").
+RESULT = re.compile(r"^(PASS|FAIL) ([^\s:]+)(?: \((?:([\d.]+) s|.*)\))?(?:: (.*))?$")
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed$")
 WALL = re.compile(r"wall time ([\d.]+)s")
 COUNTERS = "==> run-guest: vGPU counters"
@@ -74,6 +76,27 @@ def parse_run(path):
     return run
 
 
+def print_same_as_model(runs):
+    """Each cuda-CONFIG run beside model-CONFIG: the same tests with the same
+    result (every guest test checks its own results: against the CPU's
+    reference, the model's kernels or the expected error)."""
+    for name, run in runs.items():
+        model = runs.get("model-" + name.removeprefix("cuda-")) if name.startswith("cuda-") else None
+        if model is None:
+            continue
+        mine = {t: r["status"] for t, r in run["tests"].items()}
+        theirs = {t: r["status"] for t, r in model["tests"].items()}
+        diff = sorted(t for t in set(mine) | set(theirs) if mine.get(t) != theirs.get(t))
+        passed = sum(s == "PASS" for s in mine.values())
+        if not mine:
+            print(f"differs from the model: {name} ran no test")
+        elif not diff:
+            print(f"same as the model: {name} {passed} PASS of {len(mine)} tests, each as in model-{name[5:]}")
+        else:
+            cells = ", ".join(f"{t} {mine.get(t, '-')}/{theirs.get(t, '-')}" for t in diff[:12])
+            print(f"differs from the model: {name} vs model-{name[5:]}: {len(diff)} tests (cuda/model): {cells}")
+
+
 def main(args):
     if len(args) < 2:
         print(__doc__, file=sys.stderr)
@@ -94,6 +117,7 @@ def main(args):
         print(f"{name:<{width}}  {run['summary'] or 'no summary':<22} {wall:>6}  {run['device'] or ''}")
         for e in run.get("messages", []) + ([run["error"]] if "error" in run else []):
             print(f"{'':<{width}}  {e}")
+    print_same_as_model(runs)
     tests = []
     for run in runs.values():
         tests += [t for t in run["tests"] if t not in tests]
