@@ -489,6 +489,34 @@ bool vgpu_migration_setup(VGPUState *s, Error **errp)
     return true;
 }
 
+/*
+ * A destination's VRAM is a fresh memfd (its own, or its daemon's): every
+ * page QEMU's RAM load writes would be a first-touch fault that allocates
+ * and zeroes a 4 KiB shmem page, and the pages pending at the stop are
+ * loaded while the VM is stopped (~234,000 faults and ~1.1 s of the
+ * destination's system time for 1 GiB: docs/migration.md §21). So the
+ * destination populates the mapping when it starts, before the move:
+ * contents are unchanged (zeros), and the stop only copies. A kernel
+ * without MADV_POPULATE_WRITE (5.14) leaves it to the faults.
+ */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+void vgpu_migration_prefault(VGPUState *s)
+{
+    int64_t t0 = qemu_clock_get_us(QEMU_CLOCK_REALTIME);
+    int err = 0;
+
+    if (!s->migratable || !s->vram_ptr || !runstate_check(RUN_STATE_INMIGRATE)) {
+        return;
+    }
+    if (madvise(s->vram_ptr, s->vram_map_size, MADV_POPULATE_WRITE) != 0) {
+        err = errno;
+    }
+    trace_vgpu_migration_prefault(s->vram_map_size, err,
+                                  qemu_clock_get_us(QEMU_CLOCK_REALTIME) - t0);
+}
+
 void vgpu_migration_release(VGPUState *s)
 {
     if (s->migratable) {

@@ -356,6 +356,7 @@ static bool vgpu_map_vram_ram(VGPUState *s, int fd, uint64_t size, Error **errp)
     vmstate_register_ram(&s->vram_mr, DEVICE(s));
     s->vram_ptr = memory_region_get_ram_ptr(&s->vram_mr);
     s->vram_map_size = size;
+    vgpu_migration_prefault(s);
     return true;
 }
 

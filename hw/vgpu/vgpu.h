@@ -117,6 +117,8 @@ void vgpu_update_layout(VGPUState *s);
 extern const VMStateDescription vmstate_vgpu;
 bool vgpu_migration_setup(VGPUState *s, Error **errp);
 void vgpu_migration_release(VGPUState *s);
+/* A destination (-incoming) populates its VRAM mapping before the move. */
+void vgpu_migration_prefault(VGPUState *s);
 /* The read-only x-migration-digest property. */
 void vgpu_migration_class_init(ObjectClass *klass);
 

@@ -36,7 +36,9 @@ DIRTY_DOWNTIME_MS = 2000  # QEMU stops with about all of the fill pending
 BEAT_MS = 100  # the idle guest's heartbeat; the chain beats once per batch (1 ms: every batch)
 PENDING = re.compile(r"migration_thread_low_pending (\d+)")
 FREEZE = re.compile(r"vgpu_migration_freeze frozen 1 after (\d+) us")  # the stop's wait for the fence boundary
-TRACE = "-trace enable=migration_thread_low_pending -trace enable=vgpu_migration_freeze"
+PREFAULT = re.compile(r"vgpu_migration_prefault .* in (\d+) us")  # the destination populates its VRAM at start
+TRACE = ("-trace enable=migration_thread_low_pending -trace enable=vgpu_migration_freeze"
+         " -trace enable=vgpu_migration_prefault")
 ROWS = ("idle", "busy", "dirty")
 
 
@@ -114,6 +116,12 @@ def run_row(a, row, work, mode):
     freezes = [int(x) for x in FREEZE.findall(log)]
     r["pending_at_stop_bytes"] = pending[-1] if pending else None
     r["source_freeze_us"] = freezes[-1] if freezes else None
+    try:
+        with open(os.path.join(work, "vm1.log"), errors="replace") as f:
+            prefaults = [int(x) for x in PREFAULT.findall(f.read())]
+    except OSError:
+        prefaults = []
+    r["destination_prefault_ms"] = round(prefaults[-1] / 1000, 1) if prefaults else None
     if m:
         stop_t = m.get("stop_t")
     r["beat_median_gap_ms"], r["beat_longest_gap_ms"], r["stall_ms"] = beats.gaps(stop_t)
