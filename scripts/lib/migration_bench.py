@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import socket
 import statistics
 import sys
 import tempfile
@@ -40,6 +41,35 @@ PREFAULT = re.compile(r"vgpu_migration_prefault .* in (\d+) us")  # the destinat
 TRACE = ("-trace enable=migration_thread_low_pending -trace enable=vgpu_migration_freeze"
          " -trace enable=vgpu_migration_prefault")
 ROWS = ("idle", "busy", "dirty")
+
+
+def socket_rate_gb_s(total=1 << 30, chunk=4 << 20):
+    """The unix socket's own rate on this host (issue 35 item 6 asks for a
+    transport of at least 1.25 GB/s): 1 GiB of 4 MiB sends from a thread
+    to a reader over a socketpair, in GB/s. QEMU's migration thread is
+    measured against it, not limited by it."""
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    block = bytes(chunk)
+
+    def send():
+        for _ in range(total // chunk):
+            a.sendall(block)
+        a.close()
+
+    sender = threading.Thread(target=send)
+    view = memoryview(bytearray(chunk))
+    start = time.monotonic()
+    sender.start()
+    got = 0
+    while got < total:
+        n = b.recv_into(view)
+        if n == 0:
+            break
+        got += n
+    secs = time.monotonic() - start
+    sender.join()
+    b.close()
+    return got / secs / 1e9
 
 
 def rows(quick, wanted):
@@ -154,6 +184,9 @@ def main():
     modes = ["embedded", "vgpud"] if a.mode == "both" else [a.mode]
     sizes = {int(v) for v in a.vram.split(",") if v}
     todo = [r for r in rows(a.quick, a.rows.split(",")) if not sizes or r[1] in sizes]
+    socket_gb_s = round(statistics.median(socket_rate_gb_s() for _ in range(3)), 2)
+    print("==> migration-bench: the unix socket's own rate here: %.2f GB/s (median of 3 sends of 1 GiB)"
+          % socket_gb_s, file=sys.stderr, flush=True)
     results = []
     # Repeats outermost and modes innermost: a change of load over the
     # session falls on both modes of a row alike.
@@ -165,7 +198,7 @@ def main():
                 r["repeat"] = rep + 1
                 results.append(r)
                 print("==> migration-bench: %s" % migration_bench_table.run_line(r), file=sys.stderr, flush=True)
-    out = {"accel": "tcg", "socket": "unix", "downtime_limit_ms": a.downtime_ms,
+    out = {"accel": "tcg", "socket": "unix", "socket_gb_s": socket_gb_s, "downtime_limit_ms": a.downtime_ms,
            "dirty_downtime_limit_ms": DIRTY_DOWNTIME_MS, "max_bandwidth_mib_s": a.bandwidth_mib,
            "cpus": os.cpu_count(), "runs": results, "summary": migration_bench_table.summary(results)}
     print(migration_bench_table.table(out["summary"]), file=sys.stderr)
