@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
@@ -102,6 +103,7 @@ class Runner {
   }
   void native_wait(driver::Fence fence);
   void mediated_wait(driver::Fence fence);
+  std::optional<uint64_t> sliced_wait(driver::Fence fence, const std::function<bool()>& settled);
   std::optional<uint64_t> quiet();
   void keep(Result<driver::Fence> f) {
     if (f)
@@ -224,17 +226,25 @@ uint64_t Runner::bar_offset(Bar bar) {
 // harness thread's time asleep). Checked between slices of the fence wait,
 // so that a fence that passes ends it as before.
 void Runner::native_wait(driver::Fence fence) {
+  if (sliced_wait(fence, [&] { return f_.native().wait_idle(0); }))
+    (void)a_.ctx->wait(fence, 1);  // written just before the GPU went idle (0 would be the driver's own wait)
+}
+
+// The fence wait of a wait op, in slices of IDLE_CHECK_NS up to the op's
+// wait: it ends when the fence passes or the channel fails (nullopt), or
+// when `settled` says, after a slice, that nothing can write the fence
+// before the next operation: then the wait the op had left (at least 1 ns).
+std::optional<uint64_t> Runner::sliced_wait(driver::Fence fence, const std::function<bool()>& settled) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(f_.op_wait_ns());
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return;
-    const Status s = a_.ctx->wait(fence, std::min<uint64_t>(IDLE_CHECK_NS, static_cast<uint64_t>(left.count())));
-    if (s || s.error().code != Errc::timeout) return;  // passed, or the channel failed
-    if (f_.native().wait_idle(0)) {
-      (void)a_.ctx->wait(fence, 1);  // written just before the GPU went idle (0 would be the driver's own wait)
-      return;
-    }
+  const auto left = [&] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now()).count();
+  };
+  for (int64_t ns = left(); ns > 0; ns = left()) {
+    const Status s = a_.ctx->wait(fence, std::min<uint64_t>(IDLE_CHECK_NS, static_cast<uint64_t>(ns)));
+    if (s || s.error().code != Errc::timeout) return std::nullopt;  // passed, or the channel failed
+    if (settled()) return static_cast<uint64_t>(std::max<int64_t>(left(), 1));
   }
+  return std::nullopt;
 }
 
 // Mediated: the attacker's work cannot move before its next operation
@@ -283,26 +293,20 @@ QuietCheck* quiet_check() {
 void Runner::mediated_wait(driver::Fence fence) {
   QuietCheck* check = quiet_check();
   if (check) ++check->waits;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(f_.op_wait_ns());
-  const auto left = [&] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - std::chrono::steady_clock::now()).count();
-  };
   std::optional<uint64_t> was = quiet();
-  for (int64_t ns = left(); ns > 0; ns = left()) {
-    const Status s = a_.ctx->wait(fence, std::min<uint64_t>(IDLE_CHECK_NS, static_cast<uint64_t>(ns)));
-    if (s || s.error().code != Errc::timeout) return;  // passed, or the channel failed
+  const std::optional<uint64_t> left = sliced_wait(fence, [&] {
     const std::optional<uint64_t> now = quiet();
-    if (now && was == now) {
-      if (check) {
-        ++check->quiet;
-        if (a_.ctx->wait(fence, static_cast<uint64_t>(std::max<int64_t>(left(), 1)))) ++check->passed_later;
-        return;
-      }
-      (void)a_.ctx->wait(fence, 1);  // written just before it went quiet
-      return;
-    }
+    const bool twice = now && was == now;
     was = now;
+    return twice;
+  });
+  if (!left) return;
+  if (check) {
+    ++check->quiet;
+    if (a_.ctx->wait(fence, *left)) ++check->passed_later;
+    return;
   }
+  (void)a_.ctx->wait(fence, 1);  // written just before it went quiet
 }
 
 void Runner::pushbuf() {
