@@ -33,10 +33,7 @@ class MmuMemory final : public ptx::GlobalMemory {
   // now, after the writes (§5).
   ~MmuMemory() override {
     Vram& vram = ctx_.mmu.vram();
-    for (uint64_t page : written_) {
-      vram.end_host_write(page * DirtyLog::PAGE, DirtyLog::PAGE);
-      vram.mark_written(page * DirtyLog::PAGE, DirtyLog::PAGE);
-    }
+    for (uint64_t page : written_) vram.end_host_write(page * DirtyLog::PAGE, DirtyLog::PAGE);
   }
   MmuMemory(const MmuMemory&) = delete;
   MmuMemory& operator=(const MmuMemory&) = delete;

@@ -80,10 +80,7 @@ HostView::~HostView() {
 
 void HostView::end_writes() {
   if (!writes_) return;
-  for (const auto& [phys, bytes] : written_) {
-    writes_->end_host_write(phys, bytes);
-    writes_->mark_written(phys, bytes);
-  }
+  for (const auto& [phys, bytes] : written_) writes_->end_host_write(phys, bytes);
   writes_ = nullptr;
   written_.clear();
 }

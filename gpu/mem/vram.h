@@ -62,13 +62,17 @@ class Vram {
   void begin_host_write(uint64_t addr, uint64_t len) const {
     if (VramObserver* o = observer_.load(std::memory_order_acquire)) o->begin_host_write(addr, len);
   }
-  void end_host_write(uint64_t addr, uint64_t len) const {
+  // The stores are done: the observer told, then the range marked in the
+  // dirty log (after the stores, as every writer below does).
+  void end_host_write(uint64_t addr, uint64_t len) {
     if (VramObserver* o = observer_.load(std::memory_order_acquire)) o->end_host_write(addr, len);
+    dirty_.mark(addr, len);
   }
 
   // Pages the host wrote while migration logs them (docs/migration.md §5).
   // Every writer below marks after its store; code that writes through
-  // data() marks itself (Mmu's copies and host views, user kernels).
+  // data() marks itself (Mmu's copies) or through end_host_write (host
+  // views, user kernels).
   DirtyLog& dirty_log() { return dirty_; }
   void mark_written(uint64_t addr, uint64_t len) { dirty_.mark(addr, len); }
 
