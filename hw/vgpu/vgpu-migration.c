@@ -358,12 +358,14 @@ static int vgpu_pre_load(void *opaque)
  */
 static uint32_t vgpu_import_len(const VGPUState *s)
 {
+    uint32_t cut = s->image_len ? s->image_len - 1 : 0;
+
     if (!s->fail_import) {
         return s->image_len;
     }
-    error_report("vgpu: x-fail-import: the image is cut to %u of its %u bytes",
-                 s->image_len ? s->image_len - 1 : 0, s->image_len);
-    return s->image_len ? s->image_len - 1 : 0;
+    error_report("vgpu: x-fail-import: the image is cut to %u of its %u bytes", cut,
+                 s->image_len);
+    return cut;
 }
 
 static int vgpu_post_load(void *opaque, int version_id)
